@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import { type Config, ConfigError, processConfig, TIERS, type Tier } from '../functions/platform/config.ts';
+import { createDeps } from '../functions/platform/deps.ts';
+import { PlatformError } from '../functions/platform/errors.ts';
+
+const USAGE = `agenthost: run and operate the agent hosting platform
+
+Usage:
+  agenthost start
+      Serve the API on HOST:PORT (default 127.0.0.1:8787) with data in PLATFORM_DATA_DIR.
+  agenthost accounts create --org SLUG --tier free|pro|team|enterprise [--email E] [--json]
+      Create an account, its personal workspace and its first API key, and print the key.
+      Works while the server runs: locally against the data dir, in AWS mode against the table.
+
+Configuration comes from the environment; see README.md.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  if (command === 'start') {
+    const { startLocalPlatform } = await import('../functions/platform/start.ts');
+    await startLocalPlatform(processConfig());
+    return -1; // keeps running until a signal
+  }
+  if (command === 'accounts' && sub === 'create') return accountsCreate(processConfig(), rest);
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${USAGE}\n`);
+  return 2;
+}
+
+async function accountsCreate(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      org: { type: 'string' },
+      tier: { type: 'string' },
+      email: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.org || !values.tier) throw new UsageError('accounts create needs --org SLUG and --tier TIER');
+  if (!(TIERS as readonly string[]).includes(values.tier)) {
+    throw new UsageError(`--tier must be one of ${TIERS.join(', ')}`);
+  }
+  const deps = await createDeps(config);
+  try {
+    const created = await createAccount(deps, {
+      org: values.org,
+      tier: values.tier as Tier,
+      ...(values.email ? { email: values.email } : {}),
+    });
+    if (values.json) {
+      const out = {
+        api_key: created.api_key,
+        account_id: created.account.id,
+        workspace_id: created.workspace_id,
+        org: created.account.org,
+        tier: created.account.tier,
+      };
+      process.stdout.write(`${JSON.stringify(out)}\n`);
+    } else {
+      process.stdout.write(
+        `Created account ${created.account.org} (${created.account.tier}), id ${created.account.id}\n` +
+          `Personal workspace: ${created.workspace_id}\n` +
+          `API key (shown once, store it now):\n${created.api_key}\n`,
+      );
+    }
+    return 0;
+  } finally {
+    await deps.store.close();
+  }
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof PlatformError) process.stderr.write(`agenthost: ${err.message}\n`);
+    else if (err instanceof ConfigError || err instanceof UsageError) process.stderr.write(`agenthost: ${err.message}\n`);
+    else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`agenthost: ${err.message}\n`);
+    } else process.stderr.write(`agenthost: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = err instanceof PlatformError && err.code === 'CONFLICT' ? 3 : 1;
+  },
+);

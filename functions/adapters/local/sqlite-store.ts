@@ -1,0 +1,290 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import {
+  type AttrValue,
+  type Condition,
+  ConditionFailedError,
+  type Item,
+  type ItemKey,
+  type QueryPage,
+  type QuerySpec,
+  type Store,
+  InvalidCursorError,
+  TransactionCanceledError,
+  type TransactOp,
+  type UpdateSpec,
+  type WriteOptions,
+} from '../../ports/store.ts';
+import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+
+type Row = { body: string };
+
+/**
+ * The embedded Store: one SQLite file (WAL) through node:sqlite. Every write runs in a
+ * `BEGIN IMMEDIATE` transaction, so a condition is checked and the write applied under the
+ * database's write lock: atomic within this process (node:sqlite is synchronous) and across
+ * processes sharing the file (the operator CLI while the server runs).
+ */
+export class SqliteStore implements Store {
+  private readonly db: DatabaseSync;
+  private readonly nowSeconds: () => number;
+  private readonly statements = new Map<string, StatementSync>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(path: string, options: { nowSeconds?: () => number; sweepIntervalMs?: number } = {}) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new DatabaseSync(path, { timeout: 10_000 });
+    this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+    this.db.exec(`
+      PRAGMA journal_mode = WAL;
+      PRAGMA synchronous = NORMAL;
+      CREATE TABLE IF NOT EXISTS items (
+        pk TEXT NOT NULL,
+        sk TEXT NOT NULL,
+        gsi1pk TEXT, gsi1sk TEXT,
+        gsi2pk TEXT, gsi2sk TEXT,
+        ttl INTEGER,
+        body TEXT NOT NULL,
+        PRIMARY KEY (pk, sk)
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS items_gsi1 ON items (gsi1pk, gsi1sk, pk, sk) WHERE gsi1pk IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS items_gsi2 ON items (gsi2pk, gsi2sk, pk, sk) WHERE gsi2pk IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS items_ttl ON items (ttl) WHERE ttl IS NOT NULL;
+    `);
+    this.sweepExpired();
+    const interval = options.sweepIntervalMs ?? 10 * 60_000;
+    this.sweepTimer = setInterval(() => this.sweepExpired(), interval);
+    this.sweepTimer.unref();
+  }
+
+  async get(key: ItemKey): Promise<Item | undefined> {
+    return this.read(key);
+  }
+
+  async put(item: Item, options: WriteOptions = {}): Promise<void> {
+    this.write(() => {
+      this.check(item, options.condition);
+      this.upsert(item);
+    });
+  }
+
+  async update(key: ItemKey, spec: UpdateSpec, options: WriteOptions = {}): Promise<Item> {
+    return this.write(() => {
+      const current = this.check(key, options.condition);
+      const next = applyUpdate(key, current, spec);
+      this.upsert(next);
+      return next;
+    });
+  }
+
+  async delete(key: ItemKey, options: WriteOptions = {}): Promise<Item | undefined> {
+    return this.write(() => {
+      const current = this.check(key, options.condition);
+      this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(key.pk, key.sk);
+      return current;
+    });
+  }
+
+  async atomicAdd(
+    key: ItemKey,
+    attr: string,
+    delta: number,
+    options: WriteOptions & { ttl?: number } = {},
+  ): Promise<number> {
+    const spec: UpdateSpec = { add: { [attr]: delta } };
+    if (options.ttl !== undefined) spec.set = { ttl: options.ttl };
+    const next = await this.update(key, spec, options);
+    return next[attr] as number;
+  }
+
+  async query(spec: QuerySpec): Promise<QueryPage> {
+    const limit = Math.min(Math.max(spec.limit ?? 100, 1), 1000);
+    const [pkCol, skCol] = spec.index ? [`${spec.index}pk`, `${spec.index}sk`] : ['pk', 'sk'];
+    const where: string[] = [`${pkCol} = ?`, '(ttl IS NULL OR ttl > ?)'];
+    const params: (string | number)[] = [spec.pk, this.nowSeconds()];
+    const sk = spec.sk;
+    if (sk && 'beginsWith' in sk) {
+      // Prefix match on bytes, as DynamoDB does: [prefix, prefix + U+FFFF).
+      where.push(`${skCol} >= ? AND ${skCol} < ?`);
+      params.push(sk.beginsWith, `${sk.beginsWith}\uffff`);
+    } else if (sk && 'between' in sk) {
+      where.push(`${skCol} BETWEEN ? AND ?`);
+      params.push(sk.between[0], sk.between[1]);
+    } else if (sk && 'gt' in sk) {
+      where.push(`${skCol} > ?`);
+      params.push(sk.gt);
+    } else if (sk && 'lt' in sk) {
+      where.push(`${skCol} < ?`);
+      params.push(sk.lt);
+    }
+    const dir = spec.reverse ? 'DESC' : 'ASC';
+    const cmp = spec.reverse ? '<' : '>';
+    if (spec.cursor) {
+      const c = decodeCursor(spec.cursor);
+      if (spec.index) {
+        where.push(`(${skCol}, pk, sk) ${cmp} (?, ?, ?)`);
+        params.push(c.isk ?? '', c.pk, c.sk);
+      } else {
+        where.push(`sk ${cmp} ?`);
+        params.push(c.sk);
+      }
+    }
+    const order = spec.index ? `${skCol} ${dir}, pk ${dir}, sk ${dir}` : `sk ${dir}`;
+    const sql = `SELECT body FROM items WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limit + 1}`;
+    const rows = this.stmt(sql).all(...params) as Row[];
+    const items = rows.slice(0, limit).map((r) => JSON.parse(r.body) as Item);
+    const last = items.at(-1);
+    const more = rows.length > limit && last !== undefined;
+    return {
+      items,
+      cursor: more
+        ? encodeCursor({
+            pk: last.pk,
+            sk: last.sk,
+            isk: spec.index ? String(last[`${spec.index}sk`]) : undefined,
+          })
+        : undefined,
+    };
+  }
+
+  async transactWrite(ops: TransactOp[]): Promise<void> {
+    validateTransaction(ops);
+    this.write(() => {
+      const currents = ops.map((op) => this.readForWrite(opKey(op)));
+      const reasons = ops.map((op, i) =>
+        evaluateCondition(op.condition, currents[i]) ? 'None' : 'ConditionalCheckFailed',
+      );
+      if (reasons.some((r) => r !== 'None')) throw new TransactionCanceledError(reasons);
+      ops.forEach((op, i) => {
+        if ('put' in op) this.upsert(op.put);
+        else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec));
+        else if ('delete' in op) this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(op.delete.pk, op.delete.sk);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+    if (this.db.isOpen) this.db.close();
+  }
+
+  /** Deletes expired rows; reads already ignore them, this only reclaims space. */
+  sweepExpired(): number {
+    const result = this.stmt('DELETE FROM items WHERE ttl IS NOT NULL AND ttl <= ?').run(this.nowSeconds());
+    return Number(result.changes);
+  }
+
+  private stmt(sql: string): StatementSync {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private read(key: ItemKey): Item | undefined {
+    const row = this.stmt('SELECT body FROM items WHERE pk = ? AND sk = ? AND (ttl IS NULL OR ttl > ?)').get(
+      key.pk,
+      key.sk,
+      this.nowSeconds(),
+    ) as Row | undefined;
+    return row ? (JSON.parse(row.body) as Item) : undefined;
+  }
+
+  /** Inside a write transaction: an expired item counts as absent. */
+  private readForWrite(key: ItemKey): Item | undefined {
+    return this.read(key);
+  }
+
+  private check(key: ItemKey, condition: Condition | undefined): Item | undefined {
+    const current = this.readForWrite(key);
+    if (!evaluateCondition(condition, current)) throw new ConditionFailedError();
+    return current;
+  }
+
+  private upsert(item: Item): void {
+    const body = JSON.stringify(stripUndefined(item));
+    this.stmt(
+      `INSERT INTO items (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, ttl, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
+         gsi2pk = excluded.gsi2pk, gsi2sk = excluded.gsi2sk, ttl = excluded.ttl, body = excluded.body`,
+    ).run(
+      item.pk,
+      item.sk,
+      indexKey(item.gsi1pk, item.gsi1sk),
+      indexKey(item.gsi1sk, item.gsi1pk),
+      indexKey(item.gsi2pk, item.gsi2sk),
+      indexKey(item.gsi2sk, item.gsi2pk),
+      typeof item.ttl === 'number' ? item.ttl : null,
+      body,
+    );
+  }
+
+  private write<T>(fn: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+}
+
+/** A GSI projects an item only when both of its key attributes are strings (as DynamoDB does). */
+function indexKey(value: AttrValue | undefined, partner: AttrValue | undefined): string | null {
+  return typeof value === 'string' && typeof partner === 'string' ? value : null;
+}
+
+function opKey(op: TransactOp): ItemKey {
+  if ('put' in op) return { pk: op.put.pk, sk: op.put.sk };
+  if ('update' in op) return op.update;
+  if ('delete' in op) return op.delete;
+  return op.check;
+}
+
+function applyUpdate(key: ItemKey, current: Item | undefined, spec: UpdateSpec): Item {
+  const next: Item = { ...(current ?? {}), pk: key.pk, sk: key.sk };
+  for (const [attr, value] of Object.entries(spec.set ?? {})) {
+    if (attr === 'pk' || attr === 'sk') throw new Error('An update cannot change the item key');
+    next[attr] = value;
+  }
+  for (const attr of spec.remove ?? []) delete next[attr];
+  for (const [attr, delta] of Object.entries(spec.add ?? {})) {
+    const before = next[attr] ?? 0;
+    if (typeof before !== 'number') throw new Error(`Cannot add to non-numeric attribute ${attr}`);
+    next[attr] = before + delta;
+  }
+  return next;
+}
+
+function stripUndefined(item: Item): Item {
+  const out: Item = { pk: item.pk, sk: item.sk };
+  for (const [k, v] of Object.entries(item)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+interface Cursor {
+  pk: string;
+  sk: string;
+  isk?: string;
+}
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeCursor(s: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
+    if (typeof c.pk === 'string' && typeof c.sk === 'string') return c;
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError();
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import type { Tier } from '../../platform/config.ts';
+import type { Deps } from '../../platform/deps.ts';
+import { invalidInput, PlatformError } from '../../platform/errors.ts';
+import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import { apiKeyItems } from '../api-keys/api-keys.ts';
+import { generateApiKey } from '../api-keys/api-key-secret.ts';
+import { keys } from '../keys.ts';
+import { slugSchema } from './slug.ts';
+
+export interface Account {
+  id: string;
+  org: string;
+  tier: Tier;
+  email: string | null;
+  personal_workspace_id: string;
+  created_at: string;
+}
+
+export interface CreatedAccount {
+  account: Account;
+  workspace_id: string;
+  api_key: string;
+  api_key_id: string;
+}
+
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * Creates an account, its personal workspace (slug = org slug, the account as owner) and its
+ * first API key in one transaction: either all exist afterwards or none does.
+ */
+export async function createAccount(
+  deps: Deps,
+  input: { org: string; tier: Tier; email?: string; apiKey?: string },
+): Promise<CreatedAccount> {
+  const slug = slugSchema.safeParse(input.org);
+  if (!slug.success) throw invalidInput([{ field: 'org', message: slug.error.issues[0]?.message ?? 'invalid' }]);
+  const email = input.email?.trim().toLowerCase();
+  if (email !== undefined && (!emailPattern.test(email) || email.length > 254)) {
+    throw invalidInput([{ field: 'email', message: 'must be an email address' }]);
+  }
+  const now = deps.clock.now().toISOString();
+  const accountId = randomUUID();
+  const workspaceId = randomUUID();
+  const apiKey = input.apiKey ?? generateApiKey();
+  const account: Account = {
+    id: accountId,
+    org: input.org,
+    tier: input.tier,
+    email: email ?? null,
+    personal_workspace_id: workspaceId,
+    created_at: now,
+  };
+  const key = apiKeyItems({ accountId, secret: apiKey, name: 'default', agent: null, createdAt: now });
+  const ops: TransactOp[] = [
+    { put: { ...keys.org(input.org), account_id: accountId }, condition: cond.notExists() },
+    { put: { ...keys.workspaceSlug(input.org), workspace_id: workspaceId }, condition: cond.notExists() },
+    { put: key.byHash, condition: cond.notExists() },
+    { put: { ...keys.account(accountId), ...account, key_count: 1 }, condition: cond.notExists() },
+    {
+      put: {
+        ...keys.workspace(workspaceId),
+        id: workspaceId,
+        name: input.org,
+        slug: input.org,
+        personal: true,
+        owner_account_id: accountId,
+        created_at: now,
+      },
+    },
+    { put: memberItem(workspaceId, accountId, 'owner', now) },
+    { put: key.ofAccount },
+  ];
+  if (email) ops.push({ put: { ...keys.email(email), account_id: accountId }, condition: cond.notExists() });
+  try {
+    await deps.store.transactWrite(ops);
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    const failed = err.reasons.findIndex((r) => r !== 'None');
+    const messages: Record<number, string> = {
+      0: `The org slug "${input.org}" is taken`,
+      1: `A workspace with the slug "${input.org}" exists`,
+      2: 'That API key is already in use',
+      7: `An account with the email ${email} exists`,
+    };
+    throw new PlatformError('CONFLICT', messages[failed] ?? 'The account conflicts with an existing one');
+  }
+  return { account, workspace_id: workspaceId, api_key: apiKey, api_key_id: key.id };
+}
+
+export function memberItem(workspaceId: string, accountId: string, role: 'owner' | 'member', joinedAt: string): Item {
+  return {
+    ...keys.member(workspaceId, accountId),
+    workspace_id: workspaceId,
+    account_id: accountId,
+    role,
+    joined_at: joinedAt,
+    gsi1pk: keys.membershipsOfAccount(accountId),
+    gsi1sk: `${joinedAt}#${workspaceId}`,
+  };
+}
+
+export async function getAccount(deps: Deps, accountId: string): Promise<Account | undefined> {
+  const item = await deps.store.get(keys.account(accountId));
+  return item ? toAccount(item) : undefined;
+}
+
+export async function findAccountByOrg(deps: Deps, org: string): Promise<Account | undefined> {
+  const guard = await deps.store.get(keys.org(org));
+  return guard ? getAccount(deps, String(guard.account_id)) : undefined;
+}
+
+export function toAccount(item: Item): Account {
+  return {
+    id: String(item.id),
+    org: String(item.org),
+    tier: item.tier as Tier,
+    email: (item.email as string | null) ?? null,
+    personal_workspace_id: String(item.personal_workspace_id),
+    created_at: String(item.created_at),
+  };
+}

@@ -1,0 +1,27 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * API keys: `ahk_` followed by 43 base64url characters (256 random bits). The fixed prefix lets
+ * secret scanners recognise a leaked key. Only the SHA-256 is stored.
+ */
+export const API_KEY_PREFIX = 'ahk_';
+
+export function generateApiKey(): string {
+  return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two hex digests. */
+export function hashesEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** What listings show of a key: enough to recognise it, too little to use it. */
+export function displayPrefix(key: string): string {
+  return `${key.slice(0, API_KEY_PREFIX.length + 6)}…`;
+}

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import type { Tier } from '../../platform/config.ts';
+import type { Deps } from '../../platform/deps.ts';
+import { notFound, PlatformError } from '../../platform/errors.ts';
+import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { toAccount } from '../accounts/account.ts';
+import { keys } from '../keys.ts';
+import { displayPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key-secret.ts';
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  /** Set on keys an agent uses: tasks it creates record it as created_by. */
+  agent: string | null;
+  created_at: string;
+}
+
+/** Who is calling: resolved from the bearer key on every request (no cache, so a deleted key fails at once). */
+export interface AuthContext {
+  accountId: string;
+  org: string;
+  tier: Tier;
+  personalWorkspaceId: string;
+  keyId: string;
+  agent: string | null;
+}
+
+/** The two items of a key: the lookup by hash (authentication) and the account's listing entry. */
+export function apiKeyItems(input: {
+  accountId: string;
+  secret: string;
+  name: string;
+  agent: string | null;
+  createdAt: string;
+}): { id: string; byHash: Item; ofAccount: Item } {
+  const id = randomUUID();
+  const hash = hashApiKey(input.secret);
+  const record = {
+    id,
+    name: input.name,
+    prefix: displayPrefix(input.secret),
+    agent: input.agent,
+    created_at: input.createdAt,
+  };
+  return {
+    id,
+    byHash: { ...keys.apiKeyByHash(hash), ...record, hash, account_id: input.accountId },
+    ofAccount: { ...keys.apiKeyOfAccount(input.accountId, id), ...record, hash },
+  };
+}
+
+export async function createApiKey(
+  deps: Deps,
+  auth: AuthContext,
+  input: { name?: string | undefined; agent?: string | undefined },
+): Promise<ApiKeyRecord & { api_key: string }> {
+  const secret = generateApiKey();
+  const record = await addApiKey(deps, auth.accountId, { secret, name: input.name ?? 'unnamed', agent: input.agent ?? null });
+  return { ...record, api_key: secret };
+}
+
+/** Stores a key (given or generated) for an existing account, counting it on the account item. */
+export async function addApiKey(
+  deps: Deps,
+  accountId: string,
+  input: { secret: string; name: string; agent: string | null },
+): Promise<ApiKeyRecord> {
+  const created = apiKeyItems({ accountId, ...input, createdAt: deps.clock.now().toISOString() });
+  await deps.store.transactWrite([
+    { put: created.byHash, condition: cond.notExists() },
+    { put: created.ofAccount },
+    { update: keys.account(accountId), spec: { add: { key_count: 1 } }, condition: cond.exists() },
+  ]);
+  return toRecord(created.ofAccount);
+}
+
+export async function listApiKeys(deps: Deps, accountId: string): Promise<ApiKeyRecord[]> {
+  const items = await queryAll(deps.store, {
+    pk: keys.account(accountId).pk,
+    sk: { beginsWith: keys.apiKeysOfAccountPrefix },
+  });
+  return items.map(toRecord).sort((a, b) => a.created_at.localeCompare(b.created_at));
+}
+
+/**
+ * Deletes a key. The last key of an account cannot be deleted (the account would be locked
+ * out); the key count on the account item is decremented under a condition, so two parallel
+ * deletes of an account's last two keys cannot both succeed.
+ */
+export async function deleteApiKey(deps: Deps, accountId: string, keyId: string): Promise<void> {
+  const entry = await deps.store.get(keys.apiKeyOfAccount(accountId, keyId));
+  if (!entry) throw notFound('API key');
+  try {
+    await deps.store.transactWrite([
+      { delete: keys.apiKeyOfAccount(accountId, keyId), condition: cond.exists() },
+      { delete: keys.apiKeyByHash(String(entry.hash)) },
+      {
+        update: keys.account(accountId),
+        spec: { add: { key_count: -1 } },
+        condition: cond.gt('key_count', 1),
+      },
+    ]);
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    if (err.reasons[0] !== 'None') throw notFound('API key');
+    throw new PlatformError(
+      'CONFLICT',
+      'This is the account’s last API key; create another before deleting it',
+    );
+  }
+}
+
+export async function authenticate(deps: Deps, authorization: string | undefined): Promise<AuthContext> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!match?.[1]) {
+    throw new PlatformError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API_KEY>');
+  }
+  const hash = hashApiKey(match[1]);
+  const key = await deps.store.get(keys.apiKeyByHash(hash));
+  if (!key || !hashesEqual(String(key.hash), hash)) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
+  const accountItem = await deps.store.get(keys.account(String(key.account_id)));
+  if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
+  const account = toAccount(accountItem);
+  return {
+    accountId: account.id,
+    org: account.org,
+    tier: account.tier,
+    personalWorkspaceId: account.personal_workspace_id,
+    keyId: String(key.id),
+    agent: (key.agent as string | null) ?? null,
+  };
+}
+
+function toRecord(item: Item): ApiKeyRecord {
+  return {
+    id: String(item.id),
+    name: String(item.name),
+    prefix: String(item.prefix),
+    agent: (item.agent as string | null) ?? null,
+    created_at: String(item.created_at),
+  };
+}

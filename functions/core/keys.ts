@@ -1,0 +1,38 @@
+import type { ItemKey } from '../ports/store.ts';
+
+/**
+ * Every key shape in the single table, in one place (docs/data-model.md lists the access
+ * patterns). Entity prefixes keep shapes from colliding; ids are UUIDs or hashes, never user text,
+ * except slugs, which are validated to [a-z0-9-].
+ */
+export const keys = {
+  account: (accountId: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: 'ACCOUNT' }),
+  /** Uniqueness guard and lookup: org slug -> account. */
+  org: (slug: string): ItemKey => ({ pk: `ORG#${slug}`, sk: 'ORG' }),
+  /** Uniqueness guard and lookup: email -> account. */
+  email: (email: string): ItemKey => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
+
+  /** Authentication lookup: SHA-256 of the key -> account. */
+  apiKeyByHash: (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
+  /** Listing and deletion: the account's keys by id. */
+  apiKeyOfAccount: (accountId: string, keyId: string): ItemKey => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `APIKEY#${keyId}`,
+  }),
+  apiKeysOfAccountPrefix: 'APIKEY#',
+
+  /** Daily call counter, per account per UTC day (YYYY-MM-DD). */
+  dailyUsage: (accountId: string, day: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: `USAGE#DAY#${day}` }),
+
+  workspace: (workspaceId: string): ItemKey => ({ pk: `WS#${workspaceId}`, sk: 'WS' }),
+  /** Uniqueness guard and lookup: workspace slug -> workspace. */
+  workspaceSlug: (slug: string): ItemKey => ({ pk: `WSSLUG#${slug}`, sk: 'WSSLUG' }),
+  member: (workspaceId: string, accountId: string): ItemKey => ({ pk: `WS#${workspaceId}`, sk: `MEMBER#${accountId}` }),
+  membersPrefix: 'MEMBER#',
+  /** GSI1 partition of an account's memberships. */
+  membershipsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#WS`,
+
+  task: (taskId: string): ItemKey => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
+  /** GSI1 partition of a workspace's tasks, sorted by creation time. */
+  tasksOfWorkspace: (workspaceId: string) => `WS#${workspaceId}#TASK`,
+};

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { notFound, PlatformError } from '../../platform/errors.ts';
+import { ConditionFailedError, cond, type Item, queryAll } from '../../ports/store.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+import { requireMembership } from '../workspaces/authorize.ts';
+import type { Task, TaskCreateInput, TaskListQuery, TaskUpdateInput } from './task-schemas.ts';
+
+/** Creates a task in the given workspace (default: the caller's personal one). Any member may. */
+export async function createTask(deps: Deps, auth: AuthContext, input: TaskCreateInput): Promise<Task> {
+  const workspaceId = input.workspace_id ?? auth.personalWorkspaceId;
+  await requireMembership(deps, auth.accountId, workspaceId, 'member');
+  const now = deps.clock.now().toISOString();
+  const status = input.status ?? 'open';
+  const task: Task = {
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    title: input.title,
+    description: input.description ?? null,
+    due_date: input.due_date ?? null,
+    project: input.project ?? null,
+    priority: input.priority ?? 'normal',
+    status,
+    created_by: auth.agent,
+    created_at: now,
+    updated_at: now,
+    completed_at: status === 'done' ? now : null,
+  };
+  await deps.store.put(toItem(task, 1), { condition: cond.notExists() });
+  return task;
+}
+
+/**
+ * Lists a workspace's tasks, newest first. Filters apply before paging, so `total` counts every
+ * match. The workspace's task partition is read whole (a Query on GSI1, never a Scan).
+ */
+export async function listTasks(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  query: TaskListQuery,
+): Promise<{ tasks: Task[]; total: number }> {
+  await requireMembership(deps, auth.accountId, workspaceId, 'member');
+  const items = await queryAll(deps.store, { index: 'gsi1', pk: keys.tasksOfWorkspace(workspaceId), reverse: true });
+  const today = deps.clock.now().toISOString().slice(0, 10);
+  const matches = items.map(toTask).filter((t) => {
+    if (query.status && t.status !== query.status) return false;
+    if (query.priority && t.priority !== query.priority) return false;
+    if (query.project !== undefined && t.project !== query.project) return false;
+    if (query.overdue && !(t.status === 'open' && t.due_date !== null && t.due_date < today)) return false;
+    return true;
+  });
+  return { tasks: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+}
+
+export async function getTask(deps: Deps, auth: AuthContext, taskId: string): Promise<Task> {
+  const { task } = await loadTask(deps, auth, taskId);
+  return task;
+}
+
+/**
+ * Applies a partial update. completed_at is set when the status becomes done (kept if it was
+ * already done) and cleared when it returns to open or in_progress. The write is conditional on
+ * the version read, and retried, so concurrent PATCHes never lose one another's fields.
+ */
+export async function updateTask(
+  deps: Deps,
+  auth: AuthContext,
+  taskId: string,
+  patch: TaskUpdateInput,
+): Promise<Task> {
+  for (let attempt = 0; ; attempt++) {
+    const { task, version } = await loadTask(deps, auth, taskId);
+    const now = deps.clock.now().toISOString();
+    const next: Task = { ...task, updated_at: now };
+    if (patch.title !== undefined) next.title = patch.title;
+    if (patch.description !== undefined) next.description = patch.description;
+    if (patch.due_date !== undefined) next.due_date = patch.due_date;
+    if (patch.project !== undefined) next.project = patch.project;
+    if (patch.priority !== undefined) next.priority = patch.priority;
+    if (patch.status !== undefined) {
+      next.status = patch.status;
+      if (patch.status === 'done' && task.status !== 'done') next.completed_at = now;
+      if (patch.status === 'open' || patch.status === 'in_progress') next.completed_at = null;
+    }
+    try {
+      await deps.store.put(toItem(next, version + 1), { condition: cond.eq('version', version) });
+      return next;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError) || attempt >= 4) throw err;
+    }
+  }
+}
+
+export async function deleteTask(deps: Deps, auth: AuthContext, taskId: string): Promise<void> {
+  await loadTask(deps, auth, taskId);
+  await deps.store.delete(keys.task(taskId));
+}
+
+/** A task the caller may see: in a workspace the caller is a member of. Otherwise 404, as if absent. */
+async function loadTask(deps: Deps, auth: AuthContext, taskId: string): Promise<{ task: Task; version: number }> {
+  const item = await deps.store.get(keys.task(taskId));
+  if (!item) throw notFound('Task');
+  const task = toTask(item);
+  await requireMembership(deps, auth.accountId, task.workspace_id, 'member').catch((err: unknown) => {
+    throw err instanceof PlatformError && err.code === 'NOT_FOUND' ? notFound('Task') : err;
+  });
+  return { task, version: Number(item.version ?? 1) };
+}
+
+function toItem(task: Task, version: number): Item {
+  return {
+    ...keys.task(task.id),
+    ...task,
+    version,
+    gsi1pk: keys.tasksOfWorkspace(task.workspace_id),
+    gsi1sk: `${task.created_at}#${task.id}`,
+  };
+}
+
+function toTask(item: Item): Task {
+  return {
+    id: String(item.id),
+    workspace_id: String(item.workspace_id),
+    title: String(item.title),
+    description: (item.description as string | null) ?? null,
+    due_date: (item.due_date as string | null) ?? null,
+    project: (item.project as string | null) ?? null,
+    priority: item.priority as Task['priority'],
+    status: item.status as Task['status'],
+    created_by: (item.created_by as string | null) ?? null,
+    created_at: String(item.created_at),
+    updated_at: String(item.updated_at ?? item.created_at),
+    completed_at: (item.completed_at as string | null) ?? null,
+  };
+}

@@ -1,0 +1,51 @@
+import type { Deps } from '../../platform/deps.ts';
+import { TIER_LIMITS } from '../accounts/tiers.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+
+/** The UTC day an instant falls in, as YYYY-MM-DD: the daily quota's period. */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** Unix seconds of the next UTC midnight after `at`: when the daily quota resets. */
+export function nextUtcMidnight(at: Date): number {
+  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1));
+  return d.getTime() / 1000;
+}
+
+/** Counter items outlive their day by two days (for reporting), then expire. */
+const COUNTER_GRACE_SECONDS = 2 * 86_400;
+
+export async function readDailyCalls(deps: Deps, accountId: string): Promise<number> {
+  const item = await deps.store.get(keys.dailyUsage(accountId, utcDay(deps.clock.now())));
+  return typeof item?.calls === 'number' ? item.calls : 0;
+}
+
+/** Counts calls against today's quota atomically; returns the count after this increment. */
+export async function incrementDailyCalls(deps: Deps, accountId: string, by = 1): Promise<number> {
+  const now = deps.clock.now();
+  return deps.store.atomicAdd(keys.dailyUsage(accountId, utcDay(now)), 'calls', by, {
+    ttl: nextUtcMidnight(now) + COUNTER_GRACE_SECONDS,
+  });
+}
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  reset: number;
+}
+
+export async function rateLimitState(deps: Deps, auth: AuthContext): Promise<RateLimitState> {
+  const limit = TIER_LIMITS[auth.tier].dailyCalls;
+  const used = await readDailyCalls(deps, auth.accountId);
+  return { limit, remaining: Math.max(0, limit - used), reset: nextUtcMidnight(deps.clock.now()) };
+}
+
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(state.limit),
+    'X-RateLimit-Remaining': String(state.remaining),
+    'X-RateLimit-Reset': String(state.reset),
+  };
+}

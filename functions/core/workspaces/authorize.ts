@@ -1,0 +1,33 @@
+import type { Deps } from '../../platform/deps.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import { keys } from '../keys.ts';
+
+export type Role = 'owner' | 'member';
+
+export interface Membership {
+  workspaceId: string;
+  accountId: string;
+  role: Role;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The one membership-and-role check of every workspace-scoped operation. Not a member (or no such
+ * workspace) is 404, so ids of other tenants' workspaces leak nothing; a member where an owner is
+ * needed is 403.
+ */
+export async function requireMembership(
+  deps: Deps,
+  accountId: string,
+  workspaceId: string,
+  needed: Role = 'member',
+): Promise<Membership> {
+  const item = UUID.test(workspaceId) ? await deps.store.get(keys.member(workspaceId, accountId)) : undefined;
+  if (!item) throw new PlatformError('NOT_FOUND', 'Workspace not found');
+  const role = item.role as Role;
+  if (needed === 'owner' && role !== 'owner') {
+    throw new PlatformError('FORBIDDEN', 'This operation needs the owner role in the workspace');
+  }
+  return { workspaceId, accountId, role };
+}

@@ -1,0 +1,14 @@
+import { createApiKey, deleteApiKey, listApiKeys } from '../core/api-keys/api-keys.ts';
+import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { lambdaDeps } from '../platform/lambda-deps.ts';
+
+export const operations: Operations<'api-keys'> = {
+  listApiKeys: async ({ deps, auth }) => ({ api_keys: await listApiKeys(deps, auth.accountId) }),
+  createApiKey: ({ deps, auth, body }) => createApiKey(deps, auth, body),
+  deleteApiKey: async ({ deps, auth, params }) => {
+    await deleteApiKey(deps, auth.accountId, params.id);
+    return undefined;
+  },
+};
+
+export const handler = createModuleHandler('api-keys', operations, lambdaDeps);

@@ -1,0 +1,18 @@
+import type { Deps } from '../platform/deps.ts';
+import { type ApiHandler, createModuleHandler } from '../platform/http-handler.ts';
+import type { ResourceModule } from '../platform/routes.ts';
+import { operations as apiKeys } from './api-keys.ts';
+import { operations as health } from './health.ts';
+import { operations as openapi } from './openapi.ts';
+import { operations as tasks } from './tasks.ts';
+
+/** Every module's handler over one dependency set: what the local server dispatches to. */
+export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler> {
+  const get = async () => deps;
+  return {
+    health: createModuleHandler('health', health, get),
+    openapi: createModuleHandler('openapi', openapi, get),
+    'api-keys': createModuleHandler('api-keys', apiKeys, get),
+    tasks: createModuleHandler('tasks', tasks, get),
+  };
+}

@@ -1,0 +1,14 @@
+import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { buildOpenApi } from '../platform/openapi.ts';
+
+let cached: Record<string, unknown> | undefined;
+
+export const operations: Operations<'openapi'> = {
+  getOpenApi: async ({ deps }) => {
+    cached ??= buildOpenApi({ serverUrl: deps.config.publicUrl });
+    return cached;
+  },
+};
+
+export const handler = createModuleHandler('openapi', operations, lambdaDeps);

@@ -1,0 +1,94 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The platform's configuration, parsed once from the environment. This module is the only
+ * place that reads `process.env`; everything else receives a `Config`.
+ */
+export const TIERS = ['free', 'pro', 'team', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const schema = z
+  .object({
+    PLATFORM_MODE: z.enum(['local', 'aws']).default('local'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    PORT: port.default(8787),
+    PLATFORM_DATA_DIR: z.string().min(1).default('./.data'),
+    PLATFORM_BOOTSTRAP_TIER: z.enum(TIERS).default('pro'),
+    PLATFORM_BOOTSTRAP_API_KEY: z
+      .string()
+      .min(20, 'must be at least 20 characters')
+      .max(200)
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+      .optional(),
+    PLATFORM_TABLE_NAME: z.string().min(3).max(255).optional(),
+    PLATFORM_DYNAMODB_ENDPOINT: z.url().optional(),
+    AWS_REGION: z.string().min(1).optional(),
+    PLATFORM_MAX_BODY_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(10 * 1024 * 1024)
+      .default(1024 * 1024),
+    PLATFORM_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    PLATFORM_PUBLIC_URL: z.url().optional(),
+  })
+  .superRefine((env, ctx) => {
+    if (env.PLATFORM_MODE === 'aws' && !env.PLATFORM_TABLE_NAME) {
+      ctx.addIssue({ code: 'custom', path: ['PLATFORM_TABLE_NAME'], message: 'is required when PLATFORM_MODE=aws' });
+    }
+  });
+
+export interface Config {
+  mode: 'local' | 'aws';
+  host: string;
+  port: number;
+  dataDir: string;
+  bootstrapTier: Tier;
+  bootstrapApiKey: string | undefined;
+  tableName: string | undefined;
+  dynamodbEndpoint: string | undefined;
+  awsRegion: string | undefined;
+  maxBodyBytes: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  publicUrl: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings count as unset, as a shell's `VAR=` usually means.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = result.data;
+  return {
+    mode: e.PLATFORM_MODE,
+    host: e.HOST,
+    port: e.PORT,
+    dataDir: resolve(e.PLATFORM_DATA_DIR),
+    bootstrapTier: e.PLATFORM_BOOTSTRAP_TIER,
+    bootstrapApiKey: e.PLATFORM_BOOTSTRAP_API_KEY,
+    tableName: e.PLATFORM_TABLE_NAME,
+    dynamodbEndpoint: e.PLATFORM_DYNAMODB_ENDPOINT,
+    awsRegion: e.AWS_REGION,
+    maxBodyBytes: e.PLATFORM_MAX_BODY_BYTES,
+    logLevel: e.PLATFORM_LOG_LEVEL,
+    publicUrl: e.PLATFORM_PUBLIC_URL,
+  };
+}
+
+let cached: Config | undefined;
+
+/** The process's configuration, parsed on first use. */
+export function processConfig(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}

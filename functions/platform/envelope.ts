@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+export const metadataSchema = z.object({ request_id: z.string() });
+
+export const errorEnvelopeSchema = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    is_retryable: z.boolean(),
+    suggested_wait_time: z.number().int().optional(),
+    details: z
+      .object({
+        fields: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+      })
+      .catchall(z.unknown())
+      .optional(),
+  }),
+  metadata: metadataSchema,
+});
+
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;

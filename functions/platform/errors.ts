@@ -1,0 +1,68 @@
+/**
+ * Error codes, their HTTP statuses and retryability: the spec's "Errors" table, plus CONFLICT
+ * (409), which the spec does not list but which a create of something that already exists needs
+ * (docs/decisions.md).
+ */
+export const ERROR_CODES = {
+  INVALID_INPUT: { status: 400, retryable: false },
+  MISSING_SECRETS: { status: 400, retryable: false },
+  UNAUTHORIZED: { status: 401, retryable: false },
+  INSUFFICIENT_CREDITS: { status: 402, retryable: false },
+  FORBIDDEN: { status: 403, retryable: false },
+  DOWNLOAD_DISABLED: { status: 403, retryable: false },
+  PAID_AGENT_SERVER_ONLY: { status: 403, retryable: false },
+  NOT_FOUND: { status: 404, retryable: false },
+  CONFLICT: { status: 409, retryable: false },
+  DOCUMENT_TOO_LARGE: { status: 413, retryable: false },
+  UNSUPPORTED_TYPE: { status: 415, retryable: false },
+  UNPROCESSABLE: { status: 422, retryable: false },
+  RATE_LIMITED: { status: 429, retryable: true },
+  INTERNAL_ERROR: { status: 500, retryable: true },
+  LLM_ERROR: { status: 502, retryable: true },
+  TIMEOUT: { status: 504, retryable: true },
+} as const satisfies Record<string, { status: number; retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldIssue {
+  /** Dotted path of the offending field, prefixed by where it came from: body.title, query.limit. */
+  field: string;
+  message: string;
+}
+
+export interface ErrorDetails {
+  fields?: FieldIssue[];
+  /** Seconds; set on RATE_LIMITED. */
+  suggested_wait_time?: number;
+  [key: string]: unknown;
+}
+
+export class PlatformError extends Error {
+  override name = 'PlatformError';
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails | undefined;
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  get retryable(): boolean {
+    return ERROR_CODES[this.code].retryable;
+  }
+}
+
+export const notFound = (what: string) => new PlatformError('NOT_FOUND', `${what} not found`);
+
+export function invalidInput(issues: FieldIssue[]): PlatformError {
+  const summary = issues
+    .slice(0, 5)
+    .map((i) => `${i.field}: ${i.message}`)
+    .join('; ');
+  const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
+  return new PlatformError('INVALID_INPUT', `Invalid input: ${summary}${more}`, { fields: issues });
+}

@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
+import { rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
+import { InvalidCursorError } from '../ports/store.ts';
+import type { Deps } from './deps.ts';
+import type { ErrorEnvelope } from './envelope.ts';
+import { ERROR_CODES, type FieldIssue, invalidInput, PlatformError } from './errors.ts';
+import type { OperationId, ResourceModule, RouteDef, Routes } from './routes.ts';
+import { routeList } from './routes.ts';
+
+type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+export interface OperationInput<R extends RouteDef> {
+  params: Out<R['params']>;
+  query: Out<R['query']>;
+  body: Out<R['body']>;
+  auth: R['auth'] extends 'api-key' ? AuthContext : undefined;
+  deps: Deps;
+  requestId: string;
+}
+
+type Result<R extends RouteDef> = R['success']['schema'] extends z.ZodType ? z.input<R['success']['schema']> : undefined;
+
+/** The operations a resource module implements: one per route of that module, typed by the route. */
+export type Operations<M extends ResourceModule> = {
+  [K in OperationId as Routes[K]['module'] extends M ? K : never]: (
+    input: OperationInput<Routes[K]>,
+  ) => Promise<Result<Routes[K]>>;
+};
+
+interface RequestState {
+  requestId: string;
+  deps?: Deps;
+  operationId?: OperationId;
+  route?: RouteDef;
+  auth?: AuthContext;
+  input?: { params: unknown; query: unknown; body: unknown };
+}
+
+type PlatformRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context & { platform: RequestState }>;
+
+export type ApiHandler = (event: APIGatewayProxyEvent, context?: Partial<Context>) => Promise<APIGatewayProxyResult>;
+
+/**
+ * Builds the Lambda handler of one resource module. The same function serves API Gateway and the
+ * local server (which shapes its requests as API Gateway REST events). The middleware chain:
+ * request scope (id, deps, route) -> authentication -> input parsing (zod); responses and errors
+ * are shaped in one place, `respond`, which adds the request id and rate-limit headers.
+ */
+export function createModuleHandler<M extends ResourceModule>(
+  module: M,
+  operations: Operations<M>,
+  getDeps: () => Promise<Deps>,
+): ApiHandler {
+  const table = new Map<string, [OperationId, RouteDef]>();
+  for (const [id, r] of routeList) if (r.module === module) table.set(`${r.method} ${r.path}`, [id, r]);
+
+  const base = async (_event: APIGatewayProxyEvent, context: Context & { platform: RequestState }) => {
+    const s = context.platform;
+    const op = (operations as Record<string, (input: unknown) => Promise<unknown>>)[s.operationId as string];
+    if (!op || !s.input || !s.deps) throw new Error(`No operation for ${s.operationId}`);
+    return op({ ...s.input, auth: s.auth, deps: s.deps, requestId: s.requestId });
+  };
+
+  const scope: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
+    before: async (request) => {
+      const ctx = request.context as Context & { platform: RequestState };
+      const event = request.event;
+      ctx.platform = { requestId: event.requestContext?.requestId || `req_${randomUUID()}` };
+      const found = table.get(`${event.httpMethod} ${event.resource}`);
+      if (!found) {
+        throw new PlatformError('NOT_FOUND', `No route for ${event.httpMethod} ${event.path ?? event.resource}`);
+      }
+      [ctx.platform.operationId, ctx.platform.route] = found;
+      ctx.platform.deps = await getDeps();
+    },
+  };
+
+  const auth: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
+    before: async (request) => {
+      const s = (request.context as Context & { platform: RequestState }).platform;
+      if (s.route?.auth !== 'api-key' || !s.deps) return;
+      s.auth = await authenticate(s.deps, header(request.event, 'authorization'));
+    },
+  };
+
+  const parse: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
+    before: async (request) => {
+      const s = (request.context as Context & { platform: RequestState }).platform;
+      if (!s.route || !s.deps) return;
+      s.input = parseInput(request.event, s.route, s.deps.config.maxBodyBytes);
+    },
+  };
+
+  return middy(base as never)
+    .use(respond())
+    .use(scope)
+    .use(auth)
+    .use(parse) as unknown as ApiHandler;
+}
+
+function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    after: async (request) => {
+      const s = stateOf(request);
+      const status = s.route?.success.status ?? 200;
+      const body = request.response as unknown;
+      request.response = {
+        statusCode: status,
+        headers: await commonHeaders(s),
+        body: status === 204 ? '' : JSON.stringify(withMetadata(body, s.requestId)),
+      };
+    },
+    onError: async (request) => {
+      const s = stateOf(request);
+      const err = toPlatformError(request.error, s);
+      const headers = await commonHeaders(s);
+      if (err.code === 'RATE_LIMITED' && typeof err.details?.suggested_wait_time === 'number') {
+        headers['Retry-After'] = String(err.details.suggested_wait_time);
+      }
+      request.response = { statusCode: err.status, headers, body: JSON.stringify(errorEnvelope(err, s.requestId)) };
+    },
+  };
+}
+
+function stateOf(request: Request<APIGatewayProxyEvent, APIGatewayProxyResult>): RequestState {
+  const ctx = request.context as Context & { platform?: RequestState };
+  ctx.platform ??= { requestId: `req_${randomUUID()}` };
+  return ctx.platform;
+}
+
+async function commonHeaders(s: RequestState): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Request-Id': s.requestId,
+  };
+  if (s.auth && s.deps) {
+    try {
+      Object.assign(headers, rateLimitHeaders(await rateLimitState(s.deps, s.auth)));
+    } catch (err) {
+      // A failed counter read must not turn a good response into an error.
+      s.deps.logger.warn('rate-limit state unavailable', { request_id: s.requestId, error: String(err) });
+    }
+  }
+  return headers;
+}
+
+export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvelope {
+  const { suggested_wait_time, ...details } = err.details ?? {};
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      is_retryable: ERROR_CODES[err.code].retryable,
+      ...(typeof suggested_wait_time === 'number' ? { suggested_wait_time } : {}),
+      ...(Object.keys(details).length > 0 ? { details } : {}),
+    },
+    metadata: { request_id: requestId },
+  };
+}
+
+function toPlatformError(error: unknown, s: RequestState): PlatformError {
+  if (error instanceof PlatformError) return error;
+  if (error instanceof InvalidCursorError) return invalidInput([{ field: 'query.cursor', message: error.message }]);
+  const log = s.deps?.logger;
+  const fields = {
+    request_id: s.requestId,
+    operation: s.operationId,
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    stack: error instanceof Error ? error.stack : undefined,
+  };
+  if (log) log.error('unhandled error', fields);
+  else process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'unhandled error', ...fields })}\n`);
+  return new PlatformError('INTERNAL_ERROR', `Internal error; quote request id ${s.requestId} when reporting it`);
+}
+
+function withMetadata(body: unknown, requestId: string): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const existing = (body as { metadata?: Record<string, unknown> }).metadata;
+  return { ...body, metadata: { ...(existing ?? {}), request_id: requestId } };
+}
+
+export function header(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name && v !== undefined) return v;
+  return undefined;
+}
+
+function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: number) {
+  const issues: FieldIssue[] = [];
+  const params = validate(route.params, event.pathParameters ?? {}, 'path', issues);
+
+  const rawQuery: Record<string, string> = {};
+  for (const [k, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (!values) continue;
+    if (values.length > 1) issues.push({ field: `query.${k}`, message: 'must be given at most once' });
+    rawQuery[k] = values[values.length - 1] as string;
+  }
+  if (!event.multiValueQueryStringParameters) Object.assign(rawQuery, event.queryStringParameters ?? {});
+  const query = validate(route.query, rawQuery, 'query', issues, true);
+
+  let body: unknown;
+  if (route.body) {
+    const text = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
+    if (Buffer.byteLength(text, 'utf8') > maxBodyBytes) {
+      throw new PlatformError('DOCUMENT_TOO_LARGE', `The request body exceeds the limit of ${maxBodyBytes} bytes`, {
+        fields: [{ field: 'body', message: `must be at most ${maxBodyBytes} bytes` }],
+        limit_bytes: maxBodyBytes,
+      });
+    }
+    let raw: unknown = {};
+    if (text.trim() !== '') {
+      const type = header(event, 'content-type') ?? '';
+      if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+        throw new PlatformError('UNSUPPORTED_TYPE', 'The request body must be JSON (Content-Type: application/json)', {
+          fields: [{ field: 'header.content-type', message: `must be application/json, got "${type || 'none'}"` }],
+        });
+      }
+      try {
+        raw = JSON.parse(text);
+      } catch (err) {
+        throw invalidInput([{ field: 'body', message: `is not valid JSON (${(err as Error).message})` }]);
+      }
+    }
+    body = validate(route.body, raw, 'body', issues);
+  }
+  if (issues.length > 0) throw invalidInput(issues);
+  return { params, query, body };
+}
+
+function validate(
+  schema: z.ZodType | undefined,
+  value: unknown,
+  source: string,
+  issues: FieldIssue[],
+  lenientWhenAbsent = false,
+): unknown {
+  if (!schema) return lenientWhenAbsent ? {} : value;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    const path = [source, ...issue.path.map(String)].join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) issues.push({ field: `${path}.${key}`, message: 'is not a known field' });
+    } else {
+      issues.push({ field: path, message: issue.message });
+    }
+  }
+  return undefined;
+}
+
+/** A lazily built, process-wide dependency set for Lambda entry points. */
+export function lazyDeps(build: () => Promise<Deps>): () => Promise<Deps> {
+  let deps: Promise<Deps> | undefined;
+  return () => {
+    deps ??= build().catch((err) => {
+      deps = undefined;
+      throw err;
+    });
+    return deps;
+  };
+}

@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { createAllHandlers } from '../http/index.ts';
+import type { Deps } from './deps.ts';
+import { PlatformError } from './errors.ts';
+import { errorEnvelope } from './http-handler.ts';
+import { type RouteDef, routeList } from './routes.ts';
+
+interface CompiledRoute {
+  route: RouteDef;
+  pattern: RegExp;
+  names: string[];
+}
+
+function compile(route: RouteDef): CompiledRoute {
+  const names: string[] = [];
+  const source = route.path
+    .split('/')
+    .map((seg) => {
+      const m = /^\{(\w+)\}$/.exec(seg);
+      if (!m?.[1]) return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(m[1]);
+      return '([^/]+)';
+    })
+    .join('/');
+  return { route, pattern: new RegExp(`^${source}$`), names };
+}
+
+/**
+ * The local platform: one Node process serving the same module handlers API Gateway invokes in
+ * AWS, with each request shaped as an API Gateway REST proxy event.
+ */
+export class LocalServer {
+  readonly server: Server;
+  private readonly deps: Deps;
+  private readonly handlers: ReturnType<typeof createAllHandlers>;
+  private readonly compiled: CompiledRoute[];
+
+  constructor(deps: Deps) {
+    this.deps = deps;
+    this.handlers = createAllHandlers(deps);
+    // Literal segments before parameters, so /tasks/x never shadows a literal sibling route.
+    this.compiled = routeList
+      .map(([, r]) => compile(r))
+      .sort((a, b) => a.names.length - b.names.length || b.route.path.length - a.route.path.length);
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err) => {
+        deps.logger.error('local server failure', { error: String(err) });
+        if (!res.headersSent) this.sendError(res, new PlatformError('INTERNAL_ERROR', 'Internal error'), `req_${randomUUID()}`);
+        else res.destroy();
+      });
+    });
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  async listen(port: number, host: string): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = this.server.address() as AddressInfo;
+    const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    return `http://${shownHost}:${addr.port}`;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = `req_${randomUUID()}`;
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = (req.method ?? 'GET').toUpperCase();
+    let pathMatched = false;
+    let match: { route: RouteDef; params: Record<string, string> } | undefined;
+    for (const c of this.compiled) {
+      const m = c.pattern.exec(url.pathname);
+      if (!m) continue;
+      pathMatched = true;
+      if (c.route.method !== method) continue;
+      const params: Record<string, string> = {};
+      c.names.forEach((name, i) => {
+        params[name] = safeDecode(m[i + 1] ?? '');
+      });
+      match = { route: c.route, params };
+      break;
+    }
+    if (!match) {
+      req.resume();
+      const message = pathMatched
+        ? `${method} is not supported on ${url.pathname}`
+        : `No route for ${method} ${url.pathname}`;
+      return this.sendError(res, new PlatformError('NOT_FOUND', message), requestId);
+    }
+
+    const body = await readBody(req, this.deps.config.maxBodyBytes);
+    if (body === 'too-large') {
+      res.setHeader('Connection', 'close');
+      const limit = this.deps.config.maxBodyBytes;
+      return this.sendError(
+        res,
+        new PlatformError('DOCUMENT_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes`, {
+          fields: [{ field: 'body', message: `must be at most ${limit} bytes` }],
+          limit_bytes: limit,
+        }),
+        requestId,
+      );
+    }
+
+    const event = toEvent(req, url, method, match.route, match.params, body, requestId);
+    const result = await this.handlers[match.route.module](event, { awsRequestId: requestId });
+    writeResult(res, result);
+  }
+
+  private sendError(res: ServerResponse, err: PlatformError, requestId: string): void {
+    writeResult(res, {
+      statusCode: err.status,
+      headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': requestId },
+      body: JSON.stringify(errorEnvelope(err, requestId)),
+    });
+  }
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) {
+    req.resume();
+    return 'too-large';
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      req.resume();
+      return 'too-large';
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function toEvent(
+  req: IncomingMessage,
+  url: URL,
+  method: string,
+  route: RouteDef,
+  pathParameters: Record<string, string>,
+  body: Buffer,
+  requestId: string,
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    const values = Array.isArray(v) ? v : [v];
+    headers[k] = values.join(', ');
+    multiValueHeaders[k] = values;
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    query[k] = v;
+    (multiQuery[k] ??= []).push(v);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  const text = body.toString('utf8');
+  // Bodies that are not valid UTF-8 travel base64-encoded, as API Gateway sends binary media.
+  const isBinary = body.length > 0 && !Buffer.from(text, 'utf8').equals(body);
+  return {
+    resource: route.path,
+    path: url.pathname,
+    httpMethod: method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+    stageVariables: null,
+    body: body.length === 0 ? null : isBinary ? body.toString('base64') : text,
+    isBase64Encoded: isBinary,
+    requestContext: {
+      requestId,
+      httpMethod: method,
+      path: url.pathname,
+      resourcePath: route.path,
+      stage: 'local',
+      identity: { sourceIp: req.socket.remoteAddress ?? '' },
+    } as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
+  res.statusCode = result.statusCode;
+  for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, String(v));
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  if (body.length > 0) res.setHeader('Content-Length', body.length);
+  res.end(body);
+}

@@ -1,0 +1,40 @@
+import type { Config } from './config.ts';
+import { createDeps } from './deps.ts';
+import { bootstrapOwner, ADMIN_KEY_FILE } from './bootstrap.ts';
+import { LocalServer } from './local-server.ts';
+import { join } from 'node:path';
+
+/** `npm start`: the whole platform in one process, until SIGINT or SIGTERM. */
+export async function startLocalPlatform(config: Config): Promise<void> {
+  if (config.mode !== 'local') {
+    throw new Error('agenthost start runs the local platform; set PLATFORM_MODE=local (AWS deploys with cdk deploy)');
+  }
+  const deps = await createDeps(config);
+  const boot = await bootstrapOwner(deps);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  if (boot.created) {
+    out(`Created the owner account (org "local", tier ${config.bootstrapTier}).`);
+    if (boot.generatedKey) {
+      out(`Owner API key (shown once; also written to ${join(config.dataDir, ADMIN_KEY_FILE)}, mode 0600):`);
+      out(`  ${boot.generatedKey}`);
+    } else {
+      out('Owner API key: the value of PLATFORM_BOOTSTRAP_API_KEY.');
+    }
+  }
+  const server = new LocalServer(deps);
+  const url = await server.listen(config.port, config.host);
+  out(`agenthost listening on ${url} (data in ${config.dataDir})`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    out(`Received ${signal}; stopping.`);
+    await server.close();
+    await deps.store.close();
+    out('Stopped.');
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}

@@ -1,0 +1,153 @@
+/**
+ * The Store port: a DynamoDB-shaped item store. Both adapters (SQLite, DynamoDB) implement
+ * exactly this surface, and one contract suite (test/store-contract.test.ts) holds them to it.
+ *
+ * Items are JSON-serialisable records addressed by `pk` + `sk`. Up to two global secondary
+ * indexes are projected from the attributes `gsi1pk/gsi1sk` and `gsi2pk/gsi2sk`. An item whose
+ * numeric `ttl` (epoch seconds) is in the past is treated as absent by every read, whatever the
+ * backend's own expiry sweep has done so far.
+ */
+
+export type Scalar = string | number | boolean | null;
+export type AttrValue = Scalar | AttrValue[] | { [key: string]: AttrValue };
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export type Item = ItemKey & { [attr: string]: AttrValue | undefined };
+
+export type IndexName = 'gsi1' | 'gsi2';
+
+/** A typed condition tree; adapters translate it (DynamoDB expression / evaluation in a transaction). */
+export type Condition =
+  | { op: 'exists' }
+  | { op: 'notExists' }
+  | { op: 'attrExists'; attr: string }
+  | { op: 'attrNotExists'; attr: string }
+  | { op: 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte'; attr: string; value: Scalar }
+  | { op: 'and' | 'or'; conditions: Condition[] }
+  | { op: 'not'; condition: Condition };
+
+/** Builders, so callers never spell condition objects by hand. */
+export const cond = {
+  /** The item exists. */
+  exists: (): Condition => ({ op: 'exists' }),
+  /** No item with this key exists (a create). */
+  notExists: (): Condition => ({ op: 'notExists' }),
+  attrExists: (attr: string): Condition => ({ op: 'attrExists', attr }),
+  attrNotExists: (attr: string): Condition => ({ op: 'attrNotExists', attr }),
+  eq: (attr: string, value: Scalar): Condition => ({ op: 'eq', attr, value }),
+  ne: (attr: string, value: Scalar): Condition => ({ op: 'ne', attr, value }),
+  lt: (attr: string, value: Scalar): Condition => ({ op: 'lt', attr, value }),
+  lte: (attr: string, value: Scalar): Condition => ({ op: 'lte', attr, value }),
+  gt: (attr: string, value: Scalar): Condition => ({ op: 'gt', attr, value }),
+  gte: (attr: string, value: Scalar): Condition => ({ op: 'gte', attr, value }),
+  and: (...conditions: Condition[]): Condition => ({ op: 'and', conditions }),
+  or: (...conditions: Condition[]): Condition => ({ op: 'or', conditions }),
+  not: (condition: Condition): Condition => ({ op: 'not', condition }),
+};
+
+/**
+ * An update: `set` replaces attributes, `remove` deletes them, `add` atomically adds to numeric
+ * attributes (a missing attribute counts as 0). An update of a missing item creates it, as in
+ * DynamoDB; guard with `cond.exists()` where that is wrong.
+ */
+export interface UpdateSpec {
+  set?: Record<string, AttrValue>;
+  remove?: string[];
+  add?: Record<string, number>;
+}
+
+export interface WriteOptions {
+  condition?: Condition;
+}
+
+export interface QuerySpec {
+  /** Query the base table (omit) or a GSI. */
+  index?: IndexName;
+  /** The partition key value: `pk` for the table, `gsiNpk` for an index. */
+  pk: string;
+  /** Sort key restriction. */
+  sk?: { beginsWith: string } | { between: [string, string] } | { gt: string } | { lt: string };
+  /** Page size; the adapter may return fewer. Default 100, at most 1000. */
+  limit?: number;
+  /** Opaque cursor returned by a previous page. */
+  cursor?: string;
+  /** Descending sort-key order. */
+  reverse?: boolean;
+}
+
+export interface QueryPage {
+  items: Item[];
+  /** Present when more items may follow. */
+  cursor?: string;
+}
+
+export type TransactOp =
+  | { put: Item; condition?: Condition }
+  | { update: ItemKey; spec: UpdateSpec; condition?: Condition }
+  | { delete: ItemKey; condition?: Condition }
+  | { check: ItemKey; condition: Condition };
+
+export interface Store {
+  get(key: ItemKey): Promise<Item | undefined>;
+  put(item: Item, options?: WriteOptions): Promise<void>;
+  /** Returns the item as it is after the update. */
+  update(key: ItemKey, spec: UpdateSpec, options?: WriteOptions): Promise<Item>;
+  /** Returns the item as it was, or undefined when there was none. */
+  delete(key: ItemKey, options?: WriteOptions): Promise<Item | undefined>;
+  /** Atomically adds `delta` to a numeric attribute and returns the new value. */
+  atomicAdd(key: ItemKey, attr: string, delta: number, options?: WriteOptions & { ttl?: number }): Promise<number>;
+  query(spec: QuerySpec): Promise<QueryPage>;
+  /** All-or-nothing write of up to 100 operations on distinct keys. */
+  transactWrite(ops: TransactOp[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Thrown when a write's condition does not hold. Nothing was written. */
+export class ConditionFailedError extends Error {
+  override name = 'ConditionFailedError';
+  constructor(message = 'The conditional request failed') {
+    super(message);
+  }
+}
+
+/**
+ * Thrown when a transaction is cancelled. `reasons[i]` is 'ConditionalCheckFailed' for the op
+ * whose condition failed, 'None' otherwise. Nothing was written.
+ */
+export class TransactionCanceledError extends Error {
+  override name = 'TransactionCanceledError';
+  readonly reasons: string[];
+  constructor(reasons: string[]) {
+    super(`Transaction cancelled: [${reasons.join(', ')}]`);
+    this.reasons = reasons;
+  }
+}
+
+/** Thrown for a cursor the store did not issue (a client error: the caller maps it to 400). */
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError';
+  constructor() {
+    super('The cursor is not one this store issued');
+  }
+}
+
+/** Reads every page of a query. For bounded partitions only (a workspace's tasks, an account's keys). */
+export async function queryAll(store: Store, spec: Omit<QuerySpec, 'cursor'>): Promise<Item[]> {
+  const items: Item[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({ ...spec, cursor, limit: spec.limit ?? 1000 });
+    items.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor);
+  return items;
+}
+
+/** True when an item has expired by its `ttl` attribute (epoch seconds). */
+export function isExpired(item: Item, nowSeconds: number): boolean {
+  return typeof item.ttl === 'number' && item.ttl <= nowSeconds;
+}
