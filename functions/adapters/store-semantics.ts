@@ -1,10 +1,11 @@
 import type { Condition, Item, Scalar, TransactOp } from '../ports/store.ts';
 
 /**
- * The Store port's condition semantics, as DynamoDB defines them: a comparison with a missing
- * attribute or a value of another type is false (`ne` included); `exists`/`notExists` test the
- * item itself. The SQLite adapter evaluates conditions with this; the contract suite checks that
- * DynamoDB agrees.
+ * The Store port's condition semantics, as DynamoDB defines them: `eq` and the ordering
+ * comparisons are false for a missing attribute or a value of another type, while `ne` is exactly
+ * `not(eq)`, so it is true for a missing attribute or a value of another type (DynamoDB's `<>`);
+ * strings order by their UTF-8 bytes; `exists`/`notExists` test the item itself. The SQLite
+ * adapter evaluates conditions with this; the contract suite checks that DynamoDB agrees.
  */
 export function evaluateCondition(condition: Condition | undefined, item: Item | undefined): boolean {
   if (!condition) return true;
@@ -25,8 +26,10 @@ export function evaluateCondition(condition: Condition | undefined, item: Item |
       return !evaluateCondition(condition.condition, item);
     default: {
       const actual = item?.[condition.attr];
-      if (actual === undefined || !isScalar(actual) || typeof actual !== typeof condition.value) return false;
-      return compare(condition.op, actual, condition.value);
+      const comparable = actual !== undefined && isScalar(actual) && typeof actual === typeof condition.value;
+      // DynamoDB's `a <> v` is exactly NOT (a = v): true for a missing attribute or another type.
+      if (condition.op === 'ne') return !(comparable && actual === condition.value);
+      return comparable && compare(condition.op, actual, condition.value);
     }
   }
 }
@@ -35,19 +38,22 @@ function isScalar(v: unknown): v is Scalar {
   return v === null || ['string', 'number', 'boolean'].includes(typeof v);
 }
 
-function compare(op: 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte', a: Scalar, b: Scalar): boolean {
+/** `a` and `b` have the same type. Strings order by UTF-8 bytes, as in DynamoDB (not JS's UTF-16). */
+function compare(op: 'eq' | 'lt' | 'lte' | 'gt' | 'gte', a: Scalar, b: Scalar): boolean {
   if (op === 'eq') return a === b;
-  if (op === 'ne') return a !== b;
-  if (a === null || b === null || typeof a === 'boolean' || typeof b === 'boolean') return false;
+  let order: number;
+  if (typeof a === 'number' && typeof b === 'number') order = a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
+  else if (typeof a === 'string' && typeof b === 'string') order = Buffer.compare(Buffer.from(a), Buffer.from(b));
+  else return false;
   switch (op) {
     case 'lt':
-      return a < b;
+      return order < 0;
     case 'lte':
-      return a <= b;
+      return order <= 0;
     case 'gt':
-      return a > b;
+      return order > 0;
     case 'gte':
-      return a >= b;
+      return order >= 0;
   }
 }
 

@@ -105,9 +105,10 @@ export class SqliteStore implements Store {
     const params: (string | number)[] = [spec.pk, this.nowSeconds()];
     const sk = spec.sk;
     if (sk && 'beginsWith' in sk) {
-      // Prefix match on bytes, as DynamoDB does: [prefix, prefix + U+FFFF).
-      where.push(`${skCol} >= ? AND ${skCol} < ?`);
-      params.push(sk.beginsWith, `${sk.beginsWith}\uffff`);
+      // Prefix match on UTF-8 bytes, as DynamoDB does: [prefix, the prefix's successor).
+      const upper = prefixSuccessor(sk.beginsWith);
+      where.push(upper === undefined ? `${skCol} >= ?` : `${skCol} >= ? AND ${skCol} < ?`);
+      params.push(sk.beginsWith, ...(upper === undefined ? [] : [upper]));
     } else if (sk && 'between' in sk) {
       where.push(`${skCol} BETWEEN ? AND ?`);
       params.push(sk.between[0], sk.between[1]);
@@ -239,6 +240,20 @@ export class SqliteStore implements Store {
 /** A GSI projects an item only when both of its key attributes are strings (as DynamoDB does). */
 function indexKey(value: AttrValue | undefined, partner: AttrValue | undefined): string | null {
   return typeof value === 'string' && typeof partner === 'string' ? value : null;
+}
+
+/**
+ * The least string above every string that starts with `prefix`, in UTF-8 byte (= code point)
+ * order: the last code point incremented. (`prefix + U+FFFF` is not one: it misses keys whose
+ * next character is U+FFFF or above U+FFFF, e.g. an emoji, which sort after it in UTF-8.)
+ */
+function prefixSuccessor(prefix: string): string | undefined {
+  const codePoints = Array.from(prefix, (c) => c.codePointAt(0) as number);
+  while (codePoints.length > 0) {
+    const last = codePoints.pop() as number;
+    if (last < 0x10ffff) return String.fromCodePoint(...codePoints, last === 0xd7ff ? 0xe000 : last + 1);
+  }
+  return undefined;
 }
 
 function opKey(op: TransactOp): ItemKey {

@@ -1,0 +1,580 @@
+import { type CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteItem,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import {
+  type AttrValue,
+  type Condition,
+  ConditionFailedError,
+  InvalidCursorError,
+  type IndexName,
+  type Item,
+  type ItemKey,
+  isExpired,
+  type QueryPage,
+  type QuerySpec,
+  type Store,
+  TransactionCanceledError,
+  type TransactOp,
+  type UpdateSpec,
+  type WriteOptions,
+} from '../../ports/store.ts';
+import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+
+/** The table's key attributes, TTL attribute and indexes; the CDK stack builds the table from these. */
+export const PARTITION_KEY = 'pk';
+export const SORT_KEY = 'sk';
+export const TTL_ATTRIBUTE = 'ttl';
+export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
+export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' } as const;
+export const GLOBAL_SECONDARY_INDEXES = [GSI1, GSI2] as const;
+
+const INDEXES: Record<IndexName, { partitionKey: string; sortKey: string }> = { gsi1: GSI1, gsi2: GSI2 };
+const KEY_ATTRIBUTES = new Set([PARTITION_KEY, SORT_KEY]);
+
+/**
+ * The table as CreateTable wants it (on-demand billing). TTL is not part of CreateTable: enable it
+ * on `TTL_ATTRIBUTE` separately (the CDK stack sets `timeToLiveAttribute`).
+ */
+export function tableDefinition(tableName: string): CreateTableCommandInput {
+  const keys = [PARTITION_KEY, SORT_KEY, ...GLOBAL_SECONDARY_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey])];
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: keys.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: [
+      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
+      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: GLOBAL_SECONDARY_INDEXES.map((i) => ({
+      IndexName: i.indexName,
+      KeySchema: [
+        { AttributeName: i.partitionKey, KeyType: 'HASH' },
+        { AttributeName: i.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'ALL' },
+    })),
+  };
+}
+
+export interface DynamoDbStoreOptions {
+  tableName: string;
+  /** Defaults to `new DynamoDBClient({})`, which `close()` then destroys. A given client is left open. */
+  client?: DynamoDBClient;
+  /** Epoch seconds; injectable so tests can move the TTL clock. */
+  nowSeconds?: () => number;
+}
+
+/** How often a write retries when an expired (not yet swept) item changed under it. */
+const MAX_ATTEMPTS = 4;
+
+/**
+ * The Store on one DynamoDB table (see `tableDefinition`), through the DocumentClient.
+ *
+ * TTL: DynamoDB deletes expired items lazily (up to days later), so this adapter makes an item
+ * whose `ttl` <= now absent itself: `get` drops it, `query` filters it out, and every condition
+ * is evaluated as if an expired item were not there (see `ttlAwareCondition`). An update of an
+ * expired item must not merge into its stale attributes, so updates are guarded with "not
+ * expired" and, when that guard is what failed, the expired item is replaced by a fresh one.
+ */
+export class DynamoDbStore implements Store {
+  private readonly tableName: string;
+  private readonly client: DynamoDBClient;
+  private readonly ownsClient: boolean;
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly nowSeconds: () => number;
+
+  constructor(options: DynamoDbStoreOptions) {
+    this.tableName = options.tableName;
+    this.ownsClient = options.client === undefined;
+    this.client = options.client ?? new DynamoDBClient({});
+    this.doc = DynamoDBDocumentClient.from(this.client, { marshallOptions: { removeUndefinedValues: true } });
+    this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  }
+
+  async get(key: ItemKey): Promise<Item | undefined> {
+    const item = await this.rawGet(key);
+    return item && !isExpired(item, this.nowSeconds()) ? item : undefined;
+  }
+
+  async put(item: Item, options: WriteOptions = {}): Promise<void> {
+    const x = new Expr();
+    const condition = options.condition && ttlAwareCondition(options.condition, x, this.nowSeconds());
+    await this.conditional(
+      this.doc.send(
+        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: condition, ...x.attributes() }),
+      ),
+    );
+  }
+
+  async update(key: ItemKey, spec: UpdateSpec, options: WriteOptions = {}): Promise<Item> {
+    checkUpdate(spec);
+    for (let attempt = 1; ; attempt++) {
+      const now = this.nowSeconds();
+      const x = new Expr();
+      const update = updateExpression(spec, x);
+      const condition = liveCondition(options.condition, x, now);
+      try {
+        const out = await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: itemKey(key),
+            UpdateExpression: update,
+            ConditionExpression: condition,
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            ...x.attributes(),
+          }),
+        );
+        return out.Attributes as Item;
+      } catch (err) {
+        if (!isError(err, 'ConditionalCheckFailedException')) throw err;
+        const found = await this.whyUpdateFailed(key, err, options.condition, now);
+        if (found === 'failed' || attempt >= MAX_ATTEMPTS) throw new ConditionFailedError();
+        if (found === 'expired') {
+          if (!evaluateCondition(options.condition, undefined)) throw new ConditionFailedError();
+          const fresh = applyUpdate(key, spec);
+          if (await this.replaceExpired(fresh, now)) return fresh;
+        }
+        // Otherwise the item changed between the update and our look at it: try again.
+      }
+    }
+  }
+
+  async delete(key: ItemKey, options: WriteOptions = {}): Promise<Item | undefined> {
+    const now = this.nowSeconds();
+    const x = new Expr();
+    const condition = options.condition && ttlAwareCondition(options.condition, x, now);
+    const out = await this.conditional(
+      this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: itemKey(key),
+          ConditionExpression: condition,
+          ReturnValues: 'ALL_OLD',
+          ...x.attributes(),
+        }),
+      ),
+    );
+    const old = out.Attributes as Item | undefined;
+    return old && !isExpired(old, now) ? old : undefined;
+  }
+
+  async atomicAdd(
+    key: ItemKey,
+    attr: string,
+    delta: number,
+    options: WriteOptions & { ttl?: number } = {},
+  ): Promise<number> {
+    const spec: UpdateSpec = { add: { [attr]: delta } };
+    if (options.ttl !== undefined) spec.set = { [TTL_ATTRIBUTE]: options.ttl };
+    const next = await this.update(key, spec, { condition: options.condition });
+    return next[attr] as number;
+  }
+
+  async query(spec: QuerySpec): Promise<QueryPage> {
+    const limit = Math.min(Math.max(spec.limit ?? 100, 1), 1000);
+    const [pkAttr, skAttr] = spec.index
+      ? [INDEXES[spec.index].partitionKey, INDEXES[spec.index].sortKey]
+      : [PARTITION_KEY, SORT_KEY];
+    const startKey = spec.cursor === undefined ? undefined : decodeCursor(spec.cursor, spec, pkAttr, skAttr);
+    const x = new Expr();
+    const keyConditions = [`${x.name(pkAttr)} = ${x.value(spec.pk)}`];
+    const sk = skRange(spec.sk);
+    if (sk === 'empty') return { items: [] };
+    if (sk) keyConditions.push(sk(x.name(skAttr), (v) => x.value(v)));
+    const now = this.nowSeconds();
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: spec.index,
+        KeyConditionExpression: keyConditions.join(' AND '),
+        FilterExpression: `NOT (${expiredCondition(x, now)})`,
+        // Global secondary indexes only support eventually consistent reads.
+        ConsistentRead: spec.index ? undefined : true,
+        Limit: limit,
+        ScanIndexForward: !spec.reverse,
+        ExclusiveStartKey: startKey,
+        ...x.attributes(),
+      }),
+    );
+    const last = out.LastEvaluatedKey;
+    return {
+      items: (out.Items ?? []) as Item[],
+      cursor: last ? Buffer.from(JSON.stringify(last)).toString('base64url') : undefined,
+    };
+  }
+
+  async transactWrite(ops: TransactOp[]): Promise<void> {
+    validateTransaction(ops);
+    // Indexes of update ops whose target turned out to be an expired item: sent as replacing puts.
+    let replace = new Set<number>();
+    for (let attempt = 1; ; attempt++) {
+      const now = this.nowSeconds();
+      try {
+        await this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: ops.map((op, i) => this.transactItem(op, now, replace.has(i))),
+          }),
+        );
+        return;
+      } catch (err) {
+        if (isError(err, 'ConditionalCheckFailedException')) throw new ConditionFailedError();
+        if (!isError(err, 'TransactionCanceledException')) throw err;
+        const cancellations = (err as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
+        const reasons = cancellations.map((r) => r.Code ?? 'None');
+        const expired = new Set<number>();
+        const vanished = new Set<number>();
+        reasons.forEach((code, i) => {
+          const op = ops[i];
+          if (code !== 'ConditionalCheckFailed' || !op || !('update' in op)) return;
+          if (replace.has(i)) vanished.add(i);
+          else if (rawIsExpired(cancellations[i]?.Item, now) && evaluateCondition(op.condition, undefined)) {
+            expired.add(i);
+          }
+        });
+        // As the SQLite adapter sees it, an update of an expired item did not fail: it creates.
+        const adjusted = reasons.map((code, i) => (expired.has(i) || vanished.has(i) ? 'None' : code));
+        const retry = expired.size + vanished.size > 0 && adjusted.every((code) => code === 'None');
+        if (!retry || attempt >= MAX_ATTEMPTS) throw new TransactionCanceledError(adjusted);
+        replace = new Set([...replace].filter((i) => !vanished.has(i)).concat([...expired]));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient) this.client.destroy();
+  }
+
+  private transactItem(op: TransactOp, now: number, replaceExpired: boolean): TransactWriteItem {
+    const x = new Expr();
+    const TableName = this.tableName;
+    if ('put' in op) {
+      const condition = op.condition && ttlAwareCondition(op.condition, x, now);
+      return { Put: { TableName, Item: op.put, ConditionExpression: condition, ...x.attributes() } };
+    }
+    if ('update' in op) {
+      checkUpdate(op.spec);
+      if (replaceExpired) {
+        const item = applyUpdate(op.update, op.spec);
+        return { Put: { TableName, Item: item, ConditionExpression: expiredCondition(x, now), ...x.attributes() } };
+      }
+      const update = updateExpression(op.spec, x);
+      if (!update) throw new Error('A transactional update needs at least one set, remove or add');
+      return {
+        Update: {
+          TableName,
+          Key: itemKey(op.update),
+          UpdateExpression: update,
+          ConditionExpression: liveCondition(op.condition, x, now),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ...x.attributes(),
+        },
+      };
+    }
+    if ('delete' in op) {
+      const condition = op.condition && ttlAwareCondition(op.condition, x, now);
+      return { Delete: { TableName, Key: itemKey(op.delete), ConditionExpression: condition, ...x.attributes() } };
+    }
+    const condition = ttlAwareCondition(op.condition, x, now);
+    return { ConditionCheck: { TableName, Key: itemKey(op.check), ConditionExpression: condition, ...x.attributes() } };
+  }
+
+  /** The item as stored, expired or not. */
+  private async rawGet(key: ItemKey): Promise<Item | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: itemKey(key), ConsistentRead: true }),
+    );
+    return out.Item as Item | undefined;
+  }
+
+  /**
+   * After an update's condition (live item AND the caller's condition) failed: was the item
+   * expired (replace it), did the caller's condition fail ('failed'), or did the item change
+   * since ('retry')? DynamoDB returns the item with the error (ReturnValuesOnConditionCheckFailure);
+   * without one (no item, or an emulator that ignores the parameter) we look.
+   */
+  private async whyUpdateFailed(
+    key: ItemKey,
+    err: unknown,
+    condition: Condition | undefined,
+    now: number,
+  ): Promise<'expired' | 'failed' | 'retry'> {
+    const returned = (err as { Item?: RawItem }).Item;
+    if (returned) return rawIsExpired(returned, now) ? 'expired' : 'failed';
+    const current = await this.rawGet(key);
+    if (current && isExpired(current, now)) return 'expired';
+    return evaluateCondition(condition, current) ? 'retry' : 'failed';
+  }
+
+  /** Overwrites an item that is still expired at `now`; false when it no longer is. */
+  private async replaceExpired(item: Item, now: number): Promise<boolean> {
+    const x = new Expr();
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: expiredCondition(x, now),
+          ...x.attributes(),
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isError(err, 'ConditionalCheckFailedException')) return false;
+      throw err;
+    }
+  }
+
+  /** Awaits a single-item write, mapping a failed condition to the port's error. */
+  private async conditional<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } catch (err) {
+      if (isError(err, 'ConditionalCheckFailedException')) throw new ConditionFailedError();
+      throw err;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+/** Collects ExpressionAttributeNames/Values for one request; names and values are never inlined. */
+class Expr {
+  private readonly names: Record<string, string> = {};
+  private readonly values: Record<string, unknown> = {};
+  private readonly placeholders = new Map<string, string>();
+  private count = 0;
+
+  /** `#name` for an attribute, readable where the name allows it, unique per attribute. */
+  name(attr: string): string {
+    const known = this.placeholders.get(attr);
+    if (known) return known;
+    const base = `#${attr.replace(/[^A-Za-z0-9_]/g, '_') || '_'}`;
+    let placeholder = base;
+    for (let i = 1; placeholder in this.names; i++) placeholder = `${base}_${i}`;
+    this.names[placeholder] = attr;
+    this.placeholders.set(attr, placeholder);
+    return placeholder;
+  }
+
+  value(value: unknown): string {
+    const placeholder = `:v${this.count++}`;
+    this.values[placeholder] = value;
+    return placeholder;
+  }
+
+  now(seconds: number): string {
+    this.values[':now'] = seconds;
+    return ':now';
+  }
+
+  /** DynamoDB rejects empty maps, so each is present only when used. */
+  attributes(): { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> } {
+    return {
+      ...(Object.keys(this.names).length > 0 ? { ExpressionAttributeNames: { ...this.names } } : {}),
+      ...(Object.keys(this.values).length > 0 ? { ExpressionAttributeValues: { ...this.values } } : {}),
+    };
+  }
+}
+
+interface Translated {
+  expr: string;
+  /** Needs parentheses when nested. Leaves never get them: DynamoDB rejects redundant parentheses. */
+  compound: boolean;
+}
+
+const COMPARATORS = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
+
+/** The condition as a DynamoDB expression, evaluated on the item as stored. */
+function translate(c: Condition, x: Expr): Translated {
+  switch (c.op) {
+    case 'exists':
+      return { expr: `attribute_exists(${x.name(PARTITION_KEY)})`, compound: false };
+    case 'notExists':
+      return { expr: `attribute_not_exists(${x.name(PARTITION_KEY)})`, compound: false };
+    case 'attrExists':
+      return { expr: `attribute_exists(${x.name(c.attr)})`, compound: false };
+    case 'attrNotExists':
+      return { expr: `attribute_not_exists(${x.name(c.attr)})`, compound: false };
+    case 'and':
+    case 'or': {
+      const [only, ...rest] = c.conditions;
+      if (!only) {
+        // Vacuous and() is true, or() is false; DynamoDB has no literals, so spell them out.
+        const pk = x.name(PARTITION_KEY);
+        return c.op === 'and'
+          ? { expr: `attribute_exists(${pk}) OR attribute_not_exists(${pk})`, compound: true }
+          : { expr: `attribute_exists(${pk}) AND attribute_not_exists(${pk})`, compound: true };
+      }
+      if (rest.length === 0) return translate(only, x);
+      const joiner = c.op === 'and' ? ' AND ' : ' OR ';
+      return { expr: c.conditions.map((s) => group(translate(s, x))).join(joiner), compound: true };
+    }
+    case 'not':
+      return { expr: `NOT ${group(translate(c.condition, x))}`, compound: true };
+    default:
+      return { expr: `${x.name(c.attr)} ${COMPARATORS[c.op]} ${x.value(c.value)}`, compound: false };
+  }
+}
+
+function group(t: Translated): string {
+  return t.compound ? `(${t.expr})` : t.expr;
+}
+
+/** True for an item whose TTL has passed (false when there is no item or no numeric ttl). */
+function expiredCondition(x: Expr, now: number): string {
+  return `${x.name(TTL_ATTRIBUTE)} <= ${x.now(now)}`;
+}
+
+/**
+ * `condition` with an expired item counting as absent. On an absent item the condition has a
+ * fixed value (`evaluateCondition(condition, undefined)`, which the translation also yields on a
+ * missing item); an expired item must get that value, a live one its own:
+ *   true on absent:  `(cond) OR #ttl <= :now`
+ *   false on absent: `(cond) AND NOT (#ttl <= :now)`
+ * so `notExists` becomes `attribute_not_exists(#pk) OR #ttl <= :now`.
+ */
+function ttlAwareCondition(condition: Condition, x: Expr, now: number): string {
+  const translated = group(translate(condition, x));
+  return evaluateCondition(condition, undefined)
+    ? `${translated} OR ${expiredCondition(x, now)}`
+    : `${translated} AND NOT (${expiredCondition(x, now)})`;
+}
+
+/** An update's condition: the item is live (or absent) and the caller's condition holds. */
+function liveCondition(condition: Condition | undefined, x: Expr, now: number): string {
+  const live = `NOT (${expiredCondition(x, now)})`;
+  return condition ? `${group(translate(condition, x))} AND ${live}` : live;
+}
+
+/** SET / REMOVE / ADD clauses, or undefined for an empty spec (UpdateItem then just ensures the key). */
+function updateExpression(spec: UpdateSpec, x: Expr): string | undefined {
+  const set: string[] = [];
+  const remove: string[] = [];
+  for (const [attr, value] of Object.entries(spec.set ?? {})) {
+    // Setting undefined drops the attribute, as the SQLite adapter's JSON body does.
+    if (value === undefined) remove.push(x.name(attr));
+    else set.push(`${x.name(attr)} = ${x.value(value)}`);
+  }
+  for (const attr of spec.remove ?? []) remove.push(x.name(attr));
+  const add = Object.entries(spec.add ?? {}).map(([attr, delta]) => `${x.name(attr)} ${x.value(delta)}`);
+  const clauses = [
+    set.length > 0 ? `SET ${set.join(', ')}` : '',
+    remove.length > 0 ? `REMOVE ${remove.join(', ')}` : '',
+    add.length > 0 ? `ADD ${add.join(', ')}` : '',
+  ].filter(Boolean);
+  return clauses.length > 0 ? clauses.join(' ') : undefined;
+}
+
+function checkUpdate(spec: UpdateSpec): void {
+  const touched = [...Object.keys(spec.set ?? {}), ...(spec.remove ?? []), ...Object.keys(spec.add ?? {})];
+  if (touched.some((attr) => KEY_ATTRIBUTES.has(attr))) throw new Error('An update cannot change the item key');
+}
+
+/** The item an update creates when there is none (or only an expired one): `applyUpdate` on nothing. */
+function applyUpdate(key: ItemKey, spec: UpdateSpec): Item {
+  const item: Item = { pk: key.pk, sk: key.sk };
+  for (const [attr, value] of Object.entries(spec.set ?? {})) if (value !== undefined) item[attr] = value;
+  for (const attr of spec.remove ?? []) delete item[attr];
+  for (const [attr, delta] of Object.entries(spec.add ?? {})) {
+    const before: AttrValue = item[attr] ?? 0;
+    if (typeof before !== 'number') throw new Error(`Cannot add to non-numeric attribute ${attr}`);
+    item[attr] = before + delta;
+  }
+  return item;
+}
+
+/**
+ * The sort key restriction as a key condition builder; undefined for none, 'empty' when it can
+ * match nothing. Empty strings are handled here because DynamoDB rejects them as key values.
+ */
+function skRange(
+  sk: QuerySpec['sk'],
+): ((name: string, value: (v: string) => string) => string) | undefined | 'empty' {
+  if (!sk) return undefined;
+  if ('beginsWith' in sk) {
+    const prefix = sk.beginsWith;
+    return prefix === '' ? undefined : (n, v) => `begins_with(${n}, ${v(prefix)})`;
+  }
+  if ('between' in sk) {
+    const [low, high] = sk.between;
+    if (compareUtf8(low, high) > 0 || high === '') return 'empty';
+    return low === '' ? (n, v) => `${n} <= ${v(high)}` : (n, v) => `${n} BETWEEN ${v(low)} AND ${v(high)}`;
+  }
+  if ('gt' in sk) {
+    const low = sk.gt;
+    return low === '' ? undefined : (n, v) => `${n} > ${v(low)}`;
+  }
+  const high = sk.lt;
+  return high === '' ? 'empty' : (n, v) => `${n} < ${v(high)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursors, keys, errors
+
+/**
+ * A cursor is base64url(JSON(LastEvaluatedKey)). Anything that is not a key of this query's
+ * shape, in this partition and sort key range, is rejected here rather than by DynamoDB.
+ */
+function decodeCursor(cursor: string, spec: QuerySpec, pkAttr: string, skAttr: string): Record<string, string> {
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError();
+  }
+  if (typeof key !== 'object' || key === null || Array.isArray(key)) throw new InvalidCursorError();
+  const record = key as Record<string, unknown>;
+  const expected = new Set([PARTITION_KEY, SORT_KEY, pkAttr, skAttr]);
+  const names = Object.keys(record);
+  const wellFormed =
+    names.length === expected.size &&
+    names.every((n) => expected.has(n) && typeof record[n] === 'string' && record[n] !== '');
+  if (!wellFormed || record[pkAttr] !== spec.pk || !skMatches(record[skAttr] as string, spec.sk)) {
+    throw new InvalidCursorError();
+  }
+  return record as Record<string, string>;
+}
+
+function skMatches(value: string, sk: QuerySpec['sk']): boolean {
+  if (!sk) return true;
+  if ('beginsWith' in sk) return value.startsWith(sk.beginsWith);
+  if ('between' in sk) return compareUtf8(value, sk.between[0]) >= 0 && compareUtf8(value, sk.between[1]) <= 0;
+  if ('gt' in sk) return compareUtf8(value, sk.gt) > 0;
+  return compareUtf8(value, sk.lt) < 0;
+}
+
+/** DynamoDB orders strings by their UTF-8 bytes. */
+function compareUtf8(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+function itemKey(key: ItemKey): ItemKey {
+  return { pk: key.pk, sk: key.sk };
+}
+
+/** An item in wire format, as errors carry it (the DocumentClient does not unmarshall errors). */
+type RawItem = Record<string, { N?: string } | undefined>;
+
+interface CancellationReason {
+  Code?: string;
+  Item?: RawItem;
+}
+
+function rawIsExpired(item: RawItem | undefined, now: number): boolean {
+  const ttl = item?.[TTL_ATTRIBUTE]?.N;
+  return ttl !== undefined && Number(ttl) <= now;
+}
+
+function isError(err: unknown, name: string): boolean {
+  return err instanceof Error && err.name === name;
+}

@@ -1,0 +1,104 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { parseConfig, type Tier } from '../../functions/platform/config.ts';
+import { createDeps, type Deps } from '../../functions/platform/deps.ts';
+import { bootstrapOwner } from '../../functions/platform/bootstrap.ts';
+import { LocalServer } from '../../functions/platform/local-server.ts';
+import { readFile } from 'node:fs/promises';
+import { ADMIN_KEY_FILE } from '../../functions/platform/bootstrap.ts';
+import { FakeClock } from './fake-clock.ts';
+
+export interface ApiResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface TestPlatform {
+  url: string;
+  deps: Deps;
+  clock: FakeClock;
+  dataDir: string;
+  ownerKey: string;
+  request<T = Record<string, unknown>>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  createAccount(org: string, tier?: Tier): Promise<{ key: string; accountId: string; workspaceId: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The local platform in this process, over real HTTP on a loopback port, on a fresh data dir, with
+ * a fake clock. Every end-to-end test file starts one.
+ */
+export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
+  const config = parseConfig({ PLATFORM_DATA_DIR: dataDir, PORT: '0', PLATFORM_LOG_LEVEL: 'silent', ...env });
+  const clock = new FakeClock();
+  const deps = await createDeps(config, { clock });
+  await bootstrapOwner(deps);
+  const ownerKey = (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
+  const server = new LocalServer(deps);
+  const url = await server.listen(0, '127.0.0.1');
+
+  const request = async <T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...options.headers };
+    const key = options.key === undefined ? ownerKey : options.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | Buffer | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${url}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = {};
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = { raw: text };
+      }
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  };
+
+  return {
+    url,
+    deps,
+    clock,
+    dataDir,
+    ownerKey,
+    request,
+    async createAccount(org, tier = 'pro') {
+      const created = await createAccount(deps, { org, tier });
+      return { key: created.api_key, accountId: created.account.id, workspaceId: created.workspace_id };
+    },
+    async close() {
+      await server.close();
+      await deps.store.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts the spec's error envelope and returns it. */
+export function errorOf(res: ApiResponse): { code: string; message: string; is_retryable: boolean; fields: string[] } {
+  const body = res.body as {
+    error?: { code: string; message: string; is_retryable: boolean; details?: { fields?: { field: string }[] } };
+    metadata?: { request_id?: string };
+  };
+  if (!body.error || typeof body.metadata?.request_id !== 'string') {
+    throw new Error(`Not an error envelope (status ${res.status}): ${res.text}`);
+  }
+  return { ...body.error, fields: (body.error.details?.fields ?? []).map((f) => f.field) };
+}
