@@ -84,10 +84,12 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof PlatformError) process.stderr.write(`agenthost: ${err.message}\n`);
-    else if (err instanceof ConfigError || err instanceof UsageError) process.stderr.write(`agenthost: ${err.message}\n`);
+    else if (err instanceof ConfigError || err instanceof UsageError)
+      process.stderr.write(`agenthost: ${err.message}\n`);
     else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`agenthost: ${err.message}\n`);
-    } else process.stderr.write(`agenthost: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    } else
+      process.stderr.write(`agenthost: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = err instanceof PlatformError && err.code === 'CONFLICT' ? 3 : 1;
   },
 );

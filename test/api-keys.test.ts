@@ -4,11 +4,18 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashApiKey } from '../functions/core/api-keys/api-key-secret.ts';
 import { deleteApiKey } from '../functions/core/api-keys/api-keys.ts';
-import type { PlatformError } from '../functions/platform/errors.ts';
 import { SQLITE_FILE } from '../functions/platform/deps.ts';
+import type { PlatformError } from '../functions/platform/errors.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
-type Key = { id: string; name: string; prefix: string; agent: string | null; created_at: string; api_key?: string };
+type Key = {
+  id: string;
+  name: string;
+  prefix: string;
+  agent: string | null;
+  created_at: string;
+  api_key?: string;
+};
 
 describe('API keys (end to end over HTTP)', () => {
   let p: TestPlatform;
@@ -49,7 +56,10 @@ describe('API keys (end to end over HTTP)', () => {
     const db = await readFile(join(p.dataDir, SQLITE_FILE));
     const wal = await readFile(join(p.dataDir, `${SQLITE_FILE}-wal`)).catch(() => Buffer.alloc(0));
     const secret = created.body.api_key as string;
-    assert.ok(!db.includes(secret) && !wal.includes(secret), 'the plaintext key is not in the database files');
+    assert.ok(
+      !db.includes(secret) && !wal.includes(secret),
+      'the plaintext key is not in the database files',
+    );
     assert.ok(db.includes(hashApiKey(secret)) || wal.includes(hashApiKey(secret)), 'its hash is');
   });
 
@@ -73,7 +83,11 @@ describe('API keys (end to end over HTTP)', () => {
     const res = await p.request('DELETE', `/api-keys/${theirId}`);
     assert.equal(res.status, 404);
     assert.equal(errorOf(res).code, 'NOT_FOUND');
-    assert.equal((await p.request('GET', '/api-keys', { key: other.key })).status, 200, 'their key still works');
+    assert.equal(
+      (await p.request('GET', '/api-keys', { key: other.key })).status,
+      200,
+      'their key still works',
+    );
     assert.equal((await p.request('DELETE', '/api-keys/not-a-key')).status, 404);
   });
 
@@ -105,7 +119,7 @@ describe('API keys (end to end over HTTP)', () => {
 
   it('answers 401 UNAUTHORIZED for a missing, malformed or unknown key', async () => {
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { authorization: 'Bearer' },
       { authorization: 'Basic dXNlcjpwYXNz' },
       { authorization: 'Bearer ahk_thisisnotakeythisisnotakeythisisnotakey1234' },

@@ -53,9 +53,12 @@ describe('the local platform as a process (npm start)', () => {
   it('accounts create works while the server runs, and its key works against it', async () => {
     const running = await startPlatformProcess({ PLATFORM_DATA_DIR: dataDir });
     try {
-      const res = await runCli(['accounts', 'create', '--org', 'acme', '--tier', 'free', '--email', 'ops@acme.test', '--json'], {
-        PLATFORM_DATA_DIR: dataDir,
-      });
+      const res = await runCli(
+        ['accounts', 'create', '--org', 'acme', '--tier', 'free', '--email', 'ops@acme.test', '--json'],
+        {
+          PLATFORM_DATA_DIR: dataDir,
+        },
+      );
       assert.equal(res.code, 0, res.stderr);
       const out = JSON.parse(res.stdout) as Record<string, string>;
       assert.deepEqual(Object.keys(out).sort(), ['account_id', 'api_key', 'org', 'tier', 'workspace_id']);
@@ -63,18 +66,30 @@ describe('the local platform as a process (npm start)', () => {
       const list = await call(running.url, out.api_key as string);
       assert.equal(list.status, 200);
       assert.equal(list.headers.get('x-ratelimit-limit'), '1000');
-      const ws = await call(running.url, out.api_key as string, 'GET', `/workspaces/${out.workspace_id}/tasks`);
+      const ws = await call(
+        running.url,
+        out.api_key as string,
+        'GET',
+        `/workspaces/${out.workspace_id}/tasks`,
+      );
       assert.equal(ws.status, 200);
 
-      const dup = await runCli(['accounts', 'create', '--org', 'acme', '--tier', 'pro'], { PLATFORM_DATA_DIR: dataDir });
-      assert.equal(dup.code, 3);
-      assert.match(dup.stderr, /org slug "acme" is taken/);
-      const dupEmail = await runCli(['accounts', 'create', '--org', 'acme2', '--tier', 'pro', '--email', 'OPS@acme.test'], {
+      const dup = await runCli(['accounts', 'create', '--org', 'acme', '--tier', 'pro'], {
         PLATFORM_DATA_DIR: dataDir,
       });
+      assert.equal(dup.code, 3);
+      assert.match(dup.stderr, /org slug "acme" is taken/);
+      const dupEmail = await runCli(
+        ['accounts', 'create', '--org', 'acme2', '--tier', 'pro', '--email', 'OPS@acme.test'],
+        {
+          PLATFORM_DATA_DIR: dataDir,
+        },
+      );
       assert.equal(dupEmail.code, 3);
       assert.match(dupEmail.stderr, /email/);
-      const human = await runCli(['accounts', 'create', '--org', 'beta-team', '--tier', 'team'], { PLATFORM_DATA_DIR: dataDir });
+      const human = await runCli(['accounts', 'create', '--org', 'beta-team', '--tier', 'team'], {
+        PLATFORM_DATA_DIR: dataDir,
+      });
       assert.equal(human.code, 0);
       assert.match(human.stdout, /API key \(shown once, store it now\):\nahk_/);
     } finally {

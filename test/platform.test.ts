@@ -74,7 +74,10 @@ describe('platform behaviour (end to end over HTTP)', () => {
   it('serves a valid OpenAPI 3.1 document listing every route', async () => {
     const res = await p.request('GET', '/openapi.json', { key: null });
     assert.equal(res.status, 200);
-    const doc = res.body as { openapi: string; paths: Record<string, Record<string, { operationId: string }>> };
+    const doc = res.body as {
+      openapi: string;
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
     assert.equal(doc.openapi, '3.1.0');
     const { metadata: _m, ...spec } = res.body;
     await SwaggerParser.validate(structuredClone(spec) as never);

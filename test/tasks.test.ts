@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Task = Record<string, unknown> & { id: string; status: string; completed_at: string | null };
-type TaskList = { tasks: Task[]; total: number };
+type TaskList = { tasks: Task[]; total: number; metadata?: unknown };
 
 describe('Tasks API (end to end over HTTP)', () => {
   let p: TestPlatform;
@@ -15,7 +15,16 @@ describe('Tasks API (end to end over HTTP)', () => {
   it('creates a task with defaults and answers 201 with the spec fields', async () => {
     const res = await p.request<Task>('POST', '/tasks', { body: { title: 'Write the report' } });
     assert.equal(res.status, 201);
-    for (const field of ['id', 'title', 'status', 'priority', 'due_date', 'project', 'created_by', 'created_at']) {
+    for (const field of [
+      'id',
+      'title',
+      'status',
+      'priority',
+      'due_date',
+      'project',
+      'created_by',
+      'created_at',
+    ]) {
       assert.ok(field in res.body, `response has ${field}`);
     }
     assert.match(res.body.id, /^[0-9a-f-]{36}$/);
@@ -58,11 +67,15 @@ describe('Tasks API (end to end over HTTP)', () => {
     const doneAt = done.body.completed_at;
 
     p.clock.advance(60_000);
-    const again = await p.request<Task>('PATCH', `/tasks/${created.id}`, { body: { status: 'done', title: 'Renamed' } });
+    const again = await p.request<Task>('PATCH', `/tasks/${created.id}`, {
+      body: { status: 'done', title: 'Renamed' },
+    });
     assert.equal(again.body.completed_at, doneAt, 'a second done keeps the first completion time');
     assert.equal(again.body.title, 'Renamed');
 
-    const reopened = await p.request<Task>('PATCH', `/tasks/${created.id}`, { body: { status: 'in_progress' } });
+    const reopened = await p.request<Task>('PATCH', `/tasks/${created.id}`, {
+      body: { status: 'in_progress' },
+    });
     assert.equal(reopened.body.status, 'in_progress');
     assert.equal(reopened.body.completed_at, null);
 
@@ -74,7 +87,9 @@ describe('Tasks API (end to end over HTTP)', () => {
       body: { project: 'x', due_date: '2026-08-01' },
     });
     assert.equal(cleared.body.project, 'x');
-    const nulls = await p.request<Task>('PATCH', `/tasks/${created.id}`, { body: { project: null, due_date: null } });
+    const nulls = await p.request<Task>('PATCH', `/tasks/${created.id}`, {
+      body: { project: null, due_date: null },
+    });
     assert.equal(nulls.body.project, null);
     assert.equal(nulls.body.due_date, null);
 
@@ -121,7 +136,9 @@ describe('Tasks API (end to end over HTTP)', () => {
     const high = await p.request<TaskList>('GET', '/tasks?priority=high&status=open', { key: q.key });
     assert.deepEqual(high.body.tasks.map((t) => t.id).sort(), [a.id, c.id].sort());
 
-    const ws = await p.request<TaskList>('GET', `/workspaces/${q.workspaceId}/tasks?status=done`, { key: q.key });
+    const ws = await p.request<TaskList>('GET', `/workspaces/${q.workspaceId}/tasks?status=done`, {
+      key: q.key,
+    });
     assert.equal(ws.status, 200);
     assert.deepEqual(
       ws.body.tasks.map((t) => t.id),
@@ -135,11 +152,15 @@ describe('Tasks API (end to end over HTTP)', () => {
   it('overdue lists only open tasks whose due date has passed (by the platform clock, UTC)', async () => {
     const q = await p.createAccount('overdue-org');
     p.clock.set('2026-06-15T12:00:00Z');
-    const late = (await p.request<Task>('POST', '/tasks', { key: q.key, body: { title: 'late', due_date: '2026-06-14' } }))
-      .body;
+    const late = (
+      await p.request<Task>('POST', '/tasks', { key: q.key, body: { title: 'late', due_date: '2026-06-14' } })
+    ).body;
     await p.request('POST', '/tasks', { key: q.key, body: { title: 'today', due_date: '2026-06-15' } });
     await p.request('POST', '/tasks', { key: q.key, body: { title: 'no date' } });
-    await p.request('POST', '/tasks', { key: q.key, body: { title: 'late done', due_date: '2026-06-01', status: 'done' } });
+    await p.request('POST', '/tasks', {
+      key: q.key,
+      body: { title: 'late done', due_date: '2026-06-01', status: 'done' },
+    });
     const res = await p.request<TaskList>('GET', '/tasks?overdue=true', { key: q.key });
     assert.deepEqual(
       res.body.tasks.map((t) => t.id),
@@ -153,15 +174,26 @@ describe('Tasks API (end to end over HTTP)', () => {
   });
 
   it('records the agent as created_by for tasks created with an agent key', async () => {
-    const key = await p.request<{ api_key: string }>('POST', '/api-keys', { body: { name: 'bot', agent: 'triage-bot' } });
+    const key = await p.request<{ api_key: string }>('POST', '/api-keys', {
+      body: { name: 'bot', agent: 'triage-bot' },
+    });
     assert.equal(key.status, 201);
-    const res = await p.request<Task>('POST', '/tasks', { key: key.body.api_key, body: { title: 'from an agent' } });
+    const res = await p.request<Task>('POST', '/tasks', {
+      key: key.body.api_key,
+      body: { title: 'from an agent' },
+    });
     assert.equal(res.status, 201);
     assert.equal(res.body.created_by, 'triage-bot');
   });
 
   describe('bad input answers a 4xx envelope naming the field, never a 500', () => {
-    const cases: [string, () => Promise<import('./helpers/platform.ts').ApiResponse>, number, string, string][] = [];
+    const cases: [
+      string,
+      () => Promise<import('./helpers/platform.ts').ApiResponse>,
+      number,
+      string,
+      string,
+    ][] = [];
     const add = (
       name: string,
       run: () => Promise<import('./helpers/platform.ts').ApiResponse>,
@@ -170,28 +202,150 @@ describe('Tasks API (end to end over HTTP)', () => {
       field: string,
     ) => cases.push([name, run, status, code, field]);
 
-    add('malformed JSON', () => p.request('POST', '/tasks', { rawBody: '{"title": ', headers: { 'content-type': 'application/json' } }), 400, 'INVALID_INPUT', 'body');
-    add('wrong content type', () => p.request('POST', '/tasks', { rawBody: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'UNSUPPORTED_TYPE', 'header.content-type');
-    add('missing title', () => p.request('POST', '/tasks', { body: { project: 'x' } }), 400, 'INVALID_INPUT', 'body.title');
-    add('empty title', () => p.request('POST', '/tasks', { body: { title: '   ' } }), 400, 'INVALID_INPUT', 'body.title');
-    add('title of the wrong type', () => p.request('POST', '/tasks', { body: { title: 42 } }), 400, 'INVALID_INPUT', 'body.title');
-    add('unknown field', () => p.request('POST', '/tasks', { body: { title: 'x', colour: 'red' } }), 400, 'INVALID_INPUT', 'body.colour');
-    add('impossible date', () => p.request('POST', '/tasks', { body: { title: 'x', due_date: '2026-02-30' } }), 400, 'INVALID_INPUT', 'body.due_date');
-    add('month 13', () => p.request('POST', '/tasks', { body: { title: 'x', due_date: '2026-13-01' } }), 400, 'INVALID_INPUT', 'body.due_date');
-    add('not a date', () => p.request('POST', '/tasks', { body: { title: 'x', due_date: 'tomorrow' } }), 400, 'INVALID_INPUT', 'body.due_date');
-    add('bad priority', () => p.request('POST', '/tasks', { body: { title: 'x', priority: 'asap' } }), 400, 'INVALID_INPUT', 'body.priority');
-    add('bad status', () => p.request('POST', '/tasks', { body: { title: 'x', status: 'finished' } }), 400, 'INVALID_INPUT', 'body.status');
-    add('body is an array', () => p.request('POST', '/tasks', { body: [{ title: 'x' }] }), 400, 'INVALID_INPUT', 'body');
+    add(
+      'malformed JSON',
+      () =>
+        p.request('POST', '/tasks', {
+          rawBody: '{"title": ',
+          headers: { 'content-type': 'application/json' },
+        }),
+      400,
+      'INVALID_INPUT',
+      'body',
+    );
+    add(
+      'wrong content type',
+      () =>
+        p.request('POST', '/tasks', {
+          rawBody: 'title=x',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+      415,
+      'UNSUPPORTED_TYPE',
+      'header.content-type',
+    );
+    add(
+      'missing title',
+      () => p.request('POST', '/tasks', { body: { project: 'x' } }),
+      400,
+      'INVALID_INPUT',
+      'body.title',
+    );
+    add(
+      'empty title',
+      () => p.request('POST', '/tasks', { body: { title: '   ' } }),
+      400,
+      'INVALID_INPUT',
+      'body.title',
+    );
+    add(
+      'title of the wrong type',
+      () => p.request('POST', '/tasks', { body: { title: 42 } }),
+      400,
+      'INVALID_INPUT',
+      'body.title',
+    );
+    add(
+      'unknown field',
+      () => p.request('POST', '/tasks', { body: { title: 'x', colour: 'red' } }),
+      400,
+      'INVALID_INPUT',
+      'body.colour',
+    );
+    add(
+      'impossible date',
+      () => p.request('POST', '/tasks', { body: { title: 'x', due_date: '2026-02-30' } }),
+      400,
+      'INVALID_INPUT',
+      'body.due_date',
+    );
+    add(
+      'month 13',
+      () => p.request('POST', '/tasks', { body: { title: 'x', due_date: '2026-13-01' } }),
+      400,
+      'INVALID_INPUT',
+      'body.due_date',
+    );
+    add(
+      'not a date',
+      () => p.request('POST', '/tasks', { body: { title: 'x', due_date: 'tomorrow' } }),
+      400,
+      'INVALID_INPUT',
+      'body.due_date',
+    );
+    add(
+      'bad priority',
+      () => p.request('POST', '/tasks', { body: { title: 'x', priority: 'asap' } }),
+      400,
+      'INVALID_INPUT',
+      'body.priority',
+    );
+    add(
+      'bad status',
+      () => p.request('POST', '/tasks', { body: { title: 'x', status: 'finished' } }),
+      400,
+      'INVALID_INPUT',
+      'body.status',
+    );
+    add(
+      'body is an array',
+      () => p.request('POST', '/tasks', { body: [{ title: 'x' }] }),
+      400,
+      'INVALID_INPUT',
+      'body',
+    );
     add('limit 0', () => p.request('GET', '/tasks?limit=0'), 400, 'INVALID_INPUT', 'query.limit');
     add('limit 201', () => p.request('GET', '/tasks?limit=201'), 400, 'INVALID_INPUT', 'query.limit');
-    add('limit not a number', () => p.request('GET', '/tasks?limit=ten'), 400, 'INVALID_INPUT', 'query.limit');
+    add(
+      'limit not a number',
+      () => p.request('GET', '/tasks?limit=ten'),
+      400,
+      'INVALID_INPUT',
+      'query.limit',
+    );
     add('negative offset', () => p.request('GET', '/tasks?offset=-1'), 400, 'INVALID_INPUT', 'query.offset');
-    add('overdue not boolean', () => p.request('GET', '/tasks?overdue=yes'), 400, 'INVALID_INPUT', 'query.overdue');
-    add('unknown query parameter', () => p.request('GET', '/tasks?colour=red'), 400, 'INVALID_INPUT', 'query.colour');
-    add('repeated query parameter', () => p.request('GET', '/tasks?limit=1&limit=2'), 400, 'INVALID_INPUT', 'query.limit');
-    add('empty PATCH', () => p.request('PATCH', '/tasks/00000000-0000-4000-8000-000000000000', { body: {} }), 400, 'INVALID_INPUT', 'body');
-    add('oversized body', () => p.request('POST', '/tasks', { body: { title: 'x', description: 'y'.repeat(1_100_000) } }), 413, 'DOCUMENT_TOO_LARGE', 'body');
-    add('workspace_id not a uuid', () => p.request('POST', '/tasks', { body: { title: 'x', workspace_id: 'nope' } }), 400, 'INVALID_INPUT', 'body.workspace_id');
+    add(
+      'overdue not boolean',
+      () => p.request('GET', '/tasks?overdue=yes'),
+      400,
+      'INVALID_INPUT',
+      'query.overdue',
+    );
+    add(
+      'unknown query parameter',
+      () => p.request('GET', '/tasks?colour=red'),
+      400,
+      'INVALID_INPUT',
+      'query.colour',
+    );
+    add(
+      'repeated query parameter',
+      () => p.request('GET', '/tasks?limit=1&limit=2'),
+      400,
+      'INVALID_INPUT',
+      'query.limit',
+    );
+    add(
+      'empty PATCH',
+      () => p.request('PATCH', '/tasks/00000000-0000-4000-8000-000000000000', { body: {} }),
+      400,
+      'INVALID_INPUT',
+      'body',
+    );
+    add(
+      'oversized body',
+      () => p.request('POST', '/tasks', { body: { title: 'x', description: 'y'.repeat(1_100_000) } }),
+      413,
+      'DOCUMENT_TOO_LARGE',
+      'body',
+    );
+    add(
+      'workspace_id not a uuid',
+      () => p.request('POST', '/tasks', { body: { title: 'x', workspace_id: 'nope' } }),
+      400,
+      'INVALID_INPUT',
+      'body.workspace_id',
+    );
 
     it('every case', async () => {
       for (const [name, run, status, code, field] of cases) {

@@ -42,8 +42,10 @@ function isScalar(v: unknown): v is Scalar {
 function compare(op: 'eq' | 'lt' | 'lte' | 'gt' | 'gte', a: Scalar, b: Scalar): boolean {
   if (op === 'eq') return a === b;
   let order: number;
-  if (typeof a === 'number' && typeof b === 'number') order = a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
-  else if (typeof a === 'string' && typeof b === 'string') order = Buffer.compare(Buffer.from(a), Buffer.from(b));
+  if (typeof a === 'number' && typeof b === 'number')
+    order = a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
+  else if (typeof a === 'string' && typeof b === 'string')
+    order = Buffer.compare(Buffer.from(a), Buffer.from(b));
   else return false;
   switch (op) {
     case 'lt':
@@ -62,8 +64,7 @@ export function validateTransaction(ops: TransactOp[]): void {
   if (ops.length === 0 || ops.length > 100) throw new Error('A transaction holds 1 to 100 operations');
   const seen = new Set<string>();
   for (const op of ops) {
-    const key =
-      'put' in op ? op.put : 'update' in op ? op.update : 'delete' in op ? op.delete : op.check;
+    const key = 'put' in op ? op.put : 'update' in op ? op.update : 'delete' in op ? op.delete : op.check;
     const id = `${key.pk}\u0000${key.sk}`;
     if (seen.has(id)) throw new Error('A transaction cannot include two operations on one item');
     seen.add(id);

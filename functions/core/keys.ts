@@ -22,12 +22,18 @@ export const keys = {
   apiKeysOfAccountPrefix: 'APIKEY#',
 
   /** Daily call counter, per account per UTC day (YYYY-MM-DD). */
-  dailyUsage: (accountId: string, day: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: `USAGE#DAY#${day}` }),
+  dailyUsage: (accountId: string, day: string): ItemKey => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `USAGE#DAY#${day}`,
+  }),
 
   workspace: (workspaceId: string): ItemKey => ({ pk: `WS#${workspaceId}`, sk: 'WS' }),
   /** Uniqueness guard and lookup: workspace slug -> workspace. */
   workspaceSlug: (slug: string): ItemKey => ({ pk: `WSSLUG#${slug}`, sk: 'WSSLUG' }),
-  member: (workspaceId: string, accountId: string): ItemKey => ({ pk: `WS#${workspaceId}`, sk: `MEMBER#${accountId}` }),
+  member: (workspaceId: string, accountId: string): ItemKey => ({
+    pk: `WS#${workspaceId}`,
+    sk: `MEMBER#${accountId}`,
+  }),
   membersPrefix: 'MEMBER#',
   /** GSI1 partition of an account's memberships. */
   membershipsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#WS`,

@@ -4,7 +4,8 @@ import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'tasks'> = {
   createTask: ({ deps, auth, body }) => createTask(deps, auth, body),
-  listTasks: ({ deps, auth, query }) => listTasks(deps, auth, query.workspace_id ?? auth.personalWorkspaceId, query),
+  listTasks: ({ deps, auth, query }) =>
+    listTasks(deps, auth, query.workspace_id ?? auth.personalWorkspaceId, query),
   listWorkspaceTasks: ({ deps, auth, params, query }) => listTasks(deps, auth, params.workspace_id, query),
   getTask: ({ deps, auth, params }) => getTask(deps, auth, params.task_id),
   updateTask: ({ deps, auth, params, body }) => updateTask(deps, auth, params.task_id, body),

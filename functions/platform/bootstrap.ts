@@ -1,8 +1,8 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAccount, findAccountByOrg } from '../core/accounts/account.ts';
-import { addApiKey } from '../core/api-keys/api-keys.ts';
 import { hashApiKey } from '../core/api-keys/api-key-secret.ts';
+import { addApiKey } from '../core/api-keys/api-keys.ts';
 import { keys } from '../core/keys.ts';
 import type { Deps } from './deps.ts';
 
@@ -25,7 +25,10 @@ export async function bootstrapOwner(deps: Deps): Promise<BootstrapResult> {
   const { config } = deps;
   const existing = await findAccountByOrg(deps, OWNER_ORG);
   if (existing) {
-    if (config.bootstrapApiKey && !(await deps.store.get(keys.apiKeyByHash(hashApiKey(config.bootstrapApiKey))))) {
+    if (
+      config.bootstrapApiKey &&
+      !(await deps.store.get(keys.apiKeyByHash(hashApiKey(config.bootstrapApiKey))))
+    ) {
       await addApiKey(deps, existing.id, { secret: config.bootstrapApiKey, name: 'bootstrap', agent: null });
     }
     return { created: false, accountId: existing.id, generatedKey: null };

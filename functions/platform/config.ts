@@ -37,7 +37,11 @@ const schema = z
   })
   .superRefine((env, ctx) => {
     if (env.PLATFORM_MODE === 'aws' && !env.PLATFORM_TABLE_NAME) {
-      ctx.addIssue({ code: 'custom', path: ['PLATFORM_TABLE_NAME'], message: 'is required when PLATFORM_MODE=aws' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PLATFORM_TABLE_NAME'],
+        message: 'is required when PLATFORM_MODE=aws',
+      });
     }
   });
 

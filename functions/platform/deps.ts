@@ -24,19 +24,20 @@ export interface DepsOverrides {
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  const store = config.mode === 'aws' ? await createAwsStore(config, clock) : await createLocalStore(config, clock);
+  const store =
+    config.mode === 'aws' ? await createAwsStore(config, clock) : await createLocalStore(config, clock);
   return { config, store, clock, logger };
 }
 
 export const SQLITE_FILE = 'agenthost.db';
 
-async function createLocalStore(config: Config, clock: Clock): Promise<Store> {
+export async function createLocalStore(config: Config, clock: Clock): Promise<Store> {
   if (config.mode !== 'local') throw new Error('The SQLite store runs only in PLATFORM_MODE=local');
   const { SqliteStore } = await import('../adapters/local/sqlite-store.ts');
   return new SqliteStore(join(config.dataDir, SQLITE_FILE), { nowSeconds: () => epochSeconds(clock) });
 }
 
-async function createAwsStore(config: Config, clock: Clock): Promise<Store> {
+export async function createAwsStore(config: Config, clock: Clock): Promise<Store> {
   if (config.mode !== 'aws' || !config.tableName) {
     throw new Error('The DynamoDB store runs only in PLATFORM_MODE=aws with PLATFORM_TABLE_NAME set');
   }

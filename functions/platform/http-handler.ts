@@ -22,7 +22,9 @@ export interface OperationInput<R extends RouteDef> {
   requestId: string;
 }
 
-type Result<R extends RouteDef> = R['success']['schema'] extends z.ZodType ? z.input<R['success']['schema']> : undefined;
+type Result<R extends RouteDef> = R['success']['schema'] extends z.ZodType
+  ? z.input<R['success']['schema']>
+  : undefined;
 
 /** The operations a resource module implements: one per route of that module, typed by the route. */
 export type Operations<M extends ResourceModule> = {
@@ -40,9 +42,10 @@ interface RequestState {
   input?: { params: unknown; query: unknown; body: unknown };
 }
 
-type PlatformRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context & { platform: RequestState }>;
-
-export type ApiHandler = (event: APIGatewayProxyEvent, context?: Partial<Context>) => Promise<APIGatewayProxyResult>;
+export type ApiHandler = (
+  event: APIGatewayProxyEvent,
+  context?: Partial<Context>,
+) => Promise<APIGatewayProxyResult>;
 
 /**
  * Builds the Lambda handler of one resource module. The same function serves API Gateway and the
@@ -72,7 +75,10 @@ export function createModuleHandler<M extends ResourceModule>(
       ctx.platform = { requestId: event.requestContext?.requestId || `req_${randomUUID()}` };
       const found = table.get(`${event.httpMethod} ${event.resource}`);
       if (!found) {
-        throw new PlatformError('NOT_FOUND', `No route for ${event.httpMethod} ${event.path ?? event.resource}`);
+        throw new PlatformError(
+          'NOT_FOUND',
+          `No route for ${event.httpMethod} ${event.path ?? event.resource}`,
+        );
       }
       [ctx.platform.operationId, ctx.platform.route] = found;
       ctx.platform.deps = await getDeps();
@@ -121,7 +127,11 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
       if (err.code === 'RATE_LIMITED' && typeof err.details?.suggested_wait_time === 'number') {
         headers['Retry-After'] = String(err.details.suggested_wait_time);
       }
-      request.response = { statusCode: err.status, headers, body: JSON.stringify(errorEnvelope(err, s.requestId)) };
+      request.response = {
+        statusCode: err.status,
+        headers,
+        body: JSON.stringify(errorEnvelope(err, s.requestId)),
+      };
     },
   };
 }
@@ -165,7 +175,8 @@ export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvel
 
 function toPlatformError(error: unknown, s: RequestState): PlatformError {
   if (error instanceof PlatformError) return error;
-  if (error instanceof InvalidCursorError) return invalidInput([{ field: 'query.cursor', message: error.message }]);
+  if (error instanceof InvalidCursorError)
+    return invalidInput([{ field: 'query.cursor', message: error.message }]);
   const log = s.deps?.logger;
   const fields = {
     request_id: s.requestId,
@@ -175,7 +186,10 @@ function toPlatformError(error: unknown, s: RequestState): PlatformError {
   };
   if (log) log.error('unhandled error', fields);
   else process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'unhandled error', ...fields })}\n`);
-  return new PlatformError('INTERNAL_ERROR', `Internal error; quote request id ${s.requestId} when reporting it`);
+  return new PlatformError(
+    'INTERNAL_ERROR',
+    `Internal error; quote request id ${s.requestId} when reporting it`,
+  );
 }
 
 function withMetadata(body: unknown, requestId: string): unknown {
@@ -205,20 +219,34 @@ function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: 
 
   let body: unknown;
   if (route.body) {
-    const text = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
+    const text = event.body
+      ? event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString('utf8')
+        : event.body
+      : '';
     if (Buffer.byteLength(text, 'utf8') > maxBodyBytes) {
-      throw new PlatformError('DOCUMENT_TOO_LARGE', `The request body exceeds the limit of ${maxBodyBytes} bytes`, {
-        fields: [{ field: 'body', message: `must be at most ${maxBodyBytes} bytes` }],
-        limit_bytes: maxBodyBytes,
-      });
+      throw new PlatformError(
+        'DOCUMENT_TOO_LARGE',
+        `The request body exceeds the limit of ${maxBodyBytes} bytes`,
+        {
+          fields: [{ field: 'body', message: `must be at most ${maxBodyBytes} bytes` }],
+          limit_bytes: maxBodyBytes,
+        },
+      );
     }
     let raw: unknown = {};
     if (text.trim() !== '') {
       const type = header(event, 'content-type') ?? '';
       if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
-        throw new PlatformError('UNSUPPORTED_TYPE', 'The request body must be JSON (Content-Type: application/json)', {
-          fields: [{ field: 'header.content-type', message: `must be application/json, got "${type || 'none'}"` }],
-        });
+        throw new PlatformError(
+          'UNSUPPORTED_TYPE',
+          'The request body must be JSON (Content-Type: application/json)',
+          {
+            fields: [
+              { field: 'header.content-type', message: `must be application/json, got "${type || 'none'}"` },
+            ],
+          },
+        );
       }
       try {
         raw = JSON.parse(text);

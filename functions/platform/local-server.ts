@@ -48,7 +48,8 @@ export class LocalServer {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err) => {
         deps.logger.error('local server failure', { error: String(err) });
-        if (!res.headersSent) this.sendError(res, new PlatformError('INTERNAL_ERROR', 'Internal error'), `req_${randomUUID()}`);
+        if (!res.headersSent)
+          this.sendError(res, new PlatformError('INTERNAL_ERROR', 'Internal error'), `req_${randomUUID()}`);
         else res.destroy();
       });
     });
@@ -177,7 +178,7 @@ function toEvent(
   const multiQuery: Record<string, string[]> = {};
   for (const [k, v] of url.searchParams) {
     query[k] = v;
-    (multiQuery[k] ??= []).push(v);
+    multiQuery[k] = [...(multiQuery[k] ?? []), v];
   }
   const hasQuery = Object.keys(query).length > 0;
   const text = body.toString('utf8');
@@ -209,7 +210,9 @@ function toEvent(
 function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
   res.statusCode = result.statusCode;
   for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, String(v));
-  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  const body = result.isBase64Encoded
+    ? Buffer.from(result.body, 'base64')
+    : Buffer.from(result.body ?? '', 'utf8');
   if (body.length > 0) res.setHeader('Content-Length', body.length);
   res.end(body);
 }

@@ -15,7 +15,9 @@ function successSchema(route: RouteDef): JsonObject | undefined {
   if (!route.success.schema) return undefined;
   const base = toSchema(route.success.schema, 'output');
   if (base.type !== 'object') return base;
-  return { allOf: [base, { type: 'object', properties: { metadata: { $ref: '#/components/schemas/Metadata' } } }] };
+  return {
+    allOf: [base, { type: 'object', properties: { metadata: { $ref: '#/components/schemas/Metadata' } } }],
+  };
 }
 
 function parameters(route: RouteDef): JsonObject[] {
@@ -106,7 +108,9 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
     ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
     paths,
     components: {
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An agenthost API key (ahk_…)' } },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An agenthost API key (ahk_…)' },
+      },
       schemas: {
         ErrorEnvelope: toSchema(errorEnvelopeSchema, 'output'),
         Metadata: toSchema(metadataSchema, 'output'),

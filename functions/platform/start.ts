@@ -1,13 +1,15 @@
+import { join } from 'node:path';
+import { ADMIN_KEY_FILE, bootstrapOwner } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDeps } from './deps.ts';
-import { bootstrapOwner, ADMIN_KEY_FILE } from './bootstrap.ts';
 import { LocalServer } from './local-server.ts';
-import { join } from 'node:path';
 
 /** `npm start`: the whole platform in one process, until SIGINT or SIGTERM. */
 export async function startLocalPlatform(config: Config): Promise<void> {
   if (config.mode !== 'local') {
-    throw new Error('agenthost start runs the local platform; set PLATFORM_MODE=local (AWS deploys with cdk deploy)');
+    throw new Error(
+      'agenthost start runs the local platform; set PLATFORM_MODE=local (AWS deploys with cdk deploy)',
+    );
   }
   const deps = await createDeps(config);
   const boot = await bootstrapOwner(deps);

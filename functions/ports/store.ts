@@ -99,7 +99,12 @@ export interface Store {
   /** Returns the item as it was, or undefined when there was none. */
   delete(key: ItemKey, options?: WriteOptions): Promise<Item | undefined>;
   /** Atomically adds `delta` to a numeric attribute and returns the new value. */
-  atomicAdd(key: ItemKey, attr: string, delta: number, options?: WriteOptions & { ttl?: number }): Promise<number>;
+  atomicAdd(
+    key: ItemKey,
+    attr: string,
+    delta: number,
+    options?: WriteOptions & { ttl?: number },
+  ): Promise<number>;
   query(spec: QuerySpec): Promise<QueryPage>;
   /** All-or-nothing write of up to 100 operations on distinct keys. */
   transactWrite(ops: TransactOp[]): Promise<void>;

@@ -1,13 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { createDeps, type Deps } from '../../functions/platform/deps.ts';
-import { bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
-import { readFile } from 'node:fs/promises';
-import { ADMIN_KEY_FILE } from '../../functions/platform/bootstrap.ts';
 import { FakeClock } from './fake-clock.ts';
 
 export interface ApiResponse<T = Record<string, unknown>> {
@@ -30,7 +28,11 @@ export interface TestPlatform {
   clock: FakeClock;
   dataDir: string;
   ownerKey: string;
-  request<T = Record<string, unknown>>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options?: RequestOptions,
+  ): Promise<ApiResponse<T>>;
   createAccount(org: string, tier?: Tier): Promise<{ key: string; accountId: string; workspaceId: string }>;
   close(): Promise<void>;
 }
@@ -49,7 +51,11 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
   const server = new LocalServer(deps);
   const url = await server.listen(0, '127.0.0.1');
 
-  const request = async <T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> => {
+  const request = async <T>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...options.headers };
     const key = options.key === undefined ? ownerKey : options.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
@@ -92,9 +98,19 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
 }
 
 /** Asserts the spec's error envelope and returns it. */
-export function errorOf(res: ApiResponse): { code: string; message: string; is_retryable: boolean; fields: string[] } {
+export function errorOf(res: ApiResponse): {
+  code: string;
+  message: string;
+  is_retryable: boolean;
+  fields: string[];
+} {
   const body = res.body as {
-    error?: { code: string; message: string; is_retryable: boolean; details?: { fields?: { field: string }[] } };
+    error?: {
+      code: string;
+      message: string;
+      is_retryable: boolean;
+      details?: { fields?: { field: string }[] };
+    };
     metadata?: { request_id?: string };
   };
   if (!body.error || typeof body.metadata?.request_id !== 'string') {

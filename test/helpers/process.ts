@@ -26,7 +26,10 @@ export async function startPlatformProcess(env: Record<string, string>): Promise
     err += d;
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`platform did not start in 20 s:\n${out}\n${err}`)), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`platform did not start in 20 s:\n${out}\n${err}`)),
+      20_000,
+    );
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m?.[1]) {

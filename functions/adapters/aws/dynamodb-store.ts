@@ -109,7 +109,7 @@ export class DynamoDbStore implements Store {
     const condition = options.condition && ttlAwareCondition(options.condition, x, this.nowSeconds());
     await this.conditional(
       this.doc.send(
-        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: condition, ...x.attributes() }),
+        new PutCommand(compact({ TableName: this.tableName, Item: item, ConditionExpression: condition, ...x.attributes() })),
       ),
     );
   }
@@ -123,7 +123,7 @@ export class DynamoDbStore implements Store {
       const condition = liveCondition(options.condition, x, now);
       try {
         const out = await this.doc.send(
-          new UpdateCommand({
+          new UpdateCommand(compact({
             TableName: this.tableName,
             Key: itemKey(key),
             UpdateExpression: update,
@@ -131,7 +131,7 @@ export class DynamoDbStore implements Store {
             ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             ...x.attributes(),
-          }),
+          })),
         );
         return out.Attributes as Item;
       } catch (err) {
@@ -154,13 +154,13 @@ export class DynamoDbStore implements Store {
     const condition = options.condition && ttlAwareCondition(options.condition, x, now);
     const out = await this.conditional(
       this.doc.send(
-        new DeleteCommand({
+        new DeleteCommand(compact({
           TableName: this.tableName,
           Key: itemKey(key),
           ConditionExpression: condition,
           ReturnValues: 'ALL_OLD',
           ...x.attributes(),
-        }),
+        })),
       ),
     );
     const old = out.Attributes as Item | undefined;
@@ -192,7 +192,7 @@ export class DynamoDbStore implements Store {
     if (sk) keyConditions.push(sk(x.name(skAttr), (v) => x.value(v)));
     const now = this.nowSeconds();
     const out = await this.doc.send(
-      new QueryCommand({
+      new QueryCommand(compact({
         TableName: this.tableName,
         IndexName: spec.index,
         KeyConditionExpression: keyConditions.join(' AND '),
@@ -203,7 +203,7 @@ export class DynamoDbStore implements Store {
         ScanIndexForward: !spec.reverse,
         ExclusiveStartKey: startKey,
         ...x.attributes(),
-      }),
+      })),
     );
     const last = out.LastEvaluatedKey;
     return {
@@ -258,7 +258,7 @@ export class DynamoDbStore implements Store {
     const TableName = this.tableName;
     if ('put' in op) {
       const condition = op.condition && ttlAwareCondition(op.condition, x, now);
-      return { Put: { TableName, Item: op.put, ConditionExpression: condition, ...x.attributes() } };
+      return { Put: compact({ TableName, Item: op.put, ConditionExpression: condition, ...x.attributes() }) };
     }
     if ('update' in op) {
       checkUpdate(op.spec);
@@ -281,7 +281,7 @@ export class DynamoDbStore implements Store {
     }
     if ('delete' in op) {
       const condition = op.condition && ttlAwareCondition(op.condition, x, now);
-      return { Delete: { TableName, Key: itemKey(op.delete), ConditionExpression: condition, ...x.attributes() } };
+      return { Delete: compact({ TableName, Key: itemKey(op.delete), ConditionExpression: condition, ...x.attributes() }) };
     }
     const condition = ttlAwareCondition(op.condition, x, now);
     return { ConditionCheck: { TableName, Key: itemKey(op.check), ConditionExpression: condition, ...x.attributes() } };
@@ -556,6 +556,11 @@ function skMatches(value: string, sk: QuerySpec['sk']): boolean {
 /** DynamoDB orders strings by their UTF-8 bytes. */
 function compareUtf8(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** The object without its undefined properties, so requests carry only what they set. */
+function compact<T extends object>(input: T): T {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as T;
 }
 
 function itemKey(key: ItemKey): ItemKey {

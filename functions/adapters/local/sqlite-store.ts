@@ -5,12 +5,12 @@ import {
   type AttrValue,
   type Condition,
   ConditionFailedError,
+  InvalidCursorError,
   type Item,
   type ItemKey,
   type QueryPage,
   type QuerySpec,
   type Store,
-  InvalidCursorError,
   TransactionCanceledError,
   type TransactOp,
   type UpdateSpec,
@@ -160,7 +160,8 @@ export class SqliteStore implements Store {
       ops.forEach((op, i) => {
         if ('put' in op) this.upsert(op.put);
         else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec));
-        else if ('delete' in op) this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(op.delete.pk, op.delete.sk);
+        else if ('delete' in op)
+          this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(op.delete.pk, op.delete.sk);
       });
     });
   }

@@ -3,8 +3,8 @@ import type { Tier } from '../../platform/config.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { invalidInput, PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
-import { apiKeyItems } from '../api-keys/api-keys.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
+import { apiKeyItems } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { slugSchema } from './slug.ts';
 
@@ -35,7 +35,8 @@ export async function createAccount(
   input: { org: string; tier: Tier; email?: string; apiKey?: string },
 ): Promise<CreatedAccount> {
   const slug = slugSchema.safeParse(input.org);
-  if (!slug.success) throw invalidInput([{ field: 'org', message: slug.error.issues[0]?.message ?? 'invalid' }]);
+  if (!slug.success)
+    throw invalidInput([{ field: 'org', message: slug.error.issues[0]?.message ?? 'invalid' }]);
   const email = input.email?.trim().toLowerCase();
   if (email !== undefined && (!emailPattern.test(email) || email.length > 254)) {
     throw invalidInput([{ field: 'email', message: 'must be an email address' }]);
@@ -89,7 +90,12 @@ export async function createAccount(
   return { account, workspace_id: workspaceId, api_key: apiKey, api_key_id: key.id };
 }
 
-export function memberItem(workspaceId: string, accountId: string, role: 'owner' | 'member', joinedAt: string): Item {
+export function memberItem(
+  workspaceId: string,
+  accountId: string,
+  role: 'owner' | 'member',
+  joinedAt: string,
+): Item {
   return {
     ...keys.member(workspaceId, accountId),
     workspace_id: workspaceId,

@@ -46,6 +46,9 @@ export const slugSchema = z
   .string()
   .min(2, 'must be 2 to 39 characters')
   .max(39, 'must be 2 to 39 characters')
-  .regex(SLUG_PATTERN, 'must be lowercase letters, digits and hyphens, starting and ending with a letter or digit')
+  .regex(
+    SLUG_PATTERN,
+    'must be lowercase letters, digits and hyphens, starting and ending with a letter or digit',
+  )
   .refine((s) => !s.includes('--'), 'must not contain two hyphens in a row')
   .refine((s) => !RESERVED_SLUGS.has(s), 'is a reserved word');

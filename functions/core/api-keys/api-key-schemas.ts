@@ -2,7 +2,10 @@ import { z } from 'zod';
 
 const agentName = z
   .string()
-  .regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'must be an agent name: lowercase letters, digits and hyphens');
+  .regex(
+    /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/,
+    'must be an agent name: lowercase letters, digits and hyphens',
+  );
 
 export const apiKeyCreateBody = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(100).optional().describe('A label for the key'),

@@ -56,7 +56,11 @@ export async function createApiKey(
   input: { name?: string | undefined; agent?: string | undefined },
 ): Promise<ApiKeyRecord & { api_key: string }> {
   const secret = generateApiKey();
-  const record = await addApiKey(deps, auth.accountId, { secret, name: input.name ?? 'unnamed', agent: input.agent ?? null });
+  const record = await addApiKey(deps, auth.accountId, {
+    secret,
+    name: input.name ?? 'unnamed',
+    agent: input.agent ?? null,
+  });
   return { ...record, api_key: secret };
 }
 
@@ -118,7 +122,8 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   }
   const hash = hashApiKey(match[1]);
   const key = await deps.store.get(keys.apiKeyByHash(hash));
-  if (!key || !hashesEqual(String(key.hash), hash)) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
+  if (!key || !hashesEqual(String(key.hash), hash))
+    throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
   const accountItem = await deps.store.get(keys.account(String(key.account_id)));
   if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
   const account = toAccount(accountItem);

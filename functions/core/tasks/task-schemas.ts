@@ -23,7 +23,10 @@ export const taskCreateBody = z.strictObject({
   project: project.optional(),
   priority: z.enum(TASK_PRIORITIES).optional(),
   status: z.enum(TASK_STATUSES).optional(),
-  workspace_id: z.uuid().optional().describe('Target workspace; the caller’s personal workspace when omitted'),
+  workspace_id: z
+    .uuid()
+    .optional()
+    .describe('Target workspace; the caller’s personal workspace when omitted'),
 });
 
 /** PATCH: any subset; null clears an optional field. */
@@ -55,7 +58,10 @@ export const taskListQuery = z.strictObject({
     .enum(['true', 'false'], 'must be true or false')
     .transform((v) => v === 'true')
     .optional(),
-  workspace_id: z.uuid().optional().describe('GET /tasks only: list this workspace instead of the personal one'),
+  workspace_id: z
+    .uuid()
+    .optional()
+    .describe('GET /tasks only: list this workspace instead of the personal one'),
 });
 
 export const taskIdParams = z.strictObject({ task_id: z.string().min(1).max(100) });

@@ -42,7 +42,11 @@ export async function listTasks(
   query: TaskListQuery,
 ): Promise<{ tasks: Task[]; total: number }> {
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
-  const items = await queryAll(deps.store, { index: 'gsi1', pk: keys.tasksOfWorkspace(workspaceId), reverse: true });
+  const items = await queryAll(deps.store, {
+    index: 'gsi1',
+    pk: keys.tasksOfWorkspace(workspaceId),
+    reverse: true,
+  });
   const today = deps.clock.now().toISOString().slice(0, 10);
   const matches = items.map(toTask).filter((t) => {
     if (query.status && t.status !== query.status) return false;
@@ -99,7 +103,11 @@ export async function deleteTask(deps: Deps, auth: AuthContext, taskId: string):
 }
 
 /** A task the caller may see: in a workspace the caller is a member of. Otherwise 404, as if absent. */
-async function loadTask(deps: Deps, auth: AuthContext, taskId: string): Promise<{ task: Task; version: number }> {
+async function loadTask(
+  deps: Deps,
+  auth: AuthContext,
+  taskId: string,
+): Promise<{ task: Task; version: number }> {
   const item = await deps.store.get(keys.task(taskId));
   if (!item) throw notFound('Task');
   const task = toTask(item);

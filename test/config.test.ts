@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { DynamoDbStore } from '../functions/adapters/aws/dynamodb-store.ts';
+import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
+import { ConfigError, parseConfig } from '../functions/platform/config.ts';
+import { createAwsStore, createDeps, createLocalStore } from '../functions/platform/deps.ts';
+import { systemClock } from '../functions/ports/clock.ts';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const c = parseConfig({});
+    assert.equal(c.mode, 'local');
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.port, 8787);
+    assert.equal(c.dataDir, resolve('./.data'));
+    assert.equal(c.bootstrapTier, 'pro');
+    assert.equal(c.bootstrapApiKey, undefined);
+    assert.equal(c.maxBodyBytes, 1024 * 1024);
+  });
+
+  it('treats empty variables as unset and ignores unrelated ones', () => {
+    const c = parseConfig({ PORT: '', HOME: '/root', PLATFORM_BOOTSTRAP_TIER: 'team' });
+    assert.equal(c.port, 8787);
+    assert.equal(c.bootstrapTier, 'team');
+  });
+
+  it('fails fast, naming every bad variable', () => {
+    assert.throws(
+      () => parseConfig({ PORT: '99999', PLATFORM_MODE: 'cloud', PLATFORM_BOOTSTRAP_API_KEY: 'short' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /PORT/.test(err.message) &&
+        /PLATFORM_MODE/.test(err.message) &&
+        /PLATFORM_BOOTSTRAP_API_KEY/.test(err.message),
+    );
+  });
+
+  it('needs a table name in aws mode', () => {
+    assert.throws(
+      () => parseConfig({ PLATFORM_MODE: 'aws' }),
+      /PLATFORM_TABLE_NAME: is required when PLATFORM_MODE=aws/,
+    );
+    assert.equal(
+      parseConfig({ PLATFORM_MODE: 'aws', PLATFORM_TABLE_NAME: 'agenthost-t1' }).tableName,
+      'agenthost-t1',
+    );
+  });
+
+  it('builds the adapters of its mode, and each adapter refuses the other mode', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-cfg-'));
+    try {
+      const local = parseConfig({ PLATFORM_DATA_DIR: dir });
+      const aws = parseConfig({
+        PLATFORM_MODE: 'aws',
+        PLATFORM_TABLE_NAME: 'agenthost-main',
+        AWS_REGION: 'eu-west-1',
+      });
+      const localDeps = await createDeps(local);
+      assert.ok(localDeps.store instanceof SqliteStore);
+      await localDeps.store.close();
+      const awsDeps = await createDeps(aws);
+      assert.ok(awsDeps.store instanceof DynamoDbStore);
+      await awsDeps.store.close();
+      await assert.rejects(createLocalStore(aws, systemClock), /runs only in PLATFORM_MODE=local/);
+      await assert.rejects(createAwsStore(local, systemClock), /runs only in PLATFORM_MODE=aws/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is read from process.env only by the config module', async () => {
+    const { readdir, readFile } = await import('node:fs/promises');
+    const offenders: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const path = `${dir}/${entry.name}`;
+        if (entry.isDirectory()) await walk(path);
+        else if (path.endsWith('.ts') && !path.endsWith('.test.ts')) {
+          const text = await readFile(path, 'utf8');
+          if (/process\.env/.test(text) && path !== 'functions/platform/config.ts') offenders.push(path);
+        }
+      }
+    };
+    await walk('functions');
+    assert.deepEqual(offenders, []);
+  });
+});
