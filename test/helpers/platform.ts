@@ -2,10 +2,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { createDeps, type Deps } from '../../functions/platform/deps.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
+import { type DynamoFake, startDynamoFake } from './dynamo-fake.ts';
 import { FakeClock } from './fake-clock.ts';
 
 export interface ApiResponse<T = Record<string, unknown>> {
@@ -41,13 +43,34 @@ export interface TestPlatform {
  * The local platform in this process, over real HTTP on a loopback port, on a fresh data dir, with
  * a fake clock. Every end-to-end test file starts one.
  */
-export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+export type Backend = 'sqlite' | 'dynamodb';
+export const BACKENDS: Backend[] = ['sqlite', 'dynamodb'];
+
+export async function startTestPlatform(
+  env: Record<string, string> = {},
+  backend: Backend = 'sqlite',
+): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
-  const config = parseConfig({ PLATFORM_DATA_DIR: dataDir, PORT: '0', PLATFORM_LOG_LEVEL: 'silent', ...env });
+  let dynamo: DynamoFake | undefined;
+  let backendEnv: Record<string, string> = {};
+  if (backend === 'dynamodb') {
+    dynamo = await startDynamoFake();
+    // The SDK's default credential chain reads these; the fake ignores their values.
+    process.env.AWS_ACCESS_KEY_ID ??= 'test';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+    backendEnv = { ...dynamo.env, PLATFORM_BOOTSTRAP_API_KEY: generateApiKey() };
+  }
+  const config = parseConfig({
+    PLATFORM_DATA_DIR: dataDir,
+    PORT: '0',
+    PLATFORM_LOG_LEVEL: 'silent',
+    ...backendEnv,
+    ...env,
+  });
   const clock = new FakeClock();
   const deps = await createDeps(config, { clock });
   await bootstrapOwner(deps);
-  const ownerKey = (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
+  const ownerKey = config.bootstrapApiKey ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
   const server = new LocalServer(deps);
   const url = await server.listen(0, '127.0.0.1');
 
@@ -92,6 +115,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     async close() {
       await server.close();
       await deps.store.close();
+      await dynamo?.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

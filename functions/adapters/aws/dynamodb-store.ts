@@ -13,8 +13,8 @@ import {
   type AttrValue,
   type Condition,
   ConditionFailedError,
-  InvalidCursorError,
   type IndexName,
+  InvalidCursorError,
   type Item,
   type ItemKey,
   isExpired,
@@ -44,7 +44,11 @@ const KEY_ATTRIBUTES = new Set([PARTITION_KEY, SORT_KEY]);
  * on `TTL_ATTRIBUTE` separately (the CDK stack sets `timeToLiveAttribute`).
  */
 export function tableDefinition(tableName: string): CreateTableCommandInput {
-  const keys = [PARTITION_KEY, SORT_KEY, ...GLOBAL_SECONDARY_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey])];
+  const keys = [
+    PARTITION_KEY,
+    SORT_KEY,
+    ...GLOBAL_SECONDARY_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey]),
+  ];
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
@@ -109,7 +113,14 @@ export class DynamoDbStore implements Store {
     const condition = options.condition && ttlAwareCondition(options.condition, x, this.nowSeconds());
     await this.conditional(
       this.doc.send(
-        new PutCommand(compact({ TableName: this.tableName, Item: item, ConditionExpression: condition, ...x.attributes() })),
+        new PutCommand(
+          compact({
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: condition,
+            ...x.attributes(),
+          }),
+        ),
       ),
     );
   }
@@ -123,15 +134,17 @@ export class DynamoDbStore implements Store {
       const condition = liveCondition(options.condition, x, now);
       try {
         const out = await this.doc.send(
-          new UpdateCommand(compact({
-            TableName: this.tableName,
-            Key: itemKey(key),
-            UpdateExpression: update,
-            ConditionExpression: condition,
-            ReturnValues: 'ALL_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            ...x.attributes(),
-          })),
+          new UpdateCommand(
+            compact({
+              TableName: this.tableName,
+              Key: itemKey(key),
+              UpdateExpression: update,
+              ConditionExpression: condition,
+              ReturnValues: 'ALL_NEW',
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              ...x.attributes(),
+            }),
+          ),
         );
         return out.Attributes as Item;
       } catch (err) {
@@ -154,13 +167,15 @@ export class DynamoDbStore implements Store {
     const condition = options.condition && ttlAwareCondition(options.condition, x, now);
     const out = await this.conditional(
       this.doc.send(
-        new DeleteCommand(compact({
-          TableName: this.tableName,
-          Key: itemKey(key),
-          ConditionExpression: condition,
-          ReturnValues: 'ALL_OLD',
-          ...x.attributes(),
-        })),
+        new DeleteCommand(
+          compact({
+            TableName: this.tableName,
+            Key: itemKey(key),
+            ConditionExpression: condition,
+            ReturnValues: 'ALL_OLD',
+            ...x.attributes(),
+          }),
+        ),
       ),
     );
     const old = out.Attributes as Item | undefined;
@@ -192,18 +207,20 @@ export class DynamoDbStore implements Store {
     if (sk) keyConditions.push(sk(x.name(skAttr), (v) => x.value(v)));
     const now = this.nowSeconds();
     const out = await this.doc.send(
-      new QueryCommand(compact({
-        TableName: this.tableName,
-        IndexName: spec.index,
-        KeyConditionExpression: keyConditions.join(' AND '),
-        FilterExpression: `NOT (${expiredCondition(x, now)})`,
-        // Global secondary indexes only support eventually consistent reads.
-        ConsistentRead: spec.index ? undefined : true,
-        Limit: limit,
-        ScanIndexForward: !spec.reverse,
-        ExclusiveStartKey: startKey,
-        ...x.attributes(),
-      })),
+      new QueryCommand(
+        compact({
+          TableName: this.tableName,
+          IndexName: spec.index,
+          KeyConditionExpression: keyConditions.join(' AND '),
+          FilterExpression: `NOT (${expiredCondition(x, now)})`,
+          // Global secondary indexes only support eventually consistent reads.
+          ConsistentRead: spec.index ? undefined : true,
+          Limit: limit,
+          ScanIndexForward: !spec.reverse,
+          ExclusiveStartKey: startKey,
+          ...x.attributes(),
+        }),
+      ),
     );
     const last = out.LastEvaluatedKey;
     return {
@@ -226,9 +243,9 @@ export class DynamoDbStore implements Store {
         );
         return;
       } catch (err) {
-        if (isError(err, 'ConditionalCheckFailedException')) throw new ConditionFailedError();
         if (!isError(err, 'TransactionCanceledException')) throw err;
-        const cancellations = (err as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
+        const cancellations =
+          (err as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
         const reasons = cancellations.map((r) => r.Code ?? 'None');
         const expired = new Set<number>();
         const vanished = new Set<number>();
@@ -264,7 +281,9 @@ export class DynamoDbStore implements Store {
       checkUpdate(op.spec);
       if (replaceExpired) {
         const item = applyUpdate(op.update, op.spec);
-        return { Put: { TableName, Item: item, ConditionExpression: expiredCondition(x, now), ...x.attributes() } };
+        return {
+          Put: { TableName, Item: item, ConditionExpression: expiredCondition(x, now), ...x.attributes() },
+        };
       }
       const update = updateExpression(op.spec, x);
       if (!update) throw new Error('A transactional update needs at least one set, remove or add');
@@ -281,10 +300,24 @@ export class DynamoDbStore implements Store {
     }
     if ('delete' in op) {
       const condition = op.condition && ttlAwareCondition(op.condition, x, now);
-      return { Delete: compact({ TableName, Key: itemKey(op.delete), ConditionExpression: condition, ...x.attributes() }) };
+      return {
+        Delete: compact({
+          TableName,
+          Key: itemKey(op.delete),
+          ConditionExpression: condition,
+          ...x.attributes(),
+        }),
+      };
     }
     const condition = ttlAwareCondition(op.condition, x, now);
-    return { ConditionCheck: { TableName, Key: itemKey(op.check), ConditionExpression: condition, ...x.attributes() } };
+    return {
+      ConditionCheck: {
+        TableName,
+        Key: itemKey(op.check),
+        ConditionExpression: condition,
+        ...x.attributes(),
+      },
+    };
   }
 
   /** The item as stored, expired or not. */
@@ -378,7 +411,10 @@ class Expr {
   }
 
   /** DynamoDB rejects empty maps, so each is present only when used. */
-  attributes(): { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> } {
+  attributes(): {
+    ExpressionAttributeNames?: Record<string, string>;
+    ExpressionAttributeValues?: Record<string, unknown>;
+  } {
     return {
       ...(Object.keys(this.names).length > 0 ? { ExpressionAttributeNames: { ...this.names } } : {}),
       ...(Object.keys(this.values).length > 0 ? { ExpressionAttributeValues: { ...this.values } } : {}),
@@ -477,7 +513,8 @@ function updateExpression(spec: UpdateSpec, x: Expr): string | undefined {
 
 function checkUpdate(spec: UpdateSpec): void {
   const touched = [...Object.keys(spec.set ?? {}), ...(spec.remove ?? []), ...Object.keys(spec.add ?? {})];
-  if (touched.some((attr) => KEY_ATTRIBUTES.has(attr))) throw new Error('An update cannot change the item key');
+  if (touched.some((attr) => KEY_ATTRIBUTES.has(attr)))
+    throw new Error('An update cannot change the item key');
 }
 
 /** The item an update creates when there is none (or only an expired one): `applyUpdate` on nothing. */
@@ -525,7 +562,12 @@ function skRange(
  * A cursor is base64url(JSON(LastEvaluatedKey)). Anything that is not a key of this query's
  * shape, in this partition and sort key range, is rejected here rather than by DynamoDB.
  */
-function decodeCursor(cursor: string, spec: QuerySpec, pkAttr: string, skAttr: string): Record<string, string> {
+function decodeCursor(
+  cursor: string,
+  spec: QuerySpec,
+  pkAttr: string,
+  skAttr: string,
+): Record<string, string> {
   let key: unknown;
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -548,7 +590,8 @@ function decodeCursor(cursor: string, spec: QuerySpec, pkAttr: string, skAttr: s
 function skMatches(value: string, sk: QuerySpec['sk']): boolean {
   if (!sk) return true;
   if ('beginsWith' in sk) return value.startsWith(sk.beginsWith);
-  if ('between' in sk) return compareUtf8(value, sk.between[0]) >= 0 && compareUtf8(value, sk.between[1]) <= 0;
+  if ('between' in sk)
+    return compareUtf8(value, sk.between[0]) >= 0 && compareUtf8(value, sk.between[1]) <= 0;
   if ('gt' in sk) return compareUtf8(value, sk.gt) > 0;
   return compareUtf8(value, sk.lt) < 0;
 }

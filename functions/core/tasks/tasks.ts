@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Deps } from '../../platform/deps.ts';
 import { notFound, PlatformError } from '../../platform/errors.ts';
 import { ConditionFailedError, cond, type Item, queryAll } from '../../ports/store.ts';
@@ -63,6 +64,8 @@ export async function getTask(deps: Deps, auth: AuthContext, taskId: string): Pr
   return task;
 }
 
+const MAX_UPDATE_ATTEMPTS = 25;
+
 /**
  * Applies a partial update. completed_at is set when the status becomes done (kept if it was
  * already done) and cleared when it returns to open or in_progress. The write is conditional on
@@ -92,7 +95,9 @@ export async function updateTask(
       await deps.store.put(toItem(next, version + 1), { condition: cond.eq('version', version) });
       return next;
     } catch (err) {
-      if (!(err instanceof ConditionFailedError) || attempt >= 4) throw err;
+      if (!(err instanceof ConditionFailedError) || attempt >= MAX_UPDATE_ATTEMPTS - 1) throw err;
+      // Another writer won this round: back off a little, with jitter, and re-read.
+      await delay(Math.random() * 5 * (attempt + 1));
     }
   }
 }
