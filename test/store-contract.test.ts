@@ -29,8 +29,6 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-// @ts-expect-error dynalite 4 ships JSDoc comments but no type declarations.
-import dynaliteUntyped from 'dynalite';
 import { DynamoDbStore, tableDefinition } from '../functions/adapters/aws/dynamodb-store.ts';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { evaluateCondition } from '../functions/adapters/store-semantics.ts';
@@ -45,15 +43,12 @@ import {
   type Store,
   TransactionCanceledError,
 } from '../functions/ports/store.ts';
-
-const dynalite = dynaliteUntyped as (options: { createTableMs?: number }) => Server;
+import { startDynamoFake } from './helpers/dynamo-fake.ts';
 
 interface Backend {
   /** A store on the shared backend. `nowSeconds` sets its TTL clock; the suite closes what it opens. */
   open(nowSeconds?: () => number): Store;
   close(): Promise<void>;
-  /** False for dynalite, which does not implement TransactWriteItems (see the mocked suite below). */
-  transactions: boolean;
 }
 
 async function sqliteBackend(): Promise<Backend> {
@@ -62,7 +57,6 @@ async function sqliteBackend(): Promise<Backend> {
   return {
     open: (nowSeconds) => new SqliteStore(file, { nowSeconds }),
     close: () => rm(dir, { recursive: true, force: true }),
-    transactions: true,
   };
 }
 
@@ -76,29 +70,19 @@ async function sqliteBackend(): Promise<Backend> {
  * reads the item instead, and the mocked suite covers what DynamoDB itself returns.
  */
 async function dynaliteBackend(): Promise<Backend> {
-  const server = dynalite({ createTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  // dynalite behind the loopback proxy that adds TransactWriteItems (test/helpers/dynamo-fake.ts).
+  const fake = await startDynamoFake('agenthost-contract');
   const client = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: fake.endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'dynalite', secretAccessKey: 'dynalite' },
   });
-  const tableName = 'agenthost-contract';
-  await client.send(new CreateTableCommand(tableDefinition(tableName)));
-  for (let i = 0; ; i++) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') break;
-    if (i > 100) throw new Error('dynalite table never became ACTIVE');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
   return {
-    open: (nowSeconds) => new DynamoDbStore({ tableName, client, nowSeconds }),
+    open: (nowSeconds) => new DynamoDbStore({ tableName: fake.tableName, client, nowSeconds }),
     close: async () => {
       client.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      await fake.close();
     },
-    transactions: false,
   };
 }
 
@@ -651,10 +635,7 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
     });
 
     describe('transactions', () => {
-      const unsupported = 'dynalite has no TransactWriteItems: see the mocked DynamoDbStore suite';
-
-      it('is all-or-nothing: a failed condition cancels every op, with a reason per op', async (t) => {
-        if (!backend.transactions) return t.skip(unsupported);
+      it('is all-or-nothing: a failed condition cancels every op, with a reason per op', async () => {
         const pk = partition('tx');
         await store.put({ pk, sk: 'c', v: 1 });
         await assert.rejects(
@@ -674,8 +655,7 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
         assert.deepEqual(await store.get({ pk, sk: 'c' }), { pk, sk: 'c', v: 1 });
       });
 
-      it('applies put, update, delete and check together', async (t) => {
-        if (!backend.transactions) return t.skip(unsupported);
+      it('applies put, update, delete and check together', async () => {
         const pk = partition('tx-ok');
         await store.put({ pk, sk: 'meta', count: 1, name: 'x' });
         await store.put({ pk, sk: 'old', v: 1 });
@@ -701,8 +681,7 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
         assert.equal(await store.get({ pk, sk: 'blocked' }), undefined);
       });
 
-      it('rejects two ops on one key, and empty transactions, before writing anything', async (t) => {
-        if (!backend.transactions) return t.skip(unsupported);
+      it('rejects two ops on one key, and empty transactions, before writing anything', async () => {
         const pk = partition('tx-dup');
         await assert.rejects(
           store.transactWrite([{ put: { pk, sk: 'k', v: 1 } }, { delete: { pk, sk: 'k' } }]),
@@ -713,8 +692,7 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
         assert.equal(await store.get({ pk, sk: 'k' }), undefined);
       });
 
-      it('treats an expired item as absent', async (t) => {
-        if (!backend.transactions) return t.skip(unsupported);
+      it('treats an expired item as absent', async () => {
         const now = 1_800_000_000;
         const timed = open(() => now);
         const pk = partition('tx-ttl');

@@ -129,9 +129,15 @@ async function transact(
         if (u.before) await client.send(new PutItemCommand({ TableName: u.table, Item: u.before }));
         else await client.send(new DeleteItemCommand({ TableName: u.table, Key: u.key }));
       }
+      // As DynamoDB: the failed op's reason carries the item when the op asked for ALL_OLD.
+      const wantsItem = target.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && before !== undefined;
       const reasons = items.map((_, j) =>
         j === i
-          ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' }
+          ? {
+              Code: 'ConditionalCheckFailed',
+              Message: 'The conditional request failed',
+              ...(wantsItem ? { Item: before } : {}),
+            }
           : { Code: 'None' },
       );
       return {

@@ -27,17 +27,19 @@ import {
   type WriteOptions,
 } from '../../ports/store.ts';
 import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+import { TABLE_SCHEMA } from './table-schema.ts';
 
-/** The table's key attributes, TTL attribute and indexes; the CDK stack builds the table from these. */
-export const PARTITION_KEY = 'pk';
-export const SORT_KEY = 'sk';
-export const TTL_ATTRIBUTE = 'ttl';
-export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
-export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' } as const;
+/** The table's key attributes, TTL attribute and indexes, from the one shared definition. */
+export const PARTITION_KEY = TABLE_SCHEMA.partitionKey;
+export const SORT_KEY = TABLE_SCHEMA.sortKey;
+export const TTL_ATTRIBUTE = TABLE_SCHEMA.ttlAttribute;
+const [gsi1, gsi2] = TABLE_SCHEMA.indexes;
+export const GSI1 = { indexName: gsi1.name, partitionKey: gsi1.partitionKey, sortKey: gsi1.sortKey } as const;
+export const GSI2 = { indexName: gsi2.name, partitionKey: gsi2.partitionKey, sortKey: gsi2.sortKey } as const;
 export const GLOBAL_SECONDARY_INDEXES = [GSI1, GSI2] as const;
 
 const INDEXES: Record<IndexName, { partitionKey: string; sortKey: string }> = { gsi1: GSI1, gsi2: GSI2 };
-const KEY_ATTRIBUTES = new Set([PARTITION_KEY, SORT_KEY]);
+const KEY_ATTRIBUTES = new Set<string>([PARTITION_KEY, SORT_KEY]);
 
 /**
  * The table as CreateTable wants it (on-demand billing). TTL is not part of CreateTable: enable it

@@ -1,0 +1,130 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { type SecretRef, type SecretVault, VaultConfigurationError } from '../../ports/secret-vault.ts';
+import { cond, type Item, type Store } from '../../ports/store.ts';
+
+const CANARY_KEY = { pk: 'VAULT#CANARY', sk: 'VAULT' };
+const CANARY_TEXT = 'agenthost vault canary';
+
+const valueKey = (ref: SecretRef) => ({ pk: `VAULT#${ref.workspaceId}`, sk: `SECRET#${ref.name}` });
+
+/**
+ * The embedded vault: values encrypted with AES-256-GCM under a 256-bit key kept in a file of its
+ * own (mode 0600) in the data dir, stored as items of the Store. Each value has a fresh 96-bit IV,
+ * and its slot (workspace/name) is the additional authenticated data, so a ciphertext cannot be
+ * moved to another secret. A canary item, encrypted at first start, tells a missing or different
+ * key file apart from an empty vault at start-up: the platform refuses to start rather than lose
+ * or misread secrets.
+ */
+export class LocalSecretVault implements SecretVault {
+  private readonly store: Store;
+  private readonly key: Buffer;
+
+  private constructor(store: Store, key: Buffer) {
+    this.store = store;
+    this.key = key;
+  }
+
+  static async open(store: Store, keyFile: string): Promise<LocalSecretVault> {
+    const canary = await store.get(CANARY_KEY);
+    let key: Buffer;
+    const existing = await readKeyFile(keyFile);
+    if (existing) {
+      key = existing;
+    } else {
+      if (canary) {
+        throw new VaultConfigurationError(
+          `The vault key file ${keyFile} is missing, but the store holds secrets encrypted with it. ` +
+            'Restore the key file from your backup; agenthost will not create a new key over existing secrets.',
+        );
+      }
+      key = randomBytes(32);
+      // 'wx': never overwrite a key file another process created meanwhile.
+      await writeFile(keyFile, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' }).catch(
+        async (err) => {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+          key = (await readKeyFile(keyFile)) as Buffer;
+        },
+      );
+      await chmod(keyFile, 0o600);
+    }
+    const vault = new LocalSecretVault(store, key);
+    if (canary) {
+      try {
+        if (vault.decrypt(canary, 'canary') !== CANARY_TEXT) throw new Error('canary mismatch');
+      } catch {
+        throw new VaultConfigurationError(
+          `The vault key file ${keyFile} does not match the key the stored secrets were encrypted with. ` +
+            'Restore the right key file; secrets cannot be read with this one.',
+        );
+      }
+    } else {
+      await store
+        .put({ ...CANARY_KEY, ...vault.encrypt(CANARY_TEXT, 'canary') }, { condition: cond.notExists() })
+        .catch(
+          () => undefined, // another process wrote it first; verified on its next start
+        );
+    }
+    return vault;
+  }
+
+  async putValue(ref: SecretRef, value: string): Promise<void> {
+    await this.store.put({ ...valueKey(ref), ...this.encrypt(value, aad(ref)) });
+  }
+
+  async deleteValue(ref: SecretRef): Promise<void> {
+    await this.store.delete(valueKey(ref));
+  }
+
+  async resolve(workspaceId: string, names: string[]): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const name of new Set(names)) {
+      const item = await this.store.get(valueKey({ workspaceId, name }));
+      if (item) out[name] = this.decrypt(item, aad({ workspaceId, name }));
+    }
+    return out;
+  }
+
+  private encrypt(plaintext: string, associated: string): { iv: string; tag: string; ciphertext: string } {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(associated, 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return {
+      iv: iv.toString('base64'),
+      tag: cipher.getAuthTag().toString('base64'),
+      ciphertext: ciphertext.toString('base64'),
+    };
+  }
+
+  private decrypt(item: Item, associated: string): string {
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(String(item.iv), 'base64'));
+    decipher.setAAD(Buffer.from(associated, 'utf8'));
+    decipher.setAuthTag(Buffer.from(String(item.tag), 'base64'));
+    return Buffer.concat([
+      decipher.update(Buffer.from(String(item.ciphertext), 'base64')),
+      decipher.final(),
+    ]).toString('utf8');
+  }
+}
+
+function aad(ref: SecretRef): string {
+  return `${ref.workspaceId}/${ref.name}`;
+}
+
+async function readKeyFile(path: string): Promise<Buffer | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const key = Buffer.from(text.trim(), 'base64');
+  if (key.length !== 32) {
+    throw new VaultConfigurationError(`The vault key file ${path} is not a base64-encoded 256-bit key`);
+  }
+  const mode = (await stat(path)).mode & 0o777;
+  if (mode & 0o077) await chmod(path, 0o600);
+  return key;
+}
