@@ -4,6 +4,7 @@ import { createAccount } from '../functions/core/accounts/account.ts';
 import { type Config, ConfigError, processConfig, TIERS, type Tier } from '../functions/platform/config.ts';
 import { createDeps } from '../functions/platform/deps.ts';
 import { PlatformError } from '../functions/platform/errors.ts';
+import { VaultConfigurationError } from '../functions/ports/secret-vault.ts';
 
 const USAGE = `agenthost: run and operate the agent hosting platform
 
@@ -84,7 +85,11 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof PlatformError) process.stderr.write(`agenthost: ${err.message}\n`);
-    else if (err instanceof ConfigError || err instanceof UsageError)
+    else if (
+      err instanceof ConfigError ||
+      err instanceof UsageError ||
+      err instanceof VaultConfigurationError
+    )
       process.stderr.write(`agenthost: ${err.message}\n`);
     else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`agenthost: ${err.message}\n`);

@@ -38,6 +38,10 @@ export const keys = {
   /** GSI1 partition of an account's memberships. */
   membershipsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#WS`,
 
+  /** A secret's listing record (name, timestamps); the value lives in the vault. */
+  secret: (workspaceId: string, name: string): ItemKey => ({ pk: `WS#${workspaceId}`, sk: `SECRET#${name}` }),
+  secretsPrefix: 'SECRET#',
+
   task: (taskId: string): ItemKey => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
   /** GSI1 partition of a workspace's tasks, sorted by creation time. */
   tasksOfWorkspace: (workspaceId: string) => `WS#${workspaceId}#TASK`,

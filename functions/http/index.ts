@@ -4,7 +4,9 @@ import type { ResourceModule } from '../platform/routes.ts';
 import { operations as apiKeys } from './api-keys.ts';
 import { operations as health } from './health.ts';
 import { operations as openapi } from './openapi.ts';
+import { operations as secrets } from './secrets.ts';
 import { operations as tasks } from './tasks.ts';
+import { operations as workspaces } from './workspaces.ts';
 
 /** Every module's handler over one dependency set: what the local server dispatches to. */
 export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler> {
@@ -14,5 +16,7 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     openapi: createModuleHandler('openapi', openapi, get),
     'api-keys': createModuleHandler('api-keys', apiKeys, get),
     tasks: createModuleHandler('tasks', tasks, get),
+    workspaces: createModuleHandler('workspaces', workspaces, get),
+    secrets: createModuleHandler('secrets', secrets, get),
   };
 }

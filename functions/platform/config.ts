@@ -34,6 +34,15 @@ const schema = z
       .default(1024 * 1024),
     PLATFORM_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     PLATFORM_PUBLIC_URL: z.url().optional(),
+    PLATFORM_SECRETS_PREFIX: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_+=.@-]+(?:\/[A-Za-z0-9_+=.@-]+)*$/,
+        'must be a Secrets Manager name prefix such as agenthost/prod',
+      )
+      .max(200)
+      .default('agenthost'),
+    PLATFORM_SECRETS_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.PLATFORM_MODE === 'aws' && !env.PLATFORM_TABLE_NAME) {
@@ -58,6 +67,8 @@ export interface Config {
   maxBodyBytes: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   publicUrl: string | undefined;
+  secretsPrefix: string;
+  secretsKmsKeyId: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +97,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxBodyBytes: e.PLATFORM_MAX_BODY_BYTES,
     logLevel: e.PLATFORM_LOG_LEVEL,
     publicUrl: e.PLATFORM_PUBLIC_URL,
+    secretsPrefix: e.PLATFORM_SECRETS_PREFIX,
+    secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
   };
 }
 

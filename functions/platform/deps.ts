@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
+import type { SecretVault } from '../ports/secret-vault.ts';
 import type { Store } from '../ports/store.ts';
 import type { Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -8,6 +9,7 @@ import { createLogger, type Logger } from './logger.ts';
 export interface Deps {
   config: Config;
   store: Store;
+  vault: SecretVault;
   clock: Clock;
   logger: Logger;
 }
@@ -26,10 +28,18 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const store =
     config.mode === 'aws' ? await createAwsStore(config, clock) : await createLocalStore(config, clock);
-  return { config, store, clock, logger };
+  try {
+    const vault =
+      config.mode === 'aws' ? await createAwsVault(config) : await createLocalVault(config, store);
+    return { config, store, vault, clock, logger };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }
 
 export const SQLITE_FILE = 'agenthost.db';
+export const VAULT_KEY_FILE = 'vault.key';
 
 export async function createLocalStore(config: Config, clock: Clock): Promise<Store> {
   if (config.mode !== 'local') throw new Error('The SQLite store runs only in PLATFORM_MODE=local');
@@ -48,4 +58,36 @@ export async function createAwsStore(config: Config, clock: Clock): Promise<Stor
     ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
   });
   return new DynamoDbStore({ tableName: config.tableName, client, nowSeconds: () => epochSeconds(clock) });
+}
+
+export async function createLocalVault(config: Config, store: Store): Promise<SecretVault> {
+  if (config.mode !== 'local') throw new Error('The local vault runs only in PLATFORM_MODE=local');
+  const { LocalSecretVault } = await import('../adapters/local/local-secret-vault.ts');
+  return LocalSecretVault.open(store, join(config.dataDir, VAULT_KEY_FILE));
+}
+
+/**
+ * The AWS vault is built on first use: most Lambdas never touch secret values, and this keeps the
+ * Secrets Manager client out of their cold start.
+ */
+export async function createAwsVault(config: Config): Promise<SecretVault> {
+  if (config.mode !== 'aws') throw new Error('The Secrets Manager vault runs only in PLATFORM_MODE=aws');
+  let vault: Promise<SecretVault> | undefined;
+  const get = () => {
+    vault ??= (async () => {
+      const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+      const { SecretsManagerVault } = await import('../adapters/aws/secrets-manager-vault.ts');
+      return new SecretsManagerVault({
+        prefix: config.secretsPrefix,
+        kmsKeyId: config.secretsKmsKeyId,
+        client: new SecretsManagerClient({ region: config.awsRegion }),
+      });
+    })();
+    return vault;
+  };
+  return {
+    putValue: async (ref, value) => (await get()).putValue(ref, value),
+    deleteValue: async (ref) => (await get()).deleteValue(ref),
+    resolve: async (workspaceId, names) => (await get()).resolve(workspaceId, names),
+  };
 }

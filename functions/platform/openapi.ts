@@ -48,7 +48,8 @@ const errorStatuses = (route: RouteDef): number[] => {
   const s = new Set<number>([500]);
   if (route.auth === 'api-key') s.add(401).add(429);
   if (route.params || route.query || route.body) s.add(400);
-  if (route.params) s.add(404);
+  if (route.params || route.workspaceRole) s.add(404);
+  if (route.workspaceRole === 'owner') s.add(403);
   if (route.body) s.add(413).add(415);
   return [...s].sort();
 };
@@ -56,6 +57,7 @@ const errorStatuses = (route: RouteDef): number[] => {
 const statusText: Record<number, string> = {
   400: 'Invalid input (error.details.fields names each offending field)',
   401: 'Missing or invalid API key',
+  403: 'The caller is a member of the workspace but the operation needs the owner role',
   404: 'Not found (also for resources of workspaces the caller is not a member of)',
   413: 'Request body too large',
   415: 'Request body is not JSON',
@@ -85,6 +87,12 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
       operationId,
       summary: route.summary,
       tags: [route.tag],
+      ...(route.workspaceRole
+        ? {
+            description: `Needs the ${route.workspaceRole} role in the workspace (callers who are not members get 404).`,
+            'x-workspace-role': route.workspaceRole,
+          }
+        : {}),
       ...(route.auth === 'api-key' ? { security: [{ apiKey: [] }] } : { security: [] }),
       ...(params.length > 0 ? { parameters: params } : {}),
       ...(route.body

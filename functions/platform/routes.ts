@@ -6,6 +6,12 @@ import {
   apiKeyListSchema,
 } from '../core/api-keys/api-key-schemas.ts';
 import {
+  secretListSchema,
+  secretParams,
+  secretPutBody,
+  secretPutResultSchema,
+} from '../core/secrets/secret-schemas.ts';
+import {
   taskCreateBody,
   taskIdParams,
   taskListQuery,
@@ -14,6 +20,16 @@ import {
   taskUpdateBody,
   workspaceIdParams,
 } from '../core/tasks/task-schemas.ts';
+import {
+  inviteBody,
+  memberListSchema,
+  memberParams,
+  memberSchema,
+  workspaceCreateBody,
+  workspaceListSchema,
+  workspaceParams,
+  workspaceSchema,
+} from '../core/workspaces/workspace-schemas.ts';
 
 /**
  * The route table: the single source for the local server's dispatch, the CDK API resources
@@ -21,7 +37,7 @@ import {
  * operation in functions/http/<module>.ts.
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export const MODULES = ['health', 'openapi', 'api-keys', 'tasks'] as const;
+export const MODULES = ['health', 'openapi', 'api-keys', 'tasks', 'workspaces', 'secrets'] as const;
 export type ResourceModule = (typeof MODULES)[number];
 
 export interface RouteDef {
@@ -30,6 +46,12 @@ export interface RouteDef {
   path: string;
   module: ResourceModule;
   auth: 'api-key' | 'none';
+  /**
+   * For workspace-scoped routes: the role the caller needs in the workspace (checked in the core
+   * by requireMembership; documented and tested from here). Not a member: 404. Member where owner
+   * is needed: 403.
+   */
+  workspaceRole?: 'member' | 'owner';
   summary: string;
   tag: string;
   params?: z.ZodType;
@@ -96,6 +118,7 @@ export const routes = {
     summary: 'Create a task (in the personal workspace unless workspace_id is given)',
     tag: 'Tasks',
     body: taskCreateBody,
+    workspaceRole: 'member',
     success: { status: 201, schema: taskSchema, description: 'Created' },
   }),
   listTasks: route({
@@ -106,6 +129,7 @@ export const routes = {
     summary: 'List tasks of the personal workspace (or of workspace_id)',
     tag: 'Tasks',
     query: taskListQuery,
+    workspaceRole: 'member',
     success: { status: 200, schema: taskListSchema, description: 'A page of tasks and the total' },
   }),
   getTask: route({
@@ -116,6 +140,7 @@ export const routes = {
     summary: 'Get a task',
     tag: 'Tasks',
     params: taskIdParams,
+    workspaceRole: 'member',
     success: { status: 200, schema: taskSchema, description: 'The task' },
   }),
   updateTask: route({
@@ -126,6 +151,7 @@ export const routes = {
     summary: 'Update some of a task’s fields',
     tag: 'Tasks',
     params: taskIdParams,
+    workspaceRole: 'member',
     body: taskUpdateBody,
     success: { status: 200, schema: taskSchema, description: 'The updated task' },
   }),
@@ -137,6 +163,7 @@ export const routes = {
     summary: 'Delete a task',
     tag: 'Tasks',
     params: taskIdParams,
+    workspaceRole: 'member',
     success: { status: 204, description: 'Deleted' },
   }),
   listWorkspaceTasks: route({
@@ -147,8 +174,96 @@ export const routes = {
     summary: 'List a workspace’s tasks',
     tag: 'Tasks',
     params: workspaceIdParams,
+    workspaceRole: 'member',
     query: taskListQuery.omit({ workspace_id: true }),
     success: { status: 200, schema: taskListSchema, description: 'A page of tasks and the total' },
+  }),
+  listWorkspaces: route({
+    method: 'GET',
+    path: '/workspaces',
+    module: 'workspaces',
+    auth: 'api-key',
+    summary: 'List the caller’s workspaces with the caller’s role in each',
+    tag: 'Workspaces',
+    success: { status: 200, schema: workspaceListSchema, description: 'The workspaces' },
+  }),
+  createWorkspace: route({
+    method: 'POST',
+    path: '/workspaces',
+    module: 'workspaces',
+    auth: 'api-key',
+    summary: 'Create a workspace; the caller becomes its owner',
+    tag: 'Workspaces',
+    body: workspaceCreateBody,
+    success: { status: 201, schema: workspaceSchema, description: 'Created' },
+  }),
+  listMembers: route({
+    method: 'GET',
+    path: '/workspaces/{workspace_id}/members',
+    module: 'workspaces',
+    auth: 'api-key',
+    workspaceRole: 'member',
+    summary: 'List a workspace’s members',
+    tag: 'Workspaces',
+    params: workspaceParams,
+    success: { status: 200, schema: memberListSchema, description: 'The members' },
+  }),
+  inviteMember: route({
+    method: 'POST',
+    path: '/workspaces/{workspace_id}/invite',
+    module: 'workspaces',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Add an existing account (by account_id or email) to a workspace',
+    tag: 'Workspaces',
+    params: workspaceParams,
+    body: inviteBody,
+    success: { status: 201, schema: memberSchema, description: 'Added' },
+  }),
+  removeMember: route({
+    method: 'DELETE',
+    path: '/workspaces/{workspace_id}/members/{account_id}',
+    module: 'workspaces',
+    auth: 'api-key',
+    workspaceRole: 'member',
+    summary: 'Remove a member (owners), or leave (any member, own account id); the last owner stays',
+    tag: 'Workspaces',
+    params: memberParams,
+    success: { status: 204, description: 'Removed' },
+  }),
+  listSecrets: route({
+    method: 'GET',
+    path: '/workspaces/{workspace_id}/secrets',
+    module: 'secrets',
+    auth: 'api-key',
+    workspaceRole: 'member',
+    summary: 'List a workspace’s secret names (values are never returned)',
+    tag: 'Secrets',
+    params: workspaceParams,
+    success: { status: 200, schema: secretListSchema, description: 'Secret names and timestamps' },
+  }),
+  putSecret: route({
+    method: 'PUT',
+    path: '/workspaces/{workspace_id}/secrets',
+    module: 'secrets',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Create or replace a secret',
+    tag: 'Secrets',
+    params: workspaceParams,
+    body: secretPutBody,
+    success: { status: 200, schema: secretPutResultSchema, description: 'Stored (the value is not echoed)' },
+  }),
+  deleteSecret: route({
+    method: 'DELETE',
+    path: '/workspaces/{workspace_id}/secrets/{name}',
+    module: 'secrets',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Delete a secret',
+    tag: 'Secrets',
+    params: secretParams,
+    success: { status: 204, description: 'Deleted' },
   }),
 } as const;
 

@@ -33,7 +33,7 @@ export class SqliteStore implements Store {
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(path: string, options: { nowSeconds?: () => number; sweepIntervalMs?: number } = {}) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new DatabaseSync(path, { timeout: 10_000 });
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
     this.db.exec(`

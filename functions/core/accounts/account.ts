@@ -66,6 +66,7 @@ export async function createAccount(
         name: input.org,
         slug: input.org,
         personal: true,
+        owner_count: 1,
         owner_account_id: accountId,
         created_at: now,
       },

@@ -1,0 +1,180 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { getAccount, memberItem } from '../accounts/account.ts';
+import { slugSchema } from '../accounts/slug.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+import { type Role, requireMembership } from './authorize.ts';
+import type { Member, Workspace } from './workspace-schemas.ts';
+
+/**
+ * Creates a workspace with the caller as its only owner. An explicit slug that is taken is a 409;
+ * a slug derived from the name gets a short random suffix until it is free.
+ */
+export async function createWorkspace(
+  deps: Deps,
+  auth: AuthContext,
+  input: { name: string; slug?: string | undefined },
+): Promise<Workspace> {
+  const now = deps.clock.now().toISOString();
+  const id = randomUUID();
+  const candidates = input.slug ? [input.slug] : derivedSlugs(input.name);
+  for (const slug of candidates) {
+    try {
+      await deps.store.transactWrite([
+        { put: { ...keys.workspaceSlug(slug), workspace_id: id }, condition: cond.notExists() },
+        {
+          put: {
+            ...keys.workspace(id),
+            id,
+            name: input.name,
+            slug,
+            personal: false,
+            owner_count: 1,
+            created_at: now,
+          },
+          condition: cond.notExists(),
+        },
+        { put: memberItem(id, auth.accountId, 'owner', now) },
+      ]);
+      return { id, name: input.name, slug, role: 'owner', personal: false, created_at: now };
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledError) || err.reasons[0] === 'None') throw err;
+    }
+  }
+  if (input.slug) throw new PlatformError('CONFLICT', `The workspace slug "${input.slug}" is taken`);
+  throw new PlatformError('CONFLICT', 'No free slug could be derived from that name; give a slug');
+}
+
+/** The name's slug, then that slug with random suffixes. */
+function derivedSlugs(name: string): string[] {
+  const base =
+    name
+      .normalize('NFKD')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 30)
+      .replace(/-+$/, '') || 'workspace';
+  const out: string[] = [];
+  if (slugSchema.safeParse(base).success) out.push(base);
+  for (let i = 0; i < 5; i++) out.push(`${base}-${randomBytes(3).toString('hex')}`);
+  return out.filter((s) => slugSchema.safeParse(s).success);
+}
+
+/** The caller's workspaces with the caller's role in each, oldest membership first. */
+export async function listWorkspaces(deps: Deps, auth: AuthContext): Promise<Workspace[]> {
+  const memberships = await queryAll(deps.store, {
+    index: 'gsi1',
+    pk: keys.membershipsOfAccount(auth.accountId),
+  });
+  const workspaces = await Promise.all(
+    memberships.map(async (m) => {
+      const ws = await deps.store.get(keys.workspace(String(m.workspace_id)));
+      return ws ? toWorkspace(ws, m.role as Role) : undefined;
+    }),
+  );
+  return workspaces.filter((w): w is Workspace => w !== undefined);
+}
+
+export async function listMembers(deps: Deps, auth: AuthContext, workspaceId: string): Promise<Member[]> {
+  await requireMembership(deps, auth.accountId, workspaceId, 'member');
+  const items = await queryAll(deps.store, {
+    pk: keys.workspace(workspaceId).pk,
+    sk: { beginsWith: keys.membersPrefix },
+  });
+  return Promise.all(
+    items.map(async (m) => {
+      const account = await getAccount(deps, String(m.account_id));
+      return {
+        account_id: String(m.account_id),
+        org: account?.org ?? null,
+        email: account?.email ?? null,
+        role: m.role as Role,
+        joined_at: String(m.joined_at),
+      };
+    }),
+  );
+}
+
+/** Adds an existing account to a workspace (owners only). */
+export async function inviteMember(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  input: { account_id?: string | undefined; email?: string | undefined; role: Role },
+): Promise<Member> {
+  await requireMembership(deps, auth.accountId, workspaceId, 'owner');
+  let accountId = input.account_id;
+  if (input.email !== undefined) {
+    const guard = await deps.store.get(keys.email(input.email));
+    if (!guard) throw new PlatformError('NOT_FOUND', `No account has the email ${input.email}`);
+    accountId = String(guard.account_id);
+  }
+  const account = accountId ? await getAccount(deps, accountId) : undefined;
+  if (!account) throw new PlatformError('NOT_FOUND', `No account has the id ${input.account_id}`);
+  const now = deps.clock.now().toISOString();
+  try {
+    await deps.store.transactWrite([
+      { put: memberItem(workspaceId, account.id, input.role, now), condition: cond.notExists() },
+      {
+        update: keys.workspace(workspaceId),
+        spec: { add: { owner_count: input.role === 'owner' ? 1 : 0 } },
+        condition: cond.exists(),
+      },
+    ]);
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    if (err.reasons[0] !== 'None')
+      throw new PlatformError('CONFLICT', 'That account is already a member of the workspace');
+    throw new PlatformError('NOT_FOUND', 'Workspace not found');
+  }
+  return { account_id: account.id, org: account.org, email: account.email, role: input.role, joined_at: now };
+}
+
+/**
+ * Removes a member: an owner may remove anyone, a member only themself (leaving). A workspace
+ * always keeps at least one owner: the owner count on the workspace item is decremented under the
+ * condition that it stays at least 1, in the same transaction as the removal.
+ */
+export async function removeMember(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  accountId: string,
+): Promise<void> {
+  const self = accountId === auth.accountId;
+  await requireMembership(deps, auth.accountId, workspaceId, self ? 'member' : 'owner');
+  const member = await deps.store.get(keys.member(workspaceId, accountId));
+  if (!member) throw new PlatformError('NOT_FOUND', 'That account is not a member of the workspace');
+  const wasOwner = member.role === 'owner';
+  try {
+    await deps.store.transactWrite([
+      { delete: keys.member(workspaceId, accountId), condition: cond.eq('role', String(member.role)) },
+      {
+        update: keys.workspace(workspaceId),
+        spec: { add: { owner_count: wasOwner ? -1 : 0 } },
+        condition: wasOwner ? cond.gt('owner_count', 1) : cond.exists(),
+      },
+    ]);
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    if (err.reasons[1] !== 'None' && wasOwner) {
+      throw new PlatformError('CONFLICT', 'A workspace keeps at least one owner: add another owner first');
+    }
+    throw new PlatformError('CONFLICT', 'The membership changed meanwhile; try again');
+  }
+}
+
+function toWorkspace(item: Item, role: Role): Workspace {
+  return {
+    id: String(item.id),
+    name: String(item.name),
+    slug: String(item.slug),
+    role,
+    personal: item.personal === true,
+    created_at: String(item.created_at),
+  };
+}

@@ -1,0 +1,16 @@
+import { deleteSecret, listSecrets, putSecret } from '../core/secrets/secrets.ts';
+import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { lambdaDeps } from '../platform/lambda-deps.ts';
+
+export const operations: Operations<'secrets'> = {
+  listSecrets: async ({ deps, auth, params }) => ({
+    secrets: await listSecrets(deps, auth, params.workspace_id),
+  }),
+  putSecret: ({ deps, auth, params, body }) => putSecret(deps, auth, params.workspace_id, body),
+  deleteSecret: async ({ deps, auth, params }) => {
+    await deleteSecret(deps, auth, params.workspace_id, params.name);
+    return undefined;
+  },
+};
+
+export const handler = createModuleHandler('secrets', operations, lambdaDeps);
