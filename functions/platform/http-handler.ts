@@ -251,7 +251,11 @@ function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: 
       try {
         raw = JSON.parse(text);
       } catch (err) {
-        throw invalidInput([{ field: 'body', message: `is not valid JSON (${(err as Error).message})` }]);
+        // V8's message quotes part of the input, which may be a secret: report the position only.
+        const at = /position (\d+)/.exec((err as Error).message)?.[1];
+        throw invalidInput([
+          { field: 'body', message: `is not valid JSON${at ? ` (at position ${at})` : ''}` },
+        ]);
       }
     }
     body = validate(route.body, raw, 'body', issues);

@@ -7,6 +7,7 @@ import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstr
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { createDeps, type Deps } from '../../functions/platform/deps.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
+import { createLogger } from '../../functions/platform/logger.ts';
 import { type DynamoFake, startDynamoFake } from './dynamo-fake.ts';
 import { FakeClock } from './fake-clock.ts';
 
@@ -30,6 +31,8 @@ export interface TestPlatform {
   clock: FakeClock;
   dataDir: string;
   ownerKey: string;
+  /** Every log line the platform wrote (debug level and up). */
+  logs: string[];
   request<T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -68,7 +71,8 @@ export async function startTestPlatform(
     ...env,
   });
   const clock = new FakeClock();
-  const deps = await createDeps(config, { clock });
+  const logs: string[] = [];
+  const deps = await createDeps(config, { clock, logger: createLogger('debug', (line) => logs.push(line)) });
   await bootstrapOwner(deps);
   const ownerKey = config.bootstrapApiKey ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
   const server = new LocalServer(deps);
@@ -107,6 +111,7 @@ export async function startTestPlatform(
     clock,
     dataDir,
     ownerKey,
+    logs,
     request,
     async createAccount(org, tier = 'pro') {
       const created = await createAccount(deps, { org, tier });
