@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import { resolveSecretsForRun } from '../functions/core/secrets/secrets.ts';
+import { type OperationId, type RouteDef, routeList } from '../functions/platform/routes.ts';
+import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+
+/**
+ * Every workspace-scoped route (those with a workspaceRole in the route table), called with
+ * another tenant's key against tenant A's ids, and with a plain member's key. A route added to the
+ * table without a sample here fails the test, so the matrix keeps up with the API.
+ */
+interface Ids {
+  ws: string;
+  task: string;
+  secret: string;
+  account: string;
+}
+
+const samples: Record<string, (ids: Ids) => { query?: string; body?: unknown }> = {
+  createTask: (ids) => ({ body: { title: 'planted', workspace_id: ids.ws } }),
+  listTasks: (ids) => ({ query: `workspace_id=${ids.ws}` }),
+  getTask: () => ({}),
+  updateTask: () => ({ body: { title: 'changed' } }),
+  deleteTask: () => ({}),
+  listWorkspaceTasks: () => ({}),
+  listMembers: () => ({}),
+  inviteMember: () => ({ body: { account_id: '00000000-0000-4000-8000-000000000001' } }),
+  removeMember: () => ({}),
+  listSecrets: () => ({}),
+  putSecret: () => ({ body: { name: 'A_SECRET', value: 'overwritten' } }),
+  deleteSecret: () => ({}),
+};
+
+function pathFor(route: RouteDef, ids: Ids): string {
+  return route.path
+    .replace('{workspace_id}', ids.ws)
+    .replace('{task_id}', ids.task)
+    .replace('{name}', ids.secret)
+    .replace('{account_id}', ids.account);
+}
+
+describe('cross-tenant matrix', () => {
+  let p: TestPlatform;
+  let a: { key: string; id: string; ws: string };
+  let b: { key: string };
+  let m: { key: string; id: string };
+  const scoped = routeList.filter(([, r]) => r.workspaceRole !== undefined);
+
+  const fresh = async (): Promise<Ids> => {
+    const task = await p.request<{ id: string }>('POST', '/tasks', {
+      key: a.key,
+      body: { title: 'A’s task', workspace_id: a.ws },
+    });
+    await p.request('PUT', `/workspaces/${a.ws}/secrets`, {
+      key: a.key,
+      body: { name: 'A_SECRET', value: 'a-value' },
+    });
+    return { ws: a.ws, task: task.body.id, secret: 'A_SECRET', account: a.id };
+  };
+
+  const call = (key: string, id: OperationId, route: RouteDef, ids: Ids) => {
+    const sample = (samples[id] as (ids: Ids) => { query?: string; body?: unknown })(ids);
+    const path = pathFor(route, ids) + (sample.query ? `?${sample.query}` : '');
+    return p.request(route.method, path, { key, body: sample.body });
+  };
+
+  before(async () => {
+    p = await startTestPlatform();
+    const ca = await createAccount(p.deps, { org: 'tenant-alpha', tier: 'pro' });
+    const cb = await createAccount(p.deps, { org: 'tenant-bravo', tier: 'pro' });
+    const cm = await createAccount(p.deps, { org: 'tenant-member', tier: 'pro' });
+    a = { key: ca.api_key, id: ca.account.id, ws: ca.workspace_id };
+    b = { key: cb.api_key };
+    m = { key: cm.api_key, id: cm.account.id };
+    await p.request('POST', `/workspaces/${a.ws}/invite`, { key: a.key, body: { account_id: m.id } });
+  });
+  after(() => p.close());
+
+  it('has a sample for every workspace-scoped route', () => {
+    assert.ok(scoped.length >= 12);
+    for (const [id] of scoped) assert.ok(samples[id], `a cross-tenant sample for ${id}`);
+  });
+
+  it('gives another tenant’s key nothing: not one successful response, and A’s data unchanged', async (t) => {
+    const ids = await fresh();
+    let successes = 0;
+    for (const [id, route] of scoped) {
+      const res = await call(b.key, id, route, ids);
+      if (res.status < 300) successes++;
+      assert.equal(
+        res.status,
+        404,
+        `${id} (${route.method} ${route.path}) by another tenant: ${res.text.slice(0, 200)}`,
+      );
+    }
+    const summary = `cross-tenant matrix: ${scoped.length} workspace-scoped routes tried with another tenant's key, ${successes} successful responses`;
+    t.diagnostic(summary);
+    console.log(summary);
+    assert.equal(successes, 0);
+
+    const task = await p.request<{ title: string }>('GET', `/tasks/${ids.task}`, { key: a.key });
+    assert.equal(task.body.title, 'A’s task');
+    assert.deepEqual((await resolveSecretsForRun(p.deps, a.ws, ['A_SECRET'])).values, {
+      A_SECRET: 'a-value',
+    });
+    const members = await p.request<{ members: unknown[] }>('GET', `/workspaces/${a.ws}/members`, {
+      key: a.key,
+    });
+    assert.equal(members.body.members.length, 2);
+    const tasks = await p.request<{ total: number }>('GET', `/workspaces/${a.ws}/tasks`, { key: a.key });
+    assert.equal(tasks.body.total, 1, 'nothing was planted');
+  });
+
+  it('gives a member 403 on every owner-only route and access to the member routes', async (t) => {
+    let forbidden = 0;
+    const ownerOnly = scoped.filter(([, r]) => r.workspaceRole === 'owner');
+    for (const [id, route] of scoped) {
+      const ids = await fresh();
+      // removeMember is a member route only for leaving; removing someone else needs owner.
+      const res = await call(m.key, id, route, ids);
+      if (route.workspaceRole === 'owner' || id === 'removeMember') {
+        assert.equal(res.status, 403, `${id} by a member: ${res.text.slice(0, 200)}`);
+        forbidden++;
+      } else {
+        assert.ok(
+          res.status >= 200 && res.status < 300,
+          `${id} by a member: ${res.status} ${res.text.slice(0, 200)}`,
+        );
+      }
+    }
+    t.diagnostic(`member matrix: ${ownerOnly.length} owner-only routes, ${forbidden} answered 403`);
+    assert.ok(ownerOnly.length >= 3);
+  });
+});
