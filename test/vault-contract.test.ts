@@ -16,6 +16,7 @@ import {
   DecryptionFailure,
   DeleteSecretCommand,
   InvalidParameterException,
+  InvalidRequestException,
   PutSecretValueCommand,
   ResourceExistsException,
   ResourceNotFoundException,
@@ -352,6 +353,29 @@ describe('SecretsManagerVault requests', () => {
       SecretString: 'ours',
     });
     assert.deepEqual(await vault.resolve('w', ['RACE']), { RACE: 'ours' });
+  });
+
+  it('a create right after a forced delete waits for the deletion to finish, a bounded number of times', async () => {
+    const vault = new SecretsManagerVault({ prefix: 'p', client: fake.client, retryDelaysMs: [1, 1] });
+    let refusals = 2;
+    fake.beforeCreate = () => {
+      if (refusals-- > 0) {
+        throw new InvalidRequestException({
+          message:
+            "You can't create this secret because a secret with this name is already scheduled for deletion.",
+          $metadata: {},
+        });
+      }
+    };
+    await vault.putValue({ workspaceId: 'w', name: 'AGAIN' }, 'v2');
+    assert.equal(fake.mock.commandCalls(CreateSecretCommand).length, 3);
+    assert.deepEqual(await vault.resolve('w', ['AGAIN']), { AGAIN: 'v2' });
+
+    refusals = 5;
+    fake.beforeCreate = () => {
+      throw new InvalidRequestException({ message: 'secret is scheduled for deletion', $metadata: {} });
+    };
+    await assert.rejects(vault.putValue({ workspaceId: 'w', name: 'STUCK' }, 'v'), InvalidRequestException);
   });
 
   it('a put error other than ResourceNotFoundException propagates and creates nothing', async () => {

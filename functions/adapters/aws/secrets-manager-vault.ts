@@ -1,7 +1,9 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   BatchGetSecretValueCommand,
   CreateSecretCommand,
   DeleteSecretCommand,
+  InvalidRequestException,
   PutSecretValueCommand,
   ResourceExistsException,
   ResourceNotFoundException,
@@ -15,6 +17,8 @@ export interface SecretsManagerVaultOptions {
   /** The KMS key that encrypts the secrets (the stack's key); the account default when absent. */
   kmsKeyId?: string | undefined;
   client?: SecretsManagerClient;
+  /** Waits between create attempts while a deleted secret of the same name is still being removed. */
+  retryDelaysMs?: number[];
 }
 
 /** BatchGetSecretValue takes at most 20 ids a call. */
@@ -29,11 +33,13 @@ export class SecretsManagerVault implements SecretVault {
   private readonly client: SecretsManagerClient;
   private readonly prefix: string;
   private readonly kmsKeyId: string | undefined;
+  private readonly retryDelaysMs: number[];
 
   constructor(options: SecretsManagerVaultOptions) {
     this.client = options.client ?? new SecretsManagerClient({});
     this.prefix = options.prefix.replace(/\/+$/, '');
     this.kmsKeyId = options.kmsKeyId;
+    this.retryDelaysMs = options.retryDelaysMs ?? [250, 1000, 3000];
   }
 
   secretName(ref: SecretRef): string {
@@ -48,23 +54,34 @@ export class SecretsManagerVault implements SecretVault {
     } catch (err) {
       if (!(err instanceof ResourceNotFoundException)) throw err;
     }
-    try {
-      await this.client.send(
-        new CreateSecretCommand({
-          Name: SecretId,
-          SecretString: value,
-          ...(this.kmsKeyId ? { KmsKeyId: this.kmsKeyId } : {}),
-          Description: `agenthost workspace secret ${ref.name}`,
-          Tags: [
-            { Key: 'agenthost:workspace', Value: ref.workspaceId },
-            { Key: 'agenthost:secret', Value: ref.name },
-          ],
-        }),
-      );
-    } catch (err) {
-      // Created by a concurrent request between our two calls: the value is ours to set.
-      if (!(err instanceof ResourceExistsException)) throw err;
-      await this.client.send(new PutSecretValueCommand({ SecretId, SecretString: value }));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.client.send(
+          new CreateSecretCommand({
+            Name: SecretId,
+            SecretString: value,
+            ...(this.kmsKeyId ? { KmsKeyId: this.kmsKeyId } : {}),
+            Description: `agenthost workspace secret ${ref.name}`,
+            Tags: [
+              { Key: 'agenthost:workspace', Value: ref.workspaceId },
+              { Key: 'agenthost:secret', Value: ref.name },
+            ],
+          }),
+        );
+        return;
+      } catch (err) {
+        // Created by a concurrent request between our two calls: the value is ours to set.
+        if (err instanceof ResourceExistsException) {
+          await this.client.send(new PutSecretValueCommand({ SecretId, SecretString: value }));
+          return;
+        }
+        // A forced delete of the same name finishes in the background; wait for it a little.
+        const pendingDelete =
+          err instanceof InvalidRequestException && /scheduled for deletion/i.test(err.message);
+        const wait = this.retryDelaysMs[attempt];
+        if (!pendingDelete || wait === undefined) throw err;
+        await delay(wait);
+      }
     }
   }
 
