@@ -66,3 +66,11 @@ export function invalidInput(issues: FieldIssue[]): PlatformError {
   const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
   return new PlatformError('INVALID_INPUT', `Invalid input: ${summary}${more}`, { fields: issues });
 }
+
+/** 413 for a request body over `limit` bytes (the local server and the handler both use it). */
+export function bodyTooLarge(limit: number): PlatformError {
+  return new PlatformError('DOCUMENT_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes`, {
+    fields: [{ field: 'body', message: `must be at most ${limit} bytes` }],
+    limit_bytes: limit,
+  });
+}

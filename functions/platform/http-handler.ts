@@ -7,16 +7,22 @@ import { rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
 import { InvalidCursorError } from '../ports/store.ts';
 import type { Deps } from './deps.ts';
 import type { ErrorEnvelope } from './envelope.ts';
-import { ERROR_CODES, type FieldIssue, invalidInput, PlatformError } from './errors.ts';
+import { bodyTooLarge, ERROR_CODES, type FieldIssue, invalidInput, PlatformError } from './errors.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from './routes.ts';
 import { routeList } from './routes.ts';
 
 type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
 
+/** The body of a route with `binaryBody`. */
+export interface BinaryBody {
+  data: Buffer;
+  contentType: string | undefined;
+}
+
 export interface OperationInput<R extends RouteDef> {
   params: Out<R['params']>;
   query: Out<R['query']>;
-  body: Out<R['body']>;
+  body: R['binaryBody'] extends object ? BinaryBody : Out<R['body']>;
   auth: R['auth'] extends 'api-key' ? AuthContext : undefined;
   deps: Deps;
   requestId: string;
@@ -218,22 +224,19 @@ function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: 
   const query = validate(route.query, rawQuery, 'query', issues, true);
 
   let body: unknown;
-  if (route.body) {
+  if (route.binaryBody) {
+    const data = event.body
+      ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8')
+      : Buffer.alloc(0);
+    if (data.length > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);
+    body = { data, contentType: header(event, 'content-type') } satisfies BinaryBody;
+  } else if (route.body) {
     const text = event.body
       ? event.isBase64Encoded
         ? Buffer.from(event.body, 'base64').toString('utf8')
         : event.body
       : '';
-    if (Buffer.byteLength(text, 'utf8') > maxBodyBytes) {
-      throw new PlatformError(
-        'DOCUMENT_TOO_LARGE',
-        `The request body exceeds the limit of ${maxBodyBytes} bytes`,
-        {
-          fields: [{ field: 'body', message: `must be at most ${maxBodyBytes} bytes` }],
-          limit_bytes: maxBodyBytes,
-        },
-      );
-    }
+    if (Buffer.byteLength(text, 'utf8') > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     let raw: unknown = {};
     if (text.trim() !== '') {
       const type = header(event, 'content-type') ?? '';

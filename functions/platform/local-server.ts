@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createAllHandlers } from '../http/index.ts';
 import type { Deps } from './deps.ts';
-import { PlatformError } from './errors.ts';
+import { bodyTooLarge, PlatformError } from './errors.ts';
 import { errorEnvelope } from './http-handler.ts';
 import { type RouteDef, routeList } from './routes.ts';
 
@@ -102,18 +102,11 @@ export class LocalServer {
       return this.sendError(res, new PlatformError('NOT_FOUND', message), requestId);
     }
 
-    const body = await readBody(req, this.deps.config.maxBodyBytes);
+    const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
+    const body = await readBody(req, limit);
     if (body === 'too-large') {
       res.setHeader('Connection', 'close');
-      const limit = this.deps.config.maxBodyBytes;
-      return this.sendError(
-        res,
-        new PlatformError('DOCUMENT_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes`, {
-          fields: [{ field: 'body', message: `must be at most ${limit} bytes` }],
-          limit_bytes: limit,
-        }),
-        requestId,
-      );
+      return this.sendError(res, bodyTooLarge(limit), requestId);
     }
 
     const event = toEvent(req, url, method, match.route, match.params, body, requestId);

@@ -50,7 +50,7 @@ const errorStatuses = (route: RouteDef): number[] => {
   if (route.params || route.query || route.body) s.add(400);
   if (route.params || route.workspaceRole) s.add(404);
   if (route.workspaceRole === 'owner') s.add(403);
-  if (route.body) s.add(413).add(415);
+  if (route.body || route.binaryBody) s.add(413).add(415);
   return [...s].sort();
 };
 
@@ -95,6 +95,19 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
         : {}),
       ...(route.auth === 'api-key' ? { security: [{ apiKey: [] }] } : { security: [] }),
       ...(params.length > 0 ? { parameters: params } : {}),
+      ...(route.binaryBody
+        ? {
+            requestBody: {
+              required: true,
+              content: Object.fromEntries(
+                route.binaryBody.contentTypes.map((t) => [
+                  t,
+                  { schema: { type: 'string', format: 'binary' } },
+                ]),
+              ),
+            },
+          }
+        : {}),
       ...(route.body
         ? {
             requestBody: {

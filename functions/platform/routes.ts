@@ -57,6 +57,8 @@ export interface RouteDef {
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
+  /** A raw (non-JSON) body, such as a code bundle: delivered as bytes with its Content-Type. */
+  binaryBody?: { maxBytes: number; contentTypes: string[] };
   success: { status: 200 | 201 | 204; schema?: z.ZodType; description: string };
 }
 
