@@ -44,7 +44,11 @@ describe('configuration', () => {
       /PLATFORM_TABLE_NAME: is required when PLATFORM_MODE=aws/,
     );
     assert.equal(
-      parseConfig({ PLATFORM_MODE: 'aws', PLATFORM_TABLE_NAME: 'agenthost-t1' }).tableName,
+      parseConfig({
+        PLATFORM_MODE: 'aws',
+        PLATFORM_TABLE_NAME: 'agenthost-t1',
+        PLATFORM_BUNDLE_BUCKET: 'b-123',
+      }).tableName,
       'agenthost-t1',
     );
   });
@@ -56,6 +60,7 @@ describe('configuration', () => {
       const aws = parseConfig({
         PLATFORM_MODE: 'aws',
         PLATFORM_TABLE_NAME: 'agenthost-main',
+        PLATFORM_BUNDLE_BUCKET: 'agenthost-main-bundles',
         AWS_REGION: 'eu-west-1',
       });
       const localDeps = await createDeps(local);

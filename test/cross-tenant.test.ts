@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { resolveSecretsForRun } from '../functions/core/secrets/secrets.ts';
 import { type OperationId, type RouteDef, routeList } from '../functions/platform/routes.ts';
@@ -15,9 +19,30 @@ interface Ids {
   task: string;
   secret: string;
   account: string;
+  agent: string;
 }
 
-const samples: Record<string, (ids: Ids) => { query?: string; body?: unknown }> = {
+interface Sample {
+  query?: string;
+  body?: unknown;
+  rawBody?: Buffer;
+  headers?: Record<string, string>;
+}
+
+let bundle: Buffer;
+
+const toolManifest = {
+  name: 'a-tool',
+  type: 'tool',
+  description: 'A’s tool',
+  supported_providers: ['any'],
+  runtime: { command: 'node index.js' },
+  required_secrets: ['A_SECRET'],
+  is_public: true,
+  allow_local_download: true,
+};
+
+const samples: Record<string, (ids: Ids) => Sample> = {
   createTask: (ids) => ({ body: { title: 'planted', workspace_id: ids.ws } }),
   listTasks: (ids) => ({ query: `workspace_id=${ids.ws}` }),
   getTask: () => ({}),
@@ -30,6 +55,14 @@ const samples: Record<string, (ids: Ids) => { query?: string; body?: unknown }> 
   listSecrets: () => ({}),
   putSecret: () => ({ body: { name: 'A_SECRET', value: 'overwritten' } }),
   deleteSecret: () => ({}),
+  publishAgent: (ids) => ({ query: `workspace_id=${ids.ws}`, body: { ...toolManifest, name: 'planted' } }),
+  getAgent: () => ({}),
+  patchAgent: () => ({ body: { description: 'changed' } }),
+  uploadBundle: () => ({ rawBody: bundle, headers: { 'content-type': 'application/gzip' } }),
+  agentLogs: () => ({}),
+  deleteCheck: () => ({}),
+  deleteAgent: () => ({}),
+  forkAgent: (ids) => ({ body: { workspace_id: ids.ws, new_name: 'forked-copy' } }),
 };
 
 function pathFor(route: RouteDef, ids: Ids): string {
@@ -37,7 +70,8 @@ function pathFor(route: RouteDef, ids: Ids): string {
     .replace('{workspace_id}', ids.ws)
     .replace('{task_id}', ids.task)
     .replace('{name}', ids.secret)
-    .replace('{account_id}', ids.account);
+    .replace('{account_id}', ids.account)
+    .replace('{id}', ids.agent);
 }
 
 describe('cross-tenant matrix', () => {
@@ -56,16 +90,27 @@ describe('cross-tenant matrix', () => {
       key: a.key,
       body: { name: 'A_SECRET', value: 'a-value' },
     });
-    return { ws: a.ws, task: task.body.id, secret: 'A_SECRET', account: a.id };
+    const agent = await p.request<{ id: string }>('POST', '/agents', { key: a.key, body: toolManifest });
+    assert.equal(agent.status, 201, agent.text);
+    return { ws: a.ws, task: task.body.id, secret: 'A_SECRET', account: a.id, agent: agent.body.id };
   };
 
   const call = (key: string, id: OperationId, route: RouteDef, ids: Ids) => {
-    const sample = (samples[id] as (ids: Ids) => { query?: string; body?: unknown })(ids);
+    const sample = (samples[id] as (ids: Ids) => Sample)(ids);
     const path = pathFor(route, ids) + (sample.query ? `?${sample.query}` : '');
-    return p.request(route.method, path, { key, body: sample.body });
+    return p.request(route.method, path, {
+      key,
+      body: sample.body,
+      ...(sample.rawBody ? { rawBody: sample.rawBody } : {}),
+      ...(sample.headers ? { headers: sample.headers } : {}),
+    });
   };
 
   before(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-xt-'));
+    await writeFile(join(dir, 'index.js'), 'console.log("{}")\n');
+    bundle = (await packDirectory(dir)).data;
+    await rm(dir, { recursive: true, force: true });
     p = await startTestPlatform();
     const ca = await createAccount(p.deps, { org: 'tenant-alpha', tier: 'pro' });
     const cb = await createAccount(p.deps, { org: 'tenant-bravo', tier: 'pro' });
@@ -78,7 +123,7 @@ describe('cross-tenant matrix', () => {
   after(() => p.close());
 
   it('has a sample for every workspace-scoped route', () => {
-    assert.ok(scoped.length >= 12);
+    assert.ok(scoped.length >= 20);
     for (const [id] of scoped) assert.ok(samples[id], `a cross-tenant sample for ${id}`);
   });
 
@@ -110,6 +155,20 @@ describe('cross-tenant matrix', () => {
     assert.equal(members.body.members.length, 2);
     const tasks = await p.request<{ total: number }>('GET', `/workspaces/${a.ws}/tasks`, { key: a.key });
     assert.equal(tasks.body.total, 1, 'nothing was planted');
+    const agent = await p.request<{ description: string; bundle: unknown }>('GET', `/agents/${ids.agent}`, {
+      key: a.key,
+    });
+    assert.equal(agent.status, 200, `A’s agent is still there: ${agent.text}`);
+    assert.equal(agent.body.description, 'A’s tool');
+    assert.equal(agent.body.bundle, null);
+    const agents = await p.request<{ agents: { name: string }[] }>('GET', `/agents?workspace_id=${a.ws}`, {
+      key: a.key,
+    });
+    assert.deepEqual(
+      [...new Set(agents.body.agents.map((x) => x.name))],
+      ['a-tool'],
+      'nothing was published or forked in',
+    );
   });
 
   it('gives a member 403 on every owner-only route and access to the member routes', async (t) => {

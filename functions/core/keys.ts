@@ -42,6 +42,29 @@ export const keys = {
   secret: (workspaceId: string, name: string): ItemKey => ({ pk: `WS#${workspaceId}`, sk: `SECRET#${name}` }),
   secretsPrefix: 'SECRET#',
 
+  /** One agent version (each version has its own id). */
+  agentVersion: (agentId: string): ItemKey => ({ pk: `AGENT#${agentId}`, sk: 'AGENT' }),
+  /** GSI1 partition of a workspace's agent versions, sorted by name and version. */
+  agentsOfWorkspace: (workspaceId: string) => `WS#${workspaceId}#AGENTS`,
+  /** Per org/name: the version counter and the directory entry (GSI2 when public). */
+  agentHead: (org: string, name: string): ItemKey => ({ pk: `ORGAGENT#${org}/${name}`, sk: 'HEAD' }),
+  /** Per org/name/version: the id of that version. */
+  agentVersionRef: (org: string, name: string, n: number): ItemKey => ({
+    pk: `ORGAGENT#${org}/${name}`,
+    sk: `V#${String(n).padStart(6, '0')}`,
+  }),
+  agentVersionRefPrefix: 'V#',
+  /** GSI2 partition of the public directory (one head per public agent). */
+  publicAgents: 'PUBLIC#AGENTS',
+  /** Reverse dependency: the agents that pin org/name@vN. */
+  dependent: (target: string, dependentId: string): ItemKey => ({
+    pk: `DEPENDENTS#${target}`,
+    sk: `AGENT#${dependentId}`,
+  }),
+  dependentsOf: (target: string) => `DEPENDENTS#${target}`,
+  /** Execution log lines of an agent version. */
+  agentLogPrefix: 'LOG#',
+
   task: (taskId: string): ItemKey => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
   /** GSI1 partition of a workspace's tasks, sorted by creation time. */
   tasksOfWorkspace: (workspaceId: string) => `WS#${workspaceId}#TASK`,

@@ -1,9 +1,11 @@
 import type { Deps } from '../platform/deps.ts';
 import { type ApiHandler, createModuleHandler } from '../platform/http-handler.ts';
 import type { ResourceModule } from '../platform/routes.ts';
+import { operations as agents } from './agents.ts';
 import { operations as apiKeys } from './api-keys.ts';
 import { operations as health } from './health.ts';
 import { operations as openapi } from './openapi.ts';
+import { operations as publicDirectory } from './public.ts';
 import { operations as secrets } from './secrets.ts';
 import { operations as tasks } from './tasks.ts';
 import { operations as workspaces } from './workspaces.ts';
@@ -18,5 +20,7 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     tasks: createModuleHandler('tasks', tasks, get),
     workspaces: createModuleHandler('workspaces', workspaces, get),
     secrets: createModuleHandler('secrets', secrets, get),
+    agents: createModuleHandler('agents', agents, get),
+    public: createModuleHandler('public', publicDirectory, get),
   };
 }

@@ -43,6 +43,8 @@ const schema = z
       .max(200)
       .default('agenthost'),
     PLATFORM_SECRETS_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
+    PLATFORM_BUNDLE_BUCKET: z.string().min(3).max(63).optional(),
+    PLATFORM_BUNDLE_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.PLATFORM_MODE === 'aws' && !env.PLATFORM_TABLE_NAME) {
@@ -69,6 +71,8 @@ export interface Config {
   publicUrl: string | undefined;
   secretsPrefix: string;
   secretsKmsKeyId: string | undefined;
+  bundleBucket: string | undefined;
+  bundleKmsKeyId: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -99,6 +103,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     publicUrl: e.PLATFORM_PUBLIC_URL,
     secretsPrefix: e.PLATFORM_SECRETS_PREFIX,
     secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
+    bundleBucket: e.PLATFORM_BUNDLE_BUCKET,
+    bundleKmsKeyId: e.PLATFORM_BUNDLE_KMS_KEY_ID,
   };
 }
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
 import type { Store } from '../ports/store.ts';
@@ -10,6 +11,7 @@ export interface Deps {
   config: Config;
   store: Store;
   vault: SecretVault;
+  bundles: BundleStore;
   clock: Clock;
   logger: Logger;
 }
@@ -31,7 +33,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   try {
     const vault =
       config.mode === 'aws' ? await createAwsVault(config) : await createLocalVault(config, store);
-    return { config, store, vault, clock, logger };
+    const bundles = config.mode === 'aws' ? await createS3Bundles(config) : await createFileBundles(config);
+    return { config, store, vault, bundles, clock, logger };
   } catch (err) {
     await store.close();
     throw err;
@@ -90,4 +93,23 @@ export async function createAwsVault(config: Config): Promise<SecretVault> {
     deleteValue: async (ref) => (await get()).deleteValue(ref),
     resolve: async (workspaceId, names) => (await get()).resolve(workspaceId, names),
   };
+}
+
+export async function createFileBundles(config: Config): Promise<BundleStore> {
+  if (config.mode !== 'local') throw new Error('The file bundle store runs only in PLATFORM_MODE=local');
+  const { FileBundleStore } = await import('../adapters/local/file-bundle-store.ts');
+  return new FileBundleStore(config.dataDir);
+}
+
+export async function createS3Bundles(config: Config): Promise<BundleStore> {
+  if (config.mode !== 'aws' || !config.bundleBucket) {
+    throw new Error('The S3 bundle store runs only in PLATFORM_MODE=aws with PLATFORM_BUNDLE_BUCKET set');
+  }
+  const { S3Client } = await import('@aws-sdk/client-s3');
+  const { S3BundleStore } = await import('../adapters/aws/s3-bundle-store.ts');
+  return new S3BundleStore({
+    bucket: config.bundleBucket,
+    kmsKeyId: config.bundleKmsKeyId,
+    client: new S3Client({ region: config.awsRegion }),
+  });
 }

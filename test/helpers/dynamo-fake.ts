@@ -73,6 +73,7 @@ export async function startDynamoFake(tableName = 'agenthost-test'): Promise<Dyn
     env: {
       PLATFORM_MODE: 'aws',
       PLATFORM_TABLE_NAME: tableName,
+      PLATFORM_BUNDLE_BUCKET: 'agenthost-test-bundles',
       PLATFORM_DYNAMODB_ENDPOINT: endpoint,
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'test',

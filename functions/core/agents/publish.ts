@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { type FieldIssue, invalidInput, PlatformError } from '../../platform/errors.ts';
+import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+import { requireMembership } from '../workspaces/authorize.ts';
+import {
+  type AgentVersion,
+  DEPRECATION_DAYS,
+  fromItem,
+  parseVersion,
+  statusOf,
+  toItem,
+  versionString,
+} from './agent-record.ts';
+import { type Manifest, parseManifest, type Warning } from './manifest.ts';
+import { parseSkillMd, skillToManifest } from './skill-md.ts';
+
+const DAY_MS = 86_400_000;
+const MAX_PUBLISH_ATTEMPTS = 10;
+
+/** The workspace an agent is published into, with the slug that is its org in agent addresses. */
+export async function ownedWorkspace(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string | undefined,
+): Promise<{ id: string; slug: string }> {
+  const id = workspaceId ?? auth.personalWorkspaceId;
+  await requireMembership(deps, auth.accountId, id, 'owner');
+  const ws = await deps.store.get(keys.workspace(id));
+  if (!ws) throw new PlatformError('NOT_FOUND', 'Workspace not found');
+  return { id, slug: String(ws.slug) };
+}
+
+/**
+ * Parses a publish body: an agent manifest, or `{type: "skill", skill_md: "..."}` for a skill.
+ * Every rejection names the field (prefixed `body.`) and the rule.
+ */
+export function parsePublishBody(
+  body: unknown,
+  options: { allowNoSecrets: boolean },
+): { manifest: Manifest; warnings: Warning[]; skillFiles: Record<string, string> | null } {
+  let input = body;
+  let skillFiles: Record<string, string> | null = null;
+  if (isRecord(body) && typeof body.skill_md === 'string') {
+    const extra = Object.keys(body).filter((k) => k !== 'skill_md' && k !== 'type');
+    if (extra.length > 0 || (body.type !== undefined && body.type !== 'skill')) {
+      throw invalidInput([
+        {
+          field: 'body',
+          message: 'a skill is published as {"type": "skill", "skill_md": "<SKILL.md text>"} only',
+        },
+      ]);
+    }
+    const skill = parseSkillMd(body.skill_md);
+    if (!skill.ok) throw invalidInput(skill.issues.map((i) => ({ ...i, field: `body.skill_md.${i.field}` })));
+    input = skillToManifest(skill.skill);
+    skillFiles = { 'SKILL.md': body.skill_md };
+  }
+  const parsed = parseManifest(input, { allowNoSecrets: options.allowNoSecrets });
+  if (!parsed.ok) throw invalidInput(prefix(parsed.issues));
+  return { manifest: parsed.manifest, warnings: parsed.warnings, skillFiles };
+}
+
+/**
+ * Checks what the manifest references against the registry: dependencies exist (pinned, not
+ * deleted) and form no cycle by agent name; default skills name existing skills.
+ */
+export async function checkReferences(deps: Deps, org: string, manifest: Manifest): Promise<void> {
+  const issues: FieldIssue[] = [];
+  const dependencies = manifest.manifest?.dependencies ?? [];
+  for (const [i, dep] of dependencies.entries()) {
+    const [depOrg, depName] = dep.id.split('/') as [string, string];
+    const found = await findVersion(deps, depOrg, depName, dep.version);
+    if (!found || found.deleted_at) {
+      issues.push({
+        field: `body.manifest.dependencies.${i}`,
+        message: `${dep.id}@${dep.version} does not exist`,
+      });
+      continue;
+    }
+    const cycle = await findCycle(deps, `${org}/${manifest.name}`, found, [
+      `${org}/${manifest.name}`,
+      dep.id,
+    ]);
+    if (cycle) {
+      issues.push({
+        field: `body.manifest.dependencies.${i}`,
+        message: `dependency cycle: ${cycle.join(' -> ')}`,
+      });
+    }
+  }
+  for (const [i, ref] of manifest.default_skills.entries()) {
+    const skill = await resolveSkillRef(deps, ref);
+    if (!skill) issues.push({ field: `body.default_skills.${i}`, message: `skill ${ref} does not exist` });
+  }
+  if (issues.length > 0) throw invalidInput(issues);
+}
+
+/** Depth-first over pinned dependencies; returns the path when it comes back to `root` (by name). */
+async function findCycle(
+  deps: Deps,
+  root: string,
+  at: AgentVersion,
+  path: string[],
+): Promise<string[] | undefined> {
+  if (path.length > 32) return undefined;
+  for (const dep of at.manifest.manifest?.dependencies ?? []) {
+    if (dep.id === root) return [...path, dep.id];
+    const [o, n] = dep.id.split('/') as [string, string];
+    const next = await findVersion(deps, o, n, dep.version);
+    if (next) {
+      const found = await findCycle(deps, root, next, [...path, dep.id]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** org/skill (the newest live version) or org/skill@vN, of type skill. */
+export async function resolveSkillRef(deps: Deps, ref: string): Promise<AgentVersion | undefined> {
+  const m = /^([a-z0-9-]+)\/([a-z0-9-]+)(?:@(v\d+))?$/.exec(ref);
+  if (!m) return undefined;
+  const [, org, name, version] = m as unknown as [string, string, string, string | undefined];
+  const found = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
+  return found && !found.deleted_at && found.manifest.type === 'skill' ? found : undefined;
+}
+
+export async function findVersion(
+  deps: Deps,
+  org: string,
+  name: string,
+  version: string,
+): Promise<AgentVersion | undefined> {
+  const n = parseVersion(version);
+  if (n === undefined) return undefined;
+  const ref = await deps.store.get(keys.agentVersionRef(org, name, n));
+  if (!ref) return undefined;
+  const item = await deps.store.get(keys.agentVersion(String(ref.agent_id)));
+  return item ? fromItem(item) : undefined;
+}
+
+/** The newest version that is not deleted. */
+export async function findLatest(deps: Deps, org: string, name: string): Promise<AgentVersion | undefined> {
+  const head = await deps.store.get(keys.agentHead(org, name));
+  if (!head) return undefined;
+  for (let n = Number(head.latest_number); n >= 1; n--) {
+    const found = await findVersion(deps, org, name, versionString(n));
+    if (found && !found.deleted_at) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Publishes the next version of org/name. The version number comes from the head item, written
+ * under the condition that nobody else published meanwhile, in the same transaction as the version
+ * itself, its lookup entry, the deprecation of the previous version and the reverse-dependency
+ * entries: two concurrent publishes get two distinct versions, and a failure writes nothing.
+ */
+export async function publishVersion(
+  deps: Deps,
+  input: {
+    workspace: { id: string; slug: string };
+    manifest: Manifest;
+    skillFiles: Record<string, string> | null;
+    publishedBy: string;
+    forkedFrom?: string;
+    requireFirst?: boolean;
+  },
+): Promise<AgentVersion> {
+  const { workspace, manifest } = input;
+  const org = workspace.slug;
+  for (let attempt = 1; ; attempt++) {
+    const head = await deps.store.get(keys.agentHead(org, manifest.name));
+    if (head && input.requireFirst) {
+      throw new PlatformError('CONFLICT', `${org}/${manifest.name} exists already; choose another name`);
+    }
+    const previous = head ? Number(head.latest_number) : 0;
+    const n = previous + 1;
+    const now = deps.clock.now();
+    const at = now.toISOString();
+    const agent: AgentVersion = {
+      id: randomUUID(),
+      org,
+      name: manifest.name,
+      version: versionString(n),
+      version_number: n,
+      workspace_id: workspace.id,
+      manifest,
+      skill_files: input.skillFiles,
+      bundle: null,
+      published_by: input.publishedBy,
+      created_at: at,
+      updated_at: at,
+      deprecated_at: null,
+      sunset_at: null,
+      deleted_at: null,
+      forked_from: input.forkedFrom ?? null,
+    };
+    const ops: TransactOp[] = [
+      {
+        put: headItem(agent, n),
+        condition: head ? cond.eq('latest_number', previous) : cond.notExists(),
+      },
+      {
+        put: { ...keys.agentVersionRef(org, manifest.name, n), agent_id: agent.id },
+        condition: cond.notExists(),
+      },
+      { put: toItem(agent), condition: cond.notExists() },
+    ];
+    if (head?.latest_id) {
+      // The previous newest version is deprecated now, callable until its sunset.
+      ops.push({
+        update: keys.agentVersion(String(head.latest_id)),
+        spec: {
+          set: {
+            deprecated_at: at,
+            sunset_at: new Date(now.getTime() + DEPRECATION_DAYS * DAY_MS).toISOString(),
+            updated_at: at,
+          },
+        },
+        condition: cond.exists(),
+      });
+    }
+    for (const dep of manifest.manifest?.dependencies ?? []) {
+      ops.push({ put: { ...keys.dependent(`${dep.id}@${dep.version}`, agent.id), agent_id: agent.id } });
+    }
+    try {
+      await deps.store.transactWrite(ops);
+      return agent;
+    } catch (err) {
+      // Someone else published meanwhile (the head's condition failed): take the next number.
+      if (!(err instanceof TransactionCanceledError)) throw err;
+      if (attempt >= MAX_PUBLISH_ATTEMPTS) {
+        throw new PlatformError('CONFLICT', 'Too many concurrent publishes of this agent; try again');
+      }
+    }
+  }
+}
+
+/** The head of org/name: the version counter, the newest version, and the directory entry. */
+export function headItem(agent: AgentVersion, latest: number): Item {
+  const listed = agent.manifest.is_public && !agent.deleted_at;
+  return {
+    ...keys.agentHead(agent.org, agent.name),
+    org: agent.org,
+    name: agent.name,
+    workspace_id: agent.workspace_id,
+    latest_number: latest,
+    latest_id: agent.id,
+    type: agent.manifest.type,
+    description: agent.manifest.description,
+    tags: agent.manifest.tags,
+    is_public: agent.manifest.is_public,
+    updated_at: agent.updated_at,
+    ...(listed ? { gsi2pk: keys.publicAgents, gsi2sk: `${agent.org}/${agent.name}` } : {}),
+  };
+}
+
+export function isCallable(agent: AgentVersion, now: Date): boolean {
+  const status = statusOf(agent, now);
+  return status === 'active' || status === 'deprecated';
+}
+
+function prefix(issues: FieldIssue[]): FieldIssue[] {
+  return issues.map((i) => ({ ...i, field: i.field ? `body.${i.field}` : 'body' }));
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
