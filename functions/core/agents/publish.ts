@@ -209,7 +209,11 @@ export async function publishVersion(
       },
       { put: toItem(agent), condition: cond.notExists() },
     ];
-    if (head?.latest_id) {
+    // The previous newest version, unless it was deleted (and perhaps purged) meanwhile.
+    const previousItem = head?.latest_id
+      ? await deps.store.get(keys.agentVersion(String(head.latest_id)))
+      : undefined;
+    if (head?.latest_id && previousItem && !previousItem.deleted_at) {
       // The previous newest version is deprecated now, callable until its sunset.
       ops.push({
         update: keys.agentVersion(String(head.latest_id)),
