@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { CliError } from '../functions/cli/publish.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { type Config, ConfigError, processConfig, TIERS, type Tier } from '../functions/platform/config.ts';
+import {
+  type Config,
+  ConfigError,
+  processClientConfig,
+  processConfig,
+  TIERS,
+  type Tier,
+} from '../functions/platform/config.ts';
 import { createDeps } from '../functions/platform/deps.ts';
 import { PlatformError } from '../functions/platform/errors.ts';
 import { VaultConfigurationError } from '../functions/ports/secret-vault.ts';
@@ -11,6 +19,9 @@ const USAGE = `agenthost: run and operate the agent hosting platform
 Usage:
   agenthost start
       Serve the API on HOST:PORT (default 127.0.0.1:8787) with data in PLATFORM_DATA_DIR.
+  agenthost publish [DIR] [--workspace ID] [--allow-no-secrets] [--json]
+      Publish DIR/agent.json (or DIR/SKILL.md) as the next version and upload its code bundle
+      (bundle.exclude / bundle.include honoured). AGENTHOST_URL and AGENTHOST_API_KEY configure it.
   agenthost accounts create --org SLUG --tier free|pro|team|enterprise [--email E] [--json]
       Create an account, its personal workspace and its first API key, and print the key.
       Works while the server runs: locally against the data dir, in AWS mode against the table.
@@ -25,6 +36,10 @@ async function main(argv: string[]): Promise<number> {
     return -1; // keeps running until a signal
   }
   if (command === 'accounts' && sub === 'create') return accountsCreate(processConfig(), rest);
+  if (command === 'publish') {
+    const { publishCommand } = await import('../functions/cli/publish.ts');
+    return publishCommand(argv.slice(1), processClientConfig(), (line) => process.stdout.write(`${line}\n`));
+  }
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? 2 : 0;

@@ -115,3 +115,28 @@ export function processConfig(): Config {
   cached ??= parseConfig(process.env);
   return cached;
 }
+
+/** The CLI's client settings (`agenthost publish`): where the platform is and which key to use. */
+export interface ClientConfig {
+  url: string;
+  apiKey: string | undefined;
+}
+
+const clientSchema = z.object({
+  AGENTHOST_URL: z.url().default('http://127.0.0.1:8787'),
+  AGENTHOST_API_KEY: z.string().min(1).optional(),
+});
+
+export function parseClientConfig(env: Record<string, string | undefined>): ClientConfig {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = clientSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return { url: result.data.AGENTHOST_URL.replace(/\/+$/, ''), apiKey: result.data.AGENTHOST_API_KEY };
+}
+
+export function processClientConfig(): ClientConfig {
+  return parseClientConfig(process.env);
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+/**
+ * Bundles every resource module's Lambda handler exactly as the CDK app does (the options come
+ * from lib/lambda-bundling.ts, shared with the platform-function construct), writes each bundle's
+ * size to docs/performance.md and exits non-zero if one exceeds the per-handler budget.
+ *
+ *   npm run bundle-sizes            measure, rewrite the table in docs/performance.md
+ *   npm run bundle-sizes -- --check measure only, leave the docs alone
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build, version as esbuildVersion, type Metafile } from 'esbuild';
+import { MODULES, type ResourceModule } from '../functions/platform/routes.ts';
+import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
+import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lib/lambda-bundling.ts';
+import { MODULE_ACCESS } from '../lib/module-access.ts';
+
+/** Per-handler budget: a Lambda's cold start grows with the code it must read, parse and evaluate. */
+export const BUDGET_BYTES = 500 * 1024;
+
+const DOC = join(PROJECT_ROOT, 'docs', 'performance.md');
+const START = '<!-- bundle-sizes:start (written by npm run bundle-sizes) -->';
+const END = '<!-- bundle-sizes:end -->';
+
+export interface BundleSize {
+  module: ResourceModule;
+  bytes: number;
+  /** The largest contributors: npm packages by name, our own code as "functions/". */
+  largest: { name: string; bytes: number }[];
+  /** Externals imported statically: they would be loaded, and fail, at cold start. */
+  staticExternals: string[];
+}
+
+export async function measureBundles(): Promise<BundleSize[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'agenthost-bundles-'));
+  try {
+    const sizes: BundleSize[] = [];
+    for (const module of MODULES) {
+      const entry = join(PROJECT_ROOT, 'functions', 'http', `${module}.ts`);
+      const result = await build({
+        ...esbuildBuildOptions(MODULE_ACCESS[module], entry, join(dir, `${module}.mjs`)),
+        absWorkingDir: PROJECT_ROOT,
+        metafile: true,
+        logLevel: 'warning',
+      });
+      const output = Object.values(result.metafile.outputs)[0];
+      if (!output) throw new Error(`esbuild produced no output for ${module}`);
+      sizes.push({
+        module,
+        bytes: output.bytes,
+        largest: largestContributors(output),
+        staticExternals: output.imports
+          .filter((i) => i.external && !isBuiltin(i.path) && i.kind !== 'dynamic-import')
+          .map((i) => i.path),
+      });
+    }
+    return sizes;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function largestContributors(output: Metafile['outputs'][string]): { name: string; bytes: number }[] {
+  const byName = new Map<string, number>();
+  for (const [file, input] of Object.entries(output.inputs)) {
+    const at = file.lastIndexOf('node_modules/');
+    let name = 'functions/';
+    if (at >= 0) {
+      const parts = file.slice(at + 'node_modules/'.length).split('/');
+      name = parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? file);
+    }
+    byName.set(name, (byName.get(name) ?? 0) + input.bytesInOutput);
+  }
+  return [...byName.entries()]
+    .map(([name, bytes]) => ({ name, bytes }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, 4);
+}
+
+const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+
+export function renderTable(sizes: BundleSize[]): string {
+  const header = ['handler', 'bytes', 'KB', '≤ 500 KB', 'largest contributors (KB)'];
+  const rightAligned = [false, true, true, false, false];
+  const rows = sizes.map((s) => [
+    s.module,
+    s.bytes.toLocaleString('en-US'),
+    kb(s.bytes),
+    s.bytes <= BUDGET_BYTES ? 'ok' : '**over**',
+    s.largest.map((l) => `${l.name} ${kb(l.bytes)}`).join(', '),
+  ]);
+  // Padded as the formatter (Biome) lays out Markdown tables, so `npm run lint` stays clean.
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (rightAligned[i] ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, i) => (rightAligned[i] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
+  return [
+    `esbuild ${esbuildVersion}, target ${LAMBDA_ESBUILD_TARGET}, ESM, minified, no source map. KB = 1,024 bytes.`,
+    '',
+    line(header),
+    rule,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+const INTRO = `# Performance
+
+## Lambda bundle sizes
+
+What is measured: the size of each resource module's Lambda handler (\`functions/http/<module>.ts\`)
+after bundling with esbuild, with the options the CDK app deploys (\`lib/lambda-bundling.ts\`, shared
+by \`lib/constructs/platform-function.ts\` and the bench, so they cannot drift): ESM for Node.js 24,
+minified, tree-shaken, AWS SDK included (the pinned version, not the runtime's copy).
+
+Reproduce with:
+
+\`\`\`sh
+npm run bundle-sizes
+\`\`\`
+
+It rewrites the table below and exits non-zero if a handler is over budget.
+
+Target: **at most 500 KB per handler.** A Lambda cold start reads, parses and evaluates the whole
+bundle before the first request is served, so init time grows with bundle size; it is paid on
+every new container (scale-out, deploys, idle recycling), which for an API means user-visible
+latency. Keeping each handler small also keeps deploys fast.
+
+What keeps them small:
+
+- ES builds of dependencies (\`mainFields: module, main\`), so esbuild can tree-shake the AWS SDK.
+- Left out of every bundle, because a Lambda never loads them: the SDK's credential providers
+  other than environment variables (Lambda passes the role's credentials there) with the STS/SSO
+  clients they use, and the local adapters (SQLite, file vault, file bundles) that only
+  \`PLATFORM_MODE=local\` imports. Modules without Secrets Manager access also leave out its client.
+  Each is reached only through a dynamic \`import()\`; the bench and \`test/cdk.test.ts\` fail if one
+  is ever imported statically, since that would fail at load.
+- No source map: Node would read and parse it at start-up with \`--enable-source-maps\`. The output is
+  deterministic, so a position in a logged stack trace can be mapped by bundling the same commit
+  with \`sourcemap: true\`.
+
+When a handler is over budget, the "largest contributors" column says where to look. The usual
+causes: a namespace import that esbuild cannot tree-shake (\`import { z } from 'zod'\` keeps all of
+zod, its locales included; \`import * as z from 'zod'\` keeps what is used); a module every handler
+imports (the route table) pulling in a heavy dependency that only one module needs; and an
+adapter that the dependency factory builds eagerly in every Lambda instead of on first use (a
+lazily imported client can then also be left out of the modules that never use it, see
+\`lib/lambda-bundling.ts\`).
+
+`;
+
+function writeDoc(table: string): void {
+  let doc: string;
+  try {
+    doc = readFileSync(DOC, 'utf8');
+  } catch {
+    doc = `${INTRO}${START}\n${END}\n`;
+  }
+  const start = doc.indexOf(START);
+  const end = doc.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${DOC} has no ${START} ... ${END} section`);
+  writeFileSync(DOC, `${doc.slice(0, start + START.length)}\n${table}\n${doc.slice(end)}`);
+}
+
+async function main(): Promise<number> {
+  const sizes = await measureBundles();
+  const table = renderTable(sizes);
+  process.stdout.write(`${table}\n`);
+  if (!process.argv.includes('--check')) {
+    writeDoc(table);
+    process.stdout.write(`\nWrote ${DOC}\n`);
+  }
+  let failed = false;
+  for (const s of sizes) {
+    if (s.bytes > BUDGET_BYTES) {
+      failed = true;
+      process.stderr.write(`${s.module}: ${kb(s.bytes)} KB is over the ${kb(BUDGET_BYTES)} KB budget\n`);
+    }
+    if (s.staticExternals.length > 0) {
+      failed = true;
+      process.stderr.write(`${s.module}: externals imported statically: ${s.staticExternals.join(', ')}\n`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+if (import.meta.main) {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

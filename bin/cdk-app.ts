@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/**
+ * The CDK app: `cdk deploy` runs it through cdk.json, `npm run synth` runs it directly (no CLI, so
+ * no network: no notices, no version check, no account lookup) and writes the assembly to cdk.out.
+ * Stage: `-c stage=dev` with the CLI, CDK_CONTEXT_JSON='{"stage":"dev"}' without it.
+ */
+import { App } from 'aws-cdk-lib';
+import { addAgenthostStacks } from '../lib/agenthost-app.ts';
+
+const underCli = process.env.CDK_OUTDIR !== undefined;
+const app = new App(underCli ? {} : { outdir: 'cdk.out' });
+const stage = app.node.tryGetContext('stage') as string | undefined;
+const { stateful, stateless } = addAgenthostStacks(app, { stage: stage || undefined });
+const assembly = app.synth();
+if (!underCli) {
+  process.stdout.write(
+    `Synthesized ${stateful.stackName} and ${stateless.stackName} to ${assembly.directory}\n`,
+  );
+}

@@ -1,0 +1,52 @@
+import { type App, type StackProps, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { StatefulStack } from './stateful-stack.ts';
+import { StatelessStack } from './stateless-stack.ts';
+
+export interface AgenthostStacks {
+  stateful: StatefulStack;
+  stateless: StatelessStack;
+}
+
+export interface AgenthostAppOptions {
+  /** Optional stage (`-c stage=dev`): prefixes the stack names and separates the stages' secrets. */
+  stage?: string | undefined;
+  /** Passed to both stacks (env, tags, synthesizer). */
+  stackProps?: StackProps;
+}
+
+const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
+
+/**
+ * Both stacks and the cdk-nag AwsSolutions checks, as bin/cdk-app.ts and the CDK tests build them.
+ * Stack names: AgenthostStateful and AgenthostStateless, or <stage>-AgenthostStateful and
+ * <stage>-AgenthostStateless.
+ */
+export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}): AgenthostStacks {
+  const { stage } = options;
+  if (stage !== undefined && !STAGE.test(stage)) {
+    throw new Error(
+      `stage "${stage}" must be lower-case letters, digits and hyphens, at most 20, starting with a letter`,
+    );
+  }
+  const prefix = stage ? `${stage}-` : '';
+
+  const stateful = new StatefulStack(app, `${prefix}AgenthostStateful`, {
+    description: 'agenthost: data (DynamoDB single table, code-bundle bucket), retained on teardown',
+    ...options.stackProps,
+  });
+  const stateless = new StatelessStack(app, `${prefix}AgenthostStateless`, {
+    description: 'agenthost: REST API and one Lambda per resource module',
+    ...options.stackProps,
+    shared: stateful.exportNames,
+    stageName: stage ?? 'prod',
+    secretsPrefix: stage ? `agenthost-${stage}` : 'agenthost',
+  });
+  // The stacks share values through named exports (Fn.importValue), which CDK does not track.
+  stateless.addStackDependency(stateful);
+
+  // cdk-nag 3 is a CDK policy-validation plugin (no longer an Aspect): it runs at synthesis and
+  // fails it on any finding, error or warning, that is not acknowledged where it arises.
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { stateful, stateless };
+}

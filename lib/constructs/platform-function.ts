@@ -1,0 +1,214 @@
+import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
+import { acknowledge } from '../acknowledge.ts';
+import { LAMBDA_ESBUILD_TARGET, lambdaBundling } from '../lambda-bundling.ts';
+import {
+  BUNDLE_READ_ACTIONS,
+  BUNDLE_WRITE_ACTIONS,
+  type ModuleAccess,
+  SECRETS_READ_ACTIONS,
+  SECRETS_WRITE_ACTIONS,
+  TABLE_ACTIONS,
+  TABLE_READ_ACTIONS,
+} from '../module-access.ts';
+
+/** The repository root: esbuild runs there, with its package-lock.json and tsconfig.json. */
+export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * The newest Node.js runtime aws-cdk-lib offers, which the bundle targets. A named version rather
+ * than NODEJS_LATEST, so an aws-cdk-lib upgrade never changes the runtime of a deployed function
+ * without a commit that says so.
+ */
+export const PLATFORM_RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/** A resource from the stateful stack: its name and ARN (tokens, usually imports). */
+export interface SharedResource {
+  name: string;
+  arn: string;
+}
+
+export interface PlatformFunctionProps {
+  /** The handler module: functions/http/<module>.ts, absolute or relative to the repository root. */
+  entry: string;
+  /** What the function may touch (lib/module-access.ts): drives its grants and its bundle's externals. */
+  access: ModuleAccess;
+  /** The single table. Its name is always in the environment: config requires it in AWS mode. */
+  table: SharedResource;
+  /** The code-bundle bucket. Its name is always in the environment: every Lambda builds the bundle store. */
+  bundleBucket: SharedResource;
+  /** PLATFORM_SECRETS_PREFIX: this deployment's Secrets Manager name prefix. */
+  secretsPrefix: string;
+  /** Extra environment, merged over the defaults. */
+  environment?: Record<string, string>;
+  /**
+   * Anything else, merged over the defaults (Solutions Constructs style): `environment` and
+   * `bundling` key by key, the rest replaces. Not overridable: the role and log group (grants and
+   * retention attach to them), PLATFORM_MODE, PLATFORM_TABLE_NAME, PLATFORM_BUNDLE_BUCKET, and
+   * local bundling (never Docker).
+   */
+  functionProps?: Partial<NodejsFunctionProps>;
+  /** @default one month */
+  logRetention?: logs.RetentionDays;
+}
+
+/**
+ * One Lambda of the platform, with the defaults every function shares: esbuild bundling with the
+ * local devDependency (options in lambda-bundling.ts) to minified ESM, ARM64, the newest Node
+ * runtime, a log group with retention, active X-Ray tracing, and its own role holding exactly the
+ * grants its ModuleAccess declares (no AWS managed policies).
+ */
+export class PlatformFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: PlatformFunctionProps) {
+    super(scope, id);
+    if (PLATFORM_RUNTIME.name !== `nodejs${LAMBDA_ESBUILD_TARGET.replace('node', '')}.x`) {
+      throw new Error(
+        `esbuild target ${LAMBDA_ESBUILD_TARGET} does not match runtime ${PLATFORM_RUNTIME.name}`,
+      );
+    }
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      // Function logs live and die with the code; the data is in the stateful stack.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    // Our own role instead of the default one, which carries the AWS managed
+    // AWSLambdaBasicExecutionRole (create any log group, write to any).
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `agenthost ${id}`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    const { bundling: bundlingOverrides, environment: envOverrides, ...rest } = props.functionProps ?? {};
+    const defaults: NodejsFunctionProps = {
+      runtime: PLATFORM_RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      handler: 'handler',
+      // More memory is more CPU: a faster cold start and JSON work, at a cost per ms.
+      memorySize: 512,
+      // Below API Gateway's 29 s integration limit, so a slow call ends as our timeout, logged here.
+      timeout: Duration.seconds(10),
+      tracing: lambda.Tracing.ACTIVE,
+      description: `agenthost ${id}`,
+    };
+
+    this.function = new NodejsFunction(this, 'Function', {
+      ...defaults,
+      ...rest,
+      entry: isAbsolute(props.entry) ? props.entry : join(PROJECT_ROOT, props.entry),
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: {
+        PLATFORM_LOG_LEVEL: 'info',
+        PLATFORM_SECRETS_PREFIX: props.secretsPrefix,
+        ...props.environment,
+        ...envOverrides,
+        PLATFORM_MODE: 'aws',
+        PLATFORM_TABLE_NAME: props.table.name,
+        PLATFORM_BUNDLE_BUCKET: props.bundleBucket.name,
+      },
+      bundling: {
+        ...lambdaBundling(props.access),
+        format: OutputFormat.ESM,
+        ...bundlingOverrides,
+        forceDockerBundling: false,
+      },
+    });
+
+    this.grantAccess(props);
+  }
+
+  private grantAccess(props: PlatformFunctionProps): void {
+    const { access } = props;
+    const stack = Stack.of(this);
+    const allow = (actions: readonly string[], resources: string[]) =>
+      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
+    const acknowledgements: { id: string; reason: string }[] = [];
+    // Actions IAM only grants on Resource "*".
+    const anyResource = ['xray:PutTraceSegments and xray:PutTelemetryRecords (Tracing.ACTIVE)'];
+
+    if (access.table !== 'none') {
+      // The table and its indexes by name (TABLE_SCHEMA), rather than grant()'s "<table>/index/*".
+      const arn = props.table.arn;
+      allow(access.table === 'read-write' ? TABLE_ACTIONS : TABLE_READ_ACTIONS, [
+        arn,
+        ...TABLE_SCHEMA.indexes.map((index) => `${arn}/index/${index.name}`),
+      ]);
+    }
+
+    if (access.bundles !== 'none') {
+      const objects = `${props.bundleBucket.arn}/*`;
+      allow(
+        access.bundles === 'read-write'
+          ? [...BUNDLE_READ_ACTIONS, ...BUNDLE_WRITE_ACTIONS]
+          : BUNDLE_READ_ACTIONS,
+        [objects],
+      );
+      acknowledgements.push({
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(objects))}]`,
+        reason:
+          'Bundle object keys are made at run time from the agent and version; the grant covers the objects of the one bundle bucket, not the bucket itself or any other.',
+      });
+    }
+
+    if (access.secrets !== 'none') {
+      const prefix = props.secretsPrefix.replace(/\/+$/, '');
+      const secrets = stack.formatArn({
+        service: 'secretsmanager',
+        resource: 'secret',
+        resourceName: `${prefix}/*`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      });
+      const actions: string[] = [...SECRETS_WRITE_ACTIONS];
+      if (access.secrets === 'read-write') {
+        actions.push(...SECRETS_READ_ACTIONS);
+        allow(['secretsmanager:BatchGetSecretValue'], ['*']);
+        anyResource.push(
+          'secretsmanager:BatchGetSecretValue (each secret it returns is still checked against GetSecretValue, granted on the prefix only)',
+        );
+      }
+      allow(actions, [secrets]);
+      acknowledgements.push({
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(secrets))}]`,
+        reason: `Workspace secrets are created at run time, one Secrets Manager secret each, named "${prefix}/<workspace>/<name>" (Secrets Manager adds a random suffix to each ARN); the grant covers this deployment's prefix only.`,
+      });
+    }
+
+    acknowledgements.push({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: `IAM accepts only Resource "*" for actions without resource-level permissions: ${anyResource.join('; ')}.`,
+    });
+    acknowledge(this.role, acknowledgements);
+  }
+}
+
+/**
+ * A resource as cdk-nag names it in a finding (its flattenCfnReference): Fn::Join flattened,
+ * Ref as <Name>, Fn::ImportValue as the export name. Handles what this construct builds ARNs from.
+ */
+function cdkNagName(resolved: unknown): string {
+  if (typeof resolved === 'string') return resolved;
+  const node = resolved as { 'Fn::Join'?: [string, unknown[]]; Ref?: string; 'Fn::ImportValue'?: unknown };
+  if (node['Fn::Join']) {
+    const [delimiter, items] = node['Fn::Join'];
+    return items.map(cdkNagName).join(delimiter);
+  }
+  if (node.Ref) return `<${node.Ref}>`;
+  if (node['Fn::ImportValue'] !== undefined) return cdkNagName(node['Fn::ImportValue']);
+  throw new Error(`Cannot name ${JSON.stringify(resolved)} as cdk-nag does`);
+}

@@ -1,0 +1,90 @@
+import type { ModuleAccess } from './module-access.ts';
+
+/**
+ * How every Lambda handler is bundled. The platform-function construct hands these options to
+ * NodejsFunction (which runs the local esbuild devDependency, never Docker) and
+ * bench/bundle-sizes.ts hands the same options to esbuild's API, so the sizes the bench reports
+ * are the sizes that get deployed. Imports neither aws-cdk-lib nor esbuild so both sides can load it.
+ */
+
+/** esbuild's target for the Lambda runtime (nodejs24.x, see platform-function.ts). */
+export const LAMBDA_ESBUILD_TARGET = 'node24';
+
+/**
+ * ESM output needs a real `require` for CommonJS dependencies that `require()` Node built-ins;
+ * without it esbuild's shim throws "Dynamic require of ... is not supported".
+ */
+const REQUIRE_BANNER =
+  "import { createRequire as __agenthostCreateRequire } from 'node:module'; const require = __agenthostCreateRequire(import.meta.url);";
+
+/**
+ * Left out of every bundle. Each is reached only through a dynamic `import()` that a Lambda never
+ * executes (bench/bundle-sizes.ts and test/cdk.test.ts fail the build if one is ever imported
+ * statically, which would break at load):
+ * - the SDK's credential providers other than environment variables: Lambda always puts the
+ *   role's credentials in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, the first
+ *   link of the default chain, so SSO, ini files, credential processes, web identity and the STS
+ *   and SSO clients they load (nested-clients) are dead weight (about 90 KB minified);
+ * - the local adapters (SQLite store, file-key vault, file bundle store), which deps.ts imports only in
+ *   PLATFORM_MODE=local; this also keeps `node:sqlite` out of the cold start. The pattern matches
+ *   the import path as written in functions/platform/deps.ts.
+ */
+const ALWAYS_EXTERNAL = [
+  '@aws-sdk/credential-provider-ini',
+  '@aws-sdk/credential-provider-login',
+  '@aws-sdk/credential-provider-process',
+  '@aws-sdk/credential-provider-sso',
+  '@aws-sdk/credential-provider-web-identity',
+  '@aws-sdk/nested-clients',
+  '@aws-sdk/token-providers',
+  '../adapters/local/*',
+];
+
+/**
+ * Left out of modules that MODULE_ACCESS gives no Secrets Manager access: deps.ts builds the AWS
+ * vault lazily and imports the client and adapter only on a module's first vault call, which
+ * such a module never makes (it would be refused by IAM anyway).
+ */
+const VAULT_EXTERNAL = ['@aws-sdk/client-secrets-manager', '../adapters/aws/secrets-manager-vault.ts'];
+
+/** The bundling options for one module's handler, as NodejsFunction's `bundling` names them. */
+export function lambdaBundling(access: ModuleAccess) {
+  return {
+    minify: true,
+    /**
+     * Off: with `--enable-source-maps` Node reads and parses the map when the module loads, a
+     * cold-start cost on every container, and the map would be larger than the code. esbuild's
+     * output is deterministic, so a position from a logged stack trace can be mapped by bundling
+     * the same commit with a source map.
+     */
+    sourceMap: false,
+    format: 'esm' as const,
+    target: LAMBDA_ESBUILD_TARGET,
+    /** `module` first: the AWS SDK's ES builds tree-shake, its CommonJS builds do not. */
+    mainFields: ['module', 'main'],
+    banner: REQUIRE_BANNER,
+    /**
+     * The AWS SDK itself is bundled rather than taken from the runtime, so the code runs against
+     * the SDK version it was tested with (package-lock.json), tree-shaken and minified.
+     */
+    externalModules: [...ALWAYS_EXTERNAL, ...(access.secrets === 'none' ? VAULT_EXTERNAL : [])],
+  };
+}
+
+/** The same options in esbuild's build-API shape, for the bundle-size bench and tests. */
+export function esbuildBuildOptions(access: ModuleAccess, entry: string, outfile: string) {
+  const b = lambdaBundling(access);
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node' as const,
+    format: b.format,
+    target: b.target,
+    minify: b.minify,
+    sourcemap: b.sourceMap,
+    mainFields: b.mainFields,
+    banner: { js: b.banner },
+    external: b.externalModules,
+  };
+}

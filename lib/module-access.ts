@@ -1,0 +1,84 @@
+import type { ResourceModule } from '../functions/platform/routes.ts';
+
+/**
+ * What each resource module's Lambda may touch. One declaration drives both the IAM grants
+ * (stateless-stack.ts) and what the bundle leaves out (lambda-bundling.ts), so a module cannot get
+ * a permission without the code, or the code without the permission. Typed by ResourceModule: a new
+ * entry in MODULES does not type-check until its access is decided here.
+ */
+export interface ModuleAccess {
+  /** The single table and its indexes: TABLE_READ_ACTIONS, or TABLE_ACTIONS for `read-write`. */
+  table: 'none' | 'read' | 'read-write';
+  /**
+   * Secrets Manager under the stage's prefix. `write` creates, replaces and deletes values but
+   * cannot read them back (the HTTP API never returns a secret value); reading is for the run
+   * paths that inject secrets.
+   */
+  secrets: 'none' | 'write' | 'read-write';
+  /** The code-bundle bucket: `read` gets objects (and signs download URLs), `read-write` also puts and deletes. */
+  bundles: 'none' | 'read' | 'read-write';
+}
+
+export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
+  // Answers from constants; its Store is built (config is parsed) but never called.
+  health: { table: 'none', secrets: 'none', bundles: 'none' },
+  // Builds the document from the route table alone.
+  openapi: { table: 'none', secrets: 'none', bundles: 'none' },
+  'api-keys': { table: 'read-write', secrets: 'none', bundles: 'none' },
+  tasks: { table: 'read-write', secrets: 'none', bundles: 'none' },
+  workspaces: { table: 'read-write', secrets: 'none', bundles: 'none' },
+  // Listings live in the table, values in Secrets Manager (putSecret, deleteSecret).
+  secrets: { table: 'read-write', secrets: 'write', bundles: 'none' },
+  // Publishing and uploading store bundles; forking copies one; deleting removes them.
+  agents: { table: 'read-write', secrets: 'none', bundles: 'read-write' },
+  // Unauthenticated: reads published records and signs download URLs (which act with this role's
+  // s3:GetObject), and can write nothing.
+  public: { table: 'read', secrets: 'none', bundles: 'read' },
+};
+
+export function moduleAccess(module: string): ModuleAccess {
+  const access = (MODULE_ACCESS as Record<string, ModuleAccess | undefined>)[module];
+  if (!access) {
+    throw new Error(
+      `No access declared for module "${module}": add it to MODULE_ACCESS in lib/module-access.ts`,
+    );
+  }
+  return access;
+}
+
+/**
+ * The DynamoDB actions the Store adapter (functions/adapters/aws/dynamodb-store.ts) needs: Get,
+ * Put, Update, Delete, Query, and TransactWriteItems, which IAM authorises per item as
+ * Put/Update/Delete/ConditionCheckItem. No Scan (listing is always a Query), no Batch*, no streams.
+ * test/cdk.test.ts checks this list against the commands the adapter sends.
+ */
+export const TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+/** Reads only: Get and Query (no write, no ConditionCheckItem). */
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
+
+/**
+ * The Secrets Manager vault (functions/adapters/aws/secrets-manager-vault.ts): putValue is
+ * PutSecretValue, or CreateSecret with tags (which needs TagResource); deleteValue is DeleteSecret.
+ */
+export const SECRETS_WRITE_ACTIONS = [
+  'secretsmanager:CreateSecret',
+  'secretsmanager:PutSecretValue',
+  'secretsmanager:DeleteSecret',
+  'secretsmanager:TagResource',
+] as const;
+
+/** resolve() is BatchGetSecretValue, which IAM checks as GetSecretValue on every secret it returns. */
+export const SECRETS_READ_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
+
+/** The S3 bundle store (functions/adapters/aws/s3-bundle-store.ts): GetObject (also behind signed URLs). */
+export const BUNDLE_READ_ACTIONS = ['s3:GetObject'] as const;
+/** put and delete: PutObject, DeleteObject. */
+export const BUNDLE_WRITE_ACTIONS = ['s3:PutObject', 's3:DeleteObject'] as const;

@@ -1,0 +1,259 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { ERROR_CODES, type ErrorCode } from '../functions/platform/errors.ts';
+import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
+import { acknowledge } from './acknowledge.ts';
+import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
+import { moduleAccess } from './module-access.ts';
+import type { StatefulExports } from './stateful-stack.ts';
+
+export interface StatelessStackProps extends StackProps {
+  /** What the stateful stack exports (table, bundle bucket), by export name. */
+  shared: StatefulExports;
+  /** The API Gateway stage name: the first segment of every URL path. @default 'prod' */
+  stageName?: string;
+  /** PLATFORM_SECRETS_PREFIX: where this deployment's workspace secrets live in Secrets Manager. */
+  secretsPrefix: string;
+  /**
+   * Steady-state requests per second and burst for the whole stage: a ceiling that protects the
+   * account's Lambda concurrency and the table. Per-account daily quotas are the functions' job.
+   * @default 100 per second, burst 200
+   */
+  throttle?: { rateLimit: number; burstLimit: number };
+  /** PLATFORM_PUBLIC_URL, when the API is served under a custom domain. @default the execute-api URL */
+  publicUrl?: string;
+}
+
+/**
+ * The code: one Lambda per resource module and a regional REST API whose resources and methods
+ * are generated from the route table (functions/platform/routes.ts), each method a Lambda proxy
+ * to its module's function. Authentication (bearer API keys), validation and rate limits happen in
+ * the functions, exactly as on the local server.
+ */
+export class StatelessStack extends Stack {
+  readonly api: apigateway.RestApi;
+  readonly functions: Record<ResourceModule, PlatformFunction>;
+
+  constructor(scope: Construct, id: string, props: StatelessStackProps) {
+    super(scope, id, props);
+    const stageName = props.stageName ?? 'prod';
+    const throttle = props.throttle ?? { rateLimit: 100, burstLimit: 200 };
+
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: logs.RetentionDays.THREE_MONTHS,
+      // Who called what survives a teardown of the code.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.api = new apigateway.RestApi(this, 'Api', {
+      restApiName: `${id}-api`,
+      description: 'agenthost HTTP API',
+      endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL] },
+      // Routes with a binary body (bundle uploads) get it base64-encoded, as the handlers expect.
+      binaryMediaTypes: binaryMediaTypes(),
+      // Execution logs at ERROR need API Gateway's account-level CloudWatch role. It is retained
+      // on teardown (the account setting may be shared with other APIs in the region).
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName,
+        tracingEnabled: true,
+        throttlingRateLimit: throttle.rateLimit,
+        throttlingBurstLimit: throttle.burstLimit,
+        metricsEnabled: true,
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        // Never log bodies: a create-key response carries the only copy of the new key.
+        dataTraceEnabled: false,
+        accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
+        accessLogFormat: accessLogFormat(),
+      },
+    });
+
+    const publicUrl =
+      props.publicUrl ??
+      `https://${this.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${stageName}`;
+
+    const table = {
+      name: Fn.importValue(props.shared.tableName),
+      arn: Fn.importValue(props.shared.tableArn),
+    };
+    const bundleBucket = {
+      name: Fn.importValue(props.shared.bundleBucketName),
+      arn: Fn.importValue(props.shared.bundleBucketArn),
+    };
+
+    const functions = {} as Record<ResourceModule, PlatformFunction>;
+    const integrations = {} as Record<ResourceModule, apigateway.LambdaIntegration>;
+    for (const module of MODULES) {
+      const entry = join(PROJECT_ROOT, 'functions', 'http', `${module}.ts`);
+      if (!existsSync(entry)) throw new Error(`Module "${module}" is in MODULES but ${entry} does not exist`);
+      const fn = new PlatformFunction(this, `${pascal(module)}Function`, {
+        entry,
+        access: moduleAccess(module),
+        table,
+        bundleBucket,
+        secretsPrefix: props.secretsPrefix,
+        environment: { PLATFORM_PUBLIC_URL: publicUrl },
+      });
+      functions[module] = fn;
+      // allowTestInvoke off: no extra permission for the console's test-invoke stage.
+      integrations[module] = new apigateway.LambdaIntegration(fn.function, {
+        proxy: true,
+        allowTestInvoke: false,
+      });
+    }
+    this.functions = functions;
+
+    for (const [operationId, route] of routeList) {
+      const resource = this.api.root.resourceForPath(route.path);
+      resource.addMethod(route.method, integrations[route.module], { operationName: operationId });
+    }
+
+    addGatewayResponses(this.api);
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the agenthost API' });
+
+    this.acknowledgeApiFindings();
+  }
+
+  /** The cdk-nag findings this design accepts, each with its reason. */
+  private acknowledgeApiFindings(): void {
+    acknowledge(this.api, [
+      {
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'Callers authenticate with agenthost bearer API keys, which the functions verify against the hashed keys in the table (functions/platform/http-handler.ts) before any operation; the routes the route table marks auth "none" (health, the OpenAPI document, the public agent directory) are public by design. API Gateway authorizers (IAM, Cognito) cannot verify these keys.',
+      },
+      {
+        id: 'AwsSolutions-COG4',
+        reason:
+          'The platform has its own accounts and bearer API keys (spec "Authentication"); there is no Cognito user pool, and keys are verified in the functions.',
+      },
+      {
+        id: 'AwsSolutions-APIG2',
+        reason:
+          "Requests are validated in the functions with the route table's zod schemas, which report every failing field in the platform's error envelope (INVALID_INPUT with details.fields), identically on the local server; an API Gateway request validator would answer in a different shape.",
+      },
+      {
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'No WAF web ACL by default: abuse is bounded by stage throttling and the per-account daily quotas the functions enforce, and a web ACL is charged per month and per rule. Operators can associate one with the stage (docs/deploy.md).',
+      },
+      {
+        id: `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]`,
+        reason:
+          "API Gateway's account-level CloudWatch role, required for execution logging, uses AmazonAPIGatewayPushToCloudWatchLogs, the AWS managed policy documented for it.",
+      },
+    ]);
+  }
+}
+
+function binaryMediaTypes(): string[] {
+  const types = new Set<string>();
+  for (const [, route] of routeList) for (const type of route.binaryBody?.contentTypes ?? []) types.add(type);
+  return [...types].sort();
+}
+
+function pascal(module: string): string {
+  return module.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
+}
+
+function accessLogFormat(): apigateway.AccessLogFormat {
+  const f = apigateway.AccessLogField;
+  // No headers: the Authorization header carries the caller's API key.
+  return apigateway.AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: f.contextRequestId(),
+      requestTime: f.contextRequestTimeEpoch(),
+      ip: f.contextIdentitySourceIp(),
+      method: f.contextHttpMethod(),
+      resource: f.contextResourcePath(),
+      path: f.contextPath(),
+      status: f.contextStatus(),
+      protocol: f.contextProtocol(),
+      responseLength: f.contextResponseLength(),
+      responseLatency: f.contextResponseLatency(),
+      integrationLatency: f.contextIntegrationLatency(),
+      integrationStatus: f.contextIntegrationStatus(),
+      errorType: f.contextErrorResponseType(),
+      errorMessage: f.contextErrorMessage(),
+      xrayTraceId: f.contextXrayTraceId(),
+    }),
+  );
+}
+
+/**
+ * API Gateway answers some requests itself (no route, throttled, too large, a function that
+ * failed or timed out). These templates give those answers the platform's error envelope, so a
+ * client handles one shape. Codes, statuses and retryability come from functions/platform/errors.ts.
+ */
+function addGatewayResponses(api: apigateway.RestApi): void {
+  const headers = { 'Content-Type': "'application/json; charset=utf-8'", 'Cache-Control': "'no-store'" };
+  const add = (
+    id: string,
+    type: apigateway.ResponseType,
+    code: ErrorCode,
+    /** A JSON string literal, or `$context.error.messageString` (already quoted and escaped). */
+    message: string,
+    options: { keepStatus?: boolean; waitSeconds?: number } = {},
+  ) => {
+    const wait = options.waitSeconds;
+    api.addGatewayResponse(id, {
+      type,
+      ...(options.keepStatus ? {} : { statusCode: String(ERROR_CODES[code].status) }),
+      responseHeaders: wait === undefined ? headers : { ...headers, 'Retry-After': `'${wait}'` },
+      templates: {
+        'application/json': gatewayErrorBody(code, message, wait),
+      },
+    });
+  };
+
+  // A path (or a method on a path) with no route: API Gateway calls it a missing token (403).
+  add(
+    'NotFound',
+    apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    'NOT_FOUND',
+    json('No route matches this method and path'),
+  );
+  add(
+    'TooLarge',
+    apigateway.ResponseType.REQUEST_TOO_LARGE,
+    'DOCUMENT_TOO_LARGE',
+    json('The request exceeds the size limit'),
+  );
+  add(
+    'Throttled',
+    apigateway.ResponseType.THROTTLED,
+    'RATE_LIMITED',
+    json('Too many requests; retry after the suggested wait'),
+    {
+      waitSeconds: 1,
+    },
+  );
+  add('Timeout', apigateway.ResponseType.INTEGRATION_TIMEOUT, 'TIMEOUT', json('The request timed out'));
+  // Every other 4xx and 5xx API Gateway produces keeps its status.
+  add('Default4xx', apigateway.ResponseType.DEFAULT_4XX, 'INVALID_INPUT', '$context.error.messageString', {
+    keepStatus: true,
+  });
+  add(
+    'Default5xx',
+    apigateway.ResponseType.DEFAULT_5XX,
+    'INTERNAL_ERROR',
+    json('Internal error; quote request id $context.requestId when reporting it'),
+    { keepStatus: true },
+  );
+}
+
+/** The envelope as an API Gateway template (`$context.requestId` is the id the functions report too). */
+export function gatewayErrorBody(code: ErrorCode, message: string, waitSeconds?: number): string {
+  const wait = waitSeconds === undefined ? '' : `,"suggested_wait_time":${waitSeconds}`;
+  return `{"error":{"code":"${code}","message":${message},"is_retryable":${ERROR_CODES[code].retryable}${wait}},"metadata":{"request_id":"$context.requestId"}}`;
+}
+
+function json(text: string): string {
+  return JSON.stringify(text);
+}

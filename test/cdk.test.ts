@@ -1,0 +1,520 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { App, type Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { build } from 'esbuild';
+import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.ts';
+import { ERROR_CODES } from '../functions/platform/errors.ts';
+import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
+import { addAgenthostStacks } from '../lib/agenthost-app.ts';
+import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
+import { esbuildBuildOptions } from '../lib/lambda-bundling.ts';
+import {
+  BUNDLE_READ_ACTIONS,
+  BUNDLE_WRITE_ACTIONS,
+  MODULE_ACCESS,
+  SECRETS_WRITE_ACTIONS,
+  TABLE_ACTIONS,
+  TABLE_READ_ACTIONS,
+} from '../lib/module-access.ts';
+
+// One synthesis for the whole file (bundling runs the local esbuild, never Docker).
+const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-'));
+after(() => rmSync(outdir, { recursive: true, force: true }));
+const app = new App({ outdir });
+const { stateful, stateless } = addAgenthostStacks(app);
+const statefulTemplate = Template.fromStack(stateful);
+const statelessTemplate = Template.fromStack(stateless);
+const statelessJson = statelessTemplate.toJSON() as { Resources: Record<string, CfnResourceJson> };
+
+interface CfnResourceJson {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+}
+
+const resourcesOfType = (type: string) =>
+  Object.entries(statelessJson.Resources).filter(([, r]) => r.Type === type) as [string, CfnResourceJson][];
+
+const functionLogicalId = (module: ResourceModule) =>
+  stateless.getLogicalId(stateless.functions[module].function.node.defaultChild as CfnFunction);
+
+describe('stateful stack: the single table', () => {
+  test('keys, GSIs, on-demand billing, PITR, encryption, TTL and deletion protection match table-schema.ts', () => {
+    statefulTemplate.resourceCountIs('AWS::DynamoDB::Table', 1);
+    statefulTemplate.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      DeletionProtectionEnabled: true,
+      GlobalSecondaryIndexes: TABLE_SCHEMA.indexes.map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    });
+    assert.equal(TABLE_SCHEMA.ttlAttribute, 'ttl');
+    assert.deepEqual(
+      TABLE_SCHEMA.indexes.map((i) => i.name),
+      ['gsi1', 'gsi2'],
+    );
+  });
+
+  test('the table is retained when the stack is deleted or the table replaced', () => {
+    statefulTemplate.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
+  test('the table name is an output (for the CLI in AWS mode)', () => {
+    statefulTemplate.hasOutput('TableName', {
+      Value: { Ref: Match.stringLikeRegexp('^Table') },
+      Export: { Name: 'AgenthostStateful-TableName' },
+    });
+  });
+});
+
+describe('stateful stack: the bundle bucket', () => {
+  test('encrypted, private, TLS-only, versioned, access-logged and retained', () => {
+    const bundleBucketId = stateful.getLogicalId(stateful.bundleBucket.node.defaultChild as never);
+    statefulTemplate.hasResource('AWS::S3::Bucket', {
+      Properties: Match.objectLike({
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        VersioningConfiguration: { Status: 'Enabled' },
+        LoggingConfiguration: Match.objectLike({ DestinationBucketName: Match.anyValue() }),
+      }),
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    statefulTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bundleBucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('stateless stack: API generated from the route table', () => {
+  // Full path of every API Gateway resource, from its PathPart and parent chain.
+  const resourcePaths = new Map<string, string>();
+  const pathOf = (id: string): string => {
+    const cached = resourcePaths.get(id);
+    if (cached !== undefined) return cached;
+    const r = statelessJson.Resources[id];
+    assert.ok(r, `no resource ${id}`);
+    const parent = r.Properties.ParentId as { Ref?: string; 'Fn::GetAtt'?: string[] };
+    const parentPath = parent.Ref ? pathOf(parent.Ref) : '';
+    const path = `${parentPath}/${r.Properties.PathPart as string}`;
+    resourcePaths.set(id, path);
+    return path;
+  };
+  for (const [id] of resourcesOfType('AWS::ApiGateway::Resource')) pathOf(id);
+  const methods = resourcesOfType('AWS::ApiGateway::Method').map(([, m]) => {
+    const resourceId = m.Properties.ResourceId as { Ref?: string };
+    const integration = m.Properties.Integration as {
+      Type: string;
+      IntegrationHttpMethod: string;
+      Uri: unknown;
+    };
+    return {
+      method: m.Properties.HttpMethod as string,
+      path: resourceId.Ref ? (resourcePaths.get(resourceId.Ref) ?? '?') : '/',
+      authorization: m.Properties.AuthorizationType,
+      integration,
+    };
+  });
+
+  test('one method per route, and no others', () => {
+    assert.equal(methods.length, routeList.length);
+    const declared = routeList.map(([, r]) => `${r.method} ${r.path}`).sort();
+    const deployed = methods.map((m) => `${m.method} ${m.path}`).sort();
+    assert.deepEqual(deployed, declared);
+  });
+
+  test("every method is a Lambda proxy integration to its module's function", () => {
+    for (const [operationId, route] of routeList) {
+      const m = methods.find((x) => x.method === route.method && x.path === route.path);
+      assert.ok(m, `${operationId}: no ${route.method} ${route.path}`);
+      assert.equal(m.integration.Type, 'AWS_PROXY', operationId);
+      assert.equal(m.integration.IntegrationHttpMethod, 'POST', operationId);
+      const uri = JSON.stringify(m.integration.Uri);
+      const target = functionLogicalId(route.module);
+      assert.ok(
+        uri.includes(`{"Fn::GetAtt":["${target}","Arn"]}`),
+        `${operationId} -> ${route.module}: ${uri}`,
+      );
+      for (const other of MODULES.filter((x) => x !== route.module)) {
+        assert.ok(!uri.includes(`"${functionLogicalId(other)}"`), `${operationId} also targets ${other}`);
+      }
+    }
+  });
+
+  test('a REGIONAL REST API with tracing, throttling, access logs and no body logging', () => {
+    statelessTemplate.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    const binaryTypes = [...new Set(routeList.flatMap(([, r]) => r.binaryBody?.contentTypes ?? []))].sort();
+    statelessTemplate.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      ...(binaryTypes.length > 0 ? { BinaryMediaTypes: binaryTypes } : {}),
+    });
+    statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'prod',
+      TracingEnabled: true,
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+          ThrottlingRateLimit: Match.anyValue(),
+          ThrottlingBurstLimit: Match.anyValue(),
+        }),
+      ]),
+    });
+    statelessTemplate.hasOutput('ApiUrl', {});
+  });
+
+  test("API Gateway's own errors use the platform's error envelope", () => {
+    const responses = new Map(
+      resourcesOfType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [
+        r.Properties.ResponseType as string,
+        r.Properties,
+      ]),
+    );
+    const expected: [string, string, string | undefined][] = [
+      ['MISSING_AUTHENTICATION_TOKEN', 'NOT_FOUND', '404'],
+      ['DEFAULT_4XX', 'INVALID_INPUT', undefined],
+      ['DEFAULT_5XX', 'INTERNAL_ERROR', undefined],
+      ['REQUEST_TOO_LARGE', 'DOCUMENT_TOO_LARGE', '413'],
+      ['THROTTLED', 'RATE_LIMITED', '429'],
+      ['INTEGRATION_TIMEOUT', 'TIMEOUT', '504'],
+    ];
+    for (const [type, code, status] of expected) {
+      const r = responses.get(type);
+      assert.ok(r, `no gateway response for ${type}`);
+      assert.equal(r.StatusCode, status, type);
+      const template = (r.ResponseTemplates as Record<string, string>)['application/json'];
+      assert.ok(template, type);
+      // What API Gateway substitutes: $context.error.messageString is already a quoted JSON string.
+      const body = JSON.parse(
+        template
+          .replaceAll('$context.error.messageString', '"Missing Authentication Token"')
+          .replaceAll('$context.requestId', 'req-123'),
+      );
+      const errorCode = code as keyof typeof ERROR_CODES;
+      assert.equal(body.error.code, code, type);
+      assert.equal(typeof body.error.message, 'string', type);
+      assert.equal(body.error.is_retryable, ERROR_CODES[errorCode].retryable, type);
+      assert.deepEqual(body.metadata, { request_id: 'req-123' }, type);
+      if (status) assert.equal(String(ERROR_CODES[errorCode].status), status, type);
+      assert.equal(
+        (r.ResponseParameters as Record<string, string>)['gatewayresponse.header.Content-Type'],
+        "'application/json; charset=utf-8'",
+      );
+    }
+  });
+});
+
+describe('stateless stack: functions', () => {
+  const functions = resourcesOfType('AWS::Lambda::Function');
+
+  test('exactly one function per module, from functions/http/<module>.ts', () => {
+    assert.equal(functions.length, MODULES.length);
+    const ids = new Set(MODULES.map(functionLogicalId));
+    assert.equal(ids.size, MODULES.length);
+    for (const id of ids) assert.equal(statelessJson.Resources[id]?.Type, 'AWS::Lambda::Function', id);
+  });
+
+  test('arm64, Node.js 22 or newer, active tracing, own log group, AWS-mode environment', () => {
+    for (const [id, fn] of functions) {
+      const p = fn.Properties;
+      assert.deepEqual(p.Architectures, ['arm64'], id);
+      const runtime = /^nodejs(\d+)\.x$/.exec(String(p.Runtime));
+      assert.ok(runtime && Number(runtime[1]) >= 22, `${id}: ${p.Runtime}`);
+      assert.equal(p.Handler, 'index.handler', id);
+      assert.deepEqual(p.TracingConfig, { Mode: 'Active' }, id);
+      assert.ok((p.LoggingConfig as { LogGroup?: unknown }).LogGroup, id);
+      const env = (p.Environment as { Variables: Record<string, unknown> }).Variables;
+      assert.equal(env.PLATFORM_MODE, 'aws', id);
+      assert.deepEqual(env.PLATFORM_TABLE_NAME, { 'Fn::ImportValue': stateful.exportNames.tableName }, id);
+      assert.deepEqual(
+        env.PLATFORM_BUNDLE_BUCKET,
+        { 'Fn::ImportValue': stateful.exportNames.bundleBucketName },
+        id,
+      );
+    }
+    statelessTemplate.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: Match.anyValue() });
+  });
+
+  test('function roles carry no AWS managed policies', () => {
+    for (const module of MODULES) {
+      const role =
+        statelessJson.Resources[
+          stateless.getLogicalId(stateless.functions[module].role.node.defaultChild as never)
+        ];
+      assert.ok(role, module);
+      assert.equal(role.Properties.ManagedPolicyArns, undefined, module);
+    }
+  });
+});
+
+describe('stateless stack: least privilege', () => {
+  type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+  const statementsOf = (module: ResourceModule): Statement[] => {
+    const roleId = stateless.getLogicalId(stateless.functions[module].role.node.defaultChild as never);
+    return resourcesOfType('AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  };
+  const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+  const resourcesOf = (s: Statement) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
+
+  const tableArn = { 'Fn::ImportValue': stateful.exportNames.tableArn };
+  const tableResources = [
+    tableArn,
+    ...TABLE_SCHEMA.indexes.map((i) => ({ 'Fn::Join': ['', [tableArn, `/index/${i.name}`]] })),
+  ];
+
+  test('modules that use the store may use exactly the table and its named indexes', () => {
+    for (const module of MODULES) {
+      const access = MODULE_ACCESS[module].table;
+      const dynamo = statementsOf(module).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      if (access === 'none') {
+        assert.deepEqual(dynamo, [], module);
+        continue;
+      }
+      assert.equal(dynamo.length, 1, module);
+      const [statement] = dynamo as [Statement];
+      const expected = access === 'read-write' ? TABLE_ACTIONS : TABLE_READ_ACTIONS;
+      assert.deepEqual([...actionsOf(statement)].sort(), [...expected].sort(), module);
+      assert.deepEqual(resourcesOf(statement), tableResources, module);
+    }
+    // What the route table needs: every module with an authenticated route reads the API keys.
+    for (const [, route] of routeList) {
+      if (route.auth === 'api-key') assert.notEqual(MODULE_ACCESS[route.module].table, 'none', route.module);
+    }
+  });
+
+  test('only the modules declared to use bundles reach the bucket, and only its objects', () => {
+    const objects = { 'Fn::Join': ['', [{ 'Fn::ImportValue': stateful.exportNames.bundleBucketArn }, '/*']] };
+    for (const module of MODULES) {
+      const access = MODULE_ACCESS[module].bundles;
+      const s3 = statementsOf(module).filter((s) => actionsOf(s).some((a) => a.startsWith('s3:')));
+      if (access === 'none') {
+        assert.deepEqual(s3, [], module);
+        continue;
+      }
+      assert.equal(s3.length, 1, module);
+      const [statement] = s3 as [Statement];
+      const expected =
+        access === 'read-write' ? [...BUNDLE_READ_ACTIONS, ...BUNDLE_WRITE_ACTIONS] : BUNDLE_READ_ACTIONS;
+      assert.deepEqual([...actionsOf(statement)].sort(), [...expected].sort(), module);
+      assert.deepEqual(resourcesOf(statement), [objects], module);
+    }
+  });
+
+  test('openapi and health have no table, bucket or Secrets Manager access', () => {
+    for (const module of ['openapi', 'health'] as const) {
+      assert.equal(MODULE_ACCESS[module].table, 'none');
+      const actions = statementsOf(module).flatMap(actionsOf);
+      assert.deepEqual(
+        actions.filter((a) => /^(dynamodb|s3|secretsmanager|kms):/.test(a)),
+        [],
+        module,
+      );
+      // What is left: writing its own logs and X-Ray segments.
+      assert.deepEqual(
+        [...new Set(actions)].sort(),
+        ['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+        module,
+      );
+    }
+  });
+
+  test('only modules declared to use the vault reach Secrets Manager, within the prefix, write-only', () => {
+    for (const module of MODULES) {
+      const sm = statementsOf(module).filter((s) =>
+        actionsOf(s).some((a) => a.startsWith('secretsmanager:')),
+      );
+      if (MODULE_ACCESS[module].secrets === 'none') {
+        assert.deepEqual(sm, [], module);
+        continue;
+      }
+      assert.equal(MODULE_ACCESS[module].secrets, 'write', `${module}: update this test for read access`);
+      assert.equal(sm.length, 1, module);
+      const [statement] = sm as [Statement];
+      assert.deepEqual([...actionsOf(statement)].sort(), [...SECRETS_WRITE_ACTIONS].sort(), module);
+      assert.match(JSON.stringify(resourcesOf(statement)), /:secret:agenthost\/\*"/, module);
+    }
+  });
+
+  test('TABLE_ACTIONS covers every command the DynamoDB adapter sends, and no more', () => {
+    const source = readFileSync(join(PROJECT_ROOT, 'functions/adapters/aws/dynamodb-store.ts'), 'utf8');
+    const commands = new Set([...source.matchAll(/new (\w+)Command\(/g)].map((m) => m[1]));
+    const needs: Record<string, string[]> = {
+      Get: ['dynamodb:GetItem'],
+      Put: ['dynamodb:PutItem'],
+      Update: ['dynamodb:UpdateItem'],
+      Delete: ['dynamodb:DeleteItem'],
+      Query: ['dynamodb:Query'],
+      TransactWrite: [
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:ConditionCheckItem',
+      ],
+    };
+    const required = new Set<string>();
+    for (const command of commands) {
+      const actions = needs[command as string];
+      assert.ok(
+        actions,
+        `dynamodb-store.ts sends ${command}Command: add its IAM actions to TABLE_ACTIONS and this map`,
+      );
+      for (const a of actions) required.add(a);
+    }
+    assert.deepEqual([...required].sort(), [...TABLE_ACTIONS].sort());
+  });
+});
+
+describe('deployability', () => {
+  // CDK does not look for dependency cycles inside a stack; CloudFormation rejects them at deploy.
+  for (const [name, template] of [
+    ['AgenthostStateful', statefulTemplate],
+    ['AgenthostStateless', statelessTemplate],
+  ] as const) {
+    test(`${name}: no circular dependency between resources`, () => {
+      const resources = (
+        template.toJSON() as { Resources: Record<string, { DependsOn?: string | string[] }> }
+      ).Resources;
+      const edges = new Map<string, Set<string>>();
+      const collect = (node: unknown, into: Set<string>) => {
+        if (Array.isArray(node)) for (const n of node) collect(n, into);
+        else if (node && typeof node === 'object') {
+          for (const [k, v] of Object.entries(node)) {
+            if (k === 'Ref' && typeof v === 'string' && v in resources) into.add(v);
+            else if (k === 'Fn::GetAtt' && Array.isArray(v) && String(v[0]) in resources)
+              into.add(String(v[0]));
+            else collect(v, into);
+          }
+        }
+      };
+      for (const [id, r] of Object.entries(resources)) {
+        const deps = new Set<string>([r.DependsOn ?? []].flat());
+        collect(r, deps);
+        edges.set(id, deps);
+      }
+      const state = new Map<string, 'visiting' | 'done'>();
+      const visit = (id: string, path: string[]): void => {
+        if (state.get(id) === 'done') return;
+        assert.notEqual(state.get(id), 'visiting', `cycle: ${[...path, id].join(' -> ')}`);
+        state.set(id, 'visiting');
+        for (const dep of edges.get(id) ?? []) visit(dep, [...path, id]);
+        state.set(id, 'done');
+      };
+      for (const id of edges.keys()) visit(id, []);
+    });
+  }
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  const ACK_KEY = Validations.ACKNOWLEDGED_RULES_METADATA_KEY;
+  const acknowledgedIds = (stack: Stack): Set<string> => {
+    const ids = new Set<string>();
+    const visit = (c: IConstruct) => {
+      for (const entry of c.node.metadata) {
+        if (entry.type === ACK_KEY) {
+          for (const k of Object.keys(entry.data as object)) ids.add(k.replace(/^annotation::/i, ''));
+        }
+      }
+      for (const child of c.node.children) visit(child);
+    };
+    visit(stack);
+    return ids;
+  };
+
+  for (const stack of [stateful, stateless]) {
+    test(`${stack.stackName}: no unacknowledged finding, error or warning`, () => {
+      const report = new AwsSolutionsChecks(app).validateScope(stack);
+      const open = report.violations.map(
+        (v) => `${v.severity} ${v.ruleName} at ${v.violatingResources[0]?.constructPath}`,
+      );
+      assert.deepEqual(open, []);
+      // cdk-nag 3 reports through CDK's validation framework, not annotations; any CDK error is still a failure.
+      assert.deepEqual(
+        Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+        [],
+      );
+      assert.deepEqual(Annotations.fromStack(stack).findError('*', Match.anyValue()), []);
+    });
+
+    test(`${stack.stackName}: every acknowledgement matches a real finding`, () => {
+      const raw = new AwsSolutionsChecks(app);
+      // The same checks with acknowledgements ignored: the findings the design accepts.
+      (raw as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
+      const found = new Set(raw.validateScope(stack).violations.map((v) => v.ruleName));
+      const acknowledged = acknowledgedIds(stack);
+      assert.deepEqual(
+        [...acknowledged].filter((id) => !found.has(id)),
+        [],
+        'stale acknowledgements',
+      );
+      assert.deepEqual(
+        [...found].filter((id) => !acknowledged.has(id)),
+        [],
+      );
+    });
+  }
+});
+
+describe('bundles', () => {
+  test('externals are reached only through dynamic import() (a static one would fail at load)', async () => {
+    for (const module of MODULES) {
+      const result = await build({
+        ...esbuildBuildOptions(
+          MODULE_ACCESS[module],
+          join(PROJECT_ROOT, 'functions/http', `${module}.ts`),
+          'out.mjs',
+        ),
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+        absWorkingDir: PROJECT_ROOT,
+      });
+      const output = Object.values(result.metafile.outputs)[0];
+      assert.ok(output, module);
+      const staticExternals = output.imports.filter(
+        (i) => i.external && !isBuiltin(i.path) && i.kind !== 'dynamic-import',
+      );
+      assert.deepEqual(staticExternals, [], module);
+    }
+  });
+});
