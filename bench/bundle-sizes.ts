@@ -20,6 +20,22 @@ import { MODULE_ACCESS } from '../lib/module-access.ts';
 /** Per-handler budget: a Lambda's cold start grows with the code it must read, parse and evaluate. */
 export const BUDGET_BYTES = 500 * 1024;
 
+/**
+ * The few modules allowed more, each with its reason. Only author-facing writes, never a path
+ * that serves agent calls or the public directory.
+ */
+export const BUDGET_EXCEPTIONS: Partial<Record<ResourceModule, { bytes: number; reason: string }>> = {
+  'agent-authoring': {
+    bytes: 1200 * 1024,
+    reason:
+      'publish, patch, upload and fork: the manifest validators (ajv for users’ JSON Schemas, yaml for SKILL.md), the archive readers (tar, yauzl) and the S3 client are inherent to these routes; they serve authors publishing, not calls',
+  },
+};
+
+export function budgetOf(module: ResourceModule): number {
+  return BUDGET_EXCEPTIONS[module]?.bytes ?? BUDGET_BYTES;
+}
+
 const DOC = join(PROJECT_ROOT, 'docs', 'performance.md');
 const START = '<!-- bundle-sizes:start (written by npm run bundle-sizes) -->';
 const END = '<!-- bundle-sizes:end -->';
@@ -82,13 +98,14 @@ function largestContributors(output: Metafile['outputs'][string]): { name: strin
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 
 export function renderTable(sizes: BundleSize[]): string {
-  const header = ['handler', 'bytes', 'KB', '≤ 500 KB', 'largest contributors (KB)'];
-  const rightAligned = [false, true, true, false, false];
+  const header = ['handler', 'bytes', 'KB', 'budget KB', 'within', 'largest contributors (KB)'];
+  const rightAligned = [false, true, true, true, false, false];
   const rows = sizes.map((s) => [
     s.module,
     s.bytes.toLocaleString('en-US'),
     kb(s.bytes),
-    s.bytes <= BUDGET_BYTES ? 'ok' : '**over**',
+    kb(budgetOf(s.module)),
+    s.bytes <= budgetOf(s.module) ? 'ok' : '**over**',
     s.largest.map((l) => `${l.name} ${kb(l.bytes)}`).join(', '),
   ]);
   // Padded as the formatter (Biome) lays out Markdown tables, so `npm run lint` stays clean.
@@ -96,12 +113,19 @@ export function renderTable(sizes: BundleSize[]): string {
   const line = (cells: string[]) =>
     `| ${cells.map((c, i) => (rightAligned[i] ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
   const rule = `| ${widths.map((w, i) => (rightAligned[i] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
+  const exceptions = Object.entries(BUDGET_EXCEPTIONS).map(
+    ([module, e]) => `- \`${module}\` may use ${kb(e.bytes)} KB: ${e.reason}.`,
+  );
   return [
     `esbuild ${esbuildVersion}, target ${LAMBDA_ESBUILD_TARGET}, ESM, minified, no source map. KB = 1,024 bytes.`,
     '',
     line(header),
     rule,
     ...rows.map(line),
+    '',
+    'Budget exceptions (bench/bundle-sizes.ts):',
+    '',
+    ...exceptions,
   ].join('\n');
 }
 
@@ -173,9 +197,11 @@ async function main(): Promise<number> {
   }
   let failed = false;
   for (const s of sizes) {
-    if (s.bytes > BUDGET_BYTES) {
+    if (s.bytes > budgetOf(s.module)) {
       failed = true;
-      process.stderr.write(`${s.module}: ${kb(s.bytes)} KB is over the ${kb(BUDGET_BYTES)} KB budget\n`);
+      process.stderr.write(
+        `${s.module}: ${kb(s.bytes)} KB is over the ${kb(budgetOf(s.module))} KB budget\n`,
+      );
     }
     if (s.staticExternals.length > 0) {
       failed = true;

@@ -47,6 +47,17 @@ const ALWAYS_EXTERNAL = [
  */
 const VAULT_EXTERNAL = ['@aws-sdk/client-secrets-manager', '../adapters/aws/secrets-manager-vault.ts'];
 
+/**
+ * Left out of modules without read-write bundle access: deps.ts builds the S3 bundle store lazily
+ * and signs download URLs without it (functions/adapters/aws/s3-presign.ts), so such a module never
+ * loads the S3 client.
+ */
+const BUNDLES_EXTERNAL = [
+  '@aws-sdk/client-s3',
+  '@aws-sdk/s3-request-presigner',
+  '../adapters/aws/s3-bundle-store.ts',
+];
+
 /** The bundling options for one module's handler, as NodejsFunction's `bundling` names them. */
 export function lambdaBundling(access: ModuleAccess) {
   return {
@@ -67,7 +78,11 @@ export function lambdaBundling(access: ModuleAccess) {
      * The AWS SDK itself is bundled rather than taken from the runtime, so the code runs against
      * the SDK version it was tested with (package-lock.json), tree-shaken and minified.
      */
-    externalModules: [...ALWAYS_EXTERNAL, ...(access.secrets === 'none' ? VAULT_EXTERNAL : [])],
+    externalModules: [
+      ...ALWAYS_EXTERNAL,
+      ...(access.secrets === 'none' ? VAULT_EXTERNAL : []),
+      ...(access.bundles !== 'read-write' ? BUNDLES_EXTERNAL : []),
+    ],
   };
 }
 

@@ -15,7 +15,11 @@ export interface ModuleAccess {
    * paths that inject secrets.
    */
   secrets: 'none' | 'write' | 'read-write';
-  /** The code-bundle bucket: `read` gets objects (and signs download URLs), `read-write` also puts and deletes. */
+  /**
+   * The code-bundle bucket. `read` only signs download URLs (which act with this role's
+   * s3:GetObject); it is done with the SDK's signer, so such a module carries no S3 client.
+   * `read-write` also gets, puts and deletes objects through the S3 client.
+   */
   bundles: 'none' | 'read' | 'read-write';
 }
 
@@ -29,8 +33,10 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   workspaces: { table: 'read-write', secrets: 'none', bundles: 'none' },
   // Listings live in the table, values in Secrets Manager (putSecret, deleteSecret).
   secrets: { table: 'read-write', secrets: 'write', bundles: 'none' },
-  // Publishing and uploading store bundles; forking copies one; deleting removes them.
-  agents: { table: 'read-write', secrets: 'none', bundles: 'read-write' },
+  // Reads, listings, delete-check, logs and soft deletion: records only.
+  agents: { table: 'read-write', secrets: 'none', bundles: 'none' },
+  // Publishing, patching, uploading (stores a bundle) and forking (copies one).
+  'agent-authoring': { table: 'read-write', secrets: 'none', bundles: 'read-write' },
   // Unauthenticated: reads published records and signs download URLs (which act with this role's
   // s3:GetObject), and can write nothing.
   public: { table: 'read', secrets: 'none', bundles: 'read' },

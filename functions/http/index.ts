@@ -1,6 +1,7 @@
 import type { Deps } from '../platform/deps.ts';
 import { type ApiHandler, createModuleHandler } from '../platform/http-handler.ts';
 import type { ResourceModule } from '../platform/routes.ts';
+import { operations as agentAuthoring } from './agent-authoring.ts';
 import { operations as agents } from './agents.ts';
 import { operations as apiKeys } from './api-keys.ts';
 import { operations as health } from './health.ts';
@@ -21,6 +22,7 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     workspaces: createModuleHandler('workspaces', workspaces, get),
     secrets: createModuleHandler('secrets', secrets, get),
     agents: createModuleHandler('agents', agents, get),
+    'agent-authoring': createModuleHandler('agent-authoring', agentAuthoring, get),
     public: createModuleHandler('public', publicDirectory, get),
   };
 }

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The platform's configuration, parsed once from the environment. This module is the only

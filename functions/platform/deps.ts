@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { BundleStore } from '../ports/bundle-store.ts';
+import { assertBundleKey, assertDownloadUrlTtl, type BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
 import type { Store } from '../ports/store.ts';
@@ -101,15 +101,37 @@ export async function createFileBundles(config: Config): Promise<BundleStore> {
   return new FileBundleStore(config.dataDir);
 }
 
+/** Built on first use, like the vault: most Lambdas never touch bundles (see lib/module-access.ts). */
 export async function createS3Bundles(config: Config): Promise<BundleStore> {
-  if (config.mode !== 'aws' || !config.bundleBucket) {
-    throw new Error('The S3 bundle store runs only in PLATFORM_MODE=aws with PLATFORM_BUNDLE_BUCKET set');
-  }
-  const { S3Client } = await import('@aws-sdk/client-s3');
-  const { S3BundleStore } = await import('../adapters/aws/s3-bundle-store.ts');
-  return new S3BundleStore({
-    bucket: config.bundleBucket,
-    kmsKeyId: config.bundleKmsKeyId,
-    client: new S3Client({ region: config.awsRegion }),
-  });
+  if (config.mode !== 'aws') throw new Error('The S3 bundle store runs only in PLATFORM_MODE=aws');
+  let store: Promise<BundleStore> | undefined;
+  const get = () => {
+    store ??= (async () => {
+      if (!config.bundleBucket)
+        throw new Error('PLATFORM_BUNDLE_BUCKET is not set: this function has no bundle bucket');
+      const { S3Client } = await import('@aws-sdk/client-s3');
+      const { S3BundleStore } = await import('../adapters/aws/s3-bundle-store.ts');
+      return new S3BundleStore({
+        bucket: config.bundleBucket,
+        kmsKeyId: config.bundleKmsKeyId,
+        client: new S3Client({ region: config.awsRegion }),
+      });
+    })();
+    return store;
+  };
+  return {
+    put: async (key, data, meta) => (await get()).put(key, data, meta),
+    get: async (key) => (await get()).get(key),
+    delete: async (key) => (await get()).delete(key),
+    // Signing needs no S3 client: the read-only paths (the public directory) never load it.
+    downloadUrl: async (key, ttl) => {
+      assertBundleKey(key);
+      assertDownloadUrlTtl(ttl);
+      if (!config.bundleBucket || !config.awsRegion) {
+        throw new Error('PLATFORM_BUNDLE_BUCKET and AWS_REGION are needed to sign bundle download URLs');
+      }
+      const { presignS3Get } = await import('../adapters/aws/s3-presign.ts');
+      return presignS3Get({ bucket: config.bundleBucket, key, region: config.awsRegion, expiresIn: ttl });
+    },
+  };
 }

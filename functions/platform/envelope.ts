@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const metadataSchema = z.object({ request_id: z.string() });
 

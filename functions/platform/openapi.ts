@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorEnvelopeSchema, metadataSchema } from './envelope.ts';
 import { ERROR_CODES } from './errors.ts';
 import { type RouteDef, routeList } from './routes.ts';

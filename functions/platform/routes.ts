@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   agentIdParams,
   agentListQuery,
@@ -61,6 +61,7 @@ export const MODULES = [
   'workspaces',
   'secrets',
   'agents',
+  'agent-authoring',
   'public',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
@@ -295,7 +296,7 @@ export const routes = {
   publishAgent: route({
     method: 'POST',
     path: '/agents',
-    module: 'agents',
+    module: 'agent-authoring',
     auth: 'api-key',
     workspaceRole: 'owner',
     summary: 'Publish the next version of an agent (or skill) into a workspace the caller owns',
@@ -332,7 +333,7 @@ export const routes = {
   patchAgent: route({
     method: 'PATCH',
     path: '/agents/{id}',
-    module: 'agents',
+    module: 'agent-authoring',
     auth: 'api-key',
     workspaceRole: 'owner',
     summary: 'Change mutable manifest fields of this version',
@@ -344,7 +345,7 @@ export const routes = {
   uploadBundle: route({
     method: 'POST',
     path: '/agents/{id}/upload',
-    module: 'agents',
+    module: 'agent-authoring',
     auth: 'api-key',
     workspaceRole: 'owner',
     summary:
@@ -392,7 +393,7 @@ export const routes = {
   forkAgent: route({
     method: 'POST',
     path: '/agents/{id}/fork',
-    module: 'agents',
+    module: 'agent-authoring',
     auth: 'api-key',
     workspaceRole: 'owner',
     summary: 'Copy a public, source-available agent as v1 into a workspace the caller owns',

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Words an org slug may not be: the first path segments of the API (an agent call is

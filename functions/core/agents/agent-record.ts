@@ -1,6 +1,7 @@
 import type { Item } from '../../ports/store.ts';
 import { keys } from '../keys.ts';
-import { isPaid, type Manifest, type Warning } from './manifest.ts';
+import type { Manifest, Warning } from './manifest.ts';
+import { isPaid, isSourceAvailable } from './pricing.ts';
 
 /** Deprecated versions stay callable for this long after their successor is published (spec "Versioning"). */
 export const DEPRECATION_DAYS = 60;
@@ -83,7 +84,7 @@ export function toRecord(agent: AgentVersion, now: Date, warnings?: Warning[]) {
     workspace_id: agent.workspace_id,
     status: statusOf(agent, now),
     paid: isPaid(agent.manifest),
-    source_available: agent.manifest.allow_local_download && !isPaid(agent.manifest),
+    source_available: isSourceAvailable(agent.manifest),
     skill_files: agent.skill_files,
     bundle: agent.bundle
       ? {
@@ -106,3 +107,22 @@ export function toRecord(agent: AgentVersion, now: Date, warnings?: Warning[]) {
 }
 
 export type AgentRecord = ReturnType<typeof toRecord>;
+
+/** The head of org/name: the version counter, the newest version, and the directory entry. */
+export function headItem(agent: AgentVersion, latest: number): Item {
+  const listed = agent.manifest.is_public && !agent.deleted_at;
+  return {
+    ...keys.agentHead(agent.org, agent.name),
+    org: agent.org,
+    name: agent.name,
+    workspace_id: agent.workspace_id,
+    latest_number: latest,
+    latest_id: agent.id,
+    type: agent.manifest.type,
+    description: agent.manifest.description,
+    tags: agent.manifest.tags,
+    is_public: agent.manifest.is_public,
+    updated_at: agent.updated_at,
+    ...(listed ? { gsi2pk: keys.publicAgents, gsi2sk: `${agent.org}/${agent.name}` } : {}),
+  };
+}

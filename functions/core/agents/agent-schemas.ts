@@ -1,10 +1,10 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   BUNDLE_LIMITS,
   GENERIC_CONTENT_TYPES,
   GZIP_CONTENT_TYPES,
   ZIP_CONTENT_TYPES,
-} from './bundle-archive.ts';
+} from './bundle-limits.ts';
 
 const intParam = (min: number, max: number) =>
   z

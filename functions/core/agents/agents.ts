@@ -1,40 +1,27 @@
 import type { Deps } from '../../platform/deps.ts';
-import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../platform/errors.ts';
-import { bundleKey } from '../../ports/bundle-store.ts';
+import { notFound, PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { type Role, requireMembership } from '../workspaces/authorize.ts';
-import { type AgentVersion, DELETION_RETENTION_DAYS, fromItem, toItem, toRecord } from './agent-record.ts';
-import { inspectBundle } from './bundle-archive.ts';
-import { isPaid, type Manifest, parseManifest } from './manifest.ts';
+import { findLatest } from './agent-lookup.ts';
 import {
+  type AgentVersion,
   headItem as buildHead,
-  checkReferences,
-  findLatest,
-  ownedWorkspace,
-  parsePublishBody,
-  publishVersion,
-} from './publish.ts';
+  DELETION_RETENTION_DAYS,
+  fromItem,
+  toRecord,
+} from './agent-record.ts';
+
+/*
+ * Reading and removing agents: no manifest validation, no archives, no bucket (see authoring.ts
+ * for publishing, patching, uploading and forking).
+ */
 
 const DAY_SECONDS = 86_400;
 
-/** POST /agents: publishes the next version of the manifest's agent into a workspace the caller owns. */
-export async function publishAgent(
-  deps: Deps,
-  auth: AuthContext,
-  body: unknown,
-  options: { workspaceId?: string | undefined; allowNoSecrets: boolean },
-) {
-  const workspace = await ownedWorkspace(deps, auth, options.workspaceId);
-  const { manifest, warnings, skillFiles } = parsePublishBody(body, options);
-  await checkReferences(deps, workspace.slug, manifest);
-  const agent = await publishVersion(deps, { workspace, manifest, skillFiles, publishedBy: auth.accountId });
-  return toRecord(agent, deps.clock.now(), warnings);
-}
-
 /** An agent version the caller may see (a member of its workspace), with the caller's role. Else 404. */
-async function loadAgent(
+export async function loadAgent(
   deps: Deps,
   auth: AuthContext,
   agentId: string,
@@ -83,122 +70,6 @@ export async function listAgents(
     agents: all.slice(query.offset, query.offset + query.limit).map((a) => toRecord(a, now)),
     total: all.length,
   };
-}
-
-/** Fields that belong to a version: changing them means publishing a new version (spec "Versioning"). */
-const IMMUTABLE_FIELDS = [
-  'name',
-  'type',
-  'run_mode',
-  'runtime',
-  'loop',
-  'callable',
-  'skills_locked',
-] as const;
-
-/**
- * PATCH /agents/{id}: changes the mutable manifest fields of this version. The merged manifest is
- * validated as a whole, so a patch cannot produce a manifest that publishing would refuse.
- */
-export async function patchAgent(
-  deps: Deps,
-  auth: AuthContext,
-  agentId: string,
-  patch: Record<string, unknown>,
-) {
-  const agent = await loadAgent(deps, auth, agentId, 'owner');
-  const issues: FieldIssue[] = [];
-  for (const field of IMMUTABLE_FIELDS) {
-    if (
-      field in patch &&
-      JSON.stringify(patch[field]) !== JSON.stringify(agent.manifest[field as keyof Manifest])
-    ) {
-      issues.push({
-        field: `body.${field}`,
-        message: 'cannot be changed by an update; publish a new version instead',
-      });
-    }
-  }
-  if (
-    agent.manifest.skills_locked &&
-    'default_skills' in patch &&
-    JSON.stringify(patch.default_skills) !== JSON.stringify(agent.manifest.default_skills)
-  ) {
-    issues.push({
-      field: 'body.default_skills',
-      message: 'is locked (skills_locked); publish a new version instead',
-    });
-  }
-  if (agent.manifest.type === 'skill') {
-    issues.push({ field: 'body', message: 'a skill is changed by publishing a new version of its SKILL.md' });
-  }
-  if (issues.length > 0) throw invalidInput(issues);
-  const merged = { ...agent.manifest, ...patch };
-  const parsed = parseManifest(merged, { allowNoSecrets: agent.manifest.required_secrets.length === 0 });
-  if (!parsed.ok) throw invalidInput(parsed.issues.map((i) => ({ ...i, field: `body.${i.field}` })));
-  await checkReferences(deps, agent.org, parsed.manifest);
-  const now = deps.clock.now();
-  const next: AgentVersion = { ...agent, manifest: parsed.manifest, updated_at: now.toISOString() };
-  await deps.store.put(toItem(next), { condition: cond.eq('updated_at', agent.updated_at) }).catch(() => {
-    throw new PlatformError('CONFLICT', 'The agent changed meanwhile; fetch it and try again');
-  });
-  await refreshHead(deps, next.org, next.name);
-  return toRecord(next, now, parsed.warnings);
-}
-
-/**
- * POST /agents/{id}/upload: validates and stores the code bundle of this version (replacing an
- * earlier upload). Only code-runtime and managed-loop agents have bundles.
- */
-export async function uploadBundle(
-  deps: Deps,
-  auth: AuthContext,
-  agentId: string,
-  body: { data: Buffer; contentType: string | undefined },
-) {
-  const agent = await loadAgent(deps, auth, agentId, 'owner');
-  const engine = agent.manifest.execution_engine;
-  if (engine !== 'code_runtime' && engine !== 'managed_loop') {
-    throw invalidInput([
-      {
-        field: 'path.id',
-        message: `is a ${agent.manifest.type} agent (engine ${engine}); only code-runtime and managed-loop agents take a code bundle`,
-      },
-    ]);
-  }
-  if (body.data.length === 0)
-    throw invalidInput([{ field: 'body', message: 'is empty; send the bundle bytes' }]);
-  const inspected = await inspectBundle(body.data, body.contentType);
-  if (!inspected.ok) {
-    throw new PlatformError(
-      inspected.code,
-      inspected.message,
-      inspected.code === 'INVALID_INPUT'
-        ? { fields: [{ field: 'body', message: inspected.message }] }
-        : undefined,
-    );
-  }
-  const key = bundleKey(agent.org, agent.name, agent.version, inspected.format);
-  await deps.bundles.put(key, body.data, {
-    contentType: inspected.format === 'zip' ? 'application/zip' : 'application/gzip',
-    sha256: inspected.sha256,
-  });
-  const now = deps.clock.now();
-  const next: AgentVersion = {
-    ...agent,
-    bundle: {
-      key,
-      sha256: inspected.sha256,
-      size_bytes: body.data.length,
-      format: inspected.format,
-      entries: inspected.entries,
-      uploaded_at: now.toISOString(),
-    },
-    updated_at: now.toISOString(),
-  };
-  await deps.store.put(toItem(next), { condition: cond.exists() });
-  if (agent.bundle && agent.bundle.key !== key) await deps.bundles.delete(agent.bundle.key);
-  return toRecord(next, now);
 }
 
 /** What deleting this version (or all versions) touches: pinned dependents, schedules, services. */
@@ -258,58 +129,6 @@ export async function deleteAgent(
   await refreshHead(deps, agent.org, agent.name);
 }
 
-/**
- * POST /agents/{id}/fork: copies a public, source-available agent (manifest and bundle) as v1 of a
- * new agent in a workspace the caller owns.
- */
-export async function forkAgent(
-  deps: Deps,
-  auth: AuthContext,
-  agentId: string,
-  input: { workspace_id?: string | undefined; new_name?: string | undefined },
-) {
-  const item = await deps.store.get(keys.agentVersion(agentId));
-  const source = item ? fromItem(item) : undefined;
-  if (!source || source.deleted_at) throw notFound('Agent');
-  const member = await deps.store.get(keys.member(source.workspace_id, auth.accountId));
-  if (!source.manifest.is_public && !member) throw notFound('Agent');
-  if (!source.manifest.is_public) throw new PlatformError('FORBIDDEN', 'Only public agents can be forked');
-  if (isPaid(source.manifest))
-    throw new PlatformError('FORBIDDEN', 'Paid agents are server-only and cannot be forked');
-  if (!source.manifest.allow_local_download) {
-    throw new PlatformError(
-      'FORBIDDEN',
-      'This agent is server-only (allow_local_download is false) and cannot be forked',
-    );
-  }
-  const workspace = await ownedWorkspace(deps, auth, input.workspace_id);
-  const name = input.new_name ?? source.name;
-  const parsed = parseManifest(
-    { ...source.manifest, name },
-    { allowNoSecrets: source.manifest.required_secrets.length === 0 },
-  );
-  if (!parsed.ok) throw invalidInput(parsed.issues.map((i) => ({ ...i, field: `body.${i.field}` })));
-  const fork = await publishVersion(deps, {
-    workspace,
-    manifest: parsed.manifest,
-    skillFiles: source.skill_files,
-    publishedBy: auth.accountId,
-    forkedFrom: `${source.org}/${source.name}/${source.version}`,
-    requireFirst: true,
-  });
-  if (!source.bundle) return toRecord(fork, deps.clock.now());
-  const data = await deps.bundles.get(source.bundle.key);
-  if (!data) return toRecord(fork, deps.clock.now());
-  const key = bundleKey(fork.org, fork.name, fork.version, source.bundle.format);
-  await deps.bundles.put(key, data, {
-    contentType: source.bundle.format === 'zip' ? 'application/zip' : 'application/gzip',
-    sha256: source.bundle.sha256,
-  });
-  const withBundle: AgentVersion = { ...fork, bundle: { ...source.bundle, key } };
-  await deps.store.put(toItem(withBundle), { condition: cond.exists() });
-  return toRecord(withBundle, deps.clock.now());
-}
-
 /** GET /agents/{id}/logs: the owner's view of this version's execution log lines, newest first. */
 export async function agentLogs(deps: Deps, auth: AuthContext, agentId: string, limit: number) {
   const agent = await loadAgent(deps, auth, agentId, 'owner');
@@ -361,7 +180,7 @@ async function dependentsOf(deps: Deps, targets: AgentVersion[]): Promise<string
  * Re-points the head's directory entry at the newest live version (after a patch or delete). The
  * version counter is kept, so a deleted version's number is never reused.
  */
-async function refreshHead(deps: Deps, org: string, name: string): Promise<void> {
+export async function refreshHead(deps: Deps, org: string, name: string): Promise<void> {
   const head = await deps.store.get(keys.agentHead(org, name));
   if (!head) return;
   const latest = await findLatest(deps, org, name);

@@ -16,6 +16,15 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { fromBufferPromise, getFileNameLowLevel, type Entry as ZipEntry, type ZipFile } from 'yauzl';
+import {
+  BUNDLE_LIMITS,
+  type BundleLimits,
+  GENERIC_CONTENT_TYPES,
+  GZIP_CONTENT_TYPES,
+  ZIP_CONTENT_TYPES,
+} from './bundle-limits.ts';
+
+export { BUNDLE_LIMITS, type BundleLimits, GENERIC_CONTENT_TYPES, GZIP_CONTENT_TYPES, ZIP_CONTENT_TYPES };
 
 /**
  * Validation of an uploaded code bundle before it is stored, and safe extraction of a validated
@@ -41,21 +50,6 @@ import { fromBufferPromise, getFileNameLowLevel, type Entry as ZipEntry, type Zi
  * brotli are not accepted.
  */
 
-export interface BundleLimits {
-  /** Bytes of the archive itself. */
-  maxArchiveBytes: number;
-  /** Entries of every kind (files, directories, links). */
-  maxEntries: number;
-  /** Sum of the sizes of the regular files once extracted. */
-  maxUncompressedBytes: number;
-}
-
-export const BUNDLE_LIMITS: Readonly<BundleLimits> = Object.freeze({
-  maxArchiveBytes: 25 * 1024 * 1024,
-  maxEntries: 10_000,
-  maxUncompressedBytes: 200 * 1024 * 1024,
-});
-
 export type BundleArchiveFormat = 'tar.gz' | 'zip';
 
 export type BundleInspection =
@@ -68,20 +62,6 @@ export type BundleInspection =
 
 type RefusalCode = Extract<BundleInspection, { ok: false }>['code'];
 
-/**
- * Content types an upload may declare. `application/octet-stream` (what generic clients send) and
- * no Content-Type at all leave the decision to the magic bytes; a specific archive type must
- * match them, so a zip declared as gzip (or the reverse) is refused rather than guessed at.
- */
-export const GZIP_CONTENT_TYPES: readonly string[] = [
-  'application/gzip',
-  'application/x-gzip',
-  'application/x-compressed-tar',
-  'application/x-tar+gzip',
-  'application/tar+gzip',
-];
-export const ZIP_CONTENT_TYPES: readonly string[] = ['application/zip', 'application/x-zip-compressed'];
-export const GENERIC_CONTENT_TYPES: readonly string[] = ['application/octet-stream'];
 const ACCEPTED_TYPES = [...GZIP_CONTENT_TYPES, ...ZIP_CONTENT_TYPES, ...GENERIC_CONTENT_TYPES].join(', ');
 
 /** Thrown by extractBundle when the bundle breaks a rule or cannot be written safely. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import Ajv2020Module, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldIssue } from '../../platform/errors.ts';
 import { secretName } from '../secrets/secret-schemas.ts';
 import { LLM_PROVIDERS, LOCAL_PROVIDER, PROVIDERS } from './providers.ts';
@@ -770,11 +770,4 @@ export function parseManifest(
   return { ok: true, manifest: result.data, warnings };
 }
 
-export function isPaid(m: Pick<Manifest, 'price_credits'>): boolean {
-  return m.price_credits > 0;
-}
-
-/** Source-available: the download endpoint includes prompt, manifest and schemas. */
-export function isSourceAvailable(m: Pick<Manifest, 'allow_local_download' | 'price_credits'>): boolean {
-  return m.allow_local_download && !isPaid(m);
-}
+export { isPaid, isSourceAvailable } from './pricing.ts';

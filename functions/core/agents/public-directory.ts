@@ -2,9 +2,9 @@ import type { Deps } from '../../platform/deps.ts';
 import { notFound, PlatformError } from '../../platform/errors.ts';
 import { queryAll } from '../../ports/store.ts';
 import { keys } from '../keys.ts';
+import { findLatest, findVersion, isCallable } from './agent-lookup.ts';
 import type { AgentVersion } from './agent-record.ts';
-import { isPaid } from './manifest.ts';
-import { findLatest, findVersion, isCallable } from './publish.ts';
+import { isPaid, isSourceAvailable } from './pricing.ts';
 
 /** How long a directory download's bundle URL stays valid. */
 export const DOWNLOAD_URL_TTL_SECONDS = 15 * 60;
@@ -44,7 +44,7 @@ async function publicVersion(deps: Deps, org: string, name: string, version: str
  */
 export async function publicAgentDetails(deps: Deps, org: string, name: string, version: string) {
   const agent = await publicVersion(deps, org, name, version);
-  const open = agent.manifest.allow_local_download && !isPaid(agent.manifest);
+  const open = isSourceAvailable(agent.manifest);
   return {
     ...summary(agent),
     input_schema: agent.manifest.input_schema ?? null,
@@ -124,6 +124,6 @@ function summary(agent: AgentVersion) {
     callable: agent.manifest.callable,
     paid: isPaid(agent.manifest),
     price_credits: agent.manifest.price_credits,
-    source_available: agent.manifest.allow_local_download && !isPaid(agent.manifest),
+    source_available: isSourceAvailable(agent.manifest),
   };
 }

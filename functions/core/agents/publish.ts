@@ -5,10 +5,12 @@ import { cond, type Item, TransactionCanceledError, type TransactOp } from '../.
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
+import { findLatest, findVersion, resolveSkillRef } from './agent-lookup.ts';
 import {
   type AgentVersion,
   DEPRECATION_DAYS,
   fromItem,
+  headItem,
   parseVersion,
   statusOf,
   toItem,
@@ -118,40 +120,6 @@ async function findCycle(
   return undefined;
 }
 
-/** org/skill (the newest live version) or org/skill@vN, of type skill. */
-export async function resolveSkillRef(deps: Deps, ref: string): Promise<AgentVersion | undefined> {
-  const m = /^([a-z0-9-]+)\/([a-z0-9-]+)(?:@(v\d+))?$/.exec(ref);
-  if (!m) return undefined;
-  const [, org, name, version] = m as unknown as [string, string, string, string | undefined];
-  const found = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
-  return found && !found.deleted_at && found.manifest.type === 'skill' ? found : undefined;
-}
-
-export async function findVersion(
-  deps: Deps,
-  org: string,
-  name: string,
-  version: string,
-): Promise<AgentVersion | undefined> {
-  const n = parseVersion(version);
-  if (n === undefined) return undefined;
-  const ref = await deps.store.get(keys.agentVersionRef(org, name, n));
-  if (!ref) return undefined;
-  const item = await deps.store.get(keys.agentVersion(String(ref.agent_id)));
-  return item ? fromItem(item) : undefined;
-}
-
-/** The newest version that is not deleted. */
-export async function findLatest(deps: Deps, org: string, name: string): Promise<AgentVersion | undefined> {
-  const head = await deps.store.get(keys.agentHead(org, name));
-  if (!head) return undefined;
-  for (let n = Number(head.latest_number); n >= 1; n--) {
-    const found = await findVersion(deps, org, name, versionString(n));
-    if (found && !found.deleted_at) return found;
-  }
-  return undefined;
-}
-
 /**
  * Publishes the next version of org/name. The version number comes from the head item, written
  * under the condition that nobody else published meanwhile, in the same transaction as the version
@@ -241,30 +209,6 @@ export async function publishVersion(
       }
     }
   }
-}
-
-/** The head of org/name: the version counter, the newest version, and the directory entry. */
-export function headItem(agent: AgentVersion, latest: number): Item {
-  const listed = agent.manifest.is_public && !agent.deleted_at;
-  return {
-    ...keys.agentHead(agent.org, agent.name),
-    org: agent.org,
-    name: agent.name,
-    workspace_id: agent.workspace_id,
-    latest_number: latest,
-    latest_id: agent.id,
-    type: agent.manifest.type,
-    description: agent.manifest.description,
-    tags: agent.manifest.tags,
-    is_public: agent.manifest.is_public,
-    updated_at: agent.updated_at,
-    ...(listed ? { gsi2pk: keys.publicAgents, gsi2sk: `${agent.org}/${agent.name}` } : {}),
-  };
-}
-
-export function isCallable(agent: AgentVersion, now: Date): boolean {
-  const status = statusOf(agent, now);
-  return status === 'active' || status === 'deprecated';
 }
 
 function prefix(issues: FieldIssue[]): FieldIssue[] {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Secrets are injected as environment variables: their names are env-var names. */
 export const secretName = z

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { slugSchema } from '../accounts/slug.ts';
 
 export const ROLES = ['owner', 'member'] as const;

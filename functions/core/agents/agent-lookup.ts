@@ -1,0 +1,47 @@
+import type { Deps } from '../../platform/deps.ts';
+import { keys } from '../keys.ts';
+import { type AgentVersion, fromItem, parseVersion, statusOf, versionString } from './agent-record.ts';
+
+/*
+ * Registry reads, kept free of the validation libraries (ajv, yaml) so that handlers which only
+ * read (the public directory, and later the calls) stay small.
+ */
+
+/** org/skill (the newest live version) or org/skill@vN, of type skill. */
+export async function resolveSkillRef(deps: Deps, ref: string): Promise<AgentVersion | undefined> {
+  const m = /^([a-z0-9-]+)\/([a-z0-9-]+)(?:@(v\d+))?$/.exec(ref);
+  if (!m) return undefined;
+  const [, org, name, version] = m as unknown as [string, string, string, string | undefined];
+  const found = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
+  return found && !found.deleted_at && found.manifest.type === 'skill' ? found : undefined;
+}
+
+export async function findVersion(
+  deps: Deps,
+  org: string,
+  name: string,
+  version: string,
+): Promise<AgentVersion | undefined> {
+  const n = parseVersion(version);
+  if (n === undefined) return undefined;
+  const ref = await deps.store.get(keys.agentVersionRef(org, name, n));
+  if (!ref) return undefined;
+  const item = await deps.store.get(keys.agentVersion(String(ref.agent_id)));
+  return item ? fromItem(item) : undefined;
+}
+
+/** The newest version that is not deleted. */
+export async function findLatest(deps: Deps, org: string, name: string): Promise<AgentVersion | undefined> {
+  const head = await deps.store.get(keys.agentHead(org, name));
+  if (!head) return undefined;
+  for (let n = Number(head.latest_number); n >= 1; n--) {
+    const found = await findVersion(deps, org, name, versionString(n));
+    if (found && !found.deleted_at) return found;
+  }
+  return undefined;
+}
+
+export function isCallable(agent: AgentVersion, now: Date): boolean {
+  const status = statusOf(agent, now);
+  return status === 'active' || status === 'deprecated';
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { presignS3Get } from '../functions/adapters/aws/s3-presign.ts';
+
+describe('presignS3Get', () => {
+  const credentials = {
+    accessKeyId: 'AKIDEXAMPLE',
+    secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+  };
+  const signingDate = new Date('2026-11-21T12:00:00Z');
+
+  for (const key of ['bundles/acme/word-count/v3.tar.gz', 'bundles/a-b/c_d/v12.zip']) {
+    it(`signs exactly as @aws-sdk/s3-request-presigner does (${key})`, async () => {
+      const client = new S3Client({ region: 'eu-west-1', credentials });
+      const expected = await getSignedUrl(
+        client,
+        new GetObjectCommand({ Bucket: 'agenthost-bundles-x1', Key: key }),
+        {
+          expiresIn: 900,
+          signingDate,
+        },
+      );
+      client.destroy();
+      const ours = await presignS3Get({
+        bucket: 'agenthost-bundles-x1',
+        key,
+        region: 'eu-west-1',
+        expiresIn: 900,
+        credentials,
+        signingDate,
+      });
+      const a = new URL(ours);
+      const b = new URL(expected);
+      assert.equal(a.origin + a.pathname, b.origin + b.pathname);
+      assert.deepEqual(
+        Object.fromEntries([...a.searchParams].sort()),
+        Object.fromEntries([...b.searchParams].sort()),
+      );
+      assert.equal(a.searchParams.get('X-Amz-Expires'), '900');
+    });
+  }
+});
