@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
+import { BatchGetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbStore } from '../functions/adapters/aws/dynamodb-store.ts';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { ConfigError, parseConfig } from '../functions/platform/config.ts';
@@ -73,6 +75,38 @@ describe('configuration', () => {
       await assert.rejects(createAwsStore(local, systemClock), /runs only in PLATFORM_MODE=aws/);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('builds the AWS vault and bundle store on first use, and signs bundle URLs without the S3 client', async () => {
+    const sm = mockClient(SecretsManagerClient);
+    sm.on(BatchGetSecretValueCommand).resolves({
+      SecretValues: [{ Name: 'pfx/ws-1/TOKEN', SecretString: 'v' }],
+    });
+    try {
+      const config = parseConfig({
+        PLATFORM_MODE: 'aws',
+        PLATFORM_TABLE_NAME: 'agenthost-main',
+        PLATFORM_BUNDLE_BUCKET: 'agenthost-main-bundles',
+        PLATFORM_SECRETS_PREFIX: 'pfx',
+        AWS_REGION: 'eu-west-1',
+      });
+      const deps = await createDeps(config);
+      assert.equal(sm.calls().length, 0, 'nothing is built or called before first use');
+      assert.deepEqual(await deps.vault.resolve('ws-1', ['TOKEN']), { TOKEN: 'v' });
+      assert.deepEqual(sm.commandCalls(BatchGetSecretValueCommand)[0]?.args[0].input, {
+        SecretIdList: ['pfx/ws-1/TOKEN'],
+      });
+      process.env.AWS_ACCESS_KEY_ID ??= 'test';
+      process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+      const url = new URL(await deps.bundles.downloadUrl('bundles/acme/tool/v1.tar.gz', 600));
+      assert.equal(url.host, 'agenthost-main-bundles.s3.eu-west-1.amazonaws.com');
+      assert.equal(url.pathname, '/bundles/acme/tool/v1.tar.gz');
+      assert.equal(url.searchParams.get('X-Amz-Expires'), '600');
+      await assert.rejects(deps.bundles.downloadUrl('../etc/passwd', 600));
+      await deps.store.close();
+    } finally {
+      sm.restore();
     }
   });
 

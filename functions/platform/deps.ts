@@ -41,6 +41,31 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   }
 }
 
+/**
+ * An adapter built on its first use: the listed methods forward to it. Lambdas that never call a
+ * port then never import its SDK client (lib/lambda-bundling.ts leaves it out of their bundles).
+ */
+function lazyPort<T extends object>(
+  build: () => Promise<T>,
+  methods: (keyof T)[],
+  eager: Partial<T> = {},
+): T {
+  let instance: Promise<T> | undefined;
+  const get = () => {
+    instance ??= build();
+    return instance;
+  };
+  const proxy: Partial<T> = { ...eager };
+  for (const m of methods) {
+    if (m in proxy) continue;
+    proxy[m] = (async (...args: unknown[]) => {
+      const target = await get();
+      return (target[m] as (...a: unknown[]) => unknown).apply(target, args);
+    }) as T[keyof T];
+  }
+  return proxy as T;
+}
+
 export const SQLITE_FILE = 'agenthost.db';
 export const VAULT_KEY_FILE = 'vault.key';
 
@@ -75,24 +100,15 @@ export async function createLocalVault(config: Config, store: Store): Promise<Se
  */
 export async function createAwsVault(config: Config): Promise<SecretVault> {
   if (config.mode !== 'aws') throw new Error('The Secrets Manager vault runs only in PLATFORM_MODE=aws');
-  let vault: Promise<SecretVault> | undefined;
-  const get = () => {
-    vault ??= (async () => {
-      const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-      const { SecretsManagerVault } = await import('../adapters/aws/secrets-manager-vault.ts');
-      return new SecretsManagerVault({
-        prefix: config.secretsPrefix,
-        kmsKeyId: config.secretsKmsKeyId,
-        client: new SecretsManagerClient({ region: config.awsRegion }),
-      });
-    })();
-    return vault;
-  };
-  return {
-    putValue: async (ref, value) => (await get()).putValue(ref, value),
-    deleteValue: async (ref) => (await get()).deleteValue(ref),
-    resolve: async (workspaceId, names) => (await get()).resolve(workspaceId, names),
-  };
+  return lazyPort<SecretVault>(async () => {
+    const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+    const { SecretsManagerVault } = await import('../adapters/aws/secrets-manager-vault.ts');
+    return new SecretsManagerVault({
+      prefix: config.secretsPrefix,
+      kmsKeyId: config.secretsKmsKeyId,
+      client: new SecretsManagerClient({ region: config.awsRegion }),
+    });
+  }, ['putValue', 'deleteValue', 'resolve']);
 }
 
 export async function createFileBundles(config: Config): Promise<BundleStore> {
@@ -104,9 +120,8 @@ export async function createFileBundles(config: Config): Promise<BundleStore> {
 /** Built on first use, like the vault: most Lambdas never touch bundles (see lib/module-access.ts). */
 export async function createS3Bundles(config: Config): Promise<BundleStore> {
   if (config.mode !== 'aws') throw new Error('The S3 bundle store runs only in PLATFORM_MODE=aws');
-  let store: Promise<BundleStore> | undefined;
-  const get = () => {
-    store ??= (async () => {
+  return lazyPort<BundleStore>(
+    async () => {
       if (!config.bundleBucket)
         throw new Error('PLATFORM_BUNDLE_BUCKET is not set: this function has no bundle bucket');
       const { S3Client } = await import('@aws-sdk/client-s3');
@@ -116,22 +131,19 @@ export async function createS3Bundles(config: Config): Promise<BundleStore> {
         kmsKeyId: config.bundleKmsKeyId,
         client: new S3Client({ region: config.awsRegion }),
       });
-    })();
-    return store;
-  };
-  return {
-    put: async (key, data, meta) => (await get()).put(key, data, meta),
-    get: async (key) => (await get()).get(key),
-    delete: async (key) => (await get()).delete(key),
-    // Signing needs no S3 client: the read-only paths (the public directory) never load it.
-    downloadUrl: async (key, ttl) => {
-      assertBundleKey(key);
-      assertDownloadUrlTtl(ttl);
-      if (!config.bundleBucket || !config.awsRegion) {
-        throw new Error('PLATFORM_BUNDLE_BUCKET and AWS_REGION are needed to sign bundle download URLs');
-      }
-      const { presignS3Get } = await import('../adapters/aws/s3-presign.ts');
-      return presignS3Get({ bucket: config.bundleBucket, key, region: config.awsRegion, expiresIn: ttl });
     },
-  };
+    ['put', 'get', 'delete', 'downloadUrl'],
+    {
+      // Signing needs no S3 client: the read-only paths (the public directory) never load it.
+      downloadUrl: async (key, ttl) => {
+        assertBundleKey(key);
+        assertDownloadUrlTtl(ttl);
+        if (!config.bundleBucket || !config.awsRegion) {
+          throw new Error('PLATFORM_BUNDLE_BUCKET and AWS_REGION are needed to sign bundle download URLs');
+        }
+        const { presignS3Get } = await import('../adapters/aws/s3-presign.ts');
+        return presignS3Get({ bucket: config.bundleBucket, key, region: config.awsRegion, expiresIn: ttl });
+      },
+    },
+  );
 }

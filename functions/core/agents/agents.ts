@@ -30,10 +30,7 @@ export async function loadAgent(
   const item = await deps.store.get(keys.agentVersion(agentId));
   const agent = item ? fromItem(item) : undefined;
   if (!agent || agent.deleted_at) throw notFound('Agent');
-  await requireMembership(deps, auth.accountId, agent.workspace_id, 'member').catch((err: unknown) => {
-    throw err instanceof PlatformError && err.code === 'NOT_FOUND' ? notFound('Agent') : err;
-  });
-  if (needed === 'owner') await requireMembership(deps, auth.accountId, agent.workspace_id, 'owner');
+  await requireMembership(deps, auth.accountId, agent.workspace_id, needed, { resource: 'Agent' });
   return agent;
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Deps } from '../../platform/deps.ts';
-import { notFound, PlatformError } from '../../platform/errors.ts';
+import { notFound } from '../../platform/errors.ts';
 import { ConditionFailedError, cond, type Item, queryAll } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
@@ -116,9 +116,7 @@ async function loadTask(
   const item = await deps.store.get(keys.task(taskId));
   if (!item) throw notFound('Task');
   const task = toTask(item);
-  await requireMembership(deps, auth.accountId, task.workspace_id, 'member').catch((err: unknown) => {
-    throw err instanceof PlatformError && err.code === 'NOT_FOUND' ? notFound('Task') : err;
-  });
+  await requireMembership(deps, auth.accountId, task.workspace_id, 'member', { resource: 'Task' });
   return { task, version: Number(item.version ?? 1) };
 }
 

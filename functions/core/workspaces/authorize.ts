@@ -22,9 +22,11 @@ export async function requireMembership(
   accountId: string,
   workspaceId: string,
   needed: Role = 'member',
+  options: { resource?: string } = {},
 ): Promise<Membership> {
   const item = UUID.test(workspaceId) ? await deps.store.get(keys.member(workspaceId, accountId)) : undefined;
-  if (!item) throw new PlatformError('NOT_FOUND', 'Workspace not found');
+  // For a resource inside the workspace (a task, an agent), not-a-member reads as that resource missing.
+  if (!item) throw new PlatformError('NOT_FOUND', `${options.resource ?? 'Workspace'} not found`);
   const role = item.role as Role;
   if (needed === 'owner' && role !== 'owner') {
     throw new PlatformError('FORBIDDEN', 'This operation needs the owner role in the workspace');
