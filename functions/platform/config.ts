@@ -45,6 +45,19 @@ const schema = z
     PLATFORM_SECRETS_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
     PLATFORM_BUNDLE_BUCKET: z.string().min(3).max(63).optional(),
     PLATFORM_BUNDLE_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
+    // LLM providers, under the vendors' usual names.
+    ANTHROPIC_API_KEY: z.string().min(1).optional(),
+    ANTHROPIC_BASE_URL: z.url().optional(),
+    OPENAI_API_KEY: z.string().min(1).optional(),
+    OPENAI_BASE_URL: z.url().optional(),
+    GOOGLE_GENERATIVE_AI_API_KEY: z.string().min(1).optional(),
+    GOOGLE_GENERATIVE_AI_BASE_URL: z.url().optional(),
+    OLLAMA_BASE_URL: z.url().optional(),
+    // Platform default model per provider (the last step of model resolution).
+    PLATFORM_DEFAULT_MODEL_ANTHROPIC: z.string().min(1).optional(),
+    PLATFORM_DEFAULT_MODEL_OPENAI: z.string().min(1).optional(),
+    PLATFORM_DEFAULT_MODEL_GOOGLE: z.string().min(1).optional(),
+    PLATFORM_DEFAULT_MODEL_OLLAMA: z.string().min(1).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.PLATFORM_MODE === 'aws' && !env.PLATFORM_TABLE_NAME) {
@@ -73,6 +86,14 @@ export interface Config {
   secretsKmsKeyId: string | undefined;
   bundleBucket: string | undefined;
   bundleKmsKeyId: string | undefined;
+  llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
+}
+
+export interface LlmProviderConfig {
+  apiKey: string | undefined;
+  baseUrl: string | undefined;
+  /** Overrides the built-in default model of the provider. */
+  defaultModel: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -105,6 +126,28 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
     bundleBucket: e.PLATFORM_BUNDLE_BUCKET,
     bundleKmsKeyId: e.PLATFORM_BUNDLE_KMS_KEY_ID,
+    llm: {
+      anthropic: {
+        apiKey: e.ANTHROPIC_API_KEY,
+        baseUrl: e.ANTHROPIC_BASE_URL,
+        defaultModel: e.PLATFORM_DEFAULT_MODEL_ANTHROPIC,
+      },
+      openai: {
+        apiKey: e.OPENAI_API_KEY,
+        baseUrl: e.OPENAI_BASE_URL,
+        defaultModel: e.PLATFORM_DEFAULT_MODEL_OPENAI,
+      },
+      google: {
+        apiKey: e.GOOGLE_GENERATIVE_AI_API_KEY,
+        baseUrl: e.GOOGLE_GENERATIVE_AI_BASE_URL,
+        defaultModel: e.PLATFORM_DEFAULT_MODEL_GOOGLE,
+      },
+      ollama: {
+        apiKey: undefined,
+        baseUrl: e.OLLAMA_BASE_URL,
+        defaultModel: e.PLATFORM_DEFAULT_MODEL_OLLAMA,
+      },
+    },
   };
 }
 

@@ -1,0 +1,72 @@
+/**
+ * The LlmGateway port: one model call, whatever the vendor. The adapter
+ * (functions/adapters/llm/ai-sdk-gateway.ts) speaks to Anthropic, OpenAI, Google and Ollama through
+ * the Vercel AI SDK; tests point it at loopback fakes that speak each vendor's wire format.
+ */
+export const LLM_PROVIDER_IDS = ['anthropic', 'openai', 'google', 'ollama'] as const;
+export type LlmProviderId = (typeof LLM_PROVIDER_IDS)[number];
+
+export interface LlmRequest {
+  provider: LlmProviderId;
+  model: string;
+  /** System instructions (skills are appended here). */
+  system?: string;
+  /** The rendered prompt, sent as the user message. */
+  prompt: string;
+  /** When set, the model is asked for a JSON object matching this JSON Schema (structured output). */
+  outputSchema?: Record<string, unknown>;
+  maxOutputTokens?: number;
+  /** Aborts the upstream request (deadline passed, caller gone). */
+  signal: AbortSignal;
+}
+
+export type LlmFinishReason =
+  | 'stop'
+  | 'length'
+  | 'content-filter'
+  | 'tool-calls'
+  | 'error'
+  | 'other'
+  | 'unknown';
+
+export interface LlmResult {
+  /** The model's text (with outputSchema: the JSON text it produced). */
+  text: string;
+  /** With outputSchema: the parsed object, before the platform validates it. */
+  object?: unknown;
+  finishReason: LlmFinishReason;
+  usage: {
+    inputTokens: number | undefined;
+    outputTokens: number | undefined;
+    totalTokens: number | undefined;
+  };
+}
+
+/**
+ * A failure of the upstream provider (HTTP error, unreachable, malformed answer): the platform
+ * answers 502 LLM_ERROR. `message` must not contain API keys or the prompt.
+ */
+export class LlmError extends Error {
+  override name = 'LlmError';
+  readonly provider: LlmProviderId;
+  readonly status: number | undefined;
+  constructor(provider: LlmProviderId, message: string, status?: number) {
+    super(message);
+    this.provider = provider;
+    this.status = status;
+  }
+}
+
+/** The request was aborted by its signal (the platform turns this into 504 TIMEOUT). */
+export class LlmAbortedError extends Error {
+  override name = 'LlmAbortedError';
+}
+
+/** The provider is not configured (no API key, or no base URL for Ollama): 502 with a clear message. */
+export class LlmNotConfiguredError extends Error {
+  override name = 'LlmNotConfiguredError';
+}
+
+export interface LlmGateway {
+  generate(request: LlmRequest): Promise<LlmResult>;
+}
