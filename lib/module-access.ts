@@ -40,6 +40,9 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // Unauthenticated: reads published records and signs download URLs (which act with this role's
   // s3:GetObject), and can write nothing.
   public: { table: 'read', secrets: 'none', bundles: 'read' },
+  // Agent calls: records, quota counters and leases, usage records and log lines; the model
+  // call goes to the LLM providers over HTTPS. Secrets are for the sandbox engines (not yet).
+  calls: { table: 'read-write', secrets: 'none', bundles: 'none' },
 };
 
 export function moduleAccess(module: string): ModuleAccess {

@@ -27,6 +27,12 @@ export const keys = {
     sk: `USAGE#DAY#${day}`,
   }),
 
+  /** Concurrent-request slot `n` of an account (held by a call, expires with its lease). */
+  concurrencySlot: (accountId: string, n: number): ItemKey => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `LEASE#${n}`,
+  }),
+
   workspace: (workspaceId: string): ItemKey => ({ pk: `WS#${workspaceId}`, sk: 'WS' }),
   /** Uniqueness guard and lookup: workspace slug -> workspace. */
   workspaceSlug: (slug: string): ItemKey => ({ pk: `WSSLUG#${slug}`, sk: 'WSSLUG' }),

@@ -4,6 +4,7 @@ import type { ResourceModule } from '../platform/routes.ts';
 import { operations as agentAuthoring } from './agent-authoring.ts';
 import { operations as agents } from './agents.ts';
 import { operations as apiKeys } from './api-keys.ts';
+import { operations as calls } from './calls.ts';
 import { operations as health } from './health.ts';
 import { operations as openapi } from './openapi.ts';
 import { operations as publicDirectory } from './public.ts';
@@ -24,5 +25,6 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     agents: createModuleHandler('agents', agents, get),
     'agent-authoring': createModuleHandler('agent-authoring', agentAuthoring, get),
     public: createModuleHandler('public', publicDirectory, get),
+    calls: createModuleHandler('calls', calls, get),
   };
 }

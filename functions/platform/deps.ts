@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { assertBundleKey, assertDownloadUrlTtl, type BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
+import type { LlmGateway } from '../ports/llm-gateway.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
 import type { Store } from '../ports/store.ts';
 import type { Config } from './config.ts';
@@ -12,6 +13,7 @@ export interface Deps {
   store: Store;
   vault: SecretVault;
   bundles: BundleStore;
+  llm: LlmGateway;
   clock: Clock;
   logger: Logger;
 }
@@ -19,6 +21,7 @@ export interface Deps {
 export interface DepsOverrides {
   clock?: Clock;
   logger?: Logger;
+  llm?: LlmGateway;
 }
 
 /**
@@ -34,7 +37,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const vault =
       config.mode === 'aws' ? await createAwsVault(config) : await createLocalVault(config, store);
     const bundles = config.mode === 'aws' ? await createS3Bundles(config) : await createFileBundles(config);
-    return { config, store, vault, bundles, clock, logger };
+    const llm = overrides.llm ?? createLlmGateway(config);
+    return { config, store, vault, bundles, llm, clock, logger };
   } catch (err) {
     await store.close();
     throw err;
@@ -146,4 +150,12 @@ export async function createS3Bundles(config: Config): Promise<BundleStore> {
       },
     },
   );
+}
+
+/** The Vercel AI SDK gateway, built on the first model call: only the calls Lambda ever makes one. */
+export function createLlmGateway(config: Config): LlmGateway {
+  return lazyPort<LlmGateway>(async () => {
+    const { AiSdkGateway } = await import('../adapters/llm/ai-sdk-gateway.ts');
+    return new AiSdkGateway(config.llm);
+  }, ['generate']);
 }

@@ -26,11 +26,14 @@ export interface OperationInput<R extends RouteDef> {
   auth: R['auth'] extends 'api-key' ? AuthContext : undefined;
   deps: Deps;
   requestId: string;
+  /** A request header by lower-case name. */
+  header: (name: string) => string | undefined;
 }
 
-type Result<R extends RouteDef> = R['success']['schema'] extends z.ZodType
+type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
   ? z.input<R['success']['schema']>
   : undefined;
+type Result<R extends RouteDef> = Body<R> | Reply<Body<R>>;
 
 /** The operations a resource module implements: one per route of that module, typed by the route. */
 export type Operations<M extends ResourceModule> = {
@@ -38,6 +41,16 @@ export type Operations<M extends ResourceModule> = {
     input: OperationInput<Routes[K]>,
   ) => Promise<Result<Routes[K]>>;
 };
+
+/** An operation's answer with extra response headers (Deprecation, Sunset, Link …). */
+export class Reply<T> {
+  readonly body: T;
+  readonly headers: Record<string, string>;
+  constructor(body: T, headers: Record<string, string>) {
+    this.body = body;
+    this.headers = headers;
+  }
+}
 
 interface RequestState {
   requestId: string;
@@ -71,7 +84,13 @@ export function createModuleHandler<M extends ResourceModule>(
     const s = context.platform;
     const op = (operations as Record<string, (input: unknown) => Promise<unknown>>)[s.operationId as string];
     if (!op || !s.input || !s.deps) throw new Error(`No operation for ${s.operationId}`);
-    return op({ ...s.input, auth: s.auth, deps: s.deps, requestId: s.requestId });
+    return op({
+      ...s.input,
+      auth: s.auth,
+      deps: s.deps,
+      requestId: s.requestId,
+      header: (name: string) => header(_event, name.toLowerCase()),
+    });
   };
 
   const scope: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
@@ -119,10 +138,11 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
     after: async (request) => {
       const s = stateOf(request);
       const status = s.route?.success.status ?? 200;
-      const body = request.response as unknown;
+      const result = request.response as unknown;
+      const body = result instanceof Reply ? result.body : result;
       request.response = {
         statusCode: status,
-        headers: await commonHeaders(s),
+        headers: { ...(await commonHeaders(s)), ...(result instanceof Reply ? result.headers : {}) },
         body: status === 204 ? '' : JSON.stringify(withMetadata(body, s.requestId)),
       };
     },

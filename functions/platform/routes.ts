@@ -21,6 +21,7 @@ import {
   apiKeyIdParams,
   apiKeyListSchema,
 } from '../core/api-keys/api-key-schemas.ts';
+import { CALL_BODY, callEnvelopeSchema, callParams } from '../core/calls/call-schemas.ts';
 import {
   secretListSchema,
   secretParams,
@@ -63,6 +64,7 @@ export const MODULES = [
   'agents',
   'agent-authoring',
   'public',
+  'calls',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
 
@@ -431,6 +433,17 @@ export const routes = {
     tag: 'Public',
     params: publicAgentParams,
     success: { status: 200, schema: anyObject, description: 'Agent data and a short-lived bundle URL' },
+  }),
+  callAgent: route({
+    method: 'POST',
+    path: '/{org}/{agent}/{version}/{endpoint}',
+    module: 'calls',
+    auth: 'api-key',
+    summary: 'Call an agent: a JSON object matching its input_schema, or multipart/form-data with files',
+    tag: 'Calls',
+    params: callParams,
+    binaryBody: CALL_BODY,
+    success: { status: 200, schema: callEnvelopeSchema, description: 'The success envelope' },
   }),
 } as const;
 

@@ -1,0 +1,281 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogle } from '@ai-sdk/google';
+import { createOpenAI } from '@ai-sdk/openai';
+import {
+  APICallError,
+  type FinishReason,
+  generateText,
+  type JSONSchema7,
+  jsonSchema,
+  type LanguageModel,
+  type LanguageModelUsage,
+  NoObjectGeneratedError,
+  Output,
+} from 'ai';
+import { createOllama } from 'ollama-ai-provider-v2';
+import type { LlmProviderConfig } from '../../platform/config.ts';
+import {
+  LlmAbortedError,
+  LlmError,
+  type LlmFinishReason,
+  type LlmGateway,
+  LlmNotConfiguredError,
+  type LlmProviderId,
+  type LlmRequest,
+  type LlmResult,
+} from '../../ports/llm-gateway.ts';
+
+/** The configuration the gateway needs: `config.llm`. */
+export type LlmProvidersConfig = Record<LlmProviderId, LlmProviderConfig>;
+
+type ModelFactory = (modelId: string) => LanguageModel;
+
+/** The setting whose absence leaves a provider unconfigured, by its environment variable name. */
+const REQUIRED_SETTING: Record<LlmProviderId, string> = {
+  anthropic: 'ANTHROPIC_API_KEY',
+  openai: 'OPENAI_API_KEY',
+  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
+  ollama: 'OLLAMA_BASE_URL',
+};
+
+/**
+ * The vendors' public endpoints, passed explicitly when no base URL is configured so that the SDK
+ * never falls back to reading process.env on its own: the gateway depends on its config only.
+ */
+const DEFAULT_BASE_URLS: Record<Exclude<LlmProviderId, 'ollama'>, string> = {
+  anthropic: 'https://api.anthropic.com/v1',
+  openai: 'https://api.openai.com/v1',
+  google: 'https://generativelanguage.googleapis.com/v1beta',
+};
+
+/** Longest provider-supplied reason kept in an LlmError message. */
+const MAX_REASON_LENGTH = 200;
+
+/**
+ * The LlmGateway over the Vercel AI SDK (v7). One provider instance per vendor, built on first
+ * use from `config.llm` and cached. Base URLs are the SDK's shapes: Anthropic `…/v1` (the SDK
+ * appends `/messages`), OpenAI `…/v1` (`/chat/completions`: the Chat Completions API), Google
+ * `…/v1beta` (`/models/{model}:generateContent`), Ollama `…/api` (`/chat`; a bare
+ * `http://host:11434` gets `/api` appended, as Ollama's own clients take the host alone).
+ *
+ * Structured output uses `generateText` with `output: Output.object({ schema: jsonSchema(…) })`:
+ * the SDK sends each vendor's native JSON-schema mode (Anthropic output_config.format or a forced
+ * `json` tool, OpenAI response_format json_schema, Gemini responseJsonSchema, Ollama format).
+ * The schema carries no validator, so the SDK only parses the JSON; the platform validates.
+ * No retries inside a call (maxRetries 0): the platform's deadline governs.
+ */
+export class AiSdkGateway implements LlmGateway {
+  private readonly config: LlmProvidersConfig;
+  private readonly factories = new Map<LlmProviderId, ModelFactory>();
+
+  constructor(config: LlmProvidersConfig) {
+    this.config = config;
+    // The SDK prints a process warning per call for compatibility notes (unknown model ids and the
+    // like); a server does not want that noise on stderr. Left alone if someone set it already.
+    globalThis.AI_SDK_LOG_WARNINGS ??= false;
+  }
+
+  async generate(request: LlmRequest): Promise<LlmResult> {
+    const { provider } = request;
+    const model = this.factory(provider)(request.model);
+    if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
+    const common = {
+      model,
+      instructions: request.system,
+      prompt: request.prompt,
+      maxOutputTokens: request.maxOutputTokens,
+      abortSignal: request.signal,
+      maxRetries: 0,
+      // The Ollama provider sends maxOutputTokens as a top-level field Ollama ignores; its real
+      // limit is options.num_predict.
+      ...(provider === 'ollama' && request.maxOutputTokens !== undefined
+        ? { providerOptions: { ollama: { options: { num_predict: request.maxOutputTokens } } } }
+        : {}),
+    };
+    try {
+      if (!request.outputSchema) {
+        const result = await generateText(common);
+        return {
+          text: result.text,
+          finishReason: mapFinishReason(result.finishReason),
+          usage: mapUsage(result.usage),
+        };
+      }
+      try {
+        const result = await generateText({
+          ...common,
+          output: Output.object({ schema: jsonSchema(request.outputSchema as JSONSchema7) }),
+        });
+        const finishReason = mapFinishReason(result.finishReason);
+        const usage = mapUsage(result.usage);
+        // The output is parsed only for a stop or a non-empty answer; otherwise there is none.
+        let object: unknown;
+        try {
+          object = result.output;
+        } catch {
+          object = undefined;
+        }
+        return { text: result.text, object, finishReason, usage };
+      } catch (error) {
+        // The model answered, but not with parseable JSON: hand the text over, the platform decides.
+        if (NoObjectGeneratedError.isInstance(error) && !request.signal.aborted) {
+          return {
+            text: error.text ?? '',
+            object: undefined,
+            finishReason: error.finishReason ? mapFinishReason(error.finishReason) : 'unknown',
+            usage: mapUsage(error.usage),
+          };
+        }
+        throw error;
+      }
+    } catch (error) {
+      throw this.mapError(request, error);
+    }
+  }
+
+  private factory(provider: LlmProviderId): ModelFactory {
+    const cached = this.factories.get(provider);
+    if (cached) return cached;
+    const settings = this.config[provider];
+    const missing = provider === 'ollama' ? !settings?.baseUrl : !settings?.apiKey;
+    if (missing) {
+      throw new LlmNotConfiguredError(
+        `The ${provider} provider is not configured: set ${REQUIRED_SETTING[provider]}`,
+      );
+    }
+    const created = createFactory(provider, settings);
+    this.factories.set(provider, created);
+    return created;
+  }
+
+  private mapError(request: LlmRequest, error: unknown): Error {
+    if (error instanceof LlmError || error instanceof LlmAbortedError) return error;
+    const cause = unwrapRetry(error);
+    if (request.signal.aborted || isAbortLike(cause)) {
+      return new LlmAbortedError(`The ${request.provider} request was aborted`);
+    }
+    const secrets = [this.config[request.provider]?.apiKey, request.prompt, request.system];
+    if (APICallError.isInstance(cause)) {
+      const reason = sanitize(cause.message, secrets);
+      if (cause.statusCode !== undefined && cause.statusCode >= 400) {
+        return new LlmError(
+          request.provider,
+          `The ${request.provider} API answered HTTP ${cause.statusCode}${reason ? `: ${reason}` : ''}`,
+          cause.statusCode,
+        );
+      }
+      if (cause.statusCode !== undefined) {
+        // A success status with a body the SDK could not read.
+        return new LlmError(
+          request.provider,
+          `The ${request.provider} API returned a malformed answer${reason ? `: ${reason}` : ''}`,
+        );
+      }
+      return new LlmError(
+        request.provider,
+        `The ${request.provider} API could not be reached${reason ? `: ${reason}` : ''}`,
+      );
+    }
+    // Malformed answers and other SDK errors: their messages may quote the model's output (which
+    // can echo the prompt), so only the error's kind is reported.
+    const kind = cause instanceof Error ? cause.name.replace(/^AI_/, '') : 'unknown error';
+    return new LlmError(request.provider, `The ${request.provider} request failed (${kind})`);
+  }
+}
+
+function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): ModelFactory {
+  switch (provider) {
+    case 'anthropic': {
+      const p = createAnthropic({
+        apiKey: settings.apiKey,
+        baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic,
+      });
+      return (modelId) => p.messages(modelId);
+    }
+    case 'openai': {
+      const p = createOpenAI({
+        apiKey: settings.apiKey,
+        baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
+      });
+      return (modelId) => p.chat(modelId);
+    }
+    case 'google': {
+      const p = createGoogle({
+        apiKey: settings.apiKey,
+        baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.google,
+      });
+      return (modelId) => p.languageModel(modelId);
+    }
+    case 'ollama': {
+      const p = createOllama({
+        baseURL: ollamaApiUrl(settings.baseUrl!),
+        ...(settings.apiKey ? { headers: { Authorization: `Bearer ${settings.apiKey}` } } : {}),
+      });
+      return (modelId) => p.chat(modelId);
+    }
+  }
+}
+
+/** `http://host:11434` (Ollama's usual address) → `http://host:11434/api`; any other path is kept. */
+export function ollamaApiUrl(baseUrl: string): string {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  try {
+    const url = new URL(trimmed);
+    if (url.pathname === '/' || url.pathname === '') return `${trimmed}/api`;
+  } catch {
+    // Not a URL: leave it to the SDK to fail on.
+  }
+  return trimmed;
+}
+
+function mapFinishReason(reason: FinishReason | string): LlmFinishReason {
+  switch (reason) {
+    case 'stop':
+    case 'length':
+    case 'content-filter':
+    case 'tool-calls':
+    case 'error':
+    case 'other':
+      return reason;
+    case 'interrupted':
+      return 'other';
+    default:
+      return 'unknown';
+  }
+}
+
+function mapUsage(usage: LanguageModelUsage | undefined): LlmResult['usage'] {
+  return {
+    inputTokens: usage?.inputTokens ?? undefined,
+    outputTokens: usage?.outputTokens ?? undefined,
+    totalTokens: usage?.totalTokens ?? undefined,
+  };
+}
+
+function unwrapRetry(error: unknown): unknown {
+  if (error instanceof Error && error.name === 'AI_RetryError' && 'lastError' in error) {
+    return (error as { lastError: unknown }).lastError;
+  }
+  return error;
+}
+
+function isAbortLike(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
+  }
+  return false;
+}
+
+/** Key-shaped tokens: vendor prefixes, or any long unbroken run of key characters. */
+const KEY_LIKE = /\b(?:sk-[A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9_-]{32,})/g;
+
+/** A provider's reason, shortened, on one line, with keys, the prompt and the system text removed. */
+export function sanitize(message: string, secrets: readonly (string | undefined)[]): string {
+  let text = message.replace(/\s+/g, ' ').trim();
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) text = text.split(secret).join('[redacted]');
+  }
+  text = text.replace(KEY_LIKE, '[redacted]');
+  if (text.length > MAX_REASON_LENGTH) text = `${text.slice(0, MAX_REASON_LENGTH)}…`;
+  return text;
+}

@@ -1,0 +1,236 @@
+import type { Deps } from '../../platform/deps.ts';
+import { invalidInput, PlatformError } from '../../platform/errors.ts';
+import {
+  LlmAbortedError,
+  LlmError,
+  LlmNotConfiguredError,
+  type LlmProviderId,
+} from '../../ports/llm-gateway.ts';
+import { resolveSkillRef } from '../agents/agent-lookup.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
+import { compileInputValidator, placeholders, type Warning } from '../agents/manifest.ts';
+import { DEFAULT_MODELS } from '../agents/providers.ts';
+import type { CallFile } from './call-input.ts';
+import { isTextType } from './call-input.ts';
+
+export interface CallOptions {
+  /** X-Platform-Provider: one of the agent's supported providers. */
+  provider: string | undefined;
+  /** X-Platform-Model: overrides the model. */
+  model: string | undefined;
+  /** X-Platform-Skills: refs to add; with skillsOnly, the only skills. */
+  skills: string[];
+  skillsOnly: boolean;
+  noSkills: boolean;
+}
+
+export interface EngineResult {
+  data: Record<string, unknown>;
+  warnings: Warning[];
+  provider: string;
+  model: string;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+}
+
+const ALL_PROVIDERS: LlmProviderId[] = ['anthropic', 'openai', 'google', 'ollama'];
+
+/**
+ * Which provider serves the call: the caller's X-Platform-Provider when the agent supports it,
+ * else the first of its supported_providers; for `any`, the caller's choice among all four or,
+ * without one, the first provider the platform has configured (anthropic, openai, google, ollama).
+ */
+export function chooseProvider(
+  deps: Deps,
+  agent: AgentVersion,
+  requested: string | undefined,
+): LlmProviderId {
+  const supported = agent.manifest.supported_providers as string[];
+  const allowed: LlmProviderId[] = supported.includes('any')
+    ? ALL_PROVIDERS
+    : (supported.filter((p) => (ALL_PROVIDERS as string[]).includes(p)) as LlmProviderId[]);
+  if (requested !== undefined) {
+    if (!(allowed as string[]).includes(requested)) {
+      throw invalidInput([
+        {
+          field: 'header.x-platform-provider',
+          message: `must be one of ${allowed.join(', ')} for this agent`,
+        },
+      ]);
+    }
+    return requested as LlmProviderId;
+  }
+  if (!supported.includes('any')) return allowed[0] as LlmProviderId;
+  const configured = ALL_PROVIDERS.find(
+    (p) => deps.config.llm[p].apiKey || (p === 'ollama' && deps.config.llm[p].baseUrl),
+  );
+  return configured ?? 'anthropic';
+}
+
+/** Caller override, then the manifest's default_models[provider], then the platform default (configurable). */
+export function chooseModel(
+  deps: Deps,
+  agent: AgentVersion,
+  provider: LlmProviderId,
+  override: string | undefined,
+): string {
+  const fromManifest = (agent.manifest.default_models as Record<string, string | undefined>)[provider];
+  return override || fromManifest || deps.config.llm[provider].defaultModel || DEFAULT_MODELS[provider];
+}
+
+/**
+ * Renders `{{name}}` placeholders from the input: strings as they are, other values as JSON. A
+ * placeholder with no value in the input is a 400 naming the field (the template needs it).
+ */
+export function renderTemplate(template: string, input: Record<string, unknown>): string {
+  const missing = placeholders(template).filter((name) => input[name] === undefined || input[name] === null);
+  if (missing.length > 0) {
+    throw invalidInput(
+      missing.map((name) => ({ field: `body.${name}`, message: 'is required by the prompt template' })),
+    );
+  }
+  return template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_m, name: string) => {
+    const v = input[name];
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  });
+}
+
+/** The skills a call uses, per the agent's defaults, the caller's headers and skills_locked. */
+async function skillTexts(
+  deps: Deps,
+  agent: AgentVersion,
+  options: CallOptions,
+  warnings: Warning[],
+): Promise<string[]> {
+  const callerAsked = options.skills.length > 0 || options.skillsOnly || options.noSkills;
+  let refs: string[];
+  if (agent.manifest.skills_locked) {
+    if (callerAsked) {
+      warnings.push({
+        code: 'SKILLS_LOCKED',
+        field: 'header.x-platform-skills',
+        message: 'this agent locks its skills (skills_locked); the skill headers were ignored',
+      });
+    }
+    refs = agent.manifest.default_skills;
+  } else if (options.noSkills) {
+    refs = [];
+  } else if (options.skillsOnly) {
+    refs = options.skills;
+  } else {
+    refs = [...new Set([...agent.manifest.default_skills, ...options.skills])];
+  }
+  const texts: string[] = [];
+  for (const ref of refs) {
+    const skill = await resolveSkillRef(deps, ref);
+    if (!skill)
+      throw invalidInput([{ field: 'header.x-platform-skills', message: `skill ${ref} does not exist` }]);
+    const md = skill.skill_files?.['SKILL.md'] ?? '';
+    const body = md.replace(/^---\r?\n[\s\S]*?\r?\n---\r?\n?/, '').trim();
+    texts.push(`## Skill: ${skill.org}/${skill.name}\n${body}`);
+  }
+  return texts;
+}
+
+/** The input's text files (and the others' descriptions) as the `files` template variable. */
+function filesVariable(files: CallFile[]): unknown[] {
+  return files.map((f) => ({
+    original_name: f.original_name,
+    content_type: f.content_type,
+    size_bytes: f.size_bytes,
+    ...(isTextType(f.content_type) ? { text: f.data.toString('utf8') } : {}),
+  }));
+}
+
+/**
+ * The direct_llm engine: one model call with the rendered prompt, the skills as system text, and
+ * structured output when the agent has an output_schema (validated with ajv; a non-conforming
+ * answer is 502 LLM_ERROR, retryable).
+ */
+export async function runDirectLlm(
+  deps: Deps,
+  agent: AgentVersion,
+  input: Record<string, unknown>,
+  files: CallFile[],
+  options: CallOptions,
+  signal: AbortSignal,
+): Promise<EngineResult> {
+  const warnings: Warning[] = [];
+  const provider = chooseProvider(deps, agent, options.provider);
+  const model = chooseModel(deps, agent, provider, options.model);
+  const variables = files.length > 0 ? { ...input, files: filesVariable(files) } : input;
+  const template = agent.manifest.prompt_template ?? '{{input}}';
+  const prompt = agent.manifest.prompt_template
+    ? renderTemplate(template, variables)
+    : JSON.stringify(variables);
+  const skills = await skillTexts(deps, agent, options, warnings);
+  const outputSchema = agent.manifest.output_schema as Record<string, unknown> | undefined;
+  const system = [agent.manifest.description, ...skills].join('\n\n');
+  let result: Awaited<ReturnType<Deps['llm']['generate']>>;
+  try {
+    result = await deps.llm.generate({
+      provider,
+      model,
+      system,
+      prompt,
+      ...(outputSchema ? { outputSchema } : {}),
+      signal,
+    });
+  } catch (err) {
+    if (err instanceof LlmAbortedError || signal.aborted)
+      throw new PlatformError('TIMEOUT', 'The call exceeded its deadline');
+    if (err instanceof LlmNotConfiguredError) throw new PlatformError('LLM_ERROR', err.message);
+    if (err instanceof LlmError) {
+      throw new PlatformError('LLM_ERROR', `The ${provider} provider failed: ${err.message}`, {
+        provider,
+        upstream_status: err.status,
+      });
+    }
+    throw err;
+  }
+  if (result.finishReason === 'length') {
+    warnings.push({
+      code: 'TRUNCATED',
+      message: 'the model stopped at its output token limit; the answer may be cut off',
+    });
+  }
+  let data: Record<string, unknown>;
+  if (outputSchema) {
+    const value = result.object ?? tryParse(result.text);
+    const validate = compileInputValidator(outputSchema);
+    if (value === undefined || !validate(value)) {
+      const why = (validate.errors ?? [])
+        .map((e) => `${e.instancePath || '/'} ${e.message}`)
+        .slice(0, 3)
+        .join('; ');
+      throw new PlatformError(
+        'LLM_ERROR',
+        `The model's answer does not match the agent's output_schema${why ? ` (${why})` : ' (not JSON)'}`,
+        { provider },
+      );
+    }
+    data = value as Record<string, unknown>;
+  } else {
+    data = { text: result.text };
+  }
+  return {
+    data,
+    warnings,
+    provider,
+    model,
+    usage: {
+      input_tokens: result.usage.inputTokens ?? 0,
+      output_tokens: result.usage.outputTokens ?? 0,
+      total_tokens:
+        result.usage.totalTokens ?? (result.usage.inputTokens ?? 0) + (result.usage.outputTokens ?? 0),
+    },
+  };
+}
+
+function tryParse(text: string): unknown {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,312 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { type FieldIssue, invalidInput, PlatformError } from '../../platform/errors.ts';
+import { findLatest, findVersion } from '../agents/agent-lookup.ts';
+import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
+import { compileInputValidator, type Warning } from '../agents/manifest.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
+import { parseCallBody } from './call-input.ts';
+import { type CallOptions, runDirectLlm } from './direct-llm.ts';
+import { type Admission, admitCall } from './quotas.ts';
+
+/** The platform's cap on a call's run time (spec "Limits": maximum 300 s, platform-enforced). */
+export const MAX_CALL_SECONDS = 300;
+
+export interface CallRequest {
+  org: string;
+  agent: string;
+  version: string;
+  endpoint: string;
+  body: Buffer;
+  contentType: string | undefined;
+  headers: (name: string) => string | undefined;
+  requestId: string;
+}
+
+export interface CallResponse {
+  body: {
+    data: Record<string, unknown>;
+    warnings: Warning[];
+    metadata: { processing_time_ms: number; version: string };
+  };
+  headers: Record<string, string>;
+}
+
+/**
+ * POST /{org}/{agent}/{version}/{endpoint}: resolve the version, check access and the endpoint,
+ * admit the call against the daily quota and a concurrency lease, validate the input, run the
+ * engine within the deadline, and record the call. Every outcome, success or error, is recorded.
+ */
+export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest): Promise<CallResponse> {
+  const started = Date.now();
+  const at = deps.clock.now();
+  const tenant = req.headers('x-platform-tenant')?.slice(0, 128) ?? null;
+  let agent: AgentVersion | undefined;
+  let admission: Admission | undefined;
+  let provider: string | null = null;
+  let model: string | null = null;
+  let tokens = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  let outcome: { status: CallRecord['status']; code: string | null; http: number } = {
+    status: 'success',
+    code: null,
+    http: 200,
+  };
+  try {
+    agent = await resolveCallable(deps, auth, req);
+    const deadline = effectiveDeadline(deps, agent, req.headers('x-platform-deadline-ms'));
+    // The lease expires by the store's clock (the platform clock); the timer runs on the process clock.
+    admission = await admitCall(deps, auth, deps.clock.now().getTime() + (deadline - Date.now()));
+    {
+      const { input, files } = await parseCallBody(req.body, req.contentType);
+      const warnings = validateInput(agent, input);
+      const options = callOptions(req.headers);
+      const remaining = deadline - Date.now();
+      if (remaining <= 0)
+        throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), remaining);
+      try {
+        const result = await raceDeadline(
+          runEngine(deps, agent, input, files, options, controller.signal),
+          controller.signal,
+        );
+        provider = result.provider;
+        model = result.model;
+        tokens = result.usage;
+        return {
+          body: {
+            data: result.data,
+            warnings: [...warnings, ...result.warnings],
+            metadata: { processing_time_ms: Date.now() - started, version: agent.version },
+          },
+          headers: await deprecationHeaders(deps, agent, req.endpoint),
+        };
+      } finally {
+        clearTimeout(timer);
+        controller.abort();
+      }
+    }
+  } catch (err) {
+    const code = err instanceof PlatformError ? err.code : 'INTERNAL_ERROR';
+    outcome = {
+      status: code === 'TIMEOUT' ? 'timeout' : 'error',
+      code,
+      http: err instanceof PlatformError ? err.status : 500,
+    };
+    throw err;
+  } finally {
+    if (agent) {
+      await recordCall(deps, auth, req, agent, admission, {
+        at: at.toISOString(),
+        tenant,
+        outcome,
+        duration: Date.now() - started,
+        provider,
+        model,
+        tokens,
+      });
+    }
+  }
+}
+
+/** The version to run, if the caller may run it: 404 for anything unknown, 403 for a private agent of another workspace. */
+async function resolveCallable(deps: Deps, auth: AuthContext, req: CallRequest): Promise<AgentVersion> {
+  const ref = `${req.org}/${req.agent}/${req.version}`;
+  const agent = await findVersion(deps, req.org, req.agent, req.version);
+  if (!agent || agent.deleted_at) throw new PlatformError('NOT_FOUND', `Agent ${ref} not found`);
+  if (!agent.manifest.is_public) {
+    const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
+    if (!member) throw new PlatformError('FORBIDDEN', `${ref} is private to its workspace`);
+  }
+  const status = statusOf(agent, deps.clock.now());
+  if (status === 'sunset') {
+    const latest = await findLatest(deps, req.org, req.agent);
+    throw new PlatformError(
+      'NOT_FOUND',
+      `${ref} reached its sunset on ${agent.sunset_at}${latest ? `; call ${latest.version}` : ''}`,
+    );
+  }
+  if (agent.manifest.type === 'skill') {
+    throw new PlatformError('NOT_FOUND', `${ref} is a skill: skills are attached to calls, not called`);
+  }
+  if (req.endpoint !== agent.manifest.default_endpoint) {
+    throw new PlatformError(
+      'NOT_FOUND',
+      `${ref} has no endpoint "${req.endpoint}"; it answers /${agent.manifest.default_endpoint}`,
+    );
+  }
+  return agent;
+}
+
+/**
+ * The earliest of the agent's timeout (manifest timeout_seconds, capped at 300 s; always-on
+ * agents, whose timeout is 0, get the cap) and the caller's X-Platform-Deadline-Ms.
+ */
+function effectiveDeadline(deps: Deps, agent: AgentVersion, header: string | undefined): number {
+  const now = deps.clock.now().getTime();
+  const seconds = Math.min(agent.manifest.timeout_seconds || MAX_CALL_SECONDS, MAX_CALL_SECONDS);
+  let deadline = Date.now() + seconds * 1000;
+  if (header !== undefined) {
+    if (!/^\d{1,16}$/.test(header.trim())) {
+      throw invalidInput([{ field: 'header.x-platform-deadline-ms', message: 'must be epoch milliseconds' }]);
+    }
+    const callerDeadline = Number(header);
+    if (callerDeadline <= now)
+      throw new PlatformError('TIMEOUT', 'X-Platform-Deadline-Ms is already in the past');
+    // The header is in the platform clock's terms; the timer runs on the process clock.
+    deadline = Math.min(deadline, Date.now() + (callerDeadline - now));
+  }
+  return deadline;
+}
+
+/** Validates the input against the version's input_schema (ajv, compiled once per schema). */
+function validateInput(agent: AgentVersion, input: Record<string, unknown>): Warning[] {
+  const schema = agent.manifest.input_schema as Record<string, unknown> | undefined;
+  if (!schema) return [];
+  const validate = compileInputValidator(schema);
+  if (!validate(input)) {
+    const issues: FieldIssue[] = (validate.errors ?? []).map((e) => {
+      const extra =
+        e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
+      const path = `${e.instancePath}${extra}`.split('/').filter(Boolean).join('.');
+      return { field: path ? `body.${path}` : 'body', message: e.message ?? 'is invalid' };
+    });
+    throw invalidInput(issues);
+  }
+  const warnings: Warning[] = [];
+  const props = (schema.properties ?? {}) as Record<string, { deprecated?: boolean }>;
+  for (const [name, prop] of Object.entries(props)) {
+    if (prop?.deprecated === true && input[name] !== undefined) {
+      warnings.push({
+        code: 'DEPRECATED_FIELD',
+        field: name,
+        message: `${name} is deprecated and will be removed in the next version`,
+      });
+    }
+  }
+  return warnings;
+}
+
+function callOptions(headers: (name: string) => string | undefined): CallOptions {
+  const list = (v: string | undefined) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const only = list(headers('x-platform-skills-only'));
+  const flag = (v: string | undefined) => v?.trim().toLowerCase() === 'true';
+  return {
+    provider: headers('x-platform-provider')?.trim() || undefined,
+    model: headers('x-platform-model')?.trim() || undefined,
+    // X-Platform-Skills-Only carries the refs, or is `true` with the refs in X-Platform-Skills.
+    skills:
+      only.length > 0 && !flag(headers('x-platform-skills-only')) ? only : list(headers('x-platform-skills')),
+    skillsOnly: only.length > 0,
+    noSkills: flag(headers('x-platform-no-skills')),
+  };
+}
+
+async function runEngine(
+  deps: Deps,
+  agent: AgentVersion,
+  input: Record<string, unknown>,
+  files: Awaited<ReturnType<typeof parseCallBody>>['files'],
+  options: CallOptions,
+  signal: AbortSignal,
+) {
+  if (agent.manifest.execution_engine === 'direct_llm')
+    return runDirectLlm(deps, agent, input, files, options, signal);
+  throw new PlatformError(
+    'UNPROCESSABLE',
+    `${agent.org}/${agent.name} runs on the ${agent.manifest.execution_engine} engine, which this platform build does not run yet`,
+  );
+}
+
+/** Resolves with the work, or rejects with 504 TIMEOUT the moment the deadline's signal fires. */
+function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new PlatformError('TIMEOUT', 'The call exceeded its deadline'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** Deprecation, Sunset (HTTP date) and a Link to the successor version, for deprecated versions. */
+async function deprecationHeaders(
+  deps: Deps,
+  agent: AgentVersion,
+  endpoint: string,
+): Promise<Record<string, string>> {
+  if (!agent.deprecated_at || !agent.sunset_at) return {};
+  const latest = await findLatest(deps, agent.org, agent.name);
+  const successor =
+    latest && latest.version_number > agent.version_number
+      ? latest.version
+      : versionString(agent.version_number + 1);
+  return {
+    Deprecation: 'true',
+    Sunset: new Date(agent.sunset_at).toUTCString(),
+    Link: `</${agent.org}/${agent.name}/${successor}/${endpoint}>; rel="successor-version"`,
+  };
+}
+
+async function recordCall(
+  deps: Deps,
+  auth: AuthContext,
+  req: CallRequest,
+  agent: AgentVersion,
+  admission: Admission | undefined,
+  r: {
+    at: string;
+    tenant: string | null;
+    outcome: { status: CallRecord['status']; code: string | null; http: number };
+    duration: number;
+    provider: string | null;
+    model: string | null;
+    tokens: { input_tokens: number; output_tokens: number; total_tokens: number };
+  },
+): Promise<void> {
+  const ok = r.outcome.status === 'success';
+  const record = callRecordItem({
+    request_id: req.requestId,
+    at: r.at,
+    caller_account_id: auth.accountId,
+    caller_key_id: auth.keyId,
+    tenant: r.tenant,
+    agent_id: agent.id,
+    org: agent.org,
+    agent: agent.name,
+    version: agent.version,
+    workspace_id: agent.workspace_id,
+    endpoint: req.endpoint,
+    status: r.outcome.status,
+    error_code: r.outcome.code,
+    http_status: r.outcome.http,
+    duration_ms: r.duration,
+    provider: r.provider,
+    model: r.model,
+    ...r.tokens,
+  });
+  const log = {
+    ...keys.agentVersion(agent.id),
+    sk: `${keys.agentLogPrefix}${r.at}#${randomUUID()}`,
+    timestamp: r.at,
+    level: ok ? 'info' : 'error',
+    message: ok
+      ? `call ${req.requestId} succeeded in ${r.duration} ms (${r.provider}/${r.model}, ${r.tokens.total_tokens} tokens)`
+      : `call ${req.requestId} failed with ${r.outcome.code} after ${r.duration} ms`,
+    request_id: req.requestId,
+    ttl: Math.floor(Date.parse(r.at) / 1000) + 30 * 86_400,
+  };
+  try {
+    // Admitted calls release their concurrency slot in the same transaction.
+    if (admission) await admission.finish([record, log]);
+    else await deps.store.transactWrite([{ put: record }, { put: log }]);
+  } catch (err) {
+    // A failed record must not turn the caller's answer into an error.
+    deps.logger.error('call record not written', { request_id: req.requestId, error: String(err) });
+  }
+}

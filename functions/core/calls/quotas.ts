@@ -1,0 +1,83 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import { cond, type Item, TransactionCanceledError } from '../../ports/store.ts';
+import { TIER_LIMITS } from '../accounts/tiers.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+import { nextUtcMidnight, utcDay } from '../usage/daily-usage.ts';
+
+/** Counter items outlive their day by two days (for reporting), then expire. */
+const COUNTER_GRACE_SECONDS = 2 * 86_400;
+/** A lease outlives its call's deadline by this much, so a crashed process frees its slot soon after. */
+export const LEASE_GRACE_SECONDS = 30;
+
+export interface Admission {
+  /**
+   * Releases the concurrency slot, writing `items` (the call's records) in the same transaction.
+   * Never throws for a slot that expired and was taken over meanwhile.
+   */
+  finish(items: Item[]): Promise<void>;
+}
+
+/**
+ * Admits a call in one transaction: today's counter +1 under `calls < limit`, and a free
+ * concurrency slot taken with a conditional create (TTL at the deadline plus a grace period, so a
+ * process that dies mid-call frees it by itself). A slot someone else holds only moves the search
+ * to the next slot; the counter is never incremented for a call that is not admitted. Exact under
+ * races: 2Q racing calls against a quota of Q admit Q; C slots never hold more than C calls.
+ */
+export async function admitCall(deps: Deps, auth: AuthContext, deadlineMs: number): Promise<Admission> {
+  const limits = TIER_LIMITS[auth.tier];
+  const now = deps.clock.now();
+  const reset = nextUtcMidnight(now);
+  const counterKey = keys.dailyUsage(auth.accountId, utcDay(now));
+  const id = randomUUID();
+  const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
+  const start = randomInt(limits.concurrentRequests);
+  for (let i = 0; i < limits.concurrentRequests; i++) {
+    const slotKey = keys.concurrencySlot(auth.accountId, (start + i) % limits.concurrentRequests);
+    try {
+      await deps.store.transactWrite([
+        {
+          update: counterKey,
+          spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
+          condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', limits.dailyCalls)),
+        },
+        { put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
+      ]);
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledError)) throw err;
+      if (err.reasons[0] !== 'None') throw quotaExceeded(auth, limits.dailyCalls, reset, now);
+      continue; // that slot is held: try the next one
+    }
+    return {
+      finish: async (items) => {
+        try {
+          await deps.store.transactWrite([
+            { delete: slotKey, condition: cond.eq('lease_id', id) },
+            ...items.map((item) => ({ put: item })),
+          ]);
+        } catch (err) {
+          if (!(err instanceof TransactionCanceledError)) throw err;
+          // The lease expired and another call holds the slot now: write the records alone.
+          if (items.length > 0) await deps.store.transactWrite(items.map((item) => ({ put: item })));
+        }
+      },
+    };
+  }
+  throw new PlatformError(
+    'RATE_LIMITED',
+    `All ${limits.concurrentRequests} concurrent requests of the ${auth.tier} tier are in use; retry when one finishes`,
+    { suggested_wait_time: 1, limit: limits.concurrentRequests },
+  );
+}
+
+function quotaExceeded(auth: AuthContext, limit: number, reset: number, now: Date): PlatformError {
+  const wait = Math.max(1, Math.ceil(reset - now.getTime() / 1000));
+  return new PlatformError(
+    'RATE_LIMITED',
+    `Daily quota of ${limit} calls for the ${auth.tier} tier is used up; it resets at ${new Date(reset * 1000).toISOString()}`,
+    { suggested_wait_time: wait, limit, reset },
+  );
+}

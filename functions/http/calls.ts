@@ -1,0 +1,18 @@
+import { callAgent } from '../core/calls/gateway.ts';
+import { createModuleHandler, type Operations, Reply } from '../platform/http-handler.ts';
+import { lambdaDeps } from '../platform/lambda-deps.ts';
+
+export const operations: Operations<'calls'> = {
+  callAgent: async ({ deps, auth, params, body, requestId, header }) => {
+    const result = await callAgent(deps, auth, {
+      ...params,
+      body: body.data,
+      contentType: body.contentType,
+      headers: header,
+      requestId,
+    });
+    return new Reply(result.body as never, result.headers);
+  },
+};
+
+export const handler = createModuleHandler('calls', operations, lambdaDeps);

@@ -1,0 +1,454 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: vendor wire bodies are loosely shaped JSON, read defensively.
+/**
+ * Fake LLM providers: one loopback HTTP server that speaks four vendors' wire formats at the paths
+ * the AI SDK calls when given these base URLs (no test reaches beyond loopback):
+ *
+ * - Anthropic Messages:        POST {baseUrls.anthropic}/messages          (base …/anthropic/v1)
+ * - OpenAI Chat Completions:   POST {baseUrls.openai}/chat/completions     (base …/openai/v1)
+ * - Gemini generateContent:    POST {baseUrls.google}/models/{model}:generateContent (base …/google/v1beta)
+ * - Ollama chat (non-stream):  POST {baseUrls.ollama}/chat                 (base …/ollama/api)
+ *
+ * Answers are scripted per test: queued responses first (`enqueue`), then the responder
+ * (`setResponder`), then the default, which echoes: text `echo: <last user message>` (for a
+ * structured-output request, the JSON `{ "echo": <last user message> }`). Every request is
+ * recorded in `calls` (unless `record: false`), with how it ended (`settled`).
+ */
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FakeProvider = 'anthropic' | 'openai' | 'google' | 'ollama';
+
+export interface FakeLlmCall {
+  provider: FakeProvider;
+  method: string;
+  /** The request path, e.g. `/anthropic/v1/messages`. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body (undefined when it was not JSON). */
+  body: any;
+  /** The model named in the request (Gemini: from the path). */
+  model: string | undefined;
+  /** The system instructions, as text. */
+  system: string | undefined;
+  /** The last user message, as text. */
+  prompt: string;
+  /** The max-output-tokens setting, under whatever name the vendor uses. */
+  maxTokens: number | undefined;
+  /** The JSON Schema asked for (structured output), if any. */
+  schema: unknown;
+  /** How structured output was asked for. */
+  structured: 'anthropic-tool' | 'anthropic-output-format' | 'json-schema' | 'json' | undefined;
+  /** Resolves when the fake has answered, or when the client went away first. */
+  settled: Promise<'answered' | 'disconnected'>;
+}
+
+export interface FakeLlmResponse {
+  /** The answer text (with structured output: sent as is, so it may be invalid JSON). */
+  text?: string;
+  /** A JSON answer (sent as the tool input / JSON text). */
+  json?: unknown;
+  /** `length`: the vendor's max-tokens stop reason. Default `stop`. */
+  finish?: 'stop' | 'length';
+  /**
+   * An HTTP error status instead of an answer. The body is `errorBody` if given, else the vendor's
+   * error shape carrying `errorMessage` (default `fake <provider> error <status>`).
+   */
+  status?: number;
+  errorBody?: unknown;
+  errorMessage?: string;
+  /** Send this body as is (with `status`, default 200) instead of a well-formed answer. */
+  rawBody?: unknown;
+  /** Wait this long before answering; a client disconnect during the wait ends the call quietly. */
+  delayMs?: number;
+  usage?: { inputTokens?: number; outputTokens?: number };
+}
+
+export type FakeLlmResponder = (
+  call: FakeLlmCall,
+) => FakeLlmResponse | undefined | Promise<FakeLlmResponse | undefined>;
+
+export interface FakeLlmProviders {
+  baseUrls: Record<FakeProvider, string>;
+  /** The server's origin, e.g. `http://127.0.0.1:41234`. */
+  origin: string;
+  calls: FakeLlmCall[];
+  setResponder(responder: FakeLlmResponder | undefined): void;
+  /** Scripted answers, used (first in, first out) before the responder. */
+  enqueue(...responses: FakeLlmResponse[]): void;
+  /** Forget recorded calls, queued answers and the responder. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface FakeLlmOptions {
+  /** Record calls (default true). Turn off for benchmarks that drive many calls. */
+  record?: boolean;
+}
+
+const ROUTES: { provider: FakeProvider; pattern: RegExp }[] = [
+  { provider: 'anthropic', pattern: /^\/anthropic\/v1\/messages$/ },
+  { provider: 'openai', pattern: /^\/openai\/v1\/chat\/completions$/ },
+  { provider: 'google', pattern: /^\/google\/v1beta\/models\/([^/:]+):generateContent$/ },
+  { provider: 'ollama', pattern: /^\/ollama\/api\/chat$/ },
+];
+
+export async function start(options: FakeLlmOptions = {}): Promise<FakeLlmProviders> {
+  const record = options.record ?? true;
+  const calls: FakeLlmCall[] = [];
+  let queue: FakeLlmResponse[] = [];
+  let responder: FakeLlmResponder | undefined;
+  let counter = 0;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent && !res.destroyed) {
+        sendJson(res, 500, { error: { message: `fake provider failure: ${String(error)}` } });
+      }
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    let route: { provider: FakeProvider; match: RegExpMatchArray } | undefined;
+    for (const r of ROUTES) {
+      const match = path.match(r.pattern);
+      if (match) {
+        route = { provider: r.provider, match };
+        break;
+      }
+    }
+    const raw = await readBody(req);
+    if (!route || req.method !== 'POST') {
+      sendJson(res, 404, { error: { message: `no fake route for ${req.method} ${path}` } });
+      return;
+    }
+    let body: any;
+    try {
+      body = raw.length ? JSON.parse(raw) : undefined;
+    } catch {
+      body = undefined;
+    }
+
+    let resolveSettled!: (outcome: 'answered' | 'disconnected') => void;
+    const settled = new Promise<'answered' | 'disconnected'>((resolve) => {
+      resolveSettled = resolve;
+    });
+    const call: FakeLlmCall = {
+      ...describe(route.provider, body, route.match),
+      method: req.method,
+      path,
+      headers: req.headers,
+      body,
+      settled,
+    };
+    if (record) calls.push(call);
+
+    let timer: NodeJS.Timeout | undefined;
+    let gone = false;
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        gone = true;
+        if (timer) clearTimeout(timer);
+        resolveSettled('disconnected');
+      }
+    });
+
+    const scripted = queue.length ? queue.shift() : await responder?.(call);
+    const response = scripted ?? {};
+    if (response.delayMs && response.delayMs > 0) {
+      await new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, response.delayMs);
+        res.once('close', () => resolve());
+      });
+    }
+    if (gone || res.destroyed) return;
+
+    counter++;
+    if (response.rawBody !== undefined) {
+      sendJson(res, response.status ?? 200, response.rawBody);
+    } else if (response.status && response.status >= 400) {
+      sendJson(
+        res,
+        response.status,
+        response.errorBody ?? errorBody(route.provider, response.status, response.errorMessage),
+      );
+    } else {
+      sendJson(res, response.status ?? 200, answer(route.provider, call, response, counter));
+    }
+    res.once('finish', () => resolveSettled('answered'));
+  }
+
+  server.keepAliveTimeout = 5_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+
+  return {
+    origin,
+    baseUrls: {
+      anthropic: `${origin}/anthropic/v1`,
+      openai: `${origin}/openai/v1`,
+      google: `${origin}/google/v1beta`,
+      ollama: `${origin}/ollama/api`,
+    },
+    calls,
+    setResponder(next) {
+      responder = next;
+    },
+    enqueue(...responses) {
+      queue.push(...responses);
+    },
+    reset() {
+      calls.length = 0;
+      queue = [];
+      responder = undefined;
+    },
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const payload = JSON.stringify(value);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
+
+/** Text of a message content: a string, or the text parts of a part list. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part.text === 'string' ? part.text : ''))
+      .filter(Boolean)
+      .join('\n');
+  }
+  return '';
+}
+
+function lastUser(messages: unknown, role = 'user'): string {
+  if (!Array.isArray(messages)) return '';
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role === role) return contentText(m.content ?? m.parts);
+  }
+  return '';
+}
+
+type Described = Pick<
+  FakeLlmCall,
+  'provider' | 'model' | 'system' | 'prompt' | 'maxTokens' | 'schema' | 'structured'
+>;
+
+function describe(provider: FakeProvider, body: any, match: RegExpMatchArray): Described {
+  const b = body ?? {};
+  switch (provider) {
+    case 'anthropic': {
+      const tool = Array.isArray(b.tools) ? b.tools.find((t: any) => t?.name === 'json') : undefined;
+      const format = b.output_config?.format;
+      return {
+        provider,
+        model: b.model,
+        system: b.system === undefined ? undefined : contentText(b.system),
+        prompt: lastUser(b.messages),
+        maxTokens: b.max_tokens,
+        schema: tool ? tool.input_schema : format?.type === 'json_schema' ? format.schema : undefined,
+        structured: tool ? 'anthropic-tool' : format ? 'anthropic-output-format' : undefined,
+      };
+    }
+    case 'openai': {
+      const messages: any[] = Array.isArray(b.messages) ? b.messages : [];
+      const sys = messages.filter((m) => m?.role === 'system' || m?.role === 'developer');
+      const rf = b.response_format;
+      return {
+        provider,
+        model: b.model,
+        system: sys.length ? sys.map((m) => contentText(m.content)).join('\n') : undefined,
+        prompt: lastUser(messages),
+        maxTokens: b.max_completion_tokens ?? b.max_tokens,
+        schema: rf?.type === 'json_schema' ? rf.json_schema?.schema : undefined,
+        structured:
+          rf?.type === 'json_schema' ? 'json-schema' : rf?.type === 'json_object' ? 'json' : undefined,
+      };
+    }
+    case 'google': {
+      const gc = b.generationConfig ?? {};
+      const schema = gc.responseJsonSchema ?? gc.responseSchema;
+      return {
+        provider,
+        model: decodeURIComponent(match[1] ?? ''),
+        system: b.systemInstruction ? contentText(b.systemInstruction.parts) : undefined,
+        prompt: lastUser(b.contents),
+        maxTokens: gc.maxOutputTokens,
+        schema,
+        structured: schema ? 'json-schema' : gc.responseMimeType === 'application/json' ? 'json' : undefined,
+      };
+    }
+    case 'ollama': {
+      const messages: any[] = Array.isArray(b.messages) ? b.messages : [];
+      const sys = messages.filter((m) => m?.role === 'system');
+      return {
+        provider,
+        model: b.model,
+        system: sys.length ? sys.map((m) => contentText(m.content)).join('\n') : undefined,
+        prompt: lastUser(messages),
+        maxTokens: b.options?.num_predict ?? b.max_output_tokens,
+        schema: b.format && typeof b.format === 'object' ? b.format : undefined,
+        structured: b.format && typeof b.format === 'object' ? 'json-schema' : b.format ? 'json' : undefined,
+      };
+    }
+  }
+}
+
+function countWords(text: string | undefined): number {
+  if (!text) return 0;
+  let n = 0;
+  for (const w of text.split(/\s+/)) if (w) n++;
+  return n;
+}
+
+function answer(provider: FakeProvider, call: FakeLlmCall, r: FakeLlmResponse, n: number): unknown {
+  let json = r.json;
+  let text = r.text;
+  if (text === undefined && json === undefined) {
+    if (call.structured) json = { echo: call.prompt };
+    else text = `echo: ${call.prompt}`;
+  }
+  if (text === undefined) text = JSON.stringify(json);
+  const length = r.finish === 'length';
+  const inputTokens = r.usage?.inputTokens ?? countWords(call.system) + countWords(call.prompt);
+  const outputTokens = r.usage?.outputTokens ?? countWords(text);
+  const model = call.model ?? 'unknown';
+
+  switch (provider) {
+    case 'anthropic': {
+      const asTool = call.structured === 'anthropic-tool' && r.text === undefined;
+      return {
+        id: `msg_fake${n}`,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: asTool
+          ? [{ type: 'tool_use', id: `toolu_fake${n}`, name: 'json', input: json }]
+          : [{ type: 'text', text }],
+        stop_reason: length ? 'max_tokens' : asTool ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+      };
+    }
+    case 'openai':
+      return {
+        id: `chatcmpl-fake${n}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: text, refusal: null },
+            logprobs: null,
+            finish_reason: length ? 'length' : 'stop',
+          },
+        ],
+        usage: {
+          prompt_tokens: inputTokens,
+          completion_tokens: outputTokens,
+          total_tokens: inputTokens + outputTokens,
+        },
+      };
+    case 'google':
+      return {
+        candidates: [
+          {
+            content: { role: 'model', parts: [{ text }] },
+            finishReason: length ? 'MAX_TOKENS' : 'STOP',
+            index: 0,
+          },
+        ],
+        usageMetadata: {
+          promptTokenCount: inputTokens,
+          candidatesTokenCount: outputTokens,
+          totalTokenCount: inputTokens + outputTokens,
+        },
+        modelVersion: model,
+        responseId: `fake${n}`,
+      };
+    case 'ollama':
+      return {
+        model,
+        created_at: new Date().toISOString(),
+        message: { role: 'assistant', content: text },
+        done: true,
+        done_reason: length ? 'length' : 'stop',
+        total_duration: 1000,
+        load_duration: 10,
+        prompt_eval_count: inputTokens,
+        prompt_eval_duration: 100,
+        eval_count: outputTokens,
+        eval_duration: 100,
+      };
+  }
+}
+
+/** Each vendor's error body. */
+function errorBody(provider: FakeProvider, status: number, text?: string): unknown {
+  const message = text ?? `fake ${provider} error ${status}`;
+  switch (provider) {
+    case 'anthropic':
+      return {
+        type: 'error',
+        error: {
+          type:
+            status === 401
+              ? 'authentication_error'
+              : status === 429
+                ? 'rate_limit_error'
+                : status === 529
+                  ? 'overloaded_error'
+                  : 'api_error',
+          message,
+        },
+      };
+    case 'openai':
+      return {
+        error: {
+          message,
+          type:
+            status === 401
+              ? 'invalid_request_error'
+              : status === 429
+                ? 'rate_limit_exceeded'
+                : 'server_error',
+          param: null,
+          code: status === 401 ? 'invalid_api_key' : null,
+        },
+      };
+    case 'google':
+      return {
+        error: {
+          code: status,
+          message,
+          status: status === 401 ? 'UNAUTHENTICATED' : status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL',
+        },
+      };
+    case 'ollama':
+      return { error: message };
+  }
+}
