@@ -40,7 +40,7 @@ const REQUIRED_SETTING: Record<LlmProviderId, string> = {
 
 /**
  * The vendors' public endpoints, passed explicitly when no base URL is configured so that the SDK
- * never falls back to reading process.env on its own: the gateway depends on its config only.
+ * never falls back to reading the environment on its own: the gateway depends on its config only.
  */
 const DEFAULT_BASE_URLS: Record<Exclude<LlmProviderId, 'ollama'>, string> = {
   anthropic: 'https://api.anthropic.com/v1',
