@@ -58,6 +58,21 @@ const BUNDLES_EXTERNAL = [
   '../adapters/aws/s3-bundle-store.ts',
 ];
 
+/**
+ * Left out of modules that never call a model: the Vercel AI SDK, its provider packages (and the
+ * full zod they import) and our adapter, reached only through deps.ts's lazy import.
+ */
+const LLM_EXTERNAL = [
+  'ai',
+  '@ai-sdk/anthropic',
+  '@ai-sdk/openai',
+  '@ai-sdk/google',
+  '@ai-sdk/provider',
+  '@ai-sdk/provider-utils',
+  'ollama-ai-provider-v2',
+  '../adapters/llm/ai-sdk-gateway.ts',
+];
+
 /** The bundling options for one module's handler, as NodejsFunction's `bundling` names them. */
 export function lambdaBundling(access: ModuleAccess) {
   return {
@@ -82,6 +97,7 @@ export function lambdaBundling(access: ModuleAccess) {
       ...ALWAYS_EXTERNAL,
       ...(access.secrets === 'none' ? VAULT_EXTERNAL : []),
       ...(access.bundles !== 'read-write' ? BUNDLES_EXTERNAL : []),
+      ...(access.llm ? [] : LLM_EXTERNAL),
     ],
   };
 }

@@ -21,6 +21,11 @@ export interface ModuleAccess {
    * `read-write` also gets, puts and deletes objects through the S3 client.
    */
   bundles: 'none' | 'read' | 'read-write';
+  /**
+   * Whether the module calls LLM providers (the Vercel AI SDK and its provider packages). Modules
+   * that do not leave the SDK out of their bundles; deps.ts builds the gateway on first use.
+   */
+  llm?: boolean;
 }
 
 export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
@@ -42,7 +47,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   public: { table: 'read', secrets: 'none', bundles: 'read' },
   // Agent calls: records, quota counters and leases, usage records and log lines; the model
   // call goes to the LLM providers over HTTPS. Secrets are for the sandbox engines (not yet).
-  calls: { table: 'read-write', secrets: 'none', bundles: 'none' },
+  calls: { table: 'read-write', secrets: 'none', bundles: 'none', llm: true },
 };
 
 export function moduleAccess(module: string): ModuleAccess {
