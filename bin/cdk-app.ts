@@ -10,7 +10,11 @@ import { addAgenthostStacks } from '../lib/agenthost-app.ts';
 const underCli = process.env.CDK_OUTDIR !== undefined;
 const app = new App(underCli ? {} : { outdir: 'cdk.out' });
 const stage = app.node.tryGetContext('stage') as string | undefined;
-const { stateful, stateless } = addAgenthostStacks(app, { stage: stage || undefined });
+const callTimeout = app.node.tryGetContext('callTimeoutSeconds') as string | number | undefined;
+const { stateful, stateless } = addAgenthostStacks(app, {
+  stage: stage || undefined,
+  callTimeoutSeconds: callTimeout === undefined ? undefined : Number(callTimeout),
+});
 const assembly = app.synth();
 if (!underCli) {
   process.stdout.write(

@@ -13,6 +13,11 @@ export interface AgenthostAppOptions {
   stage?: string | undefined;
   /** Passed to both stacks (env, tags, synthesizer). */
   stackProps?: StackProps;
+  /**
+   * API Gateway's integration timeout for agent calls (`-c callTimeoutSeconds=300`), 1 to 300.
+   * 29 is what every account has; up to 300 needs the regional-API quota increase first.
+   */
+  callTimeoutSeconds?: number | undefined;
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
@@ -41,6 +46,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     shared: stateful.exportNames,
     stageName: stage ?? 'prod',
     secretsPrefix: stage ? `agenthost-${stage}` : 'agenthost',
+    ...(options.callTimeoutSeconds !== undefined ? { callTimeoutSeconds: options.callTimeoutSeconds } : {}),
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.
   stateless.addStackDependency(stateful);

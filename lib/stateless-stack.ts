@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -18,6 +18,14 @@ export interface StatelessStackProps extends StackProps {
   stageName?: string;
   /** PLATFORM_SECRETS_PREFIX: where this deployment's workspace secrets live in Secrets Manager. */
   secretsPrefix: string;
+  /**
+   * API Gateway's integration timeout for the agent-call route, in seconds (1-300; default 29, the
+   * limit every account has; more needs the regional-API quota increase). The calls function gets
+   * a Lambda timeout above it, and PLATFORM_MAX_CALL_SECONDS one second below it, so a call that
+   * runs out of time ends as the platform's own 504 TIMEOUT (its upstream aborted, the call
+   * recorded) rather than API Gateway's cut-off.
+   */
+  callTimeoutSeconds?: number;
   /**
    * Steady-state requests per second and burst for the whole stage: a ceiling that protects the
    * account's Lambda concurrency and the table. Per-account daily quotas are the functions' job.
@@ -86,6 +94,12 @@ export class StatelessStack extends Stack {
       arn: Fn.importValue(props.shared.bundleBucketArn),
     };
 
+    const callTimeout = props.callTimeoutSeconds ?? 29;
+    if (!Number.isInteger(callTimeout) || callTimeout < 1 || callTimeout > 300) {
+      throw new Error(
+        `callTimeoutSeconds must be a whole number from 1 to 300, got ${props.callTimeoutSeconds}`,
+      );
+    }
     const functions = {} as Record<ResourceModule, PlatformFunction>;
     const integrations = {} as Record<ResourceModule, apigateway.LambdaIntegration>;
     for (const module of MODULES) {
@@ -97,13 +111,20 @@ export class StatelessStack extends Stack {
         table,
         bundleBucket,
         secretsPrefix: props.secretsPrefix,
-        environment: { PLATFORM_PUBLIC_URL: publicUrl },
+        environment: {
+          PLATFORM_PUBLIC_URL: publicUrl,
+          ...(module === 'calls' ? { PLATFORM_MAX_CALL_SECONDS: String(Math.max(1, callTimeout - 1)) } : {}),
+        },
+        ...(module === 'calls'
+          ? { functionProps: { timeout: Duration.seconds(callTimeout + 5), memorySize: 1024 } }
+          : {}),
       });
       functions[module] = fn;
       // allowTestInvoke off: no extra permission for the console's test-invoke stage.
       integrations[module] = new apigateway.LambdaIntegration(fn.function, {
         proxy: true,
         allowTestInvoke: false,
+        ...(module === 'calls' ? { timeout: Duration.seconds(callTimeout) } : {}),
       });
     }
     this.functions = functions;

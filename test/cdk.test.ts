@@ -518,3 +518,49 @@ describe('bundles', () => {
     }
   });
 });
+
+describe('agent-call timeout (deploy-time setting)', () => {
+  const callsMethods = (template: Template) =>
+    Object.values(template.toJSON().Resources as Record<string, CfnResourceJson>).filter(
+      (r) =>
+        r.Type === 'AWS::ApiGateway::Method' &&
+        (r.Properties.Integration as { TimeoutInMillis?: number } | undefined)?.TimeoutInMillis !== undefined,
+    );
+  const callsFunction = (stack: typeof stateless, template: Template) =>
+    (template.toJSON().Resources as Record<string, CfnResourceJson>)[
+      stack.getLogicalId(stack.functions.calls.function.node.defaultChild as CfnFunction)
+    ] as CfnResourceJson;
+
+  test('defaults to API Gateway’s 29 s, with the platform deadline one second under it', () => {
+    const methods = callsMethods(statelessTemplate);
+    assert.equal(methods.length, 1, 'only the agent-call route has its own timeout');
+    assert.equal((methods[0]?.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis, 29_000);
+    const fn = callsFunction(stateless, statelessTemplate);
+    assert.equal(fn.Properties.Timeout, 34);
+    const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
+    assert.equal(env.PLATFORM_MAX_CALL_SECONDS, '28');
+  });
+
+  test('takes up to 300 s from the callTimeoutSeconds setting, and refuses values out of range', () => {
+    // Bundling is skipped for this second synthesis: only the template matters here.
+    const other = new App({
+      outdir: mkdtempSync(join(tmpdir(), 'agenthost-cdk-t-')),
+      context: { 'aws:cdk:bundling-stacks': [] },
+    });
+    const stacks = addAgenthostStacks(other, { callTimeoutSeconds: 300 });
+    const template = Template.fromStack(stacks.stateless);
+    const methods = callsMethods(template);
+    assert.equal(
+      (methods[0]?.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis,
+      300_000,
+    );
+    const fn = callsFunction(stacks.stateless, template);
+    assert.equal(fn.Properties.Timeout, 305);
+    assert.equal(
+      (fn.Properties.Environment as { Variables: Record<string, string> }).Variables
+        .PLATFORM_MAX_CALL_SECONDS,
+      '299',
+    );
+    assert.throws(() => addAgenthostStacks(new App(), { stage: 'x1', callTimeoutSeconds: 301 }), /1 to 300/);
+  });
+});

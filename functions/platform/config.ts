@@ -34,6 +34,7 @@ const schema = z
       .default(1024 * 1024),
     PLATFORM_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     PLATFORM_PUBLIC_URL: z.url().optional(),
+    PLATFORM_MAX_CALL_SECONDS: z.coerce.number().int().min(1).max(300).default(300),
     PLATFORM_SECRETS_PREFIX: z
       .string()
       .regex(
@@ -82,6 +83,8 @@ export interface Config {
   maxBodyBytes: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   publicUrl: string | undefined;
+  /** The most a call may run (below API Gateway's integration timeout in AWS). */
+  maxCallSeconds: number;
   secretsPrefix: string;
   secretsKmsKeyId: string | undefined;
   bundleBucket: string | undefined;
@@ -122,6 +125,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxBodyBytes: e.PLATFORM_MAX_BODY_BYTES,
     logLevel: e.PLATFORM_LOG_LEVEL,
     publicUrl: e.PLATFORM_PUBLIC_URL,
+    maxCallSeconds: e.PLATFORM_MAX_CALL_SECONDS,
     secretsPrefix: e.PLATFORM_SECRETS_PREFIX,
     secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
     bundleBucket: e.PLATFORM_BUNDLE_BUCKET,

@@ -141,12 +141,14 @@ async function resolveCallable(deps: Deps, auth: AuthContext, req: CallRequest):
 }
 
 /**
- * The earliest of the agent's timeout (manifest timeout_seconds, capped at 300 s; always-on
- * agents, whose timeout is 0, get the cap) and the caller's X-Platform-Deadline-Ms.
+ * The earliest of the agent's timeout (manifest timeout_seconds, capped at 300 s, and in AWS at
+ * PLATFORM_MAX_CALL_SECONDS, just under API Gateway's integration timeout; always-on agents, whose
+ * timeout is 0, get the cap) and the caller's X-Platform-Deadline-Ms.
  */
 function effectiveDeadline(deps: Deps, agent: AgentVersion, header: string | undefined): number {
   const now = deps.clock.now().getTime();
-  const seconds = Math.min(agent.manifest.timeout_seconds || MAX_CALL_SECONDS, MAX_CALL_SECONDS);
+  const cap = Math.min(MAX_CALL_SECONDS, deps.config.maxCallSeconds);
+  const seconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
   let deadline = Date.now() + seconds * 1000;
   if (header !== undefined) {
     if (!/^\d{1,16}$/.test(header.trim())) {
