@@ -48,6 +48,8 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // Agent calls: records, quota counters and leases, usage records and log lines; the model
   // call goes to the LLM providers over HTTPS. Secrets are for the sandbox engines (not yet).
   calls: { table: 'read-write', secrets: 'none', bundles: 'none', llm: true },
+  // Usage reports: Queries over call records, reads of memberships and the quota counter.
+  usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };
 
 export function moduleAccess(module: string): ModuleAccess {

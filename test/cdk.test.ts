@@ -534,7 +534,10 @@ describe('agent-call timeout (deploy-time setting)', () => {
   test('defaults to API Gateway’s 29 s, with the platform deadline one second under it', () => {
     const methods = callsMethods(statelessTemplate);
     assert.equal(methods.length, 1, 'only the agent-call route has its own timeout');
-    assert.equal((methods[0]?.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis, 29_000);
+    assert.equal(
+      ((methods[0] as CfnResourceJson).Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis,
+      29_000,
+    );
     const fn = callsFunction(stateless, statelessTemplate);
     assert.equal(fn.Properties.Timeout, 34);
     const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
@@ -551,7 +554,7 @@ describe('agent-call timeout (deploy-time setting)', () => {
     const template = Template.fromStack(stacks.stateless);
     const methods = callsMethods(template);
     assert.equal(
-      (methods[0]?.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis,
+      ((methods[0] as CfnResourceJson).Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis,
       300_000,
     );
     const fn = callsFunction(stacks.stateless, template);

@@ -63,6 +63,10 @@ const samples: Record<string, (ids: Ids) => Sample> = {
   deleteCheck: () => ({}),
   deleteAgent: () => ({}),
   forkAgent: (ids) => ({ body: { workspace_id: ids.ws, new_name: 'forked-copy' } }),
+  authorUsageSummary: (ids) => ({ query: `workspace_id=${ids.ws}` }),
+  authorUsageTimeseries: (ids) => ({ query: `workspace_id=${ids.ws}` }),
+  authorUsageBreakdown: (ids) => ({ query: `workspace_id=${ids.ws}&group_by=caller` }),
+  authorUsageLogs: (ids) => ({ query: `workspace_id=${ids.ws}` }),
 };
 
 function pathFor(route: RouteDef, ids: Ids): string {

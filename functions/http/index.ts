@@ -10,6 +10,7 @@ import { operations as openapi } from './openapi.ts';
 import { operations as publicDirectory } from './public.ts';
 import { operations as secrets } from './secrets.ts';
 import { operations as tasks } from './tasks.ts';
+import { operations as usage } from './usage.ts';
 import { operations as workspaces } from './workspaces.ts';
 
 /** Every module's handler over one dependency set: what the local server dispatches to. */
@@ -26,5 +27,6 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     'agent-authoring': createModuleHandler('agent-authoring', agentAuthoring, get),
     public: createModuleHandler('public', publicDirectory, get),
     calls: createModuleHandler('calls', calls, get),
+    usage: createModuleHandler('usage', usage, get),
   };
 }

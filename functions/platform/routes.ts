@@ -37,6 +37,7 @@ import {
   taskUpdateBody,
   workspaceIdParams,
 } from '../core/tasks/task-schemas.ts';
+import { usageRoutes } from '../core/usage/usage-routes.ts';
 import {
   inviteBody,
   memberListSchema,
@@ -65,6 +66,7 @@ export const MODULES = [
   'agent-authoring',
   'public',
   'calls',
+  'usage',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
 
@@ -445,6 +447,7 @@ export const routes = {
     binaryBody: CALL_BODY,
     success: { status: 200, schema: callEnvelopeSchema, description: 'The success envelope' },
   }),
+  ...usageRoutes,
 } as const;
 
 export type Routes = typeof routes;
