@@ -90,6 +90,30 @@ describe('calling agents (end to end over HTTP, fake providers on loopback)', ()
     });
   }
 
+  it('calls an agent that supports any provider through the local Ollama provider', async () => {
+    const published = await p.request('POST', '/agents', {
+      key: owner.key,
+      body: {
+        name: 'anywhere',
+        description: 'Runs anywhere.',
+        supported_providers: ['any'],
+        prompt_template: 'Say {{word}}',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    fake.enqueue({ text: 'local answer' });
+    const res = await call(
+      '/callco/anywhere/v1/run',
+      { word: 'hi' },
+      { headers: { 'x-platform-provider': 'ollama' } },
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.data, { text: 'local answer' });
+    assert.equal(fake.calls.at(-1)?.provider, 'ollama');
+    assert.equal(fake.calls.at(-1)?.model, 'llama3.2');
+    assert.equal(fake.calls.at(-1)?.prompt, 'Say hi');
+  });
+
   it('resolves the model: caller override, then default_models, then the platform default', async () => {
     await call(
       '/callco/summarise/v1/run',
