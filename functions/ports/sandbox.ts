@@ -1,0 +1,81 @@
+/**
+ * The Sandbox port: where user code runs, never in the platform's own process. A session is one
+ * run's isolated working directory (the agent's bundle unpacked, the call's files placed) in which
+ * commands execute: a tool agent execs its command once; the managed loop execs its tools turn by
+ * turn. Adapters: bubblewrap locally (functions/adapters/local/bwrap-sandbox.ts), ECS Fargate in
+ * AWS (functions/adapters/aws/ecs-sandbox.ts).
+ */
+
+export interface SandboxLimits {
+  /** CPU seconds for each exec (RLIMIT_CPU). */
+  cpuSeconds: number;
+  /** Address-space / memory limit in bytes for each exec. */
+  memoryBytes: number;
+  /** Processes (threads included) the run may have at once. */
+  processes: number;
+  /** Bytes of stdout kept; more is cut and reported as truncated. */
+  outputBytes: number;
+  /** Bytes the run may write to its working directory. */
+  diskBytes: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
+  cpuSeconds: 300,
+  memoryBytes: 1024 * 1024 * 1024,
+  processes: 64,
+  outputBytes: 4 * 1024 * 1024,
+  diskBytes: 512 * 1024 * 1024,
+};
+
+export interface SessionSpec {
+  /** Unique per run; names the working directory and every log line. */
+  runId: string;
+  workspaceId: string;
+  /** The agent's code bundle, unpacked into the working directory before anything runs. */
+  bundle?: { data: Buffer; format: 'tar.gz' | 'zip' } | undefined;
+  /** Files placed under the working directory (paths relative to it, e.g. `input/report.pdf`). */
+  files?: { path: string; data: Buffer }[];
+  /** Environment of every exec: the declared secrets and the platform's variables, nothing else. */
+  env: Record<string, string>;
+  /** `none`: no network at all (the default); `egress`: outbound network as documented per adapter. */
+  network: 'none' | 'egress';
+  limits: SandboxLimits;
+  /** Epoch ms: every exec is killed (its whole process tree) at this time at the latest. */
+  deadlineMs: number;
+}
+
+export interface ExecResult {
+  exitCode: number | null;
+  /** The signal that ended it (e.g. SIGKILL at the deadline or on a limit). */
+  signal: string | null;
+  stdout: string;
+  /** The last 8 KB of stderr. */
+  stderrTail: string;
+  timedOut: boolean;
+  stdoutTruncated: boolean;
+  durationMs: number;
+}
+
+export interface SandboxSession {
+  /** The absolute path of the working directory as the command sees it (e.g. /work). */
+  readonly workDir: string;
+  /** Runs `command` with /bin/sh -c in the working directory. */
+  exec(command: string, options?: { stdin?: string; timeoutMs?: number; signal?: AbortSignal }): Promise<ExecResult>;
+  /** Paths relative to the working directory; escaping it is refused. */
+  readFile(path: string): Promise<Buffer>;
+  writeFile(path: string, data: Buffer | string): Promise<void>;
+  listFiles(path?: string): Promise<string[]>;
+  /** Kills anything left and removes the working directory. Always called, also after errors. */
+  close(): Promise<void>;
+}
+
+export interface Sandbox {
+  /** `bubblewrap`, `ecs`, or `unisolated` (the operator's explicit opt-out; never the default). */
+  readonly kind: 'bubblewrap' | 'ecs' | 'unisolated';
+  openSession(spec: SessionSpec): Promise<SandboxSession>;
+}
+
+/** The sandbox cannot run (bwrap missing and no opt-out, ECS misconfigured): 500, logged loudly. */
+export class SandboxUnavailableError extends Error {
+  override name = 'SandboxUnavailableError';
+}
