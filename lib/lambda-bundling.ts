@@ -73,6 +73,9 @@ const LLM_EXTERNAL = [
   '../adapters/llm/ai-sdk-gateway.ts',
 ];
 
+/** Left out of modules that never run sandboxes: the ECS client and the ECS sandbox adapter. */
+const SANDBOX_EXTERNAL = ['@aws-sdk/client-ecs', '../adapters/aws/ecs-sandbox.ts'];
+
 /** The bundling options for one module's handler, as NodejsFunction's `bundling` names them. */
 export function lambdaBundling(access: ModuleAccess) {
   return {
@@ -96,7 +99,9 @@ export function lambdaBundling(access: ModuleAccess) {
     externalModules: [
       ...ALWAYS_EXTERNAL,
       ...(access.secrets === 'none' ? VAULT_EXTERNAL : []),
-      ...(access.bundles !== 'read-write' ? BUNDLES_EXTERNAL : []),
+      // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
+      ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
+      ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
       ...(access.llm ? [] : LLM_EXTERNAL),
     ],
   };

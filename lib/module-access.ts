@@ -26,6 +26,11 @@ export interface ModuleAccess {
    * that do not leave the SDK out of their bundles; deps.ts builds the gateway on first use.
    */
   llm?: boolean;
+  /**
+   * Whether the module runs user code in the sandbox (ECS RunTask in AWS; its adapter also moves
+   * run inputs and results through S3). Modules that do not leave the ECS client out.
+   */
+  sandbox?: boolean;
 }
 
 export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
@@ -47,7 +52,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   public: { table: 'read', secrets: 'none', bundles: 'read' },
   // Agent calls: records, quota counters and leases, usage records and log lines; the model
   // call goes to the LLM providers over HTTPS. Secrets are for the sandbox engines (not yet).
-  calls: { table: 'read-write', secrets: 'none', bundles: 'none', llm: true },
+  calls: { table: 'read-write', secrets: 'none', bundles: 'none', llm: true, sandbox: true },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };

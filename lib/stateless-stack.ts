@@ -8,6 +8,7 @@ import { ERROR_CODES, type ErrorCode } from '../functions/platform/errors.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { acknowledge } from './acknowledge.ts';
 import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
+import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { moduleAccess } from './module-access.ts';
 import type { StatefulExports } from './stateful-stack.ts';
 
@@ -45,6 +46,7 @@ export interface StatelessStackProps extends StackProps {
 export class StatelessStack extends Stack {
   readonly api: apigateway.RestApi;
   readonly functions: Record<ResourceModule, PlatformFunction>;
+  readonly sandbox: SandboxCluster;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -128,6 +130,10 @@ export class StatelessStack extends Stack {
       });
     }
     this.functions = functions;
+
+    // Tool runs: Fargate tasks that the calls function starts (docs/sandbox-aws.md).
+    this.sandbox = new SandboxCluster(this, 'Sandbox', { bundleBucket });
+    this.sandbox.grantRun(functions.calls);
 
     for (const [operationId, route] of routeList) {
       const resource = this.api.root.resourceForPath(route.path);

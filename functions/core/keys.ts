@@ -21,6 +21,11 @@ export const keys = {
   }),
   apiKeysOfAccountPrefix: 'APIKEY#',
 
+  /** Daily sandbox-run counter (code runtime and managed loop), counted apart from LLM calls. */
+  sandboxDailyUsage: (accountId: string, day: string): ItemKey => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `USAGE#SANDBOX#${day}`,
+  }),
   /** Daily call counter, per account per UTC day (YYYY-MM-DD). */
   dailyUsage: (accountId: string, day: string): ItemKey => ({
     pk: `ACCOUNT#${accountId}`,

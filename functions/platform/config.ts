@@ -35,6 +35,14 @@ const schema = z
     PLATFORM_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     PLATFORM_PUBLIC_URL: z.url().optional(),
     PLATFORM_MAX_CALL_SECONDS: z.coerce.number().int().min(1).max(300).default(300),
+    // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only
+    // when the operator says so explicitly, without isolation.
+    PLATFORM_SANDBOX: z.enum(['bubblewrap', 'unisolated', 'ecs']).optional(),
+    // The ECS sandbox (set by the stack on the calls function).
+    PLATFORM_SANDBOX_CLUSTER: z.string().min(1).optional(),
+    PLATFORM_SANDBOX_TASK_DEFINITION: z.string().min(1).optional(),
+    PLATFORM_SANDBOX_SUBNETS: z.string().min(1).optional(),
+    PLATFORM_SANDBOX_SECURITY_GROUPS: z.string().min(1).optional(),
     PLATFORM_SECRETS_PREFIX: z
       .string()
       .regex(
@@ -85,6 +93,11 @@ export interface Config {
   publicUrl: string | undefined;
   /** The most a call may run (below API Gateway's integration timeout in AWS). */
   maxCallSeconds: number;
+  sandbox: 'bubblewrap' | 'unisolated' | 'ecs';
+  sandboxCluster: string | undefined;
+  sandboxTaskDefinition: string | undefined;
+  sandboxSubnets: string[];
+  sandboxSecurityGroups: string[];
   secretsPrefix: string;
   secretsKmsKeyId: string | undefined;
   bundleBucket: string | undefined;
@@ -126,6 +139,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.PLATFORM_LOG_LEVEL,
     publicUrl: e.PLATFORM_PUBLIC_URL,
     maxCallSeconds: e.PLATFORM_MAX_CALL_SECONDS,
+    sandbox: e.PLATFORM_SANDBOX ?? (e.PLATFORM_MODE === 'aws' ? 'ecs' : 'bubblewrap'),
+    sandboxCluster: e.PLATFORM_SANDBOX_CLUSTER,
+    sandboxTaskDefinition: e.PLATFORM_SANDBOX_TASK_DEFINITION,
+    sandboxSubnets: csv(e.PLATFORM_SANDBOX_SUBNETS),
+    sandboxSecurityGroups: csv(e.PLATFORM_SANDBOX_SECURITY_GROUPS),
     secretsPrefix: e.PLATFORM_SECRETS_PREFIX,
     secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
     bundleBucket: e.PLATFORM_BUNDLE_BUCKET,
@@ -153,6 +171,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       },
     },
   };
+}
+
+function csv(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 let cached: Config | undefined;

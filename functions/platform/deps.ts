@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { assertBundleKey, assertDownloadUrlTtl, type BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
 import type { LlmGateway } from '../ports/llm-gateway.ts';
+import type { Sandbox } from '../ports/sandbox.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
 import type { Store } from '../ports/store.ts';
 import type { Config } from './config.ts';
@@ -14,6 +15,7 @@ export interface Deps {
   vault: SecretVault;
   bundles: BundleStore;
   llm: LlmGateway;
+  sandbox: Sandbox;
   clock: Clock;
   logger: Logger;
 }
@@ -22,6 +24,7 @@ export interface DepsOverrides {
   clock?: Clock;
   logger?: Logger;
   llm?: LlmGateway;
+  sandbox?: Sandbox;
 }
 
 /**
@@ -38,7 +41,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       config.mode === 'aws' ? await createAwsVault(config) : await createLocalVault(config, store);
     const bundles = config.mode === 'aws' ? await createS3Bundles(config) : await createFileBundles(config);
     const llm = overrides.llm ?? createLlmGateway(config);
-    return { config, store, vault, bundles, llm, clock, logger };
+    const sandbox = overrides.sandbox ?? createSandbox(config);
+    return { config, store, vault, bundles, llm, sandbox, clock, logger };
   } catch (err) {
     await store.close();
     throw err;
@@ -158,4 +162,31 @@ export function createLlmGateway(config: Config): LlmGateway {
     const { AiSdkGateway } = await import('../adapters/llm/ai-sdk-gateway.ts');
     return new AiSdkGateway(config.llm);
   }, ['generate']);
+}
+
+/**
+ * Where user code runs, built on the first sandboxed run. Locally: bubblewrap, or plain child
+ * processes only when PLATFORM_SANDBOX=unisolated says so; in AWS: ECS Fargate.
+ */
+export function createSandbox(config: Config): Sandbox {
+  const kind = config.sandbox;
+  const build = async (): Promise<Sandbox> => {
+    if (kind === 'ecs') {
+      if (config.mode !== 'aws') throw new Error('PLATFORM_SANDBOX=ecs runs only in PLATFORM_MODE=aws');
+      const { createEcsSandbox } = await import('../adapters/aws/ecs-sandbox.ts');
+      return createEcsSandbox(config);
+    }
+    if (config.mode !== 'local') throw new Error(`PLATFORM_SANDBOX=${kind} runs only in PLATFORM_MODE=local`);
+    const { BwrapSandbox, UnisolatedSandbox } = await import('../adapters/local/bwrap-sandbox.ts');
+    const runsDir = join(config.dataDir, 'runs');
+    return kind === 'unisolated' ? new UnisolatedSandbox({ runsDir }) : new BwrapSandbox({ runsDir });
+  };
+  let instance: Promise<Sandbox> | undefined;
+  return {
+    kind,
+    openSession: async (spec) => {
+      instance ??= build();
+      return (await instance).openSession(spec);
+    },
+  };
 }

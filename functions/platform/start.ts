@@ -23,6 +23,29 @@ export async function startLocalPlatform(config: Config): Promise<void> {
       out('Owner API key: the value of PLATFORM_BOOTSTRAP_API_KEY.');
     }
   }
+  if (config.sandbox === 'bubblewrap') {
+    const { detectBwrap } = await import('../adapters/local/bwrap-sandbox.ts');
+    const bwrap = await detectBwrap();
+    if (bwrap.available) {
+      out(`Sandbox: bubblewrap ${bwrap.version ?? ''}`.trim());
+    } else {
+      process.stderr.write(
+        [
+          '',
+          '!!! SANDBOX UNAVAILABLE: bubblewrap (bwrap) cannot run here.',
+          `!!! ${bwrap.reason ?? 'unknown reason'}`,
+          '!!! Tool and agent types (code runtime, managed loop) will be REFUSED. Prompt agents work.',
+          '!!! Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or, only on a machine',
+          '!!! where running user code without isolation is acceptable, set PLATFORM_SANDBOX=unisolated.',
+          '',
+        ].join('\n'),
+      );
+    }
+  } else if (config.sandbox === 'unisolated') {
+    process.stderr.write(
+      "\n!!! PLATFORM_SANDBOX=unisolated: user code runs WITHOUT isolation, with this process's rights.\n\n",
+    );
+  }
   const server = new LocalServer(deps);
   const url = await server.listen(config.port, config.host);
   out(`agenthost listening on ${url} (data in ${config.dataDir})`);

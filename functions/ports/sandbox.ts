@@ -60,7 +60,10 @@ export interface SandboxSession {
   /** The absolute path of the working directory as the command sees it (e.g. /work). */
   readonly workDir: string;
   /** Runs `command` with /bin/sh -c in the working directory. */
-  exec(command: string, options?: { stdin?: string; timeoutMs?: number; signal?: AbortSignal }): Promise<ExecResult>;
+  exec(
+    command: string,
+    options?: { stdin?: string; timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<ExecResult>;
   /** Paths relative to the working directory; escaping it is refused. */
   readFile(path: string): Promise<Buffer>;
   writeFile(path: string, data: Buffer | string): Promise<void>;

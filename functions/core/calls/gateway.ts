@@ -8,6 +8,7 @@ import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import { parseCallBody } from './call-input.ts';
+import { runCodeRuntime } from './code-runtime.ts';
 import { type CallOptions, runDirectLlm } from './direct-llm.ts';
 import { type Admission, admitCall } from './quotas.ts';
 
@@ -48,6 +49,8 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
   let provider: string | null = null;
   let model: string | null = null;
   let tokens = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  let computeMs = 0;
+  let engineLogs: { level: 'info' | 'error'; message: string }[] = [];
   let outcome: { status: CallRecord['status']; code: string | null; http: number } = {
     status: 'success',
     code: null,
@@ -57,9 +60,15 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     agent = await resolveCallable(deps, auth, req);
     const deadline = effectiveDeadline(deps, agent, req.headers('x-platform-deadline-ms'));
     // The lease expires by the store's clock (the platform clock); the timer runs on the process clock.
-    admission = await admitCall(deps, auth, deps.clock.now().getTime() + (deadline - Date.now()));
+    const sandboxed = agent.manifest.execution_engine !== 'direct_llm';
+    admission = await admitCall(
+      deps,
+      auth,
+      deps.clock.now().getTime() + (deadline - Date.now()),
+      sandboxed ? 'sandbox' : 'llm',
+    );
     {
-      const { input, files } = await parseCallBody(req.body, req.contentType);
+      const { input, files, metadata } = await parseCallBody(req.body, req.contentType);
       const warnings = validateInput(agent, input);
       const options = callOptions(req.headers);
       const remaining = deadline - Date.now();
@@ -69,12 +78,20 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
       const timer = setTimeout(() => controller.abort(), remaining);
       try {
         const result = await raceDeadline(
-          runEngine(deps, agent, input, files, options, controller.signal),
+          runEngine(
+            deps,
+            auth,
+            agent,
+            { input, files, metadata, options, deadline, requestId: req.requestId },
+            controller.signal,
+          ),
           controller.signal,
         );
         provider = result.provider;
         model = result.model;
         tokens = result.usage;
+        computeMs = result.computeMs;
+        engineLogs = result.logs;
         return {
           body: {
             data: result.data,
@@ -89,6 +106,10 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
       }
     }
   } catch (err) {
+    // Sandbox engines attach their run time and redacted log lines to the errors they throw.
+    const extra = err as { computeMs?: number; logs?: typeof engineLogs };
+    if (typeof extra.computeMs === 'number') computeMs = extra.computeMs;
+    if (Array.isArray(extra.logs)) engineLogs = extra.logs;
     const code = err instanceof PlatformError ? err.code : 'INTERNAL_ERROR';
     outcome = {
       status: code === 'TIMEOUT' ? 'timeout' : 'error',
@@ -106,6 +127,8 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
         provider,
         model,
         tokens,
+        computeMs,
+        engineLogs,
       });
     }
   }
@@ -210,19 +233,57 @@ function callOptions(headers: (name: string) => string | undefined): CallOptions
   };
 }
 
+interface EngineOutcome {
+  data: Record<string, unknown>;
+  warnings: Warning[];
+  provider: string | null;
+  model: string | null;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+  computeMs: number;
+  logs: { level: 'info' | 'error'; message: string }[];
+}
+
 async function runEngine(
   deps: Deps,
+  auth: AuthContext,
   agent: AgentVersion,
-  input: Record<string, unknown>,
-  files: Awaited<ReturnType<typeof parseCallBody>>['files'],
-  options: CallOptions,
+  call: {
+    input: Record<string, unknown>;
+    files: Awaited<ReturnType<typeof parseCallBody>>['files'];
+    metadata: Record<string, unknown> | undefined;
+    options: CallOptions;
+    deadline: number;
+    requestId: string;
+  },
   signal: AbortSignal,
-) {
-  if (agent.manifest.execution_engine === 'direct_llm')
-    return runDirectLlm(deps, agent, input, files, options, signal);
+): Promise<EngineOutcome> {
+  const engine = agent.manifest.execution_engine;
+  if (engine === 'direct_llm') {
+    const r = await runDirectLlm(deps, agent, call.input, call.files, call.options, signal);
+    return { ...r, computeMs: 0, logs: [] };
+  }
+  if (engine === 'code_runtime') {
+    const r = await runCodeRuntime(
+      deps,
+      auth,
+      agent,
+      call.input,
+      call.files,
+      call.metadata,
+      call.deadline,
+      call.requestId,
+      signal,
+    );
+    return {
+      ...r,
+      provider: null,
+      model: null,
+      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    };
+  }
   throw new PlatformError(
     'UNPROCESSABLE',
-    `${agent.org}/${agent.name} runs on the ${agent.manifest.execution_engine} engine, which this platform build does not run yet`,
+    `${agent.org}/${agent.name} runs on the ${engine} engine, which this platform build does not run yet`,
   );
 }
 
@@ -269,6 +330,8 @@ async function recordCall(
     provider: string | null;
     model: string | null;
     tokens: { input_tokens: number; output_tokens: number; total_tokens: number };
+    computeMs: number;
+    engineLogs: { level: 'info' | 'error'; message: string }[];
   },
 ): Promise<void> {
   const ok = r.outcome.status === 'success';
@@ -291,6 +354,7 @@ async function recordCall(
     provider: r.provider,
     model: r.model,
     ...r.tokens,
+    compute_ms: r.computeMs,
   });
   const log = {
     ...keys.agentVersion(agent.id),
@@ -305,8 +369,17 @@ async function recordCall(
   };
   try {
     // Admitted calls release their concurrency slot in the same transaction.
-    if (admission) await admission.finish([record, log]);
-    else await deps.store.transactWrite([{ put: record }, { put: log }]);
+    const extraLogs = r.engineLogs.map((l, i) => ({
+      ...keys.agentVersion(agent.id),
+      sk: `${keys.agentLogPrefix}${r.at}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
+      timestamp: r.at,
+      level: l.level,
+      message: l.message,
+      request_id: req.requestId,
+      ttl: log.ttl,
+    }));
+    if (admission) await admission.finish([record, log, ...extraLogs]);
+    else await deps.store.transactWrite([record, log, ...extraLogs].map((item) => ({ put: item })));
   } catch (err) {
     // A failed record must not turn the caller's answer into an error.
     deps.logger.error('call record not written', { request_id: req.requestId, error: String(err) });

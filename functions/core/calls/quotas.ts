@@ -27,11 +27,21 @@ export interface Admission {
  * to the next slot; the counter is never incremented for a call that is not admitted. Exact under
  * races: 2Q racing calls against a quota of Q admit Q; C slots never hold more than C calls.
  */
-export async function admitCall(deps: Deps, auth: AuthContext, deadlineMs: number): Promise<Admission> {
+export async function admitCall(
+  deps: Deps,
+  auth: AuthContext,
+  deadlineMs: number,
+  kind: 'llm' | 'sandbox' = 'llm',
+): Promise<Admission> {
   const limits = TIER_LIMITS[auth.tier];
   const now = deps.clock.now();
   const reset = nextUtcMidnight(now);
-  const counterKey = keys.dailyUsage(auth.accountId, utcDay(now));
+  // Sandbox runs have their own, smaller daily quota (spec "Limits": separate from direct-LLM calls).
+  const counterKey =
+    kind === 'sandbox'
+      ? keys.sandboxDailyUsage(auth.accountId, utcDay(now))
+      : keys.dailyUsage(auth.accountId, utcDay(now));
+  const dailyLimit = kind === 'sandbox' ? limits.sandboxDailyCalls : limits.dailyCalls;
   const id = randomUUID();
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   const start = randomInt(limits.concurrentRequests);
@@ -42,13 +52,13 @@ export async function admitCall(deps: Deps, auth: AuthContext, deadlineMs: numbe
         {
           update: counterKey,
           spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
-          condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', limits.dailyCalls)),
+          condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', dailyLimit)),
         },
         { put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
       ]);
     } catch (err) {
       if (!(err instanceof TransactionCanceledError)) throw err;
-      if (err.reasons[0] !== 'None') throw quotaExceeded(auth, limits.dailyCalls, reset, now);
+      if (err.reasons[0] !== 'None') throw quotaExceeded(auth, dailyLimit, reset, now, kind);
       continue; // that slot is held: try the next one
     }
     return {
@@ -73,11 +83,18 @@ export async function admitCall(deps: Deps, auth: AuthContext, deadlineMs: numbe
   );
 }
 
-function quotaExceeded(auth: AuthContext, limit: number, reset: number, now: Date): PlatformError {
+function quotaExceeded(
+  auth: AuthContext,
+  limit: number,
+  reset: number,
+  now: Date,
+  kind: 'llm' | 'sandbox' = 'llm',
+): PlatformError {
   const wait = Math.max(1, Math.ceil(reset - now.getTime() / 1000));
+  const what = kind === 'sandbox' ? 'sandbox runs' : 'calls';
   return new PlatformError(
     'RATE_LIMITED',
-    `Daily quota of ${limit} calls for the ${auth.tier} tier is used up; it resets at ${new Date(reset * 1000).toISOString()}`,
+    `Daily quota of ${limit} ${what} for the ${auth.tier} tier is used up; it resets at ${new Date(reset * 1000).toISOString()}`,
     { suggested_wait_time: wait, limit, reset },
   );
 }

@@ -29,6 +29,8 @@ export interface CallRecord {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  /** Sandbox run time (code runtime, managed loop); 0 for direct-LLM calls. */
+  compute_ms?: number;
 }
 
 export const callRecordKeys = {

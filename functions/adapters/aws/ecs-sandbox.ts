@@ -1,0 +1,779 @@
+import {
+  DescribeTasksCommand,
+  ECSClient,
+  RunTaskCommand,
+  type RunTaskCommandInput,
+  StopTaskCommand,
+  type Task,
+} from '@aws-sdk/client-ecs';
+import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
+import type { AwsCredentialIdentity, Provider } from '@smithy/types';
+import {
+  type ExecResult,
+  type Sandbox,
+  type SandboxLimits,
+  type SandboxSession,
+  SandboxUnavailableError,
+  type SessionSpec,
+} from '../../ports/sandbox.ts';
+
+/**
+ * The Sandbox port on ECS Fargate (docs/sandbox-aws.md). A session is one Fargate task of the
+ * sandbox task definition (lib/constructs/sandbox-cluster.ts): no task role, no public IP, in
+ * isolated subnets whose only way out is the S3 gateway endpoint. The task is started at the first
+ * exec; everything the run needs (command, stdin, env, the bundle's and files' presigned GET URLs,
+ * the presigned PUT URL of its result) is in one run manifest object, and the task's only
+ * override is the presigned GET URL of that manifest. The runner (RUNNER_SOURCE, the container's
+ * entry point) unpacks the working directory, runs the command as an unprivileged user, and PUTs
+ * the result to `sandbox-results/<runId>.json`, which the platform reads once the task stopped.
+ */
+
+/** The container of the task definition that runs RUNNER_SOURCE. */
+export const SANDBOX_CONTAINER_NAME = 'runner';
+/** The working directory inside the task. */
+export const SANDBOX_WORK_DIR = '/work';
+/** The one environment variable the platform sets on a task: the run manifest's presigned GET URL. */
+export const SANDBOX_MANIFEST_ENV = 'AGENTHOST_SANDBOX_MANIFEST_URL';
+/** Where a run's inputs (manifest, bundle, files) are staged; the calls function may write here. */
+export const SANDBOX_INPUTS_PREFIX = 'sandbox-inputs/';
+/** Where the runner puts a run's result, through the presigned PUT URL only that run received. */
+export const SANDBOX_RESULTS_PREFIX = 'sandbox-results/';
+/** The uid and gid the command runs as when the runner starts as root (the node image's `node` user). */
+export const SANDBOX_RUN_UID = 1000;
+/** The runner stops the command this long before the deadline, to upload the result in time. */
+export const RUNNER_DEADLINE_MARGIN_MS = 1500;
+/** Bytes of stderr kept (the port's "last 8 KB"). */
+export const STDERR_TAIL_BYTES = 8192;
+
+/** What the runner reads from `sandbox-inputs/<runId>/run.json`. */
+export interface RunManifest {
+  v: 1;
+  runId: string;
+  workDir: string;
+  command: string;
+  stdin: string;
+  /** Exactly the session's env: the declared secrets and the platform's variables. */
+  env: Record<string, string>;
+  bundle: { url: string; format: 'tar.gz' | 'zip' } | null;
+  files: { path: string; url: string }[];
+  resultUrl: string;
+  /** Epoch ms; the runner kills the command RUNNER_DEADLINE_MARGIN_MS before it. */
+  deadlineMs: number;
+  limits: { cpuSeconds: number; processes: number; outputBytes: number; diskBytes: number };
+}
+
+/** What the runner writes to `sandbox-results/<runId>.json`. */
+export type RunResult =
+  | {
+      v: 1;
+      exitCode: number | null;
+      signal: string | null;
+      stdout: string;
+      stdoutTruncated: boolean;
+      stderrTail: string;
+      timedOut: boolean;
+      durationMs: number;
+    }
+  | { v: 1; error: string };
+
+export type Presign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
+
+export interface EcsSandboxOptions {
+  /** Cluster name or ARN (PLATFORM_SANDBOX_CLUSTER). */
+  cluster: string;
+  /** Task definition ARN, with its revision (PLATFORM_SANDBOX_TASK_DEFINITION). */
+  taskDefinition: string;
+  /** Isolated subnets (PLATFORM_SANDBOX_SUBNETS). */
+  subnets: string[];
+  /** PLATFORM_SANDBOX_SECURITY_GROUPS. */
+  securityGroups: string[];
+  /** The bundle bucket, which holds the sandbox-inputs/ and sandbox-results/ objects. */
+  bucket: string;
+  region: string;
+  ecs?: ECSClient;
+  /** For the inputs and result objects. */
+  s3?: S3Client;
+  /** Presigned URL maker. @default createS3Presigner for the bucket, with this role's credentials */
+  presign?: Presign;
+  /** First DescribeTasks interval; it grows by half each time up to maxPollMs. @default 1000 */
+  pollMs?: number;
+  /** @default 4000 */
+  maxPollMs?: number;
+}
+
+/**
+ * What createEcsSandbox reads from the platform's config (functions/platform/config.ts): the
+ * region and bundle bucket every Lambda has, and the four PLATFORM_SANDBOX_* variables the stack
+ * gives the calls function (subnets and security groups comma-separated, or already split).
+ */
+export interface EcsSandboxConfig {
+  awsRegion: string | undefined;
+  bundleBucket: string | undefined;
+  sandboxCluster?: string | undefined;
+  sandboxTaskDefinition?: string | undefined;
+  sandboxSubnets?: string[] | string | undefined;
+  sandboxSecurityGroups?: string[] | string | undefined;
+}
+
+/** The adapter from config; a missing setting is a SandboxUnavailableError naming its variable. */
+export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
+  const list = (value: string[] | string | undefined) =>
+    (typeof value === 'string' ? value.split(',') : (value ?? [])).map((s) => s.trim()).filter(Boolean);
+  const missing = [
+    ['AWS_REGION', config.awsRegion],
+    ['PLATFORM_BUNDLE_BUCKET', config.bundleBucket],
+    ['PLATFORM_SANDBOX_CLUSTER', config.sandboxCluster],
+    ['PLATFORM_SANDBOX_TASK_DEFINITION', config.sandboxTaskDefinition],
+    ['PLATFORM_SANDBOX_SUBNETS', list(config.sandboxSubnets).join(',')],
+    ['PLATFORM_SANDBOX_SECURITY_GROUPS', list(config.sandboxSecurityGroups).join(',')],
+  ]
+    .filter(([, value]) => !value)
+    .map(([name]) => name);
+  if (missing.length > 0) {
+    throw new SandboxUnavailableError(`The ECS sandbox is not configured: ${missing.join(', ')} not set`);
+  }
+  return new EcsSandbox({
+    cluster: config.sandboxCluster as string,
+    taskDefinition: config.sandboxTaskDefinition as string,
+    subnets: list(config.sandboxSubnets),
+    securityGroups: list(config.sandboxSecurityGroups),
+    bucket: config.bundleBucket as string,
+    region: config.awsRegion as string,
+  });
+}
+
+/**
+ * The S3 client and presigner are loaded on first use: lib/lambda-bundling.ts leaves them out of
+ * the bundles of modules without read-write bundle access, so no static import may name them.
+ */
+const s3Sdk = () => import('@aws-sdk/client-s3');
+
+/** Run ids name S3 keys, the task's startedBy and its RunTask clientToken (64 characters at most). */
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const MAX_URL_TTL_SECONDS = 7 * 24 * 60 * 60;
+/** A result object larger than this is not a runner's: refused rather than read into memory. */
+const RESULT_OVERHEAD_BYTES = 1024 * 1024;
+
+const NOT_YET =
+  'is not supported by the ECS sandbox yet: a session is one Fargate task that runs one command (docs/sandbox-aws.md)';
+
+export class EcsSandbox implements Sandbox {
+  readonly kind = 'ecs' as const;
+  private readonly options: Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign'>>;
+  private readonly ecs: ECSClient;
+  private readonly s3: () => Promise<S3Client>;
+  private readonly presign: Presign;
+
+  constructor(options: EcsSandboxOptions) {
+    for (const [name, value] of [
+      ['cluster', options.cluster],
+      ['taskDefinition', options.taskDefinition],
+      ['bucket', options.bucket],
+      ['region', options.region],
+    ] as const) {
+      if (!value) throw new SandboxUnavailableError(`ECS sandbox: ${name} is not configured`);
+    }
+    if (options.subnets.length === 0 || options.securityGroups.length === 0) {
+      throw new SandboxUnavailableError('ECS sandbox: subnets and security groups are not configured');
+    }
+    this.options = {
+      cluster: options.cluster,
+      taskDefinition: options.taskDefinition,
+      subnets: [...options.subnets],
+      securityGroups: [...options.securityGroups],
+      bucket: options.bucket,
+      region: options.region,
+      pollMs: options.pollMs ?? 1000,
+      maxPollMs: options.maxPollMs ?? 4000,
+    };
+    this.ecs = options.ecs ?? new ECSClient({ region: options.region });
+    let s3 = options.s3;
+    this.s3 = async () => {
+      s3 ??= new (await s3Sdk()).S3Client({ region: options.region });
+      return s3;
+    };
+    this.presign = options.presign ?? createS3Presigner({ bucket: options.bucket, region: options.region });
+  }
+
+  async openSession(spec: SessionSpec): Promise<SandboxSession> {
+    if (!RUN_ID.test(spec.runId)) {
+      throw new Error(`ECS sandbox: run id must match ${RUN_ID} (it names S3 keys and the task)`);
+    }
+    if (spec.network !== 'none') {
+      // No NAT in the sandbox VPC: a run cannot get outbound internet access on ECS (yet).
+      throw new SandboxUnavailableError(`network "${spec.network}" ${NOT_YET}`);
+    }
+    const files = new Map<string, Buffer>();
+    for (const f of spec.files ?? []) files.set(safeRelativePath(f.path), f.data);
+    return new EcsSession(
+      { ...this.options, ecs: this.ecs, s3: this.s3, presign: this.presign },
+      spec,
+      files,
+    );
+  }
+}
+
+interface SessionContext extends Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign'>> {
+  ecs: ECSClient;
+  s3: () => Promise<S3Client>;
+  presign: Presign;
+}
+
+class EcsSession implements SandboxSession {
+  readonly workDir = SANDBOX_WORK_DIR;
+  private executed = false;
+  private closed = false;
+  private taskArn: string | undefined;
+  private taskStopped = false;
+  /** Objects this session wrote or read, deleted (that version) at close. */
+  private readonly objects: { Key: string; VersionId?: string }[] = [];
+
+  private readonly ctx: SessionContext;
+  private readonly spec: SessionSpec;
+  private readonly files: Map<string, Buffer>;
+
+  constructor(ctx: SessionContext, spec: SessionSpec, files: Map<string, Buffer>) {
+    this.ctx = ctx;
+    this.spec = spec;
+    this.files = files;
+  }
+
+  private get resultKey(): string {
+    return `${SANDBOX_RESULTS_PREFIX}${this.spec.runId}.json`;
+  }
+
+  private inputKey(name: string): string {
+    return `${SANDBOX_INPUTS_PREFIX}${this.spec.runId}/${name}`;
+  }
+
+  async exec(
+    command: string,
+    options: { stdin?: string; timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ExecResult> {
+    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    if (this.executed) {
+      throw new SandboxUnavailableError(`a second exec in one session ${NOT_YET}; the first one has run`);
+    }
+    this.executed = true;
+    const started = Date.now();
+    const deadlineMs =
+      options.timeoutMs === undefined
+        ? this.spec.deadlineMs
+        : Math.min(this.spec.deadlineMs, started + Math.max(0, options.timeoutMs));
+    if (options.signal?.aborted || deadlineMs <= started) return timedOutResult(0, '');
+
+    const taskArn = await this.startTask(command, options.stdin ?? '', deadlineMs);
+    const stop = await this.waitForStop(taskArn, deadlineMs, options.signal);
+    const result = await this.readResult();
+    const elapsed = Date.now() - started;
+    if (result && 'error' in result) {
+      throw new SandboxUnavailableError(
+        `ECS sandbox runner failed for run ${this.spec.runId}: ${result.error}`,
+      );
+    }
+    if (result) return toExecResult(result, this.spec.limits);
+    if (!stop.task) return timedOutResult(elapsed, 'the sandbox task was stopped at the deadline');
+    return this.noResult(stop.task, elapsed);
+  }
+
+  /** Uploads the inputs and the manifest, then RunTask. */
+  private async startTask(command: string, stdin: string, deadlineMs: number): Promise<string> {
+    const ttl = Math.min(MAX_URL_TTL_SECONDS, Math.max(60, Math.ceil((deadlineMs - Date.now()) / 1000) + 60));
+    const bundle = this.spec.bundle;
+    const bundleKey = bundle ? this.inputKey(`bundle.${bundle.format}`) : undefined;
+    const placed = [...this.files].map(([path, data], i) => ({
+      path,
+      data,
+      key: this.inputKey(`files/${i}`),
+    }));
+    await Promise.all([
+      ...(bundle && bundleKey ? [this.put(bundleKey, bundle.data, 'application/octet-stream')] : []),
+      ...placed.map((f) => this.put(f.key, f.data, 'application/octet-stream')),
+    ]);
+    const manifest: RunManifest = {
+      v: 1,
+      runId: this.spec.runId,
+      workDir: SANDBOX_WORK_DIR,
+      command,
+      stdin,
+      env: { ...this.spec.env },
+      bundle:
+        bundle && bundleKey
+          ? { url: await this.ctx.presign('GET', bundleKey, ttl), format: bundle.format }
+          : null,
+      files: await Promise.all(
+        placed.map(async (f) => ({ path: f.path, url: await this.ctx.presign('GET', f.key, ttl) })),
+      ),
+      resultUrl: await this.ctx.presign('PUT', this.resultKey, ttl),
+      deadlineMs,
+      limits: {
+        cpuSeconds: this.spec.limits.cpuSeconds,
+        processes: this.spec.limits.processes,
+        outputBytes: this.spec.limits.outputBytes,
+        diskBytes: this.spec.limits.diskBytes,
+      },
+    };
+    const manifestKey = this.inputKey('run.json');
+    await this.put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
+    const manifestUrl = await this.ctx.presign('GET', manifestKey, ttl);
+
+    const input: RunTaskCommandInput = {
+      cluster: this.ctx.cluster,
+      taskDefinition: this.ctx.taskDefinition,
+      launchType: 'FARGATE',
+      count: 1,
+      clientToken: this.spec.runId,
+      startedBy: this.spec.runId,
+      networkConfiguration: {
+        awsvpcConfiguration: {
+          subnets: [...this.ctx.subnets],
+          securityGroups: [...this.ctx.securityGroups],
+          assignPublicIp: 'DISABLED',
+        },
+      },
+      overrides: {
+        containerOverrides: [
+          { name: SANDBOX_CONTAINER_NAME, environment: [{ name: SANDBOX_MANIFEST_ENV, value: manifestUrl }] },
+        ],
+      },
+      tags: [
+        { key: 'agenthost:run-id', value: this.spec.runId },
+        { key: 'agenthost:workspace-id', value: this.spec.workspaceId },
+      ],
+    };
+    const out = await this.ctx.ecs.send(new RunTaskCommand(input));
+    const taskArn = out.tasks?.[0]?.taskArn;
+    if (!taskArn || (out.failures?.length ?? 0) > 0) {
+      if (taskArn) this.taskArn = taskArn;
+      const why =
+        (out.failures ?? [])
+          .map((f) => [f.reason, f.detail].filter(Boolean).join(': '))
+          .filter(Boolean)
+          .join('; ') || 'no task and no failure reported';
+      throw new SandboxUnavailableError(
+        `ECS could not start the sandbox task for run ${this.spec.runId}: ${why}`,
+      );
+    }
+    this.taskArn = taskArn;
+    return taskArn;
+  }
+
+  /**
+   * DescribeTasks until the task is STOPPED, at growing intervals, never past the deadline; at
+   * the deadline (or on abort) StopTask. `task` is undefined when it was stopped by us.
+   */
+  private async waitForStop(
+    taskArn: string,
+    deadlineMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ task?: Task }> {
+    let delay = this.ctx.pollMs;
+    for (;;) {
+      const left = deadlineMs - Date.now();
+      if (left <= 0 || signal?.aborted) {
+        await this.stopTask(signal?.aborted ? 'agenthost: run aborted' : 'agenthost: run deadline reached');
+        return {};
+      }
+      await sleep(Math.min(delay, left), signal);
+      if (signal?.aborted || Date.now() >= deadlineMs) continue;
+      delay = Math.min(Math.ceil(delay * 1.5), this.ctx.maxPollMs);
+      const out = await this.ctx.ecs.send(
+        new DescribeTasksCommand({ cluster: this.ctx.cluster, tasks: [taskArn] }),
+      );
+      const task = out.tasks?.find((t) => t.taskArn === taskArn) ?? out.tasks?.[0];
+      if (task?.lastStatus === 'STOPPED') {
+        this.taskStopped = true;
+        return { task };
+      }
+    }
+  }
+
+  private async stopTask(reason: string): Promise<void> {
+    if (!this.taskArn || this.taskStopped) return;
+    this.taskStopped = true;
+    await this.ctx.ecs.send(new StopTaskCommand({ cluster: this.ctx.cluster, task: this.taskArn, reason }));
+  }
+
+  /** The result object, or undefined when the runner wrote none. */
+  private async readResult(): Promise<RunResult | undefined> {
+    const { GetObjectCommand } = await s3Sdk();
+    const s3 = await this.ctx.s3();
+    let out: GetObjectCommandOutput;
+    try {
+      out = await s3.send(new GetObjectCommand({ Bucket: this.ctx.bucket, Key: this.resultKey }));
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw err;
+    }
+    this.objects.push({ Key: this.resultKey, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
+    const limit = this.spec.limits.outputBytes * 6 + RESULT_OVERHEAD_BYTES;
+    if (out.ContentLength !== undefined && out.ContentLength > limit) {
+      throw new SandboxUnavailableError(`ECS sandbox: the result of run ${this.spec.runId} is too large`);
+    }
+    const text = (await out.Body?.transformToString()) ?? '';
+    return parseResult(text, this.spec.runId);
+  }
+
+  /**
+   * The task stopped without a result. The command runs as another user than the runner and cannot
+   * stop it, so this is the task failing to start (image pull, capacity, networking), or the
+   * container killed as a whole (out of memory): the latter is the run's failure, the rest is ours.
+   */
+  private noResult(task: Task, elapsed: number): ExecResult {
+    const container = task.containers?.find((c) => c.name === SANDBOX_CONTAINER_NAME) ?? task.containers?.[0];
+    const reason = [task.stopCode, task.stoppedReason, container?.reason].filter(Boolean).join(': ');
+    if (container?.exitCode === 137 || /OutOfMemory/i.test(container?.reason ?? '')) {
+      return {
+        exitCode: null,
+        signal: 'SIGKILL',
+        stdout: '',
+        stderrTail: `the sandbox task was killed (${reason || 'exit status 137'})`,
+        timedOut: false,
+        stdoutTruncated: false,
+        durationMs: elapsed,
+      };
+    }
+    throw new SandboxUnavailableError(
+      `the sandbox task of run ${this.spec.runId} stopped without a result (${reason || 'no reason given'}${
+        container?.exitCode !== undefined ? `; exit status ${container.exitCode}` : ''
+      })`,
+    );
+  }
+
+  private async put(key: string, body: Buffer, contentType: string): Promise<void> {
+    const { PutObjectCommand } = await s3Sdk();
+    const s3 = await this.ctx.s3();
+    const out = await s3.send(
+      new PutObjectCommand({ Bucket: this.ctx.bucket, Key: key, Body: body, ContentType: contentType }),
+    );
+    this.objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
+  }
+
+  readFile(): Promise<Buffer> {
+    return Promise.reject(new SandboxUnavailableError(`readFile ${NOT_YET}`));
+  }
+
+  listFiles(): Promise<string[]> {
+    return Promise.reject(new SandboxUnavailableError(`listFiles ${NOT_YET}`));
+  }
+
+  /** Before the exec, stages a file of the working directory; afterwards the task is gone. */
+  async writeFile(path: string, data: Buffer | string): Promise<void> {
+    if (this.executed || this.closed) throw new SandboxUnavailableError(`writeFile after exec ${NOT_YET}`);
+    this.files.set(safeRelativePath(path), Buffer.from(data));
+  }
+
+  /** Stops the task if it still runs and deletes the run's objects (the exact versions written). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.stopTask('agenthost: session closed');
+    } catch {
+      // Already stopped or gone; a task left running still ends at its own deadline (the runner).
+    }
+    if (this.objects.length === 0) return;
+    try {
+      const { DeleteObjectsCommand } = await s3Sdk();
+      const s3 = await this.ctx.s3();
+      await s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.ctx.bucket,
+          Delete: { Objects: this.objects.splice(0), Quiet: true },
+        }),
+      );
+    } catch {
+      // Left for the bucket's lifecycle rule (docs/sandbox-aws.md); never masks the run's outcome.
+    }
+  }
+}
+
+function parseResult(text: string, runId: string): RunResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const r = value as Record<string, unknown> | undefined;
+  if (r && r.v === 1 && typeof r.error === 'string') return { v: 1, error: r.error.slice(0, 2000) };
+  const ok =
+    r &&
+    r.v === 1 &&
+    (r.exitCode === null || Number.isInteger(r.exitCode)) &&
+    (r.signal === null || typeof r.signal === 'string') &&
+    typeof r.stdout === 'string' &&
+    typeof r.stdoutTruncated === 'boolean' &&
+    typeof r.stderrTail === 'string' &&
+    typeof r.timedOut === 'boolean' &&
+    typeof r.durationMs === 'number' &&
+    r.durationMs >= 0;
+  if (!ok) throw new SandboxUnavailableError(`ECS sandbox: the result of run ${runId} is malformed`);
+  return r as unknown as RunResult;
+}
+
+function toExecResult(r: Extract<RunResult, { exitCode: unknown }>, limits: SandboxLimits): ExecResult {
+  // The runner already caps both; capped again here so the port's limits hold whatever the object says.
+  const stdoutBytes = Buffer.from(r.stdout, 'utf8');
+  const over = stdoutBytes.length > limits.outputBytes;
+  const stderrBytes = Buffer.from(r.stderrTail, 'utf8');
+  return {
+    exitCode: r.exitCode,
+    signal: r.signal,
+    stdout: over ? stdoutBytes.subarray(0, limits.outputBytes).toString('utf8') : r.stdout,
+    stderrTail:
+      stderrBytes.length > STDERR_TAIL_BYTES
+        ? stderrBytes.subarray(stderrBytes.length - STDERR_TAIL_BYTES).toString('utf8')
+        : r.stderrTail,
+    timedOut: r.timedOut,
+    stdoutTruncated: r.stdoutTruncated || over,
+    durationMs: Math.round(r.durationMs),
+  };
+}
+
+function timedOutResult(durationMs: number, stderrTail: string): ExecResult {
+  return {
+    exitCode: null,
+    signal: 'SIGKILL',
+    stdout: '',
+    stderrTail,
+    timedOut: true,
+    stdoutTruncated: false,
+    durationMs,
+  };
+}
+
+/** A path relative to the working directory, normalised; absolute or escaping paths are refused. */
+function safeRelativePath(path: string): string {
+  if (typeof path !== 'string' || path.includes('\0') || path.includes('\\') || path.startsWith('/')) {
+    throw new Error(`ECS sandbox: refused path ${JSON.stringify(path)}`);
+  }
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.length === 0 || parts.includes('..')) {
+    throw new Error(`ECS sandbox: refused path ${JSON.stringify(path)}`);
+  }
+  return parts.join('/');
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Presigned GET and PUT URLs for the bucket's sandbox objects, signed with the caller's (the calls
+ * function's role) credentials. Checksums only when required: by default the SDK puts the CRC32 of
+ * an empty body into a presigned PutObject URL, and S3 would then refuse the runner's upload.
+ */
+export function createS3Presigner(options: {
+  bucket: string;
+  region: string;
+  credentials?: AwsCredentialIdentity | Provider<AwsCredentialIdentity>;
+}): Presign {
+  let client: S3Client | undefined;
+  return async (method, key, ttlSeconds) => {
+    if (!key.startsWith(SANDBOX_INPUTS_PREFIX) && !key.startsWith(SANDBOX_RESULTS_PREFIX)) {
+      throw new Error(`ECS sandbox: will not sign ${key}`);
+    }
+    const { GetObjectCommand, PutObjectCommand, S3Client } = await s3Sdk();
+    const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
+    client ??= new S3Client({
+      region: options.region,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
+    const command =
+      method === 'GET'
+        ? new GetObjectCommand({ Bucket: options.bucket, Key: key })
+        : new PutObjectCommand({ Bucket: options.bucket, Key: key });
+    return getSignedUrl(client, command, { expiresIn: ttlSeconds });
+  };
+}
+
+/**
+ * The runner: the sandbox container's entry point (`node -e RUNNER_SOURCE`, set in the task
+ * definition by lib/constructs/sandbox-cluster.ts). CommonJS, Node built-ins and the image's
+ * /bin/sh and tar only. It reads the manifest URL from its environment (and removes it), downloads
+ * the manifest, the bundle (tar.gz through tar, zip unpacked here) and the files into the working
+ * directory, and, when it runs as root, hands the directory to SANDBOX_RUN_UID and runs the command
+ * as that user, so the command can neither read the runner's environment nor stop it. Limits:
+ * RLIMIT_CPU, RLIMIT_FSIZE and (as root) RLIMIT_NPROC through the shell's ulimit, stdout capped,
+ * the last 8 KiB of stderr kept, the process group killed RUNNER_DEADLINE_MARGIN_MS before the
+ * deadline. Its own log lines (the task's log group) never hold the command's output or inputs.
+ * test/ecs-sandbox.test.ts runs it against a loopback server.
+ */
+export const RUNNER_SOURCE = String.raw`'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const zlib = require('node:zlib');
+const cp = require('node:child_process');
+const MANIFEST_ENV = '${SANDBOX_MANIFEST_ENV}';
+const RUN_UID = ${SANDBOX_RUN_UID};
+const MARGIN_MS = ${RUNNER_DEADLINE_MARGIN_MS};
+const STDERR_BYTES = ${STDERR_TAIL_BYTES};
+const PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const WRAP = 'ulimit -t "$1" && ulimit -f "$2" && { [ -z "$3" ] || ulimit -u "$3" 2>/dev/null || ulimit -p "$3"; } && exec /bin/sh -c "$4"';
+let child;
+const log = (msg, extra) => console.log(JSON.stringify(Object.assign({ time: new Date().toISOString(), msg: msg }, extra || {})));
+async function download(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error('download failed with HTTP ' + res.status);
+  return Buffer.from(await res.arrayBuffer());
+}
+async function upload(url, body) {
+  let last;
+  for (let i = 0; i < 4; i++) {
+    try {
+      const res = await fetch(url, { method: 'PUT', body: body, headers: { 'content-type': 'application/json' } });
+      if (res.ok) return;
+      last = new Error('result upload failed with HTTP ' + res.status);
+    } catch (err) { last = err; }
+    await new Promise((r) => setTimeout(r, 250 * (i + 1)));
+  }
+  throw last;
+}
+function inside(root, rel) {
+  if (typeof rel !== 'string' || rel.includes('\0') || rel.includes('\\') || rel.startsWith('/')) throw new Error('refused path ' + JSON.stringify(rel));
+  const parts = rel.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.length === 0 || parts.includes('..')) throw new Error('refused path ' + JSON.stringify(rel));
+  return path.join(root, ...parts);
+}
+function untar(data, root) {
+  const r = cp.spawnSync('tar', ['-xzf', '-', '-C', root, '--no-same-owner'], { input: data, stdio: ['pipe', 'ignore', 'pipe'], maxBuffer: 1 << 20 });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error('tar failed: ' + String(r.stderr).slice(-500));
+}
+function big(buf, at) { return Number(buf.readBigUInt64LE(at)); }
+function unzip(buf, root) {
+  let end = buf.length - 22;
+  while (end >= 0 && buf.readUInt32LE(end) !== 0x06054b50) end--;
+  if (end < 0) throw new Error('zip: no end of central directory');
+  let count = buf.readUInt16LE(end + 10);
+  let at = buf.readUInt32LE(end + 16);
+  if (count === 0xffff || at === 0xffffffff) {
+    const locator = end - 20;
+    if (locator < 0 || buf.readUInt32LE(locator) !== 0x07064b50) throw new Error('zip: no zip64 locator');
+    const z = big(buf, locator + 8);
+    count = big(buf, z + 32);
+    at = big(buf, z + 48);
+  }
+  const links = [];
+  for (let i = 0; i < count; i++) {
+    if (buf.readUInt32LE(at) !== 0x02014b50) throw new Error('zip: bad central directory');
+    const unix = buf.readUInt8(at + 5) === 3;
+    const method = buf.readUInt16LE(at + 10);
+    let csize = buf.readUInt32LE(at + 20);
+    let usize = buf.readUInt32LE(at + 24);
+    const nameLen = buf.readUInt16LE(at + 28);
+    const extraLen = buf.readUInt16LE(at + 30);
+    const commentLen = buf.readUInt16LE(at + 32);
+    const mode = unix ? buf.readUInt32LE(at + 38) >>> 16 : 0;
+    let local = buf.readUInt32LE(at + 42);
+    const name = buf.toString('utf8', at + 46, at + 46 + nameLen);
+    for (let p = at + 46 + nameLen; p + 4 <= at + 46 + nameLen + extraLen; p += 4 + buf.readUInt16LE(p + 2)) {
+      if (buf.readUInt16LE(p) !== 1) continue;
+      let q = p + 4;
+      if (usize === 0xffffffff) { usize = big(buf, q); q += 8; }
+      if (csize === 0xffffffff) { csize = big(buf, q); q += 8; }
+      if (local === 0xffffffff) local = big(buf, q);
+    }
+    at += 46 + nameLen + extraLen + commentLen;
+    const target = inside(root, name);
+    if (name.endsWith('/') || (mode & 0o170000) === 0o040000) { fs.mkdirSync(target, { recursive: true }); continue; }
+    if (buf.readUInt32LE(local) !== 0x04034b50) throw new Error('zip: bad local header');
+    const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+    const raw = buf.subarray(start, start + csize);
+    const data = method === 0 ? raw : method === 8 ? zlib.inflateRawSync(raw) : null;
+    if (!data) throw new Error('zip: compression method ' + method + ' is not supported');
+    if (data.length !== usize) throw new Error('zip: size mismatch');
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    if ((mode & 0o170000) === 0o120000) links.push([data.toString('utf8'), target]);
+    else fs.writeFileSync(target, data, { mode: (mode & 0o777) || 0o644 });
+  }
+  for (const [to, at2] of links) fs.symlinkSync(to, at2);
+}
+function killGroup(pid) { try { process.kill(-pid, 'SIGKILL'); } catch {} }
+async function run(m) {
+  const root = m.workDir;
+  fs.mkdirSync(root, { recursive: true, mode: 0o755 });
+  const [bundle, files] = await Promise.all([
+    m.bundle ? download(m.bundle.url) : null,
+    Promise.all(m.files.map(async (f) => [inside(root, f.path), await download(f.url)])),
+  ]);
+  if (bundle) (m.bundle.format === 'zip' ? unzip : untar)(bundle, root);
+  for (const [target, data] of files) {
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, data);
+  }
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (asRoot) {
+    const r = cp.spawnSync('chown', ['-R', RUN_UID + ':' + RUN_UID, root], { stdio: 'ignore' });
+    if (r.status !== 0) throw new Error('chown of the working directory failed');
+  }
+  const L = m.limits;
+  const env = Object.assign({ PATH: PATH_ENV, HOME: root }, m.env);
+  const args = ['-c', WRAP, 'sandbox', String(L.cpuSeconds), String(Math.max(1, Math.floor(L.diskBytes / 512))), asRoot ? String(L.processes) : '', m.command];
+  const options = { cwd: root, env: env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] };
+  if (asRoot) { options.uid = RUN_UID; options.gid = RUN_UID; }
+  const started = Date.now();
+  child = cp.spawn('/bin/sh', args, options);
+  const out = [];
+  let outLen = 0;
+  let truncated = false;
+  let err = Buffer.alloc(0);
+  child.stdout.on('data', (d) => {
+    const take = d.subarray(0, Math.max(0, L.outputBytes - outLen));
+    if (take.length) { out.push(take); outLen += take.length; }
+    if (take.length < d.length) truncated = true;
+  });
+  child.stderr.on('data', (d) => {
+    err = Buffer.concat([err, d]);
+    if (err.length > STDERR_BYTES) err = err.subarray(err.length - STDERR_BYTES);
+  });
+  child.stdin.on('error', () => {});
+  child.stdin.end(m.stdin || '');
+  let timedOut = false;
+  const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, Math.max(0, m.deadlineMs - MARGIN_MS - Date.now()));
+  const [exitCode, signal] = await new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, sig) => resolve([code, sig]));
+  });
+  clearTimeout(timer);
+  const durationMs = Date.now() - started;
+  killGroup(child.pid);
+  await new Promise((resolve) => {
+    if (child.stdout.closed && child.stderr.closed) return resolve();
+    const t = setTimeout(() => { child.stdout.destroy(); child.stderr.destroy(); resolve(); }, 1000);
+    child.on('close', () => { clearTimeout(t); resolve(); });
+  });
+  return { v: 1, exitCode: exitCode, signal: signal, stdout: Buffer.concat(out).toString('utf8'), stdoutTruncated: truncated, stderrTail: err.toString('utf8'), timedOut: timedOut, durationMs: durationMs };
+}
+async function main() {
+  const { env: ownEnv } = process;
+  const url = ownEnv[MANIFEST_ENV];
+  delete ownEnv[MANIFEST_ENV];
+  if (!url) throw new Error(MANIFEST_ENV + ' is not set');
+  const m = JSON.parse((await download(url)).toString('utf8'));
+  log('run started', { runId: m.runId });
+  let result;
+  try {
+    result = await run(m);
+    log('command ended', { runId: m.runId, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, stdoutBytes: Buffer.byteLength(result.stdout), stdoutTruncated: result.stdoutTruncated });
+  } catch (err) {
+    result = { v: 1, error: String((err && err.message) || err).slice(0, 1000) };
+    log('run failed', { runId: m.runId, error: result.error });
+  }
+  await upload(m.resultUrl, JSON.stringify(result));
+  log('result uploaded', { runId: m.runId });
+}
+process.on('SIGTERM', () => { if (child) killGroup(child.pid); process.exit(143); });
+main().then(() => process.exit(0), (err) => { log('runner failed', { error: String((err && err.message) || err).slice(0, 1000) }); process.exit(70); });
+`;

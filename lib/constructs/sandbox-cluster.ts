@@ -1,0 +1,313 @@
+import { ArnFormat, Duration, Fn, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecr from 'aws-cdk-lib/aws-ecr';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import {
+  RUNNER_SOURCE,
+  SANDBOX_CONTAINER_NAME,
+  SANDBOX_INPUTS_PREFIX,
+  SANDBOX_RESULTS_PREFIX,
+} from '../../functions/adapters/aws/ecs-sandbox.ts';
+import { acknowledge } from '../acknowledge.ts';
+import type { PlatformFunction, SharedResource } from './platform-function.ts';
+
+/** The default sandbox image on ECR Public, pulled through this account's ECR cache. */
+export const SANDBOX_IMAGE = { repository: 'docker/library/node', tag: '24-bookworm-slim' } as const;
+
+export interface SandboxClusterProps {
+  /** The bundle bucket: the sandbox-inputs/ and sandbox-results/ objects live there. */
+  bundleBucket: SharedResource;
+  /** Availability zones of the sandbox subnets (each adds three interface endpoints). @default 2 */
+  maxAzs?: number;
+  /** Task CPU units (ARM64 Fargate sizes). @default 1024 */
+  cpu?: number;
+  /** Task memory, MiB; the command's memory limit in practice. @default 2048 */
+  memoryLimitMiB?: number;
+  /**
+   * The container image; it must have `node`, `/bin/sh`, `tar` and `chown` (docs/sandbox-aws.md).
+   * @default node:24-bookworm-slim from ECR Public through a pull-through cache rule
+   */
+  image?: ecs.ContainerImage;
+  /** @default one month */
+  logRetention?: logs.RetentionDays;
+}
+
+/**
+ * Where tool runs execute in AWS (docs/sandbox-aws.md): Fargate tasks of one task definition with
+ * no task role (user code gets no AWS credentials), in private isolated subnets of their own VPC
+ * (no NAT, no internet gateway, no public IP). The only ways out are the S3 gateway endpoint, whose
+ * policy admits the run objects of the bundle bucket and ECR's layer bucket only, and the interface
+ * endpoints the Fargate agent needs to pull the image and ship logs (ECR, CloudWatch Logs), which
+ * answer nothing without credentials. The execution role pulls the image and writes the log group.
+ */
+export class SandboxCluster extends Construct {
+  readonly vpc: ec2.Vpc;
+  readonly cluster: ecs.Cluster;
+  readonly taskDefinition: ecs.FargateTaskDefinition;
+  readonly executionRole: iam.Role;
+  readonly securityGroup: ec2.SecurityGroup;
+  readonly logGroup: logs.LogGroup;
+  private readonly bundleBucket: SharedResource;
+
+  constructor(scope: Construct, id: string, props: SandboxClusterProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.bundleBucket = props.bundleBucket;
+
+    const flowLogs = new logs.LogGroup(this, 'FlowLogs', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.vpc = new ec2.Vpc(this, 'Vpc', {
+      ipAddresses: ec2.IpAddresses.cidr('10.80.0.0/20'),
+      maxAzs: props.maxAzs ?? 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'sandbox', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 }],
+      // The default security group is attached to nothing here; closing it would need a custom
+      // resource (a Lambda) for no effect.
+      restrictDefaultSecurityGroup: false,
+      flowLogs: {
+        all: {
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(flowLogs),
+          trafficType: ec2.FlowLogTrafficType.ALL,
+        },
+      },
+    });
+    const subnets = { subnets: this.vpc.isolatedSubnets };
+
+    // The runner's GET and PUT (presigned by the calls function) and the image layers, nothing else.
+    const s3 = this.vpc.addGatewayEndpoint('S3', {
+      service: ec2.GatewayVpcEndpointAwsService.S3,
+      subnets: [subnets],
+    });
+    s3.addToPolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.AnyPrincipal()],
+        actions: ['s3:GetObject'],
+        resources: [
+          `${props.bundleBucket.arn}/${SANDBOX_INPUTS_PREFIX}*`,
+          `arn:${stack.partition}:s3:::prod-${stack.region}-starport-layer-bucket/*`,
+        ],
+      }),
+    );
+    s3.addToPolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.AnyPrincipal()],
+        actions: ['s3:PutObject'],
+        resources: [`${props.bundleBucket.arn}/${SANDBOX_RESULTS_PREFIX}*`],
+      }),
+    );
+    this.securityGroup = new ec2.SecurityGroup(this, 'TaskSecurityGroup', {
+      vpc: this.vpc,
+      description: 'agenthost sandbox tasks: no ingress; HTTPS out, which only reaches the VPC endpoints',
+      allowAllOutbound: false,
+    });
+    // The subnets route nowhere but the VPC and the S3 gateway endpoint, so this reaches only those.
+    this.securityGroup.addEgressRule(
+      ec2.Peer.anyIpv4(),
+      ec2.Port.tcp(443),
+      'HTTPS to the S3 gateway endpoint and the interface endpoints (no NAT, no internet gateway)',
+    );
+
+    // What Fargate's agent uses on the task's network interface: image pulls and log shipping.
+    // Reachable from the sandbox tasks only.
+    for (const [name, service] of [
+      ['EcrApi', ec2.InterfaceVpcEndpointAwsService.ECR],
+      ['EcrDocker', ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER],
+      ['Logs', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS],
+    ] as const) {
+      const endpoint = this.vpc.addInterfaceEndpoint(name, {
+        service,
+        subnets,
+        privateDnsEnabled: true,
+        open: false,
+      });
+      endpoint.connections.allowFrom(this.securityGroup, ec2.Port.tcp(443), 'HTTPS from the sandbox tasks');
+    }
+
+    this.cluster = new ecs.Cluster(this, 'Cluster', {
+      vpc: this.vpc,
+      containerInsightsV2: ecs.ContainerInsights.ENABLED,
+    });
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    this.executionRole = new iam.Role(this, 'ExecutionRole', {
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com').withConditions({
+        StringEquals: { 'aws:SourceAccount': stack.account },
+        ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:ecs:${stack.region}:${stack.account}:*` },
+      }),
+      description: 'agenthost sandbox: pulls the image and writes the log group; never reaches user code',
+    });
+
+    this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
+      cpu: props.cpu ?? 1024,
+      memoryLimitMiB: props.memoryLimitMiB ?? 2048,
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.ARM64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
+      executionRole: this.executionRole,
+    });
+    // No task role: CDK always makes one, so it is removed with its reference. A grant to it now
+    // fails synthesis instead of handing user code credentials.
+    (this.taskDefinition.node.defaultChild as ecs.CfnTaskDefinition).addPropertyDeletionOverride(
+      'TaskRoleArn',
+    );
+    this.taskDefinition.node.tryRemoveChild('TaskRole');
+
+    const linuxParameters = new ecs.LinuxParameters(this, 'Linux', { initProcessEnabled: true });
+    // Docker's default capabilities the runner (root) does not need; kept: CHOWN, SETUID, SETGID, KILL.
+    linuxParameters.dropCapabilities(
+      ecs.Capability.AUDIT_WRITE,
+      ecs.Capability.DAC_OVERRIDE,
+      ecs.Capability.FOWNER,
+      ecs.Capability.FSETID,
+      ecs.Capability.MKNOD,
+      ecs.Capability.NET_BIND_SERVICE,
+      ecs.Capability.NET_RAW,
+      ecs.Capability.SETFCAP,
+      ecs.Capability.SETPCAP,
+      ecs.Capability.SYS_CHROOT,
+    );
+    this.taskDefinition.addContainer('Runner', {
+      containerName: SANDBOX_CONTAINER_NAME,
+      image: props.image ?? this.pullThroughImage(),
+      // The runner starts as root to hand the working directory to the unprivileged user it runs the command as.
+      user: '0',
+      entryPoint: ['node', '-e', RUNNER_SOURCE],
+      essential: true,
+      linuxParameters,
+      stopTimeout: Duration.seconds(2),
+      logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'run' }),
+    });
+
+    acknowledge(this.executionRole, [
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'ecr:GetAuthorizationToken, which the execution role needs to pull the sandbox image, has no resource-level permissions; IAM accepts only Resource "*" for it.',
+      },
+    ]);
+  }
+
+  /**
+   * node:24-bookworm-slim from ECR Public, through an ECR pull-through cache rule: the tasks have no
+   * route to the internet, and ECR (not the task) fetches the image from upstream on the first pull.
+   */
+  private pullThroughImage(): ecs.ContainerImage {
+    // One rule per prefix in an account and region: the construct's hash keeps stages apart.
+    const prefix = `agenthost-sandbox-${Names.uniqueId(this).slice(-8).toLowerCase()}`;
+    new ecr.CfnPullThroughCacheRule(this, 'ImageCache', {
+      ecrRepositoryPrefix: prefix,
+      upstreamRegistry: 'ecr-public',
+      upstreamRegistryUrl: 'public.ecr.aws',
+    });
+    const repositoryName = `${prefix}/${SANDBOX_IMAGE.repository}`;
+    const repository = ecr.Repository.fromRepositoryName(this, 'ImageRepository', repositoryName);
+    // The first pull creates the cached repository and imports the image from upstream.
+    this.executionRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecr:CreateRepository', 'ecr:BatchImportUpstreamImage'],
+        resources: [repository.repositoryArn],
+      }),
+    );
+    return ecs.ContainerImage.fromEcrRepository(repository, SANDBOX_IMAGE.tag);
+  }
+
+  /**
+   * What the calls function needs to run sandboxes: the PLATFORM_SANDBOX_* variables, RunTask on
+   * this task definition in this cluster only (passing only the execution role), DescribeTasks and
+   * StopTask on this cluster's tasks, and the run objects of the bundle bucket.
+   */
+  grantRun(fn: PlatformFunction): void {
+    const stack = Stack.of(this);
+    fn.function.addEnvironment('PLATFORM_SANDBOX_CLUSTER', this.cluster.clusterName);
+    fn.function.addEnvironment('PLATFORM_SANDBOX_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
+    fn.function.addEnvironment(
+      'PLATFORM_SANDBOX_SUBNETS',
+      Fn.join(
+        ',',
+        this.vpc.isolatedSubnets.map((s) => s.subnetId),
+      ),
+    );
+    fn.function.addEnvironment('PLATFORM_SANDBOX_SECURITY_GROUPS', this.securityGroup.securityGroupId);
+
+    const tasks = stack.formatArn({
+      service: 'ecs',
+      resource: 'task',
+      resourceName: `${this.cluster.clusterName}/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    const onCluster = { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } };
+    const allow = (statement: iam.PolicyStatementProps) =>
+      fn.role.addToPrincipalPolicy(new iam.PolicyStatement(statement));
+    allow({
+      actions: ['ecs:RunTask'],
+      resources: [this.taskDefinition.taskDefinitionArn],
+      conditions: onCluster,
+    });
+    // RunTask with tags (the run id) is authorised as TagResource on the new task too.
+    allow({
+      actions: ['ecs:TagResource'],
+      resources: [tasks],
+      conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } },
+    });
+    allow({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: [tasks], conditions: onCluster });
+    allow({
+      actions: ['iam:PassRole'],
+      resources: [this.executionRole.roleArn],
+      conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+    });
+    const objects = [SANDBOX_INPUTS_PREFIX, SANDBOX_RESULTS_PREFIX].map(
+      (prefix) => `${this.bundleBucket.arn}/${prefix}*`,
+    );
+    allow({
+      actions: SANDBOX_OBJECT_ACTIONS,
+      resources: objects,
+    });
+
+    acknowledge(fn.role, [
+      {
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(tasks))}]`,
+        reason:
+          'Task ids are made by ECS at RunTask; DescribeTasks, StopTask and the tagging at RunTask are limited to the tasks of the sandbox cluster (and ecs:cluster conditions).',
+      },
+      ...objects.map((o) => ({
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(o))}]`,
+        reason:
+          'Run object keys are made from the run id at run time; the grant covers only the sandbox-inputs/ and sandbox-results/ prefixes of the bundle bucket (the runner reaches them through URLs this role presigns).',
+      })),
+    ]);
+  }
+}
+
+/**
+ * The calls function on the run objects: staging inputs and signing the runner's GETs, signing its
+ * result PUT and reading it, and deleting the exact versions at the end of the session.
+ */
+export const SANDBOX_OBJECT_ACTIONS = [
+  's3:GetObject',
+  's3:PutObject',
+  's3:DeleteObject',
+  's3:DeleteObjectVersion',
+];
+
+/** A resource as cdk-nag names it in a finding (as in platform-function.ts). */
+function cdkNagName(resolved: unknown): string {
+  if (typeof resolved === 'string') return resolved;
+  const node = resolved as { 'Fn::Join'?: [string, unknown[]]; Ref?: string; 'Fn::ImportValue'?: unknown };
+  if (node['Fn::Join']) {
+    const [delimiter, items] = node['Fn::Join'];
+    return items.map(cdkNagName).join(delimiter);
+  }
+  if (node.Ref) return `<${node.Ref}>`;
+  if (node['Fn::ImportValue'] !== undefined) return cdkNagName(node['Fn::ImportValue']);
+  throw new Error(`Cannot name ${JSON.stringify(resolved)} as cdk-nag does`);
+}
