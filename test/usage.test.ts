@@ -498,6 +498,17 @@ for (const backend of BACKENDS) {
         { agent: 'maker-team/translate', sandbox_calls: 1, compute_ms: 3000 },
         { agent: 'other/echo', sandbox_calls: 1, compute_ms: 1200 },
       ]);
+      // Per UTC day: every day of the range is there; the days with compute sum to the total.
+      const days = (
+        body as Compute & { days: { day: string; compute_ms: number; agents: { agent: string }[] }[] }
+      ).days;
+      assert.ok(days.length >= 7, 'the default 7-day range, day by day');
+      assert.equal(
+        days.reduce((sum, d) => sum + d.compute_ms, 0),
+        4200,
+      );
+      assert.ok(days.every((d) => /^\d{4}-\d{2}-\d{2}$/.test(d.day)));
+      assert.ok(days.filter((d) => d.compute_ms > 0).every((d) => d.agents.length > 0));
       const none = await ok<Compute>('/usage/compute', bob);
       assert.deepEqual(
         { calls: none.sandbox_calls, ms: none.compute_ms, agents: none.agents },

@@ -24,8 +24,11 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     }
   }
   if (config.sandbox === 'bubblewrap') {
-    const { detectBwrap } = await import('../adapters/local/bwrap-sandbox.ts');
-    const bwrap = await detectBwrap();
+    const { detectBwrap, removeStaleRuns } = await import('../adapters/local/bwrap-sandbox.ts');
+    const runsDir = join(config.dataDir, 'runs');
+    // Run dirs left by a crashed process (its sandboxes died with it: --die-with-parent).
+    await removeStaleRuns(runsDir);
+    const bwrap = await detectBwrap({ runsDir });
     if (bwrap.available) {
       out(`Sandbox: bubblewrap ${bwrap.version ?? ''}`.trim());
     } else {

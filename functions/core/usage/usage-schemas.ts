@@ -256,6 +256,18 @@ export const usageComputeSchema = z.object({
       }),
     )
     .describe('Per agent, most compute first'),
+  days: z
+    .array(
+      z.object({
+        day: z.string().describe('UTC day, YYYY-MM-DD'),
+        sandbox_calls: z.number().int(),
+        compute_ms: z.number().int(),
+        agents: z.array(
+          z.object({ agent: z.string(), sandbox_calls: z.number().int(), compute_ms: z.number().int() }),
+        ),
+      }),
+    )
+    .describe('Per UTC day of the range (days without compute included, as zeros), each with its agents'),
 });
 
 export type UsageQuery = z.infer<typeof usageQuery>;

@@ -118,26 +118,50 @@ export async function usageLogs(deps: Deps, auth: AuthContext, query: UsageLogsQ
 export async function usageCompute(deps: Deps, auth: AuthContext, query: UsageQuery): Promise<UsageCompute> {
   const range = resolveRange(deps, query);
   const records = await readRecords(deps, callerPartitions(auth), range, query);
-  const agents = new Map<string, { agent: string; sandbox_calls: number; compute_ms: number }>();
+  type Entry = { agent: string; sandbox_calls: number; compute_ms: number };
+  const agents = new Map<string, Entry>();
+  const days = new Map<string, { sandbox_calls: number; compute_ms: number; agents: Map<string, Entry> }>();
+  // Every UTC day of the range, so a day without sandbox runs shows as zeros.
+  const firstDay = Date.parse(range.from.toISOString().slice(0, 10));
+  for (let t = firstDay; t <= range.to.getTime(); t += 86_400_000) {
+    days.set(new Date(t).toISOString().slice(0, 10), { sandbox_calls: 0, compute_ms: 0, agents: new Map() });
+  }
   let total = 0;
   let calls = 0;
+  const add = (map: Map<string, Entry>, agent: string, ms: number) => {
+    const entry = map.get(agent) ?? { agent, sandbox_calls: 0, compute_ms: 0 };
+    entry.sandbox_calls++;
+    entry.compute_ms += ms;
+    map.set(agent, entry);
+  };
   for (const r of records) {
     const ms = computeMs(r);
     if (ms <= 0) continue;
     total += ms;
     calls++;
     const agent = `${r.org}/${r.agent}`;
-    const entry = agents.get(agent) ?? { agent, sandbox_calls: 0, compute_ms: 0 };
-    entry.sandbox_calls++;
-    entry.compute_ms += ms;
-    agents.set(agent, entry);
+    add(agents, agent, ms);
+    const day = days.get(r.at.slice(0, 10));
+    if (day) {
+      day.sandbox_calls++;
+      day.compute_ms += ms;
+      add(day.agents, agent, ms);
+    }
   }
+  const sorted = (m: Map<string, Entry>) =>
+    [...m.values()].sort((a, b) => b.compute_ms - a.compute_ms || compareKeys(a.agent, b.agent));
   return {
     ...rangeOut(range),
     sandbox_calls: calls,
     compute_ms: total,
     compute_hours: Math.round((total / HOUR_MS) * 10_000) / 10_000,
-    agents: [...agents.values()].sort((a, b) => b.compute_ms - a.compute_ms || compareKeys(a.agent, b.agent)),
+    agents: sorted(agents),
+    days: [...days.entries()].map(([day, d]) => ({
+      day,
+      sandbox_calls: d.sandbox_calls,
+      compute_ms: d.compute_ms,
+      agents: sorted(d.agents),
+    })),
   };
 }
 
