@@ -161,7 +161,7 @@ export function createLlmGateway(config: Config): LlmGateway {
   return lazyPort<LlmGateway>(async () => {
     const { AiSdkGateway } = await import('../adapters/llm/ai-sdk-gateway.ts');
     return new AiSdkGateway(config.llm);
-  }, ['generate']);
+  }, ['generate', 'runToolLoop']);
 }
 
 /**

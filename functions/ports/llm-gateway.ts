@@ -67,6 +67,56 @@ export class LlmNotConfiguredError extends Error {
   override name = 'LlmNotConfiguredError';
 }
 
+/** A tool the model may call in a tool loop; the platform executes it. */
+export interface LlmTool {
+  /** The providers' tool-name rule: letters, digits, `_` and `-`, at most 64. */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments (an object schema). The gateway does not validate: `execute` does. */
+  inputSchema: Record<string, unknown>;
+  /**
+   * Runs the tool and returns the text the model sees as its result. A thrown error is not fatal:
+   * its message goes back to the model as a tool error (is_error) and the loop goes on.
+   */
+  execute(args: unknown): Promise<string>;
+}
+
+export interface LlmToolLoopRequest {
+  provider: LlmProviderId;
+  model: string;
+  system?: string;
+  /** The user message that starts the loop. */
+  prompt: string;
+  tools: LlmTool[];
+  /** Model calls (turns) at most; the loop stops after this many even if the model wants more. */
+  maxTurns: number;
+  /** The tool whose call ends the loop (after it has executed), e.g. `submit_result`. */
+  submitTool: string;
+  maxOutputTokens?: number;
+  signal: AbortSignal;
+}
+
+export interface LlmToolLoopResult {
+  /** Model calls made. */
+  turns: number;
+  /** The last model call's finish reason. */
+  finishReason: LlmFinishReason;
+  /** Summed over all turns. */
+  usage: LlmResult['usage'];
+  /**
+   * Why the loop ended: `submit` (the last turn called the submit tool), `max_turns` (the model
+   * still wanted tools after maxTurns turns), `no_tool_call` (the model answered without a tool).
+   */
+  stoppedBy: 'submit' | 'max_turns' | 'no_tool_call';
+  /** The last turn's text, if any. */
+  text: string;
+}
+
 export interface LlmGateway {
   generate(request: LlmRequest): Promise<LlmResult>;
+  /**
+   * Optional capability: a tool-use loop (the managed_loop engine). Errors as generate(): LlmError,
+   * LlmAbortedError, LlmNotConfiguredError. A gateway without it cannot run managed-loop agents.
+   */
+  runToolLoop?(request: LlmToolLoopRequest): Promise<LlmToolLoopResult>;
 }

@@ -12,6 +12,10 @@
  * (`setResponder`), then the default, which echoes: text `echo: <last user message>` (for a
  * structured-output request, the JSON `{ "echo": <last user message> }`). Every request is
  * recorded in `calls` (unless `record: false`), with how it ended (`settled`).
+ *
+ * Tool use (Anthropic): a response with `toolCalls` answers `tool_use` content blocks with
+ * stop_reason `tool_use`; the next request's `toolResults` are the `tool_result` blocks the SDK
+ * sent back, and `tools` names the tools it offered.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -39,11 +43,26 @@ export interface FakeLlmCall {
   schema: unknown;
   /** How structured output was asked for. */
   structured: 'anthropic-tool' | 'anthropic-output-format' | 'json-schema' | 'json' | undefined;
+  /** The names of the tools offered (Anthropic and OpenAI). */
+  tools: string[];
+  /** Anthropic: the `tool_result` blocks of the last user message (content as text). */
+  toolResults: FakeToolResult[];
   /** Resolves when the fake has answered, or when the client went away first. */
   settled: Promise<'answered' | 'disconnected'>;
 }
 
+export interface FakeToolResult {
+  toolUseId: string;
+  content: string;
+  isError: boolean;
+}
+
 export interface FakeLlmResponse {
+  /**
+   * Anthropic: answer these `tool_use` blocks (after `text`, if given) with stop_reason `tool_use`.
+   * Ids default to `toolu_fake<n>_<i>`.
+   */
+  toolCalls?: { name: string; input: unknown; id?: string }[];
   /** The answer text (with structured output: sent as is, so it may be invalid JSON). */
   text?: string;
   /** A JSON answer (sent as the tool input / JSON text). */
@@ -254,8 +273,22 @@ function lastUser(messages: unknown, role = 'user'): string {
 
 type Described = Pick<
   FakeLlmCall,
-  'provider' | 'model' | 'system' | 'prompt' | 'maxTokens' | 'schema' | 'structured'
+  'provider' | 'model' | 'system' | 'prompt' | 'maxTokens' | 'schema' | 'structured' | 'tools' | 'toolResults'
 >;
+
+/** The tool_result blocks of the last user message of an Anthropic request. */
+function anthropicToolResults(messages: unknown): FakeToolResult[] {
+  if (!Array.isArray(messages)) return [];
+  const last = [...messages].reverse().find((m: any) => m?.role === 'user');
+  if (!last || !Array.isArray(last.content)) return [];
+  return last.content
+    .filter((part: any) => part?.type === 'tool_result')
+    .map((part: any) => ({
+      toolUseId: String(part.tool_use_id),
+      content: typeof part.content === 'string' ? part.content : contentText(part.content),
+      isError: part.is_error === true,
+    }));
+}
 
 function describe(provider: FakeProvider, body: any, match: RegExpMatchArray): Described {
   const b = body ?? {};
@@ -271,6 +304,8 @@ function describe(provider: FakeProvider, body: any, match: RegExpMatchArray): D
         maxTokens: b.max_tokens,
         schema: tool ? tool.input_schema : format?.type === 'json_schema' ? format.schema : undefined,
         structured: tool ? 'anthropic-tool' : format ? 'anthropic-output-format' : undefined,
+        tools: Array.isArray(b.tools) ? b.tools.map((t: any) => String(t?.name)) : [],
+        toolResults: anthropicToolResults(b.messages),
       };
     }
     case 'openai': {
@@ -286,6 +321,8 @@ function describe(provider: FakeProvider, body: any, match: RegExpMatchArray): D
         schema: rf?.type === 'json_schema' ? rf.json_schema?.schema : undefined,
         structured:
           rf?.type === 'json_schema' ? 'json-schema' : rf?.type === 'json_object' ? 'json' : undefined,
+        tools: Array.isArray(b.tools) ? b.tools.map((t: any) => String(t?.function?.name)) : [],
+        toolResults: [],
       };
     }
     case 'google': {
@@ -299,6 +336,8 @@ function describe(provider: FakeProvider, body: any, match: RegExpMatchArray): D
         maxTokens: gc.maxOutputTokens,
         schema,
         structured: schema ? 'json-schema' : gc.responseMimeType === 'application/json' ? 'json' : undefined,
+        tools: [],
+        toolResults: [],
       };
     }
     case 'ollama': {
@@ -312,6 +351,8 @@ function describe(provider: FakeProvider, body: any, match: RegExpMatchArray): D
         maxTokens: b.options?.num_predict ?? b.max_output_tokens,
         schema: b.format && typeof b.format === 'object' ? b.format : undefined,
         structured: b.format && typeof b.format === 'object' ? 'json-schema' : b.format ? 'json' : undefined,
+        tools: [],
+        toolResults: [],
       };
     }
   }
@@ -327,6 +368,27 @@ function countWords(text: string | undefined): number {
 function answer(provider: FakeProvider, call: FakeLlmCall, r: FakeLlmResponse, n: number): unknown {
   let json = r.json;
   let text = r.text;
+  if (provider === 'anthropic' && r.toolCalls) {
+    const blocks = r.toolCalls.map((c, i) => ({
+      type: 'tool_use',
+      id: c.id ?? `toolu_fake${n}_${i}`,
+      name: c.name,
+      input: c.input,
+    }));
+    return {
+      id: `msg_fake${n}`,
+      type: 'message',
+      role: 'assistant',
+      model: call.model ?? 'unknown',
+      content: text === undefined ? blocks : [{ type: 'text', text }, ...blocks],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: {
+        input_tokens: r.usage?.inputTokens ?? countWords(call.system) + countWords(call.prompt),
+        output_tokens: r.usage?.outputTokens ?? countWords(JSON.stringify(r.toolCalls)),
+      },
+    };
+  }
   if (text === undefined && json === undefined) {
     if (call.structured) json = { echo: call.prompt };
     else text = `echo: ${call.prompt}`;

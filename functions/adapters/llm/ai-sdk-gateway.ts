@@ -5,12 +5,16 @@ import {
   APICallError,
   type FinishReason,
   generateText,
+  hasToolCall,
   type JSONSchema7,
   jsonSchema,
   type LanguageModel,
   type LanguageModelUsage,
   NoObjectGeneratedError,
   Output,
+  stepCountIs,
+  type ToolSet,
+  tool,
 } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
 import type { LlmProviderConfig } from '../../platform/config.ts';
@@ -23,6 +27,8 @@ import {
   type LlmProviderId,
   type LlmRequest,
   type LlmResult,
+  type LlmToolLoopRequest,
+  type LlmToolLoopResult,
 } from '../../ports/llm-gateway.ts';
 
 /** The configuration the gateway needs: `config.llm`. */
@@ -133,6 +139,51 @@ export class AiSdkGateway implements LlmGateway {
     }
   }
 
+  /**
+   * The tool-use loop: `generateText` with the tools (`tool({ description, inputSchema:
+   * jsonSchema(…), execute })`) and `stopWhen: [stepCountIs(maxTurns), hasToolCall(submitTool)]`.
+   * The SDK runs each turn's tool calls, sends their results back (a thrown error as an is_error
+   * result) and calls the model again until a stop condition holds or the model answers without
+   * a tool call.
+   */
+  async runToolLoop(request: LlmToolLoopRequest): Promise<LlmToolLoopResult> {
+    const { provider } = request;
+    const model = this.factory(provider)(request.model);
+    if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
+    const tools: ToolSet = {};
+    for (const t of request.tools) {
+      tools[t.name] = tool({
+        description: t.description,
+        inputSchema: jsonSchema(t.inputSchema as JSONSchema7),
+        execute: (args: unknown) => t.execute(args),
+      });
+    }
+    try {
+      const result = await generateText({
+        model,
+        instructions: request.system,
+        prompt: request.prompt,
+        tools,
+        stopWhen: [stepCountIs(request.maxTurns), hasToolCall(request.submitTool)],
+        maxOutputTokens: request.maxOutputTokens,
+        abortSignal: request.signal,
+        maxRetries: 0,
+      });
+      const last = result.steps.at(-1);
+      const submitted = last?.toolCalls.some((c) => c.toolName === request.submitTool) ?? false;
+      const finishReason = mapFinishReason(result.finishReason);
+      return {
+        turns: result.steps.length,
+        finishReason,
+        usage: mapUsage(result.totalUsage),
+        stoppedBy: submitted ? 'submit' : finishReason === 'tool-calls' ? 'max_turns' : 'no_tool_call',
+        text: result.text,
+      };
+    } catch (error) {
+      throw this.mapError(request, error);
+    }
+  }
+
   private factory(provider: LlmProviderId): ModelFactory {
     const cached = this.factories.get(provider);
     if (cached) return cached;
@@ -148,7 +199,10 @@ export class AiSdkGateway implements LlmGateway {
     return created;
   }
 
-  private mapError(request: LlmRequest, error: unknown): Error {
+  private mapError(
+    request: Pick<LlmRequest, 'provider' | 'prompt' | 'system' | 'signal'>,
+    error: unknown,
+  ): Error {
     if (error instanceof LlmError || error instanceof LlmAbortedError) return error;
     const cause = unwrapRetry(error);
     if (request.signal.aborted || isAbortLike(cause)) {

@@ -1,21 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../platform/errors.ts';
-import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
-import { findLatest, findVersion, resolveSkillRef } from './agent-lookup.ts';
-import {
-  type AgentVersion,
-  DEPRECATION_DAYS,
-  fromItem,
-  headItem,
-  parseVersion,
-  statusOf,
-  toItem,
-  versionString,
-} from './agent-record.ts';
+import { findVersion, resolveSkillRef } from './agent-lookup.ts';
+import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
 import { type Manifest, parseManifest, type Warning } from './manifest.ts';
 import { parseSkillMd, skillToManifest } from './skill-md.ts';
 

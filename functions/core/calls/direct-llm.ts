@@ -95,7 +95,7 @@ export function renderTemplate(template: string, input: Record<string, unknown>)
 }
 
 /** The skills a call uses, per the agent's defaults, the caller's headers and skills_locked. */
-async function skillTexts(
+export async function skillTexts(
   deps: Deps,
   agent: AgentVersion,
   options: CallOptions,

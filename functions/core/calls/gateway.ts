@@ -10,6 +10,7 @@ import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import { parseCallBody } from './call-input.ts';
 import { runCodeRuntime } from './code-runtime.ts';
 import { type CallOptions, runDirectLlm } from './direct-llm.ts';
+import { runManagedLoop } from './managed-loop.ts';
 import { type Admission, admitCall } from './quotas.ts';
 
 /** The platform's cap on a call's run time (spec "Limits": maximum 300 s, platform-enforced). */
@@ -280,6 +281,20 @@ async function runEngine(
       model: null,
       usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
     };
+  }
+  if (engine === 'managed_loop') {
+    return runManagedLoop(
+      deps,
+      auth,
+      agent,
+      call.input,
+      call.files,
+      call.metadata,
+      call.options,
+      call.deadline,
+      call.requestId,
+      signal,
+    );
   }
   throw new PlatformError(
     'UNPROCESSABLE',

@@ -1,0 +1,131 @@
+import type { Deps } from '../../platform/deps.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxSession, SandboxUnavailableError } from '../../ports/sandbox.ts';
+import { TIER_LIMITS } from '../accounts/tiers.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+import { resolveSecretsForRun } from '../secrets/secrets.ts';
+import type { CallFile } from './call-input.ts';
+
+/**
+ * Whose vault a run's secrets come from: the agent's own workspace when the caller is a member of
+ * it (authors and their teams), otherwise the caller's personal workspace, so that a stranger
+ * calling a public tool supplies their own keys and never uses the author's.
+ */
+export async function secretsWorkspace(deps: Deps, auth: AuthContext, agent: AgentVersion): Promise<string> {
+  const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
+  return member ? agent.workspace_id : auth.personalWorkspaceId;
+}
+
+/**
+ * The declared secrets of a run: required ones must all be in the vault (400 MISSING_SECRETS
+ * naming them, never a value); optional ones are injected when present; nothing else is.
+ */
+export async function runSecrets(
+  deps: Deps,
+  workspaceId: string,
+  agent: AgentVersion,
+): Promise<Record<string, string>> {
+  const required = agent.manifest.required_secrets;
+  const optional = agent.manifest.optional_secrets;
+  const { values, missing } = await resolveSecretsForRun(deps, workspaceId, [...required, ...optional]);
+  const missingRequired = missing.filter((n) => required.includes(n));
+  if (missingRequired.length > 0) {
+    throw new PlatformError(
+      'MISSING_SECRETS',
+      `The agent needs these secrets in your workspace vault: ${missingRequired.join(', ')}`,
+      { missing: missingRequired },
+    );
+  }
+  return values;
+}
+
+/** Replaces every secret value in `text` (long enough to be meaningful) with [REDACTED]. */
+export function redactSecrets(text: string, secrets: Record<string, string>): string {
+  let out = text;
+  for (const value of Object.values(secrets).sort((a, b) => b.length - a.length)) {
+    if (value.length >= 4) out = out.split(value).join('[REDACTED]');
+  }
+  return out;
+}
+
+export interface PlacedFile {
+  /** Relative to the working directory: `input/01-report.pdf`. */
+  path: string;
+  file: CallFile;
+}
+
+export interface RunSession {
+  session: SandboxSession;
+  /** The injected secret values (for redaction). */
+  secrets: Record<string, string>;
+  placed: PlacedFile[];
+  /** Epoch ms (process clock): the earlier of the call's deadline and the tier's sandbox cap. */
+  runDeadline: number;
+}
+
+/**
+ * What every sandboxed engine does before running anything: resolve the declared secrets (400
+ * MISSING_SECRETS), cap the run by the tier (Free 30 s, others 5 min), fetch the bundle, place the
+ * call's files under `input/`, and open the session (a sandbox that cannot run is a clear 500).
+ */
+export async function openRunSession(
+  deps: Deps,
+  auth: AuthContext,
+  agent: AgentVersion,
+  run: { files: CallFile[]; requestId: string; deadlineMs: number },
+): Promise<RunSession> {
+  const secrets = await runSecrets(deps, await secretsWorkspace(deps, auth, agent), agent);
+  const runDeadline = Math.min(
+    run.deadlineMs,
+    Date.now() + TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000,
+  );
+  let bundle: { data: Buffer; format: 'tar.gz' | 'zip' } | undefined;
+  if (agent.bundle) {
+    const data = await deps.bundles.get(agent.bundle.key);
+    if (!data)
+      throw new Error(`Bundle ${agent.bundle.key} of ${agent.org}/${agent.name} is missing from the store`);
+    bundle = { data, format: agent.bundle.format };
+  }
+  const placed = run.files.map((file, i) => ({
+    path: `input/${String(i + 1).padStart(2, '0')}-${safeName(file.original_name)}`,
+    file,
+  }));
+  try {
+    const session = await deps.sandbox.openSession({
+      runId: run.requestId,
+      workspaceId: agent.workspace_id,
+      bundle,
+      files: placed.map((p) => ({ path: p.path, data: p.file.data })),
+      env: {
+        ...secrets,
+        PLATFORM_RUN_ID: run.requestId,
+        PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
+      },
+      network: 'none',
+      limits: DEFAULT_SANDBOX_LIMITS,
+      deadlineMs: runDeadline,
+    });
+    return { session, secrets, placed, runDeadline };
+  } catch (err) {
+    if (err instanceof SandboxUnavailableError) {
+      deps.logger.error('sandbox unavailable', { error: err.message });
+      throw new PlatformError(
+        'INTERNAL_ERROR',
+        'Sandboxed runs are not available on this platform right now (see its start-up log)',
+      );
+    }
+    throw err;
+  }
+}
+
+function safeName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? 'file';
+  return (
+    base
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^\.+/, '_')
+      .slice(0, 100) || 'file'
+  );
+}
