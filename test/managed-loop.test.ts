@@ -262,6 +262,22 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     assert.equal(fake.calls.length, 3);
   });
 
+  it('puts the agent’s default skills in the loop’s system text', async () => {
+    const skill = await p.request('POST', '/agents', {
+      key: owner.key,
+      body: {
+        type: 'skill',
+        skill_md: '---\nname: careful\ndescription: Be careful\n---\nDouble-check every file you write.\n',
+      },
+    });
+    assert.equal(skill.status, 201, skill.text);
+    await publish({ name: 'skilled-loop', description: 'Uses a skill.', default_skills: ['loopco/careful'] });
+    fake.enqueue(use('submit_result', { ok: true }));
+    const res = await call('skilled-loop', {});
+    assert.equal(res.status, 200, res.text);
+    assert.match(fake.calls[0]?.system ?? '', /Double-check every file you write/);
+  });
+
   it('answers 502 LLM_ERROR when the model ends without calling submit_result', async () => {
     await publish({ name: 'chatty', description: 'Talks.' });
     fake.enqueue({ text: 'I am done, no tools needed.' });
