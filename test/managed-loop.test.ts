@@ -314,7 +314,7 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     assert.deepEqual(ok.body.data, { count: 7 });
   });
 
-  it('removes bash in strict orchestration mode', async () => {
+  it('removes bash in strict orchestration mode, and refuses a submission before any dependency call', async () => {
     const helper = await p.request('POST', '/agents', {
       key: owner.key,
       body: { name: 'helper', type: 'prompt', description: 'Helps.', supported_providers: ['anthropic'] },
@@ -338,9 +338,15 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
         timeout_ms: 60_000,
       },
     });
-    fake.enqueue(use('submit_result', { ok: true }));
+    // A strict orchestrator may not submit before it called a dependency: the early submission is
+    // refused (a tool error the model sees), and a model that then gives up ends the loop unanswered.
+    fake.enqueue(use('submit_result', { ok: true }), { text: 'giving up' });
     const res = await call('orchestrator', {});
-    assert.equal(res.status, 200, res.text);
+    assert.equal(res.status, 502, res.text);
+    assert.match(
+      String(fake.calls[1]?.toolResults?.[0]?.content),
+      /call at least one dependency before submit_result/,
+    );
     assert.deepEqual(fake.calls[0]?.tools.sort(), [
       'ask_helper',
       'list_files',

@@ -66,7 +66,10 @@ export class LocalServer {
     });
     const addr = this.server.address() as AddressInfo;
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-    return `http://${shownHost}:${addr.port}`;
+    const url = `http://${shownHost}:${addr.port}`;
+    // Orchestrator runs call the platform here (PLATFORM_API_URL) unless PLATFORM_PUBLIC_URL says otherwise.
+    this.deps.config.publicUrl ??= url;
+    return url;
   }
 
   async close(): Promise<void> {

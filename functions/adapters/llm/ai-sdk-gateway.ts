@@ -5,7 +5,6 @@ import {
   APICallError,
   type FinishReason,
   generateText,
-  hasToolCall,
   type JSONSchema7,
   jsonSchema,
   type LanguageModel,
@@ -164,19 +163,20 @@ export class AiSdkGateway implements LlmGateway {
         instructions: request.system,
         prompt: request.prompt,
         tools,
-        stopWhen: [stepCountIs(request.maxTurns), hasToolCall(request.submitTool)],
+        // Stops on a submission that went through: a refused one (a tool error) lets the model go on.
+        stopWhen: [stepCountIs(request.maxTurns), submitted(request.submitTool)],
         maxOutputTokens: request.maxOutputTokens,
         abortSignal: request.signal,
         maxRetries: 0,
       });
       const last = result.steps.at(-1);
-      const submitted = last?.toolCalls.some((c) => c.toolName === request.submitTool) ?? false;
+      const didSubmit = last?.toolResults.some((r) => r.toolName === request.submitTool) ?? false;
       const finishReason = mapFinishReason(result.finishReason);
       return {
         turns: result.steps.length,
         finishReason,
         usage: mapUsage(result.totalUsage),
-        stoppedBy: submitted ? 'submit' : finishReason === 'tool-calls' ? 'max_turns' : 'no_tool_call',
+        stoppedBy: didSubmit ? 'submit' : finishReason === 'tool-calls' ? 'max_turns' : 'no_tool_call',
         text: result.text,
       };
     } catch (error) {
@@ -332,4 +332,10 @@ export function sanitize(message: string, secrets: readonly (string | undefined)
   text = text.replace(KEY_LIKE, '[redacted]');
   if (text.length > MAX_REASON_LENGTH) text = `${text.slice(0, MAX_REASON_LENGTH)}…`;
   return text;
+}
+
+/** Stop condition: the last step holds a successful result of the submit tool (not a tool error). */
+function submitted(toolName: string) {
+  return ({ steps }: { steps: Array<{ toolResults: Array<{ toolName: string }> }> }) =>
+    steps.at(-1)?.toolResults.some((r) => r.toolName === toolName) ?? false;
 }

@@ -4,6 +4,7 @@ import type { Deps } from '../../platform/deps.ts';
 import { notFound, PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { toAccount } from '../accounts/account.ts';
+import type { ServiceContext } from '../calls/service-keys.ts';
 import { keys } from '../keys.ts';
 import { displayPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key-secret.ts';
 
@@ -24,6 +25,9 @@ export interface AuthContext {
   personalWorkspaceId: string;
   keyId: string;
   agent: string | null;
+  /** Set when the key is an orchestrator run's PLATFORM_SERVICE_KEY. */
+  service?: ServiceContext;
+  serviceKeyHash?: string;
 }
 
 /** The two items of a key: the lookup by hash (authentication) and the account's listing entry. */
@@ -134,6 +138,7 @@ export async function authenticate(deps: Deps, authorization: string | undefined
     personalWorkspaceId: account.personal_workspace_id,
     keyId: String(key.id),
     agent: (key.agent as string | null) ?? null,
+    ...(key.service ? { service: key.service as unknown as ServiceContext, serviceKeyHash: hash } : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallFile } from './call-input.ts';
-import { openRunSession, redactSecrets } from './sandbox-run.ts';
+import { openRunSession, type RunExtras, redactSecrets } from './sandbox-run.ts';
 
 export interface CodeRunResult {
   data: Record<string, unknown>;
@@ -49,12 +49,14 @@ export async function runCodeRuntime(
   deadlineMs: number,
   requestId: string,
   signal: AbortSignal,
+  extras?: RunExtras,
 ): Promise<CodeRunResult> {
   const command = runCommand(agent);
   const { session, secrets, placed, runDeadline } = await openRunSession(deps, auth, agent, {
     files,
     requestId,
     deadlineMs,
+    extras,
   });
   try {
     const stdin =

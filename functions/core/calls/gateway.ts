@@ -12,6 +12,8 @@ import { runCodeRuntime } from './code-runtime.ts';
 import { type CallOptions, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { type Admission, admitCall } from './quotas.ts';
+import type { RunExtras } from './sandbox-run.ts';
+import { countSubCall, issueServiceKey, type ServiceContext } from './service-keys.ts';
 
 /** The platform's cap on a call's run time (spec "Limits": maximum 300 s, platform-enforced). */
 export const MAX_CALL_SECONDS = 300;
@@ -47,6 +49,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
   const tenant = req.headers('x-platform-tenant')?.slice(0, 128) ?? null;
   let agent: AgentVersion | undefined;
   let admission: Admission | undefined;
+  let revokeServiceKey: (() => Promise<void>) | undefined;
   let provider: string | null = null;
   let model: string | null = null;
   let tokens = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
@@ -59,15 +62,24 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
   };
   try {
     agent = await resolveCallable(deps, auth, req);
-    const deadline = effectiveDeadline(deps, agent, req.headers('x-platform-deadline-ms'));
+    let deadline = effectiveDeadline(deps, agent, req.headers('x-platform-deadline-ms'));
+    if (auth.service) {
+      deadline = checkSubCall(deps, auth.service, agent, deadline);
+      if (auth.serviceKeyHash) await countSubCall(deps, auth.serviceKeyHash);
+    }
     // The lease expires by the store's clock (the platform clock); the timer runs on the process clock.
     const sandboxed = agent.manifest.execution_engine !== 'direct_llm';
-    admission = await admitCall(
-      deps,
-      auth,
-      deps.clock.now().getTime() + (deadline - Date.now()),
-      sandboxed ? 'sandbox' : 'llm',
-    );
+    // Sub-calls made with a run's service key do not count against the caller's quotas.
+    admission = auth.service
+      ? undefined
+      : await admitCall(
+          deps,
+          auth,
+          deps.clock.now().getTime() + (deadline - Date.now()),
+          sandboxed ? 'sandbox' : 'llm',
+        );
+    const orchestration = await orchestrationFor(deps, auth, agent, req, deadline);
+    revokeServiceKey = orchestration?.revoke;
     {
       const { input, files, metadata } = await parseCallBody(req.body, req.contentType);
       const warnings = validateInput(agent, input);
@@ -83,7 +95,15 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
             deps,
             auth,
             agent,
-            { input, files, metadata, options, deadline, requestId: req.requestId },
+            {
+              input,
+              files,
+              metadata,
+              options,
+              deadline,
+              requestId: req.requestId,
+              extras: orchestration?.extras,
+            },
             controller.signal,
           ),
           controller.signal,
@@ -119,6 +139,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     };
     throw err;
   } finally {
+    await revokeServiceKey?.().catch(() => undefined);
     if (agent) {
       await recordCall(deps, auth, req, agent, admission, {
         at: at.toISOString(),
@@ -255,6 +276,7 @@ async function runEngine(
     options: CallOptions;
     deadline: number;
     requestId: string;
+    extras?: RunExtras | undefined;
   },
   signal: AbortSignal,
 ): Promise<EngineOutcome> {
@@ -274,6 +296,7 @@ async function runEngine(
       call.deadline,
       call.requestId,
       signal,
+      call.extras,
     );
     return {
       ...r,
@@ -294,12 +317,88 @@ async function runEngine(
       call.deadline,
       call.requestId,
       signal,
+      call.extras,
     );
   }
   throw new PlatformError(
     'UNPROCESSABLE',
     `${agent.org}/${agent.name} runs on the ${engine} engine, which this platform build does not run yet`,
   );
+}
+
+/**
+ * A call made with a run's PLATFORM_SERVICE_KEY (a sub-call of an orchestrator): the callee must
+ * be callable, a hop must be left, and the callee's deadline is the earlier of its own and the
+ * orchestrator's. A sub-call that could not finish in the time left fails with TIMEOUT before it
+ * starts. Returns the deadline on the process clock.
+ */
+function checkSubCall(deps: Deps, service: ServiceContext, agent: AgentVersion, deadline: number): number {
+  const ref = `${agent.org}/${agent.name}/${agent.version}`;
+  if (!agent.manifest.callable) {
+    throw new PlatformError('FORBIDDEN', `${ref} is not callable as a dependency (callable: false)`);
+  }
+  if (service.hops_remaining < 1) {
+    throw new PlatformError(
+      'FORBIDDEN',
+      `Hop limit reached: ${service.orchestrator} may not make further calls`,
+    );
+  }
+  const left = service.deadline_ms - deps.clock.now().getTime();
+  if (left < 50) throw new PlatformError('TIMEOUT', 'The sub-call would exceed the remaining deadline');
+  return Math.min(deadline, Date.now() + left);
+}
+
+/**
+ * An orchestrator's run (an agent with dependencies) gets a service key bound to it: its hops are
+ * the smaller of the caller's X-Platform-Max-Hops (for a sub-call: what the parent had left, less
+ * this hop) and its own max_hops; its deadline is the run's; its budget is per_call_downstream_cap;
+ * strict when it or its parent is. The key and the platform's URL go in its environment, and the
+ * run gets network to reach the platform. The key is deleted when the run ends.
+ */
+async function orchestrationFor(
+  deps: Deps,
+  auth: AuthContext,
+  agent: AgentVersion,
+  req: CallRequest,
+  deadline: number,
+): Promise<{ extras: RunExtras; revoke: () => Promise<void> } | undefined> {
+  const section = agent.manifest.manifest;
+  if (!section || section.dependencies.length === 0 || agent.manifest.execution_engine === 'direct_llm') {
+    return auth.service?.strict ? { extras: { strict: true }, revoke: async () => undefined } : undefined;
+  }
+  const header = req.headers('x-platform-max-hops');
+  let callerHops: number;
+  if (auth.service) {
+    callerHops = auth.service.hops_remaining - 1;
+  } else if (header !== undefined) {
+    if (!/^\d{1,3}$/.test(header.trim())) {
+      throw invalidInput([{ field: 'header.x-platform-max-hops', message: 'must be a whole number' }]);
+    }
+    callerHops = Number(header);
+  } else {
+    callerHops = section.max_hops;
+  }
+  const context: ServiceContext = {
+    run_id: req.requestId,
+    orchestrator: `${agent.org}/${agent.name}/${agent.version}`,
+    hops_remaining: Math.max(0, Math.min(callerHops, section.max_hops)),
+    deadline_ms: deps.clock.now().getTime() + (deadline - Date.now()),
+    budget: section.per_call_downstream_cap,
+    strict: auth.service?.strict === true || section.orchestration_mode === 'strict',
+  };
+  const issued = await issueServiceKey(deps, auth.accountId, context);
+  return {
+    extras: {
+      env: {
+        PLATFORM_SERVICE_KEY: issued.key,
+        ...(deps.config.publicUrl ? { PLATFORM_API_URL: deps.config.publicUrl } : {}),
+      },
+      network: 'egress',
+      strict: context.strict,
+      subCalls: issued.subCalls,
+    },
+    revoke: issued.revoke,
+  };
 }
 
 /** Resolves with the work, or rejects with 504 TIMEOUT the moment the deadline's signal fires. */

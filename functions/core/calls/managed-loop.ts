@@ -20,7 +20,7 @@ import {
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallFile } from './call-input.ts';
 import { type CallOptions, chooseModel, chooseProvider, renderTemplate, skillTexts } from './direct-llm.ts';
-import { openRunSession, redactSecrets } from './sandbox-run.ts';
+import { openRunSession, type RunExtras, redactSecrets } from './sandbox-run.ts';
 
 export interface ManagedLoopResult {
   data: Record<string, unknown>;
@@ -90,6 +90,7 @@ export async function runManagedLoop(
   deadlineMs: number,
   requestId: string,
   signal: AbortSignal,
+  extras?: RunExtras,
 ): Promise<ManagedLoopResult> {
   const m = agent.manifest;
   const runToolLoop = deps.llm.runToolLoop?.bind(deps.llm);
@@ -103,6 +104,7 @@ export async function runManagedLoop(
     files,
     requestId,
     deadlineMs,
+    extras,
   });
   const runSignal = AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, runDeadline - Date.now()))]);
   const state: LoopState = {
@@ -138,7 +140,13 @@ export async function runManagedLoop(
     const prompt = m.prompt_template
       ? renderTemplate(m.prompt_template, variables)
       : JSON.stringify(variables);
-    const strict = (m.manifest?.dependencies.length ?? 0) > 0 && m.manifest?.orchestration_mode === 'strict';
+    // Strict mode: the agent's own (with dependencies), or forced by a strict parent.
+    const strict =
+      extras?.strict === true ||
+      ((m.manifest?.dependencies.length ?? 0) > 0 && m.manifest?.orchestration_mode === 'strict');
+    // In strict mode an orchestrator must call at least one dependency before it submits.
+    state.requireSubCall =
+      strict && (m.manifest?.dependencies.length ?? 0) > 0 ? extras?.subCalls : undefined;
     const outputSchema = m.output_schema as Record<string, unknown> | undefined;
     const tools = [
       ...builtInTools(state, outputSchema).filter((t) => !(strict && t.name === 'bash')),
@@ -254,6 +262,8 @@ interface LoopState {
   omittedLogs: number;
   /** The last submit_result's arguments. */
   submitted: Record<string, unknown> | undefined;
+  /** Strict orchestration: submit_result is refused until a dependency has been called. */
+  requireSubCall?: (() => Promise<number>) | undefined;
 }
 
 function finishedLogs(state: LoopState): LoopState['logs'] {
@@ -440,6 +450,9 @@ function builtInTools(state: LoopState, outputSchema: Record<string, unknown> | 
       execute: async (args) => {
         if (args === null || typeof args !== 'object' || Array.isArray(args)) {
           throw new Error('The result must be a JSON object');
+        }
+        if (state.requireSubCall && (await state.requireSubCall()) === 0) {
+          throw new Error('Strict orchestration mode: call at least one dependency before submit_result');
         }
         state.submitted = args as Record<string, unknown>;
         log(state, 'info', `submit_result → ${JSON.stringify(args).length} characters`);

@@ -50,6 +50,19 @@ export function redactSecrets(text: string, secrets: Record<string, string>): st
   return out;
 }
 
+/**
+ * What an orchestrator run gets on top of an ordinary one: PLATFORM_SERVICE_KEY and
+ * PLATFORM_API_URL in its environment, network to reach the platform, and strict mode when its
+ * parent (or itself) is strict.
+ */
+export interface RunExtras {
+  env?: Record<string, string>;
+  network?: 'none' | 'egress';
+  strict?: boolean;
+  /** How many sub-calls the run has made with its service key so far. */
+  subCalls?: () => Promise<number>;
+}
+
 export interface PlacedFile {
   /** Relative to the working directory: `input/01-report.pdf`. */
   path: string;
@@ -74,7 +87,7 @@ export async function openRunSession(
   deps: Deps,
   auth: AuthContext,
   agent: AgentVersion,
-  run: { files: CallFile[]; requestId: string; deadlineMs: number },
+  run: { files: CallFile[]; requestId: string; deadlineMs: number; extras?: RunExtras | undefined },
 ): Promise<RunSession> {
   const secrets = await runSecrets(deps, await secretsWorkspace(deps, auth, agent), agent);
   const runDeadline = Math.min(
@@ -102,12 +115,20 @@ export async function openRunSession(
         ...secrets,
         PLATFORM_RUN_ID: run.requestId,
         PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
+        ...run.extras?.env,
       },
-      network: 'none',
+      network: run.extras?.network ?? 'none',
       limits: DEFAULT_SANDBOX_LIMITS,
       deadlineMs: runDeadline,
     });
-    return { session, secrets, placed, runDeadline };
+    // The service key is redacted from logs like any secret.
+    const serviceKey = run.extras?.env?.PLATFORM_SERVICE_KEY;
+    return {
+      session,
+      secrets: serviceKey ? { ...secrets, PLATFORM_SERVICE_KEY: serviceKey } : secrets,
+      placed,
+      runDeadline,
+    };
   } catch (err) {
     if (err instanceof SandboxUnavailableError) {
       deps.logger.error('sandbox unavailable', { error: err.message });

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { cond } from '../../ports/store.ts';
+import { generateApiKey, hashApiKey } from '../api-keys/api-key-secret.ts';
+import { keys } from '../keys.ts';
+
+/**
+ * What a run's PLATFORM_SERVICE_KEY carries. The values live in the key's record on the platform
+ * side (only the key's hash is stored), so user code holding the key cannot raise them.
+ */
+export interface ServiceContext {
+  /** The run the key belongs to (its request id). */
+  run_id: string;
+  /** org/name/version of the orchestrator that holds the key. */
+  orchestrator: string;
+  /** How many more hops calls made with this key may go (each sub-call uses one). */
+  hops_remaining: number;
+  /** Epoch ms (platform clock): the orchestrator's deadline; sub-calls must finish before it. */
+  deadline_ms: number;
+  /** Credits passed to each dependency call (per_call_downstream_cap), for the billing work. */
+  budget: number;
+  /** A strict parent forces strict mode on everything downstream. */
+  strict: boolean;
+}
+
+/**
+ * Issues the key of one orchestrator run: a key record bound to the calling account, carrying the
+ * service context, expiring with the run's deadline (plus a minute), and deleted when the run ends.
+ */
+export async function issueServiceKey(
+  deps: Deps,
+  accountId: string,
+  context: ServiceContext,
+): Promise<{ key: string; subCalls: () => Promise<number>; revoke: () => Promise<void> }> {
+  const key = generateApiKey();
+  const hash = hashApiKey(key);
+  const itemKey = keys.apiKeyByHash(hash);
+  await deps.store.put({
+    ...itemKey,
+    id: randomUUID(),
+    hash,
+    account_id: accountId,
+    name: `service key of run ${context.run_id}`,
+    prefix: `${key.slice(0, 10)}…`,
+    agent: context.orchestrator.split('/')[1] ?? null,
+    created_at: deps.clock.now().toISOString(),
+    service: { ...context },
+    ttl: Math.ceil(context.deadline_ms / 1000) + 60,
+  });
+  return {
+    key,
+    subCalls: async () => Number((await deps.store.get(itemKey))?.sub_calls ?? 0),
+    revoke: async () => void (await deps.store.delete(itemKey)),
+  };
+}
+
+/** Counts one sub-call made with a service key (strict mode requires at least one). */
+export async function countSubCall(deps: Deps, keyHash: string): Promise<void> {
+  await deps.store.update(
+    keys.apiKeyByHash(keyHash),
+    { add: { sub_calls: 1 } },
+    { condition: cond.exists() },
+  );
+}
