@@ -390,3 +390,22 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     );
   });
 });
+
+describe('agents (managed_loop) on the ECS sandbox', () => {
+  it('are refused with a clear 422 until the ECS sandbox runs several commands per task', async () => {
+    const p = await startTestPlatform({ PLATFORM_SANDBOX: 'ecs', ANTHROPIC_API_KEY: 'sk-ant-test' });
+    try {
+      const o = await createAccount(p.deps, { org: 'ecsloop', tier: 'pro' });
+      const published = await p.request('POST', '/agents?allow_no_secrets=true', {
+        key: o.api_key,
+        body: { name: 'looper', type: 'agent', description: 'Loops.', supported_providers: ['anthropic'] },
+      });
+      assert.equal(published.status, 201, published.text);
+      const res = await p.request('POST', '/ecsloop/looper/v1/run', { key: o.api_key, body: {} });
+      assert.equal(res.status, 422, res.text);
+      assert.match(errorOf(res).message, /does not run yet; tool agents do/);
+    } finally {
+      await p.close();
+    }
+  });
+});

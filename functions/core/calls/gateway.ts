@@ -305,6 +305,13 @@ async function runEngine(
       usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
     };
   }
+  if (engine === 'managed_loop' && deps.sandbox.kind === 'ecs') {
+    // The ECS sandbox runs one command per task; the loop execs turn by turn (docs/calls.md).
+    throw new PlatformError(
+      'UNPROCESSABLE',
+      `${agent.org}/${agent.name} is an agent-type (managed loop) agent, which this deployment's ECS sandbox does not run yet; tool agents do`,
+    );
+  }
   if (engine === 'managed_loop') {
     return runManagedLoop(
       deps,
