@@ -217,13 +217,19 @@ export async function runDirectLlm(
     warnings,
     provider,
     model,
-    usage: {
-      input_tokens: result.usage.inputTokens ?? 0,
-      output_tokens: result.usage.outputTokens ?? 0,
-      total_tokens:
-        result.usage.totalTokens ?? (result.usage.inputTokens ?? 0) + (result.usage.outputTokens ?? 0),
-    },
+    usage: tokenUsage(result.usage),
   };
+}
+
+/** The provider's token counts as the call record keeps them (total = in + out when not given). */
+export function tokenUsage(usage: {
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+  totalTokens: number | undefined;
+}): EngineResult['usage'] {
+  const input = usage.inputTokens ?? 0;
+  const output = usage.outputTokens ?? 0;
+  return { input_tokens: input, output_tokens: output, total_tokens: usage.totalTokens ?? input + output };
 }
 
 function tryParse(text: string): unknown {

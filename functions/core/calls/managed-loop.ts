@@ -19,7 +19,14 @@ import {
 } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallFile } from './call-input.ts';
-import { type CallOptions, chooseModel, chooseProvider, renderTemplate, skillTexts } from './direct-llm.ts';
+import {
+  type CallOptions,
+  chooseModel,
+  chooseProvider,
+  renderTemplate,
+  skillTexts,
+  tokenUsage,
+} from './direct-llm.ts';
 import { openRunSession, type RunExtras, redactSecrets } from './sandbox-run.ts';
 
 export interface ManagedLoopResult {
@@ -238,12 +245,7 @@ export async function runManagedLoop(
       warnings,
       provider,
       model,
-      usage: {
-        input_tokens: loop.usage.inputTokens ?? 0,
-        output_tokens: loop.usage.outputTokens ?? 0,
-        total_tokens:
-          loop.usage.totalTokens ?? (loop.usage.inputTokens ?? 0) + (loop.usage.outputTokens ?? 0),
-      },
+      usage: tokenUsage(loop.usage),
       computeMs: state.computeMs,
       logs: [...finishedLogs(state), { level: 'info', message: summary }],
     };
