@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand } from '@aws-sdk/client-ecs';
 import {
   DeleteObjectsCommand,
@@ -20,6 +21,7 @@ import {
   createEcsSandbox,
   createS3Presigner,
   EcsSandbox,
+  type ExecCommand,
   RUNNER_SOURCE,
   type RunManifest,
   type RunResult,
@@ -45,7 +47,7 @@ const presign = async (method: 'GET' | 'PUT', key: string, ttl: number) => {
   return `https://signed.example/${method}/${key}`;
 };
 
-function sandbox(pollMs = 1): EcsSandbox {
+function sandbox(pollMs = 1, extra: { maxExecs?: number; describeMs?: number } = {}): EcsSandbox {
   return new EcsSandbox({
     cluster: 'agenthost-sandbox',
     taskDefinition: TASK_DEFINITION,
@@ -58,6 +60,9 @@ function sandbox(pollMs = 1): EcsSandbox {
     presign,
     pollMs,
     maxPollMs: 5,
+    describeMs: 1,
+    maxExecs: 4,
+    ...extra,
   });
 }
 
@@ -90,6 +95,11 @@ const body = (value: unknown) => ({ transformToString: async () => JSON.stringif
 const task = (lastStatus: string, extra: Record<string, unknown> = {}) => ({
   tasks: [{ taskArn: TASK_ARN, lastStatus, ...extra }],
 });
+const noSuchKey = () => new NoSuchKey({ message: 'no such key', $metadata: {} });
+
+/** Result objects the mocked S3 serves, by key; any other key is NoSuchKey. */
+const results = new Map<string, { value: unknown; version?: string }>();
+const resultKey = (n: number) => `sandbox-results/req-0b7e/exec-${n}.json`;
 
 function manifestUploaded(): RunManifest {
   const put = s3Mock
@@ -100,47 +110,58 @@ function manifestUploaded(): RunManifest {
   return JSON.parse(String(put.args[0].input.Body));
 }
 
+/** The command objects written, in order. */
+function commandsUploaded(): { key: string; value: ExecCommand }[] {
+  return s3Mock
+    .commandCalls(PutObjectCommand)
+    .map((c) => c.args[0].input)
+    .filter((i) => /\/exec-\d+\.json$/.test(String(i.Key)))
+    .map((i) => ({ key: String(i.Key), value: JSON.parse(String(i.Body)) }));
+}
+
 beforeEach(() => {
   ecsMock.reset();
   s3Mock.reset();
   signed.length = 0;
+  results.clear();
   s3Mock.on(PutObjectCommand).callsFake((input: { Key: string }) => ({ VersionId: `v-${input.Key}` }));
   s3Mock.on(DeleteObjectsCommand).resolves({});
+  s3Mock.on(GetObjectCommand).callsFake((input: { Key: string }) => {
+    const r = results.get(input.Key);
+    if (!r) throw noSuchKey();
+    return { Body: body(r.value), ContentLength: 200, ...(r.version ? { VersionId: r.version } : {}) };
+  });
   ecsMock
     .on(RunTaskCommand)
     .resolves({ tasks: [{ taskArn: TASK_ARN, lastStatus: 'PROVISIONING' }], failures: [] });
+  ecsMock.on(DescribeTasksCommand).resolves(task('RUNNING'));
+  ecsMock.on(StopTaskCommand).resolves({});
 });
 
-describe('EcsSandbox: one Fargate task per session', () => {
-  test('RunTask gets exactly the task, network and the manifest URL; the run is read back from S3', async () => {
-    ecsMock
-      .on(DescribeTasksCommand)
-      .resolvesOnce(task('PROVISIONING'))
-      .resolvesOnce(task('RUNNING'))
-      .resolves(
-        task('STOPPED', {
-          stopCode: 'EssentialContainerExited',
-          containers: [{ name: 'runner', exitCode: 0 }],
-        }),
-      );
-    s3Mock
-      .on(GetObjectCommand)
-      .resolves({ Body: body(okResult), VersionId: 'result-v1', ContentLength: 200 });
-
+describe('EcsSandbox: one long-lived Fargate task per session', () => {
+  test('one RunTask with the manifest URL; three execs go through command and result objects', async () => {
+    for (const n of [1, 2, 3]) {
+      results.set(resultKey(n), { value: { ...okResult, stdout: `out-${n}` }, version: `result-v${n}` });
+    }
     const session = await sandbox().openSession(spec());
     assert.equal(session.workDir, '/work');
-    const result = await session.exec('node index.js', { stdin: '{"q":1}' });
+    assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 0, 'nothing starts at openSession');
+    const first = await session.exec('node index.js', { stdin: '{"q":1}' });
+    const second = await session.exec('ls');
+    const third = await session.exec('cat out.txt', { timeoutMs: 10_000 });
     await session.close();
 
-    assert.deepEqual(result, {
+    assert.deepEqual(first, {
       exitCode: 0,
       signal: null,
-      stdout: '{"ok":true}',
+      stdout: 'out-1',
       stderrTail: 'warming up',
       timedOut: false,
       stdoutTruncated: false,
       durationMs: 1234,
     });
+    assert.equal(second.stdout, 'out-2');
+    assert.equal(third.stdout, 'out-3');
 
     const runs = ecsMock.commandCalls(RunTaskCommand);
     assert.equal(runs.length, 1);
@@ -176,27 +197,30 @@ describe('EcsSandbox: one Fargate task per session', () => {
         { key: 'agenthost:workspace-id', value: 'ws-42' },
       ],
     });
-    // Secrets and inputs travel in the manifest object, never in the ECS API (DescribeTasks, CloudTrail).
+    // Secrets and inputs travel in S3 objects, never in the ECS API (DescribeTasks, CloudTrail).
     const runInput = JSON.stringify(runs[0]?.args[0].input);
     assert.ok(!runInput.includes(SECRET));
     assert.ok(!runInput.includes('{"q":1}'));
 
     const manifest = manifestUploaded();
     assert.ok(manifest.deadlineMs > Date.now());
+    const slot = (n: number) => ({
+      commandUrl: `https://signed.example/GET/sandbox-inputs/req-0b7e/exec-${n}.json`,
+      resultUrl: `https://signed.example/PUT/sandbox-results/req-0b7e/exec-${n}.json`,
+    });
     assert.deepEqual(
       { ...manifest, deadlineMs: 0 },
       {
-        v: 1,
+        v: 2,
         runId: 'req-0b7e',
         workDir: '/work',
-        command: 'node index.js',
-        stdin: '{"q":1}',
         env: { API_TOKEN: SECRET, PLATFORM_RUN_ID: 'req-0b7e' },
         bundle: { url: 'https://signed.example/GET/sandbox-inputs/req-0b7e/bundle.tar.gz', format: 'tar.gz' },
         files: [
           { path: 'input/01-report.txt', url: 'https://signed.example/GET/sandbox-inputs/req-0b7e/files/0' },
         ],
-        resultUrl: 'https://signed.example/PUT/sandbox-results/req-0b7e.json',
+        execs: [slot(1), slot(2), slot(3), slot(4)],
+        pollMs: [1, 5],
         deadlineMs: 0,
         limits: {
           cpuSeconds: 300,
@@ -206,61 +230,89 @@ describe('EcsSandbox: one Fargate task per session', () => {
         },
       },
     );
-    // The only PUT URL is this run's result; every URL outlives the deadline by a minute at most.
+    // The only PUT URLs are this run's results; every URL outlives the deadline by a minute at most.
     assert.deepEqual(
       signed.filter((s) => s.method === 'PUT').map((s) => s.key),
-      ['sandbox-results/req-0b7e.json'],
+      [1, 2, 3, 4].map(resultKey),
     );
     for (const s of signed) assert.ok(s.ttl >= 60 && s.ttl <= 121, `${s.key}: ${s.ttl}`);
 
+    // The commands (stdin included) and then the stop command, in the next slot.
+    const commands = commandsUploaded();
+    assert.deepEqual(
+      commands.map((c) => c.key),
+      [1, 2, 3, 4].map((n) => `sandbox-inputs/req-0b7e/exec-${n}.json`),
+    );
+    const [c1, c2, c3, c4] = commands.map((c) => c.value);
+    assert.ok(c1 && 'command' in c1 && c2 && 'command' in c2 && c3 && 'command' in c3);
+    assert.equal(c1.command, 'node index.js');
+    assert.equal(c1.stdin, '{"q":1}');
+    assert.ok(c1.killAtMs <= manifest.deadlineMs - 1500 && c1.killAtMs > Date.now());
+    assert.equal(c2.command, 'ls');
+    assert.equal(c2.stdin, '');
+    assert.ok(c3.killAtMs <= Date.now() + 10_000 - 1500);
+    assert.deepEqual(c4, { v: 2, stop: true });
+
     const uploads = s3Mock.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
-    assert.deepEqual(uploads.map((u) => u.Key).sort(), [
-      'sandbox-inputs/req-0b7e/bundle.tar.gz',
-      'sandbox-inputs/req-0b7e/files/0',
-      'sandbox-inputs/req-0b7e/run.json',
-    ]);
     for (const u of uploads) assert.equal(u.Bucket, 'agenthost-bundles');
     assert.deepEqual(
       uploads.find((u) => u.Key === 'sandbox-inputs/req-0b7e/bundle.tar.gz')?.Body,
       Buffer.from('bundle-bytes'),
     );
-
-    // Polled until STOPPED, then the result object; no StopTask for a task that ended by itself.
-    assert.equal(ecsMock.commandCalls(DescribeTasksCommand).length, 3);
-    assert.deepEqual(ecsMock.commandCalls(DescribeTasksCommand)[0]?.args[0].input, {
-      cluster: 'agenthost-sandbox',
-      tasks: [TASK_ARN],
-    });
     assert.deepEqual(s3Mock.commandCalls(GetObjectCommand)[0]?.args[0].input, {
       Bucket: 'agenthost-bundles',
-      Key: 'sandbox-results/req-0b7e.json',
+      Key: resultKey(1),
     });
-    assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 0);
 
+    // close stops the task (the stop command ends the runner; StopTask in case it cannot).
+    assert.deepEqual(
+      ecsMock.commandCalls(StopTaskCommand).map((c) => c.args[0].input),
+      [{ cluster: 'agenthost-sandbox', task: TASK_ARN, reason: 'agenthost: session closed' }],
+    );
     // close deletes exactly the versions the session wrote and read.
     const deletes = s3Mock.commandCalls(DeleteObjectsCommand);
     assert.equal(deletes.length, 1);
+    const deleted = [...(deletes[0]?.args[0].input.Delete?.Objects ?? [])];
     assert.deepEqual(
-      [...(deletes[0]?.args[0].input.Delete?.Objects ?? [])].sort((a, b) =>
-        String(a.Key).localeCompare(String(b.Key)),
-      ),
+      deleted.map((o) => o.Key).sort(),
       [
-        {
-          Key: 'sandbox-inputs/req-0b7e/bundle.tar.gz',
-          VersionId: 'v-sandbox-inputs/req-0b7e/bundle.tar.gz',
-        },
-        { Key: 'sandbox-inputs/req-0b7e/files/0', VersionId: 'v-sandbox-inputs/req-0b7e/files/0' },
-        { Key: 'sandbox-inputs/req-0b7e/run.json', VersionId: 'v-sandbox-inputs/req-0b7e/run.json' },
-        { Key: 'sandbox-results/req-0b7e.json', VersionId: 'result-v1' },
-      ],
+        'sandbox-inputs/req-0b7e/bundle.tar.gz',
+        'sandbox-inputs/req-0b7e/exec-1.json',
+        'sandbox-inputs/req-0b7e/exec-2.json',
+        'sandbox-inputs/req-0b7e/exec-3.json',
+        'sandbox-inputs/req-0b7e/exec-4.json',
+        'sandbox-inputs/req-0b7e/files/0',
+        'sandbox-inputs/req-0b7e/run.json',
+        resultKey(1),
+        resultKey(2),
+        resultKey(3),
+      ].sort(),
+    );
+    assert.deepEqual(
+      deleted.find((o) => o.Key === resultKey(2)),
+      { Key: resultKey(2), VersionId: 'result-v2' },
+    );
+    assert.deepEqual(
+      deleted.find((o) => o.Key === 'sandbox-inputs/req-0b7e/run.json'),
+      { Key: 'sandbox-inputs/req-0b7e/run.json', VersionId: 'v-sandbox-inputs/req-0b7e/run.json' },
     );
   });
 
+  test('a session runs at most maxExecs commands', async () => {
+    for (const n of [1, 2]) results.set(resultKey(n), { value: okResult });
+    const session = await sandbox(1, { maxExecs: 2 }).openSession(spec());
+    await session.exec('true');
+    await session.exec('true');
+    await assert.rejects(session.exec('true'), /has used all 2 commands/);
+    await session.close();
+    assert.equal(commandsUploaded().length, 2, 'no slot is left for the stop command: StopTask ends it');
+    assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 1);
+  });
+
   test('the output is capped at the limit whatever the result object says', async () => {
-    ecsMock.on(DescribeTasksCommand).resolves(task('STOPPED'));
-    s3Mock
-      .on(GetObjectCommand)
-      .resolves({ Body: body({ ...okResult, stdout: 'x'.repeat(20), stderrTail: 'e'.repeat(9000) }) });
+    results.set(resultKey(1), {
+      value: { ...okResult, stdout: 'x'.repeat(20), stderrTail: 'e'.repeat(9000) },
+    });
     const session = await sandbox().openSession(
       spec({ limits: { ...DEFAULT_SANDBOX_LIMITS, outputBytes: 8 }, bundle: undefined, files: [] }),
     );
@@ -272,58 +324,66 @@ describe('EcsSandbox: one Fargate task per session', () => {
   });
 
   test('at the deadline the task is stopped and the run reported as timed out', async () => {
-    ecsMock.on(DescribeTasksCommand).resolves(task('RUNNING'));
-    ecsMock.on(StopTaskCommand).resolves({});
-    s3Mock.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'no such key', $metadata: {} }));
     const session = await sandbox(5).openSession(spec({ deadlineMs: Date.now() + 80 }));
     const result = await session.exec('sleep 600');
     assert.equal(result.timedOut, true);
     assert.equal(result.exitCode, null);
     assert.equal(result.signal, 'SIGKILL');
     assert.equal(result.stdout, '');
-    assert.ok(ecsMock.commandCalls(DescribeTasksCommand).length >= 1);
+    assert.ok(s3Mock.commandCalls(GetObjectCommand).length >= 1);
     assert.deepEqual(
       ecsMock.commandCalls(StopTaskCommand).map((c) => c.args[0].input),
       [{ cluster: 'agenthost-sandbox', task: TASK_ARN, reason: 'agenthost: run deadline reached' }],
     );
     await session.close();
     assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 1, 'close does not stop it twice');
+    assert.equal(commandsUploaded().length, 1, 'no stop command for a stopped task');
+  });
+
+  test('an exec timeout with no result stops the task; later commands are refused clearly', async () => {
+    const session = await sandbox(5).openSession(spec());
+    const result = await session.exec('sleep 600', { timeoutMs: 60 });
+    assert.equal(result.timedOut, true);
+    assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 1);
+    await assert.rejects(
+      session.exec('true'),
+      (err: Error) => err instanceof SandboxUnavailableError && /no longer running/.test(err.message),
+    );
+    await session.close();
   });
 
   test('timeoutMs shortens the deadline; an abort stops the task too', async () => {
-    ecsMock.on(DescribeTasksCommand).resolves(task('RUNNING'));
-    ecsMock.on(StopTaskCommand).resolves({});
-    s3Mock.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'no such key', $metadata: {} }));
     const controller = new AbortController();
     const session = await sandbox(5).openSession(spec());
     setTimeout(() => controller.abort(), 30);
     const result = await session.exec('sleep 600', { signal: controller.signal, timeoutMs: 50_000 });
     assert.equal(result.timedOut, true);
     assert.equal(ecsMock.commandCalls(StopTaskCommand)[0]?.args[0].input.reason, 'agenthost: run aborted');
-    assert.ok(manifestUploaded().deadlineMs <= Date.now() + 50_000);
+    const command = commandsUploaded()[0]?.value;
+    assert.ok(command && 'killAtMs' in command && command.killAtMs <= Date.now() + 50_000);
   });
 
-  test('a task that ECS cannot start is a clear SandboxUnavailableError', async () => {
+  test('a task that ECS cannot start is a clear SandboxUnavailableError, every time', async () => {
     ecsMock.on(RunTaskCommand).resolves({
       tasks: [],
       failures: [{ arn: TASK_DEFINITION, reason: 'RESOURCE:ENI', detail: 'ENI limit reached' }],
     });
     const session = await sandbox().openSession(spec());
-    await assert.rejects(
-      session.exec('node index.js'),
-      (err: Error) =>
-        err instanceof SandboxUnavailableError &&
-        /ECS could not start the sandbox task for run req-0b7e: RESOURCE:ENI: ENI limit reached/.test(
-          err.message,
-        ),
-    );
+    const refused = (err: Error) =>
+      err instanceof SandboxUnavailableError &&
+      /ECS could not start the sandbox task for run req-0b7e: RESOURCE:ENI: ENI limit reached/.test(
+        err.message,
+      );
+    await assert.rejects(session.exec('node index.js'), refused);
+    await assert.rejects(session.readFile('a.txt'), refused);
+    assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 1);
     assert.equal(ecsMock.commandCalls(DescribeTasksCommand).length, 0);
+    assert.equal(commandsUploaded().length, 0);
     await session.close();
     assert.equal(s3Mock.commandCalls(DeleteObjectsCommand).length, 1, 'the staged inputs are deleted');
   });
 
   test('a task that stopped without a result: image or network trouble is ours, out of memory is the run’s', async () => {
-    s3Mock.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'no such key', $metadata: {} }));
     ecsMock.on(DescribeTasksCommand).resolves(
       task('STOPPED', {
         stopCode: 'TaskFailedToStart',
@@ -352,42 +412,71 @@ describe('EcsSandbox: one Fargate task per session', () => {
     assert.equal(result.exitCode, null);
     assert.equal(result.timedOut, false);
     assert.match(result.stderrTail, /OutOfMemoryError/);
+    await assert.rejects(second.exec('true'), /no longer running/);
+    await second.close();
+    assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 0, 'a stopped task is not stopped again');
   });
 
   test('a runner that failed before the command (bad bundle, download refused) is a SandboxUnavailableError', async () => {
-    ecsMock.on(DescribeTasksCommand).resolves(task('STOPPED'));
-    s3Mock.on(GetObjectCommand).resolves({ Body: body({ v: 1, error: 'download failed with HTTP 403' }) });
+    results.set(resultKey(1), { value: { v: 1, error: 'download failed with HTTP 403' } });
     const session = await sandbox().openSession(spec());
     await assert.rejects(
       session.exec('true'),
       /runner failed for run req-0b7e: download failed with HTTP 403/,
     );
 
-    s3Mock.on(GetObjectCommand).resolves({ Body: body({ v: 1, exitCode: 'zero' }) });
+    results.set(resultKey(1), { value: { v: 1, exitCode: 'zero' } });
     const other = await sandbox().openSession(spec());
     await assert.rejects(other.exec('true'), /result of run req-0b7e is malformed/);
   });
 
-  test('a second exec, file reads and listings are refused clearly; writes stage files before the exec', async () => {
-    ecsMock.on(DescribeTasksCommand).resolves(task('STOPPED'));
-    s3Mock.on(GetObjectCommand).resolves({ Body: body(okResult) });
+  test('a missing result read as AccessDenied (no s3:ListBucket) means "not yet" too', async () => {
+    let calls = 0;
+    s3Mock.on(GetObjectCommand).callsFake(() => {
+      calls++;
+      if (calls < 3) throw Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+      return { Body: body(okResult) };
+    });
+    const session = await sandbox().openSession(spec());
+    assert.equal((await session.exec('true')).exitCode, 0);
+    assert.equal(calls, 3);
+  });
+
+  test('writes before the task are staged; file operations after it are commands in the task', async () => {
     const session = await sandbox().openSession(spec({ files: [] }));
     await session.writeFile('notes/a.txt', 'hello');
     await assert.rejects(session.writeFile('../escape', 'x'), /refused path/);
-    await assert.rejects(session.readFile('notes/a.txt'), /readFile is not supported by the ECS sandbox yet/);
-    await assert.rejects(session.listFiles(), /listFiles is not supported by the ECS sandbox yet/);
-    await session.exec('cat notes/a.txt');
+    await assert.rejects(session.readFile('/etc/passwd'), (err: Error) => err.name === 'SandboxPathError');
+    await assert.rejects(session.listFiles('a/../../b'), /refused path/);
+    assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 0);
+
+    results.set(resultKey(1), { value: { ...okResult, stdout: Buffer.from('hello').toString('base64') } });
+    assert.equal(String(await session.readFile('notes/a.txt')), 'hello');
     assert.deepEqual(manifestUploaded().files, [
       { path: 'notes/a.txt', url: 'https://signed.example/GET/sandbox-inputs/req-0b7e/files/0' },
     ]);
-    await assert.rejects(
-      session.exec('echo again'),
-      (err: Error) =>
-        err instanceof SandboxUnavailableError &&
-        /a second exec in one session is not supported by the ECS sandbox yet/.test(err.message),
-    );
-    await assert.rejects(session.writeFile('late.txt', 'x'), /writeFile after exec is not supported/);
+    results.set(resultKey(2), { value: { ...okResult, stdout: '' } });
+    await session.writeFile("it's/b.bin", Buffer.from([0, 255, 1]));
+    results.set(resultKey(3), { value: { ...okResult, stdout: './notes/a.txt\0./b\0./a z\0' } });
+    assert.deepEqual(await session.listFiles(), ['a z', 'b', 'notes/a.txt']);
+    results.set(resultKey(4), {
+      value: { ...okResult, exitCode: 2, stdout: '', stderrTail: 'not a regular file\n' },
+    });
+    await assert.rejects(session.readFile('notes'), (err: Error) => {
+      assert.equal(err.name, 'SandboxPathError');
+      assert.match(err.message, /readFile "notes": not a regular file/);
+      return true;
+    });
     assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 1);
+
+    const [read, write, list, read2] = commandsUploaded().map((c) => c.value);
+    assert.ok(read && 'command' in read && write && 'command' in write && list && 'command' in list);
+    assert.match(read.command, /base64 -w 0 < "\$f"$/);
+    assert.ok(read.command.startsWith("f='notes/a.txt';"));
+    assert.ok(write.command.startsWith(`f='it'\\''s/b.bin';`), write.command);
+    assert.equal(write.stdin, Buffer.from([0, 255, 1]).toString('base64'));
+    assert.ok(list.command.startsWith("d='.';"));
+    assert.ok(read2 && 'command' in read2);
     await session.close();
   });
 
@@ -402,16 +491,20 @@ describe('EcsSandbox: one Fargate task per session', () => {
     assert.equal(s3Mock.commandCalls(PutObjectCommand).length, 0);
   });
 
-  test('close stops a task still running after an error', async () => {
+  test('close sends the stop command and stops a task still running after an error', async () => {
     ecsMock.on(DescribeTasksCommand).rejects(new Error('throttled'));
-    ecsMock.on(StopTaskCommand).resolves({});
     const session = await sandbox().openSession(spec());
     await assert.rejects(session.exec('true'), /throttled/);
     await session.close();
+    assert.deepEqual(commandsUploaded().at(-1), {
+      key: 'sandbox-inputs/req-0b7e/exec-2.json',
+      value: { v: 2, stop: true },
+    });
     assert.deepEqual(
       ecsMock.commandCalls(StopTaskCommand).map((c) => c.args[0].input),
       [{ cluster: 'agenthost-sandbox', task: TASK_ARN, reason: 'agenthost: session closed' }],
     );
+    await assert.rejects(session.exec('true'), /session is closed/);
   });
 
   test('createEcsSandbox names every missing setting', () => {
@@ -482,22 +575,24 @@ describe('the runner (RUNNER_SOURCE) against a loopback S3 stand-in', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function runRunner(
-    name: string,
-    manifest: Partial<RunManifest> & { command: string },
-  ): Promise<{ result: Record<string, unknown>; code: number | null; logs: string }> {
-    const workDir = join(root, name);
+  const limits = { cpuSeconds: 30, processes: 256, outputBytes: 1024, diskBytes: 10 * 1024 * 1024 };
+
+  /** Starts the runner on a manifest with `slots` command slots; the commands are put separately. */
+  function startRunner(name: string, manifest: Partial<RunManifest> = {}, slots = 3) {
     const full: RunManifest = {
-      v: 1,
+      v: 2,
       runId: name,
-      workDir,
-      stdin: '',
+      workDir: join(root, name),
       env: {},
       bundle: null,
       files: [],
-      resultUrl: `${base}/results/${name}.json`,
+      execs: Array.from({ length: slots }, (_, i) => ({
+        commandUrl: `${base}/inputs/${name}/exec-${i + 1}.json`,
+        resultUrl: `${base}/results/${name}/exec-${i + 1}.json`,
+      })),
+      pollMs: [5, 20],
       deadlineMs: Date.now() + 20_000,
-      limits: { cpuSeconds: 30, processes: 256, outputBytes: 1024, diskBytes: 10 * 1024 * 1024 },
+      limits,
       ...manifest,
     };
     objects.set(`inputs/${name}/run.json`, Buffer.from(JSON.stringify(full)));
@@ -512,10 +607,32 @@ describe('the runner (RUNNER_SOURCE) against a loopback S3 stand-in', () => {
     child.stderr.on('data', (d: Buffer) => {
       logs += d;
     });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const stored = objects.get(`results/${name}.json`);
-    assert.ok(stored, `no result uploaded; runner logs: ${logs}`);
-    return { result: JSON.parse(String(stored)), code, logs };
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    return { child, exited, logs: () => logs };
+  }
+
+  const send = (name: string, n: number, command: ExecCommand) =>
+    objects.set(`inputs/${name}/exec-${n}.json`, Buffer.from(JSON.stringify(command)));
+
+  async function resultOf(name: string, n: number, logs: () => string): Promise<Record<string, unknown>> {
+    const key = `results/${name}/exec-${n}.json`;
+    for (let i = 0; i < 400 && !objects.has(key); i++) await delay(25);
+    const stored = objects.get(key);
+    assert.ok(stored, `no result ${n} uploaded; runner logs: ${logs()}`);
+    return JSON.parse(String(stored));
+  }
+
+  /** One command, then stop: the runner exits by itself. */
+  async function runRunner(
+    name: string,
+    manifest: Partial<RunManifest> & { command: string; stdin?: string },
+  ): Promise<{ result: Record<string, unknown>; code: number | null; logs: string }> {
+    const { command, stdin = '', ...rest } = manifest;
+    send(name, 1, { v: 2, command, stdin, killAtMs: Number.MAX_SAFE_INTEGER });
+    send(name, 2, { v: 2, stop: true });
+    const runner = startRunner(name, rest);
+    const code = await runner.exited;
+    return { result: await resultOf(name, 1, runner.logs), code, logs: runner.logs() };
   }
 
   const expectedUid = process.getuid?.() === 0 ? '1000' : String(process.getuid?.());
@@ -615,5 +732,175 @@ describe('the runner (RUNNER_SOURCE) against a loopback S3 stand-in', () => {
       bundle: { url: `${base}/inputs/denied/missing.tar.gz`, format: 'tar.gz' },
     });
     assert.match(String(denied.result.error), /download failed with HTTP 403/);
+  });
+  test('one runner takes many commands in order, polling for each, until the stop command', async () => {
+    const runner = startRunner('many', { env: { TOKEN: 'tok-9' } }, 5);
+    try {
+      send('many', 1, {
+        v: 2,
+        command: 'echo one > state.txt; echo "$TOKEN"',
+        stdin: '',
+        killAtMs: Date.now() + 10_000,
+      });
+      assert.equal((await resultOf('many', 1, runner.logs)).stdout, 'tok-9\n');
+      // The next command arrives later: the runner polls until it exists.
+      await delay(100);
+      send('many', 2, {
+        v: 2,
+        command: 'cat; cat state.txt; id -u',
+        stdin: 'in-2 ',
+        killAtMs: Date.now() + 10_000,
+      });
+      const second = await resultOf('many', 2, runner.logs);
+      assert.equal(second.stdout, `in-2 one\n${expectedUid}\n`);
+      send('many', 3, { v: 2, command: 'sleep 30', stdin: '', killAtMs: Date.now() + 300 });
+      const third = await resultOf('many', 3, runner.logs);
+      assert.equal(third.timedOut, true, 'killAtMs ends one command, not the runner');
+      send('many', 4, { v: 2, stop: true });
+      assert.equal(await runner.exited, 0);
+      assert.ok(!objects.has('results/many/exec-4.json'));
+      assert.match(runner.logs(), /"msg":"stopped"/);
+      assert.ok(!runner.logs().includes('tok-9'));
+    } finally {
+      runner.child.kill('SIGKILL');
+    }
+  });
+
+  test('without a stop command the runner ends at the run deadline', async () => {
+    const started = Date.now();
+    const runner = startRunner('idle', { deadlineMs: Date.now() + 600 });
+    assert.equal(await runner.exited, 0);
+    assert.ok(Date.now() - started < 5000);
+    assert.match(runner.logs(), /deadline reached/);
+  });
+
+  test('the command cannot read the manifest or any presigned URL', {
+    skip: process.getuid?.() !== 0 && 'the uid switch needs root',
+  }, async () => {
+    const { result } = await runRunner('peek', {
+      command:
+        'env; cat /proc/$PPID/environ 2>/dev/null | tr "\\0" "\\n"; ls -a; cat /proc/1/cmdline 2>/dev/null | head -c 0',
+    });
+    assert.equal(result.exitCode, 0, String(result.stderrTail));
+    assert.ok(!String(result.stdout).includes(base), String(result.stdout));
+    assert.ok(!String(result.stdout).includes(SANDBOX_MANIFEST_ENV));
+  });
+
+  describe('EcsSandbox end to end: mocked ECS, the real runner, S3 on loopback', () => {
+    let child: ReturnType<typeof spawn> | undefined;
+    let exit: number | null | undefined;
+    let stopped: string | undefined;
+    const e2eRoot = join(root, 'e2e');
+
+    beforeEach(() => {
+      child = undefined;
+      exit = undefined;
+      ecsMock.reset();
+      s3Mock.reset();
+      s3Mock.on(PutObjectCommand).callsFake((input: { Key: string; Body: Buffer }) => {
+        let data = Buffer.from(input.Body);
+        if (input.Key.endsWith('/run.json')) {
+          // Never /work on the test machine: the runner would hand it to uid 1000.
+          data = Buffer.from(JSON.stringify({ ...JSON.parse(String(data)), workDir: e2eRoot }));
+        }
+        objects.set(input.Key, data);
+        return { VersionId: 'v1' };
+      });
+      s3Mock.on(GetObjectCommand).callsFake((input: { Key: string }) => {
+        const data = objects.get(input.Key);
+        // As S3 answers a role without s3:ListBucket.
+        if (!data) throw Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+        return { Body: { transformToString: async () => String(data) }, ContentLength: data.length };
+      });
+      // Deletion is asserted by the unit tests; here the runner must still see the stop command.
+      s3Mock.on(DeleteObjectsCommand).resolves({});
+      ecsMock.on(RunTaskCommand).callsFake((input) => {
+        const env = input.overrides.containerOverrides[0].environment[0];
+        child = spawn(process.execPath, ['-e', RUNNER_SOURCE], {
+          env: { [env.name]: env.value, PATH: process.env.PATH ?? '' },
+          stdio: 'ignore',
+        });
+        child.on('exit', (code) => {
+          exit = code;
+        });
+        return { tasks: [{ taskArn: TASK_ARN, lastStatus: 'PROVISIONING' }], failures: [] };
+      });
+      ecsMock
+        .on(DescribeTasksCommand)
+        .callsFake(() =>
+          exit === undefined
+            ? task('RUNNING')
+            : task('STOPPED', { containers: [{ name: 'runner', exitCode: exit }] }),
+        );
+      ecsMock.on(StopTaskCommand).callsFake((input) => {
+        stopped = input.reason;
+        return {};
+      });
+    });
+    after(() => child?.kill('SIGKILL'));
+
+    function e2eSandbox(): EcsSandbox {
+      return new EcsSandbox({
+        cluster: 'agenthost-sandbox',
+        taskDefinition: TASK_DEFINITION,
+        subnets: ['subnet-a'],
+        securityGroups: ['sg-1'],
+        bucket: 'agenthost-bundles',
+        region: 'eu-west-1',
+        ecs: new ECSClient({ region: 'eu-west-1' }),
+        s3: new S3Client({ region: 'eu-west-1' }),
+        presign: async (_method, key) => `${base}/${key}`,
+        pollMs: 5,
+        maxPollMs: 20,
+        describeMs: 200,
+        maxExecs: 20,
+      });
+    }
+
+    test('three execs, file operations and a timed-out exec in one task; close stops it', async () => {
+      const session = await e2eSandbox().openSession(
+        spec({
+          runId: 'e2e-1',
+          bundle: undefined,
+          files: [{ path: 'in/a.txt', data: Buffer.from('from-spec') }],
+        }),
+      );
+      try {
+        const first = await session.exec('cat in/a.txt; echo " $API_TOKEN"; echo x > made.txt');
+        assert.equal(first.stdout, `from-spec ${SECRET}\n`);
+        const second = await session.exec('cat; cat made.txt', { stdin: 'piped ' });
+        assert.equal(second.stdout, 'piped x\n');
+        const third = await session.exec('exit 4');
+        assert.equal(third.exitCode, 4);
+        assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 1);
+
+        await session.writeFile("dir/it's.bin", Buffer.from([0, 1, 2, 255]));
+        assert.deepEqual(await session.readFile("dir/it's.bin"), Buffer.from([0, 1, 2, 255]));
+        assert.equal(String(await session.readFile('made.txt')), 'x\n');
+        assert.deepEqual(await session.listFiles(), ["dir/it's.bin", 'in/a.txt', 'made.txt']);
+        assert.deepEqual(await session.listFiles('dir'), ["dir/it's.bin"]);
+        await assert.rejects(session.readFile('dir'), (err: Error) => err.name === 'SandboxPathError');
+        await assert.rejects(
+          session.readFile('missing.txt'),
+          (err: Error) => err.name === 'SandboxPathError',
+        );
+        await assert.rejects(session.listFiles('nope'), /not a directory/);
+        await assert.rejects(session.readFile('../etc/passwd'), /refused path/);
+
+        // The runner kills the command before the exec's timeout; the task keeps running.
+        const slow = await session.exec('sleep 30', { timeoutMs: 1200 });
+        assert.equal(slow.timedOut, true);
+        assert.equal(slow.signal, 'SIGKILL');
+        assert.equal(stopped, undefined);
+        assert.equal((await session.exec('echo after')).stdout, 'after\n');
+        assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 1);
+        assert.equal(exit, undefined, 'the task still runs');
+      } finally {
+        await session.close();
+      }
+      assert.equal(stopped, 'agenthost: session closed');
+      for (let i = 0; i < 200 && exit === undefined; i++) await delay(10);
+      assert.equal(exit, 0, 'the runner ended on the stop command');
+    });
   });
 });

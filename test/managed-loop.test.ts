@@ -391,19 +391,44 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
   });
 });
 
-describe('agents (managed_loop) on the ECS sandbox', () => {
-  it('are refused with a clear 422 until the ECS sandbox runs several commands per task', async () => {
+describe('orchestrators on the ECS sandbox', () => {
+  it('are refused with a clear 422 until ECS tasks have a route to the platform', async () => {
     const p = await startTestPlatform({ PLATFORM_SANDBOX: 'ecs', ANTHROPIC_API_KEY: 'sk-ant-test' });
     try {
       const o = await createAccount(p.deps, { org: 'ecsloop', tier: 'pro' });
+      const leaf = await p.request('POST', '/agents?allow_no_secrets=true', {
+        key: o.api_key,
+        body: {
+          name: 'leaf',
+          type: 'tool',
+          description: 'Leaf.',
+          supported_providers: ['any'],
+          runtime: { command: 'echo {}' },
+        },
+      });
+      assert.equal(leaf.status, 201, leaf.text);
       const published = await p.request('POST', '/agents?allow_no_secrets=true', {
         key: o.api_key,
-        body: { name: 'looper', type: 'agent', description: 'Loops.', supported_providers: ['anthropic'] },
+        body: {
+          name: 'conductor',
+          type: 'agent',
+          description: 'Conducts.',
+          supported_providers: ['anthropic'],
+          custom_tools: [
+            { name: 'call_leaf', description: 'calls ecsloop/leaf', command: 'echo ecsloop/leaf' },
+          ],
+          manifest: {
+            manifest_version: 1,
+            dependencies: [{ id: 'ecsloop/leaf', version: 'v1' }],
+            max_hops: 1,
+            timeout_ms: 60_000,
+          },
+        },
       });
       assert.equal(published.status, 201, published.text);
-      const res = await p.request('POST', '/ecsloop/looper/v1/run', { key: o.api_key, body: {} });
+      const res = await p.request('POST', '/ecsloop/conductor/v1/run', { key: o.api_key, body: {} });
       assert.equal(res.status, 422, res.text);
-      assert.match(errorOf(res).message, /does not run yet; tool agents do/);
+      assert.match(errorOf(res).message, /is an orchestrator .* does not run yet/);
     } finally {
       await p.close();
     }

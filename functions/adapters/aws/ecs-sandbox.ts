@@ -18,14 +18,17 @@ import {
 } from '../../ports/sandbox.ts';
 
 /**
- * The Sandbox port on ECS Fargate (docs/sandbox-aws.md). A session is one Fargate task of the
- * sandbox task definition (lib/constructs/sandbox-cluster.ts): no task role, no public IP, in
- * isolated subnets whose only way out is the S3 gateway endpoint. The task is started at the first
- * exec; everything the run needs (command, stdin, env, the bundle's and files' presigned GET URLs,
- * the presigned PUT URL of its result) is in one run manifest object, and the task's only
- * override is the presigned GET URL of that manifest. The runner (RUNNER_SOURCE, the container's
- * entry point) unpacks the working directory, runs the command as an unprivileged user, and PUTs
- * the result to `sandbox-results/<runId>.json`, which the platform reads once the task stopped.
+ * The Sandbox port on ECS Fargate (docs/sandbox-aws.md). A session is one long-lived Fargate task
+ * of the sandbox task definition (lib/constructs/sandbox-cluster.ts): no task role, no public IP,
+ * in isolated subnets whose only way out is the S3 gateway endpoint. The task is started by the
+ * session's first exec, readFile or listFiles (files written before it are staged and uploaded
+ * with it); its only override is the presigned GET URL of the run manifest, which holds the env,
+ * the bundle's and files' URLs, and maxExecs (200) pairs of presigned URLs: GET for the command object
+ * `sandbox-inputs/<runId>/exec-<n>.json`, PUT for its result `sandbox-results/<runId>/exec-<n>.json`.
+ * The runner (RUNNER_SOURCE, the container's entry point) unpacks the working directory, then
+ * polls for command n, runs it as an unprivileged user and PUTs its result, until a stop command
+ * or the deadline. An exec writes the next command object and polls for its result; readFile,
+ * writeFile and listFiles are execs of small shell commands; close writes the stop command.
  */
 
 /** The container of the task definition that runs RUNNER_SOURCE. */
@@ -47,22 +50,38 @@ export const STDERR_TAIL_BYTES = 8192;
 
 /** What the runner reads from `sandbox-inputs/<runId>/run.json`. */
 export interface RunManifest {
-  v: 1;
+  v: 2;
   runId: string;
   workDir: string;
-  command: string;
-  stdin: string;
   /** Exactly the session's env: the declared secrets and the platform's variables. */
   env: Record<string, string>;
   bundle: { url: string; format: 'tar.gz' | 'zip' } | null;
   files: { path: string; url: string }[];
-  resultUrl: string;
-  /** Epoch ms; the runner kills the command RUNNER_DEADLINE_MARGIN_MS before it. */
+  /**
+   * Command slot n (1-based, in order): the presigned GET URL of `sandbox-inputs/<runId>/exec-<n>.json`
+   * (an ExecCommand, polled until it exists) and the presigned PUT URL of
+   * `sandbox-results/<runId>/exec-<n>.json` (its RunResult).
+   */
+  execs: { commandUrl: string; resultUrl: string }[];
+  /** The runner's wait between polls of a command object: first, growing by half up to second. */
+  pollMs: [number, number];
+  /** Epoch ms; the runner kills a command RUNNER_DEADLINE_MARGIN_MS before it and then exits. */
   deadlineMs: number;
   limits: { cpuSeconds: number; processes: number; outputBytes: number; diskBytes: number };
 }
 
-/** What the runner writes to `sandbox-results/<runId>.json`. */
+/** What the platform writes to `sandbox-inputs/<runId>/exec-<n>.json`. */
+export type ExecCommand =
+  | {
+      v: 2;
+      command: string;
+      stdin: string;
+      /** Epoch ms at which the runner kills the command (an exec's timeoutMs, a little early). */
+      killAtMs: number;
+    }
+  | { v: 2; stop: true };
+
+/** What the runner writes to `sandbox-results/<runId>/exec-<n>.json`. */
 export type RunResult =
   | {
       v: 1;
@@ -95,10 +114,14 @@ export interface EcsSandboxOptions {
   s3?: S3Client;
   /** Presigned URL maker. @default createS3Presigner for the bucket, with this role's credentials */
   presign?: Presign;
-  /** First DescribeTasks interval; it grows by half each time up to maxPollMs. @default 1000 */
+  /** First wait between polls of an exec's result object; it grows by half each time up to maxPollMs. The runner polls for commands the same way. @default 100 */
   pollMs?: number;
-  /** @default 4000 */
+  /** @default 250 */
   maxPollMs?: number;
+  /** How often, while waiting for a result, DescribeTasks checks that the task still runs. @default 2000 */
+  describeMs?: number;
+  /** Commands (execs, and the file operations, which are execs) one session can run. @default 200 */
+  maxExecs?: number;
 }
 
 /**
@@ -154,8 +177,10 @@ const MAX_URL_TTL_SECONDS = 7 * 24 * 60 * 60;
 /** A result object larger than this is not a runner's: refused rather than read into memory. */
 const RESULT_OVERHEAD_BYTES = 1024 * 1024;
 
-const NOT_YET =
-  'is not supported by the ECS sandbox yet: a session is one Fargate task that runs one command (docs/sandbox-aws.md)';
+/** listFiles returns at most this many paths (as the local adapter). */
+const MAX_LISTED_FILES = 10_000;
+/** DeleteObjects takes at most this many keys a request. */
+const DELETE_BATCH = 1000;
 
 export class EcsSandbox implements Sandbox {
   readonly kind = 'ecs' as const;
@@ -173,6 +198,9 @@ export class EcsSandbox implements Sandbox {
     ] as const) {
       if (!value) throw new SandboxUnavailableError(`ECS sandbox: ${name} is not configured`);
     }
+    if (options.maxExecs !== undefined && !(Number.isInteger(options.maxExecs) && options.maxExecs >= 1)) {
+      throw new Error('ECS sandbox: maxExecs must be a positive integer');
+    }
     if (options.subnets.length === 0 || options.securityGroups.length === 0) {
       throw new SandboxUnavailableError('ECS sandbox: subnets and security groups are not configured');
     }
@@ -183,8 +211,10 @@ export class EcsSandbox implements Sandbox {
       securityGroups: [...options.securityGroups],
       bucket: options.bucket,
       region: options.region,
-      pollMs: options.pollMs ?? 1000,
-      maxPollMs: options.maxPollMs ?? 4000,
+      pollMs: options.pollMs ?? 100,
+      maxPollMs: options.maxPollMs ?? 250,
+      describeMs: options.describeMs ?? 2000,
+      maxExecs: options.maxExecs ?? 200,
     };
     this.ecs = options.ecs ?? new ECSClient({ region: options.region });
     let s3 = options.s3;
@@ -201,7 +231,9 @@ export class EcsSandbox implements Sandbox {
     }
     if (spec.network !== 'none') {
       // No NAT in the sandbox VPC: a run cannot get outbound internet access on ECS (yet).
-      throw new SandboxUnavailableError(`network "${spec.network}" ${NOT_YET}`);
+      throw new SandboxUnavailableError(
+        `network "${spec.network}" is not supported by the ECS sandbox: its VPC has no way out (docs/sandbox-aws.md)`,
+      );
     }
     const files = new Map<string, Buffer>();
     for (const f of spec.files ?? []) files.set(safeRelativePath(f.path), f.data);
@@ -221,10 +253,15 @@ interface SessionContext extends Required<Omit<EcsSandboxOptions, 'ecs' | 's3' |
 
 class EcsSession implements SandboxSession {
   readonly workDir = SANDBOX_WORK_DIR;
-  private executed = false;
   private closed = false;
   private taskArn: string | undefined;
+  /** Set when RunTask failed: every later call fails the same way. */
+  private startError: Error | undefined;
   private taskStopped = false;
+  /** The number of the last command object written (exec-<n>.json). */
+  private sent = 0;
+  /** Commands run one at a time: the runner takes them in order. */
+  private queue: Promise<unknown> = Promise.resolve();
   /** Objects this session wrote or read, deleted (that version) at close. */
   private readonly objects: { Key: string; VersionId?: string }[] = [];
 
@@ -238,8 +275,8 @@ class EcsSession implements SandboxSession {
     this.files = files;
   }
 
-  private get resultKey(): string {
-    return `${SANDBOX_RESULTS_PREFIX}${this.spec.runId}.json`;
+  private resultKey(n: number): string {
+    return `${SANDBOX_RESULTS_PREFIX}${this.spec.runId}/exec-${n}.json`;
   }
 
   private inputKey(name: string): string {
@@ -251,33 +288,81 @@ class EcsSession implements SandboxSession {
     options: { stdin?: string; timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<ExecResult> {
     if (this.closed) throw new Error('ECS sandbox: the session is closed');
-    if (this.executed) {
-      throw new SandboxUnavailableError(`a second exec in one session ${NOT_YET}; the first one has run`);
-    }
-    this.executed = true;
-    const started = Date.now();
-    const deadlineMs =
-      options.timeoutMs === undefined
-        ? this.spec.deadlineMs
-        : Math.min(this.spec.deadlineMs, started + Math.max(0, options.timeoutMs));
-    if (options.signal?.aborted || deadlineMs <= started) return timedOutResult(0, '');
+    return this.serial(async () => {
+      const started = Date.now();
+      const deadlineMs =
+        options.timeoutMs === undefined
+          ? this.spec.deadlineMs
+          : Math.min(this.spec.deadlineMs, started + Math.max(0, options.timeoutMs));
+      if (options.signal?.aborted || deadlineMs <= started) return timedOutResult(0, '');
+      return this.run(command, options.stdin ?? '', deadlineMs, started, options.signal);
+    });
+  }
 
-    const taskArn = await this.startTask(command, options.stdin ?? '', deadlineMs);
-    const stop = await this.waitForStop(taskArn, deadlineMs, options.signal);
-    const result = await this.readResult();
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Writes the next command object and waits for its result (starting the task first if need be). */
+  private async run(
+    command: string,
+    stdin: string,
+    deadlineMs: number,
+    started: number,
+    signal?: AbortSignal,
+  ): Promise<ExecResult> {
+    await this.ensureTask();
+    if (this.taskStopped) {
+      throw new SandboxUnavailableError(
+        `the sandbox task of run ${this.spec.runId} is no longer running (stopped at a timeout, an abort or by ECS)`,
+      );
+    }
+    if (this.sent >= this.ctx.maxExecs) {
+      throw new SandboxUnavailableError(
+        `run ${this.spec.runId} has used all ${this.ctx.maxExecs} commands an ECS sandbox session can run`,
+      );
+    }
+    const n = ++this.sent;
+    // The runner kills the command a little before the deadline, to upload its result in time.
+    const killAtMs = deadlineMs - Math.min(RUNNER_DEADLINE_MARGIN_MS, Math.floor((deadlineMs - started) / 4));
+    const body: ExecCommand = { v: 2, command, stdin, killAtMs };
+    await this.put(this.inputKey(`exec-${n}.json`), Buffer.from(JSON.stringify(body)), 'application/json');
+    const outcome = await this.waitForResult(n, deadlineMs, signal);
     const elapsed = Date.now() - started;
+    const result = outcome.result;
     if (result && 'error' in result) {
       throw new SandboxUnavailableError(
         `ECS sandbox runner failed for run ${this.spec.runId}: ${result.error}`,
       );
     }
     if (result) return toExecResult(result, this.spec.limits);
-    if (!stop.task) return timedOutResult(elapsed, 'the sandbox task was stopped at the deadline');
-    return this.noResult(stop.task, elapsed);
+    if (!outcome.task) {
+      return timedOutResult(
+        elapsed,
+        signal?.aborted
+          ? 'the sandbox task was stopped (aborted)'
+          : 'the sandbox task was stopped at the deadline',
+      );
+    }
+    return this.noResult(outcome.task, elapsed);
   }
 
-  /** Uploads the inputs and the manifest, then RunTask. */
-  private async startTask(command: string, stdin: string, deadlineMs: number): Promise<string> {
+  /** The first call that needs the task starts it: uploads the inputs and the manifest, then RunTask. */
+  private async ensureTask(): Promise<void> {
+    if (this.startError) throw this.startError;
+    if (this.taskArn) return;
+    try {
+      await this.startTask();
+    } catch (err) {
+      this.startError = err as Error;
+      throw err;
+    }
+  }
+
+  private async startTask(): Promise<void> {
+    const deadlineMs = this.spec.deadlineMs;
     const ttl = Math.min(MAX_URL_TTL_SECONDS, Math.max(60, Math.ceil((deadlineMs - Date.now()) / 1000) + 60));
     const bundle = this.spec.bundle;
     const bundleKey = bundle ? this.inputKey(`bundle.${bundle.format}`) : undefined;
@@ -286,16 +371,16 @@ class EcsSession implements SandboxSession {
       data,
       key: this.inputKey(`files/${i}`),
     }));
+    this.files.clear();
     await Promise.all([
       ...(bundle && bundleKey ? [this.put(bundleKey, bundle.data, 'application/octet-stream')] : []),
       ...placed.map((f) => this.put(f.key, f.data, 'application/octet-stream')),
     ]);
+    const slots = Array.from({ length: this.ctx.maxExecs }, (_, i) => i + 1);
     const manifest: RunManifest = {
-      v: 1,
+      v: 2,
       runId: this.spec.runId,
       workDir: SANDBOX_WORK_DIR,
-      command,
-      stdin,
       env: { ...this.spec.env },
       bundle:
         bundle && bundleKey
@@ -304,7 +389,13 @@ class EcsSession implements SandboxSession {
       files: await Promise.all(
         placed.map(async (f) => ({ path: f.path, url: await this.ctx.presign('GET', f.key, ttl) })),
       ),
-      resultUrl: await this.ctx.presign('PUT', this.resultKey, ttl),
+      execs: await Promise.all(
+        slots.map(async (n) => ({
+          commandUrl: await this.ctx.presign('GET', this.inputKey(`exec-${n}.json`), ttl),
+          resultUrl: await this.ctx.presign('PUT', this.resultKey(n), ttl),
+        })),
+      ),
+      pollMs: [this.ctx.pollMs, this.ctx.maxPollMs],
       deadlineMs,
       limits: {
         cpuSeconds: this.spec.limits.cpuSeconds,
@@ -355,36 +446,42 @@ class EcsSession implements SandboxSession {
       );
     }
     this.taskArn = taskArn;
-    return taskArn;
   }
 
   /**
-   * DescribeTasks until the task is STOPPED, at growing intervals, never past the deadline; at
-   * the deadline (or on abort) StopTask. `task` is undefined when it was stopped by us.
+   * Polls the result object of command n (pollMs, growing by half up to maxPollMs), and every
+   * describeMs asks ECS whether the task still runs. At the deadline (or on abort) StopTask: then
+   * neither result nor task is returned. `task` is the stopped task when it ended by itself.
    */
-  private async waitForStop(
-    taskArn: string,
+  private async waitForResult(
+    n: number,
     deadlineMs: number,
     signal?: AbortSignal,
-  ): Promise<{ task?: Task }> {
+  ): Promise<{ result?: RunResult; task?: Task }> {
     let delay = this.ctx.pollMs;
+    let described = Date.now();
     for (;;) {
-      const left = deadlineMs - Date.now();
-      if (left <= 0 || signal?.aborted) {
+      const result = await this.readResult(n);
+      if (result) return { result };
+      const now = Date.now();
+      if (now >= deadlineMs || signal?.aborted) {
         await this.stopTask(signal?.aborted ? 'agenthost: run aborted' : 'agenthost: run deadline reached');
         return {};
       }
-      await sleep(Math.min(delay, left), signal);
-      if (signal?.aborted || Date.now() >= deadlineMs) continue;
-      delay = Math.min(Math.ceil(delay * 1.5), this.ctx.maxPollMs);
-      const out = await this.ctx.ecs.send(
-        new DescribeTasksCommand({ cluster: this.ctx.cluster, tasks: [taskArn] }),
-      );
-      const task = out.tasks?.find((t) => t.taskArn === taskArn) ?? out.tasks?.[0];
-      if (task?.lastStatus === 'STOPPED') {
-        this.taskStopped = true;
-        return { task };
+      if (now - described >= this.ctx.describeMs && this.taskArn) {
+        described = now;
+        const out = await this.ctx.ecs.send(
+          new DescribeTasksCommand({ cluster: this.ctx.cluster, tasks: [this.taskArn] }),
+        );
+        const task = out.tasks?.find((t) => t.taskArn === this.taskArn) ?? out.tasks?.[0];
+        if (task?.lastStatus === 'STOPPED') {
+          this.taskStopped = true;
+          const last = await this.readResult(n);
+          return last ? { result: last } : { task };
+        }
       }
+      await sleep(Math.min(delay, deadlineMs - now), signal);
+      delay = Math.min(Math.ceil(delay * 1.5), this.ctx.maxPollMs);
     }
   }
 
@@ -394,18 +491,26 @@ class EcsSession implements SandboxSession {
     await this.ctx.ecs.send(new StopTaskCommand({ cluster: this.ctx.cluster, task: this.taskArn, reason }));
   }
 
-  /** The result object, or undefined when the runner wrote none. */
-  private async readResult(): Promise<RunResult | undefined> {
+  /**
+   * Command n's result object, or undefined while there is none. Without s3:ListBucket (the calls
+   * role has none) S3 answers a missing key with 403 AccessDenied rather than NoSuchKey: both mean
+   * "not yet".
+   */
+  private async readResult(n: number): Promise<RunResult | undefined> {
     const { GetObjectCommand } = await s3Sdk();
     const s3 = await this.ctx.s3();
+    const key = this.resultKey(n);
     let out: GetObjectCommandOutput;
     try {
-      out = await s3.send(new GetObjectCommand({ Bucket: this.ctx.bucket, Key: this.resultKey }));
+      out = await s3.send(new GetObjectCommand({ Bucket: this.ctx.bucket, Key: key }));
     } catch (err) {
-      if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+      if (e.name === 'NoSuchKey' || e.name === 'AccessDenied' || e.$metadata?.httpStatusCode === 404) {
+        return undefined;
+      }
       throw err;
     }
-    this.objects.push({ Key: this.resultKey, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
+    this.objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
     const limit = this.spec.limits.outputBytes * 6 + RESULT_OVERHEAD_BYTES;
     if (out.ContentLength !== undefined && out.ContentLength > limit) {
       throw new SandboxUnavailableError(`ECS sandbox: the result of run ${this.spec.runId} is too large`);
@@ -449,41 +554,118 @@ class EcsSession implements SandboxSession {
     this.objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
   }
 
-  readFile(): Promise<Buffer> {
-    return Promise.reject(new SandboxUnavailableError(`readFile ${NOT_YET}`));
+  /**
+   * A small shell command in the task (as uid 1000, like any exec) for the file operations; its
+   * failures are SandboxPathErrors (the managed loop shows them to the model).
+   */
+  private async fileOp(what: string, path: string, command: string, stdin = ''): Promise<ExecResult> {
+    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    const r = await this.serial(() => {
+      const started = Date.now();
+      if (this.spec.deadlineMs <= started) return Promise.resolve(timedOutResult(0, ''));
+      return this.run(command, stdin, this.spec.deadlineMs, started);
+    });
+    if (r.timedOut) {
+      throw new SandboxUnavailableError(
+        `ECS sandbox: ${what} ${JSON.stringify(path)} reached the run's deadline`,
+      );
+    }
+    if (r.exitCode !== 0) {
+      const why = r.stderrTail.trim().split('\n').at(-1) || `exit status ${r.exitCode ?? r.signal}`;
+      throw new SandboxPathError(`${what} ${JSON.stringify(path)}: ${why}`);
+    }
+    return r;
   }
 
-  listFiles(): Promise<string[]> {
-    return Promise.reject(new SandboxUnavailableError(`listFiles ${NOT_YET}`));
+  /** A regular file (not a symbolic link) of the working directory, read in the task as base64. */
+  async readFile(path: string): Promise<Buffer> {
+    const rel = checkedPath(path);
+    const r = await this.fileOp(
+      'readFile',
+      path,
+      `f=${shellQuote(rel)}; if [ -L "$f" ] || [ ! -f "$f" ]; then echo "not a regular file" >&2; exit 2; fi; base64 -w 0 < "$f"`,
+    );
+    if (r.stdoutTruncated) {
+      throw new SandboxPathError(
+        `readFile ${JSON.stringify(path)}: the file is too large to read from the ECS sandbox`,
+      );
+    }
+    return Buffer.from(r.stdout.trim(), 'base64');
   }
 
-  /** Before the exec, stages a file of the working directory; afterwards the task is gone. */
+  /**
+   * Before the task started, stages the file (uploaded with the run); afterwards writes it in the
+   * task (directories created, an existing file replaced, a symbolic link refused).
+   */
   async writeFile(path: string, data: Buffer | string): Promise<void> {
-    if (this.executed || this.closed) throw new SandboxUnavailableError(`writeFile after exec ${NOT_YET}`);
-    this.files.set(safeRelativePath(path), Buffer.from(data));
+    const rel = checkedPath(path);
+    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    if (!this.taskArn && !this.startError) {
+      this.files.set(rel, Buffer.from(data));
+      return;
+    }
+    await this.fileOp(
+      'writeFile',
+      path,
+      `f=${shellQuote(rel)}; if [ -L "$f" ] || [ -d "$f" ]; then echo "not a regular file" >&2; exit 2; fi; mkdir -p -- "$(dirname -- "$f")" && base64 -d > "$f"`,
+      Buffer.from(data).toString('base64'),
+    );
   }
 
-  /** Stops the task if it still runs and deletes the run's objects (the exact versions written). */
+  /** Regular files under `path`, relative to the working directory, sorted; links are not followed. */
+  async listFiles(path?: string): Promise<string[]> {
+    const rel = path === undefined || path === '' ? '' : checkedPath(path);
+    const dir = rel === '' ? '.' : rel;
+    const r = await this.fileOp(
+      'listFiles',
+      path ?? '',
+      `d=${shellQuote(dir)}; if [ -L "$d" ] || [ ! -d "$d" ]; then echo "not a directory" >&2; exit 2; fi; find "$d" -type f -print0`,
+    );
+    const found = r.stdout
+      .split('\0')
+      .filter(Boolean)
+      .map((p) => (p.startsWith('./') ? p.slice(2) : p))
+      .sort();
+    return found.slice(0, MAX_LISTED_FILES);
+  }
+
+  /**
+   * Writes the stop command (the runner exits), stops the task if it may still run, and deletes
+   * the run's objects (the exact versions written and read).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.taskArn && !this.taskStopped && this.sent < this.ctx.maxExecs) {
+      try {
+        const stop: ExecCommand = { v: 2, stop: true };
+        await this.put(
+          this.inputKey(`exec-${++this.sent}.json`),
+          Buffer.from(JSON.stringify(stop)),
+          'application/json',
+        );
+      } catch {
+        // StopTask below ends it anyway.
+      }
+    }
     try {
       await this.stopTask('agenthost: session closed');
     } catch {
       // Already stopped or gone; a task left running still ends at its own deadline (the runner).
     }
-    if (this.objects.length === 0) return;
-    try {
-      const { DeleteObjectsCommand } = await s3Sdk();
-      const s3 = await this.ctx.s3();
-      await s3.send(
-        new DeleteObjectsCommand({
-          Bucket: this.ctx.bucket,
-          Delete: { Objects: this.objects.splice(0), Quiet: true },
-        }),
-      );
-    } catch {
-      // Left for the bucket's lifecycle rule (docs/sandbox-aws.md); never masks the run's outcome.
+    while (this.objects.length > 0) {
+      try {
+        const { DeleteObjectsCommand } = await s3Sdk();
+        const s3 = await this.ctx.s3();
+        await s3.send(
+          new DeleteObjectsCommand({
+            Bucket: this.ctx.bucket,
+            Delete: { Objects: this.objects.splice(0, DELETE_BATCH), Quiet: true },
+          }),
+        );
+      } catch {
+        // Left for the bucket's lifecycle rule (docs/sandbox-aws.md); never masks the run's outcome.
+      }
     }
   }
 }
@@ -541,6 +723,25 @@ function timedOutResult(durationMs: number, stderrTail: string): ExecResult {
     stdoutTruncated: false,
     durationMs,
   };
+}
+
+/** Named as the local adapter's, so the managed loop shows the message to the model. */
+class SandboxPathError extends Error {
+  override name = 'SandboxPathError';
+}
+
+/** safeRelativePath for the file operations: a refusal is a SandboxPathError. */
+function checkedPath(path: string): string {
+  try {
+    return safeRelativePath(path);
+  } catch (err) {
+    throw new SandboxPathError((err as Error).message);
+  }
+}
+
+/** One single-quoted shell word. */
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /** A path relative to the working directory, normalised; absolute or escaping paths are refused. */
@@ -603,12 +804,17 @@ export function createS3Presigner(options: {
  * definition by lib/constructs/sandbox-cluster.ts). CommonJS, Node built-ins and the image's
  * /bin/sh and tar only. It reads the manifest URL from its environment (and removes it), downloads
  * the manifest, the bundle (tar.gz through tar, zip unpacked here) and the files into the working
- * directory, and, when it runs as root, hands the directory to SANDBOX_RUN_UID and runs the command
- * as that user, so the command can neither read the runner's environment nor stop it. Limits:
- * RLIMIT_CPU, RLIMIT_FSIZE and (as root) RLIMIT_NPROC through the shell's ulimit, stdout capped,
- * the last 8 KiB of stderr kept, the process group killed RUNNER_DEADLINE_MARGIN_MS before the
- * deadline. Its own log lines (the task's log group) never hold the command's output or inputs.
- * test/ecs-sandbox.test.ts runs it against a loopback server.
+ * directory, and, when it runs as root, hands the directory to SANDBOX_RUN_UID. Then it polls for
+ * command n = 1, 2, ... through the manifest's presigned GET URLs (404 or 403: not yet), runs each
+ * as that user, so the command can neither read the runner's environment or memory (the manifest
+ * and every URL stay there, never in a file or the command's env) nor stop it, and PUTs the result
+ * through command n's presigned PUT URL; `{ stop: true }` or the deadline ends it. Limits per
+ * command: RLIMIT_CPU, RLIMIT_FSIZE and (as root) RLIMIT_NPROC through the shell's ulimit, stdout
+ * capped, the last 8 KiB of stderr kept, the process group killed at the command's killAtMs and at
+ * the latest RUNNER_DEADLINE_MARGIN_MS before the deadline. A failure before the first command
+ * (download, archive) is reported as the first command's result. Its own log lines (the task's log
+ * group) never hold the command's output or inputs. test/ecs-sandbox.test.ts runs it against a
+ * loopback server.
  */
 export const RUNNER_SOURCE = String.raw`'use strict';
 const fs = require('node:fs');
@@ -701,7 +907,8 @@ function unzip(buf, root) {
   for (const [to, at2] of links) fs.symlinkSync(to, at2);
 }
 function killGroup(pid) { try { process.kill(-pid, 'SIGKILL'); } catch {} }
-async function run(m) {
+const wait = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+async function setup(m) {
   const root = m.workDir;
   fs.mkdirSync(root, { recursive: true, mode: 0o755 });
   const [bundle, files] = await Promise.all([
@@ -713,16 +920,38 @@ async function run(m) {
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.writeFileSync(target, data);
   }
-  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (asRoot) {
+  if (asRoot()) {
     const r = cp.spawnSync('chown', ['-R', RUN_UID + ':' + RUN_UID, root], { stdio: 'ignore' });
     if (r.status !== 0) throw new Error('chown of the working directory failed');
   }
+}
+function asRoot() { return typeof process.getuid === 'function' && process.getuid() === 0; }
+// The next command object: null at the deadline. A missing object is 404, or 403 when the signer
+// may not list the bucket: both mean "not yet".
+async function nextCommand(url, until, pollMs) {
+  let delay = pollMs[0];
+  for (;;) {
+    let res;
+    try { res = await fetch(url); } catch { res = null; }
+    if (res && res.ok) return JSON.parse(Buffer.from(await res.arrayBuffer()).toString('utf8'));
+    if (res) {
+      await res.arrayBuffer().catch(() => {});
+      if (res.status !== 403 && res.status !== 404 && res.status < 500) throw new Error('command download failed with HTTP ' + res.status);
+    }
+    const left = until - Date.now();
+    if (left <= 0) return null;
+    await wait(Math.min(delay, left));
+    delay = Math.min(pollMs[1], Math.ceil(delay * 1.5));
+  }
+}
+async function run(m, c) {
+  const root = m.workDir;
   const L = m.limits;
+  const root0 = asRoot();
   const env = Object.assign({ PATH: PATH_ENV, HOME: root }, m.env);
-  const args = ['-c', WRAP, 'sandbox', String(L.cpuSeconds), String(Math.max(1, Math.floor(L.diskBytes / 512))), asRoot ? String(L.processes) : '', m.command];
+  const args = ['-c', WRAP, 'sandbox', String(L.cpuSeconds), String(Math.max(1, Math.floor(L.diskBytes / 512))), root0 ? String(L.processes) : '', c.command];
   const options = { cwd: root, env: env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] };
-  if (asRoot) { options.uid = RUN_UID; options.gid = RUN_UID; }
+  if (root0) { options.uid = RUN_UID; options.gid = RUN_UID; }
   const started = Date.now();
   child = cp.spawn('/bin/sh', args, options);
   const out = [];
@@ -739,9 +968,10 @@ async function run(m) {
     if (err.length > STDERR_BYTES) err = err.subarray(err.length - STDERR_BYTES);
   });
   child.stdin.on('error', () => {});
-  child.stdin.end(m.stdin || '');
+  child.stdin.end(c.stdin || '');
   let timedOut = false;
-  const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, Math.max(0, m.deadlineMs - MARGIN_MS - Date.now()));
+  const killAt = Math.min(typeof c.killAtMs === 'number' ? c.killAtMs : Infinity, m.deadlineMs - MARGIN_MS);
+  const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, Math.max(0, killAt - Date.now()));
   const [exitCode, signal] = await new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, sig) => resolve([code, sig]));
@@ -754,25 +984,46 @@ async function run(m) {
     const t = setTimeout(() => { child.stdout.destroy(); child.stderr.destroy(); resolve(); }, 1000);
     child.on('close', () => { clearTimeout(t); resolve(); });
   });
+  child = undefined;
   return { v: 1, exitCode: exitCode, signal: signal, stdout: Buffer.concat(out).toString('utf8'), stdoutTruncated: truncated, stderrTail: err.toString('utf8'), timedOut: timedOut, durationMs: durationMs };
 }
+const message = (err) => String((err && err.message) || err).slice(0, 1000);
 async function main() {
   const { env: ownEnv } = process;
   const url = ownEnv[MANIFEST_ENV];
   delete ownEnv[MANIFEST_ENV];
   if (!url) throw new Error(MANIFEST_ENV + ' is not set');
   const m = JSON.parse((await download(url)).toString('utf8'));
-  log('run started', { runId: m.runId });
-  let result;
+  log('run started', { runId: m.runId, slots: m.execs.length });
   try {
-    result = await run(m);
-    log('command ended', { runId: m.runId, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, stdoutBytes: Buffer.byteLength(result.stdout), stdoutTruncated: result.stdoutTruncated });
+    await setup(m);
   } catch (err) {
-    result = { v: 1, error: String((err && err.message) || err).slice(0, 1000) };
-    log('run failed', { runId: m.runId, error: result.error });
+    // Reported as the first command's result: the platform waits for that one first.
+    const error = message(err);
+    log('run failed', { runId: m.runId, error: error });
+    if (m.execs.length > 0) await upload(m.execs[0].resultUrl, JSON.stringify({ v: 1, error: error }));
+    return;
   }
-  await upload(m.resultUrl, JSON.stringify(result));
-  log('result uploaded', { runId: m.runId });
+  log('ready', { runId: m.runId });
+  for (let n = 1; n <= m.execs.length; n++) {
+    const slot = m.execs[n - 1];
+    const c = await nextCommand(slot.commandUrl, m.deadlineMs, m.pollMs || [100, 250]);
+    if (c === null) { log('deadline reached', { runId: m.runId, n: n }); return; }
+    if (c.stop === true) { log('stopped', { runId: m.runId, n: n }); return; }
+    let result;
+    try {
+      result = Date.now() >= m.deadlineMs - MARGIN_MS
+        ? { v: 1, exitCode: null, signal: 'SIGKILL', stdout: '', stdoutTruncated: false, stderrTail: '', timedOut: true, durationMs: 0 }
+        : await run(m, c);
+      log('command ended', { runId: m.runId, n: n, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, stdoutBytes: Buffer.byteLength(result.stdout), stdoutTruncated: result.stdoutTruncated });
+    } catch (err) {
+      result = { v: 1, error: message(err) };
+      log('command failed', { runId: m.runId, n: n, error: result.error });
+    }
+    await upload(slot.resultUrl, JSON.stringify(result));
+    log('result uploaded', { runId: m.runId, n: n });
+  }
+  log('all command slots used', { runId: m.runId });
 }
 process.on('SIGTERM', () => { if (child) killGroup(child.pid); process.exit(143); });
 main().then(() => process.exit(0), (err) => { log('runner failed', { error: String((err && err.message) || err).slice(0, 1000) }); process.exit(70); });

@@ -305,11 +305,16 @@ async function runEngine(
       usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
     };
   }
-  if (engine === 'managed_loop' && deps.sandbox.kind === 'ecs') {
-    // The ECS sandbox runs one command per task; the loop execs turn by turn (docs/calls.md).
+  if (
+    engine === 'managed_loop' &&
+    deps.sandbox.kind === 'ecs' &&
+    (agent.manifest.manifest?.dependencies.length ?? 0) > 0
+  ) {
+    // ECS tasks have no route to the platform's API (no internet by design), which an
+    // orchestrator's dependency calls need (docs/calls.md, "Orchestration").
     throw new PlatformError(
       'UNPROCESSABLE',
-      `${agent.org}/${agent.name} is an agent-type (managed loop) agent, which this deployment's ECS sandbox does not run yet; tool agents do`,
+      `${agent.org}/${agent.name} is an orchestrator (it has dependencies), which this deployment's ECS sandbox does not run yet; agents without dependencies and tool agents do`,
     );
   }
   if (engine === 'managed_loop') {
