@@ -215,7 +215,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     await strict.revoke();
   });
 
-  it('in strict mode refuses submit_result until a dependency was called through its matching custom tool', async () => {
+  it('calls a dependency through its matching custom tool on the platform side; strict mode refuses submit_result before it', async () => {
     const res0 = await p.request('POST', '/agents?allow_no_secrets=true', {
       key: owner.key,
       body: {
@@ -228,7 +228,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
           {
             name: 'call_leaf',
             description: 'calls orch/leaf',
-            command: callWithServiceKey('/orch/leaf/v1/run'),
+            command: 'call orch/leaf',
           },
         ],
         manifest: {
@@ -246,7 +246,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
       seen.push(last);
       if (!call.toolResults?.length) return use('submit_result', { early: true });
       if (/Strict orchestration mode/.test(last)) return use('call_leaf', {});
-      return use('submit_result', { leaf: last.slice(0, 200) });
+      return use('submit_result', { leaf: last.slice(0, 500) });
     });
     const res = await p.request<{ data: { leaf?: string; early?: boolean } }>(
       'POST',
@@ -262,6 +262,14 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
       'the early submit was refused',
     );
     assert.equal(res.body.data.early, undefined);
-    assert.match(String(res.body.data.leaf), /HTTP 200/);
+    // The matching custom tool is the platform's call of orch/leaf: the model got the leaf's envelope.
+    assert.deepEqual(JSON.parse(String(res.body.data.leaf)), { data: {}, warnings: [] });
+    const records = (await queryAll(p.deps.store, { pk: callRecordKeys.callerPk(owner.id) })).map(
+      fromCallRecordItem,
+    );
+    assert.ok(
+      records.some((r) => r.agent === 'leaf' && r.status === 'success'),
+      'the sub-call is recorded',
+    );
   });
 });

@@ -4,7 +4,7 @@ import { type FieldIssue, invalidInput, PlatformError } from '../../platform/err
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
 import { compileInputValidator, type Warning } from '../agents/manifest.ts';
-import type { AuthContext } from '../api-keys/api-keys.ts';
+import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import { parseCallBody } from './call-input.ts';
@@ -305,18 +305,6 @@ async function runEngine(
       usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
     };
   }
-  if (
-    engine === 'managed_loop' &&
-    deps.sandbox.kind === 'ecs' &&
-    (agent.manifest.manifest?.dependencies.length ?? 0) > 0
-  ) {
-    // ECS tasks have no route to the platform's API (no internet by design), which an
-    // orchestrator's dependency calls need (docs/calls.md, "Orchestration").
-    throw new PlatformError(
-      'UNPROCESSABLE',
-      `${agent.org}/${agent.name} is an orchestrator (it has dependencies), which this deployment's ECS sandbox does not run yet; agents without dependencies and tool agents do`,
-    );
-  }
   if (engine === 'managed_loop') {
     return runManagedLoop(
       deps,
@@ -399,15 +387,42 @@ async function orchestrationFor(
     strict: auth.service?.strict === true || section.orchestration_mode === 'strict',
   };
   const issued = await issueServiceKey(deps, auth.accountId, context);
+  const callDependency = async (
+    dependency: { id: string; version: string },
+    input: Record<string, unknown>,
+  ) => {
+    const subAuth = await authenticate(deps, `Bearer ${issued.key}`);
+    const [org, name] = dependency.id.split('/') as [string, string];
+    const target = await findVersion(deps, org, name, dependency.version);
+    try {
+      const result = await callAgent(deps, subAuth, {
+        org,
+        agent: name,
+        version: dependency.version,
+        endpoint: target?.manifest.default_endpoint ?? 'run',
+        body: Buffer.from(JSON.stringify(input)),
+        contentType: 'application/json',
+        headers: () => undefined,
+        requestId: `req_${randomUUID()}`,
+      });
+      return JSON.stringify({ data: result.body.data, warnings: result.body.warnings });
+    } catch (err) {
+      if (!(err instanceof PlatformError)) throw err;
+      return JSON.stringify({ error: { code: err.code, message: err.message } });
+    }
+  };
   return {
     extras: {
       env: {
         PLATFORM_SERVICE_KEY: issued.key,
         ...(deps.config.publicUrl ? { PLATFORM_API_URL: deps.config.publicUrl } : {}),
       },
-      network: 'egress',
+      // Locally the run may also call the API itself with its key; ECS tasks have no route to it
+      // and call their dependencies through the platform only (callDependency).
+      network: deps.sandbox.kind === 'ecs' ? 'none' : 'egress',
       strict: context.strict,
       subCalls: issued.subCalls,
+      callDependency,
     },
     revoke: issued.revoke,
   };

@@ -123,6 +123,8 @@ export async function runManagedLoop(
     logs: [],
     omittedLogs: 0,
     submitted: undefined,
+    dependencies: m.manifest?.dependencies ?? [],
+    callDependency: extras?.callDependency,
   };
   const fail = (err: PlatformError, summary: string) =>
     Object.assign(err, {
@@ -266,6 +268,9 @@ interface LoopState {
   submitted: Record<string, unknown> | undefined;
   /** Strict orchestration: submit_result is refused until a dependency has been called. */
   requireSubCall?: (() => Promise<number>) | undefined;
+  /** The orchestrator's dependencies, and the platform-side call their matching custom tools make. */
+  dependencies: { id: string; version: string }[];
+  callDependency?: RunExtras['callDependency'];
 }
 
 function finishedLogs(state: LoopState): LoopState['logs'] {
@@ -488,10 +493,28 @@ function customTool(state: LoopState, t: CustomTool): LlmTool {
           throw new Error(`Invalid arguments for ${t.name}: ${why}`);
         }
       }
+      // A dependency's matching custom tool is the call of that dependency, made by the platform
+      // with the run's service key: no network or key is needed inside the sandbox for it.
+      const dependency = matchingDependency(t.command, state.dependencies);
+      if (dependency && state.callDependency) {
+        log(state, 'info', `${t.name} → calls ${dependency.id}@${dependency.version}`);
+        return redactSecrets(await state.callDependency(dependency, record(args)), state.secrets);
+      }
       const command = fillCommand(t.command, record(args));
       return execForModel(state, command, `${t.name} ${shorten(JSON.stringify(args ?? {}), 200)}`);
     },
   };
+}
+
+/** The dependency a custom tool's command names as a whole `org/agent` word (the manifest's matching rule). */
+function matchingDependency(
+  command: string,
+  dependencies: { id: string; version: string }[],
+): { id: string; version: string } | undefined {
+  return dependencies.find((d) => {
+    const escaped = d.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return new RegExp(`(^|[^a-z0-9-])${escaped}($|[^a-z0-9-])`).test(command);
+  });
 }
 
 function systemText(

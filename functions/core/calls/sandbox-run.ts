@@ -61,6 +61,15 @@ export interface RunExtras {
   strict?: boolean;
   /** How many sub-calls the run has made with its service key so far. */
   subCalls?: () => Promise<number>;
+  /**
+   * Calls one of the orchestrator's dependencies on the platform's side, with the run's service key
+   * (hops, deadline, budget, strict): what a dependency's matching custom tool does. Returns the
+   * text the model sees (the callee's data and warnings, or its error).
+   */
+  callDependency?: (
+    dependency: { id: string; version: string },
+    input: Record<string, unknown>,
+  ) => Promise<string>;
 }
 
 export interface PlacedFile {
