@@ -53,6 +53,8 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // Agent calls: records, quota counters and leases, usage records and log lines; the model
   // call goes to the LLM providers over HTTPS. Secrets are for the sandbox engines (not yet).
   calls: { table: 'read-write', secrets: 'none', bundles: 'none', llm: true, sandbox: true },
+  // Schedule records (creation, updates); firing arrives with the scheduler work.
+  schedules: { table: 'read-write', secrets: 'none', bundles: 'none' },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };

@@ -20,6 +20,7 @@ interface Ids {
   secret: string;
   account: string;
   agent: string;
+  schedule: string;
 }
 
 interface Sample {
@@ -63,6 +64,11 @@ const samples: Record<string, (ids: Ids) => Sample> = {
   deleteCheck: () => ({}),
   deleteAgent: () => ({}),
   forkAgent: (ids) => ({ body: { workspace_id: ids.ws, new_name: 'forked-copy' } }),
+  listSchedules: () => ({}),
+  createSchedule: () => ({ body: { agent: 'tenant-alpha/a-tool', cron_expression: '0 9 * * 1' } }),
+  getSchedule: () => ({}),
+  updateSchedule: () => ({ body: { enabled: false } }),
+  deleteSchedule: () => ({}),
   authorUsageSummary: (ids) => ({ query: `workspace_id=${ids.ws}` }),
   authorUsageTimeseries: (ids) => ({ query: `workspace_id=${ids.ws}` }),
   authorUsageBreakdown: (ids) => ({ query: `workspace_id=${ids.ws}&group_by=caller` }),
@@ -75,7 +81,8 @@ function pathFor(route: RouteDef, ids: Ids): string {
     .replace('{task_id}', ids.task)
     .replace('{name}', ids.secret)
     .replace('{account_id}', ids.account)
-    .replace('{id}', ids.agent);
+    .replace('{id}', ids.agent)
+    .replace('{schedule_id}', ids.schedule);
 }
 
 describe('cross-tenant matrix', () => {
@@ -96,7 +103,19 @@ describe('cross-tenant matrix', () => {
     });
     const agent = await p.request<{ id: string }>('POST', '/agents', { key: a.key, body: toolManifest });
     assert.equal(agent.status, 201, agent.text);
-    return { ws: a.ws, task: task.body.id, secret: 'A_SECRET', account: a.id, agent: agent.body.id };
+    const schedule = await p.request<{ id: string }>('POST', `/workspaces/${a.ws}/schedules`, {
+      key: a.key,
+      body: { agent: 'tenant-alpha/a-tool', cron_expression: '0 9 * * 1' },
+    });
+    assert.equal(schedule.status, 201, schedule.text);
+    return {
+      ws: a.ws,
+      task: task.body.id,
+      secret: 'A_SECRET',
+      account: a.id,
+      agent: agent.body.id,
+      schedule: schedule.body.id,
+    };
   };
 
   const call = (key: string, id: OperationId, route: RouteDef, ids: Ids) => {

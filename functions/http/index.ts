@@ -8,6 +8,7 @@ import { operations as calls } from './calls.ts';
 import { operations as health } from './health.ts';
 import { operations as openapi } from './openapi.ts';
 import { operations as publicDirectory } from './public.ts';
+import { operations as schedules } from './schedules.ts';
 import { operations as secrets } from './secrets.ts';
 import { operations as tasks } from './tasks.ts';
 import { operations as usage } from './usage.ts';
@@ -27,6 +28,7 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     'agent-authoring': createModuleHandler('agent-authoring', agentAuthoring, get),
     public: createModuleHandler('public', publicDirectory, get),
     calls: createModuleHandler('calls', calls, get),
+    schedules: createModuleHandler('schedules', schedules, get),
     usage: createModuleHandler('usage', usage, get),
   };
 }

@@ -23,6 +23,14 @@ import {
 } from '../core/api-keys/api-key-schemas.ts';
 import { CALL_BODY, callEnvelopeSchema, callParams } from '../core/calls/call-schemas.ts';
 import {
+  scheduleCreateBody,
+  scheduleListQuery,
+  scheduleListSchema,
+  scheduleParams,
+  scheduleSchema,
+  scheduleUpdateBody,
+} from '../core/schedules/schedule-schemas.ts';
+import {
   secretListSchema,
   secretParams,
   secretPutBody,
@@ -66,6 +74,7 @@ export const MODULES = [
   'agent-authoring',
   'public',
   'calls',
+  'schedules',
   'usage',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
@@ -448,6 +457,64 @@ export const routes = {
     success: { status: 200, schema: callEnvelopeSchema, description: 'The success envelope' },
   }),
   ...usageRoutes,
+  listSchedules: route({
+    method: 'GET',
+    path: '/workspaces/{workspace_id}/schedules',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'member',
+    summary: 'List a workspace’s schedules (filter by agent and type; paged)',
+    tag: 'Schedules',
+    params: workspaceParams,
+    query: scheduleListQuery,
+    success: { status: 200, schema: scheduleListSchema, description: 'Schedules and the total' },
+  }),
+  createSchedule: route({
+    method: 'POST',
+    path: '/workspaces/{workspace_id}/schedules',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Create a cron or webhook schedule (a webhook schedule’s URL is returned once, here)',
+    tag: 'Schedules',
+    params: workspaceParams,
+    body: scheduleCreateBody,
+    success: { status: 201, schema: scheduleSchema, description: 'Created' },
+  }),
+  getSchedule: route({
+    method: 'GET',
+    path: '/workspaces/{workspace_id}/schedules/{schedule_id}',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'member',
+    summary: 'One schedule',
+    tag: 'Schedules',
+    params: scheduleParams,
+    success: { status: 200, schema: scheduleSchema, description: 'The schedule' },
+  }),
+  updateSchedule: route({
+    method: 'PATCH',
+    path: '/workspaces/{workspace_id}/schedules/{schedule_id}',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Change cron, timezone, input, enabled, provider, version/pin, auto-update, alerts',
+    tag: 'Schedules',
+    params: scheduleParams,
+    body: scheduleUpdateBody,
+    success: { status: 200, schema: scheduleSchema, description: 'The updated schedule' },
+  }),
+  deleteSchedule: route({
+    method: 'DELETE',
+    path: '/workspaces/{workspace_id}/schedules/{schedule_id}',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Delete a schedule (its run history is kept)',
+    tag: 'Schedules',
+    params: scheduleParams,
+    success: { status: 204, description: 'Deleted' },
+  }),
 } as const;
 
 export type Routes = typeof routes;

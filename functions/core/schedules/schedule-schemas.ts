@@ -1,0 +1,109 @@
+import * as z from 'zod';
+
+const intParam = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const agentRef = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9-]{0,38}\/[a-z0-9][a-z0-9-]{0,63}(@v[1-9][0-9]{0,5})?$/,
+    'must be org/agent or org/agent@vN',
+  );
+
+const alertFields = {
+  alert_webhook_url: z.url().max(2048).nullable().optional(),
+  alert_on_failure_count: z.number().int().min(1).max(100).optional(),
+  max_consecutive_failures: z
+    .number()
+    .int()
+    .min(1, 'must be 1 to 100')
+    .max(100, 'must be 1 to 100')
+    .optional(),
+};
+
+export const scheduleCreateBody = z.strictObject({
+  agent: agentRef.describe('org/agent (follows new versions) or org/agent@vN (pinned)'),
+  type: z.enum(['cron', 'webhook']).default('cron'),
+  cron_expression: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('Five-field Unix cron (docs/cron.md); cron type only'),
+  timezone: z
+    .string()
+    .max(64)
+    .default('UTC')
+    .describe('IANA time zone; abbreviations such as EST are refused'),
+  input_data: z.record(z.string(), z.unknown()).default({}),
+  provider: z.enum(['anthropic', 'openai', 'google', 'ollama']).nullable().optional(),
+  enabled: z.boolean().default(true),
+  auto_update: z
+    .boolean()
+    .optional()
+    .describe('Follow new versions (default true unless a version is pinned)'),
+  ...alertFields,
+});
+
+export const scheduleUpdateBody = z
+  .strictObject({
+    cron_expression: z.string().max(200).optional(),
+    timezone: z.string().max(64).optional(),
+    input_data: z.record(z.string(), z.unknown()).optional(),
+    provider: z.enum(['anthropic', 'openai', 'google', 'ollama']).nullable().optional(),
+    enabled: z.boolean().optional(),
+    version: z
+      .string()
+      .regex(/^v[1-9][0-9]{0,5}$/, 'must be a version such as v3')
+      .optional()
+      .describe('Pin this version'),
+    auto_update: z.boolean().optional(),
+    ...alertFields,
+  })
+  .refine((b) => Object.keys(b).length > 0, 'must set at least one field');
+
+export const scheduleListQuery = z.strictObject({
+  agent: z.string().max(110).optional().describe('org/agent'),
+  type: z.enum(['cron', 'webhook']).optional(),
+  limit: intParam(1, 200).default(50),
+  offset: intParam(0, 1_000_000).default(0),
+});
+
+export const scheduleParams = z.strictObject({
+  workspace_id: z.string().min(1).max(100),
+  schedule_id: z.string().min(1).max(100),
+});
+
+export const scheduleSchema = z.looseObject({
+  id: z.uuid(),
+  workspace_id: z.uuid(),
+  agent: z.string(),
+  agent_version: z.string(),
+  pinned: z.boolean(),
+  auto_update: z.boolean(),
+  type: z.enum(['cron', 'webhook']),
+  cron_expression: z.string().nullable(),
+  timezone: z.string(),
+  input_data: z.record(z.string(), z.unknown()),
+  provider: z.string().nullable(),
+  enabled: z.boolean(),
+  consecutive_failures: z.number().int(),
+  max_consecutive_failures: z.number().int(),
+  alert_webhook_url: z.string().nullable(),
+  alert_on_failure_count: z.number().int(),
+  next_run_at: z.string().nullable(),
+  last_run_at: z.string().nullable(),
+  last_status: z.string().nullable(),
+  total_runs: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const scheduleListSchema = z.object({ schedules: z.array(scheduleSchema), total: z.number().int() });
+
+export type ScheduleCreateInput = z.infer<typeof scheduleCreateBody>;
+export type ScheduleUpdateInput = z.infer<typeof scheduleUpdateBody>;
+export type ScheduleListQuery = z.infer<typeof scheduleListQuery>;

@@ -1,0 +1,23 @@
+import {
+  createSchedule,
+  deleteSchedule,
+  getSchedule,
+  listSchedules,
+  updateSchedule,
+} from '../core/schedules/schedules.ts';
+import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { lambdaDeps } from '../platform/lambda-deps.ts';
+
+export const operations: Operations<'schedules'> = {
+  listSchedules: ({ deps, auth, params, query }) => listSchedules(deps, auth, params.workspace_id, query),
+  createSchedule: ({ deps, auth, params, body }) => createSchedule(deps, auth, params.workspace_id, body),
+  getSchedule: ({ deps, auth, params }) => getSchedule(deps, auth, params.workspace_id, params.schedule_id),
+  updateSchedule: ({ deps, auth, params, body }) =>
+    updateSchedule(deps, auth, params.workspace_id, params.schedule_id, body),
+  deleteSchedule: async ({ deps, auth, params }) => {
+    await deleteSchedule(deps, auth, params.workspace_id, params.schedule_id);
+    return undefined;
+  },
+};
+
+export const handler = createModuleHandler('schedules', operations, lambdaDeps);
