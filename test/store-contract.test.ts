@@ -715,7 +715,7 @@ storeContract('DynamoDbStore on dynalite', dynaliteBackend);
 describe('DynamoDbStore requests (mocked client)', () => {
   const NOW = 1_750_000_000;
   const TableName = 'agenthost';
-  // Stubs DynamoDBDocumentClient.prototype.send: created in `before` (not when the file loads) so
+  // aws-sdk-client-mock replaces DynamoDBDocumentClient.prototype.send: created in `before` (not when the file loads) so
   // the dynalite suite above talks to dynalite, and restored in `after`.
   const mockDocumentClient = () => mockClient(DynamoDBDocumentClient);
   let docMock: ReturnType<typeof mockDocumentClient>;

@@ -185,7 +185,7 @@ function checkSize(value: string | undefined): void {
 const mockSecretsManager = (client: SecretsManagerClient) => mockClient(client);
 
 function fakeSecretsManager(): FakeSecretsManager {
-  // A mock on this instance only, so suites and cases never share a stub.
+  // A mock on this instance only, so suites and cases never share one.
   const client = new SecretsManagerClient({
     region: 'us-east-1',
     credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
