@@ -76,6 +76,12 @@ const LLM_EXTERNAL = [
 /** Left out of modules that never run sandboxes: the ECS client and the ECS sandbox adapter. */
 const SANDBOX_EXTERNAL = ['@aws-sdk/client-ecs', '../adapters/aws/ecs-sandbox.ts'];
 
+/** Left out of modules that never change EventBridge schedules. */
+const SCHEDULER_EXTERNAL = ['@aws-sdk/client-scheduler', '../adapters/aws/eventbridge-scheduler.ts'];
+
+/** Left out of modules that never queue alerts. */
+const ALERTS_EXTERNAL = ['@aws-sdk/client-lambda', '../adapters/aws/lambda-notifier.ts'];
+
 /** The bundling options for one module's handler, as NodejsFunction's `bundling` names them. */
 export function lambdaBundling(access: ModuleAccess) {
   return {
@@ -103,6 +109,8 @@ export function lambdaBundling(access: ModuleAccess) {
       ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
       ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
       ...(access.llm ? [] : LLM_EXTERNAL),
+      ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
+      ...(access.alerts ? [] : ALERTS_EXTERNAL),
     ],
   };
 }

@@ -11,10 +11,10 @@ export interface ModuleAccess {
   table: 'none' | 'read' | 'read-write';
   /**
    * Secrets Manager under the stage's prefix. `write` creates, replaces and deletes values but
-   * cannot read them back (the HTTP API never returns a secret value); reading is for the run
-   * paths that inject secrets.
+   * cannot read them back (the HTTP API never returns a secret value); `read` is for the run
+   * paths that inject secrets, and cannot change them.
    */
-  secrets: 'none' | 'write' | 'read-write';
+  secrets: 'none' | 'read' | 'write' | 'read-write';
   /**
    * The code-bundle bucket. `read` only signs download URLs (which act with this role's
    * s3:GetObject); it is done with the SDK's signer, so such a module carries no S3 client.
@@ -31,6 +31,14 @@ export interface ModuleAccess {
    * run inputs and results through S3). Modules that do not leave the ECS client out.
    */
   sandbox?: boolean;
+  /**
+   * Whether the module changes EventBridge Scheduler schedules (create, update, delete in the
+   * agenthost group, and iam:PassRole of the scheduler's invoke role only). Modules that do not
+   * leave the Scheduler client out.
+   */
+  scheduler?: boolean;
+  /** Whether the module queues alert deliveries (an asynchronous invoke of the alert-delivery Lambda). */
+  alerts?: boolean;
 }
 
 export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
@@ -51,10 +59,22 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // s3:GetObject), and can write nothing.
   public: { table: 'read', secrets: 'none', bundles: 'read' },
   // Agent calls: records, quota counters and leases, usage records and log lines; the model
-  // call goes to the LLM providers over HTTPS. Secrets are for the sandbox engines (not yet).
-  calls: { table: 'read-write', secrets: 'none', bundles: 'none', llm: true, sandbox: true },
-  // Schedule records (creation, updates); firing arrives with the scheduler work.
-  schedules: { table: 'read-write', secrets: 'none', bundles: 'none' },
+  // call goes to the LLM providers over HTTPS; the sandbox engines read the declared secrets.
+  calls: { table: 'read-write', secrets: 'read', bundles: 'none', llm: true, sandbox: true },
+  // Schedule records, timelines, run history, test alerts (sent from here); keeps the
+  // EventBridge schedules in step with each record.
+  schedules: { table: 'read-write', secrets: 'none', bundles: 'none', scheduler: true },
+  // Runs a schedule now (trigger) or on its webhook: the whole call path, plus the failure streak
+  // (an auto-disable removes the EventBridge schedules; alerts are queued).
+  'schedule-runs': {
+    table: 'read-write',
+    secrets: 'read',
+    bundles: 'none',
+    llm: true,
+    sandbox: true,
+    scheduler: true,
+    alerts: true,
+  },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };

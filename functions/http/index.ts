@@ -8,6 +8,7 @@ import { operations as calls } from './calls.ts';
 import { operations as health } from './health.ts';
 import { operations as openapi } from './openapi.ts';
 import { operations as publicDirectory } from './public.ts';
+import { operations as scheduleRuns } from './schedule-runs.ts';
 import { operations as schedules } from './schedules.ts';
 import { operations as secrets } from './secrets.ts';
 import { operations as tasks } from './tasks.ts';
@@ -29,6 +30,7 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     public: createModuleHandler('public', publicDirectory, get),
     calls: createModuleHandler('calls', calls, get),
     schedules: createModuleHandler('schedules', schedules, get),
+    'schedule-runs': createModuleHandler('schedule-runs', scheduleRuns, get),
     usage: createModuleHandler('usage', usage, get),
   };
 }

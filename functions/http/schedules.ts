@@ -2,7 +2,10 @@ import {
   createSchedule,
   deleteSchedule,
   getSchedule,
+  listScheduleEvents,
+  listScheduleRuns,
   listSchedules,
+  sendTestAlert,
   updateSchedule,
 } from '../core/schedules/schedules.ts';
 import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
@@ -18,6 +21,12 @@ export const operations: Operations<'schedules'> = {
     await deleteSchedule(deps, auth, params.workspace_id, params.schedule_id);
     return undefined;
   },
+  listScheduleEvents: ({ deps, auth, params, query }) =>
+    listScheduleEvents(deps, auth, params.workspace_id, params.schedule_id, query),
+  listScheduleRuns: ({ deps, auth, params, query }) =>
+    listScheduleRuns(deps, auth, params.workspace_id, params.schedule_id, query),
+  sendScheduleTestAlert: ({ deps, auth, params }) =>
+    sendTestAlert(deps, auth, params.workspace_id, params.schedule_id),
 };
 
 export const handler = createModuleHandler('schedules', operations, lambdaDeps);

@@ -54,6 +54,15 @@ const schema = z
     PLATFORM_SECRETS_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
     PLATFORM_BUNDLE_BUCKET: z.string().min(3).max(63).optional(),
     PLATFORM_BUNDLE_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
+    // Schedules. Locally: how many scheduled runs the in-process loop runs at once. In AWS (set by
+    // the stack): the EventBridge Scheduler group, the fire Lambda, the role Scheduler assumes to
+    // invoke it, the dead-letter queue, and the alert-delivery Lambda.
+    PLATFORM_SCHEDULER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+    PLATFORM_SCHEDULE_GROUP: z.string().min(1).max(64).optional(),
+    PLATFORM_SCHEDULE_TARGET_ARN: z.string().min(1).max(2048).optional(),
+    PLATFORM_SCHEDULE_ROLE_ARN: z.string().min(1).max(2048).optional(),
+    PLATFORM_SCHEDULE_DLQ_ARN: z.string().min(1).max(2048).optional(),
+    PLATFORM_ALERTS_FUNCTION: z.string().min(1).max(256).optional(),
     // LLM providers, under the vendors' usual names.
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_BASE_URL: z.url().optional(),
@@ -102,6 +111,12 @@ export interface Config {
   secretsKmsKeyId: string | undefined;
   bundleBucket: string | undefined;
   bundleKmsKeyId: string | undefined;
+  schedulerConcurrency: number;
+  scheduleGroup: string | undefined;
+  scheduleTargetArn: string | undefined;
+  scheduleRoleArn: string | undefined;
+  scheduleDlqArn: string | undefined;
+  alertsFunction: string | undefined;
   llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
 }
 
@@ -148,6 +163,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
     bundleBucket: e.PLATFORM_BUNDLE_BUCKET,
     bundleKmsKeyId: e.PLATFORM_BUNDLE_KMS_KEY_ID,
+    schedulerConcurrency: e.PLATFORM_SCHEDULER_CONCURRENCY,
+    scheduleGroup: e.PLATFORM_SCHEDULE_GROUP,
+    scheduleTargetArn: e.PLATFORM_SCHEDULE_TARGET_ARN,
+    scheduleRoleArn: e.PLATFORM_SCHEDULE_ROLE_ARN,
+    scheduleDlqArn: e.PLATFORM_SCHEDULE_DLQ_ARN,
+    alertsFunction: e.PLATFORM_ALERTS_FUNCTION,
     llm: {
       anthropic: {
         apiKey: e.ANTHROPIC_API_KEY,

@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { assertBundleKey, assertDownloadUrlTtl, type BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
 import type { LlmGateway } from '../ports/llm-gateway.ts';
+import type { Notifier } from '../ports/notifier.ts';
 import type { Sandbox } from '../ports/sandbox.ts';
+import type { Scheduler } from '../ports/scheduler.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
 import type { Store } from '../ports/store.ts';
 import type { Config } from './config.ts';
@@ -16,6 +18,8 @@ export interface Deps {
   bundles: BundleStore;
   llm: LlmGateway;
   sandbox: Sandbox;
+  scheduler: Scheduler;
+  notifier: Notifier;
   clock: Clock;
   logger: Logger;
 }
@@ -25,6 +29,7 @@ export interface DepsOverrides {
   logger?: Logger;
   llm?: LlmGateway;
   sandbox?: Sandbox;
+  notifier?: Notifier;
 }
 
 /**
@@ -42,7 +47,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const bundles = config.mode === 'aws' ? await createS3Bundles(config) : await createFileBundles(config);
     const llm = overrides.llm ?? createLlmGateway(config);
     const sandbox = overrides.sandbox ?? createSandbox(config);
-    return { config, store, vault, bundles, llm, sandbox, clock, logger };
+    const scheduler = config.mode === 'aws' ? createEventBridgeScheduler(config) : new LocalScheduler();
+    const notifier = overrides.notifier ?? (await createNotifier(config, logger));
+    return { config, store, vault, bundles, llm, sandbox, scheduler, notifier, clock, logger };
   } catch (err) {
     await store.close();
     throw err;
@@ -189,4 +196,78 @@ export function createSandbox(config: Config): Sandbox {
       return (await instance).openSession(spec);
     },
   };
+}
+
+/**
+ * Locally the in-process loop (jobs/local-schedule-loop.ts) reads the stored records; `sync` and
+ * `remove` only wake it so a change takes effect at once.
+ */
+export class LocalScheduler implements Scheduler {
+  readonly kind = 'local' as const;
+  onChange: (() => void) | undefined;
+  async sync(): Promise<void> {
+    this.onChange?.();
+  }
+  async remove(): Promise<void> {
+    this.onChange?.();
+  }
+}
+
+/** EventBridge Scheduler, built on first use: only the schedules Lambda changes timetables. */
+export function createEventBridgeScheduler(config: Config): Scheduler {
+  return lazyPort<Scheduler>(
+    async () => {
+      const missing = [
+        ['PLATFORM_SCHEDULE_GROUP', config.scheduleGroup],
+        ['PLATFORM_SCHEDULE_TARGET_ARN', config.scheduleTargetArn],
+        ['PLATFORM_SCHEDULE_ROLE_ARN', config.scheduleRoleArn],
+        ['PLATFORM_SCHEDULE_DLQ_ARN', config.scheduleDlqArn],
+      ]
+        .filter(([, v]) => !v)
+        .map(([n]) => n);
+      if (missing.length > 0)
+        throw new Error(`EventBridge Scheduler is not configured: ${missing.join(', ')} not set`);
+      const { SchedulerClient } = await import('@aws-sdk/client-scheduler');
+      const { EventBridgeScheduler } = await import('../adapters/aws/eventbridge-scheduler.ts');
+      return new EventBridgeScheduler({
+        client: new SchedulerClient({ region: config.awsRegion }),
+        groupName: config.scheduleGroup as string,
+        targetArn: config.scheduleTargetArn as string,
+        roleArn: config.scheduleRoleArn as string,
+        deadLetterArn: config.scheduleDlqArn as string,
+      });
+    },
+    ['sync', 'remove'],
+    { kind: 'eventbridge' } as Partial<Scheduler>,
+  );
+}
+
+/** Alerts: delivered in this process locally; through the alert-delivery Lambda in AWS. */
+export async function createNotifier(config: Config, logger: Logger): Promise<Notifier> {
+  const log = (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) =>
+    logger[level](message, fields);
+  if (config.mode === 'local') {
+    const { BackgroundNotifier } = await import('../adapters/local/background-notifier.ts');
+    return new BackgroundNotifier({ mode: 'local' }, log);
+  }
+  const { deliverAlert } = await import('../core/alerts/alert-delivery.ts');
+  return lazyPort<Notifier>(
+    async () => {
+      if (!config.alertsFunction)
+        throw new Error('PLATFORM_ALERTS_FUNCTION is not set: this function cannot queue alerts');
+      const { LambdaClient } = await import('@aws-sdk/client-lambda');
+      const { LambdaNotifier } = await import('../adapters/aws/lambda-notifier.ts');
+      return new LambdaNotifier({
+        client: new LambdaClient({ region: config.awsRegion }),
+        functionName: config.alertsFunction,
+        policy: { mode: 'aws' },
+      });
+    },
+    ['enqueue'],
+    {
+      // Sending needs no Lambda client (test alerts, and the alert-delivery Lambda itself).
+      deliver: (delivery) => deliverAlert(delivery, { mode: 'aws' }),
+      drain: async () => undefined,
+    },
+  );
 }

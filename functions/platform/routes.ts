@@ -23,13 +23,22 @@ import {
 } from '../core/api-keys/api-key-schemas.ts';
 import { CALL_BODY, callEnvelopeSchema, callParams } from '../core/calls/call-schemas.ts';
 import {
+  eventListSchema,
+  runListSchema,
+  runSchema,
   scheduleCreateBody,
+  scheduleEventsQuery,
   scheduleListQuery,
   scheduleListSchema,
   scheduleParams,
+  scheduleRunsQuery,
   scheduleSchema,
+  scheduleTriggerBody,
   scheduleUpdateBody,
+  testAlertSchema,
+  webhookParams,
 } from '../core/schedules/schedule-schemas.ts';
+import { MAX_WEBHOOK_BODY_BYTES } from '../core/schedules/webhook-limits.ts';
 import {
   secretListSchema,
   secretParams,
@@ -75,6 +84,7 @@ export const MODULES = [
   'public',
   'calls',
   'schedules',
+  'schedule-runs',
   'usage',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
@@ -514,6 +524,70 @@ export const routes = {
     tag: 'Schedules',
     params: scheduleParams,
     success: { status: 204, description: 'Deleted' },
+  }),
+  triggerSchedule: route({
+    method: 'POST',
+    path: '/workspaces/{workspace_id}/schedules/{schedule_id}/trigger',
+    module: 'schedule-runs',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Run the schedule now, synchronously; input_data given replaces the schedule’s for this run',
+    tag: 'Schedules',
+    params: scheduleParams,
+    body: scheduleTriggerBody,
+    success: { status: 200, schema: runSchema, description: 'The Run' },
+  }),
+  listScheduleEvents: route({
+    method: 'GET',
+    path: '/workspaces/{workspace_id}/schedules/{schedule_id}/events',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'member',
+    summary: 'The schedule’s timeline, newest first (also after deletion)',
+    tag: 'Schedules',
+    params: scheduleParams,
+    query: scheduleEventsQuery,
+    success: { status: 200, schema: eventListSchema, description: 'Timeline entries and the total' },
+  }),
+  listScheduleRuns: route({
+    method: 'GET',
+    path: '/workspaces/{workspace_id}/schedules/{schedule_id}/runs',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'member',
+    summary:
+      'Run history, newest first (filter by status, failed = error or timeout; select fields; also after deletion)',
+    tag: 'Schedules',
+    params: scheduleParams,
+    query: scheduleRunsQuery,
+    success: { status: 200, schema: runListSchema, description: 'Runs and the total' },
+  }),
+  sendScheduleTestAlert: route({
+    method: 'POST',
+    path: '/workspaces/{workspace_id}/schedules/{schedule_id}/test-alert',
+    module: 'schedules',
+    auth: 'api-key',
+    workspaceRole: 'owner',
+    summary: 'Send a test schedule.failure_streak alert to the alert webhook now',
+    tag: 'Schedules',
+    params: scheduleParams,
+    success: { status: 200, schema: testAlertSchema, description: 'Whether the receiver accepted it' },
+  }),
+  triggerWebhook: route({
+    method: 'POST',
+    path: '/webhooks/{schedule_id}/{webhook_secret}',
+    module: 'schedule-runs',
+    auth: 'none',
+    summary:
+      'Run a webhook schedule: the secret in the URL is the credential; any JSON body (objects merged over input_data); optional idempotency-key header',
+    tag: 'Schedules',
+    params: webhookParams,
+    binaryBody: { maxBytes: MAX_WEBHOOK_BODY_BYTES, contentTypes: ['application/json'] },
+    success: {
+      status: 200,
+      schema: runSchema,
+      description: 'The Run (deduplicated true for a repeated idempotency-key)',
+    },
   }),
 } as const;
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { startScheduleLoop } from '../jobs/local-schedule-loop.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDeps } from './deps.ts';
@@ -52,6 +53,10 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   const server = new LocalServer(deps);
   const url = await server.listen(config.port, config.host);
   out(`agenthost listening on ${url} (data in ${config.dataDir})`);
+  // Cron schedules: an in-process loop over the stored records; slots missed while stopped are
+  // recorded as missed (docs/schedules.md).
+  const loop = startScheduleLoop(deps);
+  out('Scheduler: in-process loop started');
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -59,6 +64,8 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     stopping = true;
     out(`Received ${signal}; stopping.`);
     await server.close();
+    await loop.stop();
+    await deps.notifier.drain();
     await deps.store.close();
     out('Stopped.');
     process.exit(0);

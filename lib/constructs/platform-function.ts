@@ -174,8 +174,8 @@ export class PlatformFunction extends Construct {
         resourceName: `${prefix}/*`,
         arnFormat: ArnFormat.COLON_RESOURCE_NAME,
       });
-      const actions: string[] = [...SECRETS_WRITE_ACTIONS];
-      if (access.secrets === 'read-write') {
+      const actions: string[] = access.secrets === 'read' ? [] : [...SECRETS_WRITE_ACTIONS];
+      if (access.secrets === 'read-write' || access.secrets === 'read') {
         actions.push(...SECRETS_READ_ACTIONS);
         allow(['secretsmanager:BatchGetSecretValue'], ['*']);
         anyResource.push(

@@ -5,7 +5,7 @@ import { createAccount } from '../../functions/core/accounts/account.ts';
 import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
-import { createDeps, type Deps } from '../../functions/platform/deps.ts';
+import { createDeps, type Deps, type DepsOverrides } from '../../functions/platform/deps.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
 import { createLogger } from '../../functions/platform/logger.ts';
 import { type DynamoFake, startDynamoFake } from './dynamo-fake.ts';
@@ -52,6 +52,7 @@ export const BACKENDS: Backend[] = ['sqlite', 'dynamodb'];
 export async function startTestPlatform(
   env: Record<string, string> = {},
   backend: Backend = 'sqlite',
+  overrides: DepsOverrides = {},
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
   let dynamo: DynamoFake | undefined;
@@ -72,7 +73,11 @@ export async function startTestPlatform(
   });
   const clock = new FakeClock();
   const logs: string[] = [];
-  const deps = await createDeps(config, { clock, logger: createLogger('debug', (line) => logs.push(line)) });
+  const deps = await createDeps(config, {
+    clock,
+    logger: createLogger('debug', (line) => logs.push(line)),
+    ...overrides,
+  });
   await bootstrapOwner(deps);
   const ownerKey = config.bootstrapApiKey ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
   const server = new LocalServer(deps);
@@ -119,6 +124,7 @@ export async function startTestPlatform(
     },
     async close() {
       await server.close();
+      await deps.notifier.drain();
       await deps.store.close();
       await dynamo?.close();
       await rm(dataDir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import { type FieldIssue, invalidInput, PlatformError } from '../../platform/err
 import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
+import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
@@ -191,6 +192,7 @@ export async function publishVersion(
     }
     try {
       await deps.store.transactWrite(ops);
+      await followNewVersion(deps, agent);
       return agent;
     } catch (err) {
       // Someone else published meanwhile (the head's condition failed): take the next number.

@@ -28,6 +28,11 @@ export interface AuthContext {
   /** Set when the key is an orchestrator run's PLATFORM_SERVICE_KEY. */
   service?: ServiceContext;
   serviceKeyHash?: string;
+  /**
+   * Set for a schedule's run: the schedule's workspace, whose vault supplies the run's declared
+   * secrets (a scheduled run of another workspace's public agent uses this workspace's keys).
+   */
+  runWorkspaceId?: string;
 }
 
 /** The two items of a key: the lookup by hash (authentication) and the account's listing entry. */

@@ -14,6 +14,7 @@ import type { CallFile } from './call-input.ts';
  * calling a public tool supplies their own keys and never uses the author's.
  */
 export async function secretsWorkspace(deps: Deps, auth: AuthContext, agent: AgentVersion): Promise<string> {
+  if (auth.runWorkspaceId) return auth.runWorkspaceId;
   const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
   return member ? agent.workspace_id : auth.personalWorkspaceId;
 }

@@ -90,6 +90,7 @@ export const scheduleSchema = z.looseObject({
   input_data: z.record(z.string(), z.unknown()),
   provider: z.string().nullable(),
   enabled: z.boolean(),
+  auto_disabled: z.boolean(),
   consecutive_failures: z.number().int(),
   max_consecutive_failures: z.number().int(),
   alert_webhook_url: z.string().nullable(),
@@ -104,6 +105,120 @@ export const scheduleSchema = z.looseObject({
 
 export const scheduleListSchema = z.object({ schedules: z.array(scheduleSchema), total: z.number().int() });
 
+export const RUN_FIELD_NAMES = [
+  'run_id',
+  'status',
+  'duration_ms',
+  'output',
+  'error',
+  'deduplicated',
+  'schedule_id',
+  'workspace_id',
+  'agent',
+  'agent_version',
+  'trigger',
+  'scheduled_time',
+  'started_at',
+  'finished_at',
+] as const;
+
+export const scheduleRunsQuery = z.strictObject({
+  status: z
+    .enum(['success', 'error', 'timeout', 'failed'])
+    .optional()
+    .describe('failed means error or timeout'),
+  fields: z
+    .string()
+    .max(500)
+    .transform((v, ctx) => {
+      const list = v
+        .split(',')
+        .map((f) => f.trim())
+        .filter(Boolean);
+      const unknown = list.filter((f) => !(RUN_FIELD_NAMES as readonly string[]).includes(f));
+      if (unknown.length > 0 || list.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown field(s) ${unknown.join(', ') || '(none given)'}; choose from ${RUN_FIELD_NAMES.join(', ')}`,
+        });
+        return z.NEVER;
+      }
+      return list as (typeof RUN_FIELD_NAMES)[number][];
+    })
+    .optional()
+    .describe('Comma-separated run fields to return'),
+  limit: intParam(1, 200).default(50),
+  offset: intParam(0, 1_000_000).default(0),
+});
+
+export const scheduleEventsQuery = z.strictObject({
+  type: z
+    .enum([
+      'created',
+      'updated',
+      'enabled',
+      'disabled',
+      'auto_disabled',
+      'failure_alert',
+      'alert_failed',
+      'version_updated',
+      'missed',
+      'deleted',
+    ])
+    .optional(),
+  limit: intParam(1, 200).default(50),
+  offset: intParam(0, 1_000_000).default(0),
+});
+
+export const scheduleTriggerBody = z.strictObject({
+  input_data: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Replaces the schedule’s input_data for this run'),
+});
+
+export const runSchema = z.object({
+  run_id: z.uuid(),
+  status: z.enum(['success', 'error', 'timeout']),
+  duration_ms: z.number().int(),
+  output: z.record(z.string(), z.unknown()).nullable(),
+  error: z.string().nullable(),
+  deduplicated: z.boolean(),
+});
+
+export const runListSchema = z.object({
+  runs: z.array(z.record(z.string(), z.unknown())),
+  total: z.number().int(),
+});
+
+export const eventListSchema = z.object({
+  events: z.array(
+    z.object({
+      event_id: z.uuid(),
+      type: z.string(),
+      message: z.string(),
+      at: z.string(),
+      details: z.record(z.string(), z.unknown()),
+    }),
+  ),
+  total: z.number().int(),
+});
+
+export const testAlertSchema = z.object({
+  delivered: z.boolean(),
+  attempts: z.number().int(),
+  status_code: z.number().int().nullable(),
+  error: z.string().nullable(),
+});
+
+export const webhookParams = z.strictObject({
+  schedule_id: z.string().min(1).max(100),
+  webhook_secret: z.string().min(1).max(200),
+});
+
+export type ScheduleRunsQuery = z.infer<typeof scheduleRunsQuery>;
+export type ScheduleEventsQuery = z.infer<typeof scheduleEventsQuery>;
+export type ScheduleTriggerInput = z.infer<typeof scheduleTriggerBody>;
 export type ScheduleCreateInput = z.infer<typeof scheduleCreateBody>;
 export type ScheduleUpdateInput = z.infer<typeof scheduleUpdateBody>;
 export type ScheduleListQuery = z.infer<typeof scheduleListQuery>;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../platform/errors.ts';
-import { cond, type Item, queryAll } from '../../ports/store.ts';
+import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
@@ -9,43 +9,35 @@ import { checkOutboundUrl } from '../alerts/outbound-url.ts';
 import { hashApiKey } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
-import { isValidTimeZone, nextRun, parseCron } from './cron.ts';
-import type { ScheduleCreateInput, ScheduleListQuery, ScheduleUpdateInput } from './schedule-schemas.ts';
+import { isValidTimeZone, parseCron } from './cron.ts';
+import {
+  appendScheduleEvent,
+  eventFromItem,
+  HISTORY_DAYS,
+  type ScheduleEvent,
+  scheduleEventItem,
+  scheduleEventsPk,
+} from './schedule-events.ts';
+import { failureStreakAlert } from './schedule-failure-streak.ts';
+import {
+  computeNext,
+  fromScheduleItem,
+  type Schedule,
+  type StoredSchedule,
+  scheduleItem,
+  scheduleKeys,
+  scheduleWrite,
+} from './schedule-record.ts';
+import { type RunRecord, runFromItem } from './schedule-run-record.ts';
+import type {
+  ScheduleCreateInput,
+  ScheduleEventsQuery,
+  ScheduleListQuery,
+  ScheduleRunsQuery,
+  ScheduleUpdateInput,
+} from './schedule-schemas.ts';
 
-export type Schedule = {
-  id: string;
-  workspace_id: string;
-  agent: string;
-  agent_version: string;
-  pinned: boolean;
-  auto_update: boolean;
-  type: 'cron' | 'webhook';
-  cron_expression: string | null;
-  timezone: string;
-  input_data: Record<string, unknown>;
-  provider: string | null;
-  enabled: boolean;
-  consecutive_failures: number;
-  max_consecutive_failures: number;
-  alert_webhook_url: string | null;
-  alert_on_failure_count: number;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_status: string | null;
-  total_runs: number;
-  created_by: string;
-  created_at: string;
-  updated_at: string;
-};
-
-export const scheduleKeys = {
-  /** The record, by id (webhook triggers arrive with the id only). */
-  schedule: (id: string) => ({ pk: `SCHEDULE#${id}`, sk: 'SCHEDULE' }),
-  /** GSI1 partition of a workspace's schedules, by creation time. */
-  ofWorkspace: (workspaceId: string) => `WS#${workspaceId}#SCHEDULES`,
-  /** GSI2 partition of enabled cron schedules by next run time: what the local scheduler reads. */
-  due: 'SCHEDULES#DUE',
-};
+export type { Schedule } from './schedule-record.ts';
 
 /** Schedules are a Pro, Team and Enterprise feature (spec "Limits"): Free accounts get a clear 403. */
 function requireScheduling(auth: AuthContext): void {
@@ -91,14 +83,6 @@ async function checkAlertUrl(
   if (!checked.ok) issues.push({ field: 'body.alert_webhook_url', message: checked.reason });
 }
 
-function computeNext(
-  deps: Deps,
-  s: Pick<Schedule, 'type' | 'enabled' | 'cron_expression' | 'timezone'>,
-): string | null {
-  if (s.type !== 'cron' || !s.enabled || !s.cron_expression) return null;
-  return nextRun(s.cron_expression, s.timezone, deps.clock.now())?.toISOString() ?? null;
-}
-
 /**
  * Creates a cron or webhook schedule (owners only; Pro and up). A webhook schedule's secret is
  * random, shown once in `webhook_url`, and stored only as a hash.
@@ -140,6 +124,7 @@ export async function createSchedule(
     agent_version: agent.version,
     pinned,
     auto_update: input.auto_update ?? !pinned,
+    auto_disabled: false,
     type: input.type,
     cron_expression: input.type === 'cron' ? (input.cron_expression as string) : null,
     timezone: input.timezone,
@@ -158,10 +143,19 @@ export async function createSchedule(
     created_at: now,
     updated_at: now,
   };
-  schedule.next_run_at = computeNext(deps, schedule);
-  await deps.store.put(toItem(schedule, secret ? hashApiKey(secret) : undefined), {
-    condition: cond.notExists(),
-  });
+  schedule.next_run_at = computeNext(schedule, deps.clock.now());
+  await deps.store.transactWrite([
+    { put: scheduleItem(schedule, 1, secret ? hashApiKey(secret) : undefined), condition: cond.notExists() },
+    {
+      put: scheduleEventItem(
+        deps,
+        schedule.id,
+        'created',
+        `Created (${schedule.type}${schedule.cron_expression ? ` "${schedule.cron_expression}" ${schedule.timezone}` : ''}) running ${schedule.agent}@${schedule.agent_version}`,
+      ),
+    },
+  ]);
+  await syncScheduler(deps, schedule);
   const base = deps.config.publicUrl ?? '';
   return secret ? { ...schedule, webhook_url: `${base}/webhooks/${schedule.id}/${secret}` } : schedule;
 }
@@ -175,22 +169,42 @@ export async function listSchedules(
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, { index: 'gsi1', pk: scheduleKeys.ofWorkspace(workspaceId) });
   const all = items
-    .map(fromItem)
+    .map((item) => fromScheduleItem(item).schedule)
     .filter((s) => (!query.agent || s.agent === query.agent) && (!query.type || s.type === query.type));
   return { schedules: all.slice(query.offset, query.offset + query.limit), total: all.length };
 }
 
-async function loadSchedule(
+/**
+ * A schedule of the workspace, for a caller with `role`: not a member gives 404 (requireMembership);
+ * a deleted schedule is 404 too, unless `includeDeleted` (its run history and timeline stay readable).
+ */
+export async function loadSchedule(
   deps: Deps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
   role: 'member' | 'owner',
-) {
+  includeDeleted = false,
+): Promise<StoredSchedule> {
   await requireMembership(deps, auth.accountId, workspaceId, role);
   const item = await deps.store.get(scheduleKeys.schedule(id));
   if (!item || item.workspace_id !== workspaceId) throw notFound('Schedule');
-  return item;
+  const stored = fromScheduleItem(item);
+  if (stored.deletedAt && !includeDeleted) throw notFound('Schedule');
+  return stored;
+}
+
+/** Tells the scheduler about a timetable change; a failure is a 500 after the record is saved, so it is retried by the next change. */
+async function syncScheduler(deps: Deps, schedule: Schedule): Promise<void> {
+  try {
+    await deps.scheduler.sync(schedule);
+  } catch (err) {
+    deps.logger.error('scheduler sync failed', { schedule_id: schedule.id, error: String(err) });
+    throw new PlatformError(
+      'INTERNAL_ERROR',
+      'The schedule was saved but its timetable could not be updated; save it again',
+    );
+  }
 }
 
 export async function getSchedule(
@@ -199,13 +213,16 @@ export async function getSchedule(
   workspaceId: string,
   id: string,
 ): Promise<Schedule> {
-  return fromItem(await loadSchedule(deps, auth, workspaceId, id, 'member'));
+  return (await loadSchedule(deps, auth, workspaceId, id, 'member')).schedule;
 }
+
+const TZ_MESSAGE =
+  'must be an IANA time zone such as America/New_York (abbreviations such as EST are refused)';
 
 /**
  * Changes a schedule (owners only). Changing the cron expression or time zone recomputes the next
  * run; enabling resets consecutive_failures; setting a version pins it (auto_update off); setting
- * auto_update on resumes following the newest version.
+ * auto_update on resumes following the newest version. Each change is a timeline entry.
  */
 export async function updateSchedule(
   deps: Deps,
@@ -214,8 +231,8 @@ export async function updateSchedule(
   id: string,
   patch: ScheduleUpdateInput,
 ): Promise<Schedule> {
-  const item = await loadSchedule(deps, auth, workspaceId, id, 'owner');
-  const current = fromItem(item);
+  const stored = await loadSchedule(deps, auth, workspaceId, id, 'owner');
+  const current = stored.schedule;
   const next: Schedule = { ...current, updated_at: deps.clock.now().toISOString() };
   const issues: FieldIssue[] = [];
   if (patch.cron_expression !== undefined) {
@@ -226,24 +243,30 @@ export async function updateSchedule(
     next.cron_expression = patch.cron_expression;
   }
   if (patch.timezone !== undefined) {
-    if (!isValidTimeZone(patch.timezone)) {
-      issues.push({
-        field: 'body.timezone',
-        message: 'must be an IANA time zone such as America/New_York (abbreviations such as EST are refused)',
-      });
-    }
+    if (!isValidTimeZone(patch.timezone)) issues.push({ field: 'body.timezone', message: TZ_MESSAGE });
     next.timezone = patch.timezone;
   }
   await checkAlertUrl(deps, patch.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
+  const events: { type: Parameters<typeof scheduleEventItem>[2]; message: string }[] = [];
+  const changed: string[] = [];
   if (patch.input_data !== undefined) next.input_data = patch.input_data;
   if (patch.provider !== undefined) next.provider = patch.provider;
   if (patch.alert_webhook_url !== undefined) next.alert_webhook_url = patch.alert_webhook_url;
   if (patch.alert_on_failure_count !== undefined) next.alert_on_failure_count = patch.alert_on_failure_count;
   if (patch.max_consecutive_failures !== undefined)
     next.max_consecutive_failures = patch.max_consecutive_failures;
-  if (patch.enabled !== undefined) {
-    if (patch.enabled && !current.enabled) next.consecutive_failures = 0;
+  for (const field of Object.keys(patch)) {
+    if (!['enabled', 'version', 'auto_update'].includes(field)) changed.push(field);
+  }
+  if (patch.enabled !== undefined && patch.enabled !== current.enabled) {
+    if (patch.enabled) {
+      next.consecutive_failures = 0;
+      next.auto_disabled = false;
+      events.push({ type: 'enabled', message: 'Enabled; consecutive_failures reset to 0' });
+    } else {
+      events.push({ type: 'disabled', message: 'Disabled' });
+    }
     next.enabled = patch.enabled;
   }
   if (patch.version !== undefined) {
@@ -264,51 +287,147 @@ export async function updateSchedule(
       const latest = await findLatest(deps, ...(current.agent.split('/') as [string, string]));
       if (latest) next.agent_version = latest.version;
     }
+    if (patch.auto_update !== current.auto_update) changed.push('auto_update');
   }
-  next.next_run_at = computeNext(deps, next);
-  await deps.store
-    .put(toItem(next, item.webhook_secret_hash as string | undefined), {
-      condition: cond.eq('updated_at', current.updated_at),
-    })
-    .catch(() => {
-      throw new PlatformError('CONFLICT', 'The schedule changed meanwhile; fetch it and try again');
+  if (next.agent_version !== current.agent_version) {
+    events.push({
+      type: 'version_updated',
+      message: `Version changed from ${current.agent_version} to ${next.agent_version} (${next.pinned ? 'pinned' : 'following new versions'})`,
     });
+  } else if (patch.version !== undefined && !current.pinned) {
+    changed.push('pinned');
+  }
+  if (changed.length > 0) events.push({ type: 'updated', message: `Updated ${changed.join(', ')}` });
+  next.next_run_at = computeNext(next, deps.clock.now());
+  try {
+    await deps.store.transactWrite([
+      scheduleWrite(stored, next),
+      ...events.map((e) => ({ put: scheduleEventItem(deps, id, e.type, e.message) })),
+    ]);
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    throw new PlatformError('CONFLICT', 'The schedule changed meanwhile; fetch it and try again');
+  }
+  const timetableChanged =
+    next.enabled !== current.enabled ||
+    next.cron_expression !== current.cron_expression ||
+    next.timezone !== current.timezone;
+  if (timetableChanged) await syncScheduler(deps, next);
   return next;
 }
 
-/** Deletes a schedule (owners only); its run history is kept (runs are separate records). */
+/**
+ * Deletes a schedule (owners only): it stops firing, leaves listings and answers 404, and its
+ * webhook secret is forgotten; its run history and timeline stay readable through .../runs and
+ * .../events for HISTORY_DAYS (the record stays as a tombstone that long).
+ */
 export async function deleteSchedule(
   deps: Deps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
 ): Promise<void> {
-  await loadSchedule(deps, auth, workspaceId, id, 'owner');
-  await deps.store.delete(scheduleKeys.schedule(id));
+  const stored = await loadSchedule(deps, auth, workspaceId, id, 'owner');
+  const now = deps.clock.now();
+  const tombstone = { ...stored, deletedAt: now.toISOString() };
+  try {
+    await deps.store.transactWrite([
+      scheduleWrite(
+        tombstone,
+        { ...stored.schedule, enabled: false, next_run_at: null, updated_at: now.toISOString() },
+        {
+          ttl: Math.floor(now.getTime() / 1000) + HISTORY_DAYS * 86_400,
+        },
+      ),
+      { put: scheduleEventItem(deps, id, 'deleted', 'Deleted; run history kept') },
+    ]);
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    throw new PlatformError('CONFLICT', 'The schedule changed meanwhile; try again');
+  }
+  try {
+    await deps.scheduler.remove(id);
+  } catch (err) {
+    // The fire entry drops slots of deleted schedules, so a leftover rule runs nothing.
+    deps.logger.error('scheduler rules not removed', { schedule_id: id, error: String(err) });
+  }
 }
 
-function toItem(s: Schedule, webhookSecretHash: string | undefined): Item {
-  const due = s.type === 'cron' && s.enabled && s.next_run_at;
-  return {
-    ...scheduleKeys.schedule(s.id),
-    ...(s as unknown as Record<string, never>),
-    ...(webhookSecretHash ? { webhook_secret_hash: webhookSecretHash } : {}),
-    gsi1pk: scheduleKeys.ofWorkspace(s.workspace_id),
-    gsi1sk: `${s.created_at}#${s.id}`,
-    ...(due ? { gsi2pk: scheduleKeys.due, gsi2sk: `${s.next_run_at}#${s.id}` } : {}),
+/** GET .../runs: newest first; status `failed` means error or timeout; `fields` selects fields. */
+export async function listScheduleRuns(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  query: ScheduleRunsQuery,
+): Promise<{ runs: Partial<RunRecord>[]; total: number }> {
+  await loadSchedule(deps, auth, workspaceId, id, 'member', true);
+  const items = await queryAll(deps.store, { pk: scheduleKeys.runs(id), reverse: true });
+  const wanted = (r: RunRecord) =>
+    !query.status ||
+    (query.status === 'failed' ? r.status === 'error' || r.status === 'timeout' : r.status === query.status);
+  const all = items.map(runFromItem).filter(wanted);
+  const fields = query.fields;
+  const page = all.slice(query.offset, query.offset + query.limit).map((r) => {
+    if (!fields) return r;
+    return Object.fromEntries(fields.map((f) => [f, r[f]])) as Partial<RunRecord>;
+  });
+  return { runs: page, total: all.length };
+}
+
+/** GET .../events: the timeline, newest first. */
+export async function listScheduleEvents(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  query: ScheduleEventsQuery,
+): Promise<{ events: ScheduleEvent[]; total: number }> {
+  await loadSchedule(deps, auth, workspaceId, id, 'member', true);
+  const items = await queryAll(deps.store, { pk: scheduleEventsPk(id), reverse: true });
+  const all = items.map(eventFromItem).filter((e) => !query.type || e.type === query.type);
+  return { events: all.slice(query.offset, query.offset + query.limit), total: all.length };
+}
+
+/**
+ * POST .../test-alert: sends a schedule.failure_streak payload marked `test: true` to the alert
+ * URL now (owners only) and reports whether the receiver took it. No URL set is a 400.
+ */
+export async function sendTestAlert(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+): Promise<{ delivered: boolean; attempts: number; status_code: number | null; error: string | null }> {
+  const stored = await loadSchedule(deps, auth, workspaceId, id, 'owner');
+  const s = stored.schedule;
+  if (!s.alert_webhook_url) {
+    throw invalidInput([
+      { field: 'alert_webhook_url', message: 'is not set on this schedule; set it with PATCH first' },
+    ]);
+  }
+  const payload = {
+    ...failureStreakAlert(
+      s,
+      s.consecutive_failures,
+      s.alert_on_failure_count,
+      false,
+      'This is a test alert from agenthost',
+    ),
+    test: true,
   };
-}
-
-function fromItem(item: Item): Schedule {
-  const {
-    pk: _p,
-    sk: _s,
-    gsi1pk: _a,
-    gsi1sk: _b,
-    gsi2pk: _c,
-    gsi2sk: _d,
-    webhook_secret_hash: _h,
-    ...rest
-  } = item;
-  return rest as unknown as Schedule;
+  const result = await deps.notifier.deliver({
+    url: s.alert_webhook_url,
+    label: `schedule.failure_streak test ${s.id}`,
+    payload: payload as never,
+  });
+  if (!result.delivered) {
+    await appendScheduleEvent(deps, id, 'alert_failed', `Test alert not delivered: ${result.error}`);
+  }
+  return {
+    delivered: result.delivered,
+    attempts: result.attempts,
+    status_code: result.status,
+    error: result.error,
+  };
 }

@@ -1,0 +1,66 @@
+import type { AlertDelivery, DeliveryResult } from '../../ports/notifier.ts';
+import { OutboundRequestError, type PlatformMode, type Resolver, safeFetch } from './outbound-url.ts';
+
+export interface DeliveryPolicy {
+  mode: PlatformMode;
+  /** Attempts in all, first one included (default 3). */
+  attempts?: number;
+  /** Per-attempt timeout (default 5 s). */
+  timeoutMs?: number;
+  /** Waits before the 2nd, 3rd, ... attempt (default 1 s, then 4 s). */
+  backoffMs?: number[];
+  resolve?: Resolver;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export const ALERT_ATTEMPTS = 3;
+export const ALERT_TIMEOUT_MS = 5000;
+export const ALERT_BACKOFF_MS = [1000, 4000];
+
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * POSTs an alert's JSON payload, checking the URL again at send time (a name that resolved to a
+ * public address when saved may not now). A 2xx is delivered; a 5xx, a 429, a timeout or a
+ * network failure is retried, up to `attempts` in all; any other answer, a redirect or a refused
+ * address is final. Never throws.
+ */
+export async function deliverAlert(delivery: AlertDelivery, policy: DeliveryPolicy): Promise<DeliveryResult> {
+  const attempts = policy.attempts ?? ALERT_ATTEMPTS;
+  const backoff = policy.backoffMs ?? ALERT_BACKOFF_MS;
+  const sleep = policy.sleep ?? defaultSleep;
+  const body = JSON.stringify(delivery.payload);
+  let status: number | null = null;
+  let error: string | null = null;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    if (attempt > 1) await sleep(backoff[Math.min(attempt - 2, backoff.length - 1)] ?? 1000);
+    try {
+      const res = await safeFetch(
+        delivery.url,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'user-agent': 'agenthost-alerts/1' },
+          body,
+        },
+        {
+          mode: policy.mode,
+          timeoutMs: policy.timeoutMs ?? ALERT_TIMEOUT_MS,
+          maxResponseBytes: 4096,
+          ...(policy.resolve ? { resolve: policy.resolve } : {}),
+        },
+      );
+      status = res.status;
+      if (res.status >= 200 && res.status < 300)
+        return { delivered: true, attempts: attempt, status, error: null };
+      error = `the receiver answered HTTP ${res.status}`;
+      if (res.status < 500 && res.status !== 429)
+        return { delivered: false, attempts: attempt, status, error };
+    } catch (err) {
+      const kind = err instanceof OutboundRequestError ? err.kind : 'network';
+      error = err instanceof Error ? err.message : String(err);
+      if (kind === 'refused' || kind === 'redirect')
+        return { delivered: false, attempts: attempt, status, error };
+    }
+  }
+  return { delivered: false, attempts, status, error };
+}

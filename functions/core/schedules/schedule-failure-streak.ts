@@ -1,0 +1,142 @@
+import type { Deps } from '../../platform/deps.ts';
+import type { Item } from '../../ports/store.ts';
+import { TransactionCanceledError } from '../../ports/store.ts';
+import { scheduleEventItem } from './schedule-events.ts';
+import { computeNext, loadStoredSchedule, type Schedule, scheduleWrite } from './schedule-record.ts';
+
+/** The spec's schedule.failure_streak payload (spec "Events"). */
+export interface FailureStreakAlert {
+  event: 'schedule.failure_streak';
+  schedule_id: string;
+  workspace_id: string;
+  agent_name: string;
+  consecutive_failures: number;
+  threshold: number;
+  auto_disabled: boolean;
+  last_error: string;
+  /** Present and true only on a test alert. */
+  test?: true;
+}
+
+export function failureStreakAlert(
+  s: Schedule,
+  consecutiveFailures: number,
+  threshold: number,
+  autoDisabled: boolean,
+  lastError: string,
+): FailureStreakAlert {
+  return {
+    event: 'schedule.failure_streak',
+    schedule_id: s.id,
+    workspace_id: s.workspace_id,
+    agent_name: s.agent,
+    consecutive_failures: consecutiveFailures,
+    threshold,
+    auto_disabled: autoDisabled,
+    last_error: lastError,
+  };
+}
+
+const MAX_ATTEMPTS = 20;
+
+/**
+ * Applies a finished run to its schedule, per the spec's state table, as one conditional write on
+ * the schedule's revision (retried on a race, so two runs finishing together both count):
+ * total_runs +1, last run and status; a success resets consecutive_failures to 0; a failure adds
+ * one, sends one alert when the count reaches alert_on_failure_count, and at
+ * max_consecutive_failures disables the schedule (auto_disabled), logs it and alerts with
+ * auto_disabled true. Timeline entries go in the same transaction; alerts are handed to the
+ * notifier after it commits, so they are sent once and off the run's path.
+ */
+export async function applyRunOutcome(
+  deps: Deps,
+  scheduleId: string,
+  run: { status: 'success' | 'error' | 'timeout'; error: string | null; started_at: string },
+): Promise<void> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const stored = await loadStoredSchedule(deps, scheduleId);
+    if (!stored || stored.deletedAt) return;
+    const s = stored.schedule;
+    const failed = run.status !== 'success';
+    const failures = failed ? s.consecutive_failures + 1 : 0;
+    const next: Schedule = {
+      ...s,
+      total_runs: s.total_runs + 1,
+      consecutive_failures: failures,
+      last_run_at: s.last_run_at && s.last_run_at > run.started_at ? s.last_run_at : run.started_at,
+      last_status: run.status,
+    };
+    const events: Item[] = [];
+    const alerts: { threshold: number; autoDisabled: boolean }[] = [];
+    const lastError = run.error ?? `run ended with status ${run.status}`;
+    if (failed && s.enabled) {
+      if (failures === s.alert_on_failure_count && failures < s.max_consecutive_failures) {
+        alerts.push({ threshold: s.alert_on_failure_count, autoDisabled: false });
+      }
+      if (failures >= s.max_consecutive_failures) {
+        next.enabled = false;
+        next.auto_disabled = true;
+        next.next_run_at = null;
+        alerts.push({ threshold: s.max_consecutive_failures, autoDisabled: true });
+        events.push(
+          scheduleEventItem(
+            deps,
+            s.id,
+            'auto_disabled',
+            `Disabled after ${failures} consecutive failures (max_consecutive_failures ${s.max_consecutive_failures})`,
+            { consecutive_failures: failures, last_error: lastError },
+          ),
+        );
+      }
+    }
+    if (next.enabled) next.next_run_at = computeNext(next, deps.clock.now());
+    for (const a of alerts) {
+      events.push(
+        scheduleEventItem(
+          deps,
+          s.id,
+          'failure_alert',
+          s.alert_webhook_url
+            ? `Failure alert sent at ${failures} consecutive failures${a.autoDisabled ? ' (auto-disabled)' : ''}`
+            : `Failure alert due at ${failures} consecutive failures, but no alert_webhook_url is set`,
+          { consecutive_failures: failures, threshold: a.threshold, auto_disabled: a.autoDisabled },
+        ),
+      );
+    }
+    try {
+      await deps.store.transactWrite([scheduleWrite(stored, next), ...events.map((put) => ({ put }))]);
+    } catch (err) {
+      if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
+      deps.logger.error('schedule outcome not applied', { schedule_id: s.id, error: String(err) });
+      return;
+    }
+    if (next.auto_disabled && !s.auto_disabled) {
+      deps.logger.warn('schedule auto-disabled', {
+        schedule_id: s.id,
+        workspace_id: s.workspace_id,
+        consecutive_failures: failures,
+      });
+      await deps.scheduler.sync(next).catch((err) => {
+        deps.logger.error('scheduler not updated after auto-disable', {
+          schedule_id: s.id,
+          error: String(err),
+        });
+      });
+    }
+    if (s.alert_webhook_url) {
+      for (const a of alerts) {
+        await deps.notifier
+          .enqueue({
+            url: s.alert_webhook_url,
+            label: `schedule.failure_streak ${s.id}`,
+            payload: failureStreakAlert(next, failures, a.threshold, a.autoDisabled, lastError) as never,
+          })
+          .catch((err) => {
+            deps.logger.error('failure alert not queued', { schedule_id: s.id, error: String(err) });
+          });
+      }
+    }
+    return;
+  }
+  deps.logger.error('schedule outcome not applied: too many concurrent updates', { schedule_id: scheduleId });
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import { toAccount } from '../accounts/account.ts';
+import { findVersion } from '../agents/agent-lookup.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { callAgent } from '../calls/gateway.ts';
+import { keys } from '../keys.ts';
+import { applyRunOutcome } from './schedule-failure-streak.ts';
+import type { Schedule } from './schedule-record.ts';
+import { type Run, type RunRecord, type RunTrigger, runItem } from './schedule-run-record.ts';
+
+export type { Run, RunRecord, RunTrigger } from './schedule-run-record.ts';
+
+/** How often a run refused only for a busy concurrency slot is retried before it fails. */
+const CONCURRENCY_RETRIES = 6;
+
+/**
+ * Whom a run acts as: the schedule's creator, who must still be a member of its workspace (a
+ * removed member's schedules fail their runs rather than keep acting for them). The run's calls
+ * count against that account's quotas, and its secrets come from the schedule's workspace.
+ */
+async function runAuth(deps: Deps, schedule: Schedule): Promise<AuthContext> {
+  const [accountItem, member] = await Promise.all([
+    deps.store.get(keys.account(schedule.created_by)),
+    deps.store.get(keys.member(schedule.workspace_id, schedule.created_by)),
+  ]);
+  if (!accountItem || !member) {
+    throw new PlatformError(
+      'FORBIDDEN',
+      'The account that created this schedule is no longer a member of its workspace; recreate the schedule',
+    );
+  }
+  const account = toAccount(accountItem);
+  return {
+    accountId: account.id,
+    org: account.org,
+    tier: account.tier,
+    personalWorkspaceId: account.personal_workspace_id,
+    keyId: `schedule:${schedule.id}`,
+    agent: null,
+    runWorkspaceId: schedule.workspace_id,
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Runs a schedule's agent once through the same call path as an HTTP call (quotas, deadline,
+ * sandbox, records), records the run, and applies its outcome to the failure streak. Never throws
+ * for the agent's failure: that is the run's status.
+ */
+export async function executeRun(
+  deps: Deps,
+  schedule: Schedule,
+  input: Record<string, unknown>,
+  trigger: RunTrigger,
+  options: { scheduledTime?: string; runId?: string } = {},
+): Promise<RunRecord> {
+  const runId = options.runId ?? randomUUID();
+  const startedAt = deps.clock.now().toISOString();
+  const started = performance.now();
+  let status: Run['status'] = 'success';
+  let output: Record<string, unknown> | null = null;
+  let error: string | null = null;
+  const [org, name] = schedule.agent.split('/') as [string, string];
+  try {
+    const auth = await runAuth(deps, schedule);
+    const agent = await findVersion(deps, org, name, schedule.agent_version);
+    if (!agent || agent.deleted_at) {
+      throw new PlatformError('NOT_FOUND', `${schedule.agent}@${schedule.agent_version} no longer exists`);
+    }
+    const body = Buffer.from(JSON.stringify(input));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await callAgent(deps, auth, {
+          org,
+          agent: name,
+          version: schedule.agent_version,
+          endpoint: agent.manifest.default_endpoint,
+          body,
+          contentType: 'application/json',
+          headers: (h) => (h === 'x-platform-provider' && schedule.provider ? schedule.provider : undefined),
+          requestId: `run_${runId}${attempt > 0 ? `_${attempt}` : ''}`,
+        });
+        output = result.body.data;
+        break;
+      } catch (err) {
+        // All concurrency slots busy (not the daily quota, which has a reset): wait for one.
+        const details =
+          err instanceof PlatformError ? (err.details as Record<string, unknown> | undefined) : undefined;
+        const busy =
+          err instanceof PlatformError && err.code === 'RATE_LIMITED' && details?.reset === undefined;
+        if (!busy || attempt >= CONCURRENCY_RETRIES) throw err;
+        await sleep(100 * 2 ** attempt + Math.random() * 100);
+      }
+    }
+  } catch (err) {
+    output = null;
+    if (err instanceof PlatformError) {
+      status = err.code === 'TIMEOUT' ? 'timeout' : 'error';
+      error = `${err.code}: ${err.message}`;
+    } else {
+      status = 'error';
+      error = 'INTERNAL_ERROR: the run failed on the platform’s side';
+      deps.logger.error('schedule run failed', {
+        schedule_id: schedule.id,
+        run_id: runId,
+        error: String(err),
+      });
+    }
+  }
+  const record: RunRecord = {
+    run_id: runId,
+    status,
+    duration_ms: Math.round(performance.now() - started),
+    output,
+    error,
+    deduplicated: false,
+    schedule_id: schedule.id,
+    workspace_id: schedule.workspace_id,
+    agent: schedule.agent,
+    agent_version: schedule.agent_version,
+    trigger,
+    scheduled_time: options.scheduledTime ?? null,
+    started_at: startedAt,
+    finished_at: deps.clock.now().toISOString(),
+  };
+  try {
+    await deps.store.put(runItem(record));
+  } catch (err) {
+    deps.logger.error('schedule run record not written', {
+      schedule_id: schedule.id,
+      run_id: runId,
+      error: String(err),
+    });
+  }
+  await applyRunOutcome(deps, schedule.id, record);
+  deps.logger.info('schedule run finished', {
+    schedule_id: schedule.id,
+    run_id: runId,
+    trigger,
+    status,
+    duration_ms: record.duration_ms,
+  });
+  return record;
+}

@@ -1,0 +1,145 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { invalidInput, PlatformError } from '../../platform/errors.ts';
+import { ConditionFailedError, cond } from '../../ports/store.ts';
+import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { MAX_CALL_SECONDS } from '../calls/gateway.ts';
+import { loadStoredSchedule, scheduleKeys } from './schedule-record.ts';
+import { runOf } from './schedule-run-record.ts';
+import { executeRun, type Run, type RunRecord } from './schedule-runs.ts';
+import type { ScheduleTriggerInput } from './schedule-schemas.ts';
+import { loadSchedule } from './schedules.ts';
+
+import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from './webhook-limits.ts';
+
+/** A hash compared against for unknown schedules, so every refusal costs the same. */
+const NO_HASH = hashApiKey('no schedule has this secret');
+
+const notFound = () => new PlatformError('NOT_FOUND', 'Webhook not found');
+
+/**
+ * The webhook input: no body is input_data alone; a JSON object is merged over input_data (the
+ * body's keys win); any other JSON value is wrapped as {data: value}.
+ */
+export function webhookInput(inputData: Record<string, unknown>, body: Buffer): Record<string, unknown> {
+  const text = body.toString('utf8');
+  if (text.trim() === '') return { ...inputData };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    throw invalidInput([{ field: 'body', message: `is not valid JSON${at ? ` (at position ${at})` : ''}` }]);
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    return { ...inputData, ...(value as Record<string, unknown>) };
+  }
+  return { ...inputData, data: value };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * POST /webhooks/{schedule_id}/{webhook_secret}: the secret is the credential (hashed, compared in
+ * constant time; unknown schedule and wrong secret answer alike). A disabled schedule answers 409
+ * and runs nothing. With an idempotency-key, the first request claims the key with a conditional
+ * create and runs; a repeat within the window waits for that run and returns it with
+ * deduplicated true, running nothing.
+ */
+export async function triggerWebhook(
+  deps: Deps,
+  scheduleId: string,
+  secret: string,
+  body: Buffer,
+  idempotencyKey: string | undefined,
+): Promise<Run> {
+  const stored = /^[0-9a-f-]{36}$/.test(scheduleId) ? await loadStoredSchedule(deps, scheduleId) : undefined;
+  const presented = hashApiKey(secret);
+  const expected = stored?.webhookSecretHash ?? NO_HASH;
+  const match = hashesEqual(presented, expected);
+  if (
+    !stored ||
+    stored.deletedAt ||
+    stored.schedule.type !== 'webhook' ||
+    !stored.webhookSecretHash ||
+    !match
+  ) {
+    throw notFound();
+  }
+  const s = stored.schedule;
+  if (!s.enabled) {
+    throw new PlatformError(
+      'CONFLICT',
+      s.auto_disabled
+        ? 'This schedule was disabled after repeated failures; an owner must enable it again'
+        : 'This schedule is disabled; an owner must enable it to accept webhooks',
+    );
+  }
+  const input = webhookInput(s.input_data, body);
+  if (idempotencyKey === undefined) return runOf(await executeRun(deps, s, input, 'webhook'));
+
+  const key = idempotencyKey.trim();
+  if (key === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw invalidInput([
+      { field: 'header.idempotency-key', message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
+    ]);
+  }
+  const idemKey = scheduleKeys.idempotency(s.id, createHash('sha256').update(key).digest('hex'));
+  const now = deps.clock.now();
+  const runId = randomUUID();
+  const leaseUntil = now.getTime() + (MAX_CALL_SECONDS + 30) * 1000;
+  try {
+    await deps.store.put(
+      {
+        ...idemKey,
+        run_id: runId,
+        state: 'running',
+        lease_until: leaseUntil,
+        ttl: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_WINDOW_SECONDS,
+      },
+      { condition: cond.notExists() },
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+    return runOf(await awaitFirstRun(deps, idemKey), true);
+  }
+  const record = await executeRun(deps, s, input, 'webhook', { runId });
+  await deps.store.update(idemKey, { set: { state: 'done', run: record as never } });
+  return runOf(record);
+}
+
+/** Waits for the run that first claimed the key (polling, with backoff), up to its lease. */
+async function awaitFirstRun(deps: Deps, key: { pk: string; sk: string }): Promise<RunRecord> {
+  let wait = 20;
+  for (;;) {
+    const item = await deps.store.get(key);
+    if (item?.state === 'done' && item.run) return item.run as unknown as RunRecord;
+    if (!item || deps.clock.now().getTime() > Number(item.lease_until)) {
+      throw new PlatformError(
+        'CONFLICT',
+        'The first request with this idempotency-key did not finish; retry with a new key',
+      );
+    }
+    await sleep(wait);
+    wait = Math.min(wait * 2, 500);
+  }
+}
+
+/** POST .../trigger: runs now, synchronously (owners only); `input_data` given replaces the schedule's. */
+export async function triggerSchedule(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  input: ScheduleTriggerInput,
+): Promise<Run> {
+  const stored = await loadSchedule(deps, auth, workspaceId, id, 'owner');
+  const record = await executeRun(
+    deps,
+    stored.schedule,
+    input.input_data ?? stored.schedule.input_data,
+    'manual',
+  );
+  return runOf(record);
+}

@@ -1,0 +1,31 @@
+/**
+ * The Notifier port: outbound alert webhooks (schedule failure streaks, test alerts). Deliveries
+ * are POSTs of a JSON payload to a user-given URL, checked when sent (core/alerts/outbound-url.ts).
+ */
+export interface AlertDelivery {
+  url: string;
+  payload: Record<string, unknown>;
+  /** Names the delivery in logs (never the URL's query, which may hold a token). */
+  label: string;
+}
+
+export interface DeliveryResult {
+  delivered: boolean;
+  attempts: number;
+  /** The receiver's last HTTP status, when it answered. */
+  status: number | null;
+  /** Why the delivery failed; null when delivered. */
+  error: string | null;
+}
+
+export interface Notifier {
+  /**
+   * Hands a delivery off and returns at once: it is sent off the caller's path, with a timeout and
+   * bounded retries (local: in this process; AWS: an asynchronously invoked Lambda).
+   */
+  enqueue(delivery: AlertDelivery): Promise<void>;
+  /** Sends now, with the same retries, and reports the outcome (test alerts). */
+  deliver(delivery: AlertDelivery): Promise<DeliveryResult>;
+  /** Resolves when every enqueued delivery of this process has finished (tests, shutdown). */
+  drain(): Promise<void>;
+}
