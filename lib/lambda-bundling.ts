@@ -79,8 +79,11 @@ const SANDBOX_EXTERNAL = ['@aws-sdk/client-ecs', '../adapters/aws/ecs-sandbox.ts
 /** Left out of modules that never change EventBridge schedules. */
 const SCHEDULER_EXTERNAL = ['@aws-sdk/client-scheduler', '../adapters/aws/eventbridge-scheduler.ts'];
 
-/** Left out of modules that never queue alerts. */
-const ALERTS_EXTERNAL = ['@aws-sdk/client-lambda', '../adapters/aws/lambda-notifier.ts'];
+/** Left out of modules that never queue alerts: the Lambda client and the notifier that uses it. */
+const ALERTS_QUEUE_EXTERNAL = ['@aws-sdk/client-lambda', '../adapters/aws/lambda-notifier.ts'];
+
+/** Left out of modules that never send alerts: the delivery code (deps.ts imports it on first use). */
+const ALERTS_SEND_EXTERNAL = ['../core/alerts/alert-delivery.ts'];
 
 /** The bundling options for one module's handler, as NodejsFunction's `bundling` names them. */
 export function lambdaBundling(access: ModuleAccess) {
@@ -110,7 +113,8 @@ export function lambdaBundling(access: ModuleAccess) {
       ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
       ...(access.llm ? [] : LLM_EXTERNAL),
       ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
-      ...(access.alerts ? [] : ALERTS_EXTERNAL),
+      ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),
+      ...(access.alerts ? [] : ALERTS_SEND_EXTERNAL),
     ],
   };
 }

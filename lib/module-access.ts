@@ -32,13 +32,17 @@ export interface ModuleAccess {
    */
   sandbox?: boolean;
   /**
-   * Whether the module changes EventBridge Scheduler schedules (create, update, delete in the
-   * agenthost group, and iam:PassRole of the scheduler's invoke role only). Modules that do not
-   * leave the Scheduler client out.
+   * EventBridge Scheduler: `manage` creates, updates and deletes the schedules of the agenthost
+   * group (and may pass the scheduler's invoke role, to that service only); `remove` only deletes
+   * them (an auto-disable after a failed run). Modules without it leave the Scheduler client out.
    */
-  scheduler?: boolean;
-  /** Whether the module queues alert deliveries (an asynchronous invoke of the alert-delivery Lambda). */
-  alerts?: boolean;
+  scheduler?: 'remove' | 'manage';
+  /**
+   * Alerts to users' webhooks: `send` posts from this function (test alerts); `queue` also hands
+   * deliveries to the alert-delivery Lambda (an asynchronous invoke). Modules without it leave the
+   * delivery code and the Lambda client out.
+   */
+  alerts?: 'send' | 'queue';
 }
 
 export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
@@ -63,7 +67,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   calls: { table: 'read-write', secrets: 'read', bundles: 'none', llm: true, sandbox: true },
   // Schedule records, timelines, run history, test alerts (sent from here); keeps the
   // EventBridge schedules in step with each record.
-  schedules: { table: 'read-write', secrets: 'none', bundles: 'none', scheduler: true },
+  schedules: { table: 'read-write', secrets: 'none', bundles: 'none', scheduler: 'manage', alerts: 'send' },
   // Runs a schedule now (trigger) or on its webhook: the whole call path, plus the failure streak
   // (an auto-disable removes the EventBridge schedules; alerts are queued).
   'schedule-runs': {
@@ -72,12 +76,29 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
     bundles: 'none',
     llm: true,
     sandbox: true,
-    scheduler: true,
-    alerts: true,
+    scheduler: 'remove',
+    alerts: 'queue',
   },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };
+
+/**
+ * The non-HTTP functions (functions/jobs/). The fire function runs scheduled slots (the whole call
+ * path, the failure streak); alert delivery only POSTs to users' alert URLs.
+ */
+export const JOB_ACCESS = {
+  'schedule-fire': {
+    table: 'read-write',
+    secrets: 'read',
+    bundles: 'none',
+    llm: true,
+    sandbox: true,
+    scheduler: 'remove',
+    alerts: 'queue',
+  },
+  'alert-delivery': { table: 'none', secrets: 'none', bundles: 'none', alerts: 'send' },
+} as const satisfies Record<string, ModuleAccess>;
 
 export function moduleAccess(module: string): ModuleAccess {
   const access = (MODULE_ACCESS as Record<string, ModuleAccess | undefined>)[module];

@@ -9,6 +9,7 @@ import { MODULES, type ResourceModule, routeList } from '../functions/platform/r
 import { acknowledge } from './acknowledge.ts';
 import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
+import { ScheduleFiring } from './constructs/schedule-firing.ts';
 import { moduleAccess } from './module-access.ts';
 import type { StatefulExports } from './stateful-stack.ts';
 
@@ -47,6 +48,7 @@ export class StatelessStack extends Stack {
   readonly api: apigateway.RestApi;
   readonly functions: Record<ResourceModule, PlatformFunction>;
   readonly sandbox: SandboxCluster;
+  readonly schedules: ScheduleFiring;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -115,9 +117,9 @@ export class StatelessStack extends Stack {
         secretsPrefix: props.secretsPrefix,
         environment: {
           PLATFORM_PUBLIC_URL: publicUrl,
-          ...(module === 'calls' ? { PLATFORM_MAX_CALL_SECONDS: String(Math.max(1, callTimeout - 1)) } : {}),
+          ...(runsAgents(module) ? { PLATFORM_MAX_CALL_SECONDS: String(Math.max(1, callTimeout - 1)) } : {}),
         },
-        ...(module === 'calls'
+        ...(runsAgents(module)
           ? { functionProps: { timeout: Duration.seconds(callTimeout + 5), memorySize: 1024 } }
           : {}),
       });
@@ -126,14 +128,28 @@ export class StatelessStack extends Stack {
       integrations[module] = new apigateway.LambdaIntegration(fn.function, {
         proxy: true,
         allowTestInvoke: false,
-        ...(module === 'calls' ? { timeout: Duration.seconds(callTimeout) } : {}),
+        ...(runsAgents(module) ? { timeout: Duration.seconds(callTimeout) } : {}),
       });
     }
     this.functions = functions;
 
-    // Tool runs: Fargate tasks that the calls function starts (docs/sandbox-aws.md).
+    // Tool runs: Fargate tasks that the run paths start (docs/sandbox-aws.md).
     this.sandbox = new SandboxCluster(this, 'Sandbox', { bundleBucket });
-    this.sandbox.grantRun(functions.calls);
+    // Cron firing and alert delivery (docs/schedules.md).
+    this.schedules = new ScheduleFiring(this, 'Schedules', {
+      table,
+      bundleBucket,
+      secretsPrefix: props.secretsPrefix,
+      publicUrl,
+    });
+    this.sandbox.grantRun(this.schedules.fireFunction);
+    for (const module of MODULES) {
+      const access = moduleAccess(module);
+      if (access.sandbox) this.sandbox.grantRun(functions[module]);
+      if (access.scheduler === 'manage') this.schedules.grantManage(functions[module]);
+      if (access.scheduler === 'remove') this.schedules.grantRemove(functions[module]);
+      if (access.alerts === 'queue') this.schedules.grantQueueAlerts(functions[module]);
+    }
 
     for (const [operationId, route] of routeList) {
       const resource = this.api.root.resourceForPath(route.path);
@@ -183,6 +199,11 @@ function binaryMediaTypes(): string[] {
   const types = new Set<string>();
   for (const [, route] of routeList) for (const type of route.binaryBody?.contentTypes ?? []) types.add(type);
   return [...types].sort();
+}
+
+/** Modules that run agents synchronously behind the API: their integration timeout is the call timeout. */
+function runsAgents(module: ResourceModule): boolean {
+  return module === 'calls' || module === 'schedule-runs';
 }
 
 function pascal(module: string): string {

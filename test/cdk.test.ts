@@ -22,6 +22,7 @@ import {
   BUNDLE_READ_ACTIONS,
   BUNDLE_WRITE_ACTIONS,
   MODULE_ACCESS,
+  SECRETS_READ_ACTIONS,
   SECRETS_WRITE_ACTIONS,
   TABLE_ACTIONS,
   TABLE_READ_ACTIONS,
@@ -248,8 +249,8 @@ describe('stateless stack: API generated from the route table', () => {
 describe('stateless stack: functions', () => {
   const functions = resourcesOfType('AWS::Lambda::Function');
 
-  test('exactly one function per module, from functions/http/<module>.ts', () => {
-    assert.equal(functions.length, MODULES.length);
+  test('exactly one function per module, from functions/http/<module>.ts, plus the two schedule jobs', () => {
+    assert.equal(functions.length, MODULES.length + 2);
     const ids = new Set(MODULES.map(functionLogicalId));
     assert.equal(ids.size, MODULES.length);
     for (const id of ids) assert.equal(statelessJson.Resources[id]?.Type, 'AWS::Lambda::Function', id);
@@ -366,7 +367,7 @@ describe('stateless stack: least privilege', () => {
     }
   });
 
-  test('only modules declared to use the vault reach Secrets Manager, within the prefix, write-only', () => {
+  test('only modules declared to use the vault reach Secrets Manager, within the prefix: write-only or read-only', () => {
     for (const module of MODULES) {
       const sm = statementsOf(module).filter((s) =>
         actionsOf(s).some((a) => a.startsWith('secretsmanager:')),
@@ -375,11 +376,23 @@ describe('stateless stack: least privilege', () => {
         assert.deepEqual(sm, [], module);
         continue;
       }
-      assert.equal(MODULE_ACCESS[module].secrets, 'write', `${module}: update this test for read access`);
-      assert.equal(sm.length, 1, module);
-      const [statement] = sm as [Statement];
-      assert.deepEqual([...actionsOf(statement)].sort(), [...SECRETS_WRITE_ACTIONS].sort(), module);
-      assert.match(JSON.stringify(resourcesOf(statement)), /:secret:agenthost\/\*"/, module);
+      const access = MODULE_ACCESS[module].secrets;
+      assert.ok(access === 'write' || access === 'read', `${module}: update this test for ${access} access`);
+      const onPrefix = sm.filter((s) => JSON.stringify(resourcesOf(s)).includes(':secret:agenthost/*'));
+      assert.equal(onPrefix.length, 1, module);
+      const expected = access === 'write' ? SECRETS_WRITE_ACTIONS : SECRETS_READ_ACTIONS;
+      assert.deepEqual([...actionsOf(onPrefix[0] as Statement)].sort(), [...expected].sort(), module);
+      const elsewhere = sm.filter((s) => !onPrefix.includes(s));
+      if (access === 'write') assert.deepEqual(elsewhere, [], module);
+      else {
+        // BatchGetSecretValue has no resource-level permission; each value it returns is still
+        // checked against GetSecretValue on the prefix.
+        assert.deepEqual(
+          elsewhere.flatMap((s) => [...actionsOf(s)]),
+          ['secretsmanager:BatchGetSecretValue'],
+          module,
+        );
+      }
     }
   });
 
@@ -509,30 +522,52 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
     });
   });
 
-  test('the calls function may RunTask only this task definition, and nothing else may touch ECS', () => {
-    const callsRole = logicalId(stateless.functions.calls.role);
-    const calls = statementsOfRole(callsRole);
-    const run = calls.filter((s) => actions(s).includes('ecs:RunTask'));
-    assert.equal(run.length, 1);
-    assert.deepEqual(actions(run[0] as Statement), ['ecs:RunTask']);
-    assert.deepEqual((run[0] as Statement).Resource, { Ref: logicalId(sandbox.taskDefinition) });
-    assert.deepEqual((run[0] as Statement).Condition, {
-      ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [logicalId(sandbox.cluster), 'Arn'] } },
-    });
-    const pass = calls.filter((s) => actions(s).includes('iam:PassRole'));
-    assert.deepEqual(
-      pass.map((s) => s.Resource),
-      [{ 'Fn::GetAtt': [logicalId(sandbox.executionRole), 'Arn'] }],
-    );
-    const objects = calls.filter((s) => /\/sandbox-(inputs|results)\/\*/.test(JSON.stringify(s.Resource)));
-    assert.equal(objects.length, 1);
-    assert.deepEqual([...actions(objects[0] as Statement)].sort(), [...SANDBOX_OBJECT_ACTIONS].sort());
-    for (const module of MODULES.filter((m) => m !== 'calls')) {
+  test('the run paths may RunTask only this task definition, and nothing else may touch ECS', () => {
+    const runners = [
+      ...MODULES.filter((m) => MODULE_ACCESS[m].sandbox).map((m) => stateless.functions[m]),
+      stateless.schedules.fireFunction,
+    ];
+    assert.equal(runners.length, 3, 'calls, schedule-runs and the fire function');
+    for (const fn of runners) {
+      const statements = statementsOfRole(logicalId(fn.role));
+      const run = statements.filter((s) => actions(s).includes('ecs:RunTask'));
+      assert.equal(run.length, 1);
+      assert.deepEqual(actions(run[0] as Statement), ['ecs:RunTask']);
+      assert.deepEqual((run[0] as Statement).Resource, { Ref: logicalId(sandbox.taskDefinition) });
+      assert.deepEqual((run[0] as Statement).Condition, {
+        ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [logicalId(sandbox.cluster), 'Arn'] } },
+      });
+      const pass = statements.filter((s) => actions(s).includes('iam:PassRole'));
+      assert.deepEqual(
+        pass.map((s) => s.Resource),
+        [{ 'Fn::GetAtt': [logicalId(sandbox.executionRole), 'Arn'] }],
+      );
+      const objects = statements.filter((s) =>
+        /\/sandbox-(inputs|results)\/\*/.test(JSON.stringify(s.Resource)),
+      );
+      assert.equal(objects.length, 1);
+      assert.deepEqual([...actions(objects[0] as Statement)].sort(), [...SANDBOX_OBJECT_ACTIONS].sort());
+    }
+    for (const module of MODULES.filter((m) => !MODULE_ACCESS[m].sandbox)) {
       const roleId = logicalId(stateless.functions[module].role);
       const reach = statementsOfRole(roleId)
         .flatMap(actions)
-        .filter((a) => a.startsWith('ecs:') || a === 'iam:PassRole');
+        .filter((a) => a.startsWith('ecs:'));
       assert.deepEqual(reach, [], module);
+      const pass = statementsOfRole(roleId).filter((s) => actions(s).includes('iam:PassRole'));
+      if (MODULE_ACCESS[module].scheduler === 'manage') {
+        // Only the scheduler's invoke role, and only to EventBridge Scheduler.
+        assert.deepEqual(
+          pass.map((s) => [s.Resource, s.Condition]),
+          [
+            [
+              { 'Fn::GetAtt': [logicalId(stateless.schedules.invokeRole), 'Arn'] },
+              { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+            ],
+          ],
+          module,
+        );
+      } else assert.deepEqual(pass, [], module);
     }
     const callsFunction = statelessJson.Resources[functionLogicalId('calls')];
     assert.ok(callsFunction);
@@ -543,6 +578,118 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
       'Fn::GetAtt': [logicalId(sandbox.securityGroup), 'GroupId'],
     });
     assert.match(JSON.stringify(env.PLATFORM_SANDBOX_SUBNETS), /"Fn::Join":\[",",\[\{"Ref":"SandboxVpc/);
+  });
+});
+
+describe('stateless stack: schedule firing (docs/schedules.md)', () => {
+  type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
+  const logicalId = (c: IConstruct) => stateless.getLogicalId(c.node.defaultChild as never);
+  const firing = stateless.schedules;
+  const statementsOfRole = (roleId: string): Statement[] =>
+    resourcesOfType('AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+  const envOf = (fn: { function: IConstruct }) =>
+    (
+      (statelessJson.Resources[logicalId(fn.function)] as CfnResourceJson).Properties.Environment as {
+        Variables: Record<string, unknown>;
+      }
+    ).Variables;
+
+  test('one schedule group, an encrypted TLS-only dead-letter queue, and the fire and alert functions', () => {
+    statelessTemplate.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
+    statelessTemplate.hasResourceProperties('AWS::Scheduler::ScheduleGroup', {
+      Name: 'AgenthostStateless-schedules',
+    });
+    statelessTemplate.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+    statelessTemplate.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    const fire = statelessJson.Resources[logicalId(firing.fireFunction.function)];
+    assert.equal(fire?.Properties.Timeout, 330, 'above the 300 s run cap');
+    assert.equal(envOf(firing.fireFunction).PLATFORM_MAX_CALL_SECONDS, '300');
+    // No schedule is created by the stack: they are made per record at run time.
+    statelessTemplate.resourceCountIs('AWS::Scheduler::Schedule', 0);
+    statelessTemplate.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0 });
+  });
+
+  test('the invoke role is assumable by EventBridge Scheduler of this account only, and may invoke the fire function and dead-letter, nothing else', () => {
+    const role = statelessJson.Resources[logicalId(firing.invokeRole)];
+    const trust = (
+      (role as CfnResourceJson).Properties.AssumeRolePolicyDocument as {
+        Statement: Statement[] & { Principal: unknown }[];
+      }
+    ).Statement[0] as unknown as { Principal: unknown; Condition: Record<string, Record<string, unknown>> };
+    assert.deepEqual(trust.Principal, { Service: 'scheduler.amazonaws.com' });
+    assert.deepEqual(trust.Condition.StringEquals, { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    assert.match(JSON.stringify(trust.Condition.ArnLike), /:schedule\/AgenthostStateless-schedules\/\*/);
+    const statements = statementsOfRole(logicalId(firing.invokeRole));
+    assert.deepEqual(
+      statements.map((st) => [actions(st), st.Resource]),
+      [
+        [['lambda:InvokeFunction'], { 'Fn::GetAtt': [logicalId(firing.fireFunction.function), 'Arn'] }],
+        [['sqs:SendMessage'], { 'Fn::GetAtt': [logicalId(firing.deadLetters), 'Arn'] }],
+      ],
+    );
+  });
+
+  test('only the schedules module manages schedules (with the target in its environment); the run paths may only delete them', () => {
+    const onSchedules = (roleId: string) =>
+      statementsOfRole(roleId)
+        .filter((st) => actions(st).some((a) => a.startsWith('scheduler:')))
+        .map((st) => {
+          assert.match(JSON.stringify(st.Resource), /:schedule\/AgenthostStateless-schedules\/\*/);
+          return [...actions(st)].sort();
+        });
+    for (const module of MODULES) {
+      const got = onSchedules(logicalId(stateless.functions[module].role));
+      const want = MODULE_ACCESS[module].scheduler;
+      if (want === 'manage') {
+        assert.deepEqual(
+          got,
+          [['scheduler:CreateSchedule', 'scheduler:DeleteSchedule', 'scheduler:UpdateSchedule']],
+          module,
+        );
+        const env = envOf(stateless.functions[module]);
+        assert.deepEqual(env.PLATFORM_SCHEDULE_TARGET_ARN, {
+          'Fn::GetAtt': [logicalId(firing.fireFunction.function), 'Arn'],
+        });
+        assert.deepEqual(env.PLATFORM_SCHEDULE_ROLE_ARN, {
+          'Fn::GetAtt': [logicalId(firing.invokeRole), 'Arn'],
+        });
+        assert.deepEqual(env.PLATFORM_SCHEDULE_DLQ_ARN, {
+          'Fn::GetAtt': [logicalId(firing.deadLetters), 'Arn'],
+        });
+      } else if (want === 'remove') {
+        assert.deepEqual(got, [['scheduler:DeleteSchedule']], module);
+      } else {
+        assert.deepEqual(got, [], module);
+      }
+    }
+    assert.deepEqual(onSchedules(logicalId(firing.fireFunction.role)), [['scheduler:DeleteSchedule']]);
+    assert.equal(envOf(firing.fireFunction).PLATFORM_SCHEDULE_TARGET_ARN, undefined);
+  });
+
+  test('the alert-delivery function has no data access, and only the run paths may invoke it', () => {
+    const alertsRole = logicalId(firing.alertsFunction.role);
+    const reach = statementsOfRole(alertsRole)
+      .flatMap(actions)
+      .filter((a) => /^(dynamodb|s3|secretsmanager|scheduler|ecs|lambda):/.test(a));
+    assert.deepEqual(reach, []);
+    const alertsArn = JSON.stringify({ 'Fn::GetAtt': [logicalId(firing.alertsFunction.function), 'Arn'] });
+    const invokers = resourcesOfType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(alertsArn))
+      .flatMap(([, p]) => (p.Properties.Roles as { Ref: string }[]).map((r) => r.Ref))
+      .sort();
+    assert.deepEqual(
+      invokers,
+      [logicalId(stateless.functions['schedule-runs'].role), logicalId(firing.fireFunction.role)].sort(),
+    );
   });
 });
 
@@ -677,7 +824,11 @@ describe('agent-call timeout (deploy-time setting)', () => {
 
   test('defaults to API Gateway’s 29 s, with the platform deadline one second under it', () => {
     const methods = callsMethods(statelessTemplate);
-    assert.equal(methods.length, 1, 'only the agent-call route has its own timeout');
+    // The agent call, and the schedule trigger and webhook, which run agents synchronously too.
+    assert.equal(methods.length, 3, 'only the routes that run agents have their own timeout');
+    for (const m of methods) {
+      assert.equal((m.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis, 29_000);
+    }
     assert.equal(
       ((methods[0] as CfnResourceJson).Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis,
       29_000,

@@ -217,24 +217,15 @@ export class LocalScheduler implements Scheduler {
 export function createEventBridgeScheduler(config: Config): Scheduler {
   return lazyPort<Scheduler>(
     async () => {
-      const missing = [
-        ['PLATFORM_SCHEDULE_GROUP', config.scheduleGroup],
-        ['PLATFORM_SCHEDULE_TARGET_ARN', config.scheduleTargetArn],
-        ['PLATFORM_SCHEDULE_ROLE_ARN', config.scheduleRoleArn],
-        ['PLATFORM_SCHEDULE_DLQ_ARN', config.scheduleDlqArn],
-      ]
-        .filter(([, v]) => !v)
-        .map(([n]) => n);
-      if (missing.length > 0)
-        throw new Error(`EventBridge Scheduler is not configured: ${missing.join(', ')} not set`);
+      if (!config.scheduleGroup)
+        throw new Error('PLATFORM_SCHEDULE_GROUP is not set: this function has no schedule group');
       const { SchedulerClient } = await import('@aws-sdk/client-scheduler');
       const { EventBridgeScheduler } = await import('../adapters/aws/eventbridge-scheduler.ts');
+      const { scheduleTargetArn: arn, scheduleRoleArn: roleArn, scheduleDlqArn: deadLetterArn } = config;
       return new EventBridgeScheduler({
         client: new SchedulerClient({ region: config.awsRegion }),
-        groupName: config.scheduleGroup as string,
-        targetArn: config.scheduleTargetArn as string,
-        roleArn: config.scheduleRoleArn as string,
-        deadLetterArn: config.scheduleDlqArn as string,
+        groupName: config.scheduleGroup,
+        ...(arn && roleArn && deadLetterArn ? { target: { arn, roleArn, deadLetterArn } } : {}),
       });
     },
     ['sync', 'remove'],
@@ -250,7 +241,6 @@ export async function createNotifier(config: Config, logger: Logger): Promise<No
     const { BackgroundNotifier } = await import('../adapters/local/background-notifier.ts');
     return new BackgroundNotifier({ mode: 'local' }, log);
   }
-  const { deliverAlert } = await import('../core/alerts/alert-delivery.ts');
   return lazyPort<Notifier>(
     async () => {
       if (!config.alertsFunction)
@@ -266,7 +256,10 @@ export async function createNotifier(config: Config, logger: Logger): Promise<No
     ['enqueue'],
     {
       // Sending needs no Lambda client (test alerts, and the alert-delivery Lambda itself).
-      deliver: (delivery) => deliverAlert(delivery, { mode: 'aws' }),
+      deliver: async (delivery) => {
+        const { deliverAlert } = await import('../core/alerts/alert-delivery.ts');
+        return deliverAlert(delivery, { mode: 'aws' });
+      },
       drain: async () => undefined,
     },
   );

@@ -201,7 +201,7 @@ export class PlatformFunction extends Construct {
  * A resource as cdk-nag names it in a finding (its flattenCfnReference): Fn::Join flattened,
  * Ref as <Name>, Fn::ImportValue as the export name. Handles what this construct builds ARNs from.
  */
-function cdkNagName(resolved: unknown): string {
+export function cdkNagName(resolved: unknown): string {
   if (typeof resolved === 'string') return resolved;
   const node = resolved as { 'Fn::Join'?: [string, unknown[]]; Ref?: string; 'Fn::ImportValue'?: unknown };
   if (node['Fn::Join']) {

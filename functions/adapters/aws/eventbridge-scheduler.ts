@@ -13,12 +13,12 @@ export interface EventBridgeSchedulerOptions {
   client: SchedulerClient;
   /** The schedule group every agenthost schedule lives in (lib/constructs/schedule-firing.ts). */
   groupName: string;
-  /** The schedule-fire Lambda. */
-  targetArn: string;
-  /** The role EventBridge Scheduler assumes to invoke it (lambda:InvokeFunction on it only). */
-  roleArn: string;
-  /** SQS queue for events that exhausted their retries. */
-  deadLetterArn: string;
+  /**
+   * The schedule-fire Lambda, the role EventBridge Scheduler assumes to invoke it, and the SQS
+   * dead-letter queue. Needed to create or update rules; functions that only remove rules (an
+   * auto-disable in the fire function) are built without them.
+   */
+  target?: { arn: string; roleArn: string; deadLetterArn: string };
 }
 
 /** Up to two EventBridge schedules per record: `<id>-1`, and `<id>-2` for Unix OR semantics. */
@@ -38,7 +38,7 @@ export function ruleName(scheduleId: string, n: number): string {
  * the fire Lambda uses as its at-most-once key.
  */
 export function ruleInput(
-  options: Omit<EventBridgeSchedulerOptions, 'client'>,
+  options: { groupName: string; target: { arn: string; roleArn: string; deadLetterArn: string } },
   schedule: ScheduleTimetable,
   expression: string,
   n: number,
@@ -52,8 +52,8 @@ export function ruleInput(
     State: 'ENABLED',
     Description: `agenthost schedule ${schedule.id}`,
     Target: {
-      Arn: options.targetArn,
-      RoleArn: options.roleArn,
+      Arn: options.target.arn,
+      RoleArn: options.target.roleArn,
       Input: JSON.stringify({
         schedule_id: schedule.id,
         scheduled_time: '<aws.scheduler.scheduled-time>',
@@ -62,7 +62,7 @@ export function ruleInput(
         MaximumRetryAttempts: FIRE_RETRY_ATTEMPTS,
         MaximumEventAgeInSeconds: FIRE_MAX_EVENT_AGE_SECONDS,
       },
-      DeadLetterConfig: { Arn: options.deadLetterArn },
+      DeadLetterConfig: { Arn: options.target.deadLetterArn },
     },
   };
 }
@@ -86,8 +86,17 @@ export class EventBridgeScheduler implements Scheduler {
       schedule.type === 'cron' && schedule.enabled && schedule.cron_expression
         ? toEventBridge(schedule.cron_expression).expressions
         : [];
+    const target = this.options.target;
+    if (expressions.length > 0 && !target) {
+      throw new Error('This function may only remove EventBridge schedules (no fire target configured)');
+    }
     for (const [i, expression] of expressions.entries()) {
-      const input = ruleInput(this.options, schedule, expression, i + 1);
+      const input = ruleInput(
+        { groupName: this.options.groupName, target: target as NonNullable<typeof target> },
+        schedule,
+        expression,
+        i + 1,
+      );
       try {
         await this.options.client.send(new UpdateScheduleCommand(input));
       } catch (err) {

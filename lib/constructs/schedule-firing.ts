@@ -1,0 +1,164 @@
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { acknowledge } from '../acknowledge.ts';
+import { JOB_ACCESS } from '../module-access.ts';
+import { cdkNagName, PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
+
+export interface ScheduleFiringProps {
+  table: SharedResource;
+  bundleBucket: SharedResource;
+  secretsPrefix: string;
+  publicUrl: string;
+}
+
+/** A scheduled run's platform deadline (the spec's 300 s cap) and the fire function's timeout above it. */
+const FIRE_RUN_SECONDS = 300;
+
+/**
+ * How cron schedules fire in AWS (docs/schedules.md): one EventBridge Scheduler group holding one
+ * or two schedules per record (functions/adapters/aws/eventbridge-scheduler.ts), all targeting the
+ * schedule-fire function through an invoke role that can do nothing else; retries, then an
+ * encrypted SQS dead-letter queue. Alerts leave through the alert-delivery function, invoked
+ * asynchronously so no caller waits on a user's webhook.
+ */
+export class ScheduleFiring extends Construct {
+  readonly group: scheduler.CfnScheduleGroup;
+  readonly deadLetters: sqs.Queue;
+  readonly fireFunction: PlatformFunction;
+  readonly alertsFunction: PlatformFunction;
+  readonly invokeRole: iam.Role;
+
+  constructor(scope: Construct, id: string, props: ScheduleFiringProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.group = new scheduler.CfnScheduleGroup(this, 'Group', { name: `${stack.stackName}-schedules` });
+
+    this.deadLetters = new sqs.Queue(this, 'DeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+
+    const common = {
+      table: props.table,
+      bundleBucket: props.bundleBucket,
+      secretsPrefix: props.secretsPrefix,
+    };
+    this.alertsFunction = new PlatformFunction(this, 'AlertDelivery', {
+      ...common,
+      entry: `${PROJECT_ROOT}/functions/jobs/alert-delivery.ts`,
+      access: JOB_ACCESS['alert-delivery'],
+      // Three attempts of at most 5 s each, with 1 s and 4 s between them.
+      functionProps: { timeout: Duration.seconds(30), memorySize: 256, retryAttempts: 0 },
+    });
+
+    this.fireFunction = new PlatformFunction(this, 'Fire', {
+      ...common,
+      entry: `${PROJECT_ROOT}/functions/jobs/schedule-fire.ts`,
+      access: JOB_ACCESS['schedule-fire'],
+      environment: {
+        PLATFORM_PUBLIC_URL: props.publicUrl,
+        PLATFORM_MAX_CALL_SECONDS: String(FIRE_RUN_SECONDS),
+      },
+      // EventBridge Scheduler invokes asynchronously and retries by its own policy; Lambda's
+      // async retries would only repeat a delivery the slot guard already drops.
+      functionProps: {
+        timeout: Duration.seconds(FIRE_RUN_SECONDS + 30),
+        memorySize: 1024,
+        retryAttempts: 0,
+      },
+    });
+
+    this.invokeRole = new iam.Role(this, 'InvokeRole', {
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': this.schedulesArn() },
+        },
+      }),
+      description:
+        'EventBridge Scheduler: invoke the agenthost schedule-fire function, dead-letter to its queue',
+    });
+    this.invokeRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [this.fireFunction.function.functionArn],
+      }),
+    );
+    this.invokeRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.deadLetters.queueArn] }),
+    );
+
+    this.grantRemove(this.fireFunction);
+    this.grantQueueAlerts(this.fireFunction);
+
+    acknowledge(this.deadLetters, [
+      {
+        id: 'AwsSolutions-SQS3',
+        reason:
+          'This queue is the dead-letter queue of the EventBridge Scheduler schedules; a dead-letter queue of its own would only move the same messages again.',
+      },
+    ]);
+  }
+
+  /** Every schedule of the group: `schedule/<group>/<name>`. */
+  private schedulesArn(): string {
+    return Stack.of(this).formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.group.name}/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+  }
+
+  private allowOnSchedules(fn: PlatformFunction, actions: string[]): void {
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [this.schedulesArn()] }));
+    fn.function.addEnvironment('PLATFORM_SCHEDULE_GROUP', this.group.name as string);
+    acknowledge(fn.role, [
+      {
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(Stack.of(this).resolve(this.schedulesArn()))}]`,
+        reason:
+          'Schedules are created at run time, one or two per agenthost schedule, named by its id; the grant covers the schedules of this deployment’s group only.',
+      },
+    ]);
+  }
+
+  /** Deletes the group's schedules only (an auto-disable in a run path). */
+  grantRemove(fn: PlatformFunction): void {
+    this.allowOnSchedules(fn, ['scheduler:DeleteSchedule']);
+  }
+
+  /** Creates, updates and deletes the group's schedules, passing the invoke role to Scheduler only. */
+  grantManage(fn: PlatformFunction): void {
+    this.allowOnSchedules(fn, [
+      'scheduler:CreateSchedule',
+      'scheduler:UpdateSchedule',
+      'scheduler:DeleteSchedule',
+    ]);
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [this.invokeRole.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
+    fn.function.addEnvironment('PLATFORM_SCHEDULE_TARGET_ARN', this.fireFunction.function.functionArn);
+    fn.function.addEnvironment('PLATFORM_SCHEDULE_ROLE_ARN', this.invokeRole.roleArn);
+    fn.function.addEnvironment('PLATFORM_SCHEDULE_DLQ_ARN', this.deadLetters.queueArn);
+  }
+
+  /** May queue alert deliveries: an asynchronous invoke of the alert-delivery function. */
+  grantQueueAlerts(fn: PlatformFunction): void {
+    // The unqualified function only (grantInvoke would add its versions, `<arn>:*`).
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [this.alertsFunction.function.functionArn],
+      }),
+    );
+    fn.function.addEnvironment('PLATFORM_ALERTS_FUNCTION', this.alertsFunction.function.functionName);
+  }
+}
