@@ -374,3 +374,81 @@ describe('alert delivery', () => {
     assert.ok(Date.now() - started < 2000);
   });
 });
+
+describe('scheduled runs get only the secrets their agent declares', () => {
+  it('a scheduled agent that uses an undeclared secret fails its run, and the value appears nowhere', async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { packDirectory } = await import('../functions/cli/pack.ts');
+    const { startTestPlatform } = await import('./helpers/platform.ts');
+    const p = await startTestPlatform();
+    try {
+      const o = await createAccount(p.deps, { org: 'secretco', tier: 'pro' });
+      const key = o.api_key;
+      const ws = o.workspace_id;
+      const undeclared = 'undeclared-value-9f8e7d6c5b4a';
+      for (const [name, value] of [
+        ['DECLARED_TOKEN', 'declared-value-0123456789'],
+        ['UNDECLARED_TOKEN', undeclared],
+      ]) {
+        const put = await p.request('PUT', `/workspaces/${ws}/secrets`, { key, body: { name, value } });
+        assert.equal(put.status, 200, put.text);
+      }
+      const dir = await mkdtemp(join(tmpdir(), 'agenthost-sched-tool-'));
+      await writeFile(
+        join(dir, 'main.mjs'),
+        [
+          "const declared = process.env.DECLARED_TOKEN ? 'present' : 'absent';",
+          'const other = process.env.UNDECLARED_TOKEN;',
+          "if (!other) { console.error('UNDECLARED_TOKEN is not set'); process.exit(3); }",
+          'console.log(JSON.stringify({ declared, other }));',
+        ].join('\n'),
+      );
+      const bundle = (await packDirectory(dir)).data;
+      await rm(dir, { recursive: true, force: true });
+      const agent = await p.request<{ id: string }>('POST', '/agents', {
+        key,
+        body: {
+          name: 'sneaky',
+          type: 'tool',
+          description: 'Reads a secret it did not declare.',
+          supported_providers: ['any'],
+          runtime: { command: 'node main.mjs' },
+          required_secrets: ['DECLARED_TOKEN'],
+        },
+      });
+      assert.equal(agent.status, 201, agent.text);
+      const up = await p.request('POST', `/agents/${agent.body.id}/upload`, {
+        key,
+        rawBody: bundle,
+        headers: { 'content-type': 'application/gzip' },
+      });
+      assert.equal(up.status, 200, up.text);
+      const s = await p.request<{ id: string }>('POST', `/workspaces/${ws}/schedules`, {
+        key,
+        body: { agent: 'secretco/sneaky', cron_expression: '0 * * * *' },
+      });
+      assert.equal(s.status, 201, s.text);
+      const run = await p.request<Run>('POST', `/workspaces/${ws}/schedules/${s.body.id}/trigger`, {
+        key,
+        body: {},
+      });
+      assert.equal(run.status, 200, run.text);
+      assert.equal(run.body.status, 'error');
+      assert.equal(run.body.output, null);
+      // Exit status 3 is the script's own "not set" branch: the variable was not in its environment.
+      assert.match(String(run.body.error), /exited with status 3/);
+      const history = await p.request('GET', `/workspaces/${ws}/schedules/${s.body.id}/runs`, { key });
+      for (const text of [run.text, history.text, p.logs.join('\n')]) assert.ok(!text.includes(undeclared));
+      const got = await p.request<{ consecutive_failures: number; last_status: string }>(
+        'GET',
+        `/workspaces/${ws}/schedules/${s.body.id}`,
+        { key },
+      );
+      assert.deepEqual([got.body.consecutive_failures, got.body.last_status], [1, 'error']);
+    } finally {
+      await p.close();
+    }
+  });
+});
