@@ -1,4 +1,4 @@
-import { advanceDueSchedule, claimSlot } from '../core/schedules/schedule-fire.ts';
+import { advanceDueSchedule } from '../core/schedules/schedule-fire.ts';
 import { scheduleKeys } from '../core/schedules/schedule-record.ts';
 import { executeRun } from '../core/schedules/schedule-runs.ts';
 import { type Deps, LocalScheduler } from '../platform/deps.ts';
@@ -47,12 +47,10 @@ export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}
     }
   };
 
-  const runSlot = (scheduleId: string, slot: string, schedule: Parameters<typeof executeRun>[1]) => {
-    const job = async () => {
-      if (!(await claimSlot(deps, scheduleId, slot))) return;
-      await executeRun(deps, schedule, schedule.input_data, 'cron', { scheduledTime: slot });
-    };
-    // Claims are queued like runs, so a burst of due schedules is started in slot order.
+  const runSlot = (slot: string, schedule: Parameters<typeof executeRun>[1]) => {
+    // The slot was claimed when next_run_at moved past it (advanceDueSchedule).
+    const job = () => executeRun(deps, schedule, schedule.input_data, 'cron', { scheduledTime: slot });
+    // Queued, so a burst of due schedules is started in slot order.
     queue.push(job);
     pump();
   };
@@ -73,8 +71,7 @@ export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}
         page.items.map(async (item) => {
           const advanced = await advanceDueSchedule(deps, String(item.id), now);
           if (!advanced) return;
-          for (const slot of advanced.slots)
-            runSlot(advanced.stored.schedule.id, slot, advanced.stored.schedule);
+          for (const slot of advanced.slots) runSlot(slot, advanced.stored.schedule);
         }),
       );
       cursor = page.cursor;

@@ -222,13 +222,22 @@ export function nextRuns(cron: ParsedCron | string, timezone: string, after: Dat
   const parsed = toParsed(cron);
   if (!isValidTimeZone(timezone)) throw new RangeError(`timezone "${timezone}" is not an IANA time zone`);
   if (!Number.isInteger(count) || count < 1) return [];
-  const job = new Cron(parsed.normalized, {
-    timezone,
-    mode: '5-part',
-    domAndDow: false,
-    fixedTimeRule: 'no-wildcard',
-  });
-  return job.nextRuns(count, after);
+  return jobFor(parsed.normalized, timezone).nextRuns(count, after);
+}
+
+/** Parsed croner jobs by expression and zone: a busy scheduler asks the same few again and again. */
+const jobs = new Map<string, Cron>();
+const MAX_CACHED_JOBS = 1000;
+
+function jobFor(normalized: string, timezone: string): Cron {
+  const key = `${normalized}\u0000${timezone}`;
+  let job = jobs.get(key);
+  if (!job) {
+    job = new Cron(normalized, { timezone, mode: '5-part', domAndDow: false, fixedTimeRule: 'no-wildcard' });
+    if (jobs.size >= MAX_CACHED_JOBS) jobs.delete(jobs.keys().next().value as string);
+    jobs.set(key, job);
+  }
+  return job;
 }
 
 /** The next run strictly after `after`, or null when there is none. */

@@ -52,10 +52,15 @@ export async function applyRunOutcome(
   deps: Deps,
   scheduleId: string,
   run: { status: 'success' | 'error' | 'timeout'; error: string | null; started_at: string },
+  /** Written in the same transaction (the run's record), or alone when the schedule is gone. */
+  withItems: Item[] = [],
 ): Promise<void> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const stored = await loadStoredSchedule(deps, scheduleId);
-    if (!stored || stored.deletedAt) return;
+    if (!stored || stored.deletedAt) {
+      if (withItems.length > 0) await deps.store.transactWrite(withItems.map((put) => ({ put })));
+      return;
+    }
     const s = stored.schedule;
     const failed = run.status !== 'success';
     const failures = failed ? s.consecutive_failures + 1 : 0;
@@ -104,10 +109,14 @@ export async function applyRunOutcome(
       );
     }
     try {
-      await deps.store.transactWrite([scheduleWrite(stored, next), ...events.map((put) => ({ put }))]);
+      await deps.store.transactWrite([
+        scheduleWrite(stored, next),
+        ...[...events, ...withItems].map((put) => ({ put })),
+      ]);
     } catch (err) {
       if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
       deps.logger.error('schedule outcome not applied', { schedule_id: s.id, error: String(err) });
+      if (withItems.length > 0) await deps.store.transactWrite(withItems.map((put) => ({ put })));
       return;
     }
     if (next.auto_disabled && !s.auto_disabled) {
@@ -139,4 +148,5 @@ export async function applyRunOutcome(
     return;
   }
   deps.logger.error('schedule outcome not applied: too many concurrent updates', { schedule_id: scheduleId });
+  if (withItems.length > 0) await deps.store.transactWrite(withItems.map((put) => ({ put })));
 }

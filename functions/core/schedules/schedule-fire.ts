@@ -15,6 +15,14 @@ export const MISSED_EVENTS_LISTED = 20;
 /** Slot guards expire after a week; by then no delivery of that slot can still arrive. */
 const SLOT_TTL_SECONDS = 7 * 86_400;
 
+function slotItem(deps: Deps, scheduleId: string, scheduledTime: string): Item {
+  return {
+    ...scheduleKeys.slot(scheduleId, scheduledTime),
+    claimed_at: deps.clock.now().toISOString(),
+    ttl: Math.floor(deps.clock.now().getTime() / 1000) + SLOT_TTL_SECONDS,
+  };
+}
+
 /**
  * Claims a (schedule, scheduled time) slot with a conditional create: exactly one claimant wins,
  * however many deliveries of the slot arrive (EventBridge's at-least-once delivery, the two rules
@@ -22,14 +30,7 @@ const SLOT_TTL_SECONDS = 7 * 86_400;
  */
 export async function claimSlot(deps: Deps, scheduleId: string, scheduledTime: string): Promise<boolean> {
   try {
-    await deps.store.put(
-      {
-        ...scheduleKeys.slot(scheduleId, scheduledTime),
-        claimed_at: deps.clock.now().toISOString(),
-        ttl: Math.floor(deps.clock.now().getTime() / 1000) + SLOT_TTL_SECONDS,
-      },
-      { condition: cond.notExists() },
-    );
+    await deps.store.put(slotItem(deps, scheduleId, scheduledTime), { condition: cond.notExists() });
     return true;
   } catch (err) {
     if (err instanceof ConditionFailedError) return false;
@@ -75,14 +76,16 @@ export async function fireScheduledSlot(
  * One step of the local loop for a schedule whose next_run_at has come: decides which slots up
  * to now are run (on time or at most MISSED_GRACE_MS late) and which were missed, records the
  * missed ones, and moves next_run_at past now, in one transaction conditioned on the revision
- * the decision was made from. Returns the slots to run (each then claimed by `claimSlot`).
+ * the decision was made from. The slots to run are claimed in the same transaction (a slot some
+ * other delivery claimed first is dropped); returns the claimed slots, to run now.
  */
 export async function advanceDueSchedule(
   deps: Deps,
   scheduleId: string,
   now: Date,
 ): Promise<{ stored: StoredSchedule; slots: string[] } | undefined> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  const taken = new Set<string>();
+  for (let attempt = 0; attempt < 8; attempt++) {
     const stored = await loadStoredSchedule(deps, scheduleId);
     if (!stored || stored.deletedAt) return undefined;
     const s = stored.schedule;
@@ -102,7 +105,7 @@ export async function advanceDueSchedule(
           slot = nextRun(s.cron_expression, s.timezone, new Date(now.getTime() - MISSED_GRACE_MS - 1));
           continue;
         }
-      } else {
+      } else if (!taken.has(slot.toISOString())) {
         slots.push(slot.toISOString());
       }
       slot = nextRuns(s.cron_expression, s.timezone, slot, 1)[0] ?? null;
@@ -131,10 +134,18 @@ export async function advanceDueSchedule(
       );
     }
     try {
-      await deps.store.transactWrite([scheduleWrite(stored, next), ...events.map((put) => ({ put }))]);
+      await deps.store.transactWrite([
+        scheduleWrite(stored, next),
+        ...slots.map((slotTime) => ({ put: slotItem(deps, s.id, slotTime), condition: cond.notExists() })),
+        ...events.map((put) => ({ put })),
+      ]);
     } catch (err) {
-      if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
-      throw err;
+      if (!(err instanceof TransactionCanceledError)) throw err;
+      // A slot claimed elsewhere: leave it out and decide again.
+      err.reasons.slice(1, 1 + slots.length).forEach((reason, i) => {
+        if (reason === 'ConditionalCheckFailed') taken.add(slots[i] as string);
+      });
+      continue;
     }
     if (missedCount > 0) {
       deps.logger.warn('schedule slots missed', { schedule_id: s.id, missed: missedCount });
