@@ -30,6 +30,7 @@ export interface DepsOverrides {
   llm?: LlmGateway;
   sandbox?: Sandbox;
   notifier?: Notifier;
+  scheduler?: Scheduler;
 }
 
 /**
@@ -47,7 +48,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const bundles = config.mode === 'aws' ? await createS3Bundles(config) : await createFileBundles(config);
     const llm = overrides.llm ?? createLlmGateway(config);
     const sandbox = overrides.sandbox ?? createSandbox(config);
-    const scheduler = config.mode === 'aws' ? createEventBridgeScheduler(config) : new LocalScheduler();
+    const scheduler =
+      overrides.scheduler ??
+      (config.mode === 'aws' ? createEventBridgeScheduler(config) : new LocalScheduler());
     const notifier = overrides.notifier ?? (await createNotifier(config, logger));
     return { config, store, vault, bundles, llm, sandbox, scheduler, notifier, clock, logger };
   } catch (err) {

@@ -1,13 +1,21 @@
 import { BackgroundNotifier } from '../../functions/adapters/local/background-notifier.ts';
+import { LocalScheduler } from '../../functions/platform/deps.ts';
 import type { FakeLlmProviders } from './fake-llm-providers.ts';
-import { startTestPlatform, type TestPlatform } from './platform.ts';
+import { type Backend, startTestPlatform, type TestPlatform } from './platform.ts';
 
 /** A notifier with millisecond backoffs, so retry tests do not wait seconds. */
 export const fastNotifier = () =>
   new BackgroundNotifier({ mode: 'local', backoffMs: [10, 20], timeoutMs: 2000 }, () => undefined);
 
-/** The test platform wired to the fake LLM providers, with the fast notifier. */
-export async function startRunsPlatform(fake: FakeLlmProviders): Promise<TestPlatform> {
+/**
+ * The test platform wired to the fake LLM providers, with the fast notifier. On the DynamoDB store
+ * (AWS mode against dynalite) the scheduler is the local one: EventBridge is not reachable here, and
+ * its adapter is tested on its own with aws-sdk-client-mock.
+ */
+export async function startRunsPlatform(
+  fake: FakeLlmProviders,
+  backend: Backend = 'sqlite',
+): Promise<TestPlatform> {
   return startTestPlatform(
     {
       ANTHROPIC_API_KEY: 'sk-ant-test',
@@ -15,7 +23,7 @@ export async function startRunsPlatform(fake: FakeLlmProviders): Promise<TestPla
       OPENAI_API_KEY: 'sk-openai-test',
       OPENAI_BASE_URL: fake.baseUrls.openai,
     },
-    'sqlite',
-    { notifier: fastNotifier() },
+    backend,
+    { notifier: fastNotifier(), scheduler: new LocalScheduler() },
   );
 }
