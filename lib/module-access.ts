@@ -45,6 +45,17 @@ export interface ModuleAccess {
   alerts?: 'send' | 'queue';
 }
 
+/** What a path that runs schedules needs: the call path's access, plus the streak's consequences. */
+const SCHEDULED_RUN_ACCESS = {
+  table: 'read-write',
+  secrets: 'read',
+  bundles: 'none',
+  llm: true,
+  sandbox: true,
+  scheduler: 'remove',
+  alerts: 'queue',
+} as const satisfies ModuleAccess;
+
 export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // Answers from constants; its Store is built (config is parsed) but never called.
   health: { table: 'none', secrets: 'none', bundles: 'none' },
@@ -70,15 +81,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   schedules: { table: 'read-write', secrets: 'none', bundles: 'none', scheduler: 'manage', alerts: 'send' },
   // Runs a schedule now (trigger) or on its webhook: the whole call path, plus the failure streak
   // (an auto-disable removes the EventBridge schedules; alerts are queued).
-  'schedule-runs': {
-    table: 'read-write',
-    secrets: 'read',
-    bundles: 'none',
-    llm: true,
-    sandbox: true,
-    scheduler: 'remove',
-    alerts: 'queue',
-  },
+  'schedule-runs': SCHEDULED_RUN_ACCESS,
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };
@@ -88,15 +91,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
  * path, the failure streak); alert delivery only POSTs to users' alert URLs.
  */
 export const JOB_ACCESS = {
-  'schedule-fire': {
-    table: 'read-write',
-    secrets: 'read',
-    bundles: 'none',
-    llm: true,
-    sandbox: true,
-    scheduler: 'remove',
-    alerts: 'queue',
-  },
+  'schedule-fire': SCHEDULED_RUN_ACCESS,
   'alert-delivery': { table: 'none', secrets: 'none', bundles: 'none', alerts: 'send' },
 } as const satisfies Record<string, ModuleAccess>;
 

@@ -373,3 +373,42 @@ describe('EventBridge Scheduler adapter (aws-sdk-client-mock)', () => {
     );
   });
 });
+
+describe('local firing: a run longer than the interval', () => {
+  it('does not skip the slot that came due while the previous run was still going', async () => {
+    const fake = await startFakeLlm({ record: false });
+    const p = await startRunsPlatform(fake);
+    try {
+      const o = await createAccount(p.deps, { org: 'slowco', tier: 'pro' });
+      await p.request('POST', '/agents', {
+        key: o.api_key,
+        body: { name: 'slow', description: 'Slow.', supported_providers: ['anthropic'] },
+      });
+      p.clock.set('2026-09-01T10:00:30Z');
+      const created = await p.request<{ id: string }>('POST', `/workspaces/${o.workspace_id}/schedules`, {
+        key: o.api_key,
+        body: { agent: 'slowco/slow', cron_expression: '* * * * *' },
+      });
+      const loop = startScheduleLoop(p.deps, { timers: false });
+      // The 10:01 run takes 90 s of (fake) time: the clock moves past 10:02 while it runs.
+      fake.setResponder(() => {
+        p.clock.set('2026-09-01T10:02:20Z');
+        return { text: 'slow' };
+      });
+      p.clock.set('2026-09-01T10:01:00Z');
+      await loop.tick();
+      await loop.idle();
+      fake.setResponder(() => ({ text: 'quick' }));
+      await loop.tick();
+      await loop.idle();
+      await loop.stop();
+      const slots = (await queryAll(p.deps.store, { pk: scheduleKeys.runs(created.body.id) }))
+        .map((r) => r.scheduled_time)
+        .sort();
+      assert.deepEqual(slots, ['2026-09-01T10:01:00.000Z', '2026-09-01T10:02:00.000Z']);
+    } finally {
+      await p.close();
+      await fake.close();
+    }
+  });
+});

@@ -135,15 +135,22 @@ export async function authenticate(deps: Deps, authorization: string | undefined
     throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
   const accountItem = await deps.store.get(keys.account(String(key.account_id)));
   if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
+  return {
+    ...authContextOf(accountItem, String(key.id), (key.agent as string | null) ?? null),
+    ...(key.service ? { service: key.service as unknown as ServiceContext, serviceKeyHash: hash } : {}),
+  };
+}
+
+/** The context a request (or a scheduled run) acts in, from the account's stored item. */
+export function authContextOf(accountItem: Item, keyId: string, agent: string | null = null): AuthContext {
   const account = toAccount(accountItem);
   return {
     accountId: account.id,
     org: account.org,
     tier: account.tier,
     personalWorkspaceId: account.personal_workspace_id,
-    keyId: String(key.id),
-    agent: (key.agent as string | null) ?? null,
-    ...(key.service ? { service: key.service as unknown as ServiceContext, serviceKeyHash: hash } : {}),
+    keyId,
+    agent,
   };
 }
 

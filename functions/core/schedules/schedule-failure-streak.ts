@@ -94,7 +94,15 @@ export async function applyRunOutcome(
         );
       }
     }
-    if (next.enabled) next.next_run_at = computeNext(next, deps.clock.now());
+    if (next.enabled) {
+      // The local loop owns next_run_at (it moves it past each slot it claims): recomputing it here
+      // from now would skip a slot that came due during a long run. In AWS, EventBridge fires the
+      // slots and next_run_at is for display: refresh it once it has passed.
+      const now = deps.clock.now();
+      const keep =
+        s.next_run_at && (deps.scheduler.kind === 'local' || Date.parse(s.next_run_at) > now.getTime());
+      next.next_run_at = keep ? s.next_run_at : computeNext(next, now);
+    }
     for (const a of alerts) {
       events.push(
         scheduleEventItem(

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
-import { toAccount } from '../accounts/account.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
-import type { AuthContext } from '../api-keys/api-keys.ts';
+import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
 import { callAgent } from '../calls/gateway.ts';
 import { keys } from '../keys.ts';
 import { applyRunOutcome } from './schedule-failure-streak.ts';
@@ -31,16 +30,7 @@ async function runAuth(deps: Deps, schedule: Schedule): Promise<AuthContext> {
       'The account that created this schedule is no longer a member of its workspace; recreate the schedule',
     );
   }
-  const account = toAccount(accountItem);
-  return {
-    accountId: account.id,
-    org: account.org,
-    tier: account.tier,
-    personalWorkspaceId: account.personal_workspace_id,
-    keyId: `schedule:${schedule.id}`,
-    agent: null,
-    runWorkspaceId: schedule.workspace_id,
-  };
+  return { ...authContextOf(accountItem, `schedule:${schedule.id}`), runWorkspaceId: schedule.workspace_id };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
