@@ -82,6 +82,9 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // Runs a schedule now (trigger) or on its webhook: the whole call path, plus the failure streak
   // (an auto-disable removes the EventBridge schedules; alerts are queued).
   'schedule-runs': SCHEDULED_RUN_ACCESS,
+  // Always-on services: records, timelines, logs; a deploy checks the secrets' listing records
+  // (never a value). In AWS the runner (ECS services) is not built yet: a deploy is refused there.
+  services: { table: 'read-write', secrets: 'none', bundles: 'read' },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };

@@ -21,6 +21,7 @@ interface Ids {
   account: string;
   agent: string;
   schedule: string;
+  service: string;
 }
 
 interface Sample {
@@ -73,6 +74,14 @@ const samples: Record<string, (ids: Ids) => Sample> = {
   listScheduleEvents: () => ({}),
   listScheduleRuns: () => ({ query: 'status=failed&fields=run_id,status' }),
   sendScheduleTestAlert: () => ({}),
+  listServices: () => ({}),
+  deployService: () => ({ body: { agent: 'tenant-alpha/a-tool', name: 'planted' } }),
+  getService: () => ({}),
+  patchService: () => ({ body: { alert_webhook_url: null } }),
+  restartService: () => ({}),
+  updateService: () => ({ body: {} }),
+  deleteService: () => ({}),
+  serviceLogs: () => ({ query: 'limit=10' }),
   authorUsageSummary: (ids) => ({ query: `workspace_id=${ids.ws}` }),
   authorUsageTimeseries: (ids) => ({ query: `workspace_id=${ids.ws}` }),
   authorUsageBreakdown: (ids) => ({ query: `workspace_id=${ids.ws}&group_by=caller` }),
@@ -86,7 +95,8 @@ function pathFor(route: RouteDef, ids: Ids): string {
     .replace('{name}', ids.secret)
     .replace('{account_id}', ids.account)
     .replace('{id}', ids.agent)
-    .replace('{schedule_id}', ids.schedule);
+    .replace('{schedule_id}', ids.schedule)
+    .replace('{service_id}', ids.service);
 }
 
 describe('cross-tenant matrix', () => {
@@ -95,6 +105,7 @@ describe('cross-tenant matrix', () => {
   let b: { key: string };
   let m: { key: string; id: string };
   const scoped = routeList.filter(([, r]) => r.workspaceRole !== undefined);
+  let serviceId = '';
 
   const fresh = async (): Promise<Ids> => {
     const task = await p.request<{ id: string }>('POST', '/tasks', {
@@ -119,6 +130,7 @@ describe('cross-tenant matrix', () => {
       account: a.id,
       agent: agent.body.id,
       schedule: schedule.body.id,
+      service: serviceId,
     };
   };
 
@@ -146,6 +158,28 @@ describe('cross-tenant matrix', () => {
     b = { key: cb.api_key };
     m = { key: cm.api_key, id: cm.account.id };
     await p.request('POST', `/workspaces/${a.ws}/invite`, { key: a.key, body: { account_id: m.id } });
+    // One always-on service of A's, running throughout (outbound-only: no port).
+    const svcDir = await mkdtemp(join(tmpdir(), 'agenthost-xt-svc-'));
+    await writeFile(join(svcDir, 'index.js'), 'setInterval(() => {}, 1000);\n');
+    const svcBundle = (await packDirectory(svcDir)).data;
+    await rm(svcDir, { recursive: true, force: true });
+    const svcAgent = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+      key: a.key,
+      body: { ...toolManifest, name: 'a-service', required_secrets: [], is_public: false },
+    });
+    assert.equal(svcAgent.status, 201, svcAgent.text);
+    const up = await p.request('POST', `/agents/${svcAgent.body.id}/upload`, {
+      key: a.key,
+      rawBody: svcBundle,
+      headers: { 'content-type': 'application/gzip' },
+    });
+    assert.equal(up.status, 200, up.text);
+    const svc = await p.request<{ id: string }>('POST', `/workspaces/${a.ws}/services`, {
+      key: a.key,
+      body: { agent: 'tenant-alpha/a-service', http: false },
+    });
+    assert.equal(svc.status, 201, svc.text);
+    serviceId = svc.body.id;
   });
   after(() => p.close());
 
@@ -193,7 +227,7 @@ describe('cross-tenant matrix', () => {
     });
     assert.deepEqual(
       [...new Set(agents.body.agents.map((x) => x.name))],
-      ['a-tool'],
+      ['a-service', 'a-tool'],
       'nothing was published or forked in',
     );
   });

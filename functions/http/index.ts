@@ -11,6 +11,7 @@ import { operations as publicDirectory } from './public.ts';
 import { operations as scheduleRuns } from './schedule-runs.ts';
 import { operations as schedules } from './schedules.ts';
 import { operations as secrets } from './secrets.ts';
+import { operations as services } from './services.ts';
 import { operations as tasks } from './tasks.ts';
 import { operations as usage } from './usage.ts';
 import { operations as workspaces } from './workspaces.ts';
@@ -31,6 +32,7 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     calls: createModuleHandler('calls', calls, get),
     schedules: createModuleHandler('schedules', schedules, get),
     'schedule-runs': createModuleHandler('schedule-runs', scheduleRuns, get),
+    services: createModuleHandler('services', services, get),
     usage: createModuleHandler('usage', usage, get),
   };
 }

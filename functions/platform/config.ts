@@ -63,6 +63,12 @@ const schema = z
     PLATFORM_SCHEDULE_ROLE_ARN: z.string().min(1).max(2048).optional(),
     PLATFORM_SCHEDULE_DLQ_ARN: z.string().min(1).max(2048).optional(),
     PLATFORM_ALERTS_FUNCTION: z.string().min(1).max(256).optional(),
+    // Always-on services (docs/services.md): the first restart backoff (doubling, capped at 30 s),
+    // how long an app must stay up for its restart-failure counter to reset, and how long it may
+    // take to listen on its port after starting.
+    PLATFORM_SERVICE_BACKOFF_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+    PLATFORM_SERVICE_HEALTHY_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+    PLATFORM_SERVICE_START_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(60_000),
     // LLM providers, under the vendors' usual names.
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_BASE_URL: z.url().optional(),
@@ -117,6 +123,9 @@ export interface Config {
   scheduleRoleArn: string | undefined;
   scheduleDlqArn: string | undefined;
   alertsFunction: string | undefined;
+  serviceBackoffMs: number;
+  serviceHealthyMs: number;
+  serviceStartTimeoutMs: number;
   llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
 }
 
@@ -169,6 +178,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     scheduleRoleArn: e.PLATFORM_SCHEDULE_ROLE_ARN,
     scheduleDlqArn: e.PLATFORM_SCHEDULE_DLQ_ARN,
     alertsFunction: e.PLATFORM_ALERTS_FUNCTION,
+    serviceBackoffMs: e.PLATFORM_SERVICE_BACKOFF_MS,
+    serviceHealthyMs: e.PLATFORM_SERVICE_HEALTHY_MS,
+    serviceStartTimeoutMs: e.PLATFORM_SERVICE_START_TIMEOUT_MS,
     llm: {
       anthropic: {
         apiKey: e.ANTHROPIC_API_KEY,

@@ -6,8 +6,10 @@ import type { Notifier } from '../ports/notifier.ts';
 import type { Sandbox } from '../ports/sandbox.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
+import type { ServiceRunner } from '../ports/service-runner.ts';
 import type { Store } from '../ports/store.ts';
 import type { Config } from './config.ts';
+import { PlatformError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 /** Everything a handler or core function may touch: built once per process from config. */
@@ -20,6 +22,7 @@ export interface Deps {
   sandbox: Sandbox;
   scheduler: Scheduler;
   notifier: Notifier;
+  serviceRunner: ServiceRunner;
   clock: Clock;
   logger: Logger;
 }
@@ -52,7 +55,26 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       overrides.scheduler ??
       (config.mode === 'aws' ? createEventBridgeScheduler(config) : new LocalScheduler());
     const notifier = overrides.notifier ?? (await createNotifier(config, logger));
-    return { config, store, vault, bundles, llm, sandbox, scheduler, notifier, clock, logger };
+    const serviceRunner = await createServiceRunner(config, sandbox, logger);
+    const deps: Deps = {
+      config,
+      store,
+      vault,
+      bundles,
+      llm,
+      sandbox,
+      scheduler,
+      notifier,
+      serviceRunner,
+      clock,
+      logger,
+    };
+    if (config.mode === 'local') {
+      // The host reports crashes, readiness and logs to the supervisor, which decides.
+      const { bindSupervision } = await import('../adapters/local/local-service-host.ts');
+      bindSupervision(deps);
+    }
+    return deps;
   } catch (err) {
     await store.close();
     throw err;
@@ -266,4 +288,38 @@ export async function createNotifier(config: Config, logger: Logger): Promise<No
       drain: async () => undefined,
     },
   );
+}
+
+/**
+ * Always-on services: locally a host of supervised sandboxed processes behind gateways; in AWS
+ * (ECS services) not built yet, so a deploy there is refused clearly.
+ */
+export async function createServiceRunner(
+  config: Config,
+  sandbox: Sandbox,
+  logger: Logger,
+): Promise<ServiceRunner> {
+  if (config.mode === 'local') {
+    const { LocalServiceHost } = await import('../adapters/local/local-service-host.ts');
+    return new LocalServiceHost({
+      sandbox,
+      host: config.host,
+      healthyMs: config.serviceHealthyMs,
+      startTimeoutMs: config.serviceStartTimeoutMs,
+      log: (level, message, fields) => logger[level](message, fields),
+    });
+  }
+  const unavailable = async (): Promise<never> => {
+    throw new PlatformError(
+      'UNPROCESSABLE',
+      'Always-on services are not available on this AWS deployment yet',
+    );
+  };
+  return {
+    kind: 'ecs',
+    bind: () => undefined,
+    start: unavailable,
+    stop: async () => undefined,
+    close: async () => undefined,
+  };
 }

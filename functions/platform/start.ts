@@ -57,6 +57,10 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   // recorded as missed (docs/schedules.md).
   const loop = startScheduleLoop(deps);
   out('Scheduler: in-process loop started');
+  // Always-on services that were running when the platform stopped start again.
+  const { resumeServices } = await import('../core/services/service-supervision.ts');
+  const resumed = await resumeServices(deps);
+  if (resumed > 0) out(`Services: ${resumed} resumed`);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -65,6 +69,7 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     out(`Received ${signal}; stopping.`);
     await server.close();
     await loop.stop();
+    await deps.serviceRunner.close();
     await deps.notifier.drain();
     await deps.store.close();
     out('Stopped.');

@@ -56,14 +56,24 @@ export interface ExecResult {
   durationMs: number;
 }
 
+export interface ExecOptions {
+  stdin?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /**
+   * Each chunk of output as it arrives (always-on services stream their logs). Local adapters
+   * only; stdout is still kept up to `outputBytes` for the result.
+   */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** The command's process id on the host, once it runs (local adapters: for port checks). */
+  onSpawn?: (pid: number) => void;
+}
+
 export interface SandboxSession {
   /** The absolute path of the working directory as the command sees it (e.g. /work). */
   readonly workDir: string;
   /** Runs `command` with /bin/sh -c in the working directory. */
-  exec(
-    command: string,
-    options?: { stdin?: string; timeoutMs?: number; signal?: AbortSignal },
-  ): Promise<ExecResult>;
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Paths relative to the working directory; escaping it is refused. */
   readFile(path: string): Promise<Buffer>;
   writeFile(path: string, data: Buffer | string): Promise<void>;

@@ -124,6 +124,7 @@ export async function startTestPlatform(
     },
     async close() {
       await server.close();
+      await deps.serviceRunner.close();
       await deps.notifier.drain();
       await deps.store.close();
       await dynamo?.close();

@@ -17,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { extractBundle } from '../../core/agents/bundle-archive.ts';
 import {
+  type ExecOptions,
   type ExecResult,
   type Sandbox,
   type SandboxLimits,
@@ -642,10 +643,7 @@ class BwrapSession extends BaseSession implements SandboxSession {
     this.t = tools;
   }
 
-  async exec(
-    command: string,
-    options: { stdin?: string; timeoutMs?: number; signal?: AbortSignal } = {},
-  ): Promise<ExecResult> {
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertOpen();
     const started = Date.now();
     const deadline = this.deadlineOf(options.timeoutMs, started);
@@ -721,10 +719,7 @@ class UnisolatedSession extends BaseSession implements SandboxSession {
     this.prlimit = prlimit;
   }
 
-  async exec(
-    command: string,
-    options: { stdin?: string; timeoutMs?: number; signal?: AbortSignal } = {},
-  ): Promise<ExecResult> {
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertOpen();
     const started = Date.now();
     const deadline = this.deadlineOf(options.timeoutMs, started);
@@ -775,7 +770,7 @@ function notRun(timedOut: boolean): ExecResult {
 function superviseChild(
   session: Supervisable,
   child: ChildProcess,
-  options: { stdin?: string; signal?: AbortSignal },
+  options: ExecOptions,
   started: number,
   deadline: number,
   killTree: () => void,
@@ -801,7 +796,9 @@ function superviseChild(
     }, KILL_GRACE_MS).unref();
   };
 
+  if (child.pid !== undefined) options.onSpawn?.(child.pid);
   child.stdout!.on('data', (chunk: Buffer) => {
+    options.onOutput?.('stdout', chunk);
     const room = outputBytes - stdoutBytes;
     if (chunk.length <= room) {
       stdoutChunks.push(chunk);
@@ -816,6 +813,7 @@ function superviseChild(
     }
   });
   child.stderr!.on('data', (chunk: Buffer) => {
+    options.onOutput?.('stderr', chunk);
     stderrTail = Buffer.concat([stderrTail, chunk]);
     if (stderrTail.length > STDERR_TAIL_BYTES)
       stderrTail = stderrTail.subarray(stderrTail.length - STDERR_TAIL_BYTES);

@@ -4,6 +4,7 @@ import { bundleKey } from '../../ports/bundle-store.ts';
 import { cond } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
+import { followNewVersionServices } from '../services/services.ts';
 import { type AgentVersion, fromItem, toItem, toRecord } from './agent-record.ts';
 import { loadAgent, refreshHead } from './agents.ts';
 import { inspectBundle } from './bundle-archive.ts';
@@ -142,6 +143,8 @@ export async function uploadBundle(
   };
   await deps.store.put(toItem(next), { condition: cond.exists() });
   if (agent.bundle && agent.bundle.key !== key) await deps.bundles.delete(agent.bundle.key);
+  // A version becomes runnable as a service once it has code: services following the agent move now.
+  await followNewVersionServices(deps, next);
   return toRecord(next, now);
 }
 

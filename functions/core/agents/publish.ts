@@ -5,6 +5,7 @@ import { cond, TransactionCanceledError, type TransactOp } from '../../ports/sto
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
+import { followNewVersionServices } from '../services/services.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
@@ -193,6 +194,7 @@ export async function publishVersion(
     try {
       await deps.store.transactWrite(ops);
       await followNewVersion(deps, agent);
+      await followNewVersionServices(deps, agent);
       return agent;
     } catch (err) {
       // Someone else published meanwhile (the head's condition failed): take the next number.

@@ -1,0 +1,488 @@
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { redactSecrets } from '../../core/calls/sandbox-run.ts';
+import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../../core/services/entrypoint.ts';
+import { supervisionHooks } from '../../core/services/service-supervision.ts';
+import type { Deps } from '../../platform/deps.ts';
+import type { Sandbox, SandboxLimits, SandboxSession } from '../../ports/sandbox.ts';
+import type {
+  ServiceExit,
+  ServiceLaunch,
+  ServiceRunner,
+  SupervisionHooks,
+} from '../../ports/service-runner.ts';
+
+/** The port the gateway owns in AWS (spec); an app must not bind it, locally either. */
+export const GATEWAY_PORT = 8080;
+/** The app's port when nothing else is said (spec); locally each app gets a free port instead. */
+export const DEFAULT_APP_PORT = 3000;
+const SERVICE_LIMITS: SandboxLimits = {
+  cpuSeconds: 7 * 86_400,
+  memoryBytes: 1024 * 1024 * 1024,
+  processes: 128,
+  outputBytes: 64 * 1024,
+  diskBytes: 1024 * 1024 * 1024,
+};
+/** A process is recycled after this long (the sandbox's deadline); an ordinary restart follows. */
+const MAX_PROCESS_LIFETIME_MS = 7 * 86_400_000;
+const INSTALL_TIMEOUT_MS = 10 * 60_000;
+const LOG_FLUSH_MS = 200;
+const MAX_LINE = 4000;
+
+export interface LocalServiceHostOptions {
+  sandbox: Sandbox;
+  /** Address the gateways listen on (the platform's HOST). */
+  host: string;
+  healthyMs: number;
+  startTimeoutMs: number;
+  log: (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown>) => void;
+}
+
+/** Connects the host to the supervisor's decisions (core/services/service-supervision.ts). */
+export function bindSupervision(deps: Deps): void {
+  deps.serviceRunner.bind(supervisionHooks(deps, { backoffMs: deps.config.serviceBackoffMs }));
+}
+
+/**
+ * Always-on services on one machine (docs/services.md): per service, an HTTP gateway on its own
+ * port (the service URL) that answers GET /health itself (200 once the app listens, 503 before)
+ * and proxies everything else to the app; the app runs in the sandbox with outbound network, its
+ * port in PORT and PLATFORM_HTTP_PORT. The host streams redacted log lines, watches readiness and
+ * the healthy period, refuses an app that binds the gateway's port 8080, and asks the supervision
+ * hooks what to do when the process ends.
+ */
+export class LocalServiceHost implements ServiceRunner {
+  readonly kind = 'local' as const;
+  private hooks: SupervisionHooks | undefined;
+  private readonly instances = new Map<string, ServiceInstance>();
+  private readonly options: LocalServiceHostOptions;
+
+  constructor(options: LocalServiceHostOptions) {
+    this.options = options;
+  }
+
+  bind(hooks: SupervisionHooks): void {
+    this.hooks = hooks;
+  }
+
+  async start(launch: ServiceLaunch, options: { preferredPort?: number } = {}) {
+    if (!this.hooks) throw new Error('The service host has no supervision hooks bound');
+    let instance = this.instances.get(launch.serviceId);
+    if (!instance) {
+      instance = new ServiceInstance(launch.serviceId, this.hooks, this.options);
+      await instance.listen(options.preferredPort);
+      this.instances.set(launch.serviceId, instance);
+    }
+    await instance.replace(launch);
+    return { url: instance.url, port: instance.port };
+  }
+
+  async stop(serviceId: string, options: { remove?: boolean } = {}): Promise<void> {
+    const instance = this.instances.get(serviceId);
+    if (!instance) return;
+    await instance.stopProcess();
+    if (options.remove) {
+      await instance.closeGateway();
+      this.instances.delete(serviceId);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.instances.keys()].map((id) => this.stop(id, { remove: true })));
+  }
+}
+
+class ServiceInstance {
+  readonly id: string;
+  private readonly hooks: SupervisionHooks;
+  private readonly options: LocalServiceHostOptions;
+  private server: Server | undefined;
+  port = 0;
+  url = '';
+  private generation = 0;
+  private ready = false;
+  private appPort: number | null = null;
+  private current: { controller: AbortController; done: Promise<void> } | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+
+  constructor(id: string, hooks: SupervisionHooks, options: LocalServiceHostOptions) {
+    this.id = id;
+    this.hooks = hooks;
+    this.options = options;
+  }
+
+  async listen(preferred: number | undefined): Promise<void> {
+    const server = createServer((req, res) => this.handle(req, res));
+    const tryListen = (port: number) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, this.options.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    try {
+      await tryListen(preferred ?? 0);
+    } catch {
+      await tryListen(0);
+    }
+    this.server = server;
+    this.port = (server.address() as AddressInfo).port;
+    const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
+    this.url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${this.port}`;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/health') {
+      const body = JSON.stringify({ status: this.ready ? 'ok' : 'starting' });
+      res.writeHead(this.ready ? 200 : 503, { 'content-type': 'application/json' }).end(body);
+      return;
+    }
+    if (!this.ready || this.appPort === null) {
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' });
+      res.end(
+        JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'The service is not ready' } }),
+      );
+      return;
+    }
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port: this.appPort, method: req.method, path: req.url, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'BAD_GATEWAY', message: 'The service did not answer' } }));
+    });
+    req.pipe(upstream);
+  }
+
+  /** Stops what runs now and starts `launch` in its place. */
+  async replace(launch: ServiceLaunch): Promise<void> {
+    await this.stopProcess();
+    const gen = ++this.generation;
+    void this.runOnce(launch, gen);
+  }
+
+  async stopProcess(): Promise<void> {
+    this.generation++;
+    clearTimeout(this.restartTimer);
+    this.ready = false;
+    const current = this.current;
+    this.current = undefined;
+    if (current) {
+      current.controller.abort();
+      await current.done;
+    }
+  }
+
+  async closeGateway(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  private async runOnce(launch: ServiceLaunch, gen: number): Promise<void> {
+    const controller = new AbortController();
+    let finish!: () => void;
+    const done = new Promise<void>((r) => {
+      finish = r;
+    });
+    this.current = { controller, done };
+    const logs = new LogPump(this.id, launch.secrets, this.hooks);
+    let session: SandboxSession | undefined;
+    let exit: ServiceExit | undefined;
+    const started = Date.now();
+    try {
+      const appPort = launch.http ? await freePort(this.options.host) : null;
+      this.appPort = appPort;
+      session = await this.options.sandbox.openSession({
+        runId: `svc-${this.id.slice(0, 8)}-${gen}-${Date.now().toString(36)}`,
+        workspaceId: launch.workspaceId,
+        bundle: launch.bundle ?? undefined,
+        env: {
+          ...launch.env,
+          ...(appPort ? { PORT: String(appPort), PLATFORM_HTTP_PORT: String(appPort) } : {}),
+          PYTHONPATH: '.python-packages',
+        },
+        network: 'egress',
+        limits: SERVICE_LIMITS,
+        deadlineMs: Date.now() + MAX_PROCESS_LIFETIME_MS,
+      });
+      const files: string[] = await session.listFiles('.').catch(() => []);
+      const read = (f: string) =>
+        files.includes(f)
+          ? session
+              ?.readFile(f)
+              .then((b) => b.toString('utf8'))
+              .catch(() => undefined)
+          : undefined;
+      const [pkg, reqs] = await Promise.all([read('package.json'), read('requirements.txt')]);
+      const command = launch.command ?? detectEntrypoint(files, pkg);
+      if (!command) {
+        exit = {
+          exitCode: null,
+          signal: null,
+          reason: `no entrypoint: no command given, no run_command, and none of ${ENTRYPOINT_SCAN.map((e) => e.file).join(', ')} (nor a package.json start script) in the bundle`,
+          uptimeMs: 0,
+          fatal: true,
+        };
+        return;
+      }
+      const install = installCommand(pkg, reqs);
+      if (install) {
+        logs.platform('info', `installing dependencies: ${install}`);
+        const r = await session.exec(install, {
+          timeoutMs: INSTALL_TIMEOUT_MS,
+          signal: controller.signal,
+          onOutput: (s, c) => logs.push(s, c),
+        });
+        if (controller.signal.aborted || gen !== this.generation) return;
+        if (r.exitCode !== 0) {
+          exit = {
+            exitCode: r.exitCode,
+            signal: r.signal,
+            reason: `dependency install failed (exit ${r.exitCode})`,
+            uptimeMs: 0,
+            fatal: false,
+          };
+          return;
+        }
+      }
+      await this.hooks.onStarting(this.id, { command });
+      let pid: number | undefined;
+      const run = session.exec(command, {
+        signal: controller.signal,
+        onOutput: (s, c) => logs.push(s, c),
+        onSpawn: (p) => {
+          pid = p;
+        },
+      });
+      let exited = false;
+      const watch = this.watch(
+        gen,
+        appPort,
+        () => pid,
+        () => exited,
+        controller,
+        logs,
+      );
+      const result = await run;
+      exited = true;
+      const conflict = await watch;
+      // Stopped on purpose (pause, delete, replace): not an exit to supervise.
+      if (gen !== this.generation) return;
+      this.ready = false;
+      const lastErr = result.stderrTail.trim().split('\n').pop() ?? '';
+      const how = result.timedOut
+        ? `recycled after ${MAX_PROCESS_LIFETIME_MS / 86_400_000} days`
+        : result.signal
+          ? `killed by ${result.signal}`
+          : `exited with status ${result.exitCode}`;
+      exit = {
+        exitCode: result.exitCode,
+        signal: result.signal,
+        reason: redactSecrets(
+          conflict ?? `${how}${lastErr ? `: ${lastErr.slice(0, 300)}` : ''}`,
+          launch.secrets,
+        ),
+        uptimeMs: Date.now() - started,
+        fatal: false,
+      };
+    } catch (err) {
+      exit = {
+        exitCode: null,
+        signal: null,
+        reason: `could not start: ${(err as Error).message}`,
+        uptimeMs: 0,
+        fatal: false,
+      };
+    } finally {
+      await logs.close();
+      await session?.close().catch(() => undefined);
+      if (this.current?.done === done) this.current = undefined;
+      finish();
+      if (exit && gen === this.generation) void this.afterExit(launch, gen, exit);
+    }
+  }
+
+  private async afterExit(launch: ServiceLaunch, gen: number, exit: ServiceExit): Promise<void> {
+    try {
+      const decision = await this.hooks.onExit(this.id, exit);
+      if (!decision.restart || gen !== this.generation) return;
+      this.restartTimer = setTimeout(() => {
+        if (gen === this.generation) void this.runOnce(launch, gen);
+      }, decision.delayMs);
+    } catch (err) {
+      this.options.log('error', 'service exit not handled', { service_id: this.id, error: String(err) });
+    }
+  }
+
+  /**
+   * Readiness: the app accepts connections on its port (or, without HTTP, has run for a second);
+   * then, after the healthy period, the restart-failure counter resets. An app that listens on
+   * 8080 instead, or not at all within the start timeout, is stopped with a clear reason.
+   * Resolves with that reason, or undefined.
+   */
+  private async watch(
+    gen: number,
+    appPort: number | null,
+    pid: () => number | undefined,
+    exited: () => boolean,
+    controller: AbortController,
+    logs: LogPump,
+  ): Promise<string | undefined> {
+    const until = Date.now() + this.options.startTimeoutMs;
+    const live = () => !exited() && gen === this.generation && !controller.signal.aborted;
+    let checks = 0;
+    while (live()) {
+      if (
+        appPort === null ? Date.now() - (until - this.options.startTimeoutMs) >= 1000 : await accepts(appPort)
+      ) {
+        this.ready = true;
+        await this.hooks.onReady(this.id);
+        const healthy = setTimeout(() => {
+          if (live()) void this.hooks.onHealthy(this.id);
+        }, this.options.healthyMs);
+        healthy.unref();
+        return undefined;
+      }
+      checks++;
+      const root = pid();
+      if (root !== undefined && checks % 4 === 0 && (await treeListensOn(root, GATEWAY_PORT))) {
+        const reason = `the app listens on port ${GATEWAY_PORT}, which belongs to the service gateway; listen on $PORT (here ${appPort})`;
+        logs.platform('error', reason);
+        controller.abort();
+        return reason;
+      }
+      if (Date.now() > until) {
+        const reason = `the app did not listen on $PORT (${appPort}) within ${Math.round(this.options.startTimeoutMs / 1000)} s`;
+        logs.platform('error', reason);
+        controller.abort();
+        return reason;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return undefined;
+  }
+}
+
+/** Splits output into lines, redacts secret values, and hands them to the hooks in batches. */
+class LogPump {
+  private readonly partial = { stdout: '', stderr: '' };
+  private lines: { at: string; level: 'info' | 'warn' | 'error'; message: string }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly id: string;
+  private readonly secrets: Record<string, string>;
+  private readonly hooks: SupervisionHooks;
+
+  constructor(id: string, secrets: Record<string, string>, hooks: SupervisionHooks) {
+    this.id = id;
+    this.secrets = secrets;
+    this.hooks = hooks;
+  }
+
+  push(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    const text = this.partial[stream] + chunk.toString('utf8');
+    const parts = text.split('\n');
+    this.partial[stream] = (parts.pop() ?? '').slice(-MAX_LINE);
+    for (const line of parts) this.add(stream === 'stderr' ? 'error' : 'info', line);
+  }
+
+  platform(level: 'info' | 'warn' | 'error', message: string): void {
+    this.add(level, `[platform] ${message}`);
+  }
+
+  private add(level: 'info' | 'warn' | 'error', line: string): void {
+    const message = redactSecrets(line.replace(/\r$/, '').slice(0, MAX_LINE), this.secrets);
+    if (message === '') return;
+    this.lines.push({ at: new Date().toISOString(), level, message });
+    this.timer ??= setTimeout(() => this.flush(), LOG_FLUSH_MS);
+  }
+
+  private flush(): Promise<void> {
+    this.timer = undefined;
+    const batch = this.lines;
+    this.lines = [];
+    if (batch.length > 0) this.flushing = this.flushing.then(() => this.hooks.onLog(this.id, batch));
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    for (const stream of ['stdout', 'stderr'] as const) {
+      if (this.partial[stream]) this.add(stream === 'stderr' ? 'error' : 'info', this.partial[stream]);
+      this.partial[stream] = '';
+    }
+    clearTimeout(this.timer);
+    await this.flush();
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const end = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => end(true));
+    socket.once('error', () => end(false));
+    socket.setTimeout(500, () => end(false));
+  });
+}
+
+async function freePort(host: string): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, host === '0.0.0.0' ? '127.0.0.1' : host, () => r()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** Whether a process in the tree under `rootPid` listens on `port` (Linux /proc; false elsewhere). */
+export async function treeListensOn(rootPid: number, port: number): Promise<boolean> {
+  try {
+    const hex = port.toString(16).toUpperCase().padStart(4, '0');
+    const inodes = new Set<string>();
+    for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      const text = await readFile(file, 'utf8').catch(() => '');
+      for (const line of text.split('\n').slice(1)) {
+        const f = line.trim().split(/\s+/);
+        if (f.length > 9 && f[3] === '0A' && f[1]?.endsWith(`:${hex}`)) inodes.add(f[9] as string);
+      }
+    }
+    if (inodes.size === 0) return false;
+    const children = new Map<number, number[]>();
+    for (const entry of await readdir('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!Number.isNaN(ppid)) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    }
+    const queue = [rootPid];
+    for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+      queue.push(...(children.get(pid) ?? []));
+      const fds = await readdir(`/proc/${pid}/fd`).catch(() => []);
+      for (const fd of fds) {
+        const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+        const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+        if (inode && inodes.has(inode)) return true;
+      }
+    }
+    return false;
+  } catch {
+    return false;
+  }
+}

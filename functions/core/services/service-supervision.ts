@@ -1,0 +1,283 @@
+import type { Deps } from '../../platform/deps.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import type { ServiceExit, ServiceLaunch, SupervisionHooks } from '../../ports/service-runner.ts';
+import { queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { findVersion } from '../agents/agent-lookup.ts';
+import { redactSecrets } from '../calls/sandbox-run.ts';
+import { serviceEventItem, writeServiceLogs } from './service-events.ts';
+import {
+  loadStoredService,
+  type Service,
+  type StoredService,
+  serviceKeys,
+  serviceWrite,
+} from './service-record.ts';
+
+/** How long a started app must stay up before its restart-failure counter resets (docs/services.md). */
+export const HEALTHY_PERIOD_MS = 60_000;
+/** Restart backoff: the first wait, doubling per consecutive failure, capped. */
+export const RESTART_BACKOFF_MS = 1000;
+export const RESTART_BACKOFF_CAP_MS = 30_000;
+
+/** The crash-loop alert (spec: "payload shape: not shown"; ours, docs/services.md). */
+export interface CrashLoopAlert {
+  event: 'service.crash_loop';
+  severity: 'warning' | 'critical';
+  service_id: string;
+  workspace_id: string;
+  service_name: string;
+  agent_name: string;
+  consecutive_restart_failures: number;
+  max_restart_failures: number;
+  paused: boolean;
+  last_error: string;
+}
+
+/**
+ * What a start needs: the version's bundle, the secrets (required_secrets and the extra names,
+ * recomputed on every start, so a rotated value or a changed list takes effect), the plain
+ * variables, and the command (deploy-time override, then the manifest's run_command).
+ */
+export async function buildLaunch(deps: Deps, s: Service): Promise<ServiceLaunch> {
+  const [org, name] = s.agent.split('/') as [string, string];
+  const agent = await findVersion(deps, org, name, s.agent_version);
+  if (!agent || agent.deleted_at)
+    throw new PlatformError('NOT_FOUND', `${s.agent}@${s.agent_version} no longer exists`);
+  if (!agent.bundle)
+    throw new PlatformError('INVALID_INPUT', `${s.agent}@${s.agent_version} has no code bundle`);
+  const data = await deps.bundles.get(agent.bundle.key);
+  if (!data) throw new Error(`Bundle ${agent.bundle.key} is missing from the store`);
+  const names = [...new Set([...agent.manifest.required_secrets, ...s.extra_secrets])];
+  const values = await deps.vault.resolve(s.workspace_id, names);
+  const missing = names.filter((n) => !(n in values));
+  if (missing.length > 0) {
+    throw new PlatformError(
+      'MISSING_SECRETS',
+      `The service needs these secrets in the workspace vault: ${missing.join(', ')}`,
+      {
+        missing,
+      },
+    );
+  }
+  return {
+    serviceId: s.id,
+    workspaceId: s.workspace_id,
+    bundle: { data, format: agent.bundle.format },
+    command: s.command ?? agent.manifest.run_command ?? null,
+    env: {
+      ...s.env,
+      ...values,
+      PLATFORM_SERVICE_ID: s.id,
+      PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
+    },
+    secrets: values,
+    http: s.http,
+    instances: { min: s.min_instances, max: s.max_instances },
+  };
+}
+
+/** Starts (or replaces) the service's instances and stores the URL and port the runner answers. */
+export async function launchService(deps: Deps, stored: StoredService): Promise<void> {
+  const launch = await buildLaunch(deps, stored.service);
+  const started = await deps.serviceRunner.start(launch, stored.port ? { preferredPort: stored.port } : {});
+  await mutateService(deps, stored.service.id, (s) => ({ ...s, url: started.url }), { port: started.port });
+}
+
+/**
+ * Read, change, write under the revision condition, retried on a race. `change` returns the new
+ * record, or undefined to leave it. Events are written in the same transaction.
+ */
+export async function mutateService(
+  deps: Deps,
+  id: string,
+  change: (s: Service) => Service | undefined,
+  options: {
+    events?: { type: Parameters<typeof serviceEventItem>[2]; message: string }[];
+    port?: number | null;
+  } = {},
+): Promise<{ before: Service; after: Service } | undefined> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const stored = await loadStoredService(deps, id);
+    if (!stored) return undefined;
+    const next = change(stored.service);
+    if (!next) return undefined;
+    try {
+      await deps.store.transactWrite([
+        serviceWrite(stored, next, options.port === undefined ? stored.port : options.port),
+        ...(options.events ?? []).map((e) => ({ put: serviceEventItem(deps, id, e.type, e.message) })),
+      ]);
+      return { before: stored.service, after: next };
+    } catch (err) {
+      if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
+      throw err;
+    }
+  }
+  throw new PlatformError('CONFLICT', 'The service changed too often meanwhile; try again');
+}
+
+function alertOf(s: Service, severity: 'warning' | 'critical'): CrashLoopAlert {
+  return {
+    event: 'service.crash_loop',
+    severity,
+    service_id: s.id,
+    workspace_id: s.workspace_id,
+    service_name: s.name,
+    agent_name: s.agent,
+    consecutive_restart_failures: s.consecutive_restart_failures,
+    max_restart_failures: s.max_restart_failures,
+    paused: s.state === 'paused',
+    last_error: s.last_error ?? 'unknown',
+  };
+}
+
+async function sendAlert(deps: Deps, s: Service, severity: 'warning' | 'critical'): Promise<void> {
+  if (!s.alert_webhook_url) return;
+  await deps.notifier
+    .enqueue({
+      url: s.alert_webhook_url,
+      label: `service.crash_loop ${severity} ${s.id}`,
+      payload: alertOf(s, severity) as never,
+    })
+    .catch((err) => deps.logger.error('service alert not queued', { service_id: s.id, error: String(err) }));
+}
+
+export function restartDelay(failures: number, baseMs = RESTART_BACKOFF_MS): number {
+  return Math.min(RESTART_BACKOFF_CAP_MS, baseMs * 2 ** Math.max(0, failures - 1));
+}
+
+/**
+ * The supervisor's decisions, per the spec's state table, shared by both deployments (locally the
+ * host calls them; in AWS the ECS task state change events do): a crash counts one restart
+ * failure; at half of max_restart_failures a warning alert (once per streak); at the maximum the
+ * service is paused with the crash-loop flag and a critical alert; otherwise it is restarted after
+ * a backoff. Staying up for the healthy period resets the counter.
+ */
+export function supervisionHooks(deps: Deps, options: { backoffMs?: number } = {}): SupervisionHooks {
+  const baseMs = options.backoffMs ?? RESTART_BACKOFF_MS;
+  return {
+    async onStarting(id, detail) {
+      await mutateService(
+        deps,
+        id,
+        (s) => (s.state === 'paused' ? undefined : { ...s, health_status: 'starting' }),
+        {
+          events: [{ type: 'starting', message: `Starting: ${detail.command}` }],
+        },
+      );
+    },
+    async onReady(id) {
+      await mutateService(
+        deps,
+        id,
+        (s) => (s.state === 'paused' ? undefined : { ...s, state: 'running', health_status: 'healthy' }),
+        { events: [{ type: 'ready', message: 'Ready: /health answers 200' }] },
+      );
+    },
+    async onHealthy(id) {
+      await mutateService(deps, id, (s) =>
+        s.consecutive_restart_failures === 0 && !s.crash_warning_sent
+          ? undefined
+          : { ...s, consecutive_restart_failures: 0, crash_warning_sent: false },
+      );
+    },
+    async onExit(id, exit: ServiceExit) {
+      const now = deps.clock.now().toISOString();
+      let decision = { restart: false, delayMs: 0 };
+      let alert: 'warning' | 'critical' | undefined;
+      const result = await mutateService(
+        deps,
+        id,
+        (s) => {
+          if (s.state === 'paused') return undefined;
+          const failures = s.consecutive_restart_failures + 1;
+          const next: Service = {
+            ...s,
+            consecutive_restart_failures: failures,
+            restart_count: s.restart_count + 1,
+            last_error: exit.reason,
+            health_status: 'unhealthy',
+            updated_at: now,
+          };
+          alert = undefined;
+          if (exit.fatal || failures >= s.max_restart_failures) {
+            next.state = 'paused';
+            next.paused_reason = 'crash_loop';
+            next.crash_loop = true;
+            next.health_status = 'stopped';
+            alert = 'critical';
+            decision = { restart: false, delayMs: 0 };
+          } else {
+            if (failures >= Math.ceil(s.max_restart_failures / 2) && !s.crash_warning_sent) {
+              next.crash_warning_sent = true;
+              alert = 'warning';
+            }
+            next.last_restart_at = now;
+            decision = { restart: true, delayMs: restartDelay(failures, baseMs) };
+          }
+          return next;
+        },
+        {
+          events: [],
+        },
+      );
+      if (!result) return { restart: false, delayMs: 0 };
+      const s = result.after;
+      const events: { type: Parameters<typeof serviceEventItem>[2]; message: string }[] = [
+        {
+          type: 'crashed',
+          message: `Exited: ${exit.reason} (failure ${s.consecutive_restart_failures} of ${s.max_restart_failures})`,
+        },
+      ];
+      if (alert === 'warning') {
+        events.push({
+          type: 'crash_warning',
+          message: `Crash loop warning: ${s.consecutive_restart_failures} consecutive restart failures`,
+        });
+      }
+      if (s.state === 'paused') {
+        events.push({
+          type: 'crash_loop_paused',
+          message: exit.fatal
+            ? `Paused: ${exit.reason}`
+            : `Auto-paused after ${s.consecutive_restart_failures} consecutive restart failures; restart it to resume`,
+        });
+        deps.logger.warn('service auto-paused', {
+          service_id: s.id,
+          failures: s.consecutive_restart_failures,
+        });
+      } else {
+        events.push({ type: 'restarted', message: `Restarting in ${decision.delayMs} ms` });
+      }
+      await deps.store.transactWrite(
+        events.map((e) => ({ put: serviceEventItem(deps, id, e.type, e.message) })),
+      );
+      if (alert) await sendAlert(deps, s, alert);
+      return decision;
+    },
+    async onLog(id, lines) {
+      await writeServiceLogs(deps, id, lines).catch((err) =>
+        deps.logger.error('service logs not written', { service_id: id, error: String(err) }),
+      );
+    },
+  };
+}
+
+/** After a restart of the local platform: start again every service that was not paused. */
+export async function resumeServices(deps: Deps): Promise<number> {
+  const items = await queryAll(deps.store, { index: 'gsi2', pk: serviceKeys.active });
+  let resumed = 0;
+  for (const item of items) {
+    const stored = await loadStoredService(deps, String(item.id));
+    if (!stored || stored.service.state === 'paused') continue;
+    try {
+      await launchService(deps, stored);
+      resumed++;
+    } catch (err) {
+      deps.logger.error('service not resumed', {
+        service_id: stored.service.id,
+        error: redactSecrets(String(err), {}),
+      });
+    }
+  }
+  return resumed;
+}

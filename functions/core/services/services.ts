@@ -1,0 +1,498 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../platform/errors.ts';
+import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { TIER_LIMITS } from '../accounts/tiers.ts';
+import { findLatest, findVersion } from '../agents/agent-lookup.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
+import { checkOutboundUrl } from '../alerts/outbound-url.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { keys } from '../keys.ts';
+import { requireMembership } from '../workspaces/authorize.ts';
+import { checkEnv, mergeSecretNames } from './service-env.ts';
+import { type ServiceEvent, serviceEventFromItem, serviceEventItem } from './service-events.ts';
+import { fromServiceItem, type Service, serviceItem, serviceKeys } from './service-record.ts';
+import type {
+  ServiceDeployInput,
+  ServiceListQuery,
+  ServiceLogsQuery,
+  ServicePatchInput,
+  ServiceUpdateInput,
+} from './service-schemas.ts';
+import { launchService, mutateService } from './service-supervision.ts';
+
+/** An agent that can run as a service: a tool or agent type with runtime.command or a loop, and a bundle. */
+function checkDeployable(agent: AgentVersion, ref: string): void {
+  const m = agent.manifest;
+  if (m.type === 'prompt' || m.type === 'skill' || m.execution_engine === 'direct_llm') {
+    throw invalidInput([
+      {
+        field: 'body.agent',
+        message: `${ref} is a ${m.type} agent: only tool and agent types with code run as services`,
+      },
+    ]);
+  }
+  if (!m.runtime?.command && !m.loop) {
+    throw invalidInput([
+      { field: 'body.agent', message: `${ref} has neither runtime.command nor loop: nothing to run` },
+    ]);
+  }
+  if (!agent.bundle) {
+    throw invalidInput([
+      { field: 'body.agent', message: `${ref} has no published code bundle: upload one first` },
+    ]);
+  }
+}
+
+async function resolveAgent(deps: Deps, ref: string, workspaceId: string, accountId: string) {
+  const [path, version] = ref.split('@') as [string, string | undefined];
+  const [org, name] = path.split('/') as [string, string];
+  const agent = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
+  if (!agent || agent.deleted_at)
+    throw invalidInput([{ field: 'body.agent', message: `${ref} does not exist` }]);
+  if (!agent.manifest.is_public && agent.workspace_id !== workspaceId) {
+    const member = await deps.store.get(keys.member(agent.workspace_id, accountId));
+    if (!member)
+      throw invalidInput([{ field: 'body.agent', message: `${ref} is private to another workspace` }]);
+  }
+  return { agent, pinned: version !== undefined };
+}
+
+/** The secrets must exist in the workspace vault: checked on their listing records (no value is read). */
+async function checkSecretsExist(deps: Deps, workspaceId: string, names: string[]): Promise<void> {
+  const found = await Promise.all(names.map((n) => deps.store.get(keys.secret(workspaceId, n))));
+  const missing = names.filter((_, i) => !found[i]);
+  if (missing.length > 0) {
+    throw new PlatformError(
+      'MISSING_SECRETS',
+      `Put these secrets in the workspace vault first: ${missing.join(', ')}`,
+      {
+        missing,
+      },
+    );
+  }
+}
+
+async function checkAlertUrl(
+  deps: Deps,
+  url: string | null | undefined,
+  issues: FieldIssue[],
+): Promise<void> {
+  if (!url) return;
+  const checked = await checkOutboundUrl(url, { mode: deps.config.mode });
+  if (!checked.ok) issues.push({ field: 'body.alert_webhook_url', message: checked.reason });
+}
+
+function checkInstances(auth: AuthContext, min: number, max: number, issues: FieldIssue[]): void {
+  const cap = TIER_LIMITS[auth.tier].instancesPerService;
+  if (min > max)
+    issues.push({ field: 'body.min_instances', message: `must not exceed max_instances (${max})` });
+  if (max > cap)
+    issues.push({
+      field: 'body.max_instances',
+      message: `the ${auth.tier} plan allows up to ${cap} instances per service`,
+    });
+}
+
+/**
+ * POST .../services: deploy (owners; Pro 5 services of up to 3 instances, Team 20 of 10, Free
+ * none). The service record, its name guard and the account's service count are one transaction;
+ * then the runner starts it (state provisioning until /health answers 200).
+ */
+export async function deployService(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  input: ServiceDeployInput,
+): Promise<Service> {
+  await requireMembership(deps, auth.accountId, workspaceId, 'owner');
+  if (deps.serviceRunner.kind === 'ecs') {
+    throw new PlatformError(
+      'UNPROCESSABLE',
+      'Always-on services are not available on this AWS deployment yet (docs/services.md)',
+    );
+  }
+  const limits = TIER_LIMITS[auth.tier];
+  if (limits.services === 0) {
+    throw new PlatformError(
+      'FORBIDDEN',
+      `Always-on services are included in the Pro, Team and Enterprise plans; this account is on ${auth.tier}`,
+    );
+  }
+  const issues = checkEnv(input.env, 'body.env');
+  const max = input.max_instances ?? input.min_instances;
+  checkInstances(auth, input.min_instances, max, issues);
+  await checkAlertUrl(deps, input.alert_webhook_url, issues);
+  if (issues.length > 0) throw invalidInput(issues);
+  const { agent, pinned } = await resolveAgent(deps, input.agent, workspaceId, auth.accountId);
+  checkDeployable(agent, input.agent);
+  const secrets = mergeSecretNames(agent.manifest.required_secrets, input.secrets);
+  await checkSecretsExist(deps, workspaceId, secrets);
+  const now = deps.clock.now().toISOString();
+  const service: Service = {
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    name: input.name ?? agent.name,
+    agent: `${agent.org}/${agent.name}`,
+    agent_version: agent.version,
+    auto_update: input.auto_update ?? !pinned,
+    state: 'provisioning',
+    paused_reason: null,
+    crash_loop: false,
+    health_status: 'starting',
+    restart_count: 0,
+    consecutive_restart_failures: 0,
+    max_restart_failures: input.max_restart_failures,
+    crash_warning_sent: false,
+    min_instances: input.min_instances,
+    max_instances: max,
+    url: null,
+    command: input.command ?? null,
+    http: input.http,
+    env: input.env,
+    extra_secrets: [...new Set(input.secrets)].sort(),
+    secrets,
+    alert_webhook_url: input.alert_webhook_url ?? null,
+    last_error: null,
+    deployed_at: now,
+    last_restart_at: null,
+    created_by: auth.accountId,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await deps.store.transactWrite([
+      { put: serviceItem(service, 1, null), condition: cond.notExists() },
+      {
+        put: { ...serviceKeys.name(workspaceId, service.name), service_id: service.id },
+        condition: cond.notExists(),
+      },
+      {
+        update: serviceKeys.counter(auth.accountId),
+        spec: { add: { count: 1 } },
+        condition: cond.or(cond.attrNotExists('count'), cond.lt('count', limits.services)),
+      },
+      {
+        put: serviceEventItem(
+          deps,
+          service.id,
+          'deployed',
+          `Deployed ${service.agent}@${service.agent_version}`,
+        ),
+      },
+    ]);
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    if (err.reasons[1] === 'ConditionalCheckFailed') {
+      throw new PlatformError(
+        'CONFLICT',
+        `A service named ${service.name} exists in this workspace; choose another name`,
+      );
+    }
+    if (err.reasons[2] === 'ConditionalCheckFailed') {
+      throw new PlatformError(
+        'FORBIDDEN',
+        `The ${auth.tier} plan allows ${limits.services} services at a time; delete one first`,
+        { limit: limits.services },
+      );
+    }
+    throw err;
+  }
+  await startOrRecord(deps, service.id);
+  return loadService(deps, service.id);
+}
+
+/** Starts the service; a failure to start is recorded on it (last_error) and answered. */
+async function startOrRecord(deps: Deps, id: string): Promise<void> {
+  const stored = await loadOrNotFound(deps, id);
+  try {
+    await launchService(deps, stored);
+  } catch (err) {
+    const message = err instanceof PlatformError ? err.message : 'the runner could not start it';
+    await mutateService(deps, id, (s) => ({ ...s, last_error: message, health_status: 'unhealthy' }));
+    if (!(err instanceof PlatformError))
+      deps.logger.error('service start failed', { service_id: id, error: String(err) });
+    throw err instanceof PlatformError
+      ? err
+      : new PlatformError('INTERNAL_ERROR', 'The service could not be started');
+  }
+}
+
+async function loadOrNotFound(deps: Deps, id: string) {
+  const item = await deps.store.get(serviceKeys.service(id));
+  if (!item) throw notFound('Service');
+  return fromServiceItem(item);
+}
+
+async function loadService(deps: Deps, id: string): Promise<Service> {
+  return (await loadOrNotFound(deps, id)).service;
+}
+
+async function loadInWorkspace(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  role: 'member' | 'owner',
+) {
+  await requireMembership(deps, auth.accountId, workspaceId, role);
+  const item = await deps.store.get(serviceKeys.service(id));
+  if (!item || item.workspace_id !== workspaceId) throw notFound('Service');
+  return fromServiceItem(item);
+}
+
+export async function listServices(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  query: ServiceListQuery,
+) {
+  await requireMembership(deps, auth.accountId, workspaceId, 'member');
+  const items = await queryAll(deps.store, { index: 'gsi1', pk: serviceKeys.ofWorkspace(workspaceId) });
+  const all = items.map((i) => fromServiceItem(i).service);
+  return { services: all.slice(query.offset, query.offset + query.limit), total: all.length };
+}
+
+/** GET .../services/{id}: the record and its 50 most recent timeline entries. */
+export async function getService(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+): Promise<Service & { events: ServiceEvent[] }> {
+  const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'member');
+  const page = await deps.store.query({ pk: serviceKeys.events(id), reverse: true, limit: 50 });
+  return { ...stored.service, events: page.items.map(serviceEventFromItem) };
+}
+
+/**
+ * PATCH: env and secrets are replaced whole (what is sent is the new set). A change to env,
+ * secrets or command restarts a running service (a few seconds of downtime) and is kept for the
+ * next resume of a paused one.
+ */
+export async function patchService(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  patch: ServicePatchInput,
+): Promise<Service> {
+  const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'owner');
+  const current = stored.service;
+  const issues = patch.env ? checkEnv(patch.env, 'body.env') : [];
+  const min = patch.min_instances ?? current.min_instances;
+  const max = patch.max_instances ?? Math.max(current.max_instances, min);
+  checkInstances(auth, min, max, issues);
+  await checkAlertUrl(deps, patch.alert_webhook_url, issues);
+  if (issues.length > 0) throw invalidInput(issues);
+  let secrets = current.secrets;
+  if (patch.secrets) {
+    const [org, name] = current.agent.split('/') as [string, string];
+    const agent = await findVersion(deps, org, name, current.agent_version);
+    secrets = mergeSecretNames(agent?.manifest.required_secrets ?? [], patch.secrets);
+    await checkSecretsExist(deps, workspaceId, secrets);
+  }
+  const restartNeeded = patch.env !== undefined || patch.secrets !== undefined || patch.command !== undefined;
+  const paused = current.state === 'paused';
+  const changed = Object.keys(patch).join(', ');
+  const result = await mutateService(
+    deps,
+    id,
+    (s) => ({
+      ...s,
+      ...(patch.env !== undefined ? { env: patch.env } : {}),
+      ...(patch.secrets !== undefined ? { extra_secrets: [...new Set(patch.secrets)].sort(), secrets } : {}),
+      ...(patch.command !== undefined ? { command: patch.command } : {}),
+      min_instances: min,
+      max_instances: max,
+      ...(patch.auto_update !== undefined ? { auto_update: patch.auto_update } : {}),
+      ...(patch.alert_webhook_url !== undefined ? { alert_webhook_url: patch.alert_webhook_url } : {}),
+      ...(patch.max_restart_failures !== undefined
+        ? { max_restart_failures: patch.max_restart_failures }
+        : {}),
+      ...(restartNeeded && !paused
+        ? {
+            state: 'provisioning' as const,
+            health_status: 'starting' as const,
+            last_restart_at: deps.clock.now().toISOString(),
+          }
+        : {}),
+      updated_at: deps.clock.now().toISOString(),
+    }),
+    {
+      events: [
+        {
+          type: 'config_updated',
+          message: `Updated ${changed}${restartNeeded ? (paused ? '; applies when the service is restarted' : '; restarting') : ''}`,
+        },
+      ],
+    },
+  );
+  if (restartNeeded && !paused) await startOrRecord(deps, id);
+  return result ? loadService(deps, id) : current;
+}
+
+/**
+ * POST .../restart: the same version (never a newer one), with secrets and the bundle fetched
+ * afresh; resumes a paused service and clears the crash-loop state.
+ */
+export async function restartService(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+): Promise<Service> {
+  await loadInWorkspace(deps, auth, workspaceId, id, 'owner');
+  const now = deps.clock.now().toISOString();
+  await mutateService(
+    deps,
+    id,
+    (s) => ({
+      ...s,
+      state: 'provisioning',
+      paused_reason: null,
+      crash_loop: false,
+      health_status: 'starting',
+      consecutive_restart_failures: 0,
+      crash_warning_sent: false,
+      last_restart_at: now,
+      updated_at: now,
+    }),
+    { events: [{ type: 'restarted', message: 'Restarted by an owner (same version)' }] },
+  );
+  await startOrRecord(deps, id);
+  return loadService(deps, id);
+}
+
+/**
+ * POST .../update: pulls a newly published version in (the newest, or `version`) and restarts a
+ * running service on it. An explicit version turns auto_update off.
+ */
+export async function updateServiceVersion(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  input: ServiceUpdateInput,
+): Promise<Service> {
+  const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'owner');
+  const ref = `${stored.service.agent}${input.version ? `@${input.version}` : ''}`;
+  const { agent } = await resolveAgent(deps, ref, workspaceId, auth.accountId);
+  checkDeployable(agent, ref);
+  const moved = await moveToVersion(deps, id, agent, input.version ? { autoUpdate: false } : {});
+  return moved ?? stored.service;
+}
+
+/** Moves a service to `agent`'s version (secrets recomputed), restarting it unless paused. */
+async function moveToVersion(deps: Deps, id: string, agent: AgentVersion, options: { autoUpdate?: boolean }) {
+  const secretsOf = (s: Service) => mergeSecretNames(agent.manifest.required_secrets, s.extra_secrets);
+  const result = await mutateService(deps, id, (s) =>
+    s.agent_version === agent.version && options.autoUpdate === undefined
+      ? undefined
+      : {
+          ...s,
+          agent_version: agent.version,
+          secrets: secretsOf(s),
+          ...(options.autoUpdate !== undefined ? { auto_update: options.autoUpdate } : {}),
+          ...(s.state === 'paused'
+            ? {}
+            : { state: 'provisioning' as const, health_status: 'starting' as const }),
+          updated_at: deps.clock.now().toISOString(),
+        },
+  );
+  if (!result) return undefined;
+  if (result.before.agent_version !== result.after.agent_version) {
+    await deps.store.put(
+      serviceEventItem(
+        deps,
+        id,
+        'version_updated',
+        `Version updated from ${result.before.agent_version} to ${agent.version}`,
+      ),
+    );
+  }
+  if (result.after.state !== 'paused') await startOrRecord(deps, id);
+  return loadService(deps, id);
+}
+
+/** After a publish: services of that agent in the publishing workspace with auto_update move to it. */
+export async function followNewVersionServices(deps: Deps, agent: AgentVersion): Promise<string[]> {
+  const moved: string[] = [];
+  try {
+    const items = await queryAll(deps.store, {
+      index: 'gsi1',
+      pk: serviceKeys.ofWorkspace(agent.workspace_id),
+    });
+    for (const item of items) {
+      const s = fromServiceItem(item).service;
+      if (s.agent !== `${agent.org}/${agent.name}` || !s.auto_update) continue;
+      if (Number(s.agent_version.slice(1)) >= agent.version_number) continue;
+      // Never to a version older than the newest (an upload to an old version moves nothing).
+      const latest = await findLatest(deps, agent.org, agent.name);
+      if (latest && latest.version_number > agent.version_number) continue;
+      // Only a version that can run: with code, and a runtime command or a loop.
+      if (!agent.bundle || (!agent.manifest.runtime?.command && !agent.manifest.loop)) continue;
+      try {
+        if (await moveToVersion(deps, s.id, agent, {})) moved.push(s.id);
+      } catch (err) {
+        deps.logger.error('service not moved to the new version', { service_id: s.id, error: String(err) });
+      }
+    }
+  } catch (err) {
+    deps.logger.error('services not moved to the new version', { agent: agent.name, error: String(err) });
+  }
+  return moved;
+}
+
+/** DELETE: stops it, removes the record, frees the name and the account's service slot. */
+export async function deleteService(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+): Promise<void> {
+  const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'owner');
+  const s = stored.service;
+  await deps.serviceRunner.stop(id, { remove: true });
+  await deps.store.transactWrite([
+    { delete: serviceKeys.service(id), condition: cond.exists() },
+    { delete: serviceKeys.name(workspaceId, s.name) },
+    {
+      update: serviceKeys.counter(s.created_by),
+      spec: { add: { count: -1 } },
+      condition: cond.gt('count', 0),
+    },
+    { put: serviceEventItem(deps, id, 'stopped', 'Deleted') },
+  ]);
+}
+
+/** GET .../logs: chronological, within [since, until], at most `limit` (the newest ones). */
+export async function serviceLogs(
+  deps: Deps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  query: ServiceLogsQuery,
+) {
+  await loadInWorkspace(deps, auth, workspaceId, id, 'member');
+  const lo = query.since ? new Date(query.since).toISOString() : '';
+  const hi = query.until ? new Date(query.until).toISOString() : '~';
+  const out: { at: string; level: string; message: string }[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await deps.store.query({
+      pk: serviceKeys.logs(id),
+      sk: { between: [`LOG#${lo}`, `LOG#${hi}~`] },
+      reverse: true,
+      limit: 1000,
+      cursor,
+    });
+    for (const item of page.items) {
+      if (query.level && item.level !== query.level) continue;
+      out.push({ at: String(item.at), level: String(item.level), message: String(item.message) });
+      if (out.length >= query.limit) break;
+    }
+    cursor = out.length >= query.limit ? undefined : page.cursor;
+  } while (cursor);
+  return { logs: out.reverse() };
+}

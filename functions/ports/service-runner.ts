@@ -1,0 +1,63 @@
+/**
+ * The ServiceRunner port: where always-on services run. Core code (core/services) decides; the
+ * runner keeps processes alive and reports what happens to them through the supervision hooks
+ * (core/services/service-supervision.ts), which the dependency factory binds. Adapters: a local
+ * host of supervised sandboxed processes behind per-service gateways
+ * (adapters/local/local-service-host.ts); ECS Fargate services in AWS.
+ */
+export interface ServiceLaunch {
+  serviceId: string;
+  workspaceId: string;
+  /** The agent's code bundle. */
+  bundle: { data: Buffer; format: 'tar.gz' | 'zip' } | null;
+  /** Where the task downloads the bundle (AWS: a signed URL, refreshed on every start). */
+  bundleUrl?: string;
+  /** The deploy-time command override, then the manifest's run_command; null: auto-scan. */
+  command: string | null;
+  /** Plain variables and secret values, merged; PORT and PLATFORM_HTTP_PORT are the runner's. */
+  env: Record<string, string>;
+  /** The secret values, for redacting logs. */
+  secrets: Record<string, string>;
+  /** Whether the app serves HTTP (false: outbound only, no port). */
+  http: boolean;
+  instances: { min: number; max: number };
+}
+
+export interface ServiceExit {
+  exitCode: number | null;
+  signal: string | null;
+  /** What ended it, in words, for last_error and the timeline (secrets redacted). */
+  reason: string;
+  /** The process ran this long. */
+  uptimeMs: number;
+  /** A failure no restart can fix (no entrypoint found): pause at once. */
+  fatal: boolean;
+}
+
+export interface SupervisionHooks {
+  onStarting(serviceId: string, detail: { command: string }): Promise<void>;
+  onReady(serviceId: string): Promise<void>;
+  /** The app stayed up for the healthy period: the restart-failure counter resets. */
+  onHealthy(serviceId: string): Promise<void>;
+  /** The process ended on its own. The answer says whether, and after how long, to start it again. */
+  onExit(serviceId: string, exit: ServiceExit): Promise<{ restart: boolean; delayMs: number }>;
+  onLog(
+    serviceId: string,
+    lines: { at: string; level: 'info' | 'warn' | 'error'; message: string }[],
+  ): Promise<void>;
+}
+
+export interface ServiceRunner {
+  readonly kind: 'local' | 'ecs';
+  /** Receives the supervision hooks (the dependency factory calls it once). */
+  bind(hooks: SupervisionHooks): void;
+  /** Starts the service, or replaces its running instances with this launch; answers its URL. */
+  start(
+    launch: ServiceLaunch,
+    options?: { preferredPort?: number },
+  ): Promise<{ url: string; port: number | null }>;
+  /** Stops its instances (pause, delete); the URL stops answering until the next start. */
+  stop(serviceId: string, options?: { remove?: boolean }): Promise<void>;
+  /** Stops everything this process runs (shutdown, tests). */
+  close(): Promise<void>;
+}
