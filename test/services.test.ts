@@ -347,3 +347,68 @@ describe('always-on services, end to end with real processes (local host)', () =
     assert.equal(gone, undefined, 'the gateway is closed');
   });
 });
+
+describe('service supervision: the healthy period, and a restart of the platform', () => {
+  it('resets the restart-failure counter after the healthy period, so a slow crasher is never paused', {
+    timeout: 60_000,
+  }, async (t) => {
+    const p = await startTestPlatform(
+      { PLATFORM_SERVICE_BACKOFF_MS: '20', PLATFORM_SERVICE_HEALTHY_MS: '300' },
+      'sqlite',
+      { notifier: fastNotifier() },
+    );
+    try {
+      const o = await createAccount(p.deps, { org: 'healco', tier: 'pro' });
+      const agent = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+        key: o.api_key,
+        body: {
+          name: 'flaky',
+          type: 'tool',
+          description: 'Crashes after 1.6 s.',
+          supported_providers: ['any'],
+          runtime: { command: 'node index.js' },
+          required_secrets: [],
+        },
+      });
+      await p.request('POST', `/agents/${agent.body.id}/upload`, {
+        key: o.api_key,
+        rawBody: await bundleOf({ 'index.js': 'setTimeout(() => process.exit(2), 1600);' }),
+        headers: { 'content-type': 'application/gzip' },
+      });
+      const base = `/workspaces/${o.workspace_id}/services`;
+      const s = await p.request<Service>('POST', base, {
+        key: o.api_key,
+        body: { agent: 'healco/flaky', http: false, max_restart_failures: 2 },
+      });
+      assert.equal(s.status, 201, s.text);
+      const seen = await waitFor(
+        'three restarts',
+        async () => {
+          const r = await p.request<Service>('GET', `${base}/${s.body.id}`, { key: o.api_key });
+          return r.body.restart_count >= 3 ? r.body : undefined;
+        },
+        30_000,
+      );
+      t.diagnostic(
+        `after ${seen.restart_count} crashes, each after a healthy period: state ${seen.state}, counter ${seen.consecutive_restart_failures}`,
+      );
+      assert.notEqual(seen.state, 'paused');
+      assert.ok(seen.consecutive_restart_failures <= 1);
+
+      // The platform stops (every process with it) and comes back: the service runs again.
+      await p.deps.serviceRunner.close();
+      const { resumeServices } = await import('../functions/core/services/service-supervision.ts');
+      assert.equal(await resumeServices(p.deps), 1);
+      const back = await waitFor('the resumed process', async () => {
+        const r = await p.request<Service>('GET', `${base}/${s.body.id}`, { key: o.api_key });
+        return r.body.events.filter((e) => e.type === 'starting').length >
+          seen.events.filter((e) => e.type === 'starting').length
+          ? r.body
+          : undefined;
+      });
+      assert.notEqual(back.state, 'paused');
+    } finally {
+      await p.close();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * `npm run bench:services`: what an always-on service costs on the local host.
+ *
+ * Deploys a small HTTP app (Node's http module, answering a short JSON) through the platform's
+ * API in this process (SQLite, bubblewrap sandbox), then measures:
+ *  - the gateway's added latency: the same GET sent N times straight to the app's port and N
+ *    times through the service gateway, one at a time over keep-alive connections (p50, p99);
+ *  - restart time: from POST .../restart to /health answering 200 again, and to the first
+ *    proxied answer, over several restarts.
+ * Results go to docs/performance.md.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { packDirectory } from '../functions/cli/pack.ts';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import { startTestPlatform } from '../test/helpers/platform.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DOC = join(ROOT, 'docs', 'performance.md');
+const START = '<!-- bench-services:start (written by npm run bench:services) -->';
+const END = '<!-- bench-services:end -->';
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const RESTARTS = Number(process.env.BENCH_RESTARTS ?? 5);
+
+const APP = `import { createServer } from 'node:http';
+createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ ok: true, port: process.env.PORT })); })
+  .listen(Number(process.env.PORT), '127.0.0.1');`;
+
+const q = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+
+async function main(): Promise<void> {
+  const p = await startTestPlatform({ PLATFORM_LOG_LEVEL: 'silent' });
+  const dispatcher = new Agent({ connections: 4, keepAliveTimeout: 30_000 });
+  try {
+    const o = await createAccount(p.deps, { org: 'bench', tier: 'pro' });
+    const key = o.api_key;
+    const agent = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+      key,
+      body: {
+        name: 'web',
+        type: 'tool',
+        description: 'Bench app.',
+        supported_providers: ['any'],
+        runtime: { command: 'node server.mjs' },
+        required_secrets: [],
+      },
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-svc-'));
+    await writeFile(join(dir, 'server.mjs'), APP);
+    const bundle = (await packDirectory(dir)).data;
+    await rm(dir, { recursive: true, force: true });
+    await p.request('POST', `/agents/${agent.body.id}/upload`, {
+      key,
+      rawBody: bundle,
+      headers: { 'content-type': 'application/gzip' },
+    });
+    const base = `/workspaces/${o.workspace_id}/services`;
+    const deployed = await p.request<{ id: string; url: string }>('POST', base, {
+      key,
+      body: { agent: 'bench/web' },
+    });
+    if (deployed.status !== 201) throw new Error(`deploy failed: ${deployed.text}`);
+    const { id, url } = deployed.body;
+    const waitHealthy = async () => {
+      for (;;) {
+        const r = await request(`${url}/health`, { dispatcher }).catch(() => undefined);
+        if (r) {
+          await r.body.dump();
+          if (r.statusCode === 200) return;
+        }
+        await new Promise((res) => setTimeout(res, 5));
+      }
+    };
+    await waitHealthy();
+    const first = await request(`${url}/`, { dispatcher });
+    const appPort = ((await first.body.json()) as { port: string }).port;
+    const direct = `http://127.0.0.1:${appPort}/`;
+
+    const time = async (target: string) => {
+      const samples: number[] = [];
+      for (let i = 0; i < REQUESTS; i++) {
+        const s = performance.now();
+        const r = await request(target, { dispatcher });
+        await r.body.dump();
+        if (r.statusCode !== 200) throw new Error(`${target} answered ${r.statusCode}`);
+        samples.push(performance.now() - s);
+      }
+      return samples.sort((a, b) => a - b);
+    };
+    await time(direct);
+    await time(`${url}/`);
+    const d = await time(direct);
+    const g = await time(`${url}/`);
+
+    const toHealth: number[] = [];
+    const toServe: number[] = [];
+    for (let i = 0; i < RESTARTS; i++) {
+      const s = performance.now();
+      const r = await p.request('POST', `${base}/${id}/restart`, { key });
+      if (r.status !== 200) throw new Error(`restart failed: ${r.text}`);
+      await waitHealthy();
+      toHealth.push(performance.now() - s);
+      for (;;) {
+        const res = await request(`${url}/`, { dispatcher }).catch(() => undefined);
+        if (res) {
+          await res.body.dump();
+          if (res.statusCode === 200) break;
+        }
+      }
+      toServe.push(performance.now() - s);
+    }
+    toHealth.sort((a, b) => a - b);
+    toServe.sort((a, b) => a - b);
+    const f = (n: number) => n.toFixed(2);
+    const lines = [
+      `direct p50 ${f(q(d, 0.5))} ms p99 ${f(q(d, 0.99))} ms; via gateway p50 ${f(q(g, 0.5))} ms p99 ${f(q(g, 0.99))} ms; added p50 ${f(q(g, 0.5) - q(d, 0.5))} ms p99 ${f(q(g, 0.99) - q(d, 0.99))} ms`,
+      `restart to /health 200: median ${Math.round(q(toHealth, 0.5))} ms (max ${Math.round(toHealth.at(-1) ?? 0)}); to the first proxied answer: median ${Math.round(q(toServe, 0.5))} ms`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    const table = [
+      `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; sandbox ${p.deps.sandbox.kind}; ${REQUESTS} sequential keep-alive GETs per path after as many warm-up requests; ${RESTARTS} restarts; run ${new Date().toISOString().slice(0, 10)}.`,
+      '',
+      '| measure | p50 ms | p99 ms |',
+      '| ------- | -----: | -----: |',
+      `| app directly | ${f(q(d, 0.5))} | ${f(q(d, 0.99))} |`,
+      `| through the gateway | ${f(q(g, 0.5))} | ${f(q(g, 0.99))} |`,
+      `| added by the gateway | ${f(q(g, 0.5) - q(d, 0.5))} | ${f(q(g, 0.99) - q(d, 0.99))} |`,
+      '',
+      '| restart (POST .../restart until) | median ms | max ms |',
+      '| -------------------------------- | --------: | -----: |',
+      `| /health answers 200 | ${Math.round(q(toHealth, 0.5))} | ${Math.round(toHealth.at(-1) ?? 0)} |`,
+      `| the first proxied answer | ${Math.round(q(toServe, 0.5))} | ${Math.round(toServe.at(-1) ?? 0)} |`,
+    ].join('\n');
+    if (!process.argv.includes('--no-write')) {
+      let doc = await readFile(DOC, 'utf8');
+      if (!doc.includes(START))
+        doc += `\n## Always-on services: gateway latency and restart time\n\n${START}\n${END}\n`;
+      const s = doc.indexOf(START);
+      const e = doc.indexOf(END);
+      await writeFile(DOC, `${doc.slice(0, s + START.length)}\n${table}\n${doc.slice(e)}`);
+      process.stdout.write(`Wrote ${DOC}\n`);
+    }
+  } finally {
+    await dispatcher.close();
+    await p.close();
+  }
+}
+
+await main();
