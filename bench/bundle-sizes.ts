@@ -38,6 +38,21 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
     reason:
       'schedule records keep EventBridge Scheduler in step on every change, so this module carries the Scheduler client (about 60 KB with its share of the SDK core) besides the cron parser (croner) and the outbound URL checks for alert webhooks',
   },
+  secrets: {
+    bytes: 550 * 1024,
+    reason:
+      'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler shares; it sat just under 500 KB before the service settings joined the shared config',
+  },
+  services: {
+    bytes: 1000 * 1024,
+    reason:
+      'deploys always-on services on AWS: the ECS, Elastic Load Balancing v2, Application Auto Scaling and CloudWatch Logs clients (about 400 KB together) are inherent to deploy, restart, pause, delete and logs',
+  },
+  'service-events': {
+    bytes: 1000 * 1024,
+    reason:
+      'supervises services from ECS task state changes: a pause goes through the same ECS, load balancer and scaling clients as `services`; it is invoked by EventBridge, not behind API Gateway',
+  },
   'schedule-runs': {
     bytes: 2700 * 1024,
     reason:

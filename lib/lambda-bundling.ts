@@ -73,8 +73,19 @@ const LLM_EXTERNAL = [
   '../adapters/llm/ai-sdk-gateway.ts',
 ];
 
-/** Left out of modules that never run sandboxes: the ECS client and the ECS sandbox adapter. */
-const SANDBOX_EXTERNAL = ['@aws-sdk/client-ecs', '../adapters/aws/ecs-sandbox.ts'];
+/** Left out of modules that never run sandboxes: the ECS sandbox adapter. */
+const SANDBOX_EXTERNAL = ['../adapters/aws/ecs-sandbox.ts'];
+
+/** The ECS client: for the sandbox and for always-on services. */
+const ECS_EXTERNAL = ['@aws-sdk/client-ecs'];
+
+/** Left out of modules that never manage always-on services in AWS. */
+const SERVICES_EXTERNAL = [
+  '@aws-sdk/client-elastic-load-balancing-v2',
+  '@aws-sdk/client-application-auto-scaling',
+  '@aws-sdk/client-cloudwatch-logs',
+  '../adapters/aws/ecs-service-runner.ts',
+];
 
 /** Left out of modules that never change EventBridge schedules. */
 const SCHEDULER_EXTERNAL = ['@aws-sdk/client-scheduler', '../adapters/aws/eventbridge-scheduler.ts'];
@@ -111,6 +122,8 @@ export function lambdaBundling(access: ModuleAccess) {
       // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
       ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
       ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
+      ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
+      ...(access.services ? [] : SERVICES_EXTERNAL),
       ...(access.llm ? [] : LLM_EXTERNAL),
       ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
       ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),

@@ -43,6 +43,11 @@ export interface ModuleAccess {
    * delivery code and the Lambda client out.
    */
   alerts?: 'send' | 'queue';
+  /**
+   * Whether the module manages always-on services in AWS (ECS services, load balancer rules,
+   * scaling targets, CloudWatch log reads). Modules without it leave those clients out.
+   */
+  services?: boolean;
 }
 
 /** What a path that runs schedules needs: the call path's access, plus the streak's consequences. */
@@ -84,7 +89,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   'schedule-runs': SCHEDULED_RUN_ACCESS,
   // Always-on services: records, timelines, logs; a deploy checks the secrets' listing records
   // (never a value). In AWS the runner (ECS services) is not built yet: a deploy is refused there.
-  services: { table: 'read-write', secrets: 'none', bundles: 'read' },
+  services: { table: 'read-write', secrets: 'none', bundles: 'read', services: true },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };
@@ -96,6 +101,15 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
 export const JOB_ACCESS = {
   'schedule-fire': SCHEDULED_RUN_ACCESS,
   'alert-delivery': { table: 'none', secrets: 'none', bundles: 'none', alerts: 'send' },
+  // ECS task state changes of the services cluster: the supervision decisions, a pause (desired
+  // count 0), and crash-loop alerts.
+  'service-events': {
+    table: 'read-write',
+    secrets: 'none',
+    bundles: 'none',
+    services: true,
+    alerts: 'queue',
+  },
 } as const satisfies Record<string, ModuleAccess>;
 
 export function moduleAccess(module: string): ModuleAccess {

@@ -69,6 +69,17 @@ const schema = z
     PLATFORM_SERVICE_BACKOFF_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
     PLATFORM_SERVICE_HEALTHY_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
     PLATFORM_SERVICE_START_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(60_000),
+    // AWS services (set by the stack): the cluster, the task network, the execution role, the
+    // HTTPS listener and its VPC, the domain of service URLs, the log group and the image.
+    PLATFORM_SERVICES_CLUSTER: z.string().min(1).optional(),
+    PLATFORM_SERVICES_SUBNETS: z.string().min(1).optional(),
+    PLATFORM_SERVICES_SECURITY_GROUPS: z.string().min(1).optional(),
+    PLATFORM_SERVICES_EXECUTION_ROLE_ARN: z.string().min(1).optional(),
+    PLATFORM_SERVICES_LISTENER_ARN: z.string().min(1).optional(),
+    PLATFORM_SERVICES_VPC_ID: z.string().min(1).optional(),
+    PLATFORM_SERVICES_DOMAIN: z.string().min(1).max(200).optional(),
+    PLATFORM_SERVICES_LOG_GROUP: z.string().min(1).optional(),
+    PLATFORM_SERVICES_IMAGE: z.string().min(1).optional(),
     // LLM providers, under the vendors' usual names.
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_BASE_URL: z.url().optional(),
@@ -126,6 +137,17 @@ export interface Config {
   serviceBackoffMs: number;
   serviceHealthyMs: number;
   serviceStartTimeoutMs: number;
+  services: {
+    cluster: string | undefined;
+    subnets: string[];
+    securityGroups: string[];
+    executionRoleArn: string | undefined;
+    listenerArn: string | undefined;
+    vpcId: string | undefined;
+    domain: string | undefined;
+    logGroup: string | undefined;
+    image: string | undefined;
+  };
   llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
 }
 
@@ -181,6 +203,17 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     serviceBackoffMs: e.PLATFORM_SERVICE_BACKOFF_MS,
     serviceHealthyMs: e.PLATFORM_SERVICE_HEALTHY_MS,
     serviceStartTimeoutMs: e.PLATFORM_SERVICE_START_TIMEOUT_MS,
+    services: {
+      cluster: e.PLATFORM_SERVICES_CLUSTER,
+      subnets: csv(e.PLATFORM_SERVICES_SUBNETS),
+      securityGroups: csv(e.PLATFORM_SERVICES_SECURITY_GROUPS),
+      executionRoleArn: e.PLATFORM_SERVICES_EXECUTION_ROLE_ARN,
+      listenerArn: e.PLATFORM_SERVICES_LISTENER_ARN,
+      vpcId: e.PLATFORM_SERVICES_VPC_ID,
+      domain: e.PLATFORM_SERVICES_DOMAIN,
+      logGroup: e.PLATFORM_SERVICES_LOG_GROUP,
+      image: e.PLATFORM_SERVICES_IMAGE,
+    },
     llm: {
       anthropic: {
         apiKey: e.ANTHROPIC_API_KEY,

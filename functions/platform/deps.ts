@@ -309,17 +309,73 @@ export async function createServiceRunner(
       log: (level, message, fields) => logger[level](message, fields),
     });
   }
-  const unavailable = async (): Promise<never> => {
-    throw new PlatformError(
-      'UNPROCESSABLE',
-      'Always-on services are not available on this AWS deployment yet',
-    );
-  };
-  return {
-    kind: 'ecs',
-    bind: () => undefined,
-    start: unavailable,
-    stop: async () => undefined,
-    close: async () => undefined,
-  };
+  const c = config.services;
+  const missing = [
+    ['PLATFORM_SERVICES_CLUSTER', c.cluster],
+    ['PLATFORM_SERVICES_SUBNETS', c.subnets.join(',')],
+    ['PLATFORM_SERVICES_SECURITY_GROUPS', c.securityGroups.join(',')],
+    ['PLATFORM_SERVICES_EXECUTION_ROLE_ARN', c.executionRoleArn],
+    ['PLATFORM_SERVICES_LISTENER_ARN', c.listenerArn],
+    ['PLATFORM_SERVICES_VPC_ID', c.vpcId],
+    ['PLATFORM_SERVICES_DOMAIN', c.domain],
+    ['PLATFORM_SERVICES_LOG_GROUP', c.logGroup],
+    ['PLATFORM_SERVICES_IMAGE', c.image],
+    ['AWS_REGION', config.awsRegion],
+  ]
+    .filter(([, v]) => !v)
+    .map(([n]) => n as string);
+  if (missing.length > 0) {
+    const reason = `Always-on services are not set up on this deployment (${missing.join(', ')} not set; docs/services.md)`;
+    const refuse = async (): Promise<never> => {
+      throw new PlatformError('UNPROCESSABLE', reason);
+    };
+    return {
+      kind: 'ecs',
+      unavailableReason: reason,
+      bind: () => undefined,
+      start: refuse,
+      stop: async () => undefined,
+      close: async () => undefined,
+    };
+  }
+  const account = /^arn:[^:]+:iam::(\d{12}):/.exec(c.executionRoleArn as string)?.[1] ?? '';
+  const partition = /^arn:([^:]+):/.exec(c.executionRoleArn as string)?.[1] ?? 'aws';
+  return lazyPort<ServiceRunner>(
+    async () => {
+      const [
+        { ECSClient },
+        { ElasticLoadBalancingV2Client },
+        { ApplicationAutoScalingClient },
+        { CloudWatchLogsClient },
+      ] = await Promise.all([
+        import('@aws-sdk/client-ecs'),
+        import('@aws-sdk/client-elastic-load-balancing-v2'),
+        import('@aws-sdk/client-application-auto-scaling'),
+        import('@aws-sdk/client-cloudwatch-logs'),
+      ]);
+      const { EcsServiceRunner } = await import('../adapters/aws/ecs-service-runner.ts');
+      const region = config.awsRegion;
+      return new EcsServiceRunner({
+        ecs: new ECSClient({ region }),
+        elb: new ElasticLoadBalancingV2Client({ region }),
+        autoscaling: new ApplicationAutoScalingClient({ region }),
+        logs: new CloudWatchLogsClient({ region }),
+        cluster: c.cluster as string,
+        subnets: c.subnets,
+        securityGroups: c.securityGroups,
+        executionRoleArn: c.executionRoleArn as string,
+        listenerArn: c.listenerArn as string,
+        vpcId: c.vpcId as string,
+        domain: c.domain as string,
+        logGroup: c.logGroup as string,
+        region: region as string,
+        image: c.image as string,
+        secretsPrefix: config.secretsPrefix,
+        account,
+        partition,
+      });
+    },
+    ['start', 'stop', 'logs'],
+    { kind: 'ecs', bind: () => undefined, close: async () => undefined } as Partial<ServiceRunner>,
+  );
 }

@@ -7,6 +7,8 @@
  */
 export interface ServiceLaunch {
   serviceId: string;
+  /** The service's name (its public host name in AWS). */
+  name: string;
   workspaceId: string;
   /** The agent's code bundle. */
   bundle: { data: Buffer; format: 'tar.gz' | 'zip' } | null;
@@ -14,9 +16,14 @@ export interface ServiceLaunch {
   bundleUrl?: string;
   /** The deploy-time command override, then the manifest's run_command; null: auto-scan. */
   command: string | null;
-  /** Plain variables and secret values, merged; PORT and PLATFORM_HTTP_PORT are the runner's. */
+  /**
+   * Plain variables, plus (local) the secret values; PORT and PLATFORM_HTTP_PORT are the runner's.
+   * In AWS no secret value is here: the task gets them by reference (secretNames).
+   */
   env: Record<string, string>;
-  /** The secret values, for redacting logs. */
+  /** The secret names injected (the agent's required_secrets and the extra ones). */
+  secretNames: string[];
+  /** The secret values (local only), for redacting logs. */
   secrets: Record<string, string>;
   /** Whether the app serves HTTP (false: outbound only, no port). */
   http: boolean;
@@ -49,6 +56,8 @@ export interface SupervisionHooks {
 
 export interface ServiceRunner {
   readonly kind: 'local' | 'ecs';
+  /** Set when services cannot run on this deployment (not configured): deploys are refused with it. */
+  readonly unavailableReason?: string;
   /** Receives the supervision hooks (the dependency factory calls it once). */
   bind(hooks: SupervisionHooks): void;
   /** Starts the service, or replaces its running instances with this launch; answers its URL. */
@@ -60,4 +69,12 @@ export interface ServiceRunner {
   stop(serviceId: string, options?: { remove?: boolean }): Promise<void>;
   /** Stops everything this process runs (shutdown, tests). */
   close(): Promise<void>;
+  /**
+   * The service's log lines, when the runner keeps them itself (AWS: CloudWatch Logs); absent
+   * locally, where the supervision hooks store them.
+   */
+  logs?(
+    serviceId: string,
+    query: { since?: string; until?: string; level?: 'info' | 'warn' | 'error'; limit: number },
+  ): Promise<{ at: string; level: 'info' | 'warn' | 'error'; message: string }[]>;
 }

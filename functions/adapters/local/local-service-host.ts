@@ -47,7 +47,12 @@ export interface LocalServiceHostOptions {
 
 /** Connects the host to the supervisor's decisions (core/services/service-supervision.ts). */
 export function bindSupervision(deps: Deps): void {
-  deps.serviceRunner.bind(supervisionHooks(deps, { backoffMs: deps.config.serviceBackoffMs }));
+  deps.serviceRunner.bind(
+    supervisionHooks(deps, {
+      backoffMs: deps.config.serviceBackoffMs,
+      healthyMs: deps.config.serviceHealthyMs,
+    }),
+  );
 }
 
 /**

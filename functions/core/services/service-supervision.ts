@@ -13,6 +13,9 @@ import {
   serviceWrite,
 } from './service-record.ts';
 
+/** How long a task's signed bundle URL stays valid (it is used once, when the task starts). */
+const BUNDLE_URL_SECONDS = 3600;
+
 /** How long a started app must stay up before its restart-failure counter resets (docs/services.md). */
 export const HEALTHY_PERIOD_MS = 60_000;
 /** Restart backoff: the first wait, doubling per consecutive failure, capped. */
@@ -45,9 +48,33 @@ export async function buildLaunch(deps: Deps, s: Service): Promise<ServiceLaunch
     throw new PlatformError('NOT_FOUND', `${s.agent}@${s.agent_version} no longer exists`);
   if (!agent.bundle)
     throw new PlatformError('INVALID_INPUT', `${s.agent}@${s.agent_version} has no code bundle`);
+  const names = [...new Set([...agent.manifest.required_secrets, ...s.extra_secrets])].sort();
+  const base = {
+    serviceId: s.id,
+    name: s.name,
+    workspaceId: s.workspace_id,
+    command: s.command ?? agent.manifest.run_command ?? null,
+    secretNames: names,
+    http: s.http,
+    instances: { min: s.min_instances, max: s.max_instances },
+  };
+  const platformEnv = {
+    PLATFORM_SERVICE_ID: s.id,
+    PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
+  };
+  if (deps.serviceRunner.kind === 'ecs') {
+    // The task downloads the bundle itself (a signed URL, fresh on every start) and gets its
+    // secrets by reference: no value passes through here.
+    return {
+      ...base,
+      bundle: { data: Buffer.alloc(0), format: agent.bundle.format },
+      bundleUrl: await deps.bundles.downloadUrl(agent.bundle.key, BUNDLE_URL_SECONDS),
+      env: { ...s.env, ...platformEnv },
+      secrets: {},
+    };
+  }
   const data = await deps.bundles.get(agent.bundle.key);
   if (!data) throw new Error(`Bundle ${agent.bundle.key} is missing from the store`);
-  const names = [...new Set([...agent.manifest.required_secrets, ...s.extra_secrets])];
   const values = await deps.vault.resolve(s.workspace_id, names);
   const missing = names.filter((n) => !(n in values));
   if (missing.length > 0) {
@@ -60,19 +87,10 @@ export async function buildLaunch(deps: Deps, s: Service): Promise<ServiceLaunch
     );
   }
   return {
-    serviceId: s.id,
-    workspaceId: s.workspace_id,
+    ...base,
     bundle: { data, format: agent.bundle.format },
-    command: s.command ?? agent.manifest.run_command ?? null,
-    env: {
-      ...s.env,
-      ...values,
-      PLATFORM_SERVICE_ID: s.id,
-      PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
-    },
+    env: { ...s.env, ...values, ...platformEnv },
     secrets: values,
-    http: s.http,
-    instances: { min: s.min_instances, max: s.max_instances },
   };
 }
 
@@ -152,8 +170,12 @@ export function restartDelay(failures: number, baseMs = RESTART_BACKOFF_MS): num
  * service is paused with the crash-loop flag and a critical alert; otherwise it is restarted after
  * a backoff. Staying up for the healthy period resets the counter.
  */
-export function supervisionHooks(deps: Deps, options: { backoffMs?: number } = {}): SupervisionHooks {
+export function supervisionHooks(
+  deps: Deps,
+  options: { backoffMs?: number; healthyMs?: number } = {},
+): SupervisionHooks {
   const baseMs = options.backoffMs ?? RESTART_BACKOFF_MS;
+  const healthyMs = options.healthyMs ?? HEALTHY_PERIOD_MS;
   return {
     async onStarting(id, detail) {
       await mutateService(
@@ -189,7 +211,11 @@ export function supervisionHooks(deps: Deps, options: { backoffMs?: number } = {
         id,
         (s) => {
           if (s.state === 'paused') return undefined;
-          const failures = s.consecutive_restart_failures + 1;
+          // A process that had stayed up for the healthy period starts a new streak (in AWS there
+          // is no timer between events: the task's uptime says it).
+          const fresh = exit.uptimeMs >= healthyMs;
+          const failures = (fresh ? 0 : s.consecutive_restart_failures) + 1;
+          if (fresh) s = { ...s, crash_warning_sent: false };
           const next: Service = {
             ...s,
             consecutive_restart_failures: failures,

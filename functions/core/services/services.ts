@@ -475,6 +475,7 @@ export async function serviceLogs(
   query: ServiceLogsQuery,
 ) {
   await loadInWorkspace(deps, auth, workspaceId, id, 'member');
+  if (deps.serviceRunner.logs) return { logs: await deps.serviceRunner.logs(id, query) };
   const lo = query.since ? new Date(query.since).toISOString() : '';
   const hi = query.until ? new Date(query.until).toISOString() : '~';
   const out: { at: string; level: string; message: string }[] = [];

@@ -1,0 +1,79 @@
+import { PORT_CONFLICT_EXIT } from '../adapters/aws/ecs-service-runner.ts';
+import { supervisionHooks } from '../core/services/service-supervision.ts';
+import { processConfig } from '../platform/config.ts';
+import { createDeps, type Deps } from '../platform/deps.ts';
+
+/** The parts of an EventBridge "ECS Task State Change" event that supervision reads. */
+export interface EcsTaskStateChange {
+  'detail-type'?: string;
+  detail?: {
+    clusterArn?: string;
+    group?: string;
+    lastStatus?: string;
+    desiredStatus?: string;
+    healthStatus?: string;
+    stopCode?: string;
+    stoppedReason?: string;
+    startedAt?: string;
+    stoppedAt?: string;
+    containers?: { name?: string; exitCode?: number; reason?: string }[];
+  };
+}
+
+/** The app container's exit statuses that the service runner script uses (ecs-service-runner.ts). */
+const NO_ENTRYPOINT_EXIT = 78;
+
+/**
+ * Supervision in AWS: every task state change of the services cluster, through EventBridge. A
+ * task that turns RUNNING and HEALTHY makes its service ready; a task that stops on its own (not
+ * stopped by a deployment or a scale-in) is a crash, handed to the same decisions as locally.
+ * ECS starts the replacement task itself; when the decision is to pause, the service's desired
+ * count goes to 0.
+ */
+export async function handleTaskEvent(
+  deps: Deps,
+  event: EcsTaskStateChange,
+): Promise<'ready' | 'crash' | 'paused' | 'ignored'> {
+  const d = event.detail;
+  const id = /^service:svc-([0-9a-f-]{36})$/.exec(d?.group ?? '')?.[1];
+  if (!d || !id) return 'ignored';
+  const hooks = supervisionHooks(deps, { healthyMs: deps.config.serviceHealthyMs });
+  if (d.lastStatus === 'RUNNING' && d.healthStatus === 'HEALTHY') {
+    await hooks.onReady(id);
+    return 'ready';
+  }
+  if (d.lastStatus !== 'STOPPED') return 'ignored';
+  const containers = d.containers ?? [];
+  const failed = containers.filter((c) => typeof c.exitCode === 'number' && c.exitCode !== 0);
+  // Stopped by ECS for a deployment or a scale-in, with every container ending cleanly: not a crash.
+  if (d.stopCode === 'ServiceSchedulerInitiated' && failed.length === 0) return 'ignored';
+  if (d.stopCode === 'UserInitiated') return 'ignored';
+  const app = containers.find((c) => c.name === 'app');
+  const conflict = containers.some((c) => c.exitCode === PORT_CONFLICT_EXIT);
+  const reason = conflict
+    ? 'the app listens on port 8080, which belongs to the service gateway; listen on $PORT (3000)'
+    : app?.exitCode === NO_ENTRYPOINT_EXIT
+      ? 'no entrypoint: no command given, no run_command, and no known start file in the bundle'
+      : failed[0]
+        ? `${failed[0].name} exited with status ${failed[0].exitCode}`
+        : `task stopped: ${(d.stoppedReason ?? 'unknown').slice(0, 300)}`;
+  const uptimeMs =
+    d.startedAt && d.stoppedAt ? Math.max(0, Date.parse(d.stoppedAt) - Date.parse(d.startedAt)) : 0;
+  const decision = await hooks.onExit(id, {
+    exitCode: app?.exitCode ?? null,
+    signal: null,
+    reason,
+    uptimeMs,
+    fatal: app?.exitCode === NO_ENTRYPOINT_EXIT,
+  });
+  if (decision.restart) return 'crash';
+  await deps.serviceRunner.stop(id);
+  return 'paused';
+}
+
+let deps: Promise<Deps> | undefined;
+
+export async function handler(event: EcsTaskStateChange): Promise<string> {
+  deps ??= createDeps(processConfig());
+  return handleTaskEvent(await deps, event);
+}

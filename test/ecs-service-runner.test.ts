@@ -1,0 +1,468 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import {
+  ApplicationAutoScalingClient,
+  DeregisterScalableTargetCommand,
+  RegisterScalableTargetCommand,
+} from '@aws-sdk/client-application-auto-scaling';
+import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
+import {
+  CreateServiceCommand,
+  DeleteServiceCommand,
+  DescribeServicesCommand,
+  ECSClient,
+  RegisterTaskDefinitionCommand,
+  UpdateServiceCommand,
+} from '@aws-sdk/client-ecs';
+import {
+  CreateRuleCommand,
+  CreateTargetGroupCommand,
+  DeleteRuleCommand,
+  DeleteTargetGroupCommand,
+  DescribeRulesCommand,
+  DescribeTargetGroupsCommand,
+  ElasticLoadBalancingV2Client,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { mockClient } from 'aws-sdk-client-mock';
+import {
+  EcsServiceRunner,
+  GATEWAY_SOURCE,
+  rulePriority,
+  SERVICE_APP_SOURCE,
+} from '../functions/adapters/aws/ecs-service-runner.ts';
+import { packDirectory } from '../functions/cli/pack.ts';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import { loadStoredService, type Service, serviceItem } from '../functions/core/services/service-record.ts';
+import { handleTaskEvent } from '../functions/jobs/service-events.ts';
+import type { ServiceLaunch } from '../functions/ports/service-runner.ts';
+import { type AlertReceiver, startAlertReceiver } from './helpers/alert-receiver.ts';
+import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+import { fastNotifier } from './helpers/schedules.ts';
+
+const ecs = mockClient(ECSClient);
+const elb = mockClient(ElasticLoadBalancingV2Client);
+const scaling = mockClient(ApplicationAutoScalingClient);
+const cwl = mockClient(CloudWatchLogsClient);
+
+const SERVICE_ID = '3f6c1d2e-8a9b-4c7d-9e0f-1a2b3c4d5e6f';
+const WS = '9e6d5062-83a1-47e9-9897-ec3a89db0394';
+const LISTENER = 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/app/svc/abc/def';
+const TG_ARN =
+  'arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/svc-3f6c1d2e8a9b4c7d9e0f1a2b3c4d/0123';
+
+const runner = () =>
+  new EcsServiceRunner({
+    ecs: new ECSClient({ region: 'eu-west-1' }),
+    elb: new ElasticLoadBalancingV2Client({ region: 'eu-west-1' }),
+    autoscaling: new ApplicationAutoScalingClient({ region: 'eu-west-1' }),
+    logs: new CloudWatchLogsClient({ region: 'eu-west-1' }),
+    cluster: 'agenthost-services',
+    subnets: ['subnet-a', 'subnet-b'],
+    securityGroups: ['sg-tasks'],
+    executionRoleArn: 'arn:aws:iam::123456789012:role/svc-exec',
+    listenerArn: LISTENER,
+    vpcId: 'vpc-1',
+    domain: 'services.example.com',
+    logGroup: 'agenthost-services',
+    region: 'eu-west-1',
+    image: 'public.ecr.aws/docker/library/node:24-bookworm-slim',
+    secretsPrefix: 'agenthost',
+    account: '123456789012',
+  });
+
+const launch: ServiceLaunch = {
+  serviceId: SERVICE_ID,
+  name: 'web',
+  workspaceId: WS,
+  bundle: { data: Buffer.alloc(0), format: 'tar.gz' },
+  bundleUrl: 'https://bucket.s3.eu-west-1.amazonaws.com/bundles/x.tar.gz?X-Amz-Signature=abc',
+  command: null,
+  env: { GREETING: 'hi', PLATFORM_SERVICE_ID: SERVICE_ID },
+  secretNames: ['APP_TOKEN'],
+  secrets: {},
+  http: true,
+  instances: { min: 2, max: 3 },
+};
+
+describe('ECS service runner (aws-sdk-client-mock)', () => {
+  beforeEach(() => {
+    ecs.reset();
+    elb.reset();
+    scaling.reset();
+    cwl.reset();
+  });
+
+  it('starts a new service: task definition, target group, host rule, ECS service and scaling target, exactly', async () => {
+    ecs.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:1' } });
+    ecs.on(DescribeServicesCommand).resolves({ services: [] });
+    ecs.on(CreateServiceCommand).resolves({});
+    elb.on(CreateTargetGroupCommand).resolves({ TargetGroups: [{ TargetGroupArn: TG_ARN }] });
+    elb.on(DescribeRulesCommand).resolves({ Rules: [] });
+    elb.on(CreateRuleCommand).resolves({});
+    scaling.on(RegisterScalableTargetCommand).resolves({});
+    const started = await runner().start(launch);
+    assert.deepEqual(started, { url: 'https://web-9e6d5062.services.example.com', port: null });
+
+    const td = ecs.commandCalls(RegisterTaskDefinitionCommand)[0]?.args[0].input;
+    assert.ok(td);
+    assert.equal(td.family, `agenthost-svc-${SERVICE_ID}`);
+    assert.equal(td.taskRoleArn, undefined, 'no task role: the app gets no AWS credentials');
+    assert.equal(td.executionRoleArn, 'arn:aws:iam::123456789012:role/svc-exec');
+    assert.deepEqual(td.requiresCompatibilities, ['FARGATE']);
+    assert.equal(td.networkMode, 'awsvpc');
+    const [gateway, app] = td.containerDefinitions ?? [];
+    assert.equal(gateway?.name, 'gateway');
+    assert.deepEqual(gateway?.portMappings, [{ containerPort: 8080, protocol: 'tcp' }]);
+    assert.deepEqual(gateway?.command, ['node', '-e', GATEWAY_SOURCE]);
+    assert.match(String(gateway?.healthCheck?.command?.[1]), /127\.0\.0\.1:8080\/health/);
+    assert.equal(app?.name, 'app');
+    assert.deepEqual(app?.dependsOn, [{ containerName: 'gateway', condition: 'START' }]);
+    assert.deepEqual(app?.secrets, [
+      {
+        name: 'APP_TOKEN',
+        valueFrom: `arn:aws:secretsmanager:eu-west-1:123456789012:secret:agenthost/${WS}/APP_TOKEN`,
+      },
+    ]);
+    const env = Object.fromEntries((app?.environment ?? []).map((e) => [e.name, e.value]));
+    assert.equal(env.PORT, '3000');
+    assert.equal(env.PLATFORM_HTTP_PORT, '3000');
+    assert.equal(env.GREETING, 'hi');
+    assert.equal(env.AGENTHOST_BUNDLE_URL, launch.bundleUrl);
+    assert.equal(env.AGENTHOST_SECRET_NAMES, 'APP_TOKEN');
+    assert.equal(env.APP_TOKEN, undefined, 'secret values never in the task definition');
+
+    assert.deepEqual(elb.commandCalls(CreateTargetGroupCommand)[0]?.args[0].input, {
+      Name: 'svc-3f6c1d2e8a9b4c7d9e0f1a2b3c4d',
+      Protocol: 'HTTP',
+      Port: 8080,
+      VpcId: 'vpc-1',
+      TargetType: 'ip',
+      HealthCheckProtocol: 'HTTP',
+      HealthCheckPath: '/health',
+      HealthCheckIntervalSeconds: 10,
+      HealthyThresholdCount: 2,
+      UnhealthyThresholdCount: 3,
+      Matcher: { HttpCode: '200' },
+    });
+    assert.deepEqual(elb.commandCalls(CreateRuleCommand)[0]?.args[0].input, {
+      ListenerArn: LISTENER,
+      Priority: rulePriority(SERVICE_ID),
+      Conditions: [
+        { Field: 'host-header', HostHeaderConfig: { Values: ['web-9e6d5062.services.example.com'] } },
+      ],
+      Actions: [{ Type: 'forward', TargetGroupArn: TG_ARN }],
+      Tags: [{ Key: 'agenthost:service', Value: SERVICE_ID }],
+    });
+    assert.deepEqual(ecs.commandCalls(CreateServiceCommand)[0]?.args[0].input, {
+      cluster: 'agenthost-services',
+      serviceName: `svc-${SERVICE_ID}`,
+      taskDefinition: 'arn:td:1',
+      desiredCount: 2,
+      launchType: 'FARGATE',
+      networkConfiguration: {
+        awsvpcConfiguration: {
+          subnets: ['subnet-a', 'subnet-b'],
+          securityGroups: ['sg-tasks'],
+          assignPublicIp: 'DISABLED',
+        },
+      },
+      loadBalancers: [{ targetGroupArn: TG_ARN, containerName: 'gateway', containerPort: 8080 }],
+      healthCheckGracePeriodSeconds: 60,
+      deploymentConfiguration: {
+        minimumHealthyPercent: 100,
+        maximumPercent: 200,
+        deploymentCircuitBreaker: { enable: false, rollback: false },
+      },
+      enableECSManagedTags: true,
+      propagateTags: 'TASK_DEFINITION',
+      tags: [{ key: 'agenthost:service', value: SERVICE_ID }],
+    });
+    assert.deepEqual(scaling.commandCalls(RegisterScalableTargetCommand)[0]?.args[0].input, {
+      ServiceNamespace: 'ecs',
+      ResourceId: `service/agenthost-services/svc-${SERVICE_ID}`,
+      ScalableDimension: 'ecs:service:DesiredCount',
+      MinCapacity: 2,
+      MaxCapacity: 3,
+    });
+  });
+
+  it('restarts an existing service with a new task definition revision and keeps its rule', async () => {
+    ecs.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:2' } });
+    ecs.on(DescribeServicesCommand).resolves({ services: [{ status: 'ACTIVE' }] });
+    elb.on(CreateTargetGroupCommand).resolves({ TargetGroups: [{ TargetGroupArn: TG_ARN }] });
+    elb
+      .on(DescribeRulesCommand)
+      .resolves({ Rules: [{ RuleArn: 'arn:rule', Actions: [{ Type: 'forward', TargetGroupArn: TG_ARN }] }] });
+    await runner().start(launch);
+    assert.deepEqual(ecs.commandCalls(UpdateServiceCommand)[0]?.args[0].input, {
+      cluster: 'agenthost-services',
+      service: `svc-${SERVICE_ID}`,
+      taskDefinition: 'arn:td:2',
+      desiredCount: 2,
+      forceNewDeployment: true,
+    });
+    assert.equal(ecs.commandCalls(CreateServiceCommand).length, 0);
+    assert.equal(elb.commandCalls(CreateRuleCommand).length, 0);
+  });
+
+  it('pauses with no tasks and a 0/0 scaling target; deletes everything on remove', async () => {
+    await runner().stop(SERVICE_ID);
+    assert.deepEqual(ecs.commandCalls(UpdateServiceCommand)[0]?.args[0].input, {
+      cluster: 'agenthost-services',
+      service: `svc-${SERVICE_ID}`,
+      desiredCount: 0,
+    });
+    assert.deepEqual(
+      scaling
+        .commandCalls(RegisterScalableTargetCommand)
+        .map((c) => [c.args[0].input.MinCapacity, c.args[0].input.MaxCapacity]),
+      [[0, 0]],
+    );
+    elb
+      .on(DescribeRulesCommand)
+      .resolves({ Rules: [{ RuleArn: 'arn:rule', Actions: [{ Type: 'forward', TargetGroupArn: TG_ARN }] }] });
+    elb.on(DescribeTargetGroupsCommand).resolves({ TargetGroups: [{ TargetGroupArn: TG_ARN }] });
+    await runner().stop(SERVICE_ID, { remove: true });
+    assert.equal(scaling.commandCalls(DeregisterScalableTargetCommand).length, 1);
+    assert.deepEqual(ecs.commandCalls(DeleteServiceCommand)[0]?.args[0].input, {
+      cluster: 'agenthost-services',
+      service: `svc-${SERVICE_ID}`,
+      force: true,
+    });
+    assert.deepEqual(elb.commandCalls(DeleteRuleCommand)[0]?.args[0].input, { RuleArn: 'arn:rule' });
+    assert.deepEqual(elb.commandCalls(DeleteTargetGroupCommand)[0]?.args[0].input, {
+      TargetGroupArn: TG_ARN,
+    });
+  });
+
+  it('reads the app’s log lines from CloudWatch Logs with levels', async () => {
+    cwl.on(FilterLogEventsCommand).resolves({
+      events: [
+        { timestamp: Date.parse('2026-11-22T01:00:00Z'), message: '[platform] starting: node server.mjs' },
+        { timestamp: Date.parse('2026-11-22T01:00:01Z'), message: 'listening on 3000' },
+        { timestamp: Date.parse('2026-11-22T01:00:02Z'), message: 'Error: upstream refused' },
+      ],
+    });
+    const lines = await runner().logs(SERVICE_ID, { limit: 10, since: '2026-11-22T00:00:00Z' });
+    assert.deepEqual(
+      lines.map((l) => l.level),
+      ['warn', 'info', 'error'],
+    );
+    assert.deepEqual(cwl.commandCalls(FilterLogEventsCommand)[0]?.args[0].input, {
+      logGroupName: 'agenthost-services',
+      logStreamNamePrefix: `app/${SERVICE_ID}`,
+      startTime: Date.parse('2026-11-22T00:00:00Z'),
+      nextToken: undefined,
+    });
+    const errors = await runner().logs(SERVICE_ID, { limit: 10, level: 'error' });
+    assert.deepEqual(
+      errors.map((l) => l.message),
+      ['Error: upstream refused'],
+    );
+  });
+});
+
+describe('ECS task state change events drive supervision (jobs/service-events.ts)', () => {
+  let p: TestPlatform;
+  let receiver: AlertReceiver;
+  const stops: string[] = [];
+  before(async () => {
+    receiver = await startAlertReceiver();
+    p = await startTestPlatform({}, 'sqlite', { notifier: fastNotifier() });
+  });
+  after(async () => {
+    await p.close();
+    await receiver.close();
+  });
+
+  const event = (detail: Record<string, unknown>) => ({
+    'detail-type': 'ECS Task State Change',
+    detail: { group: `service:svc-${SERVICE_ID}`, clusterArn: 'arn:cluster', ...detail },
+  });
+
+  it('ready on RUNNING+HEALTHY; a crash counts, warns at half, pauses at the maximum (desired count 0)', async () => {
+    const o = await createAccount(p.deps, { org: 'ecsev', tier: 'pro' });
+    const now = new Date().toISOString();
+    const s: Service = {
+      id: SERVICE_ID,
+      workspace_id: o.workspace_id,
+      name: 'web',
+      agent: 'ecsev/web',
+      agent_version: 'v1',
+      auto_update: true,
+      state: 'provisioning',
+      paused_reason: null,
+      crash_loop: false,
+      health_status: 'starting',
+      restart_count: 0,
+      consecutive_restart_failures: 0,
+      max_restart_failures: 4,
+      crash_warning_sent: false,
+      min_instances: 1,
+      max_instances: 1,
+      url: 'https://web-x.services.example.com',
+      command: null,
+      http: true,
+      env: {},
+      extra_secrets: [],
+      secrets: [],
+      alert_webhook_url: receiver.url,
+      last_error: null,
+      deployed_at: now,
+      last_restart_at: null,
+      created_by: o.account.id,
+      created_at: now,
+      updated_at: now,
+    };
+    await p.deps.store.put(serviceItem(s, 1, null));
+    const deps = {
+      ...p.deps,
+      serviceRunner: {
+        ...p.deps.serviceRunner,
+        kind: 'ecs' as const,
+        stop: async (id: string) => void stops.push(id),
+      },
+    };
+    assert.equal(
+      await handleTaskEvent(deps, event({ lastStatus: 'RUNNING', healthStatus: 'HEALTHY' })),
+      'ready',
+    );
+    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.state, 'running');
+    // A deployment replacing a task is not a crash.
+    assert.equal(
+      await handleTaskEvent(
+        deps,
+        event({
+          lastStatus: 'STOPPED',
+          stopCode: 'ServiceSchedulerInitiated',
+          containers: [{ name: 'app', exitCode: 0 }],
+        }),
+      ),
+      'ignored',
+    );
+    const crash = event({
+      lastStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      startedAt: '2026-11-22T01:00:00Z',
+      stoppedAt: '2026-11-22T01:00:05Z',
+      containers: [
+        { name: 'gateway', exitCode: 0 },
+        { name: 'app', exitCode: 1 },
+      ],
+    });
+    assert.equal(await handleTaskEvent(deps, crash), 'crash');
+    assert.equal(await handleTaskEvent(deps, crash), 'crash');
+    assert.equal(await handleTaskEvent(deps, crash), 'crash');
+    const conflict = event({
+      lastStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      containers: [{ name: 'app', exitCode: 98 }],
+    });
+    assert.equal(await handleTaskEvent(deps, conflict), 'paused');
+    assert.deepEqual(stops, [SERVICE_ID]);
+    const after = (await loadStoredService(p.deps, SERVICE_ID))?.service;
+    assert.equal(after?.state, 'paused');
+    assert.equal(after?.crash_loop, true);
+    assert.match(String(after?.last_error), /8080/);
+    const alerts = await receiver.waitFor(2);
+    assert.deepEqual(
+      alerts.map((a) => a.body.severity),
+      ['warning', 'critical'],
+    );
+    // A task that had stayed up past the healthy period starts a new streak.
+    await p.deps.store.put(
+      serviceItem({ ...s, state: 'running', consecutive_restart_failures: 3 }, 50, null),
+    );
+    await handleTaskEvent(
+      deps,
+      event({
+        lastStatus: 'STOPPED',
+        startedAt: '2026-11-22T00:00:00Z',
+        stoppedAt: '2026-11-22T02:00:00Z',
+        containers: [{ name: 'app', exitCode: 1 }],
+      }),
+    );
+    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.consecutive_restart_failures, 1);
+  });
+});
+
+describe('the task-side scripts, run here against a loopback bundle server', () => {
+  it('gateway answers /health 503 then 200 and proxies; the app script unpacks, starts and redacts secrets', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-svc-'));
+    const appDir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-app-'));
+    await writeFile(
+      join(dir, 'server.mjs'),
+      "import { createServer } from 'node:http'; console.log('token is ' + process.env.APP_TOKEN); setTimeout(() => createServer((q, r) => r.end(JSON.stringify({ via: 'app', path: q.url }))).listen(Number(process.env.PORT), '127.0.0.1'), 500);",
+    );
+    const bundle = (await packDirectory(dir)).data;
+    const bundleServer = createServer((_q, r) => r.end(bundle)).listen(0, '127.0.0.1');
+    await once(bundleServer, 'listening');
+    const free = async () => {
+      const s = createServer().listen(0, '127.0.0.1');
+      await once(s, 'listening');
+      const port = (s.address() as AddressInfo).port;
+      s.close();
+      return port;
+    };
+    const [gatewayPort, appPort] = [await free(), await free()];
+    const gateway = spawn(process.execPath, ['-e', GATEWAY_SOURCE], {
+      env: {
+        PATH: process.env.PATH,
+        PLATFORM_HTTP_PORT: String(appPort),
+        AGENTHOST_GATEWAY_PORT: String(gatewayPort),
+      },
+      stdio: 'pipe',
+    });
+    let appOut = '';
+    const app = spawn(process.execPath, ['-e', SERVICE_APP_SOURCE], {
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(appPort),
+        AGENTHOST_APP_DIR: appDir,
+        AGENTHOST_BUNDLE_URL: `http://127.0.0.1:${(bundleServer.address() as AddressInfo).port}/b.tar.gz`,
+        AGENTHOST_BUNDLE_FORMAT: 'tar.gz',
+        AGENTHOST_SECRET_NAMES: 'APP_TOKEN',
+        APP_TOKEN: 'task-secret-0123456789',
+      },
+      stdio: 'pipe',
+    });
+    app.stdout.on('data', (c) => {
+      appOut += c;
+    });
+    app.stderr.on('data', (c) => {
+      appOut += c;
+    });
+    try {
+      let sawStarting = false;
+      let body = '';
+      for (let i = 0; i < 200; i++) {
+        const r = await fetch(`http://127.0.0.1:${gatewayPort}/health`).catch(() => undefined);
+        if (r?.status === 503) sawStarting = true;
+        if (r?.status === 200) {
+          body = await (await fetch(`http://127.0.0.1:${gatewayPort}/hello`)).text();
+          break;
+        }
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      t.diagnostic(`app output: ${appOut.trim().replace(/\n/g, ' | ')}`);
+      assert.ok(sawStarting, 'the gateway said 503 before the app listened');
+      assert.deepEqual(JSON.parse(body), { via: 'app', path: '/hello' });
+      assert.match(appOut, /token is \[REDACTED\]/);
+      assert.ok(!appOut.includes('task-secret-0123456789'));
+      assert.match(appOut, /\[platform\] starting: node server\.mjs/);
+    } finally {
+      gateway.kill();
+      app.kill();
+      bundleServer.close();
+      await rm(dir, { recursive: true, force: true });
+      await rm(appDir, { recursive: true, force: true });
+    }
+  });
+});
