@@ -11,9 +11,18 @@ const underCli = process.env.CDK_OUTDIR !== undefined;
 const app = new App(underCli ? {} : { outdir: 'cdk.out' });
 const stage = app.node.tryGetContext('stage') as string | undefined;
 const callTimeout = app.node.tryGetContext('callTimeoutSeconds') as string | number | undefined;
+const servicesDomain = app.node.tryGetContext('servicesDomain') as string | undefined;
+const servicesCertificateArn = app.node.tryGetContext('servicesCertificateArn') as string | undefined;
+if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
+  throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
+}
 const { stateful, stateless } = addAgenthostStacks(app, {
   stage: stage || undefined,
   callTimeoutSeconds: callTimeout === undefined ? undefined : Number(callTimeout),
+  services:
+    servicesDomain && servicesCertificateArn
+      ? { domain: servicesDomain, certificateArn: servicesCertificateArn }
+      : undefined,
 });
 const assembly = app.synth();
 if (!underCli) {

@@ -18,6 +18,12 @@ export interface AgenthostAppOptions {
    * 29 is what every account has; up to 300 needs the regional-API quota increase first.
    */
   callTimeoutSeconds?: number | undefined;
+  /**
+   * Always-on services (`-c servicesDomain=services.example.com -c servicesCertificateArn=arn:…`):
+   * the domain of service URLs and an ACM certificate for *.<domain>. Without both, no service
+   * hosting is deployed.
+   */
+  services?: { domain: string; certificateArn: string } | undefined;
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
@@ -47,6 +53,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     stageName: stage ?? 'prod',
     secretsPrefix: stage ? `agenthost-${stage}` : 'agenthost',
     ...(options.callTimeoutSeconds !== undefined ? { callTimeoutSeconds: options.callTimeoutSeconds } : {}),
+    ...(options.services ? { services: options.services } : {}),
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.
   stateless.addStackDependency(stateful);

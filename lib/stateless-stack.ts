@@ -10,6 +10,7 @@ import { acknowledge } from './acknowledge.ts';
 import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
+import { ServiceHosting } from './constructs/service-hosting.ts';
 import { moduleAccess } from './module-access.ts';
 import type { StatefulExports } from './stateful-stack.ts';
 
@@ -36,6 +37,12 @@ export interface StatelessStackProps extends StackProps {
   throttle?: { rateLimit: number; burstLimit: number };
   /** PLATFORM_PUBLIC_URL, when the API is served under a custom domain. @default the execute-api URL */
   publicUrl?: string;
+  /**
+   * Always-on services: the domain of their URLs (a wildcard DNS record to the services load
+   * balancer) and an ACM certificate for *.<domain>. Without them no service hosting is built and
+   * deploys are refused with a clear message.
+   */
+  services?: { domain: string; certificateArn: string };
 }
 
 /**
@@ -49,6 +56,7 @@ export class StatelessStack extends Stack {
   readonly functions: Record<ResourceModule, PlatformFunction>;
   readonly sandbox: SandboxCluster;
   readonly schedules: ScheduleFiring;
+  readonly services: ServiceHosting | undefined;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -143,8 +151,19 @@ export class StatelessStack extends Stack {
       publicUrl,
     });
     this.sandbox.grantRun(this.schedules.fireFunction);
+    // Always-on services (docs/services.md), when a domain and certificate are given.
+    this.services = props.services
+      ? new ServiceHosting(this, 'Services', {
+          ...props.services,
+          table,
+          bundleBucket,
+          secretsPrefix: props.secretsPrefix,
+        })
+      : undefined;
+    if (this.services) this.schedules.grantQueueAlerts(this.services.eventsFunction);
     for (const module of MODULES) {
       const access = moduleAccess(module);
+      if (access.services && this.services) this.services.grantManage(functions[module]);
       if (access.sandbox) this.sandbox.grantRun(functions[module]);
       if (access.scheduler === 'manage') this.schedules.grantManage(functions[module]);
       if (access.scheduler === 'remove') this.schedules.grantRemove(functions[module]);

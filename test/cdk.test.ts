@@ -17,6 +17,7 @@ import { MODULES, type ResourceModule, routeList } from '../functions/platform/r
 import { addAgenthostStacks } from '../lib/agenthost-app.ts';
 import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
 import { SANDBOX_OBJECT_ACTIONS } from '../lib/constructs/sandbox-cluster.ts';
+import type { ServiceHosting } from '../lib/constructs/service-hosting.ts';
 import { esbuildBuildOptions } from '../lib/lambda-bundling.ts';
 import {
   BUNDLE_READ_ACTIONS,
@@ -32,7 +33,11 @@ import {
 const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
 const app = new App({ outdir });
-const { stateful, stateless } = addAgenthostStacks(app);
+const SERVICES = {
+  domain: 'services.example.com',
+  certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
+};
+const { stateful, stateless } = addAgenthostStacks(app, { services: SERVICES });
 const statefulTemplate = Template.fromStack(stateful);
 const statelessTemplate = Template.fromStack(stateless);
 const statelessJson = statelessTemplate.toJSON() as { Resources: Record<string, CfnResourceJson> };
@@ -256,8 +261,8 @@ describe('stateless stack: API generated from the route table', () => {
 describe('stateless stack: functions', () => {
   const functions = resourcesOfType('AWS::Lambda::Function');
 
-  test('exactly one function per module, from functions/http/<module>.ts, plus the two schedule jobs', () => {
-    assert.equal(functions.length, MODULES.length + 2);
+  test('exactly one function per module, from functions/http/<module>.ts, plus the three jobs', () => {
+    assert.equal(functions.length, MODULES.length + 3);
     const ids = new Set(MODULES.map(functionLogicalId));
     assert.equal(ids.size, MODULES.length);
     for (const id of ids) assert.equal(statelessJson.Resources[id]?.Type, 'AWS::Lambda::Function', id);
@@ -458,13 +463,17 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
     assert.deepEqual(container?.EntryPoint, ['node', '-e', RUNNER_SOURCE]);
     assert.equal(container?.Environment, undefined);
     assert.equal((container?.LogConfiguration as { LogDriver?: string } | undefined)?.LogDriver, 'awslogs');
-    // The only role ECS tasks can assume here is the execution role.
+    // The only roles ECS tasks can assume here are the two execution roles (sandbox, services):
+    // no task role anywhere, so user code never gets AWS credentials.
     const taskRoles = resourcesOfType('AWS::IAM::Role').filter(([, r]) =>
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('ecs-tasks.amazonaws.com'),
     );
     assert.deepEqual(
-      taskRoles.map(([id]) => id),
-      [logicalId(sandbox.executionRole)],
+      taskRoles.map(([id]) => id).sort(),
+      [
+        logicalId(sandbox.executionRole),
+        logicalId((stateless.services as ServiceHosting).executionRole),
+      ].sort(),
     );
   });
 
@@ -489,10 +498,14 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
       })),
       [{ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }],
     );
+    // In the sandbox's VPC (the services' VPC has its own NAT and public subnets, by design).
+    const inSandboxVpc = ([id]: [string, CfnResourceJson]) => id.startsWith('SandboxVpc');
     for (const type of ['AWS::EC2::NatGateway', 'AWS::EC2::InternetGateway', 'AWS::EC2::EIP']) {
-      assert.equal(resourcesOfType(type).length, 0, type);
+      assert.equal(resourcesOfType(type).filter(inSandboxVpc).length, 0, type);
     }
-    for (const [, subnet] of resourcesOfType('AWS::EC2::Subnet')) {
+    const subnets = resourcesOfType('AWS::EC2::Subnet').filter(inSandboxVpc);
+    assert.ok(subnets.length >= 2);
+    for (const [, subnet] of subnets) {
       assert.equal(subnet.Properties.MapPublicIpOnLaunch, false);
     }
   });
@@ -557,12 +570,36 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
     }
     for (const module of MODULES.filter((m) => !MODULE_ACCESS[m].sandbox)) {
       const roleId = logicalId(stateless.functions[module].role);
-      const reach = statementsOfRole(roleId)
-        .flatMap(actions)
-        .filter((a) => a.startsWith('ecs:'));
-      assert.deepEqual(reach, [], module);
+      const ecsStatements = statementsOfRole(roleId).filter((st) =>
+        actions(st).some((a) => a.startsWith('ecs:')),
+      );
+      if (MODULE_ACCESS[module].services) {
+        // Service management: never RunTask; only svc-* services and agenthost-svc-* task definitions.
+        for (const st of ecsStatements) {
+          assert.ok(!actions(st).includes('ecs:RunTask'), module);
+          const where = JSON.stringify(st.Resource);
+          assert.ok(
+            where === '"*"' ? actions(st).join() === 'ecs:RegisterTaskDefinition' : /svc-\*/.test(where),
+            `${module}: ${actions(st).join()} on ${where}`,
+          );
+        }
+      } else {
+        assert.deepEqual(ecsStatements.flatMap(actions), [], module);
+      }
       const pass = statementsOfRole(roleId).filter((s) => actions(s).includes('iam:PassRole'));
-      if (MODULE_ACCESS[module].scheduler === 'manage') {
+      if (MODULE_ACCESS[module].services) {
+        // Only the services' execution role, and only to ECS tasks.
+        assert.deepEqual(
+          pass.map((s) => [s.Resource, s.Condition]),
+          [
+            [
+              { 'Fn::GetAtt': [logicalId((stateless.services as ServiceHosting).executionRole), 'Arn'] },
+              { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+            ],
+          ],
+          module,
+        );
+      } else if (MODULE_ACCESS[module].scheduler === 'manage') {
         // Only the scheduler's invoke role, and only to EventBridge Scheduler.
         assert.deepEqual(
           pass.map((s) => [s.Resource, s.Condition]),
@@ -695,8 +732,113 @@ describe('stateless stack: schedule firing (docs/schedules.md)', () => {
       .sort();
     assert.deepEqual(
       invokers,
-      [logicalId(stateless.functions['schedule-runs'].role), logicalId(firing.fireFunction.role)].sort(),
+      [
+        logicalId(stateless.functions['schedule-runs'].role),
+        logicalId(firing.fireFunction.role),
+        logicalId((stateless.services as ServiceHosting).eventsFunction.role),
+      ].sort(),
     );
+  });
+});
+
+describe('stateless stack: service hosting (docs/services.md)', () => {
+  const logicalId = (c: IConstruct) => stateless.getLogicalId(c.node.defaultChild as never);
+  const hosting = stateless.services as ServiceHosting;
+
+  test('an internet-facing load balancer with an HTTPS listener on the given certificate, 404 by default', () => {
+    statelessTemplate.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', {
+      Scheme: 'internet-facing',
+      LoadBalancerAttributes: Match.arrayWith([
+        { Key: 'routing.http.drop_invalid_header_fields.enabled', Value: 'true' },
+      ]),
+    });
+    const listeners = resourcesOfType('AWS::ElasticLoadBalancingV2::Listener');
+    assert.equal(listeners.length, 1, 'HTTPS only');
+    const [, listener] = listeners[0] as [string, CfnResourceJson];
+    assert.equal(listener.Properties.Protocol, 'HTTPS');
+    assert.equal(listener.Properties.Port, 443);
+    assert.deepEqual(listener.Properties.Certificates, [{ CertificateArn: SERVICES.certificateArn }]);
+    assert.match(JSON.stringify(listener.Properties.DefaultActions), /"StatusCode":"404"/);
+  });
+
+  test('tasks take the gateway port from the load balancer only; they have no task role; the execution role reads only this prefix’s secrets', () => {
+    const sg = statelessJson.Resources[logicalId(hosting.taskSecurityGroup)] as CfnResourceJson;
+    const ingress = resourcesOfType('AWS::EC2::SecurityGroupIngress').filter(([, r]) =>
+      JSON.stringify(r.Properties.GroupId).includes(`"${logicalId(hosting.taskSecurityGroup)}"`),
+    );
+    assert.equal(sg.Properties.SecurityGroupIngress, undefined);
+    assert.deepEqual(
+      ingress.map(([, r]) => [
+        r.Properties.FromPort,
+        r.Properties.ToPort,
+        JSON.stringify(r.Properties.SourceSecurityGroupId),
+      ]),
+      [
+        [
+          8080,
+          8080,
+          JSON.stringify({
+            'Fn::GetAtt': [
+              logicalId(hosting.loadBalancer.connections.securityGroups[0] as IConstruct),
+              'GroupId',
+            ],
+          }),
+        ],
+      ],
+    );
+    const policies = resourcesOfType('AWS::IAM::Policy').filter(([, p]) =>
+      (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === logicalId(hosting.executionRole)),
+    );
+    const statements = policies.flatMap(
+      ([, p]) =>
+        (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
+          .Statement,
+    );
+    const secretReads = statements.filter((st) => JSON.stringify(st.Action).includes('secretsmanager'));
+    assert.deepEqual(
+      secretReads.map((st) => st.Action),
+      ['secretsmanager:GetSecretValue'],
+    );
+    assert.match(JSON.stringify(secretReads[0]?.Resource), /:secret:agenthost\/\*/);
+  });
+
+  test('every task state change of the cluster reaches the service-events function', () => {
+    statelessTemplate.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ecs'],
+        'detail-type': ['ECS Task State Change'],
+        detail: { clusterArn: [{ 'Fn::GetAtt': [logicalId(hosting.cluster), 'Arn'] }] },
+      },
+      Targets: [
+        Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(hosting.eventsFunction.function), 'Arn'] } }),
+      ],
+    });
+    const env = (statelessJson.Resources[functionLogicalId('services')] as CfnResourceJson).Properties
+      .Environment as {
+      Variables: Record<string, unknown>;
+    };
+    assert.equal(env.Variables.PLATFORM_SERVICES_DOMAIN, SERVICES.domain);
+    assert.deepEqual(env.Variables.PLATFORM_SERVICES_EXECUTION_ROLE_ARN, {
+      'Fn::GetAtt': [logicalId(hosting.executionRole), 'Arn'],
+    });
+  });
+
+  test('without a domain and certificate no hosting is built, and the services function has no service settings', () => {
+    const other = new App({
+      outdir: mkdtempSync(join(tmpdir(), 'agenthost-cdk-s-')),
+      context: { 'aws:cdk:bundling-stacks': [] },
+    });
+    const stacks = addAgenthostStacks(other);
+    assert.equal(stacks.stateless.services, undefined);
+    const template = Template.fromStack(stacks.stateless);
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 0);
+    const fn = (template.toJSON().Resources as Record<string, CfnResourceJson>)[
+      stacks.stateless.getLogicalId(
+        stacks.stateless.functions.services.function.node.defaultChild as CfnFunction,
+      )
+    ] as CfnResourceJson;
+    const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    assert.equal(vars.PLATFORM_SERVICES_CLUSTER, undefined);
   });
 });
 

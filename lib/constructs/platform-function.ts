@@ -209,6 +209,8 @@ export function cdkNagName(resolved: unknown): string {
     return items.map(cdkNagName).join(delimiter);
   }
   if (node.Ref) return `<${node.Ref}>`;
+  const getAtt = (resolved as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+  if (getAtt) return `<${getAtt[0]}.${getAtt[1]}>`;
   if (node['Fn::ImportValue'] !== undefined) return cdkNagName(node['Fn::ImportValue']);
   throw new Error(`Cannot name ${JSON.stringify(resolved)} as cdk-nag does`);
 }
