@@ -327,6 +327,44 @@ describe('always-on services, end to end with real processes (local host)', () =
     assert.deepEqual(errorOf(tooMany).fields, ['body.max_instances']);
   });
 
+  it('holds the Pro limit of 5 services under racing deploys, and frees a slot on delete', async (t) => {
+    await publishApp('idle', { 'index.js': 'setInterval(() => {}, 1000);' }, { required_secrets: [] });
+    const o = await createAccount(p.deps, { org: 'svc-limit', tier: 'pro' });
+    // The agent is private to svcco: invite the new owner so it may deploy it.
+    await p.request('POST', `/workspaces/${owner.ws}/invite`, {
+      key: owner.key,
+      body: { account_id: o.account.id },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        p.request<Service>('POST', `/workspaces/${o.workspace_id}/services`, {
+          key: o.api_key,
+          body: { agent: 'svcco/idle', name: `idle-${i}`, http: false },
+        }),
+      ),
+    );
+    const created = results.filter((r) => r.status === 201);
+    const refused = results.filter((r) => r.status === 403);
+    t.diagnostic(`8 racing deploys on Pro: ${created.length} created, ${refused.length} refused`);
+    assert.equal(created.length, 5);
+    assert.equal(refused.length, 3);
+    assert.match(errorOf(refused[0] as never).message, /5 services/);
+    const first = created[0]?.body.id as string;
+    assert.equal(
+      (await p.request('DELETE', `/workspaces/${o.workspace_id}/services/${first}`, { key: o.api_key }))
+        .status,
+      204,
+    );
+    const again = await p.request('POST', `/workspaces/${o.workspace_id}/services`, {
+      key: o.api_key,
+      body: { agent: 'svcco/idle', name: 'idle-again', http: false },
+    });
+    assert.equal(again.status, 201, again.text);
+    for (const r of [...created.slice(1), again]) {
+      await p.request('DELETE', `/workspaces/${o.workspace_id}/services/${r.body.id}`, { key: o.api_key });
+    }
+  });
+
   it('follows a new version on publish (auto_update), restarting on it', async () => {
     const s = await deploy({ agent: 'svcco/web', name: 'web-follow' });
     await untilState(s.id, 'running');
