@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
@@ -136,6 +136,11 @@ export class ServiceHosting extends Construct {
         contentType: 'application/json',
         messageBody: '{"error":{"code":"NOT_FOUND","message":"No service answers at this host name"}}',
       }),
+    });
+
+    new CfnOutput(this, 'LoadBalancerDns', {
+      value: this.loadBalancer.loadBalancerDnsName,
+      description: `Point *.${props.domain} (CNAME or alias) at this name`,
     });
 
     this.executionRole = new iam.Role(this, 'ExecutionRole', {

@@ -3,9 +3,8 @@ import type { Deps } from '../../platform/deps.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../platform/errors.ts';
 import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
-import { findLatest, findVersion } from '../agents/agent-lookup.ts';
-import type { AgentVersion } from '../agents/agent-record.ts';
-import { checkOutboundUrl } from '../alerts/outbound-url.ts';
+import { findLatest } from '../agents/agent-lookup.ts';
+import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import { hashApiKey } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
@@ -50,37 +49,14 @@ function requireScheduling(auth: AuthContext): void {
 }
 
 /** The agent a schedule runs: org/agent (its newest live version) or org/agent@vN (pinned). */
-async function resolveAgent(
-  deps: Deps,
-  ref: string,
-  workspaceId: string,
-  accountId: string,
-): Promise<{ agent: AgentVersion; pinned: boolean }> {
-  const [path, version] = ref.split('@') as [string, string | undefined];
-  const [org, name] = path.split('/') as [string, string];
-  const agent = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
-  if (!agent || agent.deleted_at) {
-    throw invalidInput([{ field: 'body.agent', message: `${ref} does not exist` }]);
-  }
-  if (agent.manifest.type === 'skill') {
+
+/** A schedule's agent: resolvable, and not a skill (skills are attached to calls, not run). */
+async function resolveRunnable(deps: Deps, ref: string, workspaceId: string, accountId: string) {
+  const found = await resolveAgentRef(deps, ref, workspaceId, accountId);
+  if (found.agent.manifest.type === 'skill') {
     throw invalidInput([{ field: 'body.agent', message: `${ref} is a skill: skills are not run` }]);
   }
-  if (!agent.manifest.is_public && agent.workspace_id !== workspaceId) {
-    const member = await deps.store.get({ pk: `WS#${agent.workspace_id}`, sk: `MEMBER#${accountId}` });
-    if (!member)
-      throw invalidInput([{ field: 'body.agent', message: `${ref} is private to another workspace` }]);
-  }
-  return { agent, pinned: version !== undefined };
-}
-
-async function checkAlertUrl(
-  deps: Deps,
-  url: string | null | undefined,
-  issues: FieldIssue[],
-): Promise<void> {
-  if (!url) return;
-  const checked = await checkOutboundUrl(url, { mode: deps.config.mode });
-  if (!checked.ok) issues.push({ field: 'body.alert_webhook_url', message: checked.reason });
+  return found;
 }
 
 /**
@@ -112,9 +88,9 @@ export async function createSchedule(
       message: 'must be an IANA time zone such as America/New_York (abbreviations such as EST are refused)',
     });
   }
-  await checkAlertUrl(deps, input.alert_webhook_url, issues);
+  await checkAlertUrlField(deps, input.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
-  const { agent, pinned } = await resolveAgent(deps, input.agent, workspaceId, auth.accountId);
+  const { agent, pinned } = await resolveRunnable(deps, input.agent, workspaceId, auth.accountId);
   const now = deps.clock.now().toISOString();
   const secret = input.type === 'webhook' ? `whs_${randomBytes(32).toString('base64url')}` : undefined;
   const schedule: Schedule = {
@@ -246,7 +222,7 @@ export async function updateSchedule(
     if (!isValidTimeZone(patch.timezone)) issues.push({ field: 'body.timezone', message: TZ_MESSAGE });
     next.timezone = patch.timezone;
   }
-  await checkAlertUrl(deps, patch.alert_webhook_url, issues);
+  await checkAlertUrlField(deps, patch.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
   const events: { type: Parameters<typeof scheduleEventItem>[2]; message: string }[] = [];
   const changed: string[] = [];
@@ -270,7 +246,7 @@ export async function updateSchedule(
     next.enabled = patch.enabled;
   }
   if (patch.version !== undefined) {
-    const { agent } = await resolveAgent(
+    const { agent } = await resolveRunnable(
       deps,
       `${current.agent}@${patch.version}`,
       workspaceId,

@@ -5,7 +5,7 @@ import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
-import { checkOutboundUrl } from '../alerts/outbound-url.ts';
+import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
@@ -44,20 +44,6 @@ function checkDeployable(agent: AgentVersion, ref: string): void {
   }
 }
 
-async function resolveAgent(deps: Deps, ref: string, workspaceId: string, accountId: string) {
-  const [path, version] = ref.split('@') as [string, string | undefined];
-  const [org, name] = path.split('/') as [string, string];
-  const agent = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
-  if (!agent || agent.deleted_at)
-    throw invalidInput([{ field: 'body.agent', message: `${ref} does not exist` }]);
-  if (!agent.manifest.is_public && agent.workspace_id !== workspaceId) {
-    const member = await deps.store.get(keys.member(agent.workspace_id, accountId));
-    if (!member)
-      throw invalidInput([{ field: 'body.agent', message: `${ref} is private to another workspace` }]);
-  }
-  return { agent, pinned: version !== undefined };
-}
-
 /** The secrets must exist in the workspace vault: checked on their listing records (no value is read). */
 async function checkSecretsExist(deps: Deps, workspaceId: string, names: string[]): Promise<void> {
   const found = await Promise.all(names.map((n) => deps.store.get(keys.secret(workspaceId, n))));
@@ -71,16 +57,6 @@ async function checkSecretsExist(deps: Deps, workspaceId: string, names: string[
       },
     );
   }
-}
-
-async function checkAlertUrl(
-  deps: Deps,
-  url: string | null | undefined,
-  issues: FieldIssue[],
-): Promise<void> {
-  if (!url) return;
-  const checked = await checkOutboundUrl(url, { mode: deps.config.mode });
-  if (!checked.ok) issues.push({ field: 'body.alert_webhook_url', message: checked.reason });
 }
 
 function checkInstances(auth: AuthContext, min: number, max: number, issues: FieldIssue[]): void {
@@ -122,9 +98,9 @@ export async function deployService(
   const issues = checkEnv(input.env, 'body.env');
   const max = input.max_instances ?? input.min_instances;
   checkInstances(auth, input.min_instances, max, issues);
-  await checkAlertUrl(deps, input.alert_webhook_url, issues);
+  await checkAlertUrlField(deps, input.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
-  const { agent, pinned } = await resolveAgent(deps, input.agent, workspaceId, auth.accountId);
+  const { agent, pinned } = await resolveAgentRef(deps, input.agent, workspaceId, auth.accountId);
   checkDeployable(agent, input.agent);
   const secrets = mergeSecretNames(agent.manifest.required_secrets, input.secrets);
   await checkSecretsExist(deps, workspaceId, secrets);
@@ -283,7 +259,7 @@ export async function patchService(
   const min = patch.min_instances ?? current.min_instances;
   const max = patch.max_instances ?? Math.max(current.max_instances, min);
   checkInstances(auth, min, max, issues);
-  await checkAlertUrl(deps, patch.alert_webhook_url, issues);
+  await checkAlertUrlField(deps, patch.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
   let secrets = current.secrets;
   if (patch.secrets) {
@@ -377,7 +353,7 @@ export async function updateServiceVersion(
 ): Promise<Service> {
   const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'owner');
   const ref = `${stored.service.agent}${input.version ? `@${input.version}` : ''}`;
-  const { agent } = await resolveAgent(deps, ref, workspaceId, auth.accountId);
+  const { agent } = await resolveAgentRef(deps, ref, workspaceId, auth.accountId);
   checkDeployable(agent, ref);
   const moved = await moveToVersion(deps, id, agent, input.version ? { autoUpdate: false } : {});
   return moved ?? stored.service;

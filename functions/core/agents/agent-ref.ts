@@ -1,0 +1,41 @@
+import type { Deps } from '../../platform/deps.ts';
+import { type FieldIssue, invalidInput } from '../../platform/errors.ts';
+import { checkOutboundUrl } from '../alerts/outbound-url.ts';
+import { keys } from '../keys.ts';
+import { findLatest, findVersion } from './agent-lookup.ts';
+import type { AgentVersion } from './agent-record.ts';
+
+/**
+ * The agent a schedule or service runs, from `org/agent` (the newest live version) or
+ * `org/agent@vN` (pinned): 400 on `body.agent` when it does not exist, or is private to a
+ * workspace the caller is not a member of.
+ */
+export async function resolveAgentRef(
+  deps: Deps,
+  ref: string,
+  workspaceId: string,
+  accountId: string,
+): Promise<{ agent: AgentVersion; pinned: boolean }> {
+  const [path, version] = ref.split('@') as [string, string | undefined];
+  const [org, name] = path.split('/') as [string, string];
+  const agent = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
+  if (!agent || agent.deleted_at)
+    throw invalidInput([{ field: 'body.agent', message: `${ref} does not exist` }]);
+  if (!agent.manifest.is_public && agent.workspace_id !== workspaceId) {
+    const member = await deps.store.get(keys.member(agent.workspace_id, accountId));
+    if (!member)
+      throw invalidInput([{ field: 'body.agent', message: `${ref} is private to another workspace` }]);
+  }
+  return { agent, pinned: version !== undefined };
+}
+
+/** Checks a user-given alert URL when saved (docs/schedules.md), adding a field issue if refused. */
+export async function checkAlertUrlField(
+  deps: Deps,
+  url: string | null | undefined,
+  issues: FieldIssue[],
+): Promise<void> {
+  if (!url) return;
+  const checked = await checkOutboundUrl(url, { mode: deps.config.mode });
+  if (!checked.ok) issues.push({ field: 'body.alert_webhook_url', message: checked.reason });
+}
