@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../platform/deps.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { sortSuffix } from '../schedules/schedule-events.ts';
+
+/**
+ * The credit ledger (docs/billing.md). An account's balance is one item; every change is an
+ * immutable entry (top-up, charge, refund) written in the same transaction as the balance update,
+ * with a guard item per reference (payment session, call request id) created under `notExists`,
+ * so a retried or duplicated operation is recorded once. The balance never goes below zero (the
+ * charge's condition) and always equals the sum of the entries.
+ */
+export type LedgerEntryType = 'topup' | 'charge' | 'refund';
+
+export interface LedgerEntry {
+  entry_id: string;
+  type: LedgerEntryType;
+  /** Signed: a top-up or refund adds, a charge subtracts. */
+  amount: number;
+  /** The payment session (top-up) or the call's request id (charge, refund). */
+  reference: string;
+  /** Charges and refunds: the paid agent, org/name/version. */
+  agent: string | null;
+  created_at: string;
+}
+
+/** A charge waiting to be settled by its call's record, or refunded (reconciliation reads these). */
+export const PENDING_CHARGES = 'LEDGER#PENDING';
+/** A pending charge older than its call's deadline plus this is reconciled. */
+export const RECONCILE_GRACE_MS = 60_000;
+
+export const ledgerKeys = {
+  balance: (accountId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: 'CREDITS' }),
+  entries: (accountId: string) => `ACCOUNT#${accountId}#LEDGER`,
+  guard: (type: LedgerEntryType, reference: string) => ({ pk: `LEDGERREF#${type}#${reference}`, sk: 'REF' }),
+};
+
+function entryItem(accountId: string, entry: LedgerEntry): Item {
+  return {
+    pk: ledgerKeys.entries(accountId),
+    sk: `ENTRY#${entry.created_at}#${sortSuffix()}#${entry.entry_id}`,
+    account_id: accountId,
+    ...(entry as unknown as Record<string, never>),
+  };
+}
+
+export async function getBalance(deps: Deps, accountId: string): Promise<number> {
+  const item = await deps.store.get(ledgerKeys.balance(accountId));
+  return typeof item?.credits === 'number' ? item.credits : 0;
+}
+
+/** Lands a top-up once per payment reference. Returns false when it had landed already. */
+export async function topUp(
+  deps: Deps,
+  accountId: string,
+  credits: number,
+  reference: string,
+): Promise<boolean> {
+  if (!Number.isInteger(credits) || credits <= 0) throw new Error('A top-up is a positive whole number of credits');
+  const now = deps.clock.now().toISOString();
+  const entry: LedgerEntry = { entry_id: randomUUID(), type: 'topup', amount: credits, reference, agent: null, created_at: now };
+  try {
+    await deps.store.transactWrite([
+      { put: { ...ledgerKeys.guard('topup', reference), account_id: accountId, entry_id: entry.entry_id, amount: credits }, condition: cond.notExists() },
+      { update: ledgerKeys.balance(accountId), spec: { add: { credits }, set: { updated_at: now } } },
+      { put: entryItem(accountId, entry), condition: cond.notExists() },
+    ]);
+    return true;
+  } catch (err) {
+    if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') return false;
+    throw err;
+  }
+}
+
+export interface ChargeInput {
+  accountId: string;
+  amount: number;
+  /** The call's request id: one charge per call, however often it is retried. */
+  requestId: string;
+  agent: string;
+  /** The workspace of the paid agent (its author's earnings). */
+  authorWorkspaceId: string;
+  /** Epoch ms after which an unsettled charge is reconciled (the call's deadline). */
+  deadlineMs: number;
+}
+
+/**
+ * Charges a call before it runs: the balance minus `amount` under `credits >= amount`, the guard,
+ * and the entry, in one transaction. A duplicate of the same request id charges nothing more and
+ * returns false. Not enough credits: 402 INSUFFICIENT_CREDITS, nothing written.
+ */
+export async function charge(deps: Deps, input: ChargeInput): Promise<boolean> {
+  const now = deps.clock.now().toISOString();
+  const entry: LedgerEntry = {
+    entry_id: randomUUID(),
+    type: 'charge',
+    amount: -input.amount,
+    reference: input.requestId,
+    agent: input.agent,
+    created_at: now,
+  };
+  try {
+    await deps.store.transactWrite([
+      {
+        update: ledgerKeys.balance(input.accountId),
+        spec: { add: { credits: -input.amount }, set: { updated_at: now } },
+        condition: cond.gte('credits', input.amount),
+      },
+      {
+        put: {
+          ...ledgerKeys.guard('charge', input.requestId),
+          account_id: input.accountId,
+          entry_id: entry.entry_id,
+          amount: input.amount,
+          agent: input.agent,
+          author_workspace_id: input.authorWorkspaceId,
+          state: 'pending',
+          charged_at: now,
+          reconcile_after: input.deadlineMs + RECONCILE_GRACE_MS,
+          gsi2pk: PENDING_CHARGES,
+          gsi2sk: `${String(input.deadlineMs + RECONCILE_GRACE_MS).padStart(15, '0')}#${input.requestId}`,
+        },
+        condition: cond.notExists(),
+      },
+      { put: entryItem(input.accountId, entry), condition: cond.notExists() },
+    ]);
+    return true;
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledError)) throw err;
+    if (err.reasons[1] === 'ConditionalCheckFailed') return false;
+    if (err.reasons[0] === 'ConditionalCheckFailed') {
+      const balance = await getBalance(deps, input.accountId);
+      throw new PlatformError(
+        'INSUFFICIENT_CREDITS',
+        `${input.agent} costs ${input.amount} credits per call; the balance is ${balance}. Top up with POST /billing/checkout`,
+        { required: input.amount, balance },
+      );
+    }
+    throw err;
+  }
+}
+
+/** The settle op: written with the call's record, so a delivered run is always billed. */
+export function settleOp(requestId: string) {
+  return {
+    update: ledgerKeys.guard('charge', requestId),
+    spec: { set: { state: 'settled' }, remove: ['gsi2pk', 'gsi2sk'] },
+    condition: cond.eq('state', 'pending'),
+  };
+}
+
+/** Refunds a call's charge once. Returns false when there was none or it was refunded already. */
+export async function refund(deps: Deps, requestId: string, reason: string): Promise<boolean> {
+  const guard = await deps.store.get(ledgerKeys.guard('charge', requestId));
+  if (!guard || guard.state !== 'pending') return false;
+  const accountId = String(guard.account_id);
+  const amount = Number(guard.amount);
+  const now = deps.clock.now().toISOString();
+  const entry: LedgerEntry = {
+    entry_id: randomUUID(),
+    type: 'refund',
+    amount,
+    reference: requestId,
+    agent: (guard.agent as string | null) ?? null,
+    created_at: now,
+  };
+  try {
+    await deps.store.transactWrite([
+      {
+        update: ledgerKeys.guard('charge', requestId),
+        spec: { set: { state: 'refunded', refund_reason: reason }, remove: ['gsi2pk', 'gsi2sk'] },
+        condition: cond.eq('state', 'pending'),
+      },
+      { put: { ...ledgerKeys.guard('refund', requestId), account_id: accountId, amount }, condition: cond.notExists() },
+      { update: ledgerKeys.balance(accountId), spec: { add: { credits: amount }, set: { updated_at: now } } },
+      { put: entryItem(accountId, entry), condition: cond.notExists() },
+    ]);
+    return true;
+  } catch (err) {
+    if (err instanceof TransactionCanceledError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Reconciliation (docs/billing.md): a charge still pending after its call's deadline plus a grace
+ * period belongs to a call whose record was never written (the process died between the charge
+ * and the run, or between a failed run and its refund). Its caller got no answer, so it is
+ * refunded, once. Settled charges (a record was written with the answer) are never touched.
+ */
+export async function reconcileCharges(deps: Deps): Promise<{ refunded: number }> {
+  const now = deps.clock.now().getTime();
+  const due = await queryAll(deps.store, {
+    index: 'gsi2',
+    pk: PENDING_CHARGES,
+    sk: { lt: `${String(now).padStart(15, '0')}#~` },
+  });
+  let refunded = 0;
+  for (const item of due) {
+    const requestId = String(item.pk).replace(/^LEDGERREF#charge#/, '');
+    if (await refund(deps, requestId, 'reconciled: the call never completed')) refunded++;
+  }
+  if (refunded > 0) deps.logger.warn('pending charges refunded by reconciliation', { refunded });
+  return { refunded };
+}
+
+export async function listEntries(deps: Deps, accountId: string): Promise<LedgerEntry[]> {
+  const items = await queryAll(deps.store, { pk: ledgerKeys.entries(accountId), reverse: true });
+  return items.map((i) => ({
+    entry_id: String(i.entry_id),
+    type: i.type as LedgerEntryType,
+    amount: Number(i.amount),
+    reference: String(i.reference),
+    agent: (i.agent as string | null) ?? null,
+    created_at: String(i.created_at),
+  }));
+}
