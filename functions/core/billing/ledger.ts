@@ -57,12 +57,28 @@ export async function topUp(
   credits: number,
   reference: string,
 ): Promise<boolean> {
-  if (!Number.isInteger(credits) || credits <= 0) throw new Error('A top-up is a positive whole number of credits');
+  if (!Number.isInteger(credits) || credits <= 0)
+    throw new Error('A top-up is a positive whole number of credits');
   const now = deps.clock.now().toISOString();
-  const entry: LedgerEntry = { entry_id: randomUUID(), type: 'topup', amount: credits, reference, agent: null, created_at: now };
+  const entry: LedgerEntry = {
+    entry_id: randomUUID(),
+    type: 'topup',
+    amount: credits,
+    reference,
+    agent: null,
+    created_at: now,
+  };
   try {
     await deps.store.transactWrite([
-      { put: { ...ledgerKeys.guard('topup', reference), account_id: accountId, entry_id: entry.entry_id, amount: credits }, condition: cond.notExists() },
+      {
+        put: {
+          ...ledgerKeys.guard('topup', reference),
+          account_id: accountId,
+          entry_id: entry.entry_id,
+          amount: credits,
+        },
+        condition: cond.notExists(),
+      },
       { update: ledgerKeys.balance(accountId), spec: { add: { credits }, set: { updated_at: now } } },
       { put: entryItem(accountId, entry), condition: cond.notExists() },
     ]);
@@ -172,7 +188,10 @@ export async function refund(deps: Deps, requestId: string, reason: string): Pro
         spec: { set: { state: 'refunded', refund_reason: reason }, remove: ['gsi2pk', 'gsi2sk'] },
         condition: cond.eq('state', 'pending'),
       },
-      { put: { ...ledgerKeys.guard('refund', requestId), account_id: accountId, amount }, condition: cond.notExists() },
+      {
+        put: { ...ledgerKeys.guard('refund', requestId), account_id: accountId, amount },
+        condition: cond.notExists(),
+      },
       { update: ledgerKeys.balance(accountId), spec: { add: { credits: amount }, set: { updated_at: now } } },
       { put: entryItem(accountId, entry), condition: cond.notExists() },
     ]);
