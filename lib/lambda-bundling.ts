@@ -79,6 +79,9 @@ const SANDBOX_EXTERNAL = ['../adapters/aws/ecs-sandbox.ts'];
 /** The ECS client: for the sandbox and for always-on services. */
 const ECS_EXTERNAL = ['@aws-sdk/client-ecs'];
 
+/** Left out of modules that never take payments: Stripe's SDK and its adapter. */
+const PAYMENTS_EXTERNAL = ['stripe', '../adapters/aws/stripe-payments.ts'];
+
 /** Left out of modules that never manage always-on services in AWS. */
 const SERVICES_EXTERNAL = [
   '@aws-sdk/client-elastic-load-balancing-v2',
@@ -118,12 +121,14 @@ export function lambdaBundling(access: ModuleAccess) {
      */
     externalModules: [
       ...ALWAYS_EXTERNAL,
-      ...(access.secrets === 'none' ? VAULT_EXTERNAL : []),
+      // The payments module reads Stripe's keys from Secrets Manager: it keeps the client.
+      ...(access.secrets === 'none' && !access.payments ? VAULT_EXTERNAL : []),
       // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
       ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
       ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
       ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
       ...(access.services ? [] : SERVICES_EXTERNAL),
+      ...(access.payments ? [] : PAYMENTS_EXTERNAL),
       ...(access.llm ? [] : LLM_EXTERNAL),
       ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
       ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),

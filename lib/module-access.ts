@@ -48,6 +48,8 @@ export interface ModuleAccess {
    * scaling targets, CloudWatch log reads). Modules without it leave those clients out.
    */
   services?: boolean;
+  /** Whether the module takes payments (Stripe's SDK). Modules without it leave the SDK out. */
+  payments?: boolean;
 }
 
 /** What a path that runs schedules needs: the call path's access, plus the streak's consequences. */
@@ -90,6 +92,9 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // Always-on services: records, timelines, logs; a deploy checks the secrets' listing records
   // (never a value). In AWS the runner (ECS services) is not built yet: a deploy is refused there.
   services: { table: 'read-write', secrets: 'none', bundles: 'read', services: true },
+  // Billing: the ledger, checkouts, Stripe's webhook (and its keys, from one Secrets Manager
+  // secret the stack grants read access to separately).
+  billing: { table: 'read-write', secrets: 'none', bundles: 'none', payments: true },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
 };
@@ -103,6 +108,8 @@ export const JOB_ACCESS = {
   'alert-delivery': { table: 'none', secrets: 'none', bundles: 'none', alerts: 'send' },
   // ECS task state changes of the services cluster: the supervision decisions, a pause (desired
   // count 0), and crash-loop alerts.
+  // Refunds charges whose calls never completed: the ledger only.
+  'billing-reconcile': { table: 'read-write', secrets: 'none', bundles: 'none' },
   'service-events': {
     table: 'read-write',
     secrets: 'none',

@@ -7,6 +7,7 @@ import type { Construct } from 'constructs';
 import { ERROR_CODES, type ErrorCode } from '../functions/platform/errors.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { acknowledge } from './acknowledge.ts';
+import { BillingJobs } from './constructs/billing-jobs.ts';
 import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
@@ -57,6 +58,7 @@ export class StatelessStack extends Stack {
   readonly sandbox: SandboxCluster;
   readonly schedules: ScheduleFiring;
   readonly services: ServiceHosting | undefined;
+  readonly billing: BillingJobs;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -161,9 +163,16 @@ export class StatelessStack extends Stack {
         })
       : undefined;
     if (this.services) this.schedules.grantQueueAlerts(this.services.eventsFunction);
+    // Stripe's keys and the reconciliation of unfinished paid calls (docs/billing.md).
+    this.billing = new BillingJobs(this, 'Billing', {
+      table,
+      bundleBucket,
+      secretsPrefix: props.secretsPrefix,
+    });
     for (const module of MODULES) {
       const access = moduleAccess(module);
       if (access.services && this.services) this.services.grantManage(functions[module]);
+      if (access.payments) this.billing.grantPayments(functions[module]);
       if (access.sandbox) this.sandbox.grantRun(functions[module]);
       if (access.scheduler === 'manage') this.schedules.grantManage(functions[module]);
       if (access.scheduler === 'remove') this.schedules.grantRemove(functions[module]);

@@ -4,6 +4,7 @@ import type { ResourceModule } from '../platform/routes.ts';
 import { operations as agentAuthoring } from './agent-authoring.ts';
 import { operations as agents } from './agents.ts';
 import { operations as apiKeys } from './api-keys.ts';
+import { operations as billing } from './billing.ts';
 import { operations as calls } from './calls.ts';
 import { operations as health } from './health.ts';
 import { operations as openapi } from './openapi.ts';
@@ -33,6 +34,7 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     schedules: createModuleHandler('schedules', schedules, get),
     'schedule-runs': createModuleHandler('schedule-runs', scheduleRuns, get),
     services: createModuleHandler('services', services, get),
+    billing: createModuleHandler('billing', billing, get),
     usage: createModuleHandler('usage', usage, get),
   };
 }

@@ -80,6 +80,14 @@ const schema = z
     PLATFORM_SERVICES_DOMAIN: z.string().min(1).max(200).optional(),
     PLATFORM_SERVICES_LOG_GROUP: z.string().min(1).optional(),
     PLATFORM_SERVICES_IMAGE: z.string().min(1).optional(),
+    // Payments (docs/billing.md): local checkout pages, or Stripe. Stripe's keys come from the
+    // environment, or in AWS from the Secrets Manager secret the stack names (JSON with
+    // secret_key and webhook_secret). STRIPE_API_BASE points the SDK elsewhere (tests).
+    PLATFORM_PAYMENTS: z.enum(['local', 'stripe']).optional(),
+    STRIPE_SECRET_KEY: z.string().min(1).optional(),
+    STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+    STRIPE_API_BASE: z.url().optional(),
+    PLATFORM_STRIPE_SECRET_ARN: z.string().min(1).optional(),
     // LLM providers, under the vendors' usual names.
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_BASE_URL: z.url().optional(),
@@ -137,6 +145,13 @@ export interface Config {
   serviceBackoffMs: number;
   serviceHealthyMs: number;
   serviceStartTimeoutMs: number;
+  payments: {
+    kind: 'local' | 'stripe';
+    stripeSecretKey: string | undefined;
+    stripeWebhookSecret: string | undefined;
+    stripeApiBase: string | undefined;
+    stripeSecretArn: string | undefined;
+  };
   services: {
     cluster: string | undefined;
     subnets: string[];
@@ -203,6 +218,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     serviceBackoffMs: e.PLATFORM_SERVICE_BACKOFF_MS,
     serviceHealthyMs: e.PLATFORM_SERVICE_HEALTHY_MS,
     serviceStartTimeoutMs: e.PLATFORM_SERVICE_START_TIMEOUT_MS,
+    payments: {
+      kind: e.PLATFORM_PAYMENTS ?? (e.PLATFORM_MODE === 'aws' ? 'stripe' : 'local'),
+      stripeSecretKey: e.STRIPE_SECRET_KEY,
+      stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      stripeApiBase: e.STRIPE_API_BASE,
+      stripeSecretArn: e.PLATFORM_STRIPE_SECRET_ARN,
+    },
     services: {
       cluster: e.PLATFORM_SERVICES_CLUSTER,
       subnets: csv(e.PLATFORM_SERVICES_SUBNETS),

@@ -3,6 +3,7 @@ import { assertBundleKey, assertDownloadUrlTtl, type BundleStore } from '../port
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
 import type { LlmGateway } from '../ports/llm-gateway.ts';
 import type { Notifier } from '../ports/notifier.ts';
+import type { Payments } from '../ports/payments.ts';
 import type { Sandbox } from '../ports/sandbox.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
@@ -23,6 +24,7 @@ export interface Deps {
   scheduler: Scheduler;
   notifier: Notifier;
   serviceRunner: ServiceRunner;
+  payments: Payments;
   clock: Clock;
   logger: Logger;
 }
@@ -56,6 +58,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       (config.mode === 'aws' ? createEventBridgeScheduler(config) : new LocalScheduler());
     const notifier = overrides.notifier ?? (await createNotifier(config, logger));
     const serviceRunner = await createServiceRunner(config, sandbox, logger);
+    const payments = createPayments(config);
     const deps: Deps = {
       config,
       store,
@@ -66,6 +69,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       scheduler,
       notifier,
       serviceRunner,
+      payments,
       clock,
       logger,
     };
@@ -377,5 +381,66 @@ export async function createServiceRunner(
     },
     ['start', 'stop', 'logs'],
     { kind: 'ecs', bind: () => undefined, close: async () => undefined } as Partial<ServiceRunner>,
+  );
+}
+
+/**
+ * Payments, built on first use (only the billing routes take payments): local checkout pages, or
+ * Stripe with keys from the environment or, in AWS, from the Secrets Manager secret the stack made.
+ */
+export function createPayments(config: Config): Payments {
+  const p = config.payments;
+  if (p.kind === 'local') {
+    return lazyPort<Payments>(
+      async () => {
+        const { LocalPayments } = await import('../adapters/local/local-payments.ts');
+        return new LocalPayments(config.publicUrl ?? `http://${config.host}:${config.port}`);
+      },
+      ['createCheckout', 'parseWebhook'],
+      { kind: 'local' } as Partial<Payments>,
+    );
+  }
+  return lazyPort<Payments>(
+    async () => {
+      let secretKey = p.stripeSecretKey;
+      let webhookSecret = p.stripeWebhookSecret;
+      if ((!secretKey || !webhookSecret) && p.stripeSecretArn) {
+        const { SecretsManagerClient, GetSecretValueCommand } = await import(
+          '@aws-sdk/client-secrets-manager'
+        );
+        const out = await new SecretsManagerClient({ region: config.awsRegion }).send(
+          new GetSecretValueCommand({ SecretId: p.stripeSecretArn }),
+        );
+        const parsed = JSON.parse(out.SecretString ?? '{}') as {
+          secret_key?: string;
+          webhook_secret?: string;
+        };
+        secretKey ??= parsed.secret_key;
+        webhookSecret ??= parsed.webhook_secret;
+      }
+      if (!secretKey || !webhookSecret || secretKey.startsWith('REPLACE')) {
+        throw new PlatformError(
+          'UNPROCESSABLE',
+          'Payments are not set up on this deployment: add the Stripe keys (docs/billing.md)',
+        );
+      }
+      const { StripePayments } = await import('../adapters/aws/stripe-payments.ts');
+      const api = p.stripeApiBase ? new URL(p.stripeApiBase) : undefined;
+      return new StripePayments({
+        secretKey,
+        webhookSecret,
+        ...(api
+          ? {
+              api: {
+                host: api.hostname,
+                port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+                protocol: api.protocol === 'https:' ? 'https' : 'http',
+              },
+            }
+          : {}),
+      });
+    },
+    ['createCheckout', 'parseWebhook'],
+    { kind: 'stripe' } as Partial<Payments>,
   );
 }

@@ -33,7 +33,7 @@ export interface OperationInput<R extends RouteDef> {
 type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
   ? z.input<R['success']['schema']>
   : undefined;
-type Result<R extends RouteDef> = Body<R> | Reply<Body<R>>;
+type Result<R extends RouteDef> = Body<R> | Reply<Body<R>> | HtmlReply;
 
 /** The operations a resource module implements: one per route of that module, typed by the route. */
 export type Operations<M extends ResourceModule> = {
@@ -49,6 +49,14 @@ export class Reply<T> {
   constructor(body: T, headers: Record<string, string>) {
     this.body = body;
     this.headers = headers;
+  }
+}
+
+/** A page instead of JSON (the local checkout page): sent as text/html, as is. */
+export class HtmlReply {
+  readonly html: string;
+  constructor(html: string) {
+    this.html = html;
   }
 }
 
@@ -139,6 +147,18 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
       const s = stateOf(request);
       const status = s.route?.success.status ?? 200;
       const result = request.response as unknown;
+      if (result instanceof HtmlReply) {
+        request.response = {
+          statusCode: status,
+          headers: {
+            ...(await commonHeaders(s)),
+            'Content-Type': 'text/html; charset=utf-8',
+            'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+          },
+          body: result.html,
+        };
+        return;
+      }
       const body = result instanceof Reply ? result.body : result;
       request.response = {
         statusCode: status,

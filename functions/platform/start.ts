@@ -61,12 +61,20 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   const { resumeServices } = await import('../core/services/service-supervision.ts');
   const resumed = await resumeServices(deps);
   if (resumed > 0) out(`Services: ${resumed} resumed`);
+  // Paid calls charged but never completed (a crash between charge and answer) are refunded.
+  const { reconcileCharges } = await import('../core/billing/ledger.ts');
+  const reconcile = () =>
+    reconcileCharges(deps).catch((err) => deps.logger.error('reconciliation failed', { error: String(err) }));
+  await reconcile();
+  const reconcileTimer = setInterval(() => void reconcile(), 60_000);
+  reconcileTimer.unref();
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     out(`Received ${signal}; stopping.`);
+    clearInterval(reconcileTimer);
     await server.close();
     await loop.stop();
     await deps.serviceRunner.close();

@@ -5,6 +5,7 @@ import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
 import { compileInputValidator, type Warning } from '../agents/manifest.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
+import { charge, refund, settleOp } from '../billing/ledger.ts';
 import { keys } from '../keys.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import { parseCallBody } from './call-input.ts';
@@ -13,7 +14,7 @@ import { type CallOptions, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { type Admission, admitCall } from './quotas.ts';
 import type { RunExtras } from './sandbox-run.ts';
-import { countSubCall, issueServiceKey, type ServiceContext } from './service-keys.ts';
+import { countSubCall, issueServiceKey, type ServiceContext, spendDownstreamBudget } from './service-keys.ts';
 
 /** The platform's cap on a call's run time (spec "Limits": maximum 300 s, platform-enforced). */
 export const MAX_CALL_SECONDS = 300;
@@ -55,6 +56,8 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
   let tokens = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   let computeMs = 0;
   let engineLogs: { level: 'info' | 'error'; message: string }[] = [];
+  /** Credits charged for this call (a paid agent), and whether they were refunded. */
+  const billing = { charged: 0, refunded: false };
   let outcome: { status: CallRecord['status']; code: string | null; http: number } = {
     status: 'success',
     code: null,
@@ -69,6 +72,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     }
     // The lease expires by the store's clock (the platform clock); the timer runs on the process clock.
     const sandboxed = agent.manifest.execution_engine !== 'direct_llm';
+    const price = await priceFor(deps, auth, agent);
     // Sub-calls made with a run's service key do not count against the caller's quotas.
     admission = auth.service
       ? undefined
@@ -76,7 +80,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
           deps,
           auth,
           deps.clock.now().getTime() + (deadline - Date.now()),
-          sandboxed ? 'sandbox' : 'llm',
+          price > 0 ? 'paid' : sandboxed ? 'sandbox' : 'llm',
         );
     const orchestration = await orchestrationFor(deps, auth, agent, req, deadline);
     revokeServiceKey = orchestration?.revoke;
@@ -87,6 +91,21 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
       const remaining = deadline - Date.now();
       if (remaining <= 0)
         throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
+      if (price > 0) {
+        // Charged before it runs (docs/billing.md): 402 and nothing runs without the credits.
+        if (auth.service && auth.serviceKeyHash) {
+          await spendDownstreamBudget(deps, auth.serviceKeyHash, price, auth.service.budget);
+        }
+        const charged = await charge(deps, {
+          accountId: auth.accountId,
+          amount: price,
+          requestId: req.requestId,
+          agent: `${agent.org}/${agent.name}/${agent.version}`,
+          authorWorkspaceId: agent.workspace_id,
+          deadlineMs: deps.clock.now().getTime() + remaining,
+        });
+        if (charged) billing.charged = price;
+      }
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), remaining);
       try {
@@ -132,6 +151,17 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     if (typeof extra.computeMs === 'number') computeMs = extra.computeMs;
     if (Array.isArray(extra.logs)) engineLogs = extra.logs;
     const code = err instanceof PlatformError ? err.code : 'INTERNAL_ERROR';
+    if (billing.charged > 0 && REFUNDED_ON.includes(code)) {
+      billing.refunded = await refund(deps, req.requestId, code).catch((e) => {
+        deps.logger.error('refund failed; reconciliation will retry', {
+          request_id: req.requestId,
+          error: String(e),
+        });
+        return false;
+      });
+      // A failed refund write leaves the charge pending: reconciliation refunds it (no record settles it).
+      if (!billing.refunded) billing.charged = -1;
+    }
     outcome = {
       status: code === 'TIMEOUT' ? 'timeout' : 'error',
       code,
@@ -151,9 +181,24 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
         tokens,
         computeMs,
         engineLogs,
+        billing,
       });
     }
   }
+}
+
+/** Failures on the platform's side, refunded (docs/billing.md). */
+const REFUNDED_ON = ['INTERNAL_ERROR', 'LLM_ERROR', 'TIMEOUT', 'UNPROCESSABLE'];
+
+/**
+ * What the caller pays per call: the agent's price_credits, except for members of the agent's own
+ * workspace (authors and their teams run their agents free).
+ */
+async function priceFor(deps: Deps, auth: AuthContext, agent: AgentVersion): Promise<number> {
+  const price = agent.manifest.price_credits ?? 0;
+  if (price <= 0) return 0;
+  const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
+  return member ? 0 : price;
 }
 
 /** The version to run, if the caller may run it: 404 for anything unknown, 403 for a private agent of another workspace. */
@@ -473,6 +518,8 @@ async function recordCall(
     tokens: { input_tokens: number; output_tokens: number; total_tokens: number };
     computeMs: number;
     engineLogs: { level: 'info' | 'error'; message: string }[];
+    /** charged -1: a refund is owed but its write failed; the charge stays pending for reconciliation. */
+    billing: { charged: number; refunded: boolean };
   },
 ): Promise<void> {
   const ok = r.outcome.status === 'success';
@@ -496,7 +543,11 @@ async function recordCall(
     model: r.model,
     ...r.tokens,
     compute_ms: r.computeMs,
+    credits: r.billing.charged > 0 && !r.billing.refunded ? r.billing.charged : 0,
   });
+  // The charge is settled in the same transaction as the record: a call whose answer was written
+  // is always billed; one that never got here is refunded by reconciliation.
+  const settle = r.billing.charged > 0 && !r.billing.refunded ? [settleOp(req.requestId)] : [];
   const log = {
     ...keys.agentVersion(agent.id),
     sk: `${keys.agentLogPrefix}${r.at}#${randomUUID()}`,
@@ -519,8 +570,12 @@ async function recordCall(
       request_id: req.requestId,
       ttl: log.ttl,
     }));
-    if (admission) await admission.finish([record, log, ...extraLogs]);
-    else await deps.store.transactWrite([record, log, ...extraLogs].map((item) => ({ put: item })));
+    if (admission) await admission.finish([record, log, ...extraLogs], settle);
+    else
+      await deps.store.transactWrite([
+        ...[record, log, ...extraLogs].map((item) => ({ put: item })),
+        ...settle,
+      ]);
   } catch (err) {
     // A failed record must not turn the caller's answer into an error.
     deps.logger.error('call record not written', { request_id: req.requestId, error: String(err) });

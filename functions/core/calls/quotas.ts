@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
-import { cond, type Item, TransactionCanceledError } from '../../ports/store.ts';
+import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
@@ -17,8 +17,11 @@ export interface Admission {
    * Releases the concurrency slot, writing `items` (the call's records) in the same transaction.
    * Never throws for a slot that expired and was taken over meanwhile.
    */
-  finish(items: Item[]): Promise<void>;
+  finish(items: Item[], ops?: TransactOp[]): Promise<void>;
 }
+
+/** Paid calls bypass the tier's daily limit but count against this abuse cap (spec "Limits"). */
+export const PAID_DAILY_CAP = 100_000;
 
 /**
  * Admits a call in one transaction: today's counter +1 under `calls < limit`, and a free
@@ -31,7 +34,7 @@ export async function admitCall(
   deps: Deps,
   auth: AuthContext,
   deadlineMs: number,
-  kind: 'llm' | 'sandbox' = 'llm',
+  kind: 'llm' | 'sandbox' | 'paid' = 'llm',
 ): Promise<Admission> {
   const limits = TIER_LIMITS[auth.tier];
   const now = deps.clock.now();
@@ -40,8 +43,11 @@ export async function admitCall(
   const counterKey =
     kind === 'sandbox'
       ? keys.sandboxDailyUsage(auth.accountId, utcDay(now))
-      : keys.dailyUsage(auth.accountId, utcDay(now));
-  const dailyLimit = kind === 'sandbox' ? limits.sandboxDailyCalls : limits.dailyCalls;
+      : kind === 'paid'
+        ? { pk: `ACCOUNT#${auth.accountId}`, sk: `USAGE#PAID#${utcDay(now)}` }
+        : keys.dailyUsage(auth.accountId, utcDay(now));
+  const dailyLimit =
+    kind === 'sandbox' ? limits.sandboxDailyCalls : kind === 'paid' ? PAID_DAILY_CAP : limits.dailyCalls;
   const id = randomUUID();
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   const start = randomInt(limits.concurrentRequests);
@@ -62,16 +68,18 @@ export async function admitCall(
       continue; // that slot is held: try the next one
     }
     return {
-      finish: async (items) => {
+      finish: async (items, ops = []) => {
         try {
           await deps.store.transactWrite([
             { delete: slotKey, condition: cond.eq('lease_id', id) },
             ...items.map((item) => ({ put: item })),
+            ...ops,
           ]);
         } catch (err) {
           if (!(err instanceof TransactionCanceledError)) throw err;
           // The lease expired and another call holds the slot now: write the records alone.
-          if (items.length > 0) await deps.store.transactWrite(items.map((item) => ({ put: item })));
+          if (items.length + ops.length > 0)
+            await deps.store.transactWrite([...items.map((item) => ({ put: item })), ...ops]);
         }
       },
     };
@@ -88,10 +96,11 @@ function quotaExceeded(
   limit: number,
   reset: number,
   now: Date,
-  kind: 'llm' | 'sandbox' = 'llm',
+  kind: 'llm' | 'sandbox' | 'paid' = 'llm',
 ): PlatformError {
   const wait = Math.max(1, Math.ceil(reset - now.getTime() / 1000));
-  const what = kind === 'sandbox' ? 'sandbox runs' : 'calls';
+  const what =
+    kind === 'sandbox' ? 'sandbox runs' : kind === 'paid' ? 'paid-agent calls (abuse cap)' : 'calls';
   return new PlatformError(
     'RATE_LIMITED',
     `Daily quota of ${limit} ${what} for the ${auth.tier} tier is used up; it resets at ${new Date(reset * 1000).toISOString()}`,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { cond } from '../../ports/store.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { generateApiKey, hashApiKey } from '../api-keys/api-key-secret.ts';
 import { keys } from '../keys.ts';
 
@@ -61,4 +62,42 @@ export async function countSubCall(deps: Deps, keyHash: string): Promise<void> {
     { add: { sub_calls: 1 } },
     { condition: cond.exists() },
   );
+}
+
+/**
+ * Spends `credits` of an orchestration's per_call_downstream_cap (the service key's budget) for a
+ * paid sub-call, under a condition so that racing sub-calls cannot pass the cap together.
+ */
+export async function spendDownstreamBudget(
+  deps: Deps,
+  keyHash: string,
+  credits: number,
+  budget: number,
+): Promise<void> {
+  if (credits > budget) {
+    throw new PlatformError(
+      'INSUFFICIENT_CREDITS',
+      `This call costs ${credits} credits, more than the orchestration's per_call_downstream_cap of ${budget}`,
+      { required: credits, cap: budget },
+    );
+  }
+  try {
+    await deps.store.update(
+      keys.apiKeyByHash(keyHash),
+      { add: { credits_spent: credits } },
+      {
+        condition: cond.and(
+          cond.exists(),
+          cond.or(cond.attrNotExists('credits_spent'), cond.lte('credits_spent', budget - credits)),
+        ),
+      },
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+    throw new PlatformError(
+      'INSUFFICIENT_CREDITS',
+      `The orchestration's per_call_downstream_cap of ${budget} credits would be exceeded by this ${credits}-credit call`,
+      { required: credits, cap: budget },
+    );
+  }
 }

@@ -31,6 +31,8 @@ export interface CallRecord {
   total_tokens: number;
   /** Sandbox run time (code runtime, managed loop); 0 for direct-LLM calls. */
   compute_ms?: number;
+  /** Credits the caller paid for this call (a paid agent; 0 when refunded or free). */
+  credits?: number;
 }
 
 export const callRecordKeys = {

@@ -187,6 +187,10 @@ export const authorUsageSummarySchema = z.object({
   workspaces: z.array(z.string()).describe('Ids of the workspaces whose agents’ calls are counted'),
   callers: z.number().int().describe('Distinct calling accounts in the range'),
   totals: usageStatsSchema,
+  earnings_credits: z
+    .number()
+    .int()
+    .describe('Credits paid by callers for the paid agents’ calls in the range (refunded calls excluded)'),
 });
 
 export const usageBucketSchema = usageStatsSchema.extend({

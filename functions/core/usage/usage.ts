@@ -180,6 +180,7 @@ export async function authorUsageSummary(
     workspaces,
     callers: new Set(records.map((r) => r.caller_account_id)).size,
     totals: stats(records),
+    earnings_credits: records.reduce((sum, r) => sum + (r.credits ?? 0), 0),
   };
 }
 

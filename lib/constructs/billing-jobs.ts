@@ -1,0 +1,63 @@
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { acknowledge } from '../acknowledge.ts';
+import { JOB_ACCESS } from '../module-access.ts';
+import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
+
+export interface BillingJobsProps {
+  table: SharedResource;
+  bundleBucket: SharedResource;
+  secretsPrefix: string;
+}
+
+/**
+ * Billing's AWS pieces (docs/billing.md): the Secrets Manager secret holding Stripe's keys
+ * (`{"secret_key": …, "webhook_secret": …}`, filled in by the operator after deploy), and the
+ * reconciliation function on a five-minute schedule.
+ */
+export class BillingJobs extends Construct {
+  readonly stripeSecret: secretsmanager.Secret;
+  readonly reconcileFunction: PlatformFunction;
+
+  constructor(scope: Construct, id: string, props: BillingJobsProps) {
+    super(scope, id);
+    this.stripeSecret = new secretsmanager.Secret(this, 'StripeKeys', {
+      description:
+        'agenthost: Stripe secret key and webhook signing secret (JSON: secret_key, webhook_secret)',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ secret_key: 'REPLACE_ME', webhook_secret: 'REPLACE_ME' }),
+        generateStringKey: 'placeholder',
+      },
+    });
+    acknowledge(this.stripeSecret, [
+      {
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'Stripe issues and rolls these keys in its dashboard; the operator pastes the new ones here (docs/billing.md). A Secrets Manager rotation function cannot create Stripe keys.',
+      },
+    ]);
+    this.reconcileFunction = new PlatformFunction(this, 'Reconcile', {
+      entry: `${PROJECT_ROOT}/functions/jobs/billing-reconcile.ts`,
+      access: JOB_ACCESS['billing-reconcile'],
+      table: props.table,
+      bundleBucket: props.bundleBucket,
+      secretsPrefix: props.secretsPrefix,
+      functionProps: { timeout: Duration.seconds(120) },
+    });
+    new events.Rule(this, 'Every5Minutes', {
+      description: 'agenthost: refund paid calls charged but never completed',
+      schedule: events.Schedule.rate(Duration.minutes(5)),
+      targets: [new targets.LambdaFunction(this.reconcileFunction.function, { retryAttempts: 2 })],
+    });
+  }
+
+  /** The billing function takes Stripe payments with the keys in this secret. */
+  grantPayments(fn: PlatformFunction): void {
+    this.stripeSecret.grantRead(fn.role);
+    fn.function.addEnvironment('PLATFORM_PAYMENTS', 'stripe');
+    fn.function.addEnvironment('PLATFORM_STRIPE_SECRET_ARN', this.stripeSecret.secretArn);
+  }
+}
