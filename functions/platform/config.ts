@@ -84,6 +84,8 @@ const schema = z
     // environment, or in AWS from the Secrets Manager secret the stack names (JSON with
     // secret_key and webhook_secret). STRIPE_API_BASE points the SDK elsewhere (tests).
     PLATFORM_PAYMENTS: z.enum(['local', 'stripe']).optional(),
+    // A paid call's charge still pending this long after its deadline is refunded (docs/billing.md).
+    PLATFORM_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
     STRIPE_SECRET_KEY: z.string().min(1).optional(),
     STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
     STRIPE_API_BASE: z.url().optional(),
@@ -145,6 +147,7 @@ export interface Config {
   serviceBackoffMs: number;
   serviceHealthyMs: number;
   serviceStartTimeoutMs: number;
+  reconcileGraceMs: number;
   payments: {
     kind: 'local' | 'stripe';
     stripeSecretKey: string | undefined;
@@ -218,6 +221,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     serviceBackoffMs: e.PLATFORM_SERVICE_BACKOFF_MS,
     serviceHealthyMs: e.PLATFORM_SERVICE_HEALTHY_MS,
     serviceStartTimeoutMs: e.PLATFORM_SERVICE_START_TIMEOUT_MS,
+    reconcileGraceMs: e.PLATFORM_RECONCILE_GRACE_MS,
     payments: {
       kind: e.PLATFORM_PAYMENTS ?? (e.PLATFORM_MODE === 'aws' ? 'stripe' : 'local'),
       stripeSecretKey: e.STRIPE_SECRET_KEY,

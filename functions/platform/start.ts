@@ -50,6 +50,14 @@ export async function startLocalPlatform(config: Config): Promise<void> {
       "\n!!! PLATFORM_SANDBOX=unisolated: user code runs WITHOUT isolation, with this process's rights.\n\n",
     );
   }
+  // Paid calls charged but never completed (a crash between charge and answer) are refunded,
+  // before the first request, then every minute.
+  const { reconcileCharges } = await import('../core/billing/ledger.ts');
+  const reconcile = () =>
+    reconcileCharges(deps).catch((err) => deps.logger.error('reconciliation failed', { error: String(err) }));
+  await reconcile();
+  const reconcileTimer = setInterval(() => void reconcile(), 60_000);
+  reconcileTimer.unref();
   const server = new LocalServer(deps);
   const url = await server.listen(config.port, config.host);
   out(`agenthost listening on ${url} (data in ${config.dataDir})`);
@@ -61,13 +69,6 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   const { resumeServices } = await import('../core/services/service-supervision.ts');
   const resumed = await resumeServices(deps);
   if (resumed > 0) out(`Services: ${resumed} resumed`);
-  // Paid calls charged but never completed (a crash between charge and answer) are refunded.
-  const { reconcileCharges } = await import('../core/billing/ledger.ts');
-  const reconcile = () =>
-    reconcileCharges(deps).catch((err) => deps.logger.error('reconciliation failed', { error: String(err) }));
-  await reconcile();
-  const reconcileTimer = setInterval(() => void reconcile(), 60_000);
-  reconcileTimer.unref();
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -27,8 +27,6 @@ export interface LedgerEntry {
 
 /** A charge waiting to be settled by its call's record, or refunded (reconciliation reads these). */
 export const PENDING_CHARGES = 'LEDGER#PENDING';
-/** A pending charge older than its call's deadline plus this is reconciled. */
-export const RECONCILE_GRACE_MS = 60_000;
 
 export const ledgerKeys = {
   balance: (accountId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: 'CREDITS' }),
@@ -133,9 +131,9 @@ export async function charge(deps: Deps, input: ChargeInput): Promise<boolean> {
           author_workspace_id: input.authorWorkspaceId,
           state: 'pending',
           charged_at: now,
-          reconcile_after: input.deadlineMs + RECONCILE_GRACE_MS,
+          reconcile_after: input.deadlineMs + deps.config.reconcileGraceMs,
           gsi2pk: PENDING_CHARGES,
-          gsi2sk: `${String(input.deadlineMs + RECONCILE_GRACE_MS).padStart(15, '0')}#${input.requestId}`,
+          gsi2sk: `${String(input.deadlineMs + deps.config.reconcileGraceMs).padStart(15, '0')}#${input.requestId}`,
         },
         condition: cond.notExists(),
       },
