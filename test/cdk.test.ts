@@ -856,6 +856,40 @@ describe('stateless stack: service hosting (docs/services.md)', () => {
   });
 });
 
+describe('stateless stack: billing (docs/billing.md)', () => {
+  const logicalId = (c: IConstruct) => stateless.getLogicalId(c.node.defaultChild as never);
+
+  test('Stripe’s keys in one Secrets Manager secret that only the billing function reads; reconciliation every five minutes', () => {
+    const secretId = logicalId(stateless.billing.stripeSecret);
+    assert.equal(statelessJson.Resources[secretId]?.Type, 'AWS::SecretsManager::Secret');
+    const env = (statelessJson.Resources[functionLogicalId('billing')] as CfnResourceJson).Properties
+      .Environment as {
+      Variables: Record<string, unknown>;
+    };
+    assert.deepEqual(env.Variables.PLATFORM_STRIPE_SECRET_ARN, { Ref: secretId });
+    assert.equal(env.Variables.PLATFORM_PAYMENTS, 'stripe');
+    const readers = resourcesOfType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(`"Ref":"${secretId}"`))
+      .flatMap(([, p]) => (p.Properties.Roles as { Ref: string }[]).map((r) => r.Ref));
+    assert.deepEqual(readers, [logicalId(stateless.functions.billing.role)]);
+    statelessTemplate.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalId(stateless.billing.reconcileFunction.function), 'Arn'] },
+        }),
+      ],
+    });
+  });
+
+  test('the payment webhook is a public route; the rest of /billing needs a key', () => {
+    const byPath = new Map(routeList.map(([, r]) => [`${r.method} ${r.path}`, r.auth]));
+    assert.equal(byPath.get('POST /billing/webhook'), 'none');
+    assert.equal(byPath.get('GET /billing/balance'), 'api-key');
+    assert.equal(byPath.get('POST /billing/checkout'), 'api-key');
+  });
+});
+
 describe('deployability', () => {
   // CDK does not look for dependency cycles inside a stack; CloudFormation rejects them at deploy.
   for (const [name, template] of [
