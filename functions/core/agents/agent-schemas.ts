@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { intParam } from '../../platform/query-params.ts';
 import {
   BUNDLE_LIMITS,
   GENERIC_CONTENT_TYPES,
@@ -6,12 +7,6 @@ import {
   ZIP_CONTENT_TYPES,
 } from './bundle-limits.ts';
 
-const intParam = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
 const boolParam = z
   .enum(['true', 'false'], 'must be true or false')
   .transform((v) => v === 'true')

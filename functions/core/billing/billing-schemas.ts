@@ -1,12 +1,6 @@
 import * as z from 'zod';
+import { intParam } from '../../platform/query-params.ts';
 import { MAX_TOPUP_CREDITS, MIN_TOPUP_CREDITS } from './billing-limits.ts';
-
-const intParam = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
 
 export const checkoutBody = z.strictObject({
   credits: z

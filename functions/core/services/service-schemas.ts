@@ -1,11 +1,5 @@
 import * as z from 'zod';
-
-const intParam = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+import { intParam } from '../../platform/query-params.ts';
 
 const envVars = z
   .record(z.string().max(128), z.string().max(32_768))

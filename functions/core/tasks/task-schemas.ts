@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { intParam } from '../../platform/query-params.ts';
 
 export const TASK_STATUSES = ['open', 'in_progress', 'done', 'cancelled'] as const;
 export const TASK_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
@@ -40,13 +41,6 @@ export const taskUpdateBody = z
     priority: z.enum(TASK_PRIORITIES).optional(),
   })
   .refine((b) => Object.keys(b).length > 0, 'must set at least one field');
-
-const intParam = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
 
 export const taskListQuery = z.strictObject({
   limit: intParam(1, 200).default(50),

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { intParam } from '../../platform/query-params.ts';
 import { CALL_RECORD_RETENTION_DAYS } from './call-records.ts';
 
 /**
@@ -44,13 +45,6 @@ export const instant = z
     const m = INSTANT.exec(s);
     return m !== null && isRealDay(m[1] as string) && !Number.isNaN(Date.parse(s));
   }, 'must be an ISO 8601 timestamp with a zone (2026-06-15T12:00:00Z) or a date (2026-06-15)');
-
-const intParam = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
 
 const range = {
   from: instant
