@@ -319,6 +319,27 @@ describe('always-on services, end to end with real processes (local host)', () =
       body: { agent: 'svcco/web' },
     });
     assert.equal(refused.status, 403);
+    // Another workspace's agent whose code is not downloadable cannot be deployed (its code would
+    // run under someone else's command and logs).
+    const stranger = await createAccount(p.deps, { org: 'svc-stranger', tier: 'pro' });
+    await p.request('POST', '/agents?allow_no_secrets=true', {
+      key: owner.key,
+      body: {
+        name: 'closed',
+        type: 'tool',
+        description: 'Public, not downloadable.',
+        supported_providers: ['any'],
+        runtime: { command: 'node index.js' },
+        required_secrets: [],
+        is_public: true,
+      },
+    });
+    const foreign = await p.request('POST', `/workspaces/${stranger.workspace_id}/services`, {
+      key: stranger.api_key,
+      body: { agent: 'svcco/closed' },
+    });
+    assert.equal(foreign.status, 403);
+    assert.match(errorOf(foreign).message, /not downloadable/);
     const tooMany = await p.request('POST', base(), {
       key: owner.key,
       body: { agent: 'svcco/web', name: 'big', max_instances: 4 },
@@ -328,18 +349,30 @@ describe('always-on services, end to end with real processes (local host)', () =
   });
 
   it('holds the Pro limit of 5 services under racing deploys, and frees a slot on delete', async (t) => {
-    await publishApp('idle', { 'index.js': 'setInterval(() => {}, 1000);' }, { required_secrets: [] });
     const o = await createAccount(p.deps, { org: 'svc-limit', tier: 'pro' });
-    // The agent is private to svcco: invite the new owner so it may deploy it.
-    await p.request('POST', `/workspaces/${owner.ws}/invite`, {
-      key: owner.key,
-      body: { account_id: o.account.id },
+    // Its own agent, in its own workspace.
+    const idle = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+      key: o.api_key,
+      body: {
+        name: 'idle',
+        type: 'tool',
+        description: 'Idles.',
+        supported_providers: ['any'],
+        runtime: { command: 'node index.js' },
+        required_secrets: [],
+      },
+    });
+    assert.equal(idle.status, 201, idle.text);
+    await p.request('POST', `/agents/${idle.body.id}/upload`, {
+      key: o.api_key,
+      rawBody: await bundleOf({ 'index.js': 'setInterval(() => {}, 1000);' }),
+      headers: { 'content-type': 'application/gzip' },
     });
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         p.request<Service>('POST', `/workspaces/${o.workspace_id}/services`, {
           key: o.api_key,
-          body: { agent: 'svcco/idle', name: `idle-${i}`, http: false },
+          body: { agent: 'svc-limit/idle', name: `idle-${i}`, http: false },
         }),
       ),
     );
@@ -357,7 +390,7 @@ describe('always-on services, end to end with real processes (local host)', () =
     );
     const again = await p.request('POST', `/workspaces/${o.workspace_id}/services`, {
       key: o.api_key,
-      body: { agent: 'svcco/idle', name: 'idle-again', http: false },
+      body: { agent: 'svc-limit/idle', name: 'idle-again', http: false },
     });
     assert.equal(again.status, 201, again.text);
     for (const r of [...created.slice(1), again]) {

@@ -45,6 +45,20 @@ function checkDeployable(agent: AgentVersion, ref: string): void {
 }
 
 /** The secrets must exist in the workspace vault: checked on their listing records (no value is read). */
+/**
+ * A service runs the agent's code in the deploying workspace, whose owner controls its command and
+ * reads its logs: an agent of another workspace qualifies only when its author lets its code be
+ * downloaded anyway (allow_local_download) and it is not paid (docs/services.md).
+ */
+function checkCodeMayLeave(agent: AgentVersion, workspaceId: string, ref: string): void {
+  if (agent.workspace_id === workspaceId) return;
+  if (agent.manifest.allow_local_download === true && !(agent.manifest.price_credits > 0)) return;
+  throw new PlatformError(
+    'FORBIDDEN',
+    `${ref} belongs to another workspace and its code is not downloadable (allow_local_download false, or a paid agent); deploy it from its own workspace, or call it instead`,
+  );
+}
+
 async function checkSecretsExist(deps: Deps, workspaceId: string, names: string[]): Promise<void> {
   const found = await Promise.all(names.map((n) => deps.store.get(keys.secret(workspaceId, n))));
   const missing = names.filter((_, i) => !found[i]);
@@ -101,6 +115,7 @@ export async function deployService(
   await checkAlertUrlField(deps, input.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
   const { agent, pinned } = await resolveAgentRef(deps, input.agent, workspaceId, auth.accountId);
+  checkCodeMayLeave(agent, workspaceId, input.agent);
   checkDeployable(agent, input.agent);
   const secrets = mergeSecretNames(agent.manifest.required_secrets, input.secrets);
   await checkSecretsExist(deps, workspaceId, secrets);
