@@ -101,3 +101,34 @@ describe('schedules follow new versions (auto_update) within the publishing work
     assert.equal((await get(owner, s.id)).agent_version, 'v4');
   });
 });
+
+describe('delete-check names the schedules that run a version', () => {
+  it('lists them, and deleting that version then needs force=true', async () => {
+    const p = await startTestPlatform();
+    try {
+      const o = await createAccount(p.deps, { org: 'delco', tier: 'pro' });
+      const pub = await p.request<{ id: string }>('POST', '/agents', {
+        key: o.api_key,
+        body: { name: 'job', description: 'A job.', supported_providers: ['any'], prompt_template: 'Go' },
+      });
+      const s = await p.request<{ id: string }>('POST', `/workspaces/${o.workspace_id}/schedules`, {
+        key: o.api_key,
+        body: { agent: 'delco/job@v1', cron_expression: '0 6 * * *' },
+      });
+      const check = await p.request<{ schedules: string[]; can_delete: boolean; confirmation: string }>(
+        'GET',
+        `/agents/${pub.body.id}/delete-check`,
+        { key: o.api_key },
+      );
+      assert.deepEqual(check.body.schedules, [s.body.id]);
+      assert.deepEqual([check.body.can_delete, check.body.confirmation], [false, 'force=true']);
+      const refused = await p.request('DELETE', `/agents/${pub.body.id}`, { key: o.api_key });
+      assert.equal(refused.status, 409);
+      assert.match(JSON.stringify(refused.body), /schedule/);
+      const forced = await p.request('DELETE', `/agents/${pub.body.id}?force=true`, { key: o.api_key });
+      assert.equal(forced.status, 204, forced.text);
+    } finally {
+      await p.close();
+    }
+  });
+});

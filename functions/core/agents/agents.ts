@@ -75,19 +75,29 @@ export async function deleteCheck(deps: Deps, auth: AuthContext, agentId: string
   const versions = await liveVersions(deps, agent.org, agent.name);
   const dependents = await dependentsOf(deps, [agent]);
   const allDependents = await dependentsOf(deps, versions);
+  const users = await runnersOf(deps, agent, [agent.version]);
+  const allUsers = await runnersOf(
+    deps,
+    agent,
+    versions.map((v) => v.version),
+  );
+  const blocked = dependents.length + users.schedules.length + users.services.length > 0;
+  const allBlocked = allDependents.length + allUsers.schedules.length + allUsers.services.length > 0;
   return {
     agent_id: agent.id,
     ref: `${agent.org}/${agent.name}/${agent.version}`,
     versions: versions.map((v) => v.version),
     dependents,
-    schedules: [] as string[],
-    services: [] as string[],
-    can_delete: dependents.length === 0,
-    confirmation: dependents.length === 0 ? 'none' : 'force=true',
+    schedules: users.schedules,
+    services: users.services,
+    can_delete: !blocked,
+    confirmation: blocked ? 'force=true' : 'none',
     all_versions: {
       dependents: allDependents,
-      can_delete: allDependents.length === 0,
-      confirmation: allDependents.length === 0 ? 'mode=all_versions' : 'mode=all_versions&force=true',
+      schedules: allUsers.schedules,
+      services: allUsers.services,
+      can_delete: !allBlocked,
+      confirmation: allBlocked ? 'mode=all_versions&force=true' : 'mode=all_versions',
     },
     retention_days: DELETION_RETENTION_DAYS,
   };
@@ -107,6 +117,18 @@ export async function deleteAgent(
   const agent = await loadAgent(deps, auth, agentId, 'owner');
   const targets = options.allVersions ? await liveVersions(deps, agent.org, agent.name) : [agent];
   const dependents = await dependentsOf(deps, targets);
+  const users = await runnersOf(
+    deps,
+    agent,
+    targets.map((v) => v.version),
+  );
+  if (users.schedules.length + users.services.length > 0 && !options.force) {
+    throw new PlatformError(
+      'CONFLICT',
+      `Run by ${users.schedules.length} schedule(s) and ${users.services.length} service(s) of its workspace; delete with force=true, after which their runs fail`,
+      { schedules: users.schedules, services: users.services },
+    );
+  }
   if (dependents.length > 0 && !options.force) {
     throw new PlatformError(
       'CONFLICT',
@@ -143,6 +165,27 @@ export async function agentLogs(deps: Deps, auth: AuthContext, agentId: string, 
       request_id: (i.request_id as string | undefined) ?? null,
     })),
   };
+}
+
+/**
+ * The schedules and services of the agent's own workspace that run one of `versions` (other
+ * workspaces' schedules of a public agent are not listed: they cannot be enumerated without a scan).
+ */
+async function runnersOf(
+  deps: Deps,
+  agent: AgentVersion,
+  versions: string[],
+): Promise<{ schedules: string[]; services: string[] }> {
+  const ref = `${agent.org}/${agent.name}`;
+  const [schedules, services] = await Promise.all([
+    queryAll(deps.store, { index: 'gsi1', pk: `WS#${agent.workspace_id}#SCHEDULES` }),
+    queryAll(deps.store, { index: 'gsi1', pk: `WS#${agent.workspace_id}#SERVICES` }),
+  ]);
+  const using = (items: typeof schedules) =>
+    items
+      .filter((i) => i.agent === ref && versions.includes(String(i.agent_version)))
+      .map((i) => String(i.id));
+  return { schedules: using(schedules), services: using(services) };
 }
 
 async function liveVersions(deps: Deps, org: string, name: string): Promise<AgentVersion[]> {
