@@ -108,8 +108,9 @@ export const JOB_ACCESS = {
   'alert-delivery': { table: 'none', secrets: 'none', bundles: 'none', alerts: 'send' },
   // ECS task state changes of the services cluster: the supervision decisions, a pause (desired
   // count 0), and crash-loop alerts.
-  // Refunds charges whose calls never completed: the ledger only.
-  'billing-reconcile': { table: 'read-write', secrets: 'none', bundles: 'none' },
+  // Housekeeping: refunds charges whose calls never completed (the ledger), and deletes the
+  // bundles of purged agent versions.
+  housekeeping: { table: 'read-write', secrets: 'none', bundles: 'read-write' },
   'service-events': {
     table: 'read-write',
     secrets: 'none',

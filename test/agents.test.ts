@@ -590,3 +590,52 @@ describe('agent registry (end to end over HTTP)', () => {
     assert.equal((await p.request('GET', `/agents/${some.id}/logs`, { key: outsider.key })).status, 404);
   });
 });
+
+describe('bundles of purged versions', () => {
+  it('are deleted by housekeeping once the soft-deleted version’s retention has passed', async () => {
+    const { startTestPlatform } = await import('./helpers/platform.ts');
+    const { createAccount } = await import('../functions/core/accounts/account.ts');
+    const { packDirectory } = await import('../functions/cli/pack.ts');
+    const { runHousekeeping } = await import('../functions/jobs/housekeeping.ts');
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const p = await startTestPlatform();
+    try {
+      const o = await createAccount(p.deps, { org: 'purgeco', tier: 'pro' });
+      const pub = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+        key: o.api_key,
+        body: {
+          name: 'old',
+          type: 'tool',
+          description: 'Old.',
+          supported_providers: ['any'],
+          runtime: { command: 'node i.js' },
+          required_secrets: [],
+        },
+      });
+      const dir = await mkdtemp(join(tmpdir(), 'agenthost-purge-'));
+      await writeFile(join(dir, 'i.js'), 'console.log("{}")');
+      const bundle = (await packDirectory(dir)).data;
+      await rm(dir, { recursive: true, force: true });
+      await p.request('POST', `/agents/${pub.body.id}/upload`, {
+        key: o.api_key,
+        rawBody: bundle,
+        headers: { 'content-type': 'application/gzip' },
+      });
+      const item = await p.deps.store.get({ pk: `AGENT#${pub.body.id}`, sk: 'AGENT' });
+      assert.ok(item);
+      const key = (item.bundle as { key: string }).key;
+      assert.ok(await p.deps.bundles.get(key));
+      assert.equal((await p.request('DELETE', `/agents/${pub.body.id}`, { key: o.api_key })).status, 204);
+      assert.equal((await runHousekeeping(p.deps)).purged, 0, 'not before the retention has passed');
+      assert.ok(await p.deps.bundles.get(key));
+      p.clock.advance(31 * 86_400_000);
+      assert.equal((await runHousekeeping(p.deps)).purged, 1);
+      assert.equal(await p.deps.bundles.get(key), undefined);
+      assert.equal((await runHousekeeping(p.deps)).purged, 0, 'once');
+    } finally {
+      await p.close();
+    }
+  });
+});

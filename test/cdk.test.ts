@@ -859,7 +859,7 @@ describe('stateless stack: service hosting (docs/services.md)', () => {
 describe('stateless stack: billing (docs/billing.md)', () => {
   const logicalId = (c: IConstruct) => stateless.getLogicalId(c.node.defaultChild as never);
 
-  test('Stripe’s keys in one Secrets Manager secret that only the billing function reads; reconciliation every five minutes', () => {
+  test('Stripe’s keys in one Secrets Manager secret that only the billing function reads; housekeeping every five minutes', () => {
     const secretId = logicalId(stateless.billing.stripeSecret);
     assert.equal(statelessJson.Resources[secretId]?.Type, 'AWS::SecretsManager::Secret');
     const env = (statelessJson.Resources[functionLogicalId('billing')] as CfnResourceJson).Properties
@@ -876,7 +876,7 @@ describe('stateless stack: billing (docs/billing.md)', () => {
       ScheduleExpression: 'rate(5 minutes)',
       Targets: [
         Match.objectLike({
-          Arn: { 'Fn::GetAtt': [logicalId(stateless.billing.reconcileFunction.function), 'Arn'] },
+          Arn: { 'Fn::GetAtt': [logicalId(stateless.billing.housekeepingFunction.function), 'Arn'] },
         }),
       ],
     });

@@ -50,11 +50,11 @@ export async function startLocalPlatform(config: Config): Promise<void> {
       "\n!!! PLATFORM_SANDBOX=unisolated: user code runs WITHOUT isolation, with this process's rights.\n\n",
     );
   }
-  // Paid calls charged but never completed (a crash between charge and answer) are refunded,
-  // before the first request, then every minute.
-  const { reconcileCharges } = await import('../core/billing/ledger.ts');
+  // Housekeeping before the first request, then every minute: paid calls charged but never
+  // completed (a crash between charge and answer) are refunded; purged versions' bundles deleted.
+  const { runHousekeeping } = await import('../jobs/housekeeping.ts');
   const reconcile = () =>
-    reconcileCharges(deps).catch((err) => deps.logger.error('reconciliation failed', { error: String(err) }));
+    runHousekeeping(deps).catch((err) => deps.logger.error('housekeeping failed', { error: String(err) }));
   await reconcile();
   const reconcileTimer = setInterval(() => void reconcile(), 60_000);
   reconcileTimer.unref();

@@ -16,11 +16,12 @@ export interface BillingJobsProps {
 /**
  * Billing's AWS pieces (docs/billing.md): the Secrets Manager secret holding Stripe's keys
  * (`{"secret_key": …, "webhook_secret": …}`, filled in by the operator after deploy), and the
- * reconciliation function on a five-minute schedule.
+ * housekeeping function on a five-minute schedule (reconciliation of paid calls, and the bundles
+ * of purged agent versions).
  */
 export class BillingJobs extends Construct {
   readonly stripeSecret: secretsmanager.Secret;
-  readonly reconcileFunction: PlatformFunction;
+  readonly housekeepingFunction: PlatformFunction;
 
   constructor(scope: Construct, id: string, props: BillingJobsProps) {
     super(scope, id);
@@ -39,18 +40,18 @@ export class BillingJobs extends Construct {
           'Stripe issues and rolls these keys in its dashboard; the operator pastes the new ones here (docs/billing.md). A Secrets Manager rotation function cannot create Stripe keys.',
       },
     ]);
-    this.reconcileFunction = new PlatformFunction(this, 'Reconcile', {
-      entry: `${PROJECT_ROOT}/functions/jobs/billing-reconcile.ts`,
-      access: JOB_ACCESS['billing-reconcile'],
+    this.housekeepingFunction = new PlatformFunction(this, 'Housekeeping', {
+      entry: `${PROJECT_ROOT}/functions/jobs/housekeeping.ts`,
+      access: JOB_ACCESS.housekeeping,
       table: props.table,
       bundleBucket: props.bundleBucket,
       secretsPrefix: props.secretsPrefix,
       functionProps: { timeout: Duration.seconds(120) },
     });
     new events.Rule(this, 'Every5Minutes', {
-      description: 'agenthost: refund paid calls charged but never completed',
+      description: 'agenthost housekeeping: refund paid calls never completed, delete purged bundles',
       schedule: events.Schedule.rate(Duration.minutes(5)),
-      targets: [new targets.LambdaFunction(this.reconcileFunction.function, { retryAttempts: 2 })],
+      targets: [new targets.LambdaFunction(this.housekeepingFunction.function, { retryAttempts: 2 })],
     });
   }
 

@@ -12,6 +12,7 @@ import {
   fromItem,
   toRecord,
 } from './agent-record.ts';
+import { bundlePurgeItem } from './bundle-purge.ts';
 
 /*
  * Reading and removing agents: no manifest validation, no archives, no bucket (see authoring.ts
@@ -139,11 +140,15 @@ export async function deleteAgent(
   const now = deps.clock.now();
   const ttl = Math.floor(now.getTime() / 1000) + DELETION_RETENTION_DAYS * DAY_SECONDS;
   for (const v of targets) {
-    await deps.store.update(
-      keys.agentVersion(v.id),
-      { set: { deleted_at: now.toISOString(), updated_at: now.toISOString(), ttl } },
-      { condition: cond.exists() },
-    );
+    await deps.store.transactWrite([
+      {
+        update: keys.agentVersion(v.id),
+        spec: { set: { deleted_at: now.toISOString(), updated_at: now.toISOString(), ttl } },
+        condition: cond.exists(),
+      },
+      // Its bundle goes when the record does (housekeeping, core/agents/bundle-purge.ts).
+      ...(v.bundle ? [{ put: bundlePurgeItem(v.id, v.bundle.key, ttl) }] : []),
+    ]);
   }
   await refreshHead(deps, agent.org, agent.name);
 }
