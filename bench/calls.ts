@@ -9,17 +9,15 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { start as startFakeLlm } from '../test/helpers/fake-llm-providers.ts';
+import { machineLine, quantile, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DOC = join(ROOT, 'docs', 'performance.md');
-const START = '<!-- bench-calls:start (written by npm run bench:calls) -->';
-const END = '<!-- bench-calls:end -->';
 const KEY = `ahk_bench_${'x'.repeat(40)}`;
 const LEVELS = [1, 16, 64];
 const CALLS_PER_LEVEL = Number(process.env.BENCH_CALLS ?? 3000);
@@ -33,8 +31,11 @@ interface Stats {
 
 function stats(samples: number[], wallMs: number): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  return { p50: at(0.5), p99: at(0.99), perSecond: (samples.length / wallMs) * 1000 };
+  return {
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    perSecond: (samples.length / wallMs) * 1000,
+  };
 }
 
 /** Sends `total` requests with `concurrency` in flight; returns each latency in ms and the wall time. */
@@ -156,20 +157,13 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`${lines.join('\n')}\n`);
     const table = [
-      `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CALLS_PER_LEVEL} calls per level after ${WARMUP} warm-up calls; run ${new Date().toISOString().slice(0, 10)}.`,
+      `${machineLine()}; ${CALLS_PER_LEVEL} calls per level after ${WARMUP} warm-up calls; run ${new Date().toISOString().slice(0, 10)}.`,
       '',
       '| concurrency | direct p50 ms | direct p99 ms | platform p50 ms | platform p99 ms | added p50 ms | added p99 ms | platform calls/s |',
       '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
     ].join('\n');
-    if (!process.argv.includes('--no-write')) {
-      let doc = await readFile(DOC, 'utf8');
-      if (!doc.includes(START)) doc += `\n## Call gateway overhead\n\n${START}\n${END}\n`;
-      const s = doc.indexOf(START);
-      const e = doc.indexOf(END);
-      await writeFile(DOC, `${doc.slice(0, s + START.length)}\n${table}\n${doc.slice(e)}`);
-      process.stdout.write(`Wrote ${DOC}\n`);
-    }
+    await writeReport('calls', 'Call gateway overhead', table);
   } finally {
     await dispatcher.close();
     child.kill('SIGTERM');

@@ -12,8 +12,8 @@
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAccount } from '../functions/core/accounts/account.ts';
@@ -27,17 +27,12 @@ import { parseConfig } from '../functions/platform/config.ts';
 import { createDeps } from '../functions/platform/deps.ts';
 import { createLogger } from '../functions/platform/logger.ts';
 import { queryAll } from '../functions/ports/store.ts';
+import { machineLine, quantile, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DOC = join(ROOT, 'docs', 'performance.md');
-const START = '<!-- bench-scheduler:start (written by npm run bench:scheduler) -->';
-const END = '<!-- bench-scheduler:end -->';
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 1000);
 /** Seconds between the start of set-up and the shared slot: room to create the schedules. */
 const LEAD_SECONDS = Number(process.env.BENCH_LEAD_SECONDS ?? 20);
-
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
 async function main(): Promise<void> {
   const fake = spawn(process.execPath, [join(ROOT, 'bench', 'fake-llm-process.ts')], {
@@ -133,21 +128,13 @@ async function main(): Promise<void> {
     if (summary.runs !== SCHEDULES || failed > 0 || wrongSlot > 0)
       throw new Error('not every schedule ran once, successfully');
     const table = [
-      `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${SCHEDULES} schedules \`* * * * *\` due in the same minute; loop concurrency ${config.schedulerConcurrency}; zero-delay fake LLM in its own process; run ${new Date().toISOString().slice(0, 10)}.`,
+      `${machineLine()}; ${SCHEDULES} schedules \`* * * * *\` due in the same minute; loop concurrency ${config.schedulerConcurrency}; zero-delay fake LLM in its own process; run ${new Date().toISOString().slice(0, 10)}.`,
       '',
       '| schedules | runs | fire delay p50 ms | fire delay p99 ms | fire delay max ms | all finished after slot ms |',
       '| --------: | ---: | ----------------: | ----------------: | ----------------: | -------------------------: |',
       `| ${SCHEDULES} | ${summary.runs} | ${summary.p50} | ${summary.p99} | ${summary.max} | ${allDone} |`,
     ].join('\n');
-    if (!process.argv.includes('--no-write')) {
-      let doc = await readFile(DOC, 'utf8');
-      if (!doc.includes(START))
-        doc += `\n## Scheduler: 1,000 schedules due in one minute\n\n${START}\n${END}\n`;
-      const s = doc.indexOf(START);
-      const e = doc.indexOf(END);
-      await writeFile(DOC, `${doc.slice(0, s + START.length)}\n${table}\n${doc.slice(e)}`);
-      process.stdout.write(`Wrote ${DOC}\n`);
-    }
+    await writeReport('scheduler', 'Scheduler: 1,000 schedules due in one minute', table);
   } finally {
     await deps.store.close();
     fake.stdin.end();

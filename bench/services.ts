@@ -9,28 +9,21 @@
  *    proxied answer, over several restarts.
  * Results go to docs/performance.md.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { startTestPlatform } from '../test/helpers/platform.ts';
+import { machineLine, quantile, writeReport } from './report.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DOC = join(ROOT, 'docs', 'performance.md');
-const START = '<!-- bench-services:start (written by npm run bench:services) -->';
-const END = '<!-- bench-services:end -->';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const RESTARTS = Number(process.env.BENCH_RESTARTS ?? 5);
 
 const APP = `import { createServer } from 'node:http';
 createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ ok: true, port: process.env.PORT })); })
   .listen(Number(process.env.PORT), '127.0.0.1');`;
-
-const q = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 async function main(): Promise<void> {
   const p = await startTestPlatform({ PLATFORM_LOG_LEVEL: 'silent' });
@@ -117,33 +110,25 @@ async function main(): Promise<void> {
     toServe.sort((a, b) => a - b);
     const f = (n: number) => n.toFixed(2);
     const lines = [
-      `direct p50 ${f(q(d, 0.5))} ms p99 ${f(q(d, 0.99))} ms; via gateway p50 ${f(q(g, 0.5))} ms p99 ${f(q(g, 0.99))} ms; added p50 ${f(q(g, 0.5) - q(d, 0.5))} ms p99 ${f(q(g, 0.99) - q(d, 0.99))} ms`,
-      `restart to /health 200: median ${Math.round(q(toHealth, 0.5))} ms (max ${Math.round(toHealth.at(-1) ?? 0)}); to the first proxied answer: median ${Math.round(q(toServe, 0.5))} ms`,
+      `direct p50 ${f(quantile(d, 0.5))} ms p99 ${f(quantile(d, 0.99))} ms; via gateway p50 ${f(quantile(g, 0.5))} ms p99 ${f(quantile(g, 0.99))} ms; added p50 ${f(quantile(g, 0.5) - quantile(d, 0.5))} ms p99 ${f(quantile(g, 0.99) - quantile(d, 0.99))} ms`,
+      `restart to /health 200: median ${Math.round(quantile(toHealth, 0.5))} ms (max ${Math.round(toHealth.at(-1) ?? 0)}); to the first proxied answer: median ${Math.round(quantile(toServe, 0.5))} ms`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     const table = [
-      `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; sandbox ${p.deps.sandbox.kind}; ${REQUESTS} sequential keep-alive GETs per path after as many warm-up requests; ${RESTARTS} restarts; run ${new Date().toISOString().slice(0, 10)}.`,
+      `${machineLine()}; sandbox ${p.deps.sandbox.kind}; ${REQUESTS} sequential keep-alive GETs per path after as many warm-up requests; ${RESTARTS} restarts; run ${new Date().toISOString().slice(0, 10)}.`,
       '',
       '| measure | p50 ms | p99 ms |',
       '| ------- | -----: | -----: |',
-      `| app directly | ${f(q(d, 0.5))} | ${f(q(d, 0.99))} |`,
-      `| through the gateway | ${f(q(g, 0.5))} | ${f(q(g, 0.99))} |`,
-      `| added by the gateway | ${f(q(g, 0.5) - q(d, 0.5))} | ${f(q(g, 0.99) - q(d, 0.99))} |`,
+      `| app directly | ${f(quantile(d, 0.5))} | ${f(quantile(d, 0.99))} |`,
+      `| through the gateway | ${f(quantile(g, 0.5))} | ${f(quantile(g, 0.99))} |`,
+      `| added by the gateway | ${f(quantile(g, 0.5) - quantile(d, 0.5))} | ${f(quantile(g, 0.99) - quantile(d, 0.99))} |`,
       '',
       '| restart (POST .../restart until) | median ms | max ms |',
       '| -------------------------------- | --------: | -----: |',
-      `| /health answers 200 | ${Math.round(q(toHealth, 0.5))} | ${Math.round(toHealth.at(-1) ?? 0)} |`,
-      `| the first proxied answer | ${Math.round(q(toServe, 0.5))} | ${Math.round(toServe.at(-1) ?? 0)} |`,
+      `| /health answers 200 | ${Math.round(quantile(toHealth, 0.5))} | ${Math.round(toHealth.at(-1) ?? 0)} |`,
+      `| the first proxied answer | ${Math.round(quantile(toServe, 0.5))} | ${Math.round(toServe.at(-1) ?? 0)} |`,
     ].join('\n');
-    if (!process.argv.includes('--no-write')) {
-      let doc = await readFile(DOC, 'utf8');
-      if (!doc.includes(START))
-        doc += `\n## Always-on services: gateway latency and restart time\n\n${START}\n${END}\n`;
-      const s = doc.indexOf(START);
-      const e = doc.indexOf(END);
-      await writeFile(DOC, `${doc.slice(0, s + START.length)}\n${table}\n${doc.slice(e)}`);
-      process.stdout.write(`Wrote ${DOC}\n`);
-    }
+    await writeReport('services', 'Always-on services: gateway latency and restart time', table);
   } finally {
     await dispatcher.close();
     await p.close();

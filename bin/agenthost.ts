@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { CliError } from '../functions/cli/publish.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import {
   type Config,

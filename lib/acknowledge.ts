@@ -9,3 +9,21 @@ import type { IConstruct } from 'constructs';
 export function acknowledge(scope: IConstruct, findings: { id: string; reason: string }[]): void {
   Validations.of(scope).acknowledge(...findings);
 }
+
+/**
+ * A resource as cdk-nag names it in a finding (its flattenCfnReference): Fn::Join flattened,
+ * Ref as <Name>, Fn::GetAtt as <Name.Attribute>, Fn::ImportValue as the export name. Handles what the constructs build ARNs from.
+ */
+export function cdkNagName(resolved: unknown): string {
+  if (typeof resolved === 'string') return resolved;
+  const node = resolved as { 'Fn::Join'?: [string, unknown[]]; Ref?: string; 'Fn::ImportValue'?: unknown };
+  if (node['Fn::Join']) {
+    const [delimiter, items] = node['Fn::Join'];
+    return items.map(cdkNagName).join(delimiter);
+  }
+  if (node.Ref) return `<${node.Ref}>`;
+  const getAtt = (resolved as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+  if (getAtt) return `<${getAtt[0]}.${getAtt[1]}>`;
+  if (node['Fn::ImportValue'] !== undefined) return cdkNagName(node['Fn::ImportValue']);
+  throw new Error(`Cannot name ${JSON.stringify(resolved)} as cdk-nag does`);
+}

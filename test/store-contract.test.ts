@@ -8,15 +8,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   ConditionalCheckFailedException,
-  CreateTableCommand,
-  DescribeTableCommand,
   DynamoDBClient,
   ProvisionedThroughputExceededException,
   TransactionCanceledException,
@@ -29,7 +25,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDbStore, tableDefinition } from '../functions/adapters/aws/dynamodb-store.ts';
+import { DynamoDbStore } from '../functions/adapters/aws/dynamodb-store.ts';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { evaluateCondition } from '../functions/adapters/store-semantics.ts';
 import {

@@ -58,6 +58,19 @@ export class PlatformError extends Error {
 
 export const notFound = (what: string) => new PlatformError('NOT_FOUND', `${what} not found`);
 
+/**
+ * JSON.parse of a request body, or 400 INVALID_INPUT on `body`. V8's message quotes part of the
+ * input, which may be a secret: only the position is reported.
+ */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    throw invalidInput([{ field: 'body', message: `is not valid JSON${at ? ` (at position ${at})` : ''}` }]);
+  }
+}
+
 export function invalidInput(issues: FieldIssue[]): PlatformError {
   const summary = issues
     .slice(0, 5)

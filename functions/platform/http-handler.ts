@@ -7,7 +7,14 @@ import { rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
 import { InvalidCursorError } from '../ports/store.ts';
 import type { Deps } from './deps.ts';
 import type { ErrorEnvelope } from './envelope.ts';
-import { bodyTooLarge, ERROR_CODES, type FieldIssue, invalidInput, PlatformError } from './errors.ts';
+import {
+  bodyTooLarge,
+  ERROR_CODES,
+  type FieldIssue,
+  invalidInput,
+  PlatformError,
+  parseJsonBody,
+} from './errors.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from './routes.ts';
 import { routeList } from './routes.ts';
 
@@ -291,15 +298,7 @@ function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: 
           },
         );
       }
-      try {
-        raw = JSON.parse(text);
-      } catch (err) {
-        // V8's message quotes part of the input, which may be a secret: report the position only.
-        const at = /position (\d+)/.exec((err as Error).message)?.[1];
-        throw invalidInput([
-          { field: 'body', message: `is not valid JSON${at ? ` (at position ${at})` : ''}` },
-        ]);
-      }
+      raw = parseJsonBody(text);
     }
     body = validate(route.body, raw, 'body', issues);
   }

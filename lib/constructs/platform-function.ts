@@ -7,7 +7,7 @@ import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
-import { acknowledge } from '../acknowledge.ts';
+import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { LAMBDA_ESBUILD_TARGET, lambdaBundling } from '../lambda-bundling.ts';
 import {
   BUNDLE_READ_ACTIONS,
@@ -195,22 +195,4 @@ export class PlatformFunction extends Construct {
     });
     acknowledge(this.role, acknowledgements);
   }
-}
-
-/**
- * A resource as cdk-nag names it in a finding (its flattenCfnReference): Fn::Join flattened,
- * Ref as <Name>, Fn::ImportValue as the export name. Handles what this construct builds ARNs from.
- */
-export function cdkNagName(resolved: unknown): string {
-  if (typeof resolved === 'string') return resolved;
-  const node = resolved as { 'Fn::Join'?: [string, unknown[]]; Ref?: string; 'Fn::ImportValue'?: unknown };
-  if (node['Fn::Join']) {
-    const [delimiter, items] = node['Fn::Join'];
-    return items.map(cdkNagName).join(delimiter);
-  }
-  if (node.Ref) return `<${node.Ref}>`;
-  const getAtt = (resolved as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
-  if (getAtt) return `<${getAtt[0]}.${getAtt[1]}>`;
-  if (node['Fn::ImportValue'] !== undefined) return cdkNagName(node['Fn::ImportValue']);
-  throw new Error(`Cannot name ${JSON.stringify(resolved)} as cdk-nag does`);
 }

@@ -11,7 +11,7 @@ import {
   SANDBOX_INPUTS_PREFIX,
   SANDBOX_RESULTS_PREFIX,
 } from '../../functions/adapters/aws/ecs-sandbox.ts';
-import { acknowledge } from '../acknowledge.ts';
+import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import type { PlatformFunction, SharedResource } from './platform-function.ts';
 
 /** The default sandbox image on ECR Public, pulled through this account's ECR cache. */
@@ -298,16 +298,3 @@ export const SANDBOX_OBJECT_ACTIONS = [
   's3:DeleteObject',
   's3:DeleteObjectVersion',
 ];
-
-/** A resource as cdk-nag names it in a finding (as in platform-function.ts). */
-function cdkNagName(resolved: unknown): string {
-  if (typeof resolved === 'string') return resolved;
-  const node = resolved as { 'Fn::Join'?: [string, unknown[]]; Ref?: string; 'Fn::ImportValue'?: unknown };
-  if (node['Fn::Join']) {
-    const [delimiter, items] = node['Fn::Join'];
-    return items.map(cdkNagName).join(delimiter);
-  }
-  if (node.Ref) return `<${node.Ref}>`;
-  if (node['Fn::ImportValue'] !== undefined) return cdkNagName(node['Fn::ImportValue']);
-  throw new Error(`Cannot name ${JSON.stringify(resolved)} as cdk-nag does`);
-}

@@ -3,9 +3,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { acknowledge } from '../acknowledge.ts';
+import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { JOB_ACCESS } from '../module-access.ts';
-import { cdkNagName, PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
+import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
 
 export interface ScheduleFiringProps {
   table: SharedResource;

@@ -8,15 +8,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { acknowledge } from '../acknowledge.ts';
+import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { JOB_ACCESS } from '../module-access.ts';
-import {
-  cdkNagName,
-  PlatformFunction as Fn,
-  type PlatformFunction,
-  PROJECT_ROOT,
-  type SharedResource,
-} from './platform-function.ts';
+import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
 
 /** The image of both task containers (node, sh and tar), pulled from ECR Public through the NAT. */
 export const SERVICE_IMAGE = 'public.ecr.aws/docker/library/node:24-bookworm-slim';
@@ -160,7 +154,7 @@ export class ServiceHosting extends Construct {
       },
     ]);
 
-    this.eventsFunction = new Fn(this, 'Events', {
+    this.eventsFunction = new PlatformFunction(this, 'Events', {
       entry: `${PROJECT_ROOT}/functions/jobs/service-events.ts`,
       access: JOB_ACCESS['service-events'],
       table: props.table,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
-import { sortSuffix } from '../schedules/schedule-events.ts';
+import { sortSuffix } from '../sort-suffix.ts';
 
 /**
  * The credit ledger (docs/billing.md). An account's balance is one item; every change is an

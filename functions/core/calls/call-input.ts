@@ -1,5 +1,5 @@
 import busboy from 'busboy';
-import { invalidInput, PlatformError } from '../../platform/errors.ts';
+import { invalidInput, PlatformError, parseJsonBody } from '../../platform/errors.ts';
 import { CALL_FILE_TYPES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
 
 export { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
@@ -47,16 +47,7 @@ export async function parseCallBody(body: Buffer, contentType: string | undefine
   }
   const text = body.toString('utf8');
   let parsed: unknown = {};
-  if (text.trim() !== '') {
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      const at = /position (\d+)/.exec((err as Error).message)?.[1];
-      throw invalidInput([
-        { field: 'body', message: `is not valid JSON${at ? ` (at position ${at})` : ''}` },
-      ]);
-    }
-  }
+  if (text.trim() !== '') parsed = parseJsonBody(text);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidInput([{ field: 'body', message: 'must be a JSON object' }]);
   }

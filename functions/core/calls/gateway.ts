@@ -56,8 +56,8 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
   let tokens = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   let computeMs = 0;
   let engineLogs: { level: 'info' | 'error'; message: string }[] = [];
-  /** Credits charged for this call (a paid agent), and whether they were refunded. */
-  const billing = { charged: 0, refunded: false };
+  /** Credits this call is billed (a paid agent's charge, unless refunded or owed back). */
+  const billing = { billed: 0 };
   let outcome: { status: CallRecord['status']; code: string | null; http: number } = {
     status: 'success',
     code: null,
@@ -104,7 +104,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
           authorWorkspaceId: agent.workspace_id,
           deadlineMs: deps.clock.now().getTime() + remaining,
         });
-        if (charged) billing.charged = price;
+        if (charged) billing.billed = price;
       }
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), remaining);
@@ -151,16 +151,16 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     if (typeof extra.computeMs === 'number') computeMs = extra.computeMs;
     if (Array.isArray(extra.logs)) engineLogs = extra.logs;
     const code = err instanceof PlatformError ? err.code : 'INTERNAL_ERROR';
-    if (billing.charged > 0 && REFUNDED_ON.includes(code)) {
-      billing.refunded = await refund(deps, req.requestId, code).catch((e) => {
+    if (billing.billed > 0 && REFUNDED_ON.includes(code)) {
+      // Not billed either way: refunded now, or, if this write fails, left pending for
+      // reconciliation to refund (no record settles it).
+      billing.billed = 0;
+      await refund(deps, req.requestId, code).catch((e) => {
         deps.logger.error('refund failed; reconciliation will retry', {
           request_id: req.requestId,
           error: String(e),
         });
-        return false;
       });
-      // A failed refund write leaves the charge pending: reconciliation refunds it (no record settles it).
-      if (!billing.refunded) billing.charged = -1;
     }
     outcome = {
       status: code === 'TIMEOUT' ? 'timeout' : 'error',
@@ -518,8 +518,8 @@ async function recordCall(
     tokens: { input_tokens: number; output_tokens: number; total_tokens: number };
     computeMs: number;
     engineLogs: { level: 'info' | 'error'; message: string }[];
-    /** charged -1: a refund is owed but its write failed; the charge stays pending for reconciliation. */
-    billing: { charged: number; refunded: boolean };
+    /** Credits billed: settled with the record; 0 for free, refunded or refund-owed calls. */
+    billing: { billed: number };
   },
 ): Promise<void> {
   const ok = r.outcome.status === 'success';
@@ -543,11 +543,11 @@ async function recordCall(
     model: r.model,
     ...r.tokens,
     compute_ms: r.computeMs,
-    credits: r.billing.charged > 0 && !r.billing.refunded ? r.billing.charged : 0,
+    credits: r.billing.billed,
   });
   // The charge is settled in the same transaction as the record: a call whose answer was written
   // is always billed; one that never got here is refunded by reconciliation.
-  const settle = r.billing.charged > 0 && !r.billing.refunded ? [settleOp(req.requestId)] : [];
+  const settle = r.billing.billed > 0 ? [settleOp(req.requestId)] : [];
   const log = {
     ...keys.agentVersion(agent.id),
     sk: `${keys.agentLogPrefix}${r.at}#${randomUUID()}`,

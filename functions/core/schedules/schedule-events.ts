@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import type { Item } from '../../ports/store.ts';
+import { sortSuffix } from '../sort-suffix.ts';
 
 /**
  * A schedule's timeline (GET .../events). The spec names version_updated; the other kinds are
@@ -29,16 +30,6 @@ export interface ScheduleEvent {
 
 /** Timeline entries and run records are kept this long, including after the schedule's deletion. */
 export const HISTORY_DAYS = 90;
-
-let sequence = 0;
-/**
- * Orders entries written in the same millisecond by this process in the order they were made
- * (timestamps from different processes differ in practice; ties there are broken by id).
- */
-export function sortSuffix(): string {
-  sequence = (sequence + 1) % 1e9;
-  return String(sequence).padStart(9, '0');
-}
 
 export const scheduleEventsPk = (scheduleId: string) => `SCHEDULE#${scheduleId}#EVENTS`;
 

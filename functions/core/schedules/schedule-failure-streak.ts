@@ -1,8 +1,7 @@
 import type { Deps } from '../../platform/deps.ts';
 import type { Item } from '../../ports/store.ts';
-import { TransactionCanceledError } from '../../ports/store.ts';
 import { scheduleEventItem } from './schedule-events.ts';
-import { computeNext, loadStoredSchedule, type Schedule, scheduleWrite } from './schedule-record.ts';
+import { computeNext, mutateSchedule, type Schedule } from './schedule-record.ts';
 
 /** The spec's schedule.failure_streak payload (spec "Events"). */
 export interface FailureStreakAlert {
@@ -55,106 +54,122 @@ export async function applyRunOutcome(
   /** Written in the same transaction (the run's record), or alone when the schedule is gone. */
   withItems: Item[] = [],
 ): Promise<void> {
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const stored = await loadStoredSchedule(deps, scheduleId);
-    if (!stored || stored.deletedAt) {
-      if (withItems.length > 0) await deps.store.transactWrite(withItems.map((put) => ({ put })));
-      return;
+  const lastError = run.error ?? `run ended with status ${run.status}`;
+  let outcome: Awaited<ReturnType<typeof mutateSchedule<{ failures: number; alerts: Alert[] }>>>;
+  try {
+    outcome = await mutateSchedule(
+      deps,
+      scheduleId,
+      (stored) =>
+        stored.deletedAt ? undefined : decideOutcome(deps, stored.schedule, run, lastError, withItems),
+      MAX_ATTEMPTS,
+    );
+  } catch (err) {
+    deps.logger.error('schedule outcome not applied', { schedule_id: scheduleId, error: String(err) });
+    outcome = { status: 'skipped' };
+  }
+  if (outcome.status !== 'written') {
+    if (outcome.status === 'contended') {
+      deps.logger.error('schedule outcome not applied: too many concurrent updates', {
+        schedule_id: scheduleId,
+      });
     }
-    const s = stored.schedule;
-    const failed = run.status !== 'success';
-    const failures = failed ? s.consecutive_failures + 1 : 0;
-    const next: Schedule = {
-      ...s,
-      total_runs: s.total_runs + 1,
+    if (withItems.length > 0) await deps.store.transactWrite(withItems.map((put) => ({ put })));
+    return;
+  }
+  const s = outcome.stored.schedule;
+  const next = outcome.next;
+  const { failures, alerts } = outcome.result;
+  if (next.auto_disabled && !s.auto_disabled) {
+    deps.logger.warn('schedule auto-disabled', {
+      schedule_id: s.id,
+      workspace_id: s.workspace_id,
       consecutive_failures: failures,
-      last_run_at: s.last_run_at && s.last_run_at > run.started_at ? s.last_run_at : run.started_at,
-      last_status: run.status,
-    };
-    const events: Item[] = [];
-    const alerts: { threshold: number; autoDisabled: boolean }[] = [];
-    const lastError = run.error ?? `run ended with status ${run.status}`;
-    if (failed && s.enabled) {
-      if (failures === s.alert_on_failure_count && failures < s.max_consecutive_failures) {
-        alerts.push({ threshold: s.alert_on_failure_count, autoDisabled: false });
-      }
-      if (failures >= s.max_consecutive_failures) {
-        next.enabled = false;
-        next.auto_disabled = true;
-        next.next_run_at = null;
-        alerts.push({ threshold: s.max_consecutive_failures, autoDisabled: true });
-        events.push(
-          scheduleEventItem(
-            deps,
-            s.id,
-            'auto_disabled',
-            `Disabled after ${failures} consecutive failures (max_consecutive_failures ${s.max_consecutive_failures})`,
-            { consecutive_failures: failures, last_error: lastError },
-          ),
-        );
-      }
-    }
-    if (next.enabled) {
-      // The local loop owns next_run_at (it moves it past each slot it claims): recomputing it here
-      // from now would skip a slot that came due during a long run. In AWS, EventBridge fires the
-      // slots and next_run_at is for display: refresh it once it has passed.
-      const now = deps.clock.now();
-      const keep =
-        s.next_run_at && (deps.scheduler.kind === 'local' || Date.parse(s.next_run_at) > now.getTime());
-      next.next_run_at = keep ? s.next_run_at : computeNext(next, now);
-    }
+    });
+    await deps.scheduler.sync(next).catch((err) => {
+      deps.logger.error('scheduler not updated after auto-disable', {
+        schedule_id: s.id,
+        error: String(err),
+      });
+    });
+  }
+  if (s.alert_webhook_url) {
     for (const a of alerts) {
+      await deps.notifier
+        .enqueue({
+          url: s.alert_webhook_url,
+          label: `schedule.failure_streak ${s.id}`,
+          payload: failureStreakAlert(next, failures, a.threshold, a.autoDisabled, lastError) as never,
+        })
+        .catch((err) => {
+          deps.logger.error('failure alert not queued', { schedule_id: s.id, error: String(err) });
+        });
+    }
+  }
+}
+
+type Alert = { threshold: number; autoDisabled: boolean };
+
+/** The state table's step for one finished run: the new record, its timeline entries, the alerts due. */
+function decideOutcome(
+  deps: Deps,
+  s: Schedule,
+  run: { status: 'success' | 'error' | 'timeout'; started_at: string },
+  lastError: string,
+  withItems: Item[],
+): { next: Schedule; items: Item[]; result: { failures: number; alerts: Alert[] } } {
+  const failed = run.status !== 'success';
+  const failures = failed ? s.consecutive_failures + 1 : 0;
+  const next: Schedule = {
+    ...s,
+    total_runs: s.total_runs + 1,
+    consecutive_failures: failures,
+    last_run_at: s.last_run_at && s.last_run_at > run.started_at ? s.last_run_at : run.started_at,
+    last_status: run.status,
+  };
+  const events: Item[] = [];
+  const alerts: Alert[] = [];
+  if (failed && s.enabled) {
+    if (failures === s.alert_on_failure_count && failures < s.max_consecutive_failures) {
+      alerts.push({ threshold: s.alert_on_failure_count, autoDisabled: false });
+    }
+    if (failures >= s.max_consecutive_failures) {
+      next.enabled = false;
+      next.auto_disabled = true;
+      next.next_run_at = null;
+      alerts.push({ threshold: s.max_consecutive_failures, autoDisabled: true });
       events.push(
         scheduleEventItem(
           deps,
           s.id,
-          'failure_alert',
-          s.alert_webhook_url
-            ? `Failure alert sent at ${failures} consecutive failures${a.autoDisabled ? ' (auto-disabled)' : ''}`
-            : `Failure alert due at ${failures} consecutive failures, but no alert_webhook_url is set`,
-          { consecutive_failures: failures, threshold: a.threshold, auto_disabled: a.autoDisabled },
+          'auto_disabled',
+          `Disabled after ${failures} consecutive failures (max_consecutive_failures ${s.max_consecutive_failures})`,
+          { consecutive_failures: failures, last_error: lastError },
         ),
       );
     }
-    try {
-      await deps.store.transactWrite([
-        scheduleWrite(stored, next),
-        ...[...events, ...withItems].map((put) => ({ put })),
-      ]);
-    } catch (err) {
-      if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
-      deps.logger.error('schedule outcome not applied', { schedule_id: s.id, error: String(err) });
-      if (withItems.length > 0) await deps.store.transactWrite(withItems.map((put) => ({ put })));
-      return;
-    }
-    if (next.auto_disabled && !s.auto_disabled) {
-      deps.logger.warn('schedule auto-disabled', {
-        schedule_id: s.id,
-        workspace_id: s.workspace_id,
-        consecutive_failures: failures,
-      });
-      await deps.scheduler.sync(next).catch((err) => {
-        deps.logger.error('scheduler not updated after auto-disable', {
-          schedule_id: s.id,
-          error: String(err),
-        });
-      });
-    }
-    if (s.alert_webhook_url) {
-      for (const a of alerts) {
-        await deps.notifier
-          .enqueue({
-            url: s.alert_webhook_url,
-            label: `schedule.failure_streak ${s.id}`,
-            payload: failureStreakAlert(next, failures, a.threshold, a.autoDisabled, lastError) as never,
-          })
-          .catch((err) => {
-            deps.logger.error('failure alert not queued', { schedule_id: s.id, error: String(err) });
-          });
-      }
-    }
-    return;
   }
-  deps.logger.error('schedule outcome not applied: too many concurrent updates', { schedule_id: scheduleId });
-  if (withItems.length > 0) await deps.store.transactWrite(withItems.map((put) => ({ put })));
+  if (next.enabled) {
+    // The local loop owns next_run_at (it moves it past each slot it claims): recomputing it here
+    // from now would skip a slot that came due during a long run. In AWS, EventBridge fires the
+    // slots and next_run_at is for display: refresh it once it has passed.
+    const now = deps.clock.now();
+    const keep =
+      s.next_run_at && (deps.scheduler.kind === 'local' || Date.parse(s.next_run_at) > now.getTime());
+    next.next_run_at = keep ? s.next_run_at : computeNext(next, now);
+  }
+  for (const a of alerts) {
+    events.push(
+      scheduleEventItem(
+        deps,
+        s.id,
+        'failure_alert',
+        s.alert_webhook_url
+          ? `Failure alert sent at ${failures} consecutive failures${a.autoDisabled ? ' (auto-disabled)' : ''}`
+          : `Failure alert due at ${failures} consecutive failures, but no alert_webhook_url is set`,
+        { consecutive_failures: failures, threshold: a.threshold, auto_disabled: a.autoDisabled },
+      ),
+    );
+  }
+  return { next, items: [...events, ...withItems], result: { failures, alerts } };
 }

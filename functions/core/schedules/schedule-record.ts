@@ -1,5 +1,5 @@
 import type { Deps } from '../../platform/deps.ts';
-import { cond, type Item, type TransactOp } from '../../ports/store.ts';
+import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { nextRun } from './cron.ts';
 
 export type Schedule = {
@@ -119,4 +119,37 @@ export function scheduleWrite(stored: StoredSchedule, next: Schedule, extra: Par
     condition:
       stored.rev === 0 ? cond.or(cond.attrNotExists('rev'), cond.eq('rev', 0)) : cond.eq('rev', stored.rev),
   };
+}
+
+/**
+ * Read, decide, write under the revision condition, again on a race (another writer moved the
+ * revision meanwhile). `decide` sees the stored record (tombstones included) and returns the new
+ * record with items to write in the same transaction, or undefined to leave it. Other failures
+ * propagate.
+ */
+export async function mutateSchedule<T>(
+  deps: Deps,
+  id: string,
+  decide: (stored: StoredSchedule) => { next: Schedule; items?: Item[]; result: T } | undefined,
+  attempts = 20,
+): Promise<
+  | { status: 'written'; stored: StoredSchedule; next: Schedule; result: T }
+  | { status: 'skipped' | 'contended' }
+> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const stored = await loadStoredSchedule(deps, id);
+    const decision = stored ? decide(stored) : undefined;
+    if (!stored || !decision) return { status: 'skipped' };
+    try {
+      await deps.store.transactWrite([
+        scheduleWrite(stored, decision.next),
+        ...(decision.items ?? []).map((put) => ({ put })),
+      ]);
+      return { status: 'written', stored, next: decision.next, result: decision.result };
+    } catch (err) {
+      if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
+      throw err;
+    }
+  }
+  return { status: 'contended' };
 }

@@ -1,5 +1,6 @@
 import type { Item } from '../../ports/store.ts';
-import { HISTORY_DAYS, sortSuffix } from './schedule-events.ts';
+import { sortSuffix } from '../sort-suffix.ts';
+import { HISTORY_DAYS } from './schedule-events.ts';
 import { scheduleKeys } from './schedule-record.ts';
 
 /** The spec's Run object (schedule run, webhook response). */

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { invalidInput, PlatformError } from '../../platform/errors.ts';
+import { invalidInput, PlatformError, parseJsonBody } from '../../platform/errors.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -25,13 +25,7 @@ const notFound = () => new PlatformError('NOT_FOUND', 'Webhook not found');
 export function webhookInput(inputData: Record<string, unknown>, body: Buffer): Record<string, unknown> {
   const text = body.toString('utf8');
   if (text.trim() === '') return { ...inputData };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    const at = /position (\d+)/.exec((err as Error).message)?.[1];
-    throw invalidInput([{ field: 'body', message: `is not valid JSON${at ? ` (at position ${at})` : ''}` }]);
-  }
+  const value = parseJsonBody(text);
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     return { ...inputData, ...(value as Record<string, unknown>) };
   }

@@ -1,8 +1,8 @@
 import type { Deps } from '../../platform/deps.ts';
-import { queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { queryAll } from '../../ports/store.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { scheduleEventItem } from './schedule-events.ts';
-import { fromScheduleItem, loadStoredSchedule, scheduleKeys, scheduleWrite } from './schedule-record.ts';
+import { fromScheduleItem, mutateSchedule, scheduleKeys } from './schedule-record.ts';
 
 /**
  * After a publish: every enabled schedule of that agent in the publishing workspace whose
@@ -21,40 +21,37 @@ export async function followNewVersion(deps: Deps, agent: AgentVersion): Promise
     for (const item of items) {
       const candidate = fromScheduleItem(item).schedule;
       if (candidate.agent !== ref || !candidate.auto_update || !candidate.enabled) continue;
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const stored = await loadStoredSchedule(deps, candidate.id);
-        if (!stored || stored.deletedAt) break;
-        const s = stored.schedule;
-        if (!s.auto_update || !s.enabled || s.agent_version === agent.version) break;
-        // Never move backwards (two publishes landing out of order).
-        if (Number(s.agent_version.slice(1)) > agent.version_number) break;
-        const next = {
-          ...s,
-          agent_version: agent.version,
-          pinned: false,
-          updated_at: deps.clock.now().toISOString(),
-        };
-        try {
-          await deps.store.transactWrite([
-            scheduleWrite(stored, next),
-            {
-              put: scheduleEventItem(
+      const outcome = await mutateSchedule(
+        deps,
+        candidate.id,
+        (stored) => {
+          const s = stored.schedule;
+          if (stored.deletedAt || !s.auto_update || !s.enabled || s.agent_version === agent.version)
+            return undefined;
+          // Never move backwards (two publishes landing out of order).
+          if (Number(s.agent_version.slice(1)) > agent.version_number) return undefined;
+          return {
+            next: {
+              ...s,
+              agent_version: agent.version,
+              pinned: false,
+              updated_at: deps.clock.now().toISOString(),
+            },
+            items: [
+              scheduleEventItem(
                 deps,
                 s.id,
                 'version_updated',
                 `Version updated from ${s.agent_version} to ${agent.version} (auto_update on publish)`,
                 { old_version: s.agent_version, new_version: agent.version },
               ),
-            },
-          ]);
-          moved.push(s.id);
-          break;
-        } catch (err) {
-          if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed')
-            continue;
-          throw err;
-        }
-      }
+            ],
+            result: undefined,
+          };
+        },
+        10,
+      );
+      if (outcome.status === 'written') moved.push(candidate.id);
     }
   } catch (err) {
     deps.logger.error('schedules not moved to the new version', {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import type { Item } from '../../ports/store.ts';
-import { sortSuffix } from '../schedules/schedule-events.ts';
+import { sortSuffix } from '../sort-suffix.ts';
 import { serviceKeys } from './service-record.ts';
 
 /**

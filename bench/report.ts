@@ -1,0 +1,32 @@
+/** What the benchmarks share: percentiles, the machine line, and their section of docs/performance.md. */
+import { readFile, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DOC = join(fileURLToPath(new URL('..', import.meta.url)), 'docs', 'performance.md');
+
+/** The value at quantile `q` (0..1) of ascending `sorted` samples; 0 when there are none. */
+export const quantile = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+
+/** "Machine: <cores> × <model>, <memory> GiB, Node <version>", the start of every results note. */
+export function machineLine(): string {
+  return `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+/**
+ * Replaces the bench's section of docs/performance.md (between its markers, added under `heading`
+ * the first time) with `table`, unless the command line says --no-write.
+ */
+export async function writeReport(bench: string, heading: string, table: string): Promise<void> {
+  if (process.argv.includes('--no-write')) return;
+  const start = `<!-- bench-${bench}:start (written by npm run bench:${bench}) -->`;
+  const end = `<!-- bench-${bench}:end -->`;
+  let doc = await readFile(DOC, 'utf8');
+  if (!doc.includes(start)) doc += `\n## ${heading}\n\n${start}\n${end}\n`;
+  const s = doc.indexOf(start);
+  const e = doc.indexOf(end);
+  await writeFile(DOC, `${doc.slice(0, s + start.length)}\n${table}\n${doc.slice(e)}`);
+  process.stdout.write(`Wrote ${DOC}\n`);
+}
