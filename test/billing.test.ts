@@ -308,6 +308,7 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
     const issued = await issueServiceKey(p.deps, c.account.id, {
       run_id: 'req_orch',
       orchestrator: 'orch/boss/v1',
+      dependencies: [],
       hops_remaining: 2,
       deadline_ms: p.clock.now().getTime() + 60_000,
       budget: 12,

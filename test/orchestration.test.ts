@@ -23,17 +23,18 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
   let fake: FakeLlmProviders;
   let owner: { key: string; id: string };
 
-  const relay = (name: string, description: string) => ({
+  /** A loop agent whose one dependency is `dependency` (org/name, v1). */
+  const relay = (name: string, description: string, dependency: string, maxHops = 2) => ({
     name,
     type: 'agent',
     description,
     supported_providers: ['anthropic'],
     required_secrets: [],
-    custom_tools: [{ name: 'call_leaf', description: 'calls the leaf', command: 'echo orch/leaf' }],
+    custom_tools: [{ name: 'call_dep', description: 'calls the dependency', command: `echo ${dependency}` }],
     manifest: {
       manifest_version: 1,
-      dependencies: [{ id: 'orch/leaf', version: 'v1' }],
-      max_hops: 2,
+      dependencies: [{ id: dependency, version: 'v1' }],
+      max_hops: maxHops,
       timeout_ms: 60_000,
       orchestration_mode: 'flexible',
     },
@@ -66,10 +67,13 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
       runtime: { command: 'echo {}' },
       callable: false,
     });
-    await publish(relay('relay-a', 'Relay A: calls relay-b.'));
-    await publish(relay('relay-b', 'Relay B: calls relay-a.'));
-    await publish(relay('prober', 'Prober: calls the hidden agent.'));
-    // Each relay's first turn calls the other relay through the platform; its second submits what it got.
+    // A chain relay-a -> relay-b -> relay-c -> leaf: a run credential reaches only declared
+    // dependencies, and publishing refuses dependency cycles, so the hop limit is met on a chain.
+    await publish(relay('relay-c', 'Relay C: calls the leaf.', 'orch/leaf'));
+    await publish(relay('relay-b', 'Relay B: calls relay-c.', 'orch/relay-c'));
+    await publish(relay('relay-a', 'Relay A: calls relay-b.', 'orch/relay-b'));
+    await publish(relay('prober', 'Prober: calls the hidden agent.', 'orch/hidden'));
+    // Each relay's first turn calls its dependency through the platform; its second submits what it got.
     fake.setResponder((call) => {
       const done = (call.toolResults ?? []).length > 0;
       const system = call.system ?? '';
@@ -78,7 +82,9 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
       if (system.includes('Relay A'))
         return use('bash', { command: callWithServiceKey('/orch/relay-b/v1/run') });
       if (system.includes('Relay B'))
-        return use('bash', { command: callWithServiceKey('/orch/relay-a/v1/run') });
+        return use('bash', { command: callWithServiceKey('/orch/relay-c/v1/run') });
+      if (system.includes('Relay C'))
+        return use('bash', { command: callWithServiceKey('/orch/leaf/v1/run') });
       if (system.includes('Prober'))
         return use('bash', { command: callWithServiceKey('/orch/hidden/v1/run') });
       return { text: 'unexpected' };
@@ -89,7 +95,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     await fake.close();
   });
 
-  it('stops a run-time cycle (A calls B calls A) at the hop limit: at most max_hops + 1 invocations', async (t) => {
+  it('stops a chain (A calls B calls C calls the leaf) at the hop limit: at most max_hops + 1 invocations', async (t) => {
     const day = utcDay(p.clock.now());
     const before = Number((await p.deps.store.get(keys.sandboxDailyUsage(owner.id, day)))?.calls ?? 0);
     const res = await p.request<{ data: { got: string } }>('POST', '/orch/relay-a/v1/run', {
@@ -100,15 +106,19 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     const records = (await queryAll(p.deps.store, { pk: callRecordKeys.callerPk(owner.id) })).map(
       fromCallRecordItem,
     );
-    const relays = records.filter((r) => r.agent.startsWith('relay-'));
-    const succeeded = relays.filter((r) => r.status === 'success');
-    const refused = relays.filter((r) => r.error_code === 'FORBIDDEN');
+    const chain = records.filter((r) => r.agent.startsWith('relay-') || r.agent === 'leaf');
+    const succeeded = chain.filter((r) => r.status === 'success');
+    const refused = chain.filter((r) => r.error_code === 'FORBIDDEN');
     t.diagnostic(
-      `max_hops 2: ${succeeded.length} invocations ran (A, B, A), ${refused.length} refused at the hop limit`,
+      `max_hops 2: ${succeeded.length} invocations ran (A, B, C), ${refused.length} refused at the hop limit`,
     );
-    assert.deepEqual(succeeded.map((r) => r.agent).sort(), ['relay-a', 'relay-a', 'relay-b']);
-    assert.equal(refused.length, 1, 'the fourth hop was refused');
-    // The innermost A saw the refusal; each level passed its child's answer up.
+    assert.deepEqual(succeeded.map((r) => r.agent).sort(), ['relay-a', 'relay-b', 'relay-c']);
+    assert.deepEqual(
+      refused.map((r) => r.agent),
+      ['leaf'],
+      'the fourth hop was refused',
+    );
+    // The innermost C saw the refusal; each level passed its child's answer up.
     assert.match(res.body.data.got, /HTTP 200/);
     const after = Number((await p.deps.store.get(keys.sandboxDailyUsage(owner.id, day)))?.calls ?? 0);
     assert.equal(after - before, 1, 'only the top-level call counts against the daily quota');
@@ -144,7 +154,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     assert.match(res.body.data.got, /HTTP 403/);
     assert.match(res.body.data.got, /not callable as a dependency/);
     const issued = fake.calls.flatMap((c) => (c.toolResults ?? []).map((r) => String(r.content))).join('\n');
-    assert.ok(!/ahk_[A-Za-z0-9_-]{43}/.test(issued), 'the service key never reached the model');
+    assert.ok(!/ah[kr]_[A-Za-z0-9_-]{43}/.test(issued), 'the service key never reached the model');
   });
 
   it('a service key carries its context, fails once revoked or expired, and bounds sub-calls by its deadline and mode', async () => {
@@ -154,22 +164,24 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     const context = {
       run_id: 'req_test',
       orchestrator: 'orch/relay-a/v1',
+      dependencies: ['orch/leaf/v1', 'orch/plain-loop/v1'],
       hops_remaining: 1,
       deadline_ms: now + 60_000,
       budget: 50,
       strict: false,
     };
     const issued = await issueServiceKey(p.deps, owner.id, context);
-    const auth = await authenticate(p.deps, `Bearer ${issued.key}`);
+    const asRun = { acceptRunCredential: true };
+    const auth = await authenticate(p.deps, `Bearer ${issued.key}`, asRun);
     assert.deepEqual(auth.service, context);
     await issued.revoke();
-    await assert.rejects(authenticate(p.deps, `Bearer ${issued.key}`), /Invalid API key/);
+    await assert.rejects(authenticate(p.deps, `Bearer ${issued.key}`, asRun), /Invalid or expired/);
 
     const expiring = await issueServiceKey(p.deps, owner.id, { ...context, deadline_ms: now + 1_000 });
     p.clock.advance(2 * 60_000);
     await assert.rejects(
-      authenticate(p.deps, `Bearer ${expiring.key}`),
-      /Invalid API key/,
+      authenticate(p.deps, `Bearer ${expiring.key}`, asRun),
+      /Invalid or expired/,
       'expired with its run',
     );
 

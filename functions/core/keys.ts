@@ -14,6 +14,11 @@ export const keys = {
 
   /** Authentication lookup: SHA-256 of the key -> account. */
   apiKeyByHash: (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
+  /**
+   * A run credential (an orchestrator run's PLATFORM_SERVICE_KEY) by the SHA-256 of its value: a
+   * shape of its own, so the API-key lookup above can never find one.
+   */
+  runCredential: (hash: string): ItemKey => ({ pk: `RUNKEY#${hash}`, sk: 'RUNKEY' }),
   /** Listing and deletion: the account's keys by id. */
   apiKeyOfAccount: (accountId: string, keyId: string): ItemKey => ({
     pk: `ACCOUNT#${accountId}`,

@@ -129,7 +129,9 @@ export function createModuleHandler<M extends ResourceModule>(
     before: async (request) => {
       const s = (request.context as Context & { platform: RequestState }).platform;
       if (s.route?.auth !== 'api-key' || !s.deps) return;
-      s.auth = await authenticate(s.deps, header(request.event, 'authorization'));
+      s.auth = await authenticate(s.deps, header(request.event, 'authorization'), {
+        acceptRunCredential: s.route.acceptsRunCredential === true,
+      });
     },
   };
 

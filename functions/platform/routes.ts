@@ -120,6 +120,12 @@ export interface RouteDef {
   module: ResourceModule;
   auth: 'api-key' | 'none';
   /**
+   * The route also accepts a run credential (an orchestrator run's PLATFORM_SERVICE_KEY, `ahr_…`),
+   * within the run's declared dependencies, hops, deadline and budget. Every route without it
+   * answers 401 for one. Declared here once; checked in authenticate (core/api-keys).
+   */
+  acceptsRunCredential?: true;
+  /**
    * For workspace-scoped routes: the role the caller needs in the workspace (checked in the core
    * by requireMembership; documented and tested from here). Not a member: 404. Member where owner
    * is needed: 403.
@@ -484,6 +490,7 @@ export const routes = {
     path: '/{org}/{agent}/{version}/{endpoint}',
     module: 'calls',
     auth: 'api-key',
+    acceptsRunCredential: true,
     summary: 'Call an agent: a JSON object matching its input_schema, or multipart/form-data with files',
     tag: 'Calls',
     params: callParams,

@@ -10,6 +10,17 @@ export function generateApiKey(): string {
   return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
+/**
+ * Run credentials (an orchestrator run's PLATFORM_SERVICE_KEY): `ahr_` and 43 base64url
+ * characters. A prefix of their own tells them apart before any lookup (they authenticate only the
+ * agent call route) and lets secret scanners and the log redaction recognise them too.
+ */
+export const RUN_KEY_PREFIX = 'ahr_';
+
+export function generateRunKey(): string {
+  return `${RUN_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }

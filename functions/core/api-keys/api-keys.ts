@@ -6,7 +6,7 @@ import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports
 import { toAccount } from '../accounts/account.ts';
 import type { ServiceContext } from '../calls/service-keys.ts';
 import { keys } from '../keys.ts';
-import { displayPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key-secret.ts';
+import { displayPrefix, generateApiKey, hashApiKey, hashesEqual, RUN_KEY_PREFIX } from './api-key-secret.ts';
 
 export interface ApiKeyRecord {
   id: string;
@@ -25,7 +25,7 @@ export interface AuthContext {
   personalWorkspaceId: string;
   keyId: string;
   agent: string | null;
-  /** Set when the key is an orchestrator run's PLATFORM_SERVICE_KEY. */
+  /** Set when the credential is an orchestrator run's PLATFORM_SERVICE_KEY (a run credential, not an API key). */
   service?: ServiceContext;
   serviceKeyHash?: string;
   /**
@@ -124,21 +124,48 @@ export async function deleteApiKey(deps: Deps, accountId: string, keyId: string)
   }
 }
 
-export async function authenticate(deps: Deps, authorization: string | undefined): Promise<AuthContext> {
+/**
+ * Resolves the bearer credential of a request. An API key (`ahk_`) is looked up under
+ * keys.apiKeyByHash. A run credential (`ahr_`, an orchestrator run's PLATFORM_SERVICE_KEY) is a
+ * different kind of credential under its own store key: it is read only when the route accepts
+ * it (`acceptRunCredential`, from the route table's `acceptsRunCredential`, today only the agent
+ * call route); on every other route it is 401, like any key that is not an account's.
+ */
+export async function authenticate(
+  deps: Deps,
+  authorization: string | undefined,
+  options: { acceptRunCredential?: boolean } = {},
+): Promise<AuthContext> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   if (!match?.[1]) {
     throw new PlatformError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API_KEY>');
   }
-  const hash = hashApiKey(match[1]);
+  const token = match[1];
+  const hash = hashApiKey(token);
+  if (token.startsWith(RUN_KEY_PREFIX)) {
+    if (!options.acceptRunCredential) {
+      throw new PlatformError(
+        'UNAUTHORIZED',
+        'A run credential (PLATFORM_SERVICE_KEY) authenticates only calls to its run’s declared dependencies',
+      );
+    }
+    const credential = await deps.store.get(keys.runCredential(hash));
+    if (!credential || !hashesEqual(String(credential.hash), hash))
+      throw new PlatformError('UNAUTHORIZED', 'Invalid or expired run credential');
+    const accountItem = await deps.store.get(keys.account(String(credential.account_id)));
+    if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid or expired run credential');
+    return {
+      ...authContextOf(accountItem, String(credential.id), (credential.agent as string | null) ?? null),
+      service: credential.service as unknown as ServiceContext,
+      serviceKeyHash: hash,
+    };
+  }
   const key = await deps.store.get(keys.apiKeyByHash(hash));
   if (!key || !hashesEqual(String(key.hash), hash))
     throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
   const accountItem = await deps.store.get(keys.account(String(key.account_id)));
   if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
-  return {
-    ...authContextOf(accountItem, String(key.id), (key.agent as string | null) ?? null),
-    ...(key.service ? { service: key.service as unknown as ServiceContext, serviceKeyHash: hash } : {}),
-  };
+  return authContextOf(accountItem, String(key.id), (key.agent as string | null) ?? null);
 }
 
 /** The context a request (or a scheduled run) acts in, from the account's stored item. */

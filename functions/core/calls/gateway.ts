@@ -14,7 +14,13 @@ import { type CallOptions, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { type Admission, admitCall } from './quotas.ts';
 import type { RunExtras } from './sandbox-run.ts';
-import { countSubCall, issueServiceKey, type ServiceContext, spendDownstreamBudget } from './service-keys.ts';
+import {
+  countSubCall,
+  issueServiceKey,
+  requireDeclaredDependency,
+  type ServiceContext,
+  spendDownstreamBudget,
+} from './service-keys.ts';
 
 /** The platform's cap on a call's run time (spec "Limits": maximum 300 s, platform-enforced). */
 export const MAX_CALL_SECONDS = 300;
@@ -64,6 +70,8 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     http: 200,
   };
   try {
+    // A run credential reaches only its orchestrator's declared dependencies (before any lookup).
+    if (auth.service) requireDeclaredDependency(auth.service, req);
     agent = await resolveCallable(deps, auth, req);
     let deadline = effectiveDeadline(deps, agent, req.headers('x-platform-deadline-ms'));
     if (auth.service) {
@@ -426,6 +434,7 @@ async function orchestrationFor(
   const context: ServiceContext = {
     run_id: req.requestId,
     orchestrator: `${agent.org}/${agent.name}/${agent.version}`,
+    dependencies: section.dependencies.map((d) => `${d.id}/${d.version}`),
     hops_remaining: Math.max(0, Math.min(callerHops, section.max_hops)),
     deadline_ms: deps.clock.now().getTime() + (deadline - Date.now()),
     budget: section.per_call_downstream_cap,
@@ -436,7 +445,7 @@ async function orchestrationFor(
     dependency: { id: string; version: string },
     input: Record<string, unknown>,
   ) => {
-    const subAuth = await authenticate(deps, `Bearer ${issued.key}`);
+    const subAuth = await authenticate(deps, `Bearer ${issued.key}`, { acceptRunCredential: true });
     const [org, name] = dependency.id.split('/') as [string, string];
     const target = await findVersion(deps, org, name, dependency.version);
     try {

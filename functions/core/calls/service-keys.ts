@@ -2,18 +2,23 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
-import { generateApiKey, hashApiKey } from '../api-keys/api-key-secret.ts';
+import { generateRunKey, hashApiKey } from '../api-keys/api-key-secret.ts';
 import { keys } from '../keys.ts';
 
 /**
- * What a run's PLATFORM_SERVICE_KEY carries. The values live in the key's record on the platform
- * side (only the key's hash is stored), so user code holding the key cannot raise them.
+ * What a run's PLATFORM_SERVICE_KEY (a run credential, `ahr_…`) carries. The values live in the
+ * credential's record on the platform side (only the key's hash is stored), so user code holding
+ * the key cannot raise them. A run credential is not an API key: it lives under its own store key
+ * (keys.runCredential), which the API-key lookup never reads, and it authenticates only the agent
+ * call route (the route table's `acceptsRunCredential`), there only for `dependencies`.
  */
 export interface ServiceContext {
   /** The run the key belongs to (its request id). */
   run_id: string;
   /** org/name/version of the orchestrator that holds the key. */
   orchestrator: string;
+  /** The only agents calls made with this key may reach: org/name/version, as the manifest pins them. */
+  dependencies: string[];
   /** How many more hops calls made with this key may go (each sub-call uses one). */
   hops_remaining: number;
   /** Epoch ms (platform clock): the orchestrator's deadline; sub-calls must finish before it. */
@@ -25,24 +30,23 @@ export interface ServiceContext {
 }
 
 /**
- * Issues the key of one orchestrator run: a key record bound to the calling account, carrying the
- * service context, expiring with the run's deadline (plus a minute), and deleted when the run ends.
+ * Issues the credential of one orchestrator run: a record bound to the calling account, carrying
+ * the service context, expiring by the store's TTL with the run's deadline (plus a minute) as a
+ * backstop, and deleted when the run ends (revoke).
  */
 export async function issueServiceKey(
   deps: Deps,
   accountId: string,
   context: ServiceContext,
 ): Promise<{ key: string; subCalls: () => Promise<number>; revoke: () => Promise<void> }> {
-  const key = generateApiKey();
+  const key = generateRunKey();
   const hash = hashApiKey(key);
-  const itemKey = keys.apiKeyByHash(hash);
+  const itemKey = keys.runCredential(hash);
   await deps.store.put({
     ...itemKey,
     id: randomUUID(),
     hash,
     account_id: accountId,
-    name: `service key of run ${context.run_id}`,
-    prefix: `${key.slice(0, 10)}…`,
     agent: context.orchestrator.split('/')[1] ?? null,
     created_at: deps.clock.now().toISOString(),
     service: { ...context },
@@ -55,10 +59,28 @@ export async function issueServiceKey(
   };
 }
 
+/**
+ * The one rule of what a run credential may call: exactly the org/name/version its orchestrator's
+ * manifest declares. Anything else is 401, as for every other route: the credential does not
+ * authenticate it (and says nothing about whether the target exists).
+ */
+export function requireDeclaredDependency(
+  service: ServiceContext,
+  target: { org: string; agent: string; version: string },
+): void {
+  const ref = `${target.org}/${target.agent}/${target.version}`;
+  if (!service.dependencies.includes(ref)) {
+    throw new PlatformError(
+      'UNAUTHORIZED',
+      `This run credential authenticates only calls to the dependencies ${service.orchestrator} declares`,
+    );
+  }
+}
+
 /** Counts one sub-call made with a service key (strict mode requires at least one). */
 export async function countSubCall(deps: Deps, keyHash: string): Promise<void> {
   await deps.store.update(
-    keys.apiKeyByHash(keyHash),
+    keys.runCredential(keyHash),
     { add: { sub_calls: 1 } },
     { condition: cond.exists() },
   );
@@ -83,7 +105,7 @@ export async function spendDownstreamBudget(
   }
   try {
     await deps.store.update(
-      keys.apiKeyByHash(keyHash),
+      keys.runCredential(keyHash),
       { add: { credits_spent: credits } },
       {
         condition: cond.and(
