@@ -513,7 +513,7 @@ describe('agent registry (end to end over HTTP)', () => {
       key: outsider.key,
       body: {},
     });
-    assert.equal(priv.status, 404);
+    assert.equal(priv.status, 403, 'another workspace’s private agent: the visibility check (docs/roles.md)');
   });
 
   it('soft-deletes versions, guards pinned ones, tells what deletion needs, and purges after 30 days', async () => {

@@ -1,14 +1,14 @@
 import type { Deps } from '../../platform/deps.ts';
 import { type FieldIssue, invalidInput } from '../../platform/errors.ts';
 import { checkOutboundUrl } from '../alerts/outbound-url.ts';
-import { keys } from '../keys.ts';
 import { findLatest, findVersion } from './agent-lookup.ts';
 import type { AgentVersion } from './agent-record.ts';
+import { requireVisible } from './visibility.ts';
 
 /**
  * The agent a schedule or service runs, from `org/agent` (the newest live version) or
- * `org/agent@vN` (pinned): 400 on `body.agent` when it does not exist, or is private to a
- * workspace the caller is not a member of.
+ * `org/agent@vN` (pinned): 400 on `body.agent` when it does not exist; 403 (the visibility check)
+ * when it is private to another workspace that the caller is not a member of.
  */
 export async function resolveAgentRef(
   deps: Deps,
@@ -21,11 +21,7 @@ export async function resolveAgentRef(
   const agent = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
   if (!agent || agent.deleted_at)
     throw invalidInput([{ field: 'body.agent', message: `${ref} does not exist` }]);
-  if (!agent.manifest.is_public && agent.workspace_id !== workspaceId) {
-    const member = await deps.store.get(keys.member(agent.workspace_id, accountId));
-    if (!member)
-      throw invalidInput([{ field: 'body.agent', message: `${ref} is private to another workspace` }]);
-  }
+  await requireVisible(deps, agent, { workspaceId, accountId }, { ref, field: 'body.agent' });
   return { agent, pinned: version !== undefined };
 }
 

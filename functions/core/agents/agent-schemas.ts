@@ -57,6 +57,10 @@ export const forkBody = z.strictObject({
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be an agent name: lowercase letters, digits and hyphens')
     .optional(),
+  is_public: z
+    .boolean()
+    .optional()
+    .describe('List the fork in the public directory; a fork is private unless this is true'),
 });
 
 export const publicListQuery = z.strictObject({

@@ -10,6 +10,7 @@ import { loadAgent, refreshHead } from './agents.ts';
 import { inspectBundle } from './bundle-archive.ts';
 import { isPaid, type Manifest, parseManifest } from './manifest.ts';
 import { checkReferences, ownedWorkspace, parsePublishBody, publishVersion } from './publish.ts';
+import { requireVisible } from './visibility.ts';
 
 /*
  * The author-facing writes. They carry the manifest validators (ajv, yaml) and the archive
@@ -25,7 +26,7 @@ export async function publishAgent(
 ) {
   const workspace = await ownedWorkspace(deps, auth, options.workspaceId);
   const { manifest, warnings, skillFiles } = parsePublishBody(body, options);
-  await checkReferences(deps, workspace.slug, manifest);
+  await checkReferences(deps, workspace, manifest);
   const agent = await publishVersion(deps, { workspace, manifest, skillFiles, publishedBy: auth.accountId });
   return toRecord(agent, deps.clock.now(), warnings);
 }
@@ -81,7 +82,7 @@ export async function patchAgent(
   const merged = { ...agent.manifest, ...patch };
   const parsed = parseManifest(merged, { allowNoSecrets: agent.manifest.required_secrets.length === 0 });
   if (!parsed.ok) throw invalidInput(parsed.issues.map((i) => ({ ...i, field: `body.${i.field}` })));
-  await checkReferences(deps, agent.org, parsed.manifest);
+  await checkReferences(deps, { id: agent.workspace_id, slug: agent.org }, parsed.manifest);
   const now = deps.clock.now();
   const next: AgentVersion = { ...agent, manifest: parsed.manifest, updated_at: now.toISOString() };
   await deps.store.put(toItem(next), { condition: cond.eq('updated_at', agent.updated_at) }).catch(() => {
@@ -150,19 +151,25 @@ export async function uploadBundle(
 
 /**
  * POST /agents/{id}/fork: copies a public, source-available agent (manifest and bundle) as v1 of a
- * new agent in a workspace the caller owns.
+ * new agent in a workspace the caller owns. The source goes through the visibility check (another
+ * workspace's private agent: 403), and the copy's references through the publish checks for its
+ * new workspace. The copy is private unless the forker asks for `is_public: true`.
  */
 export async function forkAgent(
   deps: Deps,
   auth: AuthContext,
   agentId: string,
-  input: { workspace_id?: string | undefined; new_name?: string | undefined },
+  input: {
+    workspace_id?: string | undefined;
+    new_name?: string | undefined;
+    is_public?: boolean | undefined;
+  },
 ) {
   const item = await deps.store.get(keys.agentVersion(agentId));
   const source = item ? fromItem(item) : undefined;
   if (!source || source.deleted_at) throw notFound('Agent');
-  const member = await deps.store.get(keys.member(source.workspace_id, auth.accountId));
-  if (!source.manifest.is_public && !member) throw notFound('Agent');
+  const ref = `${source.org}/${source.name}/${source.version}`;
+  await requireVisible(deps, source, { accountId: auth.accountId }, { ref });
   if (!source.manifest.is_public) throw new PlatformError('FORBIDDEN', 'Only public agents can be forked');
   if (isPaid(source.manifest))
     throw new PlatformError('FORBIDDEN', 'Paid agents are server-only and cannot be forked');
@@ -174,11 +181,21 @@ export async function forkAgent(
   }
   const workspace = await ownedWorkspace(deps, auth, input.workspace_id);
   const name = input.new_name ?? source.name;
+  const isPublic = input.is_public ?? false;
+  const orchestration = source.manifest.manifest;
   const parsed = parseManifest(
-    { ...source.manifest, name },
+    {
+      ...source.manifest,
+      name,
+      is_public: isPublic,
+      ...(orchestration?.visibility !== undefined
+        ? { manifest: { ...orchestration, visibility: isPublic ? 'public' : 'private' } }
+        : {}),
+    },
     { allowNoSecrets: source.manifest.required_secrets.length === 0 },
   );
   if (!parsed.ok) throw invalidInput(parsed.issues.map((i) => ({ ...i, field: `body.${i.field}` })));
+  await checkReferences(deps, workspace, parsed.manifest);
   const fork = await publishVersion(deps, {
     workspace,
     manifest: parsed.manifest,

@@ -11,6 +11,7 @@ import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
 import { type Manifest, parseManifest, type Warning } from './manifest.ts';
 import { parseSkillMd, skillToManifest } from './skill-md.ts';
+import { requireVisible } from './visibility.ts';
 
 const DAY_MS = 86_400_000;
 const MAX_PUBLISH_ATTEMPTS = 10;
@@ -60,9 +61,17 @@ export function parsePublishBody(
 
 /**
  * Checks what the manifest references against the registry: dependencies exist (pinned, not
- * deleted) and form no cycle by agent name; default skills name existing skills.
+ * deleted) and form no cycle by agent name; default skills name existing skills. Both must be
+ * visible to the workspace the agent belongs to (core/agents/visibility.ts): another workspace's
+ * private agent or skill is 403, whoever publishes, because every caller of this agent would get it.
  */
-export async function checkReferences(deps: Deps, org: string, manifest: Manifest): Promise<void> {
+export async function checkReferences(
+  deps: Deps,
+  workspace: { id: string; slug: string },
+  manifest: Manifest,
+): Promise<void> {
+  const org = workspace.slug;
+  const viewer = { workspaceId: workspace.id };
   const issues: FieldIssue[] = [];
   const dependencies = manifest.manifest?.dependencies ?? [];
   for (const [i, dep] of dependencies.entries()) {
@@ -75,6 +84,10 @@ export async function checkReferences(deps: Deps, org: string, manifest: Manifes
       });
       continue;
     }
+    await requireVisible(deps, found, viewer, {
+      ref: `${dep.id}@${dep.version}`,
+      field: `body.manifest.dependencies.${i}`,
+    });
     const cycle = await findCycle(deps, `${org}/${manifest.name}`, found, [
       `${org}/${manifest.name}`,
       dep.id,
@@ -88,7 +101,11 @@ export async function checkReferences(deps: Deps, org: string, manifest: Manifes
   }
   for (const [i, ref] of manifest.default_skills.entries()) {
     const skill = await resolveSkillRef(deps, ref);
-    if (!skill) issues.push({ field: `body.default_skills.${i}`, message: `skill ${ref} does not exist` });
+    if (!skill) {
+      issues.push({ field: `body.default_skills.${i}`, message: `skill ${ref} does not exist` });
+      continue;
+    }
+    await requireVisible(deps, skill, viewer, { ref, field: `body.default_skills.${i}` });
   }
   if (issues.length > 0) throw invalidInput(issues);
 }

@@ -10,6 +10,7 @@ import { resolveSkillRef } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { compileInputValidator, placeholders, type Warning } from '../agents/manifest.ts';
 import { DEFAULT_MODELS } from '../agents/providers.ts';
+import { requireVisible } from '../agents/visibility.ts';
 import type { CallFile } from './call-input.ts';
 import { isTextType } from './call-input.ts';
 
@@ -22,6 +23,8 @@ export interface CallOptions {
   skills: string[];
   skillsOnly: boolean;
   noSkills: boolean;
+  /** The calling account: the skills it names must be visible to it (core/agents/visibility.ts). */
+  callerAccountId: string;
 }
 
 export interface EngineResult {
@@ -102,7 +105,9 @@ export async function skillTexts(
   warnings: Warning[],
 ): Promise<string[]> {
   const callerAsked = options.skills.length > 0 || options.skillsOnly || options.noSkills;
-  let refs: string[];
+  const defaults = agent.manifest.default_skills.map((ref) => ({ ref, fromCaller: false }));
+  const asked = options.skills.map((ref) => ({ ref, fromCaller: true }));
+  let refs: { ref: string; fromCaller: boolean }[];
   if (agent.manifest.skills_locked) {
     if (callerAsked) {
       warnings.push({
@@ -111,19 +116,32 @@ export async function skillTexts(
         message: 'this agent locks its skills (skills_locked); the skill headers were ignored',
       });
     }
-    refs = agent.manifest.default_skills;
+    refs = defaults;
   } else if (options.noSkills) {
     refs = [];
   } else if (options.skillsOnly) {
-    refs = options.skills;
+    refs = asked;
   } else {
-    refs = [...new Set([...agent.manifest.default_skills, ...options.skills])];
+    const named = new Set(agent.manifest.default_skills);
+    refs = [...defaults, ...asked.filter((s) => !named.has(s.ref))];
   }
+  const header = options.skillsOnly ? 'header.x-platform-skills-only' : 'header.x-platform-skills';
   const texts: string[] = [];
-  for (const ref of refs) {
+  const seen = new Set<string>();
+  for (const { ref, fromCaller } of refs) {
+    if (seen.has(ref)) continue;
+    seen.add(ref);
+    const field = fromCaller ? header : 'default_skills';
     const skill = await resolveSkillRef(deps, ref);
-    if (!skill)
-      throw invalidInput([{ field: 'header.x-platform-skills', message: `skill ${ref} does not exist` }]);
+    if (!skill) throw invalidInput([{ field, message: `skill ${ref} does not exist` }]);
+    // A skill the caller names must be visible to the caller; a default skill to the agent's own
+    // workspace (its author chose it, and may have lost access to it since).
+    await requireVisible(
+      deps,
+      skill,
+      fromCaller ? { accountId: options.callerAccountId } : { workspaceId: agent.workspace_id },
+      { ref, field },
+    );
     const md = skill.skill_files?.['SKILL.md'] ?? '';
     const body = md.replace(/^---\r?\n[\s\S]*?\r?\n---\r?\n?/, '').trim();
     texts.push(`## Skill: ${skill.org}/${skill.name}\n${body}`);

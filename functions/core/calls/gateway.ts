@@ -4,6 +4,7 @@ import { type FieldIssue, invalidInput, PlatformError } from '../../platform/err
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
 import { compileInputValidator, type Warning } from '../agents/manifest.ts';
+import { requireVisible } from '../agents/visibility.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
 import { charge, refund, settleOp } from '../billing/ledger.ts';
 import { keys } from '../keys.ts';
@@ -95,7 +96,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     {
       const { input, files, metadata } = await parseCallBody(req.body, req.contentType);
       const warnings = validateInput(agent, input);
-      const options = callOptions(req.headers);
+      const options = callOptions(req.headers, auth.accountId);
       const remaining = deadline - Date.now();
       if (remaining <= 0)
         throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
@@ -214,10 +215,7 @@ async function resolveCallable(deps: Deps, auth: AuthContext, req: CallRequest):
   const ref = `${req.org}/${req.agent}/${req.version}`;
   const agent = await findVersion(deps, req.org, req.agent, req.version);
   if (!agent || agent.deleted_at) throw new PlatformError('NOT_FOUND', `Agent ${ref} not found`);
-  if (!agent.manifest.is_public) {
-    const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
-    if (!member) throw new PlatformError('FORBIDDEN', `${ref} is private to its workspace`);
-  }
+  await requireVisible(deps, agent, { accountId: auth.accountId }, { ref });
   const status = statusOf(agent, deps.clock.now());
   if (status === 'sunset') {
     const latest = await findLatest(deps, req.org, req.agent);
@@ -289,7 +287,7 @@ function validateInput(agent: AgentVersion, input: Record<string, unknown>): War
   return warnings;
 }
 
-function callOptions(headers: (name: string) => string | undefined): CallOptions {
+function callOptions(headers: (name: string) => string | undefined, callerAccountId: string): CallOptions {
   const list = (v: string | undefined) =>
     (v ?? '')
       .split(',')
@@ -305,6 +303,7 @@ function callOptions(headers: (name: string) => string | undefined): CallOptions
       only.length > 0 && !flag(headers('x-platform-skills-only')) ? only : list(headers('x-platform-skills')),
     skillsOnly: only.length > 0,
     noSkills: flag(headers('x-platform-no-skills')),
+    callerAccountId,
   };
 }
 
