@@ -40,6 +40,13 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a bootstrap key with the run-credential prefix (it could never authenticate)', () => {
+    assert.throws(
+      () => parseConfig({ PLATFORM_BOOTSTRAP_API_KEY: 'ahr_0123456789abcdefghijklmnop' }),
+      /PLATFORM_BOOTSTRAP_API_KEY: must not start with ahr_/,
+    );
+  });
+
   it('needs a table name in aws mode', () => {
     assert.throws(
       () => parseConfig({ PLATFORM_MODE: 'aws' }),

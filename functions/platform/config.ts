@@ -22,6 +22,9 @@ const schema = z
       .min(20, 'must be at least 20 characters')
       .max(200)
       .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+      // ahr_ marks run credentials (core/api-keys/api-key-secret.ts RUN_KEY_PREFIX), which no
+      // route but the call route accepts: such a bootstrap key could never authenticate.
+      .refine((v) => !v.startsWith('ahr_'), 'must not start with ahr_ (the prefix of run credentials)')
       .optional(),
     PLATFORM_TABLE_NAME: z.string().min(3).max(255).optional(),
     PLATFORM_DYNAMODB_ENDPOINT: z.url().optional(),
