@@ -172,6 +172,31 @@ async function publishLeaf(p: TestPlatform, key: string): Promise<void> {
 
 const LEAF_ANSWER: FakeLlmResponse = { text: 'leaf answer' };
 
+describe('run credentials: the route table', () => {
+  it('lets exactly one route accept them, the agent call route, and says so in /openapi.json', async () => {
+    assert.deepEqual(
+      routeList.filter(([, r]) => r.acceptsRunCredential).map(([id]) => id),
+      ['callAgent'],
+    );
+    const p = await startTestPlatform();
+    try {
+      const doc = await p.request<{ paths: Record<string, Record<string, Record<string, unknown>>> }>(
+        'GET',
+        '/openapi.json',
+        { key: null },
+      );
+      const flagged = Object.entries(doc.body.paths).flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op['x-accepts-run-credential'] === true)
+          .map(([method]) => `${method} ${path}`),
+      );
+      assert.deepEqual(flagged, ['post /{org}/{agent}/{version}/{endpoint}']);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
 for (const backend of BACKENDS) {
   describe(`run credentials (${backend})`, () => {
     let p: TestPlatform;

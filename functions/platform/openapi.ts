@@ -94,6 +94,8 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
           }
         : {}),
       ...(route.auth === 'api-key' ? { security: [{ apiKey: [] }] } : { security: [] }),
+      // The one route a run credential (an orchestrator run's PLATFORM_SERVICE_KEY) may use.
+      ...(route.acceptsRunCredential ? { 'x-accepts-run-credential': true } : {}),
       ...(params.length > 0 ? { parameters: params } : {}),
       ...(route.binaryBody
         ? {
