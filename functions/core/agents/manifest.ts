@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import * as z from 'zod';
 import type { FieldIssue } from '../../platform/errors.ts';
 import { secretName } from '../secrets/secret-schemas.ts';
+import { linearRegExp } from './linear-regexp.ts';
 import { LLM_PROVIDERS, LOCAL_PROVIDER, PROVIDERS } from './providers.ts';
 
 /**
@@ -148,6 +149,9 @@ function ajv(): InstanceType<typeof Ajv2020> {
       strictTuples: false,
       strictRequired: false,
       logger: false,
+      // Linear-time matching for users' patterns: a backtracking pattern must not freeze the
+      // process for every tenant (linear-regexp.ts).
+      code: { regExp: linearRegExp },
     });
     addFormats(ajvInstance);
     ajvInstance.addKeyword('example'); // OpenAPI's annotation, common in hand-written schemas
