@@ -1,3 +1,4 @@
+import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.ts';
 /**
  * Error codes, their HTTP statuses and retryability: the spec's "Errors" table, plus CONFLICT
  * (409), which the spec does not list but which a create of something that already exists needs
@@ -59,15 +60,20 @@ export class PlatformError extends Error {
 export const notFound = (what: string) => new PlatformError('NOT_FOUND', `${what} not found`);
 
 /**
- * JSON.parse of a request body, or 400 INVALID_INPUT on `body`. V8's message quotes part of the
- * input, which may be a secret: only the position is reported.
+ * JSON.parse of a request body (or another client-sent JSON text, named by `field`), or 400
+ * INVALID_INPUT on that field. Documents nested deeper than MAX_JSON_DEPTH are refused before they
+ * are built. V8's message quotes part of the input, which may be a secret: only the position is
+ * reported.
  */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(text: string, field = 'body'): unknown {
+  if (jsonTooDeep(text)) {
+    throw invalidInput([{ field, message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }]);
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
     const at = /position (\d+)/.exec((err as Error).message)?.[1];
-    throw invalidInput([{ field: 'body', message: `is not valid JSON${at ? ` (at position ${at})` : ''}` }]);
+    throw invalidInput([{ field, message: `is not valid JSON${at ? ` (at position ${at})` : ''}` }]);
   }
 }
 

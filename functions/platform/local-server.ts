@@ -81,8 +81,16 @@ export class LocalServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = `req_${randomUUID()}`;
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const method = (req.method ?? 'GET').toUpperCase();
+    const url = requestUrl(req.url);
+    if (!url) {
+      req.resume();
+      return this.sendError(
+        res,
+        new PlatformError('NOT_FOUND', 'No route for this request target'),
+        requestId,
+      );
+    }
     let pathMatched = false;
     let match: { route: RouteDef; params: Record<string, string> } | undefined;
     for (const c of this.compiled) {
@@ -107,6 +115,8 @@ export class LocalServer {
 
     const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
     const body = await readBody(req, limit);
+    // The client went away mid-body: there is no one to answer.
+    if (body === 'aborted') return;
     if (body === 'too-large') {
       res.setHeader('Connection', 'close');
       return this.sendError(res, bodyTooLarge(limit), requestId);
@@ -134,7 +144,21 @@ function safeDecode(s: string): string {
   }
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+/**
+ * The request target as a URL, or undefined when it is not origin-form (`/path?query`). It is
+ * appended to a fixed origin rather than resolved against it: resolved, `//evil.com/tasks` would be
+ * read as a host and a path (`/tasks`), and `//` would throw.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  if (!target?.startsWith('/')) return undefined;
+  try {
+    return new URL(`http://localhost${target}`);
+  } catch {
+    return undefined;
+  }
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'aborted'> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) {
     req.resume();
@@ -142,14 +166,20 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | '
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      return 'too-large';
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > limit) {
+        req.resume();
+        return 'too-large';
+      }
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch {
+    // An aborted or reset upload errors the stream; it is the client's doing, not a failure.
+    return 'aborted';
   }
+  if (req.readableAborted) return 'aborted';
   return Buffer.concat(chunks);
 }
 

@@ -82,6 +82,11 @@ function parseMultipart(body: Buffer, contentType: string): Promise<CallInput> {
     bb.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
+      // A body that ends inside a part (a truncated upload) errors the part's stream ("Unexpected
+      // end of form"); unhandled, that error would stop the whole process.
+      stream.on('error', (err: Error) =>
+        fail(invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }])),
+      );
       stream.on('limit', () =>
         fail(
           new PlatformError(
@@ -135,12 +140,12 @@ function parseMultipart(body: Buffer, contentType: string): Promise<CallInput> {
         return;
       }
       try {
-        const parsed = JSON.parse(value) as unknown;
+        const parsed = parseJsonBody(value, 'body.metadata');
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-          throw new Error('not an object');
+          throw invalidInput([{ field: 'body.metadata', message: 'must be a JSON object' }]);
         metadata = parsed as Record<string, unknown>;
-      } catch {
-        fail(invalidInput([{ field: 'body.metadata', message: 'must be a JSON object' }]));
+      } catch (err) {
+        fail(err as PlatformError);
       }
     });
     bb.on('filesLimit', () =>

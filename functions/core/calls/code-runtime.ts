@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
+import { jsonTooDeep } from '../../platform/json-depth.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -90,7 +91,8 @@ export async function runCodeRuntime(
     }
     let data: unknown;
     try {
-      data = JSON.parse(result.stdout);
+      // User code's output is as hostile as a request: too deep a document is no object for us.
+      data = jsonTooDeep(result.stdout) ? undefined : JSON.parse(result.stdout);
     } catch {
       data = undefined;
     }

@@ -1,5 +1,6 @@
 import type { Deps } from '../../platform/deps.ts';
 import { invalidInput, PlatformError } from '../../platform/errors.ts';
+import { jsonTooDeep } from '../../platform/json-depth.ts';
 import {
   LlmAbortedError,
   LlmError,
@@ -251,6 +252,7 @@ export function tokenUsage(usage: {
 }
 
 function tryParse(text: string): unknown {
+  if (jsonTooDeep(text)) return undefined;
   try {
     const v = JSON.parse(text) as unknown;
     return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
