@@ -59,10 +59,47 @@ export class PlatformError extends Error {
 export const notFound = (what: string) => new PlatformError('NOT_FOUND', `${what} not found`);
 
 /**
+ * The deepest nesting of objects and arrays a JSON body may have (docs/decisions.md). Validators,
+ * redaction and storage walk input recursively; a limit checked on the raw text keeps a 5,000-level
+ * body from ever becoming a structure that overflows their stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The position at which `text` opens its `max + 1`th nested object or array, or undefined. One
+ * linear pass, no recursion; brackets inside strings (with their escapes) do not count.
+ */
+export function jsonDepthExceeded(text: string, max: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return i;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return undefined;
+}
+
+/**
  * JSON.parse of a request body, or 400 INVALID_INPUT on `body`. V8's message quotes part of the
  * input, which may be a secret: only the position is reported.
  */
 export function parseJsonBody(text: string): unknown {
+  const tooDeep = jsonDepthExceeded(text, MAX_JSON_DEPTH);
+  if (tooDeep !== undefined) {
+    throw invalidInput([
+      {
+        field: 'body',
+        message: `is nested deeper than ${MAX_JSON_DEPTH} levels (at position ${tooDeep})`,
+      },
+    ]);
+  }
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -81,8 +81,12 @@ export class LocalServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = `req_${randomUUID()}`;
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const method = (req.method ?? 'GET').toUpperCase();
+    const url = requestUrl(req.url);
+    if (!url) {
+      req.resume();
+      return this.sendError(res, new PlatformError('NOT_FOUND', `No route for ${method}`), requestId);
+    }
     let pathMatched = false;
     let match: { route: RouteDef; params: Record<string, string> } | undefined;
     for (const c of this.compiled) {
@@ -123,6 +127,20 @@ export class LocalServer {
       headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': requestId },
       body: JSON.stringify(errorEnvelope(err, requestId)),
     });
+  }
+}
+
+/**
+ * The request target as a URL whose pathname is exactly the path sent. `new URL('//evil.com/tasks',
+ * base)` reads `//` as an authority (host evil.com, path /tasks) and throws on `//`, so the path is
+ * appended to a fixed origin instead; anything but an origin-form target (`/...`) has no route.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  if (!target?.startsWith('/')) return undefined;
+  try {
+    return new URL(`http://localhost${target}`);
+  } catch {
+    return undefined;
   }
 }
 

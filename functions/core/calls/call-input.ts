@@ -1,5 +1,11 @@
 import busboy from 'busboy';
-import { invalidInput, PlatformError, parseJsonBody } from '../../platform/errors.ts';
+import {
+  invalidInput,
+  jsonDepthExceeded,
+  MAX_JSON_DEPTH,
+  PlatformError,
+  parseJsonBody,
+} from '../../platform/errors.ts';
 import { CALL_FILE_TYPES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
 
 export { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
@@ -82,6 +88,11 @@ function parseMultipart(body: Buffer, contentType: string): Promise<CallInput> {
     bb.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
+      // A body that ends mid-file errors the file stream too ("Unexpected end of form"); without a
+      // listener that error is unhandled and stops the process. bb's own 'error' reports it.
+      stream.on('error', (err: Error) =>
+        fail(invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }])),
+      );
       stream.on('limit', () =>
         fail(
           new PlatformError(
@@ -134,6 +145,14 @@ function parseMultipart(body: Buffer, contentType: string): Promise<CallInput> {
         );
         return;
       }
+      if (jsonDepthExceeded(value, MAX_JSON_DEPTH) !== undefined) {
+        fail(
+          invalidInput([
+            { field: 'body.metadata', message: `is nested deeper than ${MAX_JSON_DEPTH} levels` },
+          ]),
+        );
+        return;
+      }
       try {
         const parsed = JSON.parse(value) as unknown;
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
@@ -146,9 +165,11 @@ function parseMultipart(body: Buffer, contentType: string): Promise<CallInput> {
     bb.on('filesLimit', () =>
       fail(invalidInput([{ field: 'body', message: `at most ${MAX_FILES} files per call` }])),
     );
-    bb.on('error', (err: Error) =>
-      fail(invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }])),
-    );
+    // A parser error settles the call at once: 'close' may not follow it.
+    bb.on('error', (err: Error) => {
+      fail(invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }]));
+      reject(failure);
+    });
     bb.on('close', () => {
       if (failure) reject(failure);
       else if (files.length === 0)
