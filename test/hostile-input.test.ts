@@ -3,7 +3,9 @@ import { request as httpRequest } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { webhookInput } from '../functions/core/schedules/schedule-triggers.ts';
+import { operations as callOperations } from '../functions/http/calls.ts';
 import { MAX_JSON_DEPTH, PlatformError, parseJsonBody } from '../functions/platform/errors.ts';
+import { createModuleHandler } from '../functions/platform/http-handler.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { type ApiResponse, errorOf, type TestPlatform } from './helpers/platform.ts';
 import { startRunsPlatform } from './helpers/schedules.ts';
@@ -122,6 +124,41 @@ describe('hostile input: no request stops the process (issue 13, point 2)', () =
       await stillServing();
     });
   }
+
+  it('in AWS (an API Gateway event to the calls handler) the same bodies get the same answers', async () => {
+    const handler = createModuleHandler('calls', callOperations, async () => p.deps);
+    const event = (body: string, contentType: string, base64 = false) =>
+      ({
+        resource: '/{org}/{agent}/{version}/{endpoint}',
+        path: '/hostco/echo/v1/run',
+        httpMethod: 'POST',
+        headers: { authorization: `Bearer ${owner.key}`, 'content-type': contentType },
+        multiValueHeaders: {},
+        queryStringParameters: null,
+        multiValueQueryStringParameters: null,
+        pathParameters: { org: 'hostco', agent: 'echo', version: 'v1', endpoint: 'run' },
+        stageVariables: null,
+        body: base64 ? Buffer.from(body).toString('base64') : body,
+        isBase64Encoded: base64,
+        requestContext: { requestId: 'req_lambda', identity: { sourceIp: '127.0.0.1' } },
+      }) as never;
+    const invoke = async (e: never) =>
+      (await handler(e, { awsRequestId: 'req_lambda' } as never)) as { statusCode: number; body: string };
+    const truncated = await invoke(
+      event(
+        '--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\ncut',
+        'multipart/form-data; boundary=b',
+        true,
+      ),
+    );
+    assert.equal(truncated.statusCode, 400, truncated.body);
+    const deep = await invoke(event(`{"x":${nested(5000)}}`, 'application/json'));
+    assert.equal(deep.statusCode, 400, deep.body);
+    assert.match(deep.body, /nested deeper than 64 levels/);
+    fake.enqueue({ text: 'fine' });
+    const fine = await invoke(event('{"ok":true}', 'application/json'));
+    assert.equal(fine.statusCode, 200, fine.body);
+  });
 
   describe(`JSON nested deeper than ${MAX_JSON_DEPTH} levels is 400 INVALID_INPUT everywhere`, () => {
     const deep = nested(5000);
