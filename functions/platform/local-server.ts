@@ -149,7 +149,7 @@ export class LocalServer {
       }
       return writeResult(res, result);
     }
-    const body = await readBody(req, limit);
+    const body = await readBody(req, limit, match.route.auth === 'api-key');
     if (body === 'aborted') return void res.destroy();
     if (body === 'too-large') return refuse(bodyTooLarge(limit));
     const event = toEvent(req, url, method, match.route, match.params, body, requestId);

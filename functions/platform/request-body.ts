@@ -15,10 +15,18 @@ import { pipeline } from 'node:stream/promises';
 
 export type BodyFailure = 'too-large' | 'aborted';
 
-/** The body in one Buffer: allocated once at the declared length when there is one. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | BodyFailure> {
+/**
+ * The body in one Buffer. For an authenticated caller it is allocated once at the declared length;
+ * an anonymous one gets no memory ahead of the bytes it actually sends (a declared length alone
+ * must not reserve memory).
+ */
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  authenticated: boolean,
+): Promise<Buffer | BodyFailure> {
   const declared = Number(req.headers['content-length']);
-  const exact = Number.isSafeInteger(declared) && declared >= 0 && declared <= limit;
+  const exact = authenticated && Number.isSafeInteger(declared) && declared >= 0 && declared <= limit;
   const whole = exact ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
