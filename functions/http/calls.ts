@@ -6,7 +6,7 @@ export const operations: Operations<'calls'> = {
   callAgent: async ({ deps, auth, params, body, requestId, header }) => {
     const result = await callAgent(deps, auth, {
       ...params,
-      body: body.data,
+      body: body.stream,
       contentType: body.contentType,
       headers: header,
       requestId,

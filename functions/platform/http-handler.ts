@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
@@ -15,6 +16,7 @@ import {
   PlatformError,
   parseJsonBody,
 } from './errors.ts';
+import { eventBodySize, eventBodyStream } from './event-body.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from './routes.ts';
 import { routeList } from './routes.ts';
 
@@ -26,10 +28,20 @@ export interface BinaryBody {
   contentType: string | undefined;
 }
 
+/** The body of a route with a streamed `binaryBody` (event-body.ts). */
+export interface StreamBody {
+  stream: Readable;
+  contentType: string | undefined;
+}
+
 export interface OperationInput<R extends RouteDef> {
   params: Out<R['params']>;
   query: Out<R['query']>;
-  body: R['binaryBody'] extends object ? BinaryBody : Out<R['body']>;
+  body: R['binaryBody'] extends { stream: true }
+    ? StreamBody
+    : R['binaryBody'] extends object
+      ? BinaryBody
+      : Out<R['body']>;
   auth: R['auth'] extends 'api-key' ? AuthContext : undefined;
   deps: Deps;
   requestId: string;
@@ -273,7 +285,13 @@ function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: 
   const query = validate(route.query, rawQuery, 'query', issues, true);
 
   let body: unknown;
-  if (route.binaryBody) {
+  if (route.binaryBody?.stream) {
+    if (eventBodySize(event) > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);
+    body = {
+      stream: eventBodyStream(event),
+      contentType: header(event, 'content-type'),
+    } satisfies StreamBody;
+  } else if (route.binaryBody) {
     const data = event.body
       ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8')
       : Buffer.alloc(0);

@@ -1,11 +1,16 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import type { Deps } from './deps.ts';
 import { bodyTooLarge, PlatformError } from './errors.ts';
+import { attachBodyFile } from './event-body.ts';
 import { errorEnvelope } from './http-handler.ts';
+import { discardBody, readBody, spoolBody } from './request-body.ts';
 import { type RouteDef, routeList } from './routes.ts';
 
 interface CompiledRoute {
@@ -85,11 +90,7 @@ export class LocalServer {
     const url = requestUrl(req.url);
     if (!url) {
       req.resume();
-      return this.sendError(
-        res,
-        new PlatformError('NOT_FOUND', 'No route for this request target'),
-        requestId,
-      );
+      return this.sendError(res, new PlatformError('NOT_FOUND', `No route for ${method}`), requestId);
     }
     let pathMatched = false;
     let match: { route: RouteDef; params: Record<string, string> } | undefined;
@@ -114,17 +115,47 @@ export class LocalServer {
     }
 
     const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
-    const body = await readBody(req, limit);
-    // The client went away mid-body: there is no one to answer.
-    if (body === 'aborted') return;
-    if (body === 'too-large') {
+    const refuse = (err: PlatformError) => {
       res.setHeader('Connection', 'close');
-      return this.sendError(res, bodyTooLarge(limit), requestId);
+      discardBody(req, limit);
+      this.sendError(res, err, requestId);
+    };
+    // Refused before a byte of the body is read: a declared size over the limit, then a bad key.
+    if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit));
+    if (match.route.auth === 'api-key') {
+      const refusal = await authenticate(this.deps, req.headers.authorization, {
+        acceptRunCredential: match.route.acceptsRunCredential === true,
+      }).then(
+        () => undefined,
+        (err: unknown) => {
+          if (err instanceof PlatformError) return err;
+          throw err;
+        },
+      );
+      if (refusal) return refuse(refusal);
     }
 
+    const handler = this.handlers[match.route.module];
+    if (match.route.binaryBody?.stream) {
+      const spooled = await spoolBody(req, limit);
+      if (spooled === 'aborted') return void res.destroy();
+      if (spooled === 'too-large') return refuse(bodyTooLarge(limit));
+      let result: APIGatewayProxyResult;
+      try {
+        const event = toEvent(req, url, method, match.route, match.params, undefined, requestId);
+        attachBodyFile(event, spooled.path, spooled.size);
+        result = await handler(event, { awsRequestId: requestId });
+      } finally {
+        // Removed before the answer goes out, also when the handler fails.
+        await rm(spooled.path, { force: true });
+      }
+      return writeResult(res, result);
+    }
+    const body = await readBody(req, limit, match.route.auth === 'api-key');
+    if (body === 'aborted') return void res.destroy();
+    if (body === 'too-large') return refuse(bodyTooLarge(limit));
     const event = toEvent(req, url, method, match.route, match.params, body, requestId);
-    const result = await this.handlers[match.route.module](event, { awsRequestId: requestId });
-    writeResult(res, result);
+    writeResult(res, await handler(event, { awsRequestId: requestId }));
   }
 
   private sendError(res: ServerResponse, err: PlatformError, requestId: string): void {
@@ -136,18 +167,10 @@ export class LocalServer {
   }
 }
 
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
 /**
- * The request target as a URL, or undefined when it is not origin-form (`/path?query`). It is
- * appended to a fixed origin rather than resolved against it: resolved, `//evil.com/tasks` would be
- * read as a host and a path (`/tasks`), and `//` would throw.
+ * The request target as a URL whose pathname is exactly the path sent. `new URL('//evil.com/tasks',
+ * base)` reads `//` as an authority (host evil.com, path /tasks) and throws on `//`, so the path is
+ * appended to a fixed origin instead; anything but an origin-form target (`/...`) has no route.
  */
 function requestUrl(target: string | undefined): URL | undefined {
   if (!target?.startsWith('/')) return undefined;
@@ -158,29 +181,12 @@ function requestUrl(target: string | undefined): URL | undefined {
   }
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'aborted'> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) {
-    req.resume();
-    return 'too-large';
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
+function safeDecode(s: string): string {
   try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > limit) {
-        req.resume();
-        return 'too-large';
-      }
-      chunks.push(chunk as Buffer);
-    }
+    return decodeURIComponent(s);
   } catch {
-    // An aborted or reset upload errors the stream; it is the client's doing, not a failure.
-    return 'aborted';
+    return s;
   }
-  if (req.readableAborted) return 'aborted';
-  return Buffer.concat(chunks);
 }
 
 function toEvent(
@@ -189,7 +195,7 @@ function toEvent(
   method: string,
   route: RouteDef,
   pathParameters: Record<string, string>,
-  body: Buffer,
+  body: Buffer | undefined,
   requestId: string,
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
@@ -207,9 +213,8 @@ function toEvent(
     multiQuery[k] = [...(multiQuery[k] ?? []), v];
   }
   const hasQuery = Object.keys(query).length > 0;
-  const text = body.toString('utf8');
   // Bodies that are not valid UTF-8 travel base64-encoded, as API Gateway sends binary media.
-  const isBinary = body.length > 0 && !Buffer.from(text, 'utf8').equals(body);
+  const isBinary = body !== undefined && body.length > 0 && !isUtf8(body);
   return {
     resource: route.path,
     path: url.pathname,
@@ -220,7 +225,7 @@ function toEvent(
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
     pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
     stageVariables: null,
-    body: body.length === 0 ? null : isBinary ? body.toString('base64') : text,
+    body: !body || body.length === 0 ? null : body.toString(isBinary ? 'base64' : 'utf8'),
     isBase64Encoded: isBinary,
     requestContext: {
       requestId,

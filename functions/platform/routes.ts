@@ -136,8 +136,11 @@ export interface RouteDef {
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
-  /** A raw (non-JSON) body, such as a code bundle: delivered as bytes with its Content-Type. */
-  binaryBody?: { maxBytes: number; contentTypes: string[] };
+  /**
+   * A raw (non-JSON) body, such as a code bundle: delivered as bytes with its Content-Type, or as a
+   * stream when `stream` is set (the local server then spools it to a temporary file).
+   */
+  binaryBody?: { maxBytes: number; contentTypes: string[]; stream?: true };
   success: { status: 200 | 201 | 204; schema?: z.ZodType; description: string };
 }
 

@@ -1,6 +1,12 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import busboy from 'busboy';
-import { invalidInput, PlatformError, parseJsonBody } from '../../platform/errors.ts';
-import { CALL_FILE_TYPES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
+import { bodyTooLarge, invalidInput, PlatformError, parseJsonBody } from '../../platform/errors.ts';
+import { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
 
 export { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
 
@@ -13,7 +19,8 @@ export interface CallFile {
   original_name: string;
   content_type: string;
   size_bytes: number;
-  data: Buffer;
+  /** The file's content, in a temporary file (0600) removed by CallInput.cleanup. */
+  path: string;
 }
 
 export interface CallInput {
@@ -22,16 +29,27 @@ export interface CallInput {
   files: CallFile[];
   /** The multipart metadata part, when one was sent. */
   metadata: Record<string, unknown> | undefined;
+  /** Removes the files' temporary directory; call it once the call is over, whatever its outcome. */
+  cleanup: () => Promise<void>;
 }
+
+const noCleanup = async () => undefined;
 
 /**
  * Parses a call's body: a JSON object (`application/json`), or multipart/form-data with one part
- * `file` or repeated `files[]`, plus an optional `metadata` part holding a JSON object.
+ * `file` or repeated `files[]`, plus an optional `metadata` part holding a JSON object. The body is
+ * a stream (the local server's spooled file, or a Lambda event's body) or, for calls the platform
+ * makes itself, a Buffer. Multipart files are streamed to temporary files, never held in memory.
  */
-export async function parseCallBody(body: Buffer, contentType: string | undefined): Promise<CallInput> {
+export async function parseCallBody(
+  body: Buffer | Readable,
+  contentType: string | undefined,
+): Promise<CallInput> {
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (type === 'multipart/form-data') return parseMultipart(body, contentType as string);
-  if (body.length > 0 && type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
+  const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
+  if (type === 'multipart/form-data') return parseMultipart(source, contentType as string);
+  const data = Buffer.isBuffer(body) ? body : await readAll(source, MAX_CALL_BODY_BYTES);
+  if (data.length > 0 && type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
     throw new PlatformError(
       'UNSUPPORTED_TYPE',
       'A call body must be application/json or multipart/form-data',
@@ -45,121 +63,171 @@ export async function parseCallBody(body: Buffer, contentType: string | undefine
       },
     );
   }
-  const text = body.toString('utf8');
+  const text = data.toString('utf8');
   let parsed: unknown = {};
   if (text.trim() !== '') parsed = parseJsonBody(text);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidInput([{ field: 'body', message: 'must be a JSON object' }]);
   }
-  return { input: parsed as Record<string, unknown>, files: [], metadata: undefined };
+  return { input: parsed as Record<string, unknown>, files: [], metadata: undefined, cleanup: noCleanup };
 }
 
-function parseMultipart(body: Buffer, contentType: string): Promise<CallInput> {
-  return new Promise((resolve, reject) => {
-    let bb: busboy.Busboy;
-    try {
-      bb = busboy({
-        headers: { 'content-type': contentType },
-        limits: { fileSize: MAX_FILE_BYTES, files: MAX_FILES, fields: 10, fieldSize: 1024 * 1024 },
-      });
-    } catch (err) {
-      reject(
-        invalidInput([
+/** A JSON call body, read whole (it is parsed whole anyway); a broken stream is 400. */
+async function readAll(source: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of source) {
+      size += (chunk as Buffer).length;
+      if (size > limit) throw bodyTooLarge(limit);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (err instanceof PlatformError) throw err;
+    throw invalidInput([{ field: 'body', message: `could not be read (${(err as Error).message})` }]);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Streams a multipart body through busboy; each file part goes to its own temporary file (0600) in
+ * a fresh directory, which is removed on any failure (and by `cleanup` after a successful parse).
+ */
+async function parseMultipart(source: Readable, contentType: string): Promise<CallInput> {
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({
+      headers: { 'content-type': contentType },
+      limits: { fileSize: MAX_FILE_BYTES, files: MAX_FILES, fields: 10, fieldSize: 1024 * 1024 },
+    });
+  } catch (err) {
+    source.destroy();
+    throw invalidInput([
+      {
+        field: 'header.content-type',
+        message: `is not a usable multipart type (${(err as Error).message})`,
+      },
+    ]);
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'agenthost-call-'));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  try {
+    const parsed = await new Promise<Omit<CallInput, 'cleanup'>>((resolve, reject) =>
+      streamParts(bb, source, dir, resolve, reject),
+    );
+    return { ...parsed, cleanup };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+function streamParts(
+  bb: busboy.Busboy,
+  source: Readable,
+  dir: string,
+  resolve: (parsed: Omit<CallInput, 'cleanup'>) => void,
+  reject: (err: PlatformError) => void,
+): void {
+  const files: CallFile[] = [];
+  const writes: Promise<unknown>[] = [];
+  let metadata: Record<string, unknown> | undefined;
+  let failure: PlatformError | undefined;
+  const fail = (err: PlatformError) => {
+    failure ??= err;
+  };
+  const broken = (err: Error) =>
+    invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }]);
+  bb.on('file', (name, stream, info) => {
+    const type = info.mimeType.toLowerCase();
+    if (name !== 'file' && name !== 'files[]') {
+      fail(invalidInput([{ field: `body.${name}`, message: 'files go in a part named file or files[]' }]));
+    } else if (!(CALL_FILE_TYPES as readonly string[]).includes(type)) {
+      fail(
+        new PlatformError('UNSUPPORTED_TYPE', `${info.filename || name} has the unsupported type ${type}`, {
+          fields: [
+            {
+              field: `body.${name}`,
+              message: `must be one of the supported file types (docs/calls.md), got ${type}`,
+            },
+          ],
+        }),
+      );
+    }
+    // A body that ends mid-file errors the file stream too ("Unexpected end of form"); without a
+    // listener that error is unhandled and stops the process.
+    stream.on('error', (err: Error) => fail(broken(err)));
+    stream.on('limit', () =>
+      fail(
+        new PlatformError(
+          'DOCUMENT_TOO_LARGE',
+          `${info.filename || name} is over the 25 MB limit for a file`,
           {
-            field: 'header.content-type',
-            message: `is not a usable multipart type (${(err as Error).message})`,
+            fields: [{ field: `body.${name}`, message: `must be at most ${MAX_FILE_BYTES} bytes` }],
           },
-        ]),
+        ),
+      ),
+    );
+    if (failure) {
+      stream.resume();
+      return;
+    }
+    const path = join(dir, String(files.length + 1).padStart(2, '0'));
+    const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+    const file: CallFile = {
+      original_name: info.filename || 'file',
+      content_type: type,
+      size_bytes: 0,
+      path,
+    };
+    files.push(file);
+    stream.on('data', (c: Buffer) => {
+      file.size_bytes += c.length;
+    });
+    // A file stream that errors does not end the file it is piped to: destroy it, so `writes` settles.
+    stream.on('error', () => out.destroy());
+    stream.pipe(out);
+    writes.push(
+      finished(out).catch((err: Error) =>
+        fail(new PlatformError('INTERNAL_ERROR', `could not store an uploaded file (${err.message})`)),
+      ),
+    );
+  });
+  bb.on('field', (name, value) => {
+    if (name !== 'metadata') {
+      fail(
+        invalidInput([{ field: `body.${name}`, message: 'is not a known part (file, files[], metadata)' }]),
       );
       return;
     }
-    const files: CallFile[] = [];
-    let metadata: Record<string, unknown> | undefined;
-    let failure: PlatformError | undefined;
-    const fail = (err: PlatformError) => {
-      failure ??= err;
-    };
-    bb.on('file', (name, stream, info) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      // A body that ends inside a part (a truncated upload) errors the part's stream ("Unexpected
-      // end of form"); unhandled, that error would stop the whole process.
-      stream.on('error', (err: Error) =>
-        fail(invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }])),
-      );
-      stream.on('limit', () =>
-        fail(
-          new PlatformError(
-            'DOCUMENT_TOO_LARGE',
-            `${info.filename || name} is over the 25 MB limit for a file`,
-            {
-              fields: [{ field: `body.${name}`, message: `must be at most ${MAX_FILE_BYTES} bytes` }],
-            },
-          ),
-        ),
-      );
-      stream.on('end', () => {
-        if (name !== 'file' && name !== 'files[]') {
-          fail(
-            invalidInput([{ field: `body.${name}`, message: 'files go in a part named file or files[]' }]),
-          );
-          return;
-        }
-        const type = info.mimeType.toLowerCase();
-        if (!(CALL_FILE_TYPES as readonly string[]).includes(type)) {
-          fail(
-            new PlatformError(
-              'UNSUPPORTED_TYPE',
-              `${info.filename || name} has the unsupported type ${type}`,
-              {
-                fields: [
-                  {
-                    field: `body.${name}`,
-                    message: `must be one of the supported file types (docs/calls.md), got ${type}`,
-                  },
-                ],
-              },
-            ),
-          );
-          return;
-        }
-        const data = Buffer.concat(chunks);
-        files.push({
-          original_name: info.filename || 'file',
-          content_type: type,
-          size_bytes: data.length,
-          data,
-        });
-      });
-    });
-    bb.on('field', (name, value) => {
-      if (name !== 'metadata') {
-        fail(
-          invalidInput([{ field: `body.${name}`, message: 'is not a known part (file, files[], metadata)' }]),
-        );
-        return;
-      }
-      try {
-        const parsed = parseJsonBody(value, 'body.metadata');
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-          throw invalidInput([{ field: 'body.metadata', message: 'must be a JSON object' }]);
-        metadata = parsed as Record<string, unknown>;
-      } catch (err) {
-        fail(err as PlatformError);
-      }
-    });
-    bb.on('filesLimit', () =>
-      fail(invalidInput([{ field: 'body', message: `at most ${MAX_FILES} files per call` }])),
-    );
-    bb.on('error', (err: Error) =>
-      fail(invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }])),
-    );
-    bb.on('close', () => {
+    try {
+      const parsed = parseJsonBody(value, 'body.metadata');
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw invalidInput([{ field: 'body.metadata', message: 'must be a JSON object' }]);
+      metadata = parsed as Record<string, unknown>;
+    } catch (err) {
+      fail(err as PlatformError);
+    }
+  });
+  bb.on('filesLimit', () =>
+    fail(invalidInput([{ field: 'body', message: `at most ${MAX_FILES} files per call` }])),
+  );
+  // A parser or source error settles the call at once: 'close' may not follow it.
+  const abort = (err: Error) => {
+    fail(broken(err));
+    source.unpipe(bb);
+    source.destroy();
+    void Promise.allSettled(writes).then(() => reject(failure as PlatformError));
+  };
+  bb.on('error', abort);
+  source.on('error', abort);
+  bb.on('close', () => {
+    void Promise.allSettled(writes).then(() => {
       if (failure) reject(failure);
       else if (files.length === 0)
         reject(invalidInput([{ field: 'body.file', message: 'a multipart call needs a file part' }]));
       else resolve({ input: metadata ?? {}, files, metadata });
     });
-    bb.end(body);
   });
+  source.pipe(bb);
 }

@@ -14,7 +14,9 @@ export const callEnvelopeSchema = z.object({
   metadata: z.object({ request_id: z.string(), processing_time_ms: z.number().int(), version: z.string() }),
 });
 
+/** Streamed: the local server spools it to a temporary file, and multipart files go to disk. */
 export const CALL_BODY = {
   maxBytes: MAX_CALL_BODY_BYTES,
   contentTypes: ['application/json', 'multipart/form-data'],
+  stream: true as const,
 };

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Deps } from '../../platform/deps.ts';
 import { invalidInput, PlatformError } from '../../platform/errors.ts';
 import { jsonTooDeep } from '../../platform/json-depth.ts';
@@ -151,13 +152,15 @@ export async function skillTexts(
 }
 
 /** The input's text files (and the others' descriptions) as the `files` template variable. */
-function filesVariable(files: CallFile[]): unknown[] {
-  return files.map((f) => ({
-    original_name: f.original_name,
-    content_type: f.content_type,
-    size_bytes: f.size_bytes,
-    ...(isTextType(f.content_type) ? { text: f.data.toString('utf8') } : {}),
-  }));
+async function filesVariable(files: CallFile[]): Promise<unknown[]> {
+  return Promise.all(
+    files.map(async (f) => ({
+      original_name: f.original_name,
+      content_type: f.content_type,
+      size_bytes: f.size_bytes,
+      ...(isTextType(f.content_type) ? { text: await readFile(f.path, 'utf8') } : {}),
+    })),
+  );
 }
 
 /**
@@ -176,7 +179,7 @@ export async function runDirectLlm(
   const warnings: Warning[] = [];
   const provider = chooseProvider(deps, agent, options.provider);
   const model = chooseModel(deps, agent, provider, options.model);
-  const variables = files.length > 0 ? { ...input, files: filesVariable(files) } : input;
+  const variables = files.length > 0 ? { ...input, files: await filesVariable(files) } : input;
   const template = agent.manifest.prompt_template ?? '{{input}}';
   const prompt = agent.manifest.prompt_template
     ? renderTemplate(template, variables)

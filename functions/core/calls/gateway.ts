@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { Deps } from '../../platform/deps.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../platform/errors.ts';
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
@@ -31,7 +32,8 @@ export interface CallRequest {
   agent: string;
   version: string;
   endpoint: string;
-  body: Buffer;
+  /** A stream from HTTP (read once, multipart files spooled to disk), or a Buffer from the platform. */
+  body: Buffer | Readable;
   contentType: string | undefined;
   headers: (name: string) => string | undefined;
   requestId: string;
@@ -65,6 +67,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
   let engineLogs: { level: 'info' | 'error'; message: string }[] = [];
   /** Credits this call is billed (a paid agent's charge, unless refunded or owed back). */
   const billing = { billed: 0 };
+  let removeFiles: (() => Promise<void>) | undefined;
   let outcome: { status: CallRecord['status']; code: string | null; http: number } = {
     status: 'success',
     code: null,
@@ -94,7 +97,8 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     const orchestration = await orchestrationFor(deps, auth, agent, req, deadline);
     revokeServiceKey = orchestration?.revoke;
     {
-      const { input, files, metadata } = await parseCallBody(req.body, req.contentType);
+      const { input, files, metadata, cleanup } = await parseCallBody(req.body, req.contentType);
+      removeFiles = cleanup;
       const warnings = validateInput(agent, input);
       const options = callOptions(req.headers, auth.accountId);
       const remaining = deadline - Date.now();
@@ -178,6 +182,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
     };
     throw err;
   } finally {
+    await removeFiles?.().catch(() => undefined);
     await revokeServiceKey?.().catch(() => undefined);
     if (agent) {
       await recordCall(deps, auth, req, agent, admission, {

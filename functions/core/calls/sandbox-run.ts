@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxSession, SandboxUnavailableError } from '../../ports/sandbox.ts';
@@ -120,7 +121,9 @@ export async function openRunSession(
       runId: run.requestId,
       workspaceId: agent.workspace_id,
       bundle,
-      files: placed.map((p) => ({ path: p.path, data: p.file.data })),
+      files: await Promise.all(
+        placed.map(async (p) => ({ path: p.path, data: await readFile(p.file.path) })),
+      ),
       env: {
         ...secrets,
         PLATFORM_RUN_ID: run.requestId,

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/*
+ * Reading a request body on the local server, within a route's limit: the caller has already
+ * refused a Content-Length over it, and reading stops at the first byte past it. A client that
+ * disconnects mid-body is 'aborted' (nobody is left to answer).
+ */
+
+export type BodyFailure = 'too-large' | 'aborted';
+
+/**
+ * The body in one Buffer. For an authenticated caller it is allocated once at the declared length;
+ * an anonymous one gets no memory ahead of the bytes it actually sends (a declared length alone
+ * must not reserve memory).
+ */
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  authenticated: boolean,
+): Promise<Buffer | BodyFailure> {
+  const declared = Number(req.headers['content-length']);
+  const exact = authenticated && Number.isSafeInteger(declared) && declared >= 0 && declared <= limit;
+  const whole = exact ? Buffer.allocUnsafe(declared) : undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req) {
+      const c = chunk as Buffer;
+      if (size + c.length > limit) return 'too-large';
+      if (whole && size + c.length <= whole.length) c.copy(whole, size);
+      else chunks.push(c);
+      size += c.length;
+    }
+  } catch {
+    return 'aborted';
+  }
+  if (whole && chunks.length === 0) return size === whole.length ? whole : whole.subarray(0, size);
+  return Buffer.concat([...(whole ? [whole.subarray(0, Math.min(size, whole.length))] : []), ...chunks]);
+}
+
+/**
+ * The body written to a new temporary file (0600, in the system's temporary directory): its path
+ * and size. The caller removes the file once the request is over; on a failure it is already gone.
+ */
+export async function spoolBody(
+  req: IncomingMessage,
+  limit: number,
+): Promise<{ path: string; size: number } | BodyFailure> {
+  const path = join(tmpdir(), `agenthost-body-${randomUUID()}`);
+  let size = 0;
+  let over = false;
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        done(new Error('too large'));
+      } else done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(req, count, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+    return { path, size };
+  } catch {
+    await rm(path, { force: true });
+    return over ? 'too-large' : 'aborted';
+  }
+}
+
+/**
+ * Discards what remains of a refused request's body so the client can read the answer, up to
+ * `limit` more bytes; past that the connection is cut (nothing more is read).
+ */
+export function discardBody(req: IncomingMessage, limit: number): void {
+  let size = 0;
+  req.on('error', () => undefined);
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > limit) req.destroy();
+  });
+  req.resume();
+}
