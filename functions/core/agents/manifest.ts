@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import * as z from 'zod';
 import type { FieldIssue } from '../../platform/errors.ts';
 import { secretName } from '../secrets/secret-schemas.ts';
+import { isLinearPattern, linearRegExp, UnsupportedPatternError } from './linear-regexp.ts';
 import { LLM_PROVIDERS, LOCAL_PROVIDER, PROVIDERS } from './providers.ts';
 
 /**
@@ -148,8 +149,11 @@ function ajv(): InstanceType<typeof Ajv2020> {
       strictTuples: false,
       strictRequired: false,
       logger: false,
+      // Users' patterns run on RE2 (linear time): see linear-regexp.ts.
+      code: { regExp: linearRegExp },
     });
     addFormats(ajvInstance);
+    ajvInstance.addFormat('regex', isLinearPattern); // ajv-formats' own check compiles with RegExp
     ajvInstance.addKeyword('example'); // OpenAPI's annotation, common in hand-written schemas
   }
   return ajvInstance;
@@ -201,6 +205,7 @@ export function compileJsonSchema(schema: Record<string, unknown>): SchemaCompil
   try {
     validate = a.compile(copy);
   } catch (err) {
+    if (err instanceof UnsupportedPatternError) return { ok: false, errors: [err.message] };
     const message = (err as Error).message.replace(
       /^unknown format "(.*)" ignored in schema at path "(.*)"$/,
       'unknown format "$1" at $2',
