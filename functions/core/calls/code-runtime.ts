@@ -5,7 +5,7 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallFile } from './call-input.ts';
-import { openRunSession, type RunExtras, redactSecrets } from './sandbox-run.ts';
+import { openRunSession, type RunExtras, redactSecrets, redactSecretsInJson } from './sandbox-run.ts';
 
 export interface CodeRunResult {
   data: Record<string, unknown>;
@@ -90,7 +90,9 @@ export async function runCodeRuntime(
     }
     let data: unknown;
     try {
-      data = JSON.parse(result.stdout);
+      // Redacted here, where the output is produced, so the response, the stored schedule run
+      // and the call record never hold an injected secret in any of its forms.
+      data = redactSecretsInJson(JSON.parse(result.stdout), secrets);
     } catch {
       data = undefined;
     }

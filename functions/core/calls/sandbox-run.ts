@@ -57,6 +57,18 @@ export function redactSecrets(text: string, secrets: Record<string, string>): st
   return out;
 }
 
+/** redactSecrets over every string (keys too) of a JSON value: a run's output before anyone sees or stores it. */
+export function redactSecretsInJson(value: unknown, secrets: Record<string, string>): unknown {
+  if (typeof value === 'string') return redactSecrets(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => redactSecretsInJson(v, secrets));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [redactSecrets(k, secrets), redactSecretsInJson(v, secrets)]),
+    );
+  }
+  return value;
+}
+
 /** Values this long are also redacted in their encoded forms (shorter ones would match noise). */
 const ENCODED_FORMS_MIN = 8;
 
