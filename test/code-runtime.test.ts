@@ -162,6 +162,28 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     assert.ok(!missing.text.includes(SECRET));
   });
 
+  it('redacts a secret returned in its encoded forms from the response and the logs (issue 13, point 8)', async () => {
+    const id = await publishTool(
+      'leaker',
+      `const t = process.env.API_TOKEN, b = Buffer.from(t), forms = { raw: t, b64: b.toString('base64'), b64url: b.toString('base64url'), hex: b.toString('hex'), url: encodeURIComponent(t), blob: Buffer.from('xy' + t + 'z').toString('base64') }; console.error(JSON.stringify(forms)); console.log(JSON.stringify(forms));`,
+      { required_secrets: ['API_TOKEN'] },
+    );
+    const res = await call('leaker', {});
+    assert.equal(res.status, 200, res.text);
+    const b = Buffer.from(SECRET);
+    const forms = [
+      SECRET,
+      b.toString('base64').replace(/=+$/, ''),
+      b.toString('base64url'),
+      b.toString('hex'),
+      encodeURIComponent(SECRET),
+      Buffer.from(`xy${SECRET}z`).toString('base64').slice(4, 12),
+    ];
+    for (const f of forms) assert.ok(!res.text.includes(f), `${f} not in the response`);
+    const logs = await p.request('GET', `/agents/${id}/logs`, { key: owner.key });
+    for (const f of forms) assert.ok(!logs.text.includes(f), `${f} not in the logs`);
+  });
+
   it('answers 500 for a failing command, keeping its redacted stderr in the agent’s logs only', async () => {
     const id = await publishTool(
       'crasher',

@@ -1,122 +1,136 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import { compileInputValidator } from '../functions/core/agents/manifest.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
-/**
- * A published JSON Schema is the author's code running in the platform's own process: its
- * `pattern`s are matched against every caller's input. With a backtracking engine, `^(a+)+$`
- * against 27 a's and a `!` blocked the event loop for 1.4 s, and every other tenant waited. These
- * tests attack from the author's side: the hostile input is answered at once and another tenant's
- * request is not held up.
- */
-const HOSTILE = `${'a'.repeat(27)}!`;
+// Issue 13, point 4: a user's JSON Schema pattern is matched on a linear-time engine (RE2), so a
+// catastrophic-backtracking pattern cannot hold the shared event loop; patterns RE2 cannot run
+// (backreferences, lookaround) are refused at publish with a 400 naming the field.
+
 const EVIL = '^(a+)+$';
+const HOSTILE_INPUT = `${'a'.repeat(27)}!`; // about 1.4 s of backtracking on Node's RegExp
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const agent = (name: string, pattern: string) => ({
+  name,
+  description: 'Echoes a word.',
+  supported_providers: ['openai'],
+  prompt_template: 'Say {{word}}',
+  input_schema: {
+    type: 'object',
+    properties: { word: { type: 'string', pattern } },
+    required: ['word'],
+  },
+});
 
-describe('users’ JSON Schema patterns run in linear time', () => {
+describe("users' JSON Schema patterns run in linear time", () => {
   let p: TestPlatform;
-  let author: { key: string };
-  let other: { key: string };
+  let attacker: string;
+  let other: string;
 
   before(async () => {
     p = await startTestPlatform({
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_API_KEY: 'sk-openai-test',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
     });
-    author = await p.createAccount('regexauthor');
-    other = await p.createAccount('regexother');
-    const published = await p.request('POST', '/agents', {
-      key: author.key,
-      body: {
-        name: 'greedy',
-        description: 'A prompt agent whose input schema has catastrophic patterns.',
-        supported_providers: ['anthropic'],
-        prompt_template: 'Echo {{word}}',
-        input_schema: {
-          type: 'object',
-          properties: { word: { type: 'string', pattern: EVIL } },
-          patternProperties: { '^(b+)+$': { type: 'string' } },
-          propertyNames: { pattern: '^(\\w+\\s?)*$' },
-          required: ['word'],
-        },
-      },
-    });
+    attacker = (await createAccount(p.deps, { org: 'regexattacker', tier: 'pro' })).api_key;
+    other = (await createAccount(p.deps, { org: 'regexbystander', tier: 'pro' })).api_key;
+    const published = await p.request('POST', '/agents', { key: attacker, body: agent('evil', EVIL) });
     assert.equal(published.status, 201, published.text);
   });
-  after(() => p.close());
+  after(async () => {
+    await p.close();
+  });
 
-  it('refuses the hostile input at once, and another tenant’s concurrent request is not delayed', async (t) => {
-    const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
-      const start = performance.now();
-      const out = await f();
-      return [out, performance.now() - start];
-    };
-    const otherRequest = () => p.request('GET', '/tasks', { key: other.key });
-    const hostileCall = () =>
-      p.request('POST', '/regexauthor/greedy/v1/run', {
-        key: author.key,
-        body: { word: HOSTILE, [`${'b'.repeat(27)}!`]: 'x', [`${'w '.repeat(20)}!`]: 'y' },
-      });
-
-    // Warm both paths (first-request compilation and caches), then measure five rounds each.
-    await otherRequest();
-    await hostileCall();
-    const alone: number[] = [];
-    for (let i = 0; i < 5; i++) alone.push((await timed(otherRequest))[1]);
-    const hostile: number[] = [];
-    const together: number[] = [];
+  it('validates the hostile input in under 50 ms', () => {
+    const validate = compileInputValidator(agent('evil', EVIL).input_schema);
+    let worst = 0;
     for (let i = 0; i < 5; i++) {
-      const [[bad, badMs], [ok, okMs]] = await Promise.all([timed(hostileCall), timed(otherRequest)]);
-      assert.equal(bad.status, 400, bad.text);
-      assert.equal(errorOf(bad).code, 'INVALID_INPUT');
-      assert.equal(ok.status, 200, ok.text);
-      hostile.push(badMs);
-      together.push(okMs);
+      const t = performance.now();
+      assert.equal(validate({ word: HOSTILE_INPUT }), false);
+      worst = Math.max(worst, performance.now() - t);
     }
-    t.diagnostic(
-      `hostile call median ${median(hostile).toFixed(1)} ms; other tenant alone ${median(alone).toFixed(1)} ms, ` +
-        `beside it ${median(together).toFixed(1)} ms`,
-    );
-    // Medians of five rounds keep one scheduling hiccup of this shared 2-core machine from
-    // deciding; the backtracking engine took about 1,400 ms on every round.
-    assert.ok(median(hostile) < 50, `the hostile input took ${median(hostile)} ms`);
-    assert.ok(
-      median(together) - median(alone) < 50,
-      `the other tenant was delayed by ${median(together) - median(alone)} ms`,
-    );
+    // The bound is the issue's; backtracking takes over a second, RE2 well under a millisecond.
+    assert.ok(worst < 50, `validation took ${worst.toFixed(1)} ms`);
   });
 
-  it('still matches patterns: conforming input passes validation', async () => {
-    const { compileJsonSchema } = await import('../functions/core/agents/manifest.ts');
-    const compiled = compileJsonSchema({
-      type: 'object',
-      properties: { code: { type: 'string', pattern: '^[A-Z]{3}-\\d{2,4}$' }, any: { pattern: 'é+' } },
-      patternProperties: { '^x-': { type: 'number' } },
-    });
-    assert.ok(compiled.ok);
-    assert.equal(compiled.validate({ code: 'ABC-123', any: 'café', 'x-a': 1 }), true);
-    assert.equal(compiled.validate({ code: 'ABC-1' }), false);
-    assert.equal(compiled.validate({ 'x-a': 'not a number' }), false);
+  it("does not delay another tenant's request by more than 50 ms", async () => {
+    const tasks = async () => {
+      const t = performance.now();
+      const res = await p.request('GET', '/tasks', { key: other });
+      assert.equal(res.status, 200, res.text);
+      return performance.now() - t;
+    };
+    let baseline = 0;
+    for (let i = 0; i < 3; i++) baseline = Math.max(baseline, await tasks());
+    let worstDelay = 0;
+    for (let i = 0; i < 3; i++) {
+      // The hostile call is sent first; the bystander's request is in flight while it is validated.
+      const hostile = p.request('POST', '/regexattacker/evil/v1/run', {
+        key: attacker,
+        body: { word: HOSTILE_INPUT },
+      });
+      const during = await tasks();
+      const res = await hostile;
+      assert.equal(res.status, 400, res.text);
+      assert.equal(errorOf(res).code, 'INVALID_INPUT');
+      worstDelay = Math.max(worstDelay, during - baseline);
+    }
+    // Margins: compared with the worst of three undisturbed requests on the same (shared, 2-core)
+    // machine, so scheduling noise counts on both sides; backtracking would add over a second.
+    assert.ok(worstDelay < 50, `the other tenant's request was delayed by ${worstDelay.toFixed(1)} ms`);
   });
 
-  it('refuses at publish, with a 400 naming the field, patterns that cannot run in linear time', async () => {
-    for (const pattern of ['(a)\\1', '^(?=x)x', '(?<!a)b']) {
+  for (const [what, schema, field] of [
+    [
+      'a backreference in pattern',
+      { type: 'object', properties: { w: { type: 'string', pattern: '^(a)\\1$' } } },
+      'input_schema',
+    ],
+    [
+      'lookahead in patternProperties',
+      { type: 'object', patternProperties: { '^(?=x)': { type: 'string' } } },
+      'input_schema',
+    ],
+  ] as const) {
+    it(`refuses ${what} at publish with 400 INVALID_INPUT naming the field`, async () => {
       const res = await p.request('POST', '/agents', {
-        key: author.key,
-        body: {
-          name: 'backref',
-          description: 'Uses a backreference.',
-          supported_providers: ['anthropic'],
-          prompt_template: 'x',
-          input_schema: { type: 'object', properties: { v: { type: 'string', pattern } } },
-        },
+        key: attacker,
+        body: { ...agent('refused', 'a'), input_schema: schema },
       });
       assert.equal(res.status, 400, res.text);
-      const error = errorOf(res);
-      assert.equal(error.code, 'INVALID_INPUT');
-      assert.ok(error.fields.includes('body.input_schema'), error.fields.join(', '));
-      assert.match(res.text, /RE2 syntax/);
-    }
+      const err = errorOf(res);
+      assert.equal(err.code, 'INVALID_INPUT');
+      assert.ok(
+        err.fields.some((f) => f.includes(field)),
+        `fields: ${err.fields}`,
+      );
+      assert.match(res.text, /linear-time engine/);
+    });
+  }
+
+  it("refuses lookaround in a custom tool's input_schema at publish", async () => {
+    const res = await p.request('POST', '/agents', {
+      key: attacker,
+      body: {
+        ...agent('refusedtool', 'a'),
+        custom_tools: [
+          {
+            name: 't',
+            description: 'A tool.',
+            command: 'echo',
+            input_schema: { type: 'object', properties: { q: { type: 'string', pattern: '(?<=a)b' } } },
+          },
+        ],
+      },
+    });
+    assert.equal(res.status, 400, res.text);
+    const err = errorOf(res);
+    assert.equal(err.code, 'INVALID_INPUT');
+    assert.ok(
+      err.fields.some((f) => f.includes('custom_tools')),
+      `fields: ${err.fields}`,
+    );
+    assert.match(res.text, /linear-time engine/);
   });
 });

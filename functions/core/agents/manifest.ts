@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import * as z from 'zod';
 import type { FieldIssue } from '../../platform/errors.ts';
 import { secretName } from '../secrets/secret-schemas.ts';
-import { linearRegExp } from './linear-regexp.ts';
+import { isLinearPattern, linearRegExp, UnsupportedPatternError } from './linear-regexp.ts';
 import { LLM_PROVIDERS, LOCAL_PROVIDER, PROVIDERS } from './providers.ts';
 
 /**
@@ -149,11 +149,11 @@ function ajv(): InstanceType<typeof Ajv2020> {
       strictTuples: false,
       strictRequired: false,
       logger: false,
-      // Linear-time matching for users' patterns: a backtracking pattern must not freeze the
-      // process for every tenant (linear-regexp.ts).
+      // Users' patterns run on RE2 (linear time): see linear-regexp.ts.
       code: { regExp: linearRegExp },
     });
     addFormats(ajvInstance);
+    ajvInstance.addFormat('regex', isLinearPattern); // ajv-formats' own check compiles with RegExp
     ajvInstance.addKeyword('example'); // OpenAPI's annotation, common in hand-written schemas
   }
   return ajvInstance;
@@ -205,6 +205,7 @@ export function compileJsonSchema(schema: Record<string, unknown>): SchemaCompil
   try {
     validate = a.compile(copy);
   } catch (err) {
+    if (err instanceof UnsupportedPatternError) return { ok: false, errors: [err.message] };
     const message = (err as Error).message.replace(
       /^unknown format "(.*)" ignored in schema at path "(.*)"$/,
       'unknown format "$1" at $2',

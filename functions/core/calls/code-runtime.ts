@@ -6,7 +6,7 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallFile } from './call-input.ts';
-import { openRunSession, type RunExtras, redactSecrets } from './sandbox-run.ts';
+import { openRunSession, type RunExtras, redactSecrets, redactSecretsInJson } from './sandbox-run.ts';
 
 export interface CodeRunResult {
   data: Record<string, unknown>;
@@ -92,7 +92,9 @@ export async function runCodeRuntime(
     let data: unknown;
     try {
       // User code's output is as hostile as a request: too deep a document is no object for us.
-      data = jsonTooDeep(result.stdout) ? undefined : JSON.parse(result.stdout);
+      // Redacted here, where the output is produced, so the response, the stored schedule run
+      // and the call record never hold an injected secret in any of its forms.
+      data = jsonTooDeep(result.stdout) ? undefined : redactSecretsInJson(JSON.parse(result.stdout), secrets);
     } catch {
       data = undefined;
     }
