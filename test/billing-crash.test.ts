@@ -103,6 +103,15 @@ describe('billing across a crash: a killed paid call is refunded once, a complet
     const after1 = await balance();
     t.diagnostic(`balance: 500 → 493 (billed call) → charged 7 more, killed → ${after1} after restart`);
     assert.equal(after1, 493, 'the unfinished call refunded; the completed one stays billed');
+    // The caller's usage logs show the killed call, recorded as interrupted and not billed.
+    const logs = (await api('GET', '/usage/logs?limit=10', ownerKey)).body.logs as {
+      status: string;
+      error_code: string | null;
+      credits?: number;
+    }[];
+    const interrupted = logs.filter((l) => l.error_code === 'INTERRUPTED');
+    assert.equal(interrupted.length, 1, JSON.stringify(logs));
+    assert.equal(interrupted[0]?.status, 'error');
     await platform.stop();
     // A second restart refunds nothing more.
     platform = await startPlatformProcess(env);

@@ -1,22 +1,27 @@
 import { purgeDeletedBundles } from '../core/agents/bundle-purge.ts';
 import { reconcileCharges } from '../core/billing/ledger.ts';
+import { reconcileInterruptedRuns } from '../core/schedules/schedule-run-inflight.ts';
 import { processConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
 
 /**
  * Periodic housekeeping (every five minutes in AWS; every minute and at start-up locally):
- * refunds paid calls charged but never completed (docs/billing.md), and deletes the bundles of
- * agent versions purged after a soft delete.
+ * refunds paid calls charged but never completed (docs/billing.md), records schedule runs that
+ * were in flight when the platform died as interrupted (docs/schedules.md), and deletes the
+ * bundles of agent versions purged after a soft delete.
  */
-export async function runHousekeeping(deps: Deps): Promise<{ refunded: number; purged: number }> {
+export async function runHousekeeping(
+  deps: Deps,
+): Promise<{ refunded: number; interrupted: number; purged: number }> {
   const { refunded } = await reconcileCharges(deps);
+  const { interrupted } = await reconcileInterruptedRuns(deps);
   const { purged } = await purgeDeletedBundles(deps);
-  return { refunded, purged };
+  return { refunded, interrupted, purged };
 }
 
 let deps: Promise<Deps> | undefined;
 
-export async function handler(): Promise<{ refunded: number; purged: number }> {
+export async function handler(): Promise<{ refunded: number; interrupted: number; purged: number }> {
   deps ??= createDeps(processConfig());
   return runHousekeeping(await deps);
 }

@@ -3,6 +3,7 @@ import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { sortSuffix } from '../sort-suffix.ts';
+import { type CallRecord, writeCallRecord } from '../usage/call-records.ts';
 
 /**
  * The credit ledger (docs/billing.md). An account's balance is one item; every change is an
@@ -24,6 +25,9 @@ export interface LedgerEntry {
   agent: string | null;
   created_at: string;
 }
+
+/** The error_code of a call record written for a paid call the platform died in the middle of. */
+export const INTERRUPTED_CALL = 'INTERRUPTED';
 
 /** A charge waiting to be settled by its call's record, or refunded (reconciliation reads these). */
 export const PENDING_CHARGES = 'LEDGER#PENDING';
@@ -97,7 +101,18 @@ export interface ChargeInput {
   authorWorkspaceId: string;
   /** Epoch ms after which an unsettled charge is reconciled (the call's deadline). */
   deadlineMs: number;
+  /**
+   * What the call's record needs if the call never writes it (the platform died mid-call):
+   * reconciliation then records the call as interrupted for the caller to see.
+   */
+  call?: InterruptedCallFields;
 }
+
+/** The fields of a call record that the charge keeps, to record an interrupted call. */
+export type InterruptedCallFields = Pick<
+  CallRecord,
+  'at' | 'caller_key_id' | 'tenant' | 'agent_id' | 'org' | 'agent' | 'version' | 'workspace_id' | 'endpoint'
+>;
 
 /**
  * Charges a call before it runs: the balance minus `amount` under `credits >= amount`, the guard,
@@ -131,6 +146,7 @@ export async function charge(deps: Deps, input: ChargeInput): Promise<boolean> {
           author_workspace_id: input.authorWorkspaceId,
           state: 'pending',
           charged_at: now,
+          ...(input.call ? { call: input.call } : {}),
           reconcile_after: input.deadlineMs + deps.config.reconcileGraceMs,
           gsi2pk: PENDING_CHARGES,
           gsi2sk: `${String(input.deadlineMs + deps.config.reconcileGraceMs).padStart(15, '0')}#${input.requestId}`,
@@ -216,7 +232,30 @@ export async function reconcileCharges(deps: Deps): Promise<{ refunded: number }
   let refunded = 0;
   for (const item of due) {
     const requestId = String(item.pk).replace(/^LEDGERREF#charge#/, '');
-    if (await refund(deps, requestId, 'reconciled: the call never completed')) refunded++;
+    if (!(await refund(deps, requestId, 'reconciled: the call never completed'))) continue;
+    refunded++;
+    // The call's own record was never written: record it as interrupted, so the caller's usage
+    // logs show what happened to it (and that it was not billed).
+    const call = item.call as InterruptedCallFields | undefined;
+    if (call) {
+      await writeCallRecord(deps, {
+        ...call,
+        request_id: requestId,
+        caller_account_id: String(item.account_id),
+        status: 'error',
+        error_code: INTERRUPTED_CALL,
+        http_status: 500,
+        duration_ms: 0,
+        provider: null,
+        model: null,
+        input_tokens: 0,
+        output_tokens: 0,
+        total_tokens: 0,
+        credits: 0,
+      }).catch((err) =>
+        deps.logger.error('interrupted call not recorded', { request_id: requestId, error: String(err) }),
+      );
+    }
   }
   if (refunded > 0) deps.logger.warn('pending charges refunded by reconciliation', { refunded });
   return { refunded };

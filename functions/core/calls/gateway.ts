@@ -116,6 +116,17 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
           agent: `${agent.org}/${agent.name}/${agent.version}`,
           authorWorkspaceId: agent.workspace_id,
           deadlineMs: deps.clock.now().getTime() + remaining,
+          call: {
+            at: at.toISOString(),
+            caller_key_id: auth.keyId,
+            tenant,
+            agent_id: agent.id,
+            org: agent.org,
+            agent: agent.name,
+            version: agent.version,
+            workspace_id: agent.workspace_id,
+            endpoint: req.endpoint,
+          },
         });
         if (charged) billing.billed = price;
       }

@@ -6,7 +6,7 @@ import { sortSuffix } from '../sort-suffix.ts';
 /**
  * A schedule's timeline (GET .../events). The spec names version_updated; the other kinds are
  * ours (docs/schedules.md): created, updated, enabled, disabled, auto_disabled, failure_alert,
- * alert_failed, missed, deleted.
+ * alert_failed, missed, interrupted, deleted.
  */
 export type ScheduleEventType =
   | 'created'
@@ -18,6 +18,7 @@ export type ScheduleEventType =
   | 'alert_failed'
   | 'version_updated'
   | 'missed'
+  | 'interrupted'
   | 'deleted';
 
 export interface ScheduleEvent {

@@ -51,6 +51,10 @@ export const scheduleKeys = {
   idempotency: (id: string, keyHash: string) => ({ pk: `SCHEDULE#${id}`, sk: `IDEM#${keyHash}` }),
   /** A schedule's runs, newest last by start time. */
   runs: (id: string) => `SCHEDULE#${id}#RUNS`,
+  /** A run in flight: written when it starts, removed with its record (schedule-run-inflight.ts). */
+  inflight: (id: string, runId: string) => ({ pk: `SCHEDULE#${id}`, sk: `INFLIGHT#${runId}` }),
+  /** GSI2 partition of runs in flight, by the time after which an unfinished one was interrupted. */
+  inflightDue: 'SCHEDULES#INFLIGHT',
 };
 
 export function computeNext(

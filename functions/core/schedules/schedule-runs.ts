@@ -3,16 +3,22 @@ import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
-import { callAgent } from '../calls/gateway.ts';
+import { callAgent, MAX_CALL_SECONDS } from '../calls/gateway.ts';
 import { keys } from '../keys.ts';
 import { applyRunOutcome } from './schedule-failure-streak.ts';
-import type { Schedule } from './schedule-record.ts';
+import { type Schedule, scheduleKeys } from './schedule-record.ts';
+import { type InflightRun, inflightItem } from './schedule-run-inflight.ts';
 import { type Run, type RunRecord, type RunTrigger, runItem } from './schedule-run-record.ts';
 
 export type { Run, RunRecord, RunTrigger } from './schedule-run-record.ts';
 
 /** How often a run refused only for a busy concurrency slot is retried before it fails. */
 const CONCURRENCY_RETRIES = 6;
+/** The longest those retries wait in all (the backoff below, with its jitter). */
+const RETRY_BUDGET_MS = Array.from({ length: CONCURRENCY_RETRIES }, (_, k) => 100 * 2 ** k + 100).reduce(
+  (a, b) => a + b,
+  0,
+);
 
 /**
  * Whom a run acts as: the schedule's creator, who must still be a member of its workspace (a
@@ -53,6 +59,7 @@ export async function executeRun(
   let status: Run['status'] = 'success';
   let output: Record<string, unknown> | null = null;
   let error: string | null = null;
+  let inflight: InflightRun | undefined;
   const [org, name] = schedule.agent.split('/') as [string, string];
   try {
     const auth = await runAuth(deps, schedule);
@@ -61,6 +68,23 @@ export async function executeRun(
       throw new PlatformError('NOT_FOUND', `${schedule.agent}@${schedule.agent_version} no longer exists`);
     }
     const body = Buffer.from(JSON.stringify(input));
+    // The run's trace if the platform dies before it ends (schedule-run-inflight.ts): past the
+    // call's longest run, the concurrency retries and the grace, it is recorded as interrupted.
+    const cap = Math.min(MAX_CALL_SECONDS, deps.config.maxCallSeconds);
+    const runSeconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
+    inflight = {
+      scheduleId: schedule.id,
+      workspaceId: schedule.workspace_id,
+      agent: schedule.agent,
+      agentVersion: schedule.agent_version,
+      runId,
+      trigger,
+      scheduledTime: options.scheduledTime ?? null,
+      startedAt,
+      interruptedAfter:
+        deps.clock.now().getTime() + runSeconds * 1000 + RETRY_BUDGET_MS + deps.config.reconcileGraceMs,
+    };
+    await deps.store.put(inflightItem(inflight));
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await callAgent(deps, auth, {
@@ -117,7 +141,11 @@ export async function executeRun(
     finished_at: deps.clock.now().toISOString(),
   };
   try {
-    await deps.store.put(runItem(record));
+    // The record replaces the in-flight marker in one transaction.
+    await deps.store.transactWrite([
+      { put: runItem(record) },
+      ...(inflight ? [{ delete: scheduleKeys.inflight(schedule.id, runId) }] : []),
+    ]);
   } catch (err) {
     deps.logger.error('schedule run record not written', {
       schedule_id: schedule.id,
