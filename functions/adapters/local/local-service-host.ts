@@ -67,6 +67,10 @@ export class LocalServiceHost implements ServiceRunner {
   readonly kind = 'local' as const;
   private hooks: SupervisionHooks | undefined;
   private readonly instances = new Map<string, ServiceInstance>();
+  /** Each service's lifecycle operations, chained (serialized). */
+  private readonly queues = new Map<string, Promise<unknown>>();
+  /** Deleted services: ids are never reused, so a start for one is refused. */
+  private readonly removed = new Set<string>();
   private readonly options: LocalServiceHostOptions;
 
   constructor(options: LocalServiceHostOptions) {
@@ -78,29 +82,62 @@ export class LocalServiceHost implements ServiceRunner {
   }
 
   async start(launch: ServiceLaunch, options: { preferredPort?: number } = {}) {
-    if (!this.hooks) throw new Error('The service host has no supervision hooks bound');
-    let instance = this.instances.get(launch.serviceId);
-    if (!instance) {
-      instance = new ServiceInstance(launch.serviceId, this.hooks, this.options);
-      await instance.listen(options.preferredPort);
-      this.instances.set(launch.serviceId, instance);
-    }
-    await instance.replace(launch);
-    return { url: instance.url, port: instance.port };
+    const hooks = this.hooks;
+    if (!hooks) throw new Error('The service host has no supervision hooks bound');
+    return this.serialized(launch.serviceId, async () => {
+      // A start that was decided before a delete and arrives after it must not bring it back.
+      if (this.removed.has(launch.serviceId)) throw new Error('The service was deleted');
+      let instance = this.instances.get(launch.serviceId);
+      if (!instance) {
+        instance = new ServiceInstance(launch.serviceId, hooks, this.options);
+        await instance.listen(options.preferredPort);
+        this.instances.set(launch.serviceId, instance);
+      }
+      await instance.replace(launch);
+      return { url: instance.url, port: instance.port };
+    });
   }
 
   async stop(serviceId: string, options: { remove?: boolean } = {}): Promise<void> {
-    const instance = this.instances.get(serviceId);
-    if (!instance) return;
-    await instance.stopProcess();
-    if (options.remove) {
-      await instance.closeGateway();
-      this.instances.delete(serviceId);
-    }
+    // Removal is a delete: ids are never reused, so later starts of this id are refused.
+    if (options.remove) this.removed.add(serviceId);
+    await this.halt(serviceId, options.remove === true);
   }
 
+  private halt(serviceId: string, remove: boolean): Promise<void> {
+    return this.serialized(serviceId, async () => {
+      const instance = this.instances.get(serviceId);
+      if (!instance) return;
+      await instance.stopProcess();
+      if (remove) {
+        await instance.closeGateway();
+        this.instances.delete(serviceId);
+      }
+    });
+  }
+
+  /**
+   * Runs one lifecycle operation of a service after the ones before it. Concurrent starts
+   * (a burst of PATCHes, each restarting) would otherwise each launch a process, and only the
+   * last would be tracked: the others would outlive the service.
+   */
+  private serialized<T>(serviceId: string, op: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(serviceId) ?? Promise.resolve();
+    const result = before.then(op, op);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(serviceId, tail);
+    void tail.then(() => {
+      if (this.queues.get(serviceId) === tail) this.queues.delete(serviceId);
+    });
+    return result;
+  }
+
+  /** Platform shutdown: every service's processes and gateway go; they start again on resume. */
   async close(): Promise<void> {
-    await Promise.all([...this.instances.keys()].map((id) => this.stop(id, { remove: true })));
+    await Promise.all([...this.instances.keys()].map((id) => this.halt(id, true)));
   }
 }
 

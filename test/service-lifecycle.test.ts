@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { packDirectory } from '../functions/cli/pack.ts';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+import { fastNotifier } from './helpers/schedules.ts';
+
+/** A service app that listens on PORT and lives until killed, and leaves a child of its own. */
+const APP = `
+import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+spawn('sleep', ['600'], { stdio: 'ignore' });
+createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+/** Host processes whose command line or environment carries `marker`. */
+async function processesWith(marker: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    for (const file of ['cmdline', 'environ']) {
+      const text = await readFile(`/proc/${pid}/${file}`, 'utf8').catch(() => '');
+      if (text.includes(marker)) {
+        found.push(
+          `${pid}: ${(await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ')}`,
+        );
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Processes end with their owner: a service's whole sandbox (the app, and whatever it started) is
+ * gone once the service is deleted, however the delete races with start-up or with restarts.
+ */
+describe('service processes end with the service', () => {
+  let p: TestPlatform;
+  let owner: { key: string; ws: string };
+  const base = () => `/workspaces/${owner.ws}/services`;
+
+  before(async () => {
+    p = await startTestPlatform(
+      { PLATFORM_SERVICE_BACKOFF_MS: '50', PLATFORM_SERVICE_START_TIMEOUT_MS: '8000' },
+      'sqlite',
+      { notifier: fastNotifier() },
+    );
+    const o = await createAccount(p.deps, { org: 'lifeco', tier: 'pro' });
+    owner = { key: o.api_key, ws: o.workspace_id };
+    const res = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+      key: owner.key,
+      body: {
+        name: 'lingerer',
+        type: 'tool',
+        description: 'A service that leaves a child behind',
+        supported_providers: ['any'],
+        runtime: { command: 'node server.mjs' },
+        run_mode: 'always_on',
+        timeout_seconds: 0,
+      },
+    });
+    assert.equal(res.status, 201, res.text);
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-life-'));
+    await writeFile(join(dir, 'server.mjs'), APP);
+    const { data } = await packDirectory(dir);
+    await rm(dir, { recursive: true, force: true });
+    const up = await p.request('POST', `/agents/${res.body.id}/upload`, {
+      key: owner.key,
+      rawBody: data,
+      headers: { 'content-type': 'application/gzip' },
+    });
+    assert.equal(up.status, 200, up.text);
+  });
+  after(() => p.close());
+
+  const deploy = async (name: string, marker: string) => {
+    const res = await p.request<{ id: string }>('POST', base(), {
+      key: owner.key,
+      body: { agent: 'lifeco/lingerer', name, env: { LIFECYCLE_MARK: marker } },
+    });
+    assert.equal(res.status, 201, res.text);
+    return res.body.id;
+  };
+  const remove = async (id: string) => {
+    const res = await p.request('DELETE', `${base()}/${id}`, { key: owner.key });
+    assert.equal(res.status, 204, res.text);
+  };
+
+  it('20 deploys each deleted at once leave no process 5 s later', { timeout: 120_000 }, async () => {
+    const marker = `life-${randomUUID()}`;
+    for (let i = 0; i < 20; i++) await remove(await deploy(`quick-${i}`, marker));
+    await new Promise((r) => setTimeout(r, 5_000));
+    assert.deepEqual(await processesWith(marker), []);
+  });
+
+  it('30 rapid PATCHes then a DELETE leave no process 5 s later', { timeout: 120_000 }, async () => {
+    const marker = `life-${randomUUID()}`;
+    const id = await deploy('patched', marker);
+    const patches = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        p.request('PATCH', `${base()}/${id}`, {
+          key: owner.key,
+          body: { env: { LIFECYCLE_MARK: marker, ROUND: String(i) } },
+        }),
+      ),
+    );
+    for (const r of patches) assert.ok(r.status === 200 || r.status === 409, r.text);
+    await remove(id);
+    await new Promise((r) => setTimeout(r, 5_000));
+    assert.deepEqual(await processesWith(marker), []);
+  });
+});
