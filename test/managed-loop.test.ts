@@ -84,6 +84,30 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     await fake.close();
   });
 
+  it('redacts the run’s secrets, in every encoded form, from the result the model submits', async () => {
+    await publish({
+      name: 'rebuilder',
+      description: 'A loop whose model rebuilt the secret from pieces.',
+      required_secrets: ['LOOP_TOKEN'],
+      prompt_template: 'Go.',
+    });
+    const forms = {
+      plain: SECRET,
+      base64: Buffer.from(SECRET).toString('base64'),
+      base64url: Buffer.from(SECRET).toString('base64url'),
+      hex: Buffer.from(SECRET).toString('hex'),
+      url: encodeURIComponent(SECRET),
+      embedded: Buffer.from(`prefix:${SECRET}:suffix`).toString('base64'),
+    };
+    fake.enqueue(use('submit_result', { ...forms, [SECRET]: 'as a key' }));
+    const res = await call('rebuilder', {});
+    assert.equal(res.status, 200, res.text);
+    for (const [name, form] of Object.entries(forms)) {
+      assert.ok(!res.text.includes(form), `the ${name} form reached the caller: ${res.text}`);
+    }
+    assert.equal(res.body.data.plain, '[REDACTED]');
+  });
+
   it('runs write_file, bash, a custom tool and submit_result in one sandbox; data is the submission', async () => {
     const id = await publish(
       {

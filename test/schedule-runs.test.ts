@@ -169,6 +169,55 @@ for (const backend of BACKENDS) {
       assert.deepEqual(errorOf(bad).fields, ['query.fields']);
     });
 
+    // The secrets vault in AWS mode is Secrets Manager, which has no engine here: the run's
+    // redaction is the same code on both stores, so this runs on SQLite (the local vault).
+    const withVault = backend === 'sqlite' ? it : () => undefined;
+    withVault(
+      'stores no form of an injected secret in a run: a member reads the runs and the timeline',
+      async () => {
+        const value = `run-secret-${backend}-0123456789abcdef`;
+        const put = await p.request('PUT', `/workspaces/${owner.ws}/secrets`, {
+          key: owner.key,
+          body: { name: 'RUN_TOKEN', value },
+        });
+        assert.equal(put.status, 200, put.text);
+        const script =
+          "const t=process.env.RUN_TOKEN,b=Buffer.from(t);console.log(JSON.stringify({raw:t,b64:b.toString('base64'),b64url:b.toString('base64url'),hex:b.toString('hex'),url:encodeURIComponent(t),blob:Buffer.from('xy'+t+'z').toString('base64')}))";
+        const published = await p.request('POST', '/agents', {
+          key: owner.key,
+          body: {
+            name: 'run-leaker',
+            type: 'tool',
+            description: 'Prints its secret in encoded forms.',
+            supported_providers: ['any'],
+            required_secrets: ['RUN_TOKEN'],
+            runtime: { command: `node -e "${script}"` },
+          },
+        });
+        assert.equal(published.status, 201, published.text);
+        const s = await create({ agent: 'runco/run-leaker', type: 'webhook' });
+        const run = await trigger(s.id);
+        assert.equal(run.body.status, 'success', run.text);
+        const b = Buffer.from(value);
+        const forms = [
+          value,
+          b.toString('base64').replace(/=+$/, ''),
+          b.toString('base64url'),
+          b.toString('hex'),
+          Buffer.from(`xy${value}z`).toString('base64').slice(4, 12),
+        ];
+        const runs = await p.request('GET', `${base()}/${s.id}/runs`, { key: member.key });
+        const events = await p.request('GET', `${base()}/${s.id}/events`, { key: member.key });
+        assert.equal(runs.status, 200, runs.text);
+        assert.match(runs.text, /\[REDACTED\]/);
+        for (const f of forms) {
+          assert.ok(!run.text.includes(f), `${f} in the trigger's answer`);
+          assert.ok(!runs.text.includes(f), `${f} in the stored runs`);
+          assert.ok(!events.text.includes(f), `${f} in the timeline`);
+        }
+      },
+    );
+
     it('records a timeout as status timeout', async () => {
       const published = await p.request('POST', '/agents', {
         key: owner.key,

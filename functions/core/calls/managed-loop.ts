@@ -27,7 +27,7 @@ import {
   skillTexts,
   tokenUsage,
 } from './direct-llm.ts';
-import { openRunSession, type RunExtras, redactSecrets } from './sandbox-run.ts';
+import { openRunSession, type RunExtras, redactSecrets, redactSecretsInJson } from './sandbox-run.ts';
 
 export interface ManagedLoopResult {
   data: Record<string, unknown>;
@@ -243,7 +243,9 @@ export async function runManagedLoop(
     }
     const warnings: Warning[] = [...skillWarnings];
     return {
-      data: submitted,
+      // The model saw redacted tool output, but it can rebuild a value from pieces (a reversed or
+      // split print): the result is redacted too, in every encoded form, before anyone sees it.
+      data: redactSecretsInJson(submitted, state.secrets) as Record<string, unknown>,
       warnings,
       provider,
       model,
