@@ -7,7 +7,7 @@ import { type AgentVersion, statusOf, versionString } from '../agents/agent-reco
 import { compileInputValidator, type Warning } from '../agents/manifest.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
-import { charge, refund, settleOp } from '../billing/ledger.ts';
+import { charge, type InterruptedCallFields, refund, settleOp } from '../billing/ledger.ts';
 import { keys } from '../keys.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import { parseCallBody } from './call-input.ts';
@@ -116,17 +116,7 @@ export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest)
           agent: `${agent.org}/${agent.name}/${agent.version}`,
           authorWorkspaceId: agent.workspace_id,
           deadlineMs: deps.clock.now().getTime() + remaining,
-          call: {
-            at: at.toISOString(),
-            caller_key_id: auth.keyId,
-            tenant,
-            agent_id: agent.id,
-            org: agent.org,
-            agent: agent.name,
-            version: agent.version,
-            workspace_id: agent.workspace_id,
-            endpoint: req.endpoint,
-          },
+          call: callIdentity(auth, req, agent, at.toISOString(), tenant),
         });
         if (charged) billing.billed = price;
       }
@@ -526,6 +516,27 @@ async function deprecationHeaders(
   };
 }
 
+/** Who called what: the part of a call record known before the call runs (kept by a charge too). */
+function callIdentity(
+  auth: AuthContext,
+  req: CallRequest,
+  agent: AgentVersion,
+  at: string,
+  tenant: string | null,
+): InterruptedCallFields {
+  return {
+    at,
+    caller_key_id: auth.keyId,
+    tenant,
+    agent_id: agent.id,
+    org: agent.org,
+    agent: agent.name,
+    version: agent.version,
+    workspace_id: agent.workspace_id,
+    endpoint: req.endpoint,
+  };
+}
+
 async function recordCall(
   deps: Deps,
   auth: AuthContext,
@@ -548,17 +559,9 @@ async function recordCall(
 ): Promise<void> {
   const ok = r.outcome.status === 'success';
   const record = callRecordItem({
+    ...callIdentity(auth, req, agent, r.at, r.tenant),
     request_id: req.requestId,
-    at: r.at,
     caller_account_id: auth.accountId,
-    caller_key_id: auth.keyId,
-    tenant: r.tenant,
-    agent_id: agent.id,
-    org: agent.org,
-    agent: agent.name,
-    version: agent.version,
-    workspace_id: agent.workspace_id,
-    endpoint: req.endpoint,
     status: r.outcome.status,
     error_code: r.outcome.code,
     http_status: r.outcome.http,
