@@ -47,6 +47,25 @@ describe('configuration', () => {
     );
   });
 
+  it('reads the host ports sandboxes may reach, refusing bad ports and the platform own', () => {
+    assert.deepEqual(
+      parseConfig({ PLATFORM_SANDBOX_HOST_PORTS: '5432, 6379' }).sandboxHostPorts,
+      [5432, 6379],
+    );
+    assert.deepEqual(parseConfig({}).sandboxHostPorts, []);
+    for (const bad of ['abc', '5432;6379', '70000', '0']) {
+      assert.throws(
+        () => parseConfig({ PLATFORM_SANDBOX_HOST_PORTS: bad }),
+        /PLATFORM_SANDBOX_HOST_PORTS/,
+        bad,
+      );
+    }
+    assert.throws(
+      () => parseConfig({ PORT: '9000', PLATFORM_SANDBOX_HOST_PORTS: '5432,9000' }),
+      /PLATFORM_SANDBOX_HOST_PORTS: must not include the platform's own port \(9000\)/,
+    );
+  });
+
   it('needs a table name in aws mode', () => {
     assert.throws(
       () => parseConfig({ PLATFORM_MODE: 'aws' }),

@@ -1,8 +1,9 @@
 /**
  * The local sandbox (bubblewrap) against what it must hold: a run sees only its own bundle, files,
  * environment and processes; nothing of the platform (data dir, key file, repository, /root); no
- * network unless it asked for egress; and fork bombs, memory hogs, disk fillers and endless loops
- * stop at their limits while the platform stays responsive. Each test prints its figure. Needs
+ * network unless it asked for egress (test/service-network.test.ts has what egress reaches); and
+ * fork bombs, memory hogs, disk fillers and endless loops stop at their limits while the platform
+ * stays responsive. Each test prints its figure. Needs
  * bwrap (and util-linux prlimit/setpriv); run as root here, where sandboxed processes are mapped
  * to an unprivileged host uid.
  */
@@ -87,7 +88,15 @@ describe('the bubblewrap sandbox: a run and its inputs', () => {
   it('is available here (start-up check)', async (t) => {
     const found = await detectBwrap();
     assert.equal(found.available, true, found.reason);
-    t.diagnostic(`detectBwrap: bubblewrap ${found.version}, probe session ran \`true\``);
+    assert.deepEqual(found.egress, { available: true }, 'an egress probe through pasta ran too');
+    t.diagnostic(
+      `detectBwrap: bubblewrap ${found.version}, probe sessions (no network, egress) ran \`true\``,
+    );
+    // Without pasta, the check says egress sessions cannot run (and why), and the rest still can.
+    const missing = await detectBwrap({ pastaPath: '/nonexistent/pasta' });
+    assert.equal(missing.available, true);
+    assert.equal(missing.egress?.available, false);
+    assert.match(missing.egress?.reason ?? '', /pasta could not give the sandbox its network/);
   });
 
   it('a command sees its stdin, environment and bundle, and its stdout comes back', async (t) => {
@@ -306,24 +315,28 @@ describe('the bubblewrap sandbox: isolation', () => {
     }
   });
 
-  it("has no network with network 'none' (not even the host's loopback); 'egress' shares the host network", async (t) => {
+  it("has no network with network 'none' (not even the host's loopback); 'egress' reaches only listed host ports", async (t) => {
     const server = createTcpServer((socket) => socket.end('hello from the host\n'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const probe = `node -e "const s=require('net').connect(${port},'127.0.0.1');s.on('data',d=>{process.stdout.write(d);process.exit(0)});s.on('error',e=>{console.log(e.code);process.exit(3)})"; ls /sys/class/net 2>&1 | head -1; cat /proc/net/dev | tail -n +3 | cut -d: -f1`;
     const closed = await sandbox.openSession(spec());
-    const open = await sandbox.openSession(spec({ network: 'egress' }));
+    const listed = await sandbox.openSession(spec({ network: 'egress', hostLoopbackPorts: [port] }));
+    const unlisted = await sandbox.openSession(spec({ network: 'egress' }));
     try {
       const none = await closed.exec(probe);
       assert.match(none.stdout, /^ECONNREFUSED\n/);
       assert.doesNotMatch(none.stdout, /eth|ens|enp|wlan/);
-      const egress = await open.exec(probe);
+      const egress = await listed.exec(probe);
       assert.match(egress.stdout, /^hello from the host\n/);
+      assert.match(egress.stdout, /eth0/, 'egress has an interface to the outside (pasta)');
+      const other = await unlisted.exec(probe);
+      assert.match(other.stdout, /^ECONNREFUSED\n/, 'egress without the port listed does not reach it');
       t.diagnostic(
-        `none: connect to the host's 127.0.0.1:${port} → ECONNREFUSED (interfaces: ${none.stdout.split('\n').slice(2).join(' ').trim()}); egress: connected`,
+        `none: connect to the host's 127.0.0.1:${port} → ECONNREFUSED (interfaces: ${none.stdout.split('\n').slice(2).join(' ').trim()}); egress with the port listed: connected; without: ECONNREFUSED`,
       );
     } finally {
-      await Promise.all([closed.close(), open.close()]);
+      await Promise.all([closed.close(), listed.close(), unlisted.close()]);
       server.close();
     }
   });

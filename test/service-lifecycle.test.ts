@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { fastNotifier } from './helpers/schedules.ts';
+import { publishAlwaysOn } from './helpers/services.ts';
 
 /** A service app that listens on PORT and lives until killed, and leaves a child of its own. */
 const APP = `
@@ -52,29 +51,11 @@ describe('service processes end with the service', () => {
     );
     const o = await createAccount(p.deps, { org: 'lifeco', tier: 'pro' });
     owner = { key: o.api_key, ws: o.workspace_id };
-    const res = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
-      key: owner.key,
-      body: {
-        name: 'lingerer',
-        type: 'tool',
-        description: 'A service that leaves a child behind',
-        supported_providers: ['any'],
-        runtime: { command: 'node server.mjs' },
-        run_mode: 'always_on',
-        timeout_seconds: 0,
-      },
+    await publishAlwaysOn(p, owner.key, {
+      name: 'lingerer',
+      description: 'A service that leaves a child behind',
+      files: { 'server.mjs': APP },
     });
-    assert.equal(res.status, 201, res.text);
-    const dir = await mkdtemp(join(tmpdir(), 'agenthost-life-'));
-    await writeFile(join(dir, 'server.mjs'), APP);
-    const { data } = await packDirectory(dir);
-    await rm(dir, { recursive: true, force: true });
-    const up = await p.request('POST', `/agents/${res.body.id}/upload`, {
-      key: owner.key,
-      rawBody: data,
-      headers: { 'content-type': 'application/gzip' },
-    });
-    assert.equal(up.status, 200, up.text);
   });
   after(() => p.close());
 
@@ -96,6 +77,8 @@ describe('service processes end with the service', () => {
     for (let i = 0; i < 20; i++) await remove(await deploy(`quick-${i}`, marker));
     await new Promise((r) => setTimeout(r, 5_000));
     assert.deepEqual(await processesWith(marker), []);
+    // Nor a network stack (pasta names its pid file under the data directory's runs).
+    assert.deepEqual(await processesWith(join(p.dataDir, 'runs')), []);
   });
 
   it('30 rapid PATCHes then a DELETE leave no process 5 s later', { timeout: 120_000 }, async () => {
@@ -113,5 +96,7 @@ describe('service processes end with the service', () => {
     await remove(id);
     await new Promise((r) => setTimeout(r, 5_000));
     assert.deepEqual(await processesWith(marker), []);
+    // Nor a network stack (pasta names its pid file under the data directory's runs).
+    assert.deepEqual(await processesWith(join(p.dataDir, 'runs')), []);
   });
 });

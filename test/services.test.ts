@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { type AlertReceiver, startAlertReceiver } from './helpers/alert-receiver.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { fastNotifier } from './helpers/schedules.ts';
+import { bundleOf } from './helpers/services.ts';
 
 type Service = {
   id: string;
@@ -38,14 +35,6 @@ setTimeout(() => {
   }).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening on ' + process.env.PORT));
 }, delay);
 `;
-
-async function bundleOf(files: Record<string, string>): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-svc-'));
-  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-  const { data } = await packDirectory(dir);
-  await rm(dir, { recursive: true, force: true });
-  return data;
-}
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const until = Date.now() + timeoutMs;
@@ -201,7 +190,7 @@ describe('always-on services, end to end with real processes (local host)', () =
     assert.equal(patched.status, 200, patched.text);
     const body = await waitFor('the new greeting', async () => {
       const r = await fetch(`${s.url}/`).catch(() => undefined);
-      if (!r || r.status !== 200) return undefined;
+      if (r?.status !== 200) return undefined;
       const b = (await r.json()) as { greeting: string };
       return b.greeting === 'new' ? b : undefined;
     });

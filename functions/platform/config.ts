@@ -41,6 +41,20 @@ const schema = z
     // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only
     // when the operator says so explicitly, without isolation.
     PLATFORM_SANDBOX: z.enum(['bubblewrap', 'unisolated', 'ecs']).optional(),
+    // Host loopback TCP ports that sandboxes with outbound network (always-on services,
+    // orchestrators) may reach at the same port on their own 127.0.0.1 (docs/sandbox.md). Nothing
+    // else on the host's loopback is reachable from a sandbox.
+    PLATFORM_SANDBOX_HOST_PORTS: z
+      .string()
+      .regex(
+        /^\s*\d{1,5}\s*(,\s*\d{1,5}\s*)*$/,
+        'must be a comma-separated list of TCP ports, e.g. 5432,6379',
+      )
+      .refine(
+        (v) => v.split(',').every((p) => Number(p) >= 1 && Number(p) <= 65535),
+        'every port must be 1-65535',
+      )
+      .optional(),
     // The ECS sandbox (set by the stack on the calls function).
     PLATFORM_SANDBOX_CLUSTER: z.string().min(1).optional(),
     PLATFORM_SANDBOX_TASK_DEFINITION: z.string().min(1).optional(),
@@ -108,6 +122,14 @@ const schema = z
     PLATFORM_DEFAULT_MODEL_OLLAMA: z.string().min(1).optional(),
   })
   .superRefine((env, ctx) => {
+    const own = env.PORT;
+    if (own !== 0 && csv(env.PLATFORM_SANDBOX_HOST_PORTS).map(Number).includes(own)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PLATFORM_SANDBOX_HOST_PORTS'],
+        message: `must not include the platform's own port (${own}): services are kept off it (docs/sandbox.md)`,
+      });
+    }
     if (env.PLATFORM_MODE === 'aws' && !env.PLATFORM_TABLE_NAME) {
       ctx.addIssue({
         code: 'custom',
@@ -133,6 +155,8 @@ export interface Config {
   /** The most a call may run (below API Gateway's integration timeout in AWS). */
   maxCallSeconds: number;
   sandbox: 'bubblewrap' | 'unisolated' | 'ecs';
+  /** PLATFORM_SANDBOX_HOST_PORTS: host loopback ports egress sandboxes may reach (local). */
+  sandboxHostPorts: number[];
   sandboxCluster: string | undefined;
   sandboxTaskDefinition: string | undefined;
   sandboxSubnets: string[];
@@ -207,6 +231,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     publicUrl: e.PLATFORM_PUBLIC_URL,
     maxCallSeconds: e.PLATFORM_MAX_CALL_SECONDS,
     sandbox: e.PLATFORM_SANDBOX ?? (e.PLATFORM_MODE === 'aws' ? 'ecs' : 'bubblewrap'),
+    sandboxHostPorts: csv(e.PLATFORM_SANDBOX_HOST_PORTS).map(Number),
     sandboxCluster: e.PLATFORM_SANDBOX_CLUSTER,
     sandboxTaskDefinition: e.PLATFORM_SANDBOX_TASK_DEFINITION,
     sandboxSubnets: csv(e.PLATFORM_SANDBOX_SUBNETS),

@@ -220,6 +220,8 @@ export function createSandbox(config: Config): Sandbox {
   let instance: Promise<Sandbox> | undefined;
   return {
     kind,
+    // As the adapter built later says (bwrap-sandbox.ts): only bubblewrap gives egress its own network.
+    ownNetwork: kind === 'bubblewrap',
     openSession: async (spec) => {
       instance ??= build();
       return (await instance).openSession(spec);
@@ -308,6 +310,7 @@ export async function createServiceRunner(
     return new LocalServiceHost({
       sandbox,
       host: config.host,
+      hostLoopbackPorts: config.sandboxHostPorts,
       healthyMs: config.serviceHealthyMs,
       startTimeoutMs: config.serviceStartTimeoutMs,
       log: (level, message, fields) => logger[level](message, fields),

@@ -32,6 +32,20 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     const bwrap = await detectBwrap({ runsDir });
     if (bwrap.available) {
       out(`Sandbox: bubblewrap ${bwrap.version ?? ''}`.trim());
+      if (bwrap.egress?.available) {
+        out('Sandbox network for services and orchestrators: pasta (their own namespace)');
+      } else {
+        process.stderr.write(
+          [
+            '',
+            '!!! SANDBOX NETWORK UNAVAILABLE: pasta cannot give sandboxes their own network here.',
+            `!!! ${bwrap.egress?.reason ?? 'unknown reason'}`,
+            '!!! Always-on services and orchestrator agents will be REFUSED; other agents work.',
+            '!!! Install passt (Debian/Ubuntu: apt-get install passt); docs/sandbox.md has the rest.',
+            '',
+          ].join('\n'),
+        );
+      }
     } else {
       process.stderr.write(
         [

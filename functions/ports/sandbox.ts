@@ -39,6 +39,12 @@ export interface SessionSpec {
   env: Record<string, string>;
   /** `none`: no network at all (the default); `egress`: outbound network as documented per adapter. */
   network: 'none' | 'egress';
+  /**
+   * With `egress`, on adapters whose sandbox has a network of its own (`ownNetwork`): the host's
+   * loopback TCP ports the sandbox may reach, each at the same port on its own 127.0.0.1. Nothing
+   * else on the host's loopback is reachable. Ignored where the sandbox cannot reach the host.
+   */
+  hostLoopbackPorts?: number[];
   limits: SandboxLimits;
   /** Epoch ms: every exec is killed (its whole process tree) at this time at the latest. */
   deadlineMs: number;
@@ -65,8 +71,17 @@ export interface ExecOptions {
    * only; stdout is still kept up to `outputBytes` for the result.
    */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
-  /** The command's process id on the host, once it runs (local adapters: for port checks). */
+  /**
+   * A host process id of the command's sandbox once it runs: the root of its process tree, inside
+   * its namespaces (local adapters: for port checks).
+   */
   onSpawn?: (pid: number) => void;
+  /**
+   * With `egress` on an adapter with `ownNetwork`: publishes `port` inside the sandbox at
+   * 127.0.0.1:`hostPort` on the host, for the length of this exec (an always-on service's app,
+   * behind its gateway). Nothing else inside is reachable from the host.
+   */
+  publish?: { hostPort: number; port: number };
 }
 
 export interface SandboxSession {
@@ -85,6 +100,13 @@ export interface SandboxSession {
 export interface Sandbox {
   /** `bubblewrap`, `ecs`, or `unisolated` (the operator's explicit opt-out; never the default). */
   readonly kind: 'bubblewrap' | 'ecs' | 'unisolated';
+  /**
+   * Whether an `egress` session has a network of its own: its ports never collide with the host's,
+   * the host's loopback is out of reach but for `hostLoopbackPorts`, and an app inside is reached
+   * only through `publish`. False: the sandbox shares the host's network (unisolated) or has none
+   * that the host can reach.
+   */
+  readonly ownNetwork: boolean;
   openSession(spec: SessionSpec): Promise<SandboxSession>;
 }
 

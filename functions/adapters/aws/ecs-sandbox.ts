@@ -185,6 +185,8 @@ const DELETE_BATCH = 1000;
 
 export class EcsSandbox implements Sandbox {
   readonly kind = 'ecs' as const;
+  /** Tasks run in the VPC, not on this host: there is no host loopback to keep them from, nor to publish on. */
+  readonly ownNetwork = false;
   private readonly options: Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign'>>;
   private readonly ecs: ECSClient;
   private readonly s3: () => Promise<S3Client>;

@@ -25,14 +25,15 @@ import {
   SandboxUnavailableError,
   type SessionSpec,
 } from '../../ports/sandbox.ts';
+import { type AttachedNetwork, attachNetwork, endStalePastas, requirePasta } from './pasta-network.ts';
 
 /**
  * The local Sandbox adapters.
  *
  * BwrapSandbox runs every command under bubblewrap (`bwrap`), one fresh set of namespaces per
- * exec: user, mount, pid, ipc, uts, cgroup and (unless the session's network is `egress`) network
- * are unshared; the filesystem is a new tmpfs root holding read-only binds of the system
- * directories (/usr, /bin, /sbin, /lib*), a handful of /etc files, the platform's own node binary
+ * exec: user, mount, pid, ipc, uts, cgroup and network are unshared (an `egress` session's
+ * namespace gets its network from pasta, pasta-network.ts); the filesystem is a new tmpfs root
+ * holding read-only binds of the system directories (/usr, /bin, /sbin, /lib*), a handful of /etc files, the platform's own node binary
  * at /opt/node/bin/node, and the run's working directory read-write at /work. The platform's data
  * directory, the repository and /root are never mounted. Limits are rlimits set by `prlimit`
  * inside the sandbox; the deadline SIGKILLs bwrap, which takes the sandbox's whole pid namespace
@@ -81,6 +82,8 @@ export interface BwrapSandboxOptions {
   hostGid?: number;
   /** The node binary bound read-only at /opt/node/bin/node (default: the platform's own). */
   nodePath?: string;
+  /** pasta, for egress sessions (default: `pasta` from a system directory). */
+  pastaPath?: string;
 }
 
 /** A path given to readFile/writeFile/listFiles that is not a plain relative path inside the working directory. */
@@ -93,13 +96,17 @@ export class SandboxPathError extends Error {
 
 /**
  * Whether bubblewrap can run sandboxes here, for the start-up check: `bwrap --version`, the
- * helper tools (util-linux prlimit; setpriv when running as root), then a real session running
- * `true` with the exact arguments every run uses (in a temporary runs directory unless one is
- * given). Never throws.
+ * helper tools (util-linux prlimit; setpriv when running as root), then real sessions running
+ * `true` with the exact arguments every run uses, without network and with egress (pasta), in a
+ * temporary runs directory unless one is given. Never throws.
  */
-export async function detectBwrap(
-  options: Partial<BwrapSandboxOptions> = {},
-): Promise<{ available: boolean; version?: string; reason?: string }> {
+export async function detectBwrap(options: Partial<BwrapSandboxOptions> = {}): Promise<{
+  available: boolean;
+  version?: string;
+  reason?: string;
+  /** Whether egress sessions (services, orchestrators) can get their own network through pasta. */
+  egress?: { available: boolean; reason?: string };
+}> {
   const bwrapPath = options.bwrapPath ?? findTool('bwrap');
   if (!bwrapPath)
     return { available: false, reason: 'bwrap was not found in /usr/bin, /bin, /usr/sbin or /sbin' };
@@ -110,17 +117,18 @@ export async function detectBwrap(
     return { available: false, reason: `${bwrapPath} --version failed: ${(err as Error).message}` };
   }
   const temp = options.runsDir ? undefined : await mkdtemp(join(tmpdir(), 'agenthost-bwrap-probe-'));
-  try {
-    const sandbox = new BwrapSandbox({
-      ...options,
-      bwrapPath,
-      runsDir: options.runsDir ?? join(temp!, 'runs'),
-    });
+  const sandbox = new BwrapSandbox({
+    ...options,
+    bwrapPath,
+    runsDir: options.runsDir ?? join(temp!, 'runs'),
+  });
+  /** A real session running `true` with the exact arguments every run of that network uses. */
+  const probe = async (network: 'none' | 'egress'): Promise<string | undefined> => {
     const session = await sandbox.openSession({
-      runId: `probe-${process.pid}-${Date.now()}`,
+      runId: `probe-${network}-${process.pid}-${Date.now()}`,
       workspaceId: 'probe',
       env: {},
-      network: 'none',
+      network,
       limits: {
         cpuSeconds: 5,
         memoryBytes: 256 * 1024 * 1024,
@@ -132,16 +140,24 @@ export async function detectBwrap(
     });
     try {
       const result = await session.exec('true');
-      if (result.exitCode !== 0) {
-        const why = result.timedOut
-          ? 'timed out'
-          : `ended with ${result.signal ?? `status ${result.exitCode}`}`;
-        return { available: false, version, reason: `the probe sandbox ${why}: ${result.stderrTail.trim()}` };
-      }
+      if (result.exitCode === 0) return undefined;
+      const why = result.timedOut
+        ? 'timed out'
+        : `ended with ${result.signal ?? `status ${result.exitCode}`}`;
+      return `the probe sandbox ${why}: ${result.stderrTail.trim()}`;
     } finally {
       await session.close();
     }
-    return { available: true, version };
+  };
+  try {
+    const failed = await probe('none');
+    if (failed) return { available: false, version, reason: failed };
+    const egressFailed = await probe('egress').catch((err: Error) => err.message);
+    return {
+      available: true,
+      version,
+      egress: egressFailed ? { available: false, reason: egressFailed } : { available: true },
+    };
   } catch (err) {
     return { available: false, version, reason: (err as Error).message };
   } finally {
@@ -162,7 +178,11 @@ export async function removeStaleRuns(runsDir: string): Promise<number> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw err;
   }
-  for (const entry of entries) await removeTree(join(runsDir, entry));
+  for (const entry of entries) {
+    // Their sandboxes died with the platform; the pasta daemons of egress runs did not.
+    await endStalePastas(join(runsDir, entry));
+    await removeTree(join(runsDir, entry));
+  }
   return entries.length;
 }
 
@@ -172,12 +192,15 @@ export async function removeStaleRuns(runsDir: string): Promise<number> {
 /** Runs each command under bubblewrap; see the module comment and docs/sandbox.md. */
 export class BwrapSandbox implements Sandbox {
   readonly kind = 'bubblewrap' as const;
+  /** Egress sessions get a network namespace of their own, attached to pasta (pasta-network.ts). */
+  readonly ownNetwork = true;
   private readonly runsDir: string;
   private readonly bwrapPath: string;
   private readonly nodePath: string;
   private readonly asRoot: boolean;
   private readonly hostUid: number;
   private readonly hostGid: number;
+  private readonly pastaPath: string | undefined;
   private version: Promise<string> | undefined;
 
   constructor(options: BwrapSandboxOptions) {
@@ -187,6 +210,7 @@ export class BwrapSandbox implements Sandbox {
     this.asRoot = process.getuid?.() === 0;
     this.hostUid = options.hostUid ?? 65534;
     this.hostGid = options.hostGid ?? 65534;
+    this.pastaPath = options.pastaPath;
     if (this.asRoot && (this.hostUid === 0 || this.hostGid === 0)) {
       throw new Error('The sandbox host uid and gid must not be 0');
     }
@@ -199,6 +223,8 @@ export class BwrapSandbox implements Sandbox {
     });
     const version = await this.version;
     const tools = requiredTools(this.asRoot);
+    // Without pasta an egress session would have no network at all: refused before anything runs.
+    const pastaPath = spec.network === 'egress' ? (this.pastaPath ?? requirePasta()) : undefined;
     const owner = this.asRoot ? { uid: this.hostUid, gid: this.hostGid } : undefined;
     const run = await prepareRun(this.runsDir, spec, owner);
     try {
@@ -215,6 +241,7 @@ export class BwrapSandbox implements Sandbox {
       hostUid: this.hostUid,
       hostGid: this.hostGid,
       tools,
+      pastaPath,
     });
   }
 }
@@ -230,6 +257,8 @@ export class BwrapSandbox implements Sandbox {
  */
 export class UnisolatedSandbox implements Sandbox {
   readonly kind = 'unisolated' as const;
+  /** Commands share the host's network: an app's port is a host port. */
+  readonly ownNetwork = false;
   private readonly runsDir: string;
 
   constructor(options: { runsDir: string }) {
@@ -309,6 +338,10 @@ function validateSpec(spec: SessionSpec): void {
   }
   if (spec.network !== 'none' && spec.network !== 'egress')
     throw new Error('Sandbox network must be none or egress');
+  for (const port of spec.hostLoopbackPorts ?? []) {
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw new Error(`Host loopback port ${JSON.stringify(port)} is not a TCP port`);
+  }
 }
 
 /** The identity files the sandbox sees: no host user names, no host name resolution data. */
@@ -632,6 +665,8 @@ interface SessionTools {
   hostUid: number;
   hostGid: number;
   tools: { prlimit: string; setpriv?: string; bash?: string };
+  /** pasta, for egress sessions (pasta-network.ts). */
+  pastaPath: string | undefined;
 }
 
 class BwrapSession extends BaseSession implements SandboxSession {
@@ -649,6 +684,8 @@ class BwrapSession extends BaseSession implements SandboxSession {
     const deadline = this.deadlineOf(options.timeoutMs, started);
     if (deadline <= started || options.signal?.aborted) return notRun(deadline <= started);
     const t = this.t;
+    const egress = this.spec.network === 'egress';
+    if (options.publish && !egress) throw new Error('publish needs a session with network egress');
     const args = bwrapArgs({
       version: t.version,
       asRoot: t.asRoot,
@@ -660,51 +697,91 @@ class BwrapSession extends BaseSession implements SandboxSession {
       nodePath: t.nodePath,
     });
     const inner = innerCommand({ asRoot: t.asRoot, limits: this.spec.limits, tools: t.tools, command });
-    // fd 3: bwrap's options (NUL-separated, so secrets in --setenv never show in `ps`); fds 4 and 5:
-    // bwrap's info and user-namespace block fds (as root); fd 6: the "started" marker.
+    // fd 3: bwrap's options (NUL-separated, so secrets in --setenv never show in `ps`); fd 4: its
+    // info (the sandbox's pid); fd 5 (as root): the user-namespace block; fd 6: the "started"
+    // marker; fd 7 (egress): the block held until pasta has configured the sandbox's network.
+    const wantsInfo = t.asRoot || egress;
     const child = spawn(t.bwrapPath, ['--args', '3', '--', ...inner], {
       stdio: [
         'pipe',
         'pipe',
         'pipe',
         'pipe',
-        t.asRoot ? 'pipe' : 'ignore',
+        wantsInfo ? 'pipe' : 'ignore',
         t.asRoot ? 'pipe' : 'ignore',
         'pipe',
+        egress ? 'pipe' : 'ignore',
       ],
       env: {},
     });
     const argsPipe = child.stdio[3] as Writable;
     argsPipe.on('error', () => {});
     argsPipe.end(Buffer.from(`${args.join('\0')}\0`));
-    let mapFailure: Error | undefined;
-    if (t.asRoot) {
-      const pipes = child.stdio as unknown as (Readable | Writable | null)[];
-      const info = pipes[4] as Readable;
-      info.on('error', () => {});
-      const block = pipes[5] as Writable;
-      block.on('error', () => {});
+    let setupFailure: Error | undefined;
+    let network: AttachedNetwork | undefined;
+    let ended = false;
+    const pipes = child.stdio as unknown as (Readable | Writable | null)[];
+    const pipe = (fd: number) => {
+      const p = pipes[fd];
+      p?.on('error', () => {});
+      return p;
+    };
+    const userBlock = pipe(5) as Writable | null;
+    const netBlock = pipe(7) as Writable | null;
+    // Up to the command: the id maps (as root), then the network (egress), each released in turn.
+    const prepare = async (pid: number) => {
+      if (t.asRoot) {
+        writeIdMaps(pid, t.hostUid, t.hostGid);
+        userBlock?.end('x');
+      }
+      if (egress) {
+        network = await attachNetwork({
+          pastaPath: t.pastaPath!,
+          asRoot: t.asRoot,
+          pid,
+          runDir: this.run.runDir,
+          plan: { hostLoopbackPorts: this.spec.hostLoopbackPorts ?? [], publish: options.publish },
+        });
+        // Killed while pasta was attaching: nothing will close it later.
+        if (ended) return void (await network.close());
+        netBlock?.end('x');
+      }
+      options.onSpawn?.(pid);
+    };
+    if (wantsInfo) {
+      const info = pipe(4) as Readable;
       let text = '';
-      let mapped = false;
+      let seen = false;
       info.on('data', (chunk: Buffer) => {
         text += chunk.toString('utf8');
         const pid = /"child-pid"\s*:\s*(\d+)/.exec(text)?.[1];
-        if (!pid || mapped) return;
-        mapped = true;
-        try {
-          writeIdMaps(Number(pid), t.hostUid, t.hostGid);
-          block.end('x');
-        } catch (err) {
-          mapFailure = err as Error;
+        if (!pid || seen) return;
+        seen = true;
+        prepare(Number(pid)).catch((err: Error) => {
+          setupFailure = err;
+          // The sandbox's first process still waits on its block fds, holding the output pipes:
+          // it goes first (its pid namespace with it), then bwrap.
+          try {
+            process.kill(Number(pid), 'SIGKILL');
+          } catch {
+            // already gone
+          }
           child.kill('SIGKILL');
-        }
+        });
       });
     }
+    const supervised = { ...options, onSpawn: wantsInfo ? undefined : options.onSpawn };
     try {
-      return await superviseChild(this, child, options, started, deadline, () => child.kill('SIGKILL'), 6);
+      return await superviseChild(this, child, supervised, started, deadline, () => child.kill('SIGKILL'), 6);
     } catch (err) {
-      if (!mapFailure) throw err;
-      throw new SandboxUnavailableError(`Could not map the sandbox's user namespace: ${mapFailure.message}`);
+      if (!setupFailure) throw err;
+      if (setupFailure instanceof SandboxUnavailableError) throw setupFailure;
+      throw new SandboxUnavailableError(
+        `Could not map the sandbox's user namespace: ${setupFailure.message}`,
+      );
+    } finally {
+      ended = true;
+      await (network as AttachedNetwork | undefined)?.close();
     }
   }
 }
@@ -1044,8 +1121,10 @@ export function bwrapArgs(input: {
   nodePath: string;
 }): string[] {
   const atLeast = (v: string) => compareVersions(input.version, v) >= 0;
+  // The network is unshared too, also for egress: pasta gives that namespace its network
+  // (pasta-network.ts), and bwrap waits on fd 7 until it has.
   const args: string[] = ['--unshare-all', '--unshare-user'];
-  if (input.network === 'egress') args.push('--share-net');
+  if (input.network === 'egress') args.push('--block-fd', '7');
   if (input.asRoot) {
     // The parent writes the id maps (see the module comment); bwrap waits for them.
     args.push('--info-fd', '4', '--userns-block-fd', '5');
@@ -1059,6 +1138,14 @@ export function bwrapArgs(input: {
       '--cap-add',
       'CAP_SETPCAP',
     );
+  } else if (input.network === 'egress') {
+    // pasta must enter the user namespace that owns the sandbox's network namespace. Unprivileged,
+    // bwrap nests a second user namespace (where the command runs) for --disable-userns and for
+    // the devpts of --dev; nobody remains in the first one, so pasta could not reach it. So: no
+    // nesting (as when running as root, new user namespaces stay possible inside) and a /dev
+    // without devpts (devNodeArgs).
+    args.push('--info-fd', '4');
+    args.push('--uid', String(INSIDE_ID), '--gid', String(INSIDE_ID), '--cap-drop', 'ALL');
   } else {
     if (atLeast('0.8.0')) args.push('--disable-userns');
     args.push('--uid', String(INSIDE_ID), '--gid', String(INSIDE_ID), '--cap-drop', 'ALL');
@@ -1098,7 +1185,8 @@ export function bwrapArgs(input: {
   ensureParents(`${SANDBOX_NODE_DIR}/node`);
   args.push('--ro-bind', input.nodePath, `${SANDBOX_NODE_DIR}/node`);
 
-  args.push('--proc', '/proc', '--dev', '/dev');
+  const nested = !input.asRoot && input.network === 'egress';
+  args.push('--proc', '/proc', ...(nested ? devNodeArgs() : ['--dev', '/dev']));
   const sized = (bytes: number) => (atLeast('0.7.0') ? ['--size', String(bytes)] : []);
   args.push('--perms', '1777', ...sized(Math.min(SHM_BYTES, input.limits.diskBytes)), '--tmpfs', '/dev/shm');
   args.push('--remount-ro', '/dev');
@@ -1108,6 +1196,17 @@ export function bwrapArgs(input: {
   // directory of uid 1000; the init script changes into it once it runs as 1000.
   if (!input.asRoot) args.push('--chdir', SANDBOX_WORK_DIR);
   args.push('--remount-ro', '/');
+  return args;
+}
+
+/** /dev as bwrap's --dev makes it, without devpts (no pseudo-terminals; nothing here needs them). */
+function devNodeArgs(): string[] {
+  const args = ['--perms', '0755', '--tmpfs', '/dev'];
+  for (const node of ['null', 'zero', 'full', 'random', 'urandom', 'tty'])
+    args.push('--dev-bind', `/dev/${node}`, `/dev/${node}`);
+  args.push('--symlink', '/proc/self/fd', '/dev/fd');
+  for (const [i, name] of ['stdin', 'stdout', 'stderr'].entries())
+    args.push('--symlink', `/proc/self/fd/${i}`, `/dev/${name}`);
   return args;
 }
 

@@ -18,10 +18,11 @@ import type {
   ServiceRunner,
   SupervisionHooks,
 } from '../../ports/service-runner.ts';
+import { listensInNamespace } from './pasta-network.ts';
 
 /** The port the gateway owns in AWS (spec); an app must not bind it, locally either. */
 export const GATEWAY_PORT = 8080;
-/** The app's port when nothing else is said (spec); locally each app gets a free port instead. */
+/** The app's port (spec); locally too when the sandbox has a network of its own, else a free host port. */
 export const DEFAULT_APP_PORT = 3000;
 const SERVICE_LIMITS: SandboxLimits = {
   cpuSeconds: 7 * 86_400,
@@ -40,6 +41,8 @@ export interface LocalServiceHostOptions {
   sandbox: Sandbox;
   /** Address the gateways listen on (the platform's HOST). */
   host: string;
+  /** Host loopback ports apps may reach (PLATFORM_SANDBOX_HOST_PORTS), where the sandbox has its own network. */
+  hostLoopbackPorts: number[];
   healthyMs: number;
   startTimeoutMs: number;
   log: (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown>) => void;
@@ -58,8 +61,8 @@ export function bindSupervision(deps: Deps): void {
 /**
  * Always-on services on one machine (docs/services.md): per service, an HTTP gateway on its own
  * port (the service URL) that answers GET /health itself (200 once the app listens, 503 before)
- * and proxies everything else to the app; the app runs in the sandbox with outbound network, its
- * port in PORT and PLATFORM_HTTP_PORT. The host streams redacted log lines, watches readiness and
+ * and proxies everything else to the app; the app runs in the sandbox with outbound network (its
+ * own namespace under bubblewrap: docs/sandbox.md), its port in PORT and PLATFORM_HTTP_PORT. The host streams redacted log lines, watches readiness and
  * the healthy period, refuses an app that binds the gateway's port 8080, and asks the supervision
  * hooks what to do when the process ends.
  */
@@ -247,8 +250,13 @@ class ServiceInstance {
     let exit: ServiceExit | undefined;
     const started = Date.now();
     try {
-      const appPort = launch.http ? await freePort(this.options.host) : null;
-      this.appPort = appPort;
+      // With a network of its own (bubblewrap) the app listens on the spec's port 3000, as on
+      // AWS, and is published on a free host loopback port for the gateway alone; sharing the
+      // host's network (unisolated), it gets a free host port itself.
+      const own = this.options.sandbox.ownNetwork;
+      const hostPort = launch.http ? await freePort(this.options.host) : null;
+      const appPort = hostPort === null ? null : own ? DEFAULT_APP_PORT : hostPort;
+      this.appPort = hostPort;
       session = await this.options.sandbox.openSession({
         runId: `svc-${this.id.slice(0, 8)}-${gen}-${Date.now().toString(36)}`,
         workspaceId: launch.workspaceId,
@@ -259,6 +267,7 @@ class ServiceInstance {
           PYTHONPATH: '.python-packages',
         },
         network: 'egress',
+        hostLoopbackPorts: this.options.hostLoopbackPorts,
         limits: SERVICE_LIMITS,
         deadlineMs: Date.now() + MAX_PROCESS_LIFETIME_MS,
       });
@@ -310,11 +319,13 @@ class ServiceInstance {
         onSpawn: (p) => {
           pid = p;
         },
+        ...(own && hostPort !== null && appPort !== null ? { publish: { hostPort, port: appPort } } : {}),
       });
       let exited = false;
       const watch = this.watch(
         gen,
         appPort,
+        own,
         () => pid,
         () => exited,
         controller,
@@ -380,6 +391,7 @@ class ServiceInstance {
   private async watch(
     gen: number,
     appPort: number | null,
+    ownNetwork: boolean,
     pid: () => number | undefined,
     exited: () => boolean,
     controller: AbortController,
@@ -388,9 +400,20 @@ class ServiceInstance {
     const until = Date.now() + this.options.startTimeoutMs;
     const live = () => !exited() && gen === this.generation && !controller.signal.aborted;
     let checks = 0;
+    // In a namespace of its own, the app's sockets are the namespace's: look there (the host side
+    // of the published port accepts before the app listens). Otherwise try the port.
+    const listening = async (port: number) => {
+      const root = pid();
+      if (!ownNetwork) return accepts(port);
+      return root !== undefined && (await listensInNamespace(root, port));
+    };
+    const onGatewayPort = async (root: number) =>
+      ownNetwork ? listensInNamespace(root, GATEWAY_PORT) : treeListensOn(root, GATEWAY_PORT);
     while (live()) {
       if (
-        appPort === null ? Date.now() - (until - this.options.startTimeoutMs) >= 1000 : await accepts(appPort)
+        appPort === null
+          ? Date.now() - (until - this.options.startTimeoutMs) >= 1000
+          : await listening(appPort)
       ) {
         this.ready = true;
         await this.hooks.onReady(this.id);
@@ -402,7 +425,7 @@ class ServiceInstance {
       }
       checks++;
       const root = pid();
-      if (root !== undefined && checks % 4 === 0 && (await treeListensOn(root, GATEWAY_PORT))) {
+      if (root !== undefined && checks % 4 === 0 && (await onGatewayPort(root))) {
         const reason = `the app listens on port ${GATEWAY_PORT}, which belongs to the service gateway; listen on $PORT (here ${appPort})`;
         logs.platform('error', reason);
         controller.abort();

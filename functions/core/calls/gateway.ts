@@ -479,12 +479,23 @@ async function orchestrationFor(
       // Locally the run may also call the API itself with its key; ECS tasks have no route to it
       // and call their dependencies through the platform only (callDependency).
       network: deps.sandbox.kind === 'ecs' ? 'none' : 'egress',
+      // In a network of its own, the platform's port is one of the few host loopback ports it may
+      // reach; the operator's list (PLATFORM_SANDBOX_HOST_PORTS) is the rest.
+      hostLoopbackPorts: [...deps.config.sandboxHostPorts, ...loopbackPortOf(deps.config.publicUrl)],
       strict: context.strict,
       subCalls: issued.subCalls,
       callDependency,
     },
     revoke: issued.revoke,
   };
+}
+
+/** The port of a URL on this host's loopback (the local platform's own URL), as a list of one or none. */
+function loopbackPortOf(url: string | undefined): number[] {
+  if (!url) return [];
+  const u = new URL(url);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return [];
+  return [Number(u.port || (u.protocol === 'https:' ? 443 : 80))];
 }
 
 /** Resolves with the work, or rejects with 504 TIMEOUT the moment the deadline's signal fires. */

@@ -102,6 +102,8 @@ export function encodedForms(value: string): string[] {
 export interface RunExtras {
   env?: Record<string, string>;
   network?: 'none' | 'egress';
+  /** With egress: host loopback ports the run may reach (the platform's own, when its URL is local). */
+  hostLoopbackPorts?: number[];
   strict?: boolean;
   /** How many sub-calls the run has made with its service key so far. */
   subCalls?: () => Promise<number>;
@@ -173,6 +175,7 @@ export async function openRunSession(
         ...run.extras?.env,
       },
       network: run.extras?.network ?? 'none',
+      ...(run.extras?.hostLoopbackPorts ? { hostLoopbackPorts: run.extras.hostLoopbackPorts } : {}),
       limits: DEFAULT_SANDBOX_LIMITS,
       deadlineMs: runDeadline,
     });

@@ -1,0 +1,173 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SandboxUnavailableError } from '../../ports/sandbox.ts';
+
+/**
+ * A sandbox's own network, for sessions with `egress` (always-on services, orchestrators).
+ *
+ * Sharing the host's network would let user code reach everything bound to the host's loopback:
+ * the platform's own port, other services, a model endpoint. So an egress sandbox gets its own
+ * network namespace (bwrap unshares it like every other), and pasta (Debian's `passt` package, a
+ * user-mode network stack) is attached to that namespace before the command runs:
+ *
+ * - outbound: a tap interface with a default route; pasta makes the connections from the host with
+ *   ordinary sockets (`--no-map-gw`: the gateway address is not the host, so the host's loopback is
+ *   not behind it). The host's other addresses are reached as any outside client would.
+ * - the host's loopback: only the TCP ports listed (`-T`), each at the same port on the sandbox's
+ *   own 127.0.0.1; nothing else (`-U none`: no UDP either).
+ * - inbound: at most one port, the service's, from 127.0.0.1:<hostPort> on the host to
+ *   <port> inside (`-t`); nothing else is published.
+ *
+ * pasta daemonizes once the namespace is configured, so its launcher's exit is the moment the
+ * sandbox may start; the daemon's pid goes to a file in the run directory, and the session ends it
+ * when the exec ends (it would otherwise stay, holding the namespace). A crashed platform's daemons
+ * are ended at the next start by removeStaleRuns (bwrap-sandbox.ts), from those files.
+ */
+
+const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
+/** pasta's process name (the binary is passt, or passt.avx2 on x86-64). */
+const PASTA_COMM = /^passt/;
+const PIDFILE = /^pasta-\d+\.pid$/;
+/** How long pasta may take to configure the namespace before the exec is given up. */
+const ATTACH_TIMEOUT_MS = 10_000;
+
+export interface NetworkPlan {
+  /** Host loopback TCP ports the sandbox may reach, each at the same port on its own 127.0.0.1. */
+  hostLoopbackPorts: number[];
+  /** The one inbound forward: host 127.0.0.1:hostPort to `port` inside. */
+  publish?: { hostPort: number; port: number } | undefined;
+}
+
+export function findPasta(): string | undefined {
+  for (const dir of TOOL_DIRS) {
+    const path = `${dir}/pasta`;
+    if (existsSync(path)) return path;
+  }
+  return undefined;
+}
+
+/** The pasta binary, or the error that refuses an egress session without it. */
+export function requirePasta(): string {
+  const pasta = findPasta();
+  if (!pasta) {
+    throw new SandboxUnavailableError(
+      'pasta (Debian/Ubuntu package passt) was not found: always-on services and orchestrators get their own network through it (docs/sandbox.md)',
+    );
+  }
+  return pasta;
+}
+
+/** pasta's options for a sandbox whose first process is `pid` (exported for docs and tests). */
+export function pastaArgs(input: {
+  asRoot: boolean;
+  pid: number;
+  pidFile: string;
+  plan: NetworkPlan;
+}): string[] {
+  const { plan } = input;
+  const ports = (list: number[]) => (list.length > 0 ? list.join(',') : 'none');
+  return [
+    // As root pasta would drop to nobody, who may not enter the sandbox's user namespace; uid 0
+    // in that namespace has no capabilities on the host, and pasta also seccomp-filters itself
+    // and pivots into an empty root.
+    ...(input.asRoot ? ['--runas', '0'] : []),
+    '--config-net',
+    '--no-map-gw',
+    '--quiet',
+    '--log-file',
+    '/dev/null',
+    '--pid',
+    input.pidFile,
+    '--udp-ports',
+    'none',
+    '--udp-ns',
+    'none',
+    '--tcp-ns',
+    ports(plan.hostLoopbackPorts),
+    '--tcp-ports',
+    plan.publish ? `127.0.0.1/${plan.publish.hostPort}:${plan.publish.port}` : 'none',
+    String(input.pid),
+  ];
+}
+
+/** A running pasta for one exec; `close` ends it (idempotent). */
+export interface AttachedNetwork {
+  close(): Promise<void>;
+}
+
+/**
+ * Attaches pasta to the network namespace of `pid` (the sandbox's first process, blocked until
+ * this resolves). Rejects with a SandboxUnavailableError when pasta cannot configure it.
+ */
+export async function attachNetwork(input: {
+  pastaPath: string;
+  asRoot: boolean;
+  pid: number;
+  runDir: string;
+  plan: NetworkPlan;
+}): Promise<AttachedNetwork> {
+  const pidFile = join(input.runDir, `pasta-${input.pid}.pid`);
+  const args = pastaArgs({ asRoot: input.asRoot, pid: input.pid, pidFile, plan: input.plan });
+  await new Promise<void>((resolve, reject) => {
+    execFile(input.pastaPath, args, { timeout: ATTACH_TIMEOUT_MS, env: {} }, (err, _stdout, stderr) => {
+      if (!err) return resolve();
+      const why = stderr
+        .split('\n')
+        .filter((l) => l.trim() && !l.includes('syslog'))
+        .join('; ');
+      reject(
+        new SandboxUnavailableError(`pasta could not give the sandbox its network: ${why || err.message}`),
+      );
+    });
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    close: () => {
+      closed ??= endPasta(pidFile);
+      return closed;
+    },
+  };
+}
+
+/** Ends the pasta daemon named by a pid file, if that pid is still a pasta. */
+async function endPasta(pidFile: string): Promise<void> {
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (!Number.isSafeInteger(pid) || pid <= 1) return;
+  const comm = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
+  if (!PASTA_COMM.test(comm)) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** A crashed platform's pasta daemons, from the pid files in a stale run directory. */
+export async function endStalePastas(runDir: string): Promise<number> {
+  const files = await readdir(runDir).catch(() => [] as string[]);
+  let ended = 0;
+  for (const file of files) {
+    if (!PIDFILE.test(file)) continue;
+    await endPasta(join(runDir, file));
+    ended++;
+  }
+  return ended;
+}
+
+/**
+ * Whether something listens on TCP `port` in the network namespace of `pid` (its /proc view of
+ * tcp and tcp6). With a namespace of its own, that is the sandbox's own app and nothing else.
+ */
+export async function listensInNamespace(pid: number, port: number): Promise<boolean> {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const file of ['tcp', 'tcp6']) {
+    const text = await readFile(`/proc/${pid}/net/${file}`, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 3 && f[3] === '0A' && f[1]?.endsWith(`:${hex}`)) return true;
+    }
+  }
+  return false;
+}
