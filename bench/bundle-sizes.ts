@@ -17,8 +17,13 @@ import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
 import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lib/lambda-bundling.ts';
 import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-access.ts';
 
-/** Per-handler budget: a Lambda's cold start grows with the code it must read, parse and evaluate. */
-export const BUDGET_BYTES = 500 * 1024;
+/**
+ * Per-handler budget, on the whole asset: a Lambda's cold start grows with the code it must read,
+ * parse and evaluate, and what a cold start leaves to a dynamic import() the first requests load.
+ * 540 KB: code splitting (lib/lambda-bundling.ts) costs about 30 KB per handler in chunk glue,
+ * and in exchange a cold start reads about a third of the asset.
+ */
+export const BUDGET_BYTES = 540 * 1024;
 
 /**
  * The few modules allowed more, each with its reason. Only author-facing writes, never a path
@@ -90,7 +95,10 @@ const END = '<!-- bundle-sizes:end -->';
 
 export interface BundleSize {
   module: HandlerName;
+  /** Every file of the asset: what is deployed. */
   bytes: number;
+  /** What a cold start reads: the entry and the chunks it imports statically. */
+  loadBytes: number;
   /** The largest contributors: npm packages by name, our own code as "functions/". */
   largest: { name: string; bytes: number }[];
   /** Externals imported statically: they would be loaded, and fail, at cold start. */
@@ -116,20 +124,23 @@ export async function measureBundles(): Promise<BundleSize[]> {
     for (const [module, file, access] of handlers) {
       const entry = join(PROJECT_ROOT, 'functions', file);
       const result = await build({
-        ...esbuildBuildOptions(access, entry, join(dir, `${module}.mjs`)),
+        ...esbuildBuildOptions(access, entry, join(dir, module)),
         absWorkingDir: PROJECT_ROOT,
         metafile: true,
         logLevel: 'warning',
       });
-      const output = Object.values(result.metafile.outputs)[0];
-      if (!output) throw new Error(`esbuild produced no output for ${module}`);
+      const outputs = Object.values(result.metafile.outputs);
+      if (outputs.length === 0) throw new Error(`esbuild produced no output for ${module}`);
       sizes.push({
         module,
-        bytes: output.bytes,
-        largest: largestContributors(output),
-        staticExternals: output.imports
-          .filter((i) => i.external && !isBuiltin(i.path) && i.kind !== 'dynamic-import')
-          .map((i) => i.path),
+        bytes: outputs.reduce((sum, o) => sum + o.bytes, 0),
+        loadBytes: loadedAtStart(result.metafile).reduce((sum, o) => sum + o.bytes, 0),
+        largest: largestContributors(outputs),
+        staticExternals: loadedAtStart(result.metafile).flatMap((o) =>
+          o.imports
+            .filter((i) => i.external && !isBuiltin(i.path) && i.kind !== 'dynamic-import')
+            .map((i) => i.path),
+        ),
       });
     }
     return sizes;
@@ -138,9 +149,26 @@ export async function measureBundles(): Promise<BundleSize[]> {
   }
 }
 
-function largestContributors(output: Metafile['outputs'][string]): { name: string; bytes: number }[] {
+/**
+ * The output files a cold start loads: the entry and every chunk it imports statically, directly
+ * or through another (not the chunks behind a dynamic import()).
+ */
+export function loadedAtStart(metafile: Metafile): Metafile['outputs'][string][] {
+  const outputs = metafile.outputs;
+  const entry = Object.keys(outputs).find((path) => outputs[path]?.entryPoint);
+  const seen = new Set<string>();
+  const visit = (path: string) => {
+    if (seen.has(path) || !outputs[path]) return;
+    seen.add(path);
+    for (const i of outputs[path].imports) if (!i.external && i.kind === 'import-statement') visit(i.path);
+  };
+  if (entry) visit(entry);
+  return [...seen].map((path) => outputs[path]!);
+}
+
+function largestContributors(outputs: Metafile['outputs'][string][]): { name: string; bytes: number }[] {
   const byName = new Map<string, number>();
-  for (const [file, input] of Object.entries(output.inputs)) {
+  for (const [file, input] of outputs.flatMap((o) => Object.entries(o.inputs))) {
     const at = file.lastIndexOf('node_modules/');
     let name = 'functions/';
     if (at >= 0) {
@@ -158,12 +186,13 @@ function largestContributors(output: Metafile['outputs'][string]): { name: strin
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 
 export function renderTable(sizes: BundleSize[]): string {
-  const header = ['handler', 'bytes', 'KB', 'budget KB', 'within', 'largest contributors (KB)'];
-  const rightAligned = [false, true, true, true, false, false];
+  const header = ['handler', 'bytes', 'KB', 'at load KB', 'budget KB', 'within', 'largest contributors (KB)'];
+  const rightAligned = [false, true, true, true, true, false, false];
   const rows = sizes.map((s) => [
     s.module,
     s.bytes.toLocaleString('en-US'),
     kb(s.bytes),
+    kb(s.loadBytes),
     kb(budgetOf(s.module)),
     s.bytes <= budgetOf(s.module) ? 'ok' : '**over**',
     s.largest.map((l) => `${l.name} ${kb(l.bytes)}`).join(', '),
@@ -177,7 +206,7 @@ export function renderTable(sizes: BundleSize[]): string {
     ([module, e]) => `- \`${module}\` may use ${kb(e.bytes)} KB: ${e.reason}.`,
   );
   return [
-    `esbuild ${esbuildVersion}, target ${LAMBDA_ESBUILD_TARGET}, ESM, minified, no source map. KB = 1,024 bytes.`,
+    `esbuild ${esbuildVersion}, target ${LAMBDA_ESBUILD_TARGET}, ESM with code splitting, minified, no source map. KB = 1,024 bytes; "KB" is the whole asset (what the budget limits), "at load KB" what a cold start reads (the entry and the chunks it imports statically; the rest loads at its first dynamic import()).`,
     '',
     line(header),
     rule,
@@ -195,8 +224,10 @@ const INTRO = `# Performance
 
 What is measured: the size of each resource module's Lambda handler (\`functions/http/<module>.ts\`)
 after bundling with esbuild, with the options the CDK app deploys (\`lib/lambda-bundling.ts\`, shared
-by \`lib/constructs/platform-function.ts\` and the bench, so they cannot drift): ESM for Node.js 24,
-minified, tree-shaken, AWS SDK included (the pinned version, not the runtime's copy).
+by \`lib/constructs/platform-function.ts\` and the bench, so they cannot drift): ESM for Node.js 24
+with code splitting (each dynamic \`import()\` a chunk of its own), minified, tree-shaken, AWS SDK
+included (the pinned version, not the runtime's copy). "KB" is the whole asset, "at load KB" the
+entry and the chunks it imports statically: what a cold start reads before the first request.
 
 Reproduce with:
 
@@ -206,7 +237,8 @@ npm run bundle-sizes
 
 It rewrites the table below and exits non-zero if a handler is over budget.
 
-Target: **at most 500 KB per handler.** A Lambda cold start reads, parses and evaluates the whole
+Target: **at most 540 KB per handler** (500 KB before code splitting, which adds about 30 KB of
+chunk glue per handler). A Lambda cold start reads, parses and evaluates the whole
 bundle before the first request is served, so init time grows with bundle size; it is paid on
 every new container (scale-out, deploys, idle recycling), which for an API means user-visible
 latency. Keeping each handler small also keeps deploys fast.

@@ -1,10 +1,10 @@
 import type { ModuleAccess } from './module-access.ts';
 
 /**
- * How every Lambda handler is bundled. The platform-function construct hands these options to
- * NodejsFunction (which runs the local esbuild devDependency, never Docker) and
- * bench/bundle-sizes.ts hands the same options to esbuild's API, so the sizes the bench reports
- * are the sizes that get deployed. Imports neither aws-cdk-lib nor esbuild so both sides can load it.
+ * How every Lambda handler is bundled. The platform-function construct runs esbuild's API with
+ * these options as the asset's local bundling (never Docker), and bench/bundle-sizes.ts runs the
+ * same options, so the sizes the bench reports are the sizes that get deployed. Imports neither
+ * aws-cdk-lib nor esbuild so both sides can load it.
  */
 
 /** esbuild's target for the Lambda runtime (nodejs24.x, see platform-function.ts). */
@@ -99,9 +99,50 @@ const ALERTS_QUEUE_EXTERNAL = ['@aws-sdk/client-lambda', '../adapters/aws/lambda
 /** Left out of modules that never send alerts: the delivery code (deps.ts imports it on first use). */
 const ALERTS_SEND_EXTERNAL = ['../core/alerts/alert-delivery.ts'];
 
-/** The bundling options for one module's handler, as NodejsFunction's `bundling` names them. */
-export function lambdaBundling(access: ModuleAccess) {
+/** Externals of one module's bundle, from what it may touch. */
+function externalsOf(access: ModuleAccess): string[] {
+  return [
+    ...ALWAYS_EXTERNAL,
+    // The payments module reads Stripe's keys from Secrets Manager: it keeps the client.
+    ...(access.secrets === 'none' && !access.payments ? VAULT_EXTERNAL : []),
+    // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
+    ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
+    ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
+    ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
+    ...(access.services ? [] : SERVICES_EXTERNAL),
+    ...(access.payments ? [] : PAYMENTS_EXTERNAL),
+    ...(access.llm ? [] : LLM_EXTERNAL),
+    ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
+    ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),
+    ...(access.alerts ? [] : ALERTS_SEND_EXTERNAL),
+  ];
+}
+
+/** The handler file in every asset: Lambda's `index.handler`. */
+export const LAMBDA_HANDLER_FILE = 'index.mjs';
+
+/**
+ * esbuild's build options for one handler, written to `outdir` as the Lambda asset: `index.mjs`
+ * and its chunks under `chunks/`.
+ *
+ * Code splitting: each dynamic `import()` of a bundled module (the AI SDK gateway, the ECS
+ * sandbox, Stripe…) becomes a chunk loaded when first needed. Without it esbuild inlines those
+ * modules and turns everything they share with the eager code (zod among them) into lazily
+ * initialized wrappers, and it ran a schema module before zod's classes were initialized: the
+ * calls, schedule-runs and schedule-fire Lambdas crashed at load ("e is not a constructor").
+ * test/lambda-assets.test.ts loads every synthesized asset as Lambda would.
+ */
+export function esbuildBuildOptions(access: ModuleAccess, entry: string, outdir: string) {
   return {
+    entryPoints: { index: entry },
+    outdir,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    platform: 'node' as const,
+    format: 'esm' as const,
+    target: LAMBDA_ESBUILD_TARGET,
     minify: true,
     /**
      * Off: with `--enable-source-maps` Node reads and parses the map when the module loads, a
@@ -109,48 +150,15 @@ export function lambdaBundling(access: ModuleAccess) {
      * output is deterministic, so a position from a logged stack trace can be mapped by bundling
      * the same commit with a source map.
      */
-    sourceMap: false,
-    format: 'esm' as const,
-    target: LAMBDA_ESBUILD_TARGET,
+    sourcemap: false,
     /** `module` first: the AWS SDK's ES builds tree-shake, its CommonJS builds do not. */
     mainFields: ['module', 'main'],
-    banner: REQUIRE_BANNER,
+    /** In every output file: each chunk is a module of its own. */
+    banner: { js: REQUIRE_BANNER },
     /**
      * The AWS SDK itself is bundled rather than taken from the runtime, so the code runs against
      * the SDK version it was tested with (package-lock.json), tree-shaken and minified.
      */
-    externalModules: [
-      ...ALWAYS_EXTERNAL,
-      // The payments module reads Stripe's keys from Secrets Manager: it keeps the client.
-      ...(access.secrets === 'none' && !access.payments ? VAULT_EXTERNAL : []),
-      // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
-      ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
-      ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
-      ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
-      ...(access.services ? [] : SERVICES_EXTERNAL),
-      ...(access.payments ? [] : PAYMENTS_EXTERNAL),
-      ...(access.llm ? [] : LLM_EXTERNAL),
-      ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
-      ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),
-      ...(access.alerts ? [] : ALERTS_SEND_EXTERNAL),
-    ],
-  };
-}
-
-/** The same options in esbuild's build-API shape, for the bundle-size bench and tests. */
-export function esbuildBuildOptions(access: ModuleAccess, entry: string, outfile: string) {
-  const b = lambdaBundling(access);
-  return {
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node' as const,
-    format: b.format,
-    target: b.target,
-    minify: b.minify,
-    sourcemap: b.sourceMap,
-    mainFields: b.mainFields,
-    banner: { js: b.banner },
-    external: b.externalModules,
+    external: externalsOf(access),
   };
 }

@@ -1,14 +1,22 @@
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import {
+  ArnFormat,
+  AssetHashType,
+  DockerImage,
+  Duration,
+  type ILocalBundling,
+  RemovalPolicy,
+  Stack,
+} from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { buildSync } from 'esbuild';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
-import { LAMBDA_ESBUILD_TARGET, lambdaBundling } from '../lambda-bundling.ts';
+import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lambda-bundling.ts';
 import {
   BUNDLE_READ_ACTIONS,
   BUNDLE_WRITE_ACTIONS,
@@ -49,14 +57,53 @@ export interface PlatformFunctionProps {
   /** Extra environment, merged over the defaults. */
   environment?: Record<string, string>;
   /**
-   * Anything else, merged over the defaults (Solutions Constructs style): `environment` and
-   * `bundling` key by key, the rest replaces. Not overridable: the role and log group (grants and
-   * retention attach to them), PLATFORM_MODE, PLATFORM_TABLE_NAME, PLATFORM_BUNDLE_BUCKET, and
-   * local bundling (never Docker).
+   * Anything else, merged over the defaults (Solutions Constructs style): `environment` key by
+   * key, the rest replaces. Not overridable: the code (the bundled entry), the role and log group
+   * (grants and retention attach to them), PLATFORM_MODE, PLATFORM_TABLE_NAME and
+   * PLATFORM_BUNDLE_BUCKET.
    */
-  functionProps?: Partial<NodejsFunctionProps>;
+  functionProps?: Partial<Omit<lambda.FunctionProps, 'code'>>;
   /** @default one month */
   logRetention?: logs.RetentionDays;
+}
+
+/**
+ * Bundles one handler with esbuild (the local devDependency, never Docker) into the asset
+ * directory. Its fields are data on purpose: CDK caches staged assets by the JSON of the bundling
+ * options, so the entry and the access must be in it (with only a function, every handler got
+ * the first one's bundle).
+ */
+class EsbuildBundling implements ILocalBundling {
+  readonly entry: string;
+  readonly access: ModuleAccess;
+
+  constructor(entry: string, access: ModuleAccess) {
+    this.entry = entry;
+    this.access = access;
+  }
+
+  tryBundle(outputDir: string): boolean {
+    buildSync({
+      ...esbuildBuildOptions(this.access, join(PROJECT_ROOT, this.entry), outputDir),
+      absWorkingDir: PROJECT_ROOT,
+      logLevel: 'warning',
+    });
+    return true;
+  }
+}
+
+/**
+ * The handler's asset: `index.mjs` and its chunks (options in lib/lambda-bundling.ts), hashed by
+ * its output. The image is never pulled: local bundling always succeeds or throws.
+ */
+function bundledCode(entry: string, access: ModuleAccess): lambda.Code {
+  return lambda.Code.fromAsset(PROJECT_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('agenthost-bundles-locally-with-esbuild'),
+      local: new EsbuildBundling(relative(PROJECT_ROOT, entry), access),
+    },
+  });
 }
 
 /**
@@ -66,7 +113,7 @@ export interface PlatformFunctionProps {
  * grants its ModuleAccess declares (no AWS managed policies).
  */
 export class PlatformFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: lambda.Function;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
 
@@ -92,11 +139,11 @@ export class PlatformFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    const { bundling: bundlingOverrides, environment: envOverrides, ...rest } = props.functionProps ?? {};
-    const defaults: NodejsFunctionProps = {
+    const { environment: envOverrides, ...rest } = props.functionProps ?? {};
+    const defaults = {
       runtime: PLATFORM_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
-      handler: 'handler',
+      handler: 'index.handler',
       // More memory is more CPU: a faster cold start and JSON work, at a cost per ms.
       memorySize: 512,
       // Below API Gateway's 29 s integration limit, so a slow call ends as our timeout, logged here.
@@ -105,12 +152,11 @@ export class PlatformFunction extends Construct {
       description: `agenthost ${id}`,
     };
 
-    this.function = new NodejsFunction(this, 'Function', {
+    const entry = isAbsolute(props.entry) ? props.entry : join(PROJECT_ROOT, props.entry);
+    this.function = new lambda.Function(this, 'Function', {
       ...defaults,
       ...rest,
-      entry: isAbsolute(props.entry) ? props.entry : join(PROJECT_ROOT, props.entry),
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      code: bundledCode(entry, props.access),
       role: this.role,
       logGroup: this.logGroup,
       environment: {
@@ -121,12 +167,6 @@ export class PlatformFunction extends Construct {
         PLATFORM_MODE: 'aws',
         PLATFORM_TABLE_NAME: props.table.name,
         PLATFORM_BUNDLE_BUCKET: props.bundleBucket.name,
-      },
-      bundling: {
-        ...lambdaBundling(props.access),
-        format: OutputFormat.ESM,
-        ...bundlingOverrides,
-        forceDockerBundling: false,
       },
     });
 

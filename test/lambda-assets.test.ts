@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { App } from 'aws-cdk-lib';
+import { addAgenthostStacks } from '../lib/agenthost-app.ts';
+
+/**
+ * Test what ships: every Lambda asset the CDK app synthesizes, loaded as the Lambda runtime loads
+ * it. Each asset is copied to a folder with no node_modules above it (Lambda has only the asset),
+ * and a Node of the runtime's major version imports its `index.mjs` with the environment the
+ * template gives the function, checks that `handler` is a function, then imports every chunk (the
+ * code behind a dynamic import(), which a request loads later). The calls, schedule-runs and
+ * schedule-fire bundles used to crash right here ("e is not a constructor").
+ */
+
+const execFileAsync = promisify(execFile);
+
+interface CfnFunction {
+  Type: string;
+  Properties: {
+    Handler: string;
+    Runtime: string;
+    Code: { S3Key?: unknown };
+    Environment?: { Variables?: Record<string, unknown> };
+  };
+}
+
+const outdir = mkdtempSync(join(tmpdir(), 'agenthost-assets-'));
+const bare = mkdtempSync(join(tmpdir(), 'agenthost-bare-'));
+after(() => {
+  rmSync(outdir, { recursive: true, force: true });
+  rmSync(bare, { recursive: true, force: true });
+});
+
+/** Every .mjs file under `dir`, relative to it. */
+function moduleFiles(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? moduleFiles(dir, join(prefix, e.name))
+      : e.name.endsWith('.mjs')
+        ? [join(prefix, e.name)]
+        : [],
+  );
+}
+
+/** A template value as the deployed function would see it: tokens (imports, refs) as a plain placeholder. */
+function environmentOf(fn: CfnFunction): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
+    env[name] = typeof value === 'string' ? value : `placeholder-${name.toLowerCase().replaceAll('_', '-')}`;
+  }
+  return env;
+}
+
+describe('the synthesized Lambda assets load as Lambda loads them', () => {
+  const app = new App({ outdir });
+  addAgenthostStacks(app, {
+    services: {
+      domain: 'services.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
+    },
+  });
+  const assembly = app.synth();
+  const functions = assembly.stacks.flatMap((stack) =>
+    Object.entries((stack.template as { Resources: Record<string, CfnFunction> }).Resources)
+      .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
+      .map(([id, fn]) => ({ id: `${stack.stackName}/${id}`, fn })),
+  );
+
+  test('the bare folder has no node_modules above it', () => {
+    for (let dir = bare; ; dir = dirname(dir)) {
+      assert.equal(existsSync(join(dir, 'node_modules')), false, dir);
+      if (dirname(dir) === dir) break;
+    }
+    assert.ok(functions.length >= 18, `${functions.length} functions`);
+  });
+
+  test('every handler loads, with its chunks, on the runtime the template names', async (t) => {
+    const failures: string[] = [];
+    await Promise.all(
+      functions.map(async ({ id, fn }) => {
+        const runtime = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1];
+        assert.equal(runtime, process.versions.node.split('.')[0], `${id}: tests run on the runtime's Node`);
+        const key = fn.Properties.Code.S3Key;
+        assert.ok(typeof key === 'string' && key.endsWith('.zip'), `${id}: an asset`);
+        const asset = join(bare, id.replace('/', '-'));
+        cpSync(join(assembly.directory, `asset.${key.slice(0, -'.zip'.length)}`), asset, { recursive: true });
+        const [file, handler] = fn.Properties.Handler.split('.') as [string, string];
+        assert.ok(existsSync(join(asset, `${file}.mjs`)), `${id}: ${file}.mjs`);
+        const chunks = moduleFiles(asset).filter((f) => f !== `${file}.mjs`);
+        const script = [
+          `const m = await import('./${file}.mjs');`,
+          `if (typeof m.${handler} !== 'function') throw new Error('no ${handler} function exported');`,
+          `for (const c of ${JSON.stringify(chunks)}) await import('./' + c);`,
+          `console.log(${chunks.length});`,
+        ].join('\n');
+        try {
+          const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script], {
+            cwd: asset,
+            env: {
+              PATH: process.env.PATH ?? '/usr/bin:/bin',
+              AWS_REGION: 'eu-west-1',
+              AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+              AWS_SECRET_ACCESS_KEY: 'example',
+              ...environmentOf(fn),
+            },
+            timeout: 60_000,
+          });
+          t.diagnostic(`${id}: ${file}.mjs and ${stdout.trim()} chunks loaded`);
+        } catch (err) {
+          const e = err as { stderr?: string; message: string };
+          const why = (e.stderr ?? e.message)
+            .split('\n')
+            .filter((l) => /Error|error/.test(l))
+            .slice(0, 2);
+          failures.push(`${id}: ${why.join(' ') || e.message}`);
+        }
+      }),
+    );
+    assert.deepEqual(failures, []);
+  });
+});
