@@ -16,9 +16,11 @@ export interface ModuleAccess {
    */
   secrets: 'none' | 'read' | 'write' | 'read-write';
   /**
-   * The code-bundle bucket. `read` only signs download URLs (which act with this role's
-   * s3:GetObject); it is done with the SDK's signer, so such a module carries no S3 client.
-   * `read-write` also gets, puts and deletes objects through the S3 client.
+   * The agents' code bundles: the `bundles/` prefix of the bucket, never the rest of it (the
+   * sandbox's run objects under `sandbox-inputs/`, which hold a run's secret values, are granted
+   * to the run paths alone, by the sandbox cluster). `read` gets them or signs download URLs (which
+   * act with this role's s3:GetObject; signing needs no S3 client). `read-write` also puts and
+   * deletes them.
    */
   bundles: 'none' | 'read' | 'read-write';
   /**
@@ -56,7 +58,8 @@ export interface ModuleAccess {
 const SCHEDULED_RUN_ACCESS = {
   table: 'read-write',
   secrets: 'read',
-  bundles: 'none',
+  // A code agent's run reads its own bundle (and, on ECS, copies it into the run's inputs).
+  bundles: 'read',
   llm: true,
   sandbox: true,
   scheduler: 'remove',
@@ -82,7 +85,8 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   public: { table: 'read', secrets: 'none', bundles: 'read' },
   // Agent calls: records, quota counters and leases, usage records and log lines; the model
   // call goes to the LLM providers over HTTPS; the sandbox engines read the declared secrets.
-  calls: { table: 'read-write', secrets: 'read', bundles: 'none', llm: true, sandbox: true },
+  // A code agent's run reads its own bundle.
+  calls: { table: 'read-write', secrets: 'read', bundles: 'read', llm: true, sandbox: true },
   // Schedule records, timelines, run history, test alerts (sent from here); keeps the
   // EventBridge schedules in step with each record.
   schedules: { table: 'read-write', secrets: 'none', bundles: 'none', scheduler: 'manage', alerts: 'send' },

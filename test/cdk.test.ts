@@ -339,8 +339,50 @@ describe('stateless stack: least privilege', () => {
     }
   });
 
-  test('only the modules declared to use bundles reach the bucket, and only its objects', () => {
-    const objects = { 'Fn::Join': ['', [{ 'Fn::ImportValue': stateful.exportNames.bundleBucketArn }, '/*']] };
+  test('no role reaches the bucket beyond its prefixes; only the run paths reach the run objects (secret values)', () => {
+    const bucket = JSON.stringify({ 'Fn::ImportValue': stateful.exportNames.bundleBucketArn });
+    const byRole = new Map<string, Set<string>>();
+    for (const [, policy] of resourcesOfType('AWS::IAM::Policy')) {
+      for (const st of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+        if (!actionsOf(st).some((a) => a.startsWith('s3:'))) continue;
+        for (const resource of resourcesOf(st)) {
+          const text = JSON.stringify(resource);
+          if (!text.includes(bucket)) continue;
+          const prefix = /"\/([a-z-]+\/)?\*"/.exec(text)?.[1] ?? '(whole bucket)';
+          for (const role of policy.Properties.Roles as { Ref: string }[]) {
+            byRole.set(role.Ref, (byRole.get(role.Ref) ?? new Set()).add(prefix));
+          }
+        }
+      }
+    }
+    const roleOf = (fn: { role: { node: { defaultChild: unknown } } }) =>
+      stateless.getLogicalId(fn.role.node.defaultChild as never);
+    const runPaths = new Set([
+      roleOf(stateless.functions.calls),
+      roleOf(stateless.functions['schedule-runs']),
+      roleOf(stateless.schedules.fireFunction),
+    ]);
+    for (const [role, prefixes] of byRole) {
+      const allowed = runPaths.has(role) ? ['bundles/', 'sandbox-inputs/', 'sandbox-results/'] : ['bundles/'];
+      assert.deepEqual(
+        [...prefixes].filter((p) => !allowed.includes(p)),
+        [],
+        role,
+      );
+    }
+    for (const role of runPaths) {
+      assert.deepEqual(
+        [...(byRole.get(role) ?? [])].sort(),
+        ['bundles/', 'sandbox-inputs/', 'sandbox-results/'],
+        role,
+      );
+    }
+  });
+
+  test('only the modules declared to use bundles reach the bundles, and only their prefix', () => {
+    const objects = {
+      'Fn::Join': ['', [{ 'Fn::ImportValue': stateful.exportNames.bundleBucketArn }, '/bundles/*']],
+    };
     for (const module of MODULES) {
       const access = MODULE_ACCESS[module].bundles;
       // The calls function's grant on the sandbox run objects is asserted in 'sandbox cluster' below.
@@ -534,9 +576,10 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
     assert.deepEqual(
       policy.map((st) => [
         actions(st),
-        JSON.stringify(st.Resource).match(/sandbox-\w+|starport-layer-bucket/g),
+        JSON.stringify(st.Resource).match(/sandbox-\w+|\/bundles\/|starport-layer-bucket/g),
       ]),
       [
+        // Not the bundles: the run path copies the agent's bundle into the run's inputs.
         [['s3:GetObject'], ['sandbox-inputs', 'starport-layer-bucket']],
         [['s3:PutObject'], ['sandbox-results']],
       ],

@@ -15,6 +15,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
+import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lambda-bundling.ts';
 import {
@@ -192,7 +193,8 @@ export class PlatformFunction extends Construct {
     }
 
     if (access.bundles !== 'none') {
-      const objects = `${props.bundleBucket.arn}/*`;
+      // The bundles only: the bucket also holds the sandbox's run objects (secret values).
+      const objects = `${props.bundleBucket.arn}/${BUNDLE_KEY_PREFIX}*`;
       allow(
         access.bundles === 'read-write'
           ? [...BUNDLE_READ_ACTIONS, ...BUNDLE_WRITE_ACTIONS]
@@ -202,7 +204,7 @@ export class PlatformFunction extends Construct {
       acknowledgements.push({
         id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(objects))}]`,
         reason:
-          'Bundle object keys are made at run time from the agent and version; the grant covers the objects of the one bundle bucket, not the bucket itself or any other.',
+          'Bundle object keys are made at run time from the agent and version; the grant covers the bundles/ prefix of the one bundle bucket, not its other objects, the bucket itself or any other.',
       });
     }
 
