@@ -717,7 +717,33 @@ describe('stateless stack: schedule firing (docs/schedules.md)', () => {
     assert.equal(envOf(firing.fireFunction).PLATFORM_MAX_CALL_SECONDS, '300');
     // No schedule is created by the stack: they are made per record at run time.
     statelessTemplate.resourceCountIs('AWS::Scheduler::Schedule', 0);
-    statelessTemplate.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0 });
+  });
+
+  test('a failed fire is retried by Lambda, then recorded in the dead-letter queue; alert delivery retries itself', () => {
+    const configs = resourcesOfType('AWS::Lambda::EventInvokeConfig');
+    const configOf = (fn: { function: { node: { defaultChild: unknown } } }) => {
+      const name = { Ref: logicalId(fn.function as never) };
+      const found = configs.filter(
+        ([, c]) => JSON.stringify(c.Properties.FunctionName) === JSON.stringify(name),
+      );
+      assert.equal(found.length, 1);
+      return (found[0] as [string, CfnResourceJson])[1].Properties;
+    };
+    const fire = configOf(firing.fireFunction);
+    assert.equal(fire.MaximumRetryAttempts, 2);
+    assert.equal(fire.MaximumEventAgeInSeconds, 3600);
+    assert.deepEqual(fire.DestinationConfig, {
+      OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(firing.deadLetters), 'Arn'] } },
+    });
+    // The fire function may send there (the destination acts with its role).
+    const sends = statementsOfRole(logicalId(firing.fireFunction.role)).filter((st) =>
+      actions(st).includes('sqs:SendMessage'),
+    );
+    assert.deepEqual(
+      sends.map((st) => st.Resource),
+      [{ 'Fn::GetAtt': [logicalId(firing.deadLetters), 'Arn'] }],
+    );
+    assert.equal(configOf(firing.alertsFunction).MaximumRetryAttempts, 0);
   });
 
   test('the invoke role is assumable by EventBridge Scheduler of this account only, and may invoke the fire function and dead-letter, nothing else', () => {
@@ -729,7 +755,9 @@ describe('stateless stack: schedule firing (docs/schedules.md)', () => {
     ).Statement[0] as unknown as { Principal: unknown; Condition: Record<string, Record<string, unknown>> };
     assert.deepEqual(trust.Principal, { Service: 'scheduler.amazonaws.com' });
     assert.deepEqual(trust.Condition.StringEquals, { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
-    assert.match(JSON.stringify(trust.Condition.ArnLike), /:schedule\/AgenthostStateless-schedules\/\*/);
+    // The group's ARN, which is what Scheduler presents (a schedule's ARN would never match).
+    assert.equal(trust.Condition.ArnLike, undefined);
+    assert.match(JSON.stringify(trust.Condition.ArnEquals), /:schedule-group\/AgenthostStateless-schedules"/);
     const statements = statementsOfRole(logicalId(firing.invokeRole));
     assert.deepEqual(
       statements.map((st) => [actions(st), st.Resource]),

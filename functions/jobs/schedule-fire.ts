@@ -14,7 +14,9 @@ let deps: Promise<Deps> | undefined;
  * The target of every EventBridge Scheduler rule: runs the (schedule, scheduled time) slot at most
  * once (core/schedules/schedule-fire.ts claims it with a conditional write). Duplicate deliveries
  * and the second rule of an OR pair end as `duplicate`. A malformed event is logged and dropped,
- * not retried. An infrastructure error before the claim throws, so EventBridge retries it.
+ * not retried. An infrastructure error before the claim throws: Lambda retries the asynchronous
+ * invocation twice, then sends the event with its error to the schedules' dead-letter queue
+ * (lib/constructs/schedule-firing.ts).
  */
 export async function fire(d: Deps, event: ScheduleFireEvent): Promise<{ fired: boolean; reason?: string }> {
   if (

@@ -1,5 +1,6 @@
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -63,20 +64,27 @@ export class ScheduleFiring extends Construct {
         PLATFORM_PUBLIC_URL: props.publicUrl,
         PLATFORM_MAX_CALL_SECONDS: String(FIRE_RUN_SECONDS),
       },
-      // EventBridge Scheduler invokes asynchronously and retries by its own policy; Lambda's
-      // async retries would only repeat a delivery the slot guard already drops.
+      // EventBridge Scheduler invokes asynchronously: its retry policy covers only the delivery
+      // (throttling, a missing function). What happens after, a failed invocation (the store
+      // unreachable before the slot is claimed, a crash at load), is Lambda's async handling: two
+      // more attempts (the slot claim makes a repeat a no-op once the slot ran), then the event and
+      // its error go to the dead-letter queue, next to Scheduler's own undeliverable events.
       functionProps: {
         timeout: Duration.seconds(FIRE_RUN_SECONDS + 30),
         memorySize: 1024,
-        retryAttempts: 0,
+        retryAttempts: 2,
+        maxEventAge: Duration.hours(1),
+        onFailure: new destinations.SqsDestination(this.deadLetters),
       },
     });
 
     this.invokeRole = new iam.Role(this, 'InvokeRole', {
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
         conditions: {
+          // Scheduler presents the schedule group's ARN, not the schedule's (AWS's troubleshooting
+          // guide; aws-cdk-lib's scheduler targets trust the same), so that is what is matched.
           StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: { 'aws:SourceArn': this.schedulesArn() },
+          ArnEquals: { 'aws:SourceArn': this.groupArn() },
         },
       }),
       description:
@@ -102,6 +110,16 @@ export class ScheduleFiring extends Construct {
           'This queue is the dead-letter queue of the EventBridge Scheduler schedules; a dead-letter queue of its own would only move the same messages again.',
       },
     ]);
+  }
+
+  /** The group itself: `schedule-group/<group>`. */
+  private groupArn(): string {
+    return Stack.of(this).formatArn({
+      service: 'scheduler',
+      resource: 'schedule-group',
+      resourceName: this.group.name,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
   }
 
   /** Every schedule of the group: `schedule/<group>/<name>`. */
