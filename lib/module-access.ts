@@ -94,7 +94,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // (an auto-disable removes the EventBridge schedules; alerts are queued).
   'schedule-runs': SCHEDULED_RUN_ACCESS,
   // Always-on services: records, timelines, logs; a deploy checks the secrets' listing records
-  // (never a value). In AWS the runner (ECS services) is not built yet: a deploy is refused there.
+  // (never a value) and, in AWS, starts ECS services with a signed URL of the bundle.
   services: { table: 'read-write', secrets: 'none', bundles: 'read', services: true },
   // Billing: the ledger, checkouts, Stripe's webhook (and its keys, from one Secrets Manager
   // secret the stack grants read access to separately).

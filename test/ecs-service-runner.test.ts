@@ -30,6 +30,7 @@ import {
   DescribeTargetGroupsCommand,
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import {
   EcsServiceRunner,
@@ -466,3 +467,105 @@ describe('the task-side scripts, run here against a loopback bundle server', () 
     }
   });
 });
+
+describe('deploying a service through the API on an AWS deployment', () => {
+  const s3 = mockClient(S3Client);
+  let p: TestPlatform;
+  before(async () => {
+    p = await startTestPlatform(
+      {
+        PLATFORM_SERVICES_CLUSTER: 'agenthost-services',
+        PLATFORM_SERVICES_SUBNETS: 'subnet-a,subnet-b',
+        PLATFORM_SERVICES_SECURITY_GROUPS: 'sg-tasks',
+        PLATFORM_SERVICES_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/svc-exec',
+        PLATFORM_SERVICES_LISTENER_ARN: LISTENER,
+        PLATFORM_SERVICES_VPC_ID: 'vpc-1',
+        PLATFORM_SERVICES_DOMAIN: 'services.example.com',
+        PLATFORM_SERVICES_LOG_GROUP: 'agenthost-services',
+        PLATFORM_SERVICES_IMAGE: 'public.ecr.aws/docker/library/node:24-bookworm-slim',
+      },
+      'dynamodb',
+    );
+  });
+  after(async () => {
+    await p.close();
+    s3.restore();
+  });
+
+  it('deploys (it was refused with 422 on every AWS deployment): the ECS service is created', async () => {
+    for (const m of [ecs, elb, scaling, cwl]) m.reset();
+    s3.on(PutObjectCommand).resolves({});
+    ecs.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:1' } });
+    ecs.on(DescribeServicesCommand).resolves({ services: [] });
+    ecs.on(CreateServiceCommand).resolves({});
+    elb.on(CreateTargetGroupCommand).resolves({ TargetGroups: [{ TargetGroupArn: TG_ARN }] });
+    elb.on(DescribeRulesCommand).resolves({ Rules: [] });
+    elb.on(CreateRuleCommand).resolves({});
+    scaling.on(RegisterScalableTargetCommand).resolves({});
+
+    const o = await p.createAccount('ecsapi', 'pro');
+    const agent = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+      key: o.key,
+      body: {
+        name: 'web',
+        type: 'tool',
+        description: 'A web app',
+        supported_providers: ['any'],
+        runtime: { command: 'node server.mjs' },
+        run_mode: 'always_on',
+        timeout_seconds: 0,
+      },
+    });
+    assert.equal(agent.status, 201, agent.text);
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-ecsapi-'));
+    await writeFile(join(dir, 'server.mjs'), 'console.log(1)');
+    const { data } = await packDirectory(dir);
+    await rm(dir, { recursive: true, force: true });
+    const up = await p.request('POST', `/agents/${agent.body.id}/upload`, {
+      key: o.key,
+      rawBody: data,
+      headers: { 'content-type': 'application/gzip' },
+    });
+    assert.equal(up.status, 200, up.text);
+
+    const res = await p.request<{ id: string; url: string; state: string }>(
+      'POST',
+      `/workspaces/${o.workspaceId}/services`,
+      { key: o.key, body: { agent: 'ecsapi/web', name: 'web' } },
+    );
+    assert.equal(res.status, 201, res.text);
+    assert.match(res.body.url, /^https:\/\/web-[0-9a-f]{8}\.services\.example\.com$/);
+    await waitUntil(() => ecs.commandCalls(CreateServiceCommand).length === 1);
+    const created = ecs.commandCalls(CreateServiceCommand)[0]?.args[0].input;
+    assert.equal(created?.serviceName, `svc-${res.body.id}`);
+  });
+});
+
+describe('an AWS deployment without the services settings', () => {
+  it('refuses a deploy with 422, naming what is not set, and records nothing', async () => {
+    const p = await startTestPlatform({}, 'dynamodb');
+    try {
+      const o = await p.createAccount('ecsnone', 'pro');
+      const res = await p.request('POST', `/workspaces/${o.workspaceId}/services`, {
+        key: o.key,
+        body: { agent: 'ecsnone/web', name: 'web' },
+      });
+      assert.equal(res.status, 422, res.text);
+      assert.match(res.text, /not set up on this deployment \(PLATFORM_SERVICES_CLUSTER, /);
+      const list = await p.request<{ services: unknown[] }>('GET', `/workspaces/${o.workspaceId}/services`, {
+        key: o.key,
+      });
+      assert.deepEqual(list.body.services, []);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+async function waitUntil(ok: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

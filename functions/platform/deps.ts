@@ -297,8 +297,9 @@ export async function createNotifier(config: Config, logger: Logger): Promise<No
 }
 
 /**
- * Always-on services: locally a host of supervised sandboxed processes behind gateways; in AWS
- * (ECS services) not built yet, so a deploy there is refused clearly.
+ * Always-on services: locally a host of supervised sandboxed processes behind gateways; in AWS,
+ * ECS services behind the stack's load balancer, or, when the stack was deployed without a
+ * services domain (no PLATFORM_SERVICES_* settings), a runner that refuses deploys and says why.
  */
 export async function createServiceRunner(
   config: Config,

@@ -96,12 +96,10 @@ export async function deployService(
   input: ServiceDeployInput,
 ): Promise<Service> {
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
-  if (deps.serviceRunner.kind === 'ecs') {
-    throw new PlatformError(
-      'UNPROCESSABLE',
-      'Always-on services are not available on this AWS deployment yet (docs/services.md)',
-    );
-  }
+  // The runner says whether it can run services here (an AWS deployment without the services
+  // settings cannot); which runner it is does not matter.
+  const unavailable = deps.serviceRunner.unavailableReason;
+  if (unavailable) throw new PlatformError('UNPROCESSABLE', unavailable);
   const limits = TIER_LIMITS[auth.tier];
   if (limits.services === 0) {
     throw new PlatformError(
