@@ -8,6 +8,7 @@ import { ERROR_CODES, type ErrorCode } from '../functions/platform/errors.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { acknowledge } from './acknowledge.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
+import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
 import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
@@ -59,6 +60,7 @@ export class StatelessStack extends Stack {
   readonly schedules: ScheduleFiring;
   readonly services: ServiceHosting | undefined;
   readonly billing: BillingJobs;
+  readonly providerKeys: LlmProviderKeys;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -169,8 +171,12 @@ export class StatelessStack extends Stack {
       bundleBucket,
       secretsPrefix: props.secretsPrefix,
     });
+    // The model providers' keys, for every function that calls models (docs/deploy.md).
+    this.providerKeys = new LlmProviderKeys(this, 'ProviderKeys');
+    this.providerKeys.grantRead(this.schedules.fireFunction);
     for (const module of MODULES) {
       const access = moduleAccess(module);
+      if (access.llm) this.providerKeys.grantRead(functions[module]);
       if (access.services && this.services) this.services.grantManage(functions[module]);
       if (access.payments) this.billing.grantPayments(functions[module]);
       if (access.sandbox) this.sandbox.grantRun(functions[module]);
@@ -187,6 +193,10 @@ export class StatelessStack extends Stack {
     addGatewayResponses(this.api);
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the agenthost API' });
+    new CfnOutput(this, 'ProviderKeysSecretArn', {
+      value: this.providerKeys.secret.secretArn,
+      description: 'Secrets Manager secret for the model provider keys (JSON; docs/deploy.md)',
+    });
 
     this.acknowledgeApiFindings();
   }

@@ -451,7 +451,13 @@ describe('stateless stack: least privilege', () => {
       assert.equal(onPrefix.length, 1, module);
       const expected = access === 'write' ? SECRETS_WRITE_ACTIONS : SECRETS_READ_ACTIONS;
       assert.deepEqual([...actionsOf(onPrefix[0] as Statement)].sort(), [...expected].sort(), module);
-      const elsewhere = sm.filter((s) => !onPrefix.includes(s));
+      // The functions that call models also read the provider-keys secret, by its exact ARN.
+      const providerKeys = {
+        Ref: stateless.getLogicalId(stateless.providerKeys.secret.node.defaultChild as never),
+      };
+      const keyReads = sm.filter((s) => JSON.stringify(s.Resource) === JSON.stringify(providerKeys));
+      assert.equal(keyReads.length, MODULE_ACCESS[module].llm ? 1 : 0, module);
+      const elsewhere = sm.filter((s) => !onPrefix.includes(s) && !keyReads.includes(s));
       if (access === 'write') assert.deepEqual(elsewhere, [], module);
       else {
         // BatchGetSecretValue has no resource-level permission; each value it returns is still
@@ -1053,6 +1059,43 @@ describe('cdk-nag AwsSolutions', () => {
       );
     });
   }
+});
+
+describe('stateless stack: model provider keys (docs/deploy.md)', () => {
+  test('one secret, readable by exactly the functions that call models, which get its ARN and no key', () => {
+    const secretId = stateless.getLogicalId(stateless.providerKeys.secret.node.defaultChild as never);
+    const secret = statelessJson.Resources[secretId];
+    assert.equal(secret?.Type, 'AWS::SecretsManager::Secret');
+    assert.equal(secret?.Properties.SecretString, '{}', 'created empty: the operator puts the keys in');
+    const fnId = (fn: { function: { node: { defaultChild: unknown } } }) =>
+      stateless.getLogicalId(fn.function.node.defaultChild as never);
+    const readers = new Set([
+      fnId(stateless.functions.calls),
+      fnId(stateless.functions['schedule-runs']),
+      fnId(stateless.schedules.fireFunction),
+    ]);
+    for (const [id, fn] of resourcesOfType('AWS::Lambda::Function')) {
+      const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      for (const name of Object.keys(env))
+        assert.doesNotMatch(name, /_API_KEY$/, `${id}: no key in the environment`);
+      if (readers.has(id)) assert.deepEqual(env.PLATFORM_LLM_SECRET_ARN, { Ref: secretId }, id);
+      else assert.equal(env.PLATFORM_LLM_SECRET_ARN, undefined, id);
+    }
+    const granted = resourcesOfType('AWS::IAM::Policy').filter(([, pol]) =>
+      JSON.stringify(pol.Properties.PolicyDocument).includes(`{"Ref":"${secretId}"}`),
+    );
+    const roles = granted.flatMap(([, pol]) => (pol.Properties.Roles as { Ref: string }[]).map((r) => r.Ref));
+    const roleId = (fn: { role: { node: { defaultChild: unknown } } }) =>
+      stateless.getLogicalId(fn.role.node.defaultChild as never);
+    assert.deepEqual(
+      roles.sort(),
+      [
+        roleId(stateless.functions.calls),
+        roleId(stateless.functions['schedule-runs']),
+        roleId(stateless.schedules.fireFunction),
+      ].sort(),
+    );
+  });
 });
 
 describe('bundles', () => {

@@ -107,6 +107,9 @@ const schema = z
     STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
     STRIPE_API_BASE: z.url().optional(),
     PLATFORM_STRIPE_SECRET_ARN: z.string().min(1).optional(),
+    // LLM providers, under the vendors' usual names. In AWS the stack keeps them in one Secrets
+    // Manager secret (JSON with the same names) and gives the run functions its ARN instead.
+    PLATFORM_LLM_SECRET_ARN: z.string().min(1).optional(),
     // LLM providers, under the vendors' usual names.
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_BASE_URL: z.url().optional(),
@@ -194,6 +197,8 @@ export interface Config {
     image: string | undefined;
   };
   llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
+  /** PLATFORM_LLM_SECRET_ARN: the Secrets Manager secret holding the provider keys (AWS). */
+  llmSecretArn: string | undefined;
 }
 
 export interface LlmProviderConfig {
@@ -268,6 +273,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       logGroup: e.PLATFORM_SERVICES_LOG_GROUP,
       image: e.PLATFORM_SERVICES_IMAGE,
     },
+    llmSecretArn: e.PLATFORM_LLM_SECRET_ARN,
     llm: {
       anthropic: {
         apiKey: e.ANTHROPIC_API_KEY,
@@ -290,6 +296,50 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         defaultModel: e.PLATFORM_DEFAULT_MODEL_OLLAMA,
       },
     },
+  };
+}
+
+/** The provider variables the provider-keys secret may hold (the same names as the environment's). */
+const providerSecretSchema = z.strictObject({
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  GOOGLE_GENERATIVE_AI_API_KEY: z.string().min(1).optional(),
+  GOOGLE_GENERATIVE_AI_BASE_URL: z.url().optional(),
+  OLLAMA_BASE_URL: z.url().optional(),
+});
+
+/**
+ * The provider settings with the provider-keys secret's values (a JSON object under the
+ * environment's names) filling in what the environment leaves unset. A malformed secret is a
+ * ConfigError naming the bad fields, never their values.
+ */
+export function withProviderSecret(llm: Config['llm'], secretString: string): Config['llm'] {
+  let json: unknown;
+  try {
+    json = JSON.parse(secretString);
+  } catch {
+    throw new ConfigError(
+      'The provider-keys secret is not JSON: it must be an object such as {"ANTHROPIC_API_KEY": "…"}',
+    );
+  }
+  const parsed = providerSecretSchema.safeParse(json);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ConfigError(`The provider-keys secret is not valid:\n  ${fields.join('\n  ')}`);
+  }
+  const v = parsed.data;
+  const fill = (current: LlmProviderConfig, apiKey: string | undefined, baseUrl: string | undefined) => ({
+    ...current,
+    apiKey: current.apiKey ?? apiKey,
+    baseUrl: current.baseUrl ?? baseUrl,
+  });
+  return {
+    anthropic: fill(llm.anthropic, v.ANTHROPIC_API_KEY, v.ANTHROPIC_BASE_URL),
+    openai: fill(llm.openai, v.OPENAI_API_KEY, v.OPENAI_BASE_URL),
+    google: fill(llm.google, v.GOOGLE_GENERATIVE_AI_API_KEY, v.GOOGLE_GENERATIVE_AI_BASE_URL),
+    ollama: fill(llm.ollama, undefined, v.OLLAMA_BASE_URL),
   };
 }
 

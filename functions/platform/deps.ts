@@ -9,7 +9,7 @@ import type { Scheduler } from '../ports/scheduler.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
 import type { ServiceRunner } from '../ports/service-runner.ts';
 import type { Store } from '../ports/store.ts';
-import type { Config } from './config.ts';
+import { type Config, withProviderSecret } from './config.ts';
 import { PlatformError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 
@@ -96,7 +96,11 @@ function lazyPort<T extends object>(
 ): T {
   let instance: Promise<T> | undefined;
   const get = () => {
-    instance ??= build();
+    // A failed build (a throttled secret read, say) is tried again on the next call, not kept.
+    instance ??= build().catch((err: unknown) => {
+      instance = undefined;
+      throw err;
+    });
     return instance;
   };
   const proxy: Partial<T> = { ...eager };
@@ -195,8 +199,18 @@ export async function createS3Bundles(config: Config): Promise<BundleStore> {
 /** The Vercel AI SDK gateway, built on the first model call: only the calls Lambda ever makes one. */
 export function createLlmGateway(config: Config): LlmGateway {
   return lazyPort<LlmGateway>(async () => {
+    // In AWS the keys live in Secrets Manager (the stack's provider-keys secret), never in the
+    // function's environment: read once per container, on the first model call.
+    let llm = config.llm;
+    if (config.llmSecretArn) {
+      const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+      const out = await new SecretsManagerClient({ region: config.awsRegion }).send(
+        new GetSecretValueCommand({ SecretId: config.llmSecretArn }),
+      );
+      llm = withProviderSecret(llm, out.SecretString ?? '{}');
+    }
     const { AiSdkGateway } = await import('../adapters/llm/ai-sdk-gateway.ts');
-    return new AiSdkGateway(config.llm);
+    return new AiSdkGateway(llm);
   }, ['generate', 'runToolLoop']);
 }
 
