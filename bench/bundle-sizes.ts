@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { build, version as esbuildVersion, type Metafile } from 'esbuild';
 import { MODULES, type ResourceModule } from '../functions/platform/routes.ts';
 import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
-import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lib/lambda-bundling.ts';
+import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET, LAMBDA_HANDLER_FILE } from '../lib/lambda-bundling.ts';
 import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-access.ts';
 
 /**
@@ -155,14 +155,18 @@ export async function measureBundles(): Promise<BundleSize[]> {
  */
 export function loadedAtStart(metafile: Metafile): Metafile['outputs'][string][] {
   const outputs = metafile.outputs;
-  const entry = Object.keys(outputs).find((path) => outputs[path]?.entryPoint);
+  // The handler's file (LAMBDA_HANDLER_FILE); each dynamic import()'s chunk is an entry point too.
+  const entry = Object.keys(outputs).find(
+    (path) => path.endsWith(`/${LAMBDA_HANDLER_FILE}`) && !path.includes('/chunks/'),
+  );
   const seen = new Set<string>();
   const visit = (path: string) => {
     if (seen.has(path) || !outputs[path]) return;
     seen.add(path);
     for (const i of outputs[path].imports) if (!i.external && i.kind === 'import-statement') visit(i.path);
   };
-  if (entry) visit(entry);
+  if (!entry) throw new Error(`no ${LAMBDA_HANDLER_FILE} among the outputs`);
+  visit(entry);
   return [...seen].map((path) => outputs[path]!);
 }
 

@@ -45,7 +45,16 @@ const ALWAYS_EXTERNAL = [
  * vault lazily and imports the client and adapter only on a module's first vault call, which
  * such a module never makes (it would be refused by IAM anyway).
  */
-const VAULT_EXTERNAL = ['@aws-sdk/client-secrets-manager', '../adapters/aws/secrets-manager-vault.ts'];
+const VAULT_EXTERNAL = ['../adapters/aws/secrets-manager-vault.ts'];
+
+/** The Secrets Manager client: for the vault, and for the stack's own secrets (secret-json.ts). */
+const SECRETS_CLIENT_EXTERNAL = ['@aws-sdk/client-secrets-manager'];
+
+/**
+ * Left out of modules that read none of the stack's own secrets (Stripe's keys, the provider
+ * keys): the adapter that reads them (deps.ts imports it on first use).
+ */
+const SECRET_JSON_EXTERNAL = ['../adapters/aws/secret-json.ts'];
 
 /**
  * Left out of modules without read-write bundle access: deps.ts builds the S3 bundle store lazily
@@ -103,14 +112,16 @@ const ALERTS_SEND_EXTERNAL = ['../core/alerts/alert-delivery.ts'];
 function externalsOf(access: ModuleAccess): string[] {
   return [
     ...ALWAYS_EXTERNAL,
-    // The payments module reads Stripe's keys from Secrets Manager: it keeps the client.
-    ...(access.secrets === 'none' && !access.payments ? VAULT_EXTERNAL : []),
+    ...(access.secrets === 'none' ? VAULT_EXTERNAL : []),
+    // Payments read Stripe's keys, and model calls the provider keys, from Secrets Manager.
+    ...(access.secrets === 'none' && !access.payments && !access.llm ? SECRETS_CLIENT_EXTERNAL : []),
     // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
     ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
     ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
     ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
     ...(access.services ? [] : SERVICES_EXTERNAL),
     ...(access.payments ? [] : PAYMENTS_EXTERNAL),
+    ...(access.payments || access.llm ? [] : SECRET_JSON_EXTERNAL),
     ...(access.llm ? [] : LLM_EXTERNAL),
     ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
     ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),

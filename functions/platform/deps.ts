@@ -203,11 +203,8 @@ export function createLlmGateway(config: Config): LlmGateway {
     // function's environment: read once per container, on the first model call.
     let llm = config.llm;
     if (config.llmSecretArn) {
-      const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-      const out = await new SecretsManagerClient({ region: config.awsRegion }).send(
-        new GetSecretValueCommand({ SecretId: config.llmSecretArn }),
-      );
-      llm = withProviderSecret(llm, out.SecretString ?? '{}');
+      const { readSecretString } = await import('../adapters/aws/secret-json.ts');
+      llm = withProviderSecret(llm, await readSecretString(config.llmSecretArn, config.awsRegion));
     }
     const { AiSdkGateway } = await import('../adapters/llm/ai-sdk-gateway.ts');
     return new AiSdkGateway(llm);
@@ -423,13 +420,8 @@ export function createPayments(config: Config): Payments {
       let secretKey = p.stripeSecretKey;
       let webhookSecret = p.stripeWebhookSecret;
       if ((!secretKey || !webhookSecret) && p.stripeSecretArn) {
-        const { SecretsManagerClient, GetSecretValueCommand } = await import(
-          '@aws-sdk/client-secrets-manager'
-        );
-        const out = await new SecretsManagerClient({ region: config.awsRegion }).send(
-          new GetSecretValueCommand({ SecretId: p.stripeSecretArn }),
-        );
-        const parsed = JSON.parse(out.SecretString ?? '{}') as {
+        const { readSecretString } = await import('../adapters/aws/secret-json.ts');
+        const parsed = JSON.parse(await readSecretString(p.stripeSecretArn, config.awsRegion)) as {
           secret_key?: string;
           webhook_secret?: string;
         };
