@@ -4,13 +4,13 @@ import { authenticate } from '../functions/core/api-keys/api-keys.ts';
 import { keys } from '../functions/core/keys.ts';
 import { parseConfig } from '../functions/platform/config.ts';
 import { createDeps } from '../functions/platform/deps.ts';
-import { type DynamoFake, startDynamoFake } from './helpers/dynamo-fake.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from './helpers/dynamodb-local.ts';
 import { runCli } from './helpers/process.ts';
 
 describe('operator CLI in AWS mode (DynamoDB wire protocol on loopback)', () => {
-  let dynamo: DynamoFake;
+  let dynamo: DynamoDbLocal;
   before(async () => {
-    dynamo = await startDynamoFake('agenthost-cli-test');
+    dynamo = await startDynamoDbLocal('agenthost-cli-test');
     // The in-process store below uses the SDK's default credential chain, which reads these.
     process.env.AWS_ACCESS_KEY_ID ??= 'test';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'test';

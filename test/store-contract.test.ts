@@ -1,8 +1,7 @@
 /**
  * The Store contract: one suite, run against every adapter (SQLite on a temp file, DynamoDB on
- * dynalite in this process). Transactions run on SQLite; dynalite does not implement
- * TransactWriteItems, so the DynamoDB adapter's transactions are checked against the exact
- * request it builds, on a mocked client.
+ * DynamoDB Local, AWS's own engine, on a loopback port), transactions included. The DynamoDB
+ * adapter's requests are also checked against the exact shape it builds, on a mocked client.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -39,7 +38,7 @@ import {
   type Store,
   TransactionCanceledError,
 } from '../functions/ports/store.ts';
-import { startDynamoFake } from './helpers/dynamo-fake.ts';
+import { startDynamoDbLocal } from './helpers/dynamodb-local.ts';
 
 interface Backend {
   /** A store on the shared backend. `nowSeconds` sets its TTL clock; the suite closes what it opens. */
@@ -57,27 +56,23 @@ async function sqliteBackend(): Promise<Backend> {
 }
 
 /**
- * dynalite on a loopback port. Checked with the installed SDK (3.1162.0): it needs no workaround.
- * DynamoDB operations carry no flexible-checksum trait (so no CRC headers for dynalite to reject),
- * the client speaks awsJson1_0, which dynalite implements, and no operation here triggers endpoint
- * discovery (not even with AWS_ENABLE_ENDPOINT_DISCOVERY=true). The client only gets the
- * endpoint, a region and dummy static credentials, so nothing is looked up in the environment.
- * dynalite ignores ReturnValuesOnConditionCheckFailure (no item on the error); the adapter then
- * reads the item instead, and the mocked suite covers what DynamoDB itself returns.
+ * DynamoDB Local, AWS's own engine, on a loopback port (test/helpers/dynamodb-local.ts): the
+ * conditions, transactions and cancellation reasons below are the real engine's. The client gets
+ * only the endpoint, a region and dummy static credentials, so nothing is looked up in the
+ * environment.
  */
-async function dynaliteBackend(): Promise<Backend> {
-  // dynalite behind the loopback proxy that adds TransactWriteItems (test/helpers/dynamo-fake.ts).
-  const fake = await startDynamoFake('agenthost-contract');
+async function dynamoDbLocalBackend(): Promise<Backend> {
+  const local = await startDynamoDbLocal('agenthost-contract');
   const client = new DynamoDBClient({
-    endpoint: fake.endpoint,
+    endpoint: local.endpoint,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'dynalite', secretAccessKey: 'dynalite' },
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
   return {
-    open: (nowSeconds) => new DynamoDbStore({ tableName: fake.tableName, client, nowSeconds }),
+    open: (nowSeconds) => new DynamoDbStore({ tableName: local.tableName, client, nowSeconds }),
     close: async () => {
       client.destroy();
-      await fake.close();
+      await local.close();
     },
   };
 }
@@ -706,13 +701,13 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
 }
 
 storeContract('SqliteStore', sqliteBackend);
-storeContract('DynamoDbStore on dynalite', dynaliteBackend);
+storeContract('DynamoDbStore on DynamoDB Local', dynamoDbLocalBackend);
 
 describe('DynamoDbStore requests (mocked client)', () => {
   const NOW = 1_750_000_000;
   const TableName = 'agenthost';
   // aws-sdk-client-mock replaces DynamoDBDocumentClient.prototype.send: created in `before` (not when the file loads) so
-  // the dynalite suite above talks to dynalite, and restored in `after`.
+  // the suite above talks to DynamoDB Local, and restored in `after`.
   const mockDocumentClient = () => mockClient(DynamoDBDocumentClient);
   let docMock: ReturnType<typeof mockDocumentClient>;
   let store: DynamoDbStore;

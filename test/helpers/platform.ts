@@ -8,7 +8,7 @@ import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../functions/platform/deps.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
 import { createLogger } from '../../functions/platform/logger.ts';
-import { type DynamoFake, startDynamoFake } from './dynamo-fake.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { FakeClock } from './fake-clock.ts';
 
 export interface ApiResponse<T = Record<string, unknown>> {
@@ -55,10 +55,10 @@ export async function startTestPlatform(
   overrides: DepsOverrides = {},
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
-  let dynamo: DynamoFake | undefined;
+  let dynamo: DynamoDbLocal | undefined;
   let backendEnv: Record<string, string> = {};
   if (backend === 'dynamodb') {
-    dynamo = await startDynamoFake();
+    dynamo = await startDynamoDbLocal();
     // The SDK's default credential chain reads these; the fake ignores their values.
     process.env.AWS_ACCESS_KEY_ID ??= 'test';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'test';

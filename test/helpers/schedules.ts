@@ -9,7 +9,7 @@ export const fastNotifier = () =>
 
 /**
  * The test platform wired to the fake LLM providers, with the fast notifier. On the DynamoDB store
- * (AWS mode against dynalite) the scheduler is the local one: EventBridge is not reachable here, and
+ * (AWS mode against DynamoDB Local) the scheduler is the local one: EventBridge is not reachable here, and
  * its adapter is tested on its own with aws-sdk-client-mock.
  */
 export async function startRunsPlatform(

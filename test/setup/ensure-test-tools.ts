@@ -1,9 +1,10 @@
 /**
  * `npm test` runs this first (package.json `pretest`). The sandbox tests run user code under
  * bubblewrap, and give sandboxes with outbound network their own network through pasta (Debian's
- * passt package), which opens /dev/net/tun. So the README's promise that `npm test` passes on a
- * fresh machine needs both tools and a usable tun device: when something is missing and we may fix
- * it (root, apt-get), fix it, saying so; otherwise explain what to do.
+ * passt package), which opens /dev/net/tun; the DynamoDB tests run DynamoDB Local, which needs
+ * Java 17 or newer. So the README's promise that `npm test` passes on a fresh machine needs those
+ * tools and a usable tun device: when something is missing and we may fix it (root, apt-get), fix
+ * it, saying so; otherwise explain what to do.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
@@ -13,6 +14,7 @@ const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/local/bin', '/usr/sbin', '/sbin'];
 const TOOLS = [
   { tool: 'bwrap', pkg: 'bubblewrap', why: 'the sandbox for user code' },
   { tool: 'pasta', pkg: 'passt', why: 'the own network of services and orchestrators' },
+  { tool: 'java', pkg: 'default-jre-headless', why: 'DynamoDB Local, for the DynamoDB tests' },
 ];
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -43,6 +45,16 @@ if (missing.length > 0) {
     fail(`installing ${missing.map((m) => m.pkg).join(' ')} failed: ${(err as Error).message}`);
   }
   say('installed.');
+}
+
+// DynamoDB Local's current releases need Java 17 or newer.
+const javaVersion = spawnSync('java', ['-version'], { encoding: 'utf8' });
+const javaMajor = Number(/version "(\d+)/.exec(`${javaVersion.stderr}${javaVersion.stdout}`)?.[1] ?? 0);
+if (javaMajor < 17) {
+  fail(
+    `DynamoDB Local needs Java 17 or newer; found ${javaMajor ? `Java ${javaMajor}` : 'no working java'}.\n` +
+      'Install it (Debian/Ubuntu: sudo apt-get install default-jre-headless) and run npm test again.',
+  );
 }
 
 // pasta opens /dev/net/tun as the platform's user. Distributions make it 0666 (creating an
