@@ -9,6 +9,7 @@ import { MODULES, type ResourceModule, routeList } from '../functions/platform/r
 import { acknowledge } from './acknowledge.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
 import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
+import { Operations } from './constructs/operations.ts';
 import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
@@ -61,6 +62,7 @@ export class StatelessStack extends Stack {
   readonly services: ServiceHosting | undefined;
   readonly billing: BillingJobs;
   readonly providerKeys: LlmProviderKeys;
+  readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -191,6 +193,19 @@ export class StatelessStack extends Stack {
     }
 
     addGatewayResponses(this.api);
+
+    // Alarms and a dashboard for the operator (docs/deploy.md, "What to watch").
+    this.operations = new Operations(this, 'Operations', {
+      api: this.api,
+      functions: {
+        ...Object.fromEntries(MODULES.map((m) => [m, functions[m].function])),
+        'schedule-fire': this.schedules.fireFunction.function,
+        'alert-delivery': this.schedules.alertsFunction.function,
+        housekeeping: this.billing.housekeepingFunction.function,
+        ...(this.services ? { 'service-events': this.services.eventsFunction.function } : {}),
+      },
+      deadLetters: this.schedules.deadLetters,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the agenthost API' });
     new CfnOutput(this, 'ProviderKeysSecretArn', {

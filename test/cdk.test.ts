@@ -53,6 +53,8 @@ interface CfnResourceJson {
 const resourcesOfType = (type: string) =>
   Object.entries(statelessJson.Resources).filter(([, r]) => r.Type === type) as [string, CfnResourceJson][];
 
+const logicalIdOf = (c: IConstruct) => stateless.getLogicalId(c.node.defaultChild as never);
+
 const functionLogicalId = (module: ResourceModule) =>
   stateless.getLogicalId(stateless.functions[module].function.node.defaultChild as CfnFunction);
 
@@ -1095,6 +1097,31 @@ describe('stateless stack: model provider keys (docs/deploy.md)', () => {
         roleId(stateless.schedules.fireFunction),
       ].sort(),
     );
+  });
+});
+
+describe('stateless stack: what to watch (docs/deploy.md)', () => {
+  test('an alarm on API 5xx, on every function’s errors and on lost cron fires; one dashboard', () => {
+    const alarms = resourcesOfType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    const functions = resourcesOfType('AWS::Lambda::Function').map(([id]) => id);
+    const errorAlarms = alarms.filter((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda');
+    const watched = errorAlarms.map(
+      (a) =>
+        ((a.Dimensions as { Name: string; Value: { Ref: string } }[])[0] as { Value: { Ref: string } }).Value
+          .Ref,
+    );
+    assert.deepEqual(watched.sort(), functions.sort(), 'every function has an error alarm');
+    const api = alarms.filter((a) => a.MetricName === '5XXError' && a.Namespace === 'AWS/ApiGateway');
+    assert.equal(api.length, 1);
+    const lost = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
+    assert.equal(lost.length, 1);
+    const [queueAlarm] = lost as [Record<string, unknown>];
+    assert.equal(queueAlarm.Threshold, 0);
+    assert.deepEqual((queueAlarm.Dimensions as { Value: unknown }[])[0]?.Value, {
+      'Fn::GetAtt': [logicalIdOf(stateless.schedules.deadLetters), 'QueueName'],
+    });
+    assert.equal(alarms.length, functions.length + 2);
+    statelessTemplate.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
   });
 });
 
