@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { tempPrefix } from './temp-files.ts';
 
 /*
  * Reading a request body on the local server, within a route's limit: the caller has already
@@ -46,14 +47,15 @@ export async function readBody(
 }
 
 /**
- * The body written to a new temporary file (0600, in the system's temporary directory): its path
- * and size. The caller removes the file once the request is over; on a failure it is already gone.
+ * The body written to a new temporary file (0600, in the system's temporary directory, named for
+ * this process: temp-files.ts): its path and size. The caller removes the file once the request is
+ * over; on a failure it is already gone.
  */
 export async function spoolBody(
   req: IncomingMessage,
   limit: number,
 ): Promise<{ path: string; size: number } | BodyFailure> {
-  const path = join(tmpdir(), `agenthost-body-${randomUUID()}`);
+  const path = join(tmpdir(), `${tempPrefix('body')}${randomUUID()}`);
   let size = 0;
   let over = false;
   const count = new Transform({

@@ -24,6 +24,9 @@ export async function startLocalPlatform(config: Config): Promise<void> {
       out('Owner API key: the value of PLATFORM_BOOTSTRAP_API_KEY.');
     }
   }
+  // Request temporaries of a platform process that was killed mid-request.
+  const { removeOrphanTempFiles } = await import('./temp-files.ts');
+  await removeOrphanTempFiles();
   if (config.sandbox === 'bubblewrap') {
     const { detectBwrap, removeStaleRuns } = await import('../adapters/local/bwrap-sandbox.ts');
     const runsDir = join(config.dataDir, 'runs');

@@ -109,7 +109,9 @@ async function parseMultipart(source: Readable, contentType: string): Promise<Ca
       },
     ]);
   }
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-call-'));
+  // Named for this process, so a later start can remove it if the process dies mid-request
+  // (functions/platform/temp-files.ts).
+  const dir = await mkdtemp(join(tmpdir(), `agenthost-call-${process.pid}-`));
   const cleanup = () => rm(dir, { recursive: true, force: true });
   try {
     const parsed = await new Promise<Omit<CallInput, 'cleanup'>>((resolve, reject) =>

@@ -1,0 +1,38 @@
+import { readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The temporary files a request leaves in the system's temporary directory while it runs (a
+ * spooled call body here, a call's uploaded files in core/calls/call-input.ts), named
+ * `agenthost-<body|call>-<pid>-…` after the process that owns them. Each request removes its own;
+ * a process killed mid-request cannot, so the next start removes those whose process is gone
+ * (never a live process's: several platforms, and parallel tests, share the directory).
+ */
+export function tempPrefix(kind: 'body'): string {
+  return `agenthost-${kind}-${process.pid}-`;
+}
+
+const OWNED = /^agenthost-(?:body|call)-(\d+)-/;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes what dead processes left; returns how many entries it removed. */
+export async function removeOrphanTempFiles(dir = tmpdir()): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const pid = Number(OWNED.exec(name)?.[1]);
+    if (!pid || alive(pid)) continue;
+    await rm(join(dir, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
