@@ -2,8 +2,11 @@
  * `npm run bench:services`: what an always-on service costs on the local host.
  *
  * Deploys a small HTTP app (Node's http module, answering a short JSON) through the platform's
- * API in this process (SQLite, bubblewrap sandbox), then measures:
- *  - the gateway's added latency: the same GET sent N times straight to the app's port and N
+ * API in this process (SQLite), once with the app on the host's network (PLATFORM_SANDBOX=
+ * unisolated) and once in its own network namespace behind pasta (bubblewrap, the default), side
+ * by side in one run, then measures:
+ *  - the gateway's added latency: the same GET sent N times straight to the app's port (host
+ *    network only: in its own namespace the app is reachable only through the gateway) and N
  *    times through the service gateway, one at a time over keep-alive connections (p50, p99);
  *  - restart time: from POST .../restart to /health answering 200 again, and to the first
  *    proxied answer, over several restarts.
@@ -25,8 +28,17 @@ const APP = `import { createServer } from 'node:http';
 createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ ok: true, port: process.env.PORT })); })
   .listen(Number(process.env.PORT), '127.0.0.1');`;
 
-async function main(): Promise<void> {
-  const p = await startTestPlatform({ PLATFORM_LOG_LEVEL: 'silent' });
+interface Measured {
+  /** Straight to the app's port: only where the app shares the host's network (unisolated). */
+  direct: number[] | undefined;
+  gateway: number[];
+  toHealth: number[];
+  toServe: number[];
+}
+
+/** One platform with the given sandbox, one deployed app, every measure (module comment). */
+async function measure(sandbox: 'bubblewrap' | 'unisolated'): Promise<Measured> {
+  const p = await startTestPlatform({ PLATFORM_LOG_LEVEL: 'silent', PLATFORM_SANDBOX: sandbox });
   const dispatcher = new Agent({ connections: 4, keepAliveTimeout: 30_000 });
   try {
     const o = await createAccount(p.deps, { org: 'bench', tier: 'pro' });
@@ -69,9 +81,6 @@ async function main(): Promise<void> {
       }
     };
     await waitHealthy();
-    const first = await request(`${url}/`, { dispatcher });
-    const appPort = ((await first.body.json()) as { port: string }).port;
-    const direct = `http://127.0.0.1:${appPort}/`;
 
     const time = async (target: string) => {
       const samples: number[] = [];
@@ -84,9 +93,14 @@ async function main(): Promise<void> {
       }
       return samples.sort((a, b) => a - b);
     };
-    await time(direct);
+    // Unisolated, PORT is a host port; under bubblewrap it is 3000 in the app's own namespace,
+    // reachable only through the gateway.
+    const first = await request(`${url}/`, { dispatcher });
+    const appPort = ((await first.body.json()) as { port: string }).port;
+    const direct = sandbox === 'unisolated' ? `http://127.0.0.1:${appPort}/` : undefined;
+    if (direct) await time(direct);
     await time(`${url}/`);
-    const d = await time(direct);
+    const d = direct ? await time(direct) : undefined;
     const g = await time(`${url}/`);
 
     const toHealth: number[] = [];
@@ -108,31 +122,44 @@ async function main(): Promise<void> {
     }
     toHealth.sort((a, b) => a - b);
     toServe.sort((a, b) => a - b);
-    const f = (n: number) => n.toFixed(2);
-    const lines = [
-      `direct p50 ${f(quantile(d, 0.5))} ms p99 ${f(quantile(d, 0.99))} ms; via gateway p50 ${f(quantile(g, 0.5))} ms p99 ${f(quantile(g, 0.99))} ms; added p50 ${f(quantile(g, 0.5) - quantile(d, 0.5))} ms p99 ${f(quantile(g, 0.99) - quantile(d, 0.99))} ms`,
-      `restart to /health 200: median ${Math.round(quantile(toHealth, 0.5))} ms (max ${Math.round(toHealth.at(-1) ?? 0)}); to the first proxied answer: median ${Math.round(quantile(toServe, 0.5))} ms`,
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-    const table = [
-      `${machineLine()}; sandbox ${p.deps.sandbox.kind}; ${REQUESTS} sequential keep-alive GETs per path after as many warm-up requests; ${RESTARTS} restarts; run ${new Date().toISOString().slice(0, 10)}.`,
-      '',
-      '| measure | p50 ms | p99 ms |',
-      '| ------- | -----: | -----: |',
-      `| app directly | ${f(quantile(d, 0.5))} | ${f(quantile(d, 0.99))} |`,
-      `| through the gateway | ${f(quantile(g, 0.5))} | ${f(quantile(g, 0.99))} |`,
-      `| added by the gateway | ${f(quantile(g, 0.5) - quantile(d, 0.5))} | ${f(quantile(g, 0.99) - quantile(d, 0.99))} |`,
-      '',
-      '| restart (POST .../restart until) | median ms | max ms |',
-      '| -------------------------------- | --------: | -----: |',
-      `| /health answers 200 | ${Math.round(quantile(toHealth, 0.5))} | ${Math.round(toHealth.at(-1) ?? 0)} |`,
-      `| the first proxied answer | ${Math.round(quantile(toServe, 0.5))} | ${Math.round(toServe.at(-1) ?? 0)} |`,
-    ].join('\n');
-    await writeReport('services', 'Always-on services: gateway latency and restart time', table);
+    return { direct: d, gateway: g, toHealth, toServe };
   } finally {
     await dispatcher.close();
     await p.close();
   }
+}
+
+async function main(): Promise<void> {
+  // Side by side in one run: the app on the host's network (unisolated: no namespace, no pasta),
+  // and in its own network namespace behind pasta (bubblewrap, the default).
+  const shared = await measure('unisolated');
+  const own = await measure('bubblewrap');
+  const f = (n: number) => n.toFixed(2);
+  const q = (xs: number[], at: number) => quantile(xs, at);
+  const d = shared.direct as number[];
+  const lines = [
+    `direct p50 ${f(q(d, 0.5))} ms; gateway (host network) p50 ${f(q(shared.gateway, 0.5))} ms; gateway + pasta (own network) p50 ${f(q(own.gateway, 0.5))} ms p99 ${f(q(own.gateway, 0.99))} ms`,
+    `restart to first answer: host network median ${Math.round(q(shared.toServe, 0.5))} ms, own network median ${Math.round(q(own.toServe, 0.5))} ms`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const row = (label: string, xs: number[]) => `| ${label} | ${f(q(xs, 0.5))} | ${f(q(xs, 0.99))} |`;
+  const table = [
+    `${machineLine()}; ${REQUESTS} sequential keep-alive GETs per path after as many warm-up requests; ${RESTARTS} restarts per sandbox; both sandboxes in one run, ${new Date().toISOString().slice(0, 10)}.`,
+    '',
+    '| GET of the app | p50 ms | p99 ms |',
+    '| -------------- | -----: | -----: |',
+    row('app directly (host network, unisolated)', d),
+    row('through the gateway (host network, unisolated)', shared.gateway),
+    row('through the gateway and pasta (own network, bubblewrap: the default)', own.gateway),
+    '',
+    `Added by the gateway: p50 ${f(q(shared.gateway, 0.5) - q(d, 0.5))} ms; by the app's own network (pasta) on top: p50 ${f(q(own.gateway, 0.5) - q(shared.gateway, 0.5))} ms, p99 ${f(q(own.gateway, 0.99) - q(shared.gateway, 0.99))} ms (ratio of p50s ${(q(own.gateway, 0.5) / q(shared.gateway, 0.5)).toFixed(2)}).`,
+    '',
+    '| restart (POST .../restart until) | host network median ms | own network median ms | own network max ms |',
+    '| -------------------------------- | ---------------------: | --------------------: | -----------------: |',
+    `| /health answers 200 | ${Math.round(q(shared.toHealth, 0.5))} | ${Math.round(q(own.toHealth, 0.5))} | ${Math.round(own.toHealth.at(-1) ?? 0)} |`,
+    `| the first proxied answer | ${Math.round(q(shared.toServe, 0.5))} | ${Math.round(q(own.toServe, 0.5))} | ${Math.round(own.toServe.at(-1) ?? 0)} |`,
+  ].join('\n');
+  await writeReport('services', 'Always-on services: gateway latency and restart time', table);
 }
 
 await main();
