@@ -35,6 +35,11 @@ const SERVICE_LIMITS: SandboxLimits = {
 const MAX_PROCESS_LIFETIME_MS = 7 * 86_400_000;
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 const LOG_FLUSH_MS = 200;
+/** Readiness checks: every 20 ms in an app's first two seconds, then every 100 ms. */
+const FIRST_READY_POLL_MS = 20;
+const READY_POLL_MS = 100;
+/** How often the app is checked for listening on the gateway's port 8080 while it starts. */
+const GATEWAY_CHECK_MS = 400;
 const MAX_LINE = 4000;
 
 export interface LocalServiceHostOptions {
@@ -399,7 +404,7 @@ class ServiceInstance {
   ): Promise<string | undefined> {
     const until = Date.now() + this.options.startTimeoutMs;
     const live = () => !exited() && gen === this.generation && !controller.signal.aborted;
-    let checks = 0;
+    let nextGatewayCheck = Date.now() + GATEWAY_CHECK_MS;
     // In a namespace of its own, the app's sockets are the namespace's: look there (the host side
     // of the published port accepts before the app listens). Otherwise try the port.
     const listening = async (port: number) => {
@@ -423,9 +428,10 @@ class ServiceInstance {
         healthy.unref();
         return undefined;
       }
-      checks++;
       const root = pid();
-      if (root !== undefined && checks % 4 === 0 && (await onGatewayPort(root))) {
+      const gatewayDue = Date.now() >= nextGatewayCheck;
+      if (gatewayDue) nextGatewayCheck = Date.now() + GATEWAY_CHECK_MS;
+      if (root !== undefined && gatewayDue && (await onGatewayPort(root))) {
         const reason = `the app listens on port ${GATEWAY_PORT}, which belongs to the service gateway; listen on $PORT (here ${appPort})`;
         logs.platform('error', reason);
         controller.abort();
@@ -437,7 +443,9 @@ class ServiceInstance {
         controller.abort();
         return reason;
       }
-      await new Promise((r) => setTimeout(r, 100));
+      // Often at first, when most apps come up; then every READY_POLL_MS.
+      const sinceStart = Date.now() - (until - this.options.startTimeoutMs);
+      await new Promise((r) => setTimeout(r, sinceStart < 2_000 ? FIRST_READY_POLL_MS : READY_POLL_MS));
     }
     return undefined;
   }
