@@ -720,6 +720,21 @@ class BwrapSession extends BaseSession implements SandboxSession {
     let setupFailure: Error | undefined;
     let network: AttachedNetwork | undefined;
     let ended = false;
+    /** The sandbox's first process (pid 1 of its pid namespace), once bwrap has said which. */
+    let sandboxPid: number | undefined;
+    // bwrap and the sandbox's first process: the latter may still wait on a block fd (the id maps,
+    // the network), and killing it takes its whole pid namespace with it.
+    const killAll = () => {
+      // Only while bwrap runs: once it has exited, that pid may belong to someone else.
+      if (sandboxPid !== undefined && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(sandboxPid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      child.kill('SIGKILL');
+    };
     const pipes = child.stdio as unknown as (Readable | Writable | null)[];
     const pipe = (fd: number) => {
       const p = pipes[fd];
@@ -757,22 +772,17 @@ class BwrapSession extends BaseSession implements SandboxSession {
         const pid = /"child-pid"\s*:\s*(\d+)/.exec(text)?.[1];
         if (!pid || seen) return;
         seen = true;
-        prepare(Number(pid)).catch((err: Error) => {
+        sandboxPid = Number(pid);
+        prepare(sandboxPid).catch((err: Error) => {
           setupFailure = err;
-          // The sandbox's first process still waits on its block fds, holding the output pipes:
-          // it goes first (its pid namespace with it), then bwrap.
-          try {
-            process.kill(Number(pid), 'SIGKILL');
-          } catch {
-            // already gone
-          }
-          child.kill('SIGKILL');
+          // The sandbox's first process still waits on its block fds, holding the output pipes.
+          killAll();
         });
       });
     }
     const supervised = { ...options, onSpawn: wantsInfo ? undefined : options.onSpawn };
     try {
-      return await superviseChild(this, child, supervised, started, deadline, () => child.kill('SIGKILL'), 6);
+      return await superviseChild(this, child, supervised, started, deadline, killAll, 6);
     } catch (err) {
       if (!setupFailure) throw err;
       if (setupFailure instanceof SandboxUnavailableError) throw setupFailure;
