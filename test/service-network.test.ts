@@ -339,6 +339,37 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
     }
   });
 
+  it('an exec aborted while pasta attaches leaves nothing running: the command never starts', async () => {
+    // A pasta that takes a second to attach: the abort lands while the sandbox waits on fd 7.
+    const slow = join(runsDir, '..', 'slow-pasta');
+    await writeFile(slow, '#!/bin/sh\nsleep 1\nexec /usr/bin/pasta "$@"\n', { mode: 0o755 });
+    const s = await new BwrapSandbox({ runsDir, pastaPath: slow }).openSession({
+      runId: 'net-aborted',
+      workspaceId: 'ws',
+      env: { ABORT_NET_MARK: 'abort-net-mark' },
+      network: 'egress',
+      limits: DEFAULT_SANDBOX_LIMITS,
+      deadlineMs: Date.now() + 60_000,
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = Date.now();
+    const result = await s
+      .exec('sleep 30', { signal: controller.signal })
+      .catch((err: Error) => ({ rejected: err.name }));
+    assert.ok(Date.now() - started < 10_000, `ended promptly: ${JSON.stringify(result)}`);
+    await new Promise((r) => setTimeout(r, 5_000));
+    const left: string[] = [];
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const env = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+      if (env.includes('abort-net-mark')) left.push(pid);
+    }
+    await s.close();
+    assert.deepEqual(left, [], 'no process of the aborted exec runs on');
+    assert.deepEqual(await processesWith(join(runsDir, 'net-aborted')), [], 'nor its pasta');
+  });
+
   it('removeStaleRuns ends the pasta daemons a crashed platform left behind', async () => {
     const s = await session('net-stale', []);
     const controller = new AbortController();
