@@ -11,7 +11,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { build } from 'esbuild';
 import { loadedAtStart } from '../bench/bundle-sizes.ts';
-import { RUNNER_SOURCE } from '../functions/adapters/aws/ecs-sandbox.ts';
+import { RUNNER_BOOTSTRAP } from '../functions/adapters/aws/ecs-sandbox.ts';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.ts';
 import { ERROR_CODES } from '../functions/platform/errors.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
@@ -525,7 +525,7 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
     const [container, ...others] = p.ContainerDefinitions as Record<string, unknown>[];
     assert.equal(others.length, 0);
     assert.equal(container?.Name, 'runner');
-    assert.deepEqual(container?.EntryPoint, ['node', '-e', RUNNER_SOURCE]);
+    assert.deepEqual(container?.EntryPoint, ['node', '-e', RUNNER_BOOTSTRAP]);
     assert.equal(container?.Environment, undefined);
     assert.equal((container?.LogConfiguration as { LogDriver?: string } | undefined)?.LogDriver, 'awslogs');
     // The only roles ECS tasks can assume here are the two execution roles (sandbox, services):

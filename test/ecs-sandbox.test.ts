@@ -22,7 +22,7 @@ import {
   createS3Presigner,
   EcsSandbox,
   type ExecCommand,
-  RUNNER_SOURCE,
+  RUNNER_BOOTSTRAP,
   type RunManifest,
   type RunResult,
   SANDBOX_MANIFEST_ENV,
@@ -32,6 +32,7 @@ import {
   SandboxUnavailableError,
   type SessionSpec,
 } from '../functions/ports/sandbox.ts';
+import { buildContainerProgram } from '../lib/container-programs.ts';
 
 const ecsMock = mockClient(ECSClient);
 const s3Mock = mockClient(S3Client);
@@ -39,6 +40,9 @@ const s3Mock = mockClient(S3Client);
 const TASK_ARN = 'arn:aws:ecs:eu-west-1:123456789012:task/agenthost-sandbox/0123456789abcdef';
 const TASK_DEFINITION = 'arn:aws:ecs:eu-west-1:123456789012:task-definition/AgenthostSandbox:7';
 const SECRET = 'sk-live-very-secret-value';
+
+/** The runner as the stack bundles it into the run paths' assets (lib/container-programs.ts). */
+const RUNNER = buildContainerProgram('sandbox-runner');
 
 /** URLs that say what was signed; TTLs recorded apart (they depend on the clock). */
 const signed: { method: string; key: string; ttl: number }[] = [];
@@ -62,6 +66,7 @@ function sandbox(pollMs = 1, extra: { maxExecs?: number; describeMs?: number } =
     maxPollMs: 5,
     describeMs: 1,
     maxExecs: 4,
+    runnerSource: RUNNER,
     ...extra,
   });
 }
@@ -222,6 +227,8 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
         execs: [slot(1), slot(2), slot(3), slot(4)],
         pollMs: [1, 5],
         deadlineMs: 0,
+        // The runner travels with the run: the task's bootstrap downloads it.
+        runner: { url: 'https://signed.example/GET/sandbox-inputs/req-0b7e/runner.cjs' },
         limits: {
           cpuSeconds: 300,
           processes: 64,
@@ -283,6 +290,7 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
         'sandbox-inputs/req-0b7e/exec-4.json',
         'sandbox-inputs/req-0b7e/files/0',
         'sandbox-inputs/req-0b7e/run.json',
+        'sandbox-inputs/req-0b7e/runner.cjs',
         resultKey(1),
         resultKey(2),
         resultKey(3),
@@ -510,17 +518,28 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
   test('createEcsSandbox names every missing setting', () => {
     assert.throws(
       () => createEcsSandbox({ awsRegion: 'eu-west-1', bundleBucket: 'b', sandboxCluster: 'c' }),
-      /PLATFORM_SANDBOX_TASK_DEFINITION, PLATFORM_SANDBOX_SUBNETS, PLATFORM_SANDBOX_SECURITY_GROUPS not set/,
+      /PLATFORM_SANDBOX_TASK_DEFINITION, PLATFORM_SANDBOX_SUBNETS, PLATFORM_SANDBOX_SECURITY_GROUPS, PLATFORM_SANDBOX_RUNNER_FILE not set/,
     );
-    const ok = createEcsSandbox({
+    const complete = {
       awsRegion: 'eu-west-1',
       bundleBucket: 'b',
       sandboxCluster: 'c',
       sandboxTaskDefinition: TASK_DEFINITION,
       sandboxSubnets: 'subnet-a, subnet-b',
       sandboxSecurityGroups: ['sg-1'],
-    });
-    assert.equal(ok.kind, 'ecs');
+    };
+    assert.throws(
+      () => createEcsSandbox({ ...complete, sandboxRunnerFile: '/nonexistent/sandbox-runner.cjs' }),
+      /The ECS sandbox's runner cannot be read from \/nonexistent\/sandbox-runner\.cjs/,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'agenthost-runner-file-'));
+    try {
+      writeFileSync(join(dir, 'sandbox-runner.cjs'), RUNNER);
+      const ok = createEcsSandbox({ ...complete, sandboxRunnerFile: join(dir, 'sandbox-runner.cjs') });
+      assert.equal(ok.kind, 'ecs');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('presigned PUT URLs carry no checksum (S3 would refuse the upload) and only sandbox keys are signed', async () => {
@@ -543,7 +562,7 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
   });
 });
 
-describe('the runner (RUNNER_SOURCE) against a loopback S3 stand-in', () => {
+describe('the runner (the bootstrap and the bundled runner) against a loopback S3 stand-in', () => {
   const objects = new Map<string, Buffer>();
   let server: Server;
   let base = '';
@@ -592,11 +611,13 @@ describe('the runner (RUNNER_SOURCE) against a loopback S3 stand-in', () => {
       })),
       pollMs: [5, 20],
       deadlineMs: Date.now() + 20_000,
+      runner: { url: `${base}/inputs/${name}/runner.cjs` },
       limits,
       ...manifest,
     };
+    objects.set(`inputs/${name}/runner.cjs`, Buffer.from(RUNNER));
     objects.set(`inputs/${name}/run.json`, Buffer.from(JSON.stringify(full)));
-    const child = spawn(process.execPath, ['-e', RUNNER_SOURCE], {
+    const child = spawn(process.execPath, ['-e', RUNNER_BOOTSTRAP], {
       env: { [SANDBOX_MANIFEST_ENV]: `${base}/inputs/${name}/run.json`, PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -816,7 +837,7 @@ describe('the runner (RUNNER_SOURCE) against a loopback S3 stand-in', () => {
       s3Mock.on(DeleteObjectsCommand).resolves({});
       ecsMock.on(RunTaskCommand).callsFake((input) => {
         const env = input.overrides.containerOverrides[0].environment[0];
-        child = spawn(process.execPath, ['-e', RUNNER_SOURCE], {
+        child = spawn(process.execPath, ['-e', RUNNER_BOOTSTRAP], {
           env: { [env.name]: env.value, PATH: process.env.PATH ?? '' },
           stdio: 'ignore',
         });
@@ -854,6 +875,7 @@ describe('the runner (RUNNER_SOURCE) against a loopback S3 stand-in', () => {
         maxPollMs: 20,
         describeMs: 200,
         maxExecs: 20,
+        runnerSource: RUNNER,
       });
     }
 

@@ -81,6 +81,7 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
 
   test('every handler loads, with its chunks, on the runtime the template names', async (t) => {
     const failures: string[] = [];
+    let runners = 0;
     await Promise.all(
       functions.map(async ({ id, fn }) => {
         const runtime = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1];
@@ -92,6 +93,18 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
         const [file, handler] = fn.Properties.Handler.split('.') as [string, string];
         assert.ok(existsSync(join(asset, `${file}.mjs`)), `${id}: ${file}.mjs`);
         const chunks = moduleFiles(asset).filter((f) => f !== `${file}.mjs`);
+        // A function that runs sandboxes carries the ECS runner, which it hands to each task.
+        const runner = join(asset, 'containers', 'sandbox-runner.cjs');
+        if (fn.Properties.Environment?.Variables?.PLATFORM_SANDBOX_RUNNER_FILE !== undefined) {
+          assert.equal(
+            fn.Properties.Environment.Variables.PLATFORM_SANDBOX_RUNNER_FILE,
+            '/var/task/containers/sandbox-runner.cjs',
+          );
+          await execFileAsync(process.execPath, ['--check', runner]);
+          runners++;
+        } else {
+          assert.equal(existsSync(runner), false, `${id}: no runner where no sandbox runs`);
+        }
         const script = [
           `const m = await import('./${file}.mjs');`,
           `if (typeof m.${handler} !== 'function') throw new Error('no ${handler} function exported');`,
@@ -122,5 +135,6 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
       }),
     );
     assert.deepEqual(failures, []);
+    assert.equal(runners, 3, 'calls, schedule-runs and schedule-fire carry the runner');
   });
 });

@@ -60,6 +60,7 @@ const schema = z
     PLATFORM_SANDBOX_TASK_DEFINITION: z.string().min(1).optional(),
     PLATFORM_SANDBOX_SUBNETS: z.string().min(1).optional(),
     PLATFORM_SANDBOX_SECURITY_GROUPS: z.string().min(1).optional(),
+    PLATFORM_SANDBOX_RUNNER_FILE: z.string().min(1).optional(),
     PLATFORM_SECRETS_PREFIX: z
       .string()
       .regex(
@@ -164,6 +165,8 @@ export interface Config {
   sandboxTaskDefinition: string | undefined;
   sandboxSubnets: string[];
   sandboxSecurityGroups: string[];
+  /** The ECS sandbox's bundled runner (in the function's asset; set by the stack). */
+  sandboxRunnerFile: string | undefined;
   secretsPrefix: string;
   secretsKmsKeyId: string | undefined;
   bundleBucket: string | undefined;
@@ -241,6 +244,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sandboxTaskDefinition: e.PLATFORM_SANDBOX_TASK_DEFINITION,
     sandboxSubnets: csv(e.PLATFORM_SANDBOX_SUBNETS),
     sandboxSecurityGroups: csv(e.PLATFORM_SANDBOX_SECURITY_GROUPS),
+    sandboxRunnerFile: e.PLATFORM_SANDBOX_RUNNER_FILE,
     secretsPrefix: e.PLATFORM_SECRETS_PREFIX,
     secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
     bundleBucket: e.PLATFORM_BUNDLE_BUCKET,

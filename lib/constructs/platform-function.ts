@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -17,6 +18,7 @@ import { buildSync } from 'esbuild';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
 import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
+import { buildContainerProgram, containerProgramFile } from '../container-programs.ts';
 import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lambda-bundling.ts';
 import {
   BUNDLE_READ_ACTIONS,
@@ -89,6 +91,12 @@ class EsbuildBundling implements ILocalBundling {
       absWorkingDir: PROJECT_ROOT,
       logLevel: 'warning',
     });
+    // A function that runs sandboxes hands the runner to each task (containers/sandbox-protocol.ts).
+    if (this.access.sandbox) {
+      const file = join(outputDir, containerProgramFile('sandbox-runner'));
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, buildContainerProgram('sandbox-runner'));
+    }
     return true;
   }
 }

@@ -6,12 +6,13 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
-  RUNNER_SOURCE,
+  RUNNER_BOOTSTRAP,
   SANDBOX_CONTAINER_NAME,
   SANDBOX_INPUTS_PREFIX,
   SANDBOX_RESULTS_PREFIX,
 } from '../../functions/adapters/aws/ecs-sandbox.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
+import { containerProgramFile } from '../container-programs.ts';
 import type { PlatformFunction, SharedResource } from './platform-function.ts';
 
 /** The default sandbox image on ECR Public, pulled through this account's ECR cache. */
@@ -27,7 +28,7 @@ export interface SandboxClusterProps {
   /** Task memory, MiB; the command's memory limit in practice. @default 2048 */
   memoryLimitMiB?: number;
   /**
-   * The container image; it must have `node`, `/bin/sh`, `tar` and `chown` (docs/sandbox-aws.md).
+   * The container image; it must have `node` (22 or newer), `/bin/sh` and `chown` (docs/sandbox-aws.md).
    * @default node:24-bookworm-slim from ECR Public through a pull-through cache rule
    */
   image?: ecs.ContainerImage;
@@ -181,7 +182,7 @@ export class SandboxCluster extends Construct {
       image: props.image ?? this.pullThroughImage(),
       // The runner starts as root to hand the working directory to the unprivileged user it runs the command as.
       user: '0',
-      entryPoint: ['node', '-e', RUNNER_SOURCE],
+      entryPoint: ['node', '-e', RUNNER_BOOTSTRAP],
       essential: true,
       linuxParameters,
       stopTimeout: Duration.seconds(2),
@@ -238,6 +239,12 @@ export class SandboxCluster extends Construct {
       ),
     );
     fn.function.addEnvironment('PLATFORM_SANDBOX_SECURITY_GROUPS', this.securityGroup.securityGroupId);
+    // The bundled runner, which the platform-function construct writes into the asset of every
+    // function with sandbox access; each run uploads it for the task's bootstrap.
+    fn.function.addEnvironment(
+      'PLATFORM_SANDBOX_RUNNER_FILE',
+      `/var/task/${containerProgramFile('sandbox-runner')}`,
+    );
 
     const tasks = stack.formatArn({
       service: 'ecs',

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   DescribeTasksCommand,
   ECSClient,
@@ -16,7 +17,6 @@ import {
   SandboxUnavailableError,
   type SessionSpec,
 } from '../../ports/sandbox.ts';
-import { ARCHIVE_SOURCE } from './archive-source.ts';
 
 /**
  * The Sandbox port on ECS Fargate (docs/sandbox-aws.md). A session is one long-lived Fargate task
@@ -26,75 +26,41 @@ import { ARCHIVE_SOURCE } from './archive-source.ts';
  * with it); its only override is the presigned GET URL of the run manifest, which holds the env,
  * the bundle's and files' URLs, and maxExecs (200) pairs of presigned URLs: GET for the command object
  * `sandbox-inputs/<runId>/exec-<n>.json`, PUT for its result `sandbox-results/<runId>/exec-<n>.json`.
- * The runner (RUNNER_SOURCE, the container's entry point) unpacks the working directory, then
+ * The runner (functions/containers/sandbox-runner.ts, bundled; the task's entry point,
+ * RUNNER_BOOTSTRAP, downloads it with the manifest) unpacks the working directory, then
  * polls for command n, runs it as an unprivileged user and PUTs its result, until a stop command
  * or the deadline. An exec writes the next command object and polls for its result; readFile,
  * writeFile and listFiles are execs of small shell commands; close writes the stop command.
  */
 
-/** The container of the task definition that runs RUNNER_SOURCE. */
+/** The container of the task definition that runs RUNNER_BOOTSTRAP. */
 export const SANDBOX_CONTAINER_NAME = 'runner';
 /** The working directory inside the task. */
 export const SANDBOX_WORK_DIR = '/work';
-/** The one environment variable the platform sets on a task: the run manifest's presigned GET URL. */
-export const SANDBOX_MANIFEST_ENV = 'AGENTHOST_SANDBOX_MANIFEST_URL';
 /** Where a run's inputs (manifest, bundle, files) are staged; the calls function may write here. */
 export const SANDBOX_INPUTS_PREFIX = 'sandbox-inputs/';
 /** Where the runner puts a run's result, through the presigned PUT URL only that run received. */
 export const SANDBOX_RESULTS_PREFIX = 'sandbox-results/';
-/** The uid and gid the command runs as when the runner starts as root (the node image's `node` user). */
-export const SANDBOX_RUN_UID = 1000;
-/** The runner stops the command this long before the deadline, to upload the result in time. */
-export const RUNNER_DEADLINE_MARGIN_MS = 1500;
-/** Bytes of stderr kept (the port's "last 8 KB"). */
-export const STDERR_TAIL_BYTES = 8192;
 
-/** What the runner reads from `sandbox-inputs/<runId>/run.json`. */
-export interface RunManifest {
-  v: 2;
-  runId: string;
-  workDir: string;
-  /** Exactly the session's env: the declared secrets and the platform's variables. */
-  env: Record<string, string>;
-  bundle: { url: string; format: 'tar.gz' | 'zip' } | null;
-  files: { path: string; url: string }[];
-  /**
-   * Command slot n (1-based, in order): the presigned GET URL of `sandbox-inputs/<runId>/exec-<n>.json`
-   * (an ExecCommand, polled until it exists) and the presigned PUT URL of
-   * `sandbox-results/<runId>/exec-<n>.json` (its RunResult).
-   */
-  execs: { commandUrl: string; resultUrl: string }[];
-  /** The runner's wait between polls of a command object: first, growing by half up to second. */
-  pollMs: [number, number];
-  /** Epoch ms; the runner kills a command RUNNER_DEADLINE_MARGIN_MS before it and then exits. */
-  deadlineMs: number;
-  limits: { cpuSeconds: number; processes: number; outputBytes: number; diskBytes: number };
-}
+import {
+  type ExecCommand,
+  RUNNER_DEADLINE_MARGIN_MS,
+  type RunManifest,
+  type RunResult,
+  SANDBOX_MANIFEST_ENV,
+  STDERR_TAIL_BYTES,
+} from '../../containers/sandbox-protocol.ts';
 
-/** What the platform writes to `sandbox-inputs/<runId>/exec-<n>.json`. */
-export type ExecCommand =
-  | {
-      v: 2;
-      command: string;
-      stdin: string;
-      /** Epoch ms at which the runner kills the command (an exec's timeoutMs, a little early). */
-      killAtMs: number;
-    }
-  | { v: 2; stop: true };
-
-/** What the runner writes to `sandbox-results/<runId>/exec-<n>.json`. */
-export type RunResult =
-  | {
-      v: 1;
-      exitCode: number | null;
-      signal: string | null;
-      stdout: string;
-      stdoutTruncated: boolean;
-      stderrTail: string;
-      timedOut: boolean;
-      durationMs: number;
-    }
-  | { v: 1; error: string };
+export {
+  type ExecCommand,
+  RUNNER_BOOTSTRAP,
+  RUNNER_DEADLINE_MARGIN_MS,
+  type RunManifest,
+  type RunResult,
+  SANDBOX_MANIFEST_ENV,
+  SANDBOX_RUN_UID,
+  STDERR_TAIL_BYTES,
+} from '../../containers/sandbox-protocol.ts';
 
 export type Presign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
 
@@ -123,6 +89,11 @@ export interface EcsSandboxOptions {
   describeMs?: number;
   /** Commands (execs, and the file operations, which are execs) one session can run. @default 200 */
   maxExecs?: number;
+  /**
+   * The runner, bundled (lib/container-programs.ts): uploaded with each run's inputs as
+   * `runner.cjs`, which the task's bootstrap downloads and runs.
+   */
+  runnerSource: string;
 }
 
 /**
@@ -137,6 +108,8 @@ export interface EcsSandboxConfig {
   sandboxTaskDefinition?: string | undefined;
   sandboxSubnets?: string[] | string | undefined;
   sandboxSecurityGroups?: string[] | string | undefined;
+  /** The bundled runner's file (PLATFORM_SANDBOX_RUNNER_FILE: in the function's own asset). */
+  sandboxRunnerFile?: string | undefined;
 }
 
 /** The adapter from config; a missing setting is a SandboxUnavailableError naming its variable. */
@@ -150,6 +123,7 @@ export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
     ['PLATFORM_SANDBOX_TASK_DEFINITION', config.sandboxTaskDefinition],
     ['PLATFORM_SANDBOX_SUBNETS', list(config.sandboxSubnets).join(',')],
     ['PLATFORM_SANDBOX_SECURITY_GROUPS', list(config.sandboxSecurityGroups).join(',')],
+    ['PLATFORM_SANDBOX_RUNNER_FILE', config.sandboxRunnerFile],
   ]
     .filter(([, value]) => !value)
     .map(([name]) => name);
@@ -163,7 +137,18 @@ export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
     securityGroups: list(config.sandboxSecurityGroups),
     bucket: config.bundleBucket as string,
     region: config.awsRegion as string,
+    runnerSource: readRunner(config.sandboxRunnerFile as string),
   });
+}
+
+function readRunner(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new SandboxUnavailableError(
+      `The ECS sandbox's runner cannot be read from ${file}: ${(err as Error).message}`,
+    );
+  }
 }
 
 /**
@@ -218,6 +203,7 @@ export class EcsSandbox implements Sandbox {
       maxPollMs: options.maxPollMs ?? 250,
       describeMs: options.describeMs ?? 2000,
       maxExecs: options.maxExecs ?? 200,
+      runnerSource: options.runnerSource,
     };
     this.ecs = options.ecs ?? new ECSClient({ region: options.region });
     let s3 = options.s3;
@@ -375,7 +361,9 @@ class EcsSession implements SandboxSession {
       key: this.inputKey(`files/${i}`),
     }));
     this.files.clear();
+    const runnerKey = this.inputKey('runner.cjs');
     await Promise.all([
+      this.put(runnerKey, Buffer.from(this.ctx.runnerSource), 'application/javascript'),
       ...(bundle && bundleKey ? [this.put(bundleKey, bundle.data, 'application/octet-stream')] : []),
       ...placed.map((f) => this.put(f.key, f.data, 'application/octet-stream')),
     ]);
@@ -400,6 +388,7 @@ class EcsSession implements SandboxSession {
       ),
       pollMs: [this.ctx.pollMs, this.ctx.maxPollMs],
       deadlineMs,
+      runner: { url: await this.ctx.presign('GET', runnerKey, ttl) },
       limits: {
         cpuSeconds: this.spec.limits.cpuSeconds,
         processes: this.spec.limits.processes,
@@ -801,174 +790,3 @@ export function createS3Presigner(options: {
     return getSignedUrl(client, command, { expiresIn: ttlSeconds });
   };
 }
-
-/**
- * The runner: the sandbox container's entry point (`node -e RUNNER_SOURCE`, set in the task
- * definition by lib/constructs/sandbox-cluster.ts). CommonJS, Node built-ins and the image's
- * /bin/sh and tar only. It reads the manifest URL from its environment (and removes it), downloads
- * the manifest, the bundle (tar.gz through tar, zip unpacked here) and the files into the working
- * directory, and, when it runs as root, hands the directory to SANDBOX_RUN_UID. Then it polls for
- * command n = 1, 2, ... through the manifest's presigned GET URLs (404 or 403: not yet), runs each
- * as that user, so the command can neither read the runner's environment or memory (the manifest
- * and every URL stay there, never in a file or the command's env) nor stop it, and PUTs the result
- * through command n's presigned PUT URL; `{ stop: true }` or the deadline ends it. Limits per
- * command: RLIMIT_CPU, RLIMIT_FSIZE and (as root) RLIMIT_NPROC through the shell's ulimit, stdout
- * capped, the last 8 KiB of stderr kept, the process group killed at the command's killAtMs and at
- * the latest RUNNER_DEADLINE_MARGIN_MS before the deadline. A failure before the first command
- * (download, archive) is reported as the first command's result. Its own log lines (the task's log
- * group) never hold the command's output or inputs. test/ecs-sandbox.test.ts runs it against a
- * loopback server.
- */
-export const RUNNER_SOURCE = String.raw`'use strict';
-const fs = require('node:fs');
-const path = require('node:path');
-const zlib = require('node:zlib');
-const cp = require('node:child_process');
-const MANIFEST_ENV = '${SANDBOX_MANIFEST_ENV}';
-const RUN_UID = ${SANDBOX_RUN_UID};
-const MARGIN_MS = ${RUNNER_DEADLINE_MARGIN_MS};
-const STDERR_BYTES = ${STDERR_TAIL_BYTES};
-const PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-const WRAP = 'ulimit -t "$1" && ulimit -f "$2" && { [ -z "$3" ] || ulimit -u "$3" 2>/dev/null || ulimit -p "$3"; } && exec /bin/sh -c "$4"';
-let child;
-const log = (msg, extra) => console.log(JSON.stringify(Object.assign({ time: new Date().toISOString(), msg: msg }, extra || {})));
-async function download(url) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error('download failed with HTTP ' + res.status);
-  return Buffer.from(await res.arrayBuffer());
-}
-async function upload(url, body) {
-  let last;
-  for (let i = 0; i < 4; i++) {
-    try {
-      const res = await fetch(url, { method: 'PUT', body: body, headers: { 'content-type': 'application/json' } });
-      if (res.ok) return;
-      last = new Error('result upload failed with HTTP ' + res.status);
-    } catch (err) { last = err; }
-    await new Promise((r) => setTimeout(r, 250 * (i + 1)));
-  }
-  throw last;
-}
-${ARCHIVE_SOURCE}
-function killGroup(pid) { try { process.kill(-pid, 'SIGKILL'); } catch {} }
-const wait = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
-async function setup(m) {
-  const root = m.workDir;
-  fs.mkdirSync(root, { recursive: true, mode: 0o755 });
-  const [bundle, files] = await Promise.all([
-    m.bundle ? download(m.bundle.url) : null,
-    Promise.all(m.files.map(async (f) => [inside(root, f.path), await download(f.url)])),
-  ]);
-  if (bundle) (m.bundle.format === 'zip' ? unzip : untar)(bundle, root);
-  for (const [target, data] of files) {
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, data);
-  }
-  if (asRoot()) {
-    const r = cp.spawnSync('chown', ['-R', RUN_UID + ':' + RUN_UID, root], { stdio: 'ignore' });
-    if (r.status !== 0) throw new Error('chown of the working directory failed');
-  }
-}
-function asRoot() { return typeof process.getuid === 'function' && process.getuid() === 0; }
-// The next command object: null at the deadline. A missing object is 404, or 403 when the signer
-// may not list the bucket: both mean "not yet".
-async function nextCommand(url, until, pollMs) {
-  let delay = pollMs[0];
-  for (;;) {
-    let res;
-    try { res = await fetch(url); } catch { res = null; }
-    if (res && res.ok) return JSON.parse(Buffer.from(await res.arrayBuffer()).toString('utf8'));
-    if (res) {
-      await res.arrayBuffer().catch(() => {});
-      if (res.status !== 403 && res.status !== 404 && res.status < 500) throw new Error('command download failed with HTTP ' + res.status);
-    }
-    const left = until - Date.now();
-    if (left <= 0) return null;
-    await wait(Math.min(delay, left));
-    delay = Math.min(pollMs[1], Math.ceil(delay * 1.5));
-  }
-}
-async function run(m, c) {
-  const root = m.workDir;
-  const L = m.limits;
-  const root0 = asRoot();
-  const env = Object.assign({ PATH: PATH_ENV, HOME: root }, m.env);
-  const args = ['-c', WRAP, 'sandbox', String(L.cpuSeconds), String(Math.max(1, Math.floor(L.diskBytes / 512))), root0 ? String(L.processes) : '', c.command];
-  const options = { cwd: root, env: env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] };
-  if (root0) { options.uid = RUN_UID; options.gid = RUN_UID; }
-  const started = Date.now();
-  child = cp.spawn('/bin/sh', args, options);
-  const out = [];
-  let outLen = 0;
-  let truncated = false;
-  let err = Buffer.alloc(0);
-  child.stdout.on('data', (d) => {
-    const take = d.subarray(0, Math.max(0, L.outputBytes - outLen));
-    if (take.length) { out.push(take); outLen += take.length; }
-    if (take.length < d.length) truncated = true;
-  });
-  child.stderr.on('data', (d) => {
-    err = Buffer.concat([err, d]);
-    if (err.length > STDERR_BYTES) err = err.subarray(err.length - STDERR_BYTES);
-  });
-  child.stdin.on('error', () => {});
-  child.stdin.end(c.stdin || '');
-  let timedOut = false;
-  const killAt = Math.min(typeof c.killAtMs === 'number' ? c.killAtMs : Infinity, m.deadlineMs - MARGIN_MS);
-  const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, Math.max(0, killAt - Date.now()));
-  const [exitCode, signal] = await new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code, sig) => resolve([code, sig]));
-  });
-  clearTimeout(timer);
-  const durationMs = Date.now() - started;
-  killGroup(child.pid);
-  await new Promise((resolve) => {
-    if (child.stdout.closed && child.stderr.closed) return resolve();
-    const t = setTimeout(() => { child.stdout.destroy(); child.stderr.destroy(); resolve(); }, 1000);
-    child.on('close', () => { clearTimeout(t); resolve(); });
-  });
-  child = undefined;
-  return { v: 1, exitCode: exitCode, signal: signal, stdout: Buffer.concat(out).toString('utf8'), stdoutTruncated: truncated, stderrTail: err.toString('utf8'), timedOut: timedOut, durationMs: durationMs };
-}
-const message = (err) => String((err && err.message) || err).slice(0, 1000);
-async function main() {
-  const { env: ownEnv } = process;
-  const url = ownEnv[MANIFEST_ENV];
-  delete ownEnv[MANIFEST_ENV];
-  if (!url) throw new Error(MANIFEST_ENV + ' is not set');
-  const m = JSON.parse((await download(url)).toString('utf8'));
-  log('run started', { runId: m.runId, slots: m.execs.length });
-  try {
-    await setup(m);
-  } catch (err) {
-    // Reported as the first command's result: the platform waits for that one first.
-    const error = message(err);
-    log('run failed', { runId: m.runId, error: error });
-    if (m.execs.length > 0) await upload(m.execs[0].resultUrl, JSON.stringify({ v: 1, error: error }));
-    return;
-  }
-  log('ready', { runId: m.runId });
-  for (let n = 1; n <= m.execs.length; n++) {
-    const slot = m.execs[n - 1];
-    const c = await nextCommand(slot.commandUrl, m.deadlineMs, m.pollMs || [100, 250]);
-    if (c === null) { log('deadline reached', { runId: m.runId, n: n }); return; }
-    if (c.stop === true) { log('stopped', { runId: m.runId, n: n }); return; }
-    let result;
-    try {
-      result = Date.now() >= m.deadlineMs - MARGIN_MS
-        ? { v: 1, exitCode: null, signal: 'SIGKILL', stdout: '', stdoutTruncated: false, stderrTail: '', timedOut: true, durationMs: 0 }
-        : await run(m, c);
-      log('command ended', { runId: m.runId, n: n, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, stdoutBytes: Buffer.byteLength(result.stdout), stdoutTruncated: result.stdoutTruncated });
-    } catch (err) {
-      result = { v: 1, error: message(err) };
-      log('command failed', { runId: m.runId, n: n, error: result.error });
-    }
-    await upload(slot.resultUrl, JSON.stringify(result));
-    log('result uploaded', { runId: m.runId, n: n });
-  }
-  log('all command slots used', { runId: m.runId });
-}
-process.on('SIGTERM', () => { if (child) killGroup(child.pid); process.exit(143); });
-main().then(() => process.exit(0), (err) => { log('runner failed', { error: String((err && err.message) || err).slice(0, 1000) }); process.exit(70); });
-`;

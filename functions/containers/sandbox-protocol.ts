@@ -1,0 +1,97 @@
+/**
+ * What the platform and the ECS sandbox's task say to each other (docs/sandbox-aws.md): the run
+ * manifest, the command objects and the results, all through presigned S3 URLs; the one variable
+ * a task gets; and the task's entry point, RUNNER_BOOTSTRAP. Shared by the adapter
+ * (functions/adapters/aws/ecs-sandbox.ts) and the runner (sandbox-runner.ts), which must not
+ * import the adapter (its bundle would carry the AWS SDK).
+ */
+
+/** The one environment variable the platform sets on a task: the run manifest's presigned GET URL. */
+export const SANDBOX_MANIFEST_ENV = 'AGENTHOST_SANDBOX_MANIFEST_URL';
+/** The uid and gid the command runs as when the runner starts as root (the node image's `node` user). */
+export const SANDBOX_RUN_UID = 1000;
+/** The runner stops the command this long before the deadline, to upload the result in time. */
+export const RUNNER_DEADLINE_MARGIN_MS = 1500;
+/** Bytes of stderr kept (the port's "last 8 KB"). */
+export const STDERR_TAIL_BYTES = 8192;
+
+/** What the runner reads from `sandbox-inputs/<runId>/run.json`. */
+export interface RunManifest {
+  v: 2;
+  runId: string;
+  workDir: string;
+  /** Exactly the session's env: the declared secrets and the platform's variables. */
+  env: Record<string, string>;
+  bundle: { url: string; format: 'tar.gz' | 'zip' } | null;
+  files: { path: string; url: string }[];
+  /**
+   * Command slot n (1-based, in order): the presigned GET URL of `sandbox-inputs/<runId>/exec-<n>.json`
+   * (an ExecCommand, polled until it exists) and the presigned PUT URL of
+   * `sandbox-results/<runId>/exec-<n>.json` (its RunResult).
+   */
+  execs: { commandUrl: string; resultUrl: string }[];
+  /** The runner's wait between polls of a command object: first, growing by half up to second. */
+  pollMs: [number, number];
+  /** Epoch ms; the runner kills a command RUNNER_DEADLINE_MARGIN_MS before it and then exits. */
+  deadlineMs: number;
+  /**
+   * The presigned GET URL of `sandbox-inputs/<runId>/runner.cjs`: the runner itself
+   * (functions/containers/sandbox-runner.ts, bundled), which the task's bootstrap loads and runs.
+   */
+  runner: { url: string };
+  limits: { cpuSeconds: number; processes: number; outputBytes: number; diskBytes: number };
+}
+
+/** What the platform writes to `sandbox-inputs/<runId>/exec-<n>.json`. */
+export type ExecCommand =
+  | {
+      v: 2;
+      command: string;
+      stdin: string;
+      /** Epoch ms at which the runner kills the command (an exec's timeoutMs, a little early). */
+      killAtMs: number;
+    }
+  | { v: 2; stop: true };
+
+/** What the runner writes to `sandbox-results/<runId>/exec-<n>.json`. */
+export type RunResult =
+  | {
+      v: 1;
+      exitCode: number | null;
+      signal: string | null;
+      stdout: string;
+      stdoutTruncated: boolean;
+      stderrTail: string;
+      timedOut: boolean;
+      durationMs: number;
+    }
+  | { v: 1; error: string };
+
+/**
+ * The task's entry point (`node -e RUNNER_BOOTSTRAP`, in the task definition). A task definition's
+ * containers must fit in 64 KiB, and the runner with its archive readers (tar, yauzl) is about
+ * 130 KB, so the runner travels with each run instead: this reads the manifest's URL and removes
+ * it from its own environment, downloads the manifest, then the runner through the manifest's
+ * presigned URL, and runs it (a CommonJS module exporting `run(manifest)`). A failure before the
+ * runner runs is reported as the first command's result, as the runner reports its own.
+ */
+export const RUNNER_BOOTSTRAP = [
+  "'use strict';",
+  `const url = process.env.${SANDBOX_MANIFEST_ENV};`,
+  `delete process.env.${SANDBOX_MANIFEST_ENV};`,
+  "const text = async (u) => { const r = await fetch(u); if (!r.ok) throw new Error('download failed with HTTP ' + r.status); return Buffer.from(await r.arrayBuffer()).toString('utf8'); };",
+  "const report = (m, error) => m && m.execs && m.execs.length ? fetch(m.execs[0].resultUrl, { method: 'PUT', body: JSON.stringify({ v: 1, error }), headers: { 'content-type': 'application/json' } }).catch(() => {}) : undefined;",
+  'let m;',
+  '(async () => {',
+  `  if (!url) throw new Error('${SANDBOX_MANIFEST_ENV} is not set');`,
+  '  m = JSON.parse(await text(url));',
+  '  const mod = { exports: {} };',
+  "  new Function('module', 'exports', 'require', await text(m.runner.url))(mod, mod.exports, require);",
+  '  await mod.exports.run(m);',
+  '})().catch(async (err) => {',
+  '  const error = String((err && err.message) || err).slice(0, 1000);',
+  "  console.log(JSON.stringify({ time: new Date().toISOString(), msg: 'runner failed', error }));",
+  "  await report(m, 'the runner could not start: ' + error);",
+  '  process.exit(70);',
+  '});',
+].join('\n');
