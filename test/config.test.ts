@@ -145,7 +145,12 @@ describe('configuration', () => {
         if (entry.isDirectory()) await walk(path);
         else if (path.endsWith('.ts') && !path.endsWith('.test.ts')) {
           const text = await readFile(path, 'utf8');
-          if (/process\.env/.test(text) && path !== 'functions/platform/config.ts') offenders.push(path);
+          // Programs that run inside ECS tasks (functions/containers/) read their task's own
+          // environment, never the platform's configuration.
+          const taskProgram = path.startsWith('functions/containers/');
+          if (/process\.env/.test(text) && path !== 'functions/platform/config.ts' && !taskProgram) {
+            offenders.push(path);
+          }
         }
       }
     };
