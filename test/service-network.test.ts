@@ -367,7 +367,21 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
     }
     await s.close();
     assert.deepEqual(left, [], 'no process of the aborted exec runs on');
-    assert.deepEqual(await processesWith(join(runsDir, 'net-aborted')), [], 'nor its pasta');
+    assert.deepEqual(await processesWith(join(runsDir, '.pasta', 'net-aborted')), [], 'nor its pasta');
+  });
+
+  it('a platform process that exits with an egress exec running takes its pasta with it', async () => {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [join(import.meta.dirname, 'helpers', 'egress-exit.ts'), runsDir],
+      { timeout: 30_000 },
+    );
+    assert.equal(stdout.trim(), 'running');
+    await waitFor(
+      'the exited process’s pasta to end',
+      async () => ((await processesWith(`${runsDir}/.pasta/exit-`)).length === 0 ? true : undefined),
+      5_000,
+    );
   });
 
   it('removeStaleRuns ends the pasta daemons a crashed platform left behind', async () => {
@@ -379,12 +393,17 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
     });
     const exec = s.exec('sleep 30', { signal: controller.signal, onSpawn: () => spawned() });
     await running;
-    assert.equal((await processesWith(join(runsDir, 'net-stale'))).length, 1, 'one pasta for the exec');
+    assert.equal(
+      (await processesWith(join(runsDir, '.pasta', 'net-stale'))).length,
+      1,
+      'one pasta for the exec',
+    );
     // As at the next start after a crash: the run directory is stale, its pasta still runs.
     await removeStaleRuns(runsDir);
     await waitFor(
       'the stale pasta to end',
-      async () => ((await processesWith(join(runsDir, 'net-stale'))).length === 0 ? true : undefined),
+      async () =>
+        (await processesWith(join(runsDir, '.pasta', 'net-stale'))).length === 0 ? true : undefined,
       5_000,
     );
     controller.abort();

@@ -178,11 +178,9 @@ export async function removeStaleRuns(runsDir: string): Promise<number> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw err;
   }
-  for (const entry of entries) {
-    // Their sandboxes died with the platform; the pasta daemons of egress runs did not.
-    await endStalePastas(join(runsDir, entry));
-    await removeTree(join(runsDir, entry));
-  }
+  // Their sandboxes died with the platform; the pasta daemons of egress runs did not.
+  await endStalePastas(runsDir);
+  for (const entry of entries) await removeTree(join(runsDir, entry));
   return entries.length;
 }
 

@@ -79,6 +79,8 @@ export class LocalServiceHost implements ServiceRunner {
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Deleted services: ids are never reused, so a start for one is refused. */
   private readonly removed = new Set<string>();
+  /** While close() runs: starts queued meanwhile are refused rather than run after the halt. */
+  private closing = false;
   private readonly options: LocalServiceHostOptions;
 
   constructor(options: LocalServiceHostOptions) {
@@ -95,6 +97,7 @@ export class LocalServiceHost implements ServiceRunner {
     return this.serialized(launch.serviceId, async () => {
       // A start that was decided before a delete and arrives after it must not bring it back.
       if (this.removed.has(launch.serviceId)) throw new Error('The service was deleted');
+      if (this.closing) throw new Error('The service host is shutting down');
       let instance = this.instances.get(launch.serviceId);
       if (!instance) {
         instance = new ServiceInstance(launch.serviceId, hooks, this.options);
@@ -143,9 +146,20 @@ export class LocalServiceHost implements ServiceRunner {
     return result;
   }
 
-  /** Platform shutdown: every service's processes and gateway go; they start again on resume. */
+  /**
+   * Platform shutdown: every service's processes and gateway go; they start again on resume.
+   * Starts queued while it runs (a deploy answered just before) are refused, not run after the
+   * halt, where nothing would stop them.
+   */
   async close(): Promise<void> {
-    await Promise.all([...this.instances.keys()].map((id) => this.halt(id, true)));
+    this.closing = true;
+    try {
+      await Promise.all([...this.queues.values()]);
+      await Promise.all([...this.instances.keys()].map((id) => this.halt(id, true)));
+    } finally {
+      // Closed: a later start (services resumed on this host) begins afresh.
+      this.closing = false;
+    }
   }
 }
 

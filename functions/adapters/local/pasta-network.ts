@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { SandboxUnavailableError } from '../../ports/sandbox.ts';
 
 /**
@@ -21,15 +21,21 @@ import { SandboxUnavailableError } from '../../ports/sandbox.ts';
  *   <port> inside (`-t`); nothing else is published.
  *
  * pasta daemonizes once the namespace is configured, so its launcher's exit is the moment the
- * sandbox may start; the daemon's pid goes to a file in the run directory, and the session ends it
- * when the exec ends (it would otherwise stay, holding the namespace). A crashed platform's daemons
- * are ended at the next start by removeStaleRuns (bwrap-sandbox.ts), from those files.
+ * sandbox may start; the daemon's pid goes to a file beside the run directories
+ * (`<runsDir>/.pasta/`), and the exec ends it when it ends (it would otherwise stay, holding the
+ * namespace). Daemons still running when this process exits are killed on the way out; a crashed
+ * platform's are ended at the next start by removeStaleRuns (bwrap-sandbox.ts), from those files.
  */
 
 const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
 /** pasta's process name (the binary is passt, or passt.avx2 on x86-64). */
 const PASTA_COMM = /^passt/;
-const PIDFILE = /^pasta-\d+\.pid$/;
+const PIDFILE = /\.pid$/;
+/**
+ * Where the pid files live: beside the run directories, not in them. A session's close removes its
+ * run directory, possibly before an exec killed mid-attach has ended its pasta.
+ */
+export const PASTA_PID_DIR = '.pasta';
 /** How long pasta may take to configure the namespace before the exec is given up. */
 const ATTACH_TIMEOUT_MS = 10_000;
 
@@ -108,7 +114,9 @@ export async function attachNetwork(input: {
   runDir: string;
   plan: NetworkPlan;
 }): Promise<AttachedNetwork> {
-  const pidFile = join(input.runDir, `pasta-${input.pid}.pid`);
+  const pidDir = join(dirname(input.runDir), PASTA_PID_DIR);
+  await mkdir(pidDir, { recursive: true, mode: 0o700 });
+  const pidFile = join(pidDir, `${basename(input.runDir)}-${input.pid}.pid`);
   const args = pastaArgs({ asRoot: input.asRoot, pid: input.pid, pidFile, plan: input.plan });
   await new Promise<void>((resolve, reject) => {
     execFile(input.pastaPath, args, { timeout: ATTACH_TIMEOUT_MS, env: {} }, (err, _stdout, stderr) => {
@@ -122,35 +130,58 @@ export async function attachNetwork(input: {
       );
     });
   });
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (Number.isSafeInteger(pid) && pid > 1) running.add(pid);
   let closed: Promise<void> | undefined;
   return {
     close: () => {
-      closed ??= endPasta(pidFile);
+      closed ??= endPasta(pidFile).finally(() => running.delete(pid));
       return closed;
     },
   };
 }
 
-/** Ends the pasta daemon named by a pid file, if that pid is still a pasta. */
+/**
+ * The pasta daemons this process started and has not ended yet. They are not our children (they
+ * daemonize), so nothing ends them with us: if this process exits with execs still running (a
+ * shutdown that did not wait, an uncaught error), they are killed on the way out. A SIGKILL'd
+ * process leaves them to removeStaleRuns at the next start.
+ */
+const running = new Set<number>();
+process.once('exit', () => {
+  for (const pid of running) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/** Ends the pasta daemon named by a pid file, if that pid is still a pasta, and removes the file. */
 async function endPasta(pidFile: string): Promise<void> {
   const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-  if (!Number.isSafeInteger(pid) || pid <= 1) return;
-  const comm = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
-  if (!PASTA_COMM.test(comm)) return;
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
+  if (Number.isSafeInteger(pid) && pid > 1) {
+    const comm = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
+    if (PASTA_COMM.test(comm)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
   }
+  await rm(pidFile, { force: true });
 }
 
-/** A crashed platform's pasta daemons, from the pid files in a stale run directory. */
-export async function endStalePastas(runDir: string): Promise<number> {
-  const files = await readdir(runDir).catch(() => [] as string[]);
+/** A crashed platform's pasta daemons, from the pid files in the runs directory's PASTA_PID_DIR. */
+export async function endStalePastas(runsDir: string): Promise<number> {
+  const dir = join(runsDir, PASTA_PID_DIR);
+  const files = await readdir(dir).catch(() => [] as string[]);
   let ended = 0;
   for (const file of files) {
     if (!PIDFILE.test(file)) continue;
-    await endPasta(join(runDir, file));
+    await endPasta(join(dir, file));
     ended++;
   }
   return ended;
