@@ -9,15 +9,17 @@ import {
   TIERS,
   type Tier,
 } from '../functions/platform/config.ts';
-import { createDeps } from '../functions/platform/deps.ts';
 import { PlatformError } from '../functions/platform/errors.ts';
 import { VaultConfigurationError } from '../functions/ports/secret-vault.ts';
 
 const USAGE = `agenthost: run and operate the agent hosting platform
 
 Usage:
-  agenthost start
+  agenthost start [--emulated]
       Serve the API on HOST:PORT (default 127.0.0.1:8787) with data in PLATFORM_DATA_DIR.
+      --emulated (npm run start:emulated): the AWS deployment as \`cdk synth\` builds it, run on
+      this machine (each Lambda as deployed, API Gateway, DynamoDB Local, S3 and the control
+      planes emulated; needs Java 17+). docs/deploy.md says what is and is not emulated.
   agenthost publish [DIR] [--workspace ID] [--allow-no-secrets] [--json]
       Publish DIR/agent.json (or DIR/SKILL.md) as the next version and upload its code bundle
       (bundle.exclude / bundle.include honoured). AGENTHOST_URL and AGENTHOST_API_KEY configure it.
@@ -29,6 +31,11 @@ Configuration comes from the environment; see README.md.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
+  if (command === 'start' && sub === '--emulated' && rest.length === 0) {
+    const { startEmulatedPlatform } = await import('../functions/emulator/start-emulated.ts');
+    await startEmulatedPlatform(processConfig());
+    return -1; // keeps running until a signal
+  }
   if (command === 'start') {
     const { startLocalPlatform } = await import('../functions/platform/start.ts');
     await startLocalPlatform(processConfig());
@@ -62,7 +69,8 @@ async function accountsCreate(config: Config, args: string[]): Promise<number> {
   if (!(TIERS as readonly string[]).includes(values.tier)) {
     throw new UsageError(`--tier must be one of ${TIERS.join(', ')}`);
   }
-  const deps = await createDeps(config);
+  const { accountsDeps } = await import('../functions/cli/accounts-deps.ts');
+  const deps = await accountsDeps(config);
   try {
     const created = await createAccount(deps, {
       org: values.org,

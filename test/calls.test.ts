@@ -402,18 +402,20 @@ describe('quotas and concurrency (exact under races)', () => {
   });
 
   it('admits exactly Q of 2Q parallel calls against a daily quota of Q, with 429, reset and Retry-After', async () => {
-    const acct = await createAccount(p.deps, { org: 'quota-free', tier: 'free' });
+    // Pro: its 50 concurrent requests are more than the 40 raced here, so only the daily quota
+    // refuses (on a loaded machine, free's 10 would refuse some for concurrency first).
+    const acct = await createAccount(p.deps, { org: 'quota-pro', tier: 'pro' });
     await p.request('POST', '/agents', {
       key: acct.api_key,
       body: { name: 'echo', description: 'echo', supported_providers: ['openai'], prompt_template: 'hi' },
     });
-    const q = TIER_LIMITS.free.dailyCalls;
+    const q = TIER_LIMITS.pro.dailyCalls;
     // Use up all but 20 of the quota directly, then race 40 calls for the last 20.
     const { incrementDailyCalls } = await import('../functions/core/usage/daily-usage.ts');
     await incrementDailyCalls(p.deps, acct.account.id, q - 20);
     const results = await Promise.all(
       Array.from({ length: 40 }, () =>
-        p.request('POST', '/quota-free/echo/v1/run', { key: acct.api_key, body: {} }),
+        p.request('POST', '/quota-pro/echo/v1/run', { key: acct.api_key, body: {} }),
       ),
     );
     const ok = results.filter((r) => r.status === 200).length;

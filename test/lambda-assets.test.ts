@@ -6,7 +6,11 @@ import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { App } from 'aws-cdk-lib';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import { parseConfig } from '../functions/platform/config.ts';
+import { createDeps } from '../functions/platform/deps.ts';
 import { addAgenthostStacks } from '../lib/agenthost-app.ts';
+import { startDynamoDbLocal } from './helpers/dynamodb-local.ts';
 
 /**
  * Test what ships: every Lambda asset the CDK app synthesizes, loaded as the Lambda runtime loads
@@ -51,7 +55,10 @@ function moduleFiles(dir: string, prefix = ''): string[] {
 function environmentOf(fn: CfnFunction): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
-    env[name] = typeof value === 'string' ? value : `placeholder-${name.toLowerCase().replaceAll('_', '-')}`;
+    const placeholder = name.endsWith('_URL')
+      ? 'https://api.example.test/prod'
+      : `placeholder-${name.toLowerCase().replaceAll('_', '-')}`;
+    env[name] = typeof value === 'string' ? value : placeholder;
   }
   return env;
 }
@@ -71,6 +78,15 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
       .map(([id, fn]) => ({ id: `${stack.stackName}/${id}`, fn })),
   );
 
+  /** The function's asset, copied once into the bare folder. */
+  const assetDir = (id: string, key: string) => {
+    const dir = join(bare, id.replace('/', '-'));
+    if (!existsSync(dir)) {
+      cpSync(join(assembly.directory, `asset.${key.slice(0, -'.zip'.length)}`), dir, { recursive: true });
+    }
+    return dir;
+  };
+
   test('the bare folder has no node_modules above it', () => {
     for (let dir = bare; ; dir = dirname(dir)) {
       assert.equal(existsSync(join(dir, 'node_modules')), false, dir);
@@ -88,8 +104,7 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
         assert.equal(runtime, process.versions.node.split('.')[0], `${id}: tests run on the runtime's Node`);
         const key = fn.Properties.Code.S3Key;
         assert.ok(typeof key === 'string' && key.endsWith('.zip'), `${id}: an asset`);
-        const asset = join(bare, id.replace('/', '-'));
-        cpSync(join(assembly.directory, `asset.${key.slice(0, -'.zip'.length)}`), asset, { recursive: true });
+        const asset = assetDir(id, key);
         const [file, handler] = fn.Properties.Handler.split('.') as [string, string];
         assert.ok(existsSync(join(asset, `${file}.mjs`)), `${id}: ${file}.mjs`);
         const chunks = moduleFiles(asset).filter((f) => f !== `${file}.mjs`);
@@ -112,17 +127,21 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
           `console.log(${chunks.length});`,
         ].join('\n');
         try {
-          const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script], {
-            cwd: asset,
-            env: {
-              PATH: process.env.PATH ?? '/usr/bin:/bin',
-              AWS_REGION: 'eu-west-1',
-              AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
-              AWS_SECRET_ACCESS_KEY: 'example',
-              ...environmentOf(fn),
+          const { stdout, stderr } = await execFileAsync(
+            process.execPath,
+            ['--input-type=module', '-e', script],
+            {
+              cwd: asset,
+              env: {
+                PATH: process.env.PATH ?? '/usr/bin:/bin',
+                AWS_REGION: 'eu-west-1',
+                AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+                AWS_SECRET_ACCESS_KEY: 'example',
+                ...environmentOf(fn),
+              },
+              timeout: 60_000,
             },
-            timeout: 60_000,
-          });
+          );
           t.diagnostic(`${id}: ${file}.mjs and ${stdout.trim()} chunks loaded`);
         } catch (err) {
           const e = err as { stderr?: string; message: string };
@@ -136,5 +155,79 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
     );
     assert.deepEqual(failures, []);
     assert.equal(runners, 3, 'calls, schedule-runs and schedule-fire carry the runner');
+  });
+
+  test('the built handlers serve API Gateway events, on DynamoDB Local', async () => {
+    const dynamo = await startDynamoDbLocal('agenthost-assets');
+    try {
+      // The in-process store (to create the account) uses the SDK's default chain, which reads these.
+      process.env.AWS_ACCESS_KEY_ID ??= 'test';
+      process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+      const deps = await createDeps(parseConfig(dynamo.env));
+      const account = await createAccount(deps, { org: 'assetco', tier: 'pro' });
+      await deps.store.close();
+      // Logical ids name the module: HealthFunction…, TasksFunction…, CallsFunction….
+      const byModule = (module: string) => {
+        const found = functions.find(({ id }) => new RegExp(`/${module}Function[0-9A-F]{8}$`).test(id));
+        assert.ok(found, module);
+        return found;
+      };
+      /** Invokes the asset's handler in its own process, as Lambda would, with one REST event. */
+      const invoke = async (module: string, event: Record<string, unknown>) => {
+        const { id, fn } = byModule(module);
+        const asset = assetDir(id, String(fn.Properties.Code.S3Key));
+        const script = `const m = await import('./index.mjs'); const r = await m.handler(${JSON.stringify(event)}, { awsRequestId: 'req_asset' }); console.log(JSON.stringify(r));`;
+        const { stdout, stderr } = await execFileAsync(
+          process.execPath,
+          ['--input-type=module', '-e', script],
+          {
+            cwd: asset,
+            env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...environmentOf(fn), ...dynamo.env },
+            timeout: 60_000,
+          },
+        );
+        return JSON.parse(stdout.trim().split('\n').pop() as string) as { statusCode: number; body: string };
+      };
+      const event = (
+        method: string,
+        resource: string,
+        path: string,
+        params: Record<string, string> | null,
+        key?: string,
+      ) => ({
+        resource,
+        path,
+        httpMethod: method,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json' },
+        multiValueHeaders: {},
+        queryStringParameters: null,
+        multiValueQueryStringParameters: null,
+        pathParameters: params,
+        stageVariables: null,
+        body: method === 'GET' ? null : '{}',
+        isBase64Encoded: false,
+        requestContext: { requestId: 'req_asset', identity: { sourceIp: '127.0.0.1' } },
+      });
+      const health = await invoke('Health', event('GET', '/health', '/health', null));
+      assert.equal(health.statusCode, 200, health.body);
+      const tasks = await invoke('Tasks', event('GET', '/tasks', '/tasks', null, account.api_key));
+      assert.equal(tasks.statusCode, 200, tasks.body);
+      const anonymous = await invoke('Tasks', event('GET', '/tasks', '/tasks', null));
+      assert.equal(anonymous.statusCode, 401, anonymous.body);
+      const params = { org: 'assetco', agent: 'missing', version: 'v1', endpoint: 'run' };
+      const call = await invoke(
+        'Calls',
+        event(
+          'POST',
+          '/{org}/{agent}/{version}/{endpoint}',
+          '/assetco/missing/v1/run',
+          params,
+          account.api_key,
+        ),
+      );
+      assert.equal(call.statusCode, 404, call.body);
+    } finally {
+      await dynamo.close();
+    }
   });
 });

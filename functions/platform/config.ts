@@ -27,6 +27,9 @@ const schema = z
       .refine((v) => !v.startsWith('ahr_'), 'must not start with ahr_ (the prefix of run credentials)')
       .optional(),
     PLATFORM_TABLE_NAME: z.string().min(3).max(255).optional(),
+    // npm run start:emulated: where the synthesized cloud assembly is kept (and reused while the
+    // sources are unchanged); default <data dir>/aws/cdk.out.
+    PLATFORM_EMULATOR_ASSEMBLY_DIR: z.string().min(1).optional(),
     PLATFORM_DYNAMODB_ENDPOINT: z.url().optional(),
     AWS_REGION: z.string().min(1).optional(),
     PLATFORM_MAX_BODY_BYTES: z.coerce
@@ -151,6 +154,8 @@ export interface Config {
   bootstrapTier: Tier;
   bootstrapApiKey: string | undefined;
   tableName: string | undefined;
+  /** PLATFORM_EMULATOR_ASSEMBLY_DIR (npm run start:emulated). */
+  emulatorAssemblyDir: string | undefined;
   dynamodbEndpoint: string | undefined;
   awsRegion: string | undefined;
   maxBodyBytes: number;
@@ -232,6 +237,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     bootstrapTier: e.PLATFORM_BOOTSTRAP_TIER,
     bootstrapApiKey: e.PLATFORM_BOOTSTRAP_API_KEY,
     tableName: e.PLATFORM_TABLE_NAME,
+    emulatorAssemblyDir: e.PLATFORM_EMULATOR_ASSEMBLY_DIR
+      ? resolve(e.PLATFORM_EMULATOR_ASSEMBLY_DIR)
+      : undefined,
     dynamodbEndpoint: e.PLATFORM_DYNAMODB_ENDPOINT,
     awsRegion: e.AWS_REGION,
     maxBodyBytes: e.PLATFORM_MAX_BODY_BYTES,

@@ -31,6 +31,8 @@ export interface Deps {
 
 export interface DepsOverrides {
   clock?: Clock;
+  /** A store built by the caller (the emulator's, on DynamoDB Local with its own client). */
+  store?: Store;
   logger?: Logger;
   llm?: LlmGateway;
   sandbox?: Sandbox;
@@ -46,7 +48,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const store =
-    config.mode === 'aws' ? await createAwsStore(config, clock) : await createLocalStore(config, clock);
+    overrides.store ??
+    (config.mode === 'aws' ? await createAwsStore(config, clock) : await createLocalStore(config, clock));
   try {
     const vault =
       config.mode === 'aws' ? await createAwsVault(config) : await createLocalVault(config, store);

@@ -1,0 +1,35 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbStore } from '../adapters/aws/dynamodb-store.ts';
+import { type Config, parseConfig } from '../platform/config.ts';
+import { createDeps, type Deps } from '../platform/deps.ts';
+import type { EmulatedEndpoints } from './emulated-endpoints.ts';
+import { S3_EMULATOR_CREDENTIALS } from './s3-emulator.ts';
+
+/**
+ * The platform's dependencies in AWS mode on an emulated deployment's table (DynamoDB Local), for
+ * what runs outside its functions: the owner's bootstrap and `agenthost accounts create`.
+ */
+export async function emulatedTableDeps(config: Config, endpoints: EmulatedEndpoints): Promise<Deps> {
+  const awsConfig = parseConfig({
+    PLATFORM_MODE: 'aws',
+    PLATFORM_TABLE_NAME: endpoints.tableName,
+    PLATFORM_DATA_DIR: config.dataDir,
+    PLATFORM_LOG_LEVEL: 'silent',
+    AWS_REGION: endpoints.region,
+    PLATFORM_BOOTSTRAP_TIER: config.bootstrapTier,
+    ...(config.bootstrapApiKey ? { PLATFORM_BOOTSTRAP_API_KEY: config.bootstrapApiKey } : {}),
+  });
+  const client = new DynamoDBClient({
+    endpoint: endpoints.dynamodbEndpoint,
+    region: endpoints.region,
+    credentials: S3_EMULATOR_CREDENTIALS,
+  });
+  // The store owns the client it is given only when it builds it, so close destroys this one here.
+  const store = new DynamoDbStore({ tableName: endpoints.tableName, client });
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    client.destroy();
+  };
+  return createDeps(awsConfig, { store });
+}

@@ -1,0 +1,249 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The emulated Lambda service: each function of the template runs in processes of its own, one
+ * event at a time per process (a Lambda instance), started on the first event that finds no idle
+ * instance (a cold start) and kept warm after. An instance gets the asset as its working directory,
+ * the environment the template gives the function (plus what Lambda's runtime adds) and a heap
+ * sized from the function's memory. An event that outlives the function's timeout kills its
+ * instance, as Lambda does, and fails with "Task timed out".
+ */
+
+const RUNTIME = join(dirname(fileURLToPath(import.meta.url)), 'lambda-runtime.ts');
+
+/** Lambda's limit on a synchronous request and its response (6 MB). */
+export const SYNC_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
+
+export interface EmulatedFunction {
+  /** The function's name (what Invoke and ARNs name it by). */
+  name: string;
+  /** A short name for its log lines. */
+  logName: string;
+  arn: string;
+  /** The asset folder (Lambda's /var/task). */
+  assetDir: string;
+  /** `index.handler`. */
+  handler: string;
+  timeoutSeconds: number;
+  memoryMb: number;
+  /** The function's whole environment. */
+  environment: Record<string, string>;
+  /** Most instances at once (reserved concurrency, or the emulator's cap). */
+  maxInstances: number;
+}
+
+/** A failed invocation, as Lambda reports it (`errorType`, `errorMessage`). */
+export class FunctionError extends Error {
+  readonly errorType: string;
+  constructor(errorType: string, message: string) {
+    super(message);
+    this.name = 'FunctionError';
+    this.errorType = errorType;
+  }
+}
+
+export class UnknownFunctionError extends Error {
+  override name = 'UnknownFunctionError';
+}
+
+interface Instance {
+  child: ChildProcess;
+  busy: boolean;
+  ready: Promise<void>;
+  pending?: { id: number; resolve: (v: unknown) => void; reject: (e: Error) => void };
+}
+
+type LogSink = (fn: string, line: string) => void;
+
+class FunctionPool {
+  readonly fn: EmulatedFunction;
+  private readonly instances = new Set<Instance>();
+  private readonly waiting: (() => void)[] = [];
+  private readonly log: LogSink;
+  private nextId = 0;
+  private closed = false;
+
+  constructor(fn: EmulatedFunction, log: LogSink) {
+    this.fn = fn;
+    this.log = log;
+  }
+
+  async invoke(event: unknown, requestId: string): Promise<unknown> {
+    const instance = await this.acquire();
+    try {
+      return await this.run(instance, event, requestId);
+    } finally {
+      instance.busy = false;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private async acquire(): Promise<Instance> {
+    for (;;) {
+      if (this.closed) throw new FunctionError('Runtime.Closed', 'The emulated Lambda service is stopping');
+      for (const i of this.instances) {
+        if (!i.busy) {
+          i.busy = true;
+          return i;
+        }
+      }
+      if (this.instances.size < this.fn.maxInstances) {
+        const i = this.start();
+        i.busy = true;
+        return i;
+      }
+      await new Promise<void>((r) => this.waiting.push(r));
+    }
+  }
+
+  private start(): Instance {
+    const fn = this.fn;
+    const child = fork(RUNTIME, [fn.assetDir, fn.handler], {
+      cwd: fn.assetDir,
+      env: fn.environment,
+      execPath: process.execPath,
+      // Lambda sizes the heap from the function's memory; so does this.
+      execArgv: [`--max-old-space-size=${Math.max(64, Math.floor(fn.memoryMb * 0.85))}`],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', (line) => this.log(fn.logName, line));
+    }
+    const instance: Instance = { child, busy: false, ready: Promise.resolve() };
+    instance.ready = new Promise<void>((resolve, reject) => {
+      child.on('message', (message: Record<string, unknown>) => {
+        if (message.ready) return resolve();
+        if (message.initError) {
+          const e = message.initError as { errorType: string; errorMessage: string };
+          return reject(new FunctionError(e.errorType, e.errorMessage));
+        }
+        const pending = instance.pending;
+        if (!pending || pending.id !== message.id) return;
+        instance.pending = undefined;
+        if (message.error) {
+          const e = message.error as { errorType: string; errorMessage: string };
+          pending.reject(new FunctionError(e.errorType, e.errorMessage));
+        } else pending.resolve(message.result);
+      });
+      child.on('exit', (code, signal) => {
+        this.instances.delete(instance);
+        const why = new FunctionError(
+          'Runtime.ExitError',
+          `RequestId: ${instance.pending?.id ?? '-'} Error: Runtime exited ${signal ? `with signal ${signal}` : `with error: exit status ${code}`}`,
+        );
+        reject(why);
+        instance.pending?.reject(why);
+        instance.pending = undefined;
+        this.waiting.shift()?.();
+      });
+    });
+    // A failed start is reported to the event that caused it.
+    instance.ready.catch(() => undefined);
+    this.instances.add(instance);
+    return instance;
+  }
+
+  private async run(instance: Instance, event: unknown, requestId: string): Promise<unknown> {
+    const fn = this.fn;
+    const deadlineMs = Date.now() + fn.timeoutSeconds * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // Lambda ends the instance: nothing the handler left running survives into the next event.
+        instance.child.kill('SIGKILL');
+        reject(
+          new FunctionError(
+            'Sandbox.Timedout',
+            `${requestId} Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds`,
+          ),
+        );
+      }, fn.timeoutSeconds * 1000);
+    });
+    try {
+      return await Promise.race([
+        timedOut,
+        instance.ready.then(
+          () =>
+            new Promise<unknown>((resolve, reject) => {
+              const id = ++this.nextId;
+              instance.pending = { id, resolve, reject };
+              instance.child.send({
+                id,
+                event,
+                context: {
+                  awsRequestId: requestId,
+                  deadlineMs,
+                  functionName: fn.name,
+                  invokedFunctionArn: fn.arn,
+                  memoryLimitInMB: String(fn.memoryMb),
+                },
+              });
+            }),
+        ),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const resolve of this.waiting.splice(0)) resolve();
+    await Promise.all(
+      [...this.instances].map(
+        (i) =>
+          new Promise<void>((resolve) => {
+            if (i.child.exitCode !== null || i.child.signalCode !== null) return resolve();
+            i.child.once('exit', () => resolve());
+            i.child.kill('SIGTERM');
+            setTimeout(() => i.child.kill('SIGKILL'), 2000).unref();
+          }),
+      ),
+    );
+  }
+
+  get instanceCount(): number {
+    return this.instances.size;
+  }
+}
+
+export class LambdaHost {
+  private readonly pools = new Map<string, FunctionPool>();
+
+  constructor(functions: EmulatedFunction[], log: LogSink) {
+    for (const fn of functions) this.pools.set(fn.name, new FunctionPool(fn, log));
+  }
+
+  /** The function a name, partial ARN or full ARN (with or without a qualifier) refers to. */
+  find(nameOrArn: string): EmulatedFunction | undefined {
+    const name = nameOrArn.includes(':function:')
+      ? (nameOrArn.split(':function:')[1]?.split(':')[0] ?? '')
+      : (nameOrArn.split(':')[0] ?? '');
+    return this.pools.get(name)?.fn;
+  }
+
+  /** Runs one event; resolves with the handler's result, rejects with a FunctionError. */
+  async invoke(nameOrArn: string, event: unknown, requestId: string = randomUUID()): Promise<unknown> {
+    const fn = this.find(nameOrArn);
+    if (!fn) throw new UnknownFunctionError(`Function not found: ${nameOrArn}`);
+    return (this.pools.get(fn.name) as FunctionPool).invoke(event, requestId);
+  }
+
+  /** Instances running now, per function (for tests and the start-up summary). */
+  instances(): Record<string, number> {
+    return Object.fromEntries([...this.pools].map(([name, p]) => [name, p.instanceCount]));
+  }
+
+  functions(): EmulatedFunction[] {
+    return [...this.pools.values()].map((p) => p.fn);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close()));
+  }
+}

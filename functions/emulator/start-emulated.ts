@@ -1,0 +1,45 @@
+import { join } from 'node:path';
+import { ADMIN_KEY_FILE } from '../platform/bootstrap.ts';
+import type { Config } from '../platform/config.ts';
+import { startEmulatedDeployment } from './emulated-deployment.ts';
+
+/**
+ * `npm run start:emulated`: the AWS deployment as synthesized, on this machine, until SIGINT or
+ * SIGTERM. It reads the same settings as `npm start` (HOST, PORT, PLATFORM_DATA_DIR, the bootstrap
+ * key and tier, the model provider variables) and prints the same first-start lines.
+ */
+export async function startEmulatedPlatform(config: Config): Promise<void> {
+  if (config.mode !== 'local') {
+    throw new Error(
+      'start:emulated runs the AWS deployment on this machine by itself; leave PLATFORM_MODE unset',
+    );
+  }
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const started = Date.now();
+  const deployment = await startEmulatedDeployment(config, { progress: out });
+  const { boot } = deployment;
+  if (boot.created) {
+    out(`Created the owner account (org "local", tier ${config.bootstrapTier}).`);
+    if (boot.generatedKey) {
+      out(`Owner API key (shown once; also written to ${join(config.dataDir, ADMIN_KEY_FILE)}, mode 0600):`);
+      out(`  ${boot.generatedKey}`);
+    } else {
+      out('Owner API key: the value of PLATFORM_BOOTSTRAP_API_KEY.');
+    }
+  }
+  out(
+    `agenthost (emulated AWS deployment) listening on ${deployment.url} (data in ${config.dataDir}, ` +
+      `ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    out(`Received ${signal}; stopping.`);
+    await deployment.close();
+    out('Stopped.');
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
