@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { errorOf } from '../helpers/platform.ts';
+
+/**
+ * Keys, tasks and workspaces over HTTP against `npm start` and `npm run start:emulated` alike
+ * (test/helpers/deployment.ts): the same requests, the same answers.
+ */
+
+type Task = { id: string; title: string; status: string; priority: string; completed_at: string | null };
+type Key = { id: string; name: string; prefix: string; api_key?: string };
+
+for (const kind of DEPLOYMENTS) {
+  describe(`accounts, keys, tasks and workspaces (${kind} deployment)`, () => {
+    let d: Deployment;
+    before(async () => {
+      d = await startDeployment(kind);
+    });
+    after(() => d?.close());
+
+    it('serves health and the OpenAPI document without a key', async () => {
+      const health = await d.request<{ status: string }>('GET', '/health', { key: null });
+      assert.equal(health.status, 200);
+      assert.equal(health.body.status, 'ok');
+      const openapi = await d.request<{ openapi: string; paths: Record<string, unknown> }>(
+        'GET',
+        '/openapi.json',
+        {
+          key: null,
+        },
+      );
+      assert.equal(openapi.status, 200);
+      assert.match(openapi.body.openapi, /^3\./);
+      assert.ok('/tasks' in openapi.body.paths);
+    });
+
+    it('answers unknown routes, empty segments and missing keys with the error envelope', async () => {
+      for (const path of ['/nope', '/tasks/a/b/c', '//', '//tasks']) {
+        const res = await d.request('GET', path);
+        assert.equal(res.status, 404, path);
+        assert.equal(errorOf(res).code, 'NOT_FOUND', path);
+      }
+      for (const headers of [
+        {} as Record<string, string>,
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer ahk_thisisnotakeythisisnotakeythisisnotakey1234' },
+      ]) {
+        const res = await d.request('GET', '/tasks', { key: null, headers });
+        assert.equal(res.status, 401, JSON.stringify(headers));
+        assert.equal(errorOf(res).code, 'UNAUTHORIZED');
+      }
+    });
+
+    it('creates, lists, patches and deletes tasks; done sets completed_at', async () => {
+      const created = await d.request<Task>('POST', '/tasks', {
+        body: { title: 'Write the report', priority: 'high' },
+      });
+      assert.equal(created.status, 201);
+      assert.match(created.body.id, /^[0-9a-f-]{36}$/);
+      assert.equal(created.body.status, 'open');
+      assert.equal(created.body.priority, 'high');
+      assert.equal(created.body.completed_at, null);
+      assert.ok(created.headers.get('x-ratelimit-limit'), 'rate-limit headers on every response');
+
+      const listed = await d.request<{ tasks: Task[]; total: number }>('GET', '/tasks?status=open');
+      assert.equal(listed.status, 200);
+      assert.ok(listed.body.tasks.some((t) => t.id === created.body.id));
+
+      const done = await d.request<Task>('PATCH', `/tasks/${created.body.id}`, { body: { status: 'done' } });
+      assert.equal(done.status, 200);
+      assert.equal(done.body.status, 'done');
+      assert.ok(done.body.completed_at && !Number.isNaN(Date.parse(done.body.completed_at)));
+
+      const bad = await d.request('POST', '/tasks', { body: { title: '', priority: 'someday' } });
+      assert.equal(bad.status, 400);
+      assert.deepEqual(errorOf(bad).fields.sort(), ['body.priority', 'body.title']);
+
+      assert.equal((await d.request('DELETE', `/tasks/${created.body.id}`)).status, 204);
+      assert.equal((await d.request('GET', `/tasks/${created.body.id}`)).status, 404);
+    });
+
+    it('creates a key shown once, authenticates with it, and refuses it once deleted', async () => {
+      const created = await d.request<Key>('POST', '/api-keys', { body: { name: 'ci' } });
+      assert.equal(created.status, 201);
+      const key = created.body.api_key as string;
+      assert.match(key, /^ahk_[A-Za-z0-9_-]{43}$/);
+      const list = await d.request<{ api_keys: Key[] }>('GET', '/api-keys');
+      assert.ok(list.body.api_keys.some((k) => k.id === created.body.id));
+      assert.ok(!list.text.includes(key), 'the key never appears in a listing');
+      assert.equal((await d.request('GET', '/tasks', { key })).status, 200);
+      assert.equal((await d.request('DELETE', `/api-keys/${created.body.id}`, { key })).status, 204);
+      const next = await d.request('GET', '/tasks', { key });
+      assert.equal(next.status, 401);
+    });
+
+    it('keeps tenants apart: another account’s task and key are 404, its workspace 403 or 404', async () => {
+      const other = await d.createAccount(`other-${kind}`);
+      const theirs = await d.request<Task>('POST', '/tasks', { key: other.key, body: { title: 'private' } });
+      assert.equal(theirs.status, 201);
+      assert.equal((await d.request('GET', `/tasks/${theirs.body.id}`)).status, 404);
+      assert.equal(
+        (await d.request('PATCH', `/tasks/${theirs.body.id}`, { body: { title: 'x' } })).status,
+        404,
+      );
+      const keys = await d.request<{ api_keys: Key[] }>('GET', '/api-keys', { key: other.key });
+      assert.equal((await d.request('DELETE', `/api-keys/${keys.body.api_keys[0]?.id}`)).status, 404);
+      const ws = await d.request('GET', `/workspaces/${other.workspaceId}/tasks`);
+      assert.ok([403, 404].includes(ws.status), String(ws.status));
+      assert.equal((await d.request('GET', `/tasks/${theirs.body.id}`, { key: other.key })).status, 200);
+    });
+
+    it('creates a workspace, invites a member who then sees it, and keeps owner-only routes for owners', async () => {
+      const member = await d.createAccount(`member-${kind}`, 'free');
+      const ws = await d.request<{ id: string; slug: string }>('POST', '/workspaces', {
+        body: { name: `Team ${kind}` },
+      });
+      assert.equal(ws.status, 201);
+      const invite = await d.request('POST', `/workspaces/${ws.body.id}/invite`, {
+        body: { account_id: member.accountId, role: 'member' },
+      });
+      assert.equal(invite.status, 201, invite.text);
+      const seen = await d.request<{ workspaces: { id: string }[] }>('GET', '/workspaces', {
+        key: member.key,
+      });
+      assert.ok(seen.body.workspaces.some((w) => w.id === ws.body.id));
+      const task = await d.request<Task>('POST', '/tasks', {
+        key: member.key,
+        body: { title: 'shared', workspace_id: ws.body.id },
+      });
+      assert.equal(task.status, 201, task.text);
+      const listed = await d.request<{ tasks: Task[] }>('GET', `/workspaces/${ws.body.id}/tasks`);
+      assert.ok(
+        listed.body.tasks.some((t) => t.id === task.body.id),
+        'the owner sees the member’s task',
+      );
+      const secret = await d.request('PUT', `/workspaces/${ws.body.id}/secrets`, {
+        key: member.key,
+        body: { name: 'TOKEN', value: 'member-may-not-write' },
+      });
+      assert.equal(secret.status, 403);
+      assert.equal(errorOf(secret).code, 'FORBIDDEN');
+    });
+  });
+}
