@@ -8,10 +8,14 @@ import { TemplateResolver } from './cloudformation-template.ts';
 import { type DynamoDbEngine, freeLoopbackPort, startDynamoDbEngine } from './dynamodb-local.ts';
 import { type EmulatedEndpoints, removeEndpointsFile, writeEndpointsFile } from './emulated-endpoints.ts';
 import { emulatedTableDeps } from './emulated-table-deps.ts';
+import { LambdaApiEmulator } from './lambda-api-emulator.ts';
 import { type EmulatedFunction, LambdaHost } from './lambda-host.ts';
 import { S3_EMULATOR_CREDENTIALS, S3Emulator } from './s3-emulator.ts';
+import { startScheduledRules } from './scheduled-rules.ts';
+import { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
 import { synthesize } from './synthesized-deployment.ts';
 import { createTablesFromTemplate } from './table-from-template.ts';
+import { eventInvokeConfigs, seedTemplateSecrets } from './template-seeds.ts';
 
 /**
  * The AWS deployment on one machine (`npm run start:emulated`), built from what `cdk synth`
@@ -105,9 +109,35 @@ export async function startEmulatedDeployment(
     const url = await gateway.listen(config.port, config.host);
     closers.push(() => gateway.close());
 
+    // Secrets Manager: the template's secrets (the provider keys, Stripe's) and the workspaces'.
+    const secrets = new SecretsManagerEmulator({ dataDir: root, ...EMULATED_ACCOUNT });
+    const secretsEndpoint = await secrets.listen(0, '127.0.0.1');
+    closers.push(() => secrets.close());
+    seedTemplateSecrets(resolver, secrets, config);
+
+    // Lambda's Invoke API, for what functions invoke (alert delivery) and what invokes them
+    // asynchronously (Scheduler, EventBridge rules), with each function's EventInvokeConfig.
+    const asyncConfigs = eventInvokeConfigs(resolver);
+    const lambdaApi = new LambdaApiEmulator({
+      invoke: (name, payload) => {
+        if (!lambdas) throw new Error('The functions are not started yet');
+        return lambdas.invoke(name, payload);
+      },
+      hasFunction: (name) => lambdas?.find(name) !== undefined,
+      asyncConfig: (name) => {
+        const fn = lambdas?.find(name);
+        return fn ? asyncConfigs.get(fn.name) : undefined;
+      },
+      ...EMULATED_ACCOUNT,
+    });
+    const lambdaEndpoint = await lambdaApi.listen(0, '127.0.0.1');
+    closers.push(() => lambdaApi.close());
+
     const awsEndpoints: Record<string, string> = {
       AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint,
       AWS_ENDPOINT_URL_S3: s3Endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint,
+      AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
     };
     const functions = lambdaFunctions(resolver, (key) => assembly.assetDir(key), {
       region,
@@ -117,6 +147,10 @@ export async function startEmulatedDeployment(
     lambdas = new LambdaHost(functions, (fn, line) => log(`[${fn}] ${line}`));
     closers.push(() => (lambdas as LambdaHost).close());
 
+    // EventBridge rules on a timetable (housekeeping every 5 minutes).
+    const rules = startScheduledRules(resolver, (arn, event) => lambdaApi.invokeAsync(arn, event), log);
+    closers.push(async () => rules.stop());
+
     const endpoints: EmulatedEndpoints = {
       pid: process.pid,
       apiUrl: url,
@@ -124,6 +158,8 @@ export async function startEmulatedDeployment(
       tableName,
       dynamodbEndpoint: engine.endpoint,
       s3Endpoint,
+      secretsManagerEndpoint: secretsEndpoint,
+      lambdaEndpoint,
     };
     // The owner account, as `npm start` creates it, in the emulated table.
     const deps = await emulatedTableDeps(config, endpoints);

@@ -14,6 +14,8 @@ export interface EmulatedEndpoints {
   tableName: string;
   dynamodbEndpoint: string;
   s3Endpoint: string;
+  secretsManagerEndpoint: string;
+  lambdaEndpoint: string;
 }
 
 const FILE = join('aws', 'endpoints.json');

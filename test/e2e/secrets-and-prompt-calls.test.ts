@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { errorOf } from '../helpers/platform.ts';
+
+/**
+ * Secrets, publishing and prompt-agent calls over HTTP against both deployments. The model
+ * providers are loopback fakes speaking the vendors' wire formats; both deployments get them from
+ * the same provider variables (the emulated one through its provider-keys secret, as on AWS).
+ */
+
+type Envelope = {
+  data: Record<string, unknown>;
+  warnings: { code: string }[];
+  metadata: { request_id: string; processing_time_ms: number; version: string };
+};
+
+for (const kind of DEPLOYMENTS) {
+  describe(`secrets, publishing and prompt calls (${kind} deployment)`, () => {
+    let d: Deployment;
+    let fake: FakeLlmProviders;
+    let workspaceId: string;
+
+    before(async () => {
+      fake = await startFakeLlm();
+      d = await startDeployment(kind, {
+        OPENAI_API_KEY: 'sk-openai-test',
+        OPENAI_BASE_URL: fake.baseUrls.openai,
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      });
+      const keys = await d.request<{ workspaces: { id: string; slug: string }[] }>('GET', '/workspaces');
+      workspaceId = keys.body.workspaces.find((w) => w.slug === 'local')?.id as string;
+      assert.ok(workspaceId, 'the owner’s personal workspace');
+    });
+    after(async () => {
+      await d?.close();
+      await fake?.close();
+    });
+    beforeEach(() => fake.reset());
+
+    it('stores a secret without ever answering its value, lists names only, deletes it', async () => {
+      const value = `s3cret-${kind}-value-0123456789`;
+      const put = await d.request('PUT', `/workspaces/${workspaceId}/secrets`, {
+        body: { name: 'API_TOKEN', value },
+      });
+      assert.equal(put.status, 200, put.text);
+      assert.ok(!put.text.includes(value));
+      const list = await d.request<{ secrets: { name: string }[] }>(
+        'GET',
+        `/workspaces/${workspaceId}/secrets`,
+      );
+      assert.equal(list.status, 200);
+      assert.deepEqual(
+        list.body.secrets.map((s) => s.name),
+        ['API_TOKEN'],
+      );
+      assert.ok(!list.text.includes(value));
+      const replaced = await d.request('PUT', `/workspaces/${workspaceId}/secrets`, {
+        body: { name: 'API_TOKEN', value: `${value}-2` },
+      });
+      assert.equal(replaced.status, 200);
+      assert.equal((await d.request('DELETE', `/workspaces/${workspaceId}/secrets/API_TOKEN`)).status, 204);
+      const after = await d.request<{ secrets: unknown[] }>('GET', `/workspaces/${workspaceId}/secrets`);
+      assert.deepEqual(after.body.secrets, []);
+      const bad = await d.request('PUT', `/workspaces/${workspaceId}/secrets`, {
+        body: { name: 'not a name', value: 'x' },
+      });
+      assert.equal(bad.status, 400);
+      assert.equal(errorOf(bad).code, 'INVALID_INPUT');
+    });
+
+    it('publishes a prompt agent and calls it through the provider, with input validation', async () => {
+      const published = await d.request<{ version: string }>('POST', '/agents', {
+        body: {
+          name: 'summarise',
+          description: 'Summarises text.',
+          supported_providers: ['openai', 'anthropic'],
+          default_models: { openai: 'gpt-test-mini' },
+          prompt_template: 'Summarise in {{sentences}} sentences: {{text}}',
+          input_schema: {
+            type: 'object',
+            properties: {
+              text: { type: 'string', minLength: 1 },
+              sentences: { type: 'integer', minimum: 1 },
+            },
+            required: ['text', 'sentences'],
+            additionalProperties: false,
+          },
+        },
+      });
+      assert.equal(published.status, 201, published.text);
+
+      fake.enqueue({ text: 'a short summary', usage: { inputTokens: 11, outputTokens: 7 } });
+      const res = await d.request<Envelope>('POST', '/local/summarise/v1/run', {
+        body: { text: 'A long text.', sentences: 2 },
+        headers: { 'x-platform-provider': 'openai' },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.data, { text: 'a short summary' });
+      assert.deepEqual(res.body.warnings, []);
+      assert.equal(res.body.metadata.version, 'v1');
+      assert.equal(res.body.metadata.request_id, res.headers.get('x-request-id'));
+      const upstream = fake.calls.at(-1);
+      assert.equal(upstream?.provider, 'openai');
+      assert.equal(upstream?.model, 'gpt-test-mini');
+      assert.equal(upstream?.prompt, 'Summarise in 2 sentences: A long text.');
+
+      const invalid = await d.request('POST', '/local/summarise/v1/run', { body: { text: '', extra: 1 } });
+      assert.equal(invalid.status, 400);
+      assert.equal(errorOf(invalid).code, 'INVALID_INPUT');
+      assert.equal(fake.calls.length, 1, 'an invalid input never reaches the model');
+
+      const missing = await d.request('POST', '/local/nothing-here/v1/run', { body: {} });
+      assert.equal(missing.status, 404);
+    });
+
+    it('maps a provider failure to 502 LLM_ERROR and lets another account call a public agent', async () => {
+      const published = await d.request('POST', '/agents', {
+        body: {
+          name: 'greeter',
+          description: 'Greets.',
+          supported_providers: ['anthropic'],
+          prompt_template: 'Greet {{name}}',
+          is_public: true,
+        },
+      });
+      assert.equal(published.status, 201, published.text);
+      fake.enqueue({ status: 500, errorMessage: 'upstream exploded' });
+      const failed = await d.request('POST', '/local/greeter/v1/run', { body: { name: 'Ada' } });
+      assert.equal(failed.status, 502, failed.text);
+      assert.equal(errorOf(failed).code, 'LLM_ERROR');
+
+      const caller = await d.createAccount(`caller-${kind}`, 'free');
+      fake.enqueue({ text: 'Hello, Ada' });
+      const ok = await d.request<Envelope>('POST', '/local/greeter/v1/run', {
+        key: caller.key,
+        body: { name: 'Ada' },
+      });
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual(ok.body.data, { text: 'Hello, Ada' });
+    });
+  });
+}
