@@ -12,6 +12,7 @@ import { LambdaApiEmulator } from './lambda-api-emulator.ts';
 import { type EmulatedFunction, LambdaHost } from './lambda-host.ts';
 import { S3_EMULATOR_CREDENTIALS, S3Emulator } from './s3-emulator.ts';
 import { startScheduledRules } from './scheduled-rules.ts';
+import { SchedulerEmulator } from './scheduler-emulator.ts';
 import { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
 import { synthesize } from './synthesized-deployment.ts';
 import { createTablesFromTemplate } from './table-from-template.ts';
@@ -133,7 +134,21 @@ export async function startEmulatedDeployment(
     const lambdaEndpoint = await lambdaApi.listen(0, '127.0.0.1');
     closers.push(() => lambdaApi.close());
 
+    // EventBridge Scheduler: the stack's schedule group; each due slot is an asynchronous invoke of
+    // its target (the schedule-fire function), under the schedule's retry policy.
+    const scheduler = new SchedulerEmulator({
+      dataDir: root,
+      groups: resolver
+        .resourcesOfType('AWS::Scheduler::ScheduleGroup')
+        .map(({ stack, logicalId }) => resolver.physicalName(stack, logicalId)),
+      invokeAsync: (arn, input) => lambdaApi.invokeAsync(arn, JSON.parse(input)),
+      ...EMULATED_ACCOUNT,
+    });
+    const schedulerEndpoint = await scheduler.listen(0, '127.0.0.1');
+    closers.push(() => scheduler.close());
+
     const awsEndpoints: Record<string, string> = {
+      AWS_ENDPOINT_URL_SCHEDULER: schedulerEndpoint,
       AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint,
       AWS_ENDPOINT_URL_S3: s3Endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint,
@@ -160,6 +175,7 @@ export async function startEmulatedDeployment(
       s3Endpoint,
       secretsManagerEndpoint: secretsEndpoint,
       lambdaEndpoint,
+      schedulerEndpoint,
     };
     // The owner account, as `npm start` creates it, in the emulated table.
     const deps = await emulatedTableDeps(config, endpoints);

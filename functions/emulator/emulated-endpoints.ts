@@ -16,6 +16,7 @@ export interface EmulatedEndpoints {
   s3Endpoint: string;
   secretsManagerEndpoint: string;
   lambdaEndpoint: string;
+  schedulerEndpoint: string;
 }
 
 const FILE = join('aws', 'endpoints.json');
