@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
+import type { ModuleAccess } from './module-access.ts';
 
 const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -12,9 +13,24 @@ const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
  */
 export const CONTAINER_PROGRAMS = {
   'sandbox-runner': 'functions/containers/sandbox-runner.ts',
+  'service-gateway': 'functions/containers/service-gateway.ts',
+  'service-app-launcher': 'functions/containers/service-app-launcher.ts',
 } as const;
 
 export type ContainerProgram = keyof typeof CONTAINER_PROGRAMS;
+
+/**
+ * The programs a function hands to tasks, from what it may touch: one that runs sandboxes uploads
+ * the runner with each run (functions/containers/sandbox-protocol.ts); one that manages services
+ * puts the gateway in each task definition and uploads the launcher on each start
+ * (service-protocol.ts).
+ */
+export function containerProgramsOf(access: ModuleAccess): ContainerProgram[] {
+  return [
+    ...(access.sandbox ? (['sandbox-runner'] as const) : []),
+    ...(access.services ? (['service-gateway', 'service-app-launcher'] as const) : []),
+  ];
+}
 
 /** Where a program sits in a function's asset (and so, in Lambda, under /var/task). */
 export const containerProgramFile = (name: ContainerProgram) => `containers/${name}.cjs`;

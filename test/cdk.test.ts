@@ -364,8 +364,18 @@ describe('stateless stack: least privilege', () => {
       roleOf(stateless.functions['schedule-runs']),
       roleOf(stateless.schedules.fireFunction),
     ]);
+    // The functions that manage services put and read the service launcher (docs/services.md).
+    const serviceManagers = new Set([
+      roleOf(stateless.functions.services),
+      roleOf((stateless.services as ServiceHosting).eventsFunction),
+    ]);
+    for (const role of serviceManagers) assert.ok(byRole.get(role)?.has('service-programs/'), role);
     for (const [role, prefixes] of byRole) {
-      const allowed = runPaths.has(role) ? ['bundles/', 'sandbox-inputs/', 'sandbox-results/'] : ['bundles/'];
+      const allowed = runPaths.has(role)
+        ? ['bundles/', 'sandbox-inputs/', 'sandbox-results/']
+        : serviceManagers.has(role)
+          ? ['bundles/', 'service-programs/']
+          : ['bundles/'];
       assert.deepEqual(
         [...prefixes].filter((p) => !allowed.includes(p)),
         [],
@@ -391,8 +401,16 @@ describe('stateless stack: least privilege', () => {
       const s3 = statementsOf(module).filter(
         (s) =>
           actionsOf(s).some((a) => a.startsWith('s3:')) &&
-          !/\/sandbox-(inputs|results)\/\*/.test(JSON.stringify(s.Resource)),
+          !/\/sandbox-(inputs|results)\/\*/.test(JSON.stringify(s.Resource)) &&
+          !/\/service-programs\/\*/.test(JSON.stringify(s.Resource)),
       );
+      if (MODULE_ACCESS[module].services) {
+        // The service launcher: put on every start, read through the URLs this role signs.
+        const programs = statementsOf(module).filter((s) =>
+          /\/service-programs\/\*/.test(JSON.stringify(s.Resource)),
+        );
+        assert.deepEqual(programs.map(actionsOf), [['s3:PutObject', 's3:GetObject']], module);
+      }
       if (access === 'none') {
         assert.deepEqual(s3, [], module);
         continue;

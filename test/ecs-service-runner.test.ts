@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,17 +32,26 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
+import { ZipFile } from 'yazl';
 import {
   EcsServiceRunner,
-  GATEWAY_SOURCE,
+  launcherKey,
   rulePriority,
-  SERVICE_APP_SOURCE,
+  type ServicePresign,
 } from '../functions/adapters/aws/ecs-service-runner.ts';
 import { packDirectory } from '../functions/cli/pack.ts';
+import {
+  GATEWAY_PORT_ENV,
+  LAUNCH_FAILED_EXIT,
+  NO_ENTRYPOINT_EXIT,
+  PORT_CONFLICT_EXIT,
+  SERVICE_APP_BOOTSTRAP,
+} from '../functions/containers/service-protocol.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { loadStoredService, type Service, serviceItem } from '../functions/core/services/service-record.ts';
 import { handleTaskEvent } from '../functions/jobs/service-events.ts';
-import type { ServiceLaunch } from '../functions/ports/service-runner.ts';
+import { SERVICE_BUNDLE_URL_SECONDS, type ServiceLaunch } from '../functions/ports/service-runner.ts';
+import { buildContainerProgram } from '../lib/container-programs.ts';
 import { type AlertReceiver, startAlertReceiver } from './helpers/alert-receiver.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { fastNotifier } from './helpers/schedules.ts';
@@ -57,6 +66,55 @@ const WS = '9e6d5062-83a1-47e9-9897-ec3a89db0394';
 const LISTENER = 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/app/svc/abc/def';
 const TG_ARN =
   'arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/svc-3f6c1d2e8a9b4c7d9e0f1a2b3c4d/0123';
+
+/** The task programs as the stack bundles them into the services functions' assets. */
+const GATEWAY = buildContainerProgram('service-gateway');
+const LAUNCHER = buildContainerProgram('service-app-launcher');
+
+/**
+ * A loopback stand-in for the bundle bucket: PUT stores an object, GET answers it (404 when
+ * missing). Presigned URLs point here, with the method and lifetime in the query for assertions.
+ */
+class BucketStandIn {
+  readonly objects = new Map<string, Buffer>();
+  readonly requests: { method: string; key: string }[] = [];
+  private server: Server | undefined;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const key = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname.slice(1));
+      this.requests.push({ method: req.method ?? '', key });
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.method === 'PUT') {
+          this.objects.set(key, Buffer.concat(chunks));
+          res.end();
+          return;
+        }
+        const body = this.objects.get(key);
+        res.writeHead(body ? 200 : 404);
+        res.end(body ?? 'NoSuchKey');
+      });
+    });
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  presign: ServicePresign = async (method, key, ttl) =>
+    `${this.url}/${key.split('/').map(encodeURIComponent).join('/')}?method=${method}&ttl=${ttl}`;
+
+  async close(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((r) => this.server?.close(r));
+  }
+}
+
+const bucket = new BucketStandIn();
+before(() => bucket.start());
+after(() => bucket.close());
 
 const runner = () =>
   new EcsServiceRunner({
@@ -76,6 +134,10 @@ const runner = () =>
     image: 'public.ecr.aws/docker/library/node:24-bookworm-slim',
     secretsPrefix: 'agenthost',
     account: '123456789012',
+    gatewaySource: GATEWAY,
+    launcherSource: LAUNCHER,
+    bucket: 'agenthost-bundles',
+    presign: bucket.presign,
   });
 
 const launch: ServiceLaunch = {
@@ -121,9 +183,16 @@ describe('ECS service runner (aws-sdk-client-mock)', () => {
     const [gateway, app] = td.containerDefinitions ?? [];
     assert.equal(gateway?.name, 'gateway');
     assert.deepEqual(gateway?.portMappings, [{ containerPort: 8080, protocol: 'tcp' }]);
-    assert.deepEqual(gateway?.command, ['node', '-e', GATEWAY_SOURCE]);
+    assert.deepEqual(gateway?.command, ['node', '-e', GATEWAY]);
+    assert.deepEqual(gateway?.environment, [
+      { name: 'PLATFORM_HTTP_PORT', value: '3000' },
+      { name: 'AGENTHOST_HTTP', value: 'true' },
+    ]);
     assert.match(String(gateway?.healthCheck?.command?.[1]), /127\.0\.0\.1:8080\/health/);
     assert.equal(app?.name, 'app');
+    assert.deepEqual(app?.command, ['node', '-e', SERVICE_APP_BOOTSTRAP]);
+    // A task definition is limited to 64 KiB: the gateway inline, the launcher downloaded.
+    assert.ok(JSON.stringify(td).length < 16 * 1024, `task definition is ${JSON.stringify(td).length} bytes`);
     assert.deepEqual(app?.dependsOn, [{ containerName: 'gateway', condition: 'START' }]);
     assert.deepEqual(app?.secrets, [
       {
@@ -137,6 +206,12 @@ describe('ECS service runner (aws-sdk-client-mock)', () => {
     assert.equal(env.GREETING, 'hi');
     assert.equal(env.AGENTHOST_BUNDLE_URL, launch.bundleUrl);
     assert.equal(env.AGENTHOST_SECRET_NAMES, 'APP_TOKEN');
+    // The launcher was uploaded under its content's hash, and the task reads it through a URL
+    // that lives as long as the bundle's.
+    const key = launcherKey(LAUNCHER);
+    assert.match(key, /^service-programs\/service-app-launcher-[0-9a-f]{16}\.cjs$/);
+    assert.equal(bucket.objects.get(key)?.toString('utf8'), LAUNCHER);
+    assert.equal(env.AGENTHOST_LAUNCHER_URL, await bucket.presign('GET', key, SERVICE_BUNDLE_URL_SECONDS));
     assert.equal(env.APP_TOKEN, undefined, 'secret values never in the task definition');
 
     assert.deepEqual(elb.commandCalls(CreateTargetGroupCommand)[0]?.args[0].input, {
@@ -394,86 +469,255 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
   });
 });
 
-describe('the task-side scripts, run here against a loopback bundle server', () => {
-  it('gateway answers /health 503 then 200 and proxies; the app script unpacks, starts and redacts secrets', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-svc-'));
-    const appDir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-app-'));
-    await writeFile(
-      join(dir, 'server.mjs'),
-      "import { createServer } from 'node:http'; console.log('token is ' + process.env.APP_TOKEN); setTimeout(() => createServer((q, r) => r.end(JSON.stringify({ via: 'app', path: q.url }))).listen(Number(process.env.PORT), '127.0.0.1'), 500);",
-    );
-    const bundle = (await packDirectory(dir)).data;
-    const bundleServer = createServer((_q, r) => r.end(bundle)).listen(0, '127.0.0.1');
-    await once(bundleServer, 'listening');
-    const free = async () => {
-      const s = createServer().listen(0, '127.0.0.1');
-      await once(s, 'listening');
-      const port = (s.address() as AddressInfo).port;
-      s.close();
-      return port;
+describe('the task programs, bundled as shipped, run here as the task definition starts them', () => {
+  const SECRET = 'task-secret-0123456789';
+  const dirs: string[] = [];
+  after(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+  const tempDir = async (prefix: string) => {
+    const d = await mkdtemp(join(tmpdir(), prefix));
+    dirs.push(d);
+    return d;
+  };
+  const free = async () => {
+    const s = createServer().listen(0, '127.0.0.1');
+    await once(s, 'listening');
+    const port = (s.address() as AddressInfo).port;
+    s.close();
+    return port;
+  };
+  const zipOf = async (files: Record<string, string>) => {
+    const zip = new ZipFile();
+    for (const [name, text] of Object.entries(files)) zip.addBuffer(Buffer.from(text), name);
+    zip.end();
+    const chunks: Buffer[] = [];
+    for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+  const tarOf = async (files: Record<string, string>) => {
+    const dir = await tempDir('agenthost-ecs-src-');
+    for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
+    return (await packDirectory(dir)).data;
+  };
+
+  /**
+   * Starts the service through the runner (mocked ECS, the loopback bucket) and returns its two
+   * containers' commands and environments from the registered task definition, with the bundle
+   * stored in the bucket under `bundleKey`.
+   */
+  async function taskOf(bundle: Buffer, format: 'tar.gz' | 'zip', over: Partial<ServiceLaunch> = {}) {
+    ecs.reset();
+    elb.reset();
+    scaling.reset();
+    ecs.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:1' } });
+    ecs.on(DescribeServicesCommand).resolves({ services: [] });
+    elb.on(CreateTargetGroupCommand).resolves({ TargetGroups: [{ TargetGroupArn: TG_ARN }] });
+    elb.on(DescribeRulesCommand).resolves({ Rules: [] });
+    const bundleKey = `bundles/test/${Math.random().toString(36).slice(2)}.${format}`;
+    bucket.objects.set(bundleKey, bundle);
+    await runner().start({
+      ...launch,
+      bundle: { data: Buffer.alloc(0), format },
+      bundleUrl: await bucket.presign('GET', bundleKey, SERVICE_BUNDLE_URL_SECONDS),
+      ...over,
+    });
+    const td = ecs.commandCalls(RegisterTaskDefinitionCommand)[0]?.args[0].input;
+    const [gateway, app] = td?.containerDefinitions ?? [];
+    const envOf = (c: typeof gateway) =>
+      Object.fromEntries((c?.environment ?? []).map((e) => [e.name as string, e.value as string]));
+    return {
+      gateway: { command: gateway?.command as string[], env: envOf(gateway) },
+      app: { command: app?.command as string[], env: envOf(app) },
     };
+  }
+
+  /** Runs a container's command (`node -e …`) on this host; ECS would add the secret values. */
+  function runContainer(command: string[], env: Record<string, string>) {
+    assert.equal(command[0], 'node');
+    const child = spawn(process.execPath, command.slice(1), {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: 'pipe',
+    });
+    let output = '';
+    child.stdout.on('data', (c) => {
+      output += c;
+    });
+    child.stderr.on('data', (c) => {
+      output += c;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return { child, output: () => output, exited };
+  }
+
+  const withTimeout = <T>(p: Promise<T>, ms = 30_000) =>
+    Promise.race([
+      p,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms)),
+    ]);
+
+  it('tar.gz: the gateway answers /health 503 then 200 and proxies; the app is found, started and its secrets redacted, encoded too', async (t) => {
+    const task = await taskOf(
+      await tarOf({
+        'server.mjs': [
+          "import { createServer } from 'node:http';",
+          "console.log('token is ' + process.env.APP_TOKEN);",
+          "console.log('b64 ' + Buffer.from('x:' + process.env.APP_TOKEN).toString('base64'));",
+          "console.log('hex ' + Buffer.from(process.env.APP_TOKEN).toString('hex'));",
+          "console.log('launcher vars: ' + Object.keys(process.env).filter((k) => k.startsWith('AGENTHOST_')).join(','));",
+          "setTimeout(() => createServer((q, r) => r.end(JSON.stringify({ via: 'app', path: q.url, greeting: process.env.GREETING }))).listen(Number(process.env.PORT), '127.0.0.1'), 500);",
+        ].join('\n'),
+      }),
+      'tar.gz',
+    );
     const [gatewayPort, appPort] = [await free(), await free()];
-    const gateway = spawn(process.execPath, ['-e', GATEWAY_SOURCE], {
-      env: {
-        PATH: process.env.PATH,
-        PLATFORM_HTTP_PORT: String(appPort),
-        AGENTHOST_GATEWAY_PORT: String(gatewayPort),
-      },
-      stdio: 'pipe',
+    const gateway = runContainer(task.gateway.command, {
+      ...task.gateway.env,
+      PLATFORM_HTTP_PORT: String(appPort),
+      [GATEWAY_PORT_ENV]: String(gatewayPort),
     });
-    let appOut = '';
-    const app = spawn(process.execPath, ['-e', SERVICE_APP_SOURCE], {
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(appPort),
-        AGENTHOST_APP_DIR: appDir,
-        AGENTHOST_BUNDLE_URL: `http://127.0.0.1:${(bundleServer.address() as AddressInfo).port}/b.tar.gz`,
-        AGENTHOST_BUNDLE_FORMAT: 'tar.gz',
-        AGENTHOST_SECRET_NAMES: 'APP_TOKEN',
-        APP_TOKEN: 'task-secret-0123456789',
-      },
-      stdio: 'pipe',
-    });
-    app.stdout.on('data', (c) => {
-      appOut += c;
-    });
-    app.stderr.on('data', (c) => {
-      appOut += c;
+    const app = runContainer(task.app.command, {
+      ...task.app.env,
+      PORT: String(appPort),
+      PLATFORM_HTTP_PORT: String(appPort),
+      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
+      APP_TOKEN: SECRET,
     });
     try {
       let sawStarting = false;
       let body = '';
-      for (let i = 0; i < 200; i++) {
+      for (let i = 0; i < 300; i++) {
         const r = await fetch(`http://127.0.0.1:${gatewayPort}/health`).catch(() => undefined);
         if (r?.status === 503) sawStarting = true;
         if (r?.status === 200) {
-          body = await (await fetch(`http://127.0.0.1:${gatewayPort}/hello`)).text();
+          body = await (await fetch(`http://127.0.0.1:${gatewayPort}/hello?x=1`)).text();
           break;
         }
         await new Promise((res) => setTimeout(res, 50));
       }
-      t.diagnostic(`app output: ${appOut.trim().replace(/\n/g, ' | ')}`);
+      t.diagnostic(`app output: ${app.output().trim().replace(/\n/g, ' | ')}`);
       assert.ok(sawStarting, 'the gateway said 503 before the app listened');
-      assert.deepEqual(JSON.parse(body), { via: 'app', path: '/hello' });
-      assert.match(appOut, /token is \[REDACTED\]/);
-      assert.ok(!appOut.includes('task-secret-0123456789'));
-      assert.match(appOut, /\[platform\] starting: node server\.mjs/);
+      assert.deepEqual(JSON.parse(body), { via: 'app', path: '/hello?x=1', greeting: 'hi' });
+      const out = app.output();
+      assert.match(out, /\[platform\] starting: node server\.mjs/);
+      assert.match(out, /token is \[REDACTED\]/);
+      assert.match(out, /hex \[REDACTED\]/);
+      assert.ok(!out.includes(SECRET), 'no plain secret');
+      assert.ok(!out.includes(Buffer.from(SECRET).toString('hex')), 'no hex secret');
+      assert.ok(
+        !Buffer.from(out.match(/b64 (\S+)/)?.[1] ?? '', 'base64')
+          .toString()
+          .includes(SECRET),
+      );
+      assert.match(out, /launcher vars: \n/, 'the launcher’s variables are not the app’s');
+      // The task fetched the launcher and the bundle through the presigned URLs.
+      assert.ok(bucket.requests.some((r) => r.method === 'GET' && r.key === launcherKey(LAUNCHER)));
     } finally {
-      gateway.kill();
-      app.kill();
-      bundleServer.close();
-      await rm(dir, { recursive: true, force: true });
-      await rm(appDir, { recursive: true, force: true });
+      // SIGTERM, as ECS stops a task: the launcher passes it on to the app's process group.
+      gateway.child.kill();
+      app.child.kill();
+      assert.equal(await withTimeout(app.exited, 10_000), 143, 'the launcher exits with the app');
+      await withTimeout(gateway.exited, 10_000);
     }
+  });
+
+  it('zip: unpacked with the same extraction, the auto-scan finds index.js, and the app’s exit status is the task’s', async () => {
+    const task = await taskOf(
+      await zipOf({
+        'lib/value.txt': '42',
+        'index.js': [
+          "const v = require('node:fs').readFileSync('lib/value.txt', 'utf8');",
+          "console.error('value ' + v + ' and ' + encodeURIComponent(process.env.APP_TOKEN));",
+          'process.exit(3);',
+        ].join('\n'),
+      }),
+      'zip',
+      { http: false },
+    );
+    const app = runContainer(task.app.command, {
+      ...task.app.env,
+      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
+      APP_TOKEN: `${SECRET}/?&`,
+    });
+    assert.equal(await withTimeout(app.exited), 3, app.output());
+    assert.match(app.output(), /\[platform\] starting: node index\.js/);
+    assert.match(app.output(), /value 42 and \[REDACTED\]/);
+  });
+
+  it('an app that fails on port 8080 ends the task with the port-conflict status; so does a gateway whose port is taken', async () => {
+    const task = await taskOf(
+      await tarOf({
+        'app.js':
+          "console.error('Error: listen EADDRINUSE: address already in use 0.0.0.0:8080'); process.exit(1);",
+      }),
+      'tar.gz',
+    );
+    const app = runContainer(task.app.command, {
+      ...task.app.env,
+      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
+    });
+    assert.equal(await withTimeout(app.exited), PORT_CONFLICT_EXIT, app.output());
+    assert.match(app.output(), /port 8080 belongs to the service gateway/);
+
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const gateway = runContainer(task.gateway.command, {
+        ...task.gateway.env,
+        [GATEWAY_PORT_ENV]: String((taken.address() as AddressInfo).port),
+      });
+      assert.equal(await withTimeout(gateway.exited), PORT_CONFLICT_EXIT, gateway.output());
+      assert.match(gateway.output(), /port 8080 is taken/);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('no entrypoint is its own status; a launcher that cannot be downloaded says so', async () => {
+    const task = await taskOf(await tarOf({ 'README.md': 'nothing to run' }), 'tar.gz', { command: null });
+    const app = runContainer(task.app.command, {
+      ...task.app.env,
+      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
+    });
+    assert.equal(await withTimeout(app.exited), NO_ENTRYPOINT_EXIT, app.output());
+    assert.match(app.output(), /\[platform\] no entrypoint: .*main\.py/);
+
+    const missing = runContainer(task.app.command, {
+      ...task.app.env,
+      AGENTHOST_LAUNCHER_URL: `${bucket.url}/service-programs/missing.cjs`,
+    });
+    assert.equal(await withTimeout(missing.exited), LAUNCH_FAILED_EXIT, missing.output());
+    assert.match(
+      missing.output(),
+      /\[platform\] the launcher could not start: launcher download failed with HTTP 404/,
+    );
   });
 });
 
 describe('deploying a service through the API on an AWS deployment', () => {
   const s3 = mockClient(S3Client);
   let p: TestPlatform;
+  let programs: string;
+  const realFetch = globalThis.fetch;
+  /** The launcher uploads, which go to S3 through presigned URLs (answered here, never sent). */
+  const uploads: { url: URL; body: string }[] = [];
   before(async () => {
+    // The stack writes the bundled programs into the function's asset (lib/container-programs.ts).
+    programs = await mkdtemp(join(tmpdir(), 'agenthost-programs-'));
+    await writeFile(join(programs, 'service-gateway.cjs'), GATEWAY);
+    await writeFile(join(programs, 'service-app-launcher.cjs'), LAUNCHER);
+    globalThis.fetch = async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.hostname === '127.0.0.1') return realFetch(input, init);
+      assert.equal(init?.method, 'PUT', `only the launcher upload leaves the platform: ${url}`);
+      assert.match(url.hostname, /\.s3\.[a-z0-9-]+\.amazonaws\.com$/);
+      uploads.push({ url, body: String(init?.body) });
+      return new Response(null, { status: 200 });
+    };
     p = await startTestPlatform(
       {
+        PLATFORM_SERVICES_GATEWAY_FILE: join(programs, 'service-gateway.cjs'),
+        PLATFORM_SERVICES_LAUNCHER_FILE: join(programs, 'service-app-launcher.cjs'),
         PLATFORM_SERVICES_CLUSTER: 'agenthost-services',
         PLATFORM_SERVICES_SUBNETS: 'subnet-a,subnet-b',
         PLATFORM_SERVICES_SECURITY_GROUPS: 'sg-tasks',
@@ -490,6 +734,8 @@ describe('deploying a service through the API on an AWS deployment', () => {
   after(async () => {
     await p.close();
     s3.restore();
+    globalThis.fetch = realFetch;
+    await rm(programs, { recursive: true, force: true });
   });
 
   it('deploys (it was refused with 422 on every AWS deployment): the ECS service is created', async () => {
@@ -538,6 +784,21 @@ describe('deploying a service through the API on an AWS deployment', () => {
     await waitUntil(() => ecs.commandCalls(CreateServiceCommand).length === 1);
     const created = ecs.commandCalls(CreateServiceCommand)[0]?.args[0].input;
     assert.equal(created?.serviceName, `svc-${res.body.id}`);
+    // The launcher went to the bundle bucket through a presigned PUT, and the task definition
+    // carries the gateway from the function's asset and a presigned GET of the launcher.
+    assert.equal(uploads.length, 1);
+    assert.equal(uploads[0]?.url.pathname, `/${launcherKey(LAUNCHER)}`);
+    assert.equal(uploads[0]?.url.searchParams.get('x-id'), 'PutObject');
+    assert.equal(uploads[0]?.body, LAUNCHER);
+    const td = ecs.commandCalls(RegisterTaskDefinitionCommand)[0]?.args[0].input;
+    assert.deepEqual(td?.containerDefinitions?.[0]?.command, ['node', '-e', GATEWAY]);
+    const launcherUrl = new URL(
+      String(
+        td?.containerDefinitions?.[1]?.environment?.find((e) => e.name === 'AGENTHOST_LAUNCHER_URL')?.value,
+      ),
+    );
+    assert.equal(launcherUrl.pathname, `/${launcherKey(LAUNCHER)}`);
+    assert.equal(launcherUrl.searchParams.get('X-Amz-Expires'), String(SERVICE_BUNDLE_URL_SECONDS));
   });
 });
 

@@ -98,6 +98,7 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
   test('every handler loads, with its chunks, on the runtime the template names', async (t) => {
     const failures: string[] = [];
     let runners = 0;
+    let serviceManagers = 0;
     await Promise.all(
       functions.map(async ({ id, fn }) => {
         const runtime = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1];
@@ -119,6 +120,22 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
           runners++;
         } else {
           assert.equal(existsSync(runner), false, `${id}: no runner where no sandbox runs`);
+        }
+        // A function that manages services carries the gateway (put in each task definition) and
+        // the launcher (uploaded on each start).
+        const vars = fn.Properties.Environment?.Variables ?? {};
+        for (const [name, program] of [
+          ['PLATFORM_SERVICES_GATEWAY_FILE', 'service-gateway'],
+          ['PLATFORM_SERVICES_LAUNCHER_FILE', 'service-app-launcher'],
+        ] as const) {
+          const path = join(asset, 'containers', `${program}.cjs`);
+          if (vars[name] !== undefined) {
+            assert.equal(vars[name], `/var/task/containers/${program}.cjs`);
+            await execFileAsync(process.execPath, ['--check', path]);
+            if (program === 'service-gateway') serviceManagers++;
+          } else {
+            assert.equal(existsSync(path), false, `${id}: no ${program} where no service is managed`);
+          }
         }
         const script = [
           `const m = await import('./${file}.mjs');`,
@@ -155,6 +172,7 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
     );
     assert.deepEqual(failures, []);
     assert.equal(runners, 3, 'calls, schedule-runs and schedule-fire carry the runner');
+    assert.equal(serviceManagers, 2, 'services and service-events carry the service programs');
   });
 
   test('the built handlers serve API Gateway events, on DynamoDB Local', async () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { presignS3Get } from '../functions/adapters/aws/s3-presign.ts';
+import { presignS3Get, presignS3Put } from '../functions/adapters/aws/s3-presign.ts';
 
-describe('presignS3Get', () => {
+describe('presignS3Get and presignS3Put', () => {
   const credentials = {
     accessKeyId: 'AKIDEXAMPLE',
     secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
@@ -41,4 +41,37 @@ describe('presignS3Get', () => {
       assert.equal(a.searchParams.get('X-Amz-Expires'), '900');
     });
   }
+
+  it('signs a PUT as @aws-sdk/s3-request-presigner does with checksums only when required', async () => {
+    const key = 'service-programs/service-app-launcher-0123456789abcdef.cjs';
+    const client = new S3Client({
+      region: 'eu-west-1',
+      credentials,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+    });
+    const expected = await getSignedUrl(
+      client,
+      new PutObjectCommand({ Bucket: 'agenthost-bundles-x1', Key: key }),
+      {
+        expiresIn: 300,
+        signingDate,
+      },
+    );
+    client.destroy();
+    const ours = await presignS3Put({
+      bucket: 'agenthost-bundles-x1',
+      key,
+      region: 'eu-west-1',
+      expiresIn: 300,
+      credentials,
+      signingDate,
+    });
+    const a = new URL(ours);
+    const b = new URL(expected);
+    assert.equal(a.origin + a.pathname, b.origin + b.pathname);
+    assert.deepEqual(
+      Object.fromEntries([...a.searchParams].sort()),
+      Object.fromEntries([...b.searchParams].sort()),
+    );
+  });
 });

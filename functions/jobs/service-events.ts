@@ -1,4 +1,4 @@
-import { PORT_CONFLICT_EXIT } from '../adapters/aws/ecs-service-runner.ts';
+import { NO_ENTRYPOINT_EXIT, PORT_CONFLICT_EXIT } from '../containers/service-protocol.ts';
 import { supervisionHooks } from '../core/services/service-supervision.ts';
 import { processConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
@@ -19,9 +19,6 @@ export interface EcsTaskStateChange {
     containers?: { name?: string; exitCode?: number; reason?: string }[];
   };
 }
-
-/** The app container's exit statuses that the service runner script uses (ecs-service-runner.ts). */
-const NO_ENTRYPOINT_EXIT = 78;
 
 /**
  * Supervision in AWS: every task state change of the services cluster, through EventBridge. A

@@ -91,7 +91,8 @@ const schema = z
     PLATFORM_SERVICE_HEALTHY_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
     PLATFORM_SERVICE_START_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(60_000),
     // AWS services (set by the stack): the cluster, the task network, the execution role, the
-    // HTTPS listener and its VPC, the domain of service URLs, the log group and the image.
+    // HTTPS listener and its VPC, the domain of service URLs, the log group, the image, and the
+    // task programs bundled into the function's asset (the gateway and the app launcher).
     PLATFORM_SERVICES_CLUSTER: z.string().min(1).optional(),
     PLATFORM_SERVICES_SUBNETS: z.string().min(1).optional(),
     PLATFORM_SERVICES_SECURITY_GROUPS: z.string().min(1).optional(),
@@ -101,6 +102,8 @@ const schema = z
     PLATFORM_SERVICES_DOMAIN: z.string().min(1).max(200).optional(),
     PLATFORM_SERVICES_LOG_GROUP: z.string().min(1).optional(),
     PLATFORM_SERVICES_IMAGE: z.string().min(1).optional(),
+    PLATFORM_SERVICES_GATEWAY_FILE: z.string().min(1).optional(),
+    PLATFORM_SERVICES_LAUNCHER_FILE: z.string().min(1).optional(),
     // Payments (docs/billing.md): local checkout pages, or Stripe. Stripe's keys come from the
     // environment, or in AWS from the Secrets Manager secret the stack names (JSON with
     // secret_key and webhook_secret). STRIPE_API_BASE points the SDK elsewhere (tests).
@@ -203,6 +206,8 @@ export interface Config {
     domain: string | undefined;
     logGroup: string | undefined;
     image: string | undefined;
+    gatewayFile: string | undefined;
+    launcherFile: string | undefined;
   };
   llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
   /** PLATFORM_LLM_SECRET_ARN: the Secrets Manager secret holding the provider keys (AWS). */
@@ -284,6 +289,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       domain: e.PLATFORM_SERVICES_DOMAIN,
       logGroup: e.PLATFORM_SERVICES_LOG_GROUP,
       image: e.PLATFORM_SERVICES_IMAGE,
+      gatewayFile: e.PLATFORM_SERVICES_GATEWAY_FILE,
+      launcherFile: e.PLATFORM_SERVICES_LAUNCHER_FILE,
     },
     llmSecretArn: e.PLATFORM_LLM_SECRET_ARN,
     llm: {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertBundleKey, assertDownloadUrlTtl, type BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
@@ -342,6 +343,9 @@ export async function createServiceRunner(
     ['PLATFORM_SERVICES_DOMAIN', c.domain],
     ['PLATFORM_SERVICES_LOG_GROUP', c.logGroup],
     ['PLATFORM_SERVICES_IMAGE', c.image],
+    ['PLATFORM_SERVICES_GATEWAY_FILE', c.gatewayFile],
+    ['PLATFORM_SERVICES_LAUNCHER_FILE', c.launcherFile],
+    ['PLATFORM_BUNDLE_BUCKET', config.bundleBucket],
     ['AWS_REGION', config.awsRegion],
   ]
     .filter(([, v]) => !v)
@@ -377,6 +381,15 @@ export async function createServiceRunner(
       ]);
       const { EcsServiceRunner } = await import('../adapters/aws/ecs-service-runner.ts');
       const region = config.awsRegion;
+      // The task programs, bundled into this function's asset (lib/container-programs.ts).
+      const program = (file: string) =>
+        readFile(file, 'utf8').catch((err: Error) => {
+          throw new Error(`A service task program cannot be read from ${file}: ${err.message}`);
+        });
+      const [gatewaySource, launcherSource] = await Promise.all([
+        program(c.gatewayFile as string),
+        program(c.launcherFile as string),
+      ]);
       return new EcsServiceRunner({
         ecs: new ECSClient({ region }),
         elb: new ElasticLoadBalancingV2Client({ region }),
@@ -395,6 +408,9 @@ export async function createServiceRunner(
         secretsPrefix: config.secretsPrefix,
         account,
         partition,
+        gatewaySource,
+        launcherSource,
+        bucket: config.bundleBucket as string,
       });
     },
     ['start', 'stop', 'logs'],

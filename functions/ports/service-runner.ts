@@ -5,6 +5,13 @@
  * host of supervised sandboxed processes behind per-service gateways
  * (adapters/local/local-service-host.ts); ECS Fargate services in AWS.
  */
+/**
+ * How long a task's signed URLs (the bundle's, and in AWS the launcher's) stay valid. A task
+ * started later (ECS replacing a crashed task, or scaling out) cannot download them until the
+ * service is started again (docs/services.md).
+ */
+export const SERVICE_BUNDLE_URL_SECONDS = 3600;
+
 export interface ServiceLaunch {
   serviceId: string;
   /** The service's name (its public host name in AWS). */

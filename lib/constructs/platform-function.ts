@@ -18,7 +18,7 @@ import { buildSync } from 'esbuild';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
 import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
-import { buildContainerProgram, containerProgramFile } from '../container-programs.ts';
+import { buildContainerProgram, containerProgramFile, containerProgramsOf } from '../container-programs.ts';
 import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lambda-bundling.ts';
 import {
   BUNDLE_READ_ACTIONS,
@@ -91,11 +91,11 @@ class EsbuildBundling implements ILocalBundling {
       absWorkingDir: PROJECT_ROOT,
       logLevel: 'warning',
     });
-    // A function that runs sandboxes hands the runner to each task (containers/sandbox-protocol.ts).
-    if (this.access.sandbox) {
-      const file = join(outputDir, containerProgramFile('sandbox-runner'));
+    // The programs the function hands to ECS tasks (the sandbox runner, the service programs).
+    for (const program of containerProgramsOf(this.access)) {
+      const file = join(outputDir, containerProgramFile(program));
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, buildContainerProgram('sandbox-runner'));
+      writeFileSync(file, buildContainerProgram(program));
     }
     return true;
   }

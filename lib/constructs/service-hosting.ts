@@ -8,7 +8,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { SERVICE_PROGRAMS_PREFIX } from '../../functions/adapters/aws/ecs-service-runner.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
+import { containerProgramFile } from '../container-programs.ts';
 import { JOB_ACCESS } from '../module-access.ts';
 import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
 
@@ -265,6 +267,9 @@ export class ServiceHosting extends Construct {
       StringEquals: { 'iam:AWSServiceName': 'ecs.application-autoscaling.amazonaws.com' },
     });
     allow(['logs:FilterLogEvents'], [this.logGroup.logGroupArn]);
+    // The launcher: put on every start, and read by the tasks through URLs this role signs.
+    const programs = `${this.props.bundleBucket.arn}/${SERVICE_PROGRAMS_PREFIX}*`;
+    allow(['s3:PutObject', 's3:GetObject'], [programs]);
 
     const env: Record<string, string> = {
       PLATFORM_SERVICES_CLUSTER: this.cluster.clusterName,
@@ -276,6 +281,9 @@ export class ServiceHosting extends Construct {
       PLATFORM_SERVICES_DOMAIN: this.props.domain,
       PLATFORM_SERVICES_LOG_GROUP: this.logGroup.logGroupName,
       PLATFORM_SERVICES_IMAGE: SERVICE_IMAGE,
+      // Written into the asset of every function with services access (platform-function.ts).
+      PLATFORM_SERVICES_GATEWAY_FILE: `/var/task/${containerProgramFile('service-gateway')}`,
+      PLATFORM_SERVICES_LAUNCHER_FILE: `/var/task/${containerProgramFile('service-app-launcher')}`,
     };
     for (const [k, v] of Object.entries(env)) fn.function.addEnvironment(k, v);
 
@@ -285,6 +293,10 @@ export class ServiceHosting extends Construct {
         reason:
           'Each always-on service gets its own ECS service, task definition family, target group and listener rule at run time, named after its id (svc-*, agenthost-svc-*); the grant covers those names in this cluster and on this listener only.',
       })),
+      {
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(programs))}]`,
+        reason: `The service launcher is uploaded under the ${SERVICE_PROGRAMS_PREFIX} prefix of the bundle bucket, named by its content hash at run time; the grant covers that prefix only, not the bundles or the sandbox's run objects.`,
+      },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason:

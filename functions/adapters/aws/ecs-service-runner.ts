@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type ApplicationAutoScalingClient,
   DeregisterScalableTargetCommand,
@@ -24,15 +25,40 @@ import {
   PriorityInUseException,
   TargetGroupNotFoundException,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { ENTRYPOINT_SCAN } from '../../core/services/entrypoint.ts';
-import type { ServiceLaunch, ServiceRunner, SupervisionHooks } from '../../ports/service-runner.ts';
-import { ARCHIVE_SOURCE } from './archive-source.ts';
+import {
+  APP_PORT,
+  BUNDLE_FORMAT_ENV,
+  BUNDLE_URL_ENV,
+  COMMAND_ENV,
+  GATEWAY_PORT,
+  HTTP_ENV,
+  LAUNCHER_URL_ENV,
+  SECRET_NAMES_ENV,
+  SERVICE_APP_BOOTSTRAP,
+} from '../../containers/service-protocol.ts';
+import {
+  SERVICE_BUNDLE_URL_SECONDS,
+  type ServiceLaunch,
+  type ServiceRunner,
+  type SupervisionHooks,
+} from '../../ports/service-runner.ts';
+import { presignS3Get, presignS3Put } from './s3-presign.ts';
 
-/** The gateway's port in the task (spec) and the app's default port. */
-export const GATEWAY_PORT = 8080;
-export const APP_PORT = 3000;
-/** The exit status both task-side scripts use when the app took the gateway's port. */
-export const PORT_CONFLICT_EXIT = 98;
+export { APP_PORT, GATEWAY_PORT, PORT_CONFLICT_EXIT } from '../../containers/service-protocol.ts';
+
+/**
+ * Where the platform puts the bundled service launcher in the bundle bucket, named by its content
+ * (service-app-launcher-<sha256 prefix>.cjs): every start uploads it, and a task of an older
+ * revision keeps reading the launcher it was started with.
+ */
+export const SERVICE_PROGRAMS_PREFIX = 'service-programs/';
+
+/** The key of a launcher's object. */
+export const launcherKey = (source: string) =>
+  `${SERVICE_PROGRAMS_PREFIX}service-app-launcher-${createHash('sha256').update(source).digest('hex').slice(0, 16)}.cjs`;
+
+/** A presigned URL of an object in the bundle bucket (the launcher's upload and download). */
+export type ServicePresign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
 
 export interface EcsServiceRunnerOptions {
   ecs: ECSClient;
@@ -56,6 +82,20 @@ export interface EcsServiceRunnerOptions {
   secretsPrefix: string;
   account: string;
   partition?: string;
+  /**
+   * The gateway, bundled (lib/container-programs.ts; PLATFORM_SERVICES_GATEWAY_FILE): small enough
+   * to be the gateway container's command, `node -e <gateway>`.
+   */
+  gatewaySource: string;
+  /**
+   * The launcher, bundled (PLATFORM_SERVICES_LAUNCHER_FILE): uploaded to the bundle bucket on every
+   * start; the app container's SERVICE_APP_BOOTSTRAP downloads it through a presigned URL.
+   */
+  launcherSource: string;
+  /** The bundle bucket (PLATFORM_BUNDLE_BUCKET), which holds the launcher under SERVICE_PROGRAMS_PREFIX. */
+  bucket: string;
+  /** @default presignS3Get / presignS3Put on the bucket, with this role's credentials */
+  presign?: ServicePresign;
 }
 
 /** ECS names of a service's resources. */
@@ -75,9 +115,10 @@ export function serviceHost(name: string, workspaceId: string, domain: string): 
 
 /**
  * The service runner on ECS Fargate (docs/services.md): one task definition revision per start
- * (the gateway container on 8080 answering /health and proxying to the app on 3000; the app
- * container downloading the bundle through a fresh signed URL, installing, finding its entrypoint
- * and redacting secret values from its output), secrets by reference to Secrets Manager (never
+ * (the gateway container, functions/containers/service-gateway.ts, on 8080 answering /health and
+ * proxying to the app on 3000; the app container's bootstrap downloading the launcher,
+ * functions/containers/service-app-launcher.ts, which downloads the bundle, installs, finds its
+ * entrypoint and redacts secret values from its output, both through fresh signed URLs), secrets by reference to Secrets Manager (never
  * values in the task definition), no task role, one ECS service (desired count = min_instances)
  * with an Application Auto Scaling target up to max_instances, and a target group plus a
  * host-header rule on the shared HTTPS listener. Crashes arrive as ECS task state change events
@@ -87,16 +128,40 @@ export function serviceHost(name: string, workspaceId: string, domain: string): 
 export class EcsServiceRunner implements ServiceRunner {
   readonly kind = 'ecs' as const;
   private readonly o: EcsServiceRunnerOptions;
+  private readonly presign: ServicePresign;
 
   constructor(options: EcsServiceRunnerOptions) {
     this.o = options;
+    const { bucket, region } = options;
+    this.presign =
+      options.presign ??
+      ((method, key, expiresIn) =>
+        (method === 'GET' ? presignS3Get : presignS3Put)({ bucket, key, region, expiresIn }));
+  }
+
+  /**
+   * Uploads the launcher (idempotent: its key is its content's hash) and answers a presigned GET
+   * URL of it that lives as long as the bundle's (SERVICE_BUNDLE_URL_SECONDS; docs/services.md on
+   * what that means for tasks started later).
+   */
+  private async launcherUrl(): Promise<string> {
+    const key = launcherKey(this.o.launcherSource);
+    const res = await fetch(await this.presign('PUT', key, 300), {
+      method: 'PUT',
+      body: this.o.launcherSource,
+      headers: { 'content-type': 'application/javascript' },
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    if (!res.ok) throw new Error(`The service launcher could not be uploaded: HTTP ${res.status}`);
+    return this.presign('GET', key, SERVICE_BUNDLE_URL_SECONDS);
   }
 
   bind(_hooks: SupervisionHooks): void {
     // Supervision runs in the ECS events function, not in this process.
   }
 
-  taskDefinition(launch: ServiceLaunch): RegisterTaskDefinitionCommandInput {
+  /** The task definition of one start; `launcherUrl` is the launcher's presigned GET URL. */
+  taskDefinition(launch: ServiceLaunch, launcherUrl: string): RegisterTaskDefinitionCommandInput {
     const n = ecsNames(launch.serviceId);
     const partition = this.o.partition ?? 'aws';
     const secretNames = [...launch.secretNames].sort();
@@ -125,11 +190,11 @@ export class EcsServiceRunner implements ServiceRunner {
           name: 'gateway',
           image: this.o.image,
           essential: true,
-          command: ['node', '-e', GATEWAY_SOURCE],
+          command: ['node', '-e', this.o.gatewaySource],
           portMappings: [{ containerPort: GATEWAY_PORT, protocol: 'tcp' }],
           environment: [
             { name: 'PLATFORM_HTTP_PORT', value: String(APP_PORT) },
-            { name: 'AGENTHOST_HTTP', value: String(launch.http) },
+            { name: HTTP_ENV, value: String(launch.http) },
           ],
           healthCheck: {
             command: [
@@ -149,16 +214,17 @@ export class EcsServiceRunner implements ServiceRunner {
           name: 'app',
           image: this.o.image,
           essential: true,
-          command: ['node', '-e', SERVICE_APP_SOURCE],
+          command: ['node', '-e', SERVICE_APP_BOOTSTRAP],
           dependsOn: [{ containerName: 'gateway', condition: 'START' }],
           environment: [
             ...plain,
             { name: 'PORT', value: String(APP_PORT) },
             { name: 'PLATFORM_HTTP_PORT', value: String(APP_PORT) },
-            { name: 'AGENTHOST_BUNDLE_URL', value: launch.bundleUrl ?? '' },
-            { name: 'AGENTHOST_BUNDLE_FORMAT', value: launch.bundle?.format ?? 'tar.gz' },
-            { name: 'AGENTHOST_COMMAND', value: launch.command ?? '' },
-            { name: 'AGENTHOST_SECRET_NAMES', value: secretNames.join(',') },
+            { name: LAUNCHER_URL_ENV, value: launcherUrl },
+            { name: BUNDLE_URL_ENV, value: launch.bundleUrl ?? '' },
+            { name: BUNDLE_FORMAT_ENV, value: launch.bundle?.format ?? 'tar.gz' },
+            { name: COMMAND_ENV, value: launch.command ?? '' },
+            { name: SECRET_NAMES_ENV, value: secretNames.join(',') },
           ],
           secrets: secretNames.map((name) => ({
             name,
@@ -178,7 +244,9 @@ export class EcsServiceRunner implements ServiceRunner {
   async start(launch: ServiceLaunch): Promise<{ url: string; port: number | null }> {
     const n = ecsNames(launch.serviceId);
     const host = serviceHost(launch.name, launch.workspaceId, this.o.domain);
-    const registered = await this.o.ecs.send(new RegisterTaskDefinitionCommand(this.taskDefinition(launch)));
+    const registered = await this.o.ecs.send(
+      new RegisterTaskDefinitionCommand(this.taskDefinition(launch, await this.launcherUrl())),
+    );
     const taskDefinitionArn = registered.taskDefinition?.taskDefinitionArn;
     if (!taskDefinitionArn) throw new Error('RegisterTaskDefinition returned no ARN');
     const targetGroupArn = await this.ensureTargetGroup(n.targetGroup);
@@ -403,112 +471,3 @@ export function rulePriority(serviceId: string): number {
   for (const c of serviceId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
   return (h % 49_999) + 1;
 }
-
-/**
- * The gateway container (`node -e GATEWAY_SOURCE`): listens on 8080, answers GET /health itself
- * (503 until the app accepts connections on PLATFORM_HTTP_PORT; an app without HTTP is ready after
- * a second), and proxies every other request to the app. If 8080 is taken it exits with
- * PORT_CONFLICT_EXIT. CommonJS, Node built-ins only.
- */
-export const GATEWAY_SOURCE = String.raw`'use strict';
-// The task's own environment (written this way: only the config module reads the platform's).
-const ENV = process['env'];
-const http = require('node:http');
-const net = require('node:net');
-const APP_PORT = Number(ENV.PLATFORM_HTTP_PORT || ${APP_PORT});
-const PORT = Number(ENV.AGENTHOST_GATEWAY_PORT || ${GATEWAY_PORT});
-const HTTP = ENV.AGENTHOST_HTTP !== 'false';
-const started = Date.now();
-let ready = false;
-function probe() {
-  if (ready) return;
-  if (!HTTP) { if (Date.now() - started >= 1000) ready = true; else setTimeout(probe, 200); return; }
-  const s = net.connect({ host: '127.0.0.1', port: APP_PORT });
-  s.once('connect', () => { s.destroy(); ready = true; console.log(JSON.stringify({ msg: 'app ready', port: APP_PORT })); });
-  s.once('error', () => { s.destroy(); setTimeout(probe, 200); });
-}
-const server = http.createServer((req, res) => {
-  if (req.method === 'GET' && req.url.split('?')[0] === '/health') {
-    res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ status: ready ? 'ok' : 'starting' }));
-    return;
-  }
-  if (!ready || !HTTP) { res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' }); res.end('{"error":{"code":"SERVICE_UNAVAILABLE","message":"The service is not ready"}}'); return; }
-  const up = http.request({ host: '127.0.0.1', port: APP_PORT, method: req.method, path: req.url, headers: req.headers }, (r) => { res.writeHead(r.statusCode || 502, r.headers); r.pipe(res); });
-  up.on('error', () => { if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }); res.end('{"error":{"code":"BAD_GATEWAY","message":"The service did not answer"}}'); });
-  req.pipe(up);
-});
-server.on('error', (err) => {
-  console.error(JSON.stringify({ msg: err.code === 'EADDRINUSE' ? 'port ${GATEWAY_PORT} is taken: the app must listen on $PORT, not ${GATEWAY_PORT}' : 'gateway failed', error: String(err) }));
-  process.exit(err.code === 'EADDRINUSE' ? ${PORT_CONFLICT_EXIT} : 1);
-});
-server.listen(PORT, '0.0.0.0', probe);
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
-`;
-
-/**
- * The app container (`node -e SERVICE_APP_SOURCE`): downloads the bundle through the signed URL,
- * unpacks it, installs declared dependencies, picks the entrypoint (AGENTHOST_COMMAND, else the
- * same auto-scan as locally), and runs it with its output line by line through a filter that
- * replaces every secret value (the variables named in AGENTHOST_SECRET_NAMES) with [REDACTED].
- * Exits with the app's status; an app that fails on port 8080 exits with PORT_CONFLICT_EXIT.
- */
-export const SERVICE_APP_SOURCE = String.raw`'use strict';
-const ENV = process['env'];
-const fs = require('node:fs');
-const path = require('node:path');
-const zlib = require('node:zlib');
-const cp = require('node:child_process');
-${ARCHIVE_SOURCE}
-const ROOT = ENV.AGENTHOST_APP_DIR || '/tmp/app';
-const SCAN = ${JSON.stringify(ENTRYPOINT_SCAN)};
-const note = (m) => process.stderr.write('[platform] ' + m + '\n');
-const secrets = (ENV.AGENTHOST_SECRET_NAMES || '').split(',').filter(Boolean).map((n) => ENV[n]).filter((v) => v && v.length >= 4).sort((a, b) => b.length - a.length);
-const redact = (s) => { for (const v of secrets) s = s.split(v).join('[REDACTED]'); return s; };
-let conflict = false;
-function pipe(from, to) {
-  let partial = '';
-  from.on('data', (c) => {
-    const parts = (partial + c.toString('utf8')).split('\n');
-    partial = parts.pop();
-    for (const line of parts) { if (/EADDRINUSE/.test(line) && /${GATEWAY_PORT}/.test(line)) conflict = true; to.write(redact(line) + '\n'); }
-  });
-  from.on('end', () => { if (partial) to.write(redact(partial) + '\n'); });
-}
-(async () => {
-  const url = ENV.AGENTHOST_BUNDLE_URL;
-  const format = ENV.AGENTHOST_BUNDLE_FORMAT;
-  delete ENV.AGENTHOST_BUNDLE_URL;
-  fs.mkdirSync(ROOT, { recursive: true });
-  const res = await fetch(url);
-  if (!res.ok) { note('bundle download failed: HTTP ' + res.status); process.exit(70); }
-  (format === 'zip' ? unzip : untar)(Buffer.from(await res.arrayBuffer()), ROOT);
-  const files = fs.readdirSync(ROOT);
-  const read = (f) => (files.includes(f) ? fs.readFileSync(path.join(ROOT, f), 'utf8') : undefined);
-  const pkgText = read('package.json');
-  let pkg = {};
-  try { pkg = pkgText ? JSON.parse(pkgText) : {}; } catch {}
-  let command = ENV.AGENTHOST_COMMAND || '';
-  if (!command && pkg.scripts && typeof pkg.scripts.start === 'string' && pkg.scripts.start.trim()) command = 'npm start';
-  if (!command) { const hit = SCAN.find((e) => files.includes(e.file)); if (hit) command = hit.command; }
-  if (!command) { note('no entrypoint: none of ' + SCAN.map((e) => e.file).join(', ') + ' in the bundle'); process.exit(78); }
-  const steps = [];
-  if (pkg.dependencies && Object.keys(pkg.dependencies).length > 0) steps.push('npm install --omit=dev --no-audit --no-fund --loglevel=error');
-  const reqs = read('requirements.txt');
-  if (reqs && reqs.split('\n').some((l) => l.trim() && !l.trim().startsWith('#'))) steps.push('python3 -m pip install --disable-pip-version-check -q -r requirements.txt --target .python-packages');
-  const env = Object.assign({}, ENV, { PYTHONPATH: '.python-packages' });
-  delete env.AGENTHOST_SECRET_NAMES; delete env.AGENTHOST_COMMAND; delete env.AGENTHOST_BUNDLE_FORMAT; delete env.AGENTHOST_APP_DIR;
-  if (steps.length) {
-    note('installing dependencies');
-    const r = cp.spawnSync('/bin/sh', ['-c', steps.join(' && ')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-    process.stdout.write(redact(String(r.stdout || ''))); process.stderr.write(redact(String(r.stderr || '')));
-    if (r.status !== 0) { note('dependency install failed'); process.exit(71); }
-  }
-  note('starting: ' + command);
-  const child = cp.spawn('/bin/sh', ['-c', command], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  pipe(child.stdout, process.stdout);
-  pipe(child.stderr, process.stderr);
-  process.on('SIGTERM', () => child.kill('SIGTERM'));
-  child.on('exit', (code, signal) => process.exit(conflict ? ${PORT_CONFLICT_EXIT} : code === null ? 1 : code));
-})().catch((err) => { note('start failed: ' + String(err && err.message)); process.exit(70); });
-`;

@@ -42,7 +42,20 @@ export interface PresignOptions {
  * that only hand out download URLs. test/s3-presign.test.ts checks the URL equals
  * @aws-sdk/s3-request-presigner's for the same inputs.
  */
-export async function presignS3Get(options: PresignOptions): Promise<string> {
+export function presignS3Get(options: PresignOptions): Promise<string> {
+  return presignS3('GET', options);
+}
+
+/**
+ * A presigned S3 PUT URL, the same way (no checksum: the SDK's presigner would sign the CRC32 of
+ * an empty body). The ECS service runner uploads the service launcher through it without the S3
+ * client; test/s3-presign.test.ts checks it against @aws-sdk/s3-request-presigner's too.
+ */
+export function presignS3Put(options: PresignOptions): Promise<string> {
+  return presignS3('PUT', options);
+}
+
+async function presignS3(method: 'GET' | 'PUT', options: PresignOptions): Promise<string> {
   const signer = new SignatureV4({
     service: 's3',
     region: options.region,
@@ -54,13 +67,14 @@ export async function presignS3Get(options: PresignOptions): Promise<string> {
   const hostname = `${options.bucket}.s3.${options.region}.amazonaws.com`;
   const path = `/${options.key.split('/').map(encodeURIComponent).join('/')}`;
   const request = new HttpRequest({
-    method: 'GET',
+    method,
     protocol: 'https:',
     hostname,
     path,
     // As the S3 client's presigner: an unsigned payload (hoisted into the query) and checksum mode.
     headers: { host: hostname, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
-    query: { 'x-id': 'GetObject', 'x-amz-checksum-mode': 'ENABLED' },
+    query:
+      method === 'GET' ? { 'x-id': 'GetObject', 'x-amz-checksum-mode': 'ENABLED' } : { 'x-id': 'PutObject' },
   });
   const signed = await signer.presign(request, {
     expiresIn: options.expiresIn,

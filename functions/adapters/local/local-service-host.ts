@@ -7,7 +7,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { redactSecrets } from '../../core/calls/sandbox-run.ts';
+import { redactSecrets } from '../../core/secrets/redact-secrets.ts';
 import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../../core/services/entrypoint.ts';
 import { supervisionHooks } from '../../core/services/service-supervision.ts';
 import type { Deps } from '../../platform/deps.ts';

@@ -5,8 +5,9 @@ import { jsonTooDeep } from '../../platform/json-depth.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { redactSecrets, redactSecretsInJson } from '../secrets/redact-secrets.ts';
 import type { CallFile } from './call-input.ts';
-import { openRunSession, type RunExtras, redactSecrets, redactSecretsInJson } from './sandbox-run.ts';
+import { openRunSession, type RunExtras } from './sandbox-run.ts';
 
 export interface CodeRunResult {
   data: Record<string, unknown>;

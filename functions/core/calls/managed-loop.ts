@@ -18,6 +18,7 @@ import {
   type Warning,
 } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { redactSecrets, redactSecretsInJson } from '../secrets/redact-secrets.ts';
 import type { CallFile } from './call-input.ts';
 import {
   type CallOptions,
@@ -27,7 +28,7 @@ import {
   skillTexts,
   tokenUsage,
 } from './direct-llm.ts';
-import { openRunSession, type RunExtras, redactSecrets, redactSecretsInJson } from './sandbox-run.ts';
+import { openRunSession, type RunExtras } from './sandbox-run.ts';
 
 export interface ManagedLoopResult {
   data: Record<string, unknown>;

@@ -43,57 +43,6 @@ export async function runSecrets(
   return values;
 }
 
-/** Replaces every secret value in `text` (long enough to be meaningful) with [REDACTED]. */
-export function redactSecrets(text: string, secrets: Record<string, string>): string {
-  const needles = new Set<string>();
-  for (const value of Object.values(secrets)) {
-    if (value.length < 4) continue;
-    needles.add(value);
-    if (value.length >= ENCODED_FORMS_MIN) for (const form of encodedForms(value)) needles.add(form);
-  }
-  let out = text;
-  for (const needle of [...needles].sort((a, b) => b.length - a.length)) {
-    if (needle.length >= 4) out = out.split(needle).join('[REDACTED]');
-  }
-  return out;
-}
-
-/** redactSecrets over every string (keys too) of a JSON value: a run's output before anyone sees or stores it. */
-export function redactSecretsInJson(value: unknown, secrets: Record<string, string>): unknown {
-  if (typeof value === 'string') return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((v) => redactSecretsInJson(v, secrets));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [redactSecrets(k, secrets), redactSecretsInJson(v, secrets)]),
-    );
-  }
-  return value;
-}
-
-/** Values this long are also redacted in their encoded forms (shorter ones would match noise). */
-const ENCODED_FORMS_MIN = 8;
-
-/**
- * The encoded forms of a secret that user code can print to slip past a plain match: hex (both
- * cases), URL encoding, and base64/base64url. Base64 of the secret inside a longer string depends
- * on where it starts modulo 3, so for each of the three alignments the part of the encoding that
- * depends only on the secret (whole 4-character groups, without the partial first and last) is a
- * needle: an encoded secret inside a bigger encoded blob is still caught.
- */
-export function encodedForms(value: string): string[] {
-  const bytes = Buffer.from(value, 'utf8');
-  const forms = [bytes.toString('hex'), bytes.toString('hex').toUpperCase(), encodeURIComponent(value)];
-  for (const shift of [0, 1, 2]) {
-    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]);
-    const encoded = shifted.toString('base64');
-    // Characters 0..ceil(shift*4/3) also carry the prefix's bits; those past the last whole
-    // group carry the following bytes' bits (or padding).
-    const stable = encoded.slice(Math.ceil((shift * 4) / 3), Math.floor(shifted.length / 3) * 4);
-    if (stable.length >= 4) forms.push(stable, stable.replace(/\+/g, '-').replace(/\//g, '_'));
-  }
-  return forms.filter((f) => f !== value);
-}
-
 /**
  * What an orchestrator run gets on top of an ordinary one: PLATFORM_SERVICE_KEY and
  * PLATFORM_API_URL in its environment, network to reach the platform, and strict mode when its

@@ -1,9 +1,14 @@
 import type { Deps } from '../../platform/deps.ts';
 import { PlatformError } from '../../platform/errors.ts';
-import type { ServiceExit, ServiceLaunch, SupervisionHooks } from '../../ports/service-runner.ts';
+import {
+  SERVICE_BUNDLE_URL_SECONDS,
+  type ServiceExit,
+  type ServiceLaunch,
+  type SupervisionHooks,
+} from '../../ports/service-runner.ts';
 import { queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
-import { redactSecrets } from '../calls/sandbox-run.ts';
+import { redactSecrets } from '../secrets/redact-secrets.ts';
 import { serviceEventItem, writeServiceLogs } from './service-events.ts';
 import {
   loadStoredService,
@@ -12,9 +17,6 @@ import {
   serviceKeys,
   serviceWrite,
 } from './service-record.ts';
-
-/** How long a task's signed bundle URL stays valid (it is used once, when the task starts). */
-const BUNDLE_URL_SECONDS = 3600;
 
 /** How long a started app must stay up before its restart-failure counter resets (docs/services.md). */
 export const HEALTHY_PERIOD_MS = 60_000;
@@ -68,7 +70,7 @@ export async function buildLaunch(deps: Deps, s: Service): Promise<ServiceLaunch
     return {
       ...base,
       bundle: { data: Buffer.alloc(0), format: agent.bundle.format },
-      bundleUrl: await deps.bundles.downloadUrl(agent.bundle.key, BUNDLE_URL_SECONDS),
+      bundleUrl: await deps.bundles.downloadUrl(agent.bundle.key, SERVICE_BUNDLE_URL_SECONDS),
       env: { ...s.env, ...platformEnv },
       secrets: {},
     };
