@@ -1,11 +1,13 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BwrapSandbox } from '../adapters/local/bwrap-sandbox.ts';
 import { ADMIN_KEY_FILE, type BootstrapResult, bootstrapOwner } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
 import { ApiGatewayEmulator } from './api-gateway-emulator.ts';
 import { TemplateResolver } from './cloudformation-template.ts';
 import { type DynamoDbEngine, freeLoopbackPort, startDynamoDbEngine } from './dynamodb-local.ts';
+import { EcsEmulator } from './ecs-emulator.ts';
 import { type EmulatedEndpoints, removeEndpointsFile, writeEndpointsFile } from './emulated-endpoints.ts';
 import { emulatedTableDeps } from './emulated-table-deps.ts';
 import { LambdaApiEmulator } from './lambda-api-emulator.ts';
@@ -147,7 +149,20 @@ export async function startEmulatedDeployment(
     const schedulerEndpoint = await scheduler.listen(0, '127.0.0.1');
     closers.push(() => scheduler.close());
 
+    // ECS: a sandbox task runs its task definition's container under bubblewrap, able to reach
+    // only the S3 emulator (where its presigned URLs point).
+    const ecs = new EcsEmulator({
+      resolver,
+      sandbox: new BwrapSandbox({ runsDir: join(root, 'tasks') }),
+      hostPorts: [Number(new URL(s3Endpoint).port)],
+      ...EMULATED_ACCOUNT,
+      log,
+    });
+    const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
+    closers.push(() => ecs.close());
+
     const awsEndpoints: Record<string, string> = {
+      AWS_ENDPOINT_URL_ECS: ecsEndpoint,
       AWS_ENDPOINT_URL_SCHEDULER: schedulerEndpoint,
       AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint,
       AWS_ENDPOINT_URL_S3: s3Endpoint,
@@ -176,6 +191,7 @@ export async function startEmulatedDeployment(
       secretsManagerEndpoint: secretsEndpoint,
       lambdaEndpoint,
       schedulerEndpoint,
+      ecsEndpoint,
     };
     // The owner account, as `npm start` creates it, in the emulated table.
     const deps = await emulatedTableDeps(config, endpoints);

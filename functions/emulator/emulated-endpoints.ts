@@ -17,6 +17,7 @@ export interface EmulatedEndpoints {
   secretsManagerEndpoint: string;
   lambdaEndpoint: string;
   schedulerEndpoint: string;
+  ecsEndpoint: string;
 }
 
 const FILE = join('aws', 'endpoints.json');

@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Sandbox, SandboxSession } from '../ports/sandbox.ts';
+import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
+import type { TemplateResolver } from './cloudformation-template.ts';
+import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
+
+/**
+ * ECS for the emulated deployment: the JSON protocol (awsJson1_1, X-Amz-Target
+ * AmazonEC2ContainerServiceV20141113.<Operation>) for the operations the sandbox adapter sends
+ * (RunTask, DescribeTasks, StopTask). A task runs its task definition's one container as written in
+ * the template (its EntryPoint and Command, its environment with RunTask's overrides) under
+ * bubblewrap instead of Fargate: the same program, the runner the ECS sandbox uploads, in a
+ * namespace of its own whose only way out is the listed host ports (the S3 emulator's, which the
+ * runner's presigned URLs name). Task definitions registered over the wire are not supported:
+ * the sandbox's comes from the template. More operations (always-on services) can be registered
+ * with `addOperations`.
+ */
+
+const TARGET_PREFIX = 'AmazonEC2ContainerServiceV20141113.';
+const MAX_REQUEST_BYTES = 1024 * 1024;
+/** The longest a task may run here (Fargate has no limit; a sandbox run ends far earlier). */
+const MAX_TASK_MS = 60 * 60 * 1000;
+
+interface ContainerDefinition {
+  Name: string;
+  EntryPoint?: string[];
+  Command?: string[];
+  Environment?: { Name: string; Value: string }[];
+  WorkingDirectory?: string;
+}
+
+interface TaskDefinition {
+  arn: string;
+  family: string;
+  containers: ContainerDefinition[];
+  memoryMib: number;
+}
+
+interface EmulatedTask {
+  taskArn: string;
+  clusterArn: string;
+  taskDefinitionArn: string;
+  startedBy?: string;
+  group?: string;
+  lastStatus: 'PENDING' | 'RUNNING' | 'STOPPED';
+  desiredStatus: 'RUNNING' | 'STOPPED';
+  createdAt: number;
+  startedAt?: number;
+  stoppedAt?: number;
+  stopCode?: string;
+  stoppedReason?: string;
+  containerName: string;
+  exitCode?: number;
+  abort: AbortController;
+  tags: { key: string; value: string }[];
+}
+
+type Operation = (body: Record<string, unknown>) => Promise<unknown> | unknown;
+
+export interface EcsEmulatorOptions {
+  resolver: TemplateResolver;
+  /** Where tasks run (bubblewrap with egress). */
+  sandbox: Sandbox;
+  /** Host loopback ports a task may reach (the S3 emulator's). */
+  hostPorts: number[];
+  region: string;
+  accountId: string;
+  log?: (line: string) => void;
+}
+
+const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+
+export class EcsEmulator {
+  private readonly options: EcsEmulatorOptions;
+  private readonly definitions = new Map<string, TaskDefinition>();
+  private readonly tasks = new Map<string, EmulatedTask>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly operations = new Map<string, Operation>();
+  private readonly server: EmulatorServer;
+
+  constructor(options: EcsEmulatorOptions) {
+    this.options = options;
+    const { resolver } = options;
+    for (const { stack, logicalId, resource } of resolver.resourcesOfType('AWS::ECS::TaskDefinition')) {
+      const p = resolver.resolve(stack, resource.Properties ?? {}, logicalId) as {
+        ContainerDefinitions?: ContainerDefinition[];
+        Memory?: string;
+      };
+      const arn = String(resolver.resolve(stack, { Ref: logicalId }, logicalId));
+      const family = resolver.physicalName(stack, logicalId);
+      const def = {
+        arn,
+        family,
+        containers: p.ContainerDefinitions ?? [],
+        memoryMib: Number(p.Memory ?? 2048),
+      };
+      this.definitions.set(arn, def);
+      this.definitions.set(family, def);
+      this.definitions.set(`${family}:1`, def);
+    }
+    this.operations.set('RunTask', (b) => this.runTask(b));
+    this.operations.set('DescribeTasks', (b) => this.describeTasks(b));
+    this.operations.set('StopTask', (b) => this.stopTask(b));
+    this.server = new EmulatorServer(
+      (req, res) => this.handle(req, res),
+      (res, e) =>
+        sendJson(
+          res,
+          e.status,
+          { __type: e.code, message: e.message },
+          {
+            'content-type': 'application/x-amz-json-1.1',
+          },
+        ),
+    );
+  }
+
+  /** Adds operations (by name, as in X-Amz-Target) served on the same endpoint. */
+  addOperations(operations: Record<string, Operation>): void {
+    for (const [name, op] of Object.entries(operations)) this.operations.set(name, op);
+  }
+
+  listen(port: number, host: string): Promise<string> {
+    return this.server.listen(port, host);
+  }
+
+  /** Stops every task and waits for them to end. */
+  async close(): Promise<void> {
+    for (const task of this.tasks.values()) task.abort.abort();
+    await Promise.allSettled([...this.running]);
+    await this.server.close();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = String(req.headers['x-amz-target'] ?? '');
+    const op = target.startsWith(TARGET_PREFIX)
+      ? this.operations.get(target.slice(TARGET_PREFIX.length))
+      : undefined;
+    if (req.method !== 'POST' || !op) {
+      throw new AwsWireError('InvalidAction', 400, `The emulator does not serve ${target || 'this request'}`);
+    }
+    const raw = await readLimitedBody(
+      req,
+      MAX_REQUEST_BYTES,
+      () => new AwsWireError('ClientException', 413, 'The request is too large.'),
+    );
+    let body: unknown;
+    try {
+      body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new AwsWireError('SerializationException', 400, 'The request body is not valid JSON.');
+    }
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      throw new AwsWireError('SerializationException', 400, 'The request body must be a JSON object.');
+    }
+    sendJson(res, 200, await op(body as Record<string, unknown>), {
+      'content-type': 'application/x-amz-json-1.1',
+    });
+  }
+
+  private clusterArn(cluster: unknown): string {
+    const name = typeof cluster === 'string' && cluster ? cluster : 'default';
+    return name.startsWith('arn:')
+      ? name
+      : `arn:aws:ecs:${this.options.region}:${this.options.accountId}:cluster/${name}`;
+  }
+
+  private runTask(body: Record<string, unknown>): unknown {
+    const definition = this.definitions.get(String(body.taskDefinition ?? ''));
+    if (!definition) {
+      throw new AwsWireError(
+        'ClientException',
+        400,
+        `Unable to find task definition ${String(body.taskDefinition)}`,
+      );
+    }
+    const container = definition.containers[0];
+    if (!container || definition.containers.length !== 1) {
+      throw new AwsWireError(
+        'ClientException',
+        400,
+        'The emulator runs task definitions with exactly one container',
+      );
+    }
+    const clusterArn = this.clusterArn(body.cluster);
+    const clusterName = clusterArn.split('/').pop() as string;
+    const id = randomUUID().replaceAll('-', '');
+    const overrides = (
+      (
+        body.overrides as {
+          containerOverrides?: { name?: string; environment?: { name: string; value: string }[] }[];
+        }
+      )?.containerOverrides ?? []
+    ).find((o) => o.name === container.Name);
+    const env: Record<string, string> = {};
+    for (const e of container.Environment ?? []) env[e.Name] = e.Value;
+    for (const e of overrides?.environment ?? []) env[e.name] = e.value;
+    const task: EmulatedTask = {
+      taskArn: `arn:aws:ecs:${this.options.region}:${this.options.accountId}:task/${clusterName}/${id}`,
+      clusterArn,
+      taskDefinitionArn: definition.arn,
+      ...(typeof body.startedBy === 'string' ? { startedBy: body.startedBy } : {}),
+      lastStatus: 'PENDING',
+      desiredStatus: 'RUNNING',
+      createdAt: Date.now(),
+      containerName: container.Name,
+      abort: new AbortController(),
+      tags: (body.tags as { key: string; value: string }[] | undefined) ?? [],
+    };
+    this.tasks.set(task.taskArn, task);
+    const command = [...(container.EntryPoint ?? []), ...(container.Command ?? [])].map(shellQuote).join(' ');
+    const run = this.start(task, command, env, definition.memoryMib).finally(() => this.running.delete(run));
+    this.running.add(run);
+    return { tasks: [this.describe(task)], failures: [] };
+  }
+
+  private async start(task: EmulatedTask, command: string, env: Record<string, string>, memoryMib: number) {
+    let session: SandboxSession | undefined;
+    try {
+      session = await this.options.sandbox.openSession({
+        runId: `ecs-${task.taskArn.split('/').pop()}`,
+        workspaceId: 'ecs-emulator',
+        env,
+        network: 'egress',
+        hostLoopbackPorts: this.options.hostPorts,
+        limits: { ...DEFAULT_SANDBOX_LIMITS, memoryBytes: memoryMib * 1024 * 1024 },
+        deadlineMs: Date.now() + MAX_TASK_MS,
+      });
+      task.lastStatus = 'RUNNING';
+      task.startedAt = Date.now();
+      const result = await session.exec(`exec ${command}`, {
+        signal: task.abort.signal,
+        onOutput: (_stream, chunk) => {
+          for (const line of chunk.toString('utf8').split('\n')) {
+            if (line) this.options.log?.(`[ecs ${task.taskArn.split('/').pop()?.slice(0, 8)}] ${line}`);
+          }
+        },
+      });
+      task.exitCode = result.exitCode ?? 137;
+      task.stopCode ??= 'EssentialContainerExited';
+      task.stoppedReason ??= 'Essential container in task exited';
+    } catch (err) {
+      task.stopCode = 'TaskFailedToStart';
+      task.stoppedReason = `The task could not start: ${String((err as Error).message ?? err)}`;
+      this.options.log?.(`[ecs] ${task.stoppedReason}`);
+    } finally {
+      await session?.close().catch(() => undefined);
+      task.lastStatus = 'STOPPED';
+      task.desiredStatus = 'STOPPED';
+      task.stoppedAt = Date.now();
+    }
+  }
+
+  private describeTasks(body: Record<string, unknown>): unknown {
+    const tasks: unknown[] = [];
+    const failures: unknown[] = [];
+    for (const ref of (body.tasks as string[] | undefined) ?? []) {
+      const task = this.tasks.get(ref) ?? [...this.tasks.values()].find((t) => t.taskArn.endsWith(`/${ref}`));
+      if (task) tasks.push(this.describe(task));
+      else failures.push({ arn: ref, reason: 'MISSING' });
+    }
+    return { tasks, failures };
+  }
+
+  private stopTask(body: Record<string, unknown>): unknown {
+    const ref = String(body.task ?? '');
+    const task = this.tasks.get(ref) ?? [...this.tasks.values()].find((t) => t.taskArn.endsWith(`/${ref}`));
+    if (!task) throw new AwsWireError('InvalidParameterException', 400, 'The referenced task was not found.');
+    if (task.lastStatus !== 'STOPPED') {
+      task.desiredStatus = 'STOPPED';
+      task.stopCode = 'UserInitiated';
+      task.stoppedReason = typeof body.reason === 'string' ? body.reason : 'Task stopped by user';
+      task.abort.abort();
+    }
+    return { task: this.describe(task) };
+  }
+
+  private describe(task: EmulatedTask): Record<string, unknown> {
+    const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
+    return {
+      taskArn: task.taskArn,
+      clusterArn: task.clusterArn,
+      taskDefinitionArn: task.taskDefinitionArn,
+      lastStatus: task.lastStatus,
+      desiredStatus: task.desiredStatus,
+      launchType: 'FARGATE',
+      createdAt: seconds(task.createdAt),
+      startedAt: seconds(task.startedAt),
+      stoppedAt: seconds(task.stoppedAt),
+      stopCode: task.stopCode,
+      stoppedReason: task.stoppedReason,
+      startedBy: task.startedBy,
+      tags: task.tags,
+      containers: [
+        {
+          name: task.containerName,
+          lastStatus: task.lastStatus,
+          ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
+        },
+      ],
+    };
+  }
+}

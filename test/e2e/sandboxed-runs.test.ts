@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { packDirectory } from '../../functions/cli/pack.ts';
+import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { errorOf } from '../helpers/platform.ts';
+
+/**
+ * User code in the sandbox over HTTP against both deployments: a tool agent (bubblewrap locally;
+ * on the emulated deployment the synthesized calls Lambda starts an ECS task, which runs the task
+ * definition's runner under bubblewrap and moves the run through S3) and a managed tool-use loop
+ * whose custom tool runs there too, with a workspace secret that must never come back.
+ */
+
+type Envelope = { data: Record<string, unknown>; warnings: { code: string }[] };
+
+async function bundleOf(files: Record<string, string>): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'agenthost-e2e-bundle-'));
+  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
+  const { data } = await packDirectory(dir);
+  await rm(dir, { recursive: true, force: true });
+  return data;
+}
+
+const readStdin =
+  "const chunks = []; for await (const c of process.stdin) chunks.push(c); const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');";
+
+for (const kind of DEPLOYMENTS) {
+  describe(`sandboxed runs: tool agents and managed loops (${kind} deployment)`, () => {
+    let d: Deployment;
+    let fake: FakeLlmProviders;
+    let ws: string;
+    const secret = `sk-e2e-${kind}-DO-NOT-LEAK-0123456789`;
+
+    const publish = async (manifest: Record<string, unknown>, files: Record<string, string>) => {
+      const res = await d.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+        body: manifest,
+      });
+      assert.equal(res.status, 201, res.text);
+      const up = await d.request('POST', `/agents/${res.body.id}/upload`, {
+        rawBody: await bundleOf(files),
+        headers: { 'content-type': 'application/gzip' },
+      });
+      assert.equal(up.status, 200, up.text);
+    };
+
+    before(async () => {
+      fake = await startFakeLlm();
+      d = await startDeployment(kind, {
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      });
+      const list = await d.request<{ workspaces: { id: string; slug: string }[] }>('GET', '/workspaces');
+      ws = list.body.workspaces.find((w) => w.slug === 'local')?.id as string;
+      const put = await d.request('PUT', `/workspaces/${ws}/secrets`, {
+        body: { name: 'SERVICE_TOKEN', value: secret },
+      });
+      assert.equal(put.status, 200, put.text);
+    });
+    after(async () => {
+      await d?.close();
+      await fake?.close();
+    });
+    beforeEach(() => fake.reset());
+
+    it('runs a tool agent’s command on its JSON input, with its declared secret, never answering the secret', async () => {
+      await publish(
+        {
+          name: 'adder',
+          type: 'tool',
+          description: 'Adds.',
+          supported_providers: ['any'],
+          runtime: { command: 'node main.mjs' },
+          required_secrets: ['SERVICE_TOKEN'],
+        },
+        {
+          'main.mjs': `${readStdin} console.log(JSON.stringify({ sum: input.a + input.b, cwd: process.cwd(), token: process.env.SERVICE_TOKEN, tokenLength: (process.env.SERVICE_TOKEN ?? '').length }));`,
+        },
+      );
+      const res = await d.request<Envelope>('POST', '/local/adder/v1/run', { body: { a: 2, b: 3 } });
+      assert.equal(res.status, 200, `${res.text}\n${d.output().slice(-3000)}`);
+      assert.equal(res.body.data.sum, 5);
+      assert.equal(res.body.data.cwd, '/work');
+      assert.equal(res.body.data.tokenLength, secret.length, 'the declared secret reached the command');
+      assert.ok(!res.text.includes(secret), 'the secret is redacted from the answer');
+    });
+
+    it('answers a tool that fails with the error envelope', async () => {
+      await publish(
+        {
+          name: 'failing',
+          type: 'tool',
+          description: 'Fails.',
+          supported_providers: ['any'],
+          runtime: { command: 'node main.mjs' },
+          required_secrets: [],
+        },
+        { 'main.mjs': "console.error('broken on purpose'); process.exit(3);" },
+      );
+      const res = await d.request('POST', '/local/failing/v1/run', { body: {} });
+      assert.ok(res.status >= 400 && res.status < 600, res.text);
+      const err = errorOf(res);
+      assert.ok(err.code.length > 0);
+    });
+
+    it('runs a managed tool-use loop whose custom tool runs in the sandbox', async () => {
+      await publish(
+        {
+          name: 'liner',
+          type: 'agent',
+          description: 'Counts lines with its tool.',
+          supported_providers: ['anthropic'],
+          loop: { max_turns: 4 },
+          custom_tools: [
+            {
+              name: 'count_lines',
+              description: 'Counts the words of a text.',
+              command: 'node count.mjs {{text}}',
+              input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+            },
+          ],
+        },
+        {
+          'count.mjs': "console.log(String(process.argv[2].split(' ').length));",
+        },
+      );
+      fake.setResponder((call) => {
+        const result = call.toolResults?.at(-1);
+        if (result) return { toolCalls: [{ name: 'submit_result', input: { tool_said: result.content } }] };
+        return { toolCalls: [{ name: 'count_lines', input: { text: 'a b c' } }] };
+      });
+      const res = await d.request<Envelope>('POST', '/local/liner/v1/run', {
+        body: { question: 'How many lines?' },
+      });
+      assert.equal(res.status, 200, `${res.text}\n${d.output().slice(-3000)}`);
+      const said = String(res.body.data.tool_said);
+      assert.match(said, /\b3\b/, `the tool ran in the sandbox and answered: ${said}`);
+    });
+  });
+}
