@@ -74,4 +74,39 @@ describe('presignS3Get and presignS3Put', () => {
       Object.fromEntries([...b.searchParams].sort()),
     );
   });
+  for (const method of ['GET', 'PUT'] as const) {
+    it(`signs a ${method} for an S3 endpoint given by address as the client does (path style)`, async () => {
+      const endpoint = 'http://127.0.0.1:45123';
+      const key = 'bundles/acme/word-count/v3.tar.gz';
+      const client = new S3Client({
+        region: 'us-east-1',
+        credentials,
+        endpoint,
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+      });
+      const command =
+        method === 'GET'
+          ? new GetObjectCommand({ Bucket: 'agenthost-bundles-x1', Key: key })
+          : new PutObjectCommand({ Bucket: 'agenthost-bundles-x1', Key: key });
+      const expected = await getSignedUrl(client, command, { expiresIn: 600, signingDate });
+      client.destroy();
+      const ours = await (method === 'GET' ? presignS3Get : presignS3Put)({
+        bucket: 'agenthost-bundles-x1',
+        key,
+        region: 'us-east-1',
+        expiresIn: 600,
+        credentials,
+        signingDate,
+        endpoint,
+      });
+      const a = new URL(ours);
+      const b = new URL(expected);
+      assert.equal(a.origin + a.pathname, `${endpoint}/agenthost-bundles-x1/${key}`);
+      assert.equal(a.origin + a.pathname, b.origin + b.pathname);
+      assert.deepEqual(
+        Object.fromEntries([...a.searchParams].sort()),
+        Object.fromEntries([...b.searchParams].sort()),
+      );
+    });
+  }
 });

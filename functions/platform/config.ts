@@ -74,6 +74,9 @@ const schema = z
       .default('agenthost'),
     PLATFORM_SECRETS_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
     PLATFORM_BUNDLE_BUCKET: z.string().min(3).max(63).optional(),
+    // The AWS SDK's own variable for an S3-compatible endpoint (the S3 client reads it itself); read
+    // here too so the URLs the platform signs without the client name the same endpoint.
+    AWS_ENDPOINT_URL_S3: z.url().optional(),
     PLATFORM_BUNDLE_KMS_KEY_ID: z.string().min(1).max(2048).optional(),
     // Schedules. Locally: how many scheduled runs the in-process loop runs at once. In AWS (set by
     // the stack): the EventBridge Scheduler group, the fire Lambda, the role Scheduler assumes to
@@ -178,6 +181,8 @@ export interface Config {
   secretsPrefix: string;
   secretsKmsKeyId: string | undefined;
   bundleBucket: string | undefined;
+  /** AWS_ENDPOINT_URL_S3: S3 elsewhere than AWS (the emulated deployment's). */
+  s3Endpoint: string | undefined;
   bundleKmsKeyId: string | undefined;
   schedulerConcurrency: number;
   scheduleGroup: string | undefined;
@@ -261,6 +266,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     secretsPrefix: e.PLATFORM_SECRETS_PREFIX,
     secretsKmsKeyId: e.PLATFORM_SECRETS_KMS_KEY_ID,
     bundleBucket: e.PLATFORM_BUNDLE_BUCKET,
+    s3Endpoint: e.AWS_ENDPOINT_URL_S3,
     bundleKmsKeyId: e.PLATFORM_BUNDLE_KMS_KEY_ID,
     schedulerConcurrency: e.PLATFORM_SCHEDULER_CONCURRENCY,
     scheduleGroup: e.PLATFORM_SCHEDULE_GROUP,

@@ -194,7 +194,13 @@ export async function createS3Bundles(config: Config): Promise<BundleStore> {
           throw new Error('PLATFORM_BUNDLE_BUCKET and AWS_REGION are needed to sign bundle download URLs');
         }
         const { presignS3Get } = await import('../adapters/aws/s3-presign.ts');
-        return presignS3Get({ bucket: config.bundleBucket, key, region: config.awsRegion, expiresIn: ttl });
+        return presignS3Get({
+          bucket: config.bundleBucket,
+          key,
+          region: config.awsRegion,
+          expiresIn: ttl,
+          endpoint: config.s3Endpoint,
+        });
       },
     },
   );
@@ -411,6 +417,7 @@ export async function createServiceRunner(
         gatewaySource,
         launcherSource,
         bucket: config.bundleBucket as string,
+        s3Endpoint: config.s3Endpoint,
       });
     },
     ['start', 'stop', 'logs'],

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { packDirectory } from '../../functions/cli/pack.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
@@ -138,6 +140,35 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(res.status, 200, `${res.text}\n${d.output().slice(-3000)}`);
       const said = String(res.body.data.tool_said);
       assert.match(said, /\b3\b/, `the tool ran in the sandbox and answered: ${said}`);
+    });
+    it('hands out a public agent’s bundle through a download URL that serves its exact bytes', async () => {
+      const files = { 'main.mjs': 'console.log(JSON.stringify({ ok: true }));' };
+      await publish(
+        {
+          name: 'shared-tool',
+          type: 'tool',
+          description: 'Downloadable.',
+          supported_providers: ['any'],
+          runtime: { command: 'node main.mjs' },
+          is_public: true,
+          allow_local_download: true,
+        },
+        files,
+      );
+      const res = await d.request<{ bundle: { url: string; sha256: string; size_bytes: number } }>(
+        'GET',
+        '/public/agents/local/shared-tool/v1/download',
+        { key: null },
+      );
+      assert.equal(res.status, 200, res.text);
+      const { url, sha256, size_bytes } = res.body.bundle;
+      // Locally a file on this machine; on AWS a presigned URL of the bucket (here the S3 emulator's).
+      const bytes = url.startsWith('file:')
+        ? await readFile(fileURLToPath(url))
+        : Buffer.from(await (await fetch(url)).arrayBuffer());
+      assert.equal(bytes.length, size_bytes);
+      assert.equal(createHash('sha256').update(bytes).digest('hex'), sha256);
+      if (kind === 'emulated') assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\//, 'the emulated S3 endpoint');
     });
   });
 }

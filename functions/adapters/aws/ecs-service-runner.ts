@@ -61,6 +61,8 @@ export const launcherKey = (source: string) =>
 export type ServicePresign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
 
 export interface EcsServiceRunnerOptions {
+  /** AWS_ENDPOINT_URL_S3, when S3 is elsewhere than AWS (the emulated deployment's). */
+  s3Endpoint?: string | undefined;
   ecs: ECSClient;
   elb: ElasticLoadBalancingV2Client;
   autoscaling: ApplicationAutoScalingClient;
@@ -132,11 +134,11 @@ export class EcsServiceRunner implements ServiceRunner {
 
   constructor(options: EcsServiceRunnerOptions) {
     this.o = options;
-    const { bucket, region } = options;
+    const { bucket, region, s3Endpoint: endpoint } = options;
     this.presign =
       options.presign ??
       ((method, key, expiresIn) =>
-        (method === 'GET' ? presignS3Get : presignS3Put)({ bucket, key, region, expiresIn }));
+        (method === 'GET' ? presignS3Get : presignS3Put)({ bucket, key, region, expiresIn, endpoint }));
   }
 
   /**

@@ -33,6 +33,12 @@ export interface PresignOptions {
   expiresIn: number;
   credentials?: AwsCredentialIdentity | Provider<AwsCredentialIdentity>;
   signingDate?: Date;
+  /**
+   * An S3-compatible endpoint other than AWS's (AWS_ENDPOINT_URL_S3, as the S3 client reads it):
+   * the URL then addresses the bucket by path on that endpoint, as the client does for an endpoint
+   * given by IP address (the emulated deployment's S3).
+   */
+  endpoint?: string | undefined;
 }
 
 /**
@@ -64,15 +70,19 @@ async function presignS3(method: 'GET' | 'PUT', options: PresignOptions): Promis
     uriEscapePath: false,
     applyChecksum: false,
   });
-  const hostname = `${options.bucket}.s3.${options.region}.amazonaws.com`;
-  const path = `/${options.key.split('/').map(encodeURIComponent).join('/')}`;
+  const custom = options.endpoint ? new URL(options.endpoint) : undefined;
+  const hostname = custom ? custom.hostname : `${options.bucket}.s3.${options.region}.amazonaws.com`;
+  const host = custom ? custom.host : hostname;
+  const keyPath = `/${options.key.split('/').map(encodeURIComponent).join('/')}`;
+  const path = custom ? `/${options.bucket}${keyPath}` : keyPath;
   const request = new HttpRequest({
     method,
-    protocol: 'https:',
+    protocol: custom ? custom.protocol : 'https:',
     hostname,
+    ...(custom?.port ? { port: Number(custom.port) } : {}),
     path,
     // As the S3 client's presigner: an unsigned payload (hoisted into the query) and checksum mode.
-    headers: { host: hostname, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
+    headers: { host, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
     query:
       method === 'GET' ? { 'x-id': 'GetObject', 'x-amz-checksum-mode': 'ENABLED' } : { 'x-id': 'PutObject' },
   });
@@ -86,5 +96,6 @@ async function presignS3(method: 'GET' | 'PUT', options: PresignOptions): Promis
     if (typeof v === 'string') query.append(k, v);
     else if (Array.isArray(v)) for (const item of v) query.append(k, item);
   }
-  return `https://${hostname}${path}?${query.toString().replace(/\+/g, '%20')}`;
+  const origin = custom ? custom.origin : `https://${hostname}`;
+  return `${origin}${path}?${query.toString().replace(/\+/g, '%20')}`;
 }
