@@ -1,24 +1,15 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import Stripe from 'stripe';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { hashApiKey } from '../functions/core/api-keys/api-key-secret.ts';
 import { issueServiceKey, spendDownstreamBudget } from '../functions/core/calls/service-keys.ts';
 import { keys } from '../functions/core/keys.ts';
 import { utcDay } from '../functions/core/usage/daily-usage.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
+import { type FakeStripe, startFakeStripe } from './helpers/fake-stripe.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Checkout = { session_id: string; checkout_url: string; credits: number; amount_cents: number };
-
-const readBody = async (req: IncomingMessage) => {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-};
 
 describe('billing with local payments: checkout page, confirm, balance, transactions', () => {
   let p: TestPlatform;
@@ -84,47 +75,20 @@ describe('billing with local payments: checkout page, confirm, balance, transact
 
 describe('billing with Stripe (the SDK against a loopback server speaking Stripe’s API)', () => {
   let p: TestPlatform;
-  let fake: ReturnType<typeof createServer>;
-  const seen: { path: string; form: URLSearchParams; auth: string | undefined }[] = [];
-  const WEBHOOK_SECRET = 'whsec_test_0123456789abcdef';
-  const stripe = new Stripe('sk_test_unused');
-  const signed = (payload: string, secret = WEBHOOK_SECRET) =>
-    stripe.webhooks.generateTestHeaderString({ payload, secret });
+  let fake: FakeStripe;
 
   before(async () => {
-    let n = 0;
-    fake = createServer(async (req, res) => {
-      const body = await readBody(req);
-      seen.push({ path: req.url ?? '', form: new URLSearchParams(body), auth: req.headers.authorization });
-      if (req.method === 'POST' && req.url === '/v1/checkout/sessions') {
-        n++;
-        res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_fake_${n}` });
-        res.end(
-          JSON.stringify({
-            id: `cs_test_${n}`,
-            object: 'checkout.session',
-            url: `https://checkout.stripe.com/c/pay/cs_test_${n}`,
-            payment_status: 'unpaid',
-          }),
-        );
-        return;
-      }
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({ error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } }),
-      );
-    }).listen(0, '127.0.0.1');
-    await once(fake, 'listening');
+    fake = await startFakeStripe();
     p = await startTestPlatform({
       PLATFORM_PAYMENTS: 'stripe',
-      STRIPE_SECRET_KEY: 'sk_test_platform',
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_BASE: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`,
+      STRIPE_SECRET_KEY: fake.secretKey,
+      STRIPE_WEBHOOK_SECRET: fake.webhookSecret,
+      STRIPE_API_BASE: fake.apiBase,
     });
   });
   after(async () => {
     await p.close();
-    fake.close();
+    await fake.close();
   });
 
   it('creates a Checkout Session; only a signed completed event lands credits, once; replays and forgeries land nothing', async (t) => {
@@ -136,7 +100,7 @@ describe('billing with Stripe (the SDK against a loopback server speaking Stripe
     assert.equal(co.status, 201, co.text);
     assert.equal(co.body.session_id, 'cs_test_1');
     assert.equal(co.body.checkout_url, 'https://checkout.stripe.com/c/pay/cs_test_1');
-    const sent = seen.find((s) => s.path === '/v1/checkout/sessions');
+    const sent = fake.seen.find((s) => s.path === '/v1/checkout/sessions');
     assert.ok(sent);
     assert.equal(sent.auth, 'Bearer sk_test_platform');
     assert.equal(sent.form.get('mode'), 'payment');
@@ -145,13 +109,8 @@ describe('billing with Stripe (the SDK against a loopback server speaking Stripe
     assert.equal(sent.form.get('metadata[account_id]'), a.account.id);
     assert.equal(sent.form.get('client_reference_id'), a.account.id);
 
-    const event = (id: string, status = 'paid') =>
-      JSON.stringify({
-        id,
-        object: 'event',
-        type: 'checkout.session.completed',
-        data: { object: { id: 'cs_test_1', object: 'checkout.session', payment_status: status } },
-      });
+    const event = (id: string, status = 'paid') => fake.completedEvent(id, 'cs_test_1', status);
+    const signed = fake.signed;
     const post = (payload: string, signature: string | undefined) =>
       p.request<{ received: boolean; duplicate: boolean; landed: boolean }>('POST', '/billing/webhook', {
         key: null,

@@ -173,6 +173,7 @@ export async function startEmulatedDeployment(
       region,
       publicUrl: url,
       endpoints: awsEndpoints,
+      stripeApiBase: config.payments.stripeApiBase,
     });
     lambdas = new LambdaHost(functions, (fn, line) => log(`[${fn}] ${line}`));
     closers.push(() => (lambdas as LambdaHost).close());
@@ -220,7 +221,12 @@ export async function startEmulatedDeployment(
 function lambdaFunctions(
   resolver: TemplateResolver,
   assetDir: (s3Key: string) => string,
-  options: { region: string; publicUrl: string; endpoints: Record<string, string> },
+  options: {
+    region: string;
+    publicUrl: string;
+    endpoints: Record<string, string>;
+    stripeApiBase: string | undefined;
+  },
 ): EmulatedFunction[] {
   return resolver.resourcesOfType('AWS::Lambda::Function').map(({ stack, logicalId, resource }) => {
     const p = resource.Properties ?? {};
@@ -240,6 +246,11 @@ function lambdaFunctions(
     }
     // The API is reached where the emulator serves it, not at an execute-api host.
     if ('PLATFORM_PUBLIC_URL' in environment) environment.PLATFORM_PUBLIC_URL = options.publicUrl;
+    // Stripe is outside AWS: a Stripe test double's address (STRIPE_API_BASE) reaches the functions
+    // that take payments, the one setting the emulator adds beyond the template.
+    if ('PLATFORM_STRIPE_SECRET_ARN' in environment && options.stripeApiBase) {
+      environment.STRIPE_API_BASE = options.stripeApiBase;
+    }
     const memoryMb = Number(p.MemorySize ?? 128);
     const runtime = String(p.Runtime ?? 'nodejs');
     return {

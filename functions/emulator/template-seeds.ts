@@ -25,25 +25,42 @@ function providerSecret(config: Config): string {
   return JSON.stringify(Object.fromEntries(entries.filter(([, v]) => v !== undefined)));
 }
 
+/** Stripe's keys as the template's Stripe secret holds them (docs/billing.md), when both are given. */
+function stripeSecret(config: Config): string | undefined {
+  const { stripeSecretKey, stripeWebhookSecret } = config.payments;
+  if (!stripeSecretKey || !stripeWebhookSecret) return undefined;
+  return JSON.stringify({ secret_key: stripeSecretKey, webhook_secret: stripeWebhookSecret });
+}
+
+/** The ARNs of the secrets the functions name in environment variable `name`. */
+function secretArnsNamedBy(resolver: TemplateResolver, name: string): Set<string> {
+  const arns = new Set<string>();
+  for (const { stack, resource } of resolver.resourcesOfType('AWS::Lambda::Function')) {
+    const v = (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)
+      ?.Variables;
+    if (v?.[name] !== undefined) arns.add(String(resolver.resolve(stack, v[name], name)));
+  }
+  return arns;
+}
+
 /**
- * Creates each template secret that does not exist yet. The provider-keys secret (the one the
- * run functions read through PLATFORM_LLM_SECRET_ARN) is set on every start from the provider
- * variables, so `npm run start:emulated` honours them as `npm start` does, through the path a
- * deployment uses.
+ * Creates each template secret that does not exist yet. The stack's own secrets are then set from
+ * the environment on every start, so `npm run start:emulated` honours the same variables as
+ * `npm start`, through the path a deployment uses: the provider-keys secret (read by the run
+ * functions through PLATFORM_LLM_SECRET_ARN) from the model provider variables, and the Stripe
+ * secret (PLATFORM_STRIPE_SECRET_ARN) from STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET when both
+ * are set.
  */
 export function seedTemplateSecrets(
   resolver: TemplateResolver,
   secrets: SecretsManagerEmulator,
   config: Config,
 ): void {
-  const providerArns = new Set<string>();
-  for (const { stack, resource } of resolver.resourcesOfType('AWS::Lambda::Function')) {
-    const v = (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)
-      ?.Variables;
-    if (v?.PLATFORM_LLM_SECRET_ARN !== undefined) {
-      providerArns.add(String(resolver.resolve(stack, v.PLATFORM_LLM_SECRET_ARN, 'PLATFORM_LLM_SECRET_ARN')));
-    }
-  }
+  const fromEnvironment = new Map<string, string | undefined>();
+  for (const arn of secretArnsNamedBy(resolver, 'PLATFORM_LLM_SECRET_ARN'))
+    fromEnvironment.set(arn, providerSecret(config));
+  for (const arn of secretArnsNamedBy(resolver, 'PLATFORM_STRIPE_SECRET_ARN'))
+    fromEnvironment.set(arn, stripeSecret(config));
   for (const { stack, logicalId, resource } of resolver.resourcesOfType('AWS::SecretsManager::Secret')) {
     const p = resolver.resolve(stack, resource.Properties ?? {}, logicalId) as {
       SecretString?: string;
@@ -71,7 +88,8 @@ export function seedTemplateSecrets(
     } catch (err) {
       if ((err as { code?: string }).code !== 'ResourceExistsException') throw err;
     }
-    if (providerArns.has(arn)) secrets.putSecretValue(arn, providerSecret(config));
+    const current = fromEnvironment.get(arn);
+    if (current !== undefined) secrets.putSecretValue(arn, current);
   }
 }
 
