@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { accountsDeps } from '../../functions/cli/accounts-deps.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { ADMIN_KEY_FILE } from '../../functions/platform/bootstrap.ts';
@@ -26,7 +28,14 @@ export const DEPLOYMENTS: DeploymentKind[] = ['local', 'emulated'];
  * Every emulated start of the test run shares one synthesized assembly (synthesis bundles every
  * Lambda: about a minute); it is made again only when a source file changes.
  */
-const SHARED_ASSEMBLY = join(tmpdir(), 'agenthost-test-assembly');
+const SHARED_ASSEMBLY = join(
+  tmpdir(),
+  // One per checkout: another checkout's run would replace it while this one's functions run from it.
+  `agenthost-test-assembly-${createHash('sha256')
+    .update(fileURLToPath(import.meta.url))
+    .digest('hex')
+    .slice(0, 12)}`,
+);
 
 export interface Deployment {
   kind: DeploymentKind;
