@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { runCli } from '../helpers/process.ts';
 
 /**
  * Keys, tasks and workspaces over HTTP against `npm start` and `npm run start:emulated` alike
@@ -140,6 +141,21 @@ for (const kind of DEPLOYMENTS) {
       });
       assert.equal(secret.status, 403);
       assert.equal(errorOf(secret).code, 'FORBIDDEN');
+    });
+    it('creates an account with the CLI (agenthost accounts create) on the running deployment’s data dir', async () => {
+      const out = await runCli(['accounts', 'create', '--org', `cli-${kind}`, '--tier', 'team', '--json'], {
+        PLATFORM_DATA_DIR: d.dataDir,
+      });
+      assert.equal(out.code, 0, out.stderr);
+      const created = JSON.parse(out.stdout) as { api_key: string; org: string; tier: string };
+      assert.deepEqual([created.org, created.tier], [`cli-${kind}`, 'team']);
+      const tasks = await d.request('GET', '/tasks', { key: created.api_key });
+      assert.equal(tasks.status, 200, 'the new key works against the running deployment');
+      const again = await runCli(['accounts', 'create', '--org', `cli-${kind}`, '--tier', 'pro'], {
+        PLATFORM_DATA_DIR: d.dataDir,
+      });
+      assert.equal(again.code, 3, 'a taken org is a conflict');
+      assert.match(again.stderr, /agenthost: /);
     });
   });
 }
