@@ -1,7 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BwrapSandbox } from '../adapters/local/bwrap-sandbox.ts';
+import { BwrapSandbox, removeStaleRuns } from '../adapters/local/bwrap-sandbox.ts';
 import { ADMIN_KEY_FILE, type BootstrapResult, bootstrapOwner } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
 import { ApiGatewayEmulator } from './api-gateway-emulator.ts';
@@ -34,6 +34,12 @@ import { eventInvokeConfigs, seedTemplateSecrets } from './template-seeds.ts';
  */
 
 export const EMULATED_ACCOUNT = { region: 'us-east-1', accountId: '000000000000' };
+
+/**
+ * Where the emulated deployment writes its owner's key: beside its other data under
+ * <data dir>/aws/, so a data dir that `npm start` uses too keeps that platform's key file.
+ */
+export const emulatedAdminKeyFile = (dataDir: string) => join(dataDir, 'aws', ADMIN_KEY_FILE);
 
 export interface EmulatedDeployment {
   url: string;
@@ -69,6 +75,8 @@ export async function startEmulatedDeployment(
       await c().catch((err) => log(`emulator: close failed: ${String(err)}`));
   };
   try {
+    // Sandbox task directories a killed emulator left behind (their processes died with it).
+    await removeStaleRuns(join(root, 'tasks'));
     const assembly = await synthesize(config.emulatorAssemblyDir ?? join(root, 'cdk.out'), {}, progress);
     const resolver = new TemplateResolver(assembly.stacks, EMULATED_ACCOUNT);
     const region = EMULATED_ACCOUNT.region;
@@ -203,7 +211,7 @@ export async function startEmulatedDeployment(
       await deps.store.close();
     }
     if (boot.generatedKey) {
-      const file = join(config.dataDir, ADMIN_KEY_FILE);
+      const file = emulatedAdminKeyFile(config.dataDir);
       await writeFile(file, `${boot.generatedKey}\n`, { mode: 0o600 });
       await chmod(file, 0o600);
     }

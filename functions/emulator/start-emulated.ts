@@ -1,7 +1,5 @@
-import { join } from 'node:path';
-import { ADMIN_KEY_FILE } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
-import { startEmulatedDeployment } from './emulated-deployment.ts';
+import { emulatedAdminKeyFile, startEmulatedDeployment } from './emulated-deployment.ts';
 
 /**
  * `npm run start:emulated`: the AWS deployment as synthesized, on this machine, until SIGINT or
@@ -21,7 +19,7 @@ export async function startEmulatedPlatform(config: Config): Promise<void> {
   if (boot.created) {
     out(`Created the owner account (org "local", tier ${config.bootstrapTier}).`);
     if (boot.generatedKey) {
-      out(`Owner API key (shown once; also written to ${join(config.dataDir, ADMIN_KEY_FILE)}, mode 0600):`);
+      out(`Owner API key (shown once; also written to ${emulatedAdminKeyFile(config.dataDir)}, mode 0600):`);
       out(`  ${boot.generatedKey}`);
     } else {
       out('Owner API key: the value of PLATFORM_BOOTSTRAP_API_KEY.');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { accountsDeps } from '../../functions/cli/accounts-deps.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { emulatedAdminKeyFile } from '../../functions/emulator/emulated-deployment.ts';
 import { ADMIN_KEY_FILE } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import type { ApiResponse, RequestOptions } from './platform.ts';
@@ -109,7 +110,13 @@ export async function startDeployment(
     throw err;
   }
   const ownerKey =
-    env.PLATFORM_BOOTSTRAP_API_KEY ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
+    env.PLATFORM_BOOTSTRAP_API_KEY ??
+    (
+      await readFile(
+        kind === 'emulated' ? emulatedAdminKeyFile(dataDir) : join(dataDir, ADMIN_KEY_FILE),
+        'utf8',
+      )
+    ).trim();
 
   const request = async <T>(
     method: string,
