@@ -423,6 +423,22 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
       ),
       'ignored',
     );
+    // Nor is the app's exit by the stop's SIGTERM (143: the launcher passes it on to the app).
+    assert.equal(
+      await handleTaskEvent(
+        deps,
+        event({
+          lastStatus: 'STOPPED',
+          stopCode: 'ServiceSchedulerInitiated',
+          stoppedReason: 'Scaling activity initiated by (deployment ecs-svc/1234567890)',
+          containers: [
+            { name: 'gateway', exitCode: 0 },
+            { name: 'app', exitCode: 143 },
+          ],
+        }),
+      ),
+      'ignored',
+    );
     const crash = event({
       lastStatus: 'STOPPED',
       stopCode: 'EssentialContainerExited',

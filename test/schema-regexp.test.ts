@@ -63,8 +63,8 @@ describe("users' JSON Schema patterns run in linear time", () => {
     };
     let baseline = 0;
     for (let i = 0; i < 3; i++) baseline = Math.max(baseline, await tasks());
-    let worstDelay = 0;
-    for (let i = 0; i < 3; i++) {
+    let leastDelay = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
       // The hostile call is sent first; the bystander's request is in flight while it is validated.
       const hostile = p.request('POST', '/regexattacker/evil/v1/run', {
         key: attacker,
@@ -74,11 +74,12 @@ describe("users' JSON Schema patterns run in linear time", () => {
       const res = await hostile;
       assert.equal(res.status, 400, res.text);
       assert.equal(errorOf(res).code, 'INVALID_INPUT');
-      worstDelay = Math.max(worstDelay, during - baseline);
+      leastDelay = Math.min(leastDelay, during - baseline);
     }
-    // Margins: compared with the worst of three undisturbed requests on the same (shared, 2-core)
-    // machine, so scheduling noise counts on both sides; backtracking would add over a second.
-    assert.ok(worstDelay < 50, `the other tenant's request was delayed by ${worstDelay.toFixed(1)} ms`);
+    // The least delay of five tries: a pattern that blocks the event loop delays every one of them
+    // (backtracking adds over a second each time), while a shared machine's scheduling noise hits
+    // only some. Compared with the worst of three undisturbed requests.
+    assert.ok(leastDelay < 50, `the other tenant's request was delayed by ${leastDelay.toFixed(1)} ms`);
   });
 
   for (const [what, schema, field] of [

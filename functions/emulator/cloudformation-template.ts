@@ -204,6 +204,11 @@ export class TemplateResolver {
         return `sg-${shortId(physical)}`;
       case 'AWS::EC2::VPC':
         return `vpc-${shortId(physical)}`;
+      case 'AWS::ElasticLoadBalancingV2::Listener':
+        return this.arn(
+          'elasticloadbalancing',
+          `listener/app/${stack.stackName.slice(0, 32)}/${shortId(physical, 16)}/${shortId(`${physical}/listener`, 16)}`,
+        );
       default:
         return physical;
     }

@@ -1,17 +1,24 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { BwrapSandbox, removeStaleRuns } from '../adapters/local/bwrap-sandbox.ts';
 import { ADMIN_KEY_FILE, type BootstrapResult, bootstrapOwner } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
 import { ApiGatewayEmulator } from './api-gateway-emulator.ts';
+import { ApplicationAutoScalingEmulator } from './application-auto-scaling-emulator.ts';
 import { TemplateResolver } from './cloudformation-template.ts';
+import { CloudWatchLogsEmulator } from './cloudwatch-logs-emulator.ts';
 import { type DynamoDbEngine, freeLoopbackPort, startDynamoDbEngine } from './dynamodb-local.ts';
 import { EcsEmulator } from './ecs-emulator.ts';
+import { EcsServiceEmulator } from './ecs-service-emulator.ts';
+import { Elbv2Emulator } from './elbv2-emulator.ts';
 import { type EmulatedEndpoints, removeEndpointsFile, writeEndpointsFile } from './emulated-endpoints.ts';
 import { emulatedTableDeps } from './emulated-table-deps.ts';
+import { EventPatternRules } from './event-pattern-rules.ts';
 import { LambdaApiEmulator } from './lambda-api-emulator.ts';
 import { type EmulatedFunction, LambdaHost } from './lambda-host.ts';
+import { LoadBalancerFront } from './load-balancer-front.ts';
 import { S3_EMULATOR_CREDENTIALS, S3Emulator } from './s3-emulator.ts';
 import { startScheduledRules } from './scheduled-rules.ts';
 import { SchedulerEmulator } from './scheduler-emulator.ts';
@@ -41,8 +48,20 @@ export const EMULATED_ACCOUNT = { region: 'us-east-1', accountId: '000000000000'
  */
 export const emulatedAdminKeyFile = (dataDir: string) => join(dataDir, 'aws', ADMIN_KEY_FILE);
 
+/**
+ * The CDK context of the emulated synthesis: always-on services on, with a domain under
+ * `localhost` (RFC 6761: browsers and curl resolve every *.localhost name to loopback) and a
+ * placeholder certificate (the emulated load balancer serves plain HTTP; docs/deploy.md).
+ */
+export const EMULATED_CONTEXT = {
+  servicesDomain: 'services.localhost',
+  servicesCertificateArn: `arn:aws:acm:${EMULATED_ACCOUNT.region}:${EMULATED_ACCOUNT.accountId}:certificate/00000000-0000-4000-8000-000000000000`,
+};
+
 export interface EmulatedDeployment {
   url: string;
+  /** The services load balancer's front: service URLs are http://<name>-<ws>.services.localhost:<its port>. */
+  servicesUrl: string;
   endpoints: EmulatedEndpoints;
   boot: BootstrapResult;
   lambdas: LambdaHost;
@@ -77,7 +96,11 @@ export async function startEmulatedDeployment(
   try {
     // Sandbox task directories a killed emulator left behind (their processes died with it).
     await removeStaleRuns(join(root, 'tasks'));
-    const assembly = await synthesize(config.emulatorAssemblyDir ?? join(root, 'cdk.out'), {}, progress);
+    const assembly = await synthesize(
+      config.emulatorAssemblyDir ?? join(root, 'cdk.out'),
+      EMULATED_CONTEXT,
+      progress,
+    );
     const resolver = new TemplateResolver(assembly.stacks, EMULATED_ACCOUNT);
     const region = EMULATED_ACCOUNT.region;
 
@@ -169,6 +192,62 @@ export async function startEmulatedDeployment(
     const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
     closers.push(() => ecs.close());
 
+    // Always-on services: the load balancer (its API, and its listener as a plain-HTTP loopback
+    // front routing by Host), the services' log group, the scaling targets, the task state change
+    // rule (to the service-events function), and ECS services whose tasks run their containers
+    // in one sandbox each.
+    const elb = new Elbv2Emulator(resolver, EMULATED_ACCOUNT);
+    const elbEndpoint = await elb.listen(0, '127.0.0.1');
+    closers.push(() => elb.close());
+    const [listenerArn] = elb.listenerArns();
+    const front = listenerArn ? new LoadBalancerFront(elb, listenerArn) : undefined;
+    const frontPort = front ? await front.listen(0, '127.0.0.1') : undefined;
+    if (front) closers.push(() => front.close());
+    const cloudWatchLogs = new CloudWatchLogsEmulator(
+      resolver
+        .resourcesOfType('AWS::Logs::LogGroup')
+        .map(({ stack, logicalId }) => resolver.physicalName(stack, logicalId)),
+    );
+    const logsEndpoint = await cloudWatchLogs.listen(0, '127.0.0.1');
+    closers.push(() => cloudWatchLogs.close());
+    const taskEvents = new EventPatternRules(
+      resolver,
+      (arn, event) => lambdaApi.invokeAsync(arn, event),
+      log,
+      EMULATED_ACCOUNT,
+    );
+    const secretsClient = new SecretsManagerClient({
+      endpoint: secretsEndpoint,
+      region,
+      credentials: S3_EMULATOR_CREDENTIALS,
+    });
+    closers.push(async () => secretsClient.destroy());
+    const ecsServices = new EcsServiceEmulator({
+      sandbox: new BwrapSandbox({ runsDir: join(root, 'service-tasks') }),
+      hostPorts: [Number(new URL(s3Endpoint).port)],
+      ...EMULATED_ACCOUNT,
+      freePort: freeLoopbackPort,
+      secretValue: async (valueFrom) => {
+        const out = await secretsClient.send(new GetSecretValueCommand({ SecretId: valueFrom }));
+        if (out.SecretString === undefined) throw new Error('the secret has no string value');
+        return out.SecretString;
+      },
+      putLogLine: (group, stream, line) => cloudWatchLogs.putLine(group, stream, line),
+      registerTarget: (group, id, port) => elb.registerTarget(group, id, port),
+      deregisterTarget: (group, id) => elb.deregisterTarget(group, id),
+      taskStateChange: (detail, resources) =>
+        taskEvents.put({ source: 'aws.ecs', 'detail-type': 'ECS Task State Change', detail, resources }),
+      log,
+    });
+    ecs.addOperations(ecsServices.operations());
+    closers.push(() => ecsServices.close());
+    const scaling = new ApplicationAutoScalingEmulator({
+      ...EMULATED_ACCOUNT,
+      applyBounds: (target) => ecsServices.applyBounds(target),
+    });
+    const scalingEndpoint = await scaling.listen(0, '127.0.0.1');
+    closers.push(() => scaling.close());
+
     const awsEndpoints: Record<string, string> = {
       AWS_ENDPOINT_URL_ECS: ecsEndpoint,
       AWS_ENDPOINT_URL_SCHEDULER: schedulerEndpoint,
@@ -176,12 +255,16 @@ export async function startEmulatedDeployment(
       AWS_ENDPOINT_URL_S3: s3Endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint,
       AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
+      AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2: elbEndpoint,
+      AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING: scalingEndpoint,
+      AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: logsEndpoint,
     };
     const functions = lambdaFunctions(resolver, (key) => assembly.assetDir(key), {
       region,
       publicUrl: url,
       endpoints: awsEndpoints,
       stripeApiBase: config.payments.stripeApiBase,
+      servicesPort: frontPort,
     });
     lambdas = new LambdaHost(functions, (fn, line) => log(`[${fn}] ${line}`));
     closers.push(() => (lambdas as LambdaHost).close());
@@ -218,7 +301,8 @@ export async function startEmulatedDeployment(
     await writeEndpointsFile(config.dataDir, endpoints);
     closers.push(() => removeEndpointsFile(config.dataDir, process.pid));
 
-    return { url, endpoints, boot, lambdas, close };
+    const servicesUrl = `http://${EMULATED_CONTEXT.servicesDomain}:${frontPort ?? 0}`;
+    return { url, servicesUrl, endpoints, boot, lambdas, close };
   } catch (err) {
     await close();
     throw err;
@@ -234,6 +318,7 @@ function lambdaFunctions(
     publicUrl: string;
     endpoints: Record<string, string>;
     stripeApiBase: string | undefined;
+    servicesPort: number | undefined;
   },
 ): EmulatedFunction[] {
   return resolver.resourcesOfType('AWS::Lambda::Function').map(({ stack, logicalId, resource }) => {
@@ -255,9 +340,14 @@ function lambdaFunctions(
     // The API is reached where the emulator serves it, not at an execute-api host.
     if ('PLATFORM_PUBLIC_URL' in environment) environment.PLATFORM_PUBLIC_URL = options.publicUrl;
     // Stripe is outside AWS: a Stripe test double's address (STRIPE_API_BASE) reaches the functions
-    // that take payments, the one setting the emulator adds beyond the template.
+    // that take payments (docs/deploy.md lists what the emulator adds beyond the template).
     if ('PLATFORM_STRIPE_SECRET_ARN' in environment && options.stripeApiBase) {
       environment.STRIPE_API_BASE = options.stripeApiBase;
+    }
+    // Service URLs name the load balancer's loopback front (plain HTTP on its port), not https on 443.
+    if ('PLATFORM_SERVICES_DOMAIN' in environment && options.servicesPort !== undefined) {
+      environment.PLATFORM_SERVICES_URL_SCHEME = 'http';
+      environment.PLATFORM_SERVICES_URL_PORT = String(options.servicesPort);
     }
     const memoryMb = Number(p.MemorySize ?? 128);
     const runtime = String(p.Runtime ?? 'nodejs');

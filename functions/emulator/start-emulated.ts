@@ -29,6 +29,9 @@ export async function startEmulatedPlatform(config: Config): Promise<void> {
     `agenthost (emulated AWS deployment) listening on ${deployment.url} (data in ${config.dataDir}, ` +
       `ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
   );
+  out(
+    `Always-on services answer at http://<service>-<first 8 of the workspace id>.${deployment.servicesUrl.slice('http://'.length)}`,
+  );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

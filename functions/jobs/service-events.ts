@@ -42,8 +42,17 @@ export async function handleTaskEvent(
   if (d.lastStatus !== 'STOPPED') return 'ignored';
   const containers = d.containers ?? [];
   const failed = containers.filter((c) => typeof c.exitCode === 'number' && c.exitCode !== 0);
-  // Stopped by ECS for a deployment or a scale-in, with every container ending cleanly: not a crash.
-  if (d.stopCode === 'ServiceSchedulerInitiated' && failed.length === 0) return 'ignored';
+  // Stopped by ECS for a deployment or a scale-in (not for failed health checks), every container
+  // ending cleanly or by the stop's own SIGTERM or SIGKILL (the app's 143 when its launcher passes
+  // the SIGTERM on, 137 after the stop timeout): not a crash.
+  const byStop = (c: { exitCode?: number }) => c.exitCode === 143 || c.exitCode === 137;
+  if (
+    d.stopCode === 'ServiceSchedulerInitiated' &&
+    !/health check/i.test(d.stoppedReason ?? '') &&
+    failed.every(byStop)
+  ) {
+    return 'ignored';
+  }
   if (d.stopCode === 'UserInitiated') return 'ignored';
   const app = containers.find((c) => c.name === 'app');
   const conflict = containers.some((c) => c.exitCode === PORT_CONFLICT_EXIT);

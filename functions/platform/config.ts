@@ -107,6 +107,10 @@ const schema = z
     PLATFORM_SERVICES_IMAGE: z.string().min(1).optional(),
     PLATFORM_SERVICES_GATEWAY_FILE: z.string().min(1).optional(),
     PLATFORM_SERVICES_LAUNCHER_FILE: z.string().min(1).optional(),
+    // Where the services' load balancer answers, when not at https://<host> (443): the emulated
+    // deployment's plain-HTTP loopback front sets http and its port (docs/deploy.md).
+    PLATFORM_SERVICES_URL_SCHEME: z.enum(['https', 'http']).default('https'),
+    PLATFORM_SERVICES_URL_PORT: z.coerce.number().int().min(1).max(65535).optional(),
     // Payments (docs/billing.md): local checkout pages, or Stripe. Stripe's keys come from the
     // environment, or in AWS from the Secrets Manager secret the stack names (JSON with
     // secret_key and webhook_secret). STRIPE_API_BASE points the SDK elsewhere (tests).
@@ -213,6 +217,8 @@ export interface Config {
     image: string | undefined;
     gatewayFile: string | undefined;
     launcherFile: string | undefined;
+    urlScheme: 'https' | 'http';
+    urlPort: number | undefined;
   };
   llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
   /** PLATFORM_LLM_SECRET_ARN: the Secrets Manager secret holding the provider keys (AWS). */
@@ -297,6 +303,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       image: e.PLATFORM_SERVICES_IMAGE,
       gatewayFile: e.PLATFORM_SERVICES_GATEWAY_FILE,
       launcherFile: e.PLATFORM_SERVICES_LAUNCHER_FILE,
+      urlScheme: e.PLATFORM_SERVICES_URL_SCHEME,
+      urlPort: e.PLATFORM_SERVICES_URL_PORT,
     },
     llmSecretArn: e.PLATFORM_LLM_SECRET_ARN,
     llm: {

@@ -408,6 +408,8 @@ export async function createServiceRunner(
         listenerArn: c.listenerArn as string,
         vpcId: c.vpcId as string,
         domain: c.domain as string,
+        urlScheme: c.urlScheme,
+        ...(c.urlPort !== undefined ? { urlPort: c.urlPort } : {}),
         logGroup: c.logGroup as string,
         region: region as string,
         image: c.image as string,

@@ -77,6 +77,12 @@ export interface EcsServiceRunnerOptions {
   vpcId: string;
   /** Service URLs are https://<name>-<workspace prefix>.<domain>. */
   domain: string;
+  /**
+   * How clients reach the listener, when not https on 443 (the emulated deployment's loopback
+   * front is plain HTTP on a port of its own). @default 'https'
+   */
+  urlScheme?: 'https' | 'http';
+  urlPort?: number;
   logGroup: string;
   region: string;
   image: string;
@@ -304,7 +310,8 @@ export class EcsServiceRunner implements ServiceRunner {
         MaxCapacity: launch.instances.max,
       }),
     );
-    return { url: `https://${host}`, port: null };
+    const port = this.o.urlPort === undefined ? '' : `:${this.o.urlPort}`;
+    return { url: `${this.o.urlScheme ?? 'https'}://${host}${port}`, port: null };
   }
 
   async stop(serviceId: string, options: { remove?: boolean } = {}): Promise<void> {
