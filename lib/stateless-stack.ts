@@ -347,15 +347,18 @@ function addGatewayResponses(api: apigateway.RestApi): void {
     'Default5xx',
     apigateway.ResponseType.DEFAULT_5XX,
     'INTERNAL_ERROR',
-    json('Internal error; quote request id $context.requestId when reporting it'),
+    json('Internal error; quote request id req_$context.requestId when reporting it'),
     { keepStatus: true },
   );
 }
 
-/** The envelope as an API Gateway template (`$context.requestId` is the id the functions report too). */
+/**
+ * The envelope as an API Gateway template. The functions report API Gateway's request id with the
+ * platform's `req_` prefix (http-handler.ts platformRequestId), and so does this.
+ */
 export function gatewayErrorBody(code: ErrorCode, message: string, waitSeconds?: number): string {
   const wait = waitSeconds === undefined ? '' : `,"suggested_wait_time":${waitSeconds}`;
-  return `{"error":{"code":"${code}","message":${message},"is_retryable":${ERROR_CODES[code].retryable}${wait}},"metadata":{"request_id":"$context.requestId"}}`;
+  return `{"error":{"code":"${code}","message":${message},"is_retryable":${ERROR_CODES[code].retryable}${wait}},"metadata":{"request_id":"req_$context.requestId"}}`;
 }
 
 function json(text: string): string {

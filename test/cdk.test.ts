@@ -245,13 +245,14 @@ describe('stateless stack: API generated from the route table', () => {
       const body = JSON.parse(
         template
           .replaceAll('$context.error.messageString', '"Missing Authentication Token"')
-          .replaceAll('$context.requestId', 'req-123'),
+          .replaceAll('$context.requestId', '0f3c1a2b-aaaa-bbbb-cccc-1234567890ab'),
       );
       const errorCode = code as keyof typeof ERROR_CODES;
       assert.equal(body.error.code, code, type);
       assert.equal(typeof body.error.message, 'string', type);
       assert.equal(body.error.is_retryable, ERROR_CODES[errorCode].retryable, type);
-      assert.deepEqual(body.metadata, { request_id: 'req-123' }, type);
+      // The functions' shape: API Gateway's id with the platform's prefix.
+      assert.deepEqual(body.metadata, { request_id: 'req_0f3c1a2b-aaaa-bbbb-cccc-1234567890ab' }, type);
       if (status) assert.equal(String(ERROR_CODES[errorCode].status), status, type);
       assert.equal(
         (r.ResponseParameters as Record<string, string>)['gatewayresponse.header.Content-Type'],

@@ -124,7 +124,7 @@ export function createModuleHandler<M extends ResourceModule>(
     before: async (request) => {
       const ctx = request.context as Context & { platform: RequestState };
       const event = request.event;
-      ctx.platform = { requestId: event.requestContext?.requestId || `req_${randomUUID()}` };
+      ctx.platform = { requestId: platformRequestId(event.requestContext?.requestId) };
       const found = table.get(`${event.httpMethod} ${event.resource}`);
       if (!found) {
         throw new PlatformError(
@@ -224,6 +224,16 @@ async function commonHeaders(s: RequestState): Promise<Record<string, string>> {
     }
   }
   return headers;
+}
+
+/**
+ * The request id the platform reports (`req_<uuid>`): the local server's own, or API Gateway's
+ * (a bare UUID, which the access log and API Gateway's own answers carry) with the same prefix, so a
+ * client sees one shape on both deployments and an operator finds the id in the access log.
+ */
+export function platformRequestId(gatewayId: string | undefined): string {
+  if (!gatewayId) return `req_${randomUUID()}`;
+  return gatewayId.startsWith('req_') ? gatewayId : `req_${gatewayId}`;
 }
 
 export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvelope {

@@ -38,9 +38,11 @@ for (const kind of DEPLOYMENTS) {
 
     it('answers unknown routes, empty segments and missing keys with the error envelope', async () => {
       for (const path of ['/nope', '/tasks/a/b/c', '//', '//tasks']) {
-        const res = await d.request('GET', path);
+        const res = await d.request<{ metadata: { request_id: string } }>('GET', path);
         assert.equal(res.status, 404, path);
         assert.equal(errorOf(res).code, 'NOT_FOUND', path);
+        // One request id shape whoever answers (the platform, or API Gateway itself).
+        assert.match(res.body.metadata.request_id, /^req_[0-9a-f-]{36}$/, path);
       }
       for (const headers of [
         {} as Record<string, string>,
@@ -63,6 +65,9 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(created.body.priority, 'high');
       assert.equal(created.body.completed_at, null);
       assert.ok(created.headers.get('x-ratelimit-limit'), 'rate-limit headers on every response');
+      const requestId = (created.body as unknown as { metadata: { request_id: string } }).metadata.request_id;
+      assert.match(requestId, /^req_[0-9a-f-]{36}$/);
+      assert.equal(created.headers.get('x-request-id'), requestId);
 
       const listed = await d.request<{ tasks: Task[]; total: number }>('GET', '/tasks?status=open');
       assert.equal(listed.status, 200);
