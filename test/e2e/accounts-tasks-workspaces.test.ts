@@ -9,6 +9,8 @@ import { runCli } from '../helpers/process.ts';
  * (test/helpers/deployment.ts): the same requests, the same answers.
  */
 
+const BOOTSTRAP_KEY = 'ahk_e2e-bootstrap-key-0123456789abcdefghijklmnop';
+
 type Task = { id: string; title: string; status: string; priority: string; completed_at: string | null };
 type Key = { id: string; name: string; prefix: string; api_key?: string };
 
@@ -16,9 +18,22 @@ for (const kind of DEPLOYMENTS) {
   describe(`accounts, keys, tasks and workspaces (${kind} deployment)`, () => {
     let d: Deployment;
     before(async () => {
-      d = await startDeployment(kind);
+      // The owner's key and tier from the environment, as an operator would give them.
+      d = await startDeployment(kind, {
+        PLATFORM_BOOTSTRAP_API_KEY: BOOTSTRAP_KEY,
+        PLATFORM_BOOTSTRAP_TIER: 'team',
+      });
     });
     after(() => d?.close());
+
+    it('creates the owner with PLATFORM_BOOTSTRAP_API_KEY and PLATFORM_BOOTSTRAP_TIER', async () => {
+      const usage = await d.request<{ quota: { tier: string; limit: number } }>('GET', '/usage', {
+        key: BOOTSTRAP_KEY,
+      });
+      assert.equal(usage.status, 200, usage.text);
+      assert.equal(usage.body.quota.tier, 'team');
+      assert.equal(usage.body.quota.limit, 50_000);
+    });
 
     it('serves health and the OpenAPI document without a key', async () => {
       const health = await d.request<{ status: string }>('GET', '/health', { key: null });
