@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
+import { AwsWireError, EmulatorServer, parseJsonObject, readLimitedBody, sendJson } from './emulator-http.ts';
 
 /**
  * The awsJson1_1 protocol the small control-plane stand-ins share (Application Auto Scaling,
@@ -33,16 +33,7 @@ export class AwsJsonServer {
           MAX_REQUEST_BYTES,
           () => new AwsWireError('ValidationException', 413, 'The request is too large.'),
         );
-        let body: unknown;
-        try {
-          body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-        } catch {
-          throw new AwsWireError('SerializationException', 400, 'The request body is not valid JSON.');
-        }
-        if (!body || typeof body !== 'object' || Array.isArray(body)) {
-          throw new AwsWireError('SerializationException', 400, 'The request body must be a JSON object.');
-        }
-        sendJson(res, 200, await op(body as Record<string, unknown>), CONTENT_TYPE);
+        sendJson(res, 200, await op(parseJsonObject(raw)), CONTENT_TYPE);
       },
       (res, e) => sendJson(res, e.status, { __type: e.code, message: e.message, ...e.fields }, CONTENT_TYPE),
     );

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Sandbox, SandboxSession } from '../ports/sandbox.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
+import { AwsJsonServer, type JsonOperation } from './aws-json-server.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
-import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
+import { AwsWireError } from './emulator-http.ts';
 
 /**
  * ECS for the emulated deployment: the JSON protocol (awsJson1_1, X-Amz-Target
@@ -17,8 +17,7 @@ import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emula
  * with `addOperations`.
  */
 
-const TARGET_PREFIX = 'AmazonEC2ContainerServiceV20141113.';
-const MAX_REQUEST_BYTES = 1024 * 1024;
+const TARGET_PREFIX = 'AmazonEC2ContainerServiceV20141113';
 /** The longest a task may run here (Fargate has no limit; a sandbox run ends far earlier). */
 const MAX_TASK_MS = 60 * 60 * 1000;
 
@@ -56,8 +55,6 @@ interface EmulatedTask {
   tags: { key: string; value: string }[];
 }
 
-type Operation = (body: Record<string, unknown>) => Promise<unknown> | unknown;
-
 export interface EcsEmulatorOptions {
   resolver: TemplateResolver;
   /** Where tasks run (bubblewrap with egress). */
@@ -76,8 +73,8 @@ export class EcsEmulator {
   private readonly definitions = new Map<string, TaskDefinition>();
   private readonly tasks = new Map<string, EmulatedTask>();
   private readonly running = new Set<Promise<void>>();
-  private readonly operations = new Map<string, Operation>();
-  private readonly server: EmulatorServer;
+  private readonly operations: Record<string, JsonOperation> = {};
+  private readonly server: AwsJsonServer;
 
   constructor(options: EcsEmulatorOptions) {
     this.options = options;
@@ -99,26 +96,16 @@ export class EcsEmulator {
       this.definitions.set(family, def);
       this.definitions.set(`${family}:1`, def);
     }
-    this.operations.set('RunTask', (b) => this.runTask(b));
-    this.operations.set('DescribeTasks', (b) => this.describeTasks(b));
-    this.operations.set('StopTask', (b) => this.stopTask(b));
-    this.server = new EmulatorServer(
-      (req, res) => this.handle(req, res),
-      (res, e) =>
-        sendJson(
-          res,
-          e.status,
-          { __type: e.code, message: e.message },
-          {
-            'content-type': 'application/x-amz-json-1.1',
-          },
-        ),
-    );
+    this.operations.RunTask = (b) => this.runTask(b);
+    this.operations.DescribeTasks = (b) => this.describeTasks(b);
+    this.operations.StopTask = (b) => this.stopTask(b);
+    this.server = new AwsJsonServer(TARGET_PREFIX, this.operations);
   }
 
   /** Adds operations (by name, as in X-Amz-Target) served on the same endpoint. */
-  addOperations(operations: Record<string, Operation>): void {
-    for (const [name, op] of Object.entries(operations)) this.operations.set(name, op);
+  addOperations(operations: Record<string, JsonOperation>): void {
+    // The server reads this record on each request, so operations added later are served too.
+    Object.assign(this.operations, operations);
   }
 
   listen(port: number, host: string): Promise<string> {
@@ -130,33 +117,6 @@ export class EcsEmulator {
     for (const task of this.tasks.values()) task.abort.abort();
     await Promise.allSettled([...this.running]);
     await this.server.close();
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const target = String(req.headers['x-amz-target'] ?? '');
-    const op = target.startsWith(TARGET_PREFIX)
-      ? this.operations.get(target.slice(TARGET_PREFIX.length))
-      : undefined;
-    if (req.method !== 'POST' || !op) {
-      throw new AwsWireError('InvalidAction', 400, `The emulator does not serve ${target || 'this request'}`);
-    }
-    const raw = await readLimitedBody(
-      req,
-      MAX_REQUEST_BYTES,
-      () => new AwsWireError('ClientException', 413, 'The request is too large.'),
-    );
-    let body: unknown;
-    try {
-      body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw new AwsWireError('SerializationException', 400, 'The request body is not valid JSON.');
-    }
-    if (!body || typeof body !== 'object' || Array.isArray(body)) {
-      throw new AwsWireError('SerializationException', 400, 'The request body must be a JSON object.');
-    }
-    sendJson(res, 200, await op(body as Record<string, unknown>), {
-      'content-type': 'application/x-amz-json-1.1',
-    });
   }
 
   private clusterArn(cluster: unknown): string {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { processAlive } from '../platform/process-alive.ts';
 
 /**
  * Where a running emulated deployment can be reached, written to <PLATFORM_DATA_DIR>/aws/endpoints.json
@@ -31,15 +32,6 @@ export async function removeEndpointsFile(dataDir: string, pid: number): Promise
   if (readEndpointsFile(dataDir)?.pid === pid) await rm(join(dataDir, FILE), { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The endpoints of the emulated deployment running on `dataDir`, if one is running. */
 export function readEndpointsFile(dataDir: string): EmulatedEndpoints | undefined {
   let parsed: EmulatedEndpoints;
@@ -48,5 +40,5 @@ export function readEndpointsFile(dataDir: string): EmulatedEndpoints | undefine
   } catch {
     return undefined;
   }
-  return Number.isInteger(parsed.pid) && alive(parsed.pid) ? parsed : undefined;
+  return Number.isInteger(parsed.pid) && processAlive(parsed.pid) ? parsed : undefined;
 }

@@ -33,6 +33,20 @@ export async function readLimitedBody(req: IncomingMessage, limit: number, tooLa
   return body;
 }
 
+/** A request body that must be a JSON object (empty means `{}`), or the SerializationException AWS answers. */
+export function parseJsonObject(raw: Buffer): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new AwsWireError('SerializationException', 400, 'The request body is not valid JSON.');
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new AwsWireError('SerializationException', 400, 'The request body must be a JSON object.');
+  }
+  return body as Record<string, unknown>;
+}
+
 export function sendJson(
   res: ServerResponse,
   status: number,

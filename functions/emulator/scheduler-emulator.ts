@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from '../platform/logger.ts';
-import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
+import { AwsWireError, EmulatorServer, parseJsonObject, readLimitedBody, sendJson } from './emulator-http.ts';
 import { JsonStateFile } from './json-state-file.ts';
 import {
   isTimeZone,
@@ -343,10 +343,10 @@ export class SchedulerEmulator {
     if (!NAME.test(name)) throw validation(`Invalid schedule name ${name.slice(0, 64)}.`);
     switch (req.method) {
       case 'POST':
-        sendJson(res, 200, { ScheduleArn: this.write(name, parseBody(raw), 'create').Arn });
+        sendJson(res, 200, { ScheduleArn: this.write(name, parseJsonObject(raw), 'create').Arn });
         return;
       case 'PUT':
-        sendJson(res, 200, { ScheduleArn: this.write(name, parseBody(raw), 'update').Arn });
+        sendJson(res, 200, { ScheduleArn: this.write(name, parseJsonObject(raw), 'update').Arn });
         return;
       case 'GET':
         sendJson(res, 200, this.find(name, url.searchParams.get('groupName')));
@@ -465,19 +465,6 @@ export class SchedulerEmulator {
 /** EventBridge Scheduler backs off exponentially; here 1 s, 2 s, 4 s ... up to 5 minutes. */
 function defaultRetryDelay(attempt: number): number {
   return Math.min(300_000, 1000 * 2 ** (attempt - 1));
-}
-
-function parseBody(raw: Buffer): Record<string, unknown> {
-  let body: unknown;
-  try {
-    body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new AwsWireError('SerializationException', 400, 'The request body is not valid JSON.');
-  }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) {
-    throw new AwsWireError('SerializationException', 400, 'The request body must be a JSON object.');
-  }
-  return body as Record<string, unknown>;
 }
 
 function optionalString(body: Record<string, unknown>, field: string): string | undefined {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Tag } from '@aws-sdk/client-secrets-manager';
 import type { Logger } from '../platform/logger.ts';
-import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
+import { AwsWireError, EmulatorServer, parseJsonObject, readLimitedBody, sendJson } from './emulator-http.ts';
 import { JsonStateFile } from './json-state-file.ts';
 
 /*
@@ -219,16 +219,7 @@ export class SecretsManagerEmulator {
       MAX_REQUEST_BYTES,
       () => new AwsWireError('RequestEntityTooLargeException', 413, 'The request is too large.'),
     );
-    let body: unknown;
-    try {
-      body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw err('SerializationException', 'The request body is not valid JSON.');
-    }
-    if (!body || typeof body !== 'object' || Array.isArray(body)) {
-      throw err('SerializationException', 'The request body must be a JSON object.');
-    }
-    sendJson(res, 200, this.dispatch(operation, body as Body), {
+    sendJson(res, 200, this.dispatch(operation, parseJsonObject(raw) as Body), {
       'content-type': 'application/x-amz-json-1.1',
     });
   }

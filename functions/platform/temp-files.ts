@@ -1,6 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from './process-alive.ts';
 
 /**
  * The temporary files a request leaves in the system's temporary directory while it runs (a
@@ -15,22 +16,12 @@ export function tempPrefix(kind: 'body'): string {
 
 const OWNED = /^agenthost-(?:body|call)-(\d+)-/;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes what dead processes left; returns how many entries it removed. */
 export async function removeOrphanTempFiles(dir = tmpdir()): Promise<number> {
   let removed = 0;
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     const pid = Number(OWNED.exec(name)?.[1]);
-    if (!pid || alive(pid)) continue;
+    if (!pid || processAlive(pid)) continue;
     await rm(join(dir, name), { recursive: true, force: true });
     removed++;
   }

@@ -83,7 +83,34 @@ export async function startTestPlatform(
   const server = new LocalServer(deps);
   const url = await server.listen(0, '127.0.0.1');
 
-  const request = async <T>(
+  const request = requester(url, ownerKey);
+
+  return {
+    url,
+    deps,
+    clock,
+    dataDir,
+    ownerKey,
+    logs,
+    request,
+    async createAccount(org, tier = 'pro') {
+      const created = await createAccount(deps, { org, tier });
+      return { key: created.api_key, accountId: created.account.id, workspaceId: created.workspace_id };
+    },
+    async close() {
+      await server.close();
+      await deps.serviceRunner.close();
+      await deps.notifier.drain();
+      await deps.store.close();
+      await dynamo?.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** HTTP requests to `url` with `ownerKey` unless the options name another key (or `key: null`). */
+export function requester(url: string, ownerKey: string) {
+  return async <T = Record<string, unknown>>(
     method: string,
     path: string,
     options: RequestOptions = {},
@@ -108,28 +135,6 @@ export async function startTestPlatform(
       }
     }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
-  };
-
-  return {
-    url,
-    deps,
-    clock,
-    dataDir,
-    ownerKey,
-    logs,
-    request,
-    async createAccount(org, tier = 'pro') {
-      const created = await createAccount(deps, { org, tier });
-      return { key: created.api_key, accountId: created.account.id, workspaceId: created.workspace_id };
-    },
-    async close() {
-      await server.close();
-      await deps.serviceRunner.close();
-      await deps.notifier.drain();
-      await deps.store.close();
-      await dynamo?.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
   };
 }
 

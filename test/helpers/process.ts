@@ -8,28 +8,38 @@ export interface RunningPlatform {
   child: ChildProcess;
   url: string;
   stdout: () => string;
+  /** Standard output and standard error as they arrived. */
+  output: () => string;
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stdout: string }>;
 }
 
-/** Starts `agenthost start` as its own process and waits for the line that names its URL. */
-export async function startPlatformProcess(env: Record<string, string>): Promise<RunningPlatform> {
-  const child = spawn(process.execPath, [CLI, 'start'], {
+/**
+ * Starts `agenthost start` (or other `args`: `start --emulated`) as its own process and waits for
+ * the line that names its URL.
+ */
+export async function startPlatformProcess(
+  env: Record<string, string>,
+  options: { args?: string[]; timeoutMs?: number } = {},
+): Promise<RunningPlatform> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const child = spawn(process.execPath, [CLI, ...(options.args ?? ['start'])], {
     env: { ...process.env, PORT: '0', PLATFORM_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  let err = '';
+  let all = '';
   child.stdout?.on('data', (d) => {
     out += d;
+    all += d;
   });
   child.stderr?.on('data', (d) => {
-    err += d;
+    all += d;
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`platform did not start in 20 s:\n${out}\n${err}`)),
-      20_000,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`platform did not start in ${timeoutMs / 1000} s:\n${all}`));
+    }, timeoutMs);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m?.[1]) {
@@ -41,14 +51,16 @@ export async function startPlatformProcess(env: Record<string, string>): Promise
     child.stdout?.on('data', check);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`platform exited with ${code}:\n${out}\n${err}`));
+      reject(new Error(`platform exited with ${code}:\n${all}`));
     });
   });
   return {
     child,
     url,
     stdout: () => out,
+    output: () => all,
     async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, stdout: out };
       const exited = once(child, 'exit');
       child.kill(signal);
       const [code] = (await exited) as [number | null];
