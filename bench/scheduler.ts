@@ -25,8 +25,8 @@ import { createSchedule } from '../functions/core/schedules/schedules.ts';
 import { startScheduleLoop } from '../functions/jobs/local-schedule-loop.ts';
 import { parseConfig } from '../functions/platform/config.ts';
 import { createDeps } from '../functions/platform/deps.ts';
-import { createLogger } from '../functions/platform/logger.ts';
 import { queryAll } from '../functions/ports/store.ts';
+import { createLogger } from '../functions/shared/logger.ts';
 import { machineLine, quantile, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -9,8 +9,8 @@ import {
   TIERS,
   type Tier,
 } from '../functions/platform/config.ts';
-import { PlatformError } from '../functions/platform/errors.ts';
 import { VaultConfigurationError } from '../functions/ports/secret-vault.ts';
+import { PlatformError } from '../functions/shared/errors.ts';
 
 const USAGE = `agenthost: run and operate the agent hosting platform
 

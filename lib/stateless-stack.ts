@@ -4,8 +4,8 @@ import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from '
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ERROR_CODES, type ErrorCode } from '../functions/platform/errors.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
+import { ERROR_CODES, type ErrorCode } from '../functions/shared/errors.ts';
 import { acknowledge } from './acknowledge.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
 import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
@@ -293,7 +293,7 @@ function accessLogFormat(): apigateway.AccessLogFormat {
 /**
  * API Gateway answers some requests itself (no route, throttled, too large, a function that
  * failed or timed out). These templates give those answers the platform's error envelope, so a
- * client handles one shape. Codes, statuses and retryability come from functions/platform/errors.ts.
+ * client handles one shape. Codes, statuses and retryability come from functions/shared/errors.ts.
  */
 function addGatewayResponses(api: apigateway.RestApi): void {
   const headers = { 'Content-Type': "'application/json; charset=utf-8'", 'Cache-Control': "'no-store'" };

@@ -6,7 +6,7 @@ import { hashApiKey } from '../functions/core/api-keys/api-key-secret.ts';
 import { deleteApiKey } from '../functions/core/api-keys/api-keys.ts';
 import { keys } from '../functions/core/keys.ts';
 import { SQLITE_FILE } from '../functions/platform/deps.ts';
-import type { PlatformError } from '../functions/platform/errors.ts';
+import type { PlatformError } from '../functions/shared/errors.ts';
 import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Key = {

@@ -1,5 +1,5 @@
 /**
- * Code bundle validation and extraction (functions/core/agents/bundle-archive.ts), on real
+ * Code bundle validation and extraction (functions/shared/bundle-archive.ts), on real
  * archives built here: node-tar and yazl for well-formed ones; hand-written ustar headers (gzipped
  * with node:zlib) for the entries node-tar will not write; yazl output with its entry names
  * patched afterwards for the names yazl refuses to write.
@@ -30,7 +30,7 @@ import {
   type BundleInspection,
   extractBundle,
   inspectBundle,
-} from '../functions/core/agents/bundle-archive.ts';
+} from '../functions/shared/bundle-archive.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Archive builders

@@ -7,7 +7,7 @@ import {
   type ParsedCron,
   parseCron,
   toEventBridge,
-} from '../functions/core/schedules/cron.ts';
+} from '../functions/shared/cron.ts';
 
 function parsed(expr: string): ParsedCron {
   const r = parseCron(expr);

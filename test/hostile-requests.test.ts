@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../functions/core/api-keys/api-key-secret.ts';
-import { MAX_JSON_DEPTH } from '../functions/platform/json-depth.ts';
+import { MAX_JSON_DEPTH } from '../functions/shared/json-depth.ts';
 import { type RunningPlatform, startPlatformProcess } from './helpers/process.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the answers' shapes are what the assertions check.

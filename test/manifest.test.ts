@@ -16,7 +16,7 @@ import {
   PROVIDERS,
   resolveModel,
 } from '../functions/core/agents/providers.ts';
-import type { FieldIssue } from '../functions/platform/errors.ts';
+import type { FieldIssue } from '../functions/shared/errors.ts';
 
 type Input = Record<string, unknown>;
 type Options = { allowNoSecrets?: boolean };

@@ -8,7 +8,7 @@ import {
   type Skill,
   skillToManifest,
 } from '../functions/core/agents/skill-md.ts';
-import type { FieldIssue } from '../functions/platform/errors.ts';
+import type { FieldIssue } from '../functions/shared/errors.ts';
 
 const SKILL = `---
 name: house-style

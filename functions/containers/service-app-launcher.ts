@@ -3,9 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { extractBundle } from '../core/agents/bundle-archive.ts';
-import { redactSecrets } from '../core/secrets/redact-secrets.ts';
-import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../core/services/entrypoint.ts';
+import { extractBundle } from '../shared/bundle-archive.ts';
+import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../shared/entrypoint.ts';
+import { redactSecrets } from '../shared/redact-secrets.ts';
 import {
   APP_DIR_ENV,
   BUNDLE_FORMAT_ENV,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../platform/logger.ts';
+import type { Logger } from '../shared/logger.ts';
 import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
 
 /*

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { Logger } from '../platform/logger.ts';
+import type { Logger } from '../shared/logger.ts';
 import { AwsWireError, EmulatorServer, parseJsonObject, readLimitedBody, sendJson } from './emulator-http.ts';
 import { JsonStateFile } from './json-state-file.ts';
 import {

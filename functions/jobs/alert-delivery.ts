@@ -1,7 +1,7 @@
 import { deliverAlert } from '../core/alerts/alert-delivery.ts';
 import { processConfig } from '../platform/config.ts';
-import { createLogger } from '../platform/logger.ts';
 import type { AlertDelivery, DeliveryResult } from '../ports/notifier.ts';
+import { createLogger } from '../shared/logger.ts';
 
 /**
  * Invoked asynchronously (adapters/aws/lambda-notifier.ts) with one delivery: POSTs it with the

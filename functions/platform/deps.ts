@@ -10,9 +10,9 @@ import type { Scheduler } from '../ports/scheduler.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
 import type { ServiceRunner } from '../ports/service-runner.ts';
 import type { Store } from '../ports/store.ts';
+import { PlatformError } from '../shared/errors.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
 import { type Config, withProviderSecret } from './config.ts';
-import { PlatformError } from './errors.ts';
-import { createLogger, type Logger } from './logger.ts';
 
 /** Everything a handler or core function may touch: built once per process from config. */
 export interface Deps {

@@ -6,8 +6,6 @@ import type { z } from 'zod';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
 import { InvalidCursorError } from '../ports/store.ts';
-import type { Deps } from './deps.ts';
-import type { ErrorEnvelope } from './envelope.ts';
 import {
   bodyTooLarge,
   ERROR_CODES,
@@ -15,7 +13,9 @@ import {
   invalidInput,
   PlatformError,
   parseJsonBody,
-} from './errors.ts';
+} from '../shared/errors.ts';
+import type { Deps } from './deps.ts';
+import type { ErrorEnvelope } from './envelope.ts';
 import { eventBodySize, eventBodyStream } from './event-body.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from './routes.ts';
 import { routeList } from './routes.ts';

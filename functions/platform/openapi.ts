@@ -1,6 +1,6 @@
 import * as z from 'zod';
+import { ERROR_CODES } from '../shared/errors.ts';
 import { errorEnvelopeSchema, metadataSchema } from './envelope.ts';
-import { ERROR_CODES } from './errors.ts';
 import { type RouteDef, routeList } from './routes.ts';
 
 type JsonObject = Record<string, unknown>;

@@ -7,7 +7,7 @@ import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstr
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../functions/platform/deps.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
-import { createLogger } from '../../functions/platform/logger.ts';
+import { createLogger } from '../../functions/shared/logger.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { FakeClock } from './fake-clock.ts';
 

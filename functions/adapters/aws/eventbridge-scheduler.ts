@@ -6,8 +6,8 @@ import {
   type SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import { toEventBridge } from '../../core/schedules/cron.ts';
 import type { Scheduler, ScheduleTimetable } from '../../ports/scheduler.ts';
+import { toEventBridge } from '../../shared/cron.ts';
 
 export interface EventBridgeSchedulerOptions {
   client: SchedulerClient;

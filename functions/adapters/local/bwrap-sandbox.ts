@@ -15,7 +15,6 @@ import {
 import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { extractBundle } from '../../core/agents/bundle-archive.ts';
 import {
   type ExecOptions,
   type ExecResult,
@@ -25,6 +24,7 @@ import {
   SandboxUnavailableError,
   type SessionSpec,
 } from '../../ports/sandbox.ts';
+import { extractBundle } from '../../shared/bundle-archive.ts';
 import { type AttachedNetwork, attachNetwork, endStalePastas, requirePasta } from './pasta-network.ts';
 
 /**

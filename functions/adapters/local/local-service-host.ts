@@ -7,8 +7,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { redactSecrets } from '../../core/secrets/redact-secrets.ts';
-import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../../core/services/entrypoint.ts';
 import { supervisionHooks } from '../../core/services/service-supervision.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { Sandbox, SandboxLimits, SandboxSession } from '../../ports/sandbox.ts';
@@ -18,6 +16,8 @@ import type {
   ServiceRunner,
   SupervisionHooks,
 } from '../../ports/service-runner.ts';
+import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../../shared/entrypoint.ts';
+import { redactSecrets } from '../../shared/redact-secrets.ts';
 import { listensInNamespace } from './pasta-network.ts';
 
 /** The port the gateway owns in AWS (spec); an app must not bind it, locally either. */

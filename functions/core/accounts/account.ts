@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '../../platform/config.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { invalidInput, PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
 import { apiKeyItems } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';

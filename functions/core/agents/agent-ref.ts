@@ -1,5 +1,5 @@
 import type { Deps } from '../../platform/deps.ts';
-import { type FieldIssue, invalidInput } from '../../platform/errors.ts';
+import { type FieldIssue, invalidInput } from '../../shared/errors.ts';
 import { checkOutboundUrl } from '../alerts/outbound-url.ts';
 import { findLatest, findVersion } from './agent-lookup.ts';
 import type { AgentVersion } from './agent-record.ts';

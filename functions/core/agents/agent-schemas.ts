@@ -1,11 +1,11 @@
 import * as z from 'zod';
-import { intParam } from '../../platform/query-params.ts';
 import {
   BUNDLE_LIMITS,
   GENERIC_CONTENT_TYPES,
   GZIP_CONTENT_TYPES,
   ZIP_CONTENT_TYPES,
-} from './bundle-limits.ts';
+} from '../../shared/bundle-limits.ts';
+import { intParam } from '../../shared/query-params.ts';
 
 const boolParam = z
   .enum(['true', 'false'], 'must be true or false')

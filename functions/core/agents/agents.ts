@@ -1,6 +1,6 @@
 import type { Deps } from '../../platform/deps.ts';
-import { notFound, PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll } from '../../ports/store.ts';
+import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { type Role, requireMembership } from '../workspaces/authorize.ts';

@@ -1,13 +1,13 @@
 import type { Deps } from '../../platform/deps.ts';
-import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../platform/errors.ts';
 import { bundleKey } from '../../ports/bundle-store.ts';
 import { cond } from '../../ports/store.ts';
+import { inspectBundle } from '../../shared/bundle-archive.ts';
+import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { followNewVersionServices } from '../services/services.ts';
 import { type AgentVersion, fromItem, toItem, toRecord } from './agent-record.ts';
 import { loadAgent, refreshHead } from './agents.ts';
-import { inspectBundle } from './bundle-archive.ts';
 import { isPaid, type Manifest, parseManifest } from './manifest.ts';
 import { checkReferences, ownedWorkspace, parsePublishBody, publishVersion } from './publish.ts';
 import { requireVisible } from './visibility.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import Ajv2020Module, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import * as z from 'zod';
-import type { FieldIssue } from '../../platform/errors.ts';
+import type { FieldIssue } from '../../shared/errors.ts';
 import { secretName } from '../secrets/secret-schemas.ts';
 import { isLinearPattern, linearRegExp, UnsupportedPatternError } from './linear-regexp.ts';
 import { LLM_PROVIDERS, LOCAL_PROVIDER, PROVIDERS } from './providers.ts';

@@ -1,6 +1,6 @@
 import type { Deps } from '../../platform/deps.ts';
-import { notFound, PlatformError } from '../../platform/errors.ts';
 import { queryAll } from '../../ports/store.ts';
+import { notFound, PlatformError } from '../../shared/errors.ts';
 import { keys } from '../keys.ts';
 import { findLatest, findVersion, isCallable } from './agent-lookup.ts';
 import type { AgentVersion } from './agent-record.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { type FieldIssue, invalidInput, PlatformError } from '../../platform/errors.ts';
 import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';

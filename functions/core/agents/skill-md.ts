@@ -1,5 +1,5 @@
 import { parseDocument } from 'yaml';
-import type { FieldIssue } from '../../platform/errors.ts';
+import type { FieldIssue } from '../../shared/errors.ts';
 import { agentNameSchema, descriptionSchema } from './manifest.ts';
 
 /**

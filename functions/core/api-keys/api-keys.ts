@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '../../platform/config.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { notFound, PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { notFound, PlatformError } from '../../shared/errors.ts';
 import { toAccount } from '../accounts/account.ts';
 import type { ServiceContext } from '../calls/service-keys.ts';
 import { keys } from '../keys.ts';

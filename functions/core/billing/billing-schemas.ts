@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { intParam } from '../../platform/query-params.ts';
+import { intParam } from '../../shared/query-params.ts';
 import { MAX_TOPUP_CREDITS, MIN_TOPUP_CREDITS } from './billing-limits.ts';
 
 export const checkoutBody = z.strictObject({

@@ -1,7 +1,7 @@
 import type { Deps } from '../../platform/deps.ts';
-import { notFound, PlatformError } from '../../platform/errors.ts';
 import { WebhookSignatureError } from '../../ports/payments.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
+import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { getBalance, type LedgerEntry, listEntries, topUp } from './ledger.ts';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { PlatformError } from '../../shared/errors.ts';
 import { sortSuffix } from '../sort-suffix.ts';
 import { type CallRecord, writeCallRecord } from '../usage/call-records.ts';
 

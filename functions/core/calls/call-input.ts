@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import busboy from 'busboy';
-import { bodyTooLarge, invalidInput, PlatformError, parseJsonBody } from '../../platform/errors.ts';
+import { bodyTooLarge, invalidInput, PlatformError, parseJsonBody } from '../../shared/errors.ts';
 import { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
 
 export { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';

@@ -1,11 +1,11 @@
 import { posix } from 'node:path';
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
-import { jsonTooDeep } from '../../platform/json-depth.ts';
+import { PlatformError } from '../../shared/errors.ts';
+import { jsonTooDeep } from '../../shared/json-depth.ts';
+import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { redactSecrets, redactSecretsInJson } from '../secrets/redact-secrets.ts';
 import type { CallFile } from './call-input.ts';
 import { openRunSession, type RunExtras } from './sandbox-run.ts';
 

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Deps } from '../../platform/deps.ts';
-import { invalidInput, PlatformError } from '../../platform/errors.ts';
-import { jsonTooDeep } from '../../platform/json-depth.ts';
 import {
   LlmAbortedError,
   LlmError,
   LlmNotConfiguredError,
   type LlmProviderId,
 } from '../../ports/llm-gateway.ts';
+import { invalidInput, PlatformError } from '../../shared/errors.ts';
+import { jsonTooDeep } from '../../shared/json-depth.ts';
 import { resolveSkillRef } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { compileInputValidator, placeholders, type Warning } from '../agents/manifest.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../../platform/deps.ts';
-import { type FieldIssue, invalidInput, PlatformError } from '../../platform/errors.ts';
+import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
 import { compileInputValidator, type Warning } from '../agents/manifest.ts';

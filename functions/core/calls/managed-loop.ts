@@ -1,5 +1,4 @@
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
 import {
   LlmAbortedError,
   LlmError,
@@ -8,6 +7,8 @@ import {
   type LlmToolLoopResult,
 } from '../../ports/llm-gateway.ts';
 import type { ExecResult, SandboxSession } from '../../ports/sandbox.ts';
+import { PlatformError } from '../../shared/errors.ts';
+import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import {
@@ -18,7 +19,6 @@ import {
   type Warning,
 } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { redactSecrets, redactSecretsInJson } from '../secrets/redact-secrets.ts';
 import type { CallFile } from './call-input.ts';
 import {
   type CallOptions,

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxSession, SandboxUnavailableError } from '../../ports/sandbox.ts';
+import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
+import { PlatformError } from '../../shared/errors.ts';
 import { generateRunKey, hashApiKey } from '../api-keys/api-key-secret.ts';
 import { keys } from '../keys.ts';
 

@@ -1,6 +1,6 @@
 import type { Deps } from '../../platform/deps.ts';
 import { ConditionFailedError, cond, type Item, TransactionCanceledError } from '../../ports/store.ts';
-import { nextRun, nextRuns } from './cron.ts';
+import { nextRun, nextRuns } from '../../shared/cron.ts';
 import { scheduleEventItem } from './schedule-events.ts';
 import { loadStoredSchedule, type StoredSchedule, scheduleKeys, scheduleWrite } from './schedule-record.ts';
 import { executeRun, type RunRecord } from './schedule-runs.ts';

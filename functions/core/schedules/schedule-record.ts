@@ -1,6 +1,6 @@
 import type { Deps } from '../../platform/deps.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
-import { nextRun } from './cron.ts';
+import { nextRun } from '../../shared/cron.ts';
 
 export type Schedule = {
   id: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../shared/errors.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
 import { callAgent, MAX_CALL_SECONDS } from '../calls/gateway.ts';

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { invalidInput, PlatformError, parseJsonBody } from '../../platform/errors.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
+import { invalidInput, PlatformError, parseJsonBody } from '../../shared/errors.ts';
 import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/gateway.ts';

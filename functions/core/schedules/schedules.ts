@@ -1,14 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../platform/errors.ts';
 import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { isValidTimeZone, parseCron } from '../../shared/cron.ts';
+import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import { findLatest } from '../agents/agent-lookup.ts';
 import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import { hashApiKey } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
-import { isValidTimeZone, parseCron } from './cron.ts';
 import {
   appendScheduleEvent,
   eventFromItem,

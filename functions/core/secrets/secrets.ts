@@ -1,6 +1,6 @@
 import type { Deps } from '../../platform/deps.ts';
-import { notFound } from '../../platform/errors.ts';
 import { queryAll } from '../../ports/store.ts';
+import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';

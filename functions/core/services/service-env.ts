@@ -1,4 +1,4 @@
-import type { FieldIssue } from '../../platform/errors.ts';
+import type { FieldIssue } from '../../shared/errors.ts';
 
 /** Names that must be secrets, not plain variables (spec "Service", environment rules). */
 export const SENSITIVE_NAME = /secret|token|password|passwd|api_?key|credential|private_?key/i;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { intParam } from '../../platform/query-params.ts';
+import { intParam } from '../../shared/query-params.ts';
 
 const envVars = z
   .record(z.string().max(128), z.string().max(32_768))

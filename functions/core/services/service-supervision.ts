@@ -1,5 +1,4 @@
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
 import {
   SERVICE_BUNDLE_URL_SECONDS,
   type ServiceExit,
@@ -7,8 +6,9 @@ import {
   type SupervisionHooks,
 } from '../../ports/service-runner.ts';
 import { queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { PlatformError } from '../../shared/errors.ts';
+import { redactSecrets } from '../../shared/redact-secrets.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
-import { redactSecrets } from '../secrets/redact-secrets.ts';
 import { serviceEventItem, writeServiceLogs } from './service-events.ts';
 import {
   loadStoredService,

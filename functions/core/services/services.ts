@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../platform/errors.ts';
 import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { intParam } from '../../platform/query-params.ts';
+import { intParam } from '../../shared/query-params.ts';
 
 export const TASK_STATUSES = ['open', 'in_progress', 'done', 'cancelled'] as const;
 export const TASK_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Deps } from '../../platform/deps.ts';
-import { notFound } from '../../platform/errors.ts';
 import { ConditionFailedError, cond, type Item, queryAll } from '../../ports/store.ts';
+import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';

@@ -1,6 +1,6 @@
 import type { Deps } from '../../platform/deps.ts';
-import { invalidInput } from '../../platform/errors.ts';
 import { type IndexName, type Item, queryAll } from '../../ports/store.ts';
+import { invalidInput } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';

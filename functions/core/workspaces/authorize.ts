@@ -1,5 +1,5 @@
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../shared/errors.ts';
 import { keys } from '../keys.ts';
 
 export type Role = 'owner' | 'member';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../platform/errors.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { PlatformError } from '../../shared/errors.ts';
 import { getAccount, memberItem } from '../accounts/account.ts';
 import { slugSchema } from '../accounts/slug.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';

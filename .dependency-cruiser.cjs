@@ -1,0 +1,64 @@
+/**
+ * The layers of docs/architecture.md (shared/DESIGN.md), as rules `npm run lint` enforces with
+ * dependency-cruiser. Each rule names the layer it guards; a violation or a cycle fails the build.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Modules import each other in one direction only.',
+      from: { path: '^(functions|lib|bin)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'shared-imports-only-shared',
+      severity: 'error',
+      comment: 'Shared helpers (errors, logger, redaction, archives, cron, entrypoints) are the bottom layer.',
+      from: { path: '^functions/shared/' },
+      to: { path: '^functions/', pathNot: '^functions/shared/' },
+    },
+    {
+      name: 'ports-import-only-ports',
+      severity: 'error',
+      comment: 'Ports are interfaces: they depend on other ports and shared helpers only.',
+      from: { path: '^functions/ports/' },
+      to: { path: '^functions/', pathNot: '^functions/(ports|shared)/' },
+    },
+    {
+      name: 'core-imports-only-core-and-ports',
+      severity: 'error',
+      comment: 'Domain logic talks to ports; it never reaches adapters, platform, http, jobs or I/O helpers.',
+      from: { path: '^functions/core/' },
+      to: { path: '^functions/', pathNot: '^functions/(core|ports|shared)/' },
+    },
+    {
+      name: 'adapters-never-import-core-http-jobs',
+      severity: 'error',
+      comment: 'Adapters implement ports; they do not call domain logic or entry points.',
+      from: { path: '^functions/adapters/' },
+      to: { path: '^functions/(core|http|jobs|emulator|cli)/' },
+    },
+    {
+      name: 'containers-never-import-core-http-jobs',
+      severity: 'error',
+      comment: 'Programs inside ECS tasks share helpers, not domain logic or entry points.',
+      from: { path: '^functions/containers/' },
+      to: { path: '^functions/(core|http|jobs|platform|emulator|cli)/' },
+    },
+    {
+      name: 'entry-points-never-import-adapters',
+      severity: 'error',
+      comment: 'http and jobs are thin entry points over core and platform; the composition root picks adapters.',
+      from: { path: '^functions/(http|jobs)/' },
+      to: { path: '^functions/adapters/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/|\\.test\\.ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.cjs'] },
+  },
+};
