@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertBundleKey, assertDownloadUrlTtl, type BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, epochSeconds, systemClock } from '../ports/clock.ts';
+import type { CoreDeps } from '../ports/core-deps.ts';
 import type { LlmGateway } from '../ports/llm-gateway.ts';
 import type { Notifier } from '../ports/notifier.ts';
 import type { Payments } from '../ports/payments.ts';
@@ -15,20 +16,8 @@ import { createLogger, type Logger } from '../shared/logger.ts';
 import { type Config, withProviderSecret } from './config.ts';
 
 /** Everything a handler or core function may touch: built once per process from config. */
-export interface Deps {
-  config: Config;
-  store: Store;
-  vault: SecretVault;
-  bundles: BundleStore;
-  llm: LlmGateway;
-  sandbox: Sandbox;
-  scheduler: Scheduler;
-  notifier: Notifier;
-  serviceRunner: ServiceRunner;
-  payments: Payments;
-  clock: Clock;
-  logger: Logger;
-}
+/** The dependency set the composition root builds (what core receives: ports/core-deps.ts). */
+export type Deps = CoreDeps;
 
 export interface DepsOverrides {
   clock?: Clock;

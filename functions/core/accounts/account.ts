@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Tier } from '../../platform/config.ts';
-import type { Deps } from '../../platform/deps.ts';
+import type { Tier } from '../../ports/config.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
@@ -31,7 +31,7 @@ const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  * first API key in one transaction: either all exist afterwards or none does.
  */
 export async function createAccount(
-  deps: Deps,
+  deps: CoreDeps,
   input: { org: string; tier: Tier; email?: string; apiKey?: string },
 ): Promise<CreatedAccount> {
   const slug = slugSchema.safeParse(input.org);
@@ -108,12 +108,12 @@ export function memberItem(
   };
 }
 
-export async function getAccount(deps: Deps, accountId: string): Promise<Account | undefined> {
+export async function getAccount(deps: CoreDeps, accountId: string): Promise<Account | undefined> {
   const item = await deps.store.get(keys.account(accountId));
   return item ? toAccount(item) : undefined;
 }
 
-export async function findAccountByOrg(deps: Deps, org: string): Promise<Account | undefined> {
+export async function findAccountByOrg(deps: CoreDeps, org: string): Promise<Account | undefined> {
   const guard = await deps.store.get(keys.org(org));
   return guard ? getAccount(deps, String(guard.account_id)) : undefined;
 }

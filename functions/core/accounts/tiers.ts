@@ -1,4 +1,4 @@
-import type { Tier } from '../../platform/config.ts';
+import type { Tier } from '../../ports/config.ts';
 
 export interface TierLimits {
   /** Agent calls per UTC day (spec "Limits"). */

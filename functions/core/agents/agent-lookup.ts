@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { keys } from '../keys.ts';
 import { type AgentVersion, fromItem, parseVersion, statusOf, versionString } from './agent-record.ts';
 
@@ -8,7 +8,7 @@ import { type AgentVersion, fromItem, parseVersion, statusOf, versionString } fr
  */
 
 /** org/skill (the newest live version) or org/skill@vN, of type skill. */
-export async function resolveSkillRef(deps: Deps, ref: string): Promise<AgentVersion | undefined> {
+export async function resolveSkillRef(deps: CoreDeps, ref: string): Promise<AgentVersion | undefined> {
   const m = /^([a-z0-9-]+)\/([a-z0-9-]+)(?:@(v\d+))?$/.exec(ref);
   if (!m) return undefined;
   const [, org, name, version] = m as unknown as [string, string, string, string | undefined];
@@ -17,7 +17,7 @@ export async function resolveSkillRef(deps: Deps, ref: string): Promise<AgentVer
 }
 
 export async function findVersion(
-  deps: Deps,
+  deps: CoreDeps,
   org: string,
   name: string,
   version: string,
@@ -31,7 +31,11 @@ export async function findVersion(
 }
 
 /** The newest version that is not deleted. */
-export async function findLatest(deps: Deps, org: string, name: string): Promise<AgentVersion | undefined> {
+export async function findLatest(
+  deps: CoreDeps,
+  org: string,
+  name: string,
+): Promise<AgentVersion | undefined> {
   const head = await deps.store.get(keys.agentHead(org, name));
   if (!head) return undefined;
   for (let n = Number(head.latest_number); n >= 1; n--) {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { type FieldIssue, invalidInput } from '../../shared/errors.ts';
 import { checkOutboundUrl } from '../alerts/outbound-url.ts';
 import { findLatest, findVersion } from './agent-lookup.ts';
@@ -11,7 +11,7 @@ import { requireVisible } from './visibility.ts';
  * when it is private to another workspace that the caller is not a member of.
  */
 export async function resolveAgentRef(
-  deps: Deps,
+  deps: CoreDeps,
   ref: string,
   workspaceId: string,
   accountId: string,
@@ -27,7 +27,7 @@ export async function resolveAgentRef(
 
 /** Checks a user-given alert URL when saved (docs/schedules.md), adding a field issue if refused. */
 export async function checkAlertUrlField(
-  deps: Deps,
+  deps: CoreDeps,
   url: string | null | undefined,
   issues: FieldIssue[],
 ): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -23,7 +23,7 @@ const DAY_SECONDS = 86_400;
 
 /** An agent version the caller may see (a member of its workspace), with the caller's role. Else 404. */
 export async function loadAgent(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agentId: string,
   needed: Role,
@@ -35,13 +35,13 @@ export async function loadAgent(
   return agent;
 }
 
-export async function getAgent(deps: Deps, auth: AuthContext, agentId: string) {
+export async function getAgent(deps: CoreDeps, auth: AuthContext, agentId: string) {
   return toRecord(await loadAgent(deps, auth, agentId, 'member'), deps.clock.now());
 }
 
 /** Every live version of the agents in the caller's workspaces (or one workspace), by name then version. */
 export async function listAgents(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: { workspace_id?: string | undefined; name?: string | undefined; limit: number; offset: number },
 ) {
@@ -71,7 +71,7 @@ export async function listAgents(
 }
 
 /** What deleting this version (or all versions) touches: pinned dependents, schedules, services. */
-export async function deleteCheck(deps: Deps, auth: AuthContext, agentId: string) {
+export async function deleteCheck(deps: CoreDeps, auth: AuthContext, agentId: string) {
   const agent = await loadAgent(deps, auth, agentId, 'member');
   const versions = await liveVersions(deps, agent.org, agent.name);
   const dependents = await dependentsOf(deps, [agent]);
@@ -110,7 +110,7 @@ export async function deleteCheck(deps: Deps, auth: AuthContext, agentId: string
  * pin are deleted only with force=true (delete-check says so).
  */
 export async function deleteAgent(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agentId: string,
   options: { allVersions: boolean; force: boolean },
@@ -154,7 +154,7 @@ export async function deleteAgent(
 }
 
 /** GET /agents/{id}/logs: the owner's view of this version's execution log lines, newest first. */
-export async function agentLogs(deps: Deps, auth: AuthContext, agentId: string, limit: number) {
+export async function agentLogs(deps: CoreDeps, auth: AuthContext, agentId: string, limit: number) {
   const agent = await loadAgent(deps, auth, agentId, 'owner');
   const page = await deps.store.query({
     pk: keys.agentVersion(agent.id).pk,
@@ -177,7 +177,7 @@ export async function agentLogs(deps: Deps, auth: AuthContext, agentId: string, 
  * workspaces' schedules of a public agent are not listed: they cannot be enumerated without a scan).
  */
 async function runnersOf(
-  deps: Deps,
+  deps: CoreDeps,
   agent: AgentVersion,
   versions: string[],
 ): Promise<{ schedules: string[]; services: string[] }> {
@@ -193,7 +193,7 @@ async function runnersOf(
   return { schedules: using(schedules), services: using(services) };
 }
 
-async function liveVersions(deps: Deps, org: string, name: string): Promise<AgentVersion[]> {
+async function liveVersions(deps: CoreDeps, org: string, name: string): Promise<AgentVersion[]> {
   const refs = await queryAll(deps.store, {
     pk: keys.agentHead(org, name).pk,
     sk: { beginsWith: keys.agentVersionRefPrefix },
@@ -207,7 +207,7 @@ async function liveVersions(deps: Deps, org: string, name: string): Promise<Agen
 }
 
 /** Live agent versions (outside `targets`) that pin any of `targets`, as org/name/version. */
-async function dependentsOf(deps: Deps, targets: AgentVersion[]): Promise<string[]> {
+async function dependentsOf(deps: CoreDeps, targets: AgentVersion[]): Promise<string[]> {
   const targetIds = new Set(targets.map((t) => t.id));
   const out = new Set<string>();
   for (const t of targets) {
@@ -225,7 +225,7 @@ async function dependentsOf(deps: Deps, targets: AgentVersion[]): Promise<string
  * Re-points the head's directory entry at the newest live version (after a patch or delete). The
  * version counter is kept, so a deleted version's number is never reused.
  */
-export async function refreshHead(deps: Deps, org: string, name: string): Promise<void> {
+export async function refreshHead(deps: CoreDeps, org: string, name: string): Promise<void> {
   const head = await deps.store.get(keys.agentHead(org, name));
   if (!head) return;
   const latest = await findLatest(deps, org, name);

@@ -1,5 +1,5 @@
-import type { Deps } from '../../platform/deps.ts';
 import { bundleKey } from '../../ports/bundle-store.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond } from '../../ports/store.ts';
 import { inspectBundle } from '../../shared/bundle-archive.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
@@ -19,7 +19,7 @@ import { requireVisible } from './visibility.ts';
 
 /** POST /agents: publishes the next version of the manifest's agent into a workspace the caller owns. */
 export async function publishAgent(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   body: unknown,
   options: { workspaceId?: string | undefined; allowNoSecrets: boolean },
@@ -47,7 +47,7 @@ const IMMUTABLE_FIELDS = [
  * validated as a whole, so a patch cannot produce a manifest that publishing would refuse.
  */
 export async function patchAgent(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agentId: string,
   patch: Record<string, unknown>,
@@ -97,7 +97,7 @@ export async function patchAgent(
  * earlier upload). Only code-runtime and managed-loop agents have bundles.
  */
 export async function uploadBundle(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agentId: string,
   body: { data: Buffer; contentType: string | undefined },
@@ -156,7 +156,7 @@ export async function uploadBundle(
  * new workspace. The copy is private unless the forker asks for `is_public: true`.
  */
 export async function forkAgent(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agentId: string,
   input: {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import { keys } from '../keys.ts';
 
@@ -25,7 +25,7 @@ export function bundlePurgeItem(agentId: string, bundleKey: string, purgeAtSecon
  * never reused (the version counter only grows), so a purged bundle's key cannot belong to a
  * live version. In AWS the bucket keeps a deleted object as a noncurrent version for 30 days.
  */
-export async function purgeDeletedBundles(deps: Deps): Promise<{ purged: number }> {
+export async function purgeDeletedBundles(deps: CoreDeps): Promise<{ purged: number }> {
   const now = Math.floor(deps.clock.now().getTime() / 1000);
   const due = await queryAll(deps.store, {
     index: 'gsi2',

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import { keys } from '../keys.ts';
@@ -11,7 +11,7 @@ export const DOWNLOAD_URL_TTL_SECONDS = 15 * 60;
 
 /** GET /public/agents: the newest live public version of each public agent, filtered, paged. */
 export async function listPublicAgents(
-  deps: Deps,
+  deps: CoreDeps,
   query: { tag?: string | undefined; type?: string | undefined; limit: number; offset: number },
 ) {
   const heads = await queryAll(deps.store, { index: 'gsi2', pk: keys.publicAgents });
@@ -30,7 +30,12 @@ export async function listPublicAgents(
 }
 
 /** A version the public may see: public, not deleted, not past its sunset. */
-async function publicVersion(deps: Deps, org: string, name: string, version: string): Promise<AgentVersion> {
+async function publicVersion(
+  deps: CoreDeps,
+  org: string,
+  name: string,
+  version: string,
+): Promise<AgentVersion> {
   const agent = await findVersion(deps, org, name, version);
   if (!agent || !agent.manifest.is_public || !isCallable(agent, deps.clock.now())) {
     throw notFound(`Agent ${org}/${name}/${version}`);
@@ -42,7 +47,7 @@ async function publicVersion(deps: Deps, org: string, name: string, version: str
  * GET /public/agents/{org}/{agent}/{version}: details. For server-only and paid agents the prompt,
  * the manifest and the skill files are left out; name, description, schemas and tags stay.
  */
-export async function publicAgentDetails(deps: Deps, org: string, name: string, version: string) {
+export async function publicAgentDetails(deps: CoreDeps, org: string, name: string, version: string) {
   const agent = await publicVersion(deps, org, name, version);
   const open = isSourceAvailable(agent.manifest);
   return {
@@ -67,7 +72,7 @@ export async function publicAgentDetails(deps: Deps, org: string, name: string, 
  * GET /public/agents/{org}/{agent}/{version}/download: everything needed to run the agent
  * locally, for source-available agents only, with a short-lived bundle URL when it has a bundle.
  */
-export async function downloadPublicAgent(deps: Deps, org: string, name: string, version: string) {
+export async function downloadPublicAgent(deps: CoreDeps, org: string, name: string, version: string) {
   const agent = await publicVersion(deps, org, name, version);
   if (isPaid(agent.manifest)) {
     throw new PlatformError(

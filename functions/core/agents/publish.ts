@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -18,7 +18,7 @@ const MAX_PUBLISH_ATTEMPTS = 10;
 
 /** The workspace an agent is published into, with the slug that is its org in agent addresses. */
 export async function ownedWorkspace(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string | undefined,
 ): Promise<{ id: string; slug: string }> {
@@ -66,7 +66,7 @@ export function parsePublishBody(
  * private agent or skill is 403, whoever publishes, because every caller of this agent would get it.
  */
 export async function checkReferences(
-  deps: Deps,
+  deps: CoreDeps,
   workspace: { id: string; slug: string },
   manifest: Manifest,
 ): Promise<void> {
@@ -112,7 +112,7 @@ export async function checkReferences(
 
 /** Depth-first over pinned dependencies; returns the path when it comes back to `root` (by name). */
 async function findCycle(
-  deps: Deps,
+  deps: CoreDeps,
   root: string,
   at: AgentVersion,
   path: string[],
@@ -137,7 +137,7 @@ async function findCycle(
  * entries: two concurrent publishes get two distinct versions, and a failure writes nothing.
  */
 export async function publishVersion(
-  deps: Deps,
+  deps: CoreDeps,
   input: {
     workspace: { id: string; slug: string };
     manifest: Manifest;

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { keys } from '../keys.ts';
 import type { AgentVersion } from './agent-record.ts';
@@ -18,7 +18,7 @@ export interface Viewer {
  * The one visibility rule (docs/roles.md, "Visibility"): a public agent or skill may be referred to
  * by anyone; a private one only from its own workspace, or by an account that is a member of it.
  */
-export async function isVisible(deps: Deps, thing: AgentVersion, viewer: Viewer): Promise<boolean> {
+export async function isVisible(deps: CoreDeps, thing: AgentVersion, viewer: Viewer): Promise<boolean> {
   if (thing.manifest.is_public) return true;
   if (viewer.workspaceId !== undefined && viewer.workspaceId === thing.workspace_id) return true;
   if (viewer.accountId === undefined) return false;
@@ -33,7 +33,7 @@ export async function isVisible(deps: Deps, thing: AgentVersion, viewer: Viewer)
  * only the reference the client gave, never anything of its content.
  */
 export async function requireVisible(
-  deps: Deps,
+  deps: CoreDeps,
   thing: AgentVersion,
   viewer: Viewer,
   reference: { ref: string; field?: string },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Tier } from '../../platform/config.ts';
-import type { Deps } from '../../platform/deps.ts';
+import type { Tier } from '../../ports/config.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import { toAccount } from '../accounts/account.ts';
@@ -60,7 +60,7 @@ export function apiKeyItems(input: {
 }
 
 export async function createApiKey(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   input: { name?: string | undefined; agent?: string | undefined },
 ): Promise<ApiKeyRecord & { api_key: string }> {
@@ -75,7 +75,7 @@ export async function createApiKey(
 
 /** Stores a key (given or generated) for an existing account, counting it on the account item. */
 export async function addApiKey(
-  deps: Deps,
+  deps: CoreDeps,
   accountId: string,
   input: { secret: string; name: string; agent: string | null },
 ): Promise<ApiKeyRecord> {
@@ -88,7 +88,7 @@ export async function addApiKey(
   return toRecord(created.ofAccount);
 }
 
-export async function listApiKeys(deps: Deps, accountId: string): Promise<ApiKeyRecord[]> {
+export async function listApiKeys(deps: CoreDeps, accountId: string): Promise<ApiKeyRecord[]> {
   const items = await queryAll(deps.store, {
     pk: keys.account(accountId).pk,
     sk: { beginsWith: keys.apiKeysOfAccountPrefix },
@@ -101,7 +101,7 @@ export async function listApiKeys(deps: Deps, accountId: string): Promise<ApiKey
  * out); the key count on the account item is decremented under a condition, so two parallel
  * deletes of an account's last two keys cannot both succeed.
  */
-export async function deleteApiKey(deps: Deps, accountId: string, keyId: string): Promise<void> {
+export async function deleteApiKey(deps: CoreDeps, accountId: string, keyId: string): Promise<void> {
   const entry = await deps.store.get(keys.apiKeyOfAccount(accountId, keyId));
   if (!entry) throw notFound('API key');
   try {
@@ -132,7 +132,7 @@ export async function deleteApiKey(deps: Deps, accountId: string, keyId: string)
  * call route); on every other route it is 401, like any key that is not an account's.
  */
 export async function authenticate(
-  deps: Deps,
+  deps: CoreDeps,
   authorization: string | undefined,
   options: { acceptRunCredential?: boolean } = {},
 ): Promise<AuthContext> {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { WebhookSignatureError } from '../../ports/payments.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
@@ -14,7 +14,7 @@ const CHECKOUT_TTL_SECONDS = 7 * 86_400;
 const checkoutKey = (sessionId: string) => ({ pk: `CHECKOUT#${sessionId}`, sk: 'CHECKOUT' });
 const stripeEventKey = (eventId: string) => ({ pk: `PAYMENTEVENT#${eventId}`, sk: 'EVENT' });
 
-export async function billingBalance(deps: Deps, auth: AuthContext) {
+export async function billingBalance(deps: CoreDeps, auth: AuthContext) {
   return { balance_credits: await getBalance(deps, auth.accountId), currency: 'credits' as const };
 }
 
@@ -23,7 +23,7 @@ export async function billingBalance(deps: Deps, auth: AuthContext) {
  * The top-up lands only when the payment is confirmed: Stripe's signed webhook, or locally the
  * checkout page's confirm button.
  */
-export async function createCheckout(deps: Deps, auth: AuthContext, credits: number) {
+export async function createCheckout(deps: CoreDeps, auth: AuthContext, credits: number) {
   const amountCents = credits * CREDIT_PRICE_CENTS;
   const base = deps.config.publicUrl ?? '';
   const session = await deps.payments.createCheckout({
@@ -57,7 +57,10 @@ export async function createCheckout(deps: Deps, auth: AuthContext, credits: num
 }
 
 /** Lands a checkout's credits once (its session id is the ledger reference). */
-async function landCheckout(deps: Deps, sessionId: string): Promise<{ landed: boolean; credits: number }> {
+async function landCheckout(
+  deps: CoreDeps,
+  sessionId: string,
+): Promise<{ landed: boolean; credits: number }> {
   const checkout = await deps.store.get(checkoutKey(sessionId));
   if (!checkout) {
     deps.logger.warn('payment for an unknown checkout ignored', { session_id: sessionId });
@@ -78,8 +81,8 @@ async function landCheckout(deps: Deps, sessionId: string): Promise<{ landed: bo
  * event is 400 and lands nothing); an event id seen before is acknowledged and ignored; a paid
  * completed Checkout Session lands its credits once.
  */
-export async function stripeWebhook(deps: Deps, rawBody: Buffer, signature: string | undefined) {
-  let event: Awaited<ReturnType<Deps['payments']['parseWebhook']>>;
+export async function stripeWebhook(deps: CoreDeps, rawBody: Buffer, signature: string | undefined) {
+  let event: Awaited<ReturnType<CoreDeps['payments']['parseWebhook']>>;
   try {
     event = await deps.payments.parseWebhook(rawBody, signature);
   } catch (err) {
@@ -104,14 +107,14 @@ export async function stripeWebhook(deps: Deps, rawBody: Buffer, signature: stri
   return { received: true, duplicate: false, landed };
 }
 
-function localOnly(deps: Deps): void {
+function localOnly(deps: CoreDeps): void {
   if (deps.payments.kind !== 'local') throw notFound('Checkout');
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** GET /billing/checkout/{session_id} (local payments only): the page that confirms the payment. */
-export async function localCheckoutPage(deps: Deps, sessionId: string): Promise<string> {
+export async function localCheckoutPage(deps: CoreDeps, sessionId: string): Promise<string> {
   localOnly(deps);
   const checkout = await deps.store.get(checkoutKey(sessionId));
   if (!checkout) throw notFound('Checkout');
@@ -127,7 +130,7 @@ ${done ? '' : `<form method="post" action="/billing/checkout/${id}/confirm"><but
 }
 
 /** POST /billing/checkout/{session_id}/confirm (local payments only): lands the credits, once. */
-export async function confirmLocalCheckout(deps: Deps, sessionId: string) {
+export async function confirmLocalCheckout(deps: CoreDeps, sessionId: string) {
   localOnly(deps);
   const { landed, credits } = await landCheckout(deps, sessionId);
   const checkout = await deps.store.get(checkoutKey(sessionId));
@@ -143,7 +146,7 @@ export async function confirmLocalCheckout(deps: Deps, sessionId: string) {
 
 /** GET /billing/transactions (and /billing/history): newest first, paged. */
 export async function listTransactions(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: { limit: number; offset: number },
 ) {

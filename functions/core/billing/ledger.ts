@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { sortSuffix } from '../sort-suffix.ts';
@@ -47,14 +47,14 @@ function entryItem(accountId: string, entry: LedgerEntry): Item {
   };
 }
 
-export async function getBalance(deps: Deps, accountId: string): Promise<number> {
+export async function getBalance(deps: CoreDeps, accountId: string): Promise<number> {
   const item = await deps.store.get(ledgerKeys.balance(accountId));
   return typeof item?.credits === 'number' ? item.credits : 0;
 }
 
 /** Lands a top-up once per payment reference. Returns false when it had landed already. */
 export async function topUp(
-  deps: Deps,
+  deps: CoreDeps,
   accountId: string,
   credits: number,
   reference: string,
@@ -119,7 +119,7 @@ export type InterruptedCallFields = Pick<
  * and the entry, in one transaction. A duplicate of the same request id charges nothing more and
  * returns false. Not enough credits: 402 INSUFFICIENT_CREDITS, nothing written.
  */
-export async function charge(deps: Deps, input: ChargeInput): Promise<boolean> {
+export async function charge(deps: CoreDeps, input: ChargeInput): Promise<boolean> {
   const now = deps.clock.now().toISOString();
   const entry: LedgerEntry = {
     entry_id: randomUUID(),
@@ -181,7 +181,7 @@ export function settleOp(requestId: string) {
 }
 
 /** Refunds a call's charge once. Returns false when there was none or it was refunded already. */
-export async function refund(deps: Deps, requestId: string, reason: string): Promise<boolean> {
+export async function refund(deps: CoreDeps, requestId: string, reason: string): Promise<boolean> {
   const guard = await deps.store.get(ledgerKeys.guard('charge', requestId));
   if (!guard || guard.state !== 'pending') return false;
   const accountId = String(guard.account_id);
@@ -222,7 +222,7 @@ export async function refund(deps: Deps, requestId: string, reason: string): Pro
  * and the run, or between a failed run and its refund). Its caller got no answer, so it is
  * refunded, once. Settled charges (a record was written with the answer) are never touched.
  */
-export async function reconcileCharges(deps: Deps): Promise<{ refunded: number }> {
+export async function reconcileCharges(deps: CoreDeps): Promise<{ refunded: number }> {
   const now = deps.clock.now().getTime();
   const due = await queryAll(deps.store, {
     index: 'gsi2',
@@ -261,7 +261,7 @@ export async function reconcileCharges(deps: Deps): Promise<{ refunded: number }
   return { refunded };
 }
 
-export async function listEntries(deps: Deps, accountId: string): Promise<LedgerEntry[]> {
+export async function listEntries(deps: CoreDeps, accountId: string): Promise<LedgerEntry[]> {
   const items = await queryAll(deps.store, { pk: ledgerKeys.entries(accountId), reverse: true });
   return items.map((i) => ({
     entry_id: String(i.entry_id),

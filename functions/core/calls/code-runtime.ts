@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
 import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
@@ -42,7 +42,7 @@ export function runCommand(agent: AgentVersion): string {
  * tier (Free 30 s, Pro and up 5 min) as well as by the call's deadline.
  */
 export async function runCodeRuntime(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agent: AgentVersion,
   input: Record<string, unknown>,

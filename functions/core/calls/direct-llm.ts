@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import {
   LlmAbortedError,
   LlmError,
@@ -45,7 +45,7 @@ const ALL_PROVIDERS: LlmProviderId[] = ['anthropic', 'openai', 'google', 'ollama
  * without one, the first provider the platform has configured (anthropic, openai, google, ollama).
  */
 export function chooseProvider(
-  deps: Deps,
+  deps: CoreDeps,
   agent: AgentVersion,
   requested: string | undefined,
 ): LlmProviderId {
@@ -73,7 +73,7 @@ export function chooseProvider(
 
 /** Caller override, then the manifest's default_models[provider], then the platform default (configurable). */
 export function chooseModel(
-  deps: Deps,
+  deps: CoreDeps,
   agent: AgentVersion,
   provider: LlmProviderId,
   override: string | undefined,
@@ -101,7 +101,7 @@ export function renderTemplate(template: string, input: Record<string, unknown>)
 
 /** The skills a call uses, per the agent's defaults, the caller's headers and skills_locked. */
 export async function skillTexts(
-  deps: Deps,
+  deps: CoreDeps,
   agent: AgentVersion,
   options: CallOptions,
   warnings: Warning[],
@@ -169,7 +169,7 @@ async function filesVariable(files: CallFile[]): Promise<unknown[]> {
  * answer is 502 LLM_ERROR, retryable).
  */
 export async function runDirectLlm(
-  deps: Deps,
+  deps: CoreDeps,
   agent: AgentVersion,
   input: Record<string, unknown>,
   files: CallFile[],
@@ -187,7 +187,7 @@ export async function runDirectLlm(
   const skills = await skillTexts(deps, agent, options, warnings);
   const outputSchema = agent.manifest.output_schema as Record<string, unknown> | undefined;
   const system = [agent.manifest.description, ...skills].join('\n\n');
-  let result: Awaited<ReturnType<Deps['llm']['generate']>>;
+  let result: Awaited<ReturnType<CoreDeps['llm']['generate']>>;
   try {
     result = await deps.llm.generate({
       provider,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
@@ -53,7 +53,7 @@ export interface CallResponse {
  * admit the call against the daily quota and a concurrency lease, validate the input, run the
  * engine within the deadline, and record the call. Every outcome, success or error, is recorded.
  */
-export async function callAgent(deps: Deps, auth: AuthContext, req: CallRequest): Promise<CallResponse> {
+export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequest): Promise<CallResponse> {
   const started = Date.now();
   const at = deps.clock.now();
   const tenant = req.headers('x-platform-tenant')?.slice(0, 128) ?? null;
@@ -209,7 +209,7 @@ const REFUNDED_ON = ['INTERNAL_ERROR', 'LLM_ERROR', 'TIMEOUT', 'UNPROCESSABLE'];
  * What the caller pays per call: the agent's price_credits, except for members of the agent's own
  * workspace (authors and their teams run their agents free).
  */
-async function priceFor(deps: Deps, auth: AuthContext, agent: AgentVersion): Promise<number> {
+async function priceFor(deps: CoreDeps, auth: AuthContext, agent: AgentVersion): Promise<number> {
   const price = agent.manifest.price_credits ?? 0;
   if (price <= 0) return 0;
   const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
@@ -217,7 +217,7 @@ async function priceFor(deps: Deps, auth: AuthContext, agent: AgentVersion): Pro
 }
 
 /** The version to run, if the caller may run it: 404 for anything unknown, 403 for a private agent of another workspace. */
-async function resolveCallable(deps: Deps, auth: AuthContext, req: CallRequest): Promise<AgentVersion> {
+async function resolveCallable(deps: CoreDeps, auth: AuthContext, req: CallRequest): Promise<AgentVersion> {
   const ref = `${req.org}/${req.agent}/${req.version}`;
   const agent = await findVersion(deps, req.org, req.agent, req.version);
   if (!agent || agent.deleted_at) throw new PlatformError('NOT_FOUND', `Agent ${ref} not found`);
@@ -247,7 +247,7 @@ async function resolveCallable(deps: Deps, auth: AuthContext, req: CallRequest):
  * PLATFORM_MAX_CALL_SECONDS, just under API Gateway's integration timeout; always-on agents, whose
  * timeout is 0, get the cap) and the caller's X-Platform-Deadline-Ms.
  */
-function effectiveDeadline(deps: Deps, agent: AgentVersion, header: string | undefined): number {
+function effectiveDeadline(deps: CoreDeps, agent: AgentVersion, header: string | undefined): number {
   const now = deps.clock.now().getTime();
   const cap = Math.min(MAX_CALL_SECONDS, deps.config.maxCallSeconds);
   const seconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
@@ -324,7 +324,7 @@ interface EngineOutcome {
 }
 
 async function runEngine(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agent: AgentVersion,
   call: {
@@ -390,7 +390,12 @@ async function runEngine(
  * orchestrator's. A sub-call that could not finish in the time left fails with TIMEOUT before it
  * starts. Returns the deadline on the process clock.
  */
-function checkSubCall(deps: Deps, service: ServiceContext, agent: AgentVersion, deadline: number): number {
+function checkSubCall(
+  deps: CoreDeps,
+  service: ServiceContext,
+  agent: AgentVersion,
+  deadline: number,
+): number {
   const ref = `${agent.org}/${agent.name}/${agent.version}`;
   if (!agent.manifest.callable) {
     throw new PlatformError('FORBIDDEN', `${ref} is not callable as a dependency (callable: false)`);
@@ -414,7 +419,7 @@ function checkSubCall(deps: Deps, service: ServiceContext, agent: AgentVersion, 
  * run gets network to reach the platform. The key is deleted when the run ends.
  */
 async function orchestrationFor(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agent: AgentVersion,
   req: CallRequest,
@@ -510,7 +515,7 @@ function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /** Deprecation, Sunset (HTTP date) and a Link to the successor version, for deprecated versions. */
 async function deprecationHeaders(
-  deps: Deps,
+  deps: CoreDeps,
   agent: AgentVersion,
   endpoint: string,
 ): Promise<Record<string, string>> {
@@ -549,7 +554,7 @@ function callIdentity(
 }
 
 async function recordCall(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   req: CallRequest,
   agent: AgentVersion,

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import {
   LlmAbortedError,
   LlmError,
@@ -88,7 +88,7 @@ export function fillCommand(command: string, args: Record<string, unknown>): str
  * sandbox limit like the code runtime) is 504 TIMEOUT. Errors carry computeMs and logs.
  */
 export async function runManagedLoop(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agent: AgentVersion,
   input: Record<string, unknown>,

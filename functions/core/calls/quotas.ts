@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
@@ -31,7 +31,7 @@ export const PAID_DAILY_CAP = 100_000;
  * races: 2Q racing calls against a quota of Q admit Q; C slots never hold more than C calls.
  */
 export async function admitCall(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   deadlineMs: number,
   kind: 'llm' | 'sandbox' | 'paid' = 'llm',

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxSession, SandboxUnavailableError } from '../../ports/sandbox.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
@@ -14,7 +14,11 @@ import type { CallFile } from './call-input.ts';
  * it (authors and their teams), otherwise the caller's personal workspace, so that a stranger
  * calling a public tool supplies their own keys and never uses the author's.
  */
-export async function secretsWorkspace(deps: Deps, auth: AuthContext, agent: AgentVersion): Promise<string> {
+export async function secretsWorkspace(
+  deps: CoreDeps,
+  auth: AuthContext,
+  agent: AgentVersion,
+): Promise<string> {
   if (auth.runWorkspaceId) return auth.runWorkspaceId;
   const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
   return member ? agent.workspace_id : auth.personalWorkspaceId;
@@ -25,7 +29,7 @@ export async function secretsWorkspace(deps: Deps, auth: AuthContext, agent: Age
  * naming them, never a value); optional ones are injected when present; nothing else is.
  */
 export async function runSecrets(
-  deps: Deps,
+  deps: CoreDeps,
   workspaceId: string,
   agent: AgentVersion,
 ): Promise<Record<string, string>> {
@@ -88,7 +92,7 @@ export interface RunSession {
  * call's files under `input/`, and open the session (a sandbox that cannot run is a clear 500).
  */
 export async function openRunSession(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   agent: AgentVersion,
   run: { files: CallFile[]; requestId: string; deadlineMs: number; extras?: RunExtras | undefined },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { generateRunKey, hashApiKey } from '../api-keys/api-key-secret.ts';
@@ -35,7 +35,7 @@ export interface ServiceContext {
  * backstop, and deleted when the run ends (revoke).
  */
 export async function issueServiceKey(
-  deps: Deps,
+  deps: CoreDeps,
   accountId: string,
   context: ServiceContext,
 ): Promise<{ key: string; subCalls: () => Promise<number>; revoke: () => Promise<void> }> {
@@ -78,7 +78,7 @@ export function requireDeclaredDependency(
 }
 
 /** Counts one sub-call made with a service key (strict mode requires at least one). */
-export async function countSubCall(deps: Deps, keyHash: string): Promise<void> {
+export async function countSubCall(deps: CoreDeps, keyHash: string): Promise<void> {
   await deps.store.update(
     keys.runCredential(keyHash),
     { add: { sub_calls: 1 } },
@@ -91,7 +91,7 @@ export async function countSubCall(deps: Deps, keyHash: string): Promise<void> {
  * paid sub-call, under a condition so that racing sub-calls cannot pass the cap together.
  */
 export async function spendDownstreamBudget(
-  deps: Deps,
+  deps: CoreDeps,
   keyHash: string,
   credits: number,
   budget: number,

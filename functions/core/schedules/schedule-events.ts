@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 import { sortSuffix } from '../sort-suffix.ts';
 
@@ -35,7 +35,7 @@ export const HISTORY_DAYS = 90;
 export const scheduleEventsPk = (scheduleId: string) => `SCHEDULE#${scheduleId}#EVENTS`;
 
 export function scheduleEventItem(
-  deps: Deps,
+  deps: CoreDeps,
   scheduleId: string,
   type: ScheduleEventType,
   message: string,
@@ -53,7 +53,7 @@ export function scheduleEventItem(
 
 /** Appends one entry; a failed write is logged, never thrown (the timeline must not fail a run). */
 export async function appendScheduleEvent(
-  deps: Deps,
+  deps: CoreDeps,
   scheduleId: string,
   type: ScheduleEventType,
   message: string,

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 import { scheduleEventItem } from './schedule-events.ts';
 import { computeNext, mutateSchedule, type Schedule } from './schedule-record.ts';
@@ -48,7 +48,7 @@ const MAX_ATTEMPTS = 20;
  * notifier after it commits, so they are sent once and off the run's path.
  */
 export async function applyRunOutcome(
-  deps: Deps,
+  deps: CoreDeps,
   scheduleId: string,
   run: { status: 'success' | 'error' | 'timeout'; error: string | null; started_at: string },
   /** Written in the same transaction (the run's record), or alone when the schedule is gone. */
@@ -112,7 +112,7 @@ type Alert = { threshold: number; autoDisabled: boolean };
 
 /** The state table's step for one finished run: the new record, its timeline entries, the alerts due. */
 function decideOutcome(
-  deps: Deps,
+  deps: CoreDeps,
   s: Schedule,
   run: { status: 'success' | 'error' | 'timeout'; started_at: string },
   lastError: string,

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { ConditionFailedError, cond, type Item, TransactionCanceledError } from '../../ports/store.ts';
 import { nextRun, nextRuns } from '../../shared/cron.ts';
 import { scheduleEventItem } from './schedule-events.ts';
@@ -15,7 +15,7 @@ export const MISSED_EVENTS_LISTED = 20;
 /** Slot guards expire after a week; by then no delivery of that slot can still arrive. */
 const SLOT_TTL_SECONDS = 7 * 86_400;
 
-function slotItem(deps: Deps, scheduleId: string, scheduledTime: string): Item {
+function slotItem(deps: CoreDeps, scheduleId: string, scheduledTime: string): Item {
   return {
     ...scheduleKeys.slot(scheduleId, scheduledTime),
     claimed_at: deps.clock.now().toISOString(),
@@ -28,7 +28,7 @@ function slotItem(deps: Deps, scheduleId: string, scheduledTime: string): Item {
  * however many deliveries of the slot arrive (EventBridge's at-least-once delivery, the two rules
  * of an OR expression, a restarted local loop).
  */
-export async function claimSlot(deps: Deps, scheduleId: string, scheduledTime: string): Promise<boolean> {
+export async function claimSlot(deps: CoreDeps, scheduleId: string, scheduledTime: string): Promise<boolean> {
   try {
     await deps.store.put(slotItem(deps, scheduleId, scheduledTime), { condition: cond.notExists() });
     return true;
@@ -47,7 +47,7 @@ export type FireOutcome =
  * disabled or webhook schedule is dropped (EventBridge may still deliver one after a change).
  */
 export async function fireScheduledSlot(
-  deps: Deps,
+  deps: CoreDeps,
   scheduleId: string,
   scheduledTime: string,
 ): Promise<FireOutcome> {
@@ -80,7 +80,7 @@ export async function fireScheduledSlot(
  * other delivery claimed first is dropped); returns the claimed slots, to run now.
  */
 export async function advanceDueSchedule(
-  deps: Deps,
+  deps: CoreDeps,
   scheduleId: string,
   now: Date,
 ): Promise<{ stored: StoredSchedule; slots: string[] } | undefined> {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { nextRun } from '../../shared/cron.ts';
 
@@ -107,7 +107,7 @@ export function fromScheduleItem(item: Item): StoredSchedule {
   };
 }
 
-export async function loadStoredSchedule(deps: Deps, id: string): Promise<StoredSchedule | undefined> {
+export async function loadStoredSchedule(deps: CoreDeps, id: string): Promise<StoredSchedule | undefined> {
   const item = await deps.store.get(scheduleKeys.schedule(id));
   return item ? fromScheduleItem(item) : undefined;
 }
@@ -132,7 +132,7 @@ export function scheduleWrite(stored: StoredSchedule, next: Schedule, extra: Par
  * propagate.
  */
 export async function mutateSchedule<T>(
-  deps: Deps,
+  deps: CoreDeps,
   id: string,
   decide: (stored: StoredSchedule) => { next: Schedule; items?: Item[]; result: T } | undefined,
   attempts = 20,

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { scheduleEventItem } from './schedule-events.ts';
 import { scheduleKeys } from './schedule-record.ts';
@@ -53,7 +53,7 @@ export function inflightItem(run: InflightRun): Item {
  * condition of the transaction that writes the run and the event, so two reconcilers (or a late
  * finish) cannot both record it. Listing is a Query on GSI2, never a Scan.
  */
-export async function reconcileInterruptedRuns(deps: Deps): Promise<{ interrupted: number }> {
+export async function reconcileInterruptedRuns(deps: CoreDeps): Promise<{ interrupted: number }> {
   const now = deps.clock.now();
   const due = await queryAll(deps.store, {
     index: 'gsi2',

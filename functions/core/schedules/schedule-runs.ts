@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
@@ -25,7 +25,7 @@ const RETRY_BUDGET_MS = Array.from({ length: CONCURRENCY_RETRIES }, (_, k) => 10
  * removed member's schedules fail their runs rather than keep acting for them). The run's calls
  * count against that account's quotas, and its secrets come from the schedule's workspace.
  */
-async function runAuth(deps: Deps, schedule: Schedule): Promise<AuthContext> {
+async function runAuth(deps: CoreDeps, schedule: Schedule): Promise<AuthContext> {
   const [accountItem, member] = await Promise.all([
     deps.store.get(keys.account(schedule.created_by)),
     deps.store.get(keys.member(schedule.workspace_id, schedule.created_by)),
@@ -47,7 +47,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * for the agent's failure: that is the run's status.
  */
 export async function executeRun(
-  deps: Deps,
+  deps: CoreDeps,
   schedule: Schedule,
   input: Record<string, unknown>,
   trigger: RunTrigger,

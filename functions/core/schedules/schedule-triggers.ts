@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { invalidInput, PlatformError, parseJsonBody } from '../../shared/errors.ts';
 import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
@@ -42,7 +42,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * deduplicated true, running nothing.
  */
 export async function triggerWebhook(
-  deps: Deps,
+  deps: CoreDeps,
   scheduleId: string,
   secret: string,
   body: Buffer,
@@ -104,7 +104,7 @@ export async function triggerWebhook(
 }
 
 /** Waits for the run that first claimed the key (polling, with backoff), up to its lease. */
-async function awaitFirstRun(deps: Deps, key: { pk: string; sk: string }): Promise<RunRecord> {
+async function awaitFirstRun(deps: CoreDeps, key: { pk: string; sk: string }): Promise<RunRecord> {
   let wait = 20;
   for (;;) {
     const item = await deps.store.get(key);
@@ -122,7 +122,7 @@ async function awaitFirstRun(deps: Deps, key: { pk: string; sk: string }): Promi
 
 /** POST .../trigger: runs now, synchronously (owners only); `input_data` given replaces the schedule's. */
 export async function triggerSchedule(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,

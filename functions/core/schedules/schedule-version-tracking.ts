@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { scheduleEventItem } from './schedule-events.ts';
@@ -10,7 +10,7 @@ import { fromScheduleItem, mutateSchedule, scheduleKeys } from './schedule-recor
  * the old and new versions. Pinned, auto_update-off and disabled schedules stay where they are.
  * Returns the ids of the schedules moved. Never throws: a publish must not fail over this.
  */
-export async function followNewVersion(deps: Deps, agent: AgentVersion): Promise<string[]> {
+export async function followNewVersion(deps: CoreDeps, agent: AgentVersion): Promise<string[]> {
   const moved: string[] = [];
   const ref = `${agent.org}/${agent.name}`;
   try {

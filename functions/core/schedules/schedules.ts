@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { isValidTimeZone, parseCron } from '../../shared/cron.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
@@ -51,7 +51,7 @@ function requireScheduling(auth: AuthContext): void {
 /** The agent a schedule runs: org/agent (its newest live version) or org/agent@vN (pinned). */
 
 /** A schedule's agent: resolvable, and not a skill (skills are attached to calls, not run). */
-async function resolveRunnable(deps: Deps, ref: string, workspaceId: string, accountId: string) {
+async function resolveRunnable(deps: CoreDeps, ref: string, workspaceId: string, accountId: string) {
   const found = await resolveAgentRef(deps, ref, workspaceId, accountId);
   if (found.agent.manifest.type === 'skill') {
     throw invalidInput([{ field: 'body.agent', message: `${ref} is a skill: skills are not run` }]);
@@ -64,7 +64,7 @@ async function resolveRunnable(deps: Deps, ref: string, workspaceId: string, acc
  * random, shown once in `webhook_url`, and stored only as a hash.
  */
 export async function createSchedule(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   input: ScheduleCreateInput,
@@ -137,7 +137,7 @@ export async function createSchedule(
 }
 
 export async function listSchedules(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   query: ScheduleListQuery,
@@ -155,7 +155,7 @@ export async function listSchedules(
  * a deleted schedule is 404 too, unless `includeDeleted` (its run history and timeline stay readable).
  */
 export async function loadSchedule(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -171,7 +171,7 @@ export async function loadSchedule(
 }
 
 /** Tells the scheduler about a timetable change; a failure is a 500 after the record is saved, so it is retried by the next change. */
-async function syncScheduler(deps: Deps, schedule: Schedule): Promise<void> {
+async function syncScheduler(deps: CoreDeps, schedule: Schedule): Promise<void> {
   try {
     await deps.scheduler.sync(schedule);
   } catch (err) {
@@ -184,7 +184,7 @@ async function syncScheduler(deps: Deps, schedule: Schedule): Promise<void> {
 }
 
 export async function getSchedule(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -201,7 +201,7 @@ const TZ_MESSAGE =
  * auto_update on resumes following the newest version. Each change is a timeline entry.
  */
 export async function updateSchedule(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -298,7 +298,7 @@ export async function updateSchedule(
  * .../events for HISTORY_DAYS (the record stays as a tombstone that long).
  */
 export async function deleteSchedule(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -331,7 +331,7 @@ export async function deleteSchedule(
 
 /** GET .../runs: newest first; status `failed` means error or timeout; `fields` selects fields. */
 export async function listScheduleRuns(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -353,7 +353,7 @@ export async function listScheduleRuns(
 
 /** GET .../events: the timeline, newest first. */
 export async function listScheduleEvents(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -370,7 +370,7 @@ export async function listScheduleEvents(
  * URL now (owners only) and reports whether the receiver took it. No URL set is a 400.
  */
 export async function sendTestAlert(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,

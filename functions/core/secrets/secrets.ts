@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -12,7 +12,7 @@ import type { SecretRecord } from './secret-schemas.ts';
  * next PUT of the same name overwrites, never a listed secret without a value.
  */
 export async function putSecret(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   input: { name: string; value: string },
@@ -32,7 +32,7 @@ export async function putSecret(
 
 /** Names and timestamps only (any member); values are never returned by any endpoint. */
 export async function listSecrets(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
 ): Promise<SecretRecord[]> {
@@ -50,7 +50,7 @@ export async function listSecrets(
 
 /** Deletes a secret (owners only): the listing record first, then the value. */
 export async function deleteSecret(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   name: string,
@@ -66,7 +66,7 @@ export async function deleteSecret(
  * the run's workspace. For the runtimes; never exposed over HTTP.
  */
 export async function resolveSecretsForRun(
-  deps: Deps,
+  deps: CoreDeps,
   workspaceId: string,
   names: string[],
 ): Promise<{ values: Record<string, string>; missing: string[] }> {

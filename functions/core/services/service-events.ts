@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 import { sortSuffix } from '../sort-suffix.ts';
 import { serviceKeys } from './service-record.ts';
@@ -33,7 +33,7 @@ export const SERVICE_EVENTS_DAYS = 30;
 export const SERVICE_LOG_DAYS = 7;
 
 export function serviceEventItem(
-  deps: Deps,
+  deps: CoreDeps,
   serviceId: string,
   type: ServiceEventType,
   message: string,
@@ -49,7 +49,7 @@ export function serviceEventItem(
 }
 
 export async function appendServiceEvent(
-  deps: Deps,
+  deps: CoreDeps,
   serviceId: string,
   type: ServiceEventType,
   message: string,
@@ -78,7 +78,7 @@ export interface ServiceLogLine {
 
 /** Writes log lines (already redacted by the runner) in transactions of up to 100. */
 export async function writeServiceLogs(
-  deps: Deps,
+  deps: CoreDeps,
   serviceId: string,
   lines: ServiceLogLine[],
 ): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, type TransactOp } from '../../ports/store.ts';
 
 export type ServiceState = 'provisioning' | 'running' | 'paused';
@@ -83,7 +83,7 @@ export function fromServiceItem(item: Item): StoredService {
   };
 }
 
-export async function loadStoredService(deps: Deps, id: string): Promise<StoredService | undefined> {
+export async function loadStoredService(deps: CoreDeps, id: string): Promise<StoredService | undefined> {
   const item = await deps.store.get(serviceKeys.service(id));
   return item ? fromServiceItem(item) : undefined;
 }

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import {
   SERVICE_BUNDLE_URL_SECONDS,
   type ServiceExit,
@@ -43,7 +43,7 @@ export interface CrashLoopAlert {
  * recomputed on every start, so a rotated value or a changed list takes effect), the plain
  * variables, and the command (deploy-time override, then the manifest's run_command).
  */
-export async function buildLaunch(deps: Deps, s: Service): Promise<ServiceLaunch> {
+export async function buildLaunch(deps: CoreDeps, s: Service): Promise<ServiceLaunch> {
   const [org, name] = s.agent.split('/') as [string, string];
   const agent = await findVersion(deps, org, name, s.agent_version);
   if (!agent || agent.deleted_at)
@@ -97,7 +97,7 @@ export async function buildLaunch(deps: Deps, s: Service): Promise<ServiceLaunch
 }
 
 /** Starts (or replaces) the service's instances and stores the URL and port the runner answers. */
-export async function launchService(deps: Deps, stored: StoredService): Promise<void> {
+export async function launchService(deps: CoreDeps, stored: StoredService): Promise<void> {
   const launch = await buildLaunch(deps, stored.service);
   const started = await deps.serviceRunner.start(launch, stored.port ? { preferredPort: stored.port } : {});
   await mutateService(deps, stored.service.id, (s) => ({ ...s, url: started.url }), { port: started.port });
@@ -108,7 +108,7 @@ export async function launchService(deps: Deps, stored: StoredService): Promise<
  * record, or undefined to leave it. Events are written in the same transaction.
  */
 export async function mutateService(
-  deps: Deps,
+  deps: CoreDeps,
   id: string,
   change: (s: Service) => Service | undefined,
   options: {
@@ -150,7 +150,7 @@ function alertOf(s: Service, severity: 'warning' | 'critical'): CrashLoopAlert {
   };
 }
 
-async function sendAlert(deps: Deps, s: Service, severity: 'warning' | 'critical'): Promise<void> {
+async function sendAlert(deps: CoreDeps, s: Service, severity: 'warning' | 'critical'): Promise<void> {
   if (!s.alert_webhook_url) return;
   await deps.notifier
     .enqueue({
@@ -173,7 +173,7 @@ export function restartDelay(failures: number, baseMs = RESTART_BACKOFF_MS): num
  * a backoff. Staying up for the healthy period resets the counter.
  */
 export function supervisionHooks(
-  deps: Deps,
+  deps: CoreDeps,
   options: { backoffMs?: number; healthyMs?: number } = {},
 ): SupervisionHooks {
   const baseMs = options.backoffMs ?? RESTART_BACKOFF_MS;
@@ -291,7 +291,7 @@ export function supervisionHooks(
 }
 
 /** After a restart of the local platform: start again every service that was not paused. */
-export async function resumeServices(deps: Deps): Promise<number> {
+export async function resumeServices(deps: CoreDeps): Promise<number> {
   const items = await queryAll(deps.store, { index: 'gsi2', pk: serviceKeys.active });
   let resumed = 0;
   for (const item of items) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
@@ -59,7 +59,7 @@ function checkCodeMayLeave(agent: AgentVersion, workspaceId: string, ref: string
   );
 }
 
-async function checkSecretsExist(deps: Deps, workspaceId: string, names: string[]): Promise<void> {
+async function checkSecretsExist(deps: CoreDeps, workspaceId: string, names: string[]): Promise<void> {
   const found = await Promise.all(names.map((n) => deps.store.get(keys.secret(workspaceId, n))));
   const missing = names.filter((_, i) => !found[i]);
   if (missing.length > 0) {
@@ -90,7 +90,7 @@ function checkInstances(auth: AuthContext, min: number, max: number, issues: Fie
  * then the runner starts it (state provisioning until /health answers 200).
  */
 export async function deployService(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   input: ServiceDeployInput,
@@ -192,7 +192,7 @@ export async function deployService(
 }
 
 /** Starts the service; a failure to start is recorded on it (last_error) and answered. */
-async function startOrRecord(deps: Deps, id: string): Promise<void> {
+async function startOrRecord(deps: CoreDeps, id: string): Promise<void> {
   const stored = await loadOrNotFound(deps, id);
   try {
     await launchService(deps, stored);
@@ -207,18 +207,18 @@ async function startOrRecord(deps: Deps, id: string): Promise<void> {
   }
 }
 
-async function loadOrNotFound(deps: Deps, id: string) {
+async function loadOrNotFound(deps: CoreDeps, id: string) {
   const item = await deps.store.get(serviceKeys.service(id));
   if (!item) throw notFound('Service');
   return fromServiceItem(item);
 }
 
-async function loadService(deps: Deps, id: string): Promise<Service> {
+async function loadService(deps: CoreDeps, id: string): Promise<Service> {
   return (await loadOrNotFound(deps, id)).service;
 }
 
 async function loadInWorkspace(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -231,7 +231,7 @@ async function loadInWorkspace(
 }
 
 export async function listServices(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   query: ServiceListQuery,
@@ -244,7 +244,7 @@ export async function listServices(
 
 /** GET .../services/{id}: the record and its 50 most recent timeline entries. */
 export async function getService(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -260,7 +260,7 @@ export async function getService(
  * next resume of a paused one.
  */
 export async function patchService(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -326,7 +326,7 @@ export async function patchService(
  * afresh; resumes a paused service and clears the crash-loop state.
  */
 export async function restartService(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -358,7 +358,7 @@ export async function restartService(
  * running service on it. An explicit version turns auto_update off.
  */
 export async function updateServiceVersion(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -373,7 +373,12 @@ export async function updateServiceVersion(
 }
 
 /** Moves a service to `agent`'s version (secrets recomputed), restarting it unless paused. */
-async function moveToVersion(deps: Deps, id: string, agent: AgentVersion, options: { autoUpdate?: boolean }) {
+async function moveToVersion(
+  deps: CoreDeps,
+  id: string,
+  agent: AgentVersion,
+  options: { autoUpdate?: boolean },
+) {
   const secretsOf = (s: Service) => mergeSecretNames(agent.manifest.required_secrets, s.extra_secrets);
   const result = await mutateService(deps, id, (s) =>
     s.agent_version === agent.version && options.autoUpdate === undefined
@@ -405,7 +410,7 @@ async function moveToVersion(deps: Deps, id: string, agent: AgentVersion, option
 }
 
 /** After a publish: services of that agent in the publishing workspace with auto_update move to it. */
-export async function followNewVersionServices(deps: Deps, agent: AgentVersion): Promise<string[]> {
+export async function followNewVersionServices(deps: CoreDeps, agent: AgentVersion): Promise<string[]> {
   const moved: string[] = [];
   try {
     const items = await queryAll(deps.store, {
@@ -435,7 +440,7 @@ export async function followNewVersionServices(deps: Deps, agent: AgentVersion):
 
 /** DELETE: stops it, removes the record, frees the name and the account's service slot. */
 export async function deleteService(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
@@ -457,7 +462,7 @@ export async function deleteService(
 
 /** GET .../logs: chronological, within [since, until], at most `limit` (the newest ones). */
 export async function serviceLogs(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,

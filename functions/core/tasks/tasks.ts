@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { ConditionFailedError, cond, type Item, queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -9,7 +9,7 @@ import { requireMembership } from '../workspaces/authorize.ts';
 import type { Task, TaskCreateInput, TaskListQuery, TaskUpdateInput } from './task-schemas.ts';
 
 /** Creates a task in the given workspace (default: the caller's personal one). Any member may. */
-export async function createTask(deps: Deps, auth: AuthContext, input: TaskCreateInput): Promise<Task> {
+export async function createTask(deps: CoreDeps, auth: AuthContext, input: TaskCreateInput): Promise<Task> {
   const workspaceId = input.workspace_id ?? auth.personalWorkspaceId;
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const now = deps.clock.now().toISOString();
@@ -37,7 +37,7 @@ export async function createTask(deps: Deps, auth: AuthContext, input: TaskCreat
  * match. The workspace's task partition is read whole (a Query on GSI1, never a Scan).
  */
 export async function listTasks(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   query: TaskListQuery,
@@ -59,7 +59,7 @@ export async function listTasks(
   return { tasks: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
 }
 
-export async function getTask(deps: Deps, auth: AuthContext, taskId: string): Promise<Task> {
+export async function getTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<Task> {
   const { task } = await loadTask(deps, auth, taskId);
   return task;
 }
@@ -72,7 +72,7 @@ const MAX_UPDATE_ATTEMPTS = 25;
  * the version read, and retried, so concurrent PATCHes never lose one another's fields.
  */
 export async function updateTask(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   taskId: string,
   patch: TaskUpdateInput,
@@ -102,14 +102,14 @@ export async function updateTask(
   }
 }
 
-export async function deleteTask(deps: Deps, auth: AuthContext, taskId: string): Promise<void> {
+export async function deleteTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<void> {
   await loadTask(deps, auth, taskId);
   await deps.store.delete(keys.task(taskId));
 }
 
 /** A task the caller may see: in a workspace the caller is a member of. Otherwise 404, as if absent. */
 async function loadTask(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   taskId: string,
 ): Promise<{ task: Task; version: number }> {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 
 /** Call records are kept this long (then the store's TTL removes them). */
@@ -60,6 +60,6 @@ export function fromCallRecordItem(item: Item): CallRecord {
   return rest as unknown as CallRecord;
 }
 
-export async function writeCallRecord(deps: Deps, record: CallRecord): Promise<void> {
+export async function writeCallRecord(deps: CoreDeps, record: CallRecord): Promise<void> {
   await deps.store.put(callRecordItem(record));
 }

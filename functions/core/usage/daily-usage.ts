@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
@@ -17,13 +17,13 @@ export function nextUtcMidnight(at: Date): number {
 /** Counter items outlive their day by two days (for reporting), then expire. */
 const COUNTER_GRACE_SECONDS = 2 * 86_400;
 
-export async function readDailyCalls(deps: Deps, accountId: string): Promise<number> {
+export async function readDailyCalls(deps: CoreDeps, accountId: string): Promise<number> {
   const item = await deps.store.get(keys.dailyUsage(accountId, utcDay(deps.clock.now())));
   return typeof item?.calls === 'number' ? item.calls : 0;
 }
 
 /** Counts calls against today's quota atomically; returns the count after this increment. */
-export async function incrementDailyCalls(deps: Deps, accountId: string, by = 1): Promise<number> {
+export async function incrementDailyCalls(deps: CoreDeps, accountId: string, by = 1): Promise<number> {
   const now = deps.clock.now();
   return deps.store.atomicAdd(keys.dailyUsage(accountId, utcDay(now)), 'calls', by, {
     ttl: nextUtcMidnight(now) + COUNTER_GRACE_SECONDS,
@@ -36,7 +36,7 @@ export interface RateLimitState {
   reset: number;
 }
 
-export async function rateLimitState(deps: Deps, auth: AuthContext): Promise<RateLimitState> {
+export async function rateLimitState(deps: CoreDeps, auth: AuthContext): Promise<RateLimitState> {
   const limit = TIER_LIMITS[auth.tier].dailyCalls;
   const used = await readDailyCalls(deps, auth.accountId);
   return { limit, remaining: Math.max(0, limit - used), reset: nextUtcMidnight(deps.clock.now()) };

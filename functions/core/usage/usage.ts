@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { type IndexName, type Item, queryAll } from '../../ports/store.ts';
 import { invalidInput } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -68,14 +68,18 @@ interface Partition {
 
 // ---- caller side ----
 
-export async function usageSummary(deps: Deps, auth: AuthContext, query: UsageQuery): Promise<UsageSummary> {
+export async function usageSummary(
+  deps: CoreDeps,
+  auth: AuthContext,
+  query: UsageQuery,
+): Promise<UsageSummary> {
   const range = resolveRange(deps, query);
   const records = await readRecords(deps, callerPartitions(auth), range, query);
   return { ...rangeOut(range), totals: stats(records), quota: await quota(deps, auth) };
 }
 
 export async function usageTimeseries(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: UsageTimeseriesQuery,
 ): Promise<UsageTimeseries> {
@@ -85,7 +89,7 @@ export async function usageTimeseries(
 }
 
 export async function usageBreakdown(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: UsageBreakdownQuery,
 ): Promise<UsageBreakdown> {
@@ -95,7 +99,7 @@ export async function usageBreakdown(
 }
 
 export async function usageTenants(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: UsageTenantsQuery,
 ): Promise<UsageTenants> {
@@ -105,7 +109,11 @@ export async function usageTenants(
   return { ...rangeOut(range), tenants };
 }
 
-export async function usageLogs(deps: Deps, auth: AuthContext, query: UsageLogsQuery): Promise<UsageLogs> {
+export async function usageLogs(
+  deps: CoreDeps,
+  auth: AuthContext,
+  query: UsageLogsQuery,
+): Promise<UsageLogs> {
   const range = resolveRange(deps, query);
   return logs(deps, callerPartitions(auth), range, query, { showKeyIds: true });
 }
@@ -115,7 +123,11 @@ export async function usageLogs(deps: Deps, auth: AuthContext, query: UsageLogsQ
  * not say which engine ran; the sandbox work fills `compute_ms` on the records of sandboxed runs,
  * and this report sums it (a record without it counts 0, so direct-LLM calls add nothing).
  */
-export async function usageCompute(deps: Deps, auth: AuthContext, query: UsageQuery): Promise<UsageCompute> {
+export async function usageCompute(
+  deps: CoreDeps,
+  auth: AuthContext,
+  query: UsageQuery,
+): Promise<UsageCompute> {
   const range = resolveRange(deps, query);
   const records = await readRecords(deps, callerPartitions(auth), range, query);
   type Entry = { agent: string; sandbox_calls: number; compute_ms: number };
@@ -168,7 +180,7 @@ export async function usageCompute(deps: Deps, auth: AuthContext, query: UsageQu
 // ---- author side ----
 
 export async function authorUsageSummary(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: AuthorUsageQuery,
 ): Promise<AuthorUsageSummary> {
@@ -185,7 +197,7 @@ export async function authorUsageSummary(
 }
 
 export async function authorUsageTimeseries(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: AuthorUsageTimeseriesQuery,
 ): Promise<UsageTimeseries> {
@@ -196,7 +208,7 @@ export async function authorUsageTimeseries(
 }
 
 export async function authorUsageBreakdown(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: AuthorUsageBreakdownQuery,
 ): Promise<UsageBreakdown> {
@@ -208,7 +220,7 @@ export async function authorUsageBreakdown(
 
 /** Callers appear by account id only: another account's key ids are never shown to an author. */
 export async function authorUsageLogs(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   query: AuthorUsageLogsQuery,
 ): Promise<UsageLogs> {
@@ -224,7 +236,7 @@ export async function authorUsageLogs(
  * instant, a date `to` its last. Defaults: `to` now, `from` 7 days before `to`. `to` later than now
  * reads as now. `from` may reach back to the start of the UTC day 90 days ago (the retention).
  */
-export function resolveRange(deps: Deps, query: RangeQuery): Range {
+export function resolveRange(deps: CoreDeps, query: RangeQuery): Range {
   const now = deps.clock.now();
   const earliest = new Date(startOfDay(now.getTime() - MAX_RANGE_DAYS * DAY_MS));
   const issues: { field: string; message: string }[] = [];
@@ -278,7 +290,7 @@ function authorPartitions(workspaceIds: string[]): Partition[] {
  * caller owns.
  */
 async function ownedWorkspaces(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string | undefined,
 ): Promise<string[]> {
@@ -304,7 +316,7 @@ function matches(record: CallRecord, filters: Filters): boolean {
 }
 
 async function readRecords(
-  deps: Deps,
+  deps: CoreDeps,
   partitions: Partition[],
   range: Range,
   filters: Filters,
@@ -329,7 +341,7 @@ const PAGE_READ = 200;
  * between pages (newer ones are above the cursor and do not shift the pages).
  */
 async function logs(
-  deps: Deps,
+  deps: CoreDeps,
   partitions: Partition[],
   range: Range,
   query: Filters & { limit: number; cursor?: string | undefined },
@@ -514,7 +526,7 @@ function breakdown(records: CallRecord[], groupBy: GroupBy): (UsageStats & { key
     .sort((a, b) => b.calls - a.calls || compareKeys(a.key, b.key));
 }
 
-async function quota(deps: Deps, auth: AuthContext): Promise<Quota> {
+async function quota(deps: CoreDeps, auth: AuthContext): Promise<Quota> {
   const [state, used] = await Promise.all([rateLimitState(deps, auth), readDailyCalls(deps, auth.accountId)]);
   return {
     tier: auth.tier,

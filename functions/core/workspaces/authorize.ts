@@ -1,4 +1,4 @@
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { keys } from '../keys.ts';
 
@@ -18,7 +18,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * needed is 403.
  */
 export async function requireMembership(
-  deps: Deps,
+  deps: CoreDeps,
   accountId: string,
   workspaceId: string,
   needed: Role = 'member',

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Deps } from '../../platform/deps.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { getAccount, memberItem } from '../accounts/account.ts';
@@ -14,7 +14,7 @@ import type { Member, Workspace } from './workspace-schemas.ts';
  * a slug derived from the name gets a short random suffix until it is free.
  */
 export async function createWorkspace(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   input: { name: string; slug?: string | undefined },
 ): Promise<Workspace> {
@@ -65,7 +65,7 @@ function derivedSlugs(name: string): string[] {
 }
 
 /** The caller's workspaces with the caller's role in each, oldest membership first. */
-export async function listWorkspaces(deps: Deps, auth: AuthContext): Promise<Workspace[]> {
+export async function listWorkspaces(deps: CoreDeps, auth: AuthContext): Promise<Workspace[]> {
   const memberships = await queryAll(deps.store, {
     index: 'gsi1',
     pk: keys.membershipsOfAccount(auth.accountId),
@@ -79,7 +79,7 @@ export async function listWorkspaces(deps: Deps, auth: AuthContext): Promise<Wor
   return workspaces.filter((w): w is Workspace => w !== undefined);
 }
 
-export async function listMembers(deps: Deps, auth: AuthContext, workspaceId: string): Promise<Member[]> {
+export async function listMembers(deps: CoreDeps, auth: AuthContext, workspaceId: string): Promise<Member[]> {
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, {
     pk: keys.workspace(workspaceId).pk,
@@ -101,7 +101,7 @@ export async function listMembers(deps: Deps, auth: AuthContext, workspaceId: st
 
 /** Adds an existing account to a workspace (owners only). */
 export async function inviteMember(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   input: { account_id?: string | undefined; email?: string | undefined; role: Role },
@@ -140,7 +140,7 @@ export async function inviteMember(
  * condition that it stays at least 1, in the same transaction as the removal.
  */
 export async function removeMember(
-  deps: Deps,
+  deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   accountId: string,

@@ -1,0 +1,31 @@
+import type { Logger } from '../shared/logger.ts';
+import type { BundleStore } from './bundle-store.ts';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { LlmGateway } from './llm-gateway.ts';
+import type { Notifier } from './notifier.ts';
+import type { Payments } from './payments.ts';
+import type { Sandbox } from './sandbox.ts';
+import type { Scheduler } from './scheduler.ts';
+import type { SecretVault } from './secret-vault.ts';
+import type { ServiceRunner } from './service-runner.ts';
+import type { Store } from './store.ts';
+
+/**
+ * Everything core receives: the ports and the settings. The composition roots
+ * (functions/platform/deps.ts, the tests) build it from adapters; core never knows which.
+ */
+export interface CoreDeps {
+  config: Config;
+  store: Store;
+  vault: SecretVault;
+  bundles: BundleStore;
+  llm: LlmGateway;
+  sandbox: Sandbox;
+  scheduler: Scheduler;
+  notifier: Notifier;
+  serviceRunner: ServiceRunner;
+  payments: Payments;
+  clock: Clock;
+  logger: Logger;
+}
