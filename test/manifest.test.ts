@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
   compileInputValidator,
-  isPaid,
   type Manifest,
   parseManifest,
   placeholders,
   prefixIssues,
 } from '../functions/core/agents/manifest.ts';
+import { isPaid } from '../functions/core/agents/pricing.ts';
 import {
   DEFAULT_MODELS,
   LLM_PROVIDERS,

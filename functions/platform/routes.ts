@@ -76,7 +76,6 @@ import {
   taskUpdateBody,
   workspaceIdParams,
 } from '../core/tasks/task-schemas.ts';
-import { usageRoutes } from '../core/usage/usage-routes.ts';
 import {
   inviteBody,
   memberListSchema,
@@ -87,64 +86,16 @@ import {
   workspaceParams,
   workspaceSchema,
 } from '../core/workspaces/workspace-schemas.ts';
+import { type RouteDef, route } from './route-def.ts';
+import { usageRoutes } from './usage-routes.ts';
+
+export { type HttpMethod, MODULES, type ResourceModule, type RouteDef } from './route-def.ts';
 
 /**
  * The route table: the single source for the local server's dispatch, the CDK API resources
  * (one Lambda per module) and /openapi.json. Adding an endpoint is one entry here plus its
  * operation in functions/http/<module>.ts.
  */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export const MODULES = [
-  'health',
-  'openapi',
-  'api-keys',
-  'tasks',
-  'workspaces',
-  'secrets',
-  'agents',
-  'agent-authoring',
-  'public',
-  'calls',
-  'schedules',
-  'schedule-runs',
-  'services',
-  'billing',
-  'usage',
-] as const;
-export type ResourceModule = (typeof MODULES)[number];
-
-export interface RouteDef {
-  method: HttpMethod;
-  /** API Gateway style template: /tasks/{task_id}. */
-  path: string;
-  module: ResourceModule;
-  auth: 'api-key' | 'none';
-  /**
-   * The route also accepts a run credential (an orchestrator run's PLATFORM_SERVICE_KEY, `ahr_…`),
-   * within the run's declared dependencies, hops, deadline and budget. Every route without it
-   * answers 401 for one. Declared here once; checked in authenticate (core/api-keys).
-   */
-  acceptsRunCredential?: true;
-  /**
-   * For workspace-scoped routes: the role the caller needs in the workspace (checked in the core
-   * by requireMembership; documented and tested from here). Not a member: 404. Member where owner
-   * is needed: 403.
-   */
-  workspaceRole?: 'member' | 'owner';
-  summary: string;
-  tag: string;
-  params?: z.ZodType;
-  query?: z.ZodType;
-  body?: z.ZodType;
-  /**
-   * A raw (non-JSON) body, such as a code bundle: delivered as bytes with its Content-Type, or as a
-   * stream when `stream` is set (the local server then spools it to a temporary file).
-   */
-  binaryBody?: { maxBytes: number; contentTypes: string[]; stream?: true };
-  success: { status: 200 | 201 | 204; schema?: z.ZodType; description: string };
-}
-
-const route = <const R extends RouteDef>(r: R): R => r;
 
 export const routes = {
   health: route({

@@ -3,8 +3,8 @@ import type { Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
+import { apiKeyItems } from '../api-keys/api-key-items.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
-import { apiKeyItems } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { slugSchema } from './slug.ts';
 

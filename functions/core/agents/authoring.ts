@@ -8,7 +8,8 @@ import { keys } from '../keys.ts';
 import { followNewVersionServices } from '../services/services.ts';
 import { type AgentVersion, fromItem, toItem, toRecord } from './agent-record.ts';
 import { loadAgent, refreshHead } from './agents.ts';
-import { isPaid, type Manifest, parseManifest } from './manifest.ts';
+import { type Manifest, parseManifest } from './manifest.ts';
+import { isPaid } from './pricing.ts';
 import { checkReferences, ownedWorkspace, parsePublishBody, publishVersion } from './publish.ts';
 import { requireVisible } from './visibility.ts';
 

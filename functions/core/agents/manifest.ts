@@ -774,5 +774,3 @@ export function parseManifest(
   }
   return { ok: true, manifest: result.data, warnings };
 }
-
-export { isPaid, isSourceAvailable } from './pricing.ts';

@@ -6,7 +6,8 @@ import { notFound, PlatformError } from '../../shared/errors.ts';
 import { toAccount } from '../accounts/account.ts';
 import type { ServiceContext } from '../calls/service-keys.ts';
 import { keys } from '../keys.ts';
-import { displayPrefix, generateApiKey, hashApiKey, hashesEqual, RUN_KEY_PREFIX } from './api-key-secret.ts';
+import { apiKeyItems } from './api-key-items.ts';
+import { generateApiKey, hashApiKey, hashesEqual, RUN_KEY_PREFIX } from './api-key-secret.ts';
 
 export interface ApiKeyRecord {
   id: string;
@@ -33,30 +34,6 @@ export interface AuthContext {
    * secrets (a scheduled run of another workspace's public agent uses this workspace's keys).
    */
   runWorkspaceId?: string;
-}
-
-/** The two items of a key: the lookup by hash (authentication) and the account's listing entry. */
-export function apiKeyItems(input: {
-  accountId: string;
-  secret: string;
-  name: string;
-  agent: string | null;
-  createdAt: string;
-}): { id: string; byHash: Item; ofAccount: Item } {
-  const id = randomUUID();
-  const hash = hashApiKey(input.secret);
-  const record = {
-    id,
-    name: input.name,
-    prefix: displayPrefix(input.secret),
-    agent: input.agent,
-    created_at: input.createdAt,
-  };
-  return {
-    id,
-    byHash: { ...keys.apiKeyByHash(hash), ...record, hash, account_id: input.accountId },
-    ofAccount: { ...keys.apiKeyOfAccount(input.accountId, id), ...record, hash },
-  };
 }
 
 export async function createApiKey(

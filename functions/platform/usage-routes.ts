@@ -1,4 +1,3 @@
-import type { RouteDef } from '../../platform/routes.ts';
 import {
   authorUsageBreakdownQuery,
   authorUsageLogsQuery,
@@ -17,7 +16,8 @@ import {
   usageTenantsSchema,
   usageTimeseriesQuery,
   usageTimeseriesSchema,
-} from './usage-schemas.ts';
+} from '../core/usage/usage-schemas.ts';
+import type { RouteDef } from './route-def.ts';
 
 /**
  * The usage routes, in the route table's shape (functions/platform/routes.ts spreads them into
