@@ -14,7 +14,8 @@ module.exports = {
     {
       name: 'shared-imports-only-shared',
       severity: 'error',
-      comment: 'Shared helpers (errors, logger, redaction, archives, cron, entrypoints) are the bottom layer.',
+      comment:
+        'Shared helpers (errors, logger, redaction, archives, cron, entrypoints) are the bottom layer.',
       from: { path: '^functions/shared/' },
       to: { path: '^functions/', pathNot: '^functions/shared/' },
     },
@@ -33,23 +34,30 @@ module.exports = {
       to: { path: '^functions/', pathNot: '^functions/(core|ports|shared)/' },
     },
     {
-      name: 'adapters-never-import-core-http-jobs',
+      name: 'adapters-import-only-ports-and-shared',
       severity: 'error',
-      comment: 'Adapters implement ports; they do not call domain logic or entry points.',
+      comment:
+        'Adapters implement ports with shared helpers; they never call domain logic, entry points or the composition roots.',
       from: { path: '^functions/adapters/' },
-      to: { path: '^functions/(core|http|jobs|emulator|cli)/' },
+      // The ECS adapters speak to the programs in their tasks through the protocols they share.
+      to: {
+        path: '^functions/',
+        pathNot: ['^functions/(adapters|ports|shared)/', '^functions/containers/[a-z-]+-protocol\\.ts$'],
+      },
     },
     {
-      name: 'containers-never-import-core-http-jobs',
+      name: 'containers-import-only-containers-and-shared',
       severity: 'error',
-      comment: 'Programs inside ECS tasks share helpers, not domain logic or entry points.',
+      comment:
+        "Programs inside ECS tasks share helpers (the local sandbox's too), never domain logic, entry points or adapters.",
       from: { path: '^functions/containers/' },
-      to: { path: '^functions/(core|http|jobs|platform|emulator|cli)/' },
+      to: { path: '^functions/', pathNot: '^functions/(containers|shared)/' },
     },
     {
       name: 'entry-points-never-import-adapters',
       severity: 'error',
-      comment: 'http and jobs are thin entry points over core and platform; the composition root picks adapters.',
+      comment:
+        'http and jobs are thin entry points over core and platform; the composition root picks adapters.',
       from: { path: '^functions/(http|jobs)/' },
       to: { path: '^functions/adapters/' },
     },

@@ -27,7 +27,8 @@ const REQUIRE_BANNER =
  *   and SSO clients they load (nested-clients) are dead weight (about 90 KB minified);
  * - the local adapters (SQLite store, file-key vault, file bundle store), which deps.ts imports only in
  *   PLATFORM_MODE=local; this also keeps `node:sqlite` out of the cold start. The pattern matches
- *   the import path as written in functions/platform/deps.ts.
+ *   the import path as written in functions/platform/deps.ts; so does the local wiring of
+ *   services to core's supervisor (platform/local-supervision.ts).
  */
 const ALWAYS_EXTERNAL = [
   '@aws-sdk/credential-provider-ini',
@@ -38,6 +39,7 @@ const ALWAYS_EXTERNAL = [
   '@aws-sdk/nested-clients',
   '@aws-sdk/token-providers',
   '../adapters/local/*',
+  './local-supervision.ts',
 ];
 
 /**
@@ -105,8 +107,11 @@ const SCHEDULER_EXTERNAL = ['@aws-sdk/client-scheduler', '../adapters/aws/eventb
 /** Left out of modules that never queue alerts: the Lambda client and the notifier that uses it. */
 const ALERTS_QUEUE_EXTERNAL = ['@aws-sdk/client-lambda', '../adapters/aws/lambda-notifier.ts'];
 
-/** Left out of modules that never send alerts: the delivery code (deps.ts imports it on first use). */
-const ALERTS_SEND_EXTERNAL = ['../core/alerts/alert-delivery.ts'];
+/** Left out of modules that never send or check alerts: the delivery and URL-check code (platform/alert-sender.ts imports them on first use). */
+const ALERTS_SEND_EXTERNAL = [
+  '../adapters/outbound/alert-delivery.ts',
+  '../adapters/outbound/outbound-url.ts',
+];
 
 /** Externals of one module's bundle, from what it may touch. */
 function externalsOf(access: ModuleAccess): string[] {

@@ -9,7 +9,7 @@ import {
   type Resolver,
   refusedAddressReason,
   safeFetch,
-} from '../functions/core/alerts/outbound-url.ts';
+} from '../functions/adapters/outbound/outbound-url.ts';
 
 /** A resolver from a fixed table; unknown names fail like NXDOMAIN. Never touches real DNS. */
 function table(entries: Record<string, string[]>): Resolver {

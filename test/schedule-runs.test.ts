@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { deliverAlert } from '../functions/adapters/outbound/alert-delivery.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { deliverAlert } from '../functions/core/alerts/alert-delivery.ts';
 import { type AlertReceiver, startAlertReceiver } from './helpers/alert-receiver.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { BACKENDS, errorOf, type TestPlatform } from './helpers/platform.ts';

@@ -13,6 +13,7 @@ import type { ServiceRunner } from '../ports/service-runner.ts';
 import type { Store } from '../ports/store.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
+import { checkAlertUrl, sendAlertNow } from './alert-sender.ts';
 import { type Config, withProviderSecret } from './config.ts';
 
 /** Everything a handler or core function may touch: built once per process from config. */
@@ -68,8 +69,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     };
     if (config.mode === 'local') {
       // The host reports crashes, readiness and logs to the supervisor, which decides.
-      const { bindSupervision } = await import('../adapters/local/local-service-host.ts');
-      bindSupervision(deps);
+      const { bindLocalSupervision } = await import('./local-supervision.ts');
+      bindLocalSupervision(deps);
     }
     return deps;
   } catch (err) {
@@ -296,11 +297,9 @@ export async function createNotifier(config: Config, logger: Logger): Promise<No
     },
     ['enqueue'],
     {
-      // Sending needs no Lambda client (test alerts, and the alert-delivery Lambda itself).
-      deliver: async (delivery) => {
-        const { deliverAlert } = await import('../core/alerts/alert-delivery.ts');
-        return deliverAlert(delivery, { mode: 'aws' });
-      },
+      // Sending and checking need no Lambda client (test alerts, saving a schedule).
+      deliver: (delivery) => sendAlertNow('aws', delivery),
+      checkUrl: (url) => checkAlertUrl('aws', url),
       drain: async () => undefined,
     },
   );

@@ -1,6 +1,6 @@
 /**
  * The Notifier port: outbound alert webhooks (schedule failure streaks, test alerts). Deliveries
- * are POSTs of a JSON payload to a user-given URL, checked when sent (core/alerts/outbound-url.ts).
+ * are POSTs of a JSON payload to a user-given URL, checked when sent (adapters/outbound/outbound-url.ts).
  */
 export interface AlertDelivery {
   url: string;
@@ -18,7 +18,15 @@ export interface DeliveryResult {
   error: string | null;
 }
 
+/** Whether a URL may receive alerts: refused addresses (link-local, metadata; private in AWS) say why. */
+export type AlertUrlCheck = { ok: true } | { ok: false; reason: string };
+
 export interface Notifier {
+  /**
+   * Checks an alert URL when a schedule is saved (resolving its host, as delivery does; every
+   * delivery checks again at send time).
+   */
+  checkUrl(url: string): Promise<AlertUrlCheck>;
   /**
    * Hands a delivery off and returns at once: it is sent off the caller's path, with a timeout and
    * bounded retries (local: in this process; AWS: an asynchronously invoked Lambda).

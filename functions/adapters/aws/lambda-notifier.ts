@@ -1,6 +1,7 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { type DeliveryPolicy, deliverAlert } from '../../core/alerts/alert-delivery.ts';
-import type { AlertDelivery, DeliveryResult, Notifier } from '../../ports/notifier.ts';
+import type { AlertDelivery, AlertUrlCheck, DeliveryResult, Notifier } from '../../ports/notifier.ts';
+import { type DeliveryPolicy, deliverAlert } from '../outbound/alert-delivery.ts';
+import { checkOutboundUrl } from '../outbound/outbound-url.ts';
 
 /**
  * The Notifier port in AWS: `enqueue` invokes the alert-delivery Lambda asynchronously (the
@@ -31,6 +32,14 @@ export class LambdaNotifier implements Notifier {
 
   deliver(delivery: AlertDelivery): Promise<DeliveryResult> {
     return deliverAlert(delivery, this.policy);
+  }
+
+  async checkUrl(url: string): Promise<AlertUrlCheck> {
+    const checked = await checkOutboundUrl(url, {
+      mode: this.policy.mode,
+      ...(this.policy.resolve ? { resolve: this.policy.resolve } : {}),
+    });
+    return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };
   }
 
   async drain(): Promise<void> {}

@@ -16,7 +16,7 @@ import {
   tool,
 } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
-import type { LlmProviderConfig } from '../../platform/config.ts';
+import type { LlmProviderConfig } from '../../ports/config.ts';
 import {
   LlmAbortedError,
   LlmError,

@@ -1,5 +1,6 @@
-import { type DeliveryPolicy, deliverAlert } from '../../core/alerts/alert-delivery.ts';
-import type { AlertDelivery, DeliveryResult, Notifier } from '../../ports/notifier.ts';
+import type { AlertDelivery, AlertUrlCheck, DeliveryResult, Notifier } from '../../ports/notifier.ts';
+import { type DeliveryPolicy, deliverAlert } from '../outbound/alert-delivery.ts';
+import { checkOutboundUrl } from '../outbound/outbound-url.ts';
 
 type Log = (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) => void;
 
@@ -34,6 +35,14 @@ export class BackgroundNotifier implements Notifier {
       },
     );
     return result;
+  }
+
+  async checkUrl(url: string): Promise<AlertUrlCheck> {
+    const checked = await checkOutboundUrl(url, {
+      mode: this.policy.mode,
+      ...(this.policy.resolve ? { resolve: this.policy.resolve } : {}),
+    });
+    return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };
   }
 
   async drain(): Promise<void> {

@@ -7,8 +7,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { supervisionHooks } from '../../core/services/service-supervision.ts';
-import type { Deps } from '../../platform/deps.ts';
 import type { Sandbox, SandboxLimits, SandboxSession } from '../../ports/sandbox.ts';
 import type {
   ServiceExit,
@@ -51,16 +49,6 @@ export interface LocalServiceHostOptions {
   healthyMs: number;
   startTimeoutMs: number;
   log: (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown>) => void;
-}
-
-/** Connects the host to the supervisor's decisions (core/services/service-supervision.ts). */
-export function bindSupervision(deps: Deps): void {
-  deps.serviceRunner.bind(
-    supervisionHooks(deps, {
-      backoffMs: deps.config.serviceBackoffMs,
-      healthyMs: deps.config.serviceHealthyMs,
-    }),
-  );
 }
 
 /**

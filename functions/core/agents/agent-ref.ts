@@ -1,6 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { type FieldIssue, invalidInput } from '../../shared/errors.ts';
-import { checkOutboundUrl } from '../alerts/outbound-url.ts';
 import { findLatest, findVersion } from './agent-lookup.ts';
 import type { AgentVersion } from './agent-record.ts';
 import { requireVisible } from './visibility.ts';
@@ -32,6 +31,6 @@ export async function checkAlertUrlField(
   issues: FieldIssue[],
 ): Promise<void> {
   if (!url) return;
-  const checked = await checkOutboundUrl(url, { mode: deps.config.mode });
+  const checked = await deps.notifier.checkUrl(url);
   if (!checked.ok) issues.push({ field: 'body.alert_webhook_url', message: checked.reason });
 }
