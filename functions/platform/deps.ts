@@ -233,6 +233,7 @@ export function createSandbox(config: Config): Sandbox {
     kind,
     // As the adapter built later says (bwrap-sandbox.ts): only bubblewrap gives egress its own network.
     ownNetwork: kind === 'bubblewrap',
+    egress: kind !== 'ecs',
     openSession: async (spec) => {
       instance ??= build();
       return (await instance).openSession(spec);
@@ -246,6 +247,7 @@ export function createSandbox(config: Config): Sandbox {
  */
 export class LocalScheduler implements Scheduler {
   readonly kind = 'local' as const;
+  readonly ownsNextRun = true;
   onChange: (() => void) | undefined;
   async sync(): Promise<void> {
     this.onChange?.();
@@ -271,7 +273,7 @@ export function createEventBridgeScheduler(config: Config): Scheduler {
       });
     },
     ['sync', 'remove'],
-    { kind: 'eventbridge' } as Partial<Scheduler>,
+    { kind: 'eventbridge', ownsNextRun: false } as Partial<Scheduler>,
   );
 }
 
@@ -351,6 +353,7 @@ export async function createServiceRunner(
     };
     return {
       kind: 'ecs',
+      fetchesBundle: true,
       unavailableReason: reason,
       bind: () => undefined,
       start: refuse,
@@ -411,7 +414,12 @@ export async function createServiceRunner(
       });
     },
     ['start', 'stop', 'logs'],
-    { kind: 'ecs', bind: () => undefined, close: async () => undefined } as Partial<ServiceRunner>,
+    {
+      kind: 'ecs',
+      fetchesBundle: true,
+      bind: () => undefined,
+      close: async () => undefined,
+    } as Partial<ServiceRunner>,
   );
 }
 
@@ -428,7 +436,7 @@ export function createPayments(config: Config): Payments {
         return new LocalPayments(config.publicUrl ?? `http://${config.host}:${config.port}`);
       },
       ['createCheckout', 'parseWebhook'],
-      { kind: 'local' } as Partial<Payments>,
+      { kind: 'local', hostsCheckoutPage: true } as Partial<Payments>,
     );
   }
   return lazyPort<Payments>(
@@ -467,6 +475,6 @@ export function createPayments(config: Config): Payments {
       });
     },
     ['createCheckout', 'parseWebhook'],
-    { kind: 'stripe' } as Partial<Payments>,
+    { kind: 'stripe', hostsCheckoutPage: false } as Partial<Payments>,
   );
 }

@@ -27,6 +27,8 @@ export class WebhookSignatureError extends Error {
 
 export interface Payments {
   readonly kind: 'local' | 'stripe';
+  /** True when the platform serves the checkout page and its confirm itself (local payments). */
+  readonly hostsCheckoutPage: boolean;
   createCheckout(request: CheckoutRequest): Promise<{ sessionId: string; url: string }>;
   /** Verifies the signature (Stripe's scheme) and reads the event. */
   parseWebhook(rawBody: Buffer, signature: string | undefined): Promise<WebhookEvent>;

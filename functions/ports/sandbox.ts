@@ -107,6 +107,11 @@ export interface Sandbox {
    * that the host can reach.
    */
   readonly ownNetwork: boolean;
+  /**
+   * Whether sessions may have outbound network (`network: 'egress'`). False on ECS, whose tasks
+   * have no way out: an orchestrator there calls its dependencies through the platform only.
+   */
+  readonly egress: boolean;
   openSession(spec: SessionSpec): Promise<SandboxSession>;
 }
 

@@ -14,6 +14,12 @@ export interface ScheduleTimetable {
 
 export interface Scheduler {
   readonly kind: 'local' | 'eventbridge';
+  /**
+   * True when the scheduler itself moves a record's next_run_at past each slot it claims (the
+   * in-process loop); false when an outside service fires the slots (EventBridge), so next_run_at
+   * is for display and core refreshes it.
+   */
+  readonly ownsNextRun: boolean;
   sync(schedule: ScheduleTimetable): Promise<void>;
   remove(scheduleId: string): Promise<void>;
 }

@@ -63,6 +63,12 @@ export interface SupervisionHooks {
 
 export interface ServiceRunner {
   readonly kind: 'local' | 'ecs';
+  /**
+   * True when a service's task fetches its bundle itself (a signed URL, fresh on every start) and
+   * reads its secrets by reference (ECS); false when the runner is handed the bundle and the
+   * secret values (the local host).
+   */
+  readonly fetchesBundle: boolean;
   /** Set when services cannot run on this deployment (not configured): deploys are refused with it. */
   readonly unavailableReason?: string;
   /** Receives the supervision hooks (the dependency factory calls it once). */

@@ -3,9 +3,12 @@ import { LocalScheduler } from '../../functions/platform/deps.ts';
 import type { FakeLlmProviders } from './fake-llm-providers.ts';
 import { type Backend, startTestPlatform, type TestPlatform } from './platform.ts';
 
-/** A notifier with millisecond backoffs, so retry tests do not wait seconds. */
-export const fastNotifier = () =>
-  new BackgroundNotifier({ mode: 'local', backoffMs: [10, 20], timeoutMs: 2000 }, () => undefined);
+/**
+ * A notifier with millisecond backoffs, so retry tests do not wait seconds; `mode` is the
+ * platform's (its URL rules: loopback receivers are refused in AWS mode).
+ */
+export const fastNotifier = (mode: 'local' | 'aws' = 'local') =>
+  new BackgroundNotifier({ mode, backoffMs: [10, 20], timeoutMs: 2000 }, () => undefined);
 
 /**
  * The test platform wired to the fake LLM providers, with the fast notifier. On the DynamoDB store
@@ -24,6 +27,6 @@ export async function startRunsPlatform(
       OPENAI_BASE_URL: fake.baseUrls.openai,
     },
     backend,
-    { notifier: fastNotifier(), scheduler: new LocalScheduler() },
+    { notifier: fastNotifier(backend === 'dynamodb' ? 'aws' : 'local'), scheduler: new LocalScheduler() },
   );
 }

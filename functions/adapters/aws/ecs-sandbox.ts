@@ -170,6 +170,7 @@ const DELETE_BATCH = 1000;
 
 export class EcsSandbox implements Sandbox {
   readonly kind = 'ecs' as const;
+  readonly egress = false;
   /** Tasks run in the VPC, not on this host: there is no host loopback to keep them from, nor to publish on. */
   readonly ownNetwork = false;
   private readonly options: Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign'>>;

@@ -135,6 +135,7 @@ export function serviceHost(name: string, workspaceId: string, domain: string): 
  */
 export class EcsServiceRunner implements ServiceRunner {
   readonly kind = 'ecs' as const;
+  readonly fetchesBundle = true;
   private readonly o: EcsServiceRunnerOptions;
   private readonly presign: ServicePresign;
 

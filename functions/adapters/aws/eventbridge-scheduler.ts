@@ -75,6 +75,7 @@ export function ruleInput(
  */
 export class EventBridgeScheduler implements Scheduler {
   readonly kind = 'eventbridge' as const;
+  readonly ownsNextRun = false;
   private readonly options: EventBridgeSchedulerOptions;
 
   constructor(options: EventBridgeSchedulerOptions) {

@@ -16,6 +16,7 @@ export interface StripePaymentsOptions {
  */
 export class StripePayments implements Payments {
   readonly kind = 'stripe' as const;
+  readonly hostsCheckoutPage = false;
   private readonly stripe: Stripe;
   private readonly webhookSecret: string;
 

@@ -190,6 +190,7 @@ export async function removeStaleRuns(runsDir: string): Promise<number> {
 /** Runs each command under bubblewrap; see the module comment and docs/sandbox.md. */
 export class BwrapSandbox implements Sandbox {
   readonly kind = 'bubblewrap' as const;
+  readonly egress = true;
   /** Egress sessions get a network namespace of their own, attached to pasta (pasta-network.ts). */
   readonly ownNetwork = true;
   private readonly runsDir: string;
@@ -255,6 +256,7 @@ export class BwrapSandbox implements Sandbox {
  */
 export class UnisolatedSandbox implements Sandbox {
   readonly kind = 'unisolated' as const;
+  readonly egress = true;
   /** Commands share the host's network: an app's port is a host port. */
   readonly ownNetwork = false;
   private readonly runsDir: string;

@@ -9,6 +9,7 @@ import { WebhookSignatureError } from '../../ports/payments.ts';
  */
 export class LocalPayments implements Payments {
   readonly kind = 'local' as const;
+  readonly hostsCheckoutPage = true;
   private readonly baseUrl: string;
 
   constructor(baseUrl: string) {

@@ -61,6 +61,7 @@ export interface LocalServiceHostOptions {
  */
 export class LocalServiceHost implements ServiceRunner {
   readonly kind = 'local' as const;
+  readonly fetchesBundle = false;
   private hooks: SupervisionHooks | undefined;
   private readonly instances = new Map<string, ServiceInstance>();
   /** Each service's lifecycle operations, chained (serialized). */

@@ -108,7 +108,7 @@ export async function stripeWebhook(deps: CoreDeps, rawBody: Buffer, signature: 
 }
 
 function localOnly(deps: CoreDeps): void {
-  if (deps.payments.kind !== 'local') throw notFound('Checkout');
+  if (!deps.payments.hostsCheckoutPage) throw notFound('Checkout');
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

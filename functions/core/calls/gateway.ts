@@ -483,7 +483,7 @@ async function orchestrationFor(
       },
       // Locally the run may also call the API itself with its key; ECS tasks have no route to it
       // and call their dependencies through the platform only (callDependency).
-      network: deps.sandbox.kind === 'ecs' ? 'none' : 'egress',
+      network: deps.sandbox.egress ? 'egress' : 'none',
       // In a network of its own, the platform's port is one of the few host loopback ports it may
       // reach; the operator's list (PLATFORM_SANDBOX_HOST_PORTS) is the rest.
       hostLoopbackPorts: [...deps.config.sandboxHostPorts, ...loopbackPortOf(deps.config.publicUrl)],

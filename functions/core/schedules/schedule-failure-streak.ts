@@ -154,8 +154,7 @@ function decideOutcome(
     // from now would skip a slot that came due during a long run. In AWS, EventBridge fires the
     // slots and next_run_at is for display: refresh it once it has passed.
     const now = deps.clock.now();
-    const keep =
-      s.next_run_at && (deps.scheduler.kind === 'local' || Date.parse(s.next_run_at) > now.getTime());
+    const keep = s.next_run_at && (deps.scheduler.ownsNextRun || Date.parse(s.next_run_at) > now.getTime());
     next.next_run_at = keep ? s.next_run_at : computeNext(next, now);
   }
   for (const a of alerts) {

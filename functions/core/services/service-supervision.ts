@@ -64,7 +64,7 @@ export async function buildLaunch(deps: CoreDeps, s: Service): Promise<ServiceLa
     PLATFORM_SERVICE_ID: s.id,
     PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
   };
-  if (deps.serviceRunner.kind === 'ecs') {
+  if (deps.serviceRunner.fetchesBundle) {
     // The task downloads the bundle itself (a signed URL, fresh on every start) and gets its
     // secrets by reference: no value passes through here.
     return {
