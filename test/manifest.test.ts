@@ -14,7 +14,6 @@ import {
   LLM_PROVIDERS,
   LOCAL_PROVIDER,
   PROVIDERS,
-  resolveModel,
 } from '../functions/core/agents/providers.ts';
 import type { FieldIssue } from '../functions/shared/errors.ts';
 
@@ -842,11 +841,8 @@ describe('providers', () => {
     for (const p of PROVIDERS) assert.ok(DEFAULT_MODELS[p].length > 0);
   });
 
-  it('resolves caller override, then default_models, then the platform default', () => {
-    assert.equal(resolveModel('openai', { openai: 'm1' }, 'm2'), 'm2');
-    assert.equal(resolveModel('openai', { openai: 'm1' }), 'm1');
-    assert.equal(resolveModel('openai', {}), DEFAULT_MODELS.openai);
-  });
+  // Model resolution (caller, default_models, PLATFORM_DEFAULT_MODEL_*, built-in) is core/calls/direct-llm.ts,
+  // tested end to end in test/calls.test.ts ("resolves the model").
 });
 
 describe('docs/manifest.md', () => {

@@ -140,7 +140,7 @@ export class InvalidCursorError extends Error {
   }
 }
 
-/** Reads every page of a query. For bounded partitions only (a workspace's tasks, an account's keys). */
+/** Reads every page of a query into memory (callers that page for a client use `query` and its cursor). */
 export async function queryAll(store: Store, spec: Omit<QuerySpec, 'cursor'>): Promise<Item[]> {
   const items: Item[] = [];
   let cursor: string | undefined;

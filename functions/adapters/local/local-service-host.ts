@@ -21,7 +21,7 @@ import { listensInNamespace } from './pasta-network.ts';
 /** The port the gateway owns in AWS (spec); an app must not bind it, locally either. */
 export const GATEWAY_PORT = 8080;
 /** The app's port (spec); locally too when the sandbox has a network of its own, else a free host port. */
-export const DEFAULT_APP_PORT = 3000;
+const DEFAULT_APP_PORT = 3000;
 const SERVICE_LIMITS: SandboxLimits = {
   cpuSeconds: 7 * 86_400,
   memoryBytes: 1024 * 1024 * 1024,

@@ -25,20 +25,3 @@ export const DEFAULT_MODELS: Readonly<Record<Provider, string>> = {
   google: 'gemini-2.5-flash',
   ollama: 'llama3.2',
 };
-
-export function isLlmProvider(value: unknown): value is LlmProvider {
-  return typeof value === 'string' && (LLM_PROVIDERS as readonly string[]).includes(value);
-}
-
-export function isProvider(value: unknown): value is Provider {
-  return typeof value === 'string' && (PROVIDERS as readonly string[]).includes(value);
-}
-
-/** Spec resolution order: caller override, then the manifest's default_models[provider], then ours. */
-export function resolveModel(
-  provider: Provider,
-  defaultModels: Partial<Record<Provider, string>> = {},
-  override?: string,
-): string {
-  return override || defaultModels[provider] || DEFAULT_MODELS[provider];
-}

@@ -48,19 +48,6 @@ export function serviceEventItem(
   };
 }
 
-export async function appendServiceEvent(
-  deps: CoreDeps,
-  serviceId: string,
-  type: ServiceEventType,
-  message: string,
-): Promise<void> {
-  try {
-    await deps.store.put(serviceEventItem(deps, serviceId, type, message));
-  } catch (err) {
-    deps.logger.error('service event not written', { service_id: serviceId, type, error: String(err) });
-  }
-}
-
 export function serviceEventFromItem(item: Item): ServiceEvent {
   return {
     event_id: String(item.event_id),
