@@ -36,6 +36,8 @@ describe('billing across a crash: a killed paid call is refunded once, a complet
       ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
     };
     let platform = await startPlatformProcess(env);
+    // A failed assertion must not leave the platform (and this test) running.
+    t.after(() => platform.stop('SIGKILL'));
     const api = async (
       method: string,
       path: string,
@@ -81,8 +83,8 @@ describe('billing across a crash: a killed paid call is refunded once, a complet
     assert.equal(await balance(), 493);
 
     // A paid call in flight when the process is killed: charged, never answered.
-    fake.setResponder(() => ({ text: 'too late', delayMs: 30_000 }));
-    const deadline = String(Date.now() + 3000);
+    fake.setResponder(() => ({ text: 'too late', delayMs: 120_000 }));
+    const deadline = String(Date.now() + 60_000);
     const inFlight = api(
       'POST',
       '/seller/slow-oracle/v1/run',
@@ -97,9 +99,15 @@ describe('billing across a crash: a killed paid call is refunded once, a complet
     assert.equal(lost.status, 0, 'the caller got no answer');
     fake.setResponder(undefined);
 
-    // Back up after the call's deadline: reconciliation at start-up refunds it.
-    await new Promise((r) => setTimeout(r, Math.max(0, Number(deadline) + 300 - Date.now())));
+    // Back up before the call's deadline: the charge stands (the call could still be running
+    // elsewhere as far as the ledger knows).
     platform = await startPlatformProcess(env);
+    assert.equal(await balance(), 486, 'not refunded before the deadline');
+    await platform.stop();
+    // Back up after the deadline and the grace: reconciliation at start-up refunds it. The
+    // process's clock runs past the deadline instead of the test waiting for it.
+    const later = { clockAheadMs: 120_000 };
+    platform = await startPlatformProcess(env, later);
     const after1 = await balance();
     t.diagnostic(`balance: 500 → 493 (billed call) → charged 7 more, killed → ${after1} after restart`);
     assert.equal(after1, 493, 'the unfinished call refunded; the completed one stays billed');
@@ -114,7 +122,7 @@ describe('billing across a crash: a killed paid call is refunded once, a complet
     assert.equal(interrupted[0]?.status, 'error');
     await platform.stop();
     // A second restart refunds nothing more.
-    platform = await startPlatformProcess(env);
+    platform = await startPlatformProcess(env, later);
     assert.equal(await balance(), 493);
     const tx = await api('GET', '/billing/transactions', ownerKey);
     assert.deepEqual(

@@ -244,10 +244,20 @@ describe('always-on services, end to end with real processes (local host)', () =
       key: owner.key,
       body: { env: { MODE: 'ok' } },
     });
+    assert.equal(patched.status, 200, patched.text);
     assert.equal(patched.body.state, 'paused');
-    assert.ok(patched.body.events === undefined || true);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal((await get(s.id)).state, 'paused');
+    assert.deepEqual(
+      (patched.body as Service & { env?: unknown }).env,
+      { MODE: 'ok' },
+      'the patch is stored',
+    );
+    // Not applied: a patch that restarts starts the service before it answers, so nothing
+    // started by now means nothing will. The newest event is the patch, saying when it applies.
+    const afterPatch = await get(s.id);
+    assert.equal(afterPatch.state, 'paused');
+    assert.equal(afterPatch.restart_count, paused.restart_count, 'no restart since the pause');
+    assert.equal(afterPatch.events[0]?.type, 'config_updated', afterPatch.events.map((e) => e.type).join());
+    assert.match(afterPatch.events[0]?.message ?? '', /applies when the service is restarted/);
     const restarted = await p.request<Service>('POST', `${base()}/${s.id}/restart`, { key: owner.key });
     assert.equal(restarted.status, 200, restarted.text);
     const running = await untilState(s.id, 'running');

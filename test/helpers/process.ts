@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../bin/agenthost.ts', import.meta.url));
+const CLOCK_AHEAD = new URL('./clock-ahead.ts', import.meta.url).href;
 
 export interface RunningPlatform {
   child: ChildProcess;
@@ -19,11 +20,19 @@ export interface RunningPlatform {
  */
 export async function startPlatformProcess(
   env: Record<string, string>,
-  options: { args?: string[]; timeoutMs?: number } = {},
+  options: { args?: string[]; timeoutMs?: number; clockAheadMs?: number } = {},
 ): Promise<RunningPlatform> {
   const timeoutMs = options.timeoutMs ?? 20_000;
-  const child = spawn(process.execPath, [CLI, ...(options.args ?? ['start'])], {
-    env: { ...process.env, PORT: '0', PLATFORM_LOG_LEVEL: 'warn', ...env },
+  // A clock ahead of the wall clock: the process lives "later", without the test waiting for it.
+  const clockAhead = options.clockAheadMs ? ['--import', CLOCK_AHEAD] : [];
+  const child = spawn(process.execPath, [...clockAhead, CLI, ...(options.args ?? ['start'])], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      PLATFORM_LOG_LEVEL: 'warn',
+      ...env,
+      ...(options.clockAheadMs ? { AGENTHOST_TEST_CLOCK_AHEAD_MS: String(options.clockAheadMs) } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
