@@ -129,26 +129,7 @@ sandboxContract(
       credentials: S3_EMULATOR_CREDENTIALS,
       requestChecksumCalculation: 'WHEN_REQUIRED',
     });
-    // s3rver writes an object in place (createWriteStream on its final path), so a GET racing the
-    // runner's PUT can read half a result, where S3's PUT is atomic. A result that does not parse yet
-    // is answered as S3 would answer before the PUT: NoSuchKey (the adapter polls again).
-    s3Client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const out = await next(args);
-        const key = String((args.input as { Key?: string }).Key ?? '');
-        if (context.commandName !== 'GetObjectCommand' || !key.startsWith('sandbox-results/')) return out;
-        const output = out.output as { Body?: { transformToString(): Promise<string> } };
-        const text = (await output.Body?.transformToString()) ?? '';
-        try {
-          JSON.parse(text);
-        } catch {
-          throw Object.assign(new Error(`${key} is still being written (s3rver)`), { name: 'NoSuchKey' });
-        }
-        output.Body = { transformToString: async () => text };
-        return out;
-      },
-      { step: 'initialize', name: 'atomicResultReads' },
-    );
+    // The S3 emulator makes objects visible only once whole, as S3 does (s3-emulator.ts).
     const ecsClient = new ECSClient({
       region: REGION,
       endpoint: ecsEndpoint,
@@ -218,10 +199,5 @@ sandboxContract(
       },
     };
   },
-  {
-    knownDefects: {
-      close:
-        "close() leaves the run's objects in the S3 stand-in: s3rver refuses the SDK's signature of DeleteObjects (POST ?delete; ListObjects too), and the adapter swallows delete failures by design (docs/sandbox-aws.md). An emulator defect, not the adapter's",
-    },
-  },
+  {},
 );
