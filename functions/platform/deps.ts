@@ -79,14 +79,27 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   }
 }
 
+/** The names of T's methods. */
+type MethodOf<T> = {
+  [K in keyof T]-?: NonNullable<T[K]> extends (...args: never[]) => unknown ? K : never;
+}[keyof T];
+
 /**
  * An adapter built on its first use: the listed methods forward to it. Lambdas that never call a
  * port then never import its SDK client (lib/lambda-bundling.ts leaves it out of their bundles).
+ * Every member of the port is either listed (`lazy`) or given in `eager`: the type of `eager` is
+ * the port without the listed methods, so a method added to the port and forgotten here is a
+ * compile error, not an undefined function at run time.
  */
-function lazyPort<T extends object>(
+function lazyPort<T extends object>() {
+  return <L extends MethodOf<T>>(build: () => Promise<T>, lazy: readonly L[], eager: Omit<T, L>): T =>
+    lazyProxy<T>(build, lazy, eager);
+}
+
+function lazyProxy<T extends object>(
   build: () => Promise<T>,
-  methods: (keyof T)[],
-  eager: Partial<T> = {},
+  lazy: readonly PropertyKey[],
+  eager: object,
 ): T {
   let instance: Promise<T> | undefined;
   const get = () => {
@@ -97,13 +110,15 @@ function lazyPort<T extends object>(
     });
     return instance;
   };
-  const proxy: Partial<T> = { ...eager };
-  for (const m of methods) {
-    if (m in proxy) continue;
-    proxy[m] = (async (...args: unknown[]) => {
+  const proxy = { ...eager } as Record<PropertyKey, unknown>;
+  for (const m of lazy) {
+    proxy[m] = async (...args: unknown[]) => {
       const target = await get();
-      return (target[m] as (...a: unknown[]) => unknown).apply(target, args);
-    }) as T[keyof T];
+      return ((target as Record<PropertyKey, unknown>)[m] as (...a: unknown[]) => unknown).apply(
+        target,
+        args,
+      );
+    };
   }
   return proxy as T;
 }
@@ -142,15 +157,19 @@ export async function createLocalVault(config: Config, store: Store): Promise<Se
  */
 export async function createAwsVault(config: Config): Promise<SecretVault> {
   if (config.mode !== 'aws') throw new Error('The Secrets Manager vault runs only in PLATFORM_MODE=aws');
-  return lazyPort<SecretVault>(async () => {
-    const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    const { SecretsManagerVault } = await import('../adapters/aws/secrets-manager-vault.ts');
-    return new SecretsManagerVault({
-      prefix: config.secretsPrefix,
-      kmsKeyId: config.secretsKmsKeyId,
-      client: new SecretsManagerClient({ region: config.awsRegion }),
-    });
-  }, ['putValue', 'deleteValue', 'resolve']);
+  return lazyPort<SecretVault>()(
+    async () => {
+      const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+      const { SecretsManagerVault } = await import('../adapters/aws/secrets-manager-vault.ts');
+      return new SecretsManagerVault({
+        prefix: config.secretsPrefix,
+        kmsKeyId: config.secretsKmsKeyId,
+        client: new SecretsManagerClient({ region: config.awsRegion }),
+      });
+    },
+    ['putValue', 'deleteValue', 'resolve'],
+    {},
+  );
 }
 
 export async function createFileBundles(config: Config): Promise<BundleStore> {
@@ -162,7 +181,7 @@ export async function createFileBundles(config: Config): Promise<BundleStore> {
 /** Built on first use, like the vault: most Lambdas never touch bundles (see lib/module-access.ts). */
 export async function createS3Bundles(config: Config): Promise<BundleStore> {
   if (config.mode !== 'aws') throw new Error('The S3 bundle store runs only in PLATFORM_MODE=aws');
-  return lazyPort<BundleStore>(
+  return lazyPort<BundleStore>()(
     async () => {
       if (!config.bundleBucket)
         throw new Error('PLATFORM_BUNDLE_BUCKET is not set: this function has no bundle bucket');
@@ -198,17 +217,21 @@ export async function createS3Bundles(config: Config): Promise<BundleStore> {
 
 /** The Vercel AI SDK gateway, built on the first model call: only the calls Lambda ever makes one. */
 export function createLlmGateway(config: Config): LlmGateway {
-  return lazyPort<LlmGateway>(async () => {
-    // In AWS the keys live in Secrets Manager (the stack's provider-keys secret), never in the
-    // function's environment: read once per container, on the first model call.
-    let llm = config.llm;
-    if (config.llmSecretArn) {
-      const { readSecretString } = await import('../adapters/aws/secret-json.ts');
-      llm = withProviderSecret(llm, await readSecretString(config.llmSecretArn, config.awsRegion));
-    }
-    const { AiSdkGateway } = await import('../adapters/llm/ai-sdk-gateway.ts');
-    return new AiSdkGateway(llm);
-  }, ['generate', 'runToolLoop']);
+  return lazyPort<LlmGateway>()(
+    async () => {
+      // In AWS the keys live in Secrets Manager (the stack's provider-keys secret), never in the
+      // function's environment: read once per container, on the first model call.
+      let llm = config.llm;
+      if (config.llmSecretArn) {
+        const { readSecretString } = await import('../adapters/aws/secret-json.ts');
+        llm = withProviderSecret(llm, await readSecretString(config.llmSecretArn, config.awsRegion));
+      }
+      const { AiSdkGateway } = await import('../adapters/llm/ai-sdk-gateway.ts');
+      return new AiSdkGateway(llm);
+    },
+    ['generate', 'runToolLoop'],
+    {},
+  );
 }
 
 /**
@@ -259,7 +282,7 @@ export class LocalScheduler implements Scheduler {
 
 /** EventBridge Scheduler, built on first use: only the schedules Lambda changes timetables. */
 export function createEventBridgeScheduler(config: Config): Scheduler {
-  return lazyPort<Scheduler>(
+  return lazyPort<Scheduler>()(
     async () => {
       if (!config.scheduleGroup)
         throw new Error('PLATFORM_SCHEDULE_GROUP is not set: this function has no schedule group');
@@ -273,7 +296,7 @@ export function createEventBridgeScheduler(config: Config): Scheduler {
       });
     },
     ['sync', 'remove'],
-    { kind: 'eventbridge', ownsNextRun: false } as Partial<Scheduler>,
+    { kind: 'eventbridge', ownsNextRun: false },
   );
 }
 
@@ -285,7 +308,7 @@ export async function createNotifier(config: Config, logger: Logger): Promise<No
     const { BackgroundNotifier } = await import('../adapters/local/background-notifier.ts');
     return new BackgroundNotifier({ mode: 'local' }, log);
   }
-  return lazyPort<Notifier>(
+  return lazyPort<Notifier>()(
     async () => {
       if (!config.alertsFunction)
         throw new Error('PLATFORM_ALERTS_FUNCTION is not set: this function cannot queue alerts');
@@ -363,7 +386,7 @@ export async function createServiceRunner(
   }
   const account = /^arn:[^:]+:iam::(\d{12}):/.exec(c.executionRoleArn as string)?.[1] ?? '';
   const partition = /^arn:([^:]+):/.exec(c.executionRoleArn as string)?.[1] ?? 'aws';
-  return lazyPort<ServiceRunner>(
+  return lazyPort<ServiceRunner>()(
     async () => {
       const [
         { ECSClient },
@@ -419,7 +442,7 @@ export async function createServiceRunner(
       fetchesBundle: true,
       bind: () => undefined,
       close: async () => undefined,
-    } as Partial<ServiceRunner>,
+    },
   );
 }
 
@@ -430,16 +453,16 @@ export async function createServiceRunner(
 export function createPayments(config: Config): Payments {
   const p = config.payments;
   if (p.kind === 'local') {
-    return lazyPort<Payments>(
+    return lazyPort<Payments>()(
       async () => {
         const { LocalPayments } = await import('../adapters/local/local-payments.ts');
         return new LocalPayments(config.publicUrl ?? `http://${config.host}:${config.port}`);
       },
       ['createCheckout', 'parseWebhook'],
-      { kind: 'local', hostsCheckoutPage: true } as Partial<Payments>,
+      { kind: 'local', hostsCheckoutPage: true },
     );
   }
-  return lazyPort<Payments>(
+  return lazyPort<Payments>()(
     async () => {
       let secretKey = p.stripeSecretKey;
       let webhookSecret = p.stripeWebhookSecret;
@@ -475,6 +498,6 @@ export function createPayments(config: Config): Payments {
       });
     },
     ['createCheckout', 'parseWebhook'],
-    { kind: 'stripe', hostsCheckoutPage: false } as Partial<Payments>,
+    { kind: 'stripe', hostsCheckoutPage: false },
   );
 }
