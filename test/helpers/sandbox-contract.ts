@@ -359,13 +359,20 @@ export function sandboxContract(
       const closed = new Promise<void>((resolve, reject) =>
         setTimeout(() => session.close().then(resolve, reject), 300),
       );
+      // A second close while the first runs resolves only when the clean-up is done.
+      const closedAgain = new Promise<void>((resolve, reject) =>
+        setTimeout(() => session.close().then(resolve, reject), 350),
+      );
       const r = await running.catch((err: Error) => err);
       if (!(r instanceof Error)) assert.equal(r.exitCode, null, 'the running command was killed');
-      await closed;
+      await closedAgain;
       assert.deepEqual(await fx.leftovers(spec.runId, { afterClose: true }), []);
-      // (Wrapped: the local adapters' file operations throw synchronously once closed.)
-      await assert.rejects(async () => session.exec('true'));
-      await assert.rejects(async () => session.readFile('written.txt'));
+      await closed;
+      // Once closed, every operation is a rejected promise (never a synchronous throw).
+      await assert.rejects(session.exec('true'));
+      await assert.rejects(session.readFile('written.txt'));
+      await assert.rejects(session.writeFile('again.txt', 'z'));
+      await assert.rejects(session.listFiles());
     });
   });
 }

@@ -601,33 +601,38 @@ class BaseSession {
   protected readonly run: PreparedRun;
   protected readonly running = new Set<Running>();
   protected closed = false;
+  private closing: Promise<void> | undefined;
 
   constructor(spec: SessionSpec, run: PreparedRun) {
     this.spec = spec;
     this.run = run;
   }
 
-  readFile(path: string): Promise<Buffer> {
+  // async: a closed session's refusal is a rejected promise, as the port's callers expect.
+  async readFile(path: string): Promise<Buffer> {
     this.assertOpen();
     return this.run.work.readFile(path);
   }
 
-  writeFile(path: string, data: Buffer | string): Promise<void> {
+  async writeFile(path: string, data: Buffer | string): Promise<void> {
     this.assertOpen();
     return this.run.work.writeFile(path, data);
   }
 
-  listFiles(path?: string): Promise<string[]> {
+  async listFiles(path?: string): Promise<string[]> {
     this.assertOpen();
     return this.run.work.listFiles(path);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const r of this.running) r.kill();
-    await Promise.allSettled([...this.running].map((r) => r.done));
-    await removeTree(this.run.runDir);
+  /** Ends the session once; every call, the second included, resolves when the clean-up is done. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      for (const r of this.running) r.kill();
+      await Promise.allSettled([...this.running].map((r) => r.done));
+      await removeTree(this.run.runDir);
+    })();
+    return this.closing;
   }
 
   /** For superviseChild: registers a running exec until it settles. */
