@@ -74,8 +74,14 @@ for (const kind of DEPLOYMENTS) {
         `a successful run by ${new Date(until).toISOString()}: ${JSON.stringify(runs)}\n${d.output()}`,
       );
       assert.deepEqual(run.output, { text: 'answer to: Echo tick' });
-      const schedule = await d.request<Schedule>('GET', `/workspaces/${ws}/schedules/${created.body.id}`);
-      assert.ok(schedule.body.total_runs >= 1);
+      // The run's record is written first, the schedule's counters right after it (a separate
+      // conditional update): wait for them rather than race them.
+      let schedule = await d.request<Schedule>('GET', `/workspaces/${ws}/schedules/${created.body.id}`);
+      for (let i = 0; i < 50 && schedule.body.total_runs < 1; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        schedule = await d.request<Schedule>('GET', `/workspaces/${ws}/schedules/${created.body.id}`);
+      }
+      assert.ok(schedule.body.total_runs >= 1, JSON.stringify(schedule.body));
       assert.ok(Date.parse(schedule.body.next_run_at as string) > next, 'the next slot moved on');
       assert.equal((await d.request('DELETE', `/workspaces/${ws}/schedules/${created.body.id}`)).status, 204);
     });
