@@ -78,126 +78,122 @@ const REGION = 'us-east-1';
 const ACCOUNT = { region: REGION, accountId: '000000000000' };
 const BUCKET = 'contract-bundles';
 
-sandboxContract(
-  'ECS (emulated: the ECS emulator running the runner under bubblewrap, s3rver)',
-  async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-contract-'));
-    const s3 = new S3Emulator({
-      directory: join(dir, 's3'),
-      host: '127.0.0.1',
-      port: await freeLoopbackPort(),
-      buckets: [BUCKET],
-    });
-    const s3Endpoint = await s3.listen();
-    // Only what the sandbox needs of the stateless stack: its task definition, whose one container
-    // runs the bootstrap that downloads the runner (lib/constructs/sandbox-cluster.ts).
-    const resolver = new TemplateResolver(
-      [
-        {
-          stackName: 'Contract',
-          template: {
-            Resources: {
-              SandboxTask: {
-                Type: 'AWS::ECS::TaskDefinition',
-                Properties: {
-                  Memory: '2048',
-                  ContainerDefinitions: [
-                    { Name: 'runner', User: '0', EntryPoint: ['node', '-e', RUNNER_BOOTSTRAP] },
-                  ],
-                },
+sandboxContract('ECS (emulated: the ECS emulator running the runner under bubblewrap, s3rver)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-contract-'));
+  const s3 = new S3Emulator({
+    directory: join(dir, 's3'),
+    host: '127.0.0.1',
+    port: await freeLoopbackPort(),
+    buckets: [BUCKET],
+  });
+  const s3Endpoint = await s3.listen();
+  // Only what the sandbox needs of the stateless stack: its task definition, whose one container
+  // runs the bootstrap that downloads the runner (lib/constructs/sandbox-cluster.ts).
+  const resolver = new TemplateResolver(
+    [
+      {
+        stackName: 'Contract',
+        template: {
+          Resources: {
+            SandboxTask: {
+              Type: 'AWS::ECS::TaskDefinition',
+              Properties: {
+                Memory: '2048',
+                ContainerDefinitions: [
+                  { Name: 'runner', User: '0', EntryPoint: ['node', '-e', RUNNER_BOOTSTRAP] },
+                ],
               },
             },
           },
         },
-      ],
-      ACCOUNT,
-    );
-    const tasksDir = join(dir, 'tasks');
-    const ecs = new EcsEmulator({
-      resolver,
-      sandbox: new BwrapSandbox({ runsDir: tasksDir }),
-      hostPorts: [Number(new URL(s3Endpoint).port)],
-      ...ACCOUNT,
-    });
-    const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
-    // The emulator's task sandboxes (not .pasta, where pasta's pid files stay).
-    const taskDirs = async () => (await readdir(tasksDir).catch(() => [])).filter((d) => !d.startsWith('.'));
-    const s3Client = new S3Client({
-      region: REGION,
-      endpoint: s3Endpoint,
-      forcePathStyle: true,
-      credentials: S3_EMULATOR_CREDENTIALS,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-    });
-    // The S3 emulator makes objects visible only once whole, as S3 does (s3-emulator.ts).
-    const ecsClient = new ECSClient({
-      region: REGION,
-      endpoint: ecsEndpoint,
-      credentials: S3_EMULATOR_CREDENTIALS,
-    });
-    const taskDefinition = String(resolver.resolve(resolver.stack('Contract'), { Ref: 'SandboxTask' }));
-    const sandbox = new EcsSandbox({
-      cluster: 'contract-sandbox',
-      taskDefinition,
-      subnets: ['subnet-contract'],
-      securityGroups: ['sg-contract'],
-      bucket: BUCKET,
-      region: REGION,
-      ecs: ecsClient,
-      s3: s3Client,
-      // As createS3Presigner signs, against the S3 stand-in.
-      presign: (method, key, ttlSeconds) =>
-        getSignedUrl(
-          s3Client,
-          method === 'GET'
-            ? new GetObjectCommand({ Bucket: BUCKET, Key: key })
-            : new PutObjectCommand({ Bucket: BUCKET, Key: key }),
-          { expiresIn: ttlSeconds },
-        ),
-      pollMs: 20,
-      maxPollMs: 60,
-      describeMs: 300,
-      runnerSource: buildContainerProgram('sandbox-runner'),
-    });
-    return {
-      sandbox,
-      capabilities: {
-        kind: 'ecs',
-        workDir: '/work',
-        baseEnv: ['PATH', 'HOME'],
-        noneIsolatesNetwork: true,
-        egress: 'refused',
-        abort: 'stops-session',
       },
-      async leftovers(runId, { afterClose }) {
-        const left: string[] = [];
-        // s3rver keeps each object as files under its directory, named by the key.
-        const stored = await readdir(join(dir, 's3', BUCKET), { recursive: true }).catch(() => []);
-        for (const path of stored) {
-          if (
-            /^sandbox-(inputs|results)\//.test(path) &&
-            path.includes(`/${runId}/`) &&
-            /_S3rver_object$/.test(path)
-          ) {
-            left.push(`object ${path}`);
-          }
+    ],
+    ACCOUNT,
+  );
+  const tasksDir = join(dir, 'tasks');
+  const ecs = new EcsEmulator({
+    resolver,
+    sandbox: new BwrapSandbox({ runsDir: tasksDir }),
+    hostPorts: [Number(new URL(s3Endpoint).port)],
+    ...ACCOUNT,
+  });
+  const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
+  // The emulator's task sandboxes (not .pasta, where pasta's pid files stay).
+  const taskDirs = async () => (await readdir(tasksDir).catch(() => [])).filter((d) => !d.startsWith('.'));
+  const s3Client = new S3Client({
+    region: REGION,
+    endpoint: s3Endpoint,
+    forcePathStyle: true,
+    credentials: S3_EMULATOR_CREDENTIALS,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+  });
+  // The S3 emulator makes objects visible only once whole, as S3 does (s3-emulator.ts).
+  const ecsClient = new ECSClient({
+    region: REGION,
+    endpoint: ecsEndpoint,
+    credentials: S3_EMULATOR_CREDENTIALS,
+  });
+  const taskDefinition = String(resolver.resolve(resolver.stack('Contract'), { Ref: 'SandboxTask' }));
+  const sandbox = new EcsSandbox({
+    cluster: 'contract-sandbox',
+    taskDefinition,
+    subnets: ['subnet-contract'],
+    securityGroups: ['sg-contract'],
+    bucket: BUCKET,
+    region: REGION,
+    ecs: ecsClient,
+    s3: s3Client,
+    // As createS3Presigner signs, against the S3 stand-in.
+    presign: (method, key, ttlSeconds) =>
+      getSignedUrl(
+        s3Client,
+        method === 'GET'
+          ? new GetObjectCommand({ Bucket: BUCKET, Key: key })
+          : new PutObjectCommand({ Bucket: BUCKET, Key: key }),
+        { expiresIn: ttlSeconds },
+      ),
+    pollMs: 20,
+    maxPollMs: 60,
+    describeMs: 300,
+    runnerSource: buildContainerProgram('sandbox-runner'),
+  });
+  return {
+    sandbox,
+    capabilities: {
+      kind: 'ecs',
+      workDir: '/work',
+      baseEnv: ['PATH', 'HOME'],
+      noneIsolatesNetwork: true,
+      egress: 'refused',
+      abort: 'stops-session',
+    },
+    async leftovers(runId, { afterClose }) {
+      const left: string[] = [];
+      // s3rver keeps each object as files under its directory, named by the key.
+      const stored = await readdir(join(dir, 's3', BUCKET), { recursive: true }).catch(() => []);
+      for (const path of stored) {
+        if (
+          /^sandbox-(inputs|results)\//.test(path) &&
+          path.includes(`/${runId}/`) &&
+          /_S3rver_object$/.test(path)
+        ) {
+          left.push(`object ${path}`);
         }
-        // The task's sandbox ends once StopTask (or the runner's exit) has reached it.
-        for (let i = 0; afterClose && i < 200; i++) {
-          if ((await taskDirs()).length === 0) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        left.push(...(await taskDirs()).map((d) => `task directory ${d}`));
-        return left;
-      },
-      async close() {
-        await ecs.close();
-        ecsClient.destroy();
-        s3Client.destroy();
-        await s3.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  },
-  {},
-);
+      }
+      // The task's sandbox ends once StopTask (or the runner's exit) has reached it.
+      for (let i = 0; afterClose && i < 200; i++) {
+        if ((await taskDirs()).length === 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      left.push(...(await taskDirs()).map((d) => `task directory ${d}`));
+      return left;
+    },
+    async close() {
+      await ecs.close();
+      ecsClient.destroy();
+      s3Client.destroy();
+      await s3.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});

@@ -105,19 +105,7 @@ const HOST_ONLY_VARIABLE = 'AGENTHOST_CONTRACT_HOST_ONLY';
 
 const isPathError = (err: unknown) => (err as Error).name === 'SandboxPathError';
 
-export interface SandboxContractOptions {
-  /**
-   * Tests that fail on this fixture for a reason outside the adapter (a stand-in's defect), each
-   * with the reason: run and reported as TODO, never skipped.
-   */
-  knownDefects?: { close?: string };
-}
-
-export function sandboxContract(
-  label: string,
-  open: () => Promise<SandboxFixture>,
-  options: SandboxContractOptions = {},
-): void {
+export function sandboxContract(label: string, open: () => Promise<SandboxFixture>): void {
   describe(`Sandbox contract: ${label}`, () => {
     let fx: SandboxFixture;
     let bundle: Buffer;
@@ -339,9 +327,7 @@ export function sandboxContract(
       }
     });
 
-    it('close() kills what runs, removes everything of the run, and ends the session', {
-      todo: options.knownDefects?.close ?? false,
-    }, async () => {
+    it('close() kills what runs, removes everything of the run, and ends the session', async () => {
       const spec = sessionSpec({
         bundle: { data: bundle, format: 'tar.gz' },
         files: [{ path: 'input/data.txt', data: Buffer.from('x') }],
