@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { fillCommand, shellQuote } from '../functions/core/calls/managed-loop.ts';
+import { fillCommand } from '../functions/core/agents/placeholders.ts';
 import { callRecordKeys, fromCallRecordItem } from '../functions/core/usage/call-records.ts';
 import { queryAll } from '../functions/ports/store.ts';
+import { shellQuote } from '../functions/shared/shell-quote.ts';
 import {
   type FakeLlmCall,
   type FakeLlmProviders,

@@ -5,9 +5,9 @@ import {
   compileInputValidator,
   type Manifest,
   parseManifest,
-  placeholders,
   prefixIssues,
 } from '../functions/core/agents/manifest.ts';
+import { placeholders } from '../functions/core/agents/placeholders.ts';
 import { isPaid } from '../functions/core/agents/pricing.ts';
 import {
   DEFAULT_MODELS,

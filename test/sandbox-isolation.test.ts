@@ -22,10 +22,14 @@ import {
   bwrapArgs,
   detectBwrap,
   removeStaleRuns,
-  SandboxPathError,
   UnisolatedSandbox,
 } from '../functions/adapters/local/bwrap-sandbox.ts';
-import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits, type SessionSpec } from '../functions/ports/sandbox.ts';
+import {
+  DEFAULT_SANDBOX_LIMITS,
+  type SandboxLimits,
+  SandboxPathError,
+  type SessionSpec,
+} from '../functions/ports/sandbox.ts';
 
 let dataDir: string;
 let runsDir: string;

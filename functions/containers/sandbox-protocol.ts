@@ -12,8 +12,6 @@ export const SANDBOX_MANIFEST_ENV = 'AGENTHOST_SANDBOX_MANIFEST_URL';
 export const SANDBOX_RUN_UID = 1000;
 /** The runner stops the command this long before the deadline, to upload the result in time. */
 export const RUNNER_DEADLINE_MARGIN_MS = 1500;
-/** Bytes of stderr kept (the port's "last 8 KB"). */
-export const STDERR_TAIL_BYTES = 8192;
 
 /** What the runner reads from `sandbox-inputs/<runId>/run.json`. */
 export interface RunManifest {

@@ -2,13 +2,13 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { extractBundle } from '../shared/bundle-archive.ts';
+import { STDERR_TAIL_BYTES } from '../shared/sandbox-conventions.ts';
 import {
   type ExecCommand,
   RUNNER_DEADLINE_MARGIN_MS,
   type RunManifest,
   type RunResult,
   SANDBOX_RUN_UID,
-  STDERR_TAIL_BYTES,
 } from './sandbox-protocol.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sandbox, SandboxSession } from '../ports/sandbox.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
+import { shellQuote } from '../shared/shell-quote.ts';
 import { AwsJsonServer, type JsonOperation } from './aws-json-server.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
 import { AwsWireError } from './emulator-http.ts';
@@ -65,8 +66,6 @@ export interface EcsEmulatorOptions {
   accountId: string;
   log?: (line: string) => void;
 }
-
-const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 
 export class EcsEmulator {
   private readonly options: EcsEmulatorOptions;

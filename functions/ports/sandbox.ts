@@ -6,6 +6,8 @@
  * AWS (functions/adapters/aws/ecs-sandbox.ts).
  */
 
+export { SANDBOX_WORK_DIR, SandboxPathError, STDERR_TAIL_BYTES } from '../shared/sandbox-conventions.ts';
+
 export interface SandboxLimits {
   /** CPU seconds for each exec (RLIMIT_CPU). */
   cpuSeconds: number;

@@ -35,8 +35,6 @@ import {
 
 /** The container of the task definition that runs RUNNER_BOOTSTRAP. */
 export const SANDBOX_CONTAINER_NAME = 'runner';
-/** The working directory inside the task. */
-export const SANDBOX_WORK_DIR = '/work';
 /** Where a run's inputs (manifest, bundle, files) are staged; the calls function may write here. */
 export const SANDBOX_INPUTS_PREFIX = 'sandbox-inputs/';
 /** Where the runner puts a run's result, through the presigned PUT URL only that run received. */
@@ -48,8 +46,9 @@ import {
   type RunManifest,
   type RunResult,
   SANDBOX_MANIFEST_ENV,
-  STDERR_TAIL_BYTES,
 } from '../../containers/sandbox-protocol.ts';
+import { SANDBOX_WORK_DIR, SandboxPathError, STDERR_TAIL_BYTES } from '../../shared/sandbox-conventions.ts';
+import { shellQuote } from '../../shared/shell-quote.ts';
 
 export {
   type ExecCommand,
@@ -59,7 +58,6 @@ export {
   type RunResult,
   SANDBOX_MANIFEST_ENV,
   SANDBOX_RUN_UID,
-  STDERR_TAIL_BYTES,
 } from '../../containers/sandbox-protocol.ts';
 
 export type Presign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
@@ -718,11 +716,6 @@ function timedOutResult(durationMs: number, stderrTail: string): ExecResult {
   };
 }
 
-/** Named as the local adapter's, so the managed loop shows the message to the model. */
-class SandboxPathError extends Error {
-  override name = 'SandboxPathError';
-}
-
 /** safeRelativePath for the file operations: a refusal is a SandboxPathError. */
 function checkedPath(path: string): string {
   try {
@@ -730,11 +723,6 @@ function checkedPath(path: string): string {
   } catch (err) {
     throw new SandboxPathError((err as Error).message);
   }
-}
-
-/** One single-quoted shell word. */
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /** A path relative to the working directory, normalised; absolute or escaping paths are refused. */

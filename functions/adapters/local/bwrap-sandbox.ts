@@ -25,6 +25,7 @@ import {
   type SessionSpec,
 } from '../../ports/sandbox.ts';
 import { extractBundle } from '../../shared/bundle-archive.ts';
+import { SANDBOX_WORK_DIR, SandboxPathError, STDERR_TAIL_BYTES } from '../../shared/sandbox-conventions.ts';
 import { type AttachedNetwork, attachNetwork, endStalePastas, requirePasta } from './pasta-network.ts';
 
 /**
@@ -48,8 +49,6 @@ import { type AttachedNetwork, attachNetwork, endStalePastas, requirePasta } fro
  * map inside uid 1000 to itself, as bwrap does by default.
  */
 
-/** Where the working directory appears inside the sandbox. */
-export const SANDBOX_WORK_DIR = '/work';
 /** Where the platform's node binary appears inside the sandbox. */
 export const SANDBOX_NODE_DIR = '/opt/node/bin';
 /** The uid and gid user code has inside the sandbox. */
@@ -58,8 +57,6 @@ const INSIDE_ID = 1000;
 const ADDRESS_SPACE_HEADROOM = 4 * 1024 * 1024 * 1024;
 /** /dev/shm (RAM-backed) is capped at this, or at the disk limit when that is smaller. */
 const SHM_BYTES = 64 * 1024 * 1024;
-/** stderr kept: the last 8 KB. */
-const STDERR_TAIL_BYTES = 8 * 1024;
 /** How often the working directory's size is measured while a command runs (at least; a slow walk spaces them out). */
 const DISK_CHECK_INTERVAL_MS = 100;
 /** Files and directories a run may add to its working directory. */
@@ -84,11 +81,6 @@ export interface BwrapSandboxOptions {
   nodePath?: string;
   /** pasta, for egress sessions (default: `pasta` from a system directory). */
   pastaPath?: string;
-}
-
-/** A path given to readFile/writeFile/listFiles that is not a plain relative path inside the working directory. */
-export class SandboxPathError extends Error {
-  override name = 'SandboxPathError';
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import type { FieldIssue } from '../../shared/errors.ts';
 import { secretName } from '../secrets/secret-schemas.ts';
 import { isLinearPattern, linearRegExp, UnsupportedPatternError } from './linear-regexp.ts';
+import { placeholders } from './placeholders.ts';
 import { LLM_PROVIDERS, LOCAL_PROVIDER, PROVIDERS } from './providers.ts';
 
 /**
@@ -49,7 +50,6 @@ export const VERSION_PIN_PATTERN = /^v[1-9][0-9]*$/;
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ENDPOINT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const REGION_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 export interface Warning {
   code: string;
@@ -62,11 +62,6 @@ export interface Warning {
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** The distinct `{{name}}` placeholders of a template or command, in order of appearance. */
-export function placeholders(text: string): string[] {
-  return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }
 
 /** Property names a JSON Schema declares at its top level, including allOf/anyOf/oneOf members. */

@@ -6,7 +6,7 @@ import {
   type LlmTool,
   type LlmToolLoopResult,
 } from '../../ports/llm-gateway.ts';
-import type { ExecResult, SandboxSession } from '../../ports/sandbox.ts';
+import { type ExecResult, SandboxPathError, type SandboxSession } from '../../ports/sandbox.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
@@ -18,6 +18,7 @@ import {
   MAX_TURNS_LIMIT,
   type Warning,
 } from '../agents/manifest.ts';
+import { fillCommand } from '../agents/placeholders.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallFile } from './call-input.ts';
 import {
@@ -54,25 +55,6 @@ const MAX_WRITE_BYTES = 1024 * 1024;
 const MAX_LISTED = 500;
 /** Tool-call log lines kept per run (the rest are counted in the summary line). */
 const MAX_TOOL_LOG_LINES = 100;
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
-
-/** One argument for /bin/sh: single-quoted, with each `'` written as `'\''`. Nothing inside is special. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * A custom tool's command with every `{{param}}` replaced by its argument, shell-quoted: strings
- * as they are, other values as JSON, a missing (optional) argument as ''. The arguments must have
- * been validated against the tool's input_schema first.
- */
-export function fillCommand(command: string, args: Record<string, unknown>): string {
-  return command.replace(PLACEHOLDER, (_m, name: string) => {
-    const v = args[name];
-    if (v === undefined || v === null) return "''";
-    return shellQuote(typeof v === 'string' ? v : JSON.stringify(v));
-  });
-}
 
 /**
  * The managed_loop engine: an LLM tool-use loop (LlmGateway.runToolLoop) whose tools run in one
@@ -330,7 +312,7 @@ async function execForModel(state: LoopState, command: string, label: string): P
 /** A session file operation's failure, in words safe for the model (no host paths). */
 function fileError(err: unknown, path: string, verb: string): Error {
   const e = err as NodeJS.ErrnoException;
-  if (e?.name === 'SandboxPathError') return new Error(e.message);
+  if (err instanceof SandboxPathError) return new Error(err.message);
   const why =
     e?.code === 'ENOENT'
       ? 'it does not exist'
