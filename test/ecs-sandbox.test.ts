@@ -19,7 +19,6 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { ZipFile } from 'yazl';
 import {
   createEcsSandbox,
-  createS3Presigner,
   EcsSandbox,
   type ExecCommand,
   RUNNER_BOOTSTRAP,
@@ -27,6 +26,7 @@ import {
   type RunResult,
   SANDBOX_MANIFEST_ENV,
 } from '../functions/adapters/aws/ecs-sandbox.ts';
+import { createS3Presigner } from '../functions/adapters/aws/ecs-sandbox-staging.ts';
 import {
   DEFAULT_SANDBOX_LIMITS,
   SandboxUnavailableError,

@@ -198,7 +198,7 @@ describe('every AWS SDK command a function can send is granted to its role', () 
   test('the scan finds the commands (the adapters’ own lists)', () => {
     assert.deepEqual(commandActions('functions/adapters/aws/lambda-notifier.ts'), ['lambda:InvokeFunction']);
     assert.ok(commandActions(STORE_FILE).includes('dynamodb:ConditionCheckItem'));
-    assert.ok(commandActions('functions/adapters/aws/ecs-sandbox.ts').includes('ecs:RunTask'));
+    assert.ok(commandActions('functions/adapters/aws/ecs-sandbox-task.ts').includes('ecs:RunTask'));
   });
 
   for (const [name, fn, entry, access] of functions) {

@@ -1,0 +1,48 @@
+/**
+ * The ECS sandbox's settings (functions/adapters/aws/ecs-sandbox.ts): the options the adapter is
+ * built with, and the context each of its sessions runs with (the same, clients resolved). Their
+ * own file because the session, the run's staging, the task and the result reading all read them.
+ */
+import type { ECSClient } from '@aws-sdk/client-ecs';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+export type Presign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
+
+export interface EcsSandboxOptions {
+  /** Cluster name or ARN (PLATFORM_SANDBOX_CLUSTER). */
+  cluster: string;
+  /** Task definition ARN, with its revision (PLATFORM_SANDBOX_TASK_DEFINITION). */
+  taskDefinition: string;
+  /** Isolated subnets (PLATFORM_SANDBOX_SUBNETS). */
+  subnets: string[];
+  /** PLATFORM_SANDBOX_SECURITY_GROUPS. */
+  securityGroups: string[];
+  /** The bundle bucket, which holds the sandbox-inputs/ and sandbox-results/ objects. */
+  bucket: string;
+  region: string;
+  ecs?: ECSClient;
+  /** For the inputs and result objects. */
+  s3?: S3Client;
+  /** Presigned URL maker. @default createS3Presigner for the bucket, with this role's credentials */
+  presign?: Presign;
+  /** First wait between polls of an exec's result object; it grows by half each time up to maxPollMs. The runner polls for commands the same way. @default 100 */
+  pollMs?: number;
+  /** @default 250 */
+  maxPollMs?: number;
+  /** How often, while waiting for a result, DescribeTasks checks that the task still runs. @default 2000 */
+  describeMs?: number;
+  /** Commands (execs, and the file operations, which are execs) one session can run. @default 200 */
+  maxExecs?: number;
+  /**
+   * The runner, bundled (lib/container-programs.ts): uploaded with each run's inputs as
+   * `runner.cjs`, which the task's bootstrap downloads and runs.
+   */
+  runnerSource: string;
+}
+
+/** What a session runs with: the options, with the clients and presigner resolved. */
+export interface SessionContext extends Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign'>> {
+  ecs: ECSClient;
+  s3: () => Promise<S3Client>;
+  presign: Presign;
+}

@@ -1,0 +1,112 @@
+/**
+ * The result side of the ECS sandbox's command protocol (functions/adapters/aws/ecs-sandbox.ts):
+ * reading a command's result object from S3, checking what the runner wrote, and turning it into
+ * the port's ExecResult (its limits enforced again here).
+ */
+import type { GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import type { RunResult } from '../../containers/sandbox-protocol.ts';
+import {
+  type ExecResult,
+  type SandboxLimits,
+  SandboxUnavailableError,
+  type SessionSpec,
+} from '../../ports/sandbox.ts';
+import { STDERR_TAIL_BYTES } from '../../shared/sandbox-conventions.ts';
+import type { SessionContext } from './ecs-sandbox-options.ts';
+
+/** Loaded on first use, as in the session (ecs-sandbox-session.ts): no static import may name it. */
+const s3Sdk = () => import('@aws-sdk/client-s3');
+
+/** A result object larger than this is not a runner's: refused rather than read into memory. */
+const RESULT_OVERHEAD_BYTES = 1024 * 1024;
+
+/**
+ * Command n's result object, or undefined while there is none. Without s3:ListBucket (the calls
+ * role has none) S3 answers a missing key with 403 AccessDenied rather than NoSuchKey: both mean
+ * "not yet".
+ */
+export async function readRunResult(
+  ctx: SessionContext,
+  spec: SessionSpec,
+  key: string,
+  /** The session's objects, deleted at close: the result's version is added to them. */
+  objects: { Key: string; VersionId?: string }[],
+): Promise<RunResult | undefined> {
+  const { GetObjectCommand } = await s3Sdk();
+  const s3 = await ctx.s3();
+  let out: GetObjectCommandOutput;
+  try {
+    out = await s3.send(new GetObjectCommand({ Bucket: ctx.bucket, Key: key }));
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (e.name === 'NoSuchKey' || e.name === 'AccessDenied' || e.$metadata?.httpStatusCode === 404) {
+      return undefined;
+    }
+    throw err;
+  }
+  objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
+  const limit = spec.limits.outputBytes * 6 + RESULT_OVERHEAD_BYTES;
+  if (out.ContentLength !== undefined && out.ContentLength > limit) {
+    throw new SandboxUnavailableError(`ECS sandbox: the result of run ${spec.runId} is too large`);
+  }
+  const text = (await out.Body?.transformToString()) ?? '';
+  return parseResult(text, spec.runId);
+}
+
+function parseResult(text: string, runId: string): RunResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const r = value as Record<string, unknown> | undefined;
+  if (r && r.v === 1 && typeof r.error === 'string') return { v: 1, error: r.error.slice(0, 2000) };
+  const ok =
+    r &&
+    r.v === 1 &&
+    (r.exitCode === null || Number.isInteger(r.exitCode)) &&
+    (r.signal === null || typeof r.signal === 'string') &&
+    typeof r.stdout === 'string' &&
+    typeof r.stdoutTruncated === 'boolean' &&
+    typeof r.stderrTail === 'string' &&
+    typeof r.timedOut === 'boolean' &&
+    typeof r.durationMs === 'number' &&
+    r.durationMs >= 0;
+  if (!ok) throw new SandboxUnavailableError(`ECS sandbox: the result of run ${runId} is malformed`);
+  return r as unknown as RunResult;
+}
+
+export function toExecResult(
+  r: Extract<RunResult, { exitCode: unknown }>,
+  limits: SandboxLimits,
+): ExecResult {
+  // The runner already caps both; capped again here so the port's limits hold whatever the object says.
+  const stdoutBytes = Buffer.from(r.stdout, 'utf8');
+  const over = stdoutBytes.length > limits.outputBytes;
+  const stderrBytes = Buffer.from(r.stderrTail, 'utf8');
+  return {
+    exitCode: r.exitCode,
+    signal: r.signal,
+    stdout: over ? stdoutBytes.subarray(0, limits.outputBytes).toString('utf8') : r.stdout,
+    stderrTail:
+      stderrBytes.length > STDERR_TAIL_BYTES
+        ? stderrBytes.subarray(stderrBytes.length - STDERR_TAIL_BYTES).toString('utf8')
+        : r.stderrTail,
+    timedOut: r.timedOut,
+    stdoutTruncated: r.stdoutTruncated || over,
+    durationMs: Math.round(r.durationMs),
+  };
+}
+
+export function timedOutResult(durationMs: number, stderrTail: string): ExecResult {
+  return {
+    exitCode: null,
+    signal: 'SIGKILL',
+    stdout: '',
+    stderrTail,
+    timedOut: true,
+    stdoutTruncated: false,
+    durationMs,
+  };
+}

@@ -1,0 +1,339 @@
+/**
+ * An ECS sandbox session (functions/adapters/aws/ecs-sandbox.ts): the commands of one run, sent
+ * one at a time to its task as command objects in S3 and answered by result objects it polls for;
+ * the file operations, which are small shell commands; and the close that stops the task and
+ * deletes the run's objects.
+ */
+import type { Task } from '@aws-sdk/client-ecs';
+import {
+  type ExecCommand,
+  RUNNER_DEADLINE_MARGIN_MS,
+  type RunResult,
+} from '../../containers/sandbox-protocol.ts';
+import {
+  type ExecResult,
+  type SandboxSession,
+  SandboxUnavailableError,
+  type SessionSpec,
+} from '../../ports/sandbox.ts';
+import { SANDBOX_WORK_DIR, SandboxPathError } from '../../shared/sandbox-conventions.ts';
+import { shellQuote } from '../../shared/shell-quote.ts';
+import type { SessionContext } from './ecs-sandbox-options.ts';
+import { checkedPath } from './ecs-sandbox-paths.ts';
+import { readRunResult, timedOutResult, toExecResult } from './ecs-sandbox-results.ts';
+import { sandboxInputKey, sandboxResultKey, stageRun } from './ecs-sandbox-staging.ts';
+import {
+  describeSandboxTask,
+  runSandboxTask,
+  stoppedTaskResult,
+  stopSandboxTask,
+} from './ecs-sandbox-task.ts';
+
+/**
+ * The S3 client and presigner are loaded on first use: lib/lambda-bundling.ts leaves them out of
+ * the bundles of modules without read-write bundle access, so no static import may name them.
+ */
+const s3Sdk = () => import('@aws-sdk/client-s3');
+
+/** listFiles returns at most this many paths (as the local adapter). */
+const MAX_LISTED_FILES = 10_000;
+/** DeleteObjects takes at most this many keys a request. */
+const DELETE_BATCH = 1000;
+
+export class EcsSession implements SandboxSession {
+  readonly workDir = SANDBOX_WORK_DIR;
+  private closed = false;
+  private taskArn: string | undefined;
+  /** Set when RunTask failed: every later call fails the same way. */
+  private startError: Error | undefined;
+  private taskStopped = false;
+  /** The number of the last command object written (exec-<n>.json). */
+  private sent = 0;
+  /** Commands run one at a time: the runner takes them in order. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Objects this session wrote or read, deleted (that version) at close. */
+  private readonly objects: { Key: string; VersionId?: string }[] = [];
+
+  private readonly ctx: SessionContext;
+  private readonly spec: SessionSpec;
+  private readonly files: Map<string, Buffer>;
+
+  constructor(ctx: SessionContext, spec: SessionSpec, files: Map<string, Buffer>) {
+    this.ctx = ctx;
+    this.spec = spec;
+    this.files = files;
+  }
+
+  async exec(
+    command: string,
+    options: { stdin?: string; timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ExecResult> {
+    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    return this.serial(async () => {
+      const started = Date.now();
+      const deadlineMs =
+        options.timeoutMs === undefined
+          ? this.spec.deadlineMs
+          : Math.min(this.spec.deadlineMs, started + Math.max(0, options.timeoutMs));
+      if (options.signal?.aborted || deadlineMs <= started) return timedOutResult(0, '');
+      return this.run(command, options.stdin ?? '', deadlineMs, started, options.signal);
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Writes the next command object and waits for its result (starting the task first if need be). */
+  private async run(
+    command: string,
+    stdin: string,
+    deadlineMs: number,
+    started: number,
+    signal?: AbortSignal,
+  ): Promise<ExecResult> {
+    await this.ensureTask();
+    if (this.taskStopped) {
+      throw new SandboxUnavailableError(
+        `the sandbox task of run ${this.spec.runId} is no longer running (stopped at a timeout, an abort or by ECS)`,
+      );
+    }
+    if (this.sent >= this.ctx.maxExecs) {
+      throw new SandboxUnavailableError(
+        `run ${this.spec.runId} has used all ${this.ctx.maxExecs} commands an ECS sandbox session can run`,
+      );
+    }
+    const n = ++this.sent;
+    // The runner kills the command a little before the deadline, to upload its result in time.
+    const killAtMs = deadlineMs - Math.min(RUNNER_DEADLINE_MARGIN_MS, Math.floor((deadlineMs - started) / 4));
+    const body: ExecCommand = { v: 2, command, stdin, killAtMs };
+    await this.put(
+      sandboxInputKey(this.spec.runId, `exec-${n}.json`),
+      Buffer.from(JSON.stringify(body)),
+      'application/json',
+    );
+    const outcome = await this.waitForResult(n, deadlineMs, signal);
+    const elapsed = Date.now() - started;
+    const result = outcome.result;
+    if (result && 'error' in result) {
+      throw new SandboxUnavailableError(
+        `ECS sandbox runner failed for run ${this.spec.runId}: ${result.error}`,
+      );
+    }
+    if (result) return toExecResult(result, this.spec.limits);
+    if (!outcome.task) {
+      return timedOutResult(
+        elapsed,
+        signal?.aborted
+          ? 'the sandbox task was stopped (aborted)'
+          : 'the sandbox task was stopped at the deadline',
+      );
+    }
+    return stoppedTaskResult(outcome.task, elapsed, this.spec.runId);
+  }
+
+  /** The first call that needs the task starts it: uploads the inputs and the manifest, then RunTask. */
+  private async ensureTask(): Promise<void> {
+    if (this.startError) throw this.startError;
+    if (this.taskArn) return;
+    try {
+      await this.startTask();
+    } catch (err) {
+      this.startError = err as Error;
+      throw err;
+    }
+  }
+
+  private async startTask(): Promise<void> {
+    const manifestUrl = await stageRun(this.ctx, this.spec, this.files, (key, body, contentType) =>
+      this.put(key, body, contentType),
+    );
+    const { taskArn, error } = await runSandboxTask(this.ctx, this.spec, manifestUrl);
+    if (taskArn) this.taskArn = taskArn;
+    if (error) throw error;
+  }
+
+  /**
+   * Polls the result object of command n (pollMs, growing by half up to maxPollMs), and every
+   * describeMs asks ECS whether the task still runs. At the deadline (or on abort) StopTask: then
+   * neither result nor task is returned. `task` is the stopped task when it ended by itself.
+   */
+  private async waitForResult(
+    n: number,
+    deadlineMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ result?: RunResult; task?: Task }> {
+    let delay = this.ctx.pollMs;
+    let described = Date.now();
+    for (;;) {
+      const result = await this.readResult(n);
+      if (result) return { result };
+      const now = Date.now();
+      if (now >= deadlineMs || signal?.aborted) {
+        await this.stopTask(signal?.aborted ? 'agenthost: run aborted' : 'agenthost: run deadline reached');
+        return {};
+      }
+      if (now - described >= this.ctx.describeMs && this.taskArn) {
+        described = now;
+        const task = await describeSandboxTask(this.ctx, this.taskArn);
+        if (task?.lastStatus === 'STOPPED') {
+          this.taskStopped = true;
+          const last = await this.readResult(n);
+          return last ? { result: last } : { task };
+        }
+      }
+      await sleep(Math.min(delay, deadlineMs - now), signal);
+      delay = Math.min(Math.ceil(delay * 1.5), this.ctx.maxPollMs);
+    }
+  }
+
+  private async stopTask(reason: string): Promise<void> {
+    if (!this.taskArn || this.taskStopped) return;
+    this.taskStopped = true;
+    await stopSandboxTask(this.ctx, this.taskArn, reason);
+  }
+
+  /** Command n's result object, or undefined while there is none. */
+  private readResult(n: number): Promise<RunResult | undefined> {
+    return readRunResult(this.ctx, this.spec, sandboxResultKey(this.spec.runId, n), this.objects);
+  }
+
+  private async put(key: string, body: Buffer, contentType: string): Promise<void> {
+    const { PutObjectCommand } = await s3Sdk();
+    const s3 = await this.ctx.s3();
+    const out = await s3.send(
+      new PutObjectCommand({ Bucket: this.ctx.bucket, Key: key, Body: body, ContentType: contentType }),
+    );
+    this.objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
+  }
+
+  /**
+   * A small shell command in the task (as uid 1000, like any exec) for the file operations; its
+   * failures are SandboxPathErrors (the managed loop shows them to the model).
+   */
+  private async fileOp(what: string, path: string, command: string, stdin = ''): Promise<ExecResult> {
+    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    const r = await this.serial(() => {
+      const started = Date.now();
+      if (this.spec.deadlineMs <= started) return Promise.resolve(timedOutResult(0, ''));
+      return this.run(command, stdin, this.spec.deadlineMs, started);
+    });
+    if (r.timedOut) {
+      throw new SandboxUnavailableError(
+        `ECS sandbox: ${what} ${JSON.stringify(path)} reached the run's deadline`,
+      );
+    }
+    if (r.exitCode !== 0) {
+      const why = r.stderrTail.trim().split('\n').at(-1) || `exit status ${r.exitCode ?? r.signal}`;
+      throw new SandboxPathError(`${what} ${JSON.stringify(path)}: ${why}`);
+    }
+    return r;
+  }
+
+  /** A regular file (not a symbolic link) of the working directory, read in the task as base64. */
+  async readFile(path: string): Promise<Buffer> {
+    const rel = checkedPath(path);
+    const r = await this.fileOp(
+      'readFile',
+      path,
+      `f=${shellQuote(rel)}; if [ -L "$f" ] || [ ! -f "$f" ]; then echo "not a regular file" >&2; exit 2; fi; base64 -w 0 < "$f"`,
+    );
+    if (r.stdoutTruncated) {
+      throw new SandboxPathError(
+        `readFile ${JSON.stringify(path)}: the file is too large to read from the ECS sandbox`,
+      );
+    }
+    return Buffer.from(r.stdout.trim(), 'base64');
+  }
+
+  /**
+   * Before the task started, stages the file (uploaded with the run); afterwards writes it in the
+   * task (directories created, an existing file replaced, a symbolic link refused).
+   */
+  async writeFile(path: string, data: Buffer | string): Promise<void> {
+    const rel = checkedPath(path);
+    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    if (!this.taskArn && !this.startError) {
+      this.files.set(rel, Buffer.from(data));
+      return;
+    }
+    await this.fileOp(
+      'writeFile',
+      path,
+      `f=${shellQuote(rel)}; if [ -L "$f" ] || [ -d "$f" ]; then echo "not a regular file" >&2; exit 2; fi; mkdir -p -- "$(dirname -- "$f")" && base64 -d > "$f"`,
+      Buffer.from(data).toString('base64'),
+    );
+  }
+
+  /** Regular files under `path`, relative to the working directory, sorted; links are not followed. */
+  async listFiles(path?: string): Promise<string[]> {
+    const rel = path === undefined || path === '' ? '' : checkedPath(path);
+    const dir = rel === '' ? '.' : rel;
+    const r = await this.fileOp(
+      'listFiles',
+      path ?? '',
+      `d=${shellQuote(dir)}; if [ -L "$d" ] || [ ! -d "$d" ]; then echo "not a directory" >&2; exit 2; fi; find "$d" -type f -print0`,
+    );
+    const found = r.stdout
+      .split('\0')
+      .filter(Boolean)
+      .map((p) => (p.startsWith('./') ? p.slice(2) : p))
+      .sort();
+    return found.slice(0, MAX_LISTED_FILES);
+  }
+
+  /**
+   * Writes the stop command (the runner exits), stops the task if it may still run, and deletes
+   * the run's objects (the exact versions written and read).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.taskArn && !this.taskStopped && this.sent < this.ctx.maxExecs) {
+      try {
+        const stop: ExecCommand = { v: 2, stop: true };
+        await this.put(
+          sandboxInputKey(this.spec.runId, `exec-${++this.sent}.json`),
+          Buffer.from(JSON.stringify(stop)),
+          'application/json',
+        );
+      } catch {
+        // StopTask below ends it anyway.
+      }
+    }
+    try {
+      await this.stopTask('agenthost: session closed');
+    } catch {
+      // Already stopped or gone; a task left running still ends at its own deadline (the runner).
+    }
+    while (this.objects.length > 0) {
+      try {
+        const { DeleteObjectsCommand } = await s3Sdk();
+        const s3 = await this.ctx.s3();
+        await s3.send(
+          new DeleteObjectsCommand({
+            Bucket: this.ctx.bucket,
+            Delete: { Objects: this.objects.splice(0, DELETE_BATCH), Quiet: true },
+          }),
+        );
+      } catch {
+        // Left for the bucket's lifecycle rule (docs/sandbox-aws.md); never masks the run's outcome.
+      }
+    }
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * A run's staging in S3 for the ECS sandbox (functions/adapters/aws/ecs-sandbox.ts): where its
+ * objects live, the upload of its inputs (runner, bundle, files) and its manifest, and the
+ * presigned URLs through which the task, which has no role, reaches them.
+ */
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { AwsCredentialIdentity, Provider } from '@smithy/types';
+import type { RunManifest } from '../../containers/sandbox-protocol.ts';
+import type { SessionSpec } from '../../ports/sandbox.ts';
+import { SANDBOX_WORK_DIR } from '../../shared/sandbox-conventions.ts';
+import type { Presign, SessionContext } from './ecs-sandbox-options.ts';
+
+/** Where a run's inputs (manifest, bundle, files) are staged; the calls function may write here. */
+export const SANDBOX_INPUTS_PREFIX = 'sandbox-inputs/';
+/** Where the runner puts a run's result, through the presigned PUT URL only that run received. */
+export const SANDBOX_RESULTS_PREFIX = 'sandbox-results/';
+
+/** Loaded on first use, as in the session (ecs-sandbox-session.ts): no static import may name it. */
+const s3Sdk = () => import('@aws-sdk/client-s3');
+
+const MAX_URL_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+/** The key of a run's input object `name` (manifest, runner, bundle, files, commands). */
+export function sandboxInputKey(runId: string, name: string): string {
+  return `${SANDBOX_INPUTS_PREFIX}${runId}/${name}`;
+}
+
+/** The key of the result object of a run's command n. */
+export function sandboxResultKey(runId: string, n: number): string {
+  return `${SANDBOX_RESULTS_PREFIX}${runId}/exec-${n}.json`;
+}
+
+/**
+ * Uploads a run's inputs (the runner, the bundle, the files staged so far, which it clears) and
+ * its manifest, and returns the manifest's presigned GET URL: the task's only override.
+ */
+export async function stageRun(
+  ctx: SessionContext,
+  spec: SessionSpec,
+  files: Map<string, Buffer>,
+  put: (key: string, body: Buffer, contentType: string) => Promise<void>,
+): Promise<string> {
+  const inputKey = (name: string) => sandboxInputKey(spec.runId, name);
+  const deadlineMs = spec.deadlineMs;
+  const ttl = Math.min(MAX_URL_TTL_SECONDS, Math.max(60, Math.ceil((deadlineMs - Date.now()) / 1000) + 60));
+  const bundle = spec.bundle;
+  const bundleKey = bundle ? inputKey(`bundle.${bundle.format}`) : undefined;
+  const placed = [...files].map(([path, data], i) => ({
+    path,
+    data,
+    key: inputKey(`files/${i}`),
+  }));
+  files.clear();
+  const runnerKey = inputKey('runner.cjs');
+  await Promise.all([
+    put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript'),
+    ...(bundle && bundleKey ? [put(bundleKey, bundle.data, 'application/octet-stream')] : []),
+    ...placed.map((f) => put(f.key, f.data, 'application/octet-stream')),
+  ]);
+  const slots = Array.from({ length: ctx.maxExecs }, (_, i) => i + 1);
+  const manifest: RunManifest = {
+    v: 2,
+    runId: spec.runId,
+    workDir: SANDBOX_WORK_DIR,
+    env: { ...spec.env },
+    bundle:
+      bundle && bundleKey ? { url: await ctx.presign('GET', bundleKey, ttl), format: bundle.format } : null,
+    files: await Promise.all(
+      placed.map(async (f) => ({ path: f.path, url: await ctx.presign('GET', f.key, ttl) })),
+    ),
+    execs: await Promise.all(
+      slots.map(async (n) => ({
+        commandUrl: await ctx.presign('GET', inputKey(`exec-${n}.json`), ttl),
+        resultUrl: await ctx.presign('PUT', sandboxResultKey(spec.runId, n), ttl),
+      })),
+    ),
+    pollMs: [ctx.pollMs, ctx.maxPollMs],
+    deadlineMs,
+    runner: { url: await ctx.presign('GET', runnerKey, ttl) },
+    limits: {
+      cpuSeconds: spec.limits.cpuSeconds,
+      processes: spec.limits.processes,
+      outputBytes: spec.limits.outputBytes,
+      diskBytes: spec.limits.diskBytes,
+    },
+  };
+  const manifestKey = inputKey('run.json');
+  await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
+  return ctx.presign('GET', manifestKey, ttl);
+}
+
+/**
+ * Presigned GET and PUT URLs for the bucket's sandbox objects, signed with the caller's (the calls
+ * function's role) credentials. Checksums only when required: by default the SDK puts the CRC32 of
+ * an empty body into a presigned PutObject URL, and S3 would then refuse the runner's upload.
+ */
+export function createS3Presigner(options: {
+  bucket: string;
+  region: string;
+  credentials?: AwsCredentialIdentity | Provider<AwsCredentialIdentity>;
+}): Presign {
+  let client: S3Client | undefined;
+  return async (method, key, ttlSeconds) => {
+    if (!key.startsWith(SANDBOX_INPUTS_PREFIX) && !key.startsWith(SANDBOX_RESULTS_PREFIX)) {
+      throw new Error(`ECS sandbox: will not sign ${key}`);
+    }
+    const { GetObjectCommand, PutObjectCommand, S3Client } = await s3Sdk();
+    const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
+    client ??= new S3Client({
+      region: options.region,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
+    const command =
+      method === 'GET'
+        ? new GetObjectCommand({ Bucket: options.bucket, Key: key })
+        : new PutObjectCommand({ Bucket: options.bucket, Key: key });
+    return getSignedUrl(client, command, { expiresIn: ttlSeconds });
+  };
+}
