@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { SANDBOX_NODE_DIR } from '../adapters/local/bwrap-sandbox.ts';
-import type { Sandbox, SandboxSession } from '../ports/sandbox.ts';
-import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
-import type { InitContainer, InitSpec } from './ecs-task-init.ts';
+import type {
+  ContainerDefinition,
+  Deployment,
+  EcsServiceEmulatorOptions,
+  EmulatedService,
+  ServiceTask,
+  TaskDefinition,
+} from './ecs-service-model.ts';
+import {
+  runServiceTask,
+  type ServiceTaskHost,
+  STOP_FILE,
+  STOP_TIMEOUT_MS,
+  taskStateChangeDetail,
+} from './ecs-service-task.ts';
 import { AwsWireError } from './emulator-http.ts';
 
 /**
@@ -24,123 +34,17 @@ import { AwsWireError } from './emulator-http.ts';
  * and port in AWS). Secrets are resolved with GetSecretValue at task start, as the execution role
  * does; awslogs lines go to the CloudWatch Logs emulator; every change of a task's status or health
  * becomes an "ECS Task State Change" event on the EventBridge emulator.
+ *
+ * This file holds the operations and the scheduler; a task's supervision is ecs-service-task.ts,
+ * the state's shapes ecs-service-model.ts.
  */
 
-const INIT_SOURCE = readFileSync(new URL('./ecs-task-init.ts', import.meta.url), 'utf8');
-const INIT_FILE = '.ecs-task-init.ts';
-const STOP_FILE = '.ecs-stop';
-/** ECS's default: SIGTERM, then SIGKILL 30 s later. */
-const STOP_TIMEOUT_MS = 30_000;
 /** Container definitions of a task definition must fit in 64 KiB. */
 const MAX_CONTAINER_DEFINITIONS_BYTES = 64 * 1024;
-/** How long a service task may run here (a sandbox needs a deadline). */
-const MAX_TASK_MS = 7 * 24 * 3600 * 1000;
-/** Health checks run at most this far apart, whatever interval the definition says (docs/deploy.md). */
-const MAX_HEALTH_INTERVAL_MS = 1000;
-
-interface ContainerDefinition {
-  name: string;
-  command?: string[];
-  entryPoint?: string[];
-  essential?: boolean;
-  environment?: { name: string; value: string }[];
-  secrets?: { name: string; valueFrom: string }[];
-  dependsOn?: { containerName: string; condition: string }[];
-  portMappings?: { containerPort: number }[];
-  healthCheck?: {
-    command: string[];
-    interval?: number;
-    timeout?: number;
-    retries?: number;
-    startPeriod?: number;
-  };
-  logConfiguration?: { logDriver: string; options?: Record<string, string> };
-}
-
-interface TaskDefinition {
-  arn: string;
-  family: string;
-  revision: number;
-  containerDefinitions: ContainerDefinition[];
-  memoryMib: number;
-  raw: Record<string, unknown>;
-}
-
-interface Deployment {
-  id: string;
-  taskDefinition: TaskDefinition;
-  createdAt: number;
-}
-
-interface EmulatedService {
-  arn: string;
-  name: string;
-  clusterArn: string;
-  status: 'ACTIVE' | 'DRAINING' | 'INACTIVE';
-  desiredCount: number;
-  deployments: Deployment[];
-  loadBalancers: { targetGroupArn: string; containerName: string; containerPort: number }[];
-  createdAt: number;
-  raw: Record<string, unknown>;
-  failures: number;
-  nextLaunchAt: number;
-  timer?: NodeJS.Timeout;
-}
-
-interface ContainerState {
-  name: string;
-  lastStatus: 'PENDING' | 'RUNNING' | 'STOPPED';
-  exitCode?: number;
-  healthStatus: 'UNKNOWN' | 'HEALTHY' | 'UNHEALTHY';
-}
-
-interface ServiceTask {
-  id: string;
-  arn: string;
-  service: EmulatedService;
-  deploymentId: string;
-  definition: TaskDefinition;
-  lastStatus: 'PROVISIONING' | 'PENDING' | 'RUNNING' | 'STOPPED';
-  desiredStatus: 'RUNNING' | 'STOPPED';
-  healthStatus: 'UNKNOWN' | 'HEALTHY' | 'UNHEALTHY';
-  containers: ContainerState[];
-  createdAt: number;
-  startedAt?: number;
-  stoppingAt?: number;
-  stoppedAt?: number;
-  stopCode?: string;
-  stoppedReason?: string;
-  hostPort?: number;
-  session?: SandboxSession;
-  abort: AbortController;
-  version: number;
-  registered: boolean;
-}
-
-export interface EcsServiceEmulatorOptions {
-  sandbox: Sandbox;
-  /** Host loopback ports a task may reach (the S3 emulator's). */
-  hostPorts: number[];
-  region: string;
-  accountId: string;
-  /** A free host loopback port, for a task's published container port. */
-  freePort: () => Promise<number>;
-  /** GetSecretValue of a container secret's valueFrom, as the task execution role reads it. */
-  secretValue: (valueFrom: string) => Promise<string>;
-  /** The awslogs driver: one line of a stream. */
-  putLogLine: (group: string, stream: string, line: string) => void;
-  /** ECS registering and deregistering a task's container port in a target group. */
-  registerTarget: (targetGroupArn: string, id: string, port: number) => void;
-  deregisterTarget: (targetGroupArn: string, id: string) => void;
-  /** An "ECS Task State Change" event's detail, for EventBridge. */
-  taskStateChange: (detail: Record<string, unknown>, resources: string[]) => Promise<void>;
-  log?: (line: string) => void;
-}
 
 type Body = Record<string, unknown>;
 
 const invalid = (message: string) => new AwsWireError('InvalidParameterException', 400, message);
-const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
 
 export class EcsServiceEmulator {
@@ -152,8 +56,19 @@ export class EcsServiceEmulator {
   private readonly running = new Set<Promise<void>>();
   private closed = false;
 
+  /** The steps of the scheduler a task's supervision (ecs-service-task.ts) takes. */
+  private readonly host: ServiceTaskHost;
+
   constructor(options: EcsServiceEmulatorOptions) {
     this.o = options;
+    this.host = {
+      options,
+      register: (t) => this.register(t),
+      deregister: (t) => this.deregister(t),
+      stop: (t, stopCode, reason) => this.stop(t, stopCode, reason),
+      emit: (t) => this.emit(t),
+      reconcile: (s) => this.reconcile(s),
+    };
   }
 
   /** The operations for EcsEmulator.addOperations. */
@@ -428,7 +343,7 @@ export class EcsServiceEmulator {
     };
     this.tasks.set(task.arn, task);
     this.emit(task);
-    const run = this.run(task)
+    const run = runServiceTask(this.host, task)
       .catch((err: unknown) => this.o.log?.(`[ecs] task ${id.slice(0, 8)} failed: ${String(err)}`))
       .finally(() => this.running.delete(run));
     this.running.add(run);
@@ -465,225 +380,9 @@ export class EcsServiceEmulator {
     t.registered = false;
   }
 
-  private async containerEnv(c: ContainerDefinition): Promise<Record<string, string>> {
-    const env: Record<string, string> = {};
-    for (const e of c.environment ?? []) env[e.name] = e.value;
-    for (const s of c.secrets ?? []) {
-      try {
-        env[s.name] = await this.o.secretValue(s.valueFrom);
-      } catch (err) {
-        throw new Error(
-          `ResourceInitializationError: unable to pull secrets or registry auth: retrieving secret from ${s.valueFrom}: ${(err as Error).message}`,
-        );
-      }
-    }
-    return env;
-  }
-
-  private async run(task: ServiceTask): Promise<void> {
-    const def = task.definition;
-    const containers = def.containerDefinitions;
-    const published = containers.flatMap((c) => c.portMappings ?? [])[0]?.containerPort;
-    let partial = '';
-    try {
-      const initContainers: InitContainer[] = [];
-      for (const c of containers) {
-        const hc = c.healthCheck;
-        initContainers.push({
-          name: c.name,
-          command: [...(c.entryPoint ?? []), ...(c.command ?? [])],
-          env: await this.containerEnv(c),
-          essential: c.essential !== false,
-          dependsOn: c.dependsOn ?? [],
-          ...(hc
-            ? {
-                healthCheck: {
-                  command: hc.command,
-                  intervalMs: Math.min((hc.interval ?? 30) * 1000, MAX_HEALTH_INTERVAL_MS),
-                  timeoutMs: (hc.timeout ?? 5) * 1000,
-                  retries: hc.retries ?? 3,
-                  startPeriodMs: (hc.startPeriod ?? 0) * 1000,
-                },
-              }
-            : {}),
-        });
-      }
-      if (published !== undefined) task.hostPort = await this.o.freePort();
-      task.session = await this.o.sandbox.openSession({
-        runId: `ecs-svc-${task.id}`,
-        workspaceId: 'ecs-emulator',
-        env: {},
-        network: 'egress',
-        hostLoopbackPorts: this.o.hostPorts,
-        limits: {
-          ...DEFAULT_SANDBOX_LIMITS,
-          cpuSeconds: MAX_TASK_MS / 1000,
-          processes: 256,
-          memoryBytes: def.memoryMib * 1024 * 1024,
-        },
-        deadlineMs: Date.now() + MAX_TASK_MS,
-      });
-      await task.session.writeFile(INIT_FILE, INIT_SOURCE);
-      if (task.desiredStatus === 'STOPPED') return;
-      task.lastStatus = 'PENDING';
-      this.emit(task);
-      const spec: InitSpec = {
-        containers: initContainers,
-        baseEnv: {
-          PATH: `${SANDBOX_NODE_DIR}:/usr/local/bin:/usr/bin:/bin`,
-          HOME: task.session.workDir,
-          LANG: 'C.UTF-8',
-          TMPDIR: '/tmp',
-        },
-        stopTimeoutMs: STOP_TIMEOUT_MS,
-        stopFile: STOP_FILE,
-      };
-      const result = await task.session.exec(`exec node --no-warnings ${task.session.workDir}/${INIT_FILE}`, {
-        stdin: JSON.stringify(spec),
-        signal: task.abort.signal,
-        ...(published !== undefined && task.hostPort !== undefined
-          ? { publish: { hostPort: task.hostPort, port: published } }
-          : {}),
-        onOutput: (stream, chunk) => {
-          if (stream === 'stderr') {
-            for (const line of chunk.toString('utf8').split('\n'))
-              if (line) this.o.log?.(`[ecs ${task.id.slice(0, 8)}] ${line}`);
-            return;
-          }
-          const lines = (partial + chunk.toString('utf8')).split('\n');
-          partial = lines.pop() ?? '';
-          for (const line of lines) this.onReport(task, line);
-        },
-      });
-      if (partial) this.onReport(task, partial);
-      if (result.exitCode !== 0 && !task.stopCode) {
-        task.stopCode = 'TaskFailedToStart';
-        task.stoppedReason = `The task's init ended with ${result.signal ?? result.exitCode}: ${result.stderrTail.slice(-500)}`;
-      }
-    } catch (err) {
-      task.stopCode ??= 'TaskFailedToStart';
-      task.stoppedReason ??= String((err as Error).message ?? err).slice(0, 1000);
-      this.o.log?.(`[ecs] task ${task.id.slice(0, 8)}: ${task.stoppedReason}`);
-    } finally {
-      this.deregister(task);
-      await task.session?.close().catch(() => undefined);
-      task.session = undefined;
-      task.desiredStatus = 'STOPPED';
-      task.lastStatus = 'STOPPED';
-      task.stoppedAt = Date.now();
-      for (const c of task.containers) c.lastStatus = 'STOPPED';
-      const s = task.service;
-      if (task.stopCode !== 'ServiceSchedulerInitiated') {
-        // A task that ended on its own: the next launch of its service waits (ECS's throttle).
-        s.failures++;
-        s.nextLaunchAt = Date.now() + Math.min(1000 * 2 ** (s.failures - 1), 30_000);
-      }
-      this.emit(task);
-      this.reconcile(s);
-    }
-  }
-
-  private onReport(task: ServiceTask, line: string): void {
-    let r: {
-      log?: string;
-      line?: string;
-      started?: string;
-      health?: string;
-      status?: string;
-      exited?: string;
-      code?: number;
-    };
-    try {
-      r = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (r.log !== undefined) {
-      const def = task.definition.containerDefinitions.find((c) => c.name === r.log);
-      const opts = def?.logConfiguration?.logDriver === 'awslogs' ? def.logConfiguration.options : undefined;
-      const group = opts?.['awslogs-group'];
-      if (group) {
-        const prefix = opts['awslogs-stream-prefix'];
-        const stream = prefix ? `${prefix}/${r.log}/${task.id}` : task.id;
-        this.o.putLogLine(group, stream, String(r.line ?? ''));
-      }
-      return;
-    }
-    const c = task.containers.find((x) => x.name === (r.started ?? r.health ?? r.exited));
-    if (!c) return;
-    if (r.started !== undefined) {
-      c.lastStatus = 'RUNNING';
-      if (task.lastStatus !== 'RUNNING' && task.containers.every((x) => x.lastStatus !== 'PENDING')) {
-        task.lastStatus = 'RUNNING';
-        task.startedAt = Date.now();
-        if (task.desiredStatus === 'RUNNING') this.register(task);
-        this.emit(task);
-      }
-    } else if (r.health !== undefined) {
-      c.healthStatus = r.status === 'HEALTHY' ? 'HEALTHY' : 'UNHEALTHY';
-      const checked = task.definition.containerDefinitions.filter((d) => d.healthCheck).map((d) => d.name);
-      const states = task.containers.filter((x) => checked.includes(x.name)).map((x) => x.healthStatus);
-      const health = states.includes('UNHEALTHY')
-        ? 'UNHEALTHY'
-        : states.every((h) => h === 'HEALTHY')
-          ? 'HEALTHY'
-          : 'UNKNOWN';
-      if (health !== task.healthStatus) {
-        task.healthStatus = health;
-        this.emit(task);
-        if (health === 'HEALTHY') task.service.failures = 0;
-        if (health === 'UNHEALTHY')
-          this.stop(task, 'ServiceSchedulerInitiated', 'Task failed container health checks');
-        this.reconcile(task.service);
-      }
-    } else if (r.exited !== undefined) {
-      c.lastStatus = 'STOPPED';
-      c.exitCode = r.code;
-      const def = task.definition.containerDefinitions.find((d) => d.name === c.name);
-      if (def?.essential !== false && task.desiredStatus === 'RUNNING') {
-        task.desiredStatus = 'STOPPED';
-        task.stopCode = 'EssentialContainerExited';
-        task.stoppedReason = `Essential container in task exited`;
-        task.stoppingAt = Date.now();
-        this.deregister(task);
-      }
-    }
-  }
-
   private emit(task: ServiceTask): void {
-    const s = task.service;
-    const detail = {
-      clusterArn: s.clusterArn,
-      taskArn: task.arn,
-      taskDefinitionArn: task.definition.arn,
-      group: `service:${s.name}`,
-      startedBy: task.deploymentId,
-      launchType: 'FARGATE',
-      platformVersion: '1.4.0',
-      cpu: String(task.definition.raw.cpu ?? ''),
-      memory: String(task.definition.raw.memory ?? ''),
-      lastStatus: task.lastStatus,
-      desiredStatus: task.desiredStatus,
-      healthStatus: task.healthStatus,
-      createdAt: iso(task.createdAt),
-      startedAt: iso(task.startedAt),
-      stoppingAt: iso(task.stoppingAt),
-      stoppedAt: iso(task.stoppedAt),
-      stopCode: task.stopCode,
-      stoppedReason: task.stoppedReason,
-      containers: task.containers.map((c) => ({
-        containerArn: `arn:aws:ecs:${this.o.region}:${this.o.accountId}:container/${task.id}/${c.name}`,
-        name: c.name,
-        taskArn: task.arn,
-        lastStatus: c.lastStatus,
-        healthStatus: c.healthStatus,
-        ...(c.exitCode !== undefined ? { exitCode: c.exitCode } : {}),
-      })),
-      version: task.version++,
-      updatedAt: new Date().toISOString(),
-    };
     this.o
-      .taskStateChange(JSON.parse(JSON.stringify(detail)), [task.arn])
+      .taskStateChange(taskStateChangeDetail(task, this.o.region, this.o.accountId), [task.arn])
       .catch((err: unknown) => this.o.log?.(`[ecs] task state change not delivered: ${String(err)}`));
   }
 }
