@@ -4,13 +4,16 @@ import { join } from 'node:path';
 import type { Logger } from '../shared/logger.ts';
 import { AwsWireError, EmulatorServer, parseJsonObject, readLimitedBody, sendJson } from './emulator-http.ts';
 import { JsonStateFile } from './json-state-file.ts';
+import { nextTime, parseScheduleExpression, type ScheduleExpression } from './schedule-expression.ts';
 import {
-  isTimeZone,
-  nextTime,
-  parseScheduleExpression,
-  type ScheduleExpression,
-  ScheduleExpressionError,
-} from './schedule-expression.ts';
+  listSchedules,
+  NAME,
+  notFound,
+  optionalString,
+  type StoredSchedule,
+  scheduleFromRequest,
+  validation,
+} from './scheduler-schedules.ts';
 
 /*
  * A stand-in for EventBridge Scheduler on loopback: its restJson1 API (CreateSchedule POST,
@@ -53,34 +56,6 @@ export interface DeadLetter {
   time: string;
 }
 
-/** A schedule as the wire carries it (timestamps in epoch seconds). */
-interface StoredSchedule {
-  Name: string;
-  GroupName: string;
-  Arn: string;
-  ScheduleExpression: string;
-  ScheduleExpressionTimezone?: string;
-  StartDate?: number;
-  EndDate?: number;
-  Description?: string;
-  State: 'ENABLED' | 'DISABLED';
-  FlexibleTimeWindow: { Mode: string; MaximumWindowInMinutes?: number };
-  Target: Target;
-  ActionAfterCompletion?: string;
-  KmsKeyArn?: string;
-  CreationDate: number;
-  LastModificationDate: number;
-}
-
-interface Target {
-  Arn: string;
-  RoleArn: string;
-  Input?: string;
-  RetryPolicy?: { MaximumRetryAttempts?: number; MaximumEventAgeInSeconds?: number };
-  DeadLetterConfig?: { Arn?: string };
-  [other: string]: unknown;
-}
-
 interface State {
   schedules: StoredSchedule[];
 }
@@ -100,10 +75,6 @@ const MAX_SLEEP_MS = 30_000;
 /** Catch-up bound per schedule per wake: a long pause fires at most this many slots. */
 const MAX_SLOTS_PER_WAKE = 100;
 const MAX_REQUEST_BYTES = 1024 * 1024;
-const NAME = /^[0-9a-zA-Z\-_.]{1,64}$/;
-
-const validation = (message: string) => new AwsWireError('ValidationException', 400, message);
-const notFound = (message: string) => new AwsWireError('ResourceNotFoundException', 404, message);
 
 const key = (group: string, name: string) => `${group}\u0000${name}`;
 const isoSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -329,7 +300,7 @@ export class SchedulerEmulator {
       validation('The request is larger than this API accepts.'),
     );
     if (url.pathname === '/schedules' && req.method === 'GET') {
-      sendJson(res, 200, this.list(url.searchParams));
+      sendJson(res, 200, listSchedules(this.state.schedules, url.searchParams));
       return;
     }
     const m = /^\/schedules\/([^/]+)$/.exec(url.pathname);
@@ -360,30 +331,6 @@ export class SchedulerEmulator {
     }
   }
 
-  private list(query: URLSearchParams): unknown {
-    const group = query.get('ScheduleGroup');
-    const prefix = query.get('NamePrefix') ?? '';
-    const state = query.get('State');
-    const max = Math.min(100, Math.max(1, Number(query.get('MaxResults') ?? 100) || 100));
-    const start = Number(query.get('NextToken') ?? 0) || 0;
-    const matching = this.state.schedules.filter(
-      (s) => (!group || s.GroupName === group) && s.Name.startsWith(prefix) && (!state || s.State === state),
-    );
-    const page = matching.slice(start, start + max);
-    return {
-      Schedules: page.map((s) => ({
-        Arn: s.Arn,
-        Name: s.Name,
-        GroupName: s.GroupName,
-        State: s.State,
-        CreationDate: s.CreationDate,
-        LastModificationDate: s.LastModificationDate,
-        Target: { Arn: s.Target.Arn },
-      })),
-      ...(start + max < matching.length ? { NextToken: String(start + max) } : {}),
-    };
-  }
-
   private find(name: string, groupName: string | null): StoredSchedule {
     const group = groupName || 'default';
     const schedule = this.state.schedules.find((s) => s.Name === name && s.GroupName === group);
@@ -409,50 +356,12 @@ export class SchedulerEmulator {
       throw new AwsWireError('ConflictException', 409, `Schedule ${name} already exists.`);
     }
     if (mode === 'update' && !existing) throw notFound(`Schedule ${name} does not exist.`);
-
-    const expression = requiredString(body, 'ScheduleExpression');
-    if (expression.length > 256) throw validation('ScheduleExpression must be at most 256 characters.');
-    const timezone = optionalString(body, 'ScheduleExpressionTimezone');
-    if (timezone !== undefined && !isTimeZone(timezone)) {
-      throw validation(`Invalid ScheduleExpressionTimezone ${timezone.slice(0, 50)}.`);
-    }
-    try {
-      parseScheduleExpression(expression, timezone ?? 'UTC');
-    } catch (err) {
-      if (err instanceof ScheduleExpressionError) throw validation(err.message);
-      throw err;
-    }
-    const state = optionalString(body, 'State') ?? 'ENABLED';
-    if (state !== 'ENABLED' && state !== 'DISABLED') throw validation(`Invalid State ${state.slice(0, 20)}.`);
-    const after = optionalString(body, 'ActionAfterCompletion');
-    if (after !== undefined && after !== 'NONE' && after !== 'DELETE') {
-      throw validation(`Invalid ActionAfterCompletion ${after.slice(0, 20)}.`);
-    }
     const now = this.now().getTime();
-    const schedule: StoredSchedule = {
-      Name: name,
-      GroupName: group,
-      Arn: `arn:aws:scheduler:${this.region}:${this.accountId}:schedule/${group}/${name}`,
-      ScheduleExpression: expression,
-      ...(timezone !== undefined ? { ScheduleExpressionTimezone: timezone } : {}),
-      ...dateField(body, 'StartDate'),
-      ...dateField(body, 'EndDate'),
-      ...optionalField(body, 'Description'),
-      State: state,
-      FlexibleTimeWindow: flexibleTimeWindow(body.FlexibleTimeWindow),
-      Target: target(body.Target),
-      ...(after !== undefined ? { ActionAfterCompletion: after } : {}),
-      ...optionalField(body, 'KmsKeyArn'),
-      CreationDate: existing?.CreationDate ?? now / 1000,
-      LastModificationDate: now / 1000,
-    };
-    if (
-      schedule.StartDate !== undefined &&
-      schedule.EndDate !== undefined &&
-      schedule.EndDate <= schedule.StartDate
-    ) {
-      throw validation('The EndDate must be after the StartDate.');
-    }
+    const schedule = scheduleFromRequest(name, group, body, existing, {
+      now,
+      region: this.region,
+      accountId: this.accountId,
+    });
     if (existing) this.remove(existing);
     this.state.schedules.push(schedule);
     this.file.save(this.state);
@@ -465,81 +374,4 @@ export class SchedulerEmulator {
 /** EventBridge Scheduler backs off exponentially; here 1 s, 2 s, 4 s ... up to 5 minutes. */
 function defaultRetryDelay(attempt: number): number {
   return Math.min(300_000, 1000 * 2 ** (attempt - 1));
-}
-
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw validation(`${field} must be a string.`);
-  return v;
-}
-
-function requiredString(body: Record<string, unknown>, field: string): string {
-  const v = optionalString(body, field);
-  if (!v)
-    throw validation(
-      `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`,
-    );
-  return v;
-}
-
-function optionalField(body: Record<string, unknown>, field: string): Record<string, string> {
-  const v = optionalString(body, field);
-  return v === undefined ? {} : { [field]: v };
-}
-
-function dateField(body: Record<string, unknown>, field: string): Record<string, number> {
-  const v = body[field];
-  if (v === undefined || v === null) return {};
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw validation(`${field} must be a timestamp.`);
-  return { [field]: v };
-}
-
-function flexibleTimeWindow(v: unknown): StoredSchedule['FlexibleTimeWindow'] {
-  if (!v || typeof v !== 'object') {
-    throw validation(
-      "1 validation error detected: Value null at 'flexibleTimeWindow' failed to satisfy constraint: Member must not be null",
-    );
-  }
-  const w = v as Record<string, unknown>;
-  if (w.Mode === 'OFF') return { Mode: 'OFF' };
-  const max = w.MaximumWindowInMinutes;
-  if (w.Mode === 'FLEXIBLE' && typeof max === 'number' && Number.isInteger(max) && max >= 1 && max <= 1440) {
-    return { Mode: 'FLEXIBLE', MaximumWindowInMinutes: max };
-  }
-  throw validation(
-    'FlexibleTimeWindow must be {Mode: OFF} or {Mode: FLEXIBLE, MaximumWindowInMinutes: 1-1440}.',
-  );
-}
-
-function target(v: unknown): Target {
-  if (!v || typeof v !== 'object') {
-    throw validation(
-      "1 validation error detected: Value null at 'target' failed to satisfy constraint: Member must not be null",
-    );
-  }
-  const t = v as Record<string, unknown>;
-  if (typeof t.Arn !== 'string' || !t.Arn || typeof t.RoleArn !== 'string' || !t.RoleArn) {
-    throw validation('Target.Arn and Target.RoleArn are required.');
-  }
-  if (t.Input !== undefined && typeof t.Input !== 'string')
-    throw validation('Target.Input must be a string.');
-  const retry = t.RetryPolicy as Record<string, unknown> | undefined;
-  if (retry !== undefined) {
-    const attempts = retry.MaximumRetryAttempts;
-    const age = retry.MaximumEventAgeInSeconds;
-    if (
-      attempts !== undefined &&
-      (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 0 || attempts > 185)
-    ) {
-      throw validation('RetryPolicy.MaximumRetryAttempts must be from 0 to 185.');
-    }
-    if (
-      age !== undefined &&
-      (typeof age !== 'number' || !Number.isInteger(age) || age < 60 || age > 86_400)
-    ) {
-      throw validation('RetryPolicy.MaximumEventAgeInSeconds must be from 60 to 86400.');
-    }
-  }
-  return t as Target;
 }
