@@ -5,6 +5,18 @@ import type { Tag } from '@aws-sdk/client-secrets-manager';
 import type { Logger } from '../shared/logger.ts';
 import { AwsWireError, EmulatorServer, parseJsonObject, readLimitedBody, sendJson } from './emulator-http.ts';
 import { JsonStateFile } from './json-state-file.ts';
+import {
+  type Body,
+  checkName,
+  err,
+  invalidParameter,
+  notFound,
+  optionalString,
+  requiredString,
+  secretValue,
+  tagsOf,
+} from './secrets-manager-requests.ts';
+import { type StoredSecret, seconds, valueEntry, versionOf } from './secrets-manager-versions.ts';
 
 /*
  * A stand-in for AWS Secrets Manager on loopback: the awsJson1_1 protocol (POST /, X-Amz-Target:
@@ -12,7 +24,8 @@ import { JsonStateFile } from './json-state-file.ts';
  * the unchanged SecretsManagerClient in the bundled Lambdas talks to it through
  * AWS_ENDPOINT_URL_SECRETS_MANAGER. Operations: CreateSecret, PutSecretValue, GetSecretValue,
  * BatchGetSecretValue (by id list), DeleteSecret, RestoreSecret, DescribeSecret. State is one JSON
- * file, so secrets survive a restart.
+ * file, so secrets survive a restart. A request's fields are checked in secrets-manager-requests.ts;
+ * a stored secret's versions are secrets-manager-versions.ts.
  */
 
 export interface SecretsManagerEmulatorOptions {
@@ -42,111 +55,19 @@ export interface SecretWriteResult {
   versionId: string;
 }
 
-interface StoredVersion {
-  versionId: string;
-  secretString?: string;
-  /** Base64, as on the wire. */
-  secretBinary?: string;
-  createdDate: number;
-}
-
-interface StoredSecret {
-  arn: string;
-  name: string;
-  description?: string;
-  kmsKeyId?: string;
-  tags: Tag[];
-  createdDate: number;
-  lastChangedDate: number;
-  current?: StoredVersion;
-  previous?: StoredVersion;
-  /** Set while the secret is scheduled for deletion (epoch ms of the deletion). */
-  deletionDate?: number;
-}
-
 interface State {
   secrets: StoredSecret[];
 }
 
-/** Secrets Manager's quotas: a value of at most 64 KB, 20 ids a batch, names of at most 512 chars. */
-const MAX_SECRET_BYTES = 65_536;
+/** Secrets Manager's quota: 20 ids a batch. */
 const MAX_BATCH_IDS = 20;
-const MAX_NAME_LENGTH = 512;
 /** The service's own request limit is far larger than any valid request; this bounds memory. */
 const MAX_REQUEST_BYTES = 1024 * 1024;
-const NAME_PATTERN = /^[A-Za-z0-9/_+=.@-]+$/;
 const SUFFIX_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const DEFAULT_RECOVERY_DAYS = 30;
 
-const NOT_FOUND = "Secrets Manager can't find the specified secret.";
 const MARKED_FOR_DELETION =
   "You can't perform this operation on the secret because it was marked for deletion.";
-
-const err = (code: string, message: string) => new AwsWireError(code, 400, message);
-const invalidParameter = (message: string) => err('InvalidParameterException', message);
-const notFound = (message = NOT_FOUND) => err('ResourceNotFoundException', message);
-
-type Body = Record<string, unknown>;
-
-function optionalString(body: Body, field: string): string | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw invalidParameter(`${field} must be a string.`);
-  return v;
-}
-
-function requiredString(body: Body, field: string): string {
-  const v = optionalString(body, field);
-  if (v === undefined || v === '') throw invalidParameter(`You must provide a value for ${field}.`);
-  return v;
-}
-
-function checkName(name: string): void {
-  if (name.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(name)) {
-    throw invalidParameter(
-      'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!',
-    );
-  }
-}
-
-/** The value fields of a request: at most one of SecretString and SecretBinary, within 64 KB. */
-function secretValue(body: Body): { secretString?: string; secretBinary?: string } | undefined {
-  const secretString = optionalString(body, 'SecretString');
-  const secretBinary = optionalString(body, 'SecretBinary');
-  if (secretString !== undefined && secretBinary !== undefined) {
-    throw invalidParameter(
-      "You can't specify both a binary secret value and a string secret value in the same secret.",
-    );
-  }
-  if (secretString !== undefined) {
-    if (Buffer.byteLength(secretString, 'utf8') > MAX_SECRET_BYTES) {
-      throw invalidParameter(`SecretString must be at most ${MAX_SECRET_BYTES} bytes.`);
-    }
-    return { secretString };
-  }
-  if (secretBinary !== undefined) {
-    if (Buffer.from(secretBinary, 'base64').length > MAX_SECRET_BYTES) {
-      throw invalidParameter(`SecretBinary must be at most ${MAX_SECRET_BYTES} bytes.`);
-    }
-    return { secretBinary };
-  }
-  return undefined;
-}
-
-function tagsOf(body: Body): Tag[] {
-  const tags = body.Tags;
-  if (tags === undefined || tags === null) return [];
-  if (
-    !Array.isArray(tags) ||
-    !tags.every((t) => t && typeof t === 'object' && typeof t.Key === 'string' && typeof t.Value === 'string')
-  ) {
-    throw invalidParameter('Tags must be a list of {Key, Value} strings.');
-  }
-  return tags.map((t) => ({ Key: t.Key, Value: t.Value }));
-}
-
-/** The wire's timestamps are epoch seconds. */
-const seconds = (ms: number) => ms / 1000;
 
 export class SecretsManagerEmulator {
   private readonly region: string;
@@ -278,12 +199,12 @@ export class SecretsManagerEmulator {
 
   private getSecretValueOp(body: Body): unknown {
     const secret = this.live(requiredString(body, 'SecretId'));
-    const version = this.version(
+    const version = versionOf(
       secret,
       optionalString(body, 'VersionId'),
       optionalString(body, 'VersionStage'),
     );
-    return this.valueEntry(secret, version);
+    return valueEntry(secret, version);
   }
 
   private batchGetSecretValueOp(body: Body): unknown {
@@ -305,7 +226,7 @@ export class SecretsManagerEmulator {
     for (const id of ids as string[]) {
       try {
         const secret = this.live(id);
-        SecretValues.push(this.valueEntry(secret, this.version(secret, undefined, undefined)));
+        SecretValues.push(valueEntry(secret, versionOf(secret, undefined, undefined)));
       } catch (e) {
         if (!(e instanceof AwsWireError)) throw e;
         Errors.push({ SecretId: id, ErrorCode: e.code, Message: e.message });
@@ -434,47 +355,6 @@ export class SecretsManagerEmulator {
     secret.lastChangedDate = now;
     this.save();
     return { arn: secret.arn, name: secret.name, versionId: secret.current.versionId };
-  }
-
-  private valueEntry(secret: StoredSecret, version: StoredVersion): Record<string, unknown> {
-    return {
-      ARN: secret.arn,
-      Name: secret.name,
-      VersionId: version.versionId,
-      ...(version.secretString !== undefined ? { SecretString: version.secretString } : {}),
-      ...(version.secretBinary !== undefined ? { SecretBinary: version.secretBinary } : {}),
-      VersionStages: [version === secret.current ? 'AWSCURRENT' : 'AWSPREVIOUS'],
-      CreatedDate: seconds(version.createdDate),
-    };
-  }
-
-  private version(
-    secret: StoredSecret,
-    versionId: string | undefined,
-    stage: string | undefined,
-  ): StoredVersion {
-    let version: StoredVersion | undefined;
-    if (versionId !== undefined) {
-      version = [secret.current, secret.previous].find((v) => v?.versionId === versionId);
-      // Both given: they must name the same version.
-      if (version && stage !== undefined && this.staged(secret, stage) !== version) version = undefined;
-    } else {
-      version = this.staged(secret, stage ?? 'AWSCURRENT');
-    }
-    if (!version) {
-      throw notFound(
-        `Secrets Manager can't find the specified secret value for ${
-          versionId !== undefined ? `VersionId: ${versionId}` : `staging label: ${stage ?? 'AWSCURRENT'}`
-        }`,
-      );
-    }
-    return version;
-  }
-
-  private staged(secret: StoredSecret, stage: string): StoredVersion | undefined {
-    if (stage === 'AWSCURRENT') return secret.current;
-    if (stage === 'AWSPREVIOUS') return secret.previous;
-    return undefined;
   }
 
   /** A secret that is not scheduled for deletion, by name, full ARN or partial ARN. */
