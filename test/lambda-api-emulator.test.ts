@@ -14,11 +14,11 @@ import {
 } from '@aws-sdk/client-lambda';
 import { LambdaNotifier } from '../functions/adapters/aws/lambda-notifier.ts';
 import {
-  type AsyncInvokeConfig,
-  FunctionNotFoundError,
   LambdaApiEmulator,
   type LambdaApiEmulatorOptions,
 } from '../functions/emulator/lambda-api-emulator.ts';
+import type { AsyncInvokeConfig } from '../functions/emulator/lambda-async-invocations.ts';
+import { FunctionNotFoundError } from '../functions/emulator/lambda-function-errors.ts';
 
 const REGION = 'eu-west-1';
 const ACCOUNT = '123456789012';

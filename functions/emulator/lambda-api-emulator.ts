@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../shared/logger.ts';
 import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
+import {
+  type AsyncFailureRecord,
+  AsyncInvocationQueue,
+  type AsyncInvocationSettings,
+} from './lambda-async-invocations.ts';
+import { FunctionNotFoundError, functionError, functionErrorHeaders } from './lambda-function-errors.ts';
 
 /*
  * A stand-in for the Lambda Invoke API on loopback (restJson1: POST
@@ -10,56 +15,18 @@ import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emula
  * the emulated functions. It runs nothing itself: an injected `invoke` (the process host) does.
  * Event invocations follow Lambda's asynchronous semantics: accepted at once (202), run from an
  * in-memory queue, retried after function errors, and recorded as failures after the last attempt
- * or past their maximum age.
+ * or past their maximum age (lambda-async-invocations.ts).
  */
 
-/** What `invoke` rejects with when no function has that name (answered as ResourceNotFoundException). */
-export class FunctionNotFoundError extends Error {
-  override name = 'FunctionNotFoundError';
-}
-
-export interface AsyncInvokeConfig {
-  /** 0-2 (Lambda's default 2). */
-  maximumRetryAttempts: number;
-  /** 60-21600 seconds (Lambda's default 21600, six hours). */
-  maximumEventAgeSeconds: number;
-}
-
-/** Lambda's on-failure destination record for an asynchronous invocation that never succeeded. */
-export interface AsyncFailureRecord {
-  version: '1.0';
-  timestamp: string;
-  requestContext: {
-    requestId: string;
-    functionArn: string;
-    condition: 'RetriesExhausted' | 'EventAgeExceeded';
-    approximateInvokeCount: number;
-  };
-  requestPayload: unknown;
-  responseContext: { statusCode: number; executedVersion: string; functionError: string };
-  responsePayload: { errorType: string; errorMessage: string };
-}
-
-export interface LambdaApiEmulatorOptions {
-  /** Runs the function: resolves with the handler's result; rejects with an Error for a function error. */
-  invoke: (functionName: string, payload: unknown) => Promise<unknown>;
-  /** The function's asynchronous invocation settings (its EventInvokeConfig); Lambda's defaults when absent. */
-  asyncConfig?: (functionName: string) => Partial<AsyncInvokeConfig> | undefined;
-  /** Whether a function exists, so an Event invocation of an unknown one is refused at once (404). */
-  hasFunction?: (functionName: string) => boolean;
-  /** Waits before the first and second retry (Lambda's are about 1 and 2 minutes). */
-  retryDelaysMs?: readonly number[];
+export interface LambdaApiEmulatorOptions extends AsyncInvocationSettings {
   region?: string;
   accountId?: string;
   now?: () => Date;
-  logger?: Logger;
 }
 
 /** Lambda's payload quotas: 6 MB synchronous (request and response), 1 MB asynchronous. */
 export const SYNC_PAYLOAD_LIMIT = 6 * 1024 * 1024;
 export const ASYNC_PAYLOAD_LIMIT = 1024 * 1024;
-const DEFAULT_ASYNC: AsyncInvokeConfig = { maximumRetryAttempts: 2, maximumEventAgeSeconds: 21_600 };
-const DEFAULT_RETRY_DELAYS_MS = [60_000, 120_000];
 const PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 /** Lambda's FunctionName pattern: a name, a partial ARN or a full ARN, each with an optional qualifier. */
 const FUNCTION_NAME =
@@ -69,37 +36,25 @@ const FUNCTION_NAME =
 const userError = (code: string, status: number, message: string) =>
   new AwsWireError(code, status, message, { Type: 'User' });
 
-interface QueuedEvent {
-  requestId: string;
-  functionName: string;
-  payload: unknown;
-  receivedAt: number;
-  attempts: number;
-  running: boolean;
-  lastError?: unknown;
-}
-
 export class LambdaApiEmulator {
   private readonly options: LambdaApiEmulatorOptions;
   private readonly region: string;
   private readonly accountId: string;
   private readonly now: () => Date;
-  private readonly retryDelaysMs: readonly number[];
   private readonly server: EmulatorServer;
-  private readonly failed: AsyncFailureRecord[] = [];
-  /** Events accepted and not yet finished (running, or waiting for a retry). */
-  private readonly pending = new Set<QueuedEvent>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly running = new Set<Promise<void>>();
-  private idleWaiters: (() => void)[] = [];
-  private closed = false;
+  private readonly queue: AsyncInvocationQueue;
 
   constructor(options: LambdaApiEmulatorOptions) {
     this.options = options;
     this.region = options.region ?? 'us-east-1';
     this.accountId = options.accountId ?? '000000000000';
     this.now = options.now ?? (() => new Date());
-    this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    this.queue = new AsyncInvocationQueue({
+      ...options,
+      now: this.now,
+      functionArn: (name) => this.functionArn(name),
+      notFound: (name) => this.notFound(name),
+    });
     this.server = new EmulatorServer(
       (req, res) => this.handle(req, res),
       (res, e) =>
@@ -120,21 +75,9 @@ export class LambdaApiEmulator {
 
   /** Stops serving; events still waiting for a retry are dropped (logged), running ones are awaited. */
   async close(): Promise<void> {
-    this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    for (const e of this.pending) {
-      if (e.attempts > 0 && !e.running) {
-        this.options.logger?.warn('lambda emulator dropped a queued event on close', {
-          function: e.functionName,
-          request_id: e.requestId,
-        });
-      }
-    }
+    this.queue.stop();
     await this.server.close();
-    await Promise.allSettled([...this.running]);
-    this.pending.clear();
-    this.wakeIdle();
+    await this.queue.settle();
   }
 
   /**
@@ -144,7 +87,7 @@ export class LambdaApiEmulator {
    */
   async invokeAsync(functionName: string, payload: unknown): Promise<void> {
     try {
-      this.enqueue(this.resolveName(functionName, undefined), payload);
+      this.queue.enqueue(this.resolveName(functionName, undefined), payload);
     } catch (err) {
       if (err instanceof AwsWireError && err.code === 'ResourceNotFoundException') {
         throw new FunctionNotFoundError(err.message);
@@ -155,13 +98,12 @@ export class LambdaApiEmulator {
 
   /** The failure records of asynchronous invocations, oldest first. */
   failures(): AsyncFailureRecord[] {
-    return [...this.failed];
+    return this.queue.failures();
   }
 
   /** Resolves when no accepted asynchronous event is running or waiting for a retry. */
   drain(): Promise<void> {
-    if (this.pending.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.queue.drain();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -205,7 +147,7 @@ export class LambdaApiEmulator {
       return;
     }
     if (type === 'Event') {
-      this.enqueue(functionName, payload);
+      this.queue.enqueue(functionName, payload);
       sendJson(res, 202, undefined);
       return;
     }
@@ -292,126 +234,4 @@ export class LambdaApiEmulator {
   private functionArn(name: string): string {
     return `arn:aws:lambda:${this.region}:${this.accountId}:function:${name}`;
   }
-
-  private enqueue(functionName: string, payload: unknown): void {
-    if (this.closed) throw new Error('The Lambda emulator is closed');
-    if (this.options.hasFunction && !this.options.hasFunction(functionName))
-      throw this.notFound(functionName);
-    const event: QueuedEvent = {
-      requestId: randomUUID(),
-      functionName,
-      payload,
-      receivedAt: this.now().getTime(),
-      attempts: 0,
-      running: false,
-    };
-    this.pending.add(event);
-    // Asynchronous: the caller has its answer before the function starts.
-    setImmediate(() => this.attempt(event));
-  }
-
-  private config(functionName: string): AsyncInvokeConfig {
-    const c = { ...DEFAULT_ASYNC, ...this.options.asyncConfig?.(functionName) };
-    return {
-      maximumRetryAttempts: Math.min(2, Math.max(0, Math.floor(c.maximumRetryAttempts))),
-      maximumEventAgeSeconds: c.maximumEventAgeSeconds,
-    };
-  }
-
-  private attempt(event: QueuedEvent): void {
-    if (this.closed) return;
-    const config = this.config(event.functionName);
-    if (
-      event.attempts > 0 &&
-      this.now().getTime() - event.receivedAt > config.maximumEventAgeSeconds * 1000
-    ) {
-      this.fail(event, 'EventAgeExceeded', event.lastError);
-      return;
-    }
-    event.attempts += 1;
-    event.running = true;
-    const run = this.options
-      .invoke(event.functionName, event.payload)
-      .then(
-        () => this.finish(event),
-        (err: unknown) => {
-          event.lastError = err;
-          if (err instanceof FunctionNotFoundError) {
-            this.fail(event, 'RetriesExhausted', err);
-            return;
-          }
-          this.options.logger?.warn('asynchronous invocation failed', {
-            function: event.functionName,
-            request_id: event.requestId,
-            attempt: event.attempts,
-            error: String((err as Error)?.message ?? err),
-          });
-          if (event.attempts > config.maximumRetryAttempts) {
-            this.fail(event, 'RetriesExhausted', err);
-            return;
-          }
-          if (this.closed) return;
-          const wait = this.retryDelaysMs[event.attempts - 1] ?? this.retryDelaysMs.at(-1) ?? 0;
-          const timer = setTimeout(() => {
-            this.timers.delete(timer);
-            this.attempt(event);
-          }, wait);
-          this.timers.add(timer);
-        },
-      )
-      .finally(() => {
-        event.running = false;
-        this.running.delete(run);
-      });
-    this.running.add(run);
-  }
-
-  private fail(event: QueuedEvent, condition: 'RetriesExhausted' | 'EventAgeExceeded', err: unknown): void {
-    const record: AsyncFailureRecord = {
-      version: '1.0',
-      timestamp: this.now().toISOString(),
-      requestContext: {
-        requestId: event.requestId,
-        functionArn: `${this.functionArn(event.functionName)}:$LATEST`,
-        condition,
-        approximateInvokeCount: event.attempts,
-      },
-      requestPayload: event.payload,
-      responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
-      responsePayload: functionError(err),
-    };
-    this.failed.push(record);
-    this.options.logger?.error('asynchronous invocation failed for good', {
-      function: event.functionName,
-      request_id: event.requestId,
-      condition,
-      attempts: event.attempts,
-    });
-    this.finish(event);
-  }
-
-  private finish(event: QueuedEvent): void {
-    this.pending.delete(event);
-    if (this.pending.size === 0) this.wakeIdle();
-  }
-
-  private wakeIdle(): void {
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const w of waiters) w();
-  }
-}
-
-const functionErrorHeaders = { 'x-amz-function-error': 'Unhandled', 'x-amz-executed-version': '$LATEST' };
-
-/** The error payload of Lambda's Node.js runtime for a handler that threw. */
-function functionError(err: unknown): { errorType: string; errorMessage: string; trace?: string[] } {
-  if (err instanceof Error) {
-    return {
-      errorType: err.name,
-      errorMessage: err.message,
-      ...(err.stack ? { trace: err.stack.split('\n') } : {}),
-    };
-  }
-  return { errorType: 'Error', errorMessage: String(err) };
 }

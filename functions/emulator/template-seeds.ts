@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../platform/config.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
-import type { AsyncInvokeConfig } from './lambda-api-emulator.ts';
+import type { AsyncInvokeConfig } from './lambda-async-invocations.ts';
 import type { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
 
 /**
