@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { SANDBOX_NODE_DIR } from '../adapters/local/bwrap-sandbox.ts';
+import { SANDBOX_NODE_DIR } from '../adapters/local/bwrap/filesystem-view.ts';
 import type { Sandbox, SandboxSession } from '../ports/sandbox.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
 import type { InitContainer, InitSpec } from './ecs-task-init.ts';
