@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import type { CallFile } from './call-input.ts';
+import type { CallInput } from './call-input.ts';
 import type { CallOptions } from './call-options.ts';
 import type { Deadline } from './deadline.ts';
 
@@ -55,11 +55,7 @@ export interface CallContext extends CallBasis {
 }
 
 /** What an engine runs: the call's validated input and files, the caller's options, the deadline's signal. */
-export interface EngineRun {
-  input: Record<string, unknown>;
-  files: CallFile[];
-  /** The multipart metadata part, when one was sent. */
-  metadata: Record<string, unknown> | undefined;
+export interface EngineRun extends Pick<CallInput, 'input' | 'files' | 'metadata'> {
   options: CallOptions;
   /** Aborted at the call's deadline. */
   signal: AbortSignal;

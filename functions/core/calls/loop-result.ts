@@ -16,15 +16,10 @@ import { PlatformError } from '../../shared/errors.ts';
 import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import { compileInputValidator, type Warning } from '../agents/manifest.ts';
-import { tokenUsage } from './direct-llm.ts';
+import { type EngineResult, tokenUsage } from './direct-llm.ts';
 import { finishedLogs, type LoopState } from './loop-state.ts';
 
-export interface ManagedLoopResult {
-  data: Record<string, unknown>;
-  warnings: Warning[];
-  provider: string;
-  model: string;
-  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+export interface ManagedLoopResult extends EngineResult {
   /** Summed run time of the commands the tools executed in the sandbox. */
   computeMs: number;
   /** One line per tool call (redacted, shortened) and a summary, for the agent's owners. */
