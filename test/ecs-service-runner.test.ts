@@ -33,12 +33,10 @@ import {
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ZipFile } from 'yazl';
-import {
-  EcsServiceRunner,
-  launcherKey,
-  rulePriority,
-  type ServicePresign,
-} from '../functions/adapters/aws/ecs-service-runner.ts';
+import { rulePriority } from '../functions/adapters/aws/ecs-service-load-balancing.ts';
+import { launcherKey } from '../functions/adapters/aws/ecs-service-names.ts';
+import type { ServicePresign } from '../functions/adapters/aws/ecs-service-options.ts';
+import { EcsServiceRunner } from '../functions/adapters/aws/ecs-service-runner.ts';
 import { packDirectory } from '../functions/cli/pack.ts';
 import {
   GATEWAY_PORT_ENV,
