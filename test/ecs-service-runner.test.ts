@@ -287,6 +287,7 @@ describe('ECS service runner (aws-sdk-client-mock)', () => {
   });
 
   it('pauses with no tasks and a 0/0 scaling target; deletes everything on remove', async () => {
+    ecs.on(DescribeServicesCommand).resolves({ services: [{ status: 'ACTIVE' }] });
     await runner().stop(SERVICE_ID);
     assert.deepEqual(ecs.commandCalls(UpdateServiceCommand)[0]?.args[0].input, {
       cluster: 'agenthost-services',

@@ -82,11 +82,7 @@ export class EcsServiceRunner implements ServiceRunner {
     if (!taskDefinitionArn) throw new Error('RegisterTaskDefinition returned no ARN');
     const targetGroupArn = await ensureTargetGroup(this.o, n.targetGroup);
     await ensureRule(this.o, host, targetGroupArn, launch.serviceId);
-    const existing = await this.o.ecs.send(
-      new DescribeServicesCommand({ cluster: this.o.cluster, services: [n.service] }),
-    );
-    const live = existing.services?.find((s) => s.status === 'ACTIVE');
-    if (live) {
+    if (await this.isActive(n.service)) {
       await this.o.ecs.send(
         new UpdateServiceCommand({
           cluster: this.o.cluster,
@@ -141,6 +137,9 @@ export class EcsServiceRunner implements ServiceRunner {
     const n = ecsNames(serviceId);
     const resourceId = `service/${this.o.cluster}/${n.service}`;
     if (!options.remove) {
+      // Nothing to pause: never started, or deleted (a late crash's decision to pause, after a
+      // delete, must not fail; UpdateService would answer ServiceNotFound or ServiceNotActive).
+      if (!(await this.isActive(n.service))) return;
       // Paused: no tasks, and the scaling target may not bring any back.
       await this.o.autoscaling.send(
         new RegisterScalableTargetCommand({
@@ -178,6 +177,14 @@ export class EcsServiceRunner implements ServiceRunner {
   }
 
   async close(): Promise<void> {}
+
+  /** Whether the ECS service exists and is ACTIVE (not draining after a delete, nor gone). */
+  private async isActive(service: string): Promise<boolean> {
+    const existing = await this.o.ecs.send(
+      new DescribeServicesCommand({ cluster: this.o.cluster, services: [service] }),
+    );
+    return existing.services?.some((s) => s.status === 'ACTIVE') === true;
+  }
 
   /** The app container's lines, from CloudWatch Logs (ecs-service-logs.ts). */
   async logs(
