@@ -16,7 +16,7 @@ import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balan
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { EcsServiceRunner } from '../functions/adapters/aws/ecs-service-runner.ts';
-import { BwrapSandbox } from '../functions/adapters/local/bwrap-sandbox.ts';
+import { BwrapSandbox } from '../functions/adapters/local/bwrap/sandboxes.ts';
 import { LocalServiceHost } from '../functions/adapters/local/local-service-host.ts';
 import { NO_ENTRYPOINT_EXIT } from '../functions/containers/service-protocol.ts';
 import { ApplicationAutoScalingEmulator } from '../functions/emulator/application-auto-scaling-emulator.ts';
