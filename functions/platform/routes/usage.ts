@@ -16,16 +16,16 @@ import {
   usageTenantsSchema,
   usageTimeseriesQuery,
   usageTimeseriesSchema,
-} from '../core/usage/usage-schemas.ts';
-import type { RouteDef } from './route-def.ts';
+} from '../../core/usage/usage-schemas.ts';
+import { route } from './route-def.ts';
 
 /**
- * The usage routes, in the route table's shape (functions/platform/routes.ts spreads them into
- * `routes`). All are reads over call records (docs/usage.md). The author side needs the owner role
- * in the workspace given by workspace_id; without it, it covers every workspace the caller owns.
+ * The usage routes (functions/platform/routes.ts spreads them into `routes`, in this order). All
+ * are reads over call records (docs/usage.md). The author side needs the owner role in the
+ * workspace given by workspace_id; without it, it covers every workspace the caller owns.
  */
 export const usageRoutes = {
-  usageSummary: {
+  usageSummary: route({
     method: 'GET',
     path: '/usage',
     module: 'usage',
@@ -34,8 +34,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageQuery,
     success: { status: 200, schema: usageSummarySchema, description: 'Totals and quota' },
-  },
-  usageTimeseries: {
+  }),
+  usageTimeseries: route({
     method: 'GET',
     path: '/usage/timeseries',
     module: 'usage',
@@ -44,8 +44,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageTimeseriesQuery,
     success: { status: 200, schema: usageTimeseriesSchema, description: 'Buckets, oldest first' },
-  },
-  usageBreakdown: {
+  }),
+  usageBreakdown: route({
     method: 'GET',
     path: '/usage/breakdown',
     module: 'usage',
@@ -55,8 +55,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageBreakdownQuery,
     success: { status: 200, schema: usageBreakdownSchema, description: 'Groups, most calls first' },
-  },
-  usageTenants: {
+  }),
+  usageTenants: route({
     method: 'GET',
     path: '/usage/tenants',
     module: 'usage',
@@ -65,8 +65,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageTenantsQuery,
     success: { status: 200, schema: usageTenantsSchema, description: 'Tenants, most calls first' },
-  },
-  usageLogs: {
+  }),
+  usageLogs: route({
     method: 'GET',
     path: '/usage/logs',
     module: 'usage',
@@ -75,8 +75,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageLogsQuery,
     success: { status: 200, schema: usageLogsSchema, description: 'A page of call records' },
-  },
-  usageCompute: {
+  }),
+  usageCompute: route({
     method: 'GET',
     path: '/usage/compute',
     module: 'usage',
@@ -85,8 +85,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageComputeQuery,
     success: { status: 200, schema: usageComputeSchema, description: 'Compute totals and per agent' },
-  },
-  authorUsageSummary: {
+  }),
+  authorUsageSummary: route({
     method: 'GET',
     path: '/author-usage',
     module: 'usage',
@@ -96,8 +96,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageQuery,
     success: { status: 200, schema: authorUsageSummarySchema, description: 'Totals' },
-  },
-  authorUsageTimeseries: {
+  }),
+  authorUsageTimeseries: route({
     method: 'GET',
     path: '/author-usage/timeseries',
     module: 'usage',
@@ -107,8 +107,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageTimeseriesQuery,
     success: { status: 200, schema: usageTimeseriesSchema, description: 'Buckets, oldest first' },
-  },
-  authorUsageBreakdown: {
+  }),
+  authorUsageBreakdown: route({
     method: 'GET',
     path: '/author-usage/breakdown',
     module: 'usage',
@@ -119,8 +119,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageBreakdownQuery,
     success: { status: 200, schema: usageBreakdownSchema, description: 'Groups, most calls first' },
-  },
-  authorUsageLogs: {
+  }),
+  authorUsageLogs: route({
     method: 'GET',
     path: '/author-usage/logs',
     module: 'usage',
@@ -130,5 +130,5 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageLogsQuery,
     success: { status: 200, schema: usageLogsSchema, description: 'A page of call records' },
-  },
-} as const satisfies Record<string, Omit<RouteDef, 'module'> & { module: 'usage' }>;
+  }),
+} as const;
