@@ -8,7 +8,7 @@ import { realpathSync } from 'node:fs';
 import { chmod, lchown, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionSpec } from '../../../ports/sandbox.ts';
-import { extractBundle } from '../../../shared/bundle-archive.ts';
+import { extractBundle } from '../../../shared/bundle-archive/extract.ts';
 import { endStalePastas } from '../pasta-network.ts';
 import { HostWorkDir, type Owner } from './host-work-dir.ts';
 
