@@ -5,8 +5,9 @@
  */
 import type { LlmTool } from '../../ports/llm-gateway.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
-import { type CustomTool, compileInputValidator } from '../agents/manifest.ts';
+import type { CustomTool } from '../agents/manifest.ts';
 import { fillCommand } from '../agents/placeholders.ts';
+import { compileInputValidator } from '../agents/user-schema.ts';
 import { execForModel, type LoopState, log, record, shorten } from './loop-state.ts';
 
 export function customTool(state: LoopState, t: CustomTool): LlmTool {

@@ -15,7 +15,8 @@ import {
 import { PlatformError } from '../../shared/errors.ts';
 import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
-import { compileInputValidator, type Warning } from '../agents/manifest.ts';
+import type { Warning } from '../agents/manifest.ts';
+import { compileInputValidator } from '../agents/user-schema.ts';
 import { type EngineResult, tokenUsage } from './direct-llm.ts';
 import { finishedLogs, type LoopState } from './loop-state.ts';
 
