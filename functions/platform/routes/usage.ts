@@ -17,7 +17,7 @@ import {
   usageTimeseriesQuery,
   usageTimeseriesSchema,
 } from '../../core/usage/usage-schemas.ts';
-import { route } from './route-def.ts';
+import type { RouteDef } from './route-def.ts';
 
 /**
  * The usage routes (functions/platform/routes.ts spreads them into `routes`, in this order). All
@@ -25,7 +25,7 @@ import { route } from './route-def.ts';
  * workspace given by workspace_id; without it, it covers every workspace the caller owns.
  */
 export const usageRoutes = {
-  usageSummary: route({
+  usageSummary: {
     method: 'GET',
     path: '/usage',
     module: 'usage',
@@ -34,8 +34,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageQuery,
     success: { status: 200, schema: usageSummarySchema, description: 'Totals and quota' },
-  }),
-  usageTimeseries: route({
+  },
+  usageTimeseries: {
     method: 'GET',
     path: '/usage/timeseries',
     module: 'usage',
@@ -44,8 +44,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageTimeseriesQuery,
     success: { status: 200, schema: usageTimeseriesSchema, description: 'Buckets, oldest first' },
-  }),
-  usageBreakdown: route({
+  },
+  usageBreakdown: {
     method: 'GET',
     path: '/usage/breakdown',
     module: 'usage',
@@ -55,8 +55,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageBreakdownQuery,
     success: { status: 200, schema: usageBreakdownSchema, description: 'Groups, most calls first' },
-  }),
-  usageTenants: route({
+  },
+  usageTenants: {
     method: 'GET',
     path: '/usage/tenants',
     module: 'usage',
@@ -65,8 +65,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageTenantsQuery,
     success: { status: 200, schema: usageTenantsSchema, description: 'Tenants, most calls first' },
-  }),
-  usageLogs: route({
+  },
+  usageLogs: {
     method: 'GET',
     path: '/usage/logs',
     module: 'usage',
@@ -75,8 +75,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageLogsQuery,
     success: { status: 200, schema: usageLogsSchema, description: 'A page of call records' },
-  }),
-  usageCompute: route({
+  },
+  usageCompute: {
     method: 'GET',
     path: '/usage/compute',
     module: 'usage',
@@ -85,8 +85,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: usageComputeQuery,
     success: { status: 200, schema: usageComputeSchema, description: 'Compute totals and per agent' },
-  }),
-  authorUsageSummary: route({
+  },
+  authorUsageSummary: {
     method: 'GET',
     path: '/author-usage',
     module: 'usage',
@@ -96,8 +96,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageQuery,
     success: { status: 200, schema: authorUsageSummarySchema, description: 'Totals' },
-  }),
-  authorUsageTimeseries: route({
+  },
+  authorUsageTimeseries: {
     method: 'GET',
     path: '/author-usage/timeseries',
     module: 'usage',
@@ -107,8 +107,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageTimeseriesQuery,
     success: { status: 200, schema: usageTimeseriesSchema, description: 'Buckets, oldest first' },
-  }),
-  authorUsageBreakdown: route({
+  },
+  authorUsageBreakdown: {
     method: 'GET',
     path: '/author-usage/breakdown',
     module: 'usage',
@@ -119,8 +119,8 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageBreakdownQuery,
     success: { status: 200, schema: usageBreakdownSchema, description: 'Groups, most calls first' },
-  }),
-  authorUsageLogs: route({
+  },
+  authorUsageLogs: {
     method: 'GET',
     path: '/author-usage/logs',
     module: 'usage',
@@ -130,5 +130,5 @@ export const usageRoutes = {
     tag: 'Usage',
     query: authorUsageLogsQuery,
     success: { status: 200, schema: usageLogsSchema, description: 'A page of call records' },
-  }),
-} as const;
+  },
+} as const satisfies Record<string, Omit<RouteDef, 'module'> & { module: 'usage' }>;
