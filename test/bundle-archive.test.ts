@@ -1,5 +1,5 @@
 /**
- * Code bundle validation and extraction (functions/shared/bundle-archive.ts), on real
+ * Code bundle validation and extraction (functions/shared/bundle-archive/), on real
  * archives built here: node-tar and yazl for well-formed ones; hand-written ustar headers (gzipped
  * with node:zlib) for the entries node-tar will not write; yazl output with its entry names
  * patched afterwards for the names yazl refuses to write.
@@ -24,13 +24,10 @@ import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { c as tarCreate } from 'tar';
 import { ZipFile as YazlZip } from 'yazl';
-import {
-  BUNDLE_LIMITS,
-  BundleExtractionError,
-  type BundleInspection,
-  extractBundle,
-  inspectBundle,
-} from '../functions/shared/bundle-archive.ts';
+import { extractBundle } from '../functions/shared/bundle-archive/extract.ts';
+import { type BundleInspection, inspectBundle } from '../functions/shared/bundle-archive/inspect.ts';
+import { BundleExtractionError } from '../functions/shared/bundle-archive/refusal.ts';
+import { BUNDLE_LIMITS } from '../functions/shared/bundle-limits.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Archive builders

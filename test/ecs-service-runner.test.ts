@@ -33,12 +33,10 @@ import {
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ZipFile } from 'yazl';
-import {
-  EcsServiceRunner,
-  launcherKey,
-  rulePriority,
-  type ServicePresign,
-} from '../functions/adapters/aws/ecs-service-runner.ts';
+import { rulePriority } from '../functions/adapters/aws/ecs-service-load-balancing.ts';
+import { launcherKey } from '../functions/adapters/aws/ecs-service-names.ts';
+import type { ServicePresign } from '../functions/adapters/aws/ecs-service-options.ts';
+import { EcsServiceRunner } from '../functions/adapters/aws/ecs-service-runner.ts';
 import { packDirectory } from '../functions/cli/pack.ts';
 import {
   GATEWAY_PORT_ENV,
@@ -289,6 +287,7 @@ describe('ECS service runner (aws-sdk-client-mock)', () => {
   });
 
   it('pauses with no tasks and a 0/0 scaling target; deletes everything on remove', async () => {
+    ecs.on(DescribeServicesCommand).resolves({ services: [{ status: 'ACTIVE' }] });
     await runner().stop(SERVICE_ID);
     assert.deepEqual(ecs.commandCalls(UpdateServiceCommand)[0]?.args[0].input, {
       cluster: 'agenthost-services',

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import {
-  compileInputValidator,
-  type Manifest,
-  parseManifest,
-  prefixIssues,
-} from '../functions/core/agents/manifest.ts';
+import { type Manifest, parseManifest, prefixIssues } from '../functions/core/agents/manifest.ts';
 import { placeholders } from '../functions/core/agents/placeholders.ts';
 import { isPaid } from '../functions/core/agents/pricing.ts';
 import {
@@ -15,6 +10,7 @@ import {
   LOCAL_PROVIDER,
   PROVIDERS,
 } from '../functions/core/agents/providers.ts';
+import { compileInputValidator } from '../functions/core/agents/user-schema.ts';
 import type { FieldIssue } from '../functions/shared/errors.ts';
 
 type Input = Record<string, unknown>;

@@ -14,7 +14,7 @@ import { ECSClient } from '@aws-sdk/client-ecs';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { EcsSandbox } from '../functions/adapters/aws/ecs-sandbox.ts';
-import { BwrapSandbox, UnisolatedSandbox } from '../functions/adapters/local/bwrap-sandbox.ts';
+import { BwrapSandbox, UnisolatedSandbox } from '../functions/adapters/local/bwrap/sandboxes.ts';
 import { RUNNER_BOOTSTRAP } from '../functions/containers/sandbox-protocol.ts';
 import { TemplateResolver } from '../functions/emulator/cloudformation-template.ts';
 import { freeLoopbackPort } from '../functions/emulator/dynamodb-local.ts';

@@ -17,13 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { c as tarCreate } from 'tar';
-import {
-  BwrapSandbox,
-  bwrapArgs,
-  detectBwrap,
-  removeStaleRuns,
-  UnisolatedSandbox,
-} from '../functions/adapters/local/bwrap-sandbox.ts';
+import { bwrapArgs } from '../functions/adapters/local/bwrap/bwrap-args.ts';
+import { removeStaleRuns } from '../functions/adapters/local/bwrap/run-dir.ts';
+import { BwrapSandbox, UnisolatedSandbox } from '../functions/adapters/local/bwrap/sandboxes.ts';
+import { detectBwrap } from '../functions/adapters/local/bwrap/start-up-check.ts';
 import {
   DEFAULT_SANDBOX_LIMITS,
   type SandboxLimits,

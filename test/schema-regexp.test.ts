@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { compileInputValidator } from '../functions/core/agents/manifest.ts';
+import { compileInputValidator } from '../functions/core/agents/user-schema.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 // Issue 13, point 4: a user's JSON Schema pattern is matched on a linear-time engine (RE2), so a

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { extractBundle } from '../shared/bundle-archive.ts';
+import { extractBundle } from '../shared/bundle-archive/extract.ts';
 import { STDERR_TAIL_BYTES } from '../shared/sandbox-conventions.ts';
 import {
   type ExecCommand,

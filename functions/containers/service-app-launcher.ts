@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { extractBundle } from '../shared/bundle-archive.ts';
+import { extractBundle } from '../shared/bundle-archive/extract.ts';
 import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../shared/entrypoint.ts';
 import { redactSecrets } from '../shared/redact-secrets.ts';
 import {

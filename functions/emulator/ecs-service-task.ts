@@ -5,7 +5,7 @@
  * "ECS Task State Change" detail each change of the task becomes.
  */
 import { readFileSync } from 'node:fs';
-import { SANDBOX_NODE_DIR } from '../adapters/local/bwrap-sandbox.ts';
+import { SANDBOX_NODE_DIR } from '../adapters/local/bwrap/filesystem-view.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
 import type {
   ContainerDefinition,

@@ -250,14 +250,14 @@ export function createSandbox(config: Config): Sandbox {
       return createEcsSandbox(config);
     }
     if (config.mode !== 'local') throw new Error(`PLATFORM_SANDBOX=${kind} runs only in PLATFORM_MODE=local`);
-    const { BwrapSandbox, UnisolatedSandbox } = await import('../adapters/local/bwrap-sandbox.ts');
+    const { BwrapSandbox, UnisolatedSandbox } = await import('../adapters/local/bwrap/sandboxes.ts');
     const runsDir = join(config.dataDir, 'runs');
     return kind === 'unisolated' ? new UnisolatedSandbox({ runsDir }) : new BwrapSandbox({ runsDir });
   };
   let instance: Promise<Sandbox> | undefined;
   return {
     kind,
-    // As the adapter built later says (bwrap-sandbox.ts): only bubblewrap gives egress its own network.
+    // As the adapter built later says (bwrap/sandboxes.ts): only bubblewrap gives egress its own network.
     ownNetwork: kind === 'bubblewrap',
     egress: kind !== 'ecs',
     openSession: async (spec) => {

@@ -28,7 +28,8 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   const { removeOrphanTempFiles } = await import('./temp-files.ts');
   await removeOrphanTempFiles();
   if (config.sandbox === 'bubblewrap') {
-    const { detectBwrap, removeStaleRuns } = await import('../adapters/local/bwrap-sandbox.ts');
+    const { removeStaleRuns } = await import('../adapters/local/bwrap/run-dir.ts');
+    const { detectBwrap } = await import('../adapters/local/bwrap/start-up-check.ts');
     const runsDir = join(config.dataDir, 'runs');
     // Run dirs left by a crashed process (its sandboxes died with it: --die-with-parent).
     await removeStaleRuns(runsDir);

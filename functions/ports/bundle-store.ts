@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 
 /**
  * The BundleStore port: where agent code bundles live. One immutable blob per agent version,
- * validated (functions/shared/bundle-archive.ts) before it is stored. Runners never read the
- * store directly: they fetch `downloadUrl`, a presigned GET URL in AWS, a file:// URL locally.
+ * validated (functions/shared/bundle-archive/inspect.ts) before it is stored. Runners never read
+ * the store directly: they fetch `downloadUrl`, a presigned GET URL in AWS, a file:// URL locally.
  */
 export type BundleFormat = 'tar.gz' | 'zip';
 

@@ -2,7 +2,7 @@
  * The Sandbox port: where user code runs, never in the platform's own process. A session is one
  * run's isolated working directory (the agent's bundle unpacked, the call's files placed) in which
  * commands execute: a tool agent execs its command once; the managed loop execs its tools turn by
- * turn. Adapters: bubblewrap locally (functions/adapters/local/bwrap-sandbox.ts), ECS Fargate in
+ * turn. Adapters: bubblewrap locally (functions/adapters/local/bwrap/sandboxes.ts), ECS Fargate in
  * AWS (functions/adapters/aws/ecs-sandbox.ts).
  */
 

@@ -3,7 +3,9 @@
  * runner keeps processes alive and reports what happens to them through the supervision hooks
  * (core/services/service-supervision.ts), which the dependency factory binds. Adapters: a local
  * host of supervised sandboxed processes behind per-service gateways
- * (adapters/local/local-service-host.ts); ECS Fargate services in AWS.
+ * (adapters/local/local-service-host.ts); ECS Fargate services in AWS
+ * (adapters/aws/ecs-service-runner.ts). test/service-runner-contract.test.ts holds both to what
+ * the comments here promise.
  */
 /**
  * How long a task's signed URLs (the bundle's, and in AWS the launcher's) stay valid. A task
@@ -71,16 +73,32 @@ export interface ServiceRunner {
   readonly fetchesBundle: boolean;
   /** Set when services cannot run on this deployment (not configured): deploys are refused with it. */
   readonly unavailableReason?: string;
-  /** Receives the supervision hooks (the dependency factory calls it once). */
+  /**
+   * Receives the supervision hooks (the dependency factory calls it once). The local host calls
+   * them itself; in AWS the ECS task state change events reach them (jobs/service-events.ts).
+   */
   bind(hooks: SupervisionHooks): void;
-  /** Starts the service, or replaces its running instances with this launch; answers its URL. */
+  /**
+   * Starts the service, or replaces its running instances with this launch (the same URL; once the
+   * new instances are up, only they answer); answers its URL. There, GET /health answers 200 once
+   * the app listens on PORT (an app without HTTP: once it has run a second) and the rest reaches
+   * the app. `port` is the service's own port, the URL's (the preferred one when it is free), or
+   * null where services share one entry (the load balancer).
+   */
   start(
     launch: ServiceLaunch,
     options?: { preferredPort?: number },
   ): Promise<{ url: string; port: number | null }>;
-  /** Stops its instances (pause, delete); the URL stops answering until the next start. */
+  /**
+   * Stops its instances (pause, delete); the URL stops reaching the app until the next start. Not
+   * an exit to supervise. Idempotent: stopping a service that is stopped, removed or was never
+   * started resolves.
+   */
   stop(serviceId: string, options?: { remove?: boolean }): Promise<void>;
-  /** Stops everything this process runs (shutdown, tests). */
+  /**
+   * Stops everything this process runs (shutdown, tests); services that run elsewhere (ECS tasks)
+   * go on. Resolves again when called again.
+   */
   close(): Promise<void>;
   /**
    * The service's log lines, when the runner keeps them itself (AWS: CloudWatch Logs); absent

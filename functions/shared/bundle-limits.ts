@@ -1,6 +1,6 @@
 /*
  * Code-bundle limits and accepted content types, without the archive libraries, so the route
- * table (imported by every handler) can name them cheaply. The reasons are in bundle-archive.ts.
+ * table (imported by every handler) can name them cheaply. The reasons are in bundle-archive/inspect.ts.
  */
 
 export interface BundleLimits {

@@ -8,7 +8,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { SERVICE_PROGRAMS_PREFIX } from '../../functions/adapters/aws/ecs-service-runner.ts';
+import { SERVICE_PROGRAMS_PREFIX } from '../../functions/adapters/aws/ecs-service-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { containerProgramFile } from '../container-programs.ts';
 import { JOB_ACCESS } from '../module-access.ts';

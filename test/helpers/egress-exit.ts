@@ -5,7 +5,7 @@
  *
  *   node test/helpers/egress-exit.ts <runsDir>
  */
-import { BwrapSandbox } from '../../functions/adapters/local/bwrap-sandbox.ts';
+import { BwrapSandbox } from '../../functions/adapters/local/bwrap/sandboxes.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
 
 const session = await new BwrapSandbox({ runsDir: process.argv[2] as string }).openSession({

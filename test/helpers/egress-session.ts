@@ -5,7 +5,7 @@
  *
  *   node test/helpers/egress-session.ts <runsDir> <listedPorts,...> <triedPorts,...>
  */
-import { BwrapSandbox } from '../../functions/adapters/local/bwrap-sandbox.ts';
+import { BwrapSandbox } from '../../functions/adapters/local/bwrap/sandboxes.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
 
 const [runsDir, listed = '', tried = ''] = process.argv.slice(2);

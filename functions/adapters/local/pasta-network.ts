@@ -24,7 +24,7 @@ import { SandboxUnavailableError } from '../../ports/sandbox.ts';
  * sandbox may start; the daemon's pid goes to a file beside the run directories
  * (`<runsDir>/.pasta/`), and the exec ends it when it ends (it would otherwise stay, holding the
  * namespace). Daemons still running when this process exits are killed on the way out; a crashed
- * platform's are ended at the next start by removeStaleRuns (bwrap-sandbox.ts), from those files.
+ * platform's are ended at the next start by removeStaleRuns (bwrap/run-dir.ts), from those files.
  */
 
 const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];

@@ -1,7 +1,7 @@
 import { bundleKey } from '../../ports/bundle-store.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond } from '../../ports/store.ts';
-import { inspectBundle } from '../../shared/bundle-archive.ts';
+import { inspectBundle } from '../../shared/bundle-archive/inspect.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';

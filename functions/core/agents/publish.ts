@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
+import { isRecord } from '../../shared/is-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
@@ -225,8 +226,4 @@ export async function publishVersion(
 
 function prefix(issues: FieldIssue[]): FieldIssue[] {
   return issues.map((i) => ({ ...i, field: i.field ? `body.${i.field}` : 'body' }));
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

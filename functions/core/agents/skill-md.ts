@@ -1,6 +1,6 @@
 import { parseDocument } from 'yaml';
 import type { FieldIssue } from '../../shared/errors.ts';
-import { agentNameSchema, descriptionSchema } from './manifest.ts';
+import { agentNameSchema, descriptionSchema } from './manifest-fields.ts';
 
 /**
  * SKILL.md: a skill is defined by YAML frontmatter (name, description, anything else) between

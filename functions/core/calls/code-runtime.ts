@@ -5,9 +5,8 @@ import { jsonTooDeep } from '../../shared/json-depth.ts';
 import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
-import type { AuthContext } from '../api-keys/api-keys.ts';
-import type { CallFile } from './call-input.ts';
-import { openRunSession, type RunExtras } from './sandbox-run.ts';
+import type { CallContext, EngineRun } from './call-context.ts';
+import { openRunSession } from './sandbox-run.ts';
 
 export interface CodeRunResult {
   data: Record<string, unknown>;
@@ -43,23 +42,12 @@ export function runCommand(agent: AgentVersion): string {
  */
 export async function runCodeRuntime(
   deps: CoreDeps,
-  auth: AuthContext,
-  agent: AgentVersion,
-  input: Record<string, unknown>,
-  files: CallFile[],
-  metadata: Record<string, unknown> | undefined,
-  deadlineMs: number,
-  requestId: string,
-  signal: AbortSignal,
-  extras?: RunExtras,
+  call: CallContext,
+  run: EngineRun,
 ): Promise<CodeRunResult> {
-  const command = runCommand(agent);
-  const { session, secrets, placed, runDeadline } = await openRunSession(deps, auth, agent, {
-    files,
-    requestId,
-    deadlineMs,
-    extras,
-  });
+  const { input, files, metadata, signal } = run;
+  const command = runCommand(call.agent);
+  const { session, secrets, placed, runDeadline } = await openRunSession(deps, call, run);
   try {
     const stdin =
       files.length > 0
@@ -73,7 +61,7 @@ export async function runCodeRuntime(
             metadata: metadata ?? null,
           })
         : JSON.stringify(input);
-    const result = await session.exec(command, { stdin, timeoutMs: runDeadline - Date.now(), signal });
+    const result = await session.exec(command, { stdin, timeoutMs: runDeadline.remainingMs(), signal });
     const stderr = redactSecrets(result.stderrTail, secrets).trim();
     const logs: CodeRunResult['logs'] = [];
     if (result.timedOut || signal.aborted) {

@@ -10,25 +10,15 @@ import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
 import { resolveSkillRef } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
-import { compileInputValidator, type Warning } from '../agents/manifest.ts';
+import type { Warning } from '../agents/manifest.ts';
 import { placeholders } from '../agents/placeholders.ts';
 import { DEFAULT_MODELS } from '../agents/providers.ts';
+import { compileInputValidator } from '../agents/user-schema.ts';
 import { requireVisible } from '../agents/visibility.ts';
+import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
 import { isTextType } from './call-input.ts';
-
-export interface CallOptions {
-  /** X-Platform-Provider: one of the agent's supported providers. */
-  provider: string | undefined;
-  /** X-Platform-Model: overrides the model. */
-  model: string | undefined;
-  /** X-Platform-Skills: refs to add; with skillsOnly, the only skills. */
-  skills: string[];
-  skillsOnly: boolean;
-  noSkills: boolean;
-  /** The calling account: the skills it names must be visible to it (core/agents/visibility.ts). */
-  callerAccountId: string;
-}
+import type { CallOptions } from './call-options.ts';
 
 export interface EngineResult {
   data: Record<string, unknown>;
@@ -169,14 +159,9 @@ async function filesVariable(files: CallFile[]): Promise<unknown[]> {
  * structured output when the agent has an output_schema (validated with ajv; a non-conforming
  * answer is 502 LLM_ERROR, retryable).
  */
-export async function runDirectLlm(
-  deps: CoreDeps,
-  agent: AgentVersion,
-  input: Record<string, unknown>,
-  files: CallFile[],
-  options: CallOptions,
-  signal: AbortSignal,
-): Promise<EngineResult> {
+export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: EngineRun): Promise<EngineResult> {
+  const { agent } = call;
+  const { input, files, options, signal } = run;
   const warnings: Warning[] = [];
   const provider = chooseProvider(deps, agent, options.provider);
   const model = chooseModel(deps, agent, provider, options.model);

@@ -7,7 +7,9 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { resolveSecretsForRun } from '../secrets/secrets.ts';
+import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
+import { Deadline } from './deadline.ts';
 
 /**
  * Whose vault a run's secrets come from: the agent's own workspace when the caller is a member of
@@ -47,30 +49,6 @@ export async function runSecrets(
   return values;
 }
 
-/**
- * What an orchestrator run gets on top of an ordinary one: PLATFORM_SERVICE_KEY and
- * PLATFORM_API_URL in its environment, network to reach the platform, and strict mode when its
- * parent (or itself) is strict.
- */
-export interface RunExtras {
-  env?: Record<string, string>;
-  network?: 'none' | 'egress';
-  /** With egress: host loopback ports the run may reach (the platform's own, when its URL is local). */
-  hostLoopbackPorts?: number[];
-  strict?: boolean;
-  /** How many sub-calls the run has made with its service key so far. */
-  subCalls?: () => Promise<number>;
-  /**
-   * Calls one of the orchestrator's dependencies on the platform's side, with the run's service key
-   * (hops, deadline, budget, strict): what a dependency's matching custom tool does. Returns the
-   * text the model sees (the callee's data and warnings, or its error).
-   */
-  callDependency?: (
-    dependency: { id: string; version: string },
-    input: Record<string, unknown>,
-  ) => Promise<string>;
-}
-
 export interface PlacedFile {
   /** Relative to the working directory: `input/01-report.pdf`. */
   path: string;
@@ -82,8 +60,8 @@ export interface RunSession {
   /** The injected secret values (for redaction). */
   secrets: Record<string, string>;
   placed: PlacedFile[];
-  /** Epoch ms (process clock): the earlier of the call's deadline and the tier's sandbox cap. */
-  runDeadline: number;
+  /** The earlier of the call's deadline and the tier's sandbox cap. */
+  runDeadline: Deadline;
 }
 
 /**
@@ -91,16 +69,12 @@ export interface RunSession {
  * MISSING_SECRETS), cap the run by the tier (Free 30 s, others 5 min), fetch the bundle, place the
  * call's files under `input/`, and open the session (a sandbox that cannot run is a clear 500).
  */
-export async function openRunSession(
-  deps: CoreDeps,
-  auth: AuthContext,
-  agent: AgentVersion,
-  run: { files: CallFile[]; requestId: string; deadlineMs: number; extras?: RunExtras | undefined },
-): Promise<RunSession> {
+export async function openRunSession(deps: CoreDeps, call: CallContext, run: EngineRun): Promise<RunSession> {
+  const { auth, agent } = call;
+  const { requestId } = call.request;
   const secrets = await runSecrets(deps, await secretsWorkspace(deps, auth, agent), agent);
-  const runDeadline = Math.min(
-    run.deadlineMs,
-    Date.now() + TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000,
+  const runDeadline = call.deadline.earlier(
+    Deadline.in(deps.clock, TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000),
   );
   let bundle: { data: Buffer; format: 'tar.gz' | 'zip' } | undefined;
   if (agent.bundle) {
@@ -115,7 +89,7 @@ export async function openRunSession(
   }));
   try {
     const session = await deps.sandbox.openSession({
-      runId: run.requestId,
+      runId: requestId,
       workspaceId: agent.workspace_id,
       bundle,
       files: await Promise.all(
@@ -123,14 +97,14 @@ export async function openRunSession(
       ),
       env: {
         ...secrets,
-        PLATFORM_RUN_ID: run.requestId,
+        PLATFORM_RUN_ID: requestId,
         PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
         ...run.extras?.env,
       },
       network: run.extras?.network ?? 'none',
       ...(run.extras?.hostLoopbackPorts ? { hostLoopbackPorts: run.extras.hostLoopbackPorts } : {}),
       limits: DEFAULT_SANDBOX_LIMITS,
-      deadlineMs: runDeadline,
+      deadlineMs: runDeadline.processMs,
     });
     // The service key is redacted from logs like any secret.
     const serviceKey = run.extras?.env?.PLATFORM_SERVICE_KEY;

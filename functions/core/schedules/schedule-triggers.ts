@@ -4,7 +4,7 @@ import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { invalidInput, PlatformError, parseJsonBody } from '../../shared/errors.ts';
 import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { MAX_CALL_SECONDS } from '../calls/gateway.ts';
+import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
 import { loadStoredSchedule, scheduleKeys } from './schedule-record.ts';
 import { runOf } from './schedule-run-record.ts';
 import { executeRun, type Run, type RunRecord } from './schedule-runs.ts';

@@ -1,6 +1,9 @@
 import type * as z from 'zod';
 
-/** What one entry of the route table (routes.ts) declares; the resource modules that serve them. */
+/**
+ * What one entry of the route table (functions/platform/routes.ts) declares; the resource modules
+ * that serve them.
+ */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export const MODULES = [
   'health',

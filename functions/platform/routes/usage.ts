@@ -16,13 +16,13 @@ import {
   usageTenantsSchema,
   usageTimeseriesQuery,
   usageTimeseriesSchema,
-} from '../core/usage/usage-schemas.ts';
+} from '../../core/usage/usage-schemas.ts';
 import type { RouteDef } from './route-def.ts';
 
 /**
- * The usage routes, in the route table's shape (functions/platform/routes.ts spreads them into
- * `routes`). All are reads over call records (docs/usage.md). The author side needs the owner role
- * in the workspace given by workspace_id; without it, it covers every workspace the caller owns.
+ * The usage routes (functions/platform/routes.ts spreads them into `routes`, in this order). All
+ * are reads over call records (docs/usage.md). The author side needs the owner role in the
+ * workspace given by workspace_id; without it, it covers every workspace the caller owns.
  */
 export const usageRoutes = {
   usageSummary: {

@@ -1,0 +1,194 @@
+import * as z from 'zod';
+import { secretName } from '../secrets/secret-schemas.ts';
+import { AGENT_TYPES, EXECUTION_ENGINES, ORCHESTRATION_MODES, RUN_MODES } from './agent-kinds.ts';
+import {
+  DEFAULT_MAX_TURNS,
+  DEFAULT_PER_CALL_DOWNSTREAM_CAP,
+  MAX_HOPS_LIMIT,
+  MAX_PRICE_CREDITS,
+  MAX_TIMEOUT_MS,
+  MAX_TIMEOUT_SECONDS,
+  MAX_TURNS_LIMIT,
+} from './manifest-limits.ts';
+import {
+  AGENT_NAME_PATTERN,
+  DEPENDENCY_ID_PATTERN,
+  ENDPOINT_PATTERN,
+  REGION_PATTERN,
+  SKILL_REF_PATTERN,
+  TOOL_NAME_PATTERN,
+  VERSION_PIN_PATTERN,
+} from './manifest-names.ts';
+import { compileJsonSchema } from './user-schema.ts';
+
+/*
+ * The zod schema of agent.json's fields, one by one (types, lengths, patterns, defaults); the
+ * rules that tie fields together are in manifest-rules.ts, and manifest.ts puts the two together.
+ */
+
+function isGitUrl(url: string): boolean {
+  if (/\s/.test(url)) return false;
+  if (/^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$/.test(url)) return true; // scp-like git@host:org/repo
+  try {
+    const u = new URL(url);
+    return ['https:', 'ssh:', 'git:', 'git+ssh:'].includes(u.protocol) && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A token in a public manifest would leak: https://TOKEN@host/… and user:password@ are refused. */
+function hasCredentials(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.password !== '' || (u.protocol === 'https:' && u.username !== '');
+  } catch {
+    return false;
+  }
+}
+
+const text = (max: number) =>
+  z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+
+const int = (min: number, max: number, maxNote = '') =>
+  z
+    .number()
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}${maxNote}`);
+
+export const agentNameSchema = z
+  .string()
+  .regex(
+    AGENT_NAME_PATTERN,
+    'must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit',
+  );
+
+export const descriptionSchema = text(2000);
+
+const jsonSchemaField = z
+  .record(z.string(), z.unknown(), 'must be a JSON Schema object')
+  .superRefine((s, ctx) => {
+    const result = compileJsonSchema(s);
+    if (!result.ok) {
+      for (const e of result.errors)
+        ctx.addIssue({ code: 'custom', message: `is not a valid JSON Schema: ${e}` });
+    }
+  });
+
+const customToolSchema = z.strictObject({
+  name: z.string().regex(TOOL_NAME_PATTERN, 'must be 1 to 64 letters, digits, underscores and hyphens'),
+  description: text(2000),
+  command: text(4096),
+  input_schema: jsonSchemaField.optional(),
+});
+
+const dependencySchema = z.strictObject({
+  id: z.string().regex(DEPENDENCY_ID_PATTERN, "must be 'org_slug/agent_name'"),
+  version: z
+    .string()
+    .regex(
+      VERSION_PIN_PATTERN,
+      'must be an exact version pin such as v3 (ranges such as ^v1, v1.x, * and latest are not allowed)',
+    ),
+});
+
+const orchestrationSchema = z.strictObject({
+  manifest_version: z.literal(1, 'must be 1'),
+  dependencies: z.array(dependencySchema).max(50, 'must have at most 50 items'),
+  max_hops: int(0, MAX_HOPS_LIMIT, ' (platform maximum)'),
+  timeout_ms: z
+    .number()
+    .int('must be an integer')
+    .positive('must be a positive integer (milliseconds)')
+    .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} (platform maximum of 300 s)`),
+  per_call_downstream_cap: int(1, 1_000_000).default(DEFAULT_PER_CALL_DOWNSTREAM_CAP),
+  orchestration_mode: z.enum(ORCHESTRATION_MODES, 'must be strict or flexible').optional(),
+  min_required_hops: int(0, MAX_HOPS_LIMIT).optional(),
+  region: z
+    .string()
+    .regex(REGION_PATTERN, 'must be 1 to 32 lowercase letters, digits and hyphens (such as eu-west-1)')
+    .optional(),
+  visibility: z.enum(['public', 'private'], 'must be public or private').optional(),
+  recommended_min_caller_budget: int(0, 1_000_000).optional(),
+});
+
+export const baseSchema = z.strictObject({
+  name: agentNameSchema,
+  type: z
+    .enum([...AGENT_TYPES, 'code', 'agentic'], 'must be prompt, tool, agent or skill (legacy: code, agentic)')
+    .default('prompt'),
+  description: descriptionSchema,
+  supported_providers: z.array(z.string()).min(1, 'must list at least one provider'),
+  /** Ignored (spec); parseManifest warns. */
+  model: z.unknown().optional(),
+  /** Derived; accepted only when equal to the derived engine, so a normalised manifest re-parses. */
+  execution_engine: z
+    .enum([...EXECUTION_ENGINES, 'none'], 'must be direct_llm, code_runtime or managed_loop')
+    .optional(),
+
+  run_mode: z.enum(RUN_MODES, 'must be on_demand or always_on').default('on_demand'),
+  runtime: z.strictObject({ command: text(4096) }).optional(),
+  loop: z
+    .strictObject({ max_turns: int(1, MAX_TURNS_LIMIT, ' (platform maximum)').default(DEFAULT_MAX_TURNS) })
+    .optional(),
+  callable: z.boolean().optional(),
+
+  default_endpoint: z
+    .string()
+    .regex(ENDPOINT_PATTERN, 'must be 1 to 64 lowercase letters, digits, hyphens and underscores')
+    .default('run'),
+  timeout_seconds: int(0, MAX_TIMEOUT_SECONDS, ' (platform maximum)').optional(),
+  tags: z.array(text(50)).max(20, 'must have at most 20 items').default([]),
+  is_public: z.boolean().optional(),
+  default_models: z
+    .record(z.string(), text(200), 'must be an object mapping provider to model id')
+    .default({}),
+  default_skills: z
+    .array(z.string().regex(SKILL_REF_PATTERN, 'must be a skill ref such as org/skill or org/skill@v1'))
+    .max(20, 'must have at most 20 items')
+    .default([]),
+  skills_locked: z.boolean().default(false),
+  required_secrets: z.array(secretName).max(50, 'must have at most 50 items').default([]),
+  optional_secrets: z.array(secretName).max(50, 'must have at most 50 items').default([]),
+
+  // tool type
+  entrypoint: text(1024)
+    .refine(
+      (p) => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'),
+      'must be a relative path inside the bundle (no leading / and no ..)',
+    )
+    .optional(),
+  source_url: text(2048)
+    .refine(isGitUrl, 'must be a git URL (https://, ssh://, git:// or git@host:path)')
+    .refine((u) => !hasCredentials(u), 'must not contain credentials (the manifest can be public)')
+    .optional(),
+  run_command: text(4096).optional(),
+  bundle: z
+    .strictObject({
+      exclude: z.array(text(256)).max(100, 'must have at most 100 items').default([]),
+      include: z.array(text(256)).max(100, 'must have at most 100 items').default([]),
+    })
+    .optional(),
+
+  // prompt type
+  prompt_template: z
+    .string()
+    .max(200_000, 'must be at most 200000 characters')
+    .refine((s) => s.trim() !== '', 'must not be empty')
+    .optional(),
+  input_schema: jsonSchemaField.optional(),
+  output_schema: jsonSchemaField.optional(),
+
+  // agent type
+  custom_tools: z.array(customToolSchema).max(50, 'must have at most 50 items').default([]),
+
+  // orchestrators
+  manifest: orchestrationSchema.optional(),
+
+  // directory (agenthost)
+  allow_local_download: z.boolean().default(false),
+  price_credits: int(0, MAX_PRICE_CREDITS).default(0),
+});
+
+export type BaseManifest = z.output<typeof baseSchema>;

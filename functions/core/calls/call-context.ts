@@ -1,0 +1,99 @@
+/**
+ * What a call carries through the gateway: the request, the caller (whose AuthContext holds, for
+ * a sub-call, its run credential's hops, deadline, budget and strictness), the agent version, when
+ * it began, its deadline and its price; and what an engine is given (an orchestrator's run extras
+ * included) and gives back. The gateway
+ * builds it step by step (gateway.ts); the engines, orchestration and billing steps read it.
+ */
+import type { Readable } from 'node:stream';
+import type { AgentVersion } from '../agents/agent-record.ts';
+import type { Warning } from '../agents/manifest.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import type { CallInput } from './call-input.ts';
+import type { CallOptions } from './call-options.ts';
+import type { Deadline } from './deadline.ts';
+
+export interface CallRequest {
+  org: string;
+  agent: string;
+  version: string;
+  endpoint: string;
+  /** A stream from HTTP (read once, multipart files spooled to disk), or a Buffer from the platform. */
+  body: Buffer | Readable;
+  contentType: string | undefined;
+  headers: (name: string) => string | undefined;
+  requestId: string;
+}
+
+export interface CallResponse {
+  body: {
+    data: Record<string, unknown>;
+    warnings: Warning[];
+    metadata: { processing_time_ms: number; version: string };
+  };
+  headers: Record<string, string>;
+}
+
+/** A call whose agent is known: who calls what, and when. Every such call is recorded. */
+export interface CallBasis {
+  auth: AuthContext;
+  request: CallRequest;
+  agent: AgentVersion;
+  /** When the call began, on the platform clock (ISO): the time of its record and logs. */
+  at: string;
+  /** When the call began, on the process clock (epoch ms): its duration is measured from it. */
+  startedMs: number;
+  /** X-Platform-Tenant, as the record keeps it. */
+  tenant: string | null;
+}
+
+/** A call ready to run: its deadline (the sub-call limits applied) and what the caller pays. */
+export interface CallContext extends CallBasis {
+  deadline: Deadline;
+  /** Credits per call (0: free, or the caller belongs to the agent's workspace). */
+  price: number;
+}
+
+/** What an engine runs: the call's validated input and files, the caller's options, the deadline's signal. */
+export interface EngineRun extends Pick<CallInput, 'input' | 'files' | 'metadata'> {
+  options: CallOptions;
+  /** Aborted at the call's deadline. */
+  signal: AbortSignal;
+  /** What an orchestrator's run gets on top (service key, network, strict mode, dependency calls). */
+  extras?: RunExtras | undefined;
+}
+
+/**
+ * What an orchestrator run gets on top of an ordinary one: PLATFORM_SERVICE_KEY and
+ * PLATFORM_API_URL in its environment, network to reach the platform, and strict mode when its
+ * parent (or itself) is strict.
+ */
+export interface RunExtras {
+  env?: Record<string, string>;
+  network?: 'none' | 'egress';
+  /** With egress: host loopback ports the run may reach (the platform's own, when its URL is local). */
+  hostLoopbackPorts?: number[];
+  strict?: boolean;
+  /** How many sub-calls the run has made with its service key so far. */
+  subCalls?: () => Promise<number>;
+  /**
+   * Calls one of the orchestrator's dependencies on the platform's side, with the run's service key
+   * (hops, deadline, budget, strict): what a dependency's matching custom tool does. Returns the
+   * text the model sees (the callee's data and warnings, or its error).
+   */
+  callDependency?: (
+    dependency: { id: string; version: string },
+    input: Record<string, unknown>,
+  ) => Promise<string>;
+}
+
+/** What any engine's run comes to, as the response and the call record need it. */
+export interface EngineOutcome {
+  data: Record<string, unknown>;
+  warnings: Warning[];
+  provider: string | null;
+  model: string | null;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+  computeMs: number;
+  logs: { level: 'info' | 'error'; message: string }[];
+}

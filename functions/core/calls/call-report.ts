@@ -1,0 +1,141 @@
+/**
+ * A call's record: what it will say, gathered while the call runs (outcome, the engine's usage and
+ * logs, the credits billed, the concurrency slot to release, the clean-ups to run), and the
+ * writing of it when the call ends, whatever its outcome.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CoreDeps } from '../../ports/core-deps.ts';
+import { PlatformError } from '../../shared/errors.ts';
+import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
+import { keys } from '../keys.ts';
+import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
+import type { CallBasis, EngineOutcome } from './call-context.ts';
+import type { Admission } from './quotas.ts';
+
+type Outcome = { status: CallRecord['status']; code: string | null; http: number };
+type EngineUsage = Pick<EngineOutcome, 'provider' | 'model' | 'usage' | 'computeMs' | 'logs'>;
+
+export class CallReport {
+  outcome: Outcome = { status: 'success', code: null, http: 200 };
+  engine: EngineUsage = {
+    provider: null,
+    model: null,
+    usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    computeMs: 0,
+    logs: [],
+  };
+  /** Credits this call is billed (a paid agent's charge, unless refunded or owed back). */
+  billed = 0;
+  /** The concurrency slot, released with the record (calls with a run's service key have none). */
+  admission: Admission | undefined;
+  private readonly closers: (() => Promise<void>)[] = [];
+  readonly call: CallBasis;
+
+  constructor(call: CallBasis) {
+    this.call = call;
+  }
+
+  /** Runs `close` when the call ends (the latest registered first); its failure is ignored. */
+  onEnd(close: (() => Promise<void>) | undefined): void {
+    if (close) this.closers.unshift(close);
+  }
+
+  /** The engine's run, as the record keeps it. */
+  ran(result: EngineOutcome): void {
+    const { provider, model, usage, computeMs, logs } = result;
+    this.engine = { provider, model, usage, computeMs, logs };
+  }
+
+  /** The call failed with `err`; returns its error code. */
+  failed(err: unknown): string {
+    // Sandbox engines attach their run time and redacted log lines to the errors they throw.
+    const extra = err as { computeMs?: number; logs?: EngineOutcome['logs'] };
+    if (typeof extra.computeMs === 'number') this.engine.computeMs = extra.computeMs;
+    if (Array.isArray(extra.logs)) this.engine.logs = extra.logs;
+    const code = err instanceof PlatformError ? err.code : 'INTERNAL_ERROR';
+    this.outcome = {
+      status: code === 'TIMEOUT' ? 'timeout' : 'error',
+      code,
+      http: err instanceof PlatformError ? err.status : 500,
+    };
+    return code;
+  }
+
+  /** Runs the clean-ups, then writes the record. */
+  async end(deps: CoreDeps): Promise<void> {
+    for (const close of this.closers) await close().catch(() => undefined);
+    await recordCall(deps, this);
+  }
+}
+
+/** Who called what: the part of a call record known before the call runs (kept by a charge too). */
+export function callIdentity(call: CallBasis): InterruptedCallFields {
+  return {
+    at: call.at,
+    caller_key_id: call.auth.keyId,
+    tenant: call.tenant,
+    agent_id: call.agent.id,
+    org: call.agent.org,
+    agent: call.agent.name,
+    version: call.agent.version,
+    workspace_id: call.agent.workspace_id,
+    endpoint: call.request.endpoint,
+  };
+}
+
+async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
+  const { call, outcome, engine } = report;
+  const { agent } = call;
+  const requestId = call.request.requestId;
+  const duration = Date.now() - call.startedMs;
+  const ok = outcome.status === 'success';
+  const record = callRecordItem({
+    ...callIdentity(call),
+    request_id: requestId,
+    caller_account_id: call.auth.accountId,
+    status: outcome.status,
+    error_code: outcome.code,
+    http_status: outcome.http,
+    duration_ms: duration,
+    provider: engine.provider,
+    model: engine.model,
+    ...engine.usage,
+    compute_ms: engine.computeMs,
+    credits: report.billed,
+  });
+  // The charge is settled in the same transaction as the record: a call whose answer was written
+  // is always billed; one that never got here is refunded by reconciliation.
+  const settle = report.billed > 0 ? [settleOp(requestId)] : [];
+  const log = {
+    ...keys.agentVersion(agent.id),
+    sk: `${keys.agentLogPrefix}${call.at}#${randomUUID()}`,
+    timestamp: call.at,
+    level: ok ? 'info' : 'error',
+    message: ok
+      ? `call ${requestId} succeeded in ${duration} ms (${engine.provider}/${engine.model}, ${engine.usage.total_tokens} tokens)`
+      : `call ${requestId} failed with ${outcome.code} after ${duration} ms`,
+    request_id: requestId,
+    ttl: Math.floor(Date.parse(call.at) / 1000) + 30 * 86_400,
+  };
+  try {
+    // Admitted calls release their concurrency slot in the same transaction.
+    const extraLogs = engine.logs.map((l, i) => ({
+      ...keys.agentVersion(agent.id),
+      sk: `${keys.agentLogPrefix}${call.at}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
+      timestamp: call.at,
+      level: l.level,
+      message: l.message,
+      request_id: requestId,
+      ttl: log.ttl,
+    }));
+    if (report.admission) await report.admission.finish([record, log, ...extraLogs], settle);
+    else
+      await deps.store.transactWrite([
+        ...[record, log, ...extraLogs].map((item) => ({ put: item })),
+        ...settle,
+      ]);
+  } catch (err) {
+    // A failed record must not turn the caller's answer into an error.
+    deps.logger.error('call record not written', { request_id: requestId, error: String(err) });
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * A call's deadline, and the rule that sets it. Two clocks meet here and only here: the process
+ * clock (Date.now), which timers, abort signals and sandbox deadlines run on, and the platform
+ * clock (deps.clock, the store's), which concurrency leases, charges, run credentials and the
+ * X-Platform-Deadline-Ms header are in. The clocks may disagree (tests move a fake platform clock
+ * by hand), so an instant crosses from one to the other by the time it has left, never as a value.
+ */
+import type { Clock } from '../../ports/clock.ts';
+import type { CoreDeps } from '../../ports/core-deps.ts';
+import { invalidInput, PlatformError } from '../../shared/errors.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
+
+/** The platform's cap on a call's run time (spec "Limits": maximum 300 s, platform-enforced). */
+export const MAX_CALL_SECONDS = 300;
+
+/** An instant a call must finish by, held on the process clock and convertible to the platform's. */
+export class Deadline {
+  private readonly clock: Clock;
+  /** Epoch ms on the process clock (what a sandbox session's deadlineMs is in). */
+  readonly processMs: number;
+
+  private constructor(clock: Clock, processMs: number) {
+    this.clock = clock;
+    this.processMs = processMs;
+  }
+
+  /** The deadline `ms` from now. */
+  static in(clock: Clock, ms: number): Deadline {
+    return new Deadline(clock, Date.now() + ms);
+  }
+
+  /** A deadline given on the platform clock (X-Platform-Deadline-Ms, a run credential's deadline_ms). */
+  static atPlatformTime(clock: Clock, platformMs: number): Deadline {
+    return new Deadline(clock, Date.now() + (platformMs - clock.now().getTime()));
+  }
+
+  /** Milliseconds left (negative once it has passed). */
+  remainingMs(): number {
+    return this.processMs - Date.now();
+  }
+
+  /** The same instant as epoch ms on the platform clock (for leases, charges and run credentials). */
+  platformMs(): number {
+    return this.clock.now().getTime() + (this.processMs - Date.now());
+  }
+
+  /** The earlier of this deadline and `other`. */
+  earlier(other: Deadline): Deadline {
+    return other.processMs < this.processMs ? other : this;
+  }
+}
+
+/**
+ * The earliest of the agent's timeout (manifest timeout_seconds, capped at 300 s, and in AWS at
+ * PLATFORM_MAX_CALL_SECONDS, just under API Gateway's integration timeout; always-on agents, whose
+ * timeout is 0, get the cap) and the caller's X-Platform-Deadline-Ms.
+ */
+export function callDeadline(deps: CoreDeps, agent: AgentVersion, header: string | undefined): Deadline {
+  const now = deps.clock.now().getTime();
+  const cap = Math.min(MAX_CALL_SECONDS, deps.config.maxCallSeconds);
+  const seconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
+  const deadline = Deadline.in(deps.clock, seconds * 1000);
+  if (header === undefined) return deadline;
+  if (!/^\d{1,16}$/.test(header.trim())) {
+    throw invalidInput([{ field: 'header.x-platform-deadline-ms', message: 'must be epoch milliseconds' }]);
+  }
+  const callerDeadline = Number(header);
+  if (callerDeadline <= now)
+    throw new PlatformError('TIMEOUT', 'X-Platform-Deadline-Ms is already in the past');
+  return deadline.earlier(Deadline.atPlatformTime(deps.clock, callerDeadline));
+}
+
+/** Resolves with the work, or rejects with 504 TIMEOUT the moment the deadline's signal fires. */
+export function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new PlatformError('TIMEOUT', 'The call exceeded its deadline'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * The state one managed loop's tools share (its sandbox session, the secrets to redact, the run's
+ * deadline and signal, the compute time and tool-call log so far, the submitted result) and what
+ * they do with it: log a call (redacted, shortened, capped) and run a command for the model.
+ */
+import type { ExecResult, SandboxSession } from '../../ports/sandbox.ts';
+import { redactSecrets } from '../../shared/redact-secrets.ts';
+import type { RunExtras } from './call-context.ts';
+import type { Deadline } from './deadline.ts';
+
+/** Characters of a command's stdout the model sees (the head); stderr: the tail. */
+const MAX_STDOUT_CHARS = 16_000;
+const MAX_STDERR_CHARS = 4_000;
+/** Tool-call log lines kept per run (the rest are counted in the summary line). */
+const MAX_TOOL_LOG_LINES = 100;
+
+export interface LoopState {
+  session: SandboxSession;
+  secrets: Record<string, string>;
+  runDeadline: Deadline;
+  signal: AbortSignal;
+  computeMs: number;
+  logs: { level: 'info' | 'error'; message: string }[];
+  omittedLogs: number;
+  /** The last submit_result's arguments. */
+  submitted: Record<string, unknown> | undefined;
+  /** Strict orchestration: submit_result is refused until a dependency has been called. */
+  requireSubCall?: (() => Promise<number>) | undefined;
+  /** The orchestrator's dependencies, and the platform-side call their matching custom tools make. */
+  dependencies: { id: string; version: string }[];
+  callDependency?: RunExtras['callDependency'];
+}
+
+export function finishedLogs(state: LoopState): LoopState['logs'] {
+  return state.omittedLogs > 0
+    ? [...state.logs, { level: 'info', message: `${state.omittedLogs} more tool calls not logged` }]
+    : state.logs;
+}
+
+export function log(state: LoopState, level: 'info' | 'error', message: string): void {
+  if (state.logs.length >= MAX_TOOL_LOG_LINES) {
+    state.omittedLogs++;
+    return;
+  }
+  state.logs.push({ level, message: shorten(redactSecrets(message, state.secrets), 500) });
+}
+
+export function shorten(text: string, max: number): string {
+  const one = text.replace(/\s+/g, ' ');
+  return one.length > max ? `${one.slice(0, max)}…` : one;
+}
+
+/** Runs a command in the session, counting its time; the result as the model sees it. */
+export async function execForModel(state: LoopState, command: string, label: string): Promise<string> {
+  const remaining = state.runDeadline.remainingMs();
+  if (remaining <= 0 || state.signal.aborted) throw new Error('The run’s time limit has passed');
+  let result: ExecResult;
+  try {
+    result = await state.session.exec(command, { timeoutMs: remaining, signal: state.signal });
+  } catch (err) {
+    log(state, 'error', `${label} → could not run: ${(err as Error).message}`);
+    throw new Error('The command could not be run in the sandbox');
+  }
+  state.computeMs += result.durationMs;
+  const ended = result.timedOut
+    ? 'stopped at the time limit'
+    : result.signal
+      ? `killed by ${result.signal}`
+      : `exit code ${result.exitCode}`;
+  log(state, result.exitCode === 0 ? 'info' : 'error', `${label} → ${ended} in ${result.durationMs} ms`);
+  let stdout = redactSecrets(result.stdout, state.secrets);
+  let cut = result.stdoutTruncated;
+  if (stdout.length > MAX_STDOUT_CHARS) {
+    stdout = stdout.slice(0, MAX_STDOUT_CHARS);
+    cut = true;
+  }
+  let stderr = redactSecrets(result.stderrTail, state.secrets);
+  if (stderr.length > MAX_STDERR_CHARS) stderr = `…${stderr.slice(-MAX_STDERR_CHARS)}`;
+  const parts = [ended];
+  if (stdout) parts.push(`stdout:\n${stdout}${cut ? '\n[stdout cut at the output limit]' : ''}`);
+  if (stderr.trim()) parts.push(`stderr:\n${stderr}`);
+  return parts.join('\n');
+}
+
+/** A tool call's arguments as an object ({} for anything else). */
+export function record(args: unknown): Record<string, unknown> {
+  return args !== null && typeof args === 'object' && !Array.isArray(args)
+    ? (args as Record<string, unknown>)
+    : {};
+}
