@@ -17,16 +17,15 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ZipFile } from 'yazl';
+import { createEcsSandbox, EcsSandbox } from '../functions/adapters/aws/ecs-sandbox.ts';
+import { createS3Presigner } from '../functions/adapters/aws/ecs-sandbox-staging.ts';
 import {
-  createEcsSandbox,
-  EcsSandbox,
   type ExecCommand,
   RUNNER_BOOTSTRAP,
   type RunManifest,
   type RunResult,
   SANDBOX_MANIFEST_ENV,
-} from '../functions/adapters/aws/ecs-sandbox.ts';
-import { createS3Presigner } from '../functions/adapters/aws/ecs-sandbox-staging.ts';
+} from '../functions/containers/sandbox-protocol.ts';
 import {
   DEFAULT_SANDBOX_LIMITS,
   SandboxUnavailableError,

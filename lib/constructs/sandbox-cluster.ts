@@ -5,12 +5,12 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { RUNNER_BOOTSTRAP } from '../../functions/adapters/aws/ecs-sandbox.ts';
 import {
   SANDBOX_INPUTS_PREFIX,
   SANDBOX_RESULTS_PREFIX,
 } from '../../functions/adapters/aws/ecs-sandbox-staging.ts';
 import { SANDBOX_CONTAINER_NAME } from '../../functions/adapters/aws/ecs-sandbox-task.ts';
+import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { containerProgramFile } from '../container-programs.ts';
 import type { PlatformFunction, SharedResource } from './platform-function.ts';

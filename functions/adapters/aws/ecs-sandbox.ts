@@ -27,16 +27,6 @@ import { createS3Presigner } from './ecs-sandbox-staging.ts';
  * writeFile and listFiles are execs of small shell commands; close writes the stop command.
  */
 
-export {
-  type ExecCommand,
-  RUNNER_BOOTSTRAP,
-  RUNNER_DEADLINE_MARGIN_MS,
-  type RunManifest,
-  type RunResult,
-  SANDBOX_MANIFEST_ENV,
-  SANDBOX_RUN_UID,
-} from '../../containers/sandbox-protocol.ts';
-
 /**
  * What createEcsSandbox reads from the platform's config (functions/platform/config.ts): the
  * region and bundle bucket every Lambda has, and the four PLATFORM_SANDBOX_* variables the stack
