@@ -7,8 +7,10 @@ import { BatchGetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/clien
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbStore } from '../functions/adapters/aws/dynamodb-store.ts';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
+import { createAwsStore } from '../functions/platform/aws-deps.ts';
 import { ConfigError, parseConfig } from '../functions/platform/config.ts';
-import { createAwsStore, createDeps, createLocalStore } from '../functions/platform/deps.ts';
+import { createDeps } from '../functions/platform/deps.ts';
+import { createLocalStore } from '../functions/platform/local-deps.ts';
 import { systemClock } from '../functions/ports/clock.ts';
 
 describe('configuration', () => {
