@@ -19,7 +19,7 @@ import { lazyPort } from './lazy-port.ts';
  * The local deployment's adapters (PLATFORM_MODE=local): the data dir's SQLite store, file-key
  * vault and bundle files, bubblewrap sandboxes, in-process alerts, schedules and services, and
  * local checkout pages. deps.ts picks these or aws-deps.ts's by mode; they load through
- * LAZY_MODULES.local, which no Lambda bundle contains.
+ * LAZY_MODULES (the `local` group of LAZY_GROUPS), which no Lambda bundle contains.
  */
 
 export const SQLITE_FILE = 'agenthost.db';
