@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { type Config, configSchema, type LlmProviderConfig } from '../ports/config.ts';
+import { type Config, configSchema, type LlmProviderConfig, providerSecretSchema } from '../ports/config.ts';
 import { CLIENT_ENV, ENV, type Setting } from '../shared/env-names.ts';
 
 // The settings' schema and shape live with the ports (core reads them); this module parses them.
@@ -41,17 +41,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (!result.success) throw configError(result.error.issues, (key) => ENV[key as Setting] ?? String(key));
   return result.data as Config;
 }
-
-/** The provider variables the provider-keys secret may hold (the same names as the environment's). */
-const providerSecretSchema = z.strictObject({
-  [ENV.anthropicApiKey]: z.string().min(1).optional(),
-  [ENV.anthropicBaseUrl]: z.url().optional(),
-  [ENV.openaiApiKey]: z.string().min(1).optional(),
-  [ENV.openaiBaseUrl]: z.url().optional(),
-  [ENV.googleApiKey]: z.string().min(1).optional(),
-  [ENV.googleBaseUrl]: z.url().optional(),
-  [ENV.ollamaBaseUrl]: z.url().optional(),
-});
 
 /**
  * The provider settings with the provider-keys secret's values (a JSON object under the
@@ -105,12 +94,12 @@ export interface ClientConfig {
   apiKey: string | undefined;
 }
 
-const clientSchema = z.object({
-  [CLIENT_ENV.url]: z.url().default('http://127.0.0.1:8787'),
-  [CLIENT_ENV.apiKey]: z.string().min(1).optional(),
-});
-
 export function parseClientConfig(env: Record<string, string | undefined>): ClientConfig {
+  // Built here, not at load: the Lambdas, which never read client settings, then bundle none of it.
+  const clientSchema = z.object({
+    [CLIENT_ENV.url]: z.url().default('http://127.0.0.1:8787'),
+    [CLIENT_ENV.apiKey]: z.string().min(1).optional(),
+  });
   const result = clientSchema.safeParse(setVariables(env));
   if (!result.success) throw configError(result.error.issues, String);
   return { url: result.data[CLIENT_ENV.url].replace(/\/+$/, ''), apiKey: result.data[CLIENT_ENV.apiKey] };

@@ -160,6 +160,28 @@ const settings = {
   ollamaDefaultModel: text(),
 } satisfies Record<Setting, z.ZodType>;
 
+/** The settings the provider-keys secret may hold (docs/deploy.md). */
+const PROVIDER_SECRET_SETTINGS = [
+  'anthropicApiKey',
+  'anthropicBaseUrl',
+  'openaiApiKey',
+  'openaiBaseUrl',
+  'googleApiKey',
+  'googleBaseUrl',
+  'ollamaBaseUrl',
+] as const;
+type ProviderSecretSetting = (typeof PROVIDER_SECRET_SETTINGS)[number];
+
+/**
+ * The provider-keys secret: a JSON object under the environment's names of these settings, with
+ * their rules, and nothing else.
+ */
+export const providerSecretSchema = z.strictObject(
+  Object.fromEntries(PROVIDER_SECRET_SETTINGS.map((k) => [ENV[k], settings[k]])) as {
+    [K in ProviderSecretSetting as (typeof ENV)[K]]: (typeof settings)[K];
+  },
+);
+
 /**
  * What each deployment needs before anything starts. `required`: settings it cannot run without.
  * `together`: settings the stack sets together when it grants a function a capability (the ECS
