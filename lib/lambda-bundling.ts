@@ -1,3 +1,5 @@
+import { ALERT_SENDER_MODULES } from '../functions/platform/alert-sender.ts';
+import { lazyGroup, lazyImportPaths } from '../functions/platform/lazy-modules.ts';
 import type { ModuleAccess } from './module-access.ts';
 
 /**
@@ -25,10 +27,12 @@ const REQUIRE_BANNER =
  *   role's credentials in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, the first
  *   link of the default chain, so SSO, ini files, credential processes, web identity and the STS
  *   and SSO clients they load (nested-clients) are dead weight (about 90 KB minified);
- * - the local adapters (SQLite store, file-key vault, file bundle store), which deps.ts imports only in
- *   PLATFORM_MODE=local; this also keeps `node:sqlite` out of the cold start. The pattern matches
- *   the import path as written in functions/platform/deps.ts; so does the local wiring of
- *   services to core's supervisor (platform/local-supervision.ts).
+ * - the local adapters (SQLite store, file-key vault, file bundle store…) and the local wiring of
+ *   services to core's supervisor, which the composition root loads only in PLATFORM_MODE=local
+ *   (LAZY_MODULES.local); this also keeps `node:sqlite` out of the cold start.
+ *
+ * Our own modules in these lists are the import paths of functions/platform/lazy-modules.ts's
+ * loaders, read from them (lazyImportPaths): the one place the composition roots import them.
  */
 const ALWAYS_EXTERNAL = [
   '@aws-sdk/credential-provider-ini',
@@ -38,16 +42,15 @@ const ALWAYS_EXTERNAL = [
   '@aws-sdk/credential-provider-web-identity',
   '@aws-sdk/nested-clients',
   '@aws-sdk/token-providers',
-  '../adapters/local/*',
-  './local-supervision.ts',
+  ...lazyImportPaths(lazyGroup('local')),
 ];
 
 /**
- * Left out of modules that MODULE_ACCESS gives no Secrets Manager access: deps.ts builds the AWS
+ * Left out of modules that MODULE_ACCESS gives no Secrets Manager access: aws-deps.ts builds the AWS
  * vault lazily and imports the client and adapter only on a module's first vault call, which
  * such a module never makes (it would be refused by IAM anyway).
  */
-const VAULT_EXTERNAL = ['../adapters/aws/secrets-manager-vault.ts'];
+const VAULT_EXTERNAL = lazyImportPaths(lazyGroup('vault'));
 
 /** The Secrets Manager client: for the vault, and for the stack's own secrets (secret-json.ts). */
 const SECRETS_CLIENT_EXTERNAL = ['@aws-sdk/client-secrets-manager'];
@@ -56,17 +59,17 @@ const SECRETS_CLIENT_EXTERNAL = ['@aws-sdk/client-secrets-manager'];
  * Left out of modules that read none of the stack's own secrets (Stripe's keys, the provider
  * keys): the adapter that reads them (deps.ts imports it on first use).
  */
-const SECRET_JSON_EXTERNAL = ['../adapters/aws/secret-json.ts'];
+const SECRET_JSON_EXTERNAL = lazyImportPaths(lazyGroup('secretJson'));
 
 /**
- * Left out of modules without read-write bundle access: deps.ts builds the S3 bundle store lazily
+ * Left out of modules without read-write bundle access: aws-deps.ts builds the S3 bundle store lazily
  * and signs download URLs without it (functions/adapters/aws/s3-presign.ts), so such a module never
  * loads the S3 client.
  */
 const BUNDLES_EXTERNAL = [
   '@aws-sdk/client-s3',
   '@aws-sdk/s3-request-presigner',
-  '../adapters/aws/s3-bundle-store.ts',
+  ...lazyImportPaths(lazyGroup('bundles')),
 ];
 
 /**
@@ -81,37 +84,34 @@ const LLM_EXTERNAL = [
   '@ai-sdk/provider',
   '@ai-sdk/provider-utils',
   'ollama-ai-provider-v2',
-  '../adapters/llm/ai-sdk-gateway.ts',
+  ...lazyImportPaths(lazyGroup('llm')),
 ];
 
 /** Left out of modules that never run sandboxes: the ECS sandbox adapter. */
-const SANDBOX_EXTERNAL = ['../adapters/aws/ecs-sandbox.ts'];
+const SANDBOX_EXTERNAL = lazyImportPaths(lazyGroup('sandbox'));
 
 /** The ECS client: for the sandbox and for always-on services. */
 const ECS_EXTERNAL = ['@aws-sdk/client-ecs'];
 
 /** Left out of modules that never take payments: Stripe's SDK and its adapter. */
-const PAYMENTS_EXTERNAL = ['stripe', '../adapters/aws/stripe-payments.ts'];
+const PAYMENTS_EXTERNAL = ['stripe', ...lazyImportPaths(lazyGroup('payments'))];
 
 /** Left out of modules that never manage always-on services in AWS. */
 const SERVICES_EXTERNAL = [
   '@aws-sdk/client-elastic-load-balancing-v2',
   '@aws-sdk/client-application-auto-scaling',
   '@aws-sdk/client-cloudwatch-logs',
-  '../adapters/aws/ecs-service-runner.ts',
+  ...lazyImportPaths(lazyGroup('services')),
 ];
 
 /** Left out of modules that never change EventBridge schedules. */
-const SCHEDULER_EXTERNAL = ['@aws-sdk/client-scheduler', '../adapters/aws/eventbridge-scheduler.ts'];
+const SCHEDULER_EXTERNAL = ['@aws-sdk/client-scheduler', ...lazyImportPaths(lazyGroup('scheduler'))];
 
 /** Left out of modules that never queue alerts: the Lambda client and the notifier that uses it. */
-const ALERTS_QUEUE_EXTERNAL = ['@aws-sdk/client-lambda', '../adapters/aws/lambda-notifier.ts'];
+const ALERTS_QUEUE_EXTERNAL = ['@aws-sdk/client-lambda', ...lazyImportPaths(lazyGroup('alertsQueue'))];
 
 /** Left out of modules that never send or check alerts: the delivery and URL-check code (platform/alert-sender.ts imports them on first use). */
-const ALERTS_SEND_EXTERNAL = [
-  '../adapters/outbound/alert-delivery.ts',
-  '../adapters/outbound/outbound-url.ts',
-];
+const ALERTS_SEND_EXTERNAL = lazyImportPaths(ALERT_SENDER_MODULES);
 
 /** Externals of one module's bundle, from what it may touch. */
 function externalsOf(access: ModuleAccess): string[] {

@@ -3,6 +3,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.ts';
+import { ENV } from '../functions/shared/env-names.ts';
 
 /**
  * The names under which the stateful stack exports what the stateless stack uses. Named exports
@@ -102,10 +103,10 @@ export class StatefulStack extends Stack {
       tableName: exported(
         'TableName',
         this.table.tableName,
-        'PLATFORM_TABLE_NAME, for the agenthost CLI in AWS mode',
+        `${ENV.tableName}, for the agenthost CLI in AWS mode`,
       ),
       tableArn: exported('TableArn', this.table.tableArn, 'The single table'),
-      bundleBucketName: exported('BundleBucketName', this.bundleBucket.bucketName, 'PLATFORM_BUNDLE_BUCKET'),
+      bundleBucketName: exported('BundleBucketName', this.bundleBucket.bucketName, ENV.bundleBucket),
       bundleBucketArn: exported('BundleBucketArn', this.bundleBucket.bucketArn, 'The code-bundle bucket'),
     };
   }

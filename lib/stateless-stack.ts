@@ -5,6 +5,7 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
+import { ENV } from '../functions/shared/env-names.ts';
 import { ERROR_CODES, type ErrorCode } from '../functions/shared/errors.ts';
 import { acknowledge } from './acknowledge.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
@@ -130,8 +131,8 @@ export class StatelessStack extends Stack {
         bundleBucket,
         secretsPrefix: props.secretsPrefix,
         environment: {
-          PLATFORM_PUBLIC_URL: publicUrl,
-          ...(runsAgents(module) ? { PLATFORM_MAX_CALL_SECONDS: String(Math.max(1, callTimeout - 1)) } : {}),
+          [ENV.publicUrl]: publicUrl,
+          ...(runsAgents(module) ? { [ENV.maxCallSeconds]: String(Math.max(1, callTimeout - 1)) } : {}),
         },
         ...(runsAgents(module)
           ? { functionProps: { timeout: Duration.seconds(callTimeout + 5), memorySize: 1024 } }

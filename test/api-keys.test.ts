@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { hashApiKey } from '../functions/core/api-keys/api-key-secret.ts';
 import { deleteApiKey } from '../functions/core/api-keys/api-keys.ts';
 import { keys } from '../functions/core/keys.ts';
-import { SQLITE_FILE } from '../functions/platform/deps.ts';
+import { SQLITE_FILE } from '../functions/platform/local-deps.ts';
 import type { PlatformError } from '../functions/shared/errors.ts';
 import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 

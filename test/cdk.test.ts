@@ -13,6 +13,7 @@ import { build } from 'esbuild';
 import { loadedAtStart } from '../bench/bundle-sizes.ts';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.ts';
 import { RUNNER_BOOTSTRAP } from '../functions/containers/sandbox-protocol.ts';
+import { parseConfig } from '../functions/platform/config.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { ERROR_CODES } from '../functions/shared/errors.ts';
 import { addAgenthostStacks } from '../lib/agenthost-app.ts';
@@ -1141,6 +1142,46 @@ describe('stateless stack: what to watch (docs/deploy.md)', () => {
     });
     assert.equal(alarms.length, functions.length + 2);
     statelessTemplate.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+});
+
+describe('settings (functions/ports/config.ts DEPLOYMENT_SETTINGS)', () => {
+  /** A function's environment as it runs: tokens (refs, imports) as plain values, Lambda's region added. */
+  const runtimeEnvironment = (vars: Record<string, unknown>) => ({
+    AWS_REGION: 'eu-west-1',
+    ...Object.fromEntries(
+      Object.entries(vars).map(([name, value]) => [
+        name,
+        typeof value === 'string'
+          ? value
+          : name.endsWith('_URL')
+            ? 'https://x.example.test'
+            : `token-${name}`,
+      ]),
+    ),
+  });
+
+  test('every function starts: its environment has what its deployment and capabilities need', () => {
+    const functions = resourcesOfType('AWS::Lambda::Function');
+    assert.ok(functions.length >= MODULES.length);
+    for (const [id, fn] of functions) {
+      const vars = (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
+        ?.Variables;
+      // The custom resources CDK adds have no platform settings.
+      if (vars?.PLATFORM_MODE !== 'aws') continue;
+      assert.doesNotThrow(() => parseConfig(runtimeEnvironment(vars)), id);
+    }
+  });
+
+  test('a function given part of a capability fails at start, naming every missing variable', () => {
+    const calls = statelessJson.Resources[functionLogicalId('calls')] as CfnResourceJson;
+    const vars = { ...(calls.Properties.Environment as { Variables: Record<string, unknown> }).Variables };
+    delete vars.PLATFORM_SANDBOX_SUBNETS;
+    delete vars.PLATFORM_SANDBOX_RUNNER_FILE;
+    assert.throws(
+      () => parseConfig(runtimeEnvironment(vars)),
+      /PLATFORM_SANDBOX_SUBNETS: is required when PLATFORM_SANDBOX_CLUSTER is set\n {2}PLATFORM_SANDBOX_RUNNER_FILE: is required/,
+    );
   });
 });
 

@@ -7,9 +7,12 @@ import { BatchGetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/clien
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbStore } from '../functions/adapters/aws/dynamodb-store.ts';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
+import { createAwsStore } from '../functions/platform/aws-deps.ts';
 import { ConfigError, parseConfig } from '../functions/platform/config.ts';
-import { createAwsStore, createDeps, createLocalStore } from '../functions/platform/deps.ts';
+import { createDeps } from '../functions/platform/deps.ts';
+import { createLocalStore } from '../functions/platform/local-deps.ts';
 import { systemClock } from '../functions/ports/clock.ts';
+import { ENV } from '../functions/shared/env-names.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -79,6 +82,56 @@ describe('configuration', () => {
       }).tableName,
       'agenthost-t1',
     );
+  });
+
+  it('checks each deployment’s settings at start, naming every missing variable in one error', () => {
+    const aws = { PLATFORM_MODE: 'aws', PLATFORM_TABLE_NAME: 'agenthost-t1' };
+    // What the stack sets together (the ECS sandbox here) comes all or none, with what it relies on.
+    assert.throws(
+      () => parseConfig({ ...aws, PLATFORM_SANDBOX_CLUSTER: 'sandbox' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        [
+          'PLATFORM_SANDBOX_TASK_DEFINITION',
+          'PLATFORM_SANDBOX_SUBNETS',
+          'PLATFORM_SANDBOX_SECURITY_GROUPS',
+          'PLATFORM_SANDBOX_RUNNER_FILE',
+          'PLATFORM_BUNDLE_BUCKET',
+          'AWS_REGION',
+        ].every((name) =>
+          err.message.includes(`${name}: is required when PLATFORM_SANDBOX_CLUSTER is set`),
+        ) &&
+        !err.message.includes('PLATFORM_SANDBOX_CLUSTER:'),
+    );
+    assert.throws(
+      () => parseConfig({ ...aws, PLATFORM_SCHEDULE_TARGET_ARN: 'arn:fire' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /PLATFORM_SCHEDULE_ROLE_ARN: is required/.test(err.message) &&
+        /PLATFORM_SCHEDULE_DLQ_ARN: is required/.test(err.message) &&
+        /PLATFORM_SCHEDULE_GROUP: is required when PLATFORM_SCHEDULE_TARGET_ARN is set/.test(err.message),
+    );
+    assert.throws(
+      () => parseConfig({ ...aws, PLATFORM_SERVICES_DOMAIN: 'services.example.com' }),
+      /PLATFORM_SERVICES_CLUSTER: is required when PLATFORM_SERVICES_DOMAIN is set/,
+    );
+    // A function without the capability has none of them, and starts; locally none is needed.
+    assert.equal(parseConfig(aws).sandboxCluster, undefined);
+    assert.equal(parseConfig({ PLATFORM_SANDBOX_CLUSTER: 'ignored-locally' }).mode, 'local');
+  });
+
+  it('reads every variable of ENV into the setting it names', () => {
+    const config = parseConfig({
+      ANTHROPIC_BASE_URL: 'https://a.example',
+      PLATFORM_SERVICES_VPC_ID: 'vpc-1',
+    });
+    assert.equal(config.llm.anthropic.baseUrl, 'https://a.example');
+    assert.equal(config.services.vpcId, 'vpc-1');
+    assert.deepEqual(config.llm.ollama, { apiKey: undefined, baseUrl: undefined, defaultModel: undefined });
+    for (const [setting, name] of Object.entries(ENV)) {
+      assert.match(name, /^[A-Z][A-Z0-9_]*$/, setting);
+    }
+    assert.equal(new Set(Object.values(ENV)).size, Object.keys(ENV).length, 'one variable per setting');
   });
 
   it('builds the adapters of its mode, and each adapter refuses the other mode', async () => {

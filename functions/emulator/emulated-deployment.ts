@@ -6,6 +6,7 @@ import { removeStaleRuns } from '../adapters/local/bwrap/run-dir.ts';
 import { BwrapSandbox } from '../adapters/local/bwrap/sandboxes.ts';
 import { ADMIN_KEY_FILE, type BootstrapResult, bootstrapOwner } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
+import { ENV } from '../shared/env-names.ts';
 import { ApiGatewayEmulator } from './api-gateway-emulator.ts';
 import { ApplicationAutoScalingEmulator } from './application-auto-scaling-emulator.ts';
 import { TemplateResolver } from './cloudformation-template.ts';
@@ -253,7 +254,7 @@ export async function startEmulatedDeployment(
       AWS_ENDPOINT_URL_ECS: ecsEndpoint,
       AWS_ENDPOINT_URL_SCHEDULER: schedulerEndpoint,
       AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint,
-      AWS_ENDPOINT_URL_S3: s3Endpoint,
+      [ENV.s3Endpoint]: s3Endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint,
       AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
       AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2: elbEndpoint,
@@ -339,16 +340,16 @@ function lambdaFunctions(
       environment[k] = value.startsWith('/var/task/') ? join(dir, value.slice('/var/task/'.length)) : value;
     }
     // The API is reached where the emulator serves it, not at an execute-api host.
-    if ('PLATFORM_PUBLIC_URL' in environment) environment.PLATFORM_PUBLIC_URL = options.publicUrl;
+    if (ENV.publicUrl in environment) environment[ENV.publicUrl] = options.publicUrl;
     // Stripe is outside AWS: a Stripe test double's address (STRIPE_API_BASE) reaches the functions
     // that take payments (docs/deploy.md lists what the emulator adds beyond the template).
-    if ('PLATFORM_STRIPE_SECRET_ARN' in environment && options.stripeApiBase) {
-      environment.STRIPE_API_BASE = options.stripeApiBase;
+    if (ENV.stripeSecretArn in environment && options.stripeApiBase) {
+      environment[ENV.stripeApiBase] = options.stripeApiBase;
     }
     // Service URLs name the load balancer's loopback front (plain HTTP on its port), not https on 443.
-    if ('PLATFORM_SERVICES_DOMAIN' in environment && options.servicesPort !== undefined) {
-      environment.PLATFORM_SERVICES_URL_SCHEME = 'http';
-      environment.PLATFORM_SERVICES_URL_PORT = String(options.servicesPort);
+    if (ENV.servicesDomain in environment && options.servicesPort !== undefined) {
+      environment[ENV.servicesUrlScheme] = 'http';
+      environment[ENV.servicesUrlPort] = String(options.servicesPort);
     }
     const memoryMb = Number(p.MemorySize ?? 128);
     const runtime = String(p.Runtime ?? 'nodejs');
@@ -368,7 +369,7 @@ function lambdaFunctions(
         TZ: ':UTC',
         LANG: 'en_US.UTF-8',
         LAMBDA_TASK_ROOT: dir,
-        AWS_REGION: options.region,
+        [ENV.awsRegion]: options.region,
         AWS_DEFAULT_REGION: options.region,
         AWS_EXECUTION_ENV: `AWS_Lambda_${runtime}`,
         AWS_LAMBDA_FUNCTION_NAME: name,

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStore } from '../adapters/aws/dynamodb-store.ts';
 import { type Config, parseConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
+import { ENV } from '../shared/env-names.ts';
 import type { EmulatedEndpoints } from './emulated-endpoints.ts';
 import { S3_EMULATOR_CREDENTIALS } from './s3-emulator.ts';
 
@@ -11,13 +12,13 @@ import { S3_EMULATOR_CREDENTIALS } from './s3-emulator.ts';
  */
 export async function emulatedTableDeps(config: Config, endpoints: EmulatedEndpoints): Promise<Deps> {
   const awsConfig = parseConfig({
-    PLATFORM_MODE: 'aws',
-    PLATFORM_TABLE_NAME: endpoints.tableName,
-    PLATFORM_DATA_DIR: config.dataDir,
-    PLATFORM_LOG_LEVEL: 'silent',
-    AWS_REGION: endpoints.region,
-    PLATFORM_BOOTSTRAP_TIER: config.bootstrapTier,
-    ...(config.bootstrapApiKey ? { PLATFORM_BOOTSTRAP_API_KEY: config.bootstrapApiKey } : {}),
+    [ENV.mode]: 'aws',
+    [ENV.tableName]: endpoints.tableName,
+    [ENV.dataDir]: config.dataDir,
+    [ENV.logLevel]: 'silent',
+    [ENV.awsRegion]: endpoints.region,
+    [ENV.bootstrapTier]: config.bootstrapTier,
+    ...(config.bootstrapApiKey ? { [ENV.bootstrapApiKey]: config.bootstrapApiKey } : {}),
   });
   const client = new DynamoDBClient({
     endpoint: endpoints.dynamodbEndpoint,

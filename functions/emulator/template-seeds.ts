@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../platform/config.ts';
+import { ENV } from '../shared/env-names.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
 import type { AsyncInvokeConfig } from './lambda-async-invocations.ts';
 import type { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
@@ -14,13 +15,13 @@ import type { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
 function providerSecret(config: Config): string {
   const { anthropic, openai, google, ollama } = config.llm;
   const entries: [string, string | undefined][] = [
-    ['ANTHROPIC_API_KEY', anthropic.apiKey],
-    ['ANTHROPIC_BASE_URL', anthropic.baseUrl],
-    ['OPENAI_API_KEY', openai.apiKey],
-    ['OPENAI_BASE_URL', openai.baseUrl],
-    ['GOOGLE_GENERATIVE_AI_API_KEY', google.apiKey],
-    ['GOOGLE_GENERATIVE_AI_BASE_URL', google.baseUrl],
-    ['OLLAMA_BASE_URL', ollama.baseUrl],
+    [ENV.anthropicApiKey, anthropic.apiKey],
+    [ENV.anthropicBaseUrl, anthropic.baseUrl],
+    [ENV.openaiApiKey, openai.apiKey],
+    [ENV.openaiBaseUrl, openai.baseUrl],
+    [ENV.googleApiKey, google.apiKey],
+    [ENV.googleBaseUrl, google.baseUrl],
+    [ENV.ollamaBaseUrl, ollama.baseUrl],
   ];
   return JSON.stringify(Object.fromEntries(entries.filter(([, v]) => v !== undefined)));
 }
@@ -57,9 +58,9 @@ export function seedTemplateSecrets(
   config: Config,
 ): void {
   const fromEnvironment = new Map<string, string | undefined>();
-  for (const arn of secretArnsNamedBy(resolver, 'PLATFORM_LLM_SECRET_ARN'))
+  for (const arn of secretArnsNamedBy(resolver, ENV.llmSecretArn))
     fromEnvironment.set(arn, providerSecret(config));
-  for (const arn of secretArnsNamedBy(resolver, 'PLATFORM_STRIPE_SECRET_ARN'))
+  for (const arn of secretArnsNamedBy(resolver, ENV.stripeSecretArn))
     fromEnvironment.set(arn, stripeSecret(config));
   for (const { stack, logicalId, resource } of resolver.resourcesOfType('AWS::SecretsManager::Secret')) {
     const p = resolver.resolve(stack, resource.Properties ?? {}, logicalId) as {

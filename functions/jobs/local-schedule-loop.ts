@@ -1,7 +1,8 @@
 import { advanceDueSchedule } from '../core/schedules/schedule-fire.ts';
 import { scheduleKeys } from '../core/schedules/schedule-record.ts';
 import { executeRun } from '../core/schedules/schedule-runs.ts';
-import { type Deps, LocalScheduler } from '../platform/deps.ts';
+import type { Deps } from '../platform/deps.ts';
+import { LocalScheduler } from '../platform/local-deps.ts';
 
 /** The loop never sleeps longer than this, so a missed wake-up or a clock jump is noticed. */
 const MAX_SLEEP_MS = 30_000;

@@ -1,83 +1,323 @@
+import { resolve } from 'node:path';
+import * as z from 'zod';
+import { ENV, type Setting } from '../shared/env-names.ts';
+
 /**
- * The platform's settings as core and the adapters read them: parsed and validated once by
- * functions/platform/config.ts (the only reader of the environment), handed to core in CoreDeps.
+ * The platform's settings as core and the adapters read them, and the one schema that defines
+ * them: each setting is declared once below (keyed as in shared/env-names.ts, which names its
+ * environment variable), and `Config` is the type the schema produces. functions/platform/config.ts
+ * (the only reader of the environment) parses the environment with it; core receives the result in
+ * CoreDeps.
  */
 
 export const TIERS = ['free', 'pro', 'team', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
 
-export interface Config {
-  mode: 'local' | 'aws';
-  host: string;
-  port: number;
-  dataDir: string;
-  bootstrapTier: Tier;
-  bootstrapApiKey: string | undefined;
-  tableName: string | undefined;
-  /** PLATFORM_EMULATOR_ASSEMBLY_DIR (npm run start:emulated). */
-  emulatorAssemblyDir: string | undefined;
-  dynamodbEndpoint: string | undefined;
-  awsRegion: string | undefined;
-  maxBodyBytes: number;
-  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-  publicUrl: string | undefined;
-  /** The most a call may run (below API Gateway's integration timeout in AWS). */
-  maxCallSeconds: number;
-  sandbox: 'bubblewrap' | 'unisolated' | 'ecs';
-  /** PLATFORM_SANDBOX_HOST_PORTS: host loopback ports egress sandboxes may reach (local). */
-  sandboxHostPorts: number[];
-  sandboxCluster: string | undefined;
-  sandboxTaskDefinition: string | undefined;
-  sandboxSubnets: string[];
-  sandboxSecurityGroups: string[];
-  /** The ECS sandbox's bundled runner (in the function's asset; set by the stack). */
-  sandboxRunnerFile: string | undefined;
-  secretsPrefix: string;
-  secretsKmsKeyId: string | undefined;
-  bundleBucket: string | undefined;
-  /** AWS_ENDPOINT_URL_S3: S3 elsewhere than AWS (the emulated deployment's). */
-  s3Endpoint: string | undefined;
-  bundleKmsKeyId: string | undefined;
-  schedulerConcurrency: number;
-  scheduleGroup: string | undefined;
-  scheduleTargetArn: string | undefined;
-  scheduleRoleArn: string | undefined;
-  scheduleDlqArn: string | undefined;
-  alertsFunction: string | undefined;
-  serviceBackoffMs: number;
-  serviceHealthyMs: number;
-  serviceStartTimeoutMs: number;
-  reconcileGraceMs: number;
-  payments: {
-    kind: 'local' | 'stripe';
-    stripeSecretKey: string | undefined;
-    stripeWebhookSecret: string | undefined;
-    stripeApiBase: string | undefined;
-    stripeSecretArn: string | undefined;
-  };
-  services: {
-    cluster: string | undefined;
-    subnets: string[];
-    securityGroups: string[];
-    executionRoleArn: string | undefined;
-    listenerArn: string | undefined;
-    vpcId: string | undefined;
-    domain: string | undefined;
-    logGroup: string | undefined;
-    image: string | undefined;
-    gatewayFile: string | undefined;
-    launcherFile: string | undefined;
-    urlScheme: 'https' | 'http';
-    urlPort: number | undefined;
-  };
-  llm: Record<'anthropic' | 'openai' | 'google' | 'ollama', LlmProviderConfig>;
-  /** PLATFORM_LLM_SECRET_ARN: the Secrets Manager secret holding the provider keys (AWS). */
-  llmSecretArn: string | undefined;
+/** A whole number from min to max. */
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const port = int(0, 65535);
+/** An optional setting: a non-empty string, a URL, or an ARN or key id. */
+const text = () => z.string().min(1).optional();
+const url = () => z.url().optional();
+const arn = () => z.string().min(1).max(2048).optional();
+
+function csv(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
-export interface LlmProviderConfig {
-  apiKey: string | undefined;
-  baseUrl: string | undefined;
-  /** Overrides the built-in default model of the provider. */
-  defaultModel: string | undefined;
+/** Every setting's schema, keyed by the setting (its variable is ENV[setting]). */
+const settings = {
+  mode: z.enum(['local', 'aws']).default('local'),
+  host: z.string().min(1).default('127.0.0.1'),
+  port: port.default(8787),
+  dataDir: z
+    .string()
+    .min(1)
+    .default('./.data')
+    .transform((v) => resolve(v)),
+  bootstrapTier: z.enum(TIERS).default('pro'),
+  bootstrapApiKey: z
+    .string()
+    .min(20, 'must be at least 20 characters')
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    // ahr_ marks run credentials (core/api-keys/api-key-secret.ts RUN_KEY_PREFIX), which no
+    // route but the call route accepts: such a bootstrap key could never authenticate.
+    .refine((v) => !v.startsWith('ahr_'), 'must not start with ahr_ (the prefix of run credentials)')
+    .optional(),
+  tableName: z.string().min(3).max(255).optional(),
+  // npm run start:emulated: where the synthesized cloud assembly is kept (and reused while the
+  // sources are unchanged); default <data dir>/aws/cdk.out.
+  emulatorAssemblyDir: z
+    .string()
+    .min(1)
+    .optional()
+    .transform((v) => (v ? resolve(v) : undefined)),
+  dynamodbEndpoint: url(),
+  awsRegion: text(),
+  maxBodyBytes: int(1024, 10 * 1024 * 1024).default(1024 * 1024),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  publicUrl: url(),
+  /** The most a call may run (below API Gateway's integration timeout in AWS). */
+  maxCallSeconds: int(1, 300).default(300),
+  // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only
+  // when the operator says so explicitly, without isolation.
+  sandbox: z.enum(['bubblewrap', 'unisolated', 'ecs']).optional(),
+  // Host loopback TCP ports that sandboxes with outbound network (always-on services,
+  // orchestrators) may reach at the same port on their own 127.0.0.1 (docs/sandbox.md). Nothing
+  // else on the host's loopback is reachable from a sandbox.
+  sandboxHostPorts: z
+    .string()
+    .regex(/^\s*\d{1,5}\s*(,\s*\d{1,5}\s*)*$/, 'must be a comma-separated list of TCP ports, e.g. 5432,6379')
+    .refine(
+      (v) => v.split(',').every((p) => Number(p) >= 1 && Number(p) <= 65535),
+      'every port must be 1-65535',
+    )
+    .optional()
+    .transform((v) => csv(v).map(Number)),
+  // The ECS sandbox (set by the stack on the calls function).
+  sandboxCluster: text(),
+  sandboxTaskDefinition: text(),
+  sandboxSubnets: text().transform(csv),
+  sandboxSecurityGroups: text().transform(csv),
+  /** The ECS sandbox's bundled runner (in the function's asset; set by the stack). */
+  sandboxRunnerFile: text(),
+  secretsPrefix: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_+=.@-]+(?:\/[A-Za-z0-9_+=.@-]+)*$/,
+      'must be a Secrets Manager name prefix such as agenthost/prod',
+    )
+    .max(200)
+    .default('agenthost'),
+  secretsKmsKeyId: arn(),
+  bundleBucket: z.string().min(3).max(63).optional(),
+  // The AWS SDK's own variable for an S3-compatible endpoint (the S3 client reads it itself); read
+  // here too so the URLs the platform signs without the client name the same endpoint (the
+  // emulated deployment's).
+  s3Endpoint: url(),
+  bundleKmsKeyId: arn(),
+  // Schedules. Locally: how many scheduled runs the in-process loop runs at once. In AWS (set by
+  // the stack): the EventBridge Scheduler group, the fire Lambda, the role Scheduler assumes to
+  // invoke it, the dead-letter queue, and the alert-delivery Lambda.
+  schedulerConcurrency: int(1, 1000).default(64),
+  scheduleGroup: z.string().min(1).max(64).optional(),
+  scheduleTargetArn: arn(),
+  scheduleRoleArn: arn(),
+  scheduleDlqArn: arn(),
+  alertsFunction: z.string().min(1).max(256).optional(),
+  // Always-on services (docs/services.md): the first restart backoff (doubling, capped at 30 s),
+  // how long an app must stay up for its restart-failure counter to reset, and how long it may
+  // take to listen on its port after starting.
+  serviceBackoffMs: int(10, 60_000).default(1000),
+  serviceHealthyMs: int(100, 3_600_000).default(60_000),
+  serviceStartTimeoutMs: int(500, 600_000).default(60_000),
+  // AWS services (set by the stack): the cluster, the task network, the execution role, the
+  // HTTPS listener and its VPC, the domain of service URLs, the log group, the image, and the
+  // task programs bundled into the function's asset (the gateway and the app launcher).
+  servicesCluster: text(),
+  servicesSubnets: text().transform(csv),
+  servicesSecurityGroups: text().transform(csv),
+  servicesExecutionRoleArn: text(),
+  servicesListenerArn: text(),
+  servicesVpcId: text(),
+  servicesDomain: z.string().min(1).max(200).optional(),
+  servicesLogGroup: text(),
+  servicesImage: text(),
+  servicesGatewayFile: text(),
+  servicesLauncherFile: text(),
+  // Where the services' load balancer answers, when not at https://<host> (443): the emulated
+  // deployment's plain-HTTP loopback front sets http and its port (docs/deploy.md).
+  servicesUrlScheme: z.enum(['https', 'http']).default('https'),
+  servicesUrlPort: int(1, 65535).optional(),
+  // Payments (docs/billing.md): local checkout pages, or Stripe. Stripe's keys come from the
+  // environment, or in AWS from the Secrets Manager secret the stack names (JSON with
+  // secret_key and webhook_secret). STRIPE_API_BASE points the SDK elsewhere (tests).
+  payments: z.enum(['local', 'stripe']).optional(),
+  // A paid call's charge still pending this long after its deadline is refunded (docs/billing.md).
+  reconcileGraceMs: int(0, 3_600_000).default(60_000),
+  stripeSecretKey: text(),
+  stripeWebhookSecret: text(),
+  stripeApiBase: url(),
+  stripeSecretArn: text(),
+  // LLM providers, under the vendors' usual names. In AWS the stack keeps them in one Secrets
+  // Manager secret (JSON with the same names) and gives the run functions its ARN instead.
+  llmSecretArn: text(),
+  anthropicApiKey: text(),
+  anthropicBaseUrl: url(),
+  openaiApiKey: text(),
+  openaiBaseUrl: url(),
+  googleApiKey: text(),
+  googleBaseUrl: url(),
+  ollamaBaseUrl: url(),
+  // Platform default model per provider (the last step of model resolution).
+  anthropicDefaultModel: text(),
+  openaiDefaultModel: text(),
+  googleDefaultModel: text(),
+  ollamaDefaultModel: text(),
+} satisfies Record<Setting, z.ZodType>;
+
+/** The settings the provider-keys secret may hold (docs/deploy.md). */
+const PROVIDER_SECRET_SETTINGS = [
+  'anthropicApiKey',
+  'anthropicBaseUrl',
+  'openaiApiKey',
+  'openaiBaseUrl',
+  'googleApiKey',
+  'googleBaseUrl',
+  'ollamaBaseUrl',
+] as const;
+type ProviderSecretSetting = (typeof PROVIDER_SECRET_SETTINGS)[number];
+
+/**
+ * The provider-keys secret: a JSON object under the environment's names of these settings, with
+ * their rules, and nothing else.
+ */
+export const providerSecretSchema = z.strictObject(
+  Object.fromEntries(PROVIDER_SECRET_SETTINGS.map((k) => [ENV[k], settings[k]])) as {
+    [K in ProviderSecretSetting as (typeof ENV)[K]]: (typeof settings)[K];
+  },
+);
+
+/**
+ * What each deployment needs before anything starts. `required`: settings it cannot run without.
+ * `together`: settings the stack sets together when it grants a function a capability (the ECS
+ * sandbox, schedule targets, always-on services): a function without the capability has none of
+ * them and starts; one that has any of them needs them all, and what they rely on (`needs`).
+ */
+export const DEPLOYMENT_SETTINGS = {
+  local: { required: [], together: {} },
+  aws: {
+    required: ['tableName'],
+    together: {
+      sandbox: {
+        all: [
+          'sandboxCluster',
+          'sandboxTaskDefinition',
+          'sandboxSubnets',
+          'sandboxSecurityGroups',
+          'sandboxRunnerFile',
+        ],
+        needs: ['bundleBucket', 'awsRegion'],
+      },
+      scheduleTargets: {
+        all: ['scheduleTargetArn', 'scheduleRoleArn', 'scheduleDlqArn'],
+        needs: ['scheduleGroup'],
+      },
+      services: {
+        all: [
+          'servicesCluster',
+          'servicesSubnets',
+          'servicesSecurityGroups',
+          'servicesExecutionRoleArn',
+          'servicesListenerArn',
+          'servicesVpcId',
+          'servicesDomain',
+          'servicesLogGroup',
+          'servicesImage',
+          'servicesGatewayFile',
+          'servicesLauncherFile',
+        ],
+        needs: ['bundleBucket', 'awsRegion'],
+      },
+    },
+  },
+} as const satisfies Record<
+  'local' | 'aws',
+  {
+    required: readonly Setting[];
+    together: Record<string, { all: readonly Setting[]; needs: readonly (Setting & keyof Config)[] }>;
+  }
+>;
+
+/** Whether a parsed setting has a value (an empty list, from an unset variable, has none). */
+const isSet = (v: unknown) => (Array.isArray(v) ? v.length > 0 : v !== undefined);
+
+/** The configuration schema: the environment's settings (keyed as ENV), checked and shaped into a Config. */
+export const configSchema = z
+  .object(settings)
+  .superRefine((s, ctx) => {
+    const missing = (setting: Setting, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [setting], message });
+    if (s.port !== 0 && s.sandboxHostPorts.includes(s.port)) {
+      missing(
+        'sandboxHostPorts',
+        `must not include the platform's own port (${s.port}): services are kept off it (docs/sandbox.md)`,
+      );
+    }
+    const deployment: {
+      required: readonly Setting[];
+      together: Record<string, { all: readonly Setting[]; needs: readonly Setting[] }>;
+    } = DEPLOYMENT_SETTINGS[s.mode];
+    for (const r of deployment.required) {
+      if (!isSet(s[r])) missing(r, `is required when ${ENV.mode}=${s.mode}`);
+    }
+    for (const { all, needs } of Object.values(deployment.together)) {
+      const given = all.find((k) => isSet(s[k]));
+      if (!given) continue;
+      for (const k of [...all, ...needs]) {
+        if (!isSet(s[k])) missing(k, `is required when ${ENV[given]} is set`);
+      }
+    }
+  })
+  .transform(shape);
+
+/**
+ * Settings grouped in Config under a prefix of their key: `services.vpcId` is servicesVpcId,
+ * `llm.openai.baseUrl` openaiBaseUrl; Stripe's keep their names under `payments`.
+ */
+const GROUPED = /^(services|stripe|anthropic|openai|google|ollama)(.)(.*)$/;
+const PROVIDERS = ['anthropic', 'openai', 'google', 'ollama'] as const;
+
+/** The parsed settings, flat (as keyed in ENV). */
+type Flat = z.output<z.ZodObject<typeof settings>>;
+/** The settings under `prefix`, keyed by the rest of their key. */
+type Prefixed<P extends string> = {
+  [K in keyof Flat as K extends `${P}${infer R}` ? Uncapitalize<R> : never]: Flat[K];
+};
+type Ungrouped = {
+  [K in keyof Flat as K extends `${(typeof PROVIDERS)[number] | 'services' | 'stripe' | 'sandbox' | 'payments'}`
+    ? never
+    : K extends `${(typeof PROVIDERS)[number] | 'services' | 'stripe'}${string}`
+      ? never
+      : K]: Flat[K];
+};
+
+/** T with every key present: an optional setting is `undefined` when unset, never absent from the type. */
+type Complete<T> = {
+  [K in keyof Required<T>]: Pick<T, K> extends Required<Pick<T, K>> ? T[K] : T[K] | undefined;
+};
+
+export type LlmProviderConfig = Complete<Prefixed<'anthropic'>>;
+
+/** The platform's settings, as the schema produces them. */
+export type Config = Complete<Ungrouped> & {
+  sandbox: NonNullable<Flat['sandbox']>;
+  payments: { kind: NonNullable<Flat['payments']> } & Complete<Pick<Flat, keyof Flat & `stripe${string}`>>;
+  services: Complete<Prefixed<'services'>>;
+  llm: Record<(typeof PROVIDERS)[number], LlmProviderConfig>;
+};
+
+/** The flat settings in Config's shape: the groups nested, the defaults that depend on the mode filled in. */
+function shape(s: Flat): Config {
+  const c: Record<string, unknown> = {};
+  const groups: Record<string, Record<string, unknown>> = { services: {}, stripe: {} };
+  for (const p of PROVIDERS) groups[p] = { apiKey: undefined };
+  for (const k of Object.keys(settings) as Setting[]) {
+    const m = GROUPED.exec(k);
+    if (!m) c[k] = s[k];
+    else
+      (groups[m[1] as string] as Record<string, unknown>)[
+        m[1] === 'stripe' ? k : (m[2] as string).toLowerCase() + m[3]
+      ] = s[k];
+  }
+  const aws = s.mode === 'aws';
+  c.sandbox = s.sandbox ?? (aws ? 'ecs' : 'bubblewrap');
+  c.payments = { kind: s.payments ?? (aws ? 'stripe' : 'local'), ...groups.stripe };
+  c.services = groups.services;
+  c.llm = Object.fromEntries(PROVIDERS.map((p) => [p, groups[p]]));
+  return c as Config;
 }

@@ -3,6 +3,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge } from '../acknowledge.ts';
 import { JOB_ACCESS } from '../module-access.ts';
 import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
@@ -58,7 +59,7 @@ export class BillingJobs extends Construct {
   /** The billing function takes Stripe payments with the keys in this secret. */
   grantPayments(fn: PlatformFunction): void {
     this.stripeSecret.grantRead(fn.role);
-    fn.function.addEnvironment('PLATFORM_PAYMENTS', 'stripe');
-    fn.function.addEnvironment('PLATFORM_STRIPE_SECRET_ARN', this.stripeSecret.secretArn);
+    fn.function.addEnvironment(ENV.payments, 'stripe');
+    fn.function.addEnvironment(ENV.stripeSecretArn, this.stripeSecret.secretArn);
   }
 }

@@ -1,5 +1,6 @@
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge } from '../acknowledge.ts';
 import type { PlatformFunction } from './platform-function.ts';
 
@@ -17,8 +18,7 @@ export class LlmProviderKeys extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
     this.secret = new secretsmanager.Secret(this, 'Secret', {
-      description:
-        'agenthost: model provider API keys, JSON such as {"ANTHROPIC_API_KEY": "...", "OPENAI_API_KEY": "..."} (docs/deploy.md)',
+      description: `agenthost: model provider API keys, JSON such as {"${ENV.anthropicApiKey}": "...", "${ENV.openaiApiKey}": "..."} (docs/deploy.md)`,
       secretObjectValue: {},
     });
     acknowledge(this.secret, [
@@ -33,6 +33,6 @@ export class LlmProviderKeys extends Construct {
   /** A function that calls models: the secret's ARN in PLATFORM_LLM_SECRET_ARN, and read access to it alone. */
   grantRead(fn: PlatformFunction): void {
     this.secret.grantRead(fn.role);
-    fn.function.addEnvironment('PLATFORM_LLM_SECRET_ARN', this.secret.secretArn);
+    fn.function.addEnvironment(ENV.llmSecretArn, this.secret.secretArn);
   }
 }

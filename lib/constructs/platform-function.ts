@@ -17,6 +17,7 @@ import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
 import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { buildContainerProgram, containerProgramFile, containerProgramsOf } from '../container-programs.ts';
 import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lambda-bundling.ts';
@@ -169,13 +170,13 @@ export class PlatformFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       environment: {
-        PLATFORM_LOG_LEVEL: 'info',
-        PLATFORM_SECRETS_PREFIX: props.secretsPrefix,
+        [ENV.logLevel]: 'info',
+        [ENV.secretsPrefix]: props.secretsPrefix,
         ...props.environment,
         ...envOverrides,
-        PLATFORM_MODE: 'aws',
-        PLATFORM_TABLE_NAME: props.table.name,
-        PLATFORM_BUNDLE_BUCKET: props.bundleBucket.name,
+        [ENV.mode]: 'aws',
+        [ENV.tableName]: props.table.name,
+        [ENV.bundleBucket]: props.bundleBucket.name,
       },
     });
 

@@ -11,6 +11,7 @@ import {
 } from '../../functions/adapters/aws/ecs-sandbox-staging.ts';
 import { SANDBOX_CONTAINER_NAME } from '../../functions/adapters/aws/ecs-sandbox-task.ts';
 import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { containerProgramFile } from '../container-programs.ts';
 import type { PlatformFunction, SharedResource } from './platform-function.ts';
@@ -229,22 +230,19 @@ export class SandboxCluster extends Construct {
    */
   grantRun(fn: PlatformFunction): void {
     const stack = Stack.of(this);
-    fn.function.addEnvironment('PLATFORM_SANDBOX_CLUSTER', this.cluster.clusterName);
-    fn.function.addEnvironment('PLATFORM_SANDBOX_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
+    fn.function.addEnvironment(ENV.sandboxCluster, this.cluster.clusterName);
+    fn.function.addEnvironment(ENV.sandboxTaskDefinition, this.taskDefinition.taskDefinitionArn);
     fn.function.addEnvironment(
-      'PLATFORM_SANDBOX_SUBNETS',
+      ENV.sandboxSubnets,
       Fn.join(
         ',',
         this.vpc.isolatedSubnets.map((s) => s.subnetId),
       ),
     );
-    fn.function.addEnvironment('PLATFORM_SANDBOX_SECURITY_GROUPS', this.securityGroup.securityGroupId);
+    fn.function.addEnvironment(ENV.sandboxSecurityGroups, this.securityGroup.securityGroupId);
     // The bundled runner, which the platform-function construct writes into the asset of every
     // function with sandbox access; each run uploads it for the task's bootstrap.
-    fn.function.addEnvironment(
-      'PLATFORM_SANDBOX_RUNNER_FILE',
-      `/var/task/${containerProgramFile('sandbox-runner')}`,
-    );
+    fn.function.addEnvironment(ENV.sandboxRunnerFile, `/var/task/${containerProgramFile('sandbox-runner')}`);
 
     const tasks = stack.formatArn({
       service: 'ecs',

@@ -4,6 +4,7 @@ import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { JOB_ACCESS } from '../module-access.ts';
 import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
@@ -61,8 +62,8 @@ export class ScheduleFiring extends Construct {
       entry: `${PROJECT_ROOT}/functions/jobs/schedule-fire.ts`,
       access: JOB_ACCESS['schedule-fire'],
       environment: {
-        PLATFORM_PUBLIC_URL: props.publicUrl,
-        PLATFORM_MAX_CALL_SECONDS: String(FIRE_RUN_SECONDS),
+        [ENV.publicUrl]: props.publicUrl,
+        [ENV.maxCallSeconds]: String(FIRE_RUN_SECONDS),
       },
       // EventBridge Scheduler invokes asynchronously: its retry policy covers only the delivery
       // (throttling, a missing function). What happens after, a failed invocation (the store
@@ -134,7 +135,7 @@ export class ScheduleFiring extends Construct {
 
   private allowOnSchedules(fn: PlatformFunction, actions: string[]): void {
     fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [this.schedulesArn()] }));
-    fn.function.addEnvironment('PLATFORM_SCHEDULE_GROUP', this.group.name as string);
+    fn.function.addEnvironment(ENV.scheduleGroup, this.group.name as string);
     acknowledge(fn.role, [
       {
         id: `AwsSolutions-IAM5[Resource::${cdkNagName(Stack.of(this).resolve(this.schedulesArn()))}]`,
@@ -163,9 +164,9 @@ export class ScheduleFiring extends Construct {
         conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
       }),
     );
-    fn.function.addEnvironment('PLATFORM_SCHEDULE_TARGET_ARN', this.fireFunction.function.functionArn);
-    fn.function.addEnvironment('PLATFORM_SCHEDULE_ROLE_ARN', this.invokeRole.roleArn);
-    fn.function.addEnvironment('PLATFORM_SCHEDULE_DLQ_ARN', this.deadLetters.queueArn);
+    fn.function.addEnvironment(ENV.scheduleTargetArn, this.fireFunction.function.functionArn);
+    fn.function.addEnvironment(ENV.scheduleRoleArn, this.invokeRole.roleArn);
+    fn.function.addEnvironment(ENV.scheduleDlqArn, this.deadLetters.queueArn);
   }
 
   /** May queue alert deliveries: an asynchronous invoke of the alert-delivery function. */
@@ -177,6 +178,6 @@ export class ScheduleFiring extends Construct {
         resources: [this.alertsFunction.function.functionArn],
       }),
     );
-    fn.function.addEnvironment('PLATFORM_ALERTS_FUNCTION', this.alertsFunction.function.functionName);
+    fn.function.addEnvironment(ENV.alertsFunction, this.alertsFunction.function.functionName);
   }
 }

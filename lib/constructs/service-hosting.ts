@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { SERVICE_PROGRAMS_PREFIX } from '../../functions/adapters/aws/ecs-service-names.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { containerProgramFile } from '../container-programs.ts';
 import { JOB_ACCESS } from '../module-access.ts';
@@ -272,18 +273,18 @@ export class ServiceHosting extends Construct {
     allow(['s3:PutObject', 's3:GetObject'], [programs]);
 
     const env: Record<string, string> = {
-      PLATFORM_SERVICES_CLUSTER: this.cluster.clusterName,
-      PLATFORM_SERVICES_SUBNETS: this.vpc.privateSubnets.map((s) => s.subnetId).join(','),
-      PLATFORM_SERVICES_SECURITY_GROUPS: this.taskSecurityGroup.securityGroupId,
-      PLATFORM_SERVICES_EXECUTION_ROLE_ARN: this.executionRole.roleArn,
-      PLATFORM_SERVICES_LISTENER_ARN: this.listener.listenerArn,
-      PLATFORM_SERVICES_VPC_ID: this.vpc.vpcId,
-      PLATFORM_SERVICES_DOMAIN: this.props.domain,
-      PLATFORM_SERVICES_LOG_GROUP: this.logGroup.logGroupName,
-      PLATFORM_SERVICES_IMAGE: SERVICE_IMAGE,
+      [ENV.servicesCluster]: this.cluster.clusterName,
+      [ENV.servicesSubnets]: this.vpc.privateSubnets.map((s) => s.subnetId).join(','),
+      [ENV.servicesSecurityGroups]: this.taskSecurityGroup.securityGroupId,
+      [ENV.servicesExecutionRoleArn]: this.executionRole.roleArn,
+      [ENV.servicesListenerArn]: this.listener.listenerArn,
+      [ENV.servicesVpcId]: this.vpc.vpcId,
+      [ENV.servicesDomain]: this.props.domain,
+      [ENV.servicesLogGroup]: this.logGroup.logGroupName,
+      [ENV.servicesImage]: SERVICE_IMAGE,
       // Written into the asset of every function with services access (platform-function.ts).
-      PLATFORM_SERVICES_GATEWAY_FILE: `/var/task/${containerProgramFile('service-gateway')}`,
-      PLATFORM_SERVICES_LAUNCHER_FILE: `/var/task/${containerProgramFile('service-app-launcher')}`,
+      [ENV.servicesGatewayFile]: `/var/task/${containerProgramFile('service-gateway')}`,
+      [ENV.servicesLauncherFile]: `/var/task/${containerProgramFile('service-app-launcher')}`,
     };
     for (const [k, v] of Object.entries(env)) fn.function.addEnvironment(k, v);
 

@@ -8,6 +8,7 @@ import { createAccount } from '../../functions/core/accounts/account.ts';
 import { emulatedAdminKeyFile } from '../../functions/emulator/emulated-deployment.ts';
 import { ADMIN_KEY_FILE } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { type ApiResponse, type RequestOptions, requester } from './platform.ts';
 import { type RunningPlatform, startPlatformProcess } from './process.ts';
 
@@ -60,7 +61,7 @@ export async function startDeployment(
   let platform: RunningPlatform;
   try {
     platform = await startPlatformProcess(
-      { PLATFORM_DATA_DIR: dataDir, PLATFORM_EMULATOR_ASSEMBLY_DIR: SHARED_ASSEMBLY, ...env },
+      { [ENV.dataDir]: dataDir, [ENV.emulatorAssemblyDir]: SHARED_ASSEMBLY, ...env },
       // A first emulated start synthesizes the CDK app.
       kind === 'emulated' ? { args: ['start', '--emulated'], timeoutMs: 300_000 } : { timeoutMs: 30_000 },
     );
@@ -70,7 +71,7 @@ export async function startDeployment(
   }
   const { url } = platform;
   const ownerKey =
-    env.PLATFORM_BOOTSTRAP_API_KEY ??
+    env[ENV.bootstrapApiKey] ??
     (
       await readFile(
         kind === 'emulated' ? emulatedAdminKeyFile(dataDir) : join(dataDir, ADMIN_KEY_FILE),
@@ -88,9 +89,7 @@ export async function startDeployment(
     output: platform.output,
     request,
     async createAccount(org, tier = 'pro') {
-      const deps = await accountsDeps(
-        parseConfig({ PLATFORM_DATA_DIR: dataDir, PLATFORM_LOG_LEVEL: 'silent' }),
-      );
+      const deps = await accountsDeps(parseConfig({ [ENV.dataDir]: dataDir, [ENV.logLevel]: 'silent' }));
       try {
         const created = await createAccount(deps, { org, tier });
         return { key: created.api_key, accountId: created.account.id, workspaceId: created.workspace_id };

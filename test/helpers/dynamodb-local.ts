@@ -6,6 +6,7 @@ import {
   type DynamoDbEngine,
   startDynamoDbEngine,
 } from '../../functions/emulator/dynamodb-local.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 
 /**
  * DynamoDB Local for the tests (functions/emulator/dynamodb-local.ts): one engine per test process,
@@ -49,11 +50,11 @@ export async function startDynamoDbLocal(name = 'agenthost-test'): Promise<Dynam
     endpoint,
     tableName,
     env: {
-      PLATFORM_MODE: 'aws',
-      PLATFORM_TABLE_NAME: tableName,
-      PLATFORM_BUNDLE_BUCKET: 'agenthost-test-bundles',
-      PLATFORM_DYNAMODB_ENDPOINT: endpoint,
-      AWS_REGION: DYNAMODB_LOCAL_REGION,
+      [ENV.mode]: 'aws',
+      [ENV.tableName]: tableName,
+      [ENV.bundleBucket]: 'agenthost-test-bundles',
+      [ENV.dynamodbEndpoint]: endpoint,
+      [ENV.awsRegion]: DYNAMODB_LOCAL_REGION,
       AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL_CREDENTIALS.secretAccessKey,
     },

@@ -7,6 +7,7 @@ import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstr
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../functions/platform/deps.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { FakeClock } from './fake-clock.ts';
@@ -62,12 +63,12 @@ export async function startTestPlatform(
     // The SDK's default credential chain reads these; the fake ignores their values.
     process.env.AWS_ACCESS_KEY_ID ??= 'test';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
-    backendEnv = { ...dynamo.env, PLATFORM_BOOTSTRAP_API_KEY: generateApiKey() };
+    backendEnv = { ...dynamo.env, [ENV.bootstrapApiKey]: generateApiKey() };
   }
   const config = parseConfig({
-    PLATFORM_DATA_DIR: dataDir,
+    [ENV.dataDir]: dataDir,
     PORT: '0',
-    PLATFORM_LOG_LEVEL: 'silent',
+    [ENV.logLevel]: 'silent',
     ...backendEnv,
     ...env,
   });

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { ENV } from '../../functions/shared/env-names.ts';
 
 export const CLI = fileURLToPath(new URL('../../bin/agenthost.ts', import.meta.url));
 const CLOCK_AHEAD = new URL('./clock-ahead.ts', import.meta.url).href;
@@ -29,7 +30,7 @@ export async function startPlatformProcess(
     env: {
       ...process.env,
       PORT: '0',
-      PLATFORM_LOG_LEVEL: 'warn',
+      [ENV.logLevel]: 'warn',
       ...env,
       ...(options.clockAheadMs ? { AGENTHOST_TEST_CLOCK_AHEAD_MS: String(options.clockAheadMs) } : {}),
     },
@@ -84,7 +85,7 @@ export async function runCli(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, PLATFORM_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

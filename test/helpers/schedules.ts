@@ -1,5 +1,5 @@
 import { BackgroundNotifier } from '../../functions/adapters/local/background-notifier.ts';
-import { LocalScheduler } from '../../functions/platform/deps.ts';
+import { LocalScheduler } from '../../functions/platform/local-deps.ts';
 import type { FakeLlmProviders } from './fake-llm-providers.ts';
 import { type Backend, startTestPlatform, type TestPlatform } from './platform.ts';
 
