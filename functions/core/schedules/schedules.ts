@@ -15,7 +15,7 @@ import {
   HISTORY_DAYS,
   type ScheduleEvent,
   scheduleEventItem,
-  scheduleEventsPk,
+  scheduleEventKeys,
 } from './schedule-events.ts';
 import { failureStreakAlert } from './schedule-failure-streak.ts';
 import {
@@ -27,7 +27,7 @@ import {
   scheduleKeys,
   scheduleWrite,
 } from './schedule-record.ts';
-import { type RunRecord, runFromItem } from './schedule-run-record.ts';
+import { type RunRecord, runFromItem, runKeys } from './schedule-run-record.ts';
 import type {
   ScheduleCreateInput,
   ScheduleEventsQuery,
@@ -338,7 +338,7 @@ export async function listScheduleRuns(
   query: ScheduleRunsQuery,
 ): Promise<{ runs: Partial<RunRecord>[]; total: number }> {
   await loadSchedule(deps, auth, workspaceId, id, 'member', true);
-  const items = await queryAll(deps.store, { pk: scheduleKeys.runs(id), reverse: true });
+  const items = await queryAll(deps.store, { pk: runKeys.ofSchedule(id), reverse: true });
   const wanted = (r: RunRecord) =>
     !query.status ||
     (query.status === 'failed' ? r.status === 'error' || r.status === 'timeout' : r.status === query.status);
@@ -360,7 +360,7 @@ export async function listScheduleEvents(
   query: ScheduleEventsQuery,
 ): Promise<{ events: ScheduleEvent[]; total: number }> {
   await loadSchedule(deps, auth, workspaceId, id, 'member', true);
-  const items = await queryAll(deps.store, { pk: scheduleEventsPk(id), reverse: true });
+  const items = await queryAll(deps.store, { pk: scheduleEventKeys.ofSchedule(id), reverse: true });
   const all = items.map(eventFromItem).filter((e) => !query.type || e.type === query.type);
   return { events: all.slice(query.offset, query.offset + query.limit), total: all.length };
 }

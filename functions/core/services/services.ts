@@ -10,7 +10,12 @@ import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { checkEnv, mergeSecretNames } from './service-env.ts';
-import { type ServiceEvent, serviceEventFromItem, serviceEventItem } from './service-events.ts';
+import {
+  type ServiceEvent,
+  serviceEventFromItem,
+  serviceEventItem,
+  serviceEventKeys,
+} from './service-events.ts';
 import { fromServiceItem, type Service, serviceItem, serviceKeys } from './service-record.ts';
 import type {
   ServiceDeployInput,
@@ -153,10 +158,12 @@ export async function deployService(
     await deps.store.transactWrite([
       { put: serviceItem(service, 1, null), condition: cond.notExists() },
       {
+        name: 'name',
         put: { ...serviceKeys.name(workspaceId, service.name), service_id: service.id },
         condition: cond.notExists(),
       },
       {
+        name: 'counter',
         update: serviceKeys.counter(auth.accountId),
         spec: { add: { count: 1 } },
         condition: cond.or(cond.attrNotExists('count'), cond.lt('count', limits.services)),
@@ -172,13 +179,13 @@ export async function deployService(
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
-    if (err.reasons[1] === 'ConditionalCheckFailed') {
+    if (err.conditionFailed('name')) {
       throw new PlatformError(
         'CONFLICT',
         `A service named ${service.name} exists in this workspace; choose another name`,
       );
     }
-    if (err.reasons[2] === 'ConditionalCheckFailed') {
+    if (err.conditionFailed('counter')) {
       throw new PlatformError(
         'FORBIDDEN',
         `The ${auth.tier} plan allows ${limits.services} services at a time; delete one first`,
@@ -250,7 +257,7 @@ export async function getService(
   id: string,
 ): Promise<Service & { events: ServiceEvent[] }> {
   const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'member');
-  const page = await deps.store.query({ pk: serviceKeys.events(id), reverse: true, limit: 50 });
+  const page = await deps.store.query({ pk: serviceEventKeys.ofService(id), reverse: true, limit: 50 });
   return { ...stored.service, events: page.items.map(serviceEventFromItem) };
 }
 
@@ -476,7 +483,7 @@ export async function serviceLogs(
   let cursor: string | undefined;
   do {
     const page = await deps.store.query({
-      pk: serviceKeys.logs(id),
+      pk: serviceEventKeys.logs(id),
       sk: { between: [`LOG#${lo}`, `LOG#${hi}~`] },
       reverse: true,
       limit: 1000,
