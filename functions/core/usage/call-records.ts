@@ -2,9 +2,7 @@ import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 import { defineEntity } from '../entity.ts';
-
-/** Call records are kept this long (then the store's TTL removes them). */
-export const CALL_RECORD_RETENTION_DAYS = 90;
+import { CALL_RECORD_RETENTION_DAYS } from './call-record-retention.ts';
 
 // Loose: a log entry shows fields the gateway adds later (usage-reads.ts toLogEntry).
 const callRecordSchema = z.looseObject({
