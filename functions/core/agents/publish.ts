@@ -6,7 +6,7 @@ import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
 import { updateWithRevision } from '../revision.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
-import { followNewVersionServices } from '../services/services.ts';
+import { followNewVersionServices } from '../services/service-versions.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
