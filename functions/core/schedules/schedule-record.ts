@@ -4,33 +4,16 @@ import { cond, type Item, type TransactOp } from '../../ports/store.ts';
 import { nextRun } from '../../shared/cron.ts';
 import { defineEntity } from '../entity.ts';
 import { REVISION_OP, updateWithRevision } from '../revision.ts';
+import { scheduleSchema } from './schedule-schemas.ts';
 
+/** The stored fields: the API's schedule object (schedule-schemas.ts) plus its author. */
 const scheduleFields = {
+  ...scheduleSchema.shape,
   id: z.string(),
   workspace_id: z.string(),
-  agent: z.string(),
-  agent_version: z.string(),
-  pinned: z.boolean(),
-  auto_update: z.boolean(),
-  type: z.enum(['cron', 'webhook']),
-  cron_expression: z.string().nullable(),
-  timezone: z.string(),
-  input_data: z.record(z.string(), z.unknown()),
-  provider: z.string().nullable(),
-  enabled: z.boolean(),
   /** True when the platform disabled it after max_consecutive_failures; cleared on re-enable. */
   auto_disabled: z.boolean().default(false),
-  consecutive_failures: z.number(),
-  max_consecutive_failures: z.number(),
-  alert_webhook_url: z.string().nullable(),
-  alert_on_failure_count: z.number(),
-  next_run_at: z.string().nullable(),
-  last_run_at: z.string().nullable(),
-  last_status: z.string().nullable(),
-  total_runs: z.number(),
   created_by: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
 };
 
 export type Schedule = z.output<z.ZodObject<typeof scheduleFields>>;

@@ -3,32 +3,13 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 import { defineEntity } from '../entity.ts';
 import { CALL_RECORD_RETENTION_DAYS } from './call-record-retention.ts';
+import { callLogEntrySchema } from './usage-schemas.ts';
 
-// Loose: a log entry shows fields the gateway adds later (usage-reads.ts toLogEntry).
+// The log entry's fields (usage-schemas.ts) with the caller's key id and the sandbox and billing
+// figures. Loose: a log entry shows fields the gateway adds later (usage-reads.ts toLogEntry).
 const callRecordSchema = z.looseObject({
-  request_id: z.string(),
-  /** ISO 8601: when the call arrived. */
-  at: z.string(),
-  caller_account_id: z.string(),
+  ...callLogEntrySchema.shape,
   caller_key_id: z.string(),
-  /** X-Platform-Tenant, when the caller sent one. */
-  tenant: z.string().nullable(),
-  agent_id: z.string(),
-  org: z.string(),
-  agent: z.string(),
-  version: z.string(),
-  /** The agent's workspace: author-side usage is read by it. */
-  workspace_id: z.string(),
-  endpoint: z.string(),
-  status: z.enum(['success', 'error', 'timeout']),
-  error_code: z.string().nullable(),
-  http_status: z.number(),
-  duration_ms: z.number(),
-  provider: z.string().nullable(),
-  model: z.string().nullable(),
-  input_tokens: z.number(),
-  output_tokens: z.number(),
-  total_tokens: z.number(),
   /** Sandbox run time (code runtime, managed loop); 0 for direct-LLM calls. */
   compute_ms: z.number().optional(),
   /** Credits the caller paid for this call (a paid agent; 0 when refunded or free). */
