@@ -20,7 +20,7 @@ import { createAccount } from '../functions/core/accounts/account.ts';
 import { parseManifest } from '../functions/core/agents/manifest.ts';
 import { publishVersion } from '../functions/core/agents/publish.ts';
 import type { AuthContext } from '../functions/core/api-keys/api-keys.ts';
-import { scheduleKeys } from '../functions/core/schedules/schedule-record.ts';
+import { runKeys } from '../functions/core/schedules/schedule-run-record.ts';
 import { createSchedule } from '../functions/core/schedules/schedules.ts';
 import { startScheduleLoop } from '../functions/jobs/local-schedule-loop.ts';
 import { parseConfig } from '../functions/platform/config.ts';
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       if (clock.now().getTime() < slotAt) continue;
       runs = [];
       for (const id of ids)
-        runs.push(...((await queryAll(deps.store, { pk: scheduleKeys.runs(id) })) as never[]));
+        runs.push(...((await queryAll(deps.store, { pk: runKeys.ofSchedule(id) })) as never[]));
       if (runs.length >= SCHEDULES || Date.now() > deadline) break;
     }
     await loop.stop();

@@ -11,7 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { EventBridgeScheduler, ruleInput } from '../functions/adapters/aws/eventbridge-scheduler.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { claimSlot, fireScheduledSlot, MISSED_GRACE_MS } from '../functions/core/schedules/schedule-fire.ts';
-import { scheduleKeys } from '../functions/core/schedules/schedule-record.ts';
+import { runKeys } from '../functions/core/schedules/schedule-run-record.ts';
 import { type ScheduleLoop, startScheduleLoop } from '../functions/jobs/local-schedule-loop.ts';
 import { fire } from '../functions/jobs/schedule-fire.ts';
 import { queryAll } from '../functions/ports/store.ts';
@@ -36,7 +36,7 @@ describe('local firing: the in-process loop over the stored schedules', () => {
     return res.body;
   };
   const runsOf = async (id: string) =>
-    (await queryAll(p.deps.store, { pk: scheduleKeys.runs(id) })).map((i) => ({
+    (await queryAll(p.deps.store, { pk: runKeys.ofSchedule(id) })).map((i) => ({
       scheduled_time: i.scheduled_time as string,
       trigger: i.trigger as string,
       status: i.status as string,
@@ -241,7 +241,7 @@ describe('local firing on the real clock', () => {
       let runs: { started_at: string; scheduled_time: string }[] = [];
       while (runs.length === 0 && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 25));
-        runs = (await queryAll(p.deps.store, { pk: scheduleKeys.runs(created.body.id) })) as never;
+        runs = (await queryAll(p.deps.store, { pk: runKeys.ofSchedule(created.body.id) })) as never;
       }
       await loop.stop();
       assert.equal(runs.length, 1);
@@ -402,7 +402,7 @@ describe('local firing: a run longer than the interval', () => {
       await loop.tick();
       await loop.idle();
       await loop.stop();
-      const slots = (await queryAll(p.deps.store, { pk: scheduleKeys.runs(created.body.id) }))
+      const slots = (await queryAll(p.deps.store, { pk: runKeys.ofSchedule(created.body.id) }))
         .map((r) => r.scheduled_time)
         .sort();
       assert.deepEqual(slots, ['2026-09-01T10:01:00.000Z', '2026-09-01T10:02:00.000Z']);

@@ -646,6 +646,41 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
         assert.deepEqual(await store.get({ pk, sk: 'c' }), { pk, sk: 'c', v: 1 });
       });
 
+      it('names the failed ops: the error reports each named op whose condition failed', async () => {
+        const pk = partition('tx-named');
+        await store.put({ pk, sk: 'taken', v: 1 });
+        await store.put({ pk, sk: 'balance', credits: 3 });
+        await assert.rejects(
+          store.transactWrite([
+            { name: 'guard', put: { pk, sk: 'taken', v: 2 }, condition: cond.notExists() },
+            {
+              name: 'balance',
+              update: { pk, sk: 'balance' },
+              spec: { add: { credits: -5 } },
+              condition: cond.gte('credits', 5),
+            },
+            { name: 'entry', put: { pk, sk: 'entry', v: 1 }, condition: cond.notExists() },
+            { put: { pk, sk: 'unnamed', v: 1 } },
+          ]),
+          (err: unknown) => {
+            assert.ok(err instanceof TransactionCanceledError);
+            assert.deepEqual(err.failed, {
+              guard: 'ConditionalCheckFailed',
+              balance: 'ConditionalCheckFailed',
+            });
+            assert.ok(err.conditionFailed('guard'));
+            assert.ok(err.conditionFailed('balance'));
+            assert.ok(!err.conditionFailed('entry'));
+            assert.ok(!err.cancelledBy('entry'));
+            assert.match(err.message, /balance: ConditionalCheckFailed/);
+            return true;
+          },
+        );
+        assert.deepEqual(await store.get({ pk, sk: 'taken' }), { pk, sk: 'taken', v: 1 });
+        assert.deepEqual(await store.get({ pk, sk: 'balance' }), { pk, sk: 'balance', credits: 3 });
+        assert.equal(await store.get({ pk, sk: 'entry' }), undefined);
+      });
+
       it('applies put, update, delete and check together', async () => {
         const pk = partition('tx-ok');
         await store.put({ pk, sk: 'meta', count: 1, name: 'x' });

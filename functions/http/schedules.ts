@@ -1,9 +1,8 @@
+import { listScheduleEvents, listScheduleRuns } from '../core/schedules/schedule-history.ts';
 import {
   createSchedule,
   deleteSchedule,
   getSchedule,
-  listScheduleEvents,
-  listScheduleRuns,
   listSchedules,
   sendTestAlert,
   updateSchedule,

@@ -1,3 +1,4 @@
+import { updateServiceVersion } from '../core/services/service-versions.ts';
 import {
   deleteService,
   deployService,
@@ -6,7 +7,6 @@ import {
   patchService,
   restartService,
   serviceLogs,
-  updateServiceVersion,
 } from '../core/services/services.ts';
 import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';

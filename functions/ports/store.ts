@@ -85,11 +85,17 @@ export interface QueryPage {
   cursor?: string;
 }
 
-export type TransactOp =
+/**
+ * One operation of a transaction. `name` labels it for the caller: when the transaction is
+ * cancelled, the error says which named operations failed (`TransactionCanceledError.failed`), so
+ * callers match names, never positions.
+ */
+export type TransactOp = { name?: string } & (
   | { put: Item; condition?: Condition }
   | { update: ItemKey; spec: UpdateSpec; condition?: Condition }
   | { delete: ItemKey; condition?: Condition }
-  | { check: ItemKey; condition: Condition };
+  | { check: ItemKey; condition: Condition }
+);
 
 export interface Store {
   get(key: ItemKey): Promise<Item | undefined>;
@@ -120,15 +126,36 @@ export class ConditionFailedError extends Error {
 }
 
 /**
- * Thrown when a transaction is cancelled. `reasons[i]` is 'ConditionalCheckFailed' for the op
- * whose condition failed, 'None' otherwise. Nothing was written.
+ * Thrown when a transaction is cancelled. Nothing was written. `reasons[i]` is the adapter's code
+ * for op i: 'ConditionalCheckFailed' for an op whose condition failed, 'TransactionConflict' (DynamoDB)
+ * for one another write raced, 'None' otherwise. Callers ask by the ops' names: `conditionFailed`
+ * and `cancelledBy`; the positional `reasons` are for the adapters and their contract suite.
  */
 export class TransactionCanceledError extends Error {
   override name = 'TransactionCanceledError';
   readonly reasons: string[];
-  constructor(reasons: string[]) {
-    super(`Transaction cancelled: [${reasons.join(', ')}]`);
+  /** The code of each named op that did not pass ('None' ones left out). */
+  readonly failed: Readonly<Record<string, string>>;
+  constructor(reasons: string[], names: (string | undefined)[] = []) {
+    const failed: Record<string, string> = {};
+    reasons.forEach((code, i) => {
+      const name = names[i];
+      if (name !== undefined && code !== 'None') failed[name] = code;
+    });
+    const labels = reasons.map((code, i) => (names[i] === undefined ? code : `${names[i]}: ${code}`));
+    super(`Transaction cancelled: [${labels.join(', ')}]`);
     this.reasons = reasons;
+    this.failed = failed;
+  }
+
+  /** The op named `name` was cancelled because its condition did not hold. */
+  conditionFailed(name: string): boolean {
+    return this.failed[name] === 'ConditionalCheckFailed';
+  }
+
+  /** The op named `name` did not pass, for whatever reason (its condition, or a conflicting write). */
+  cancelledBy(name: string): boolean {
+    return name in this.failed;
   }
 }
 

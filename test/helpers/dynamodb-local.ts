@@ -1,5 +1,5 @@
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { tableDefinition } from '../../functions/adapters/aws/dynamodb-store.ts';
+import { tableDefinition } from '../../functions/adapters/aws/dynamodb-table.ts';
 import {
   DYNAMODB_LOCAL_CREDENTIALS,
   DYNAMODB_LOCAL_REGION,

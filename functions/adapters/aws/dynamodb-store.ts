@@ -1,4 +1,4 @@
-import { type CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
   DynamoDBDocumentClient,
@@ -13,8 +13,6 @@ import {
   type AttrValue,
   type Condition,
   ConditionFailedError,
-  type IndexName,
-  InvalidCursorError,
   type Item,
   type ItemKey,
   isExpired,
@@ -27,48 +25,16 @@ import {
   type WriteOptions,
 } from '../../ports/store.ts';
 import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
-import { TABLE_SCHEMA } from './table-schema.ts';
-
-/** The table's key attributes, TTL attribute and indexes, from the one shared definition. */
-export const PARTITION_KEY = TABLE_SCHEMA.partitionKey;
-export const SORT_KEY = TABLE_SCHEMA.sortKey;
-export const TTL_ATTRIBUTE = TABLE_SCHEMA.ttlAttribute;
-const [gsi1, gsi2] = TABLE_SCHEMA.indexes;
-export const GSI1 = { indexName: gsi1.name, partitionKey: gsi1.partitionKey, sortKey: gsi1.sortKey } as const;
-export const GSI2 = { indexName: gsi2.name, partitionKey: gsi2.partitionKey, sortKey: gsi2.sortKey } as const;
-export const GLOBAL_SECONDARY_INDEXES = [GSI1, GSI2] as const;
-
-const INDEXES: Record<IndexName, { partitionKey: string; sortKey: string }> = { gsi1: GSI1, gsi2: GSI2 };
-const KEY_ATTRIBUTES = new Set<string>([PARTITION_KEY, SORT_KEY]);
-
-/**
- * The table as CreateTable wants it (on-demand billing). TTL is not part of CreateTable: enable it
- * on `TTL_ATTRIBUTE` separately (the CDK stack sets `timeToLiveAttribute`).
- */
-export function tableDefinition(tableName: string): CreateTableCommandInput {
-  const keys = [
-    PARTITION_KEY,
-    SORT_KEY,
-    ...GLOBAL_SECONDARY_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey]),
-  ];
-  return {
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: keys.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-    KeySchema: [
-      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
-      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
-    ],
-    GlobalSecondaryIndexes: GLOBAL_SECONDARY_INDEXES.map((i) => ({
-      IndexName: i.indexName,
-      KeySchema: [
-        { AttributeName: i.partitionKey, KeyType: 'HASH' },
-        { AttributeName: i.sortKey, KeyType: 'RANGE' },
-      ],
-      Projection: { ProjectionType: 'ALL' },
-    })),
-  };
-}
+import {
+  checkUpdate,
+  Expr,
+  expiredCondition,
+  liveCondition,
+  ttlAwareCondition,
+  updateExpression,
+} from './dynamodb-expressions.ts';
+import { decodeCursor, skRange } from './dynamodb-query-range.ts';
+import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from './dynamodb-table.ts';
 
 export interface DynamoDbStoreOptions {
   tableName: string;
@@ -262,7 +228,11 @@ export class DynamoDbStore implements Store {
         // As the SQLite adapter sees it, an update of an expired item did not fail: it creates.
         const adjusted = reasons.map((code, i) => (expired.has(i) || vanished.has(i) ? 'None' : code));
         const retry = expired.size + vanished.size > 0 && adjusted.every((code) => code === 'None');
-        if (!retry || attempt >= MAX_ATTEMPTS) throw new TransactionCanceledError(adjusted);
+        if (!retry || attempt >= MAX_ATTEMPTS)
+          throw new TransactionCanceledError(
+            adjusted,
+            ops.map((op) => op.name),
+          );
         replace = new Set([...replace].filter((i) => !vanished.has(i)).concat([...expired]));
       }
     }
@@ -379,146 +349,6 @@ export class DynamoDbStore implements Store {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Expressions
-
-/** Collects ExpressionAttributeNames/Values for one request; names and values are never inlined. */
-class Expr {
-  private readonly names: Record<string, string> = {};
-  private readonly values: Record<string, unknown> = {};
-  private readonly placeholders = new Map<string, string>();
-  private count = 0;
-
-  /** `#name` for an attribute, readable where the name allows it, unique per attribute. */
-  name(attr: string): string {
-    const known = this.placeholders.get(attr);
-    if (known) return known;
-    const base = `#${attr.replace(/[^A-Za-z0-9_]/g, '_') || '_'}`;
-    let placeholder = base;
-    for (let i = 1; placeholder in this.names; i++) placeholder = `${base}_${i}`;
-    this.names[placeholder] = attr;
-    this.placeholders.set(attr, placeholder);
-    return placeholder;
-  }
-
-  value(value: unknown): string {
-    const placeholder = `:v${this.count++}`;
-    this.values[placeholder] = value;
-    return placeholder;
-  }
-
-  now(seconds: number): string {
-    this.values[':now'] = seconds;
-    return ':now';
-  }
-
-  /** DynamoDB rejects empty maps, so each is present only when used. */
-  attributes(): {
-    ExpressionAttributeNames?: Record<string, string>;
-    ExpressionAttributeValues?: Record<string, unknown>;
-  } {
-    return {
-      ...(Object.keys(this.names).length > 0 ? { ExpressionAttributeNames: { ...this.names } } : {}),
-      ...(Object.keys(this.values).length > 0 ? { ExpressionAttributeValues: { ...this.values } } : {}),
-    };
-  }
-}
-
-interface Translated {
-  expr: string;
-  /** Needs parentheses when nested. Leaves never get them: DynamoDB rejects redundant parentheses. */
-  compound: boolean;
-}
-
-const COMPARATORS = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
-
-/** The condition as a DynamoDB expression, evaluated on the item as stored. */
-function translate(c: Condition, x: Expr): Translated {
-  switch (c.op) {
-    case 'exists':
-      return { expr: `attribute_exists(${x.name(PARTITION_KEY)})`, compound: false };
-    case 'notExists':
-      return { expr: `attribute_not_exists(${x.name(PARTITION_KEY)})`, compound: false };
-    case 'attrExists':
-      return { expr: `attribute_exists(${x.name(c.attr)})`, compound: false };
-    case 'attrNotExists':
-      return { expr: `attribute_not_exists(${x.name(c.attr)})`, compound: false };
-    case 'and':
-    case 'or': {
-      const [only, ...rest] = c.conditions;
-      if (!only) {
-        // Vacuous and() is true, or() is false; DynamoDB has no literals, so spell them out.
-        const pk = x.name(PARTITION_KEY);
-        return c.op === 'and'
-          ? { expr: `attribute_exists(${pk}) OR attribute_not_exists(${pk})`, compound: true }
-          : { expr: `attribute_exists(${pk}) AND attribute_not_exists(${pk})`, compound: true };
-      }
-      if (rest.length === 0) return translate(only, x);
-      const joiner = c.op === 'and' ? ' AND ' : ' OR ';
-      return { expr: c.conditions.map((s) => group(translate(s, x))).join(joiner), compound: true };
-    }
-    case 'not':
-      return { expr: `NOT ${group(translate(c.condition, x))}`, compound: true };
-    default:
-      return { expr: `${x.name(c.attr)} ${COMPARATORS[c.op]} ${x.value(c.value)}`, compound: false };
-  }
-}
-
-function group(t: Translated): string {
-  return t.compound ? `(${t.expr})` : t.expr;
-}
-
-/** True for an item whose TTL has passed (false when there is no item or no numeric ttl). */
-function expiredCondition(x: Expr, now: number): string {
-  return `${x.name(TTL_ATTRIBUTE)} <= ${x.now(now)}`;
-}
-
-/**
- * `condition` with an expired item counting as absent. On an absent item the condition has a
- * fixed value (`evaluateCondition(condition, undefined)`, which the translation also yields on a
- * missing item); an expired item must get that value, a live one its own:
- *   true on absent:  `(cond) OR #ttl <= :now`
- *   false on absent: `(cond) AND NOT (#ttl <= :now)`
- * so `notExists` becomes `attribute_not_exists(#pk) OR #ttl <= :now`.
- */
-function ttlAwareCondition(condition: Condition, x: Expr, now: number): string {
-  const translated = group(translate(condition, x));
-  return evaluateCondition(condition, undefined)
-    ? `${translated} OR ${expiredCondition(x, now)}`
-    : `${translated} AND NOT (${expiredCondition(x, now)})`;
-}
-
-/** An update's condition: the item is live (or absent) and the caller's condition holds. */
-function liveCondition(condition: Condition | undefined, x: Expr, now: number): string {
-  const live = `NOT (${expiredCondition(x, now)})`;
-  return condition ? `${group(translate(condition, x))} AND ${live}` : live;
-}
-
-/** SET / REMOVE / ADD clauses, or undefined for an empty spec (UpdateItem then just ensures the key). */
-function updateExpression(spec: UpdateSpec, x: Expr): string | undefined {
-  const set: string[] = [];
-  const remove: string[] = [];
-  for (const [attr, value] of Object.entries(spec.set ?? {})) {
-    // Setting undefined drops the attribute, as the SQLite adapter's JSON body does.
-    if (value === undefined) remove.push(x.name(attr));
-    else set.push(`${x.name(attr)} = ${x.value(value)}`);
-  }
-  for (const attr of spec.remove ?? []) remove.push(x.name(attr));
-  const add = Object.entries(spec.add ?? {}).map(([attr, delta]) => `${x.name(attr)} ${x.value(delta)}`);
-  const clauses = [
-    set.length > 0 ? `SET ${set.join(', ')}` : '',
-    remove.length > 0 ? `REMOVE ${remove.join(', ')}` : '',
-    add.length > 0 ? `ADD ${add.join(', ')}` : '',
-  ].filter(Boolean);
-  return clauses.length > 0 ? clauses.join(' ') : undefined;
-}
-
-function checkUpdate(spec: UpdateSpec): void {
-  const touched = [...Object.keys(spec.set ?? {}), ...(spec.remove ?? []), ...Object.keys(spec.add ?? {})];
-  if (touched.some((attr) => KEY_ATTRIBUTES.has(attr)))
-    throw new Error('An update cannot change the item key');
-}
-
 /** The item an update creates when there is none (or only an expired one): `applyUpdate` on nothing. */
 function applyUpdate(key: ItemKey, spec: UpdateSpec): Item {
   const item: Item = { pk: key.pk, sk: key.sk };
@@ -532,76 +362,8 @@ function applyUpdate(key: ItemKey, spec: UpdateSpec): Item {
   return item;
 }
 
-/**
- * The sort key restriction as a key condition builder; undefined for none, 'empty' when it can
- * match nothing. Empty strings are handled here because DynamoDB rejects them as key values.
- */
-function skRange(
-  sk: QuerySpec['sk'],
-): ((name: string, value: (v: string) => string) => string) | undefined | 'empty' {
-  if (!sk) return undefined;
-  if ('beginsWith' in sk) {
-    const prefix = sk.beginsWith;
-    return prefix === '' ? undefined : (n, v) => `begins_with(${n}, ${v(prefix)})`;
-  }
-  if ('between' in sk) {
-    const [low, high] = sk.between;
-    if (compareUtf8(low, high) > 0 || high === '') return 'empty';
-    return low === '' ? (n, v) => `${n} <= ${v(high)}` : (n, v) => `${n} BETWEEN ${v(low)} AND ${v(high)}`;
-  }
-  if ('gt' in sk) {
-    const low = sk.gt;
-    return low === '' ? undefined : (n, v) => `${n} > ${v(low)}`;
-  }
-  const high = sk.lt;
-  return high === '' ? 'empty' : (n, v) => `${n} < ${v(high)}`;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Cursors, keys, errors
-
-/**
- * A cursor is base64url(JSON(LastEvaluatedKey)). Anything that is not a key of this query's
- * shape, in this partition and sort key range, is rejected here rather than by DynamoDB.
- */
-function decodeCursor(
-  cursor: string,
-  spec: QuerySpec,
-  pkAttr: string,
-  skAttr: string,
-): Record<string, string> {
-  let key: unknown;
-  try {
-    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidCursorError();
-  }
-  if (typeof key !== 'object' || key === null || Array.isArray(key)) throw new InvalidCursorError();
-  const record = key as Record<string, unknown>;
-  const expected = new Set([PARTITION_KEY, SORT_KEY, pkAttr, skAttr]);
-  const names = Object.keys(record);
-  const wellFormed =
-    names.length === expected.size &&
-    names.every((n) => expected.has(n) && typeof record[n] === 'string' && record[n] !== '');
-  if (!wellFormed || record[pkAttr] !== spec.pk || !skMatches(record[skAttr] as string, spec.sk)) {
-    throw new InvalidCursorError();
-  }
-  return record as Record<string, string>;
-}
-
-function skMatches(value: string, sk: QuerySpec['sk']): boolean {
-  if (!sk) return true;
-  if ('beginsWith' in sk) return value.startsWith(sk.beginsWith);
-  if ('between' in sk)
-    return compareUtf8(value, sk.between[0]) >= 0 && compareUtf8(value, sk.between[1]) <= 0;
-  if ('gt' in sk) return compareUtf8(value, sk.gt) > 0;
-  return compareUtf8(value, sk.lt) < 0;
-}
-
-/** DynamoDB orders strings by their UTF-8 bytes. */
-function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
+// Keys, errors
 
 /** The object without its undefined properties, so requests carry only what they set. */
 function compact<T extends object>(input: T): T {

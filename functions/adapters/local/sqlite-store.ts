@@ -156,7 +156,11 @@ export class SqliteStore implements Store {
       const reasons = ops.map((op, i) =>
         evaluateCondition(op.condition, currents[i]) ? 'None' : 'ConditionalCheckFailed',
       );
-      if (reasons.some((r) => r !== 'None')) throw new TransactionCanceledError(reasons);
+      if (reasons.some((r) => r !== 'None'))
+        throw new TransactionCanceledError(
+          reasons,
+          ops.map((op) => op.name),
+        );
       ops.forEach((op, i) => {
         if ('put' in op) this.upsert(op.put);
         else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec));

@@ -55,11 +55,20 @@ export async function createAccount(
   };
   const key = apiKeyItems({ accountId, secret: apiKey, name: 'default', agent: null, createdAt: now });
   const ops: TransactOp[] = [
-    { put: { ...keys.org(input.org), account_id: accountId }, condition: cond.notExists() },
-    { put: { ...keys.workspaceSlug(input.org), workspace_id: workspaceId }, condition: cond.notExists() },
-    { put: key.byHash, condition: cond.notExists() },
-    { put: { ...keys.account(accountId), ...account, key_count: 1 }, condition: cond.notExists() },
+    { name: 'org', put: { ...keys.org(input.org), account_id: accountId }, condition: cond.notExists() },
     {
+      name: 'slug',
+      put: { ...keys.workspaceSlug(input.org), workspace_id: workspaceId },
+      condition: cond.notExists(),
+    },
+    { name: 'key', put: key.byHash, condition: cond.notExists() },
+    {
+      name: 'account',
+      put: { ...keys.account(accountId), ...account, key_count: 1 },
+      condition: cond.notExists(),
+    },
+    {
+      name: 'workspace',
       put: {
         ...keys.workspace(workspaceId),
         id: workspaceId,
@@ -71,22 +80,31 @@ export async function createAccount(
         created_at: now,
       },
     },
-    { put: memberItem(workspaceId, accountId, 'owner', now) },
-    { put: key.ofAccount },
+    { name: 'member', put: memberItem(workspaceId, accountId, 'owner', now) },
+    { name: 'key of account', put: key.ofAccount },
   ];
-  if (email) ops.push({ put: { ...keys.email(email), account_id: accountId }, condition: cond.notExists() });
+  if (email) {
+    ops.push({
+      name: 'email',
+      put: { ...keys.email(email), account_id: accountId },
+      condition: cond.notExists(),
+    });
+  }
   try {
     await deps.store.transactWrite(ops);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
-    const failed = err.reasons.findIndex((r) => r !== 'None');
-    const messages: Record<number, string> = {
-      0: `The org slug "${input.org}" is taken`,
-      1: `A workspace with the slug "${input.org}" exists`,
-      2: 'That API key is already in use',
-      7: `An account with the email ${email} exists`,
+    const failed = ops.find((op) => op.name !== undefined && err.cancelledBy(op.name))?.name;
+    const messages: Record<string, string> = {
+      org: `The org slug "${input.org}" is taken`,
+      slug: `A workspace with the slug "${input.org}" exists`,
+      key: 'That API key is already in use',
+      email: `An account with the email ${email} exists`,
     };
-    throw new PlatformError('CONFLICT', messages[failed] ?? 'The account conflicts with an existing one');
+    throw new PlatformError(
+      'CONFLICT',
+      (failed && messages[failed]) ?? 'The account conflicts with an existing one',
+    );
   }
   return { account, workspace_id: workspaceId, api_key: apiKey, api_key_id: key.id };
 }

@@ -11,7 +11,7 @@ import { type AgentVersion, fromItem, parseVersion, statusOf, versionString } fr
 export async function resolveSkillRef(deps: CoreDeps, ref: string): Promise<AgentVersion | undefined> {
   const m = /^([a-z0-9-]+)\/([a-z0-9-]+)(?:@(v\d+))?$/.exec(ref);
   if (!m) return undefined;
-  const [, org, name, version] = m as unknown as [string, string, string, string | undefined];
+  const [, org = '', name = '', version] = m;
   const found = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
   return found && !found.deleted_at && found.manifest.type === 'skill' ? found : undefined;
 }

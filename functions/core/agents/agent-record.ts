@@ -1,4 +1,6 @@
+import * as z from 'zod';
 import type { Item } from '../../ports/store.ts';
+import { defineEntity } from '../entity.ts';
 import { keys } from '../keys.ts';
 import type { Manifest, Warning } from './manifest.ts';
 import { isPaid, isSourceAvailable } from './pricing.ts';
@@ -10,34 +12,54 @@ export const DELETION_RETENTION_DAYS = 30;
 
 export type AgentStatus = 'active' | 'deprecated' | 'sunset' | 'deleted';
 
-export interface BundleInfo {
-  key: string;
-  sha256: string;
-  size_bytes: number;
-  format: 'tar.gz' | 'zip';
-  entries: number;
-  uploaded_at: string;
-}
+const bundleInfoSchema = z.object({
+  key: z.string(),
+  sha256: z.string(),
+  size_bytes: z.number(),
+  format: z.enum(['tar.gz', 'zip']),
+  entries: z.number(),
+  uploaded_at: z.string(),
+});
+
+export type BundleInfo = z.output<typeof bundleInfoSchema>;
+
+const agentVersionSchema = z.object({
+  id: z.string(),
+  org: z.string(),
+  name: z.string(),
+  version: z.string(),
+  version_number: z.number(),
+  workspace_id: z.string(),
+  /** Validated when it was published (manifest.ts); read back as an object, not re-validated. */
+  manifest: z.custom<Manifest>(
+    (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+    'not a manifest',
+  ),
+  skill_files: z.record(z.string(), z.string()).nullable(),
+  bundle: bundleInfoSchema.nullable(),
+  published_by: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  deprecated_at: z.string().nullable(),
+  sunset_at: z.string().nullable(),
+  deleted_at: z.string().nullable(),
+  forked_from: z.string().nullable(),
+});
 
 /** One published version of an agent, as stored. */
-export interface AgentVersion {
-  id: string;
-  org: string;
-  name: string;
-  version: string;
-  version_number: number;
-  workspace_id: string;
-  manifest: Manifest;
-  skill_files: Record<string, string> | null;
-  bundle: BundleInfo | null;
-  published_by: string;
-  created_at: string;
-  updated_at: string;
-  deprecated_at: string | null;
-  sunset_at: string | null;
-  deleted_at: string | null;
-  forked_from: string | null;
-}
+export type AgentVersion = z.output<typeof agentVersionSchema>;
+
+/** One agent version, by its own id, indexed under its workspace by name and version. */
+export const agentVersionEntity = defineEntity({
+  name: 'agent version',
+  keys: { version: keys.agentVersion, ofWorkspace: keys.agentsOfWorkspace },
+  schema: agentVersionSchema,
+  locate: (agent) => ({
+    ...keys.agentVersion(agent.id),
+    gsi1pk: keys.agentsOfWorkspace(agent.workspace_id),
+    gsi1sk: `${agent.name}#${String(agent.version_number).padStart(6, '0')}`,
+  }),
+});
 
 export function versionString(n: number): string {
   return `v${n}`;
@@ -56,17 +78,11 @@ export function statusOf(agent: AgentVersion, now: Date): AgentStatus {
 }
 
 export function toItem(agent: AgentVersion): Item {
-  return {
-    ...keys.agentVersion(agent.id),
-    ...(agent as unknown as Record<string, never>),
-    gsi1pk: keys.agentsOfWorkspace(agent.workspace_id),
-    gsi1sk: `${agent.name}#${String(agent.version_number).padStart(6, '0')}`,
-  };
+  return agentVersionEntity.toItem(agent);
 }
 
 export function fromItem(item: Item): AgentVersion {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ttl: _ttl, ...rest } = item;
-  return rest as unknown as AgentVersion;
+  return agentVersionEntity.fromItem(item);
 }
 
 /**

@@ -5,7 +5,7 @@ import { inspectBundle } from '../../shared/bundle-archive/inspect.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
-import { followNewVersionServices } from '../services/services.ts';
+import { followNewVersionServices } from '../services/service-versions.ts';
 import { type AgentVersion, fromItem, toItem, toRecord } from './agent-record.ts';
 import { loadAgent, refreshHead } from './agents.ts';
 import { type Manifest, parseManifest } from './manifest.ts';

@@ -5,8 +5,9 @@ import { type FieldIssue, invalidInput, PlatformError } from '../../shared/error
 import { isRecord } from '../../shared/is-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
+import { updateWithRevision } from '../revision.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
-import { followNewVersionServices } from '../services/services.ts';
+import { followNewVersionServices } from '../services/service-versions.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
@@ -150,78 +151,83 @@ export async function publishVersion(
 ): Promise<AgentVersion> {
   const { workspace, manifest } = input;
   const org = workspace.slug;
-  for (let attempt = 1; ; attempt++) {
-    const head = await deps.store.get(keys.agentHead(org, manifest.name));
-    if (head && input.requireFirst) {
-      throw new PlatformError('CONFLICT', `${org}/${manifest.name} exists already; choose another name`);
-    }
-    const previous = head ? Number(head.latest_number) : 0;
-    const n = previous + 1;
-    const now = deps.clock.now();
-    const at = now.toISOString();
-    const agent: AgentVersion = {
-      id: randomUUID(),
-      org,
-      name: manifest.name,
-      version: versionString(n),
-      version_number: n,
-      workspace_id: workspace.id,
-      manifest,
-      skill_files: input.skillFiles,
-      bundle: null,
-      published_by: input.publishedBy,
-      created_at: at,
-      updated_at: at,
-      deprecated_at: null,
-      sunset_at: null,
-      deleted_at: null,
-      forked_from: input.forkedFrom ?? null,
-    };
-    const ops: TransactOp[] = [
-      {
-        put: headItem(agent, n),
-        condition: head ? cond.eq('latest_number', previous) : cond.notExists(),
-      },
-      {
-        put: { ...keys.agentVersionRef(org, manifest.name, n), agent_id: agent.id },
-        condition: cond.notExists(),
-      },
-      { put: toItem(agent), condition: cond.notExists() },
-    ];
-    // The previous newest version, unless it was deleted (and perhaps purged) meanwhile.
-    const previousItem = head?.latest_id
-      ? await deps.store.get(keys.agentVersion(String(head.latest_id)))
-      : undefined;
-    if (head?.latest_id && previousItem && !previousItem.deleted_at) {
-      // The previous newest version is deprecated now, callable until its sunset.
-      ops.push({
-        update: keys.agentVersion(String(head.latest_id)),
-        spec: {
-          set: {
-            deprecated_at: at,
-            sunset_at: new Date(now.getTime() + DEPRECATION_DAYS * DAY_MS).toISOString(),
-            updated_at: at,
-          },
-        },
-        condition: cond.exists(),
-      });
-    }
-    for (const dep of manifest.manifest?.dependencies ?? []) {
-      ops.push({ put: { ...keys.dependent(`${dep.id}@${dep.version}`, agent.id), agent_id: agent.id } });
-    }
-    try {
-      await deps.store.transactWrite(ops);
-      await followNewVersion(deps, agent);
-      await followNewVersionServices(deps, agent);
-      return agent;
-    } catch (err) {
-      // Someone else published meanwhile (the head's condition failed): take the next number.
-      if (!(err instanceof TransactionCanceledError)) throw err;
-      if (attempt >= MAX_PUBLISH_ATTEMPTS) {
-        throw new PlatformError('CONFLICT', 'Too many concurrent publishes of this agent; try again');
+  const outcome = await updateWithRevision({
+    attempts: MAX_PUBLISH_ATTEMPTS,
+    // The head may be absent (a first publish): wrapped, so that absence is a state to decide on.
+    load: async () => ({ head: await deps.store.get(keys.agentHead(org, manifest.name)) }),
+    decide: async ({ head }) => {
+      if (head && input.requireFirst) {
+        throw new PlatformError('CONFLICT', `${org}/${manifest.name} exists already; choose another name`);
       }
-    }
+      const previous = head ? Number(head.latest_number) : 0;
+      const n = previous + 1;
+      const now = deps.clock.now();
+      const at = now.toISOString();
+      const agent: AgentVersion = {
+        id: randomUUID(),
+        org,
+        name: manifest.name,
+        version: versionString(n),
+        version_number: n,
+        workspace_id: workspace.id,
+        manifest,
+        skill_files: input.skillFiles,
+        bundle: null,
+        published_by: input.publishedBy,
+        created_at: at,
+        updated_at: at,
+        deprecated_at: null,
+        sunset_at: null,
+        deleted_at: null,
+        forked_from: input.forkedFrom ?? null,
+      };
+      const ops: TransactOp[] = [
+        {
+          put: headItem(agent, n),
+          condition: head ? cond.eq('latest_number', previous) : cond.notExists(),
+        },
+        {
+          put: { ...keys.agentVersionRef(org, manifest.name, n), agent_id: agent.id },
+          condition: cond.notExists(),
+        },
+        { put: toItem(agent), condition: cond.notExists() },
+      ];
+      // The previous newest version, unless it was deleted (and perhaps purged) meanwhile.
+      const previousItem = head?.latest_id
+        ? await deps.store.get(keys.agentVersion(String(head.latest_id)))
+        : undefined;
+      if (head?.latest_id && previousItem && !previousItem.deleted_at) {
+        // The previous newest version is deprecated now, callable until its sunset.
+        ops.push({
+          update: keys.agentVersion(String(head.latest_id)),
+          spec: {
+            set: {
+              deprecated_at: at,
+              sunset_at: new Date(now.getTime() + DEPRECATION_DAYS * DAY_MS).toISOString(),
+              updated_at: at,
+            },
+          },
+          condition: cond.exists(),
+        });
+      }
+      for (const dep of manifest.manifest?.dependencies ?? []) {
+        ops.push({ put: { ...keys.dependent(`${dep.id}@${dep.version}`, agent.id), agent_id: agent.id } });
+      }
+      return { agent, ops };
+    },
+    write: async (_current, { ops }) => {
+      await deps.store.transactWrite(ops);
+    },
+    // Someone else published meanwhile (the head's condition failed): take the next number.
+    lostRace: (err) => err instanceof TransactionCanceledError,
+  });
+  if (outcome.status !== 'written') {
+    throw new PlatformError('CONFLICT', 'Too many concurrent publishes of this agent; try again');
   }
+  const { agent } = outcome.decision;
+  await followNewVersion(deps, agent);
+  await followNewVersionServices(deps, agent);
+  return agent;
 }
 
 function prefix(issues: FieldIssue[]): FieldIssue[] {

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import type { Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import { toAccount } from '../accounts/account.ts';
 import type { ServiceContext } from '../calls/service-keys.ts';
+import { parseStored } from '../entity.ts';
 import { keys } from '../keys.ts';
 import { apiKeyItems } from './api-key-items.ts';
 import { generateApiKey, hashApiKey, hashesEqual, RUN_KEY_PREFIX } from './api-key-secret.ts';
@@ -17,6 +19,17 @@ export interface ApiKeyRecord {
   agent: string | null;
   created_at: string;
 }
+
+/** The run a run credential's item describes (written by calls/service-keys.ts), checked on read. */
+const serviceContextSchema: z.ZodType<ServiceContext> = z.object({
+  run_id: z.string(),
+  orchestrator: z.string(),
+  dependencies: z.array(z.string()),
+  hops_remaining: z.number(),
+  deadline_ms: z.number(),
+  budget: z.number(),
+  strict: z.boolean(),
+});
 
 /** Who is calling: resolved from the bearer key on every request (no cache, so a deleted key fails at once). */
 export interface AuthContext {
@@ -83,7 +96,7 @@ export async function deleteApiKey(deps: CoreDeps, accountId: string, keyId: str
   if (!entry) throw notFound('API key');
   try {
     await deps.store.transactWrite([
-      { delete: keys.apiKeyOfAccount(accountId, keyId), condition: cond.exists() },
+      { name: 'key', delete: keys.apiKeyOfAccount(accountId, keyId), condition: cond.exists() },
       { delete: keys.apiKeyByHash(String(entry.hash)) },
       {
         update: keys.account(accountId),
@@ -93,7 +106,7 @@ export async function deleteApiKey(deps: CoreDeps, accountId: string, keyId: str
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
-    if (err.reasons[0] !== 'None') throw notFound('API key');
+    if (err.cancelledBy('key')) throw notFound('API key');
     throw new PlatformError(
       'CONFLICT',
       'This is the account’s last API key; create another before deleting it',
@@ -133,7 +146,7 @@ export async function authenticate(
     if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid or expired run credential');
     return {
       ...authContextOf(accountItem, String(credential.id), (credential.agent as string | null) ?? null),
-      service: credential.service as unknown as ServiceContext,
+      service: parseStored('run credential', serviceContextSchema, credential.service, credential),
       serviceKeyHash: hash,
     };
   }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
+import { defineEntity, parseStored } from '../entity.ts';
 import { sortSuffix } from '../sort-suffix.ts';
-import { type CallRecord, writeCallRecord } from '../usage/call-records.ts';
+import { type CallRecord, callRecordEntity, writeCallRecord } from '../usage/call-records.ts';
 
 /**
  * The credit ledger (docs/billing.md). An account's balance is one item; every change is an
@@ -12,19 +14,22 @@ import { type CallRecord, writeCallRecord } from '../usage/call-records.ts';
  * so a retried or duplicated operation is recorded once. The balance never goes below zero (the
  * charge's condition) and always equals the sum of the entries.
  */
-export type LedgerEntryType = 'topup' | 'charge' | 'refund';
+const ledgerEntryType = z.enum(['topup', 'charge', 'refund']);
+export type LedgerEntryType = z.output<typeof ledgerEntryType>;
 
-export interface LedgerEntry {
-  entry_id: string;
-  type: LedgerEntryType;
+const ledgerEntrySchema = z.object({
+  entry_id: z.string(),
+  type: ledgerEntryType,
   /** Signed: a top-up or refund adds, a charge subtracts. */
-  amount: number;
+  amount: z.number(),
   /** The payment session (top-up) or the call's request id (charge, refund). */
-  reference: string;
+  reference: z.string(),
   /** Charges and refunds: the paid agent, org/name/version. */
-  agent: string | null;
-  created_at: string;
-}
+  agent: z.string().nullable().default(null),
+  created_at: z.string(),
+});
+
+export type LedgerEntry = z.output<typeof ledgerEntrySchema>;
 
 /** The error_code of a call record written for a paid call the platform died in the middle of. */
 export const INTERRUPTED_CALL = 'INTERRUPTED';
@@ -38,14 +43,33 @@ export const ledgerKeys = {
   guard: (type: LedgerEntryType, reference: string) => ({ pk: `LEDGERREF#${type}#${reference}`, sk: 'REF' }),
 };
 
-function entryItem(accountId: string, entry: LedgerEntry): Item {
-  return {
-    pk: ledgerKeys.entries(accountId),
+/** One immutable ledger entry, under its account, oldest first. */
+const ledgerEntryEntity = defineEntity({
+  name: 'ledger entry',
+  keys: ledgerKeys,
+  schema: ledgerEntrySchema.extend({ account_id: z.string() }),
+  locate: (entry) => ({
+    pk: ledgerKeys.entries(entry.account_id),
     sk: `ENTRY#${entry.created_at}#${sortSuffix()}#${entry.entry_id}`,
-    account_id: accountId,
-    ...(entry as unknown as Record<string, never>),
-  };
+  }),
+});
+
+function entryItem(accountId: string, entry: LedgerEntry): Item {
+  return ledgerEntryEntity.toItem({ account_id: accountId, ...entry });
 }
+
+/** The call fields a pending charge keeps (InterruptedCallFields), checked on read. */
+const interruptedCallSchema = callRecordEntity.schema.pick({
+  at: true,
+  caller_key_id: true,
+  tenant: true,
+  agent_id: true,
+  org: true,
+  agent: true,
+  version: true,
+  workspace_id: true,
+  endpoint: true,
+});
 
 export async function getBalance(deps: CoreDeps, accountId: string): Promise<number> {
   const item = await deps.store.get(ledgerKeys.balance(accountId));
@@ -73,6 +97,7 @@ export async function topUp(
   try {
     await deps.store.transactWrite([
       {
+        name: 'guard',
         put: {
           ...ledgerKeys.guard('topup', reference),
           account_id: accountId,
@@ -86,7 +111,7 @@ export async function topUp(
     ]);
     return true;
   } catch (err) {
-    if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') return false;
+    if (err instanceof TransactionCanceledError && err.conditionFailed('guard')) return false;
     throw err;
   }
 }
@@ -132,11 +157,13 @@ export async function charge(deps: CoreDeps, input: ChargeInput): Promise<boolea
   try {
     await deps.store.transactWrite([
       {
+        name: 'balance',
         update: ledgerKeys.balance(input.accountId),
         spec: { add: { credits: -input.amount }, set: { updated_at: now } },
         condition: cond.gte('credits', input.amount),
       },
       {
+        name: 'guard',
         put: {
           ...ledgerKeys.guard('charge', input.requestId),
           account_id: input.accountId,
@@ -158,8 +185,8 @@ export async function charge(deps: CoreDeps, input: ChargeInput): Promise<boolea
     return true;
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
-    if (err.reasons[1] === 'ConditionalCheckFailed') return false;
-    if (err.reasons[0] === 'ConditionalCheckFailed') {
+    if (err.conditionFailed('guard')) return false;
+    if (err.conditionFailed('balance')) {
       const balance = await getBalance(deps, input.accountId);
       throw new PlatformError(
         'INSUFFICIENT_CREDITS',
@@ -236,7 +263,7 @@ export async function reconcileCharges(deps: CoreDeps): Promise<{ refunded: numb
     refunded++;
     // The call's own record was never written: record it as interrupted, so the caller's usage
     // logs show what happened to it (and that it was not billed).
-    const call = item.call as InterruptedCallFields | undefined;
+    const call = parseStored('pending charge', interruptedCallSchema.optional(), item.call, item);
     if (call) {
       await writeCallRecord(deps, {
         ...call,
@@ -263,12 +290,8 @@ export async function reconcileCharges(deps: CoreDeps): Promise<{ refunded: numb
 
 export async function listEntries(deps: CoreDeps, accountId: string): Promise<LedgerEntry[]> {
   const items = await queryAll(deps.store, { pk: ledgerKeys.entries(accountId), reverse: true });
-  return items.map((i) => ({
-    entry_id: String(i.entry_id),
-    type: i.type as LedgerEntryType,
-    amount: Number(i.amount),
-    reference: String(i.reference),
-    agent: (i.agent as string | null) ?? null,
-    created_at: String(i.created_at),
-  }));
+  return items.map((item) => {
+    const { account_id: _account, ...entry } = ledgerEntryEntity.fromItem(item);
+    return entry;
+  });
 }

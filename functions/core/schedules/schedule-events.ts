@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
+import { defineEntity } from '../entity.ts';
 import { sortSuffix } from '../sort-suffix.ts';
 
 /**
@@ -8,31 +10,51 @@ import { sortSuffix } from '../sort-suffix.ts';
  * ours (docs/schedules.md): created, updated, enabled, disabled, auto_disabled, failure_alert,
  * alert_failed, missed, interrupted, deleted.
  */
-export type ScheduleEventType =
-  | 'created'
-  | 'updated'
-  | 'enabled'
-  | 'disabled'
-  | 'auto_disabled'
-  | 'failure_alert'
-  | 'alert_failed'
-  | 'version_updated'
-  | 'missed'
-  | 'interrupted'
-  | 'deleted';
+const scheduleEventType = z.enum([
+  'created',
+  'updated',
+  'enabled',
+  'disabled',
+  'auto_disabled',
+  'failure_alert',
+  'alert_failed',
+  'version_updated',
+  'missed',
+  'interrupted',
+  'deleted',
+]);
 
-export interface ScheduleEvent {
-  event_id: string;
-  type: ScheduleEventType;
-  message: string;
-  at: string;
-  details: Record<string, unknown>;
-}
+export type ScheduleEventType = z.output<typeof scheduleEventType>;
+
+const scheduleEventSchema = z.object({
+  event_id: z.string(),
+  type: scheduleEventType,
+  message: z.string(),
+  at: z.string(),
+  details: z.record(z.string(), z.unknown()).default({}),
+});
+
+export type ScheduleEvent = z.output<typeof scheduleEventSchema>;
 
 /** Timeline entries and run records are kept this long, including after the schedule's deletion. */
 export const HISTORY_DAYS = 90;
 
-export const scheduleEventsPk = (scheduleId: string) => `SCHEDULE#${scheduleId}#EVENTS`;
+export const scheduleEventKeys = {
+  /** A schedule's timeline, oldest first. */
+  ofSchedule: (scheduleId: string) => `SCHEDULE#${scheduleId}#EVENTS`,
+};
+
+/** One timeline entry; its schedule's id is in its partition. */
+export const scheduleEventEntity = defineEntity({
+  name: 'schedule event',
+  keys: scheduleEventKeys,
+  schema: scheduleEventSchema,
+  locate: (e, scheduleId: string) => ({
+    pk: scheduleEventKeys.ofSchedule(scheduleId),
+    sk: `EVENT#${e.at}#${sortSuffix()}#${e.event_id}`,
+    ttl: Math.floor(Date.parse(e.at) / 1000) + HISTORY_DAYS * 86_400,
+  }),
+});
 
 export function scheduleEventItem(
   deps: CoreDeps,
@@ -43,12 +65,7 @@ export function scheduleEventItem(
   at = deps.clock.now(),
 ): Item {
   const event: ScheduleEvent = { event_id: randomUUID(), type, message, at: at.toISOString(), details };
-  return {
-    pk: scheduleEventsPk(scheduleId),
-    sk: `EVENT#${event.at}#${sortSuffix()}#${event.event_id}`,
-    ...(event as unknown as Record<string, never>),
-    ttl: Math.floor(at.getTime() / 1000) + HISTORY_DAYS * 86_400,
-  };
+  return scheduleEventEntity.toItem(event, scheduleId);
 }
 
 /** Appends one entry; a failed write is logged, never thrown (the timeline must not fail a run). */
@@ -67,11 +84,5 @@ export async function appendScheduleEvent(
 }
 
 export function eventFromItem(item: Item): ScheduleEvent {
-  return {
-    event_id: String(item.event_id),
-    type: item.type as ScheduleEventType,
-    message: String(item.message),
-    at: String(item.at),
-    details: (item.details ?? {}) as Record<string, unknown>,
-  };
+  return scheduleEventEntity.fromItem(item);
 }

@@ -136,15 +136,17 @@ export async function advanceDueSchedule(
     try {
       await deps.store.transactWrite([
         scheduleWrite(stored, next),
-        ...slots.map((slotTime) => ({ put: slotItem(deps, s.id, slotTime), condition: cond.notExists() })),
+        ...slots.map((slotTime) => ({
+          name: `slot ${slotTime}`,
+          put: slotItem(deps, s.id, slotTime),
+          condition: cond.notExists(),
+        })),
         ...events.map((put) => ({ put })),
       ]);
     } catch (err) {
       if (!(err instanceof TransactionCanceledError)) throw err;
       // A slot claimed elsewhere: leave it out and decide again.
-      err.reasons.slice(1, 1 + slots.length).forEach((reason, i) => {
-        if (reason === 'ConditionalCheckFailed') taken.add(slots[i] as string);
-      });
+      for (const slotTime of slots) if (err.conditionFailed(`slot ${slotTime}`)) taken.add(slotTime);
       continue;
     }
     if (missedCount > 0) {

@@ -1,34 +1,22 @@
+import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import { cond, type Item, type TransactOp } from '../../ports/store.ts';
 import { nextRun } from '../../shared/cron.ts';
+import { defineEntity } from '../entity.ts';
+import { REVISION_OP, updateWithRevision } from '../revision.ts';
+import { scheduleSchema } from './schedule-schemas.ts';
 
-export type Schedule = {
-  id: string;
-  workspace_id: string;
-  agent: string;
-  agent_version: string;
-  pinned: boolean;
-  auto_update: boolean;
-  type: 'cron' | 'webhook';
-  cron_expression: string | null;
-  timezone: string;
-  input_data: Record<string, unknown>;
-  provider: string | null;
-  enabled: boolean;
+/** The stored fields: the API's schedule object (schedule-schemas.ts) plus its author. */
+const scheduleFields = {
+  ...scheduleSchema.shape,
+  id: z.string(),
+  workspace_id: z.string(),
   /** True when the platform disabled it after max_consecutive_failures; cleared on re-enable. */
-  auto_disabled: boolean;
-  consecutive_failures: number;
-  max_consecutive_failures: number;
-  alert_webhook_url: string | null;
-  alert_on_failure_count: number;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_status: string | null;
-  total_runs: number;
-  created_by: string;
-  created_at: string;
-  updated_at: string;
+  auto_disabled: z.boolean().default(false),
+  created_by: z.string(),
 };
+
+export type Schedule = z.output<z.ZodObject<typeof scheduleFields>>;
 
 /** A stored schedule: the record, its revision (every writer conditions on it) and the secret hash. */
 export interface StoredSchedule {
@@ -38,6 +26,7 @@ export interface StoredSchedule {
   deletedAt: string | undefined;
 }
 
+/** The key shapes of a schedule's partition and indexes. */
 export const scheduleKeys = {
   /** The record, by id (webhook triggers and EventBridge arrive with the id only). */
   schedule: (id: string) => ({ pk: `SCHEDULE#${id}`, sk: 'SCHEDULE' }),
@@ -49,13 +38,36 @@ export const scheduleKeys = {
   slot: (id: string, scheduledTime: string) => ({ pk: `SCHEDULE#${id}`, sk: `SLOT#${scheduledTime}` }),
   /** A webhook idempotency key (hashed) and the run it started. */
   idempotency: (id: string, keyHash: string) => ({ pk: `SCHEDULE#${id}`, sk: `IDEM#${keyHash}` }),
-  /** A schedule's runs, newest last by start time. */
-  runs: (id: string) => `SCHEDULE#${id}#RUNS`,
   /** A run in flight: written when it starts, removed with its record (schedule-run-inflight.ts). */
   inflight: (id: string, runId: string) => ({ pk: `SCHEDULE#${id}`, sk: `INFLIGHT#${runId}` }),
   /** GSI2 partition of runs in flight, by the time after which an unfinished one was interrupted. */
   inflightDue: 'SCHEDULES#INFLIGHT',
 };
+
+/**
+ * The schedule record. A deleted schedule stays as a tombstone (`deleted_at`, out of every index)
+ * for its history's retention; `rev` is missing on items written before revisions existed.
+ */
+export const scheduleEntity = defineEntity({
+  name: 'schedule',
+  keys: scheduleKeys,
+  schema: z.object({
+    ...scheduleFields,
+    rev: z.number().default(0),
+    webhook_secret_hash: z.string().optional(),
+    deleted_at: z.string().optional(),
+  }),
+  locate: (s) => {
+    const due = !s.deleted_at && s.type === 'cron' && s.enabled && s.next_run_at;
+    return {
+      ...scheduleKeys.schedule(s.id),
+      ...(s.deleted_at
+        ? {}
+        : { gsi1pk: scheduleKeys.ofWorkspace(s.workspace_id), gsi1sk: `${s.created_at}#${s.id}` }),
+      ...(due ? { gsi2pk: scheduleKeys.due, gsi2sk: `${s.next_run_at}#${s.id}` } : {}),
+    };
+  },
+});
 
 export function computeNext(
   s: Pick<Schedule, 'type' | 'enabled' | 'cron_expression' | 'timezone'>,
@@ -71,40 +83,17 @@ export function scheduleItem(
   webhookSecretHash: string | undefined,
   deletedAt?: string,
 ): Item {
-  const due = !deletedAt && s.type === 'cron' && s.enabled && s.next_run_at;
-  return {
-    ...scheduleKeys.schedule(s.id),
-    ...(s as unknown as Record<string, never>),
+  return scheduleEntity.toItem({
+    ...s,
     rev,
     ...(webhookSecretHash && !deletedAt ? { webhook_secret_hash: webhookSecretHash } : {}),
-    ...(deletedAt
-      ? { deleted_at: deletedAt }
-      : { gsi1pk: scheduleKeys.ofWorkspace(s.workspace_id), gsi1sk: `${s.created_at}#${s.id}` }),
-    ...(due ? { gsi2pk: scheduleKeys.due, gsi2sk: `${s.next_run_at}#${s.id}` } : {}),
-  };
+    ...(deletedAt ? { deleted_at: deletedAt } : {}),
+  });
 }
 
 export function fromScheduleItem(item: Item): StoredSchedule {
-  const {
-    pk: _p,
-    sk: _s,
-    gsi1pk: _a,
-    gsi1sk: _b,
-    gsi2pk: _c,
-    gsi2sk: _d,
-    webhook_secret_hash,
-    rev,
-    deleted_at,
-    ttl: _t,
-    ...rest
-  } = item;
-  const schedule = { auto_disabled: false, ...rest } as unknown as Schedule;
-  return {
-    schedule,
-    rev: typeof rev === 'number' ? rev : 0,
-    webhookSecretHash: typeof webhook_secret_hash === 'string' ? webhook_secret_hash : undefined,
-    deletedAt: typeof deleted_at === 'string' ? deleted_at : undefined,
-  };
+  const { rev, webhook_secret_hash, deleted_at, ...schedule } = scheduleEntity.fromItem(item);
+  return { schedule, rev, webhookSecretHash: webhook_secret_hash, deletedAt: deleted_at };
 }
 
 export async function loadStoredSchedule(deps: CoreDeps, id: string): Promise<StoredSchedule | undefined> {
@@ -119,6 +108,7 @@ export function scheduleWrite(stored: StoredSchedule, next: Schedule, extra: Par
     ...extra,
   };
   return {
+    name: REVISION_OP,
     put: item as Item,
     condition:
       stored.rev === 0 ? cond.or(cond.attrNotExists('rev'), cond.eq('rev', 0)) : cond.eq('rev', stored.rev),
@@ -140,20 +130,18 @@ export async function mutateSchedule<T>(
   | { status: 'written'; stored: StoredSchedule; next: Schedule; result: T }
   | { status: 'skipped' | 'contended' }
 > {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    const stored = await loadStoredSchedule(deps, id);
-    const decision = stored ? decide(stored) : undefined;
-    if (!stored || !decision) return { status: 'skipped' };
-    try {
+  const outcome = await updateWithRevision({
+    attempts,
+    load: () => loadStoredSchedule(deps, id),
+    decide,
+    write: async (stored, decision) => {
       await deps.store.transactWrite([
         scheduleWrite(stored, decision.next),
         ...(decision.items ?? []).map((put) => ({ put })),
       ]);
-      return { status: 'written', stored, next: decision.next, result: decision.result };
-    } catch (err) {
-      if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
-      throw err;
-    }
-  }
-  return { status: 'contended' };
+    },
+  });
+  if (outcome.status !== 'written') return { status: outcome.status };
+  const { current: stored, decision } = outcome;
+  return { status: 'written', stored, next: decision.next, result: decision.result };
 }

@@ -1,32 +1,55 @@
+import * as z from 'zod';
 import type { Item } from '../../ports/store.ts';
+import { defineEntity } from '../entity.ts';
 import { sortSuffix } from '../sort-suffix.ts';
 import { HISTORY_DAYS } from './schedule-events.ts';
-import { scheduleKeys } from './schedule-record.ts';
+
+const runFields = {
+  run_id: z.string(),
+  status: z.enum(['success', 'error', 'timeout']),
+  duration_ms: z.number(),
+  output: z.record(z.string(), z.unknown()).nullable(),
+  error: z.string().nullable(),
+  deduplicated: z.boolean(),
+};
 
 /** The spec's Run object (schedule run, webhook response). */
-export interface Run {
-  run_id: string;
-  status: 'success' | 'error' | 'timeout';
-  duration_ms: number;
-  output: Record<string, unknown> | null;
-  error: string | null;
-  deduplicated: boolean;
-}
+export type Run = z.output<z.ZodObject<typeof runFields>>;
 
 export type RunTrigger = 'cron' | 'webhook' | 'manual';
 
-/** What is stored per run: the Run object plus where it came from. */
-export interface RunRecord extends Run {
-  schedule_id: string;
-  workspace_id: string;
-  agent: string;
-  agent_version: string;
-  trigger: RunTrigger;
+const runRecordSchema = z.object({
+  ...runFields,
+  schedule_id: z.string(),
+  workspace_id: z.string(),
+  agent: z.string(),
+  agent_version: z.string(),
+  trigger: z.enum(['cron', 'webhook', 'manual']),
   /** The cron slot this run is for; null for webhook and manual runs. */
-  scheduled_time: string | null;
-  started_at: string;
-  finished_at: string;
-}
+  scheduled_time: z.string().nullable(),
+  started_at: z.string(),
+  finished_at: z.string(),
+});
+
+/** What is stored per run: the Run object plus where it came from. */
+export type RunRecord = z.output<typeof runRecordSchema>;
+
+export const runKeys = {
+  /** A schedule's runs, newest last by start time. */
+  ofSchedule: (scheduleId: string) => `SCHEDULE#${scheduleId}#RUNS`,
+};
+
+/** One run's record, kept HISTORY_DAYS (including after the schedule's deletion). */
+export const runEntity = defineEntity({
+  name: 'schedule run',
+  keys: runKeys,
+  schema: runRecordSchema,
+  locate: (record) => ({
+    pk: runKeys.ofSchedule(record.schedule_id),
+    sk: `RUN#${record.started_at}#${sortSuffix()}#${record.run_id}`,
+    ttl: Math.floor(Date.parse(record.started_at) / 1000) + HISTORY_DAYS * 86_400,
+  }),
+});
 
 export function runOf(record: RunRecord, deduplicated = false): Run {
   return {
@@ -40,15 +63,9 @@ export function runOf(record: RunRecord, deduplicated = false): Run {
 }
 
 export function runItem(record: RunRecord): Item {
-  return {
-    pk: scheduleKeys.runs(record.schedule_id),
-    sk: `RUN#${record.started_at}#${sortSuffix()}#${record.run_id}`,
-    ...(record as unknown as Record<string, never>),
-    ttl: Math.floor(Date.parse(record.started_at) / 1000) + HISTORY_DAYS * 86_400,
-  };
+  return runEntity.toItem(record);
 }
 
 export function runFromItem(item: Item): RunRecord {
-  const { pk: _p, sk: _s, ttl: _t, ...rest } = item;
-  return rest as unknown as RunRecord;
+  return runEntity.fromItem(item);
 }

@@ -6,7 +6,7 @@ import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
 import { loadStoredSchedule, scheduleKeys } from './schedule-record.ts';
-import { runOf } from './schedule-run-record.ts';
+import { runEntity, runOf } from './schedule-run-record.ts';
 import { executeRun, type Run, type RunRecord } from './schedule-runs.ts';
 import type { ScheduleTriggerInput } from './schedule-schemas.ts';
 import { loadSchedule } from './schedules.ts';
@@ -108,7 +108,7 @@ async function awaitFirstRun(deps: CoreDeps, key: { pk: string; sk: string }): P
   let wait = 20;
   for (;;) {
     const item = await deps.store.get(key);
-    if (item?.state === 'done' && item.run) return item.run as unknown as RunRecord;
+    if (item?.state === 'done' && item.run) return runEntity.parse(item.run, key);
     if (!item || deps.clock.now().getTime() > Number(item.lease_until)) {
       throw new PlatformError(
         'CONFLICT',

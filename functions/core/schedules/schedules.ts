@@ -9,14 +9,7 @@ import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import { hashApiKey } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
-import {
-  appendScheduleEvent,
-  eventFromItem,
-  HISTORY_DAYS,
-  type ScheduleEvent,
-  scheduleEventItem,
-  scheduleEventsPk,
-} from './schedule-events.ts';
+import { appendScheduleEvent, HISTORY_DAYS, scheduleEventItem } from './schedule-events.ts';
 import { failureStreakAlert } from './schedule-failure-streak.ts';
 import {
   computeNext,
@@ -27,14 +20,7 @@ import {
   scheduleKeys,
   scheduleWrite,
 } from './schedule-record.ts';
-import { type RunRecord, runFromItem } from './schedule-run-record.ts';
-import type {
-  ScheduleCreateInput,
-  ScheduleEventsQuery,
-  ScheduleListQuery,
-  ScheduleRunsQuery,
-  ScheduleUpdateInput,
-} from './schedule-schemas.ts';
+import type { ScheduleCreateInput, ScheduleListQuery, ScheduleUpdateInput } from './schedule-schemas.ts';
 
 export type { Schedule } from './schedule-record.ts';
 
@@ -327,42 +313,6 @@ export async function deleteSchedule(
     // The fire entry drops slots of deleted schedules, so a leftover rule runs nothing.
     deps.logger.error('scheduler rules not removed', { schedule_id: id, error: String(err) });
   }
-}
-
-/** GET .../runs: newest first; status `failed` means error or timeout; `fields` selects fields. */
-export async function listScheduleRuns(
-  deps: CoreDeps,
-  auth: AuthContext,
-  workspaceId: string,
-  id: string,
-  query: ScheduleRunsQuery,
-): Promise<{ runs: Partial<RunRecord>[]; total: number }> {
-  await loadSchedule(deps, auth, workspaceId, id, 'member', true);
-  const items = await queryAll(deps.store, { pk: scheduleKeys.runs(id), reverse: true });
-  const wanted = (r: RunRecord) =>
-    !query.status ||
-    (query.status === 'failed' ? r.status === 'error' || r.status === 'timeout' : r.status === query.status);
-  const all = items.map(runFromItem).filter(wanted);
-  const fields = query.fields;
-  const page = all.slice(query.offset, query.offset + query.limit).map((r) => {
-    if (!fields) return r;
-    return Object.fromEntries(fields.map((f) => [f, r[f]])) as Partial<RunRecord>;
-  });
-  return { runs: page, total: all.length };
-}
-
-/** GET .../events: the timeline, newest first. */
-export async function listScheduleEvents(
-  deps: CoreDeps,
-  auth: AuthContext,
-  workspaceId: string,
-  id: string,
-  query: ScheduleEventsQuery,
-): Promise<{ events: ScheduleEvent[]; total: number }> {
-  await loadSchedule(deps, auth, workspaceId, id, 'member', true);
-  const items = await queryAll(deps.store, { pk: scheduleEventsPk(id), reverse: true });
-  const all = items.map(eventFromItem).filter((e) => !query.type || e.type === query.type);
-  return { events: all.slice(query.offset, query.offset + query.limit), total: all.length };
 }
 
 /**

@@ -1,36 +1,61 @@
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
+import { defineEntity } from '../entity.ts';
 import { sortSuffix } from '../sort-suffix.ts';
-import { serviceKeys } from './service-record.ts';
 
 /**
  * A service's timeline (spec: "event kinds: not shown"; ours, docs/services.md): deployed,
  * starting, ready, crashed, restarting, crash_warning, crash_loop_paused, restarted, config_updated,
  * version_updated, port_conflict, alert_failed, deleted.
  */
-export type ServiceEventType =
-  | 'deployed'
-  | 'starting'
-  | 'ready'
-  | 'crashed'
-  | 'crash_warning'
-  | 'crash_loop_paused'
-  | 'restarted'
-  | 'config_updated'
-  | 'version_updated'
-  | 'stopped';
+const serviceEventType = z.enum([
+  'deployed',
+  'starting',
+  'ready',
+  'crashed',
+  'crash_warning',
+  'crash_loop_paused',
+  'restarted',
+  'config_updated',
+  'version_updated',
+  'stopped',
+]);
 
-export type ServiceEvent = {
-  event_id: string;
-  type: ServiceEventType;
-  message: string;
-  at: string;
-};
+export type ServiceEventType = z.output<typeof serviceEventType>;
+
+const serviceEventSchema = z.object({
+  event_id: z.string(),
+  type: serviceEventType,
+  message: z.string(),
+  at: z.string(),
+});
+
+export type ServiceEvent = z.output<typeof serviceEventSchema>;
 
 /** Timeline entries and log lines are kept this long. */
 export const SERVICE_EVENTS_DAYS = 30;
 export const SERVICE_LOG_DAYS = 7;
+
+export const serviceEventKeys = {
+  /** A service's timeline, by time. */
+  ofService: (serviceId: string) => `SERVICE#${serviceId}#EVENTS`,
+  /** A service's log lines, by time. */
+  logs: (serviceId: string) => `SERVICE#${serviceId}#LOGS`,
+};
+
+/** One timeline entry; its service's id is in its partition. */
+export const serviceEventEntity = defineEntity({
+  name: 'service event',
+  keys: serviceEventKeys,
+  schema: serviceEventSchema,
+  locate: (event, serviceId: string) => ({
+    pk: serviceEventKeys.ofService(serviceId),
+    sk: `EVENT#${event.at}#${sortSuffix()}#${event.event_id}`,
+    ttl: Math.floor(Date.parse(event.at) / 1000) + SERVICE_EVENTS_DAYS * 86_400,
+  }),
+});
 
 export function serviceEventItem(
   deps: CoreDeps,
@@ -38,23 +63,12 @@ export function serviceEventItem(
   type: ServiceEventType,
   message: string,
 ): Item {
-  const at = deps.clock.now();
-  const event: ServiceEvent = { event_id: randomUUID(), type, message, at: at.toISOString() };
-  return {
-    pk: serviceKeys.events(serviceId),
-    sk: `EVENT#${event.at}#${sortSuffix()}#${event.event_id}`,
-    ...(event as unknown as Record<string, never>),
-    ttl: Math.floor(at.getTime() / 1000) + SERVICE_EVENTS_DAYS * 86_400,
-  };
+  const event: ServiceEvent = { event_id: randomUUID(), type, message, at: deps.clock.now().toISOString() };
+  return serviceEventEntity.toItem(event, serviceId);
 }
 
 export function serviceEventFromItem(item: Item): ServiceEvent {
-  return {
-    event_id: String(item.event_id),
-    type: item.type as ServiceEventType,
-    message: String(item.message),
-    at: String(item.at),
-  };
+  return serviceEventEntity.fromItem(item);
 }
 
 export interface ServiceLogLine {
@@ -72,7 +86,7 @@ export async function writeServiceLogs(
   for (let i = 0; i < lines.length; i += 100) {
     const batch = lines.slice(i, i + 100).map((l) => ({
       put: {
-        pk: serviceKeys.logs(serviceId),
+        pk: serviceEventKeys.logs(serviceId),
         sk: `LOG#${l.at}#${sortSuffix()}`,
         ...l,
         ttl: Math.floor(Date.parse(l.at) / 1000) + SERVICE_LOG_DAYS * 86_400,

@@ -1,45 +1,52 @@
+import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, type TransactOp } from '../../ports/store.ts';
+import { defineEntity } from '../entity.ts';
+import { REVISION_OP } from '../revision.ts';
 
-export type ServiceState = 'provisioning' | 'running' | 'paused';
-export type HealthStatus = 'starting' | 'healthy' | 'unhealthy' | 'stopped';
+const serviceState = z.enum(['provisioning', 'running', 'paused']);
+const healthStatus = z.enum(['starting', 'healthy', 'unhealthy', 'stopped']);
+export type ServiceState = z.output<typeof serviceState>;
+export type HealthStatus = z.output<typeof healthStatus>;
 
-export type Service = {
-  id: string;
-  workspace_id: string;
-  name: string;
-  agent: string;
-  agent_version: string;
-  auto_update: boolean;
-  state: ServiceState;
+const serviceFields = {
+  id: z.string(),
+  workspace_id: z.string(),
+  name: z.string(),
+  agent: z.string(),
+  agent_version: z.string(),
+  auto_update: z.boolean(),
+  state: serviceState,
   /** Why it is paused: `crash_loop` (auto-paused) or null. */
-  paused_reason: 'crash_loop' | null;
+  paused_reason: z.literal('crash_loop').nullable(),
   /** The crash-loop flag the spec shows. */
-  crash_loop: boolean;
-  health_status: HealthStatus;
-  restart_count: number;
-  consecutive_restart_failures: number;
-  max_restart_failures: number;
+  crash_loop: z.boolean(),
+  health_status: healthStatus,
+  restart_count: z.number(),
+  consecutive_restart_failures: z.number(),
+  max_restart_failures: z.number(),
   /** Whether the half-way warning was sent for the current streak. */
-  crash_warning_sent: boolean;
-  min_instances: number;
-  max_instances: number;
-  url: string | null;
-  command: string | null;
-  http: boolean;
-  env: Record<string, string>;
+  crash_warning_sent: z.boolean(),
+  min_instances: z.number(),
+  max_instances: z.number(),
+  url: z.string().nullable(),
+  command: z.string().nullable(),
+  http: z.boolean(),
+  env: z.record(z.string(), z.string()),
   /** Extra secret names given at deploy or patch (beyond the agent's required_secrets). */
-  extra_secrets: string[];
+  extra_secrets: z.array(z.string()),
   /** Every secret name injected: required_secrets merged with extra_secrets. */
-  secrets: string[];
-  alert_webhook_url: string | null;
-  last_error: string | null;
-  deployed_at: string;
-  last_restart_at: string | null;
-  created_by: string;
-  created_at: string;
-  updated_at: string;
+  secrets: z.array(z.string()),
+  alert_webhook_url: z.string().nullable(),
+  last_error: z.string().nullable(),
+  deployed_at: z.string(),
+  last_restart_at: z.string().nullable(),
+  created_by: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
 };
+
+export type Service = z.output<z.ZodObject<typeof serviceFields>>;
 
 export interface StoredService {
   service: Service;
@@ -57,30 +64,32 @@ export const serviceKeys = {
   counter: (accountId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: 'SERVICES' }),
   /** Every service the local host must keep running after a restart of the platform. */
   active: 'SERVICES#ACTIVE',
-  events: (id: string) => `SERVICE#${id}#EVENTS`,
-  logs: (id: string) => `SERVICE#${id}#LOGS`,
 };
 
-export function serviceItem(s: Service, rev: number, port: number | null): Item {
-  const active = s.state !== 'paused';
-  return {
+/** The service record, with its revision (every writer conditions on it) and local gateway port. */
+export const serviceEntity = defineEntity({
+  name: 'service',
+  keys: serviceKeys,
+  schema: z.object({
+    ...serviceFields,
+    rev: z.number().default(0),
+    port: z.number().nullable().default(null),
+  }),
+  locate: (s) => ({
     ...serviceKeys.service(s.id),
-    ...(s as unknown as Record<string, never>),
-    rev,
-    port,
     gsi1pk: serviceKeys.ofWorkspace(s.workspace_id),
     gsi1sk: `${s.created_at}#${s.id}`,
-    ...(active ? { gsi2pk: serviceKeys.active, gsi2sk: s.id } : {}),
-  };
+    ...(s.state !== 'paused' ? { gsi2pk: serviceKeys.active, gsi2sk: s.id } : {}),
+  }),
+});
+
+export function serviceItem(s: Service, rev: number, port: number | null): Item {
+  return serviceEntity.toItem({ ...s, rev, port });
 }
 
 export function fromServiceItem(item: Item): StoredService {
-  const { pk: _p, sk: _s, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, rev, port, ...rest } = item;
-  return {
-    service: rest as unknown as Service,
-    rev: typeof rev === 'number' ? rev : 0,
-    port: typeof port === 'number' ? port : null,
-  };
+  const { rev, port, ...service } = serviceEntity.fromItem(item);
+  return { service, rev, port };
 }
 
 export async function loadStoredService(deps: CoreDeps, id: string): Promise<StoredService | undefined> {
@@ -90,5 +99,9 @@ export async function loadStoredService(deps: CoreDeps, id: string): Promise<Sto
 
 /** The put of a new revision, conditioned on the one it was computed from. */
 export function serviceWrite(stored: StoredService, next: Service, port = stored.port): TransactOp {
-  return { put: serviceItem(next, stored.rev + 1, port), condition: cond.eq('rev', stored.rev) };
+  return {
+    name: REVISION_OP,
+    put: serviceItem(next, stored.rev + 1, port),
+    condition: cond.eq('rev', stored.rev),
+  };
 }

@@ -5,10 +5,11 @@ import {
   type ServiceLaunch,
   type SupervisionHooks,
 } from '../../ports/service-runner.ts';
-import { queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { queryAll } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
+import { updateWithRevision } from '../revision.ts';
 import { serviceEventItem, writeServiceLogs } from './service-events.ts';
 import {
   loadStoredService,
@@ -116,23 +117,22 @@ export async function mutateService(
     port?: number | null;
   } = {},
 ): Promise<{ before: Service; after: Service } | undefined> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const stored = await loadStoredService(deps, id);
-    if (!stored) return undefined;
-    const next = change(stored.service);
-    if (!next) return undefined;
-    try {
+  const outcome = await updateWithRevision({
+    attempts: 20,
+    load: () => loadStoredService(deps, id),
+    decide: (stored) => change(stored.service),
+    write: async (stored, next) => {
       await deps.store.transactWrite([
         serviceWrite(stored, next, options.port === undefined ? stored.port : options.port),
         ...(options.events ?? []).map((e) => ({ put: serviceEventItem(deps, id, e.type, e.message) })),
       ]);
-      return { before: stored.service, after: next };
-    } catch (err) {
-      if (err instanceof TransactionCanceledError && err.reasons[0] === 'ConditionalCheckFailed') continue;
-      throw err;
-    }
+    },
+  });
+  if (outcome.status === 'skipped') return undefined;
+  if (outcome.status === 'contended') {
+    throw new PlatformError('CONFLICT', 'The service changed too often meanwhile; try again');
   }
-  throw new PlatformError('CONFLICT', 'The service changed too often meanwhile; try again');
+  return { before: outcome.current.service, after: outcome.decision };
 }
 
 function alertOf(s: Service, severity: 'warning' | 'critical'): CrashLoopAlert {

@@ -1,88 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
-import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
+import { invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
-import { findLatest, findVersion } from '../agents/agent-lookup.ts';
-import type { AgentVersion } from '../agents/agent-record.ts';
+import { findVersion } from '../agents/agent-lookup.ts';
 import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
+import {
+  checkCodeMayLeave,
+  checkDeployable,
+  checkInstances,
+  checkSecretsExist,
+} from './service-deploy-checks.ts';
 import { checkEnv, mergeSecretNames } from './service-env.ts';
-import { type ServiceEvent, serviceEventFromItem, serviceEventItem } from './service-events.ts';
+import {
+  type ServiceEvent,
+  serviceEventFromItem,
+  serviceEventItem,
+  serviceEventKeys,
+} from './service-events.ts';
 import { fromServiceItem, type Service, serviceItem, serviceKeys } from './service-record.ts';
 import type {
   ServiceDeployInput,
   ServiceListQuery,
   ServiceLogsQuery,
   ServicePatchInput,
-  ServiceUpdateInput,
 } from './service-schemas.ts';
 import { launchService, mutateService } from './service-supervision.ts';
-
-/** An agent that can run as a service: a tool or agent type with runtime.command or a loop, and a bundle. */
-function checkDeployable(agent: AgentVersion, ref: string): void {
-  const m = agent.manifest;
-  if (m.type === 'prompt' || m.type === 'skill' || m.execution_engine === 'direct_llm') {
-    throw invalidInput([
-      {
-        field: 'body.agent',
-        message: `${ref} is a ${m.type} agent: only tool and agent types with code run as services`,
-      },
-    ]);
-  }
-  if (!m.runtime?.command && !m.loop) {
-    throw invalidInput([
-      { field: 'body.agent', message: `${ref} has neither runtime.command nor loop: nothing to run` },
-    ]);
-  }
-  if (!agent.bundle) {
-    throw invalidInput([
-      { field: 'body.agent', message: `${ref} has no published code bundle: upload one first` },
-    ]);
-  }
-}
-
-/** The secrets must exist in the workspace vault: checked on their listing records (no value is read). */
-/**
- * A service runs the agent's code in the deploying workspace, whose owner controls its command and
- * reads its logs: an agent of another workspace qualifies only when its author lets its code be
- * downloaded anyway (allow_local_download) and it is not paid (docs/services.md).
- */
-function checkCodeMayLeave(agent: AgentVersion, workspaceId: string, ref: string): void {
-  if (agent.workspace_id === workspaceId) return;
-  if (agent.manifest.allow_local_download === true && !(agent.manifest.price_credits > 0)) return;
-  throw new PlatformError(
-    'FORBIDDEN',
-    `${ref} belongs to another workspace and its code is not downloadable (allow_local_download false, or a paid agent); deploy it from its own workspace, or call it instead`,
-  );
-}
-
-async function checkSecretsExist(deps: CoreDeps, workspaceId: string, names: string[]): Promise<void> {
-  const found = await Promise.all(names.map((n) => deps.store.get(keys.secret(workspaceId, n))));
-  const missing = names.filter((_, i) => !found[i]);
-  if (missing.length > 0) {
-    throw new PlatformError(
-      'MISSING_SECRETS',
-      `Put these secrets in the workspace vault first: ${missing.join(', ')}`,
-      {
-        missing,
-      },
-    );
-  }
-}
-
-function checkInstances(auth: AuthContext, min: number, max: number, issues: FieldIssue[]): void {
-  const cap = TIER_LIMITS[auth.tier].instancesPerService;
-  if (min > max)
-    issues.push({ field: 'body.min_instances', message: `must not exceed max_instances (${max})` });
-  if (max > cap)
-    issues.push({
-      field: 'body.max_instances',
-      message: `the ${auth.tier} plan allows up to ${cap} instances per service`,
-    });
-}
 
 /**
  * POST .../services: deploy (owners; Pro 5 services of up to 3 instances, Team 20 of 10, Free
@@ -153,10 +98,12 @@ export async function deployService(
     await deps.store.transactWrite([
       { put: serviceItem(service, 1, null), condition: cond.notExists() },
       {
+        name: 'name',
         put: { ...serviceKeys.name(workspaceId, service.name), service_id: service.id },
         condition: cond.notExists(),
       },
       {
+        name: 'counter',
         update: serviceKeys.counter(auth.accountId),
         spec: { add: { count: 1 } },
         condition: cond.or(cond.attrNotExists('count'), cond.lt('count', limits.services)),
@@ -172,13 +119,13 @@ export async function deployService(
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
-    if (err.reasons[1] === 'ConditionalCheckFailed') {
+    if (err.conditionFailed('name')) {
       throw new PlatformError(
         'CONFLICT',
         `A service named ${service.name} exists in this workspace; choose another name`,
       );
     }
-    if (err.reasons[2] === 'ConditionalCheckFailed') {
+    if (err.conditionFailed('counter')) {
       throw new PlatformError(
         'FORBIDDEN',
         `The ${auth.tier} plan allows ${limits.services} services at a time; delete one first`,
@@ -192,7 +139,7 @@ export async function deployService(
 }
 
 /** Starts the service; a failure to start is recorded on it (last_error) and answered. */
-async function startOrRecord(deps: CoreDeps, id: string): Promise<void> {
+export async function startOrRecord(deps: CoreDeps, id: string): Promise<void> {
   const stored = await loadOrNotFound(deps, id);
   try {
     await launchService(deps, stored);
@@ -213,11 +160,11 @@ async function loadOrNotFound(deps: CoreDeps, id: string) {
   return fromServiceItem(item);
 }
 
-async function loadService(deps: CoreDeps, id: string): Promise<Service> {
+export async function loadService(deps: CoreDeps, id: string): Promise<Service> {
   return (await loadOrNotFound(deps, id)).service;
 }
 
-async function loadInWorkspace(
+export async function loadInWorkspace(
   deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
@@ -250,7 +197,7 @@ export async function getService(
   id: string,
 ): Promise<Service & { events: ServiceEvent[] }> {
   const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'member');
-  const page = await deps.store.query({ pk: serviceKeys.events(id), reverse: true, limit: 50 });
+  const page = await deps.store.query({ pk: serviceEventKeys.ofService(id), reverse: true, limit: 50 });
   return { ...stored.service, events: page.items.map(serviceEventFromItem) };
 }
 
@@ -353,91 +300,6 @@ export async function restartService(
   return loadService(deps, id);
 }
 
-/**
- * POST .../update: pulls a newly published version in (the newest, or `version`) and restarts a
- * running service on it. An explicit version turns auto_update off.
- */
-export async function updateServiceVersion(
-  deps: CoreDeps,
-  auth: AuthContext,
-  workspaceId: string,
-  id: string,
-  input: ServiceUpdateInput,
-): Promise<Service> {
-  const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'owner');
-  const ref = `${stored.service.agent}${input.version ? `@${input.version}` : ''}`;
-  const { agent } = await resolveAgentRef(deps, ref, workspaceId, auth.accountId);
-  checkDeployable(agent, ref);
-  const moved = await moveToVersion(deps, id, agent, input.version ? { autoUpdate: false } : {});
-  return moved ?? stored.service;
-}
-
-/** Moves a service to `agent`'s version (secrets recomputed), restarting it unless paused. */
-async function moveToVersion(
-  deps: CoreDeps,
-  id: string,
-  agent: AgentVersion,
-  options: { autoUpdate?: boolean },
-) {
-  const secretsOf = (s: Service) => mergeSecretNames(agent.manifest.required_secrets, s.extra_secrets);
-  const result = await mutateService(deps, id, (s) =>
-    s.agent_version === agent.version && options.autoUpdate === undefined
-      ? undefined
-      : {
-          ...s,
-          agent_version: agent.version,
-          secrets: secretsOf(s),
-          ...(options.autoUpdate !== undefined ? { auto_update: options.autoUpdate } : {}),
-          ...(s.state === 'paused'
-            ? {}
-            : { state: 'provisioning' as const, health_status: 'starting' as const }),
-          updated_at: deps.clock.now().toISOString(),
-        },
-  );
-  if (!result) return undefined;
-  if (result.before.agent_version !== result.after.agent_version) {
-    await deps.store.put(
-      serviceEventItem(
-        deps,
-        id,
-        'version_updated',
-        `Version updated from ${result.before.agent_version} to ${agent.version}`,
-      ),
-    );
-  }
-  if (result.after.state !== 'paused') await startOrRecord(deps, id);
-  return loadService(deps, id);
-}
-
-/** After a publish: services of that agent in the publishing workspace with auto_update move to it. */
-export async function followNewVersionServices(deps: CoreDeps, agent: AgentVersion): Promise<string[]> {
-  const moved: string[] = [];
-  try {
-    const items = await queryAll(deps.store, {
-      index: 'gsi1',
-      pk: serviceKeys.ofWorkspace(agent.workspace_id),
-    });
-    for (const item of items) {
-      const s = fromServiceItem(item).service;
-      if (s.agent !== `${agent.org}/${agent.name}` || !s.auto_update) continue;
-      if (Number(s.agent_version.slice(1)) >= agent.version_number) continue;
-      // Never to a version older than the newest (an upload to an old version moves nothing).
-      const latest = await findLatest(deps, agent.org, agent.name);
-      if (latest && latest.version_number > agent.version_number) continue;
-      // Only a version that can run: with code, and a runtime command or a loop.
-      if (!agent.bundle || (!agent.manifest.runtime?.command && !agent.manifest.loop)) continue;
-      try {
-        if (await moveToVersion(deps, s.id, agent, {})) moved.push(s.id);
-      } catch (err) {
-        deps.logger.error('service not moved to the new version', { service_id: s.id, error: String(err) });
-      }
-    }
-  } catch (err) {
-    deps.logger.error('services not moved to the new version', { agent: agent.name, error: String(err) });
-  }
-  return moved;
-}
-
 /** DELETE: stops it, removes the record, frees the name and the account's service slot. */
 export async function deleteService(
   deps: CoreDeps,
@@ -476,7 +338,7 @@ export async function serviceLogs(
   let cursor: string | undefined;
   do {
     const page = await deps.store.query({
-      pk: serviceKeys.logs(id),
+      pk: serviceEventKeys.logs(id),
       sk: { between: [`LOG#${lo}`, `LOG#${hi}~`] },
       reverse: true,
       limit: 1000,

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { ConditionFailedError, cond, type Item, queryAll } from '../../ports/store.ts';
+import { cond, type Item, queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { keys } from '../keys.ts';
+import { updateWithRevision } from '../revision.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import type { Task, TaskCreateInput, TaskListQuery, TaskUpdateInput } from './task-schemas.ts';
 
@@ -77,29 +78,34 @@ export async function updateTask(
   taskId: string,
   patch: TaskUpdateInput,
 ): Promise<Task> {
-  for (let attempt = 0; ; attempt++) {
-    const { task, version } = await loadTask(deps, auth, taskId);
-    const now = deps.clock.now().toISOString();
-    const next: Task = { ...task, updated_at: now };
-    if (patch.title !== undefined) next.title = patch.title;
-    if (patch.description !== undefined) next.description = patch.description;
-    if (patch.due_date !== undefined) next.due_date = patch.due_date;
-    if (patch.project !== undefined) next.project = patch.project;
-    if (patch.priority !== undefined) next.priority = patch.priority;
-    if (patch.status !== undefined) {
-      next.status = patch.status;
-      if (patch.status === 'done' && task.status !== 'done') next.completed_at = now;
-      if (patch.status === 'open' || patch.status === 'in_progress') next.completed_at = null;
-    }
-    try {
-      await deps.store.put(toItem(next, version + 1), { condition: cond.eq('version', version) });
+  const outcome = await updateWithRevision({
+    attempts: MAX_UPDATE_ATTEMPTS,
+    load: () => loadTask(deps, auth, taskId),
+    decide: ({ task }) => {
+      const now = deps.clock.now().toISOString();
+      const next: Task = { ...task, updated_at: now };
+      if (patch.title !== undefined) next.title = patch.title;
+      if (patch.description !== undefined) next.description = patch.description;
+      if (patch.due_date !== undefined) next.due_date = patch.due_date;
+      if (patch.project !== undefined) next.project = patch.project;
+      if (patch.priority !== undefined) next.priority = patch.priority;
+      if (patch.status !== undefined) {
+        next.status = patch.status;
+        if (patch.status === 'done' && task.status !== 'done') next.completed_at = now;
+        if (patch.status === 'open' || patch.status === 'in_progress') next.completed_at = null;
+      }
       return next;
-    } catch (err) {
-      if (!(err instanceof ConditionFailedError) || attempt >= MAX_UPDATE_ATTEMPTS - 1) throw err;
-      // Another writer won this round: back off a little, with jitter, and re-read.
-      await delay(Math.random() * 5 * (attempt + 1));
-    }
-  }
+    },
+    write: async ({ version }, next) => {
+      await deps.store.put(toItem(next, version + 1), { condition: cond.eq('version', version) });
+    },
+    // Another writer won this round: back off a little, with jitter, and re-read.
+    backoff: (attempt) => delay(Math.random() * 5 * (attempt + 1)),
+  });
+  if (outcome.status === 'written') return outcome.decision;
+  throw outcome.status === 'contended'
+    ? outcome.error
+    : new Error('unreachable: a task update always decides');
 }
 
 export async function deleteTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<void> {

@@ -1,39 +1,23 @@
+import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
+import { defineEntity } from '../entity.ts';
+import { CALL_RECORD_RETENTION_DAYS } from './call-record-retention.ts';
+import { callLogEntrySchema } from './usage-schemas.ts';
 
-/** Call records are kept this long (then the store's TTL removes them). */
-export const CALL_RECORD_RETENTION_DAYS = 90;
+// The log entry's fields (usage-schemas.ts) with the caller's key id and the sandbox and billing
+// figures. Loose: a log entry shows fields the gateway adds later (usage-reads.ts toLogEntry).
+const callRecordSchema = z.looseObject({
+  ...callLogEntrySchema.shape,
+  caller_key_id: z.string(),
+  /** Sandbox run time (code runtime, managed loop); 0 for direct-LLM calls. */
+  compute_ms: z.number().optional(),
+  /** Credits the caller paid for this call (a paid agent; 0 when refunded or free). */
+  credits: z.number().optional(),
+});
 
 /** One agent call, as the gateway records it (spec "Attribution and records"). */
-export interface CallRecord {
-  request_id: string;
-  /** ISO 8601: when the call arrived. */
-  at: string;
-  caller_account_id: string;
-  caller_key_id: string;
-  /** X-Platform-Tenant, when the caller sent one. */
-  tenant: string | null;
-  agent_id: string;
-  org: string;
-  agent: string;
-  version: string;
-  /** The agent's workspace: author-side usage is read by it. */
-  workspace_id: string;
-  endpoint: string;
-  status: 'success' | 'error' | 'timeout';
-  error_code: string | null;
-  http_status: number;
-  duration_ms: number;
-  provider: string | null;
-  model: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  /** Sandbox run time (code runtime, managed loop); 0 for direct-LLM calls. */
-  compute_ms?: number;
-  /** Credits the caller paid for this call (a paid agent; 0 when refunded or free). */
-  credits?: number;
-}
+export type CallRecord = z.output<typeof callRecordSchema>;
 
 export const callRecordKeys = {
   /** The caller's side: pk per calling account, sorted by time. */
@@ -43,21 +27,29 @@ export const callRecordKeys = {
   sk: (at: string, requestId: string) => `${at}#${requestId}`,
 };
 
+/** A call's record: under its caller, indexed under its agent's workspace, kept CALL_RECORD_RETENTION_DAYS. */
+export const callRecordEntity = defineEntity({
+  name: 'call record',
+  keys: callRecordKeys,
+  schema: callRecordSchema,
+  locate: (record) => {
+    const sk = callRecordKeys.sk(record.at, record.request_id);
+    return {
+      pk: callRecordKeys.callerPk(record.caller_account_id),
+      sk,
+      gsi1pk: callRecordKeys.authorPk(record.workspace_id),
+      gsi1sk: sk,
+      ttl: Math.floor(Date.parse(record.at) / 1000) + CALL_RECORD_RETENTION_DAYS * 86_400,
+    };
+  },
+});
+
 export function callRecordItem(record: CallRecord): Item {
-  const sk = callRecordKeys.sk(record.at, record.request_id);
-  return {
-    pk: callRecordKeys.callerPk(record.caller_account_id),
-    sk,
-    ...(record as unknown as Record<string, never>),
-    gsi1pk: callRecordKeys.authorPk(record.workspace_id),
-    gsi1sk: sk,
-    ttl: Math.floor(Date.parse(record.at) / 1000) + CALL_RECORD_RETENTION_DAYS * 86_400,
-  };
+  return callRecordEntity.toItem(record);
 }
 
 export function fromCallRecordItem(item: Item): CallRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ttl: _ttl, ...rest } = item;
-  return rest as unknown as CallRecord;
+  return callRecordEntity.fromItem(item);
 }
 
 export async function writeCallRecord(deps: CoreDeps, record: CallRecord): Promise<void> {

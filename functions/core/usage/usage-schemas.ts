@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { intParam } from '../../shared/query-params.ts';
-import { CALL_RECORD_RETENTION_DAYS } from './call-records.ts';
+import { CALL_RECORD_RETENTION_DAYS } from './call-record-retention.ts';
 
 /**
  * Query and response schemas of /usage… (the caller's own calls) and /author-usage… (calls to the

@@ -24,7 +24,7 @@ export async function createWorkspace(
   for (const slug of candidates) {
     try {
       await deps.store.transactWrite([
-        { put: { ...keys.workspaceSlug(slug), workspace_id: id }, condition: cond.notExists() },
+        { name: 'slug', put: { ...keys.workspaceSlug(slug), workspace_id: id }, condition: cond.notExists() },
         {
           put: {
             ...keys.workspace(id),
@@ -41,7 +41,7 @@ export async function createWorkspace(
       ]);
       return { id, name: input.name, slug, role: 'owner', personal: false, created_at: now };
     } catch (err) {
-      if (!(err instanceof TransactionCanceledError) || err.reasons[0] === 'None') throw err;
+      if (!(err instanceof TransactionCanceledError) || !err.cancelledBy('slug')) throw err;
     }
   }
   if (input.slug) throw new PlatformError('CONFLICT', `The workspace slug "${input.slug}" is taken`);
@@ -118,7 +118,11 @@ export async function inviteMember(
   const now = deps.clock.now().toISOString();
   try {
     await deps.store.transactWrite([
-      { put: memberItem(workspaceId, account.id, input.role, now), condition: cond.notExists() },
+      {
+        name: 'member',
+        put: memberItem(workspaceId, account.id, input.role, now),
+        condition: cond.notExists(),
+      },
       {
         update: keys.workspace(workspaceId),
         spec: { add: { owner_count: input.role === 'owner' ? 1 : 0 } },
@@ -127,7 +131,7 @@ export async function inviteMember(
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
-    if (err.reasons[0] !== 'None')
+    if (err.cancelledBy('member'))
       throw new PlatformError('CONFLICT', 'That account is already a member of the workspace');
     throw new PlatformError('NOT_FOUND', 'Workspace not found');
   }
@@ -154,6 +158,7 @@ export async function removeMember(
     await deps.store.transactWrite([
       { delete: keys.member(workspaceId, accountId), condition: cond.eq('role', String(member.role)) },
       {
+        name: 'owner count',
         update: keys.workspace(workspaceId),
         spec: { add: { owner_count: wasOwner ? -1 : 0 } },
         condition: wasOwner ? cond.gt('owner_count', 1) : cond.exists(),
@@ -161,7 +166,7 @@ export async function removeMember(
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
-    if (err.reasons[1] !== 'None' && wasOwner) {
+    if (err.cancelledBy('owner count') && wasOwner) {
       throw new PlatformError('CONFLICT', 'A workspace keeps at least one owner: add another owner first');
     }
     throw new PlatformError('CONFLICT', 'The membership changed meanwhile; try again');

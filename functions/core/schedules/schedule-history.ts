@@ -1,0 +1,46 @@
+// A schedule's history, readable after its deletion for HISTORY_DAYS: its runs and its timeline.
+
+import type { CoreDeps } from '../../ports/core-deps.ts';
+import { queryAll } from '../../ports/store.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { eventFromItem, type ScheduleEvent, scheduleEventKeys } from './schedule-events.ts';
+import { type RunRecord, runFromItem, runKeys } from './schedule-run-record.ts';
+import type { ScheduleEventsQuery, ScheduleRunsQuery } from './schedule-schemas.ts';
+
+import { loadSchedule } from './schedules.ts';
+
+/** GET .../runs: newest first; status `failed` means error or timeout; `fields` selects fields. */
+export async function listScheduleRuns(
+  deps: CoreDeps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  query: ScheduleRunsQuery,
+): Promise<{ runs: Partial<RunRecord>[]; total: number }> {
+  await loadSchedule(deps, auth, workspaceId, id, 'member', true);
+  const items = await queryAll(deps.store, { pk: runKeys.ofSchedule(id), reverse: true });
+  const wanted = (r: RunRecord) =>
+    !query.status ||
+    (query.status === 'failed' ? r.status === 'error' || r.status === 'timeout' : r.status === query.status);
+  const all = items.map(runFromItem).filter(wanted);
+  const fields = query.fields;
+  const page = all.slice(query.offset, query.offset + query.limit).map((r) => {
+    if (!fields) return r;
+    return Object.fromEntries(fields.map((f) => [f, r[f]])) as Partial<RunRecord>;
+  });
+  return { runs: page, total: all.length };
+}
+
+/** GET .../events: the timeline, newest first. */
+export async function listScheduleEvents(
+  deps: CoreDeps,
+  auth: AuthContext,
+  workspaceId: string,
+  id: string,
+  query: ScheduleEventsQuery,
+): Promise<{ events: ScheduleEvent[]; total: number }> {
+  await loadSchedule(deps, auth, workspaceId, id, 'member', true);
+  const items = await queryAll(deps.store, { pk: scheduleEventKeys.ofSchedule(id), reverse: true });
+  const all = items.map(eventFromItem).filter((e) => !query.type || e.type === query.type);
+  return { events: all.slice(query.offset, query.offset + query.limit), total: all.length };
+}
