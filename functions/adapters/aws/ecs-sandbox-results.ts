@@ -4,6 +4,7 @@
  * the port's ExecResult (its limits enforced again here).
  */
 import type { GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import * as z from 'zod';
 import type { RunResult } from '../../containers/sandbox-protocol.ts';
 import {
   type ExecResult,
@@ -53,6 +54,21 @@ export async function readRunResult(
   return parseResult(text, spec.runId);
 }
 
+/** What a runner may write as a command's result: RunResult, checked on read (the task is user code's). */
+const RUN_RESULT = z.union([
+  z.object({ v: z.literal(1), error: z.string() }),
+  z.object({
+    v: z.literal(1),
+    exitCode: z.number().int().nullable(),
+    signal: z.string().nullable(),
+    stdout: z.string(),
+    stdoutTruncated: z.boolean(),
+    stderrTail: z.string(),
+    timedOut: z.boolean(),
+    durationMs: z.number().min(0),
+  }),
+]);
+
 function parseResult(text: string, runId: string): RunResult {
   let value: unknown;
   try {
@@ -60,21 +76,11 @@ function parseResult(text: string, runId: string): RunResult {
   } catch {
     value = undefined;
   }
-  const r = value as Record<string, unknown> | undefined;
-  if (r && r.v === 1 && typeof r.error === 'string') return { v: 1, error: r.error.slice(0, 2000) };
-  const ok =
-    r &&
-    r.v === 1 &&
-    (r.exitCode === null || Number.isInteger(r.exitCode)) &&
-    (r.signal === null || typeof r.signal === 'string') &&
-    typeof r.stdout === 'string' &&
-    typeof r.stdoutTruncated === 'boolean' &&
-    typeof r.stderrTail === 'string' &&
-    typeof r.timedOut === 'boolean' &&
-    typeof r.durationMs === 'number' &&
-    r.durationMs >= 0;
-  if (!ok) throw new SandboxUnavailableError(`ECS sandbox: the result of run ${runId} is malformed`);
-  return r as unknown as RunResult;
+  const parsed = RUN_RESULT.safeParse(value);
+  if (!parsed.success)
+    throw new SandboxUnavailableError(`ECS sandbox: the result of run ${runId} is malformed`);
+  const r = parsed.data;
+  return 'error' in r ? { v: 1, error: r.error.slice(0, 2000) } : r;
 }
 
 export function toExecResult(
