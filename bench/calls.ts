@@ -1,42 +1,62 @@
 /**
- * `npm run bench:calls`: what the call gateway adds on top of the model call.
+ * `npm run bench:calls`: the gateway bench (issue 16): what the call gateway adds on top of the
+ * model call, against a peer gateway and the floor for one Node hop, side by side in one run.
  *
- * The platform runs as its own process (`agenthost start`, local mode, SQLite) with its OpenAI
- * provider pointed at a zero-delay fake on loopback that speaks Chat Completions. In one run this
- * bench calls a prompt agent through the platform and calls the fake directly with the same
- * request the platform sends, at concurrency 1, 16 and 64, and reports the latency the platform
- * adds (p50, p99) and its calls per second. Results go to docs/performance.md.
+ * A zero-delay fake model speaking the OpenAI wire format runs in its own process
+ * (bench/fake-llm-process.ts). In front of it, each in its own process on loopback:
+ * - agenthost: `agenthost start` (local mode, SQLite in a temp dir), its OpenAI provider pointed at
+ *   the fake, called as a prompt agent (`POST /local/bench-echo/v1/run`);
+ * - Portkey's open-source AI gateway (@portkey-ai/gateway, bench/portkey-process.ts), called with
+ *   the request agenthost sends to the model and the fake as its custom host;
+ * - a bare Node proxy (bench/node-proxy.ts), the same request.
+ * This process generates the load and calls the fake directly with the same request as the
+ * baseline. At concurrency 1 and 16, each repeat measures the direct call and each gateway (in an
+ * order rotated per repeat): latency p50 (the "added" p50 is the gateway's minus the direct call's
+ * in the same repeat), calls per second, and the gateway's CPU per call (user plus system time of
+ * its process tree from /proc over the calls); then the peak RSS of each gateway's process tree at
+ * concurrency 64. The table gives the median over the repeats, and for agenthost against Portkey
+ * the median of the per-repeat ratios, with a line per issue-16 target. Results go to
+ * docs/performance.md.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { start as startFakeLlm } from '../test/helpers/fake-llm-providers.ts';
+import { treeCpuMs, treeRssMb } from './proc-stats.ts';
 import { machineLine, quantile, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KEY = `ahk_bench_${'x'.repeat(40)}`;
-const LEVELS = [1, 16, 64];
-const CALLS_PER_LEVEL = Number(process.env.BENCH_CALLS ?? 3000);
+const LEVELS = [1, 16];
+const RSS_LEVEL = 64;
+const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const WARMUP = 300;
 
-interface Stats {
+/** One way of reaching the model: `pid` is the gateway's process (none for the direct call). */
+interface Target {
+  name: string;
+  pid?: number;
+  send: () => Promise<number>;
+}
+
+interface Measure {
   p50: number;
   p99: number;
   perSecond: number;
+  cpuMsPerCall: number;
 }
 
-function stats(samples: number[], wallMs: number): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    p50: quantile(sorted, 0.5),
-    p99: quantile(sorted, 0.99),
-    perSecond: (samples.length / wallMs) * 1000,
-  };
-}
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
 
 /** Sends `total` requests with `concurrency` in flight; returns each latency in ms and the wall time. */
 async function drive(
@@ -61,38 +81,94 @@ async function drive(
   return { samples, wallMs: performance.now() - t0 };
 }
 
-async function main(): Promise<void> {
-  const fake = await startFakeLlm({ record: false });
-  const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
-  // BENCH_PROFILE=<dir> writes a CPU profile of the platform process there.
-  const profile = process.env.BENCH_PROFILE
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
-    : [];
-  const child = spawn(process.execPath, [...profile, join(ROOT, 'bin', 'agenthost.ts'), 'start'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      PLATFORM_DATA_DIR: dataDir,
-      PLATFORM_LOG_LEVEL: 'warn',
-      PLATFORM_BOOTSTRAP_TIER: 'enterprise',
-      PLATFORM_BOOTSTRAP_API_KEY: KEY,
-      OPENAI_API_KEY: 'sk-bench',
-      OPENAI_BASE_URL: fake.baseUrls.openai,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+async function measure(target: Target, concurrency: number): Promise<Measure> {
+  const cpu0 = target.pid ? treeCpuMs(target.pid) : 0;
+  const { samples, wallMs } = await drive(concurrency, CALLS, target.send);
+  const cpu1 = target.pid ? treeCpuMs(target.pid) : 0;
+  const sorted = samples.sort((a, b) => a - b);
+  return {
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    perSecond: (samples.length / wallMs) * 1000,
+    cpuMsPerCall: (cpu1 - cpu0) / samples.length,
+  };
+}
+
+/** The peak RSS (MB) of the target's process tree while CALLS calls run at RSS_LEVEL in flight. */
+async function peakRss(target: Target): Promise<number> {
+  const pid = target.pid as number;
+  let peak = treeRssMb(pid);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, treeRssMb(pid));
+  }, 50);
+  try {
+    await drive(RSS_LEVEL, CALLS, target.send);
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(peak, treeRssMb(pid));
+}
+
+/** Starts `args` with node; resolves once it prints "listening on <url>" (or the first line, for the fake). */
+async function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  firstLine = false,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout.on('data', (d) => {
+  child.stdout?.on('data', (d) => {
     out += d;
   });
-  while (!/listening on (http:\/\/\S+)/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`platform exited:\n${out}`);
+  const pattern = firstLine ? /^(http:\/\/\S+)\n/ : /listening on (http:\/\/\S+)/;
+  while (!pattern.test(out)) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited:\n${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const base = (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
+  return { child, url: (pattern.exec(out) as RegExpExecArray)[1] as string };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.stdin?.end();
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+
+async function main(): Promise<void> {
+  const children: ChildProcess[] = [];
+  const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
   const dispatcher = new Agent({ connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
   try {
-    const publish = await request(`${base}/agents`, {
+    const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
+    children.push(fake.child);
+    const fakeUrl = fake.url; // …/openai/v1
+    // BENCH_PROFILE=<dir> writes a CPU profile of the platform process there.
+    const profile = process.env.BENCH_PROFILE
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+      : [];
+    const [platform, portkey, proxy] = await Promise.all([
+      startProcess([...profile, join(ROOT, 'bin', 'agenthost.ts'), 'start'], {
+        HOST: '127.0.0.1',
+        PORT: '0',
+        PLATFORM_DATA_DIR: dataDir,
+        PLATFORM_LOG_LEVEL: 'warn',
+        PLATFORM_BOOTSTRAP_TIER: 'enterprise',
+        PLATFORM_BOOTSTRAP_API_KEY: KEY,
+        OPENAI_API_KEY: 'sk-bench',
+        OPENAI_BASE_URL: fakeUrl,
+      }),
+      startProcess([join(ROOT, 'bench', 'portkey-process.ts')], { NODE_ENV: 'production' }),
+      startProcess([join(ROOT, 'bench', 'node-proxy.ts')], { UPSTREAM: fakeUrl }),
+    ]);
+    children.push(platform.child, portkey.child, proxy.child);
+
+    const publish = await request(`${platform.url}/agents`, {
       method: 'POST',
       dispatcher,
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
@@ -108,67 +184,137 @@ async function main(): Promise<void> {
       throw new Error(`publish answered ${publish.statusCode}: ${await publish.body.text()}`);
     await publish.body.dump();
 
-    const callBody = JSON.stringify({ text: 'hello' });
-    const viaPlatform = async () => {
-      const res = await request(`${base}/local/bench-echo/v1/run`, {
-        method: 'POST',
-        dispatcher,
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        body: callBody,
-      });
+    const post = (url: string, headers: Record<string, string>, body: string) => async () => {
+      const res = await request(url, { method: 'POST', dispatcher, headers, body });
       await res.body.dump();
       return res.statusCode;
     };
-    // The request the platform's OpenAI adapter sends, sent by us straight to the fake.
-    const directBody = JSON.stringify({
+    const json = { 'content-type': 'application/json' };
+    // The request the platform's OpenAI adapter sends to the model, for the others.
+    const modelBody = JSON.stringify({
       model: 'gpt-5-mini',
       messages: [
         { role: 'system', content: 'Benchmark agent.' },
         { role: 'user', content: 'Echo hello' },
       ],
     });
-    const direct = async () => {
-      const res = await request(`${fake.baseUrls.openai}/chat/completions`, {
-        method: 'POST',
-        dispatcher,
-        headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' },
-        body: directBody,
-      });
-      await res.body.dump();
-      return res.statusCode;
+    const modelHeaders = { ...json, authorization: 'Bearer sk-bench' };
+    const direct: Target = {
+      name: 'direct',
+      send: post(`${fakeUrl}/chat/completions`, modelHeaders, modelBody),
     };
+    const gateways: Target[] = [
+      {
+        name: 'agenthost',
+        pid: platform.child.pid,
+        send: post(
+          `${platform.url}/local/bench-echo/v1/run`,
+          { ...json, authorization: `Bearer ${KEY}` },
+          JSON.stringify({ text: 'hello' }),
+        ),
+      },
+      {
+        name: 'Portkey',
+        pid: portkey.child.pid,
+        send: post(
+          `${portkey.url}/v1/chat/completions`,
+          { ...modelHeaders, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': fakeUrl },
+          modelBody,
+        ),
+      },
+      {
+        name: 'proxy',
+        pid: proxy.child.pid,
+        send: post(`${proxy.url}/chat/completions`, modelHeaders, modelBody),
+      },
+    ];
 
-    await drive(8, WARMUP, viaPlatform);
-    await drive(8, WARMUP, direct);
-    const rows: string[] = [];
-    const lines: string[] = [];
-    for (const c of LEVELS) {
-      const d = await drive(c, CALLS_PER_LEVEL, direct);
-      const v = await drive(c, CALLS_PER_LEVEL, viaPlatform);
-      const ds = stats(d.samples, d.wallMs);
-      const vs = stats(v.samples, v.wallMs);
-      const added = { p50: vs.p50 - ds.p50, p99: vs.p99 - ds.p99 };
-      rows.push(
-        `| ${c} | ${ds.p50.toFixed(2)} | ${ds.p99.toFixed(2)} | ${vs.p50.toFixed(2)} | ${vs.p99.toFixed(2)} | ${added.p50.toFixed(2)} | ${added.p99.toFixed(2)} | ${Math.round(vs.perSecond)} |`,
-      );
-      lines.push(
-        `concurrency ${c}: direct p50 ${ds.p50.toFixed(2)} ms p99 ${ds.p99.toFixed(2)} ms; via platform p50 ${vs.p50.toFixed(2)} ms p99 ${vs.p99.toFixed(2)} ms; added p50 ${added.p50.toFixed(2)} ms p99 ${added.p99.toFixed(2)} ms; ${Math.round(vs.perSecond)} calls/s`,
+    const t0 = performance.now();
+    for (const t of [direct, ...gateways]) await drive(8, WARMUP, t.send);
+    // results[level][target] = one Measure per repeat; rss[target] = one peak per repeat.
+    const results = new Map(LEVELS.map((c) => [c, new Map<string, Measure[]>()]));
+    const rss = new Map<string, number[]>();
+    const push = <T>(m: Map<string, T[]>, k: string, v: T) => m.set(k, [...(m.get(k) ?? []), v]);
+    for (let r = 0; r < REPEATS; r++) {
+      const order = [...gateways.slice(r % gateways.length), ...gateways.slice(0, r % gateways.length)];
+      for (const c of LEVELS) {
+        const byTarget = results.get(c) as Map<string, Measure[]>;
+        for (const t of [direct, ...order]) push(byTarget, t.name, await measure(t, c));
+      }
+      for (const t of order) push(rss, t.name, await peakRss(t));
+      process.stdout.write(
+        `repeat ${r + 1}/${REPEATS} done after ${fmt((performance.now() - t0) / 1000, 0)} s\n`,
       );
     }
-    process.stdout.write(`${lines.join('\n')}\n`);
+
+    const names = gateways.map((g) => g.name);
+    const rows: string[] = [];
+    const lines: string[] = [];
+    const at = (c: number, name: string) => (results.get(c) as Map<string, Measure[]>).get(name) as Measure[];
+    const added = (c: number, name: string) =>
+      at(c, name).map((m, r) => m.p50 - (at(c, 'direct')[r] as Measure).p50);
+    const ratio = (a: number[], b: number[]) => median(a.map((x, r) => x / (b[r] as number)));
+    const summary = new Map<
+      number,
+      { addedP50: number[]; perSecond: number[]; cpu: number[]; speedup: number }
+    >();
+    for (const c of LEVELS) {
+      const addedP50 = names.map((n) => median(added(c, n)));
+      const perSecond = names.map((n) => median(at(c, n).map((m) => m.perSecond)));
+      const cpu = names.map((n) => median(at(c, n).map((m) => m.cpuMsPerCall)));
+      const speedup = ratio(
+        at(c, 'agenthost').map((m) => m.perSecond),
+        at(c, 'Portkey').map((m) => m.perSecond),
+      );
+      const cpuRatio = ratio(
+        at(c, 'agenthost').map((m) => m.cpuMsPerCall),
+        at(c, 'Portkey').map((m) => m.cpuMsPerCall),
+      );
+      summary.set(c, { addedP50, perSecond, cpu, speedup });
+      const directP50 = median(at(c, 'direct').map((m) => m.p50));
+      rows.push(
+        `| ${c} | ${fmt(directP50)} | ${addedP50.map((x) => fmt(x)).join(' | ')} | ${perSecond.map((x) => Math.round(x)).join(' | ')} | ${cpu.map((x) => fmt(x)).join(' / ')} | ${fmt(speedup)} | ${fmt(cpuRatio)} |`,
+      );
+      lines.push(
+        `concurrency ${c}: direct p50 ${fmt(directP50)} ms; ${names
+          .map(
+            (n, i) =>
+              `${n} added p50 ${fmt(addedP50[i] as number)} ms (p99 ${fmt(median(at(c, n).map((m) => m.p99)))} ms), ${Math.round(perSecond[i] as number)}/s, ${fmt(cpu[i] as number)} CPU ms/call`,
+          )
+          .join('; ')}`,
+      );
+    }
+    const rssMb = names.map((n) => median(rss.get(n) as number[]));
+    const rssRatio = ratio(rss.get('agenthost') as number[], rss.get('Portkey') as number[]);
+    const seconds = (performance.now() - t0) / 1000;
+    lines.push(
+      `RSS at concurrency ${RSS_LEVEL}: ${names.map((n, i) => `${n} ${fmt(rssMb[i] as number, 0)} MB`).join(', ')}`,
+    );
+    process.stdout.write(`${lines.join('\n')}\nmeasured in ${fmt(seconds, 0)} s\n`);
+
+    const c1 = summary.get(1) as { addedP50: number[] };
+    const c16 = summary.get(16) as { cpu: number[]; speedup: number };
+    const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
     const table = [
-      `${machineLine()}; ${CALLS_PER_LEVEL} calls per level after ${WARMUP} warm-up calls; run ${new Date().toISOString().slice(0, 10)}.`,
+      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`npm run bench:calls\` (${REPEATS} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s). Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
       '',
-      '| concurrency | direct p50 ms | direct p99 ms | platform p50 ms | platform p99 ms | added p50 ms | added p99 ms | platform calls/s |',
-      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      '| concurrency | direct p50 ms | added p50 ms: agenthost | Portkey | proxy | calls/s: agenthost | Portkey | proxy | CPU ms per call: agenthost / Portkey / proxy | agenthost ÷ Portkey calls/s | agenthost ÷ Portkey CPU/call |',
+      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
+      '',
+      `Peak RSS of each gateway's processes at concurrency ${RSS_LEVEL} (${CALLS} calls per repeat): ${names.map((n, i) => `${n} ${fmt(rssMb[i] as number, 0)} MB`).join(', ')}; agenthost ÷ Portkey ${fmt(rssRatio)}.`,
+      '',
+      'Issue 16 targets:',
+      '',
+      `- At concurrency 16, agenthost's throughput at least 1.5× Portkey's: ${verdict(c16.speedup >= 1.5)} (${fmt(c16.speedup)}×).`,
+      `- At concurrency 16, agenthost's CPU per call at most 1.0 ms: ${verdict((c16.cpu[0] as number) <= 1)} (${fmt(c16.cpu[0] as number)} ms).`,
+      `- At concurrency 1, agenthost's added p50 at most 1.0 ms: ${verdict((c1.addedP50[0] as number) <= 1)} (${fmt(c1.addedP50[0] as number)} ms).`,
+      `- At concurrency ${RSS_LEVEL}, agenthost's RSS no higher than Portkey's: ${verdict(rssRatio <= 1)} (${fmt(rssMb[0] as number, 0)} MB against ${fmt(rssMb[1] as number, 0)} MB, ratio ${fmt(rssRatio)}).`,
     ].join('\n');
     await writeReport('calls', 'Call gateway overhead', table);
   } finally {
     await dispatcher.close();
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-    await fake.close();
+    for (const child of children.reverse()) await stop(child);
     await rm(dataDir, { recursive: true, force: true });
   }
 }
