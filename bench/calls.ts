@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { treeCpuMs, treeRssMb } from './proc-stats.ts';
-import { machineLine, quantile, writeReport } from './report.ts';
+import { machineLine, median, quantile, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KEY = `ahk_bench_${'x'.repeat(40)}`;
@@ -49,14 +49,6 @@ interface Measure {
   perSecond: number;
   cpuMsPerCall: number;
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 /** Sends `total` requests with `concurrency` in flight; returns each latency in ms and the wall time. */
 async function drive(

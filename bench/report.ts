@@ -1,4 +1,4 @@
-/** What the benchmarks share: percentiles, the machine line, and their section of docs/performance.md. */
+/** What the benchmarks share: percentiles and medians, the machine line, and their section of docs/performance.md. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,13 @@ const DOC = join(fileURLToPath(new URL('..', import.meta.url)), 'docs', 'perform
 /** The value at quantile `q` (0..1) of ascending `sorted` samples; 0 when there are none. */
 export const quantile = (sorted: number[], q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+
+/** The median of `values` (any order): the middle one, or the mean of the middle two. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
 
 /** "Machine: <cores> × <model>, <memory> GiB, Node <version>", the start of every results note. */
 export function machineLine(): string {
