@@ -5,7 +5,9 @@ import { cond, type Item, TransactionCanceledError, type TransactOp } from '../.
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { apiKeyItems } from '../api-keys/api-key-items.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
-import { keys } from '../keys.ts';
+import { memberKeys } from '../workspaces/member-keys.ts';
+import { workspaceKeys } from '../workspaces/workspace-keys.ts';
+import { accountKeys } from './account-keys.ts';
 import { slugSchema } from './slug.ts';
 
 export interface Account {
@@ -55,22 +57,26 @@ export async function createAccount(
   };
   const key = apiKeyItems({ accountId, secret: apiKey, name: 'default', agent: null, createdAt: now });
   const ops: TransactOp[] = [
-    { name: 'org', put: { ...keys.org(input.org), account_id: accountId }, condition: cond.notExists() },
+    {
+      name: 'org',
+      put: { ...accountKeys.org(input.org), account_id: accountId },
+      condition: cond.notExists(),
+    },
     {
       name: 'slug',
-      put: { ...keys.workspaceSlug(input.org), workspace_id: workspaceId },
+      put: { ...workspaceKeys.slug(input.org), workspace_id: workspaceId },
       condition: cond.notExists(),
     },
     { name: 'key', put: key.byHash, condition: cond.notExists() },
     {
       name: 'account',
-      put: { ...keys.account(accountId), ...account, key_count: 1 },
+      put: { ...accountKeys.account(accountId), ...account, key_count: 1 },
       condition: cond.notExists(),
     },
     {
       name: 'workspace',
       put: {
-        ...keys.workspace(workspaceId),
+        ...workspaceKeys.workspace(workspaceId),
         id: workspaceId,
         name: input.org,
         slug: input.org,
@@ -86,7 +92,7 @@ export async function createAccount(
   if (email) {
     ops.push({
       name: 'email',
-      put: { ...keys.email(email), account_id: accountId },
+      put: { ...accountKeys.email(email), account_id: accountId },
       condition: cond.notExists(),
     });
   }
@@ -116,23 +122,23 @@ export function memberItem(
   joinedAt: string,
 ): Item {
   return {
-    ...keys.member(workspaceId, accountId),
+    ...memberKeys.member(workspaceId, accountId),
     workspace_id: workspaceId,
     account_id: accountId,
     role,
     joined_at: joinedAt,
-    gsi1pk: keys.membershipsOfAccount(accountId),
+    gsi1pk: memberKeys.ofAccount(accountId),
     gsi1sk: `${joinedAt}#${workspaceId}`,
   };
 }
 
 export async function getAccount(deps: CoreDeps, accountId: string): Promise<Account | undefined> {
-  const item = await deps.store.get(keys.account(accountId));
+  const item = await deps.store.get(accountKeys.account(accountId));
   return item ? toAccount(item) : undefined;
 }
 
 export async function findAccountByOrg(deps: CoreDeps, org: string): Promise<Account | undefined> {
-  const guard = await deps.store.get(keys.org(org));
+  const guard = await deps.store.get(accountKeys.org(org));
   return guard ? getAccount(deps, String(guard.account_id)) : undefined;
 }
 

@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, queryAll } from '../../ports/store.ts';
+import { cond, type Item, type ItemKey, queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { updateWithRevision } from '../revision.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import type { Task, TaskCreateInput, TaskListQuery, TaskUpdateInput } from './task-schemas.ts';
+
+/** The key shapes of a task (docs/data-model.md): by id, and in GSI1 under its workspace. */
+export const taskKeys = {
+  task: (taskId: string): ItemKey => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
+  /** GSI1 partition of a workspace's tasks, sorted by creation time. */
+  ofWorkspace: (workspaceId: string) => `WS#${workspaceId}#TASK`,
+};
 
 /** Creates a task in the given workspace (default: the caller's personal one). Any member may. */
 export async function createTask(deps: CoreDeps, auth: AuthContext, input: TaskCreateInput): Promise<Task> {
@@ -46,7 +52,7 @@ export async function listTasks(
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, {
     index: 'gsi1',
-    pk: keys.tasksOfWorkspace(workspaceId),
+    pk: taskKeys.ofWorkspace(workspaceId),
     reverse: true,
   });
   const today = deps.clock.now().toISOString().slice(0, 10);
@@ -110,7 +116,7 @@ export async function updateTask(
 
 export async function deleteTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<void> {
   await loadTask(deps, auth, taskId);
-  await deps.store.delete(keys.task(taskId));
+  await deps.store.delete(taskKeys.task(taskId));
 }
 
 /** A task the caller may see: in a workspace the caller is a member of. Otherwise 404, as if absent. */
@@ -119,7 +125,7 @@ async function loadTask(
   auth: AuthContext,
   taskId: string,
 ): Promise<{ task: Task; version: number }> {
-  const item = await deps.store.get(keys.task(taskId));
+  const item = await deps.store.get(taskKeys.task(taskId));
   if (!item) throw notFound('Task');
   const task = toTask(item);
   await requireMembership(deps, auth.accountId, task.workspace_id, 'member', { resource: 'Task' });
@@ -128,10 +134,10 @@ async function loadTask(
 
 function toItem(task: Task, version: number): Item {
   return {
-    ...keys.task(task.id),
+    ...taskKeys.task(task.id),
     ...task,
     version,
-    gsi1pk: keys.tasksOfWorkspace(task.workspace_id),
+    gsi1pk: taskKeys.ofWorkspace(task.workspace_id),
     gsi1sk: `${task.created_at}#${task.id}`,
   };
 }

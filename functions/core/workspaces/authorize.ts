@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
-import { keys } from '../keys.ts';
+import { memberKeys } from './member-keys.ts';
 
 export type Role = 'owner' | 'member';
 
@@ -24,7 +24,9 @@ export async function requireMembership(
   needed: Role = 'member',
   options: { resource?: string } = {},
 ): Promise<Membership> {
-  const item = UUID.test(workspaceId) ? await deps.store.get(keys.member(workspaceId, accountId)) : undefined;
+  const item = UUID.test(workspaceId)
+    ? await deps.store.get(memberKeys.member(workspaceId, accountId))
+    : undefined;
   // For a resource inside the workspace (a task, an agent), not-a-member reads as that resource missing.
   if (!item) throw new PlatformError('NOT_FOUND', `${options.resource ?? 'Workspace'} not found`);
   const role = item.role as Role;

@@ -3,10 +3,12 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { getAccount, memberItem } from '../accounts/account.ts';
+import { accountKeys } from '../accounts/account-keys.ts';
 import { slugSchema } from '../accounts/slug.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { type Role, requireMembership } from './authorize.ts';
+import { memberKeys } from './member-keys.ts';
+import { workspaceKeys } from './workspace-keys.ts';
 import type { Member, Workspace } from './workspace-schemas.ts';
 
 /**
@@ -24,10 +26,10 @@ export async function createWorkspace(
   for (const slug of candidates) {
     try {
       await deps.store.transactWrite([
-        { name: 'slug', put: { ...keys.workspaceSlug(slug), workspace_id: id }, condition: cond.notExists() },
+        { name: 'slug', put: { ...workspaceKeys.slug(slug), workspace_id: id }, condition: cond.notExists() },
         {
           put: {
-            ...keys.workspace(id),
+            ...workspaceKeys.workspace(id),
             id,
             name: input.name,
             slug,
@@ -68,11 +70,11 @@ function derivedSlugs(name: string): string[] {
 export async function listWorkspaces(deps: CoreDeps, auth: AuthContext): Promise<Workspace[]> {
   const memberships = await queryAll(deps.store, {
     index: 'gsi1',
-    pk: keys.membershipsOfAccount(auth.accountId),
+    pk: memberKeys.ofAccount(auth.accountId),
   });
   const workspaces = await Promise.all(
     memberships.map(async (m) => {
-      const ws = await deps.store.get(keys.workspace(String(m.workspace_id)));
+      const ws = await deps.store.get(workspaceKeys.workspace(String(m.workspace_id)));
       return ws ? toWorkspace(ws, m.role as Role) : undefined;
     }),
   );
@@ -82,8 +84,8 @@ export async function listWorkspaces(deps: CoreDeps, auth: AuthContext): Promise
 export async function listMembers(deps: CoreDeps, auth: AuthContext, workspaceId: string): Promise<Member[]> {
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, {
-    pk: keys.workspace(workspaceId).pk,
-    sk: { beginsWith: keys.membersPrefix },
+    pk: workspaceKeys.workspace(workspaceId).pk,
+    sk: { beginsWith: memberKeys.prefix },
   });
   return Promise.all(
     items.map(async (m) => {
@@ -109,7 +111,7 @@ export async function inviteMember(
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
   let accountId = input.account_id;
   if (input.email !== undefined) {
-    const guard = await deps.store.get(keys.email(input.email));
+    const guard = await deps.store.get(accountKeys.email(input.email));
     if (!guard) throw new PlatformError('NOT_FOUND', `No account has the email ${input.email}`);
     accountId = String(guard.account_id);
   }
@@ -124,7 +126,7 @@ export async function inviteMember(
         condition: cond.notExists(),
       },
       {
-        update: keys.workspace(workspaceId),
+        update: workspaceKeys.workspace(workspaceId),
         spec: { add: { owner_count: input.role === 'owner' ? 1 : 0 } },
         condition: cond.exists(),
       },
@@ -151,15 +153,15 @@ export async function removeMember(
 ): Promise<void> {
   const self = accountId === auth.accountId;
   await requireMembership(deps, auth.accountId, workspaceId, self ? 'member' : 'owner');
-  const member = await deps.store.get(keys.member(workspaceId, accountId));
+  const member = await deps.store.get(memberKeys.member(workspaceId, accountId));
   if (!member) throw new PlatformError('NOT_FOUND', 'That account is not a member of the workspace');
   const wasOwner = member.role === 'owner';
   try {
     await deps.store.transactWrite([
-      { delete: keys.member(workspaceId, accountId), condition: cond.eq('role', String(member.role)) },
+      { delete: memberKeys.member(workspaceId, accountId), condition: cond.eq('role', String(member.role)) },
       {
         name: 'owner count',
-        update: keys.workspace(workspaceId),
+        update: workspaceKeys.workspace(workspaceId),
         spec: { add: { owner_count: wasOwner ? -1 : 0 } },
         condition: wasOwner ? cond.gt('owner_count', 1) : cond.exists(),
       },
