@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, type ItemKey, queryAll } from '../../ports/store.ts';
+import { cond, queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { updateWithRevision } from '../revision.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
+import { readTask, taskEntity, taskKeys } from './task-record.ts';
 import type { Task, TaskCreateInput, TaskListQuery, TaskUpdateInput } from './task-schemas.ts';
-
-/** The key shapes of a task (docs/data-model.md): by id, and in GSI1 under its workspace. */
-export const taskKeys = {
-  task: (taskId: string): ItemKey => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
-  /** GSI1 partition of a workspace's tasks, sorted by creation time. */
-  ofWorkspace: (workspaceId: string) => `WS#${workspaceId}#TASK`,
-};
 
 /** Creates a task in the given workspace (default: the caller's personal one). Any member may. */
 export async function createTask(deps: CoreDeps, auth: AuthContext, input: TaskCreateInput): Promise<Task> {
@@ -35,7 +29,7 @@ export async function createTask(deps: CoreDeps, auth: AuthContext, input: TaskC
     updated_at: now,
     completed_at: status === 'done' ? now : null,
   };
-  await deps.store.put(toItem(task, 1), { condition: cond.notExists() });
+  await deps.store.put(taskEntity.toItem({ ...task, version: 1 }), { condition: cond.notExists() });
   return task;
 }
 
@@ -56,13 +50,15 @@ export async function listTasks(
     reverse: true,
   });
   const today = deps.clock.now().toISOString().slice(0, 10);
-  const matches = items.map(toTask).filter((t) => {
-    if (query.status && t.status !== query.status) return false;
-    if (query.priority && t.priority !== query.priority) return false;
-    if (query.project !== undefined && t.project !== query.project) return false;
-    if (query.overdue && !(t.status === 'open' && t.due_date !== null && t.due_date < today)) return false;
-    return true;
-  });
+  const matches = items
+    .map((item) => readTask(item).task)
+    .filter((t) => {
+      if (query.status && t.status !== query.status) return false;
+      if (query.priority && t.priority !== query.priority) return false;
+      if (query.project !== undefined && t.project !== query.project) return false;
+      if (query.overdue && !(t.status === 'open' && t.due_date !== null && t.due_date < today)) return false;
+      return true;
+    });
   return { tasks: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
 }
 
@@ -103,7 +99,9 @@ export async function updateTask(
       return next;
     },
     write: async ({ version }, next) => {
-      await deps.store.put(toItem(next, version + 1), { condition: cond.eq('version', version) });
+      await deps.store.put(taskEntity.toItem({ ...next, version: version + 1 }), {
+        condition: cond.eq('version', version),
+      });
     },
     // Another writer won this round: back off a little, with jitter, and re-read.
     backoff: (attempt) => delay(Math.random() * 5 * (attempt + 1)),
@@ -127,34 +125,7 @@ async function loadTask(
 ): Promise<{ task: Task; version: number }> {
   const item = await deps.store.get(taskKeys.task(taskId));
   if (!item) throw notFound('Task');
-  const task = toTask(item);
-  await requireMembership(deps, auth.accountId, task.workspace_id, 'member', { resource: 'Task' });
-  return { task, version: Number(item.version ?? 1) };
-}
-
-function toItem(task: Task, version: number): Item {
-  return {
-    ...taskKeys.task(task.id),
-    ...task,
-    version,
-    gsi1pk: taskKeys.ofWorkspace(task.workspace_id),
-    gsi1sk: `${task.created_at}#${task.id}`,
-  };
-}
-
-function toTask(item: Item): Task {
-  return {
-    id: String(item.id),
-    workspace_id: String(item.workspace_id),
-    title: String(item.title),
-    description: (item.description as string | null) ?? null,
-    due_date: (item.due_date as string | null) ?? null,
-    project: (item.project as string | null) ?? null,
-    priority: item.priority as Task['priority'],
-    status: item.status as Task['status'],
-    created_by: (item.created_by as string | null) ?? null,
-    created_at: String(item.created_at),
-    updated_at: String(item.updated_at ?? item.created_at),
-    completed_at: (item.completed_at as string | null) ?? null,
-  };
+  const stored = readTask(item);
+  await requireMembership(deps, auth.accountId, stored.task.workspace_id, 'member', { resource: 'Task' });
+  return stored;
 }
