@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { secretKeys } from '../functions/core/secrets/secret-keys.ts';
+import { secretKeys } from '../functions/core/secrets/secret-record.ts';
 import { resolveSecretsForRun } from '../functions/core/secrets/secrets.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 

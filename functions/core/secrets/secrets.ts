@@ -4,7 +4,7 @@ import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { workspaceKeys } from '../workspaces/workspace-keys.ts';
-import { secretKeys } from './secret-keys.ts';
+import { secretEntity, secretKeys } from './secret-record.ts';
 import type { SecretRecord } from './secret-schemas.ts';
 
 /**
@@ -24,10 +24,10 @@ export async function putSecret(
   const before = await deps.store.get(secretKeys.secret(workspaceId, input.name));
   const record: SecretRecord = {
     name: input.name,
-    created_at: before ? String(before.created_at) : now,
+    created_at: before ? secretEntity.fromItem(before).created_at : now,
     updated_at: now,
   };
-  await deps.store.put({ ...secretKeys.secret(workspaceId, input.name), ...record });
+  await deps.store.put(secretEntity.toItem(record, workspaceId));
   return { ...record, created: !before };
 }
 
@@ -42,11 +42,7 @@ export async function listSecrets(
     pk: workspaceKeys.workspace(workspaceId).pk,
     sk: { beginsWith: secretKeys.prefix },
   });
-  return items.map((i) => ({
-    name: String(i.name),
-    created_at: String(i.created_at),
-    updated_at: String(i.updated_at),
-  }));
+  return items.map((item) => secretEntity.fromItem(item));
 }
 
 /** Deletes a secret (owners only): the listing record first, then the value. */

@@ -6,7 +6,7 @@ import { type FieldIssue, invalidInput, PlatformError } from '../../shared/error
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { secretKeys } from '../secrets/secret-keys.ts';
+import { secretKeys } from '../secrets/secret-record.ts';
 
 /** An agent that can run as a service: a tool or agent type with runtime.command or a loop, and a bundle. */
 export function checkDeployable(agent: AgentVersion, ref: string): void {
