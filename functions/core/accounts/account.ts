@@ -1,23 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import type { Tier } from '../../ports/config.ts';
+import * as z from 'zod';
+import { TIERS, type Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { apiKeyItems } from '../api-keys/api-key-items.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
+import { defineEntity } from '../entity.ts';
 import { memberKeys } from '../workspaces/member-keys.ts';
 import { workspaceKeys } from '../workspaces/workspace-keys.ts';
 import { accountKeys } from './account-keys.ts';
 import { slugSchema } from './slug.ts';
 
-export interface Account {
-  id: string;
-  org: string;
-  tier: Tier;
-  email: string | null;
-  personal_workspace_id: string;
-  created_at: string;
-}
+/**
+ * The account record (docs/data-model.md). Its item also holds `key_count`, which only the API-key
+ * transactions touch (by update), so the schema leaves it out and reads strip it.
+ */
+export const accountEntity = defineEntity({
+  name: 'account',
+  keys: accountKeys,
+  schema: z.object({
+    id: z.string(),
+    org: z.string(),
+    tier: z.enum(TIERS),
+    email: z.string().nullable().default(null),
+    personal_workspace_id: z.string(),
+    created_at: z.string(),
+  }),
+  locate: (account) => accountKeys.account(account.id),
+});
+
+export type Account = z.output<typeof accountEntity.schema>;
 
 export interface CreatedAccount {
   account: Account;
@@ -70,7 +83,7 @@ export async function createAccount(
     { name: 'key', put: key.byHash, condition: cond.notExists() },
     {
       name: 'account',
-      put: { ...accountKeys.account(accountId), ...account, key_count: 1 },
+      put: { ...accountEntity.toItem(account), key_count: 1 },
       condition: cond.notExists(),
     },
     {
@@ -134,21 +147,10 @@ export function memberItem(
 
 export async function getAccount(deps: CoreDeps, accountId: string): Promise<Account | undefined> {
   const item = await deps.store.get(accountKeys.account(accountId));
-  return item ? toAccount(item) : undefined;
+  return item ? accountEntity.fromItem(item) : undefined;
 }
 
 export async function findAccountByOrg(deps: CoreDeps, org: string): Promise<Account | undefined> {
   const guard = await deps.store.get(accountKeys.org(org));
   return guard ? getAccount(deps, String(guard.account_id)) : undefined;
-}
-
-export function toAccount(item: Item): Account {
-  return {
-    id: String(item.id),
-    org: String(item.org),
-    tier: item.tier as Tier,
-    email: (item.email as string | null) ?? null,
-    personal_workspace_id: String(item.personal_workspace_id),
-    created_at: String(item.created_at),
-  };
 }

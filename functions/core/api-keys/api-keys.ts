@@ -4,7 +4,7 @@ import type { Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
-import { toAccount } from '../accounts/account.ts';
+import { accountEntity } from '../accounts/account.ts';
 import { accountKeys } from '../accounts/account-keys.ts';
 import type { ServiceContext } from '../calls/service-keys.ts';
 import { parseStored } from '../entity.ts';
@@ -160,7 +160,7 @@ export async function authenticate(
 
 /** The context a request (or a scheduled run) acts in, from the account's stored item. */
 export function authContextOf(accountItem: Item, keyId: string, agent: string | null = null): AuthContext {
-  const account = toAccount(accountItem);
+  const account = accountEntity.fromItem(accountItem);
   return {
     accountId: account.id,
     org: account.org,
