@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { accountKeys } from '../functions/core/accounts/account-keys.ts';
 import { authenticate } from '../functions/core/api-keys/api-keys.ts';
-import { memberKeys } from '../functions/core/workspaces/member-keys.ts';
+import { memberKeys } from '../functions/core/workspaces/member-record.ts';
 import { parseConfig } from '../functions/platform/config.ts';
 import { createDeps } from '../functions/platform/deps.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './helpers/dynamodb-local.ts';

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { TIERS, type Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { apiKeyItems } from '../api-keys/api-key-items.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
 import { defineEntity } from '../entity.ts';
-import { memberKeys } from '../workspaces/member-keys.ts';
+import { memberEntity } from '../workspaces/member-record.ts';
 import { workspaceKeys } from '../workspaces/workspace-keys.ts';
 import { accountKeys } from './account-keys.ts';
 import { slugSchema } from './slug.ts';
@@ -99,7 +99,15 @@ export async function createAccount(
         created_at: now,
       },
     },
-    { name: 'member', put: memberItem(workspaceId, accountId, 'owner', now) },
+    {
+      name: 'member',
+      put: memberEntity.toItem({
+        workspace_id: workspaceId,
+        account_id: accountId,
+        role: 'owner',
+        joined_at: now,
+      }),
+    },
     { name: 'key of account', put: key.ofAccount },
   ];
   if (email) {
@@ -126,23 +134,6 @@ export async function createAccount(
     );
   }
   return { account, workspace_id: workspaceId, api_key: apiKey, api_key_id: key.id };
-}
-
-export function memberItem(
-  workspaceId: string,
-  accountId: string,
-  role: 'owner' | 'member',
-  joinedAt: string,
-): Item {
-  return {
-    ...memberKeys.member(workspaceId, accountId),
-    workspace_id: workspaceId,
-    account_id: accountId,
-    role,
-    joined_at: joinedAt,
-    gsi1pk: memberKeys.ofAccount(accountId),
-    gsi1sk: `${joinedAt}#${workspaceId}`,
-  };
 }
 
 export async function getAccount(deps: CoreDeps, accountId: string): Promise<Account | undefined> {

@@ -3,7 +3,7 @@ import { cond, type Item, queryAll } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { type Role, requireMembership } from '../workspaces/authorize.ts';
-import { memberKeys } from '../workspaces/member-keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import { agentKeys } from './agent-keys.ts';
 import { findLatest } from './agent-lookup.ts';
 import {

@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
-import { memberKeys } from '../workspaces/member-keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import type { AgentVersion } from './agent-record.ts';
 
 /**

@@ -7,7 +7,7 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { charge, refund } from '../billing/ledger.ts';
-import { memberKeys } from '../workspaces/member-keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import type { CallContext } from './call-context.ts';
 import { type CallReport, callIdentity } from './call-report.ts';
 import { spendDownstreamBudget } from './service-keys.ts';

@@ -6,7 +6,7 @@ import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { resolveSecretsForRun } from '../secrets/secrets.ts';
-import { memberKeys } from '../workspaces/member-keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
 import { Deadline } from './deadline.ts';

@@ -6,7 +6,7 @@ import { findVersion } from '../agents/agent-lookup.ts';
 import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
 import { callAgent } from '../calls/gateway.ts';
-import { memberKeys } from '../workspaces/member-keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import { applyRunOutcome } from './schedule-failure-streak.ts';
 import { type Schedule, scheduleKeys } from './schedule-record.ts';
 import { type InflightRun, inflightItem } from './schedule-run-inflight.ts';

@@ -6,7 +6,7 @@ import { type IndexName, type Item, queryAll } from '../../ports/store.ts';
 import { invalidInput } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
-import { memberKeys } from '../workspaces/member-keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import { type CallRecord, callRecordKeys, fromCallRecordItem } from './call-records.ts';
 import { compareKeys } from './usage-aggregation.ts';
 import { type Range, rangeOut, skBounds } from './usage-range.ts';

@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
-import { memberKeys } from './member-keys.ts';
+import { memberEntity, memberKeys } from './member-record.ts';
 
 export type Role = 'owner' | 'member';
 
@@ -29,7 +29,7 @@ export async function requireMembership(
     : undefined;
   // For a resource inside the workspace (a task, an agent), not-a-member reads as that resource missing.
   if (!item) throw new PlatformError('NOT_FOUND', `${options.resource ?? 'Workspace'} not found`);
-  const role = item.role as Role;
+  const { role } = memberEntity.fromItem(item);
   if (needed === 'owner' && role !== 'owner') {
     throw new PlatformError('FORBIDDEN', 'This operation needs the owner role in the workspace');
   }

@@ -2,12 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
-import { getAccount, memberItem } from '../accounts/account.ts';
+import { getAccount } from '../accounts/account.ts';
 import { accountKeys } from '../accounts/account-keys.ts';
 import { slugSchema } from '../accounts/slug.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { type Role, requireMembership } from './authorize.ts';
-import { memberKeys } from './member-keys.ts';
+import { memberEntity, memberKeys } from './member-record.ts';
 import { workspaceKeys } from './workspace-keys.ts';
 import type { Member, Workspace } from './workspace-schemas.ts';
 
@@ -39,7 +39,14 @@ export async function createWorkspace(
           },
           condition: cond.notExists(),
         },
-        { put: memberItem(id, auth.accountId, 'owner', now) },
+        {
+          put: memberEntity.toItem({
+            workspace_id: id,
+            account_id: auth.accountId,
+            role: 'owner',
+            joined_at: now,
+          }),
+        },
       ]);
       return { id, name: input.name, slug, role: 'owner', personal: false, created_at: now };
     } catch (err) {
@@ -73,9 +80,10 @@ export async function listWorkspaces(deps: CoreDeps, auth: AuthContext): Promise
     pk: memberKeys.ofAccount(auth.accountId),
   });
   const workspaces = await Promise.all(
-    memberships.map(async (m) => {
-      const ws = await deps.store.get(workspaceKeys.workspace(String(m.workspace_id)));
-      return ws ? toWorkspace(ws, m.role as Role) : undefined;
+    memberships.map(async (item) => {
+      const m = memberEntity.fromItem(item);
+      const ws = await deps.store.get(workspaceKeys.workspace(m.workspace_id));
+      return ws ? toWorkspace(ws, m.role) : undefined;
     }),
   );
   return workspaces.filter((w): w is Workspace => w !== undefined);
@@ -88,14 +96,15 @@ export async function listMembers(deps: CoreDeps, auth: AuthContext, workspaceId
     sk: { beginsWith: memberKeys.prefix },
   });
   return Promise.all(
-    items.map(async (m) => {
-      const account = await getAccount(deps, String(m.account_id));
+    items.map(async (item) => {
+      const m = memberEntity.fromItem(item);
+      const account = await getAccount(deps, m.account_id);
       return {
-        account_id: String(m.account_id),
+        account_id: m.account_id,
         org: account?.org ?? null,
         email: account?.email ?? null,
-        role: m.role as Role,
-        joined_at: String(m.joined_at),
+        role: m.role,
+        joined_at: m.joined_at,
       };
     }),
   );
@@ -122,7 +131,12 @@ export async function inviteMember(
     await deps.store.transactWrite([
       {
         name: 'member',
-        put: memberItem(workspaceId, account.id, input.role, now),
+        put: memberEntity.toItem({
+          workspace_id: workspaceId,
+          account_id: account.id,
+          role: input.role,
+          joined_at: now,
+        }),
         condition: cond.notExists(),
       },
       {
@@ -153,12 +167,13 @@ export async function removeMember(
 ): Promise<void> {
   const self = accountId === auth.accountId;
   await requireMembership(deps, auth.accountId, workspaceId, self ? 'member' : 'owner');
-  const member = await deps.store.get(memberKeys.member(workspaceId, accountId));
-  if (!member) throw new PlatformError('NOT_FOUND', 'That account is not a member of the workspace');
+  const item = await deps.store.get(memberKeys.member(workspaceId, accountId));
+  if (!item) throw new PlatformError('NOT_FOUND', 'That account is not a member of the workspace');
+  const member = memberEntity.fromItem(item);
   const wasOwner = member.role === 'owner';
   try {
     await deps.store.transactWrite([
-      { delete: memberKeys.member(workspaceId, accountId), condition: cond.eq('role', String(member.role)) },
+      { delete: memberKeys.member(workspaceId, accountId), condition: cond.eq('role', member.role) },
       {
         name: 'owner count',
         update: workspaceKeys.workspace(workspaceId),
