@@ -8,7 +8,7 @@ import { apiKeyItems } from '../api-keys/api-key-items.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
 import { defineEntity } from '../entity.ts';
 import { memberEntity } from '../workspaces/member-record.ts';
-import { workspaceKeys } from '../workspaces/workspace-keys.ts';
+import { workspaceEntity, workspaceKeys } from '../workspaces/workspace-record.ts';
 import { accountKeys } from './account-keys.ts';
 import { slugSchema } from './slug.ts';
 
@@ -88,8 +88,7 @@ export async function createAccount(
     },
     {
       name: 'workspace',
-      put: {
-        ...workspaceKeys.workspace(workspaceId),
+      put: workspaceEntity.toItem({
         id: workspaceId,
         name: input.org,
         slug: input.org,
@@ -97,7 +96,7 @@ export async function createAccount(
         owner_count: 1,
         owner_account_id: accountId,
         created_at: now,
-      },
+      }),
     },
     {
       name: 'member',

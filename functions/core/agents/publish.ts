@@ -8,7 +8,7 @@ import { updateWithRevision } from '../revision.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
 import { followNewVersionServices } from '../services/service-versions.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
-import { workspaceKeys } from '../workspaces/workspace-keys.ts';
+import { workspaceEntity, workspaceKeys } from '../workspaces/workspace-record.ts';
 import { agentKeys } from './agent-keys.ts';
 import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
@@ -29,7 +29,7 @@ export async function ownedWorkspace(
   await requireMembership(deps, auth.accountId, id, 'owner');
   const ws = await deps.store.get(workspaceKeys.workspace(id));
   if (!ws) throw new PlatformError('NOT_FOUND', 'Workspace not found');
-  return { id, slug: String(ws.slug) };
+  return { id, slug: workspaceEntity.fromItem(ws).slug };
 }
 
 /**

@@ -3,7 +3,7 @@ import { queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
-import { workspaceKeys } from '../workspaces/workspace-keys.ts';
+import { workspaceKeys } from '../workspaces/workspace-record.ts';
 import { secretEntity, secretKeys } from './secret-record.ts';
 import type { SecretRecord } from './secret-schemas.ts';
 

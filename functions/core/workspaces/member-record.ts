@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { ItemKey } from '../../ports/store.ts';
 import { defineEntity } from '../entity.ts';
+import { ROLES } from './workspace-schemas.ts';
 
 /**
  * The key shapes of a membership (docs/data-model.md): in its workspace's partition, and in GSI1
@@ -25,7 +26,7 @@ export const memberEntity = defineEntity({
   schema: z.object({
     workspace_id: z.string(),
     account_id: z.string(),
-    role: z.enum(['owner', 'member']),
+    role: z.enum(ROLES),
     joined_at: z.string(),
   }),
   locate: (m) => ({

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { getAccount } from '../accounts/account.ts';
 import { accountKeys } from '../accounts/account-keys.ts';
@@ -8,7 +9,7 @@ import { slugSchema } from '../accounts/slug.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { type Role, requireMembership } from './authorize.ts';
 import { memberEntity, memberKeys } from './member-record.ts';
-import { workspaceKeys } from './workspace-keys.ts';
+import { workspaceEntity, workspaceKeys } from './workspace-record.ts';
 import type { Member, Workspace } from './workspace-schemas.ts';
 
 /**
@@ -28,15 +29,14 @@ export async function createWorkspace(
       await deps.store.transactWrite([
         { name: 'slug', put: { ...workspaceKeys.slug(slug), workspace_id: id }, condition: cond.notExists() },
         {
-          put: {
-            ...workspaceKeys.workspace(id),
+          put: workspaceEntity.toItem({
             id,
             name: input.name,
             slug,
             personal: false,
             owner_count: 1,
             created_at: now,
-          },
+          }),
           condition: cond.notExists(),
         },
         {
@@ -83,7 +83,7 @@ export async function listWorkspaces(deps: CoreDeps, auth: AuthContext): Promise
     memberships.map(async (item) => {
       const m = memberEntity.fromItem(item);
       const ws = await deps.store.get(workspaceKeys.workspace(m.workspace_id));
-      return ws ? toWorkspace(ws, m.role) : undefined;
+      return ws ? toWorkspace(workspaceEntity.fromItem(ws), m.role) : undefined;
     }),
   );
   return workspaces.filter((w): w is Workspace => w !== undefined);
@@ -190,13 +190,6 @@ export async function removeMember(
   }
 }
 
-function toWorkspace(item: Item, role: Role): Workspace {
-  return {
-    id: String(item.id),
-    name: String(item.name),
-    slug: String(item.slug),
-    role,
-    personal: item.personal === true,
-    created_at: String(item.created_at),
-  };
+function toWorkspace(ws: z.output<typeof workspaceEntity.schema>, role: Role): Workspace {
+  return { id: ws.id, name: ws.name, slug: ws.slug, role, personal: ws.personal, created_at: ws.created_at };
 }
