@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import type { Item, ItemKey } from '../../ports/store.ts';
+import { defineEntity } from '../entity.ts';
+import { apiKeySchema } from './api-key-schemas.ts';
 import { displayPrefix, hashApiKey } from './api-key-secret.ts';
 
 /**
@@ -22,6 +25,30 @@ export const apiKeyKeys = {
   runCredential: (hash: string): ItemKey => ({ pk: `RUNKEY#${hash}`, sk: 'RUNKEY' }),
 };
 
+/** What both items of a key hold: the API's key object and the key's SHA-256 (never the key). */
+const storedKeyFields = {
+  ...apiKeySchema.shape,
+  id: z.string(),
+  agent: z.string().nullable().default(null),
+  hash: z.string(),
+};
+
+/** A key's entry in its account's partition: listing and deletion. */
+export const apiKeyEntity = defineEntity({
+  name: 'API key',
+  keys: apiKeyKeys,
+  schema: z.object(storedKeyFields),
+  locate: (key, accountId: string) => apiKeyKeys.ofAccount(accountId, key.id),
+});
+
+/** A key's authentication lookup, by its hash, naming its account. */
+export const apiKeyLookupEntity = defineEntity({
+  name: 'API key lookup',
+  keys: apiKeyKeys,
+  schema: z.object({ ...storedKeyFields, account_id: z.string() }),
+  locate: (key) => apiKeyKeys.byHash(key.hash),
+});
+
 /** The two items of a key: the lookup by hash (authentication) and the account's listing entry. */
 export function apiKeyItems(input: {
   accountId: string;
@@ -41,7 +68,7 @@ export function apiKeyItems(input: {
   };
   return {
     id,
-    byHash: { ...apiKeyKeys.byHash(hash), ...record, hash, account_id: input.accountId },
-    ofAccount: { ...apiKeyKeys.ofAccount(input.accountId, id), ...record, hash },
+    byHash: apiKeyLookupEntity.toItem({ ...record, hash, account_id: input.accountId }),
+    ofAccount: apiKeyEntity.toItem({ ...record, hash }, input.accountId),
   };
 }

@@ -8,7 +8,7 @@ import { accountEntity } from '../accounts/account.ts';
 import { accountKeys } from '../accounts/account-keys.ts';
 import type { ServiceContext } from '../calls/service-keys.ts';
 import { parseStored } from '../entity.ts';
-import { apiKeyItems, apiKeyKeys } from './api-key-items.ts';
+import { apiKeyEntity, apiKeyItems, apiKeyKeys, apiKeyLookupEntity } from './api-key-items.ts';
 import { generateApiKey, hashApiKey, hashesEqual, RUN_KEY_PREFIX } from './api-key-secret.ts';
 
 export interface ApiKeyRecord {
@@ -92,12 +92,13 @@ export async function listApiKeys(deps: CoreDeps, accountId: string): Promise<Ap
  * deletes of an account's last two keys cannot both succeed.
  */
 export async function deleteApiKey(deps: CoreDeps, accountId: string, keyId: string): Promise<void> {
-  const entry = await deps.store.get(apiKeyKeys.ofAccount(accountId, keyId));
-  if (!entry) throw notFound('API key');
+  const item = await deps.store.get(apiKeyKeys.ofAccount(accountId, keyId));
+  if (!item) throw notFound('API key');
+  const entry = apiKeyEntity.fromItem(item);
   try {
     await deps.store.transactWrite([
       { name: 'key', delete: apiKeyKeys.ofAccount(accountId, keyId), condition: cond.exists() },
-      { delete: apiKeyKeys.byHash(String(entry.hash)) },
+      { delete: apiKeyKeys.byHash(entry.hash) },
       {
         update: accountKeys.account(accountId),
         spec: { add: { key_count: -1 } },
@@ -150,12 +151,12 @@ export async function authenticate(
       serviceKeyHash: hash,
     };
   }
-  const key = await deps.store.get(apiKeyKeys.byHash(hash));
-  if (!key || !hashesEqual(String(key.hash), hash))
-    throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
-  const accountItem = await deps.store.get(accountKeys.account(String(key.account_id)));
+  const keyItem = await deps.store.get(apiKeyKeys.byHash(hash));
+  const key = keyItem && apiKeyLookupEntity.fromItem(keyItem);
+  if (!key || !hashesEqual(key.hash, hash)) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
+  const accountItem = await deps.store.get(accountKeys.account(key.account_id));
   if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
-  return authContextOf(accountItem, String(key.id), (key.agent as string | null) ?? null);
+  return authContextOf(accountItem, key.id, key.agent);
 }
 
 /** The context a request (or a scheduled run) acts in, from the account's stored item. */
@@ -172,11 +173,6 @@ export function authContextOf(accountItem: Item, keyId: string, agent: string | 
 }
 
 function toRecord(item: Item): ApiKeyRecord {
-  return {
-    id: String(item.id),
-    name: String(item.name),
-    prefix: String(item.prefix),
-    agent: (item.agent as string | null) ?? null,
-    created_at: String(item.created_at),
-  };
+  const { hash: _hash, ...record } = apiKeyEntity.fromItem(item);
+  return record;
 }
