@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import yazl from 'yazl';
 import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { keys } from '../functions/core/keys.ts';
+import { agentKeys } from '../functions/core/agents/agent-keys.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Agent = Record<string, unknown> & {
@@ -571,10 +571,10 @@ describe('agent registry (end to end over HTTP)', () => {
     ).body.agents.map((a) => a.name);
     assert.ok(!names.includes('multi'));
 
-    const item = await p.deps.store.get(keys.agentVersion(multi.id));
+    const item = await p.deps.store.get(agentKeys.version(multi.id));
     assert.equal(typeof item?.ttl, 'number', 'a purge time is set');
     p.clock.advance(31 * DAY);
-    assert.equal(await p.deps.store.get(keys.agentVersion(multi.id)), undefined, 'purged after 30 days');
+    assert.equal(await p.deps.store.get(agentKeys.version(multi.id)), undefined, 'purged after 30 days');
     const next = await publish(prompt('multi'));
     assert.equal(next.body.version, 'v3', 'version numbers are never reused');
   });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { apiKeyKeys } from '../functions/core/api-keys/api-key-items.ts';
 import { hashApiKey } from '../functions/core/api-keys/api-key-secret.ts';
 import { deleteApiKey } from '../functions/core/api-keys/api-keys.ts';
-import { keys } from '../functions/core/keys.ts';
 import { SQLITE_FILE } from '../functions/platform/local-deps.ts';
 import type { PlatformError } from '../functions/shared/errors.ts';
 import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
@@ -56,10 +56,10 @@ for (const backend of BACKENDS) {
     it('stores only a hash of the key', async () => {
       const created = await p.request<Key>('POST', '/api-keys', { body: { name: 'hash-check' } });
       const secret = created.body.api_key as string;
-      const byHash = await p.deps.store.get(keys.apiKeyByHash(hashApiKey(secret)));
+      const byHash = await p.deps.store.get(apiKeyKeys.byHash(hashApiKey(secret)));
       assert.ok(byHash, 'the key is found by its hash');
       const listing = await p.deps.store.get(
-        keys.apiKeyOfAccount(String(byHash.account_id), created.body.id),
+        apiKeyKeys.ofAccount(String(byHash.account_id), created.body.id),
       );
       assert.ok(!JSON.stringify([byHash, listing]).includes(secret), 'no stored item holds the key');
       if (backend === 'sqlite') {

@@ -3,8 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { hashApiKey } from '../functions/core/api-keys/api-key-secret.ts';
 import { issueServiceKey, spendDownstreamBudget } from '../functions/core/calls/service-keys.ts';
-import { keys } from '../functions/core/keys.ts';
-import { utcDay } from '../functions/core/usage/daily-usage.ts';
+import { dailyCounterKeys, utcDay } from '../functions/core/usage/daily-usage.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { type FakeStripe, startFakeStripe } from './helpers/fake-stripe.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
@@ -241,7 +240,7 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
   it('paid calls bypass the tier’s daily limit (they count against the 100,000 abuse cap instead)', async () => {
     const c = await createAccount(p.deps, { org: 'heavy', tier: 'free' });
     await p.deps.store.put({
-      ...keys.dailyUsage(c.account.id, utcDay(p.clock.now())),
+      ...dailyCounterKeys.calls(c.account.id, utcDay(p.clock.now())),
       calls: 1000,
       ttl: Math.floor(p.clock.now().getTime() / 1000) + 86_400,
     });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { accountKeys } from '../functions/core/accounts/account-keys.ts';
 import { authenticate } from '../functions/core/api-keys/api-keys.ts';
-import { keys } from '../functions/core/keys.ts';
+import { memberKeys } from '../functions/core/workspaces/member-record.ts';
 import { parseConfig } from '../functions/platform/config.ts';
 import { createDeps } from '../functions/platform/deps.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './helpers/dynamodb-local.ts';
@@ -31,7 +32,9 @@ describe('operator CLI in AWS mode (DynamoDB wire protocol on loopback)', () => 
       assert.equal(auth.org, 'cloud-co');
       assert.equal(auth.tier, 'team');
       assert.equal(auth.personalWorkspaceId, out.workspace_id);
-      const member = await deps.store.get(keys.member(out.workspace_id as string, out.account_id as string));
+      const member = await deps.store.get(
+        memberKeys.member(out.workspace_id as string, out.account_id as string),
+      );
       assert.equal(member?.role, 'owner');
     } finally {
       await deps.store.close();
@@ -42,7 +45,7 @@ describe('operator CLI in AWS mode (DynamoDB wire protocol on loopback)', () => 
     assert.match(again.stderr, /taken/);
     const check = await createDeps(parseConfig(dynamo.env));
     try {
-      const org = await check.store.get(keys.org('cloud-co'));
+      const org = await check.store.get(accountKeys.org('cloud-co'));
       assert.equal(org?.account_id, out.account_id, 'the failed create left the first account’s guard alone');
     } finally {
       await check.store.close();

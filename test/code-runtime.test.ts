@@ -5,9 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { keys } from '../functions/core/keys.ts';
 import { callRecordKeys, fromCallRecordItem } from '../functions/core/usage/call-records.ts';
-import { utcDay } from '../functions/core/usage/daily-usage.ts';
+import { dailyCounterKeys, utcDay } from '../functions/core/usage/daily-usage.ts';
 import { queryAll } from '../functions/ports/store.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
@@ -243,13 +242,13 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     });
     assert.equal(res.status, 201, res.text);
     const day = utcDay(p.clock.now());
-    await p.deps.store.put({ ...keys.sandboxDailyUsage(free.account.id, day), calls: 49 });
+    await p.deps.store.put({ ...dailyCounterKeys.sandboxRuns(free.account.id, day), calls: 49 });
     const first = await p.request('POST', '/tool-free/echo/v1/run', { key: free.api_key, body: {} });
     assert.equal(first.status, 200, first.text);
     const second = await p.request('POST', '/tool-free/echo/v1/run', { key: free.api_key, body: {} });
     assert.equal(second.status, 429);
     assert.match(errorOf(second).message, /50 sandbox runs/);
-    const llmCounter = await p.deps.store.get(keys.dailyUsage(free.account.id, day));
+    const llmCounter = await p.deps.store.get(dailyCounterKeys.calls(free.account.id, day));
     assert.equal(llmCounter, undefined, 'the direct-LLM quota is untouched');
   });
 });

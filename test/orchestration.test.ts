@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { keys } from '../functions/core/keys.ts';
 import { callRecordKeys, fromCallRecordItem } from '../functions/core/usage/call-records.ts';
-import { utcDay } from '../functions/core/usage/daily-usage.ts';
+import { dailyCounterKeys, utcDay } from '../functions/core/usage/daily-usage.ts';
 import { queryAll } from '../functions/ports/store.ts';
 import {
   type FakeLlmProviders,
@@ -97,7 +96,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
 
   it('stops a chain (A calls B calls C calls the leaf) at the hop limit: at most max_hops + 1 invocations', async (t) => {
     const day = utcDay(p.clock.now());
-    const before = Number((await p.deps.store.get(keys.sandboxDailyUsage(owner.id, day)))?.calls ?? 0);
+    const before = Number((await p.deps.store.get(dailyCounterKeys.sandboxRuns(owner.id, day)))?.calls ?? 0);
     const res = await p.request<{ data: { got: string } }>('POST', '/orch/relay-a/v1/run', {
       key: owner.key,
       body: {},
@@ -120,7 +119,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     );
     // The innermost C saw the refusal; each level passed its child's answer up.
     assert.match(res.body.data.got, /HTTP 200/);
-    const after = Number((await p.deps.store.get(keys.sandboxDailyUsage(owner.id, day)))?.calls ?? 0);
+    const after = Number((await p.deps.store.get(dailyCounterKeys.sandboxRuns(owner.id, day)))?.calls ?? 0);
     assert.equal(after - before, 1, 'only the top-level call counts against the daily quota');
   });
 

@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
-import { keys } from '../functions/core/keys.ts';
+import { secretKeys } from '../functions/core/secrets/secret-record.ts';
 import { resolveSecretsForRun } from '../functions/core/secrets/secrets.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
@@ -182,7 +182,7 @@ describe('workspace secrets (end to end over HTTP, local vault)', () => {
       const bytes = await readFile(join(p.dataDir, file));
       assert.ok(!bytes.includes(VALUE), `${file} holds the plaintext value`);
     }
-    const listing = await p.deps.store.get(keys.secret(owner.ws, 'LEAK_CHECK'));
+    const listing = await p.deps.store.get(secretKeys.secret(owner.ws, 'LEAK_CHECK'));
     assert.ok(listing && !JSON.stringify(listing).includes(VALUE));
   });
 });

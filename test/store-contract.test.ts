@@ -626,18 +626,18 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
     });
 
     describe('transactions', () => {
-      it('is all-or-nothing: a failed condition cancels every op, with a reason per op', async () => {
+      it('is all-or-nothing: a failed condition cancels every op, naming the op that failed', async () => {
         const pk = partition('tx');
         await store.put({ pk, sk: 'c', v: 1 });
         await assert.rejects(
           store.transactWrite([
-            { put: { pk, sk: 'a', v: 1 }, condition: cond.notExists() },
-            { update: { pk, sk: 'b' }, spec: { add: { n: 1 } }, condition: cond.exists() },
-            { delete: { pk, sk: 'c' } },
+            { name: 'a', put: { pk, sk: 'a', v: 1 }, condition: cond.notExists() },
+            { name: 'b', update: { pk, sk: 'b' }, spec: { add: { n: 1 } }, condition: cond.exists() },
+            { name: 'c', delete: { pk, sk: 'c' } },
           ]),
           (err: unknown) => {
             assert.ok(err instanceof TransactionCanceledError);
-            assert.deepEqual(err.reasons, ['None', 'ConditionalCheckFailed', 'None']);
+            assert.deepEqual(err.failed, { b: 'ConditionalCheckFailed' });
             return true;
           },
         );
@@ -698,11 +698,12 @@ function storeContract(name: string, start: () => Promise<Backend>): void {
 
         await assert.rejects(
           store.transactWrite([
-            { check: { pk, sk: 'guard' }, condition: cond.eq('open', false) },
-            { put: { pk, sk: 'blocked', v: 1 } },
+            { name: 'guard', check: { pk, sk: 'guard' }, condition: cond.eq('open', false) },
+            { name: 'blocked', put: { pk, sk: 'blocked', v: 1 } },
           ]),
           (err: unknown) =>
-            err instanceof TransactionCanceledError && err.reasons.join() === 'ConditionalCheckFailed,None',
+            err instanceof TransactionCanceledError &&
+            JSON.stringify(err.failed) === JSON.stringify({ guard: 'ConditionalCheckFailed' }),
         );
         assert.equal(await store.get({ pk, sk: 'blocked' }), undefined);
       });
@@ -764,14 +765,19 @@ describe('DynamoDbStore requests (mocked client)', () => {
   });
 
   const transaction = () => [
-    { put: { pk: 'ACCOUNT#1', sk: 'KEY#new', name: 'ci', scopes: ['read'] }, condition: cond.notExists() },
     {
+      name: 'key',
+      put: { pk: 'ACCOUNT#1', sk: 'KEY#new', name: 'ci', scopes: ['read'] },
+      condition: cond.notExists(),
+    },
+    {
+      name: 'meta',
       update: { pk: 'ACCOUNT#1', sk: 'META' },
       spec: { set: { updated_at: '2026-01-01' }, add: { key_count: 1 } },
       condition: cond.lt('key_count', 10),
     },
-    { delete: { pk: 'ACCOUNT#1', sk: 'KEY#old' } },
-    { check: { pk: 'ACCOUNT#1', sk: 'PROFILE' }, condition: cond.exists() },
+    { name: 'old key', delete: { pk: 'ACCOUNT#1', sk: 'KEY#old' } },
+    { name: 'profile', check: { pk: 'ACCOUNT#1', sk: 'PROFILE' }, condition: cond.exists() },
   ];
 
   const expectedInput = (): TransactWriteCommandInput => ({
@@ -825,7 +831,7 @@ describe('DynamoDbStore requests (mocked client)', () => {
     assert.deepEqual(calls[0]?.args[0].input, expectedInput());
   });
 
-  it('maps TransactionCanceledException to TransactionCanceledError with the reason codes', async () => {
+  it('maps TransactionCanceledException to TransactionCanceledError with the named ops’ codes', async () => {
     docMock.reset();
     docMock
       .on(TransactWriteCommand)
@@ -839,7 +845,7 @@ describe('DynamoDbStore requests (mocked client)', () => {
       );
     await assert.rejects(store.transactWrite(transaction()), (err: unknown) => {
       assert.ok(err instanceof TransactionCanceledError);
-      assert.deepEqual(err.reasons, ['None', 'ConditionalCheckFailed', 'None', 'TransactionConflict']);
+      assert.deepEqual(err.failed, { meta: 'ConditionalCheckFailed', profile: 'TransactionConflict' });
       return true;
     });
     assert.equal(docMock.commandCalls(TransactWriteCommand).length, 1, 'not retried');
@@ -892,8 +898,7 @@ describe('DynamoDbStore requests (mocked client)', () => {
       );
     await assert.rejects(
       store.transactWrite(transaction()),
-      (err: unknown) =>
-        err instanceof TransactionCanceledError && err.reasons[1] === 'ConditionalCheckFailed',
+      (err: unknown) => err instanceof TransactionCanceledError && err.conditionFailed('meta'),
     );
     assert.equal(docMock.commandCalls(TransactWriteCommand).length, 1);
   });

@@ -1,9 +1,9 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAccount, findAccountByOrg } from '../core/accounts/account.ts';
+import { apiKeyKeys } from '../core/api-keys/api-key-items.ts';
 import { hashApiKey } from '../core/api-keys/api-key-secret.ts';
 import { addApiKey } from '../core/api-keys/api-keys.ts';
-import { keys } from '../core/keys.ts';
 import type { Deps } from './deps.ts';
 
 export const OWNER_ORG = 'local';
@@ -27,7 +27,7 @@ export async function bootstrapOwner(deps: Deps): Promise<BootstrapResult> {
   if (existing) {
     if (
       config.bootstrapApiKey &&
-      !(await deps.store.get(keys.apiKeyByHash(hashApiKey(config.bootstrapApiKey))))
+      !(await deps.store.get(apiKeyKeys.byHash(hashApiKey(config.bootstrapApiKey))))
     ) {
       await addApiKey(deps, existing.id, { secret: config.bootstrapApiKey, name: 'bootstrap', agent: null });
     }

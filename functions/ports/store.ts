@@ -126,25 +126,24 @@ export class ConditionFailedError extends Error {
 }
 
 /**
- * Thrown when a transaction is cancelled. Nothing was written. `reasons[i]` is the adapter's code
- * for op i: 'ConditionalCheckFailed' for an op whose condition failed, 'TransactionConflict' (DynamoDB)
- * for one another write raced, 'None' otherwise. Callers ask by the ops' names: `conditionFailed`
- * and `cancelledBy`; the positional `reasons` are for the adapters and their contract suite.
+ * Thrown when a transaction is cancelled. Nothing was written. Callers ask by the ops' names:
+ * `conditionFailed` and `cancelledBy` (`failed` holds each failed named op's code:
+ * 'ConditionalCheckFailed' when its condition did not hold, 'TransactionConflict' (DynamoDB) when
+ * another write raced it). An adapter builds it from its code per op ('None' for an op that
+ * passed) and the ops' names; unnamed ops appear only in the message.
  */
 export class TransactionCanceledError extends Error {
   override name = 'TransactionCanceledError';
-  readonly reasons: string[];
   /** The code of each named op that did not pass ('None' ones left out). */
   readonly failed: Readonly<Record<string, string>>;
-  constructor(reasons: string[], names: (string | undefined)[] = []) {
+  constructor(codes: string[], names: (string | undefined)[] = []) {
     const failed: Record<string, string> = {};
-    reasons.forEach((code, i) => {
+    codes.forEach((code, i) => {
       const name = names[i];
       if (name !== undefined && code !== 'None') failed[name] = code;
     });
-    const labels = reasons.map((code, i) => (names[i] === undefined ? code : `${names[i]}: ${code}`));
+    const labels = codes.map((code, i) => (names[i] === undefined ? code : `${names[i]}: ${code}`));
     super(`Transaction cancelled: [${labels.join(', ')}]`);
-    this.reasons = reasons;
     this.failed = failed;
   }
 

@@ -214,10 +214,10 @@ export class DynamoDbStore implements Store {
         if (!isError(err, 'TransactionCanceledException')) throw err;
         const cancellations =
           (err as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
-        const reasons = cancellations.map((r) => r.Code ?? 'None');
+        const codes = cancellations.map((r) => r.Code ?? 'None');
         const expired = new Set<number>();
         const vanished = new Set<number>();
-        reasons.forEach((code, i) => {
+        codes.forEach((code, i) => {
           const op = ops[i];
           if (code !== 'ConditionalCheckFailed' || !op || !('update' in op)) return;
           if (replace.has(i)) vanished.add(i);
@@ -226,7 +226,7 @@ export class DynamoDbStore implements Store {
           }
         });
         // As the SQLite adapter sees it, an update of an expired item did not fail: it creates.
-        const adjusted = reasons.map((code, i) => (expired.has(i) || vanished.has(i) ? 'None' : code));
+        const adjusted = codes.map((code, i) => (expired.has(i) || vanished.has(i) ? 'None' : code));
         const retry = expired.size + vanished.size > 0 && adjusted.every((code) => code === 'None');
         if (!retry || attempt >= MAX_ATTEMPTS)
           throw new TransactionCanceledError(

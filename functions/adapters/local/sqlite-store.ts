@@ -153,12 +153,12 @@ export class SqliteStore implements Store {
     validateTransaction(ops);
     this.write(() => {
       const currents = ops.map((op) => this.readForWrite(opKey(op)));
-      const reasons = ops.map((op, i) =>
+      const codes = ops.map((op, i) =>
         evaluateCondition(op.condition, currents[i]) ? 'None' : 'ConditionalCheckFailed',
       );
-      if (reasons.some((r) => r !== 'None'))
+      if (codes.some((c) => c !== 'None'))
         throw new TransactionCanceledError(
-          reasons,
+          codes,
           ops.map((op) => op.name),
         );
       ops.forEach((op, i) => {

@@ -1,21 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import type { Tier } from '../../ports/config.ts';
+import * as z from 'zod';
+import { TIERS, type Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { apiKeyItems } from '../api-keys/api-key-items.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
-import { keys } from '../keys.ts';
+import { defineEntity } from '../entity.ts';
+import { memberEntity } from '../workspaces/member-record.ts';
+import { workspaceEntity, workspaceKeys } from '../workspaces/workspace-record.ts';
+import { accountKeys } from './account-keys.ts';
 import { slugSchema } from './slug.ts';
 
-export interface Account {
-  id: string;
-  org: string;
-  tier: Tier;
-  email: string | null;
-  personal_workspace_id: string;
-  created_at: string;
-}
+/**
+ * The account record (docs/data-model.md). Its item also holds `key_count`, which only the API-key
+ * transactions touch (by update), so the schema leaves it out and reads strip it.
+ */
+export const accountEntity = defineEntity({
+  name: 'account',
+  keys: accountKeys,
+  schema: z.object({
+    id: z.string(),
+    org: z.string(),
+    tier: z.enum(TIERS),
+    email: z.string().nullable().default(null),
+    personal_workspace_id: z.string(),
+    created_at: z.string(),
+  }),
+  locate: (account) => accountKeys.account(account.id),
+});
+
+export type Account = z.output<typeof accountEntity.schema>;
 
 export interface CreatedAccount {
   account: Account;
@@ -55,22 +70,25 @@ export async function createAccount(
   };
   const key = apiKeyItems({ accountId, secret: apiKey, name: 'default', agent: null, createdAt: now });
   const ops: TransactOp[] = [
-    { name: 'org', put: { ...keys.org(input.org), account_id: accountId }, condition: cond.notExists() },
+    {
+      name: 'org',
+      put: { ...accountKeys.org(input.org), account_id: accountId },
+      condition: cond.notExists(),
+    },
     {
       name: 'slug',
-      put: { ...keys.workspaceSlug(input.org), workspace_id: workspaceId },
+      put: { ...workspaceKeys.slug(input.org), workspace_id: workspaceId },
       condition: cond.notExists(),
     },
     { name: 'key', put: key.byHash, condition: cond.notExists() },
     {
       name: 'account',
-      put: { ...keys.account(accountId), ...account, key_count: 1 },
+      put: { ...accountEntity.toItem(account), key_count: 1 },
       condition: cond.notExists(),
     },
     {
       name: 'workspace',
-      put: {
-        ...keys.workspace(workspaceId),
+      put: workspaceEntity.toItem({
         id: workspaceId,
         name: input.org,
         slug: input.org,
@@ -78,15 +96,23 @@ export async function createAccount(
         owner_count: 1,
         owner_account_id: accountId,
         created_at: now,
-      },
+      }),
     },
-    { name: 'member', put: memberItem(workspaceId, accountId, 'owner', now) },
+    {
+      name: 'member',
+      put: memberEntity.toItem({
+        workspace_id: workspaceId,
+        account_id: accountId,
+        role: 'owner',
+        joined_at: now,
+      }),
+    },
     { name: 'key of account', put: key.ofAccount },
   ];
   if (email) {
     ops.push({
       name: 'email',
-      put: { ...keys.email(email), account_id: accountId },
+      put: { ...accountKeys.email(email), account_id: accountId },
       condition: cond.notExists(),
     });
   }
@@ -109,40 +135,12 @@ export async function createAccount(
   return { account, workspace_id: workspaceId, api_key: apiKey, api_key_id: key.id };
 }
 
-export function memberItem(
-  workspaceId: string,
-  accountId: string,
-  role: 'owner' | 'member',
-  joinedAt: string,
-): Item {
-  return {
-    ...keys.member(workspaceId, accountId),
-    workspace_id: workspaceId,
-    account_id: accountId,
-    role,
-    joined_at: joinedAt,
-    gsi1pk: keys.membershipsOfAccount(accountId),
-    gsi1sk: `${joinedAt}#${workspaceId}`,
-  };
-}
-
 export async function getAccount(deps: CoreDeps, accountId: string): Promise<Account | undefined> {
-  const item = await deps.store.get(keys.account(accountId));
-  return item ? toAccount(item) : undefined;
+  const item = await deps.store.get(accountKeys.account(accountId));
+  return item ? accountEntity.fromItem(item) : undefined;
 }
 
 export async function findAccountByOrg(deps: CoreDeps, org: string): Promise<Account | undefined> {
-  const guard = await deps.store.get(keys.org(org));
+  const guard = await deps.store.get(accountKeys.org(org));
   return guard ? getAccount(deps, String(guard.account_id)) : undefined;
-}
-
-export function toAccount(item: Item): Account {
-  return {
-    id: String(item.id),
-    org: String(item.org),
-    tier: item.tier as Tier,
-    email: (item.email as string | null) ?? null,
-    personal_workspace_id: String(item.personal_workspace_id),
-    created_at: String(item.created_at),
-  };
 }

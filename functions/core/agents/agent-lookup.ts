@@ -1,5 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { keys } from '../keys.ts';
+import { agentKeys } from './agent-keys.ts';
 import { type AgentVersion, fromItem, parseVersion, statusOf, versionString } from './agent-record.ts';
 
 /*
@@ -24,9 +24,9 @@ export async function findVersion(
 ): Promise<AgentVersion | undefined> {
   const n = parseVersion(version);
   if (n === undefined) return undefined;
-  const ref = await deps.store.get(keys.agentVersionRef(org, name, n));
+  const ref = await deps.store.get(agentKeys.versionRef(org, name, n));
   if (!ref) return undefined;
-  const item = await deps.store.get(keys.agentVersion(String(ref.agent_id)));
+  const item = await deps.store.get(agentKeys.version(String(ref.agent_id)));
   return item ? fromItem(item) : undefined;
 }
 
@@ -36,7 +36,7 @@ export async function findLatest(
   org: string,
   name: string,
 ): Promise<AgentVersion | undefined> {
-  const head = await deps.store.get(keys.agentHead(org, name));
+  const head = await deps.store.get(agentKeys.head(org, name));
   if (!head) return undefined;
   for (let n = Number(head.latest_number); n >= 1; n--) {
     const found = await findVersion(deps, org, name, versionString(n));

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { Item } from '../../ports/store.ts';
 import { defineEntity } from '../entity.ts';
-import { keys } from '../keys.ts';
+import { agentKeys } from './agent-keys.ts';
 import type { Manifest, Warning } from './manifest.ts';
 import { isPaid, isSourceAvailable } from './pricing.ts';
 
@@ -52,11 +52,11 @@ export type AgentVersion = z.output<typeof agentVersionSchema>;
 /** One agent version, by its own id, indexed under its workspace by name and version. */
 export const agentVersionEntity = defineEntity({
   name: 'agent version',
-  keys: { version: keys.agentVersion, ofWorkspace: keys.agentsOfWorkspace },
+  keys: { version: agentKeys.version, ofWorkspace: agentKeys.ofWorkspace },
   schema: agentVersionSchema,
   locate: (agent) => ({
-    ...keys.agentVersion(agent.id),
-    gsi1pk: keys.agentsOfWorkspace(agent.workspace_id),
+    ...agentKeys.version(agent.id),
+    gsi1pk: agentKeys.ofWorkspace(agent.workspace_id),
     gsi1sk: `${agent.name}#${String(agent.version_number).padStart(6, '0')}`,
   }),
 });
@@ -128,7 +128,7 @@ export type AgentRecord = ReturnType<typeof toRecord>;
 export function headItem(agent: AgentVersion, latest: number): Item {
   const listed = agent.manifest.is_public && !agent.deleted_at;
   return {
-    ...keys.agentHead(agent.org, agent.name),
+    ...agentKeys.head(agent.org, agent.name),
     org: agent.org,
     name: agent.name,
     workspace_id: agent.workspace_id,
@@ -139,6 +139,6 @@ export function headItem(agent: AgentVersion, latest: number): Item {
     tags: agent.manifest.tags,
     is_public: agent.manifest.is_public,
     updated_at: agent.updated_at,
-    ...(listed ? { gsi2pk: keys.publicAgents, gsi2sk: `${agent.org}/${agent.name}` } : {}),
+    ...(listed ? { gsi2pk: agentKeys.publicDirectory, gsi2sk: `${agent.org}/${agent.name}` } : {}),
   };
 }

@@ -2,8 +2,9 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { type Role, requireMembership } from '../workspaces/authorize.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
+import { agentKeys } from './agent-keys.ts';
 import { findLatest } from './agent-lookup.ts';
 import {
   type AgentVersion,
@@ -28,7 +29,7 @@ export async function loadAgent(
   agentId: string,
   needed: Role,
 ): Promise<AgentVersion> {
-  const item = await deps.store.get(keys.agentVersion(agentId));
+  const item = await deps.store.get(agentKeys.version(agentId));
   const agent = item ? fromItem(item) : undefined;
   if (!agent || agent.deleted_at) throw notFound('Agent');
   await requireMembership(deps, auth.accountId, agent.workspace_id, needed, { resource: 'Agent' });
@@ -47,15 +48,15 @@ export async function listAgents(
 ) {
   const workspaceIds = query.workspace_id
     ? [(await requireMembership(deps, auth.accountId, query.workspace_id, 'member')).workspaceId]
-    : (await queryAll(deps.store, { index: 'gsi1', pk: keys.membershipsOfAccount(auth.accountId) })).map(
-        (m) => String(m.workspace_id),
+    : (await queryAll(deps.store, { index: 'gsi1', pk: memberKeys.ofAccount(auth.accountId) })).map((m) =>
+        String(m.workspace_id),
       );
   const now = deps.clock.now();
   const all: AgentVersion[] = [];
   for (const ws of workspaceIds) {
     const items = await queryAll(deps.store, {
       index: 'gsi1',
-      pk: keys.agentsOfWorkspace(ws),
+      pk: agentKeys.ofWorkspace(ws),
       ...(query.name ? { sk: { beginsWith: `${query.name}#` } } : {}),
     });
     all.push(...items.map(fromItem).filter((a) => !a.deleted_at));
@@ -142,7 +143,7 @@ export async function deleteAgent(
   for (const v of targets) {
     await deps.store.transactWrite([
       {
-        update: keys.agentVersion(v.id),
+        update: agentKeys.version(v.id),
         spec: { set: { deleted_at: now.toISOString(), updated_at: now.toISOString(), ttl } },
         condition: cond.exists(),
       },
@@ -157,8 +158,8 @@ export async function deleteAgent(
 export async function agentLogs(deps: CoreDeps, auth: AuthContext, agentId: string, limit: number) {
   const agent = await loadAgent(deps, auth, agentId, 'owner');
   const page = await deps.store.query({
-    pk: keys.agentVersion(agent.id).pk,
-    sk: { beginsWith: keys.agentLogPrefix },
+    pk: agentKeys.version(agent.id).pk,
+    sk: { beginsWith: agentKeys.logPrefix },
     reverse: true,
     limit,
   });
@@ -195,12 +196,12 @@ async function runnersOf(
 
 async function liveVersions(deps: CoreDeps, org: string, name: string): Promise<AgentVersion[]> {
   const refs = await queryAll(deps.store, {
-    pk: keys.agentHead(org, name).pk,
-    sk: { beginsWith: keys.agentVersionRefPrefix },
+    pk: agentKeys.head(org, name).pk,
+    sk: { beginsWith: agentKeys.versionRefPrefix },
   });
   const out: AgentVersion[] = [];
   for (const ref of refs) {
-    const item = await deps.store.get(keys.agentVersion(String(ref.agent_id)));
+    const item = await deps.store.get(agentKeys.version(String(ref.agent_id)));
     if (item && !item.deleted_at) out.push(fromItem(item));
   }
   return out;
@@ -211,10 +212,12 @@ async function dependentsOf(deps: CoreDeps, targets: AgentVersion[]): Promise<st
   const targetIds = new Set(targets.map((t) => t.id));
   const out = new Set<string>();
   for (const t of targets) {
-    const refs = await queryAll(deps.store, { pk: keys.dependentsOf(`${t.org}/${t.name}@${t.version}`) });
+    const refs = await queryAll(deps.store, {
+      pk: agentKeys.dependentsOf(`${t.org}/${t.name}@${t.version}`),
+    });
     for (const ref of refs) {
       if (targetIds.has(String(ref.agent_id))) continue;
-      const item = await deps.store.get(keys.agentVersion(String(ref.agent_id)));
+      const item = await deps.store.get(agentKeys.version(String(ref.agent_id)));
       if (item && !item.deleted_at) out.add(`${item.org}/${item.name}/${item.version}`);
     }
   }
@@ -226,12 +229,12 @@ async function dependentsOf(deps: CoreDeps, targets: AgentVersion[]): Promise<st
  * version counter is kept, so a deleted version's number is never reused.
  */
 export async function refreshHead(deps: CoreDeps, org: string, name: string): Promise<void> {
-  const head = await deps.store.get(keys.agentHead(org, name));
+  const head = await deps.store.get(agentKeys.head(org, name));
   if (!head) return;
   const latest = await findLatest(deps, org, name);
   const next: Item = latest
     ? buildHead(latest, Number(head.latest_number))
-    : { ...keys.agentHead(org, name), org, name, latest_number: head.latest_number, latest_id: null };
+    : { ...agentKeys.head(org, name), org, name, latest_number: head.latest_number, latest_id: null };
   // latest_id keeps pointing at the newest published version (deprecation needs it).
   next.latest_id = head.latest_id ?? null;
   await deps.store

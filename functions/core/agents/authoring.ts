@@ -4,8 +4,8 @@ import { cond } from '../../ports/store.ts';
 import { inspectBundle } from '../../shared/bundle-archive/inspect.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { followNewVersionServices } from '../services/service-versions.ts';
+import { agentKeys } from './agent-keys.ts';
 import { type AgentVersion, fromItem, toItem, toRecord } from './agent-record.ts';
 import { loadAgent, refreshHead } from './agents.ts';
 import { type Manifest, parseManifest } from './manifest.ts';
@@ -166,7 +166,7 @@ export async function forkAgent(
     is_public?: boolean | undefined;
   },
 ) {
-  const item = await deps.store.get(keys.agentVersion(agentId));
+  const item = await deps.store.get(agentKeys.version(agentId));
   const source = item ? fromItem(item) : undefined;
   if (!source || source.deleted_at) throw notFound('Agent');
   const ref = `${source.org}/${source.name}/${source.version}`;

@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
-import { keys } from '../keys.ts';
+import { agentKeys } from './agent-keys.ts';
 
 /** GSI2 partition of bundles waiting for their soft-deleted version's purge. */
 export const BUNDLES_TO_PURGE = 'BUNDLES#PURGE';
@@ -35,7 +35,7 @@ export async function purgeDeletedBundles(deps: CoreDeps): Promise<{ purged: num
   let purged = 0;
   for (const marker of due) {
     const agentId = String(marker.agent_id);
-    const version = await deps.store.get(keys.agentVersion(agentId));
+    const version = await deps.store.get(agentKeys.version(agentId));
     if (!version || version.deleted_at) {
       await deps.bundles.delete(String(marker.bundle_key));
       purged++;

@@ -1,7 +1,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
-import { keys } from '../keys.ts';
+import { agentKeys } from './agent-keys.ts';
 import { findLatest, findVersion, isCallable } from './agent-lookup.ts';
 import type { AgentVersion } from './agent-record.ts';
 import { isPaid, isSourceAvailable } from './pricing.ts';
@@ -14,7 +14,7 @@ export async function listPublicAgents(
   deps: CoreDeps,
   query: { tag?: string | undefined; type?: string | undefined; limit: number; offset: number },
 ) {
-  const heads = await queryAll(deps.store, { index: 'gsi2', pk: keys.publicAgents });
+  const heads = await queryAll(deps.store, { index: 'gsi2', pk: agentKeys.publicDirectory });
   const now = deps.clock.now();
   const listed: AgentVersion[] = [];
   for (const head of heads) {

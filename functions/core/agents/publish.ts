@@ -4,11 +4,12 @@ import { cond, TransactionCanceledError, type TransactOp } from '../../ports/sto
 import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
 import { isRecord } from '../../shared/is-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { updateWithRevision } from '../revision.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
 import { followNewVersionServices } from '../services/service-versions.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
+import { workspaceEntity, workspaceKeys } from '../workspaces/workspace-record.ts';
+import { agentKeys } from './agent-keys.ts';
 import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
 import { type Manifest, parseManifest, type Warning } from './manifest.ts';
@@ -26,9 +27,9 @@ export async function ownedWorkspace(
 ): Promise<{ id: string; slug: string }> {
   const id = workspaceId ?? auth.personalWorkspaceId;
   await requireMembership(deps, auth.accountId, id, 'owner');
-  const ws = await deps.store.get(keys.workspace(id));
+  const ws = await deps.store.get(workspaceKeys.workspace(id));
   if (!ws) throw new PlatformError('NOT_FOUND', 'Workspace not found');
-  return { id, slug: String(ws.slug) };
+  return { id, slug: workspaceEntity.fromItem(ws).slug };
 }
 
 /**
@@ -154,7 +155,7 @@ export async function publishVersion(
   const outcome = await updateWithRevision({
     attempts: MAX_PUBLISH_ATTEMPTS,
     // The head may be absent (a first publish): wrapped, so that absence is a state to decide on.
-    load: async () => ({ head: await deps.store.get(keys.agentHead(org, manifest.name)) }),
+    load: async () => ({ head: await deps.store.get(agentKeys.head(org, manifest.name)) }),
     decide: async ({ head }) => {
       if (head && input.requireFirst) {
         throw new PlatformError('CONFLICT', `${org}/${manifest.name} exists already; choose another name`);
@@ -187,19 +188,19 @@ export async function publishVersion(
           condition: head ? cond.eq('latest_number', previous) : cond.notExists(),
         },
         {
-          put: { ...keys.agentVersionRef(org, manifest.name, n), agent_id: agent.id },
+          put: { ...agentKeys.versionRef(org, manifest.name, n), agent_id: agent.id },
           condition: cond.notExists(),
         },
         { put: toItem(agent), condition: cond.notExists() },
       ];
       // The previous newest version, unless it was deleted (and perhaps purged) meanwhile.
       const previousItem = head?.latest_id
-        ? await deps.store.get(keys.agentVersion(String(head.latest_id)))
+        ? await deps.store.get(agentKeys.version(String(head.latest_id)))
         : undefined;
       if (head?.latest_id && previousItem && !previousItem.deleted_at) {
         // The previous newest version is deprecated now, callable until its sunset.
         ops.push({
-          update: keys.agentVersion(String(head.latest_id)),
+          update: agentKeys.version(String(head.latest_id)),
           spec: {
             set: {
               deprecated_at: at,
@@ -211,7 +212,9 @@ export async function publishVersion(
         });
       }
       for (const dep of manifest.manifest?.dependencies ?? []) {
-        ops.push({ put: { ...keys.dependent(`${dep.id}@${dep.version}`, agent.id), agent_id: agent.id } });
+        ops.push({
+          put: { ...agentKeys.dependent(`${dep.id}@${dep.version}`, agent.id), agent_id: agent.id },
+        });
       }
       return { agent, ops };
     },

@@ -4,11 +4,11 @@ import type { Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
-import { toAccount } from '../accounts/account.ts';
+import { accountEntity } from '../accounts/account.ts';
+import { accountKeys } from '../accounts/account-keys.ts';
 import type { ServiceContext } from '../calls/service-keys.ts';
 import { parseStored } from '../entity.ts';
-import { keys } from '../keys.ts';
-import { apiKeyItems } from './api-key-items.ts';
+import { apiKeyEntity, apiKeyItems, apiKeyKeys, apiKeyLookupEntity } from './api-key-items.ts';
 import { generateApiKey, hashApiKey, hashesEqual, RUN_KEY_PREFIX } from './api-key-secret.ts';
 
 export interface ApiKeyRecord {
@@ -73,15 +73,15 @@ export async function addApiKey(
   await deps.store.transactWrite([
     { put: created.byHash, condition: cond.notExists() },
     { put: created.ofAccount },
-    { update: keys.account(accountId), spec: { add: { key_count: 1 } }, condition: cond.exists() },
+    { update: accountKeys.account(accountId), spec: { add: { key_count: 1 } }, condition: cond.exists() },
   ]);
   return toRecord(created.ofAccount);
 }
 
 export async function listApiKeys(deps: CoreDeps, accountId: string): Promise<ApiKeyRecord[]> {
   const items = await queryAll(deps.store, {
-    pk: keys.account(accountId).pk,
-    sk: { beginsWith: keys.apiKeysOfAccountPrefix },
+    pk: accountKeys.account(accountId).pk,
+    sk: { beginsWith: apiKeyKeys.ofAccountPrefix },
   });
   return items.map(toRecord).sort((a, b) => a.created_at.localeCompare(b.created_at));
 }
@@ -92,14 +92,15 @@ export async function listApiKeys(deps: CoreDeps, accountId: string): Promise<Ap
  * deletes of an account's last two keys cannot both succeed.
  */
 export async function deleteApiKey(deps: CoreDeps, accountId: string, keyId: string): Promise<void> {
-  const entry = await deps.store.get(keys.apiKeyOfAccount(accountId, keyId));
-  if (!entry) throw notFound('API key');
+  const item = await deps.store.get(apiKeyKeys.ofAccount(accountId, keyId));
+  if (!item) throw notFound('API key');
+  const entry = apiKeyEntity.fromItem(item);
   try {
     await deps.store.transactWrite([
-      { name: 'key', delete: keys.apiKeyOfAccount(accountId, keyId), condition: cond.exists() },
-      { delete: keys.apiKeyByHash(String(entry.hash)) },
+      { name: 'key', delete: apiKeyKeys.ofAccount(accountId, keyId), condition: cond.exists() },
+      { delete: apiKeyKeys.byHash(entry.hash) },
       {
-        update: keys.account(accountId),
+        update: accountKeys.account(accountId),
         spec: { add: { key_count: -1 } },
         condition: cond.gt('key_count', 1),
       },
@@ -116,7 +117,7 @@ export async function deleteApiKey(deps: CoreDeps, accountId: string, keyId: str
 
 /**
  * Resolves the bearer credential of a request. An API key (`ahk_`) is looked up under
- * keys.apiKeyByHash. A run credential (`ahr_`, an orchestrator run's PLATFORM_SERVICE_KEY) is a
+ * apiKeyKeys.byHash. A run credential (`ahr_`, an orchestrator run's PLATFORM_SERVICE_KEY) is a
  * different kind of credential under its own store key: it is read only when the route accepts
  * it (`acceptRunCredential`, from the route table's `acceptsRunCredential`, today only the agent
  * call route); on every other route it is 401, like any key that is not an account's.
@@ -139,10 +140,10 @@ export async function authenticate(
         'A run credential (PLATFORM_SERVICE_KEY) authenticates only calls to its run’s declared dependencies',
       );
     }
-    const credential = await deps.store.get(keys.runCredential(hash));
+    const credential = await deps.store.get(apiKeyKeys.runCredential(hash));
     if (!credential || !hashesEqual(String(credential.hash), hash))
       throw new PlatformError('UNAUTHORIZED', 'Invalid or expired run credential');
-    const accountItem = await deps.store.get(keys.account(String(credential.account_id)));
+    const accountItem = await deps.store.get(accountKeys.account(String(credential.account_id)));
     if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid or expired run credential');
     return {
       ...authContextOf(accountItem, String(credential.id), (credential.agent as string | null) ?? null),
@@ -150,17 +151,17 @@ export async function authenticate(
       serviceKeyHash: hash,
     };
   }
-  const key = await deps.store.get(keys.apiKeyByHash(hash));
-  if (!key || !hashesEqual(String(key.hash), hash))
-    throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
-  const accountItem = await deps.store.get(keys.account(String(key.account_id)));
+  const keyItem = await deps.store.get(apiKeyKeys.byHash(hash));
+  const key = keyItem && apiKeyLookupEntity.fromItem(keyItem);
+  if (!key || !hashesEqual(key.hash, hash)) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
+  const accountItem = await deps.store.get(accountKeys.account(key.account_id));
   if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
-  return authContextOf(accountItem, String(key.id), (key.agent as string | null) ?? null);
+  return authContextOf(accountItem, key.id, key.agent);
 }
 
 /** The context a request (or a scheduled run) acts in, from the account's stored item. */
 export function authContextOf(accountItem: Item, keyId: string, agent: string | null = null): AuthContext {
-  const account = toAccount(accountItem);
+  const account = accountEntity.fromItem(accountItem);
   return {
     accountId: account.id,
     org: account.org,
@@ -172,11 +173,6 @@ export function authContextOf(accountItem: Item, keyId: string, agent: string | 
 }
 
 function toRecord(item: Item): ApiKeyRecord {
-  return {
-    id: String(item.id),
-    name: String(item.name),
-    prefix: String(item.prefix),
-    agent: (item.agent as string | null) ?? null,
-    created_at: String(item.created_at),
-  };
+  const { hash: _hash, ...record } = apiKeyEntity.fromItem(item);
+  return record;
 }

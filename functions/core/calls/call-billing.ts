@@ -7,7 +7,7 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { charge, refund } from '../billing/ledger.ts';
-import { keys } from '../keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import type { CallContext } from './call-context.ts';
 import { type CallReport, callIdentity } from './call-report.ts';
 import { spendDownstreamBudget } from './service-keys.ts';
@@ -22,7 +22,7 @@ const REFUNDED_ON = ['INTERNAL_ERROR', 'LLM_ERROR', 'TIMEOUT', 'UNPROCESSABLE'];
 export async function priceFor(deps: CoreDeps, auth: AuthContext, agent: AgentVersion): Promise<number> {
   const price = agent.manifest.price_credits ?? 0;
   if (price <= 0) return 0;
-  const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
+  const member = await deps.store.get(memberKeys.member(agent.workspace_id, auth.accountId));
   return member ? 0 : price;
 }
 

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
+import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
-import { keys } from '../keys.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, EngineOutcome } from './call-context.ts';
 import type { Admission } from './quotas.ts';
@@ -107,8 +107,8 @@ async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
   // is always billed; one that never got here is refunded by reconciliation.
   const settle = report.billed > 0 ? [settleOp(requestId)] : [];
   const log = {
-    ...keys.agentVersion(agent.id),
-    sk: `${keys.agentLogPrefix}${call.at}#${randomUUID()}`,
+    ...agentKeys.version(agent.id),
+    sk: `${agentKeys.logPrefix}${call.at}#${randomUUID()}`,
     timestamp: call.at,
     level: ok ? 'info' : 'error',
     message: ok
@@ -120,8 +120,8 @@ async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
   try {
     // Admitted calls release their concurrency slot in the same transaction.
     const extraLogs = engine.logs.map((l, i) => ({
-      ...keys.agentVersion(agent.id),
-      sk: `${keys.agentLogPrefix}${call.at}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
+      ...agentKeys.version(agent.id),
+      sk: `${agentKeys.logPrefix}${call.at}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
       timestamp: call.at,
       level: l.level,
       message: l.message,

@@ -1,16 +1,27 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
+import {
+  cond,
+  type Item,
+  type ItemKey,
+  TransactionCanceledError,
+  type TransactOp,
+} from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
-import { nextUtcMidnight, utcDay } from '../usage/daily-usage.ts';
+import { dailyCounterKeys, nextUtcMidnight, utcDay } from '../usage/daily-usage.ts';
 
 /** Counter items outlive their day by two days (for reporting), then expire. */
 const COUNTER_GRACE_SECONDS = 2 * 86_400;
 /** A lease outlives its call's deadline by this much, so a crashed process frees its slot soon after. */
 export const LEASE_GRACE_SECONDS = 30;
+
+/** Concurrent-request slot `n` of an account (held by a call, expires with its lease). */
+const concurrencySlotKey = (accountId: string, n: number): ItemKey => ({
+  pk: `ACCOUNT#${accountId}`,
+  sk: `LEASE#${n}`,
+});
 
 export interface Admission {
   /**
@@ -42,29 +53,30 @@ export async function admitCall(
   // Sandbox runs have their own, smaller daily quota (spec "Limits": separate from direct-LLM calls).
   const counterKey =
     kind === 'sandbox'
-      ? keys.sandboxDailyUsage(auth.accountId, utcDay(now))
+      ? dailyCounterKeys.sandboxRuns(auth.accountId, utcDay(now))
       : kind === 'paid'
-        ? { pk: `ACCOUNT#${auth.accountId}`, sk: `USAGE#PAID#${utcDay(now)}` }
-        : keys.dailyUsage(auth.accountId, utcDay(now));
+        ? dailyCounterKeys.paidCalls(auth.accountId, utcDay(now))
+        : dailyCounterKeys.calls(auth.accountId, utcDay(now));
   const dailyLimit =
     kind === 'sandbox' ? limits.sandboxDailyCalls : kind === 'paid' ? PAID_DAILY_CAP : limits.dailyCalls;
   const id = randomUUID();
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   const start = randomInt(limits.concurrentRequests);
   for (let i = 0; i < limits.concurrentRequests; i++) {
-    const slotKey = keys.concurrencySlot(auth.accountId, (start + i) % limits.concurrentRequests);
+    const slotKey = concurrencySlotKey(auth.accountId, (start + i) % limits.concurrentRequests);
     try {
       await deps.store.transactWrite([
         {
+          name: 'counter',
           update: counterKey,
           spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
           condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', dailyLimit)),
         },
-        { put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
+        { name: 'slot', put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
       ]);
     } catch (err) {
       if (!(err instanceof TransactionCanceledError)) throw err;
-      if (err.reasons[0] !== 'None') throw quotaExceeded(auth, dailyLimit, reset, now, kind);
+      if (err.cancelledBy('counter')) throw quotaExceeded(auth, dailyLimit, reset, now, kind);
       continue; // that slot is held: try the next one
     }
     return {

@@ -5,8 +5,8 @@ import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { resolveSecretsForRun } from '../secrets/secrets.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
 import { Deadline } from './deadline.ts';
@@ -22,7 +22,7 @@ export async function secretsWorkspace(
   agent: AgentVersion,
 ): Promise<string> {
   if (auth.runWorkspaceId) return auth.runWorkspaceId;
-  const member = await deps.store.get(keys.member(agent.workspace_id, auth.accountId));
+  const member = await deps.store.get(memberKeys.member(agent.workspace_id, auth.accountId));
   return member ? agent.workspace_id : auth.personalWorkspaceId;
 }
 

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
+import { apiKeyKeys } from '../api-keys/api-key-items.ts';
 import { generateRunKey, hashApiKey } from '../api-keys/api-key-secret.ts';
-import { keys } from '../keys.ts';
 
 /**
  * What a run's PLATFORM_SERVICE_KEY (a run credential, `ahr_…`) carries. The values live in the
  * credential's record on the platform side (only the key's hash is stored), so user code holding
  * the key cannot raise them. A run credential is not an API key: it lives under its own store key
- * (keys.runCredential), which the API-key lookup never reads, and it authenticates only the agent
+ * (apiKeyKeys.runCredential), which the API-key lookup never reads, and it authenticates only the agent
  * call route (the route table's `acceptsRunCredential`), there only for `dependencies`.
  */
 export interface ServiceContext {
@@ -41,7 +41,7 @@ export async function issueServiceKey(
 ): Promise<{ key: string; subCalls: () => Promise<number>; revoke: () => Promise<void> }> {
   const key = generateRunKey();
   const hash = hashApiKey(key);
-  const itemKey = keys.runCredential(hash);
+  const itemKey = apiKeyKeys.runCredential(hash);
   await deps.store.put({
     ...itemKey,
     id: randomUUID(),
@@ -80,7 +80,7 @@ export function requireDeclaredDependency(
 /** Counts one sub-call made with a service key (strict mode requires at least one). */
 export async function countSubCall(deps: CoreDeps, keyHash: string): Promise<void> {
   await deps.store.update(
-    keys.runCredential(keyHash),
+    apiKeyKeys.runCredential(keyHash),
     { add: { sub_calls: 1 } },
     { condition: cond.exists() },
   );
@@ -105,7 +105,7 @@ export async function spendDownstreamBudget(
   }
   try {
     await deps.store.update(
-      keys.runCredential(keyHash),
+      apiKeyKeys.runCredential(keyHash),
       { add: { credits_spent: credits } },
       {
         condition: cond.and(

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
+import { accountKeys } from '../accounts/account-keys.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
 import { callAgent } from '../calls/gateway.ts';
-import { keys } from '../keys.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import { applyRunOutcome } from './schedule-failure-streak.ts';
 import { type Schedule, scheduleKeys } from './schedule-record.ts';
 import { type InflightRun, inflightItem } from './schedule-run-inflight.ts';
@@ -28,8 +29,8 @@ const RETRY_BUDGET_MS = Array.from({ length: CONCURRENCY_RETRIES }, (_, k) => 10
  */
 async function runAuth(deps: CoreDeps, schedule: Schedule): Promise<AuthContext> {
   const [accountItem, member] = await Promise.all([
-    deps.store.get(keys.account(schedule.created_by)),
-    deps.store.get(keys.member(schedule.workspace_id, schedule.created_by)),
+    deps.store.get(accountKeys.account(schedule.created_by)),
+    deps.store.get(memberKeys.member(schedule.workspace_id, schedule.created_by)),
   ]);
   if (!accountItem || !member) {
     throw new PlatformError(

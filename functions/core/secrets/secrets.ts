@@ -2,8 +2,9 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
+import { workspaceKeys } from '../workspaces/workspace-record.ts';
+import { secretEntity, secretKeys } from './secret-record.ts';
 import type { SecretRecord } from './secret-schemas.ts';
 
 /**
@@ -20,13 +21,13 @@ export async function putSecret(
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
   const now = deps.clock.now().toISOString();
   await deps.vault.putValue({ workspaceId, name: input.name }, input.value);
-  const before = await deps.store.get(keys.secret(workspaceId, input.name));
+  const before = await deps.store.get(secretKeys.secret(workspaceId, input.name));
   const record: SecretRecord = {
     name: input.name,
-    created_at: before ? String(before.created_at) : now,
+    created_at: before ? secretEntity.fromItem(before).created_at : now,
     updated_at: now,
   };
-  await deps.store.put({ ...keys.secret(workspaceId, input.name), ...record });
+  await deps.store.put(secretEntity.toItem(record, workspaceId));
   return { ...record, created: !before };
 }
 
@@ -38,14 +39,10 @@ export async function listSecrets(
 ): Promise<SecretRecord[]> {
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, {
-    pk: keys.workspace(workspaceId).pk,
-    sk: { beginsWith: keys.secretsPrefix },
+    pk: workspaceKeys.workspace(workspaceId).pk,
+    sk: { beginsWith: secretKeys.prefix },
   });
-  return items.map((i) => ({
-    name: String(i.name),
-    created_at: String(i.created_at),
-    updated_at: String(i.updated_at),
-  }));
+  return items.map((item) => secretEntity.fromItem(item));
 }
 
 /** Deletes a secret (owners only): the listing record first, then the value. */
@@ -56,7 +53,7 @@ export async function deleteSecret(
   name: string,
 ): Promise<void> {
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
-  const removed = await deps.store.delete(keys.secret(workspaceId, name));
+  const removed = await deps.store.delete(secretKeys.secret(workspaceId, name));
   if (!removed) throw notFound('Secret');
   await deps.vault.deleteValue({ workspaceId, name });
 }

@@ -6,7 +6,7 @@ import { type FieldIssue, invalidInput, PlatformError } from '../../shared/error
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
+import { secretKeys } from '../secrets/secret-record.ts';
 
 /** An agent that can run as a service: a tool or agent type with runtime.command or a loop, and a bundle. */
 export function checkDeployable(agent: AgentVersion, ref: string): void {
@@ -47,7 +47,7 @@ export function checkCodeMayLeave(agent: AgentVersion, workspaceId: string, ref:
 }
 
 export async function checkSecretsExist(deps: CoreDeps, workspaceId: string, names: string[]): Promise<void> {
-  const found = await Promise.all(names.map((n) => deps.store.get(keys.secret(workspaceId, n))));
+  const found = await Promise.all(names.map((n) => deps.store.get(secretKeys.secret(workspaceId, n))));
   const missing = names.filter((_, i) => !found[i]);
   if (missing.length > 0) {
     throw new PlatformError(

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, queryAll } from '../../ports/store.ts';
+import { cond, queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { updateWithRevision } from '../revision.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
+import { readTask, taskEntity, taskKeys } from './task-record.ts';
 import type { Task, TaskCreateInput, TaskListQuery, TaskUpdateInput } from './task-schemas.ts';
 
 /** Creates a task in the given workspace (default: the caller's personal one). Any member may. */
@@ -29,7 +29,7 @@ export async function createTask(deps: CoreDeps, auth: AuthContext, input: TaskC
     updated_at: now,
     completed_at: status === 'done' ? now : null,
   };
-  await deps.store.put(toItem(task, 1), { condition: cond.notExists() });
+  await deps.store.put(taskEntity.toItem({ ...task, version: 1 }), { condition: cond.notExists() });
   return task;
 }
 
@@ -46,17 +46,19 @@ export async function listTasks(
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, {
     index: 'gsi1',
-    pk: keys.tasksOfWorkspace(workspaceId),
+    pk: taskKeys.ofWorkspace(workspaceId),
     reverse: true,
   });
   const today = deps.clock.now().toISOString().slice(0, 10);
-  const matches = items.map(toTask).filter((t) => {
-    if (query.status && t.status !== query.status) return false;
-    if (query.priority && t.priority !== query.priority) return false;
-    if (query.project !== undefined && t.project !== query.project) return false;
-    if (query.overdue && !(t.status === 'open' && t.due_date !== null && t.due_date < today)) return false;
-    return true;
-  });
+  const matches = items
+    .map((item) => readTask(item).task)
+    .filter((t) => {
+      if (query.status && t.status !== query.status) return false;
+      if (query.priority && t.priority !== query.priority) return false;
+      if (query.project !== undefined && t.project !== query.project) return false;
+      if (query.overdue && !(t.status === 'open' && t.due_date !== null && t.due_date < today)) return false;
+      return true;
+    });
   return { tasks: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
 }
 
@@ -97,7 +99,9 @@ export async function updateTask(
       return next;
     },
     write: async ({ version }, next) => {
-      await deps.store.put(toItem(next, version + 1), { condition: cond.eq('version', version) });
+      await deps.store.put(taskEntity.toItem({ ...next, version: version + 1 }), {
+        condition: cond.eq('version', version),
+      });
     },
     // Another writer won this round: back off a little, with jitter, and re-read.
     backoff: (attempt) => delay(Math.random() * 5 * (attempt + 1)),
@@ -110,7 +114,7 @@ export async function updateTask(
 
 export async function deleteTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<void> {
   await loadTask(deps, auth, taskId);
-  await deps.store.delete(keys.task(taskId));
+  await deps.store.delete(taskKeys.task(taskId));
 }
 
 /** A task the caller may see: in a workspace the caller is a member of. Otherwise 404, as if absent. */
@@ -119,36 +123,9 @@ async function loadTask(
   auth: AuthContext,
   taskId: string,
 ): Promise<{ task: Task; version: number }> {
-  const item = await deps.store.get(keys.task(taskId));
+  const item = await deps.store.get(taskKeys.task(taskId));
   if (!item) throw notFound('Task');
-  const task = toTask(item);
-  await requireMembership(deps, auth.accountId, task.workspace_id, 'member', { resource: 'Task' });
-  return { task, version: Number(item.version ?? 1) };
-}
-
-function toItem(task: Task, version: number): Item {
-  return {
-    ...keys.task(task.id),
-    ...task,
-    version,
-    gsi1pk: keys.tasksOfWorkspace(task.workspace_id),
-    gsi1sk: `${task.created_at}#${task.id}`,
-  };
-}
-
-function toTask(item: Item): Task {
-  return {
-    id: String(item.id),
-    workspace_id: String(item.workspace_id),
-    title: String(item.title),
-    description: (item.description as string | null) ?? null,
-    due_date: (item.due_date as string | null) ?? null,
-    project: (item.project as string | null) ?? null,
-    priority: item.priority as Task['priority'],
-    status: item.status as Task['status'],
-    created_by: (item.created_by as string | null) ?? null,
-    created_at: String(item.created_at),
-    updated_at: String(item.updated_at ?? item.created_at),
-    completed_at: (item.completed_at as string | null) ?? null,
-  };
+  const stored = readTask(item);
+  await requireMembership(deps, auth.accountId, stored.task.workspace_id, 'member', { resource: 'Task' });
+  return stored;
 }

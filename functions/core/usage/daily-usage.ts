@@ -1,7 +1,26 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { ItemKey } from '../../ports/store.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
+
+/** The key shapes of an account's daily counters, per UTC day (YYYY-MM-DD), in its partition. */
+export const dailyCounterKeys = {
+  /** Daily call counter. */
+  calls: (accountId: string, day: string): ItemKey => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `USAGE#DAY#${day}`,
+  }),
+  /** Daily sandbox-run counter (code runtime and managed loop), counted apart from LLM calls. */
+  sandboxRuns: (accountId: string, day: string): ItemKey => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `USAGE#SANDBOX#${day}`,
+  }),
+  /** Daily paid-call counter (the abuse cap of paid calls, quotas.ts). */
+  paidCalls: (accountId: string, day: string): ItemKey => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `USAGE#PAID#${day}`,
+  }),
+};
 
 /** The UTC day an instant falls in, as YYYY-MM-DD: the daily quota's period. */
 export function utcDay(at: Date): string {
@@ -18,14 +37,14 @@ export function nextUtcMidnight(at: Date): number {
 const COUNTER_GRACE_SECONDS = 2 * 86_400;
 
 export async function readDailyCalls(deps: CoreDeps, accountId: string): Promise<number> {
-  const item = await deps.store.get(keys.dailyUsage(accountId, utcDay(deps.clock.now())));
+  const item = await deps.store.get(dailyCounterKeys.calls(accountId, utcDay(deps.clock.now())));
   return typeof item?.calls === 'number' ? item.calls : 0;
 }
 
 /** Counts calls against today's quota atomically; returns the count after this increment. */
 export async function incrementDailyCalls(deps: CoreDeps, accountId: string, by = 1): Promise<number> {
   const now = deps.clock.now();
-  return deps.store.atomicAdd(keys.dailyUsage(accountId, utcDay(now)), 'calls', by, {
+  return deps.store.atomicAdd(dailyCounterKeys.calls(accountId, utcDay(now)), 'calls', by, {
     ttl: nextUtcMidnight(now) + COUNTER_GRACE_SECONDS,
   });
 }

@@ -5,8 +5,8 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { type IndexName, type Item, queryAll } from '../../ports/store.ts';
 import { invalidInput } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
+import { memberKeys } from '../workspaces/member-record.ts';
 import { type CallRecord, callRecordKeys, fromCallRecordItem } from './call-records.ts';
 import { compareKeys } from './usage-aggregation.ts';
 import { type Range, rangeOut, skBounds } from './usage-range.ts';
@@ -47,7 +47,7 @@ export async function ownedWorkspaces(
   }
   const memberships = await queryAll(deps.store, {
     index: 'gsi1',
-    pk: keys.membershipsOfAccount(auth.accountId),
+    pk: memberKeys.ofAccount(auth.accountId),
   });
   return memberships.filter((m) => m.role === 'owner').map((m) => String(m.workspace_id));
 }

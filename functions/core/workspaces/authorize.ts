@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
-import { keys } from '../keys.ts';
+import { memberEntity, memberKeys } from './member-record.ts';
 
 export type Role = 'owner' | 'member';
 
@@ -24,10 +24,12 @@ export async function requireMembership(
   needed: Role = 'member',
   options: { resource?: string } = {},
 ): Promise<Membership> {
-  const item = UUID.test(workspaceId) ? await deps.store.get(keys.member(workspaceId, accountId)) : undefined;
+  const item = UUID.test(workspaceId)
+    ? await deps.store.get(memberKeys.member(workspaceId, accountId))
+    : undefined;
   // For a resource inside the workspace (a task, an agent), not-a-member reads as that resource missing.
   if (!item) throw new PlatformError('NOT_FOUND', `${options.resource ?? 'Workspace'} not found`);
-  const role = item.role as Role;
+  const { role } = memberEntity.fromItem(item);
   if (needed === 'owner' && role !== 'owner') {
     throw new PlatformError('FORBIDDEN', 'This operation needs the owner role in the workspace');
   }

@@ -1,12 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
-import { getAccount, memberItem } from '../accounts/account.ts';
+import { getAccount } from '../accounts/account.ts';
+import { accountKeys } from '../accounts/account-keys.ts';
 import { slugSchema } from '../accounts/slug.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { keys } from '../keys.ts';
 import { type Role, requireMembership } from './authorize.ts';
+import { memberEntity, memberKeys } from './member-record.ts';
+import { workspaceEntity, workspaceKeys } from './workspace-record.ts';
 import type { Member, Workspace } from './workspace-schemas.ts';
 
 /**
@@ -24,20 +27,26 @@ export async function createWorkspace(
   for (const slug of candidates) {
     try {
       await deps.store.transactWrite([
-        { name: 'slug', put: { ...keys.workspaceSlug(slug), workspace_id: id }, condition: cond.notExists() },
+        { name: 'slug', put: { ...workspaceKeys.slug(slug), workspace_id: id }, condition: cond.notExists() },
         {
-          put: {
-            ...keys.workspace(id),
+          put: workspaceEntity.toItem({
             id,
             name: input.name,
             slug,
             personal: false,
             owner_count: 1,
             created_at: now,
-          },
+          }),
           condition: cond.notExists(),
         },
-        { put: memberItem(id, auth.accountId, 'owner', now) },
+        {
+          put: memberEntity.toItem({
+            workspace_id: id,
+            account_id: auth.accountId,
+            role: 'owner',
+            joined_at: now,
+          }),
+        },
       ]);
       return { id, name: input.name, slug, role: 'owner', personal: false, created_at: now };
     } catch (err) {
@@ -68,12 +77,13 @@ function derivedSlugs(name: string): string[] {
 export async function listWorkspaces(deps: CoreDeps, auth: AuthContext): Promise<Workspace[]> {
   const memberships = await queryAll(deps.store, {
     index: 'gsi1',
-    pk: keys.membershipsOfAccount(auth.accountId),
+    pk: memberKeys.ofAccount(auth.accountId),
   });
   const workspaces = await Promise.all(
-    memberships.map(async (m) => {
-      const ws = await deps.store.get(keys.workspace(String(m.workspace_id)));
-      return ws ? toWorkspace(ws, m.role as Role) : undefined;
+    memberships.map(async (item) => {
+      const m = memberEntity.fromItem(item);
+      const ws = await deps.store.get(workspaceKeys.workspace(m.workspace_id));
+      return ws ? toWorkspace(workspaceEntity.fromItem(ws), m.role) : undefined;
     }),
   );
   return workspaces.filter((w): w is Workspace => w !== undefined);
@@ -82,18 +92,19 @@ export async function listWorkspaces(deps: CoreDeps, auth: AuthContext): Promise
 export async function listMembers(deps: CoreDeps, auth: AuthContext, workspaceId: string): Promise<Member[]> {
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, {
-    pk: keys.workspace(workspaceId).pk,
-    sk: { beginsWith: keys.membersPrefix },
+    pk: workspaceKeys.workspace(workspaceId).pk,
+    sk: { beginsWith: memberKeys.prefix },
   });
   return Promise.all(
-    items.map(async (m) => {
-      const account = await getAccount(deps, String(m.account_id));
+    items.map(async (item) => {
+      const m = memberEntity.fromItem(item);
+      const account = await getAccount(deps, m.account_id);
       return {
-        account_id: String(m.account_id),
+        account_id: m.account_id,
         org: account?.org ?? null,
         email: account?.email ?? null,
-        role: m.role as Role,
-        joined_at: String(m.joined_at),
+        role: m.role,
+        joined_at: m.joined_at,
       };
     }),
   );
@@ -109,7 +120,7 @@ export async function inviteMember(
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
   let accountId = input.account_id;
   if (input.email !== undefined) {
-    const guard = await deps.store.get(keys.email(input.email));
+    const guard = await deps.store.get(accountKeys.email(input.email));
     if (!guard) throw new PlatformError('NOT_FOUND', `No account has the email ${input.email}`);
     accountId = String(guard.account_id);
   }
@@ -120,11 +131,16 @@ export async function inviteMember(
     await deps.store.transactWrite([
       {
         name: 'member',
-        put: memberItem(workspaceId, account.id, input.role, now),
+        put: memberEntity.toItem({
+          workspace_id: workspaceId,
+          account_id: account.id,
+          role: input.role,
+          joined_at: now,
+        }),
         condition: cond.notExists(),
       },
       {
-        update: keys.workspace(workspaceId),
+        update: workspaceKeys.workspace(workspaceId),
         spec: { add: { owner_count: input.role === 'owner' ? 1 : 0 } },
         condition: cond.exists(),
       },
@@ -151,15 +167,16 @@ export async function removeMember(
 ): Promise<void> {
   const self = accountId === auth.accountId;
   await requireMembership(deps, auth.accountId, workspaceId, self ? 'member' : 'owner');
-  const member = await deps.store.get(keys.member(workspaceId, accountId));
-  if (!member) throw new PlatformError('NOT_FOUND', 'That account is not a member of the workspace');
+  const item = await deps.store.get(memberKeys.member(workspaceId, accountId));
+  if (!item) throw new PlatformError('NOT_FOUND', 'That account is not a member of the workspace');
+  const member = memberEntity.fromItem(item);
   const wasOwner = member.role === 'owner';
   try {
     await deps.store.transactWrite([
-      { delete: keys.member(workspaceId, accountId), condition: cond.eq('role', String(member.role)) },
+      { delete: memberKeys.member(workspaceId, accountId), condition: cond.eq('role', member.role) },
       {
         name: 'owner count',
-        update: keys.workspace(workspaceId),
+        update: workspaceKeys.workspace(workspaceId),
         spec: { add: { owner_count: wasOwner ? -1 : 0 } },
         condition: wasOwner ? cond.gt('owner_count', 1) : cond.exists(),
       },
@@ -173,13 +190,6 @@ export async function removeMember(
   }
 }
 
-function toWorkspace(item: Item, role: Role): Workspace {
-  return {
-    id: String(item.id),
-    name: String(item.name),
-    slug: String(item.slug),
-    role,
-    personal: item.personal === true,
-    created_at: String(item.created_at),
-  };
+function toWorkspace(ws: z.output<typeof workspaceEntity.schema>, role: Role): Workspace {
+  return { id: ws.id, name: ws.name, slug: ws.slug, role, personal: ws.personal, created_at: ws.created_at };
 }
