@@ -105,6 +105,13 @@ describe('a schedule run cut off by a crash leaves a trace', () => {
     const marks = events.filter((e) => e.type === 'interrupted');
     assert.equal(marks.length, 1, JSON.stringify(events));
     assert.match(marks[0]?.message ?? '', new RegExp(interrupted[0]?.run_id ?? 'none'));
+    // The timeline's type filter knows every kind it records.
+    const filtered = await api('GET', `/workspaces/${ws}/schedules/${scheduleId}/events?type=interrupted`);
+    assert.equal(filtered.status, 200, JSON.stringify(filtered.body));
+    assert.deepEqual(
+      (filtered.body.events as { type: string }[]).map((e) => e.type),
+      ['interrupted'],
+    );
     await platform.stop();
 
     // A second restart records nothing more.

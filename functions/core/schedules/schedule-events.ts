@@ -4,25 +4,14 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 import { defineEntity } from '../entity.ts';
 import { sortSuffix } from '../sort-suffix.ts';
+import { SCHEDULE_EVENT_TYPES } from './schedule-schemas.ts';
 
 /**
  * A schedule's timeline (GET .../events). The spec names version_updated; the other kinds are
  * ours (docs/schedules.md): created, updated, enabled, disabled, auto_disabled, failure_alert,
  * alert_failed, missed, interrupted, deleted.
  */
-const scheduleEventType = z.enum([
-  'created',
-  'updated',
-  'enabled',
-  'disabled',
-  'auto_disabled',
-  'failure_alert',
-  'alert_failed',
-  'version_updated',
-  'missed',
-  'interrupted',
-  'deleted',
-]);
+const scheduleEventType = z.enum(SCHEDULE_EVENT_TYPES);
 
 export type ScheduleEventType = z.output<typeof scheduleEventType>;
 
