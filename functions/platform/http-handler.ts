@@ -88,9 +88,18 @@ interface RequestState {
   input?: { params: unknown; query: unknown; body: unknown };
 }
 
+/**
+ * What the local server may hand a handler besides Lambda's context: the caller it already
+ * authenticated (before reading the body) for this very request, so the key is not read twice.
+ * API Gateway's invocations never carry it; they authenticate in the middleware.
+ */
+export interface LocalInvocation {
+  authenticated?: AuthContext;
+}
+
 export type ApiHandler = (
   event: APIGatewayProxyEvent,
-  context?: Partial<Context>,
+  context?: Partial<Context> & LocalInvocation,
 ) => Promise<APIGatewayProxyResult>;
 
 /**
@@ -139,8 +148,14 @@ export function createModuleHandler<M extends ResourceModule>(
 
   const auth: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
     before: async (request) => {
-      const s = (request.context as Context & { platform: RequestState }).platform;
+      const ctx = request.context as Context & LocalInvocation & { platform: RequestState };
+      const s = ctx.platform;
       if (s.route?.auth !== 'api-key' || !s.deps) return;
+      // Resolved by the local server for this request a moment ago: the same key, the same answer.
+      if (ctx.authenticated) {
+        s.auth = ctx.authenticated;
+        return;
+      }
       s.auth = await authenticate(s.deps, header(request.event, 'authorization'), {
         acceptRunCredential: s.route.acceptsRunCredential === true,
       });

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { authenticate } from '../core/api-keys/api-keys.ts';
+import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
 import type { Deps } from './deps.ts';
@@ -122,17 +122,17 @@ export class LocalServer {
     };
     // Refused before a byte of the body is read: a declared size over the limit, then a bad key.
     if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit));
+    // The caller, handed to the handler so its middleware does not read the key a second time.
+    let authenticated: AuthContext | undefined;
     if (match.route.auth === 'api-key') {
-      const refusal = await authenticate(this.deps, req.headers.authorization, {
+      const outcome = await authenticate(this.deps, req.headers.authorization, {
         acceptRunCredential: match.route.acceptsRunCredential === true,
-      }).then(
-        () => undefined,
-        (err: unknown) => {
-          if (err instanceof PlatformError) return err;
-          throw err;
-        },
-      );
-      if (refusal) return refuse(refusal);
+      }).catch((err: unknown) => {
+        if (err instanceof PlatformError) return err;
+        throw err;
+      });
+      if (outcome instanceof PlatformError) return refuse(outcome);
+      authenticated = outcome;
     }
 
     const handler = this.handlers[match.route.module];
@@ -144,7 +144,7 @@ export class LocalServer {
       try {
         const event = toEvent(req, url, method, match.route, match.params, undefined, requestId);
         attachBodyFile(event, spooled.path, spooled.size);
-        result = await handler(event, { awsRequestId: requestId });
+        result = await handler(event, { awsRequestId: requestId, authenticated });
       } finally {
         // Removed before the answer goes out, also when the handler fails.
         await rm(spooled.path, { force: true });
@@ -155,7 +155,7 @@ export class LocalServer {
     if (body === 'aborted') return void res.destroy();
     if (body === 'too-large') return refuse(bodyTooLarge(limit));
     const event = toEvent(req, url, method, match.route, match.params, body, requestId);
-    writeResult(res, await handler(event, { awsRequestId: requestId }));
+    writeResult(res, await handler(event, { awsRequestId: requestId, authenticated }));
   }
 
   private sendError(res: ServerResponse, err: PlatformError, requestId: string): void {

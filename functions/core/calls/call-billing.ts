@@ -19,10 +19,18 @@ const REFUNDED_ON = ['INTERNAL_ERROR', 'LLM_ERROR', 'TIMEOUT', 'UNPROCESSABLE'];
  * What the caller pays per call: the agent's price_credits, except for members of the agent's own
  * workspace (authors and their teams run their agents free).
  */
-export async function priceFor(deps: CoreDeps, auth: AuthContext, agent: AgentVersion): Promise<number> {
+export async function priceFor(
+  deps: CoreDeps,
+  auth: AuthContext,
+  agent: AgentVersion,
+  /** The caller's membership when an earlier step of the call established it (not read again). */
+  knownMember?: boolean,
+): Promise<number> {
   const price = agent.manifest.price_credits ?? 0;
   if (price <= 0) return 0;
-  const member = await deps.store.get(memberKeys.member(agent.workspace_id, auth.accountId));
+  const member =
+    knownMember ??
+    (await deps.store.get(memberKeys.member(agent.workspace_id, auth.accountId))) !== undefined;
   return member ? 0 : price;
 }
 

@@ -96,7 +96,9 @@ async function prepareCall(deps: CoreDeps, basis: CallBasis): Promise<CallContex
     deadline = checkSubCall(deps, auth.service, agent, deadline);
     if (auth.serviceKeyHash) await countSubCall(deps, auth.serviceKeyHash);
   }
-  return { ...basis, deadline, price: await priceFor(deps, auth, agent) };
+  // A private agent passed the visibility check (resolveCallable) only for a member of its workspace.
+  const member = agent.manifest.is_public ? undefined : true;
+  return { ...basis, deadline, price: await priceFor(deps, auth, agent, member) };
 }
 
 /** Which daily quota the call counts against: paid calls, sandboxed runs and LLM calls each have one. */

@@ -1,0 +1,85 @@
+/**
+ * How many store operations one prompt-agent call makes through the local platform, counted
+ * through the Store port (a counting proxy around the deps' store), so a change that adds a read
+ * to the call path, or reads again what an earlier step of the same call already has, fails here.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount } from '../functions/core/accounts/account.ts';
+import type { ItemKey, Store, TransactOp } from '../functions/ports/store.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
+import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+
+/**
+ * A successful prompt call: the key and its account (authentication), the version's ref and item,
+ * the caller's membership of the agent's workspace (visibility), the admission transaction, the
+ * completion transaction, and today's counter for the X-RateLimit headers (docs/performance.md).
+ */
+const MAX_STORE_OPERATIONS = 8;
+
+/** The store, with every operation but close() noted as `method key…` in `ops`. */
+function counting(inner: Store, ops: string[]): Store {
+  const keyOf = (k: ItemKey | undefined) => `${k?.pk}|${k?.sk}`;
+  const describe = (method: string, first: unknown): string => {
+    if (method === 'transactWrite') {
+      const keys = (first as TransactOp[]).map((op) =>
+        keyOf('put' in op ? op.put : 'update' in op ? op.update : 'delete' in op ? op.delete : op.check),
+      );
+      return `${method} ${keys.join(' ')}`;
+    }
+    if (method === 'query') return `${method} ${(first as { pk: string }).pk}`;
+    return `${method} ${keyOf(first as ItemKey)}`;
+  };
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'close') return value;
+      return (...args: unknown[]) => {
+        ops.push(describe(String(prop), args[0]));
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+describe('store operations of one prompt call', () => {
+  let p: TestPlatform;
+  let fake: FakeLlmProviders;
+  let key: string;
+  const ops: string[] = [];
+
+  before(async () => {
+    fake = await startFakeLlm();
+    p = await startTestPlatform({ OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai });
+    key = (await createAccount(p.deps, { org: 'opsco', tier: 'pro' })).api_key;
+    const published = await p.request('POST', '/agents', {
+      key,
+      body: {
+        name: 'say',
+        description: 'Says.',
+        supported_providers: ['openai'],
+        prompt_template: 'Say {{word}}',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    p.deps.store = counting(p.deps.store, ops);
+  });
+  after(async () => {
+    await p.close();
+    await fake.close();
+  });
+
+  it(`makes at most ${MAX_STORE_OPERATIONS} store operations and reads no key twice`, async () => {
+    fake.enqueue({ text: 'hi' });
+    ops.length = 0;
+    const res = await p.request('POST', '/opsco/say/v1/run', { key, body: { word: 'hi' } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(
+      res.headers.get('x-ratelimit-remaining'),
+      String(Number(res.headers.get('x-ratelimit-limit')) - 1),
+    );
+    assert.ok(ops.length <= MAX_STORE_OPERATIONS, `${ops.length} operations:\n${ops.join('\n')}`);
+    const reads = ops.filter((op) => op.startsWith('get '));
+    assert.deepEqual(reads, [...new Set(reads)], `a key read twice:\n${ops.join('\n')}`);
+  });
+});
