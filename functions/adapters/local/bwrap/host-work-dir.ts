@@ -82,22 +82,8 @@ export class HostWorkDir {
   }
 
   async readFile(path: string): Promise<Buffer> {
-    const segments = segmentsOf(path, false);
-    const dir = await this.openDir(segments.slice(0, -1), false);
-    let file: FileHandle;
+    const file = await this.openRegularFile(path, constants.O_RDONLY, false);
     try {
-      file = await open(
-        inDir(dir.fd, segments.at(-1)!),
-        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      ).catch((e: NodeJS.ErrnoException) => {
-        throw refusal(e, path);
-      });
-    } finally {
-      await dir.close();
-    }
-    try {
-      if (!(await file.stat()).isFile())
-        throw new SandboxPathError(`${JSON.stringify(path)} is not a regular file`);
       return await file.readFile();
     } finally {
       await file.close();
@@ -105,13 +91,28 @@ export class HostWorkDir {
   }
 
   async writeFile(path: string, data: Buffer | string): Promise<void> {
+    const file = await this.openRegularFile(path, constants.O_WRONLY | constants.O_CREAT, true);
+    try {
+      await file.truncate(0);
+      await file.writeFile(data);
+      if (this.owner) await file.chown(this.owner.uid, this.owner.gid);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Opens the file at `path` through its directory's descriptor, never following a link (the
+   * directories are created when `create`), and refuses anything but a regular file.
+   */
+  private async openRegularFile(path: string, flags: number, create: boolean): Promise<FileHandle> {
     const segments = segmentsOf(path, false);
-    const dir = await this.openDir(segments.slice(0, -1), true);
+    const dir = await this.openDir(segments.slice(0, -1), create);
     let file: FileHandle;
     try {
       file = await open(
         inDir(dir.fd, segments.at(-1)!),
-        constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        flags | constants.O_NOFOLLOW | constants.O_NONBLOCK,
         0o644,
       ).catch((e: NodeJS.ErrnoException) => {
         throw refusal(e, path);
@@ -122,11 +123,10 @@ export class HostWorkDir {
     try {
       if (!(await file.stat()).isFile())
         throw new SandboxPathError(`${JSON.stringify(path)} is not a regular file`);
-      await file.truncate(0);
-      await file.writeFile(data);
-      if (this.owner) await file.chown(this.owner.uid, this.owner.gid);
-    } finally {
+      return file;
+    } catch (err) {
       await file.close();
+      throw err;
     }
   }
 
