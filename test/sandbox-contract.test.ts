@@ -17,10 +17,10 @@ import { EcsSandbox } from '../functions/adapters/aws/ecs-sandbox.ts';
 import { BwrapSandbox, UnisolatedSandbox } from '../functions/adapters/local/bwrap/sandboxes.ts';
 import { RUNNER_BOOTSTRAP } from '../functions/containers/sandbox-protocol.ts';
 import { TemplateResolver } from '../functions/emulator/cloudformation-template.ts';
-import { freeLoopbackPort } from '../functions/emulator/dynamodb-local.ts';
 import { EcsEmulator } from '../functions/emulator/ecs-emulator.ts';
-import { S3_EMULATOR_CREDENTIALS, S3Emulator } from '../functions/emulator/s3-emulator.ts';
+import { S3_EMULATOR_CREDENTIALS } from '../functions/emulator/s3-emulator.ts';
 import { buildContainerProgram } from '../lib/container-programs.ts';
+import { startEmulatedS3 } from './helpers/emulated-aws.ts';
 import { type SandboxFixture, sandboxContract } from './helpers/sandbox-contract.ts';
 
 /** Host processes whose command line contains `marker` (bwrap carries its run directory). */
@@ -80,13 +80,7 @@ const BUCKET = 'contract-bundles';
 
 sandboxContract('ECS (emulated: the ECS emulator running the runner under bubblewrap, s3rver)', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-contract-'));
-  const s3 = new S3Emulator({
-    directory: join(dir, 's3'),
-    host: '127.0.0.1',
-    port: await freeLoopbackPort(),
-    buckets: [BUCKET],
-  });
-  const s3Endpoint = await s3.listen();
+  const { s3, endpoint: s3Endpoint } = await startEmulatedS3(dir, BUCKET);
   // Only what the sandbox needs of the stateless stack: its task definition, whose one container
   // runs the bootstrap that downloads the runner (lib/constructs/sandbox-cluster.ts).
   const resolver = new TemplateResolver(

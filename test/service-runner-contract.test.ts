@@ -27,9 +27,10 @@ import { EcsEmulator } from '../functions/emulator/ecs-emulator.ts';
 import { EcsServiceEmulator } from '../functions/emulator/ecs-service-emulator.ts';
 import { Elbv2Emulator } from '../functions/emulator/elbv2-emulator.ts';
 import { LoadBalancerFront } from '../functions/emulator/load-balancer-front.ts';
-import { S3_EMULATOR_CREDENTIALS, S3Emulator } from '../functions/emulator/s3-emulator.ts';
+import { S3_EMULATOR_CREDENTIALS } from '../functions/emulator/s3-emulator.ts';
 import type { ServiceExit } from '../functions/ports/service-runner.ts';
 import { buildContainerProgram } from '../lib/container-programs.ts';
+import { listenerOnlyStack, startEmulatedS3 } from './helpers/emulated-aws.ts';
 import { fetchUrl } from './helpers/localhost-fetch.ts';
 import { serviceRunnerContract } from './helpers/service-runner-contract.ts';
 
@@ -71,40 +72,11 @@ serviceRunnerContract(
   async (hooks) => {
     const dir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-runner-contract-'));
     const closers: (() => Promise<void>)[] = [];
-    const s3 = new S3Emulator({
-      directory: join(dir, 's3'),
-      host: '127.0.0.1',
-      port: await freeLoopbackPort(),
-      buckets: [BUCKET],
-    });
-    const s3Endpoint = await s3.listen();
+    const { s3, endpoint: s3Endpoint } = await startEmulatedS3(dir, BUCKET);
     closers.push(() => s3.close());
     // Only what the services need of the stateless stack: the HTTPS listener (a 404 for other hosts).
     const resolver = new TemplateResolver(
-      [
-        {
-          stackName: 'Contract',
-          template: {
-            Resources: {
-              Listener: {
-                Type: 'AWS::ElasticLoadBalancingV2::Listener',
-                Properties: {
-                  DefaultActions: [
-                    {
-                      Type: 'fixed-response',
-                      FixedResponseConfig: {
-                        StatusCode: '404',
-                        ContentType: 'text/plain',
-                        MessageBody: 'no',
-                      },
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      ],
+      [listenerOnlyStack('Contract', { StatusCode: '404', ContentType: 'text/plain', MessageBody: 'no' })],
       ACCOUNT,
     );
     const elb = new Elbv2Emulator(resolver, ACCOUNT);

@@ -27,6 +27,7 @@ import { CloudWatchLogsEmulator } from '../functions/emulator/cloudwatch-logs-em
 import { Elbv2Emulator } from '../functions/emulator/elbv2-emulator.ts';
 import { matchesPattern } from '../functions/emulator/event-pattern-rules.ts';
 import { LoadBalancerFront } from '../functions/emulator/load-balancer-front.ts';
+import { listenerOnlyStack } from './helpers/emulated-aws.ts';
 
 /**
  * The stand-ins always-on services need on the emulated deployment, through the unchanged SDK
@@ -54,28 +55,11 @@ const account = { region: 'us-east-1', accountId: '000000000000' };
 const credentials = { accessKeyId: 'x', secretAccessKey: 'y' };
 const resolver = new TemplateResolver(
   [
-    {
-      stackName: 'Stack',
-      template: {
-        Resources: {
-          Listener: {
-            Type: 'AWS::ElasticLoadBalancingV2::Listener',
-            Properties: {
-              DefaultActions: [
-                {
-                  Type: 'fixed-response',
-                  FixedResponseConfig: {
-                    StatusCode: '404',
-                    ContentType: 'application/json',
-                    MessageBody: '{"nope":1}',
-                  },
-                },
-              ],
-            },
-          },
-        },
-      },
-    },
+    listenerOnlyStack('Stack', {
+      StatusCode: '404',
+      ContentType: 'application/json',
+      MessageBody: '{"nope":1}',
+    }),
   ],
   account,
 );
