@@ -6,8 +6,8 @@ import { CLIENT_ENV, ENV } from '../functions/shared/env-names.ts';
 
 /**
  * The platform's environment variables are named once, in functions/shared/env-names.ts: the
- * stacks (lib/), the CLI (bin/) and the emulated deployment (functions/emulator/) set and read them
- * through ENV, so a renamed variable cannot leave one of them behind. Comments and messages for
+ * stacks (lib/), the CLI (bin/), the emulated deployment (functions/emulator/) and the adapters
+ * (functions/adapters/) set and read them through ENV, so a renamed variable cannot leave one of them behind. Comments and messages for
  * people may still spell a name out; code may not (a name as a string literal, an object key or a
  * property).
  */
@@ -38,9 +38,9 @@ function usesOf(text: string, name: string): number {
 }
 
 describe('environment variable names', () => {
-  it('lib/, bin/ and the emulated deployment take every name from ENV', async () => {
+  it('lib/, bin/, the emulated deployment and the adapters take every name from ENV', async () => {
     const offenders: string[] = [];
-    for (const dir of ['lib', 'bin', 'functions/emulator']) {
+    for (const dir of ['lib', 'bin', 'functions/emulator', 'functions/adapters']) {
       for (const file of await sources(dir)) {
         const text = await readFile(file, 'utf8');
         for (const name of CHECKED) if (usesOf(text, name) > 0) offenders.push(`${file}: ${name}`);

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { ECSClient } from '@aws-sdk/client-ecs';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { DEPLOYMENT_SETTINGS } from '../../ports/config.ts';
 import {
   type Sandbox,
   type SandboxSession,
   SandboxUnavailableError,
   type SessionSpec,
 } from '../../ports/sandbox.ts';
+import { ENV } from '../../shared/env-names.ts';
 import type { EcsSandboxOptions, Presign } from './ecs-sandbox-options.ts';
 import { safeRelativePath } from './ecs-sandbox-paths.ts';
 import { EcsSession } from './ecs-sandbox-session.ts';
@@ -47,17 +49,11 @@ export interface EcsSandboxConfig {
 export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
   const list = (value: string[] | string | undefined) =>
     (typeof value === 'string' ? value.split(',') : (value ?? [])).map((s) => s.trim()).filter(Boolean);
-  const missing = [
-    ['AWS_REGION', config.awsRegion],
-    ['PLATFORM_BUNDLE_BUCKET', config.bundleBucket],
-    ['PLATFORM_SANDBOX_CLUSTER', config.sandboxCluster],
-    ['PLATFORM_SANDBOX_TASK_DEFINITION', config.sandboxTaskDefinition],
-    ['PLATFORM_SANDBOX_SUBNETS', list(config.sandboxSubnets).join(',')],
-    ['PLATFORM_SANDBOX_SECURITY_GROUPS', list(config.sandboxSecurityGroups).join(',')],
-    ['PLATFORM_SANDBOX_RUNNER_FILE', config.sandboxRunnerFile],
-  ]
-    .filter(([, value]) => !value)
-    .map(([name]) => name);
+  // The settings the stack gives the calls function together (DEPLOYMENT_SETTINGS, checked at start).
+  const { all, needs } = DEPLOYMENT_SETTINGS.aws.together.sandbox;
+  const given = (k: (typeof all)[number] | (typeof needs)[number]) =>
+    k === 'sandboxSubnets' || k === 'sandboxSecurityGroups' ? list(config[k]).length > 0 : Boolean(config[k]);
+  const missing = [...needs, ...all].filter((k) => !given(k)).map((k) => ENV[k]);
   if (missing.length > 0) {
     throw new SandboxUnavailableError(`The ECS sandbox is not configured: ${missing.join(', ')} not set`);
   }

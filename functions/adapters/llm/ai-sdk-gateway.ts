@@ -29,6 +29,7 @@ import {
   type LlmToolLoopRequest,
   type LlmToolLoopResult,
 } from '../../ports/llm-gateway.ts';
+import { ENV } from '../../shared/env-names.ts';
 
 /** The configuration the gateway needs: `config.llm`. */
 export type LlmProvidersConfig = Record<LlmProviderId, LlmProviderConfig>;
@@ -37,10 +38,10 @@ type ModelFactory = (modelId: string) => LanguageModel;
 
 /** The setting whose absence leaves a provider unconfigured, by its environment variable name. */
 const REQUIRED_SETTING: Record<LlmProviderId, string> = {
-  anthropic: 'ANTHROPIC_API_KEY',
-  openai: 'OPENAI_API_KEY',
-  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
-  ollama: 'OLLAMA_BASE_URL',
+  anthropic: ENV.anthropicApiKey,
+  openai: ENV.openaiApiKey,
+  google: ENV.googleApiKey,
+  ollama: ENV.ollamaBaseUrl,
 };
 
 /**
