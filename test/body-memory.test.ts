@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { watch } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
+import { IN_MEMORY_BODY_BYTES } from '../functions/platform/request-body.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import type { TestPlatform } from './helpers/platform.ts';
 import { startRunsPlatform } from './helpers/schedules.ts';
@@ -113,6 +115,34 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
     peak = Math.max(peak, process.memoryUsage.rss());
     const riseMb = (peak - before) / MB;
     assert.ok(riseMb < 50, `RSS rose by ${riseMb.toFixed(1)} MB`);
+  });
+
+  // A temporary file per call was about a sixth of the platform's CPU per prompt call in the
+  // gateway bench (docs/performance.md): a small body stays in memory, a large one still goes to disk.
+  it('a small call body is read into memory, a large one is spooled to a temporary file', async () => {
+    const created: string[] = [];
+    const watcher = watch(spoolDir, (_event, name) => {
+      if (name?.startsWith('agenthost-body-')) created.push(name);
+    });
+    try {
+      const call = async (text: string) => {
+        fake.enqueue({ text: 'ok' });
+        const res = await post(
+          p.url,
+          '/bodyco/reader/v1/run',
+          { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' },
+          Buffer.from(JSON.stringify({ text })),
+        );
+        assert.equal(res.status, 200, res.text);
+        await new Promise((r) => setTimeout(r, 100)); // inotify events arrive asynchronously
+      };
+      await call('small');
+      assert.deepEqual(created, [], 'a 20-byte body went through a temporary file');
+      await call('x'.repeat(IN_MEMORY_BODY_BYTES + 1));
+      assert.ok(created.length > 0, 'a body over the in-memory size was not spooled to a file');
+    } finally {
+      watcher.close();
+    }
   });
 
   it('multipart files reach the agent from disk, and no temporary file outlives its request', async () => {

@@ -8,7 +8,7 @@ import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
 import type { Deps } from './deps.ts';
-import { attachBodyFile } from './event-body.ts';
+import { attachBody } from './event-body.ts';
 import { errorEnvelope } from './http-handler.ts';
 import { discardBody, readBody, spoolBody } from './request-body.ts';
 import { type RouteDef, routeList } from './routes.ts';
@@ -137,17 +137,17 @@ export class LocalServer {
 
     const handler = this.handlers[match.route.module];
     if (match.route.binaryBody?.stream) {
-      const spooled = await spoolBody(req, limit);
+      const spooled = await spoolBody(req, limit, authenticated !== undefined);
       if (spooled === 'aborted') return void res.destroy();
       if (spooled === 'too-large') return refuse(bodyTooLarge(limit));
       let result: APIGatewayProxyResult;
       try {
         const event = toEvent(req, url, method, match.route, match.params, undefined, requestId);
-        attachBodyFile(event, spooled.path, spooled.size);
+        attachBody(event, spooled);
         result = await handler(event, { awsRequestId: requestId, authenticated });
       } finally {
         // Removed before the answer goes out, also when the handler fails.
-        await rm(spooled.path, { force: true });
+        if ('path' in spooled) await rm(spooled.path, { force: true });
       }
       return writeResult(res, result);
     }
