@@ -1,0 +1,86 @@
+/**
+ * The embedded store's group commit (functions/adapters/local/sqlite-store.ts): the writes
+ * requested in one turn of the event loop share one SQLite commit, and each still succeeds or
+ * fails on its own. The commits are counted in the WAL file itself (each frame that ends a
+ * transaction carries the database size after it; other frames carry 0), so this reads what
+ * SQLite wrote, not what the store says it did.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
+import { cond, TransactionCanceledError } from '../functions/ports/store.ts';
+
+/** Commit frames in a WAL file: 32-byte header, then frames of a 24-byte header and a page. */
+function walCommits(path: string): number {
+  const wal = readFileSync(path);
+  if (wal.length < 32) return 0;
+  const pageSize = wal.readUInt32BE(8);
+  let commits = 0;
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize)
+    if (wal.readUInt32BE(at + 4) !== 0) commits++;
+  return commits;
+}
+
+describe('SQLite store: group commit', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let wal: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agenthost-group-commit-'));
+    store = new SqliteStore(join(dir, 'db.sqlite'));
+    wal = join(dir, 'db.sqlite-wal');
+    await store.put({ pk: 'COUNTER', sk: 'C', n: 0 });
+  });
+  after(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sixteen writes requested together make one commit, each with its own outcome', async () => {
+    const before = walCommits(wal);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 16 }, (_, i) =>
+        store.transactWrite([
+          { update: { pk: 'COUNTER', sk: 'C' }, spec: { add: { n: 1 } } },
+          // Every write but the eighth creates its row; the eighth's condition fails, so its
+          // counter increment must be rolled back with it while the others stand.
+          i === 7
+            ? { check: { pk: 'COUNTER', sk: 'ABSENT' }, condition: cond.exists() }
+            : { put: { pk: 'ROW', sk: String(i) }, condition: cond.notExists() },
+        ]),
+      ),
+    );
+    assert.equal(walCommits(wal) - before, 1);
+    outcomes.forEach((o, i) => {
+      if (i === 7) {
+        assert.equal(o.status, 'rejected');
+        assert.ok((o as PromiseRejectedResult).reason instanceof TransactionCanceledError);
+      } else assert.equal(o.status, 'fulfilled', String((o as PromiseRejectedResult).reason));
+    });
+    assert.equal((await store.get({ pk: 'COUNTER', sk: 'C' }))?.n, 15);
+    assert.equal((await store.query({ pk: 'ROW' })).items.length, 15);
+  });
+
+  it('a later write in the same commit sees the earlier ones', async () => {
+    const [first, second] = await Promise.allSettled([
+      store.put({ pk: 'ONCE', sk: 'X', by: 'first' }, { condition: cond.notExists() }),
+      store.put({ pk: 'ONCE', sk: 'X', by: 'second' }, { condition: cond.notExists() }),
+    ]);
+    assert.equal(first?.status, 'fulfilled');
+    assert.equal(second?.status, 'rejected');
+    assert.equal((await store.get({ pk: 'ONCE', sk: 'X' }))?.by, 'first');
+  });
+
+  it('a write awaited alone is committed before its promise settles', async () => {
+    const before = walCommits(wal);
+    await store.put({ pk: 'ALONE', sk: '1' });
+    assert.equal(walCommits(wal) - before, 1);
+    await store.put({ pk: 'ALONE', sk: '2' });
+    assert.equal(walCommits(wal) - before, 2);
+  });
+});
