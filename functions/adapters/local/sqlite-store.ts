@@ -17,8 +17,10 @@ import {
   type WriteOptions,
 } from '../../ports/store.ts';
 import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+import { type CachedRow, SqliteRowCache } from './sqlite-row-cache.ts';
 
 type Row = { body: string };
+type RowWithTtl = { body: string; ttl: number | null };
 
 /**
  * The embedded Store: one SQLite file (WAL) through node:sqlite. Every write runs in a
@@ -31,6 +33,7 @@ export class SqliteStore implements Store {
   private readonly db: DatabaseSync;
   private readonly nowSeconds: () => number;
   private readonly statements = new Map<string, StatementSync>();
+  private readonly cache: SqliteRowCache;
   /** Writes waiting for the next group commit (see `write`). */
   private pending: PendingWrite[] = [];
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -55,6 +58,7 @@ export class SqliteStore implements Store {
       CREATE INDEX IF NOT EXISTS items_gsi2 ON items (gsi2pk, gsi2sk, pk, sk) WHERE gsi2pk IS NOT NULL;
       CREATE INDEX IF NOT EXISTS items_ttl ON items (ttl) WHERE ttl IS NOT NULL;
     `);
+    this.cache = new SqliteRowCache(this.db);
     this.sweepExpired();
     const interval = options.sweepIntervalMs ?? 10 * 60_000;
     this.sweepTimer = setInterval(() => this.sweepExpired(), interval);
@@ -84,7 +88,7 @@ export class SqliteStore implements Store {
   async delete(key: ItemKey, options: WriteOptions = {}): Promise<Item | undefined> {
     return this.write(() => {
       const current = this.check(key, options.condition);
-      this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(key.pk, key.sk);
+      this.remove(key);
       return current;
     });
   }
@@ -167,8 +171,7 @@ export class SqliteStore implements Store {
       ops.forEach((op, i) => {
         if ('put' in op) this.upsert(op.put);
         else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec));
-        else if ('delete' in op)
-          this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(op.delete.pk, op.delete.sk);
+        else if ('delete' in op) this.remove(op.delete);
       });
     });
   }
@@ -195,18 +198,27 @@ export class SqliteStore implements Store {
     return s;
   }
 
-  private read(key: ItemKey): Item | undefined {
-    const row = this.stmt('SELECT body FROM items WHERE pk = ? AND sk = ? AND (ttl IS NULL OR ttl > ?)').get(
-      key.pk,
-      key.sk,
-      this.nowSeconds(),
-    ) as Row | undefined;
-    return row ? (JSON.parse(row.body) as Item) : undefined;
+  /**
+   * A point read, through the row cache (sqlite-row-cache.ts); an expired item counts as absent.
+   * Inside a write transaction the cache is already in sync (see commitPending) and is not filled.
+   */
+  private read(key: ItemKey, inTransaction = false): Item | undefined {
+    if (!inTransaction) this.cache.sync();
+    let row = this.cache.lookup(key);
+    if (row === undefined) {
+      const found = this.stmt('SELECT body, ttl FROM items WHERE pk = ? AND sk = ?').get(key.pk, key.sk) as
+        | RowWithTtl
+        | undefined;
+      row = found ? { body: found.body, ttl: found.ttl } : null;
+      if (!inTransaction) this.cache.remember(key, row);
+    }
+    if (row === null || (row.ttl !== null && row.ttl <= this.nowSeconds())) return undefined;
+    return JSON.parse(row.body) as Item;
   }
 
   /** Inside a write transaction: an expired item counts as absent. */
   private readForWrite(key: ItemKey): Item | undefined {
-    return this.read(key);
+    return this.read(key, true);
   }
 
   private check(key: ItemKey, condition: Condition | undefined): Item | undefined {
@@ -231,6 +243,15 @@ export class SqliteStore implements Store {
       typeof item.ttl === 'number' ? item.ttl : null,
       body,
     );
+    this.cache.written(item, {
+      body,
+      ttl: typeof item.ttl === 'number' ? item.ttl : null,
+    } satisfies CachedRow);
+  }
+
+  private remove(key: ItemKey): void {
+    this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(key.pk, key.sk);
+    this.cache.written(key, null);
   }
 
   /**
@@ -255,20 +276,23 @@ export class SqliteStore implements Store {
     if (batch.length === 1) return this.commitAlone(batch[0] as PendingWrite);
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.begin();
       for (const w of batch) {
         this.db.exec('SAVEPOINT w');
         try {
           outcomes.push({ ok: true, value: w.fn() });
           this.db.exec('RELEASE w');
+          this.cache.endWrite(true);
         } catch (error) {
+          this.cache.endWrite(false);
           this.db.exec('ROLLBACK TO w');
           this.db.exec('RELEASE w');
           outcomes.push({ ok: false, error });
         }
       }
-      this.db.exec('COMMIT');
+      this.commit();
     } catch (error) {
+      this.cache.endTransaction(false);
       // The transaction itself failed (the database locked past the timeout, a full disk):
       // nothing of the batch was written, and every write in it fails with that error.
       if (this.db.isOpen && this.db.isTransaction) this.db.exec('ROLLBACK');
@@ -282,14 +306,26 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Takes the write lock; commits by other connections until then are seen by the cache. */
+  private begin(): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    this.cache.sync();
+  }
+
+  private commit(): void {
+    this.db.exec('COMMIT');
+    this.cache.endTransaction(true);
+  }
+
   /** A write with no company needs no savepoint: its own transaction rolls back on failure. */
   private commitAlone(w: PendingWrite): void {
     let value: unknown;
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.begin();
       value = w.fn();
-      this.db.exec('COMMIT');
+      this.commit();
     } catch (error) {
+      this.cache.endTransaction(false);
       if (this.db.isOpen && this.db.isTransaction) this.db.exec('ROLLBACK');
       return w.reject(error);
     }

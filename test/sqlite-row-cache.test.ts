@@ -1,0 +1,113 @@
+/**
+ * The embedded store's row cache (functions/adapters/local/sqlite-row-cache.ts): a key read again
+ * is not read from the database again, and the cache is never stale: a write by another
+ * connection to the same file (the operator CLI, a second server) is seen by the next read, and a
+ * write that rolled back never reaches it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StatementSync } from 'node:sqlite';
+import { after, before, describe, it } from 'node:test';
+import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
+import { cond } from '../functions/ports/store.ts';
+
+/** Point reads that reached SQLite while `fn` ran (every prepared statement shares the prototype). */
+async function pointReads(fn: () => Promise<unknown>): Promise<number> {
+  const original = StatementSync.prototype.get;
+  let count = 0;
+  StatementSync.prototype.get = function (this: StatementSync, ...args: Parameters<typeof original>) {
+    if (this.sourceSQL.startsWith('SELECT body, ttl FROM items')) count++;
+    return original.apply(this, args);
+  };
+  try {
+    await fn();
+  } finally {
+    StatementSync.prototype.get = original;
+  }
+  return count;
+}
+
+describe('SQLite store: row cache', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let other: SqliteStore;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agenthost-row-cache-'));
+    store = new SqliteStore(join(dir, 'db.sqlite'));
+    other = new SqliteStore(join(dir, 'db.sqlite')); // a second connection, as the operator CLI opens
+  });
+  after(async () => {
+    await store.close();
+    await other.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a key read again, or read after this store wrote it, is answered without a database read', async () => {
+    await store.put({ pk: 'KEY', sk: 'K', status: 'active' });
+    assert.equal(await pointReads(() => store.get({ pk: 'KEY', sk: 'K' })), 0);
+    assert.equal(await pointReads(() => store.get({ pk: 'ABSENT', sk: 'A' })), 1);
+    assert.equal(await pointReads(() => store.get({ pk: 'ABSENT', sk: 'A' })), 0);
+  });
+
+  it('a write by another connection is seen by the next read (a revoked key stops at once)', async () => {
+    await store.put({ pk: 'APIKEY', sk: 'H', account: 'a1' });
+    assert.equal((await store.get({ pk: 'APIKEY', sk: 'H' }))?.account, 'a1');
+    await other.delete({ pk: 'APIKEY', sk: 'H' });
+    assert.equal(await store.get({ pk: 'APIKEY', sk: 'H' }), undefined);
+    await other.put({ pk: 'APIKEY', sk: 'H', account: 'a2' });
+    assert.equal((await store.get({ pk: 'APIKEY', sk: 'H' }))?.account, 'a2');
+  });
+
+  it('a write that failed, alone or in a group commit, leaves the cached row as it was', async () => {
+    await store.put({ pk: 'VERSION', sk: 'V', state: 'live' });
+    await store.get({ pk: 'VERSION', sk: 'V' });
+    await assert.rejects(
+      store.put({ pk: 'VERSION', sk: 'V', state: 'gone' }, { condition: cond.notExists() }),
+    );
+    assert.equal((await store.get({ pk: 'VERSION', sk: 'V' }))?.state, 'live');
+    const outcomes = await Promise.allSettled([
+      store.put({ pk: 'OTHER', sk: 'O', n: 1 }),
+      store.transactWrite([
+        { put: { pk: 'VERSION', sk: 'V', state: 'gone' } },
+        { check: { pk: 'MISSING', sk: 'M' }, condition: cond.exists() },
+      ]),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected'],
+    );
+    assert.equal((await store.get({ pk: 'VERSION', sk: 'V' }))?.state, 'live');
+    // A transaction that fails after its first write reached the database (the second item cannot
+    // be stored: JSON has no BigInt): the first write is rolled back, in the database and the cache.
+    const failing = await Promise.allSettled([
+      store.put({ pk: 'OTHER', sk: 'O', n: 2 }),
+      store.transactWrite([
+        { put: { pk: 'VERSION', sk: 'V', state: 'gone' } },
+        { put: { pk: 'BAD', sk: 'B', n: 1n as unknown as number } },
+      ]),
+    ]);
+    assert.deepEqual(
+      failing.map((o) => o.status),
+      ['fulfilled', 'rejected'],
+    );
+    assert.equal((await store.get({ pk: 'VERSION', sk: 'V' }))?.state, 'live');
+    assert.equal((await other.get({ pk: 'VERSION', sk: 'V' }))?.state, 'live');
+  });
+
+  it('an item past its ttl is absent though cached', async () => {
+    let now = 1_000_000;
+    const clocked = new SqliteStore(join(dir, 'db.sqlite'), { nowSeconds: () => now });
+    try {
+      await clocked.put({ pk: 'LEASE', sk: 'L', ttl: now + 1 });
+      assert.ok(await clocked.get({ pk: 'LEASE', sk: 'L' }));
+      now += 2;
+      assert.equal(await pointReads(() => clocked.get({ pk: 'LEASE', sk: 'L' })), 0);
+      assert.equal(await clocked.get({ pk: 'LEASE', sk: 'L' }), undefined);
+    } finally {
+      await clocked.close();
+    }
+  });
+});
