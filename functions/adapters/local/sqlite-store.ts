@@ -273,7 +273,10 @@ export class SqliteStore implements Store {
   private commitPending(): void {
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 1) return this.commitAlone(batch[0] as PendingWrite);
+    if (batch.length === 1) {
+      this.commitAlone(batch[0] as PendingWrite);
+      return;
+    }
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
       this.begin();
@@ -327,7 +330,8 @@ export class SqliteStore implements Store {
     } catch (error) {
       this.cache.endTransaction(false);
       if (this.db.isOpen && this.db.isTransaction) this.db.exec('ROLLBACK');
-      return w.reject(error);
+      w.reject(error);
+      return;
     }
     w.resolve(value);
   }
