@@ -82,4 +82,24 @@ describe('store operations of one prompt call', () => {
     const reads = ops.filter((op) => op.startsWith('get '));
     assert.deepEqual(reads, [...new Set(reads)], `a key read twice:\n${ops.join('\n')}`);
   });
+
+  // The model is reached through undici's pooled request API locally (adapters/llm/pooled-fetch.ts):
+  // the global fetch's web streams were about a fifth of the CPU of a call (docs/performance.md).
+  it('reaches the model without the global fetch', async () => {
+    const original = globalThis.fetch;
+    let used = 0;
+    globalThis.fetch = (...args: Parameters<typeof fetch>) => {
+      const target = String(args[0] instanceof Request ? args[0].url : args[0]);
+      if (target.startsWith(fake.baseUrls.openai)) used++;
+      return original(...args);
+    };
+    try {
+      fake.enqueue({ text: 'hi' });
+      const res = await p.request('POST', '/opsco/say/v1/run', { key, body: { word: 'hi' } });
+      assert.equal(res.status, 200, res.text);
+    } finally {
+      globalThis.fetch = original;
+    }
+    assert.equal(used, 0);
+  });
 });

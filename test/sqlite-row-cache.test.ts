@@ -17,10 +17,10 @@ import { cond } from '../functions/ports/store.ts';
 async function pointReads(fn: () => Promise<unknown>): Promise<number> {
   const original = StatementSync.prototype.get;
   let count = 0;
-  StatementSync.prototype.get = function (this: StatementSync, ...args: Parameters<typeof original>) {
+  StatementSync.prototype.get = function (this: StatementSync, ...args: unknown[]) {
     if (this.sourceSQL.startsWith('SELECT body, ttl FROM items')) count++;
-    return original.apply(this, args);
-  };
+    return Reflect.apply(original, this, args);
+  } as typeof original;
   try {
     await fn();
   } finally {

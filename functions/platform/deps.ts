@@ -118,7 +118,9 @@ export function createLlmGateway(config: Config): LlmGateway {
         llm = withProviderSecret(llm, await readSecretString(config.llmSecretArn, config.awsRegion));
       }
       const { AiSdkGateway } = await LAZY_MODULES.aiSdkGateway();
-      return new AiSdkGateway(llm);
+      const fetch =
+        config.mode === 'local' ? (await LAZY_MODULES.pooledFetch()).createPooledFetch() : undefined;
+      return new AiSdkGateway(llm, fetch);
     },
     ['generate', 'runToolLoop'],
     {},

@@ -16,6 +16,8 @@ export const LAZY_MODULES = {
   backgroundNotifier: () => import('../adapters/local/background-notifier.ts'),
   localServiceHost: () => import('../adapters/local/local-service-host.ts'),
   localPayments: () => import('../adapters/local/local-payments.ts'),
+  /** undici's pooled request API as the model's fetch (adapters/llm/pooled-fetch.ts says why only locally). */
+  pooledFetch: () => import('../adapters/llm/pooled-fetch.ts'),
   /** The local wiring of services to core's supervisor. */
   localSupervision: () => import('./local-supervision.ts'),
   dynamodbStore: () => import('../adapters/aws/dynamodb-store.ts'),
@@ -48,6 +50,7 @@ export const LAZY_GROUPS = {
     'backgroundNotifier',
     'localServiceHost',
     'localPayments',
+    'pooledFetch',
     'localSupervision',
   ],
   /** In every AWS bundle: the store, and bundle URL signing (no S3 client). */

@@ -73,9 +73,12 @@ const MAX_REASON_LENGTH = 200;
 export class AiSdkGateway implements LlmGateway {
   private readonly config: LlmProvidersConfig;
   private readonly factories = new Map<LlmProviderId, ModelFactory>();
+  private readonly fetch: typeof fetch | undefined;
 
-  constructor(config: LlmProvidersConfig) {
+  /** `fetch`: what the providers reach the vendors with (the global fetch when not given). */
+  constructor(config: LlmProvidersConfig, fetch?: typeof globalThis.fetch) {
     this.config = config;
+    this.fetch = fetch;
     // The SDK prints a process warning per call for compatibility notes (unknown model ids and the
     // like); a server does not want that noise on stderr. Left alone if someone set it already.
     globalThis.AI_SDK_LOG_WARNINGS ??= false;
@@ -195,7 +198,7 @@ export class AiSdkGateway implements LlmGateway {
         `The ${provider} provider is not configured: set ${REQUIRED_SETTING[provider]}`,
       );
     }
-    const created = createFactory(provider, settings);
+    const created = createFactory(provider, settings, this.fetch);
     this.factories.set(provider, created);
     return created;
   }
@@ -238,12 +241,17 @@ export class AiSdkGateway implements LlmGateway {
   }
 }
 
-function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): ModelFactory {
+function createFactory(
+  provider: LlmProviderId,
+  settings: LlmProviderConfig,
+  fetch: typeof globalThis.fetch | undefined,
+): ModelFactory {
   switch (provider) {
     case 'anthropic': {
       const p = createAnthropic({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic,
+        fetch,
       });
       return (modelId) => p.messages(modelId);
     }
@@ -251,6 +259,7 @@ function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): Mo
       const p = createOpenAI({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
+        fetch,
       });
       return (modelId) => p.chat(modelId);
     }
@@ -258,12 +267,14 @@ function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): Mo
       const p = createGoogle({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.google,
+        fetch,
       });
       return (modelId) => p.languageModel(modelId);
     }
     case 'ollama': {
       const p = createOllama({
         baseURL: ollamaApiUrl(settings.baseUrl!),
+        fetch,
         ...(settings.apiKey ? { headers: { Authorization: `Bearer ${settings.apiKey}` } } : {}),
       });
       return (modelId) => p.chat(modelId);

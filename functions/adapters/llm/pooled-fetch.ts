@@ -1,0 +1,71 @@
+import { Agent, request } from 'undici';
+
+/**
+ * A `fetch` for the AI SDK's providers on the local platform, built on undici's request API over
+ * one keep-alive pool, instead of Node's global fetch.
+ *
+ * Why: the global fetch wraps every request and response body in web streams and its own Request
+ * and Response machinery, which cost about a fifth of the platform's CPU per prompt call in the
+ * gateway bench (docs/performance.md). undici's request API hands the body over as a Node stream;
+ * the answer is read whole (the SDK reads every non-streamed answer whole anyway) and handed to the
+ * SDK as a Response over those bytes.
+ *
+ * It keeps what the SDK relies on from fetch: an abort through `init.signal` rejects with an
+ * AbortError; an unreachable host rejects with `TypeError('fetch failed', { cause })`, which the
+ * SDK reports as "Cannot connect to API". Bodies other than a string or bytes (the SDK sends JSON
+ * strings; a FormData upload would be one) go to the global fetch.
+ *
+ * Only the local composition uses it: in a Lambda the bundle would carry undici (about 300 KB),
+ * and a Lambda serves one call at a time, so its fetch is the runtime's own.
+ */
+export function createPooledFetch(): typeof fetch {
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  return async (input, init) => {
+    const body = init?.body;
+    if (
+      input instanceof Request ||
+      (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))
+    )
+      return fetch(input, init);
+    const url = typeof input === 'string' ? input : input.href;
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(url, {
+        method: (init?.method ?? 'GET') as 'GET',
+        headers: headerRecord(init?.headers),
+        body: body ?? undefined,
+        signal: init?.signal ?? undefined,
+        dispatcher,
+      });
+    } catch (error) {
+      throw fetchError(error, init?.signal);
+    }
+    let bytes: ArrayBuffer;
+    try {
+      bytes = await res.body.arrayBuffer();
+    } catch (error) {
+      throw fetchError(error, init?.signal);
+    }
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+      else if (value !== undefined) headers.set(name, value);
+    }
+    // A Response may carry no body for these statuses (the constructor throws).
+    const empty = res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304;
+    return new Response(empty ? null : bytes, { status: res.statusCode, headers });
+  };
+}
+
+function headerRecord(headers: RequestInit['headers']): Record<string, string> | undefined {
+  if (!headers) return undefined;
+  if (headers instanceof Headers) return Object.fromEntries(headers);
+  if (Array.isArray(headers)) return Object.fromEntries(headers);
+  return headers as Record<string, string>;
+}
+
+/** What fetch would have thrown: the signal's reason (an AbortError) or `TypeError('fetch failed')`. */
+function fetchError(error: unknown, signal: AbortSignal | null | undefined): unknown {
+  if (signal?.aborted) return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+  return new TypeError('fetch failed', { cause: error });
+}
