@@ -76,6 +76,18 @@ export function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<
     const onAbort = () => reject(new PlatformError('TIMEOUT', 'The call exceeded its deadline'));
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    // The listener goes as the work settles, before the caller resumes: an abort made after that
+    // (to cancel what a failed engine left running) must not build a TIMEOUT nobody reads.
+    const settle = () => signal.removeEventListener('abort', onAbort);
+    work.then(
+      (value) => {
+        settle();
+        resolve(value);
+      },
+      (error: unknown) => {
+        settle();
+        reject(error);
+      },
+    );
   });
 }

@@ -1,7 +1,9 @@
 /**
- * How many store operations one prompt-agent call makes through the local platform, counted
- * through the Store port (a counting proxy around the deps' store), so a change that adds a read
- * to the call path, or reads again what an earlier step of the same call already has, fails here.
+ * The work one successful prompt-agent call does through the local platform, where the gateway
+ * bench's profile found waste (docs/performance.md, issue 16): how many store operations it makes,
+ * counted through the Store port (a counting proxy around the deps' store), so a change that adds a
+ * read to the call path, or reads again what an earlier step of the same call already has, fails
+ * here; that the model is not reached through the global fetch; and that no abort is made.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -42,7 +44,7 @@ function counting(inner: Store, ops: string[]): Store {
   });
 }
 
-describe('store operations of one prompt call', () => {
+describe('the work of one prompt call', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
   let key: string;
@@ -101,5 +103,23 @@ describe('store operations of one prompt call', () => {
       globalThis.fetch = original;
     }
     assert.equal(used, 0);
+  });
+
+  // An abort after the call has finished cost about 100 µs (its event and a DOMException).
+  it('makes no abort when the call succeeds', async () => {
+    const original = AbortController.prototype.abort;
+    let aborts = 0;
+    AbortController.prototype.abort = function (this: AbortController, reason?: unknown) {
+      aborts++;
+      return original.call(this, reason);
+    };
+    try {
+      fake.enqueue({ text: 'hi' });
+      const res = await p.request('POST', '/opsco/say/v1/run', { key, body: { word: 'hi' } });
+      assert.equal(res.status, 200, res.text);
+    } finally {
+      AbortController.prototype.abort = original;
+    }
+    assert.equal(aborts, 0);
   });
 });
