@@ -26,12 +26,28 @@ export class SqliteRowCache {
   private readonly dataVersion: StatementSync;
   private readonly maxRows: number;
   private seenVersion: number;
+  private syncedThisTurn = false;
 
   /** `maxRows`: rows kept at most, the oldest forgotten first (about 1 KB each). */
   constructor(db: DatabaseSync, maxRows = 4096) {
     this.maxRows = maxRows;
     this.dataVersion = db.prepare('PRAGMA data_version');
     this.seenVersion = this.version();
+  }
+
+  /**
+   * Empties the cache if another connection has committed since the last look. Outside a write
+   * transaction it looks once per turn of the event loop (`syncOncePerTurn`): a request that began
+   * after another process's commit was read from its socket after that commit, so the look made
+   * in its turn (after the turn's I/O was polled) sees it; the look costs as much as a point read.
+   */
+  syncOncePerTurn(): void {
+    if (this.syncedThisTurn) return;
+    this.syncedThisTurn = true;
+    setImmediate(() => {
+      this.syncedThisTurn = false;
+    });
+    this.sync();
   }
 
   /** Empties the cache if another connection has committed since the last look. */

@@ -203,7 +203,7 @@ export class SqliteStore implements Store {
    * Inside a write transaction the cache is already in sync (see commitPending) and is not filled.
    */
   private read(key: ItemKey, inTransaction = false): Item | undefined {
-    if (!inTransaction) this.cache.sync();
+    if (!inTransaction) this.cache.syncOncePerTurn();
     let row = this.cache.lookup(key);
     if (row === undefined) {
       const found = this.stmt('SELECT body, ttl FROM items WHERE pk = ? AND sk = ?').get(key.pk, key.sk) as
