@@ -1,6 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogle } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
 import {
   APICallError,
   type FinishReason,
@@ -15,7 +12,6 @@ import {
   type ToolSet,
   tool,
 } from 'ai';
-import { createOllama } from 'ollama-ai-provider-v2';
 import type { LlmProviderConfig } from '../../ports/config.ts';
 import {
   LlmAbortedError,
@@ -72,7 +68,7 @@ const MAX_REASON_LENGTH = 200;
  */
 export class AiSdkGateway implements LlmGateway {
   private readonly config: LlmProvidersConfig;
-  private readonly factories = new Map<LlmProviderId, ModelFactory>();
+  private readonly factories = new Map<LlmProviderId, Promise<ModelFactory>>();
 
   constructor(config: LlmProvidersConfig) {
     this.config = config;
@@ -83,7 +79,7 @@ export class AiSdkGateway implements LlmGateway {
 
   async generate(request: LlmRequest): Promise<LlmResult> {
     const { provider } = request;
-    const model = this.factory(provider)(request.model);
+    const model = (await this.factory(provider))(request.model);
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const common = {
       model,
@@ -148,7 +144,7 @@ export class AiSdkGateway implements LlmGateway {
    */
   async runToolLoop(request: LlmToolLoopRequest): Promise<LlmToolLoopResult> {
     const { provider } = request;
-    const model = this.factory(provider)(request.model);
+    const model = (await this.factory(provider))(request.model);
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const tools: ToolSet = {};
     for (const t of request.tools) {
@@ -185,7 +181,12 @@ export class AiSdkGateway implements LlmGateway {
     }
   }
 
-  private factory(provider: LlmProviderId): ModelFactory {
+  /**
+   * The provider's model factory. Its package is imported here, on the provider's first call, so
+   * that a call loads one provider's code (150-220 KB each), not all four; the import is cached
+   * with the factory, and a failed one is forgotten so that the next call tries again.
+   */
+  private factory(provider: LlmProviderId): Promise<ModelFactory> {
     const cached = this.factories.get(provider);
     if (cached) return cached;
     const settings = this.config[provider];
@@ -197,6 +198,7 @@ export class AiSdkGateway implements LlmGateway {
     }
     const created = createFactory(provider, settings);
     this.factories.set(provider, created);
+    created.catch(() => this.factories.delete(provider));
     return created;
   }
 
@@ -238,9 +240,10 @@ export class AiSdkGateway implements LlmGateway {
   }
 }
 
-function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): ModelFactory {
+async function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): Promise<ModelFactory> {
   switch (provider) {
     case 'anthropic': {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
       const p = createAnthropic({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic,
@@ -248,6 +251,7 @@ function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): Mo
       return (modelId) => p.messages(modelId);
     }
     case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
       const p = createOpenAI({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
@@ -255,6 +259,7 @@ function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): Mo
       return (modelId) => p.chat(modelId);
     }
     case 'google': {
+      const { createGoogle } = await import('@ai-sdk/google');
       const p = createGoogle({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.google,
@@ -262,6 +267,7 @@ function createFactory(provider: LlmProviderId, settings: LlmProviderConfig): Mo
       return (modelId) => p.languageModel(modelId);
     }
     case 'ollama': {
+      const { createOllama } = await import('ollama-ai-provider-v2');
       const p = createOllama({
         baseURL: ollamaApiUrl(settings.baseUrl!),
         ...(settings.apiKey ? { headers: { Authorization: `Bearer ${settings.apiKey}` } } : {}),
