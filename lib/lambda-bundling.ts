@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { ALERT_SENDER_MODULES } from '../functions/platform/alert-sender.ts';
 import { lazyGroup, lazyImportPaths } from '../functions/platform/lazy-modules.ts';
 import type { ModuleAccess } from './module-access.ts';
@@ -134,6 +135,27 @@ function externalsOf(access: ModuleAccess): string[] {
   ];
 }
 
+/**
+ * The zod entry points the Vercel AI SDK and its provider packages import, bundled from zod's
+ * CommonJS build instead of the ES build the platform's own schemas use. esbuild's code splitting
+ * assigns whole files to chunks: a zod file that both the handler and the lazily imported LLM
+ * gateway use goes into a chunk the handler loads at start, with every part of it that either
+ * side uses. The SDK uses nearly all of zod classic, the platform about a fifth, so sharing the
+ * files put 447 KB of zod in the calls handler's cold start, most of it for a chunk that loads
+ * only at the first model call. As separate files (CommonJS, resolved as `require()` would), the
+ * SDK's zod stays in the LLM chunks and the handler keeps only the zod it uses. The two copies
+ * never meet: the gateway hands the SDK JSON Schemas (`jsonSchema()`), never a zod schema.
+ * test/cdk.test.ts fails if zod's ES build is shared with the SDK again (a new subpath the SDK
+ * imports would have to be listed here).
+ */
+const requireResolve = createRequire(import.meta.url).resolve;
+export const AI_SDK_ZOD_ALIAS: Record<string, string> = {
+  'zod/v4': requireResolve('zod/v4'),
+  'zod/v4/core': requireResolve('zod/v4/core'),
+  'zod/v4/mini': requireResolve('zod/v4/mini'),
+  'zod/v4/locales/en.js': requireResolve('zod/v4/locales/en.cjs'),
+};
+
 /** The handler file in every asset: Lambda's `index.handler`. */
 export const LAMBDA_HANDLER_FILE = 'index.mjs';
 
@@ -176,5 +198,6 @@ export function esbuildBuildOptions(access: ModuleAccess, entry: string, outdir:
      * the SDK version it was tested with (package-lock.json), tree-shaken and minified.
      */
     external: externalsOf(access),
+    alias: AI_SDK_ZOD_ALIAS,
   };
 }

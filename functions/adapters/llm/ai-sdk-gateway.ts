@@ -1,6 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogle } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
 import {
   APICallError,
   type FinishReason,
@@ -15,7 +12,6 @@ import {
   type ToolSet,
   tool,
 } from 'ai';
-import { createOllama } from 'ollama-ai-provider-v2';
 import type { LlmProviderConfig } from '../../ports/config.ts';
 import {
   LlmAbortedError,
@@ -72,7 +68,7 @@ const MAX_REASON_LENGTH = 200;
  */
 export class AiSdkGateway implements LlmGateway {
   private readonly config: LlmProvidersConfig;
-  private readonly factories = new Map<LlmProviderId, ModelFactory>();
+  private readonly factories = new Map<LlmProviderId, Promise<ModelFactory>>();
   private readonly fetch: typeof fetch | undefined;
 
   /** `fetch`: what the providers reach the vendors with (the global fetch when not given). */
@@ -86,7 +82,7 @@ export class AiSdkGateway implements LlmGateway {
 
   async generate(request: LlmRequest): Promise<LlmResult> {
     const { provider } = request;
-    const model = this.factory(provider)(request.model);
+    const model = (await this.factory(provider))(request.model);
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const common = {
       model,
@@ -151,7 +147,7 @@ export class AiSdkGateway implements LlmGateway {
    */
   async runToolLoop(request: LlmToolLoopRequest): Promise<LlmToolLoopResult> {
     const { provider } = request;
-    const model = this.factory(provider)(request.model);
+    const model = (await this.factory(provider))(request.model);
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const tools: ToolSet = {};
     for (const t of request.tools) {
@@ -188,7 +184,12 @@ export class AiSdkGateway implements LlmGateway {
     }
   }
 
-  private factory(provider: LlmProviderId): ModelFactory {
+  /**
+   * The provider's model factory. Its package is imported here, on the provider's first call, so
+   * that a call loads one provider's code (150-220 KB each), not all four; the import is cached
+   * with the factory, and a failed one is forgotten so that the next call tries again.
+   */
+  private factory(provider: LlmProviderId): Promise<ModelFactory> {
     const cached = this.factories.get(provider);
     if (cached) return cached;
     const settings = this.config[provider];
@@ -200,6 +201,7 @@ export class AiSdkGateway implements LlmGateway {
     }
     const created = createFactory(provider, settings, this.fetch);
     this.factories.set(provider, created);
+    created.catch(() => this.factories.delete(provider));
     return created;
   }
 
@@ -241,13 +243,14 @@ export class AiSdkGateway implements LlmGateway {
   }
 }
 
-function createFactory(
+async function createFactory(
   provider: LlmProviderId,
   settings: LlmProviderConfig,
   fetch: typeof globalThis.fetch | undefined,
-): ModelFactory {
+): Promise<ModelFactory> {
   switch (provider) {
     case 'anthropic': {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
       const p = createAnthropic({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic,
@@ -256,6 +259,7 @@ function createFactory(
       return (modelId) => p.messages(modelId);
     }
     case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
       const p = createOpenAI({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
@@ -264,6 +268,7 @@ function createFactory(
       return (modelId) => p.chat(modelId);
     }
     case 'google': {
+      const { createGoogle } = await import('@ai-sdk/google');
       const p = createGoogle({
         apiKey: settings.apiKey,
         baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.google,
@@ -272,6 +277,7 @@ function createFactory(
       return (modelId) => p.languageModel(modelId);
     }
     case 'ollama': {
+      const { createOllama } = await import('ollama-ai-provider-v2');
       const p = createOllama({
         baseURL: ollamaApiUrl(settings.baseUrl!),
         fetch,

@@ -1,7 +1,6 @@
 import { bundleKey } from '../../ports/bundle-store.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond } from '../../ports/store.ts';
-import { inspectBundle } from '../../shared/bundle-archive/inspect.ts';
 import { type FieldIssue, invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { followNewVersionServices } from '../services/service-versions.ts';
@@ -26,7 +25,7 @@ export async function publishAgent(
   options: { workspaceId?: string | undefined; allowNoSecrets: boolean },
 ) {
   const workspace = await ownedWorkspace(deps, auth, options.workspaceId);
-  const { manifest, warnings, skillFiles } = parsePublishBody(body, options);
+  const { manifest, warnings, skillFiles } = await parsePublishBody(body, options);
   await checkReferences(deps, workspace, manifest);
   const agent = await publishVersion(deps, { workspace, manifest, skillFiles, publishedBy: auth.accountId });
   return toRecord(agent, deps.clock.now(), warnings);
@@ -115,6 +114,9 @@ export async function uploadBundle(
   }
   if (body.data.length === 0)
     throw invalidInput([{ field: 'body', message: 'is empty; send the bundle bytes' }]);
+  // The archive readers (tar, yauzl: about 115 KB bundled) only for this route: publish, patch and
+  // fork, served by the same Lambda, do not read them at cold start.
+  const { inspectBundle } = await import('../../shared/bundle-archive/inspect.ts');
   const inspected = await inspectBundle(body.data, body.contentType);
   if (!inspected.ok) {
     throw new PlatformError(

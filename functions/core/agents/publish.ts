@@ -13,7 +13,6 @@ import { agentKeys } from './agent-keys.ts';
 import { findVersion, resolveSkillRef } from './agent-lookup.ts';
 import { type AgentVersion, DEPRECATION_DAYS, headItem, toItem, versionString } from './agent-record.ts';
 import { type Manifest, parseManifest, type Warning } from './manifest.ts';
-import { parseSkillMd, skillToManifest } from './skill-md.ts';
 import { requireVisible } from './visibility.ts';
 
 const DAY_MS = 86_400_000;
@@ -34,12 +33,14 @@ export async function ownedWorkspace(
 
 /**
  * Parses a publish body: an agent manifest, or `{type: "skill", skill_md: "..."}` for a skill.
- * Every rejection names the field (prefixed `body.`) and the rule.
+ * Every rejection names the field (prefixed `body.`) and the rule. The SKILL.md reader (with
+ * yaml, about 110 KB bundled) is imported only for a skill, so the publish Lambda's cold start
+ * does not read it (bench/bundle-sizes.ts).
  */
-export function parsePublishBody(
+export async function parsePublishBody(
   body: unknown,
   options: { allowNoSecrets: boolean },
-): { manifest: Manifest; warnings: Warning[]; skillFiles: Record<string, string> | null } {
+): Promise<{ manifest: Manifest; warnings: Warning[]; skillFiles: Record<string, string> | null }> {
   let input = body;
   let skillFiles: Record<string, string> | null = null;
   if (isRecord(body) && typeof body.skill_md === 'string') {
@@ -52,6 +53,7 @@ export function parsePublishBody(
         },
       ]);
     }
+    const { parseSkillMd, skillToManifest } = await import('./skill-md.ts');
     const skill = parseSkillMd(body.skill_md);
     if (!skill.ok) throw invalidInput(skill.issues.map((i) => ({ ...i, field: `body.skill_md.${i.field}` })));
     input = skillToManifest(skill.skill);

@@ -13,7 +13,7 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import { placeholders } from '../agents/placeholders.ts';
 import { DEFAULT_MODELS } from '../agents/providers.ts';
-import { compileInputValidator } from '../agents/user-schema.ts';
+import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
@@ -204,7 +204,7 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
   let data: Record<string, unknown>;
   if (outputSchema) {
     const value = result.object ?? tryParse(result.text);
-    const validate = compileInputValidator(outputSchema);
+    const validate = await userSchemaValidator(outputSchema);
     if (value === undefined || !validate(value)) {
       const why = (validate.errors ?? [])
         .map((e) => `${e.instancePath || '/'} ${e.message}`)

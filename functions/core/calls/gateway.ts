@@ -3,7 +3,7 @@ import { type FieldIssue, invalidInput, PlatformError } from '../../shared/error
 import { findLatest, findVersion } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
-import { compileInputValidator } from '../agents/user-schema.ts';
+import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { chargeCall, priceFor, refundIfOwed } from './call-billing.ts';
@@ -61,7 +61,7 @@ async function runCall(deps: CoreDeps, report: CallReport): Promise<CallResponse
   report.onEnd(orchestration?.revoke);
   const { input, files, metadata, cleanup } = await parseCallBody(request.body, request.contentType);
   report.onEnd(cleanup);
-  const warnings = validateInput(agent, input);
+  const warnings = await validateInput(agent, input);
   const options = callOptions(request.headers, auth.accountId);
   if (call.deadline.remainingMs() <= 0)
     throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
@@ -134,10 +134,10 @@ async function resolveCallable(deps: CoreDeps, auth: AuthContext, req: CallReque
 }
 
 /** Validates the input against the version's input_schema (ajv, compiled once per schema). */
-function validateInput(agent: AgentVersion, input: Record<string, unknown>): Warning[] {
+async function validateInput(agent: AgentVersion, input: Record<string, unknown>): Promise<Warning[]> {
   const schema = agent.manifest.input_schema as Record<string, unknown> | undefined;
   if (!schema) return [];
-  const validate = compileInputValidator(schema);
+  const validate = await userSchemaValidator(schema);
   if (!validate(input)) {
     const issues: FieldIssue[] = (validate.errors ?? []).map((e) => {
       const extra =

@@ -7,7 +7,7 @@ import type { LlmTool } from '../../ports/llm-gateway.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
 import type { CustomTool } from '../agents/manifest.ts';
 import { fillCommand } from '../agents/placeholders.ts';
-import { compileInputValidator } from '../agents/user-schema.ts';
+import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { execForModel, type LoopState, log, record, shorten } from './loop-state.ts';
 
 export function customTool(state: LoopState, t: CustomTool): LlmTool {
@@ -18,7 +18,7 @@ export function customTool(state: LoopState, t: CustomTool): LlmTool {
     inputSchema: schema ?? { type: 'object', properties: {} },
     execute: async (args) => {
       if (schema) {
-        const validate = compileInputValidator(schema);
+        const validate = await userSchemaValidator(schema);
         if (!validate(args)) {
           const why = (validate.errors ?? [])
             .map((e) => {

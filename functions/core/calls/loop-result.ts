@@ -16,7 +16,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { Warning } from '../agents/manifest.ts';
-import { compileInputValidator } from '../agents/user-schema.ts';
+import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { type EngineResult, tokenUsage } from './direct-llm.ts';
 import { finishedLogs, type LoopState } from './loop-state.ts';
 
@@ -77,7 +77,7 @@ export function loopFailure(
  * 422 UNPROCESSABLE; ending without submitting, or a result that does not match output_schema, is
  * 502 LLM_ERROR (the model produced it).
  */
-export function loopResult(
+export async function loopResult(
   state: LoopState,
   loop: LlmToolLoopResult,
   run: {
@@ -87,7 +87,7 @@ export function loopResult(
     outputSchema: Record<string, unknown> | undefined;
     warnings: Warning[];
   },
-): ManagedLoopResult {
+): Promise<ManagedLoopResult> {
   const { provider, maxTurns, outputSchema } = run;
   const summary = `loop ended (${loop.stoppedBy}) after ${loop.turns} turn${loop.turns === 1 ? '' : 's'}, ${state.computeMs} ms of commands`;
   if (loop.stoppedBy === 'max_turns') {
@@ -112,7 +112,7 @@ export function loopResult(
     );
   }
   if (outputSchema) {
-    const validate = compileInputValidator(outputSchema);
+    const validate = await userSchemaValidator(outputSchema);
     if (!validate(submitted)) {
       const why = (validate.errors ?? [])
         .map((e) => `${e.instancePath || '/'} ${e.message}`)

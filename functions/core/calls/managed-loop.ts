@@ -92,7 +92,13 @@ export async function runManagedLoop(
     } catch (err) {
       throw loopFailure(state, err, { provider, callSignal: run.signal, tier: call.auth.tier });
     }
-    return loopResult(state, loop, { provider, model, maxTurns, outputSchema, warnings: skillWarnings });
+    return await loopResult(state, loop, {
+      provider,
+      model,
+      maxTurns,
+      outputSchema,
+      warnings: skillWarnings,
+    });
   } finally {
     await session.close();
   }
