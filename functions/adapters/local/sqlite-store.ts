@@ -17,6 +17,7 @@ import {
   type WriteOptions,
 } from '../../ports/store.ts';
 import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { type CachedRow, SqliteRowCache } from './sqlite-row-cache.ts';
 
 type Row = { body: string };
@@ -24,7 +25,7 @@ type RowWithTtl = { body: string; ttl: number | null };
 
 /**
  * The embedded Store: one SQLite file (WAL) through node:sqlite. Every write runs in a
- * `BEGIN IMMEDIATE` transaction (shared by the writes of one event-loop turn: `write`), so a
+ * `BEGIN IMMEDIATE` transaction (shared by the writes of one event-loop turn: sqlite-group-commit.ts), so a
  * condition is checked and the write applied under the database's write lock: atomic within this
  * process (node:sqlite is synchronous) and across processes sharing the file (the operator CLI
  * while the server runs).
@@ -34,8 +35,7 @@ export class SqliteStore implements Store {
   private readonly nowSeconds: () => number;
   private readonly statements = new Map<string, StatementSync>();
   private readonly cache: SqliteRowCache;
-  /** Writes waiting for the next group commit (see `write`). */
-  private pending: PendingWrite[] = [];
+  private readonly commits: SqliteGroupCommit;
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(path: string, options: { nowSeconds?: () => number; sweepIntervalMs?: number } = {}) {
@@ -59,6 +59,7 @@ export class SqliteStore implements Store {
       CREATE INDEX IF NOT EXISTS items_ttl ON items (ttl) WHERE ttl IS NOT NULL;
     `);
     this.cache = new SqliteRowCache(this.db);
+    this.commits = new SqliteGroupCommit(this.db, this.cache);
     this.sweepExpired();
     const interval = options.sweepIntervalMs ?? 10 * 60_000;
     this.sweepTimer = setInterval(() => this.sweepExpired(), interval);
@@ -70,14 +71,14 @@ export class SqliteStore implements Store {
   }
 
   async put(item: Item, options: WriteOptions = {}): Promise<void> {
-    return this.write(() => {
+    return this.commits.run(() => {
       this.check(item, options.condition);
       this.upsert(item);
     });
   }
 
   async update(key: ItemKey, spec: UpdateSpec, options: WriteOptions = {}): Promise<Item> {
-    return this.write(() => {
+    return this.commits.run(() => {
       const current = this.check(key, options.condition);
       const next = applyUpdate(key, current, spec);
       this.upsert(next);
@@ -86,7 +87,7 @@ export class SqliteStore implements Store {
   }
 
   async delete(key: ItemKey, options: WriteOptions = {}): Promise<Item | undefined> {
-    return this.write(() => {
+    return this.commits.run(() => {
       const current = this.check(key, options.condition);
       this.remove(key);
       return current;
@@ -158,7 +159,7 @@ export class SqliteStore implements Store {
 
   async transactWrite(ops: TransactOp[]): Promise<void> {
     validateTransaction(ops);
-    return this.write(() => {
+    return this.commits.run(() => {
       const currents = ops.map((op) => this.readForWrite(opKey(op)));
       const codes = ops.map((op, i) =>
         evaluateCondition(op.condition, currents[i]) ? 'None' : 'ConditionalCheckFailed',
@@ -179,7 +180,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
-    if (this.pending.length > 0) this.commitPending(); // nothing acknowledged-to-be is dropped
+    this.commits.flush(); // nothing acknowledged-to-be is dropped
     if (this.db.isOpen) this.db.close();
   }
 
@@ -200,7 +201,7 @@ export class SqliteStore implements Store {
 
   /**
    * A point read, through the row cache (sqlite-row-cache.ts); an expired item counts as absent.
-   * Inside a write transaction the cache is already in sync (see commitPending) and is not filled.
+   * Inside a write transaction the cache is already in sync (SqliteGroupCommit syncs it) and is not filled.
    */
   private read(key: ItemKey, inTransaction = false): Item | undefined {
     if (!inTransaction) this.cache.syncOncePerTurn();
@@ -253,94 +254,6 @@ export class SqliteStore implements Store {
     this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(key.pk, key.sk);
     this.cache.written(key, null);
   }
-
-  /**
-   * Runs `fn` (its condition checks and writes) in the next group commit: every write requested in
-   * the same turn of the event loop (the requests whose I/O arrived together) shares one
-   * `BEGIN IMMEDIATE … COMMIT`, each in its own savepoint, so one write's failed condition rolls
-   * back only that write, and each sees the ones before it as if they had committed alone. A commit
-   * is most of a write's cost (the pages of the table and its indexes appended to the WAL); under
-   * load sixteen calls' admissions then cost one. The promise settles after the commit, so a caller
-   * never sees its write acknowledged before it is durable in the WAL.
-   */
-  private write<T>(fn: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => this.commitPending());
-      this.pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-    });
-  }
-
-  private commitPending(): void {
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 1) {
-      this.commitAlone(batch[0] as PendingWrite);
-      return;
-    }
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-    try {
-      this.begin();
-      for (const w of batch) {
-        this.db.exec('SAVEPOINT w');
-        try {
-          outcomes.push({ ok: true, value: w.fn() });
-          this.db.exec('RELEASE w');
-          this.cache.endWrite(true);
-        } catch (error) {
-          this.cache.endWrite(false);
-          this.db.exec('ROLLBACK TO w');
-          this.db.exec('RELEASE w');
-          outcomes.push({ ok: false, error });
-        }
-      }
-      this.commit();
-    } catch (error) {
-      this.cache.endTransaction(false);
-      // The transaction itself failed (the database locked past the timeout, a full disk):
-      // nothing of the batch was written, and every write in it fails with that error.
-      if (this.db.isOpen && this.db.isTransaction) this.db.exec('ROLLBACK');
-      for (const w of batch) w.reject(error);
-      return;
-    }
-    batch.forEach((w, i) => {
-      const o = outcomes[i] as (typeof outcomes)[number];
-      if (o.ok) w.resolve(o.value);
-      else w.reject(o.error);
-    });
-  }
-
-  /** Takes the write lock; commits by other connections until then are seen by the cache. */
-  private begin(): void {
-    this.db.exec('BEGIN IMMEDIATE');
-    this.cache.sync();
-  }
-
-  private commit(): void {
-    this.db.exec('COMMIT');
-    this.cache.endTransaction(true);
-  }
-
-  /** A write with no company needs no savepoint: its own transaction rolls back on failure. */
-  private commitAlone(w: PendingWrite): void {
-    let value: unknown;
-    try {
-      this.begin();
-      value = w.fn();
-      this.commit();
-    } catch (error) {
-      this.cache.endTransaction(false);
-      if (this.db.isOpen && this.db.isTransaction) this.db.exec('ROLLBACK');
-      w.reject(error);
-      return;
-    }
-    w.resolve(value);
-  }
-}
-
-interface PendingWrite {
-  fn: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
 }
 
 /** A GSI projects an item only when both of its key attributes are strings (as DynamoDB does). */
