@@ -6,9 +6,10 @@ import { advanceDueSchedules, claimSlot } from '../functions/core/schedules/sche
 import { type Schedule as StoredFields, scheduleKeys } from '../functions/core/schedules/schedule-record.ts';
 import { createRunLookups } from '../functions/core/schedules/schedule-run-lookups.ts';
 import { runKeys } from '../functions/core/schedules/schedule-run-record.ts';
+import { executeRuns } from '../functions/core/schedules/schedule-runs.ts';
 import { memberKeys } from '../functions/core/workspaces/member-record.ts';
 import { type ScheduleLoop, startScheduleLoop } from '../functions/jobs/local-schedule-loop.ts';
-import { type Item, queryAll, type Store } from '../functions/ports/store.ts';
+import { type Item, queryAll, type Store, type TransactOp } from '../functions/ports/store.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import type { TestPlatform } from './helpers/platform.ts';
 import { startRunsPlatform } from './helpers/schedules.ts';
@@ -16,9 +17,15 @@ import { startRunsPlatform } from './helpers/schedules.ts';
 type Schedule = { id: string; next_run_at: string | null };
 
 /** The store, counting the calls of each method (what a burst costs in store operations). */
-function countingStore(store: Store): { store: Store; calls: Record<string, number>; gets: string[] } {
+function countingStore(store: Store): {
+  store: Store;
+  calls: Record<string, number>;
+  gets: string[];
+  transactions: TransactOp[][];
+} {
   const calls: Record<string, number> = {};
   const gets: string[] = [];
+  const transactions: TransactOp[][] = [];
   const counted = new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
@@ -26,11 +33,12 @@ function countingStore(store: Store): { store: Store; calls: Record<string, numb
       return (...args: unknown[]) => {
         calls[String(prop)] = (calls[String(prop)] ?? 0) + 1;
         if (prop === 'get') gets.push(`${(args[0] as Item).pk}|${(args[0] as Item).sk}`);
+        if (prop === 'transactWrite') transactions.push(args[0] as TransactOp[]);
         return value.apply(target, args);
       };
     },
   });
-  return { store: counted, calls, gets };
+  return { store: counted, calls, gets, transactions };
 }
 
 /**
@@ -215,5 +223,42 @@ describe('a burst of due schedules on the local loop', () => {
     // A fresh set of lookups (the next pass) reads again: a removal is seen by the next pass.
     await createRunLookups({ ...p.deps, store: counted.store }).auth(schedules[0] as StoredFields);
     assert.equal(counted.gets.filter((k) => k === `${account.pk}|${account.sk}`).length, 2);
+  });
+
+  it('a batch of runs writes its in-flight markers together, then every call begins', async () => {
+    const stored = await p.deps.store.query({
+      index: 'gsi1',
+      pk: scheduleKeys.ofWorkspace(owner.ws),
+      limit: 150,
+    });
+    const schedules = stored.items.map((i) => i as unknown as StoredFields).slice(0, 120);
+    assert.equal(schedules.length, 120);
+    const counted = countingStore(p.deps.store);
+    const deps = { ...p.deps, store: counted.store };
+    const lookups = createRunLookups(deps);
+    const started = await executeRuns(
+      deps,
+      schedules.map((schedule) => ({
+        schedule,
+        input: {},
+        trigger: 'manual' as const,
+        options: { lookups },
+      })),
+    );
+    // Resolved when all have begun: every marker written, 100 to a transaction (one put per run was
+    // a commit each), before any run's record.
+    const markers = (ops: TransactOp[]) =>
+      ops.filter((op) => 'put' in op && op.put.sk.startsWith('INFLIGHT#'));
+    const withMarkers = counted.transactions.filter((ops) => markers(ops).length > 0);
+    assert.deepEqual(
+      withMarkers.map((ops) => markers(ops).length),
+      [100, 20],
+    );
+    assert.equal(counted.calls.put ?? 0, 0);
+    const records = await Promise.all(started);
+    assert.equal(records.length, 120);
+    assert.ok(records.every((r) => r.status === 'success'));
+    // Each run's marker went with its record.
+    assert.deepEqual(await queryAll(p.deps.store, { index: 'gsi2', pk: scheduleKeys.inflightDue }), []);
   });
 });
