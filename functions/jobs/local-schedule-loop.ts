@@ -35,9 +35,9 @@ export interface ScheduleLoop {
  * due schedules advances next_run_at past now (recording slots missed while the platform was
  * down; catch-up policy in core/schedules/schedule-fire.ts) and claims each slot to run, many
  * schedules to a transaction, and runs the slots: at most `concurrency` runs at once, and at most
- * ACCOUNT_SHARE of one account's concurrent requests (its tier's). A pass shares its creators' account and
- * membership lookups among its runs. State lives in the store, so a restart resumes where it
- * left off.
+ * ACCOUNT_SHARE of one account's concurrent requests (its tier's). A pass shares its creators'
+ * account and membership lookups among its runs. State lives in the store, so a restart resumes
+ * where it left off.
  */
 export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}): ScheduleLoop {
   const timers = options.timers ?? true;

@@ -12,8 +12,9 @@ import type { Schedule } from './schedule-record.ts';
  * A lookup's answer is shared by the runs that ask for the same thing while it lives: the local
  * loop keeps one for a pass (a burst of a thousand runs of one creator read the account and the
  * membership once, not a thousand times); any other run (AWS, a webhook, a manual run) takes a
- * fresh one. Sharing holds a removed member's or a deleted version's runs back by at most the
- * pass: the call itself checks the version again (callAgent), and a removal reaches the next pass.
+ * fresh one. Sharing lets a removed member's runs go on for the rest of the pass (and the runs it
+ * queued, which start as earlier ones end): the next pass reads again. A deleted version stops at
+ * once all the same: the call checks the version itself (callAgent).
  */
 export interface RunLookups {
   /**
