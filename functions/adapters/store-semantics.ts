@@ -1,4 +1,10 @@
-import type { Condition, Item, Scalar, TransactOp } from '../ports/store.ts';
+import {
+  type Condition,
+  type Item,
+  MAX_TRANSACTION_OPS,
+  type Scalar,
+  type TransactOp,
+} from '../ports/store.ts';
 
 /**
  * The Store port's condition semantics, as DynamoDB defines them: `eq` and the ordering
@@ -61,7 +67,8 @@ function compare(op: 'eq' | 'lt' | 'lte' | 'gt' | 'gte', a: Scalar, b: Scalar): 
 
 /** Rules DynamoDB enforces on TransactWriteItems, enforced identically by every adapter. */
 export function validateTransaction(ops: TransactOp[]): void {
-  if (ops.length === 0 || ops.length > 100) throw new Error('A transaction holds 1 to 100 operations');
+  if (ops.length === 0 || ops.length > MAX_TRANSACTION_OPS)
+    throw new Error('A transaction holds 1 to 100 operations');
   const seen = new Set<string>();
   for (const op of ops) {
     const key = 'put' in op ? op.put : 'update' in op ? op.update : 'delete' in op ? op.delete : op.check;

@@ -1,11 +1,25 @@
-import { advanceDueSchedule } from '../core/schedules/schedule-fire.ts';
-import { scheduleKeys } from '../core/schedules/schedule-record.ts';
-import { executeRun } from '../core/schedules/schedule-runs.ts';
+import { TIER_LIMITS } from '../core/accounts/tiers.ts';
+import { advanceDueSchedules } from '../core/schedules/schedule-fire.ts';
+import { type Schedule, scheduleKeys } from '../core/schedules/schedule-record.ts';
+import { createRunLookups, type RunLookups } from '../core/schedules/schedule-run-lookups.ts';
+import { executeRuns, type RunSpec } from '../core/schedules/schedule-runs.ts';
 import type { Deps } from '../platform/deps.ts';
 import { LocalScheduler } from '../platform/local-deps.ts';
 
+/**
+ * The share of an account's concurrent-request slots (its tier's) its scheduled runs may hold at
+ * once: the rest stay free for its API calls, and a call's search for a free slot (admitCall
+ * tries them one by one) stays short; near full, a burst spent most of its time in that search.
+ */
+const ACCOUNT_SHARE = 0.5;
 /** The loop never sleeps longer than this, so a missed wake-up or a clock jump is noticed. */
 const MAX_SLEEP_MS = 30_000;
+
+interface Queued {
+  spec: RunSpec;
+  account: string;
+  accountLimit: number;
+}
 
 export interface ScheduleLoop {
   /** Fires everything due by the clock's now; resolves when the due slots are claimed and started. */
@@ -17,16 +31,21 @@ export interface ScheduleLoop {
 
 /**
  * The local cron engine: an in-process timer over the stored schedule records (the due index,
- * GSI2, ordered by next run time). It sleeps until the earliest next run, then for each due
- * schedule advances next_run_at past now (recording slots missed while the platform was down;
- * catch-up policy in core/schedules/schedule-fire.ts), claims each slot to run and runs it, at most
- * `concurrency` runs at once. State lives in the store, so a restart resumes where it left off.
+ * GSI2, ordered by next run time). It sleeps until the earliest next run, then for each page of
+ * due schedules advances next_run_at past now (recording slots missed while the platform was
+ * down; catch-up policy in core/schedules/schedule-fire.ts) and claims each slot to run, many
+ * schedules to a transaction, and runs the slots: at most `concurrency` runs at once, and at most
+ * ACCOUNT_SHARE of one account's concurrent requests (its tier's). A pass shares its creators'
+ * account and membership lookups among its runs. State lives in the store, so a restart resumes
+ * where it left off.
  */
 export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}): ScheduleLoop {
   const timers = options.timers ?? true;
   const concurrency = deps.config.schedulerConcurrency;
   const inFlight = new Set<Promise<unknown>>();
-  const queue: (() => Promise<unknown>)[] = [];
+  const queue: Queued[] = [];
+  /** Runs in flight per account (the schedule's creator, whose quotas its calls count against). */
+  const perAccount = new Map<string, number>();
   let running = 0;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -34,31 +53,67 @@ export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}
   let again = false;
 
   const pump = () => {
-    while (running < concurrency && queue.length > 0) {
-      const job = queue.shift() as () => Promise<unknown>;
+    // In queue order, skipping runs of an account at its limit (they go when one of its ends).
+    const batch: Queued[] = [];
+    for (let i = 0; running < concurrency && i < queue.length; ) {
+      const next = queue[i] as Queued;
+      const busy = perAccount.get(next.account) ?? 0;
+      if (busy >= next.accountLimit) {
+        i++;
+        continue;
+      }
+      queue.splice(i, 1);
       running++;
-      const p = job()
+      perAccount.set(next.account, busy + 1);
+      batch.push(next);
+    }
+    if (batch.length === 0) return;
+    // Begun together: their set-ups first, then every call, so none starts behind another's set-up.
+    const started = executeRuns(
+      deps,
+      batch.map((q) => q.spec),
+    );
+    batch.forEach((q, i) => {
+      const p = started
+        .then((runs) => runs[i])
         .catch((err) => deps.logger.error('scheduled run failed to start', { error: String(err) }))
         .finally(() => {
           running--;
+          const left = (perAccount.get(q.account) ?? 1) - 1;
+          if (left > 0) perAccount.set(q.account, left);
+          else perAccount.delete(q.account);
           inFlight.delete(p);
           pump();
         });
       inFlight.add(p);
-    }
+    });
   };
 
-  const runSlot = (slot: string, schedule: Parameters<typeof executeRun>[1]) => {
-    // The slot was claimed when next_run_at moved past it (advanceDueSchedule).
-    const job = () => executeRun(deps, schedule, schedule.input_data, 'cron', { scheduledTime: slot });
-    // Queued, so a burst of due schedules is started in slot order.
-    queue.push(job);
-    pump();
+  const queued = async (slot: string, schedule: Schedule, lookups: RunLookups): Promise<Queued> => {
+    // The slot was claimed when next_run_at moved past it (advanceDueSchedules).
+    const spec: RunSpec = {
+      schedule,
+      input: schedule.input_data,
+      trigger: 'cron',
+      options: { scheduledTime: slot, lookups },
+    };
+    // The creator's tier bounds the account's runs at once; a run whose creator is gone fails
+    // at its start (it needs no call slot).
+    const tier = await lookups.auth(schedule).then(
+      (auth) => auth.tier,
+      () => undefined,
+    );
+    const accountLimit = tier
+      ? Math.max(1, Math.floor(TIER_LIMITS[tier].concurrentRequests * ACCOUNT_SHARE))
+      : 1;
+    return { spec, account: schedule.created_by, accountLimit };
   };
 
   const pass = async () => {
     const now = deps.clock.now();
     const bound = `${now.toISOString()}#~`;
+    // Lookups shared by this pass's runs (schedule-run-lookups.ts).
+    const lookups = createRunLookups(deps);
     let cursor: string | undefined;
     do {
       const page = await deps.store.query({
@@ -68,15 +123,22 @@ export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}
         limit: 500,
         cursor,
       });
-      await Promise.all(
-        page.items.map(async (item) => {
-          const advanced = await advanceDueSchedule(deps, String(item.id), now);
-          if (!advanced) return;
-          for (const slot of advanced.slots) runSlot(slot, advanced.stored.schedule);
-        }),
+      const advanced = await advanceDueSchedules(deps, page.items, now);
+      // Queued, so a burst of due schedules is started in slot order.
+      queue.push(
+        ...(await Promise.all(
+          advanced.flatMap(({ stored, slots }) =>
+            slots.map((slot) => queued(slot, stored.schedule, lookups)),
+          ),
+        )),
       );
+      // The runs start when the pass has claimed its due slots, or as many as run at once: runs
+      // started earlier would hold the remaining claims back, every step of theirs taking turns
+      // with the pass's on the event loop (a second page of 500 took 2 s to claim that way).
+      if (queue.length >= concurrency) pump();
       cursor = page.cursor;
     } while (cursor);
+    pump();
   };
 
   const arm = async () => {

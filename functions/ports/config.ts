@@ -103,7 +103,7 @@ const settings = {
   // Schedules. Locally: how many scheduled runs the in-process loop runs at once. In AWS (set by
   // the stack): the EventBridge Scheduler group, the fire Lambda, the role Scheduler assumes to
   // invoke it, the dead-letter queue, and the alert-delivery Lambda.
-  schedulerConcurrency: int(1, 1000).default(64),
+  schedulerConcurrency: int(1, 10_000).default(1000),
   scheduleGroup: z.string().min(1).max(64).optional(),
   scheduleTargetArn: arn(),
   scheduleRoleArn: arn(),

@@ -97,6 +97,9 @@ export type TransactOp = { name?: string } & (
   | { check: ItemKey; condition: Condition }
 );
 
+/** The most operations one transaction holds (DynamoDB's TransactWriteItems). */
+export const MAX_TRANSACTION_OPS = 100;
+
 export interface Store {
   get(key: ItemKey): Promise<Item | undefined>;
   put(item: Item, options?: WriteOptions): Promise<void>;

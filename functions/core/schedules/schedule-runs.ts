@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { MAX_TRANSACTION_OPS } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
-import { accountKeys } from '../accounts/account-keys.ts';
-import { findVersion } from '../agents/agent-lookup.ts';
-import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
 import { callAgent } from '../calls/gateway.ts';
-import { memberKeys } from '../workspaces/member-record.ts';
 import { applyRunOutcome } from './schedule-failure-streak.ts';
 import { type Schedule, scheduleKeys } from './schedule-record.ts';
 import { type InflightRun, inflightItem } from './schedule-run-inflight.ts';
+import { createRunLookups, type RunLookups } from './schedule-run-lookups.ts';
 import { type Run, type RunRecord, type RunTrigger, runItem } from './schedule-run-record.ts';
 
 export type { Run, RunRecord, RunTrigger } from './schedule-run-record.ts';
@@ -22,26 +22,67 @@ const RETRY_BUDGET_MS = Array.from({ length: CONCURRENCY_RETRIES }, (_, k) => 10
   0,
 );
 
-/**
- * Whom a run acts as: the schedule's creator, who must still be a member of its workspace (a
- * removed member's schedules fail their runs rather than keep acting for them). The run's calls
- * count against that account's quotas, and its secrets come from the schedule's workspace.
- */
-async function runAuth(deps: CoreDeps, schedule: Schedule): Promise<AuthContext> {
-  const [accountItem, member] = await Promise.all([
-    deps.store.get(accountKeys.account(schedule.created_by)),
-    deps.store.get(memberKeys.member(schedule.workspace_id, schedule.created_by)),
-  ]);
-  if (!accountItem || !member) {
-    throw new PlatformError(
-      'FORBIDDEN',
-      'The account that created this schedule is no longer a member of its workspace; recreate the schedule',
-    );
-  }
-  return { ...authContextOf(accountItem, `schedule:${schedule.id}`), runWorkspaceId: schedule.workspace_id };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** What to run: a schedule's agent once, with this input, for this trigger (and slot). */
+export interface RunSpec {
+  schedule: Schedule;
+  input: Record<string, unknown>;
+  trigger: RunTrigger;
+  options?: { scheduledTime?: string; runId?: string; lookups?: RunLookups };
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/**
+ * A run whose set-up is done, about to call its agent: whom it acts as and its version looked up,
+ * its start stamped, its in-flight marker built (written by the caller). A set-up that failed
+ * (the creator gone, the version deleted) carries the error instead, to be recorded as the run's.
+ */
+interface BegunRun {
+  spec: RunSpec;
+  runId: string;
+  startedAt: string;
+  started: number;
+  ready?: { auth: AuthContext; agent: AgentVersion; inflight: InflightRun };
+  error?: unknown;
+}
+
+async function beginRun(deps: CoreDeps, spec: RunSpec): Promise<BegunRun> {
+  const { schedule, trigger, options = {} } = spec;
+  const runId = options.runId ?? randomUUID();
+  const lookups = options.lookups ?? createRunLookups(deps);
+  const begun = (): Pick<BegunRun, 'startedAt' | 'started'> => ({
+    startedAt: deps.clock.now().toISOString(),
+    started: performance.now(),
+  });
+  try {
+    const auth = await lookups.auth(schedule);
+    const agent = await lookups.version(schedule);
+    if (!agent || agent.deleted_at) {
+      throw new PlatformError('NOT_FOUND', `${schedule.agent}@${schedule.agent_version} no longer exists`);
+    }
+    // A run starts when its agent call does (the caller calls at once), not when it was claimed.
+    const start = begun();
+    // The run's trace if the platform dies before it ends (schedule-run-inflight.ts): past the
+    // call's longest run, the concurrency retries and the grace, it is recorded as interrupted.
+    const cap = Math.min(MAX_CALL_SECONDS, deps.config.maxCallSeconds);
+    const runSeconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
+    const inflight: InflightRun = {
+      scheduleId: schedule.id,
+      workspaceId: schedule.workspace_id,
+      agent: schedule.agent,
+      agentVersion: schedule.agent_version,
+      runId,
+      trigger,
+      scheduledTime: options.scheduledTime ?? null,
+      startedAt: start.startedAt,
+      interruptedAfter:
+        deps.clock.now().getTime() + runSeconds * 1000 + RETRY_BUDGET_MS + deps.config.reconcileGraceMs,
+    };
+    return { spec, runId, ...start, ready: { auth, agent, inflight } };
+  } catch (error) {
+    return { spec, runId, ...begun(), error };
+  }
+}
 
 /**
  * Runs a schedule's agent once through the same call path as an HTTP call (quotas, deadline,
@@ -53,40 +94,49 @@ export async function executeRun(
   schedule: Schedule,
   input: Record<string, unknown>,
   trigger: RunTrigger,
-  options: { scheduledTime?: string; runId?: string } = {},
+  options: RunSpec['options'] = {},
 ): Promise<RunRecord> {
-  const runId = options.runId ?? randomUUID();
-  const startedAt = deps.clock.now().toISOString();
-  const started = performance.now();
+  const [run] = await executeRuns(deps, [{ schedule, input, trigger, options }]);
+  return run as Promise<RunRecord>;
+}
+
+/**
+ * executeRun for many runs at once (a burst of due slots): each is set up, their in-flight
+ * markers are written together, as many to a transaction as it holds (one commit per run was a
+ * large part of starting a burst), and then every call begins, none waiting behind another's
+ * set-up. Resolves when all have begun, to a promise of each run's record.
+ */
+export async function executeRuns(deps: CoreDeps, specs: RunSpec[]): Promise<Promise<RunRecord>[]> {
+  const begun = await Promise.all(specs.map((spec) => beginRun(deps, spec)));
+  const ready = begun.filter((run) => run.ready);
+  for (let i = 0; i < ready.length; i += MAX_TRANSACTION_OPS) {
+    const chunk = ready.slice(i, i + MAX_TRANSACTION_OPS);
+    try {
+      await deps.store.transactWrite(
+        chunk.map((run) => ({ put: inflightItem(run.ready?.inflight as InflightRun) })),
+      );
+    } catch (error) {
+      for (const run of chunk) {
+        run.error = error;
+        run.ready = undefined;
+      }
+    }
+  }
+  return begun.map((run) => completeRun(deps, run));
+}
+
+async function completeRun(deps: CoreDeps, run: BegunRun): Promise<RunRecord> {
+  const { schedule, input, trigger, options = {} } = run.spec;
+  const { runId, startedAt, started } = run;
   let status: Run['status'] = 'success';
   let output: Record<string, unknown> | null = null;
   let error: string | null = null;
-  let inflight: InflightRun | undefined;
+  const inflight = run.ready?.inflight;
   const [org, name] = schedule.agent.split('/') as [string, string];
   try {
-    const auth = await runAuth(deps, schedule);
-    const agent = await findVersion(deps, org, name, schedule.agent_version);
-    if (!agent || agent.deleted_at) {
-      throw new PlatformError('NOT_FOUND', `${schedule.agent}@${schedule.agent_version} no longer exists`);
-    }
+    if (!run.ready) throw run.error;
+    const { auth, agent } = run.ready;
     const body = Buffer.from(JSON.stringify(input));
-    // The run's trace if the platform dies before it ends (schedule-run-inflight.ts): past the
-    // call's longest run, the concurrency retries and the grace, it is recorded as interrupted.
-    const cap = Math.min(MAX_CALL_SECONDS, deps.config.maxCallSeconds);
-    const runSeconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
-    inflight = {
-      scheduleId: schedule.id,
-      workspaceId: schedule.workspace_id,
-      agent: schedule.agent,
-      agentVersion: schedule.agent_version,
-      runId,
-      trigger,
-      scheduledTime: options.scheduledTime ?? null,
-      startedAt,
-      interruptedAfter:
-        deps.clock.now().getTime() + runSeconds * 1000 + RETRY_BUDGET_MS + deps.config.reconcileGraceMs,
-    };
-    await deps.store.put(inflightItem(inflight));
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await callAgent(deps, auth, {
