@@ -17,6 +17,9 @@
  * concurrency 64. The table gives the median over the repeats, and for agenthost against Portkey
  * the median of the per-repeat ratios, with a line per issue-16 target. Results go to
  * docs/performance.md.
+ *
+ * BENCH_BASELINE_DIR=<checkout> also runs that checkout's platform as a fourth gateway ("agenthost
+ * before"), so a change to the call path is measured against the code before it in the same run.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -132,9 +135,28 @@ async function stop(child: ChildProcess): Promise<void> {
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
+/** Publishes the bench's prompt agent on a platform, as its bootstrap account. */
+async function publishAgent(url: string, dispatcher: Agent): Promise<void> {
+  const publish = await request(`${url}/agents`, {
+    method: 'POST',
+    dispatcher,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'bench-echo',
+      description: 'Benchmark agent.',
+      supported_providers: ['openai'],
+      prompt_template: 'Echo {{text}}',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    }),
+  });
+  if (publish.statusCode !== 201)
+    throw new Error(`publish answered ${publish.statusCode}: ${await publish.body.text()}`);
+  await publish.body.dump();
+}
+
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
-  const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
+  const dataDirs: string[] = [];
   const dispatcher = new Agent({ connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
   try {
     const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
@@ -144,37 +166,31 @@ async function main(): Promise<void> {
     const profile = process.env.BENCH_PROFILE
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
       : [];
-    const [platform, portkey, proxy] = await Promise.all([
-      startProcess([...profile, join(ROOT, 'bin', 'agenthost.ts'), 'start'], {
+    const baselineDir = process.env.BENCH_BASELINE_DIR;
+    const startPlatform = async (root: string, flags: string[]) => {
+      const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
+      dataDirs.push(dir);
+      const started = await startProcess([...flags, join(root, 'bin', 'agenthost.ts'), 'start'], {
         HOST: '127.0.0.1',
         PORT: '0',
-        PLATFORM_DATA_DIR: dataDir,
+        PLATFORM_DATA_DIR: dir,
         PLATFORM_LOG_LEVEL: 'warn',
         PLATFORM_BOOTSTRAP_TIER: 'enterprise',
         PLATFORM_BOOTSTRAP_API_KEY: KEY,
         OPENAI_API_KEY: 'sk-bench',
         OPENAI_BASE_URL: fakeUrl,
-      }),
+      });
+      children.push(started.child);
+      await publishAgent(started.url, dispatcher);
+      return started;
+    };
+    const [platform, baseline, portkey, proxy] = await Promise.all([
+      startPlatform(ROOT, profile),
+      baselineDir ? startPlatform(baselineDir, []) : undefined,
       startProcess([join(ROOT, 'bench', 'portkey-process.ts')], { NODE_ENV: 'production' }),
       startProcess([join(ROOT, 'bench', 'node-proxy.ts')], { UPSTREAM: fakeUrl }),
     ]);
-    children.push(platform.child, portkey.child, proxy.child);
-
-    const publish = await request(`${platform.url}/agents`, {
-      method: 'POST',
-      dispatcher,
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'bench-echo',
-        description: 'Benchmark agent.',
-        supported_providers: ['openai'],
-        prompt_template: 'Echo {{text}}',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      }),
-    });
-    if (publish.statusCode !== 201)
-      throw new Error(`publish answered ${publish.statusCode}: ${await publish.body.text()}`);
-    await publish.body.dump();
+    children.push(portkey.child, proxy.child);
 
     const post = (url: string, headers: Record<string, string>, body: string) => async () => {
       const res = await request(url, { method: 'POST', dispatcher, headers, body });
@@ -195,16 +211,17 @@ async function main(): Promise<void> {
       name: 'direct',
       send: post(`${fakeUrl}/chat/completions`, modelHeaders, modelBody),
     };
+    const agenthost = (name: string, started: { url: string; child: ChildProcess }): Target => ({
+      name,
+      pid: started.child.pid,
+      send: post(
+        `${started.url}/local/bench-echo/v1/run`,
+        { ...json, authorization: `Bearer ${KEY}` },
+        JSON.stringify({ text: 'hello' }),
+      ),
+    });
     const gateways: Target[] = [
-      {
-        name: 'agenthost',
-        pid: platform.child.pid,
-        send: post(
-          `${platform.url}/local/bench-echo/v1/run`,
-          { ...json, authorization: `Bearer ${KEY}` },
-          JSON.stringify({ text: 'hello' }),
-        ),
-      },
+      agenthost('agenthost', platform),
       {
         name: 'Portkey',
         pid: portkey.child.pid,
@@ -219,6 +236,7 @@ async function main(): Promise<void> {
         pid: proxy.child.pid,
         send: post(`${proxy.url}/chat/completions`, modelHeaders, modelBody),
       },
+      ...(baseline ? [agenthost('agenthost before', baseline)] : []),
     ];
 
     const t0 = performance.now();
@@ -290,8 +308,8 @@ async function main(): Promise<void> {
     const table = [
       `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`npm run bench:calls\` (${REPEATS} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s). Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
       '',
-      '| concurrency | direct p50 ms | added p50 ms: agenthost | Portkey | proxy | calls/s: agenthost | Portkey | proxy | CPU ms per call: agenthost / Portkey / proxy | agenthost ÷ Portkey calls/s | agenthost ÷ Portkey CPU/call |',
-      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      `| concurrency | direct p50 ms | added p50 ms: ${names.join(' | ')} | calls/s: ${names.join(' | ')} | CPU ms per call: ${names.join(' / ')} | agenthost ÷ Portkey calls/s | agenthost ÷ Portkey CPU/call |`,
+      `| ---: | ---: | ${names.map(() => '---:').join(' | ')} | ${names.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`,
       ...rows,
       '',
       `Peak RSS of each gateway's processes at concurrency ${RSS_LEVEL} (${CALLS} calls per repeat): ${names.map((n, i) => `${n} ${fmt(rssMb[i] as number, 0)} MB`).join(', ')}; agenthost ÷ Portkey ${fmt(rssRatio)}.`,
@@ -307,7 +325,7 @@ async function main(): Promise<void> {
   } finally {
     await dispatcher.close();
     for (const child of children.reverse()) await stop(child);
-    await rm(dataDir, { recursive: true, force: true });
+    for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
   }
 }
 
