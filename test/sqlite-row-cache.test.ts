@@ -61,6 +61,24 @@ describe('SQLite store: row cache', () => {
     assert.equal((await store.get({ pk: 'APIKEY', sk: 'H' }))?.account, 'a2');
   });
 
+  // Found by review: the cache once looked at data_version once per event-loop turn, and a turn
+  // that began in the check phase (where group commits settle) spanned the next poll phase, where
+  // new requests arrive: a read made after the other connection's commit returned the old row.
+  it('a read right after another connection commits, in the phase where commits settle, sees it', async () => {
+    await store.put({ pk: 'REVOKED', sk: 'K', status: 'active' });
+    assert.ok(await store.get({ pk: 'REVOKED', sk: 'K' }));
+    await new Promise((r) => setTimeout(r, 5)); // a fresh loop iteration
+    setImmediate(() => void store.get({ pk: 'UNRELATED', sk: 'U' })); // a look made in this check phase
+    await other.delete({ pk: 'REVOKED', sk: 'K' }); // settles in the same check phase
+    assert.equal(await store.get({ pk: 'REVOKED', sk: 'K' }), undefined);
+  });
+
+  it('a row over 64 KB (an agent version with large skill files) is not kept', async () => {
+    await store.put({ pk: 'LARGE', sk: 'L', skill: 'x'.repeat(70 * 1024) });
+    assert.equal(await pointReads(() => store.get({ pk: 'LARGE', sk: 'L' })), 1);
+    assert.equal(await pointReads(() => store.get({ pk: 'LARGE', sk: 'L' })), 1);
+  });
+
   it('a write that failed, alone or in a group commit, leaves the cached row as it was', async () => {
     await store.put({ pk: 'VERSION', sk: 'V', state: 'live' });
     await store.get({ pk: 'VERSION', sk: 'V' });

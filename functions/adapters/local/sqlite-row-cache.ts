@@ -25,38 +25,40 @@ export class SqliteRowCache {
   private kept = new Map<string, CachedRow>();
   private readonly dataVersion: StatementSync;
   private readonly maxRows: number;
+  private readonly maxBytes: number;
   private seenVersion: number;
-  private syncedThisTurn = false;
+  /** The bytes of the rows kept (their JSON bodies), bounded by `maxBytes`. */
+  private bytes = 0;
 
-  /** `maxRows`: rows kept at most, the oldest forgotten first (about 1 KB each). */
-  constructor(db: DatabaseSync, maxRows = 4096) {
+  /**
+   * At most `maxRows` rows and `maxBytes` of their bodies are kept, the oldest forgotten first; a
+   * row over `MAX_ROW_BYTES` is not kept at all (an agent version with its skill files can be
+   * hundreds of KB, and a tenant decides its size).
+   */
+  constructor(db: DatabaseSync, maxRows = 4096, maxBytes = 8 * 1024 * 1024) {
     this.maxRows = maxRows;
+    this.maxBytes = maxBytes;
     this.dataVersion = db.prepare('PRAGMA data_version');
     this.seenVersion = this.version();
   }
 
   /**
-   * Empties the cache if another connection has committed since the last look. Outside a write
-   * transaction it looks once per turn of the event loop (`syncOncePerTurn`): a request that began
-   * after another process's commit was read from its socket after that commit, so the look made
-   * in its turn (after the turn's I/O was polled) sees it; the look costs as much as a point read.
+   * Empties the cache if another connection has committed since the last look: called before every
+   * read outside a write transaction, and after BEGIN IMMEDIATE inside one. (Looking once per turn
+   * of the event loop was tried: a turn's boundary in Node is not where new requests arrive, and a
+   * revoked key was read from the cache by a request sent after the revocation committed.)
    */
-  syncOncePerTurn(): void {
-    if (this.syncedThisTurn) return;
-    this.syncedThisTurn = true;
-    setImmediate(() => {
-      this.syncedThisTurn = false;
-    });
-    this.sync();
-  }
-
-  /** Empties the cache if another connection has committed since the last look. */
   sync(): void {
     const v = this.version();
     if (v !== this.seenVersion) {
-      this.rows.clear();
+      this.clear();
       this.seenVersion = v;
     }
+  }
+
+  clear(): void {
+    this.rows.clear();
+    this.bytes = 0;
   }
 
   /** The cached row (null: known absent), or undefined when the key is not known. */
@@ -72,7 +74,7 @@ export class SqliteRowCache {
   /** The current write of a transaction stores `row` (null: deletes) under `key`. */
   written(key: ItemKey, row: CachedRow): void {
     const k = cacheKey(key);
-    this.rows.delete(k);
+    this.forget(k);
     this.writing.set(k, row);
   }
 
@@ -90,15 +92,28 @@ export class SqliteRowCache {
   }
 
   private put(k: string, row: CachedRow): void {
-    this.rows.delete(k); // re-inserted last: the map's order is the age order
+    this.forget(k); // re-inserted last: the map's order is the age order
+    if (row && row.body.length > MAX_ROW_BYTES) return;
     this.rows.set(k, row);
-    if (this.rows.size > this.maxRows) this.rows.delete(this.rows.keys().next().value as string);
+    this.bytes += row?.body.length ?? 0;
+    while (this.rows.size > this.maxRows || this.bytes > this.maxBytes)
+      this.forget(this.rows.keys().next().value as string);
+  }
+
+  private forget(k: string): void {
+    const row = this.rows.get(k);
+    if (row === undefined) return;
+    this.rows.delete(k);
+    this.bytes -= row?.body.length ?? 0;
   }
 
   private version(): number {
     return Number((this.dataVersion.get() as { data_version: number }).data_version);
   }
 }
+
+/** A row whose JSON body is longer than this is read from the database every time. */
+const MAX_ROW_BYTES = 64 * 1024;
 
 function cacheKey(key: ItemKey): string {
   return `${key.pk}\u0000${key.sk}`;

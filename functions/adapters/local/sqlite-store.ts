@@ -181,6 +181,7 @@ export class SqliteStore implements Store {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
     this.commits.flush(); // nothing acknowledged-to-be is dropped
+    this.cache.clear(); // a read after close fails, as on the database, rather than answer from memory
     if (this.db.isOpen) this.db.close();
   }
 
@@ -204,7 +205,7 @@ export class SqliteStore implements Store {
    * Inside a write transaction the cache is already in sync (SqliteGroupCommit syncs it) and is not filled.
    */
   private read(key: ItemKey, inTransaction = false): Item | undefined {
-    if (!inTransaction) this.cache.syncOncePerTurn();
+    if (!inTransaction) this.cache.sync();
     let row = this.cache.lookup(key);
     if (row === undefined) {
       const found = this.stmt('SELECT body, ttl FROM items WHERE pk = ? AND sk = ?').get(key.pk, key.sk) as
