@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent, interceptors, request } from 'undici';
 
 /**
  * A `fetch` for the AI SDK's providers on the local platform, built on undici's request API over
@@ -10,16 +10,25 @@ import { Agent, request } from 'undici';
  * the answer is read whole (the SDK reads every non-streamed answer whole anyway) and handed to the
  * SDK as a Response over those bytes.
  *
- * It keeps what the SDK relies on from fetch: an abort through `init.signal` rejects with an
- * AbortError; an unreachable host rejects with `TypeError('fetch failed', { cause })`, which the
- * SDK reports as "Cannot connect to API". Bodies other than a string or bytes (the SDK sends JSON
- * strings; a FormData upload would be one) go to the global fetch.
+ * It keeps what the SDK relies on from fetch (test/pooled-fetch.test.ts runs each case through
+ * both): an abort through `init.signal` rejects with an AbortError; an unreachable host rejects
+ * with `TypeError('fetch failed', { cause })`, which the SDK reports as "Cannot connect to API";
+ * redirects are followed and compressed answers decoded. It does not ask for compression (the
+ * global fetch sends Accept-Encoding): a model's JSON answer is small, and decoding costs CPU.
+ * Bodies other than a string or bytes (the SDK sends JSON strings; a FormData upload would be one)
+ * go to the global fetch.
  *
  * Only the local composition uses it: in a Lambda the bundle would carry undici (about 300 KB),
  * and a Lambda serves one call at a time, so its fetch is the runtime's own.
  */
 export function createPooledFetch(): typeof fetch {
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  // As the global fetch does: redirects followed (a custom base URL behind a proxy may answer 307),
+  // a compressed answer decoded (whether or not it was asked for; content-encoding and
+  // content-length then go), error answers included, and no cap on connections per origin.
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000 }).compose(
+    interceptors.redirect({ maxRedirections: 20 }),
+    interceptors.decompress({ skipErrorResponses: false }),
+  );
   return async (input, init) => {
     const body = init?.body;
     if (
