@@ -1,4 +1,20 @@
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { Agent, interceptors, request } from 'undici';
+
+/**
+ * Decoders for a compressed answer, as the global fetch decodes it (whether or not it was asked
+ * for). Written here rather than with undici's decompress interceptor, which is experimental and
+ * prints a warning on the server's stderr. The output is bounded: a small compressed answer must
+ * not expand into all of memory.
+ */
+const MAX_DECODED_BYTES = 256 * 1024 * 1024;
+const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>> = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+};
 
 /**
  * A `fetch` for the AI SDK's providers on the local platform, built on undici's request API over
@@ -23,11 +39,9 @@ import { Agent, interceptors, request } from 'undici';
  */
 export function createPooledFetch(): typeof fetch {
   // As the global fetch does: redirects followed (a custom base URL behind a proxy may answer 307),
-  // a compressed answer decoded (whether or not it was asked for; content-encoding and
-  // content-length then go), error answers included, and no cap on connections per origin.
+  // and no cap on connections per origin.
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 }).compose(
     interceptors.redirect({ maxRedirections: 20 }),
-    interceptors.decompress({ skipErrorResponses: false }),
   );
   return async (input, init) => {
     const body = init?.body;
@@ -49,14 +63,21 @@ export function createPooledFetch(): typeof fetch {
     } catch (error) {
       throw fetchError(error, init?.signal);
     }
-    let bytes: ArrayBuffer;
+    const encoding = String(res.headers['content-encoding'] ?? '')
+      .trim()
+      .toLowerCase();
+    const decode = encoding ? DECODERS[encoding] : undefined;
+    let bytes: Buffer;
     try {
-      bytes = await res.body.arrayBuffer();
+      bytes = Buffer.from(await res.body.arrayBuffer());
+      if (decode) bytes = await decode(bytes, { maxOutputLength: MAX_DECODED_BYTES });
     } catch (error) {
       throw fetchError(error, init?.signal);
     }
     const headers = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
+      // A decoded body's encoding and length are no longer the header's.
+      if (decode && (name === 'content-encoding' || name === 'content-length')) continue;
       if (Array.isArray(value)) for (const v of value) headers.append(name, v);
       else if (value !== undefined) headers.set(name, value);
     }
