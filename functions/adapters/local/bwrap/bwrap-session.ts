@@ -20,7 +20,9 @@ import { bwrapArgs } from './bwrap-args.ts';
 import { innerCommand } from './inner-command.ts';
 import type { PreparedRun } from './run-dir.ts';
 import { writeIdMaps } from './sandbox-user.ts';
-import { notRun, superviseChild } from './supervise-child.ts';
+import { RemoteChild, type Spawner } from './spawner.ts';
+import type { FdRole } from './spawner-protocol.ts';
+import { notRun, type SandboxChild, superviseChild } from './supervise-child.ts';
 
 export interface SessionTools {
   bwrapPath: string;
@@ -32,6 +34,8 @@ export interface SessionTools {
   tools: { prlimit: string; setpriv?: string; bash?: string };
   /** pasta, for egress sessions (pasta-network.ts). */
   pastaPath: string | undefined;
+  /** Who forks bwrap: the spawner process, or (undefined) this process itself. */
+  spawner: Spawner | undefined;
 }
 
 /** One bubblewrap session: every exec is a new sandbox over the run's working directory. */
@@ -67,19 +71,20 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     // info (the sandbox's pid); fd 5 (as root): the user-namespace block; fd 6: the "started"
     // marker; fd 7 (egress): the block held until pasta has configured the sandbox's network.
     const wantsInfo = t.asRoot || egress;
-    const child = spawn(t.bwrapPath, ['--args', '3', '--', ...inner], {
-      stdio: [
-        'pipe',
-        'pipe',
-        'pipe',
-        'pipe',
-        wantsInfo ? 'pipe' : 'ignore',
-        t.asRoot ? 'pipe' : 'ignore',
-        'pipe',
-        egress ? 'pipe' : 'ignore',
-      ],
-      env: {},
-    });
+    const roles: FdRole[] = [
+      'in',
+      'out',
+      'out',
+      'in',
+      wantsInfo ? 'out' : 'ignore',
+      t.asRoot ? 'in' : 'ignore',
+      'out',
+      egress ? 'in' : 'ignore',
+    ];
+    const argv = ['--args', '3', '--', ...inner];
+    const child: SandboxChild = t.spawner
+      ? t.spawner.spawn(t.bwrapPath, argv, { stdio: roles, env: {} })
+      : spawn(t.bwrapPath, argv, { stdio: roles.map((r) => (r === 'ignore' ? 'ignore' : 'pipe')), env: {} });
     const argsPipe = child.stdio[3] as Writable;
     argsPipe.on('error', () => {});
     argsPipe.end(Buffer.from(`${args.join('\0')}\0`));
@@ -91,6 +96,11 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     // bwrap and the sandbox's first process: the latter may still wait on a block fd (the id maps,
     // the network), and killing it takes its whole pid namespace with it.
     const killAll = () => {
+      if (child instanceof RemoteChild) {
+        // The spawner kills the sandbox's first process only while bwrap still runs.
+        child.kill('SIGKILL', { alsoPids: sandboxPid === undefined ? [] : [sandboxPid] });
+        return;
+      }
       // Only while bwrap runs: once it has exited, that pid may belong to someone else.
       if (sandboxPid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {

@@ -33,6 +33,7 @@ import { BwrapSession } from './bwrap-session.ts';
 import { bwrapVersion, findTool, requiredTools } from './host-tools.ts';
 import { prepareRun, removeTree } from './run-dir.ts';
 import { writeIdentityFiles } from './sandbox-user.ts';
+import { Spawner } from './spawner.ts';
 import { UnisolatedSession } from './unisolated-session.ts';
 
 export interface BwrapSandboxOptions {
@@ -47,6 +48,12 @@ export interface BwrapSandboxOptions {
   nodePath?: string;
   /** pasta, for egress sessions (default: `pasta` from a system directory). */
   pastaPath?: string;
+  /**
+   * Who forks the sandboxes' processes: `process` (the default), a small spawner process
+   * (spawner.ts), so that forking never stalls the platform's event loop; `in-process`, the
+   * platform itself (for the bench's comparison).
+   */
+  spawner?: 'process' | 'in-process';
 }
 
 /** Runs each command under bubblewrap; see the module comment and docs/sandbox.md. */
@@ -63,8 +70,11 @@ export class BwrapSandbox implements Sandbox {
   private readonly hostGid: number;
   private readonly pastaPath: string | undefined;
   private version: Promise<string> | undefined;
+  /** Forks bwrap for every session of this sandbox; undefined: this process does. */
+  readonly spawner: Spawner | undefined;
 
   constructor(options: BwrapSandboxOptions) {
+    this.spawner = options.spawner === 'in-process' ? undefined : new Spawner();
     this.runsDir = resolve(options.runsDir);
     this.bwrapPath = options.bwrapPath ?? findTool('bwrap') ?? 'bwrap';
     this.nodePath = realpathSync(options.nodePath ?? process.execPath);
@@ -103,6 +113,7 @@ export class BwrapSandbox implements Sandbox {
       hostGid: this.hostGid,
       tools,
       pastaPath,
+      spawner: this.spawner,
     });
   }
 }
@@ -122,9 +133,12 @@ export class UnisolatedSandbox implements Sandbox {
   /** Commands share the host's network: an app's port is a host port. */
   readonly ownNetwork = false;
   private readonly runsDir: string;
+  /** Forks every command (see BwrapSandboxOptions.spawner); undefined: this process does. */
+  readonly spawner: Spawner | undefined;
 
-  constructor(options: { runsDir: string }) {
+  constructor(options: { runsDir: string; spawner?: 'process' | 'in-process' }) {
     this.runsDir = resolve(options.runsDir);
+    this.spawner = options.spawner === 'in-process' ? undefined : new Spawner();
   }
 
   async openSession(spec: SessionSpec): Promise<SandboxSession> {
@@ -135,6 +149,6 @@ export class UnisolatedSandbox implements Sandbox {
       await removeTree(run.runDir);
       throw err;
     }
-    return new UnisolatedSession(spec, run, findTool('prlimit'));
+    return new UnisolatedSession(spec, run, findTool('prlimit'), this.spawner);
   }
 }
