@@ -38,10 +38,11 @@ function parentOf(pid: number): number {
   return Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 }
 
+/** Running (a zombie, which a container's init may never reap, counts as ended). */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
   } catch {
     return false;
   }
@@ -88,7 +89,7 @@ describe('the spawner process', () => {
     const other = await plain.openSession(spec());
     try {
       let parent: number | undefined;
-      await other.exec('true', { onSpawn: (pid) => (parent = parentOf(pid)) });
+      await other.exec('sleep 0.5', { onSpawn: (pid) => (parent = parentOf(pid)) });
       assert.equal(parent, plain.spawner?.pid);
       assert.notEqual(parent, process.pid);
     } finally {
@@ -130,7 +131,7 @@ describe('the spawner process', () => {
     }
   });
 
-  it('ends, with its runs, when the platform process dies', async () => {
+  it('a run gets only stdin, stdout and stderr, uid 1000 without capabilities, no_new_privs and its limits, also when the platform inherited a stray descriptor', async () => {
     const script = join(dir, 'platform.ts');
     const sandboxes = new URL('../functions/adapters/local/bwrap/sandboxes.ts', import.meta.url).href;
     await writeFile(
@@ -138,16 +139,78 @@ describe('the spawner process', () => {
       `import { BwrapSandbox } from ${JSON.stringify(sandboxes)};
 const sandbox = new BwrapSandbox({ runsDir: ${JSON.stringify(join(dir, 'child-runs'))} });
 const session = await sandbox.openSession({ runId: 'doomed', workspaceId: 'w', env: {}, network: 'none',
-  deadlineMs: Date.now() + 60_000, limits: ${JSON.stringify(DEFAULT_SANDBOX_LIMITS)} });
+  deadlineMs: Date.now() + 60_000, limits: ${JSON.stringify(LIMITS)} });
+const seen = await session.exec(${JSON.stringify(PROBE)});
+process.send({ seen: seen.stdout, inherited: ${JSON.stringify(STRAY_FD)} });
 await session.exec('sleep 60', { onSpawn: (pid) => process.send({ spawner: sandbox.spawner.pid, sandbox: pid }) });
 `,
     );
-    const platform = fork(script, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    const pids = await new Promise<{ spawner: number; sandbox: number }>((resolve, reject) => {
-      platform.once('message', (m) => resolve(m as { spawner: number; sandbox: number }));
-      platform.once('exit', (code) => reject(new Error(`the platform process exited early (${code})`)));
-    });
-    platform.kill('SIGKILL');
-    assert.ok(await gone([pids.spawner, pids.sandbox], 5_000), 'spawner and sandbox ended with the platform');
+    // fd 4 of the platform process: inherited without close-on-exec, as from a careless parent.
+    const platform = fork(script, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc', 'pipe'] });
+    const messages: Record<string, unknown>[] = [];
+    const next = () =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        if (messages.length) return resolve(messages.shift()!);
+        platform.once('message', () => resolve(messages.shift()!));
+        platform.once('exit', (code) => reject(new Error(`the platform process exited early (${code})`)));
+      });
+    platform.on('message', (m) => messages.push(m as Record<string, unknown>));
+    try {
+      const { seen } = (await next()) as { seen: string };
+      assertProbe(seen);
+      const pids = (await next()) as { spawner: number; sandbox: number };
+      // ends, with its runs, when the platform process dies
+      platform.kill('SIGKILL');
+      assert.ok(
+        await gone([pids.spawner, pids.sandbox], 5_000),
+        'spawner and sandbox ended with the platform',
+      );
+    } finally {
+      platform.kill('SIGKILL');
+    }
+  });
+
+  it('the same holds when the platform forks bwrap itself (spawner: in-process, for the bench)', async () => {
+    const sandbox = new BwrapSandbox({ runsDir: join(dir, 'runs'), spawner: 'in-process' });
+    const session = await sandbox.openSession({ ...spec(), limits: LIMITS });
+    try {
+      assertProbe((await session.exec(PROBE)).stdout);
+      assert.equal(sandbox.spawner, undefined);
+    } finally {
+      await session.close();
+    }
   });
 });
+
+const STRAY_FD = 4;
+const LIMITS = {
+  ...DEFAULT_SANDBOX_LIMITS,
+  cpuSeconds: 7,
+  memoryBytes: 768 * 1024 * 1024,
+  processes: 20,
+  diskBytes: 8 * 1024 * 1024,
+};
+const PROBE = 'ls /proc/self/fd; echo ---; cat /proc/self/limits; echo ---; cat /proc/self/status';
+
+/** What PROBE printed: the descriptors, limits and identity of a command in the sandbox. */
+function assertProbe(seen: string): void {
+  const [fds, limits, status] = seen.split('---\n') as [string, string, string];
+  // 3 is ls's own handle on /proc/self/fd.
+  assert.deepEqual(fds.trim().split('\n'), ['0', '1', '2', '3']);
+  const limit = (name: string) => new RegExp(`^${name}\\s+(\\S+)\\s+(\\S+)`, 'm').exec(limits)?.slice(1, 3);
+  const asRoot = process.getuid?.() === 0;
+  assert.deepEqual(limit('Max cpu time'), ['7', '8']);
+  assert.deepEqual(limit('Max file size'), [String(8 * 1024 * 1024), String(8 * 1024 * 1024)]);
+  assert.deepEqual(limit('Max data size'), [String(768 * 1024 * 1024), String(768 * 1024 * 1024)]);
+  const as = String(768 * 1024 * 1024 + 4 * 1024 ** 3);
+  assert.deepEqual(limit('Max address space'), [as, as]);
+  assert.deepEqual(limit('Max processes'), asRoot ? ['20', '20'] : ['21', '21']);
+  assert.deepEqual(limit('Max core file size'), ['0', '0']);
+  const field = (name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim();
+  assert.equal(field('Uid'), '1000\t1000\t1000\t1000');
+  assert.equal(field('Gid'), '1000\t1000\t1000\t1000');
+  assert.equal(field('Groups'), '');
+  for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb'])
+    assert.equal(field(cap), '0000000000000000', cap);
+  assert.equal(field('NoNewPrivs'), '1');
+}

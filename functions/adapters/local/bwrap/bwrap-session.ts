@@ -66,7 +66,13 @@ export class BwrapSession extends BaseSession implements SandboxSession {
       identityDir: join(this.run.runDir, 'etc'),
       nodePath: t.nodePath,
     });
-    const inner = innerCommand({ asRoot: t.asRoot, limits: this.spec.limits, tools: t.tools, command });
+    const inner = innerCommand({
+      asRoot: t.asRoot,
+      limits: this.spec.limits,
+      tools: t.tools,
+      command,
+      knownDescriptors: t.spawner !== undefined,
+    });
     // fd 3: bwrap's options (NUL-separated, so secrets in --setenv never show in `ps`); fd 4: its
     // info (the sandbox's pid); fd 5 (as root): the user-namespace block; fd 6: the "started"
     // marker; fd 7 (egress): the block held until pasta has configured the sandbox's network.
@@ -96,11 +102,8 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     // bwrap and the sandbox's first process: the latter may still wait on a block fd (the id maps,
     // the network), and killing it takes its whole pid namespace with it.
     const killAll = () => {
-      if (child instanceof RemoteChild) {
-        // The spawner kills the sandbox's first process only while bwrap still runs.
-        child.kill('SIGKILL', { alsoPids: sandboxPid === undefined ? [] : [sandboxPid] });
-        return;
-      }
+      // The spawner kills the sandbox's first process too (guarded below), only while bwrap runs.
+      if (child instanceof RemoteChild) return void child.kill('SIGKILL');
       // Only while bwrap runs: once it has exited, that pid may belong to someone else.
       if (sandboxPid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {
@@ -149,6 +152,7 @@ export class BwrapSession extends BaseSession implements SandboxSession {
         if (!pid || seen) return;
         seen = true;
         sandboxPid = Number(pid);
+        if (child instanceof RemoteChild) child.guard(sandboxPid);
         prepare(sandboxPid).catch((err: Error) => {
           setupFailure = err;
           // The sandbox's first process still waits on its block fds, holding the output pipes.

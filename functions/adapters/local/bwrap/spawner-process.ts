@@ -9,10 +9,34 @@
  * Run-time imports: node built-ins only, so that it starts fast and stays small.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import type { FromSpawner, ToSpawner } from './spawner-protocol.ts';
 
 const children = new Map<number, ChildProcess>();
+/** Per child: the processes that die with it (the `guard` message). */
+const guarded = new Map<number, number[]>();
+
+/**
+ * Descriptors this process inherited without close-on-exec (whatever the platform's own parent
+ * left open): closed at start, so that a child gets the descriptors it is given and nothing else,
+ * which lets the sandbox's init shell close exactly those (inner-command.ts). Node opens its own
+ * with close-on-exec, the IPC channel included.
+ */
+function closeStrayDescriptors(): void {
+  const O_CLOEXEC = 0o2000000;
+  for (const name of readdirSync('/proc/self/fd')) {
+    const fd = Number(name);
+    if (fd <= 2) continue;
+    try {
+      const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) closeSync(fd);
+    } catch {
+      // the directory's own descriptor, gone by now
+    }
+  }
+}
+closeStrayDescriptors();
 
 function send(message: FromSpawner): void {
   process.send?.(message);
@@ -54,24 +78,30 @@ function start(m: Extract<ToSpawner, { t: 'spawn' }>): void {
   });
   child.on('close', (code, signal) => {
     children.delete(m.id);
+    guarded.delete(m.id);
     send({ t: 'close', id: m.id, code, signal });
   });
+}
+
+/** SIGKILLs what the child guards, while the child still runs (then those pids are still its own). */
+function killGuarded(id: number, child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  for (const pid of guarded.get(id) ?? []) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }
 
 function kill(m: Extract<ToSpawner, { t: 'kill' }>): void {
   const child = children.get(m.id);
   if (!child) return;
-  const running = child.exitCode === null && child.signalCode === null;
-  for (const pid of running ? (m.alsoPids ?? []) : []) {
-    try {
-      process.kill(pid, m.signal);
-    } catch {
-      // already gone
-    }
-  }
+  if (m.signal === 'SIGKILL') killGuarded(m.id, child);
   try {
     if (m.group && child.pid !== undefined) process.kill(-child.pid, m.signal);
-    else if (running) child.kill(m.signal);
+    else if (child.exitCode === null && child.signalCode === null) child.kill(m.signal);
   } catch {
     // already gone
   }
@@ -85,11 +115,13 @@ process.on('message', (m: ToSpawner) => {
     if (m.data) stream.write(m.data);
     if (m.end) stream.end();
   } else if (m.t === 'kill') kill(m);
+  else if (m.t === 'guard') guarded.set(m.id, [...(guarded.get(m.id) ?? []), m.pid]);
 });
 
 // The platform is gone (also when it was SIGKILLed): so are its runs.
 process.on('disconnect', () => {
-  for (const child of children.values()) {
+  for (const [id, child] of children) {
+    killGuarded(id, child);
     try {
       child.kill('SIGKILL');
     } catch {

@@ -26,9 +26,14 @@ export type ToSpawner =
       signal: NodeJS.Signals;
       /** The child's whole process group, not only the child. */
       group?: boolean;
-      /** Also these pids, but only while the child itself has not exited (afterwards they may be reused). */
-      alsoPids?: number[];
-    };
+    }
+  /**
+   * A process the child started that must die with it (bwrap's sandbox, which may still wait on
+   * a block fd, before its parent-death signal is armed): killed first whenever the child is
+   * killed, also when the platform goes, but only while the child runs (afterwards the pid may be
+   * someone else's).
+   */
+  | { t: 'guard'; id: number; pid: number };
 
 export type FromSpawner =
   | { t: 'spawned'; id: number; pid: number }

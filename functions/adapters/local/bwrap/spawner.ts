@@ -31,6 +31,7 @@ export class RemoteChild extends EventEmitter {
   private readonly spawner: Spawner;
   private readonly id: number;
   private closed = false;
+  private readonly guarded: number[] = [];
 
   constructor(spawner: Spawner, id: number, roles: FdRole[]) {
     super();
@@ -63,14 +64,36 @@ export class RemoteChild extends EventEmitter {
     return this.stdio[2] as Readable | null;
   }
 
-  /**
-   * Signals the child (its process group with `group`), and first `alsoPids` while the child still
-   * runs: the spawner knows that for certain, the platform only after a round trip.
-   */
-  kill(signal: NodeJS.Signals = 'SIGTERM', options: { group?: boolean; alsoPids?: number[] } = {}): boolean {
+  /** Signals the child (its process group with `group`); SIGKILL also kills what it guards. */
+  kill(signal: NodeJS.Signals = 'SIGTERM', options: { group?: boolean } = {}): boolean {
     if (this.closed) return false;
     this.spawner.send({ t: 'kill', id: this.id, signal, ...options });
     return true;
+  }
+
+  /**
+   * `pid` (a process the child started) dies with the child: SIGKILLed by the spawner whenever it
+   * kills the child while the child runs (only the spawner knows that for certain), when the
+   * platform goes, and by this process if the spawner itself dies.
+   */
+  guard(pid: number): void {
+    if (this.closed) return;
+    this.guarded.push(pid);
+    this.spawner.send({ t: 'guard', id: this.id, pid });
+  }
+
+  /** @internal The spawner died: what the child guarded may have outlived it. */
+  orphaned(): void {
+    for (const pid of this.closed ? [] : this.guarded) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    this.receive({ t: 'error', id: this.id, message: "the sandbox's spawner process exited" });
+    this.receive({ t: 'exit', id: this.id, code: null, signal: 'SIGKILL' });
+    this.receive({ t: 'close', id: this.id, code: null, signal: 'SIGKILL' });
   }
 
   /** @internal The spawner's report about this child. */
@@ -167,11 +190,7 @@ export class Spawner {
       if (this.process === proc) this.process = undefined;
       const orphans = [...this.children.entries()];
       this.children.clear();
-      for (const [, child] of orphans) {
-        child.receive({ t: 'error', id: 0, message: "the sandbox's spawner process exited" });
-        child.receive({ t: 'exit', id: 0, code: null, signal: 'SIGKILL' });
-        child.receive({ t: 'close', id: 0, code: null, signal: 'SIGKILL' });
-      }
+      for (const [, child] of orphans) child.orphaned();
     });
     // Idle, the spawner never keeps the platform's process alive.
     proc.unref();
