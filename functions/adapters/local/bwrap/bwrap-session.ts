@@ -4,7 +4,6 @@
  * waits on its block fds, and the child supervised until it ends.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
   type ExecOptions,
@@ -25,6 +24,8 @@ import type { FdRole } from './spawner-protocol.ts';
 import { notRun, type SandboxChild, superviseChild } from './supervise-child.ts';
 
 export interface SessionTools {
+  /** The synthetic passwd, group, hosts and nsswitch.conf, shared by every run (sandbox-user.ts). */
+  identityDir: string;
   bwrapPath: string;
   version: string;
   nodePath: string;
@@ -63,7 +64,7 @@ export class BwrapSession extends BaseSession implements SandboxSession {
       limits: this.spec.limits,
       env: this.spec.env,
       work: this.run.work.path,
-      identityDir: join(this.run.runDir, 'etc'),
+      identityDir: t.identityDir,
       nodePath: t.nodePath,
     });
     const inner = innerCommand({

@@ -30,9 +30,10 @@ import {
 } from '../../../ports/sandbox.ts';
 import { requirePasta } from '../pasta-network.ts';
 import { BwrapSession } from './bwrap-session.ts';
+import { ExtractedBundles } from './extracted-bundles.ts';
 import { bwrapVersion, findTool, requiredTools } from './host-tools.ts';
 import { prepareRun, removeTree } from './run-dir.ts';
-import { writeIdentityFiles } from './sandbox-user.ts';
+import { ensureIdentityFiles } from './sandbox-user.ts';
 import { Spawner } from './spawner.ts';
 import { UnisolatedSession } from './unisolated-session.ts';
 
@@ -72,10 +73,13 @@ export class BwrapSandbox implements Sandbox {
   private version: Promise<string> | undefined;
   /** Forks bwrap for every session of this sandbox; undefined: this process does. */
   readonly spawner: Spawner | undefined;
+  /** Bundles extracted once, copied into each run. */
+  readonly bundles: ExtractedBundles;
 
   constructor(options: BwrapSandboxOptions) {
     this.spawner = options.spawner === 'in-process' ? undefined : new Spawner();
     this.runsDir = resolve(options.runsDir);
+    this.bundles = new ExtractedBundles(this.runsDir);
     this.bwrapPath = options.bwrapPath ?? findTool('bwrap') ?? 'bwrap';
     this.nodePath = realpathSync(options.nodePath ?? process.execPath);
     this.asRoot = process.getuid?.() === 0;
@@ -97,14 +101,12 @@ export class BwrapSandbox implements Sandbox {
     // Without pasta an egress session would have no network at all: refused before anything runs.
     const pastaPath = spec.network === 'egress' ? (this.pastaPath ?? requirePasta()) : undefined;
     const owner = this.asRoot ? { uid: this.hostUid, gid: this.hostGid } : undefined;
-    const run = await prepareRun(this.runsDir, spec, owner);
-    try {
-      await writeIdentityFiles(run.runDir);
-    } catch (err) {
-      await removeTree(run.runDir);
-      throw err;
-    }
+    const identityDir = join(this.runsDir, '.identity');
+    await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
+    await ensureIdentityFiles(identityDir);
+    const run = await prepareRun(this.runsDir, spec, owner, this.bundles.place);
     return new BwrapSession(spec, run, {
+      identityDir,
       bwrapPath: this.bwrapPath,
       version,
       nodePath: this.nodePath,
@@ -136,13 +138,17 @@ export class UnisolatedSandbox implements Sandbox {
   /** Forks every command (see BwrapSandboxOptions.spawner); undefined: this process does. */
   readonly spawner: Spawner | undefined;
 
+  /** Bundles extracted once, copied into each run. */
+  readonly bundles: ExtractedBundles;
+
   constructor(options: { runsDir: string; spawner?: 'process' | 'in-process' }) {
     this.runsDir = resolve(options.runsDir);
+    this.bundles = new ExtractedBundles(this.runsDir);
     this.spawner = options.spawner === 'in-process' ? undefined : new Spawner();
   }
 
   async openSession(spec: SessionSpec): Promise<SandboxSession> {
-    const run = await prepareRun(this.runsDir, spec, undefined);
+    const run = await prepareRun(this.runsDir, spec, undefined, this.bundles.place);
     try {
       await mkdir(join(run.runDir, 'tmp'), { mode: 0o700 });
     } catch (err) {
