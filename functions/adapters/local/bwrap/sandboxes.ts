@@ -7,9 +7,11 @@
  * namespace gets its network from pasta, pasta-network.ts); the filesystem is a new tmpfs root
  * holding read-only binds of the system directories (/usr, /bin, /sbin, /lib*), a handful of /etc files, the platform's own node binary
  * at /opt/node/bin/node, and the run's working directory read-write at /work. The platform's data
- * directory, the repository and /root are never mounted. Limits are rlimits set by `prlimit`
- * inside the sandbox; the deadline SIGKILLs bwrap, which takes the sandbox's whole pid namespace
- * with it. docs/sandbox.md has the full picture and the measured figures.
+ * directory, the repository and /root are never mounted. Limits are rlimits set inside the
+ * sandbox (inner-command.ts); the deadline SIGKILLs bwrap, which takes the sandbox's whole pid
+ * namespace with it. bwrap is forked by the spawner process (spawner.ts), never by the platform,
+ * and bundles are extracted once (extracted-bundles.ts). docs/sandbox.md has the full picture and
+ * the measured figures.
  *
  * When the platform runs as root, sandboxed processes must not run as host uid 0: the kernel never
  * applies RLIMIT_NPROC to uid 0, and uid 0 owns most host files. bwrap then creates the user
