@@ -17,7 +17,8 @@
  * over the repeats. Then, per mode, while 4 sandboxed runs start every second: the event loop's
  * delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution, in this process, which is the
  * platform's) and /health's latency seen from another process (bench/health-probe-process.ts);
- * and how long one child_process.spawn call holds this process's loop at its size. Results go to
+ * how long one child_process.spawn call holds this process's loop at its size; and, as the floor
+ * under any bubblewrap sandbox, bwrap alone with the same namespaces running `cat`. Results go to
  * docs/performance.md.
  */
 import { spawn } from 'node:child_process';
@@ -102,6 +103,28 @@ function bareSpawn(): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn('cat', [], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', () => (out === INPUT ? resolve(performance.now() - started) : reject(new Error(out))));
+    child.stdin.end(INPUT);
+  });
+}
+
+/**
+ * The floor under any bubblewrap sandbox: bwrap with the same namespaces (user, mount, pid, ipc,
+ * uts, cgroup, network) and only /usr bound, running `cat` with the same input, spawned from this
+ * process; latency in ms.
+ */
+function bareBwrap(): Promise<number> {
+  const started = performance.now();
+  const args = ['--unshare-all', '--unshare-user', '--die-with-parent', '--new-session'];
+  args.push('--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib');
+  args.push('--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', 'cat');
+  return new Promise((resolve, reject) => {
+    const child = spawn('bwrap', args, { stdio: ['pipe', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -202,6 +225,12 @@ async function main(): Promise<void> {
         );
       }
     }
+    const floor: number[] = [];
+    const floorBare: number[] = [];
+    for (let r = 0; r < REPEATS; r++) {
+      floor.push(await p50(bareBwrap, CALLS, 1));
+      floorBare.push(await p50(bareSpawn, CALLS, 1));
+    }
     const idle = await loopDelay(undefined, byMode('spawner').p.url);
     const loaded: Record<Mode, LoopFigures> = {
       spawner: await loopDelay(byMode('spawner'), byMode('spawner').p.url),
@@ -228,6 +257,7 @@ async function main(): Promise<void> {
       `| sandbox forked by | API p50 ms (sequential) | bare spawn p50 ms | API / bare | API p50 ms (concurrency ${CONCURRENCY}) | bare spawn p50 ms | API / bare | event-loop delay p99 ms at ${RUNS_PER_SECOND} runs/s | max ms | /health p50 / p99 / max ms meanwhile |`,
       '|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
+      `| bwrap alone (the same namespaces, /usr only, \`cat\`), no platform | ${f(median(floor))} | ${f(median(floorBare))} | ${ratio(floor, floorBare).toFixed(2)}× | | | | | | |`,
       '',
       `Idle, the same loop's delay p99 is ${f(idle.p99)} ms (max ${f(idle.max)} ms) and /health answers in ${f(idle.health.p50)} / ${f(idle.health.p99)} / ${f(idle.health.max)} ms (p50 / p99 / max; a GET every ${HEALTH_INTERVAL_MS} ms on a fixed schedule from another process, as tenants would send them, so that every request arriving during a stall waits for it: the histogram counts a stall once, however long). One child_process.spawn call holds this process's event loop ${f(stall)} ms (median of 30) at ${Math.round(platformRss)} MB: the stall the spawner moves out of the platform. The event-loop figures are this whole process's: the platform, and the bench's own HTTP client.`,
       '',
