@@ -54,7 +54,8 @@ export interface BwrapSandboxOptions {
   /**
    * Who forks the sandboxes' processes: `process` (the default), a small spawner process
    * (spawner.ts), so that forking never stalls the platform's event loop; `in-process`, the
-   * platform itself (for the bench's comparison).
+   * platform itself (for the bench's comparison, and where a bundled copy of this adapter has no
+   * spawner program beside it).
    */
   spawner?: 'process' | 'in-process';
 }
@@ -79,7 +80,7 @@ export class BwrapSandbox implements Sandbox {
   readonly bundles: ExtractedBundles;
 
   constructor(options: BwrapSandboxOptions) {
-    this.spawner = options.spawner === 'in-process' ? undefined : new Spawner();
+    this.spawner = options.spawner === 'in-process' || !Spawner.available() ? undefined : new Spawner();
     this.runsDir = resolve(options.runsDir);
     this.bundles = new ExtractedBundles(this.runsDir);
     this.bwrapPath = options.bwrapPath ?? findTool('bwrap') ?? 'bwrap';
@@ -146,7 +147,7 @@ export class UnisolatedSandbox implements Sandbox {
   constructor(options: { runsDir: string; spawner?: 'process' | 'in-process' }) {
     this.runsDir = resolve(options.runsDir);
     this.bundles = new ExtractedBundles(this.runsDir);
-    this.spawner = options.spawner === 'in-process' ? undefined : new Spawner();
+    this.spawner = options.spawner === 'in-process' || !Spawner.available() ? undefined : new Spawner();
   }
 
   async openSession(spec: SessionSpec): Promise<SandboxSession> {

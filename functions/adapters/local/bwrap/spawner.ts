@@ -8,11 +8,19 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { FdRole, FromSpawner, ToSpawner } from './spawner-protocol.ts';
 
-const SPAWNER_ENTRY = fileURLToPath(new URL('./spawner-process.ts', import.meta.url));
+/**
+ * The spawner's program beside this module: the source, or (where this module was bundled, as a
+ * test bundles it to run as another user) a build of it named .mjs; undefined when neither is
+ * there, and the sandboxes then fork in-process (Spawner.available).
+ */
+const SPAWNER_ENTRY = ['./spawner-process.ts', './spawner-process.mjs']
+  .map((name) => fileURLToPath(new URL(name, import.meta.url)))
+  .find((path) => existsSync(path));
 
 export interface SpawnOptions {
   env: Record<string, string>;
@@ -132,6 +140,11 @@ export class Spawner {
   private readonly children = new Map<number, RemoteChild>();
   private nextId = 1;
 
+  /** Whether the spawner's program can be found (see SPAWNER_ENTRY). */
+  static available(): boolean {
+    return SPAWNER_ENTRY !== undefined;
+  }
+
   /** The spawner's pid while it runs (for tests and benches). */
   get pid(): number | undefined {
     return this.process?.pid;
@@ -171,7 +184,7 @@ export class Spawner {
 
   private ensureStarted(): ChildProcess {
     if (this.process) return this.process;
-    const proc = fork(SPAWNER_ENTRY, [], {
+    const proc = fork(SPAWNER_ENTRY!, [], {
       serialization: 'advanced',
       // stderr shared: a crash of the spawner itself is seen in the platform's log.
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
