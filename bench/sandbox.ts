@@ -7,8 +7,8 @@
  *    the default) with the short inner chain;
  *  - `in-process`: the platform forks bwrap itself with the former chain (prlimit, bash), as
  *    before the spawner (BwrapSandbox's `spawner: 'in-process'`).
- * This process holds a ballast of touched memory that brings it to BENCH_PLATFORM_MB (default
- * 300) resident, as large as the platform in service (229-340 MB in issue 16): fork() copies the
+ * Once warm, this process gets a ballast of touched memory that brings it to at least
+ * BENCH_PLATFORM_MB (default 300) resident, as large as the platform in service (229-340 MB in issue 16): fork() copies the
  * caller's page tables, so what a spawn costs depends on that size.
  *
  * Per repeat, for each mode (the order rotated): the call through the API (`POST /bench/cat/v1/run`)
@@ -200,10 +200,9 @@ function spawnStall(): number {
 
 async function main(): Promise<void> {
   const platforms = [await startPlatform('spawner'), await startPlatform('in-process')];
-  // Touched, so that it is resident: the page tables fork() copies.
-  const ballastMb = Math.max(0, Math.round(PLATFORM_MB - process.memoryUsage().rss / 2 ** 20));
-  const ballast = Buffer.alloc(ballastMb * 2 ** 20, 1);
   const byMode = (mode: Mode) => platforms.find((p) => p.mode === mode)!;
+  let ballastMb = 0;
+  let ballast = Buffer.alloc(0);
   const results: Record<Mode, { seq: number[]; conc: number[]; bareSeq: number[]; bareConc: number[] }> = {
     spawner: { seq: [], conc: [], bareSeq: [], bareConc: [] },
     'in-process': { seq: [], conc: [], bareSeq: [], bareConc: [] },
@@ -212,6 +211,9 @@ async function main(): Promise<void> {
     // Warm-up: the bundle extracted once, the spawner started, the JIT warm.
     for (const platform of platforms) for (let i = 0; i < 5; i++) await apiCall(platform);
     for (let i = 0; i < 5; i++) await bareSpawn();
+    // Touched, so that it is resident: the page tables fork() copies. Sized once warm.
+    ballastMb = Math.max(0, Math.round(PLATFORM_MB - process.memoryUsage().rss / 2 ** 20));
+    ballast = Buffer.alloc(ballastMb * 2 ** 20, 1);
     for (let r = 0; r < REPEATS; r++) {
       for (const mode of r % 2 ? [...MODES].reverse() : MODES) {
         const platform = byMode(mode);
