@@ -7,8 +7,8 @@
  *    the default) with the short inner chain;
  *  - `in-process`: the platform forks bwrap itself with the former chain (prlimit, bash), as
  *    before the spawner (BwrapSandbox's `spawner: 'in-process'`).
- * Once warm, this process gets a ballast of touched memory that brings it to at least
- * BENCH_PLATFORM_MB (default 300) resident, as large as the platform in service (229-340 MB in issue 16): fork() copies the
+ * Once warm, this process gets a ballast of touched memory that brings it to BENCH_PLATFORM_MB
+ * (default 300) resident, as large as the platform in service (229-340 MB in issue 16): fork() copies the
  * caller's page tables, so what a spawn costs depends on that size.
  *
  * Per repeat, for each mode (the order rotated): the call through the API (`POST /bench/cat/v1/run`)
