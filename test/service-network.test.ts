@@ -309,6 +309,15 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
         },
         logLevel: 'error',
       });
+      // The spawner's program beside the bundle, as beside its source (spawner.ts).
+      await build({
+        entryPoints: [join(import.meta.dirname, '..', 'functions/adapters/local/bwrap/spawner-process.ts')],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        outfile: join(dir, 'spawner-process.mjs'),
+        logLevel: 'error',
+      });
       await copyFile(process.execPath, join(dir, 'node'));
       await chmod(join(dir, 'node'), 0o755);
       await chmod(dir, 0o755);

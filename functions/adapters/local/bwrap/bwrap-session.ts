@@ -4,7 +4,6 @@
  * waits on its block fds, and the child supervised until it ends.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
   type ExecOptions,
@@ -20,9 +19,13 @@ import { bwrapArgs } from './bwrap-args.ts';
 import { innerCommand } from './inner-command.ts';
 import type { PreparedRun } from './run-dir.ts';
 import { writeIdMaps } from './sandbox-user.ts';
-import { notRun, superviseChild } from './supervise-child.ts';
+import { RemoteChild, type Spawner } from './spawner.ts';
+import type { FdRole } from './spawner-protocol.ts';
+import { notRun, type SandboxChild, superviseChild } from './supervise-child.ts';
 
 export interface SessionTools {
+  /** The synthetic passwd, group, hosts and nsswitch.conf, shared by every run (sandbox-user.ts). */
+  identityDir: string;
   bwrapPath: string;
   version: string;
   nodePath: string;
@@ -32,6 +35,8 @@ export interface SessionTools {
   tools: { prlimit: string; setpriv?: string; bash?: string };
   /** pasta, for egress sessions (pasta-network.ts). */
   pastaPath: string | undefined;
+  /** Who forks bwrap: the spawner process, or (undefined) this process itself. */
+  spawner: Spawner | undefined;
 }
 
 /** One bubblewrap session: every exec is a new sandbox over the run's working directory. */
@@ -59,27 +64,34 @@ export class BwrapSession extends BaseSession implements SandboxSession {
       limits: this.spec.limits,
       env: this.spec.env,
       work: this.run.work.path,
-      identityDir: join(this.run.runDir, 'etc'),
+      identityDir: t.identityDir,
       nodePath: t.nodePath,
     });
-    const inner = innerCommand({ asRoot: t.asRoot, limits: this.spec.limits, tools: t.tools, command });
+    const inner = innerCommand({
+      asRoot: t.asRoot,
+      limits: this.spec.limits,
+      tools: t.tools,
+      command,
+      knownDescriptors: t.spawner !== undefined,
+    });
     // fd 3: bwrap's options (NUL-separated, so secrets in --setenv never show in `ps`); fd 4: its
     // info (the sandbox's pid); fd 5 (as root): the user-namespace block; fd 6: the "started"
     // marker; fd 7 (egress): the block held until pasta has configured the sandbox's network.
     const wantsInfo = t.asRoot || egress;
-    const child = spawn(t.bwrapPath, ['--args', '3', '--', ...inner], {
-      stdio: [
-        'pipe',
-        'pipe',
-        'pipe',
-        'pipe',
-        wantsInfo ? 'pipe' : 'ignore',
-        t.asRoot ? 'pipe' : 'ignore',
-        'pipe',
-        egress ? 'pipe' : 'ignore',
-      ],
-      env: {},
-    });
+    const roles: FdRole[] = [
+      'in',
+      'out',
+      'out',
+      'in',
+      wantsInfo ? 'out' : 'ignore',
+      t.asRoot ? 'in' : 'ignore',
+      'out',
+      egress ? 'in' : 'ignore',
+    ];
+    const argv = ['--args', '3', '--', ...inner];
+    const child: SandboxChild = t.spawner
+      ? t.spawner.spawn(t.bwrapPath, argv, { stdio: roles, env: {} })
+      : spawn(t.bwrapPath, argv, { stdio: roles.map((r) => (r === 'ignore' ? 'ignore' : 'pipe')), env: {} });
     const argsPipe = child.stdio[3] as Writable;
     argsPipe.on('error', () => {});
     argsPipe.end(Buffer.from(`${args.join('\0')}\0`));
@@ -91,6 +103,8 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     // bwrap and the sandbox's first process: the latter may still wait on a block fd (the id maps,
     // the network), and killing it takes its whole pid namespace with it.
     const killAll = () => {
+      // The spawner kills the sandbox's first process too (guarded below), only while bwrap runs.
+      if (child instanceof RemoteChild) return void child.kill('SIGKILL');
       // Only while bwrap runs: once it has exited, that pid may belong to someone else.
       if (sandboxPid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {
@@ -139,6 +153,7 @@ export class BwrapSession extends BaseSession implements SandboxSession {
         if (!pid || seen) return;
         seen = true;
         sandboxPid = Number(pid);
+        if (child instanceof RemoteChild) child.guard(sandboxPid);
         prepare(sandboxPid).catch((err: Error) => {
           setupFailure = err;
           // The sandbox's first process still waits on its block fds, holding the output pipes.

@@ -1,6 +1,7 @@
 /**
- * What runs before the user's command: the rlimits as prlimit options (both local sandboxes) and,
- * inside bubblewrap, the chain setpriv, prlimit, then the init script that starts the command.
+ * What runs before the user's command: the rlimits as prlimit options (both local sandboxes) or
+ * shell builtins and, inside bubblewrap, the chain: setpriv (as root), then the init script that
+ * sets the limits and starts the command.
  */
 import type { SandboxLimits } from '../../../ports/sandbox.ts';
 import { SANDBOX_WORK_DIR } from '../../../shared/sandbox-conventions.ts';
@@ -25,14 +26,40 @@ export function rlimitArgs(limits: SandboxLimits, processLimit: boolean, process
 }
 
 /**
- * What bwrap runs: (as root) setpriv to the unprivileged uid, prlimit, then a shell that writes
- * the "started" marker, closes every inherited descriptor above 2 and execs `/bin/sh -c command`.
+ * The rlimits as dash's `ulimit` builtins (sizes in its units: `-f` 512-byte blocks, `-d` and `-v`
+ * KiB, rounded down), so that the init shell sets them without a prlimit process of its own.
+ */
+export function ulimitScript(limits: SandboxLimits, processOffset: number): string {
+  const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
+  return [
+    // The soft limit first: a hard limit below the (unlimited) soft one is refused.
+    `ulimit -S -t ${limits.cpuSeconds}`,
+    `ulimit -H -t ${limits.cpuSeconds + 1}`,
+    `ulimit -d ${kib(limits.memoryBytes)}`,
+    `ulimit -v ${kib(limits.memoryBytes + ADDRESS_SPACE_HEADROOM)}`,
+    `ulimit -p ${limits.processes + processOffset}`,
+    `ulimit -f ${Math.max(1, Math.floor(limits.diskBytes / 512))}`,
+    'ulimit -c 0',
+  ].join(' && ');
+}
+
+/**
+ * What bwrap runs: (as root) setpriv to the unprivileged uid, then an init shell that sets the
+ * limits, writes the "started" marker, closes every inherited descriptor above 2 and execs
+ * `/bin/sh -c command`.
+ *
+ * `knownDescriptors`: bwrap was started by the spawner, which holds no stray inherited descriptor
+ * (spawner-process.ts), so the sandbox can only have inherited bwrap's own, 3 to 7: dash closes
+ * them and sets the limits with its builtins. Otherwise (bwrap forked by the platform, which may
+ * have inherited anything), prlimit sets the limits and bash closes whatever /proc/self/fd lists,
+ * dash only 3 to 9 when the host has no bash.
  */
 export function innerCommand(input: {
   asRoot: boolean;
   limits: SandboxLimits;
   tools: { prlimit: string; setpriv?: string; bash?: string };
   command: string;
+  knownDescriptors: boolean;
 }): string[] {
   const { tools } = input;
   const dropToUser =
@@ -48,11 +75,17 @@ export function innerCommand(input: {
         ]
       : [];
   // Unprivileged, bwrap's own pid 1 (its reaper) shares the uid and counts against RLIMIT_NPROC.
-  const limits = [tools.prlimit, ...rlimitArgs(input.limits, true, input.asRoot ? 0 : 1), '--'];
+  const processOffset = input.asRoot ? 0 : 1;
+  const start = `cd ${SANDBOX_WORK_DIR} || exit 126; printf x >&6`;
+  if (input.knownDescriptors) {
+    const script = `${ulimitScript(input.limits, processOffset)} || exit 126; ${start}; exec 3>&- 4>&- 5>&- 6>&- 7>&-; exec /bin/sh -c "$1"`;
+    return [...dropToUser, '/bin/sh', '-c', script, 'sandbox-init', input.command];
+  }
+  const limits = [tools.prlimit, ...rlimitArgs(input.limits, true, processOffset), '--'];
   const closeFds = tools.bash
     ? // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
       'for f in /proc/self/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"; done'
     : 'exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-';
-  const script = `cd ${SANDBOX_WORK_DIR} || exit 126; printf x >&6; ${closeFds}; exec /bin/sh -c "$1"`;
+  const script = `${start}; ${closeFds}; exec /bin/sh -c "$1"`;
   return [...dropToUser, ...limits, tools.bash ?? '/bin/sh', '-c', script, 'sandbox-init', input.command];
 }

@@ -42,10 +42,18 @@ export interface PreparedRun {
   baseline: { bytes: number; entries: number };
 }
 
+/** Puts a bundle's files into a directory that does not exist yet (extracted-bundles.ts). */
+export type PlaceBundle = (
+  bundle: { data: Buffer; format: 'tar.gz' | 'zip' },
+  dest: string,
+  owner: Owner | undefined,
+) => Promise<void>;
+
 export async function prepareRun(
   runsDir: string,
   spec: SessionSpec,
   owner: Owner | undefined,
+  placeBundle?: PlaceBundle,
 ): Promise<PreparedRun> {
   validateSpec(spec);
   await mkdir(runsDir, { recursive: true, mode: 0o700 });
@@ -54,10 +62,16 @@ export async function prepareRun(
   await mkdir(runDir, { mode: 0o700 });
   try {
     const workPath = join(runDir, 'work');
-    if (spec.bundle) await extractBundle(spec.bundle.data, spec.bundle.format, workPath);
-    else await mkdir(workPath, { mode: 0o700 });
-    await chmod(workPath, 0o700);
-    if (owner) await chownTree(workPath, owner);
+    if (spec.bundle && placeBundle) {
+      // Copied from the bundle's extracted tree, chowned on the way.
+      await placeBundle(spec.bundle, workPath, owner);
+      await chmod(workPath, 0o700);
+    } else {
+      if (spec.bundle) await extractBundle(spec.bundle.data, spec.bundle.format, workPath);
+      else await mkdir(workPath, { mode: 0o700 });
+      await chmod(workPath, 0o700);
+      if (owner) await chownTree(workPath, owner);
+    }
     const work = new HostWorkDir(workPath, owner);
     for (const file of spec.files ?? []) await work.writeFile(file.path, file.data);
     const baseline = await work.usage(Number.POSITIVE_INFINITY);

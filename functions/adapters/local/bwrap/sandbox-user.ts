@@ -3,17 +3,33 @@
  * and group (no host user names), and, when the platform runs as root, the id maps that make
  * inside 1000 an unprivileged host id.
  */
-import { writeFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SANDBOX_WORK_DIR } from '../../../shared/sandbox-conventions.ts';
 
 /** The uid and gid user code has inside the sandbox. */
 export const INSIDE_ID = 1000;
 
+/**
+ * The identity files every sandbox sees, the same for every run: written once into `dir` (a temporary
+ * directory renamed into place, so a reader never sees half of them) unless they are there.
+ */
+export async function ensureIdentityFiles(dir: string): Promise<void> {
+  if (existsSync(join(dir, 'nsswitch.conf'))) return;
+  const temp = `${dir}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  try {
+    await writeIdentityFiles(temp);
+    await rename(temp, dir);
+  } catch (err) {
+    await rm(temp, { recursive: true, force: true });
+    // Another sandbox over the same runs directory wrote them first.
+    if (!existsSync(join(dir, 'nsswitch.conf'))) throw err;
+  }
+}
+
 /** The identity files the sandbox sees: no host user names, no host name resolution data. */
-export async function writeIdentityFiles(runDir: string): Promise<void> {
-  const etc = join(runDir, 'etc');
+async function writeIdentityFiles(etc: string): Promise<void> {
   await mkdir(etc, { mode: 0o755 });
   const files: Record<string, string> = {
     passwd: [

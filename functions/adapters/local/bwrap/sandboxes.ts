@@ -7,9 +7,11 @@
  * namespace gets its network from pasta, pasta-network.ts); the filesystem is a new tmpfs root
  * holding read-only binds of the system directories (/usr, /bin, /sbin, /lib*), a handful of /etc files, the platform's own node binary
  * at /opt/node/bin/node, and the run's working directory read-write at /work. The platform's data
- * directory, the repository and /root are never mounted. Limits are rlimits set by `prlimit`
- * inside the sandbox; the deadline SIGKILLs bwrap, which takes the sandbox's whole pid namespace
- * with it. docs/sandbox.md has the full picture and the measured figures.
+ * directory, the repository and /root are never mounted. Limits are rlimits set inside the
+ * sandbox (inner-command.ts); the deadline SIGKILLs bwrap, which takes the sandbox's whole pid
+ * namespace with it. bwrap is forked by the spawner process (spawner.ts), never by the platform,
+ * and bundles are extracted once (extracted-bundles.ts). docs/sandbox.md has the full picture and
+ * the measured figures.
  *
  * When the platform runs as root, sandboxed processes must not run as host uid 0: the kernel never
  * applies RLIMIT_NPROC to uid 0, and uid 0 owns most host files. bwrap then creates the user
@@ -30,9 +32,11 @@ import {
 } from '../../../ports/sandbox.ts';
 import { requirePasta } from '../pasta-network.ts';
 import { BwrapSession } from './bwrap-session.ts';
+import { ExtractedBundles } from './extracted-bundles.ts';
 import { bwrapVersion, findTool, requiredTools } from './host-tools.ts';
 import { prepareRun, removeTree } from './run-dir.ts';
-import { writeIdentityFiles } from './sandbox-user.ts';
+import { ensureIdentityFiles } from './sandbox-user.ts';
+import { Spawner } from './spawner.ts';
 import { UnisolatedSession } from './unisolated-session.ts';
 
 export interface BwrapSandboxOptions {
@@ -47,6 +51,13 @@ export interface BwrapSandboxOptions {
   nodePath?: string;
   /** pasta, for egress sessions (default: `pasta` from a system directory). */
   pastaPath?: string;
+  /**
+   * Who forks the sandboxes' processes: `process` (the default), a small spawner process
+   * (spawner.ts), so that forking never stalls the platform's event loop; `in-process`, the
+   * platform itself (for the bench's comparison, and where a bundled copy of this adapter has no
+   * spawner program beside it).
+   */
+  spawner?: 'process' | 'in-process';
 }
 
 /** Runs each command under bubblewrap; see the module comment and docs/sandbox.md. */
@@ -63,9 +74,15 @@ export class BwrapSandbox implements Sandbox {
   private readonly hostGid: number;
   private readonly pastaPath: string | undefined;
   private version: Promise<string> | undefined;
+  /** Forks bwrap for every session of this sandbox; undefined: this process does. */
+  readonly spawner: Spawner | undefined;
+  /** Bundles extracted once, copied into each run. */
+  readonly bundles: ExtractedBundles;
 
   constructor(options: BwrapSandboxOptions) {
+    this.spawner = options.spawner === 'in-process' || !Spawner.available() ? undefined : new Spawner();
     this.runsDir = resolve(options.runsDir);
+    this.bundles = new ExtractedBundles(this.runsDir);
     this.bwrapPath = options.bwrapPath ?? findTool('bwrap') ?? 'bwrap';
     this.nodePath = realpathSync(options.nodePath ?? process.execPath);
     this.asRoot = process.getuid?.() === 0;
@@ -87,14 +104,12 @@ export class BwrapSandbox implements Sandbox {
     // Without pasta an egress session would have no network at all: refused before anything runs.
     const pastaPath = spec.network === 'egress' ? (this.pastaPath ?? requirePasta()) : undefined;
     const owner = this.asRoot ? { uid: this.hostUid, gid: this.hostGid } : undefined;
-    const run = await prepareRun(this.runsDir, spec, owner);
-    try {
-      await writeIdentityFiles(run.runDir);
-    } catch (err) {
-      await removeTree(run.runDir);
-      throw err;
-    }
+    const identityDir = join(this.runsDir, '.identity');
+    await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
+    await ensureIdentityFiles(identityDir);
+    const run = await prepareRun(this.runsDir, spec, owner, this.bundles.place);
     return new BwrapSession(spec, run, {
+      identityDir,
       bwrapPath: this.bwrapPath,
       version,
       nodePath: this.nodePath,
@@ -103,6 +118,7 @@ export class BwrapSandbox implements Sandbox {
       hostGid: this.hostGid,
       tools,
       pastaPath,
+      spawner: this.spawner,
     });
   }
 }
@@ -122,19 +138,26 @@ export class UnisolatedSandbox implements Sandbox {
   /** Commands share the host's network: an app's port is a host port. */
   readonly ownNetwork = false;
   private readonly runsDir: string;
+  /** Forks every command (see BwrapSandboxOptions.spawner); undefined: this process does. */
+  readonly spawner: Spawner | undefined;
 
-  constructor(options: { runsDir: string }) {
+  /** Bundles extracted once, copied into each run. */
+  readonly bundles: ExtractedBundles;
+
+  constructor(options: { runsDir: string; spawner?: 'process' | 'in-process' }) {
     this.runsDir = resolve(options.runsDir);
+    this.bundles = new ExtractedBundles(this.runsDir);
+    this.spawner = options.spawner === 'in-process' || !Spawner.available() ? undefined : new Spawner();
   }
 
   async openSession(spec: SessionSpec): Promise<SandboxSession> {
-    const run = await prepareRun(this.runsDir, spec, undefined);
+    const run = await prepareRun(this.runsDir, spec, undefined, this.bundles.place);
     try {
       await mkdir(join(run.runDir, 'tmp'), { mode: 0o700 });
     } catch (err) {
       await removeTree(run.runDir);
       throw err;
     }
-    return new UnisolatedSession(spec, run, findTool('prlimit'));
+    return new UnisolatedSession(spec, run, findTool('prlimit'), this.spawner);
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import {
   type ExecOptions,
   type ExecResult,
@@ -14,6 +14,10 @@ import {
 } from '../../../ports/sandbox.ts';
 import { STDERR_TAIL_BYTES } from '../../../shared/sandbox-conventions.ts';
 import type { HostWorkDir } from './host-work-dir.ts';
+import type { RemoteChild } from './spawner.ts';
+
+/** A child started in this process (ChildProcess) or by the spawner (RemoteChild, spawner.ts). */
+export type SandboxChild = ChildProcess | RemoteChild;
 
 /** How often the working directory's size is measured while a command runs (at least; a slow walk spaces them out). */
 const DISK_CHECK_INTERVAL_MS = 100;
@@ -48,7 +52,7 @@ export function notRun(timedOut: boolean): ExecResult {
 
 export function superviseChild(
   session: Supervisable,
-  child: ChildProcess,
+  child: SandboxChild,
   options: ExecOptions,
   started: number,
   deadline: number,
@@ -71,11 +75,13 @@ export function superviseChild(
     killTree();
     // A process stuck in the kernel can keep a pipe open; do not wait for it forever.
     setTimeout(() => {
-      for (const s of child.stdio) s?.destroy();
+      for (const s of child.stdio as (Readable | Writable | null | undefined)[]) s?.destroy();
     }, KILL_GRACE_MS).unref();
   };
 
+  // The spawner's children learn their pid a round trip later.
   if (child.pid !== undefined) options.onSpawn?.(child.pid);
+  else if (options.onSpawn) child.once('spawn', () => options.onSpawn?.(child.pid!));
   child.stdout!.on('data', (chunk: Buffer) => {
     options.onOutput?.('stdout', chunk);
     const room = outputBytes - stdoutBytes;

@@ -9,17 +9,25 @@ import type { ExecOptions, ExecResult, SandboxSession, SessionSpec } from '../..
 import { BaseSession } from './base-session.ts';
 import { rlimitArgs } from './inner-command.ts';
 import type { PreparedRun } from './run-dir.ts';
-import { notRun, superviseChild } from './supervise-child.ts';
+import { RemoteChild, type Spawner } from './spawner.ts';
+import { notRun, type SandboxChild, superviseChild } from './supervise-child.ts';
 
 /** One unisolated session: every exec is a child process in the run's working directory. */
 export class UnisolatedSession extends BaseSession implements SandboxSession {
   readonly workDir: string;
   private readonly prlimit: string | undefined;
+  private readonly spawner: Spawner | undefined;
 
-  constructor(spec: SessionSpec, run: PreparedRun, prlimit: string | undefined) {
+  constructor(
+    spec: SessionSpec,
+    run: PreparedRun,
+    prlimit: string | undefined,
+    spawner: Spawner | undefined,
+  ) {
     super(spec, run);
     this.workDir = run.work.path;
     this.prlimit = prlimit;
+    this.spawner = spawner;
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -29,19 +37,29 @@ export class UnisolatedSession extends BaseSession implements SandboxSession {
     if (deadline <= started || options.signal?.aborted) return notRun(deadline <= started);
     const limits = this.prlimit ? [this.prlimit, ...rlimitArgs(this.spec.limits, false), '--'] : [];
     const argv = [...limits, '/bin/sh', '-c', command];
-    const child = spawn(argv[0]!, argv.slice(1), {
-      cwd: this.workDir,
-      env: {
-        PATH: `${dirname(realpathSync(process.execPath))}:/usr/local/bin:/usr/bin:/bin`,
-        HOME: this.workDir,
-        LANG: 'C.UTF-8',
-        TMPDIR: join(this.run.runDir, 'tmp'),
-        ...this.spec.env,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const env = {
+      PATH: `${dirname(realpathSync(process.execPath))}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: this.workDir,
+      LANG: 'C.UTF-8',
+      TMPDIR: join(this.run.runDir, 'tmp'),
+      ...this.spec.env,
+    };
+    const child: SandboxChild = this.spawner
+      ? this.spawner.spawn(argv[0]!, argv.slice(1), {
+          cwd: this.workDir,
+          env,
+          stdio: ['in', 'out', 'out'],
+          detached: true,
+        })
+      : spawn(argv[0]!, argv.slice(1), {
+          cwd: this.workDir,
+          env,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: true,
+        });
     const killTree = () => {
+      // The spawner knows the pid before this process does.
+      if (child instanceof RemoteChild) return void child.kill('SIGKILL', { group: true });
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {
