@@ -460,7 +460,7 @@ describe('service supervision: the healthy period, and a restart of the platform
         30_000,
       );
       t.diagnostic(
-        `after ${seen.restart_count} crashes, each after a healthy period: state ${seen.state}, counter ${seen.consecutive_restart_failures}`,
+        `after ${seen.restart_count} crashes, each after a healthy period: state ${seen.state}, counter ${seen.consecutive_restart_failures}, last error ${seen.last_error}`,
       );
       assert.notEqual(seen.state, 'paused');
       assert.ok(seen.consecutive_restart_failures <= 1);
