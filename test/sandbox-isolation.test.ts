@@ -85,6 +85,29 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+/** Resolves once no child of this process runs the spawner's program (fails after 5 s). */
+async function waitForNoSpawnerChild(): Promise<void> {
+  const spawnerChildren = async () => {
+    const found: string[] = [];
+    for (const pid of await readdir('/proc').catch(() => [])) {
+      if (!/^\d+$/.test(pid)) continue;
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      if (cmdline.includes('spawner-process')) found.push(pid);
+    }
+    return found;
+  };
+  const until = Date.now() + 5_000;
+  let left = await spawnerChildren();
+  while (left.length > 0 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = await spawnerChildren();
+  }
+  assert.deepEqual(left, [], 'a spawner process outlived the start-up check');
+}
+
 describe('the bubblewrap sandbox: a run and its inputs', () => {
   it('is available here (start-up check)', async (t) => {
     const found = await detectBwrap();
@@ -98,6 +121,9 @@ describe('the bubblewrap sandbox: a run and its inputs', () => {
     assert.equal(missing.available, true);
     assert.equal(missing.egress?.available, false);
     assert.match(missing.egress?.reason ?? '', /pasta could not give the sandbox its network/);
+    // The probes' spawner (a Node process of about 70 MB) does not outlive them: the platform's
+    // own sandbox starts its spawner at its first run.
+    await waitForNoSpawnerChild();
   });
 
   it('a command sees its stdin, environment and bundle, and its stdout comes back', async (t) => {

@@ -75,6 +75,9 @@ export async function detectBwrap(options: Partial<BwrapSandboxOptions> = {}): P
   } catch (err) {
     return { available: false, version, reason: (err as Error).message };
   } finally {
+    // The probe's sandbox is not the platform's (deps builds its own, whose spawner starts at the
+    // first run): its spawner, a Node process of about 70 MB, must not outlive the probe.
+    sandbox.spawner?.stop();
     if (temp) await rm(temp, { recursive: true, force: true });
   }
 }
