@@ -21,7 +21,7 @@
  * BENCH_BASELINE_DIR=<checkout> also runs that checkout's platform as a fourth gateway ("agenthost
  * before"), so a change to the call path is measured against the code before it in the same run.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -134,6 +134,11 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
+
+/** The short commit a checkout is at (its working tree may differ: the bench says what it ran). */
+function commitOf(dir: string): string {
+  return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+}
 
 /** Publishes the bench's prompt agent on a platform, as its bootstrap account. */
 async function publishAgent(url: string, dispatcher: Agent): Promise<void> {
@@ -306,7 +311,7 @@ async function main(): Promise<void> {
     const c16 = summary.get(16) as { cpu: number[]; speedup: number };
     const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
     const table = [
-      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`npm run bench:calls\` (${REPEATS} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s). Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
+      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`${baselineDir ? `BENCH_BASELINE_DIR=<checkout of ${commitOf(baselineDir)}> ` : ''}npm run bench:calls\` (${REPEATS} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s)${baselineDir ? `; "agenthost before" is commit ${commitOf(baselineDir)}, this checkout is ${commitOf(ROOT)}` : ''}. Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
       '',
       `| concurrency | direct p50 ms | added p50 ms: ${names.join(' | ')} | calls/s: ${names.join(' | ')} | CPU ms per call: ${names.join(' / ')} | agenthost ÷ Portkey calls/s | agenthost ÷ Portkey CPU/call |`,
       `| ---: | ---: | ${names.map(() => '---:').join(' | ')} | ${names.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`,
