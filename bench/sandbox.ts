@@ -98,11 +98,11 @@ async function apiCall(platform: Platform): Promise<number> {
   return performance.now() - started;
 }
 
-/** `cat` spawned from this process with the same input, read to its end; latency in ms. */
-function bareSpawn(): Promise<number> {
+/** `file args` spawned from this process with the bench's input, read to its end; latency in ms. */
+function timedSpawn(file: string, args: string[]): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('cat', [], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -113,26 +113,21 @@ function bareSpawn(): Promise<number> {
   });
 }
 
+/** `cat` spawned from this process with the same input; latency in ms. */
+function bareSpawn(): Promise<number> {
+  return timedSpawn('cat', []);
+}
+
 /**
  * The floor under any bubblewrap sandbox: bwrap with the same namespaces (user, mount, pid, ipc,
  * uts, cgroup, network) and only /usr bound, running `cat` with the same input, spawned from this
  * process; latency in ms.
  */
 function bareBwrap(): Promise<number> {
-  const started = performance.now();
   const args = ['--unshare-all', '--unshare-user', '--die-with-parent', '--new-session'];
   args.push('--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib');
   args.push('--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', 'cat');
-  return new Promise((resolve, reject) => {
-    const child = spawn('bwrap', args, { stdio: ['pipe', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', () => (out === INPUT ? resolve(performance.now() - started) : reject(new Error(out))));
-    child.stdin.end(INPUT);
-  });
+  return timedSpawn('bwrap', args);
 }
 
 /** `count` calls of `one`, `concurrency` at a time; the p50 of their latencies. */

@@ -1186,19 +1186,23 @@ describe('settings (functions/ports/config.ts DEPLOYMENT_SETTINGS)', () => {
 });
 
 describe('bundles', () => {
+  /** A handler bundled as deployed, in memory, with its metafile. */
+  const buildHandler = (module: ResourceModule) =>
+    build({
+      ...esbuildBuildOptions(
+        MODULE_ACCESS[module],
+        join(PROJECT_ROOT, 'functions/http', `${module}.ts`),
+        'out',
+      ),
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+      absWorkingDir: PROJECT_ROOT,
+    });
+
   test('externals are reached only through dynamic import() (a static one would fail at load)', async () => {
     for (const module of MODULES) {
-      const result = await build({
-        ...esbuildBuildOptions(
-          MODULE_ACCESS[module],
-          join(PROJECT_ROOT, 'functions/http', `${module}.ts`),
-          'out',
-        ),
-        write: false,
-        metafile: true,
-        logLevel: 'silent',
-        absWorkingDir: PROJECT_ROOT,
-      });
+      const result = await buildHandler(module);
       const loaded = loadedAtStart(result.metafile);
       assert.ok(loaded.length > 0, module);
       const staticExternals = loaded.flatMap((o) =>
@@ -1210,17 +1214,7 @@ describe('bundles', () => {
 
   /** The handler's bundle (as deployed) and, per npm package (or "functions/"), the bytes its cold start reads. */
   const bundleOf = async (module: ResourceModule) => {
-    const result = await build({
-      ...esbuildBuildOptions(
-        MODULE_ACCESS[module],
-        join(PROJECT_ROOT, 'functions/http', `${module}.ts`),
-        'out',
-      ),
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-      absWorkingDir: PROJECT_ROOT,
-    });
+    const result = await buildHandler(module);
     const atStart = new Map<string, number>();
     for (const output of loadedAtStart(result.metafile)) {
       for (const [file, input] of Object.entries(output.inputs)) {
