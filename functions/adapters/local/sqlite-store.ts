@@ -72,7 +72,8 @@ export class SqliteStore implements Store {
 
   async put(item: Item, options: WriteOptions = {}): Promise<void> {
     return this.commits.run(() => {
-      this.upsert(item, this.check(item, options.condition));
+      this.check(item, options.condition);
+      this.upsert(item);
     });
   }
 
@@ -80,7 +81,7 @@ export class SqliteStore implements Store {
     return this.commits.run(() => {
       const current = this.check(key, options.condition);
       const next = applyUpdate(key, current, spec);
-      this.upsert(next, current);
+      this.upsert(next);
       return next;
     });
   }
@@ -169,8 +170,8 @@ export class SqliteStore implements Store {
           ops.map((op) => op.name),
         );
       ops.forEach((op, i) => {
-        if ('put' in op) this.upsert(op.put, currents[i]);
-        else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec), currents[i]);
+        if ('put' in op) this.upsert(op.put);
+        else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec));
         else if ('delete' in op) this.remove(op.delete);
       });
     });
@@ -228,45 +229,32 @@ export class SqliteStore implements Store {
     return current;
   }
 
-  /**
-   * Writes `item` over `current` (what the transaction read under this key; undefined: absent or
-   * expired). When the row exists with the same index keys and ttl, only its body is rewritten:
-   * SQLite then leaves the indexes alone, where the upsert would rewrite an entry in each (a call's
-   * quota counter is updated on every call with the same ttl, and each index entry rewritten is a
-   * page more in the commit's WAL frames).
-   */
-  private upsert(item: Item, current: Item | undefined): void {
+  private upsert(item: Item): void {
     const body = JSON.stringify(stripUndefined(item));
-    const columns = indexColumns(item);
-    if (current && indexColumns(current).every((v, i) => v === columns[i])) {
-      this.stmt('UPDATE items SET body = ? WHERE pk = ? AND sk = ?').run(body, item.pk, item.sk);
-    } else {
-      this.stmt(
-        `INSERT INTO items (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, ttl, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
-           gsi2pk = excluded.gsi2pk, gsi2sk = excluded.gsi2sk, ttl = excluded.ttl, body = excluded.body`,
-      ).run(item.pk, item.sk, ...columns, body);
-    }
-    this.cache.written(item, { body, ttl: columns[4] } satisfies CachedRow);
+    this.stmt(
+      `INSERT INTO items (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, ttl, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
+         gsi2pk = excluded.gsi2pk, gsi2sk = excluded.gsi2sk, ttl = excluded.ttl, body = excluded.body`,
+    ).run(
+      item.pk,
+      item.sk,
+      indexKey(item.gsi1pk, item.gsi1sk),
+      indexKey(item.gsi1sk, item.gsi1pk),
+      indexKey(item.gsi2pk, item.gsi2sk),
+      indexKey(item.gsi2sk, item.gsi2pk),
+      typeof item.ttl === 'number' ? item.ttl : null,
+      body,
+    );
+    this.cache.written(item, {
+      body,
+      ttl: typeof item.ttl === 'number' ? item.ttl : null,
+    } satisfies CachedRow);
   }
 
   private remove(key: ItemKey): void {
     this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(key.pk, key.sk);
     this.cache.written(key, null);
   }
-}
-
-/** The indexed columns of an item's row: gsi1pk, gsi1sk, gsi2pk, gsi2sk and ttl. */
-function indexColumns(
-  item: Item,
-): [string | null, string | null, string | null, string | null, number | null] {
-  return [
-    indexKey(item.gsi1pk, item.gsi1sk),
-    indexKey(item.gsi1sk, item.gsi1pk),
-    indexKey(item.gsi2pk, item.gsi2sk),
-    indexKey(item.gsi2sk, item.gsi2pk),
-    typeof item.ttl === 'number' ? item.ttl : null,
-  ];
 }
 
 /** A GSI projects an item only when both of its key attributes are strings (as DynamoDB does). */
