@@ -7,12 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BwrapSandbox, UnisolatedSandbox } from '../functions/adapters/local/bwrap/sandboxes.ts';
+import { Spawner } from '../functions/adapters/local/bwrap/spawner.ts';
 import {
   DEFAULT_SANDBOX_LIMITS,
   SandboxUnavailableError,
@@ -46,6 +47,22 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Live bwrap processes whose parent is gone (reparented to init): sandboxes nobody will end. */
+function orphanedBwraps(): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const status = readFileSync(`/proc/${name}/status`, 'utf8');
+      if (/^Name:\s+bwrap$/m.test(status) && /^PPid:\s+1$/m.test(status) && !/^State:\s+Z/m.test(status))
+        found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 async function gone(pids: number[], withinMs: number): Promise<boolean> {
@@ -131,6 +148,71 @@ describe('the spawner process', () => {
     }
   });
 
+  it('a kill that overtakes bwrap’s report of its sandbox (a delete right after a deploy) never hangs the run and leaves no process behind', async () => {
+    // As root, bwrap's sandbox waits for the platform to write its id maps, and bwrap reports the
+    // sandbox's pid first: a kill sent before that report arrives killed bwrap alone, and the
+    // sandbox waited forever on its parent, holding the run's pipes (the run never ended).
+    const bwrap = new BwrapSandbox({ runsDir: join(dir, 'runs') });
+    const session = await bwrap.openSession(spec());
+    const before = new Set(orphanedBwraps());
+    try {
+      for (let delay = 0; delay < 60; delay += 3) {
+        const aborter = new AbortController();
+        const run = session.exec('sleep 60', { signal: aborter.signal });
+        setTimeout(() => {
+          // A busy platform: bwrap's report waits in the channel while the kill goes out first.
+          const until = Date.now() + 100;
+          while (Date.now() < until);
+          aborter.abort();
+        }, delay);
+        const settled = await Promise.race([
+          run.then(
+            () => 'ended',
+            () => 'failed',
+          ),
+          new Promise((r) => setTimeout(r, 10_000, 'hung')),
+        ]);
+        assert.notEqual(settled, 'hung', `the run killed after ${delay} ms never ended`);
+      }
+      const left = async () => orphanedBwraps().filter((pid) => !before.has(pid));
+      const until = Date.now() + 3_000;
+      while ((await left()).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await left(), [], 'no sandbox outlived its bwrap');
+    } finally {
+      // Bounded: without the fix the hung run would keep close() waiting too.
+      await Promise.race([session.close(), new Promise((r) => setTimeout(r, 5_000))]);
+    }
+  });
+
+  it('a child whose pipe a stray process still holds closes once the platform destroys its ends, as a ChildProcess does', async () => {
+    const spawner = new Spawner();
+    // The shell leaves a process on its stdout that is neither its child nor in its process group
+    // (a subshell starts it in a session of its own, and exits), so no kill of the child reaches it.
+    const child = spawner.spawn('/bin/sh', ['-c', '(setsid sleep 300 & echo $!); exec sleep 300'], {
+      env: { PATH: '/usr/bin:/bin' },
+      stdio: ['in', 'out', 'out'],
+    });
+    let stray = 0;
+    try {
+      child.stdout!.on('data', (d: Buffer) => {
+        stray ||= Number(d.toString().trim());
+      });
+      const closed = new Promise((r) => child.once('close', () => r('closed')));
+      await new Promise((r) => child.once('spawn', r));
+      while (!stray) await new Promise((r) => setTimeout(r, 10));
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      const held = await Promise.race([closed, new Promise((r) => setTimeout(r, 500, 'open'))]);
+      assert.equal(held, 'open', 'the stray process holds the pipe');
+      for (const s of child.stdio) s?.destroy();
+      const settled = await Promise.race([closed, new Promise((r) => setTimeout(r, 5_000, 'open'))]);
+      assert.equal(settled, 'closed');
+    } finally {
+      if (stray) process.kill(stray, 'SIGKILL');
+      spawner.stop();
+    }
+  });
+
   it('a run gets only stdin, stdout and stderr, uid 1000 without capabilities, no_new_privs and its limits, also when the platform inherited a stray descriptor', async () => {
     const script = join(dir, 'platform.ts');
     const sandboxes = new URL('../functions/adapters/local/bwrap/sandboxes.ts', import.meta.url).href;
@@ -165,6 +247,55 @@ await session.exec('sleep 60', { onSpawn: (pid) => process.send({ spawner: sandb
         await gone([pids.spawner, pids.sandbox], 5_000),
         'spawner and sandbox ended with the platform',
       );
+    } finally {
+      platform.kill('SIGKILL');
+    }
+  });
+
+  it('a platform that dies while a sandbox waits for it to be set up takes that sandbox too', async () => {
+    // The platform dies (SIGKILL) after bwrap has started its sandbox and before the platform
+    // wrote the sandbox's id maps: the sandbox waits on bwrap, which the spawner kills. Without
+    // the spawner killing bwrap's own child first, the sandbox would wait forever.
+    if (process.getuid?.() !== 0) return; // unprivileged, bwrap writes its id maps itself: no wait
+    const script = join(dir, 'dying-platform.ts');
+    const sandboxes = new URL('../functions/adapters/local/bwrap/sandboxes.ts', import.meta.url).href;
+    await writeFile(
+      script,
+      `import { readFileSync } from 'node:fs';
+import { BwrapSandbox } from ${JSON.stringify(sandboxes)};
+const sandbox = new BwrapSandbox({ runsDir: ${JSON.stringify(join(dir, 'dying-runs'))} });
+const session = await sandbox.openSession({ runId: 'dying', workspaceId: 'w', env: {}, network: 'none',
+  deadlineMs: Date.now() + 60_000, limits: ${JSON.stringify(LIMITS)} });
+void session.exec('sleep 60');
+const kids = (pid) => { try { return readFileSync('/proc/' + pid + '/task/' + pid + '/children', 'utf8').split(' ').filter(Boolean); } catch { return []; } };
+// Yield until the spawner has started bwrap; from then on spin without yielding, so this process
+// never handles bwrap's report: once bwrap has a child (its sandbox, now waiting for the id maps
+// this process would write), die.
+let bwrap;
+while (!bwrap) {
+  await new Promise((r) => setTimeout(r, 1));
+  const spawner = sandbox.spawner?.pid;
+  bwrap = spawner ? kids(spawner)[0] : undefined;
+}
+for (const until = Date.now() + 5_000; Date.now() < until; ) {
+  const inner = kids(bwrap)[0];
+  if (inner) {
+    process.send({ sandbox: Number(inner) });
+    process.kill(process.pid, 'SIGKILL');
+  }
+}
+process.exit(3);
+`,
+    );
+    const platform = fork(script, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    try {
+      const { sandbox } = await new Promise<{ sandbox: number }>((resolve, reject) => {
+        platform.once('message', (m) => resolve(m as { sandbox: number }));
+        platform.once('exit', (code, signal) =>
+          reject(new Error(`the platform process exited before its sandbox started (${code ?? signal})`)),
+        );
+      });
+      assert.ok(await gone([sandbox], 5_000), 'the sandbox ended with the platform');
     } finally {
       platform.kill('SIGKILL');
     }

@@ -100,9 +100,12 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     let ended = false;
     /** The sandbox's first process (pid 1 of its pid namespace), once bwrap has said which. */
     let sandboxPid: number | undefined;
+    /** A kill was asked for: the sandbox must not be set up any further (see the info handler). */
+    let killRequested = false;
     // bwrap and the sandbox's first process: the latter may still wait on a block fd (the id maps,
     // the network), and killing it takes its whole pid namespace with it.
     const killAll = () => {
+      killRequested = true;
       // The spawner kills the sandbox's first process too (guarded below), only while bwrap runs.
       if (child instanceof RemoteChild) return void child.kill('SIGKILL');
       // Only while bwrap runs: once it has exited, that pid may belong to someone else.
@@ -154,6 +157,9 @@ export class BwrapSession extends BaseSession implements SandboxSession {
         seen = true;
         sandboxPid = Number(pid);
         if (child instanceof RemoteChild) child.guard(sandboxPid);
+        // Killed before bwrap's report arrived (a delete right after a deploy): bwrap may be gone
+        // already, its sandbox's first process blocked for good; kill that too, set nothing up.
+        if (killRequested) return void killAll();
         prepare(sandboxPid).catch((err: Error) => {
           setupFailure = err;
           // The sandbox's first process still waits on its block fds, holding the output pipes.

@@ -14,8 +14,13 @@ import type { Readable, Writable } from 'node:stream';
 import type { FromSpawner, ToSpawner } from './spawner-protocol.ts';
 
 const children = new Map<number, ChildProcess>();
-/** Per child: the processes that die with it (the `guard` message). */
-const guarded = new Map<number, number[]>();
+/**
+ * Per child: the processes that die with it (the `guard` message), each with its start time, so
+ * that a pid that has since been reused by another process is never signalled.
+ */
+const guarded = new Map<number, { pid: number; start: string }[]>();
+/** Children the platform asked to SIGKILL: a guard that arrives after that is killed at once. */
+const killed = new Set<number>();
 
 /**
  * Descriptors this process inherited without close-on-exec (whatever the platform's own parent
@@ -66,6 +71,9 @@ function start(m: Extract<ToSpawner, { t: 'spawn' }>): void {
     if (role === 'out') stream.on('data', (data: Buffer) => send({ t: 'data', id: m.id, fd, data }));
   });
   child.on('exit', (code, signal) => {
+    // bwrap that died before releasing its sandbox's first process (killed before the platform's
+    // guard arrived, or failed): that process waits on a block forever, holding the child's pipes.
+    killGuarded(m.id);
     // What the command left in its process group goes with it (the platform would ask too late).
     if (m.detached && child.pid !== undefined) {
       try {
@@ -79,14 +87,29 @@ function start(m: Extract<ToSpawner, { t: 'spawn' }>): void {
   child.on('close', (code, signal) => {
     children.delete(m.id);
     guarded.delete(m.id);
+    killed.delete(m.id);
     send({ t: 'close', id: m.id, code, signal });
   });
 }
 
-/** SIGKILLs what the child guards, while the child still runs (then those pids are still its own). */
-function killGuarded(id: number, child: ChildProcess): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  for (const pid of guarded.get(id) ?? []) {
+/** The start time of `pid` (field 22 of /proc/PID/stat), or undefined once it is gone. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name, which may hold spaces and parentheses: field 3 onwards.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SIGKILLs what the child guards, each only while it is still the process that was guarded (its
+ * start time unchanged), so a pid reused since is never hit.
+ */
+function killGuarded(id: number): void {
+  for (const { pid, start } of guarded.get(id) ?? []) {
+    if (startTimeOf(pid) !== start) continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -95,10 +118,57 @@ function killGuarded(id: number, child: ChildProcess): void {
   }
 }
 
+/**
+ * The child's own children (bwrap's: its sandbox's first process), read while the child still
+ * runs, so those pids are certainly its. Killed before the child: bwrap killed first would leave a
+ * sandbox that still waits on it blocked for good (no parent-death signal is armed yet).
+ */
+function killChildrenOf(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${child.pid}/task`);
+  } catch {
+    return; // gone
+  }
+  for (const tid of tasks) {
+    let list = '';
+    try {
+      list = readFileSync(`/proc/${child.pid}/task/${tid}/children`, 'utf8');
+    } catch {
+      continue; // gone, or a kernel without CONFIG_PROC_CHILDREN: the guards still hold
+    }
+    for (const pid of list.split(' ').filter(Boolean)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/**
+ * A process to kill with the child. Arriving after the child was killed or had exited (the
+ * platform learns the pid a round trip after bwrap reports it, and may have asked for the kill
+ * meanwhile), it is killed at once: its parent will never release it.
+ */
+function guard(m: Extract<ToSpawner, { t: 'guard' }>): void {
+  const start = startTimeOf(m.pid);
+  if (start === undefined) return;
+  guarded.set(m.id, [...(guarded.get(m.id) ?? []), { pid: m.pid, start }]);
+  const child = children.get(m.id);
+  if (!child || killed.has(m.id) || child.exitCode !== null || child.signalCode !== null) killGuarded(m.id);
+}
+
 function kill(m: Extract<ToSpawner, { t: 'kill' }>): void {
   const child = children.get(m.id);
   if (!child) return;
-  if (m.signal === 'SIGKILL') killGuarded(m.id, child);
+  if (m.signal === 'SIGKILL') {
+    killed.add(m.id);
+    killGuarded(m.id);
+    killChildrenOf(child);
+  }
   try {
     if (m.group && child.pid !== undefined) process.kill(-child.pid, m.signal);
     else if (child.exitCode === null && child.signalCode === null) child.kill(m.signal);
@@ -115,13 +185,19 @@ process.on('message', (m: ToSpawner) => {
     if (m.data) stream.write(m.data);
     if (m.end) stream.end();
   } else if (m.t === 'kill') kill(m);
-  else if (m.t === 'guard') guarded.set(m.id, [...(guarded.get(m.id) ?? []), m.pid]);
+  else if (m.t === 'guard') guard(m);
+  else if (m.t === 'release') {
+    // The platform stopped waiting for this child's pipes (a kill that a process stuck in the
+    // kernel outlives): without them, 'close' follows the exit.
+    (children.get(m.id)?.stdio[m.fd] as Readable | Writable | null | undefined)?.destroy();
+  }
 });
 
 // The platform is gone (also when it was SIGKILLed): so are its runs.
 process.on('disconnect', () => {
   for (const [id, child] of children) {
-    killGuarded(id, child);
+    killGuarded(id);
+    killChildrenOf(child);
     try {
       child.kill('SIGKILL');
     } catch {

@@ -30,10 +30,13 @@ export type ToSpawner =
   /**
    * A process the child started that must die with it (bwrap's sandbox, which may still wait on
    * a block fd, before its parent-death signal is armed): killed first whenever the child is
-   * killed, also when the platform goes, but only while the child runs (afterwards the pid may be
-   * someone else's).
+   * killed, when the child exits, and when the platform goes; at once when it arrives after the
+   * child was killed or had exited. Never once its pid belongs to another process (the spawner
+   * compares start times).
    */
-  | { t: 'guard'; id: number; pid: number };
+  | { t: 'guard'; id: number; pid: number }
+  /** The platform no longer waits for this pipe of the child (it destroyed its end): nor does the spawner. */
+  | { t: 'release'; id: number; fd: number };
 
 export type FromSpawner =
   | { t: 'spawned'; id: number; pid: number }

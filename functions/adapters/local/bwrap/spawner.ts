@@ -45,8 +45,15 @@ export class RemoteChild extends EventEmitter {
     super();
     this.spawner = spawner;
     this.id = id;
+    // Destroying a pipe before the child closed (superviseChild gives up on the pipes some time
+    // after a kill) releases the spawner's end too, as with ChildProcess: 'close' then follows the
+    // exit even when a process stuck in the kernel still holds the pipe.
+    const release = (fd: number) => (error: Error | null, callback: (error: Error | null) => void) => {
+      if (!this.closed) spawner.send({ t: 'release', id, fd });
+      callback(error);
+    };
     this.stdio = roles.map((role, fd) => {
-      if (role === 'out') return new Readable({ read() {} });
+      if (role === 'out') return new Readable({ read() {}, destroy: release(fd) });
       if (role === 'in')
         return new Writable({
           write: (chunk: Buffer, _encoding, callback) => {
@@ -57,6 +64,7 @@ export class RemoteChild extends EventEmitter {
             spawner.send({ t: 'write', id, fd, end: true });
             callback();
           },
+          destroy: release(fd),
         });
       return null;
     });
@@ -81,8 +89,9 @@ export class RemoteChild extends EventEmitter {
 
   /**
    * `pid` (a process the child started) dies with the child: SIGKILLed by the spawner whenever it
-   * kills the child while the child runs (only the spawner knows that for certain), when the
-   * platform goes, and by this process if the spawner itself dies.
+   * kills the child, when the child exits, at once if the child was killed or had exited before
+   * this arrived (the spawner knows that for certain, the platform does not), when the platform
+   * goes, and by this process if the spawner itself dies.
    */
   guard(pid: number): void {
     if (this.closed) return;
