@@ -273,6 +273,34 @@ describe('calling agents (end to end over HTTP, fake providers on loopback)', ()
     assert.equal(current.headers.get('deprecation'), null);
   });
 
+  it('links a deprecated version to the newest version that still answers, or to none', async () => {
+    const publish = async () =>
+      (
+        await p.request<{ id: string }>('POST', '/agents', {
+          key: owner.key,
+          body: summarise({ name: 'succeed' }),
+        })
+      ).body.id;
+    await publish();
+    const v2 = await publish();
+    const input = { text: 't', sentences: 1 };
+    assert.equal(
+      (await call('/callco/succeed/v1/run', input)).headers.get('link'),
+      '</callco/succeed/v2/run>; rel="successor-version"',
+    );
+    assert.equal((await p.request('DELETE', `/agents/${v2}`, { key: owner.key })).status, 204);
+    assert.equal((await call('/callco/succeed/v2/run', input)).status, 404);
+    const orphan = await call('/callco/succeed/v1/run', input);
+    assert.equal(orphan.status, 200);
+    assert.equal(orphan.headers.get('deprecation'), 'true');
+    assert.equal(orphan.headers.get('link'), null, 'no link to a deleted version');
+    await publish();
+    assert.equal(
+      (await call('/callco/succeed/v1/run', input)).headers.get('link'),
+      '</callco/succeed/v3/run>; rel="successor-version"',
+    );
+  });
+
   it('records every call with tenant, status, provider, model and tokens', async () => {
     fake.enqueue({ text: 'x', usage: { inputTokens: 5, outputTokens: 3 } });
     const ok = await call(
@@ -386,6 +414,37 @@ describe('calling agents (end to end over HTTP, fake providers on loopback)', ()
       headers: { 'x-platform-skills': 'callco/nope' },
     });
     assert.equal(unknown.status, 400);
+  });
+
+  it('refuses malformed call headers with 400 naming the header, before the model is reached', async () => {
+    const input = { text: 't', sentences: 1 };
+    const before = fake.calls.length;
+    for (const [name, value] of [
+      ['x-platform-max-hops', '-5'],
+      ['x-platform-max-hops', '1e309'],
+      ['x-platform-max-hops', '0'],
+      ['x-platform-max-hops', 'two'],
+      ['x-platform-no-skills', 'yes'],
+      ['x-platform-no-skills', '1'],
+      ['x-platform-skills', 'callco/brief,not a ref'],
+      ['x-platform-skills', 'callco/brief@2'],
+      ['x-platform-skills-only', 'sure'],
+    ] as const) {
+      const res = await call('/callco/summarise/v1/run', input, { headers: { [name]: value } });
+      assert.equal(res.status, 400, `${name}: ${value}`);
+      const err = errorOf(res as never);
+      assert.equal(err.code, 'INVALID_INPUT');
+      assert.deepEqual(err.fields, [`header.${name}`], `${name}: ${value}`);
+    }
+    assert.equal(fake.calls.length, before, 'no call reached the model');
+    for (const [name, value] of [
+      ['x-platform-max-hops', '3'],
+      ['x-platform-no-skills', 'FALSE'],
+      ['x-platform-skills-only', 'true'],
+    ] as const) {
+      const res = await call('/callco/summarise/v1/run', input, { headers: { [name]: value } });
+      assert.equal(res.status, 200, `${name}: ${value}: ${res.text}`);
+    }
   });
 });
 

@@ -79,8 +79,10 @@ describe('platform behaviour (end to end over HTTP)', () => {
       paths: Record<string, Record<string, { operationId: string }>>;
     };
     assert.equal(doc.openapi, '3.1.0');
-    const { metadata: _m, ...spec } = res.body;
-    await SwaggerParser.validate(structuredClone(spec) as never);
+    // Exactly as served: not a field added or removed.
+    assert.equal((res.body as { metadata?: unknown }).metadata, undefined);
+    assert.ok(res.headers.get('x-request-id'), 'the request id is in its header');
+    await SwaggerParser.validate(JSON.parse(res.text) as never);
     for (const [operationId, route] of routeList) {
       const op = doc.paths[route.path]?.[route.method.toLowerCase()];
       assert.ok(op, `${route.method} ${route.path} is documented`);

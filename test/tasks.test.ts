@@ -94,6 +94,17 @@ for (const backend of BACKENDS) {
       assert.equal(nulls.body.project, null);
       assert.equal(nulls.body.due_date, null);
 
+      // The state table's "or complete": POST …/complete sets done and completed_at, once.
+      p.clock.advance(60_000);
+      const completed = await p.request<Task>('POST', `/tasks/${created.id}/complete`);
+      assert.equal(completed.status, 200, completed.text);
+      assert.equal(completed.body.status, 'done');
+      assert.equal(completed.body.completed_at, p.clock.now().toISOString());
+      p.clock.advance(60_000);
+      const twice = await p.request<Task>('POST', `/tasks/${created.id}/complete`);
+      assert.equal(twice.body.completed_at, completed.body.completed_at, 'completing again keeps the time');
+      assert.equal((await p.request('POST', '/tasks/no-such-task/complete')).status, 404);
+
       const del = await p.request('DELETE', `/tasks/${created.id}`);
       assert.equal(del.status, 204);
       assert.equal(del.text, '');
@@ -378,6 +389,7 @@ for (const backend of BACKENDS) {
       for (const [method, path, body] of [
         ['GET', `/tasks/${task.id}`, undefined],
         ['PATCH', `/tasks/${task.id}`, { title: 'stolen' }],
+        ['POST', `/tasks/${task.id}/complete`, undefined],
         ['DELETE', `/tasks/${task.id}`, undefined],
         ['GET', `/workspaces/${a.workspaceId}/tasks`, undefined],
         ['GET', `/tasks?workspace_id=${a.workspaceId}`, undefined],
@@ -389,6 +401,7 @@ for (const backend of BACKENDS) {
       }
       const still = await p.request<Task>('GET', `/tasks/${task.id}`, { key: a.key });
       assert.equal(still.body.title, 'private');
+      assert.equal(still.body.status, 'open', 'B could not complete it');
       const listA = await p.request<TaskList>('GET', '/tasks', { key: a.key });
       assert.equal(listA.body.total, 1, 'nothing was planted in A’s workspace');
       const listB = await p.request<TaskList>('GET', '/tasks', { key: b.key });

@@ -1,4 +1,4 @@
-import { createTask, deleteTask, getTask, listTasks, updateTask } from '../core/tasks/tasks.ts';
+import { completeTask, createTask, deleteTask, getTask, listTasks, updateTask } from '../core/tasks/tasks.ts';
 import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
@@ -9,6 +9,7 @@ export const operations: Operations<'tasks'> = {
   listWorkspaceTasks: ({ deps, auth, params, query }) => listTasks(deps, auth, params.workspace_id, query),
   getTask: ({ deps, auth, params }) => getTask(deps, auth, params.task_id),
   updateTask: ({ deps, auth, params, body }) => updateTask(deps, auth, params.task_id, body),
+  completeTask: ({ deps, auth, params }) => completeTask(deps, auth, params.task_id),
   deleteTask: async ({ deps, auth, params }) => {
     await deleteTask(deps, auth, params.task_id);
     return undefined;

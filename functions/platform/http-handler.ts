@@ -199,7 +199,8 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
       request.response = {
         statusCode: status,
         headers: { ...(await commonHeaders(s)), ...(result instanceof Reply ? result.headers : {}) },
-        body: status === 204 ? '' : JSON.stringify(withMetadata(body, s.requestId)),
+        body:
+          status === 204 ? '' : JSON.stringify(s.route?.document ? body : withMetadata(body, s.requestId)),
       };
     },
     onError: async (request) => {

@@ -14,7 +14,7 @@ const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
 function successSchema(route: RouteDef): JsonObject | undefined {
   if (!route.success.schema) return undefined;
   const base = toSchema(route.success.schema, 'output');
-  if (base.type !== 'object') return base;
+  if (base.type !== 'object' || route.document) return base;
   return {
     allOf: [base, { type: 'object', properties: { metadata: { $ref: '#/components/schemas/Metadata' } } }],
   };

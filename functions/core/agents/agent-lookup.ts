@@ -45,6 +45,20 @@ export async function findLatest(
   return undefined;
 }
 
+/** The newest version of the agent after `agent` that still answers calls, if any. */
+export async function newestCallableAfter(
+  deps: CoreDeps,
+  agent: AgentVersion,
+): Promise<AgentVersion | undefined> {
+  const head = await deps.store.get(agentKeys.head(agent.org, agent.name));
+  const now = deps.clock.now();
+  for (let n = Number(head?.latest_number ?? 0); n > agent.version_number; n--) {
+    const found = await findVersion(deps, agent.org, agent.name, versionString(n));
+    if (found && isCallable(found, now)) return found;
+  }
+  return undefined;
+}
+
 export function isCallable(agent: AgentVersion, now: Date): boolean {
   const status = statusOf(agent, now);
   return status === 'active' || status === 'deprecated';

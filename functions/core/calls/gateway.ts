@@ -1,7 +1,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
-import { findLatest, findVersion } from '../agents/agent-lookup.ts';
-import { type AgentVersion, statusOf, versionString } from '../agents/agent-record.ts';
+import { findLatest, findVersion, newestCallableAfter } from '../agents/agent-lookup.ts';
+import { type AgentVersion, statusOf } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
@@ -15,6 +15,7 @@ import type {
   EngineOutcome,
   EngineRun,
 } from './call-context.ts';
+import { checkCallHeaders } from './call-headers.ts';
 import { parseCallBody } from './call-input.ts';
 import { callOptions } from './call-options.ts';
 import { CallReport } from './call-report.ts';
@@ -34,6 +35,7 @@ import { countSubCall, requireDeclaredDependency } from './service-keys.ts';
 export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequest): Promise<CallResponse> {
   const startedMs = Date.now();
   const at = deps.clock.now().toISOString();
+  checkCallHeaders(req.headers);
   const tenant = req.headers('x-platform-tenant')?.slice(0, 128) ?? null;
   // A run credential reaches only its orchestrator's declared dependencies (before any lookup).
   if (auth.service) requireDeclaredDependency(auth.service, req);
@@ -208,21 +210,23 @@ async function runEngine(deps: CoreDeps, call: CallContext, run: EngineRun): Pro
   );
 }
 
-/** Deprecation, Sunset (HTTP date) and a Link to the successor version, for deprecated versions. */
+/**
+ * Deprecation, Sunset (HTTP date) and a Link to the successor version, for deprecated versions. The
+ * successor is the newest later version that still answers (not deleted, not past its sunset); when
+ * none does (the successor was deleted), there is no Link rather than one to a 404.
+ */
 async function deprecationHeaders(
   deps: CoreDeps,
   agent: AgentVersion,
   endpoint: string,
 ): Promise<Record<string, string>> {
   if (!agent.deprecated_at || !agent.sunset_at) return {};
-  const latest = await findLatest(deps, agent.org, agent.name);
-  const successor =
-    latest && latest.version_number > agent.version_number
-      ? latest.version
-      : versionString(agent.version_number + 1);
+  const successor = await newestCallableAfter(deps, agent);
   return {
     Deprecation: 'true',
     Sunset: new Date(agent.sunset_at).toUTCString(),
-    Link: `</${agent.org}/${agent.name}/${successor}/${endpoint}>; rel="successor-version"`,
+    ...(successor
+      ? { Link: `</${agent.org}/${agent.name}/${successor.version}/${endpoint}>; rel="successor-version"` }
+      : {}),
   };
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { invalidInput, PlatformError } from '../../shared/errors.ts';
+import { PlatformError } from '../../shared/errors.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
@@ -67,10 +67,7 @@ export async function orchestrationFor(
   if (auth.service) {
     callerHops = auth.service.hops_remaining - 1;
   } else if (header !== undefined) {
-    if (!/^\d{1,3}$/.test(header.trim())) {
-      throw invalidInput([{ field: 'header.x-platform-max-hops', message: 'must be a whole number' }]);
-    }
-    callerHops = Number(header);
+    callerHops = Number(header); // its shape checked with the call's other headers (call-headers.ts)
   } else {
     callerHops = section.max_hops;
   }

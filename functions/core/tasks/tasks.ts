@@ -112,6 +112,11 @@ export async function updateTask(
     : new Error('unreachable: a task update always decides');
 }
 
+/** The spec's "or complete" (task state table): the same as a PATCH with status done. */
+export function completeTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<Task> {
+  return updateTask(deps, auth, taskId, { status: 'done' });
+}
+
 export async function deleteTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<void> {
   await loadTask(deps, auth, taskId);
   await deps.store.delete(taskKeys.task(taskId));

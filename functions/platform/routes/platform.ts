@@ -24,5 +24,6 @@ export const platformRoutes = {
     summary: 'This API’s OpenAPI 3.1 description',
     tag: 'Platform',
     success: { status: 200, schema: z.record(z.string(), z.unknown()), description: 'OpenAPI document' },
+    document: true,
   }),
 } as const;

@@ -53,6 +53,11 @@ export interface RouteDef {
    */
   binaryBody?: { maxBytes: number; contentTypes: string[]; stream?: true };
   success: { status: 200 | 201 | 204; schema?: z.ZodType; description: string };
+  /**
+   * The body is a document served exactly as it is (/openapi.json), not an API object: no
+   * metadata.request_id is added (the request id is in X-Request-Id), so it validates as served.
+   */
+  document?: true;
 }
 
 /** Checks an entry against RouteDef while keeping its literal type (the handlers are typed by it). */

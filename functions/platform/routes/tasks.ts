@@ -60,6 +60,17 @@ export const taskRoutes = {
     body: taskUpdateBody,
     success: { status: 200, schema: taskSchema, description: 'The updated task' },
   }),
+  completeTask: route({
+    method: 'POST',
+    path: '/tasks/{task_id}/complete',
+    module: 'tasks',
+    auth: 'api-key',
+    summary: 'Complete a task: status done, completed_at set (kept if it was already done)',
+    tag: 'Tasks',
+    params: taskIdParams,
+    workspaceRole: 'member',
+    success: { status: 200, schema: taskSchema, description: 'The completed task' },
+  }),
   deleteTask: route({
     method: 'DELETE',
     path: '/tasks/{task_id}',
