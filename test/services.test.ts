@@ -345,6 +345,13 @@ describe('always-on services, end to end with real processes (local host)', () =
     });
     assert.equal(tooMany.status, 400);
     assert.deepEqual(errorOf(tooMany).fields, ['body.max_instances']);
+    // Only min_instances sent (max follows it): the error names the field that was sent.
+    const tooManyMin = await p.request('POST', base(), {
+      key: owner.key,
+      body: { agent: 'svcco/web', name: 'big', min_instances: 4 },
+    });
+    assert.equal(tooManyMin.status, 400);
+    assert.deepEqual(errorOf(tooManyMin).fields, ['body.min_instances']);
   });
 
   it('holds the Pro limit of 5 services under racing deploys, and frees a slot on delete', async (t) => {
@@ -400,6 +407,12 @@ describe('always-on services, end to end with real processes (local host)', () =
   it('follows a new version on publish (auto_update), restarting on it', async () => {
     const s = await deploy({ agent: 'svcco/web', name: 'web-follow' });
     await untilState(s.id, 'running');
+    const noSuchVersion = await p.request('POST', `${base()}/${s.id}/update`, {
+      key: owner.key,
+      body: { version: 'v99' },
+    });
+    assert.equal(noSuchVersion.status, 400);
+    assert.deepEqual(errorOf(noSuchVersion).fields, ['body.version'], 'the field that was sent');
     await publishApp('web', {
       'server.mjs': APP.replace('greeting: process.env.GREETING ?? null', "greeting: 'v2'"),
     });

@@ -14,13 +14,14 @@ export async function resolveAgentRef(
   ref: string,
   workspaceId: string,
   accountId: string,
+  /** The body field the ref came from, which an error names (a service's PATCH sends `version`). */
+  field = 'body.agent',
 ): Promise<{ agent: AgentVersion; pinned: boolean }> {
   const [path, version] = ref.split('@') as [string, string | undefined];
   const [org, name] = path.split('/') as [string, string];
   const agent = version ? await findVersion(deps, org, name, version) : await findLatest(deps, org, name);
-  if (!agent || agent.deleted_at)
-    throw invalidInput([{ field: 'body.agent', message: `${ref} does not exist` }]);
-  await requireVisible(deps, agent, { workspaceId, accountId }, { ref, field: 'body.agent' });
+  if (!agent || agent.deleted_at) throw invalidInput([{ field, message: `${ref} does not exist` }]);
+  await requireVisible(deps, agent, { workspaceId, accountId }, { ref, field });
   return { agent, pinned: version !== undefined };
 }
 

@@ -60,13 +60,23 @@ export async function checkSecretsExist(deps: CoreDeps, workspaceId: string, nam
   }
 }
 
-export function checkInstances(auth: AuthContext, min: number, max: number, issues: FieldIssue[]): void {
+/**
+ * min ≤ max ≤ the tier's cap. `maxSent`: whether the request set max_instances; when it did not,
+ * max follows min, and a cap exceeded is reported on min_instances, the field that was sent.
+ */
+export function checkInstances(
+  auth: AuthContext,
+  min: number,
+  max: number,
+  issues: FieldIssue[],
+  maxSent: boolean,
+): void {
   const cap = TIER_LIMITS[auth.tier].instancesPerService;
   if (min > max)
     issues.push({ field: 'body.min_instances', message: `must not exceed max_instances (${max})` });
   if (max > cap)
     issues.push({
-      field: 'body.max_instances',
+      field: maxSent ? 'body.max_instances' : 'body.min_instances',
       message: `the ${auth.tier} plan allows up to ${cap} instances per service`,
     });
 }

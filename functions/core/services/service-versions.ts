@@ -28,7 +28,13 @@ export async function updateServiceVersion(
 ): Promise<Service> {
   const stored = await loadInWorkspace(deps, auth, workspaceId, id, 'owner');
   const ref = `${stored.service.agent}${input.version ? `@${input.version}` : ''}`;
-  const { agent } = await resolveAgentRef(deps, ref, workspaceId, auth.accountId);
+  const { agent } = await resolveAgentRef(
+    deps,
+    ref,
+    workspaceId,
+    auth.accountId,
+    input.version ? 'body.version' : 'body.agent',
+  );
   checkDeployable(agent, ref);
   const moved = await moveToVersion(deps, id, agent, input.version ? { autoUpdate: false } : {});
   return moved ?? stored.service;

@@ -54,7 +54,7 @@ export async function deployService(
   }
   const issues = checkEnv(input.env, 'body.env');
   const max = input.max_instances ?? input.min_instances;
-  checkInstances(auth, input.min_instances, max, issues);
+  checkInstances(auth, input.min_instances, max, issues, input.max_instances !== undefined);
   await checkAlertUrlField(deps, input.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
   const { agent, pinned } = await resolveAgentRef(deps, input.agent, workspaceId, auth.accountId);
@@ -218,7 +218,7 @@ export async function patchService(
   const issues = patch.env ? checkEnv(patch.env, 'body.env') : [];
   const min = patch.min_instances ?? current.min_instances;
   const max = patch.max_instances ?? Math.max(current.max_instances, min);
-  checkInstances(auth, min, max, issues);
+  checkInstances(auth, min, max, issues, patch.max_instances !== undefined);
   await checkAlertUrlField(deps, patch.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
   let secrets = current.secrets;
