@@ -404,6 +404,22 @@ describe('always-on services, end to end with real processes (local host)', () =
     }
   });
 
+  it('runs an always-on agent’s runtime.command when neither a deploy command nor run_command is set, before the file scan', async () => {
+    // index.js is what the scan would pick; it exits at once. runtime.command names the app.
+    await publishApp(
+      'named',
+      { 'serve-app.mjs': APP, 'index.js': 'process.exit(3);' },
+      { runtime: { command: 'node serve-app.mjs' } },
+    );
+    const s = await deploy({ agent: 'svcco/named', name: 'named' });
+    const running = await untilState(s.id, 'running');
+    assert.equal(running.restart_count, 0, running.last_error ?? '');
+    const r = await fetch(`${s.url}/hello`);
+    assert.equal(r.status, 200);
+    assert.equal(((await r.json()) as { path: string }).path, '/hello');
+    assert.equal((await p.request('DELETE', `${base()}/${s.id}`, { key: owner.key })).status, 204);
+  });
+
   it('follows a new version on publish (auto_update), restarting on it', async () => {
     const s = await deploy({ agent: 'svcco/web', name: 'web-follow' });
     await untilState(s.id, 'running');

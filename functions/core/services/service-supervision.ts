@@ -9,6 +9,7 @@ import { queryAll } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
 import { updateWithRevision } from '../revision.ts';
 import { serviceEventItem, writeServiceLogs } from './service-events.ts';
 import {
@@ -40,9 +41,20 @@ export interface CrashLoopAlert {
 }
 
 /**
+ * The service's entrypoint, where one is named: the deploy-time override, then the manifest's
+ * run_command, then, for an always-on agent, its runtime.command (the command it was published to
+ * run as); null leaves it to the bundle scan (detectEntrypoint). An on-demand tool's
+ * runtime.command reads one input and exits, so it is no service entrypoint.
+ */
+function serviceCommand(s: Service, agent: AgentVersion): string | null {
+  const m = agent.manifest;
+  return s.command ?? m.run_command ?? (m.run_mode === 'always_on' ? (m.runtime?.command ?? null) : null);
+}
+
+/**
  * What a start needs: the version's bundle, the secrets (required_secrets and the extra names,
  * recomputed on every start, so a rotated value or a changed list takes effect), the plain
- * variables, and the command (deploy-time override, then the manifest's run_command).
+ * variables, and the command (serviceCommand).
  */
 export async function buildLaunch(deps: CoreDeps, s: Service): Promise<ServiceLaunch> {
   const [org, name] = s.agent.split('/') as [string, string];
@@ -56,7 +68,7 @@ export async function buildLaunch(deps: CoreDeps, s: Service): Promise<ServiceLa
     serviceId: s.id,
     name: s.name,
     workspaceId: s.workspace_id,
-    command: s.command ?? agent.manifest.run_command ?? null,
+    command: serviceCommand(s, agent),
     secretNames: names,
     http: s.http,
     instances: { min: s.min_instances, max: s.max_instances },
