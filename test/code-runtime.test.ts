@@ -129,6 +129,64 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     assert.equal(manifest.files[1]?.size_bytes, 7);
   });
 
+  it('takes any file type (a binary, a .tar.gz) unless accepted_file_types narrows it, which publishing checks', async () => {
+    await publishTool(
+      'anyfile',
+      `import { readFileSync } from 'node:fs'; ${readStdin} console.log(JSON.stringify({ types: input.files.map((f) => f.content_type), bytes: input.files.map((f) => readFileSync(f.path).length) }));`,
+    );
+    await publishTool('pdfonly', `${readStdin} console.log(JSON.stringify({ n: input.files.length }));`, {
+      accepted_file_types: ['application/pdf', 'image/*'],
+    });
+    const send = (name: string, parts: [string, string][]) => {
+      const form = new FormData();
+      for (const [type, filename] of parts)
+        form.append('files[]', new Blob([Buffer.from([0, 1, 2, 255])], { type }), filename);
+      return fetch(`${p.url}/toolco/${name}/v1/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.key}` },
+        body: form,
+      });
+    };
+    const any = await send('anyfile', [
+      ['application/octet-stream', 'blob.bin'],
+      ['application/gzip', 'data.tar.gz'],
+    ]);
+    const anyBody = (await any.json()) as Envelope;
+    assert.equal(any.status, 200, JSON.stringify(anyBody));
+    assert.deepEqual(anyBody.data, {
+      types: ['application/octet-stream', 'application/gzip'],
+      bytes: [4, 4],
+    });
+
+    assert.equal(
+      (
+        await send('pdfonly', [
+          ['image/png', 'a.png'],
+          ['application/pdf', 'b.pdf'],
+        ])
+      ).status,
+      200,
+    );
+    const narrowed = await send('pdfonly', [['application/octet-stream', 'blob.bin']]);
+    assert.equal(narrowed.status, 415);
+    assert.match(await narrowed.text(), /accepted_file_types \(application\/pdf, image\/\*\)/);
+
+    const bad = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key: owner.key,
+      body: {
+        name: 'badtypes',
+        type: 'tool',
+        description: 'x',
+        supported_providers: ['any'],
+        runtime: { command: 'true' },
+        required_secrets: [],
+        accepted_file_types: ['pdf'],
+      },
+    });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(errorOf(bad).fields, ['body.accepted_file_types.0']);
+  });
+
   it('injects exactly the declared secrets; a missing required one is 400 MISSING_SECRETS by name', async () => {
     await p.request('PUT', `/workspaces/${owner.ws}/secrets`, {
       key: owner.key,

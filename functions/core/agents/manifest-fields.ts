@@ -133,6 +133,20 @@ export const baseSchema = z.strictObject({
     .strictObject({ max_turns: int(1, MAX_TURNS_LIMIT, ' (platform maximum)').default(DEFAULT_MAX_TURNS) })
     .optional(),
   callable: z.boolean().optional(),
+  /** The file types a call may carry, as MIME patterns (core/calls/accepted-file-types.ts). */
+  accepted_file_types: z
+    .array(
+      z
+        .string()
+        .toLowerCase()
+        .regex(
+          /^(\*\/\*|[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/(\*|[a-z0-9][a-z0-9!#$&^_.+-]{0,126}))$/,
+          'must be a MIME type or pattern such as application/pdf, image/* or */*',
+        ),
+    )
+    .min(1, 'must list at least one type (omit the field to accept the default)')
+    .max(50, 'must have at most 50 items')
+    .optional(),
 
   default_endpoint: z
     .string()

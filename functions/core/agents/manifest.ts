@@ -57,6 +57,9 @@ function normalise(m: BaseManifest) {
     ...(m.entrypoint !== undefined ? { entrypoint: m.entrypoint } : {}),
     ...(m.source_url !== undefined ? { source_url: m.source_url } : {}),
     ...(m.run_command !== undefined ? { run_command: m.run_command } : {}),
+    ...(m.accepted_file_types !== undefined
+      ? { accepted_file_types: [...new Set(m.accepted_file_types)] }
+      : {}),
     ...(m.bundle !== undefined ? { bundle: m.bundle } : {}),
     ...(m.prompt_template !== undefined ? { prompt_template: m.prompt_template } : {}),
     ...(m.input_schema !== undefined ? { input_schema: m.input_schema } : {}),

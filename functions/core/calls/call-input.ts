@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import busboy from 'busboy';
 import { bodyTooLarge, invalidInput, PlatformError, parseJsonBody } from '../../shared/errors.ts';
-import { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
+import type { FileTypePolicy } from './accepted-file-types.ts';
+import { MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
 
 export { CALL_FILE_TYPES, MAX_CALL_BODY_BYTES, MAX_FILE_BYTES, MAX_FILES } from './call-limits.ts';
 
@@ -44,10 +45,12 @@ const noCleanup = async () => undefined;
 export async function parseCallBody(
   body: Buffer | Readable,
   contentType: string | undefined,
+  /** The file types the called agent takes (accepted-file-types.ts). */
+  types: FileTypePolicy,
 ): Promise<CallInput> {
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
-  if (type === 'multipart/form-data') return parseMultipart(source, contentType as string);
+  if (type === 'multipart/form-data') return parseMultipart(source, contentType as string, types);
   const data = Buffer.isBuffer(body) ? body : await readAll(source, MAX_CALL_BODY_BYTES);
   if (data.length > 0 && type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
     throw new PlatformError(
@@ -93,7 +96,11 @@ async function readAll(source: Readable, limit: number): Promise<Buffer> {
  * Streams a multipart body through busboy; each file part goes to its own temporary file (0600) in
  * a fresh directory, which is removed on any failure (and by `cleanup` after a successful parse).
  */
-async function parseMultipart(source: Readable, contentType: string): Promise<CallInput> {
+async function parseMultipart(
+  source: Readable,
+  contentType: string,
+  types: FileTypePolicy,
+): Promise<CallInput> {
   let bb: busboy.Busboy;
   try {
     bb = busboy({
@@ -115,7 +122,7 @@ async function parseMultipart(source: Readable, contentType: string): Promise<Ca
   const cleanup = () => rm(dir, { recursive: true, force: true });
   try {
     const parsed = await new Promise<Omit<CallInput, 'cleanup'>>((resolve, reject) =>
-      streamParts(bb, source, dir, resolve, reject),
+      streamParts(bb, source, dir, types, resolve, reject),
     );
     return { ...parsed, cleanup };
   } catch (err) {
@@ -128,6 +135,7 @@ function streamParts(
   bb: busboy.Busboy,
   source: Readable,
   dir: string,
+  types: FileTypePolicy,
   resolve: (parsed: Omit<CallInput, 'cleanup'>) => void,
   reject: (err: PlatformError) => void,
 ): void {
@@ -144,13 +152,13 @@ function streamParts(
     const type = info.mimeType.toLowerCase();
     if (name !== 'file' && name !== 'files[]') {
       fail(invalidInput([{ field: `body.${name}`, message: 'files go in a part named file or files[]' }]));
-    } else if (!(CALL_FILE_TYPES as readonly string[]).includes(type)) {
+    } else if (!types.accepts(type)) {
       fail(
         new PlatformError('UNSUPPORTED_TYPE', `${info.filename || name} has the unsupported type ${type}`, {
           fields: [
             {
               field: `body.${name}`,
-              message: `must be one of the supported file types (docs/calls.md), got ${type}`,
+              message: `must be ${types.described}, got ${type}`,
             },
           ],
         }),

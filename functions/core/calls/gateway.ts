@@ -6,6 +6,7 @@ import type { Warning } from '../agents/manifest.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { fileTypePolicy } from './accepted-file-types.ts';
 import { chargeCall, priceFor, refundIfOwed } from './call-billing.ts';
 import type {
   CallBasis,
@@ -61,7 +62,11 @@ async function runCall(deps: CoreDeps, report: CallReport): Promise<CallResponse
     report.admission = await admitCall(deps, auth, call.deadline.platformMs(), quotaKind(call));
   const orchestration = await orchestrationFor(deps, call, callAgent);
   report.onEnd(orchestration?.revoke);
-  const { input, files, metadata, cleanup } = await parseCallBody(request.body, request.contentType);
+  const { input, files, metadata, cleanup } = await parseCallBody(
+    request.body,
+    request.contentType,
+    fileTypePolicy(agent),
+  );
   report.onEnd(cleanup);
   const warnings = await validateInput(agent, input);
   const options = callOptions(request.headers, auth.accountId);
