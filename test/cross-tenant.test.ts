@@ -49,6 +49,7 @@ const samples: Record<string, (ids: Ids) => Sample> = {
   listTasks: (ids) => ({ query: `workspace_id=${ids.ws}` }),
   getTask: () => ({}),
   updateTask: () => ({ body: { title: 'changed' } }),
+  completeTask: () => ({}),
   deleteTask: () => ({}),
   listWorkspaceTasks: () => ({}),
   listMembers: () => ({}),
@@ -205,8 +206,11 @@ describe('cross-tenant matrix', () => {
     console.log(summary);
     assert.equal(successes, 0);
 
-    const task = await p.request<{ title: string }>('GET', `/tasks/${ids.task}`, { key: a.key });
+    const task = await p.request<{ title: string; status: string }>('GET', `/tasks/${ids.task}`, {
+      key: a.key,
+    });
     assert.equal(task.body.title, 'A’s task');
+    assert.equal(task.body.status, 'open', 'not completed by B');
     assert.deepEqual((await resolveSecretsForRun(p.deps, a.ws, ['A_SECRET'])).values, {
       A_SECRET: 'a-value',
     });
