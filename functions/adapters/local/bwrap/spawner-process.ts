@@ -156,9 +156,18 @@ function killChildrenOf(child: ChildProcess): void {
 function guard(m: Extract<ToSpawner, { t: 'guard' }>): void {
   const start = startTimeOf(m.pid);
   if (start === undefined) return;
-  guarded.set(m.id, [...(guarded.get(m.id) ?? []), { pid: m.pid, start }]);
   const child = children.get(m.id);
-  if (!child || killed.has(m.id) || child.exitCode !== null || child.signalCode !== null) killGuarded(m.id);
+  if (!child) {
+    // Closed already: nothing will come for it, so nothing is kept for it either.
+    try {
+      process.kill(m.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    return;
+  }
+  guarded.set(m.id, [...(guarded.get(m.id) ?? []), { pid: m.pid, start }]);
+  if (killed.has(m.id) || child.exitCode !== null || child.signalCode !== null) killGuarded(m.id);
 }
 
 function kill(m: Extract<ToSpawner, { t: 'kill' }>): void {
