@@ -6,6 +6,7 @@
  */
 import { type FieldIssue, invalidInput } from '../../shared/errors.ts';
 import { SKILL_REF_PATTERN } from '../agents/manifest-names.ts';
+import { splitList } from './call-options.ts';
 
 /** X-Platform-Max-Hops: a positive whole number of at most three digits (manifests cap max_hops lower). */
 const MAX_HOPS_PATTERN = /^[1-9][0-9]{0,2}$/;
@@ -22,10 +23,7 @@ export function checkCallHeaders(headers: (name: string) => string | undefined):
   const refs = (name: string, allowFlag: boolean) => {
     const value = headers(name)?.trim();
     if (value === undefined || (allowFlag && BOOLEAN_PATTERN.test(value))) return;
-    const bad = value
-      .split(',')
-      .map((s) => s.trim())
-      .filter((ref) => !SKILL_REF_PATTERN.test(ref));
+    const bad = splitList(value).filter((ref) => !SKILL_REF_PATTERN.test(ref));
     if (bad.length > 0)
       issues.push({
         field: `header.${name}`,

@@ -16,23 +16,28 @@ export interface CallOptions {
   callerAccountId: string;
 }
 
+/** A comma-separated header's items, trimmed, empty ones dropped (call-headers.ts checks their shape). */
+export function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 export function callOptions(
   headers: (name: string) => string | undefined,
   callerAccountId: string,
 ): CallOptions {
-  const list = (v: string | undefined) =>
-    (v ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-  const only = list(headers('x-platform-skills-only'));
+  const only = splitList(headers('x-platform-skills-only'));
   const flag = (v: string | undefined) => v?.trim().toLowerCase() === 'true';
   return {
     provider: headers('x-platform-provider')?.trim() || undefined,
     model: headers('x-platform-model')?.trim() || undefined,
     // X-Platform-Skills-Only carries the refs, or is `true` with the refs in X-Platform-Skills.
     skills:
-      only.length > 0 && !flag(headers('x-platform-skills-only')) ? only : list(headers('x-platform-skills')),
+      only.length > 0 && !flag(headers('x-platform-skills-only'))
+        ? only
+        : splitList(headers('x-platform-skills')),
     skillsOnly: only.length > 0,
     noSkills: flag(headers('x-platform-no-skills')),
     callerAccountId,

@@ -106,7 +106,8 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     // the network), and killing it takes its whole pid namespace with it.
     const killAll = () => {
       killRequested = true;
-      // The spawner kills the sandbox's first process too (guarded below), only while bwrap runs.
+      // The spawner kills bwrap's own children first, and the sandbox's first process whenever it
+      // learns of it (guarded below), also after the kill (spawner-process.ts).
       if (child instanceof RemoteChild) return void child.kill('SIGKILL');
       // Only while bwrap runs: once it has exited, that pid may belong to someone else.
       if (sandboxPid !== undefined && child.exitCode === null && child.signalCode === null) {
