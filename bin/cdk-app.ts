@@ -13,6 +13,7 @@ const stage = app.node.tryGetContext('stage') as string | undefined;
 const callTimeout = app.node.tryGetContext('callTimeoutSeconds') as string | number | undefined;
 const servicesDomain = app.node.tryGetContext('servicesDomain') as string | undefined;
 const servicesCertificateArn = app.node.tryGetContext('servicesCertificateArn') as string | undefined;
+const corsOrigins = app.node.tryGetContext('corsOrigins') as string | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -23,6 +24,7 @@ const { stateful, stateless } = addAgenthostStacks(app, {
     servicesDomain && servicesCertificateArn
       ? { domain: servicesDomain, certificateArn: servicesCertificateArn }
       : undefined,
+  corsOrigins: corsOrigins || undefined,
 });
 const assembly = app.synth();
 if (!underCli) {

@@ -24,6 +24,8 @@ export interface AgenthostAppOptions {
    * hosting is deployed.
    */
   services?: { domain: string; certificateArn: string } | undefined;
+  /** Browser origins allowed to call the API (`-c corsOrigins=https://app.example.com,…`; docs/http.md). */
+  corsOrigins?: string | undefined;
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
@@ -54,6 +56,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     secretsPrefix: stage ? `agenthost-${stage}` : 'agenthost',
     ...(options.callTimeoutSeconds !== undefined ? { callTimeoutSeconds: options.callTimeoutSeconds } : {}),
     ...(options.services ? { services: options.services } : {}),
+    ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.
   stateless.addStackDependency(stateful);

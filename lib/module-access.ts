@@ -101,6 +101,8 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   billing: { table: 'read-write', secrets: 'none', bundles: 'none', payments: true },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
+  // The other methods of every path: reads the caller's key, counts keyless requests per address.
+  edge: { table: 'read-write', secrets: 'none', bundles: 'none' },
 };
 
 /**

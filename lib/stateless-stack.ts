@@ -42,6 +42,11 @@ export interface StatelessStackProps extends StackProps {
   /** PLATFORM_PUBLIC_URL, when the API is served under a custom domain. @default the execute-api URL */
   publicUrl?: string;
   /**
+   * PLATFORM_CORS_ORIGINS: the browser origins allowed to call the API (comma-separated, e.g.
+   * https://app.example.com). @default none (docs/http.md)
+   */
+  corsOrigins?: string;
+  /**
    * Always-on services: the domain of their URLs (a wildcard DNS record to the services load
    * balancer) and an ACM certificate for *.<domain>. Without them no service hosting is built and
    * deploys are refused with a clear message.
@@ -127,11 +132,13 @@ export class StatelessStack extends Stack {
       const fn = new PlatformFunction(this, `${pascal(module)}Function`, {
         entry,
         access: moduleAccess(module),
+        countsAddresses: true,
         table,
         bundleBucket,
         secretsPrefix: props.secretsPrefix,
         environment: {
           [ENV.publicUrl]: publicUrl,
+          ...(props.corsOrigins ? { [ENV.corsOrigins]: props.corsOrigins } : {}),
           ...(runsAgents(module) ? { [ENV.maxCallSeconds]: String(Math.max(1, callTimeout - 1)) } : {}),
         },
         ...(runsAgents(module)
@@ -139,10 +146,12 @@ export class StatelessStack extends Stack {
           : {}),
       });
       functions[module] = fn;
-      // allowTestInvoke off: no extra permission for the console's test-invoke stage.
+      // One invoke permission per function for the whole API (not one per method): every resource
+      // also has an ANY method (below), and a permission per method would take the stack past
+      // CloudFormation's 500 resources. The function still serves only the methods routed to it.
       integrations[module] = new apigateway.LambdaIntegration(fn.function, {
         proxy: true,
-        allowTestInvoke: false,
+        scopePermissionToMethod: false,
         ...(runsAgents(module) ? { timeout: Duration.seconds(callTimeout) } : {}),
       });
     }
@@ -191,6 +200,12 @@ export class StatelessStack extends Stack {
     for (const [operationId, route] of routeList) {
       const resource = this.api.root.resourceForPath(route.path);
       resource.addMethod(route.method, integrations[route.module], { operationName: operationId });
+    }
+    // Every other method of every resource reaches a function too, which answers 405 with Allow, a
+    // CORS preflight, or 404, with the rate-limit headers API Gateway's own answers cannot carry
+    // (docs/http.md). A request to a path outside the resource tree still gets the static 404.
+    for (const path of resourcePaths()) {
+      this.api.root.resourceForPath(path).addMethod('ANY', integrations.edge);
     }
 
     addGatewayResponses(this.api);
@@ -255,6 +270,16 @@ function binaryMediaTypes(): string[] {
   for (const [, route] of routeList)
     for (const type of route.binaryBody?.contentTypes ?? []) if (!/json/i.test(type)) types.add(type);
   return [...types].sort();
+}
+
+/** Each resource of the API: every route path and each of its prefixes, and the root. */
+function resourcePaths(): string[] {
+  const out = new Set<string>(['/']);
+  for (const [, route] of routeList) {
+    const segments = route.path.split('/').filter(Boolean);
+    for (let i = 1; i <= segments.length; i++) out.add(`/${segments.slice(0, i).join('/')}`);
+  }
+  return [...out];
 }
 
 /** Modules that run agents synchronously behind the API: their integration timeout is the call timeout. */

@@ -164,11 +164,27 @@ describe('stateless stack: API generated from the route table', () => {
     };
   });
 
-  test('one method per route, and no others', () => {
-    assert.equal(methods.length, routeList.length);
-    const declared = routeList.map(([, r]) => `${r.method} ${r.path}`).sort();
+  test('one method per route, ANY on every resource (405, preflight, 404), and no others', () => {
+    const resources = new Set(['/', ...resourcePaths.values()]);
+    const declared = [
+      ...routeList.map(([, r]) => `${r.method} ${r.path}`),
+      ...[...resources].map((path) => `ANY ${path}`),
+    ].sort();
     const deployed = methods.map((m) => `${m.method} ${m.path}`).sort();
     assert.deepEqual(deployed, declared);
+    // The ANY methods go to a platform function like the routes do.
+    for (const m of methods.filter((x) => x.method === 'ANY')) {
+      assert.equal(m.integration.Type, 'AWS_PROXY', m.path);
+      assert.ok(
+        MODULES.some((mod) => JSON.stringify(m.integration.Uri).includes(`"${functionLogicalId(mod)}"`)),
+        m.path,
+      );
+    }
+  });
+
+  test('stays within CloudFormation’s 500 resources a stack, with room to grow', () => {
+    const count = Object.keys(statelessJson.Resources).length;
+    assert.ok(count <= 450, `the stateless stack has ${count} resources`);
   });
 
   test("every method is a Lambda proxy integration to its module's function", () => {
@@ -307,7 +323,7 @@ describe('stateless stack: functions', () => {
 });
 
 describe('stateless stack: least privilege', () => {
-  type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+  type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
   const statementsOf = (module: ResourceModule): Statement[] => {
     const roleId = stateless.getLogicalId(stateless.functions[module].role.node.defaultChild as never);
     return resourcesOfType('AWS::IAM::Policy')
@@ -326,7 +342,18 @@ describe('stateless stack: least privilege', () => {
   test('modules that use the store may use exactly the table and its named indexes', () => {
     for (const module of MODULES) {
       const access = MODULE_ACCESS[module].table;
-      const dynamo = statementsOf(module).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      const all = statementsOf(module).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      // Every API function may count keyless requests: an update of the ADDRESS# partitions only.
+      const counters = all.filter((s) => JSON.stringify(s.Condition ?? {}).includes('ADDRESS#*'));
+      const dynamo = all.filter((s) => !counters.includes(s));
+      if (access === 'read-write') assert.deepEqual(counters, [], `${module} needs no second grant`);
+      else {
+        assert.equal(counters.length, 1, module);
+        assert.deepEqual(actionsOf(counters[0] as Statement), ['dynamodb:UpdateItem'], module);
+        assert.deepEqual((counters[0] as Statement).Condition, {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ADDRESS#*'] },
+        });
+      }
       if (access === 'none') {
         assert.deepEqual(dynamo, [], module);
         continue;
@@ -426,19 +453,25 @@ describe('stateless stack: least privilege', () => {
     }
   });
 
-  test('openapi and health have no table, bucket or Secrets Manager access', () => {
+  test('openapi and health have no table (but the address counters), bucket or Secrets Manager access', () => {
     for (const module of ['openapi', 'health'] as const) {
       assert.equal(MODULE_ACCESS[module].table, 'none');
       const actions = statementsOf(module).flatMap(actionsOf);
       assert.deepEqual(
         actions.filter((a) => /^(dynamodb|s3|secretsmanager|kms):/.test(a)),
-        [],
+        ['dynamodb:UpdateItem'],
         module,
       );
-      // What is left: writing its own logs and X-Ray segments.
+      // What is left: counting keyless requests, writing its own logs and X-Ray segments.
       assert.deepEqual(
         [...new Set(actions)].sort(),
-        ['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+        [
+          'dynamodb:UpdateItem',
+          'logs:CreateLogStream',
+          'logs:PutLogEvents',
+          'xray:PutTelemetryRecords',
+          'xray:PutTraceSegments',
+        ],
         module,
       );
     }

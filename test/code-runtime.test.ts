@@ -286,6 +286,29 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     assert.ok(adder.length > 0 && adder.every((r) => (r.compute_ms ?? 0) > 0), 'compute time is recorded');
   });
 
+  it('refuses a call of a tool agent without an uploaded bundle with 400 naming it, spending no quota', async () => {
+    const res = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+      key: owner.key,
+      body: {
+        name: 'unbundled',
+        type: 'tool',
+        description: 'never uploaded',
+        supported_providers: ['any'],
+        runtime: { command: 'node main.mjs' },
+      },
+    });
+    assert.equal(res.status, 201, res.text);
+    const day = utcDay(p.clock.now());
+    const before = await p.deps.store.get(dailyCounterKeys.sandboxRuns(owner.id, day));
+    const refused = await call('unbundled', {});
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(errorOf(refused).code, 'INVALID_INPUT');
+    assert.deepEqual(errorOf(refused).fields, ['bundle']);
+    assert.match(errorOf(refused).message, /no uploaded code bundle/);
+    const afterCall = await p.deps.store.get(dailyCounterKeys.sandboxRuns(owner.id, day));
+    assert.equal(afterCall?.calls, before?.calls, 'no sandbox run was counted');
+  });
+
   it('counts sandbox runs against their own daily quota (Free: 50), apart from LLM calls', async () => {
     const free = await createAccount(p.deps, { org: 'tool-free', tier: 'free' });
     const res = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
@@ -299,6 +322,12 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
       },
     });
     assert.equal(res.status, 201, res.text);
+    const up = await p.request('POST', `/agents/${res.body.id}/upload`, {
+      key: free.api_key,
+      rawBody: await bundleOf({ 'README.md': 'echo\n' }),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    assert.equal(up.status, 200, up.text);
     const day = utcDay(p.clock.now());
     await p.deps.store.put({ ...dailyCounterKeys.sandboxRuns(free.account.id, day), calls: 49 });
     const first = await p.request('POST', '/tool-free/echo/v1/run', { key: free.api_key, body: {} });
@@ -306,6 +335,21 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     const second = await p.request('POST', '/tool-free/echo/v1/run', { key: free.api_key, body: {} });
     assert.equal(second.status, 429);
     assert.match(errorOf(second).message, /50 sandbox runs/);
+    // The refusal describes the sandbox quota, in its details and its headers.
+    assert.equal((second.body as { error: { details: { quota: string } } }).error.details.quota, 'sandbox');
+    assert.equal(second.headers.get('x-ratelimit-limit'), '50');
+    assert.equal(second.headers.get('x-ratelimit-remaining'), '0');
+    // GET /usage shows both quotas.
+    const usage = await p.request<{
+      quota: { limit: number; used: number };
+      sandbox_quota: { limit: number; used: number; remaining: number };
+    }>('GET', '/usage', { key: free.api_key });
+    assert.equal(usage.status, 200, usage.text);
+    assert.deepEqual(
+      [usage.body.sandbox_quota.limit, usage.body.sandbox_quota.used, usage.body.sandbox_quota.remaining],
+      [50, 50, 0],
+    );
+    assert.equal(usage.body.quota.limit, 1000);
     const llmCounter = await p.deps.store.get(dailyCounterKeys.calls(free.account.id, day));
     assert.equal(llmCounter, undefined, 'the direct-LLM quota is untouched');
   });

@@ -79,6 +79,39 @@ describe('examples, published through the CLI (agenthost publish)', () => {
     assert.equal(list.body.agents[0]?.bundle?.entries, 1);
   });
 
+  it('publishes the always-on service example and deploys it; its app answers at the service URL', async () => {
+    const res = await publish('service-hello', '--allow-no-secrets');
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stdout.trim().split('\n').at(-1), 'local/hello-service/v1');
+    const workspaces = await p.request<{ workspaces: { id: string }[] }>('GET', '/workspaces');
+    const ws = workspaces.body.workspaces[0]?.id;
+    const deployed = await p.request<{ id: string; url: string }>('POST', `/workspaces/${ws}/services`, {
+      body: { agent: 'local/hello-service', name: 'hello' },
+    });
+    assert.equal(deployed.status, 201, deployed.text);
+    try {
+      const deadline = Date.now() + 20_000;
+      let state = '';
+      while (state !== 'running' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        const got = await p.request<{ state: string }>(
+          'GET',
+          `/workspaces/${ws}/services/${deployed.body.id}`,
+        );
+        state = got.body.state;
+      }
+      assert.equal(state, 'running');
+      const greeting = await fetch(`${deployed.body.url}/?name=tests`);
+      assert.equal(greeting.status, 200);
+      assert.equal(((await greeting.json()) as { greeting: string }).greeting, 'Hello, tests!');
+      const count = (await (await fetch(`${deployed.body.url}/count`)).json()) as { served: number };
+      assert.ok(count.served >= 2, 'the same process served both requests');
+    } finally {
+      const removed = await p.request('DELETE', `/workspaces/${ws}/services/${deployed.body.id}`);
+      assert.equal(removed.status, 204, removed.text);
+    }
+  });
+
   it('prints the server’s message and exits non-zero on errors', async () => {
     const noBypass = await publish('tool-word-count');
     assert.notEqual(noBypass.code, 0);

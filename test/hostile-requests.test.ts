@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../functions/core/api-keys/api-key-secret.ts';
 import { MAX_JSON_DEPTH } from '../functions/shared/json-depth.ts';
 import { type RunningPlatform, startPlatformProcess } from './helpers/process.ts';
+import { bundleOf } from './helpers/services.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the answers' shapes are what the assertions check.
 type Json = Record<string, any>;
@@ -85,13 +86,21 @@ describe('hostile requests never stop the platform', () => {
       supported_providers: ['anthropic'],
       prompt_template: 'Echo {{text}}',
     });
-    await publish({
+    const cat = await api('POST', '/agents?allow_no_secrets=true', {
       name: 'cat',
       type: 'tool',
       description: 'A tool agent.',
       supported_providers: ['any'],
       runtime: { command: 'cat' },
     });
+    assert.equal(cat.status, 201, cat.text);
+    // A tool agent runs only with its bundle uploaded (a README is enough for cat).
+    const upload = await fetch(`${platform.url}/agents/${cat.json.id}/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/gzip' },
+      body: new Uint8Array(await bundleOf({ 'README.md': 'Echoes its input.\n' })),
+    });
+    assert.equal(upload.status, 200, await upload.text());
     const workspaces = await api('GET', '/workspaces');
     workspaceId = workspaces.json.workspaces[0].id;
     const webhook = await api('POST', `/workspaces/${workspaceId}/schedules`, {

@@ -37,13 +37,15 @@ describe('platform behaviour (end to end over HTTP)', () => {
     assert.equal(ids.size, responses.length, 'each request has its own id');
   });
 
-  it('answers unknown paths and methods with a 404 envelope', async () => {
+  it('answers an unknown path with a 404 envelope and a known path’s other methods with 405', async () => {
     const unknown = await p.request('GET', '/no/such/path');
     assert.equal(unknown.status, 404);
     assert.equal(errorOf(unknown).code, 'NOT_FOUND');
     const method = await p.request('PUT', '/tasks', { body: {} });
-    assert.equal(method.status, 404);
+    assert.equal(method.status, 405);
+    assert.equal(errorOf(method).code, 'METHOD_NOT_ALLOWED');
     assert.match(errorOf(method).message, /PUT/);
+    assert.equal(method.headers.get('allow'), 'POST, GET, OPTIONS');
   });
 
   it('sends X-RateLimit headers reflecting the tier and today’s count, resetting at the next UTC midnight', async () => {

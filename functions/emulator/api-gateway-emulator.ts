@@ -93,10 +93,14 @@ export class ApiGatewayEmulator {
     });
   }
 
+  /**
+   * As API Gateway: the most specific resource whose path matches, then its method, or its ANY
+   * method for any other; a resource without either answers as an unknown path.
+   */
   private match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
     const parts = path.split('/').filter(Boolean);
     for (const route of this.routes) {
-      if (route.method !== method || route.segments.length !== parts.length) continue;
+      if (route.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
       let ok = true;
       route.segments.forEach((seg, i) => {
@@ -105,7 +109,11 @@ export class ApiGatewayEmulator {
         if (name) params[name] = safeDecode(part);
         else if (seg !== part) ok = false;
       });
-      if (ok) return { route, params };
+      if (!ok) continue;
+      const onResource = this.routes.filter((r) => r.path === route.path);
+      const chosen =
+        onResource.find((r) => r.method === method) ?? onResource.find((r) => r.method === 'ANY');
+      return chosen ? { route: chosen, params } : undefined;
     }
     return undefined;
   }

@@ -4,7 +4,12 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
-import { rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
+import {
+  type AddressAdmission,
+  addressLimited,
+  countAddressRequest,
+} from '../core/usage/address-rate-limit.ts';
+import { type RateLimitState, rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
 import { InvalidCursorError } from '../ports/store.ts';
 import {
   bodyTooLarge,
@@ -14,6 +19,7 @@ import {
   PlatformError,
   parseJsonBody,
 } from '../shared/errors.ts';
+import { corsHeaders, preflightHeaders } from './cors.ts';
 import type { Deps } from './deps.ts';
 import type { ErrorEnvelope } from './envelope.ts';
 import { eventBodySize, eventBodyStream } from './event-body.ts';
@@ -71,6 +77,14 @@ export class Reply<T> {
   }
 }
 
+/** The answer to a CORS preflight (OPTIONS) on a known path: 204 with the path's methods. */
+class PreflightReply {
+  readonly methods: string[];
+  constructor(methods: string[]) {
+    this.methods = methods;
+  }
+}
+
 /** A page instead of JSON (the local checkout page): sent as text/html, as is. */
 export class HtmlReply {
   readonly html: string;
@@ -81,10 +95,17 @@ export class HtmlReply {
 
 interface RequestState {
   requestId: string;
+  /** The client's address (the connection's, never a header) and the request's Origin. */
+  address: string;
+  origin: string | undefined;
   deps?: Deps;
   operationId?: OperationId;
   route?: RouteDef;
   auth?: AuthContext;
+  /** This request, counted against its address's limit (requests without a valid key). */
+  addressAdmission?: AddressAdmission;
+  /** The methods of the requested path, when the method asked is not one of them (405, preflight). */
+  allow?: string[];
   input?: { params: unknown; query: unknown; body: unknown };
 }
 
@@ -118,6 +139,7 @@ export function createModuleHandler<M extends ResourceModule>(
 
   const base = async (_event: APIGatewayProxyEvent, context: Context & { platform: RequestState }) => {
     const s = context.platform;
+    if (s.allow) return new PreflightReply(s.allow);
     const op = (operations as Record<string, (input: unknown) => Promise<unknown>>)[s.operationId as string];
     if (!op || !s.input || !s.deps) throw new Error(`No operation for ${s.operationId}`);
     return op({
@@ -131,18 +153,22 @@ export function createModuleHandler<M extends ResourceModule>(
 
   const scope: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
     before: async (request) => {
-      const ctx = request.context as Context & { platform: RequestState };
+      const ctx = request.context as Context & LocalInvocation & { platform: RequestState };
       const event = request.event;
-      ctx.platform = { requestId: platformRequestId(event.requestContext?.requestId) };
+      const s: RequestState = {
+        requestId: platformRequestId(event.requestContext?.requestId),
+        address: event.requestContext?.identity?.sourceIp ?? '',
+        origin: header(event, 'origin'),
+      };
+      ctx.platform = s;
+      s.deps = await getDeps();
       const found = table.get(`${event.httpMethod} ${event.resource}`);
-      if (!found) {
-        throw new PlatformError(
-          'NOT_FOUND',
-          `No route for ${event.httpMethod} ${event.path ?? event.resource}`,
-        );
+      if (!found) return unrouted(event, s, ctx.authenticated);
+      [s.operationId, s.route] = found;
+      if (s.route.auth === 'none') {
+        s.addressAdmission = await countAddressRequest(s.deps, s.address);
+        if (s.addressAdmission.refused) throw addressLimited(s.addressAdmission, s.deps.clock.now());
       }
-      [ctx.platform.operationId, ctx.platform.route] = found;
-      ctx.platform.deps = await getDeps();
     },
   };
 
@@ -150,7 +176,7 @@ export function createModuleHandler<M extends ResourceModule>(
     before: async (request) => {
       const ctx = request.context as Context & LocalInvocation & { platform: RequestState };
       const s = ctx.platform;
-      if (s.route?.auth !== 'api-key' || !s.deps) return;
+      if (s.route?.auth !== 'api-key' || !s.deps || s.allow) return;
       // Resolved by the local server for this request a moment ago: the same key, the same answer.
       if (ctx.authenticated) {
         s.auth = ctx.authenticated;
@@ -165,7 +191,7 @@ export function createModuleHandler<M extends ResourceModule>(
   const parse: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
     before: async (request) => {
       const s = (request.context as Context & { platform: RequestState }).platform;
-      if (!s.route || !s.deps) return;
+      if (!s.route || !s.deps || s.allow) return;
       s.input = parseInput(request.event, s.route, s.deps.config.maxBodyBytes);
     },
   };
@@ -183,6 +209,23 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
       const s = stateOf(request);
       const status = s.route?.success.status ?? 200;
       const result = request.response as unknown;
+      if (result instanceof PreflightReply) {
+        request.response = {
+          statusCode: 204,
+          headers: {
+            ...(await commonHeaders(s)),
+            Allow: result.methods.join(', '),
+            ...preflightHeaders(
+              s.deps?.config.corsOrigins ?? [],
+              s.origin,
+              result.methods,
+              header(request.event, 'access-control-request-headers'),
+            ),
+          },
+          body: '',
+        };
+        return;
+      }
       if (result instanceof HtmlReply) {
         request.response = {
           statusCode: status,
@@ -206,10 +249,11 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
     onError: async (request) => {
       const s = stateOf(request);
       const err = toPlatformError(request.error, s);
-      const headers = await commonHeaders(s);
+      const headers = await commonHeaders(s, refusingQuota(err));
       if (err.code === 'RATE_LIMITED' && typeof err.details?.suggested_wait_time === 'number') {
         headers['Retry-After'] = String(err.details.suggested_wait_time);
       }
+      if (err.code === 'METHOD_NOT_ALLOWED' && s.allow) headers.Allow = s.allow.join(', ');
       request.response = {
         statusCode: err.status,
         headers,
@@ -221,25 +265,86 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
 
 function stateOf(request: Request<APIGatewayProxyEvent, APIGatewayProxyResult>): RequestState {
   const ctx = request.context as Context & { platform?: RequestState };
-  ctx.platform ??= { requestId: `req_${randomUUID()}` };
+  ctx.platform ??= {
+    requestId: `req_${randomUUID()}`,
+    address: request.event?.requestContext?.identity?.sourceIp ?? '',
+    origin: request.event ? header(request.event, 'origin') : undefined,
+  };
   return ctx.platform;
 }
 
-async function commonHeaders(s: RequestState): Promise<Record<string, string>> {
+/**
+ * A request no route of this module takes (API Gateway sends every method of every path of the API
+ * to some module: docs/http.md). A path with routes answers OPTIONS as a CORS preflight and other
+ * methods with 405 and Allow; any other path is 404. The caller's key, if it is good, still decides
+ * whose rate limit the answer shows.
+ */
+async function unrouted(event: APIGatewayProxyEvent, s: RequestState, known?: AuthContext): Promise<void> {
+  const methods = routeList.filter(([, r]) => r.path === event.resource).map(([, r]) => r.method);
+  s.auth = known ?? (await tryAuthenticate(s, header(event, 'authorization')));
+  if (methods.length === 0) {
+    throw new PlatformError('NOT_FOUND', `No route for ${event.httpMethod} ${event.path ?? event.resource}`);
+  }
+  const allow = [...new Set(methods), 'OPTIONS'];
+  s.allow = allow;
+  if (event.httpMethod === 'OPTIONS') return;
+  throw new PlatformError(
+    'METHOD_NOT_ALLOWED',
+    `${event.httpMethod} is not supported on ${event.path ?? event.resource}; it supports ${allow.join(', ')}`,
+    { allow },
+  );
+}
+
+async function tryAuthenticate(s: RequestState, authorization: string | undefined) {
+  if (!authorization || !s.deps) return undefined;
+  try {
+    return await authenticate(s.deps, authorization, { acceptRunCredential: false });
+  } catch {
+    return undefined; // not a good key: the answer is the same, under the address's limit
+  }
+}
+
+/** The quota a 429 came from when it is not the daily call quota the headers show by default. */
+function refusingQuota(err: PlatformError): RateLimitState | undefined {
+  const d = err.details;
+  if (err.code !== 'RATE_LIMITED' || !d || !['sandbox', 'paid'].includes(String(d.quota))) return undefined;
+  if (typeof d.limit !== 'number' || typeof d.reset !== 'number') return undefined;
+  return { limit: d.limit, remaining: 0, reset: d.reset };
+}
+
+async function commonHeaders(s: RequestState, quota?: RateLimitState): Promise<Record<string, string>> {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',
     'Cache-Control': 'no-store',
     'X-Request-Id': s.requestId,
+    ...corsHeaders(s.deps?.config.corsOrigins ?? [], s.origin),
   };
-  if (s.auth && s.deps) {
-    try {
-      Object.assign(headers, rateLimitHeaders(await rateLimitState(s.deps, s.auth)));
-    } catch (err) {
-      // A failed counter read must not turn a good response into an error.
-      s.deps.logger.warn('rate-limit state unavailable', { request_id: s.requestId, error: String(err) });
-    }
-  }
+  if (!s.deps) return headers;
+  Object.assign(headers, await edgeRateLimitHeaders(s.deps, s, quota));
   return headers;
+}
+
+/**
+ * The X-RateLimit-* headers of a response (spec "Limits": on every response): the caller's daily
+ * quota when a key vouches for the request (or the quota that refused it), otherwise the client
+ * address's limit, counting this request if nothing counted it yet. Also used by the local server
+ * for what it refuses before a handler runs.
+ */
+export async function edgeRateLimitHeaders(
+  deps: Deps,
+  s: { requestId: string; address: string; auth?: AuthContext; addressAdmission?: AddressAdmission },
+  quota?: RateLimitState,
+): Promise<Record<string, string>> {
+  try {
+    if (quota) return rateLimitHeaders(quota);
+    if (s.auth) return rateLimitHeaders(await rateLimitState(deps, s.auth));
+    s.addressAdmission ??= await countAddressRequest(deps, s.address);
+    return rateLimitHeaders(s.addressAdmission.state);
+  } catch (err) {
+    // A failed counter read must not turn a good response into an error.
+    deps.logger.warn('rate-limit state unavailable', { request_id: s.requestId, error: String(err) });
+    return {};
+  }
 }
 
 /**

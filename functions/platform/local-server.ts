@@ -7,9 +7,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
+import { corsHeaders } from './cors.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
-import { errorEnvelope } from './http-handler.ts';
+import { edgeRateLimitHeaders, errorEnvelope } from './http-handler.ts';
 import { discardBody, readBody, spoolBody } from './request-body.ts';
 import { type RouteDef, routeList } from './routes.ts';
 
@@ -54,7 +55,11 @@ export class LocalServer {
       this.handle(req, res).catch((err) => {
         deps.logger.error('local server failure', { error: String(err) });
         if (!res.headersSent)
-          this.sendError(res, new PlatformError('INTERNAL_ERROR', 'Internal error'), `req_${randomUUID()}`);
+          void this.sendError(
+            res,
+            new PlatformError('INTERNAL_ERROR', 'Internal error'),
+            `req_${randomUUID()}`,
+          );
         else res.destroy();
       });
     });
@@ -90,14 +95,17 @@ export class LocalServer {
     const url = requestUrl(req.url);
     if (!url) {
       req.resume();
-      return this.sendError(res, new PlatformError('NOT_FOUND', `No route for ${method}`), requestId);
+      return this.sendError(res, new PlatformError('NOT_FOUND', `No route for ${method}`), requestId, {
+        req,
+        auth: undefined,
+      });
     }
-    let pathMatched = false;
+    let pathTemplate: string | undefined;
     let match: { route: RouteDef; params: Record<string, string> } | undefined;
     for (const c of this.compiled) {
       const m = c.pattern.exec(url.pathname);
       if (!m) continue;
-      pathMatched = true;
+      pathTemplate ??= c.route.path;
       if (c.route.method !== method) continue;
       const params: Record<string, string> = {};
       c.names.forEach((name, i) => {
@@ -107,21 +115,20 @@ export class LocalServer {
       break;
     }
     if (!match) {
+      // What API Gateway sends to the edge function through its ANY methods (docs/http.md): 405
+      // with Allow, the CORS preflight, or 404, with the rate-limit headers of every answer.
       req.resume();
-      const message = pathMatched
-        ? `${method} is not supported on ${url.pathname}`
-        : `No route for ${method} ${url.pathname}`;
-      return this.sendError(res, new PlatformError('NOT_FOUND', message), requestId);
+      const event = toEvent(req, url, method, pathTemplate ?? url.pathname, {}, undefined, requestId);
+      return writeResult(res, await this.handlers.edge(event, { awsRequestId: requestId }));
     }
 
     const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
-    const refuse = (err: PlatformError) => {
+    const refuse = async (err: PlatformError, auth?: AuthContext) => {
       res.setHeader('Connection', 'close');
       discardBody(req, limit);
-      this.sendError(res, err, requestId);
+      await this.sendError(res, err, requestId, { req, auth });
     };
-    // Refused before a byte of the body is read: a declared size over the limit, then a bad key.
-    if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit));
+    // Refused before a byte of the body is read: a bad key, then a declared size over the limit.
     // The caller, handed to the handler so its middleware does not read the key a second time.
     let authenticated: AuthContext | undefined;
     if (match.route.auth === 'api-key') {
@@ -134,15 +141,16 @@ export class LocalServer {
       if (outcome instanceof PlatformError) return refuse(outcome);
       authenticated = outcome;
     }
+    if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit), authenticated);
 
     const handler = this.handlers[match.route.module];
     if (match.route.binaryBody?.stream) {
       const spooled = await spoolBody(req, limit, authenticated !== undefined);
       if (spooled === 'aborted') return void res.destroy();
-      if (spooled === 'too-large') return refuse(bodyTooLarge(limit));
+      if (spooled === 'too-large') return refuse(bodyTooLarge(limit), authenticated);
       let result: APIGatewayProxyResult;
       try {
-        const event = toEvent(req, url, method, match.route, match.params, undefined, requestId);
+        const event = toEvent(req, url, method, match.route.path, match.params, undefined, requestId);
         attachBody(event, spooled);
         result = await handler(event, { awsRequestId: requestId, authenticated });
       } finally {
@@ -153,15 +161,40 @@ export class LocalServer {
     }
     const body = await readBody(req, limit, match.route.auth === 'api-key');
     if (body === 'aborted') return void res.destroy();
-    if (body === 'too-large') return refuse(bodyTooLarge(limit));
-    const event = toEvent(req, url, method, match.route, match.params, body, requestId);
+    if (body === 'too-large') return refuse(bodyTooLarge(limit), authenticated);
+    const event = toEvent(req, url, method, match.route.path, match.params, body, requestId);
     writeResult(res, await handler(event, { awsRequestId: requestId, authenticated }));
   }
 
-  private sendError(res: ServerResponse, err: PlatformError, requestId: string): void {
+  /**
+   * An answer the server gives before any handler runs. With the request at hand it carries what a
+   * handler's answer carries: the rate-limit headers (the caller's, or the address's) and CORS.
+   */
+  private async sendError(
+    res: ServerResponse,
+    err: PlatformError,
+    requestId: string,
+    from?: { req: IncomingMessage; auth: AuthContext | undefined },
+  ): Promise<void> {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Request-Id': requestId,
+    };
+    if (from) {
+      Object.assign(
+        headers,
+        corsHeaders(this.deps.config.corsOrigins, from.req.headers.origin),
+        await edgeRateLimitHeaders(this.deps, {
+          requestId,
+          address: from.req.socket.remoteAddress ?? '',
+          ...(from.auth ? { auth: from.auth } : {}),
+        }),
+      );
+    }
     writeResult(res, {
       statusCode: err.status,
-      headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': requestId },
+      headers,
       body: JSON.stringify(errorEnvelope(err, requestId)),
     });
   }
@@ -193,7 +226,8 @@ function toEvent(
   req: IncomingMessage,
   url: URL,
   method: string,
-  route: RouteDef,
+  /** The route template (API Gateway's resource) the path matched, or the path itself if none. */
+  resource: string,
   pathParameters: Record<string, string>,
   body: Buffer | undefined,
   requestId: string,
@@ -216,7 +250,7 @@ function toEvent(
   // Bodies that are not valid UTF-8 travel base64-encoded, as API Gateway sends binary media.
   const isBinary = body !== undefined && body.length > 0 && !isUtf8(body);
   return {
-    resource: route.path,
+    resource,
     path: url.pathname,
     httpMethod: method,
     headers,
@@ -231,7 +265,7 @@ function toEvent(
       requestId,
       httpMethod: method,
       path: url.pathname,
-      resourcePath: route.path,
+      resourcePath: resource,
       stage: 'local',
       identity: { sourceIp: req.socket.remoteAddress ?? '' },
     } as APIGatewayProxyEvent['requestContext'],

@@ -61,6 +61,25 @@ const settings = {
   maxBodyBytes: int(1024, 10 * 1024 * 1024).default(1024 * 1024),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   publicUrl: url(),
+  // Browser origins allowed to call the API (CORS), e.g. https://app.example.com; none by default
+  // (docs/http.md). `*` allows every origin.
+  corsOrigins: z
+    .string()
+    .optional()
+    .transform((v) => csv(v))
+    .pipe(
+      z.array(
+        z.union([
+          z.literal('*'),
+          z
+            .string()
+            .regex(/^https?:\/\/[^/\s]+$/, 'must be an origin such as https://app.example.com (no path)'),
+        ]),
+      ),
+    ),
+  // Requests a minute from one client address to the routes without an API key, and to any route
+  // when the request carries no valid key (docs/http.md).
+  addressRateLimit: int(1, 1_000_000).default(1200),
   /** The most a call may run (below API Gateway's integration timeout in AWS). */
   maxCallSeconds: int(1, 300).default(300),
   // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only

@@ -19,6 +19,8 @@ export const ENV = {
   maxBodyBytes: 'PLATFORM_MAX_BODY_BYTES',
   logLevel: 'PLATFORM_LOG_LEVEL',
   publicUrl: 'PLATFORM_PUBLIC_URL',
+  corsOrigins: 'PLATFORM_CORS_ORIGINS',
+  addressRateLimit: 'PLATFORM_ADDRESS_RATE_LIMIT',
   maxCallSeconds: 'PLATFORM_MAX_CALL_SECONDS',
   sandbox: 'PLATFORM_SANDBOX',
   sandboxHostPorts: 'PLATFORM_SANDBOX_HOST_PORTS',

@@ -1,7 +1,8 @@
 import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.ts';
 /**
  * Error codes, their HTTP statuses and retryability: the spec's "Errors" table, plus CONFLICT
- * (409), which the spec does not list but which a create of something that already exists needs
+ * (409), which the spec does not list but which a create of something that already exists needs,
+ * and METHOD_NOT_ALLOWED (405), for a known path asked with a method it does not have
  * (docs/decisions.md).
  */
 export const ERROR_CODES = {
@@ -13,6 +14,7 @@ export const ERROR_CODES = {
   DOWNLOAD_DISABLED: { status: 403, retryable: false },
   PAID_AGENT_SERVER_ONLY: { status: 403, retryable: false },
   NOT_FOUND: { status: 404, retryable: false },
+  METHOD_NOT_ALLOWED: { status: 405, retryable: false },
   CONFLICT: { status: 409, retryable: false },
   DOCUMENT_TOO_LARGE: { status: 413, retryable: false },
   UNSUPPORTED_TYPE: { status: 415, retryable: false },

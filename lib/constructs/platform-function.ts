@@ -61,6 +61,11 @@ export interface PlatformFunctionProps {
   /** Extra environment, merged over the defaults. */
   environment?: Record<string, string>;
   /**
+   * An API function: it counts requests without a valid key per client address (the address
+   * counters, keys ADDRESS#…; core/usage/address-rate-limit.ts), whatever its table access.
+   */
+  countsAddresses?: boolean;
+  /**
    * Anything else, merged over the defaults (Solutions Constructs style): `environment` key by
    * key, the rest replaces. Not overridable: the code (the bundled entry), the role and log group
    * (grants and retention attach to them), PLATFORM_MODE, PLATFORM_TABLE_NAME and
@@ -199,6 +204,17 @@ export class PlatformFunction extends Construct {
         arn,
         ...TABLE_SCHEMA.indexes.map((index) => `${arn}/index/${index.name}`),
       ]);
+    }
+
+    if (props.countsAddresses && access.table !== 'read-write') {
+      // The address counters only: an update of an item whose partition key starts with ADDRESS#.
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:UpdateItem'],
+          resources: [props.table.arn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ADDRESS#*'] } },
+        }),
+      );
     }
 
     if (access.bundles !== 'none') {

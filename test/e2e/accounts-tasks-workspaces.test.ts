@@ -35,6 +35,38 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(usage.body.quota.limit, 50_000);
     });
 
+    it('answers other methods with 405 and Allow, preflights, and 404s with the rate-limit headers', async () => {
+      const { key } = await d.createAccount('edge-e2e', 'free');
+      const method = await d.request('DELETE', '/tasks', { key });
+      assert.equal(method.status, 405, method.text);
+      assert.equal(errorOf(method).code, 'METHOD_NOT_ALLOWED');
+      assert.equal(method.headers.get('allow'), 'POST, GET, OPTIONS');
+      assert.equal(method.headers.get('x-ratelimit-limit'), '1000', 'the caller’s quota');
+
+      const unknown = await d.request('GET', '/no-such-thing', { key });
+      assert.equal(unknown.status, 404, unknown.text);
+      assert.equal(errorOf(unknown).code, 'NOT_FOUND');
+      assert.equal(unknown.headers.get('x-ratelimit-limit'), '1000');
+
+      const keyless = await d.request('GET', '/health', { key: null });
+      assert.equal(keyless.status, 200);
+      // The per-address limit of keyless requests (docs/http.md), the same on both deployments.
+      assert.equal(keyless.headers.get('x-ratelimit-limit'), '1200');
+      assert.ok(Number(keyless.headers.get('x-ratelimit-remaining')) < 1200);
+
+      const preflight = await d.request('OPTIONS', '/tasks/task_1', {
+        key: null,
+        headers: { origin: 'http://app.localhost', 'access-control-request-method': 'PATCH' },
+      });
+      assert.equal(preflight.status, 204);
+      assert.equal(preflight.headers.get('allow'), 'GET, PATCH, DELETE, OPTIONS');
+      assert.equal(
+        preflight.headers.get('access-control-allow-origin'),
+        null,
+        'no origins are allowed by default',
+      );
+    });
+
     it('serves health and the OpenAPI document without a key', async () => {
       const health = await d.request<{ status: string }>('GET', '/health', { key: null });
       assert.equal(health.status, 200);
@@ -52,7 +84,8 @@ for (const kind of DEPLOYMENTS) {
     });
 
     it('answers unknown routes, empty segments and missing keys with the error envelope', async () => {
-      for (const path of ['/nope', '/tasks/a/b/c', '//', '//tasks']) {
+      // (/tasks/a/b/c has the agent-call route's shape, /{org}/{agent}/{version}/{endpoint}: a GET there is 405.)
+      for (const path of ['/nope/x', '/tasks/a/b/c/d', '//', '//tasks']) {
         const res = await d.request<{ metadata: { request_id: string } }>('GET', path);
         assert.equal(res.status, 404, path);
         assert.equal(errorOf(res).code, 'NOT_FOUND', path);

@@ -98,6 +98,7 @@ async function runCall(deps: CoreDeps, report: CallReport): Promise<CallResponse
  */
 async function prepareCall(deps: CoreDeps, basis: CallBasis): Promise<CallContext> {
   const { auth, agent } = basis;
+  requireBundle(agent);
   let deadline = callDeadline(deps, agent, basis.request.headers('x-platform-deadline-ms'));
   if (auth.service) {
     deadline = checkSubCall(deps, auth.service, agent, deadline);
@@ -106,6 +107,39 @@ async function prepareCall(deps: CoreDeps, basis: CallBasis): Promise<CallContex
   // A private agent passed the visibility check (resolveCallable) only for a member of its workspace.
   const member = agent.manifest.is_public ? undefined : true;
   return { ...basis, deadline, price: await priceFor(deps, auth, agent, member) };
+}
+
+/**
+ * A code_runtime agent whose command runs a file of its bundle (an entrypoint, `node main.js`,
+ * `python3 app.py`, `./run.sh`) cannot run before the bundle is uploaded: the caller would get the
+ * sandbox's "exited with status 1" as a 500. Refused before any quota is spent, naming what is
+ * missing and how the author adds it. A command of the sandbox's own programs alone (`cat`,
+ * `echo {}`) runs without a bundle, as it always has (docs/calls.md).
+ */
+function requireBundle(agent: AgentVersion): void {
+  const m = agent.manifest;
+  if (m.execution_engine !== 'code_runtime' || agent.bundle) return;
+  const command = m.runtime?.command ?? m.run_command;
+  if (command !== undefined && !namesBundleFile(command)) return;
+  const ref = `${agent.org}/${agent.name}/${agent.version}`;
+  throw invalidInput([
+    {
+      field: 'bundle',
+      message: `${ref} has no uploaded code bundle to run; its author uploads one with POST /agents/{id}/upload (or agenthost publish)`,
+    },
+  ]);
+}
+
+/** Whether a command names a file it expects in the work dir: a relative path, or a script by its extension. */
+function namesBundleFile(command: string): boolean {
+  return command
+    .split(/\s+/)
+    .map((word) => word.replace(/^['"]|['"]$/g, ''))
+    .some(
+      (word) =>
+        /^\.{1,2}\//.test(word) ||
+        (!word.startsWith('/') && /^[\w./-]+\.(m?js|cjs|ts|mts|py|sh|rb|pl|php|jar|wasm)$/.test(word)),
+    );
 }
 
 /** Which daily quota the call counts against: paid calls, sandboxed runs and LLM calls each have one. */

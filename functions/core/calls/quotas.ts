@@ -99,7 +99,7 @@ export async function admitCall(
   throw new PlatformError(
     'RATE_LIMITED',
     `All ${limits.concurrentRequests} concurrent requests of the ${auth.tier} tier are in use; retry when one finishes`,
-    { suggested_wait_time: 1, limit: limits.concurrentRequests },
+    { suggested_wait_time: 1, limit: limits.concurrentRequests, quota: 'concurrency' },
   );
 }
 
@@ -116,6 +116,7 @@ function quotaExceeded(
   return new PlatformError(
     'RATE_LIMITED',
     `Daily quota of ${limit} ${what} for the ${auth.tier} tier is used up; it resets at ${new Date(reset * 1000).toISOString()}`,
-    { suggested_wait_time: wait, limit, reset },
+    // Which quota refused: the response's X-RateLimit-* headers describe that one (http-handler.ts).
+    { suggested_wait_time: wait, limit, reset, quota: kind === 'llm' ? 'calls' : kind },
   );
 }

@@ -61,6 +61,20 @@ export async function rateLimitState(deps: CoreDeps, auth: AuthContext): Promise
   return { limit, remaining: Math.max(0, limit - used), reset: nextUtcMidnight(deps.clock.now()) };
 }
 
+/** Today's sandbox runs against the tier's sandbox quota. */
+export async function sandboxQuotaState(
+  deps: CoreDeps,
+  auth: AuthContext,
+): Promise<{ limit: number; used: number; reset: number }> {
+  const now = deps.clock.now();
+  const item = await deps.store.get(dailyCounterKeys.sandboxRuns(auth.accountId, utcDay(now)));
+  return {
+    limit: TIER_LIMITS[auth.tier].sandboxDailyCalls,
+    used: typeof item?.calls === 'number' ? item.calls : 0,
+    reset: nextUtcMidnight(now),
+  };
+}
+
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(state.limit),

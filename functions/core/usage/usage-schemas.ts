@@ -173,7 +173,10 @@ export const quotaSchema = z.object({
 export const usageSummarySchema = z.object({
   ...rangeOut,
   totals: usageStatsSchema,
-  quota: quotaSchema.describe('Today’s daily quota (independent of the range)'),
+  quota: quotaSchema.describe('Today’s daily quota of agent calls (independent of the range)'),
+  sandbox_quota: quotaSchema.describe(
+    'Today’s daily quota of sandbox runs (code runtime and managed loop), counted apart from agent calls',
+  ),
 });
 
 export const authorUsageSummarySchema = z.object({

@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { rateLimitState, readDailyCalls } from './daily-usage.ts';
+import { rateLimitState, readDailyCalls, sandboxQuotaState } from './daily-usage.ts';
 import { breakdown, compareKeys, computeMs, stats, timeseries } from './usage-aggregation.ts';
 import { HOUR_MS, rangeOut, resolveRange } from './usage-range.ts';
 import { authorPartitions, callerPartitions, logs, ownedWorkspaces, readRecords } from './usage-reads.ts';
@@ -39,7 +39,8 @@ export async function usageSummary(
 ): Promise<UsageSummary> {
   const range = resolveRange(deps, query);
   const records = await readRecords(deps, callerPartitions(auth), range, query);
-  return { ...rangeOut(range), totals: stats(records), quota: await quota(deps, auth) };
+  const [calls, sandbox] = await Promise.all([quota(deps, auth), sandboxQuota(deps, auth)]);
+  return { ...rangeOut(range), totals: stats(records), quota: calls, sandbox_quota: sandbox };
 }
 
 export async function usageTimeseries(
@@ -191,6 +192,19 @@ export async function authorUsageLogs(
   const range = resolveRange(deps, query);
   const workspaces = await ownedWorkspaces(deps, auth, query.workspace_id);
   return logs(deps, authorPartitions(workspaces), range, query, { showKeyIds: false });
+}
+
+/** Today's sandbox runs (code runtime and managed loop): a quota of their own (spec "Limits"). */
+async function sandboxQuota(deps: CoreDeps, auth: AuthContext): Promise<Quota> {
+  const { limit, used, reset } = await sandboxQuotaState(deps, auth);
+  return {
+    tier: auth.tier,
+    limit,
+    used,
+    remaining: Math.max(0, limit - used),
+    reset,
+    reset_at: new Date(reset * 1000).toISOString(),
+  };
 }
 
 async function quota(deps: CoreDeps, auth: AuthContext): Promise<Quota> {

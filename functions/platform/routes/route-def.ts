@@ -21,6 +21,8 @@ export const MODULES = [
   'services',
   'billing',
   'usage',
+  // No routes of its own: every other method of every path (405, CORS preflight, 404; docs/http.md).
+  'edge',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
 
