@@ -34,8 +34,9 @@ function untyped(s: unknown, at: string, out: string[]): string[] {
     if (k === 'default' || k === 'examples') continue;
     if (['properties', 'patternProperties'].includes(k)) {
       for (const [name, sub] of Object.entries(v as Json)) untyped(sub, `${at}.${name}`, out);
-    } else if (Array.isArray(v)) v.forEach((sub, i) => untyped(sub, `${at}.${k}[${i}]`, out));
-    else if (v && typeof v === 'object') untyped(v, `${at}.${k}`, out);
+    } else if (Array.isArray(v)) {
+      for (const [i, sub] of v.entries()) untyped(sub, `${at}.${k}[${i}]`, out);
+    } else if (v && typeof v === 'object') untyped(v, `${at}.${k}`, out);
   }
   return out;
 }
