@@ -41,7 +41,15 @@ function parameters(route: RouteDef): JsonObject[] {
     const json = toSchema(schema, 'input');
     const props = (json.properties ?? {}) as Record<string, JsonObject>;
     const required = new Set((json.required as string[] | undefined) ?? []);
-    for (const [name, prop] of Object.entries(props)) {
+    // A value arrives as text but is parsed (limit=50 is a whole number, overdue=true a boolean):
+    // the parsed type is what a client passes, unless the parse is not representable.
+    const parsed = (toSchema(schema, 'output').properties ?? {}) as Record<string, JsonObject>;
+    for (const [name, inputProp] of Object.entries(props)) {
+      const parsedProp = parsed[name];
+      const prop =
+        parsedProp && !parsedProp.$ref
+          ? { ...parsedProp, ...(inputProp.description ? { description: inputProp.description } : {}) }
+          : inputProp;
       const { description, ...propSchema } = prop;
       out.push({
         name,
