@@ -59,9 +59,13 @@ export async function toNamedBlob(file: FileInput): Promise<{ blob: Blob; name: 
   if (data instanceof Uint8Array)
     return { blob: new Blob([data as Uint8Array<ArrayBuffer>], { type }), name: file.name };
   // A stream's length is unknown until it ends, and multipart needs each part whole: read it.
-  const web = isNodeStream(data) ? (Readable.toWeb(data as Readable) as ReadableStream<Uint8Array>) : data;
-  const bytes = await new Response(web).arrayBuffer();
-  return { blob: new Blob([bytes], { type }), name: file.name };
+  const chunks: Uint8Array[] = [];
+  const stream = isNodeStream(data)
+    ? (data as AsyncIterable<Uint8Array | string>)
+    : Readable.fromWeb(data as never);
+  // A Node stream in object or text mode yields strings: they are the file's UTF-8 text.
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return { blob: new Blob(chunks as Uint8Array<ArrayBuffer>[], { type }), name: file.name };
 }
 
 async function fromPath(path: string, name = basename(path), type = contentTypeOf(name)) {
