@@ -1,22 +1,32 @@
 import * as z from 'zod';
-import { ERROR_CODES } from '../shared/errors.ts';
+import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
 import { errorEnvelopeSchema, metadataSchema } from './envelope.ts';
+import { jsonValueRefs, multipartFilesSchema, RESPONSE_HEADERS, SCHEMA_COMPONENTS } from './openapi-parts.ts';
 import { type RouteDef, routeList } from './routes.ts';
 
 type JsonObject = Record<string, unknown>;
 
+/** A zod schema as JSON Schema, with every "any value" made the JsonValue component (typed clients). */
 const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonObject;
-  return rest;
+  return jsonValueRefs(rest);
 };
 
-/** Every success body of an object type also carries metadata.request_id. */
+/**
+ * Every success body of an object type also carries metadata.request_id: a property of the body's
+ * own schema (not an allOf beside it, which additionalProperties: false would refuse), unless the
+ * body declares a richer metadata itself (the call envelope).
+ */
 function successSchema(route: RouteDef): JsonObject | undefined {
   if (!route.success.schema) return undefined;
   const base = toSchema(route.success.schema, 'output');
   if (base.type !== 'object' || route.document) return base;
+  const properties = (base.properties ?? {}) as JsonObject;
+  if (properties.metadata) return base;
   return {
-    allOf: [base, { type: 'object', properties: { metadata: { $ref: '#/components/schemas/Metadata' } } }],
+    ...base,
+    properties: { ...properties, metadata: { $ref: '#/components/schemas/Metadata' } },
+    required: [...((base.required as string[] | undefined) ?? []), 'metadata'],
   };
 }
 
@@ -25,12 +35,21 @@ function parameters(route: RouteDef): JsonObject[] {
   for (const [where, schema] of [
     ['path', route.params],
     ['query', route.query],
+    ['header', route.headers],
   ] as const) {
     if (!schema) continue;
     const json = toSchema(schema, 'input');
     const props = (json.properties ?? {}) as Record<string, JsonObject>;
     const required = new Set((json.required as string[] | undefined) ?? []);
-    for (const [name, prop] of Object.entries(props)) {
+    // A value arrives as text but is parsed (limit=50 is a whole number, overdue=true a boolean):
+    // the parsed type is what a client passes, unless the parse is not representable.
+    const parsed = (toSchema(schema, 'output').properties ?? {}) as Record<string, JsonObject>;
+    for (const [name, inputProp] of Object.entries(props)) {
+      const parsedProp = parsed[name];
+      const prop =
+        parsedProp && !parsedProp.$ref
+          ? { ...parsedProp, ...(inputProp.description ? { description: inputProp.description } : {}) }
+          : inputProp;
       const { description, ...propSchema } = prop;
       out.push({
         name,
@@ -44,44 +63,135 @@ function parameters(route: RouteDef): JsonObject[] {
   return out;
 }
 
-const errorStatuses = (route: RouteDef): number[] => {
-  const s = new Set<number>([500]);
-  if (route.auth === 'api-key') s.add(401).add(429);
-  if (route.params || route.query || route.body) s.add(400);
-  if (route.params || route.workspaceRole) s.add(404);
-  if (route.workspaceRole === 'owner') s.add(403);
-  if (route.body || route.binaryBody) s.add(413).add(415);
-  return [...s].sort();
-};
+/** The error codes an operation may answer: implied by its declaration, plus the ones it lists. */
+export function errorCodes(route: RouteDef): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['INTERNAL_ERROR']);
+  if (route.auth === 'api-key') codes.add('UNAUTHORIZED').add('RATE_LIMITED');
+  if (route.params || route.query || route.body || route.binaryBody || route.headers)
+    codes.add('INVALID_INPUT');
+  if (route.params || route.workspaceRole) codes.add('NOT_FOUND');
+  if (route.workspaceRole === 'owner') codes.add('FORBIDDEN');
+  if (route.body || route.binaryBody) codes.add('DOCUMENT_TOO_LARGE').add('UNSUPPORTED_TYPE');
+  for (const code of route.errors ?? []) codes.add(code);
+  return [...codes];
+}
 
 const statusText: Record<number, string> = {
   400: 'Invalid input (error.details.fields names each offending field)',
   401: 'Missing or invalid API key',
-  403: 'The caller is a member of the workspace but the operation needs the owner role',
+  402: 'Not enough credits for a paid agent',
+  403: 'Forbidden: the owner role is needed, or the caller may not use this agent or skill',
   404: 'Not found (also for resources of workspaces the caller is not a member of)',
-  413: 'Request body too large',
-  415: 'Request body is not JSON',
-  429: 'Daily quota exceeded',
-  500: 'Internal error',
+  409: 'Conflict with the current state (it already exists, or something depends on it)',
+  413: 'Request body or file too large',
+  415: 'Unsupported body or file type',
+  422: 'Valid format, but the content cannot be processed',
+  429: 'Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After)',
+  500: 'Internal error (retryable)',
+  502: 'Upstream LLM provider error (retryable)',
+  504: 'Timeout, or a sub-call would exceed the remaining deadline (retryable)',
 };
+
+/** One error response: the envelope with error.code narrowed to the codes this status carries here. */
+function errorResponse(status: number, codes: ErrorCode[]): JsonObject {
+  return {
+    description: statusText[status] ?? `Error ${status}`,
+    headers: {
+      ...RESPONSE_HEADERS.common,
+      ...(status === 429 ? RESPONSE_HEADERS.retry : {}),
+    },
+    content: {
+      'application/json': {
+        schema: {
+          allOf: [
+            { $ref: '#/components/schemas/ErrorEnvelope' },
+            {
+              type: 'object',
+              properties: {
+                error: {
+                  type: 'object',
+                  properties: { code: { type: 'string', enum: codes } },
+                  required: ['code'],
+                },
+              },
+              required: ['error'],
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function errorResponses(route: RouteDef): JsonObject {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodes(route)) {
+    const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: JsonObject = {};
+  for (const status of [...byStatus.keys()].sort()) {
+    out[String(status)] = errorResponse(status, byStatus.get(status) ?? []);
+  }
+  return out;
+}
+
+function successResponse(route: RouteDef): JsonObject {
+  const headers = {
+    ...RESPONSE_HEADERS.common,
+    ...Object.fromEntries((route.success.headers ?? []).map((h) => [h, RESPONSE_HEADERS.deprecation[h]])),
+  };
+  if (route.success.status === 204) return { description: route.success.description, headers };
+  if (route.success.contentType) {
+    return {
+      description: route.success.description,
+      headers,
+      content: { [route.success.contentType]: { schema: { type: 'string' } } },
+    };
+  }
+  const schema = successSchema(route);
+  return {
+    description: route.success.description,
+    headers,
+    ...(schema ? { content: { 'application/json': { schema } } } : {}),
+  };
+}
+
+function requestBody(route: RouteDef): JsonObject | undefined {
+  if (route.binaryBody) {
+    const { contentTypes, json } = route.binaryBody;
+    const schemaOf = (type: string): JsonObject => {
+      if (type === 'application/json')
+        return json ? toSchema(json, 'input') : { $ref: '#/components/schemas/JsonValue' };
+      if (type === 'multipart/form-data') return multipartFilesSchema;
+      return { type: 'string', format: 'binary' };
+    };
+    return {
+      required: true,
+      content: Object.fromEntries(
+        contentTypes.map((t) => [
+          t,
+          {
+            schema: schemaOf(t),
+            ...(t === 'multipart/form-data'
+              ? { encoding: { metadata: { contentType: 'application/json' } } }
+              : {}),
+          },
+        ]),
+      ),
+    };
+  }
+  const body = route.documentedBody ?? route.body;
+  if (!body) return undefined;
+  return { required: true, content: { 'application/json': { schema: toSchema(body, 'input') } } };
+}
 
 /** Builds the OpenAPI 3.1 document from the route table and its zod schemas. */
 export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
   for (const [operationId, route] of routeList) {
-    const responses: JsonObject = {};
-    const success = successSchema(route);
-    responses[String(route.success.status)] = {
-      description: route.success.description,
-      ...(success ? { content: { 'application/json': { schema: success } } } : {}),
-    };
-    for (const status of errorStatuses(route)) {
-      responses[String(status)] = {
-        description: statusText[status],
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-      };
-    }
     const params = parameters(route);
+    const body = requestBody(route);
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, JsonObject>)[route.method.toLowerCase()] = {
       operationId,
@@ -97,28 +207,8 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
       // The one route a run credential (an orchestrator run's PLATFORM_SERVICE_KEY) may use.
       ...(route.acceptsRunCredential ? { 'x-accepts-run-credential': true } : {}),
       ...(params.length > 0 ? { parameters: params } : {}),
-      ...(route.binaryBody
-        ? {
-            requestBody: {
-              required: true,
-              content: Object.fromEntries(
-                route.binaryBody.contentTypes.map((t) => [
-                  t,
-                  { schema: { type: 'string', format: 'binary' } },
-                ]),
-              ),
-            },
-          }
-        : {}),
-      ...(route.body
-        ? {
-            requestBody: {
-              required: true,
-              content: { 'application/json': { schema: toSchema(route.body, 'input') } },
-            },
-          }
-        : {}),
-      responses,
+      ...(body ? { requestBody: body } : {}),
+      responses: { [String(route.success.status)]: successResponse(route), ...errorResponses(route) },
     };
   }
   return {
@@ -126,18 +216,33 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
     info: {
       title: 'agenthost API',
       version: '0.1.0',
-      description: `Error codes: ${Object.keys(ERROR_CODES).join(', ')}. Every response carries X-Request-Id; authenticated responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.`,
+      description: [
+        `Errors answer the error envelope; error.code is one of ${Object.keys(ERROR_CODES).join(', ')}, and each operation lists the codes each status carries.`,
+        'Every response carries X-Request-Id and the rate-limit headers X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; 429 responses carry Retry-After; calls to a deprecated agent version carry Deprecation, Sunset and Link.',
+      ].join(' '),
     },
     ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    tags: [...new Set(routeList.map(([, r]) => r.tag))].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An agenthost API key (ahk_…)' },
       },
+      headers: RESPONSE_HEADERS.components,
       schemas: {
-        ErrorEnvelope: toSchema(errorEnvelopeSchema, 'output'),
+        ...SCHEMA_COMPONENTS,
+        ErrorEnvelope: errorEnvelopeDocument(),
         Metadata: toSchema(metadataSchema, 'output'),
       },
     },
   };
+}
+
+/** The error envelope, with error.code as the enum of every code (an operation narrows it per status). */
+function errorEnvelopeDocument(): JsonObject {
+  const envelope = toSchema(errorEnvelopeSchema, 'output') as {
+    properties: { error: { properties: Record<string, JsonObject> } };
+  };
+  envelope.properties.error.properties.code = { type: 'string', enum: Object.keys(ERROR_CODES) };
+  return envelope;
 }

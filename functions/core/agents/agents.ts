@@ -93,13 +93,13 @@ export async function deleteCheck(deps: CoreDeps, auth: AuthContext, agentId: st
     schedules: users.schedules,
     services: users.services,
     can_delete: !blocked,
-    confirmation: blocked ? 'force=true' : 'none',
+    confirmation: blocked ? ('force=true' as const) : ('none' as const),
     all_versions: {
       dependents: allDependents,
       schedules: allUsers.schedules,
       services: allUsers.services,
       can_delete: !allBlocked,
-      confirmation: allBlocked ? 'mode=all_versions&force=true' : 'mode=all_versions',
+      confirmation: allBlocked ? ('mode=all_versions&force=true' as const) : ('mode=all_versions' as const),
     },
     retention_days: DELETION_RETENTION_DAYS,
   };

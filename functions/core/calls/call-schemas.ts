@@ -14,9 +14,45 @@ export const callEnvelopeSchema = z.object({
   metadata: z.object({ request_id: z.string(), processing_time_ms: z.number().int(), version: z.string() }),
 });
 
+/**
+ * The X-Platform-* request headers of a call (spec "Calling an agent", docs/calls.md), for
+ * /openapi.json: call-headers.ts, deadline.ts and the engines read them by name.
+ */
+export const callHeaders = z.object({
+  'X-Platform-Max-Hops': z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/)
+    .optional()
+    .describe('Maximum call-chain depth for orchestrators, 1 to 999'),
+  'X-Platform-Tenant': z
+    .string()
+    .optional()
+    .describe('Tenant id recorded with the call for usage attribution'),
+  'X-Platform-Skills': z
+    .string()
+    .optional()
+    .describe('Comma-separated skill refs (org/skill or org/skill@v1) added to the agent’s defaults'),
+  'X-Platform-Skills-Only': z
+    .string()
+    .optional()
+    .describe('Use only these skill refs (or `true`, with the refs in X-Platform-Skills)'),
+  'X-Platform-No-Skills': z.enum(['true', 'false']).optional().describe('`true` disables all skills'),
+  'X-Platform-Deadline-Ms': z
+    .string()
+    .regex(/^[0-9]+$/)
+    .optional()
+    .describe('The caller’s deadline, epoch milliseconds'),
+  'X-Platform-Provider': z
+    .enum(['anthropic', 'openai', 'google', 'ollama'])
+    .optional()
+    .describe('The LLM provider, among the agent’s supported_providers'),
+  'X-Platform-Model': z.string().optional().describe('Overrides the model'),
+});
+
 /** Streamed: the local server spools it to a temporary file, and multipart files go to disk. */
 export const CALL_BODY = {
   maxBytes: MAX_CALL_BODY_BYTES,
   contentTypes: ['application/json', 'multipart/form-data'],
   stream: true as const,
+  json: z.record(z.string(), z.unknown()).describe('A JSON object matching the agent’s input_schema'),
 };

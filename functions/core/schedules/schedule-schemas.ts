@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { intParam } from '../../shared/query-params.ts';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './webhook-limits.ts';
 
 const agentRef = z
   .string()
@@ -221,3 +222,13 @@ export type ScheduleTriggerInput = z.infer<typeof scheduleTriggerBody>;
 export type ScheduleCreateInput = z.infer<typeof scheduleCreateBody>;
 export type ScheduleUpdateInput = z.infer<typeof scheduleUpdateBody>;
 export type ScheduleListQuery = z.infer<typeof scheduleListQuery>;
+
+/** The webhook trigger's optional header, for /openapi.json (schedule-triggers.ts checks it). */
+export const webhookHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+    .optional()
+    .describe('A repeated key within the deduplication window returns the first run, deduplicated'),
+});

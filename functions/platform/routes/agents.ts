@@ -8,14 +8,17 @@ import {
   agentIdParams,
   agentListQuery,
   agentListSchema,
+  agentLogsSchema,
   agentPatchBody,
+  agentPatchDocument,
   agentRecordSchema,
-  anyObject,
   BUNDLE_UPLOAD,
+  deleteCheckSchema,
   deleteQuery,
   forkBody,
   logsQuery,
   manifestBody,
+  manifestDocument,
   publishQuery,
 } from '../../core/agents/agent-schemas.ts';
 import { route } from './route-def.ts';
@@ -31,6 +34,8 @@ export const agentRoutes = {
     tag: 'Agents',
     query: publishQuery,
     body: manifestBody,
+    documentedBody: manifestDocument,
+    errors: ['CONFLICT', 'FORBIDDEN'],
     success: {
       status: 201,
       schema: agentRecordSchema,
@@ -68,6 +73,7 @@ export const agentRoutes = {
     tag: 'Agents',
     params: agentIdParams,
     body: agentPatchBody,
+    documentedBody: agentPatchDocument,
     success: { status: 200, schema: agentRecordSchema, description: 'The updated version' },
   }),
   uploadBundle: route({
@@ -81,6 +87,7 @@ export const agentRoutes = {
     tag: 'Agents',
     params: agentIdParams,
     binaryBody: BUNDLE_UPLOAD,
+    errors: ['UNPROCESSABLE'],
     success: { status: 200, schema: agentRecordSchema, description: 'Stored; the record shows the bundle' },
   }),
   agentLogs: route({
@@ -93,7 +100,7 @@ export const agentRoutes = {
     tag: 'Agents',
     params: agentIdParams,
     query: logsQuery,
-    success: { status: 200, schema: anyObject, description: 'Log lines, newest first' },
+    success: { status: 200, schema: agentLogsSchema, description: 'Log lines, newest first' },
   }),
   deleteCheck: route({
     method: 'GET',
@@ -104,7 +111,11 @@ export const agentRoutes = {
     summary: 'What deleting this version (or all versions) needs and what depends on it',
     tag: 'Agents',
     params: agentIdParams,
-    success: { status: 200, schema: anyObject, description: 'Dependents, schedules, services, confirmation' },
+    success: {
+      status: 200,
+      schema: deleteCheckSchema,
+      description: 'Dependents, schedules, services, confirmation',
+    },
   }),
   deleteAgent: route({
     method: 'DELETE',
@@ -116,6 +127,7 @@ export const agentRoutes = {
     tag: 'Agents',
     params: agentIdParams,
     query: deleteQuery,
+    errors: ['CONFLICT'],
     success: { status: 204, description: 'Deleted' },
   }),
   forkAgent: route({
@@ -128,6 +140,7 @@ export const agentRoutes = {
     tag: 'Agents',
     params: agentIdParams,
     body: forkBody,
+    errors: ['CONFLICT', 'FORBIDDEN'],
     success: { status: 201, schema: agentRecordSchema, description: 'The fork' },
   }),
 } as const;

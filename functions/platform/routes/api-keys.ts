@@ -29,6 +29,7 @@ export const apiKeyRoutes = {
     summary: 'Create an API key; the key is shown once, in this response',
     tag: 'API keys',
     body: apiKeyCreateBody,
+    errors: ['CONFLICT'],
     success: { status: 201, schema: apiKeyCreatedSchema, description: 'Created' },
   }),
   deleteApiKey: route({

@@ -74,7 +74,7 @@ export const billingRoutes = {
     summary: 'Local payments only: the checkout page (HTML) with its confirm button',
     tag: 'Billing',
     params: checkoutParams,
-    success: { status: 200, description: 'The page' },
+    success: { status: 200, description: 'The page', contentType: 'text/html' },
   }),
   confirmLocalCheckout: route({
     method: 'POST',

@@ -3,7 +3,7 @@
  * Spread into the route table in functions/platform/routes.ts, whose order they keep.
  */
 
-import { CALL_BODY, callEnvelopeSchema, callParams } from '../../core/calls/call-schemas.ts';
+import { CALL_BODY, callEnvelopeSchema, callHeaders, callParams } from '../../core/calls/call-schemas.ts';
 import { route } from './route-def.ts';
 
 export const callRoutes = {
@@ -17,6 +17,14 @@ export const callRoutes = {
     tag: 'Calls',
     params: callParams,
     binaryBody: CALL_BODY,
-    success: { status: 200, schema: callEnvelopeSchema, description: 'The success envelope' },
+    headers: callHeaders,
+    errors: ['MISSING_SECRETS', 'INSUFFICIENT_CREDITS', 'FORBIDDEN', 'UNPROCESSABLE', 'LLM_ERROR', 'TIMEOUT'],
+    success: {
+      status: 200,
+      schema: callEnvelopeSchema,
+      description:
+        'The success envelope (a deprecated version adds Deprecation, Sunset and a Link to its successor)',
+      headers: ['Deprecation', 'Sunset', 'Link'],
+    },
   }),
 } as const;

@@ -3,7 +3,13 @@
  * Spread into the route table in functions/platform/routes.ts, whose order they keep.
  */
 
-import { anyObject, publicAgentParams, publicListQuery } from '../../core/agents/agent-schemas.ts';
+import {
+  publicAgentDetailsSchema,
+  publicAgentListSchema,
+  publicAgentParams,
+  publicDownloadSchema,
+  publicListQuery,
+} from '../../core/agents/agent-schemas.ts';
 import { route } from './route-def.ts';
 
 export const publicRoutes = {
@@ -15,7 +21,11 @@ export const publicRoutes = {
     summary: 'The public agent directory',
     tag: 'Public',
     query: publicListQuery,
-    success: { status: 200, schema: anyObject, description: 'Public agents (newest live version of each)' },
+    success: {
+      status: 200,
+      schema: publicAgentListSchema,
+      description: 'Public agents (newest live version of each)',
+    },
   }),
   publicAgentDetails: route({
     method: 'GET',
@@ -25,7 +35,7 @@ export const publicRoutes = {
     summary: 'A public agent version; prompt, manifest and skill files only for source-available agents',
     tag: 'Public',
     params: publicAgentParams,
-    success: { status: 200, schema: anyObject, description: 'Details' },
+    success: { status: 200, schema: publicAgentDetailsSchema, description: 'Details' },
   }),
   downloadPublicAgent: route({
     method: 'GET',
@@ -35,6 +45,11 @@ export const publicRoutes = {
     summary: 'Everything needed to run a source-available agent locally',
     tag: 'Public',
     params: publicAgentParams,
-    success: { status: 200, schema: anyObject, description: 'Agent data and a short-lived bundle URL' },
+    errors: ['DOWNLOAD_DISABLED', 'PAID_AGENT_SERVER_ONLY'],
+    success: {
+      status: 200,
+      schema: publicDownloadSchema,
+      description: 'Agent data and a short-lived bundle URL',
+    },
   }),
 } as const;

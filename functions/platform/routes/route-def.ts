@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import type { ErrorCode } from '../../shared/errors.ts';
 
 /**
  * What one entry of the route table (functions/platform/routes.ts) declares; the resource modules
@@ -50,11 +51,33 @@ export interface RouteDef {
   query?: z.ZodType;
   body?: z.ZodType;
   /**
-   * A raw (non-JSON) body, such as a code bundle: delivered as bytes with its Content-Type, or as a
-   * stream when `stream` is set (the local server then spools it to a temporary file).
+   * What /openapi.json documents as the JSON body when `body` validates only the outline and the
+   * core checks the rest (a manifest: parsed by core/agents/manifest.ts, with issues named by field).
    */
-  binaryBody?: { maxBytes: number; contentTypes: string[]; stream?: true };
-  success: { status: 200 | 201 | 204; schema?: z.ZodType; description: string };
+  documentedBody?: z.ZodType;
+  /**
+   * A raw (non-JSON) body, such as a code bundle: delivered as bytes with its Content-Type, or as a
+   * stream when `stream` is set (the local server then spools it to a temporary file). `json` is
+   * what its application/json form holds, for /openapi.json (default: any JSON value).
+   */
+  binaryBody?: { maxBytes: number; contentTypes: string[]; stream?: true; json?: z.ZodType };
+  /** Request headers the operation reads (documented only: the core reads them by name). */
+  headers?: z.ZodType;
+  /**
+   * Error codes the operation answers besides the ones its declaration implies (401 and 429 for
+   * api-key routes, 400 for inputs, 404 for ids and workspaces, 403 for owner routes, 413 and 415
+   * for bodies, 500 always): documented in /openapi.json per status, as the enum of error.code.
+   */
+  errors?: ErrorCode[];
+  success: {
+    status: 200 | 201 | 204;
+    schema?: z.ZodType;
+    description: string;
+    /** A body that is not JSON (the local checkout page): documented as this type, a string. */
+    contentType?: 'text/html';
+    /** Response headers beyond the ones every response carries (X-Request-Id, X-RateLimit-*). */
+    headers?: ('Deprecation' | 'Sunset' | 'Link')[];
+  };
   /**
    * The body is a document served exactly as it is (/openapi.json), not an API object: no
    * metadata.request_id is added (the request id is in X-Request-Id), so it validates as served.

@@ -18,6 +18,7 @@ import {
   scheduleTriggerBody,
   scheduleUpdateBody,
   testAlertSchema,
+  webhookHeaders,
   webhookParams,
 } from '../../core/schedules/schedule-schemas.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../../core/schedules/webhook-limits.ts';
@@ -47,6 +48,7 @@ export const scheduleRoutes = {
     tag: 'Schedules',
     params: workspaceParams,
     body: scheduleCreateBody,
+    errors: ['CONFLICT'],
     success: { status: 201, schema: scheduleSchema, description: 'Created' },
   }),
   getSchedule: route({
@@ -70,6 +72,7 @@ export const scheduleRoutes = {
     tag: 'Schedules',
     params: scheduleParams,
     body: scheduleUpdateBody,
+    errors: ['CONFLICT'],
     success: { status: 200, schema: scheduleSchema, description: 'The updated schedule' },
   }),
   deleteSchedule: route({
@@ -93,6 +96,7 @@ export const scheduleRoutes = {
     tag: 'Schedules',
     params: scheduleParams,
     body: scheduleTriggerBody,
+    errors: ['CONFLICT', 'RATE_LIMITED', 'TIMEOUT'],
     success: { status: 200, schema: runSchema, description: 'The Run' },
   }),
   listScheduleEvents: route({
@@ -141,6 +145,8 @@ export const scheduleRoutes = {
     tag: 'Schedules',
     params: webhookParams,
     binaryBody: { maxBytes: MAX_WEBHOOK_BODY_BYTES, contentTypes: ['application/json'] },
+    headers: webhookHeaders,
+    errors: ['CONFLICT', 'FORBIDDEN', 'RATE_LIMITED', 'TIMEOUT'],
     success: {
       status: 200,
       schema: runSchema,

@@ -41,6 +41,7 @@ export const serviceRoutes = {
     tag: 'Services',
     params: workspaceParams,
     body: serviceDeployBody,
+    errors: ['CONFLICT', 'MISSING_SECRETS', 'UNPROCESSABLE'],
     success: { status: 201, schema: serviceSchema, description: 'The service, provisioning' },
   }),
   getService: route({
@@ -64,6 +65,7 @@ export const serviceRoutes = {
     tag: 'Services',
     params: serviceParams,
     body: servicePatchBody,
+    errors: ['CONFLICT', 'MISSING_SECRETS', 'UNPROCESSABLE'],
     success: { status: 200, schema: serviceSchema, description: 'The service' },
   }),
   restartService: route({
@@ -75,6 +77,7 @@ export const serviceRoutes = {
     summary: 'Restart the same version (resumes a paused service)',
     tag: 'Services',
     params: serviceParams,
+    errors: ['CONFLICT', 'MISSING_SECRETS', 'UNPROCESSABLE'],
     success: { status: 200, schema: serviceSchema, description: 'The service' },
   }),
   updateService: route({
@@ -87,6 +90,7 @@ export const serviceRoutes = {
     tag: 'Services',
     params: serviceParams,
     body: serviceUpdateBody,
+    errors: ['CONFLICT', 'MISSING_SECRETS', 'UNPROCESSABLE'],
     success: { status: 200, schema: serviceSchema, description: 'The service' },
   }),
   deleteService: route({

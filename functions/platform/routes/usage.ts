@@ -33,6 +33,7 @@ export const usageRoutes = {
     summary: 'Totals of the caller’s agent calls in a range, and today’s quota',
     tag: 'Usage',
     query: usageQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageSummarySchema, description: 'Totals and quota' },
   },
   usageTimeseries: {
@@ -43,6 +44,7 @@ export const usageRoutes = {
     summary: 'The caller’s agent calls per hour or day, empty buckets included',
     tag: 'Usage',
     query: usageTimeseriesQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageTimeseriesSchema, description: 'Buckets, oldest first' },
   },
   usageBreakdown: {
@@ -54,6 +56,7 @@ export const usageRoutes = {
       'The caller’s agent calls grouped by agent, version, status, provider, model, tenant or endpoint',
     tag: 'Usage',
     query: usageBreakdownQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageBreakdownSchema, description: 'Groups, most calls first' },
   },
   usageTenants: {
@@ -64,6 +67,7 @@ export const usageRoutes = {
     summary: 'The caller’s agent calls per X-Platform-Tenant value',
     tag: 'Usage',
     query: usageTenantsQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageTenantsSchema, description: 'Tenants, most calls first' },
   },
   usageLogs: {
@@ -74,6 +78,7 @@ export const usageRoutes = {
     summary: 'The caller’s call records, newest first, paged by cursor',
     tag: 'Usage',
     query: usageLogsQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageLogsSchema, description: 'A page of call records' },
   },
   usageCompute: {
@@ -84,6 +89,7 @@ export const usageRoutes = {
     summary: 'Sandbox compute used by the caller’s calls to code-runtime and managed-loop agents',
     tag: 'Usage',
     query: usageComputeQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageComputeSchema, description: 'Compute totals and per agent' },
   },
   authorUsageSummary: {
@@ -95,6 +101,7 @@ export const usageRoutes = {
     summary: 'Totals of calls to the agents of workspaces the caller owns, from every caller',
     tag: 'Usage',
     query: authorUsageQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: authorUsageSummarySchema, description: 'Totals' },
   },
   authorUsageTimeseries: {
@@ -106,6 +113,7 @@ export const usageRoutes = {
     summary: 'Calls to the caller’s agents per hour or day, empty buckets included',
     tag: 'Usage',
     query: authorUsageTimeseriesQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageTimeseriesSchema, description: 'Buckets, oldest first' },
   },
   authorUsageBreakdown: {
@@ -118,6 +126,7 @@ export const usageRoutes = {
       'Calls to the caller’s agents grouped by agent, version, status, provider, model, tenant, endpoint or caller',
     tag: 'Usage',
     query: authorUsageBreakdownQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageBreakdownSchema, description: 'Groups, most calls first' },
   },
   authorUsageLogs: {
@@ -129,6 +138,7 @@ export const usageRoutes = {
     summary: 'Call records of calls to the caller’s agents, newest first; callers by account id only',
     tag: 'Usage',
     query: authorUsageLogsQuery,
+    errors: ['TIMEOUT'],
     success: { status: 200, schema: usageLogsSchema, description: 'A page of call records' },
   },
 } as const satisfies Record<string, Omit<RouteDef, 'module'> & { module: 'usage' }>;

@@ -33,6 +33,7 @@ export const workspaceRoutes = {
     summary: 'Create a workspace; the caller becomes its owner',
     tag: 'Workspaces',
     body: workspaceCreateBody,
+    errors: ['CONFLICT'],
     success: { status: 201, schema: workspaceSchema, description: 'Created' },
   }),
   listMembers: route({
@@ -56,6 +57,7 @@ export const workspaceRoutes = {
     tag: 'Workspaces',
     params: workspaceParams,
     body: inviteBody,
+    errors: ['CONFLICT'],
     success: { status: 201, schema: memberSchema, description: 'Added' },
   }),
   removeMember: route({
@@ -67,6 +69,7 @@ export const workspaceRoutes = {
     summary: 'Remove a member (owners), or leave (any member, own account id); the last owner stays',
     tag: 'Workspaces',
     params: memberParams,
+    errors: ['CONFLICT', 'FORBIDDEN'],
     success: { status: 204, description: 'Removed' },
   }),
 } as const;

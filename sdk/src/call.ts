@@ -1,0 +1,113 @@
+import type { Client } from 'openapi-fetch';
+import { unwrap } from './errors.ts';
+import { type FileInput, toNamedBlob } from './files.ts';
+import type { JsonValue, paths } from './generated/openapi.ts';
+
+export type CallEnvelope =
+  paths['/{org}/{agent}/{version}/{endpoint}']['post']['responses'][200]['content']['application/json'];
+type CallHeaders = NonNullable<paths['/{org}/{agent}/{version}/{endpoint}']['post']['parameters']['header']>;
+
+export interface CallOptions {
+  /** The agent's endpoint (default `run`). */
+  endpoint?: string;
+  /** Sent as multipart/form-data: the input travels as the `metadata` part. */
+  files?: FileInput[];
+  /** X-Platform-Deadline-Ms: the call's deadline (a Date or epoch milliseconds). */
+  deadline?: Date | number;
+  /** A deadline this many milliseconds from now (the earlier of the two wins). */
+  timeoutMs?: number;
+  /** X-Platform-Max-Hops: the deepest call chain an orchestrator may start. */
+  maxHops?: number;
+  /** X-Platform-Tenant: recorded with the call for usage attribution. */
+  tenant?: string;
+  /** X-Platform-Skills: skill refs added to the agent's defaults. */
+  skills?: string[];
+  /** X-Platform-Skills-Only: only these skills, ignoring the defaults. */
+  skillsOnly?: string[];
+  /** X-Platform-No-Skills. */
+  noSkills?: boolean;
+  provider?: CallHeaders['X-Platform-Provider'];
+  model?: string;
+  signal?: AbortSignal;
+}
+
+export interface CallResult<Out> {
+  data: Out;
+  warnings: CallEnvelope['warnings'];
+  metadata: CallEnvelope['metadata'];
+  /** Set when the version called is deprecated (spec "Versioning"). */
+  deprecation?: { sunset: string | null; successor: string | null };
+}
+
+/** `org/name@v2`, `org/name/v2`, each optionally followed by `/endpoint`. */
+export function parseAgentRef(ref: string): {
+  org: string;
+  agent: string;
+  version: string;
+  endpoint?: string;
+} {
+  const m = /^([^/@]+)\/([^/@]+)(?:@|\/)(v[1-9][0-9]*)(?:\/([^/]+))?$/.exec(ref);
+  if (!m) throw new TypeError(`Not an agent ref such as org/name@v2: ${JSON.stringify(ref)}`);
+  return { org: m[1]!, agent: m[2]!, version: m[3]!, ...(m[4] ? { endpoint: m[4] } : {}) };
+}
+
+export function callHeaders(options: CallOptions): CallHeaders {
+  const deadlines = [
+    options.deadline instanceof Date ? options.deadline.getTime() : options.deadline,
+    options.timeoutMs !== undefined ? Date.now() + options.timeoutMs : undefined,
+  ].filter((d): d is number => d !== undefined);
+  const h: CallHeaders = {};
+  if (deadlines.length > 0) h['X-Platform-Deadline-Ms'] = String(Math.floor(Math.min(...deadlines)));
+  if (options.maxHops !== undefined) h['X-Platform-Max-Hops'] = String(options.maxHops);
+  if (options.tenant !== undefined) h['X-Platform-Tenant'] = options.tenant;
+  if (options.skills) h['X-Platform-Skills'] = options.skills.join(',');
+  if (options.skillsOnly) h['X-Platform-Skills-Only'] = options.skillsOnly.join(',');
+  if (options.noSkills !== undefined) h['X-Platform-No-Skills'] = options.noSkills ? 'true' : 'false';
+  if (options.provider) h['X-Platform-Provider'] = options.provider;
+  if (options.model) h['X-Platform-Model'] = options.model;
+  return h;
+}
+
+/** The spec's multipart form: `file` for one file, `files[]` repeated for several, `metadata` the input. */
+async function multipart(input: Record<string, unknown>, files: FileInput[]): Promise<FormData> {
+  const form = new FormData();
+  const part = files.length === 1 ? 'file' : 'files[]';
+  for (const file of files) {
+    const { blob, name } = await toNamedBlob(file);
+    form.append(part, blob, name);
+  }
+  form.append('metadata', JSON.stringify(input));
+  return form;
+}
+
+/**
+ * Calls an agent. `In` and `Out` are the agent's input and output types (from its input_schema and
+ * output_schema); without them, input is a JSON object and output any JSON object.
+ */
+export async function callAgent<
+  In extends object = Record<string, JsonValue>,
+  Out = Record<string, JsonValue>,
+>(api: Client<paths>, ref: string, input: In, options: CallOptions = {}): Promise<CallResult<Out>> {
+  const { org, agent, version, endpoint } = parseAgentRef(ref);
+  const form = options.files?.length
+    ? await multipart(input as Record<string, unknown>, options.files)
+    : undefined;
+  const result = await api.POST('/{org}/{agent}/{version}/{endpoint}', {
+    params: {
+      path: { org, agent, version, endpoint: options.endpoint ?? endpoint ?? 'run' },
+      header: callHeaders(options),
+    },
+    body: (form ? {} : input) as Record<string, JsonValue>,
+    ...(form ? { bodySerializer: () => form } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const envelope = unwrap(result);
+  const headers = result.response.headers;
+  const successor = /<([^>]+)>;\s*rel="successor-version"/.exec(headers.get('link') ?? '')?.[1] ?? null;
+  return {
+    data: envelope.data as Out,
+    warnings: envelope.warnings,
+    metadata: envelope.metadata,
+    ...(headers.get('deprecation') ? { deprecation: { sunset: headers.get('sunset'), successor } } : {}),
+  };
+}

@@ -1,0 +1,203 @@
+import createFetchClient, { type Client } from 'openapi-fetch';
+import { type CallOptions, type CallResult, callAgent } from './call.ts';
+import { unwrap } from './errors.ts';
+import type { JsonValue, paths } from './generated/openapi.ts';
+import { cursorPages, offsetPages } from './paginate.ts';
+import { type RetryOptions, retryingFetch } from './retry.ts';
+
+export interface ClientOptions {
+  /** The platform's base URL, such as http://localhost:3000. */
+  baseUrl: string;
+  /** An API key (ahk_…); public routes work without one. */
+  apiKey?: string;
+  /** Retries of retryable errors (false: none). */
+  retry?: RetryOptions | false;
+  /** A fetch to send requests with (default: the global one). */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+type Api = Client<paths>;
+type Query<P extends keyof paths, M extends 'get'> = paths[P][M] extends { parameters: { query?: infer Q } }
+  ? NonNullable<Q>
+  : never;
+type Body<P extends keyof paths, M extends 'post' | 'patch' | 'put'> = paths[P][M] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+type PageQuery<Q> = Omit<Q, 'limit' | 'offset'>;
+
+/**
+ * The typed client: `api` is openapi-fetch over the generated `paths` (every operation, typed);
+ * the resource helpers unwrap bodies, throw AgentHostError on errors, and page lists.
+ */
+export function createClient(options: ClientOptions) {
+  const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const api: Api = createFetchClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    fetch: options.retry === false ? baseFetch : retryingFetch(baseFetch, options.retry),
+    headers: {
+      ...options.headers,
+      ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
+    },
+  });
+
+  const tasks = {
+    create: async (body: Body<'/tasks', 'post'>) => unwrap(await api.POST('/tasks', { body })),
+    list: async (query: Query<'/tasks', 'get'> = {}) =>
+      unwrap(await api.GET('/tasks', { params: { query } })),
+    get: async (task_id: string) =>
+      unwrap(await api.GET('/tasks/{task_id}', { params: { path: { task_id } } })),
+    update: async (task_id: string, body: Body<'/tasks/{task_id}', 'patch'>) =>
+      unwrap(await api.PATCH('/tasks/{task_id}', { params: { path: { task_id } }, body })),
+    complete: async (task_id: string) =>
+      unwrap(await api.POST('/tasks/{task_id}/complete', { params: { path: { task_id } } })),
+    delete: async (task_id: string) =>
+      unwrap(await api.DELETE('/tasks/{task_id}', { params: { path: { task_id } } })),
+    /** Every task matching `query`, page by page. */
+    iterate: (query: PageQuery<Query<'/tasks', 'get'>> = {}, pageSize = 50) =>
+      offsetPages(async (page) => {
+        const { tasks: items, total } = await tasks.list({ ...query, ...page });
+        return { items, total };
+      }, pageSize),
+  };
+
+  const workspaces = {
+    list: async () => unwrap(await api.GET('/workspaces')),
+    create: async (body: Body<'/workspaces', 'post'>) => unwrap(await api.POST('/workspaces', { body })),
+    members: async (workspace_id: string) =>
+      unwrap(await api.GET('/workspaces/{workspace_id}/members', { params: { path: { workspace_id } } })),
+    invite: async (workspace_id: string, body: Body<'/workspaces/{workspace_id}/invite', 'post'>) =>
+      unwrap(
+        await api.POST('/workspaces/{workspace_id}/invite', { params: { path: { workspace_id } }, body }),
+      ),
+  };
+
+  const secrets = {
+    list: async (workspace_id: string) =>
+      unwrap(await api.GET('/workspaces/{workspace_id}/secrets', { params: { path: { workspace_id } } })),
+    put: async (workspace_id: string, body: Body<'/workspaces/{workspace_id}/secrets', 'put'>) =>
+      unwrap(
+        await api.PUT('/workspaces/{workspace_id}/secrets', { params: { path: { workspace_id } }, body }),
+      ),
+    delete: async (workspace_id: string, name: string) =>
+      unwrap(
+        await api.DELETE('/workspaces/{workspace_id}/secrets/{name}', {
+          params: { path: { workspace_id, name } },
+        }),
+      ),
+  };
+
+  const agents = {
+    publish: async (
+      manifest: Body<'/agents', 'post'>,
+      query: NonNullable<paths['/agents']['post']['parameters']['query']> = {},
+    ) => unwrap(await api.POST('/agents', { body: manifest, params: { query } })),
+    list: async (query: Query<'/agents', 'get'> = {}) =>
+      unwrap(await api.GET('/agents', { params: { query } })),
+    get: async (id: string) => unwrap(await api.GET('/agents/{id}', { params: { path: { id } } })),
+    iterate: (query: PageQuery<Query<'/agents', 'get'>> = {}, pageSize = 50) =>
+      offsetPages(async (page) => {
+        const { agents: items, total } = await agents.list({ ...query, ...page });
+        return { items, total };
+      }, pageSize),
+    /**
+     * Calls `ref` (org/name@v2). Type the call with the agent's input and output types:
+     * `agents.call<{ text: string }, { summary: string }>('acme/summarise@v2', { text })`.
+     */
+    call: <In extends object = Record<string, JsonValue>, Out = Record<string, JsonValue>>(
+      ref: string,
+      input: In,
+      callOptions?: CallOptions,
+    ): Promise<CallResult<Out>> => callAgent<In, Out>(api, ref, input, callOptions),
+    /** A function bound to one agent and its types, for repeated calls. */
+    typed:
+      <In extends object, Out>(ref: string, defaults: CallOptions = {}) =>
+      (input: In, callOptions: CallOptions = {}) =>
+        callAgent<In, Out>(api, ref, input, { ...defaults, ...callOptions }),
+  };
+
+  const schedules = {
+    list: async (workspace_id: string, query: Query<'/workspaces/{workspace_id}/schedules', 'get'> = {}) =>
+      unwrap(
+        await api.GET('/workspaces/{workspace_id}/schedules', { params: { path: { workspace_id }, query } }),
+      ),
+    create: async (workspace_id: string, body: Body<'/workspaces/{workspace_id}/schedules', 'post'>) =>
+      unwrap(
+        await api.POST('/workspaces/{workspace_id}/schedules', { params: { path: { workspace_id } }, body }),
+      ),
+    get: async (workspace_id: string, schedule_id: string) =>
+      unwrap(
+        await api.GET('/workspaces/{workspace_id}/schedules/{schedule_id}', {
+          params: { path: { workspace_id, schedule_id } },
+        }),
+      ),
+    trigger: async (
+      workspace_id: string,
+      schedule_id: string,
+      body: Body<'/workspaces/{workspace_id}/schedules/{schedule_id}/trigger', 'post'> = {},
+    ) =>
+      unwrap(
+        await api.POST('/workspaces/{workspace_id}/schedules/{schedule_id}/trigger', {
+          params: { path: { workspace_id, schedule_id } },
+          body,
+        }),
+      ),
+    iterate: (
+      workspace_id: string,
+      query: PageQuery<Query<'/workspaces/{workspace_id}/schedules', 'get'>> = {},
+      pageSize = 50,
+    ) =>
+      offsetPages(async (page) => {
+        const { schedules: items, total } = await schedules.list(workspace_id, { ...query, ...page });
+        return { items, total };
+      }, pageSize),
+  };
+
+  const apiKeys = {
+    list: async () => unwrap(await api.GET('/api-keys')),
+    create: async (body: Body<'/api-keys', 'post'>) => unwrap(await api.POST('/api-keys', { body })),
+    delete: async (id: string) => unwrap(await api.DELETE('/api-keys/{id}', { params: { path: { id } } })),
+  };
+
+  const usage = {
+    summary: async (query: Query<'/usage', 'get'> = {}) =>
+      unwrap(await api.GET('/usage', { params: { query } })),
+    logs: async (query: Query<'/usage/logs', 'get'> = {}) =>
+      unwrap(await api.GET('/usage/logs', { params: { query } })),
+    /** Every call record in the range, newest first, following next_cursor. */
+    iterateLogs: (query: Omit<Query<'/usage/logs', 'get'>, 'cursor'> = {}) =>
+      cursorPages(async (cursor) => {
+        const page = await usage.logs({ ...query, ...(cursor ? { cursor } : {}) });
+        return { items: page.logs, next: page.next_cursor };
+      }),
+  };
+
+  const publicDirectory = {
+    list: async (query: Query<'/public/agents', 'get'> = {}) =>
+      unwrap(await api.GET('/public/agents', { params: { query } })),
+    get: async (org: string, agent: string, version: string) =>
+      unwrap(
+        await api.GET('/public/agents/{org}/{agent}/{version}', {
+          params: { path: { org, agent, version } },
+        }),
+      ),
+    download: async (org: string, agent: string, version: string) =>
+      unwrap(
+        await api.GET('/public/agents/{org}/{agent}/{version}/download', {
+          params: { path: { org, agent, version } },
+        }),
+      ),
+    iterate: (query: PageQuery<Query<'/public/agents', 'get'>> = {}, pageSize = 50) =>
+      offsetPages(async (page) => {
+        const { agents: items, total } = await publicDirectory.list({ ...query, ...page });
+        return { items, total };
+      }, pageSize),
+  };
+
+  return { api, tasks, workspaces, secrets, agents, schedules, apiKeys, usage, public: publicDirectory };
+}
+
+export type AgentHostClient = ReturnType<typeof createClient>;

@@ -1,0 +1,7 @@
+export { type CallEnvelope, type CallOptions, type CallResult, callAgent, parseAgentRef } from './call.ts';
+export { type AgentHostClient, type ClientOptions, createClient } from './client.ts';
+export { AgentHostError, type ErrorCode, type ErrorEnvelope } from './errors.ts';
+export { contentTypeOf, type FileInput } from './files.ts';
+export type { components, JsonValue, operations, paths } from './generated/openapi.ts';
+export { cursorPages, offsetPages } from './paginate.ts';
+export type { RetryOptions } from './retry.ts';
