@@ -101,6 +101,9 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   billing: { table: 'read-write', secrets: 'none', bundles: 'none', payments: true },
   // Usage reports: Queries over call records, reads of memberships and the quota counter.
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
+  // MCP: tools/list reads memberships and agent records; tools/call is an agent call, so it needs
+  // exactly what `calls` does.
+  mcp: { table: 'read-write', secrets: 'read', bundles: 'read', llm: true, sandbox: true },
 };
 
 /**

@@ -259,7 +259,7 @@ function binaryMediaTypes(): string[] {
 
 /** Modules that run agents synchronously behind the API: their integration timeout is the call timeout. */
 function runsAgents(module: ResourceModule): boolean {
-  return module === 'calls' || module === 'schedule-runs';
+  return module === 'calls' || module === 'schedule-runs' || module === 'mcp';
 }
 
 function pascal(module: string): string {

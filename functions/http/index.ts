@@ -7,6 +7,7 @@ import { operations as apiKeys } from './api-keys.ts';
 import { operations as billing } from './billing.ts';
 import { operations as calls } from './calls.ts';
 import { operations as health } from './health.ts';
+import { operations as mcp } from './mcp.ts';
 import { operations as openapi } from './openapi.ts';
 import { operations as publicDirectory } from './public.ts';
 import { operations as scheduleRuns } from './schedule-runs.ts';
@@ -36,5 +37,6 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     services: createModuleHandler('services', services, get),
     billing: createModuleHandler('billing', billing, get),
     usage: createModuleHandler('usage', usage, get),
+    mcp: createModuleHandler('mcp', mcp, get),
   };
 }

@@ -21,6 +21,7 @@ export const MODULES = [
   'services',
   'billing',
   'usage',
+  'mcp',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
 
@@ -52,12 +53,23 @@ export interface RouteDef {
    * stream when `stream` is set (the local server then spools it to a temporary file).
    */
   binaryBody?: { maxBytes: number; contentTypes: string[]; stream?: true };
-  success: { status: 200 | 201 | 204; schema?: z.ZodType; description: string };
+  /**
+   * What the route answers when it does its job. 405 only for a route that exists to refuse a
+   * method its protocol names (GET and DELETE /mcp: a stateless MCP server has no stream or session).
+   */
+  success: { status: 200 | 201 | 204 | 405; schema?: z.ZodType; description: string };
   /**
    * The body is a document served exactly as it is (/openapi.json), not an API object: no
    * metadata.request_id is added (the request id is in X-Request-Id), so it validates as served.
    */
   document?: true;
+  /**
+   * The answer is a protocol's own (MCP's JSON-RPC over Streamable HTTP): status, headers and body
+   * as the operation's ProtocolReply gives them (202 for notifications, JSON-RPC errors, no
+   * metadata.request_id). What fails before the operation runs (the key, the body's size, the
+   * query) still answers the platform's error envelope.
+   */
+  protocol?: 'mcp';
 }
 
 /** Checks an entry against RouteDef while keeping its literal type (the handlers are typed by it). */
