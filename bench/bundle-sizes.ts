@@ -93,6 +93,11 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
     reason:
       'the schedule trigger and webhook routes run agents synchronously through the same call path as `calls`, so they carry the same SDKs, plus the Lambda client that queues alerts',
   },
+  mcp: {
+    bytes: 3000 * 1024,
+    reason:
+      'POST /mcp: a tool call is an agent call through the same call path as `calls`, so it carries the same SDKs, plus the MCP SDK (about 70 KB; its zod is the CommonJS build the AI SDK already brings); the SDK and the call path load with the first MCP request, so the cold start reads less than the calls Lambda’s',
+  },
   'schedule-fire': {
     bytes: 3000 * 1024,
     reason:

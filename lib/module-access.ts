@@ -103,6 +103,9 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   usage: { table: 'read', secrets: 'none', bundles: 'none' },
   // The other methods of every path: reads the caller's key, counts keyless requests per address.
   edge: { table: 'read-write', secrets: 'none', bundles: 'none' },
+  // MCP: tools/list reads memberships and agent records; tools/call is an agent call, so it needs
+  // exactly what `calls` does.
+  mcp: { table: 'read-write', secrets: 'read', bundles: 'read', llm: true, sandbox: true },
 };
 
 /**

@@ -284,7 +284,7 @@ function resourcePaths(): string[] {
 
 /** Modules that run agents synchronously behind the API: their integration timeout is the call timeout. */
 function runsAgents(module: ResourceModule): boolean {
-  return module === 'calls' || module === 'schedule-runs';
+  return module === 'calls' || module === 'schedule-runs' || module === 'mcp';
 }
 
 function pascal(module: string): string {

@@ -390,6 +390,7 @@ describe('stateless stack: least privilege', () => {
       stateless.getLogicalId(fn.role.node.defaultChild as never);
     const runPaths = new Set([
       roleOf(stateless.functions.calls),
+      roleOf(stateless.functions.mcp),
       roleOf(stateless.functions['schedule-runs']),
       roleOf(stateless.schedules.fireFunction),
     ]);
@@ -666,7 +667,7 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
       ...MODULES.filter((m) => MODULE_ACCESS[m].sandbox).map((m) => stateless.functions[m]),
       stateless.schedules.fireFunction,
     ];
-    assert.equal(runners.length, 3, 'calls, schedule-runs and the fire function');
+    assert.equal(runners.length, 4, 'calls, mcp, schedule-runs and the fire function');
     for (const fn of runners) {
       const statements = statementsOfRole(logicalId(fn.role));
       const run = statements.filter((s) => actions(s).includes('ecs:RunTask'));
@@ -1126,6 +1127,7 @@ describe('stateless stack: model provider keys (docs/deploy.md)', () => {
       stateless.getLogicalId(fn.function.node.defaultChild as never);
     const readers = new Set([
       fnId(stateless.functions.calls),
+      fnId(stateless.functions.mcp),
       fnId(stateless.functions['schedule-runs']),
       fnId(stateless.schedules.fireFunction),
     ]);
@@ -1146,6 +1148,7 @@ describe('stateless stack: model provider keys (docs/deploy.md)', () => {
       roles.sort(),
       [
         roleId(stateless.functions.calls),
+        roleId(stateless.functions.mcp),
         roleId(stateless.functions['schedule-runs']),
         roleId(stateless.schedules.fireFunction),
       ].sort(),
@@ -1267,7 +1270,7 @@ describe('bundles', () => {
 
   test('a call route’s cold start reads no model SDK, no sandbox client, no schema engine and no more zod than tasks', async () => {
     const tasks = await bundleOf('tasks');
-    for (const module of ['calls', 'schedule-runs'] as const) {
+    for (const module of ['calls', 'schedule-runs', 'mcp'] as const) {
       const { atStart } = await bundleOf(module);
       const loaded = [...atStart.keys()];
       for (const lazy of [
@@ -1278,6 +1281,7 @@ describe('bundles', () => {
         '@aws-sdk/client-s3',
         'ajv',
         're2js',
+        '@modelcontextprotocol/sdk',
       ]) {
         assert.ok(!loaded.includes(lazy), `${module}: ${lazy} is read at cold start`);
       }
@@ -1286,6 +1290,16 @@ describe('bundles', () => {
       const zod = atStart.get('zod') ?? 0;
       const tasksZod = tasks.atStart.get('zod') ?? 0;
       assert.ok(zod <= tasksZod * 1.25, `${module}: ${zod} bytes of zod at start, tasks ${tasksZod}`);
+    }
+  });
+
+  test('only the mcp Lambda carries the MCP SDK', async () => {
+    for (const module of MODULES) {
+      const { metafile } = await bundleOf(module);
+      const carries = Object.values(metafile.outputs).some((o) =>
+        Object.keys(o.inputs).some((f) => packageOf(f) === '@modelcontextprotocol/sdk'),
+      );
+      assert.equal(carries, module === 'mcp', module);
     }
   });
 
@@ -1332,8 +1346,9 @@ describe('agent-call timeout (deploy-time setting)', () => {
 
   test('defaults to API Gateway’s 29 s, with the platform deadline one second under it', () => {
     const methods = callsMethods(statelessTemplate);
-    // The agent call, and the schedule trigger and webhook, which run agents synchronously too.
-    assert.equal(methods.length, 3, 'only the routes that run agents have their own timeout');
+    // The agent call, the schedule trigger and webhook, and POST /mcp (tools/call), which run
+    // agents synchronously too. (The ANY methods go to the edge function, without one.)
+    assert.equal(methods.length, 4, 'only the routes that run agents have their own timeout');
     for (const m of methods) {
       assert.equal((m.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis, 29_000);
     }

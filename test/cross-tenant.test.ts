@@ -236,6 +236,39 @@ describe('cross-tenant matrix', () => {
     );
   });
 
+  /*
+   * POST /mcp is not scoped to one workspace (it covers the caller's), so it is not in the matrix
+   * above: another tenant gets 200 with its own tools. What it must not get is A's private agent,
+   * in the list or by tool name, even when naming it in ?public=.
+   */
+  it('gives another tenant’s key none of A’s private agents over MCP, listed or called by name', async () => {
+    const headers = { accept: 'application/json, text/event-stream' };
+    const rpc = (key: string, query: string, method: string, params: unknown) =>
+      p.request<{ result?: { tools: { name: string }[] }; error?: { code: number; message: string } }>(
+        'POST',
+        `/mcp${query}`,
+        { key, headers, body: { jsonrpc: '2.0', id: 1, method, params } },
+      );
+    const own = await rpc(a.key, '', 'tools/list', {});
+    assert.ok(
+      own.body.result?.tools.some((t) => t.name === 'tenant-alpha__a-service'),
+      `A sees its private agent: ${own.text}`,
+    );
+    for (const query of ['', '?public=tenant-alpha/a-service']) {
+      const listed = await rpc(b.key, query, 'tools/list', {});
+      assert.equal(listed.status, 200, listed.text);
+      assert.ok(!listed.text.includes('a-service'), `B's tools name nothing private of A's: ${listed.text}`);
+      const called = await rpc(b.key, query, 'tools/call', {
+        name: 'tenant-alpha__a-service',
+        arguments: {},
+      });
+      assert.equal(called.body.error?.code, -32602, called.text);
+      assert.match(called.body.error?.message ?? '', /Unknown tool/);
+    }
+    const calls = await p.request<{ logs: unknown[] }>('GET', '/usage/logs', { key: b.key });
+    assert.deepEqual(calls.body.logs, [], 'B made no call');
+  });
+
   it('gives a member 403 on every owner-only route and access to the member routes', async (t) => {
     let forbidden = 0;
     const ownerOnly = scoped.filter(([, r]) => r.workspaceRole === 'owner');

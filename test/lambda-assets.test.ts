@@ -171,7 +171,7 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
       }),
     );
     assert.deepEqual(failures, []);
-    assert.equal(runners, 3, 'calls, schedule-runs and schedule-fire carry the runner');
+    assert.equal(runners, 4, 'calls, mcp, schedule-runs and schedule-fire carry the runner');
     assert.equal(serviceManagers, 2, 'services and service-events carry the service programs');
   });
 

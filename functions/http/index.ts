@@ -8,6 +8,7 @@ import { operations as billing } from './billing.ts';
 import { operations as calls } from './calls.ts';
 import { operations as edge } from './edge.ts';
 import { operations as health } from './health.ts';
+import { operations as mcp } from './mcp.ts';
 import { operations as openapi } from './openapi.ts';
 import { operations as publicDirectory } from './public.ts';
 import { operations as scheduleRuns } from './schedule-runs.ts';
@@ -38,5 +39,6 @@ export function createAllHandlers(deps: Deps): Record<ResourceModule, ApiHandler
     billing: createModuleHandler('billing', billing, get),
     usage: createModuleHandler('usage', usage, get),
     edge: createModuleHandler('edge', edge, get),
+    mcp: createModuleHandler('mcp', mcp, get),
   };
 }

@@ -58,7 +58,9 @@ export interface OperationInput<R extends RouteDef> {
 type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
   ? z.input<R['success']['schema']>
   : undefined;
-type Result<R extends RouteDef> = Body<R> | Reply<Body<R>> | HtmlReply;
+type Result<R extends RouteDef> = R['protocol'] extends string
+  ? ProtocolReply
+  : Body<R> | Reply<Body<R>> | HtmlReply;
 
 /** The operations a resource module implements: one per route of that module, typed by the route. */
 export type Operations<M extends ResourceModule> = {
@@ -90,6 +92,22 @@ export class HtmlReply {
   readonly html: string;
   constructor(html: string) {
     this.html = html;
+  }
+}
+
+/**
+ * A protocol's own answer (a route with `protocol`, such as MCP's JSON-RPC): its status, headers
+ * and body are sent as they are. The platform adds only X-Request-Id, Cache-Control and the
+ * rate-limit headers.
+ */
+export class ProtocolReply {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  constructor(status: number, headers: Record<string, string>, body: string) {
+    this.status = status;
+    this.headers = headers;
+    this.body = body;
   }
 }
 
@@ -223,6 +241,17 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
             ),
           },
           body: '',
+        };
+        return;
+      }
+      if (result instanceof ProtocolReply) {
+        // The protocol's own headers win, whatever their case (Content-Type, content-type).
+        const own = new Set(Object.keys(result.headers).map((k) => k.toLowerCase()));
+        const common = Object.entries(await commonHeaders(s)).filter(([k]) => !own.has(k.toLowerCase()));
+        request.response = {
+          statusCode: result.status,
+          headers: { ...Object.fromEntries(common), ...result.headers },
+          body: result.body,
         };
         return;
       }

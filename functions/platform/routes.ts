@@ -2,6 +2,7 @@ import { agentRoutes } from './routes/agents.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { callRoutes } from './routes/calls.ts';
+import { mcpRoutes } from './routes/mcp.ts';
 import { platformRoutes } from './routes/platform.ts';
 import { publicRoutes } from './routes/public.ts';
 import type { RouteDef } from './routes/route-def.ts';
@@ -31,6 +32,7 @@ export const routes = {
   ...agentRoutes,
   ...publicRoutes,
   ...callRoutes,
+  ...mcpRoutes,
   ...usageRoutes,
   ...scheduleRoutes,
   ...serviceRoutes,

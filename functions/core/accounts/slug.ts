@@ -21,6 +21,7 @@ export const RESERVED_SLUGS = new Set([
   'internal',
   'login',
   'logout',
+  'mcp',
   'me',
   'openapi.json',
   'platform',

@@ -19,7 +19,6 @@ import {
   TOOL_NAME_PATTERN,
   VERSION_PIN_PATTERN,
 } from './manifest-names.ts';
-import { compileJsonSchema } from './user-schema.ts';
 
 /*
  * The zod schema of agent.json's fields, one by one (types, lengths, patterns, defaults); the
@@ -66,15 +65,10 @@ export const agentNameSchema = z
 
 export const descriptionSchema = text(2000);
 
-const jsonSchemaField = z
-  .record(z.string(), z.unknown(), 'must be a JSON Schema object')
-  .superRefine((s, ctx) => {
-    const result = compileJsonSchema(s);
-    if (!result.ok) {
-      for (const e of result.errors)
-        ctx.addIssue({ code: 'custom', message: `is not a valid JSON Schema: ${e}` });
-    }
-  });
+// A JSON Schema object. Whether it compiles (ajv) is checked by the manifest parser (manifest.ts,
+// checkJsonSchemas), not here: the route table documents these fields from this module, and every
+// Lambda loads the route table, so importing ajv here would put it in every cold start.
+const jsonSchemaField = z.record(z.string(), z.unknown(), 'must be a JSON Schema object');
 
 const customToolSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME_PATTERN, 'must be 1 to 64 letters, digits, underscores and hyphens'),

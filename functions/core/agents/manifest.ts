@@ -6,6 +6,7 @@ import { type BaseManifest, baseSchema } from './manifest-fields.ts';
 import { DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_SECONDS } from './manifest-limits.ts';
 import { checkRules, type RuleOptions } from './manifest-rules.ts';
 import type { LLM_PROVIDERS, PROVIDERS } from './providers.ts';
+import { compileJsonSchema } from './user-schema.ts';
 
 /**
  * The agent manifest (agent.json): one zod schema that checks every field (manifest-fields.ts),
@@ -85,16 +86,33 @@ function normalise(m: BaseManifest) {
 
 const always = { when: () => true };
 
+/** Every JSON Schema the manifest carries must compile (ajv, with the platform's limits). */
+function checkJsonSchemas(value: Record<string, unknown>, report: (field: string, message: string) => void) {
+  const schemas: [string, unknown][] = [
+    ['input_schema', value.input_schema],
+    ['output_schema', value.output_schema],
+  ];
+  if (Array.isArray(value.custom_tools)) {
+    value.custom_tools.forEach((tool, i) => {
+      if (isRecord(tool)) schemas.push([`custom_tools.${i}.input_schema`, tool.input_schema]);
+    });
+  }
+  for (const [field, schema] of schemas) {
+    if (!isRecord(schema)) continue;
+    const result = compileJsonSchema(schema);
+    if (!result.ok) for (const e of result.errors) report(field, `is not a valid JSON Schema: ${e}`);
+  }
+}
+
 export function buildManifestSchema(opts: Partial<RuleOptions> = {}) {
   const ruleOptions: RuleOptions = { allowNoSecrets: opts.allowNoSecrets ?? false };
   return baseSchema
     .superRefine((value, ctx) => {
       if (!isRecord(value)) return;
-      checkRules(
-        value,
-        (field, message) => ctx.addIssue({ code: 'custom', path: field.split('.'), message }),
-        ruleOptions,
-      );
+      const report = (field: string, message: string) =>
+        ctx.addIssue({ code: 'custom', path: field.split('.'), message });
+      checkJsonSchemas(value, report);
+      checkRules(value, report, ruleOptions);
     }, always)
     .transform(normalise);
 }

@@ -24,6 +24,7 @@ export const MODULES = [
   'usage',
   // No routes of its own: every other method of every path (405, CORS preflight, 404; docs/http.md).
   'edge',
+  'mcp',
 ] as const;
 export type ResourceModule = (typeof MODULES)[number];
 
@@ -83,6 +84,13 @@ export interface RouteDef {
    * metadata.request_id is added (the request id is in X-Request-Id), so it validates as served.
    */
   document?: true;
+  /**
+   * The answer is a protocol's own (MCP's JSON-RPC over Streamable HTTP): status, headers and body
+   * as the operation's ProtocolReply gives them (202 for notifications, JSON-RPC errors, no
+   * metadata.request_id). What fails before the operation runs (the key, the body's size, the
+   * query) still answers the platform's error envelope.
+   */
+  protocol?: 'mcp';
 }
 
 /** Checks an entry against RouteDef while keeping its literal type (the handlers are typed by it). */

@@ -1,0 +1,33 @@
+import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import type { CallResponse } from '../calls/call-context.ts';
+import { callAgent } from '../calls/gateway.ts';
+
+/**
+ * An MCP tool call (docs/mcp.md): the agent call POST /{org}/{agent}/{version}/{endpoint} would
+ * make, with the tool's arguments as its JSON body, through the same gateway: the visibility
+ * check, quotas and the concurrency lease, credits, the deadline, the usage record and the logs
+ * all apply as they do over HTTP. The request's X-Platform-* headers apply to it as to a call.
+ */
+export function callAgentTool(
+  deps: CoreDeps,
+  auth: AuthContext,
+  agent: AgentVersion,
+  call: {
+    arguments: Record<string, unknown> | undefined;
+    headers: (name: string) => string | undefined;
+    requestId: string;
+  },
+): Promise<CallResponse> {
+  return callAgent(deps, auth, {
+    org: agent.org,
+    agent: agent.name,
+    version: agent.version,
+    endpoint: agent.manifest.default_endpoint,
+    body: Buffer.from(JSON.stringify(call.arguments ?? {})),
+    contentType: 'application/json',
+    headers: call.headers,
+    requestId: call.requestId,
+  });
+}

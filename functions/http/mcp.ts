@@ -1,0 +1,18 @@
+import { createModuleHandler, type Operations, ProtocolReply } from '../platform/http-handler.ts';
+import { lambdaDeps } from '../platform/lambda-deps.ts';
+
+export const operations: Operations<'mcp'> = {
+  mcpPost: async ({ deps, auth, query, body, requestId, header }) => {
+    // The MCP SDK loads with the first MCP request, not at the Lambda's cold start.
+    const { serveMcp } = await import('../platform/mcp-server.ts');
+    const answer = await serveMcp(deps, auth, {
+      body: body.data,
+      header,
+      requestId,
+      publicRefs: query.public,
+    });
+    return new ProtocolReply(answer.status, answer.headers, answer.body);
+  },
+};
+
+export const handler = createModuleHandler('mcp', operations, lambdaDeps);

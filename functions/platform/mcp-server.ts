@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AuthContext } from '../core/api-keys/api-keys.ts';
+import type { CallResponse } from '../core/calls/call-context.ts';
+import { listAgentTools, resolveAgentTool } from '../core/mcp/agent-tools.ts';
+import { callAgentTool } from '../core/mcp/call-agent-tool.ts';
+import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
+import { PlatformError } from '../shared/errors.ts';
+import type { Deps } from './deps.ts';
+import { errorEnvelope } from './http-handler.ts';
+
+/*
+ * POST /mcp through the official MCP SDK (docs/mcp.md): a stateless Streamable HTTP server
+ * (no session id, JSON responses rather than SSE streams), built for one request and dropped after
+ * it, so the same code serves the local server and a Lambda with no long-lived process. Only the
+ * mcp module imports this file, and lazily (functions/http/mcp.ts), so no other Lambda bundles the
+ * SDK and the mcp Lambda's cold start does not read it.
+ */
+
+export interface McpRequest {
+  body: Buffer;
+  /** A request header by lower-case name. */
+  header: (name: string) => string | undefined;
+  /** The HTTP request's id: the first tool call's too, so its usage record and logs carry it. */
+  requestId: string;
+  publicRefs: readonly string[];
+}
+
+export interface McpAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The headers the transport reads; the rest (the key among them) never reach the SDK. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
+
+const INSTRUCTIONS =
+  'Each tool is an agent hosted on agenthost, named org__agent. A tool call is an agent call: it counts against the daily quota, may cost credits, and its errors come back as tool results with isError set and the platform’s error (code, message) as JSON text.';
+
+export async function serveMcp(deps: Deps, auth: AuthContext, request: McpRequest): Promise<McpAnswer> {
+  const server = new Server(
+    { name: 'agenthost', version: '0.1.0' },
+    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+  );
+  let callsStarted = 0;
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    try {
+      return { tools: await listAgentTools(deps, auth, request.publicRefs) };
+    } catch (err) {
+      throw protocolError(deps, err, request.requestId);
+    }
+  });
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+    // A JSON-RPC batch can hold several calls: each has its own id (the ledger and the usage
+    // record are keyed by it); the first keeps the HTTP request's, which X-Request-Id reports.
+    const requestId = callsStarted++ === 0 ? request.requestId : `req_${randomUUID()}`;
+    let agent: Awaited<ReturnType<typeof resolveAgentTool>>;
+    try {
+      agent = await resolveAgentTool(deps, auth, params.name, request.publicRefs);
+    } catch (err) {
+      throw protocolError(deps, err, requestId);
+    }
+    // Not one of the caller's tools (whether the agent exists or is another workspace's private
+    // one is not told): a protocol error, as MCP has it for an unknown tool.
+    if (!agent) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    try {
+      const result = await callAgentTool(deps, auth, agent, {
+        arguments: params.arguments,
+        headers: request.header,
+        requestId,
+      });
+      return toolResult(result, requestId);
+    } catch (err) {
+      return toolError(deps, err, requestId);
+    }
+  });
+
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_MCP_BODY_BYTES,
+  });
+  await server.connect(transport);
+  try {
+    const headers = new Headers();
+    for (const name of TRANSPORT_HEADERS) {
+      const value = request.header(name);
+      if (value !== undefined) headers.set(name, value);
+    }
+    const response = await transport.handleRequest(
+      new Request('http://agenthost.invalid/mcp', {
+        method: 'POST',
+        headers,
+        body: new Uint8Array(request.body),
+      }),
+    );
+    const answer: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      answer[name === 'content-type' ? 'Content-Type' : name] = value;
+    });
+    return { status: response.status, headers: answer, body: await response.text() };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The agent's answer: its data as structured content, and as JSON text for clients that read only text. */
+function toolResult(result: CallResponse, requestId: string): CallToolResult {
+  const { data, warnings, metadata } = result.body;
+  return {
+    content: [{ type: 'text', text: JSON.stringify(data) }],
+    structuredContent: data,
+    _meta: {
+      'agenthost/call': {
+        request_id: requestId,
+        version: metadata.version,
+        processing_time_ms: metadata.processing_time_ms,
+        warnings,
+        // Deprecation, Sunset and Link of a deprecated version, as the HTTP call answers them.
+        ...(Object.keys(result.headers).length > 0 ? { headers: result.headers } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * The call failed (quota, credits, input, deadline, the model…): a tool result with isError, so
+ * the model sees why, whose text is the platform's error envelope as the HTTP route answers it.
+ * No structuredContent: a client checks that against the tool's outputSchema, which an error
+ * does not match.
+ */
+function toolError(deps: Deps, err: unknown, requestId: string): CallToolResult {
+  const error = asPlatformError(deps, err, requestId);
+  return {
+    content: [{ type: 'text', text: JSON.stringify(errorEnvelope(error, requestId)) }],
+    isError: true,
+  };
+}
+
+/** A failure outside a call (listing, resolving a tool) as a JSON-RPC error that says nothing internal. */
+function protocolError(deps: Deps, err: unknown, requestId: string): McpError {
+  const error = asPlatformError(deps, err, requestId);
+  return new McpError(ErrorCode.InternalError, error.message, errorEnvelope(error, requestId).error);
+}
+
+/** A PlatformError as it is; anything else logged, and answered as INTERNAL_ERROR without its details. */
+function asPlatformError(deps: Deps, err: unknown, requestId: string): PlatformError {
+  if (err instanceof PlatformError) return err;
+  deps.logger.error('unhandled error', {
+    request_id: requestId,
+    operation: 'mcpPost',
+    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    stack: err instanceof Error ? err.stack : undefined,
+  });
+  return new PlatformError(
+    'INTERNAL_ERROR',
+    `Internal error; quote request id ${requestId} when reporting it`,
+  );
+}
