@@ -341,27 +341,49 @@ function refusingQuota(err: PlatformError): RateLimitState | undefined {
   return { limit: d.limit, remaining: 0, reset: d.reset };
 }
 
-async function commonHeaders(s: RequestState, quota?: RateLimitState): Promise<Record<string, string>> {
+function commonHeaders(s: RequestState, quota?: RateLimitState): Promise<Record<string, string>> {
+  return responseHeaders(s.deps, s, quota);
+}
+
+/**
+ * The headers of every JSON answer: content type, no caching, the request id, CORS for the
+ * request's origin and the rate-limit headers (when the dependencies are at hand). Used by every
+ * handler's answers, and by the local server for what it refuses before a handler runs.
+ */
+export async function responseHeaders(
+  deps: Deps | undefined,
+  s: RateLimitSubject & { origin?: string | undefined },
+  quota?: RateLimitState,
+): Promise<Record<string, string>> {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',
     'Cache-Control': 'no-store',
     'X-Request-Id': s.requestId,
-    ...corsHeaders(s.deps?.config.corsOrigins ?? [], s.origin),
   };
-  if (!s.deps) return headers;
-  Object.assign(headers, await edgeRateLimitHeaders(s.deps, s, quota));
-  return headers;
+  if (!deps) return headers;
+  return {
+    ...headers,
+    ...corsHeaders(deps.config.corsOrigins, s.origin),
+    ...(await edgeRateLimitHeaders(deps, s, quota)),
+  };
 }
+
+/** Whose rate limit a response shows: the caller's (auth), or the client address's. */
+type RateLimitSubject = {
+  requestId: string;
+  address: string;
+  auth?: AuthContext;
+  addressAdmission?: AddressAdmission;
+};
 
 /**
  * The X-RateLimit-* headers of a response (spec "Limits": on every response): the caller's daily
  * quota when a key vouches for the request (or the quota that refused it), otherwise the client
- * address's limit, counting this request if nothing counted it yet. Also used by the local server
- * for what it refuses before a handler runs.
+ * address's limit, counting this request if nothing counted it yet.
  */
-export async function edgeRateLimitHeaders(
+async function edgeRateLimitHeaders(
   deps: Deps,
-  s: { requestId: string; address: string; auth?: AuthContext; addressAdmission?: AddressAdmission },
+  s: RateLimitSubject,
   quota?: RateLimitState,
 ): Promise<Record<string, string>> {
   try {

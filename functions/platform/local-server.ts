@@ -7,10 +7,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
-import { corsHeaders } from './cors.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
-import { edgeRateLimitHeaders, errorEnvelope } from './http-handler.ts';
+import { errorEnvelope, responseHeaders } from './http-handler.ts';
 import { discardBody, readBody, spoolBody } from './request-body.ts';
 import { type RouteDef, routeList } from './routes.ts';
 
@@ -176,22 +175,17 @@ export class LocalServer {
     requestId: string,
     from?: { req: IncomingMessage; auth: AuthContext | undefined },
   ): Promise<void> {
-    const headers: Record<string, string> = {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'X-Request-Id': requestId,
-    };
-    if (from) {
-      Object.assign(
-        headers,
-        corsHeaders(this.deps.config.corsOrigins, from.req.headers.origin),
-        await edgeRateLimitHeaders(this.deps, {
-          requestId,
-          address: from.req.socket.remoteAddress ?? '',
-          ...(from.auth ? { auth: from.auth } : {}),
-        }),
-      );
-    }
+    const headers = await responseHeaders(
+      from ? this.deps : undefined,
+      from
+        ? {
+            requestId,
+            address: from.req.socket.remoteAddress ?? '',
+            origin: from.req.headers.origin,
+            ...(from.auth ? { auth: from.auth } : {}),
+          }
+        : { requestId, address: '' },
+    );
     writeResult(res, {
       statusCode: err.status,
       headers,

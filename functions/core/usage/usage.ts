@@ -1,6 +1,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { rateLimitState, readDailyCalls, sandboxQuotaState } from './daily-usage.ts';
+import { nextUtcMidnight, readDailyCalls, sandboxQuotaState } from './daily-usage.ts';
 import { breakdown, compareKeys, computeMs, stats, timeseries } from './usage-aggregation.ts';
 import { HOUR_MS, rangeOut, resolveRange } from './usage-range.ts';
 import { authorPartitions, callerPartitions, logs, ownedWorkspaces, readRecords } from './usage-reads.ts';
@@ -197,6 +198,16 @@ export async function authorUsageLogs(
 /** Today's sandbox runs (code runtime and managed loop): a quota of their own (spec "Limits"). */
 async function sandboxQuota(deps: CoreDeps, auth: AuthContext): Promise<Quota> {
   const { limit, used, reset } = await sandboxQuotaState(deps, auth);
+  return quotaOf(auth, limit, used, reset);
+}
+
+/** Today's agent calls against the tier's daily limit (the X-RateLimit-* headers' quota). */
+async function quota(deps: CoreDeps, auth: AuthContext): Promise<Quota> {
+  const used = await readDailyCalls(deps, auth.accountId);
+  return quotaOf(auth, TIER_LIMITS[auth.tier].dailyCalls, used, nextUtcMidnight(deps.clock.now()));
+}
+
+function quotaOf(auth: AuthContext, limit: number, used: number, reset: number): Quota {
   return {
     tier: auth.tier,
     limit,
@@ -204,17 +215,5 @@ async function sandboxQuota(deps: CoreDeps, auth: AuthContext): Promise<Quota> {
     remaining: Math.max(0, limit - used),
     reset,
     reset_at: new Date(reset * 1000).toISOString(),
-  };
-}
-
-async function quota(deps: CoreDeps, auth: AuthContext): Promise<Quota> {
-  const [state, used] = await Promise.all([rateLimitState(deps, auth), readDailyCalls(deps, auth.accountId)]);
-  return {
-    tier: auth.tier,
-    limit: state.limit,
-    used,
-    remaining: state.remaining,
-    reset: state.reset,
-    reset_at: new Date(state.reset * 1000).toISOString(),
   };
 }
