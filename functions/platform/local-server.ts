@@ -124,8 +124,10 @@ export class LocalServer {
     const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
     const refuse = async (err: PlatformError, auth?: AuthContext) => {
       res.setHeader('Connection', 'close');
-      discardBody(req, limit);
+      // The answer first, then the body is drained: draining destroys the socket past the limit,
+      // and the answer's headers (a rate-limit read) may take longer than the client's upload.
       await this.sendError(res, err, requestId, { req, auth });
+      discardBody(req, limit);
     };
     // Refused before a byte of the body is read: a bad key, then a declared size over the limit.
     // The caller, handed to the handler so its middleware does not read the key a second time.
