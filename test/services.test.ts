@@ -147,18 +147,27 @@ describe('always-on services, end to end with real processes (local host)', () =
     const s = await deploy({ agent: 'svcco/web', name: 'web-logs' });
     await untilState(s.id, 'running');
     const logs = await waitFor('the start line in the logs', async () => {
-      const r = await p.request<{ logs: { level: string; message: string; at: string }[] }>(
-        'GET',
-        `${base()}/${s.id}/logs`,
-        {
-          key: owner.key,
-        },
-      );
+      const r = await p.request<{
+        logs: { level: string; message: string; timestamp: string; request_id: null }[];
+      }>('GET', `${base()}/${s.id}/logs`, {
+        key: owner.key,
+      });
       return r.body.logs.some((l) => l.message.startsWith('starting with token')) ? r.body.logs : undefined;
     });
     const line = logs.find((l) => l.message.startsWith('starting with token'));
     assert.equal(line?.message, 'starting with token [REDACTED]');
     assert.equal(line?.level, 'info');
+    // The shape agent logs have too (core/logs): newest first, no call behind a service's line.
+    for (const l of logs)
+      assert.deepEqual(Object.keys(l).sort(), ['level', 'message', 'request_id', 'timestamp']);
+    assert.ok(logs.every((l) => l.request_id === null));
+    assert.deepEqual(
+      logs.map((l) => l.timestamp),
+      logs
+        .map((l) => l.timestamp)
+        .sort()
+        .reverse(),
+    );
     assert.ok(!JSON.stringify(logs).includes(SECRET_VALUE));
     assert.ok(!p.logs.join('\n').includes(SECRET_VALUE));
     const errorsOnly = await p.request<{ logs: { level: string }[] }>(

@@ -5,7 +5,7 @@ import { lambdaDeps } from '../platform/lambda-deps.ts';
 export const operations: Operations<'agents'> = {
   listAgents: ({ deps, auth, query }) => listAgents(deps, auth, query),
   getAgent: ({ deps, auth, params }) => getAgent(deps, auth, params.id),
-  agentLogs: ({ deps, auth, params, query }) => agentLogs(deps, auth, params.id, query.limit),
+  agentLogs: ({ deps, auth, params, query }) => agentLogs(deps, auth, params.id, query),
   deleteCheck: ({ deps, auth, params }) => deleteCheck(deps, auth, params.id),
   deleteAgent: async ({ deps, auth, params, query }) => {
     await deleteAgent(deps, auth, params.id, {

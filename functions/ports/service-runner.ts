@@ -102,7 +102,8 @@ export interface ServiceRunner {
   close(): Promise<void>;
   /**
    * The service's log lines, when the runner keeps them itself (AWS: CloudWatch Logs); absent
-   * locally, where the supervision hooks store them.
+   * locally, where the supervision hooks store them. The newest `limit` lines within [since,
+   * until] (inclusive) whose level is `level` or above, in time order; core/logs pages them.
    */
   logs?(
     serviceId: string,

@@ -28,7 +28,10 @@ type Service = {
   secrets: string[];
   events: { type: string; message: string }[];
 };
-type Logs = { logs: { at: string; level: string; message: string }[] };
+type Logs = {
+  logs: { timestamp: string; level: string; message: string; request_id: string | null }[];
+  next_cursor: string | null;
+};
 
 const SECRET_VALUE = 'svc-e2e-secret-7d3c9b1a5e2f';
 
@@ -170,6 +173,27 @@ for (const kind of DEPLOYMENTS) {
         { key: owner.key },
       );
       assert.deepEqual(future.body.logs, []);
+      // One shape with agent logs in both deployments: newest first, paged by next_cursor.
+      for (const l of logs) {
+        assert.deepEqual(Object.keys(l).sort(), ['level', 'message', 'request_id', 'timestamp']);
+        assert.equal(l.request_id, null);
+      }
+      const until = encodeURIComponent(new Date().toISOString());
+      const whole = await d.request<Logs>('GET', `${base()}/${s.id}/logs?until=${until}`, { key: owner.key });
+      assert.ok(whole.body.logs.length >= 1, whole.text);
+      const paged: Logs['logs'] = [];
+      let cursor: string | null = '';
+      while (cursor !== null) {
+        const page: { body: Logs; text: string } = await d.request<Logs>(
+          'GET',
+          `${base()}/${s.id}/logs?until=${until}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+          { key: owner.key },
+        );
+        assert.ok(page.body.logs.length <= 1, page.text);
+        paged.push(...page.body.logs);
+        cursor = page.body.next_cursor;
+      }
+      assert.deepEqual(paged, whole.body.logs);
 
       // A patch of env restarts it on the new values, at the same URL.
       const patched = await d.request<Service>('PATCH', `${base()}/${s.id}`, {

@@ -7,11 +7,14 @@ import type { EcsServiceRunnerOptions } from './ecs-service-options.ts';
 
 /**
  * The app container's lines from CloudWatch Logs (streams `app/<service id>/...`), the newest
- * `limit` within [since, until], in time order. CloudWatch keeps no stream of origin per line,
+ * `limit` within [since, until] at or above `level`, in time order. CloudWatch keeps no stream of origin per line,
  * so the level is inferred: the runner's own `[platform]` lines are warn, lines that read as
  * errors (error, exception, fatal, traceback) are error, the rest info. Secret values were
  * redacted in the task before the lines left it.
  */
+/** A `level` filter keeps that severity and the ones above it (docs/logs.md). */
+const SEVERITY = { info: 0, warn: 1, error: 2 } as const;
+
 export async function readServiceLogs(
   o: EcsServiceRunnerOptions,
   serviceId: string,
@@ -37,7 +40,7 @@ export async function readServiceLogs(
         : /\b(error|exception|fatal|traceback)\b/i.test(message)
           ? 'error'
           : 'info';
-      if (query.level && level !== query.level) continue;
+      if (query.level && SEVERITY[level] < SEVERITY[query.level]) continue;
       out.push({ at: new Date(e.timestamp ?? 0).toISOString(), level, message });
     }
     nextToken = page.nextToken;

@@ -72,8 +72,6 @@ export const deleteQuery = z.strictObject({
   force: boolParam.describe('Delete even when other agents pin the version(s)'),
 });
 
-export const logsQuery = z.strictObject({ limit: intParam(1, 1000).default(100) });
-
 export const forkBody = z.strictObject({
   workspace_id: z.uuid().optional(),
   new_name: z
@@ -149,17 +147,6 @@ export const agentRecordSchema = z.looseObject({
 });
 
 export const agentListSchema = z.object({ agents: z.array(agentRecordSchema), total: z.number().int() });
-
-export const agentLogsSchema = z.object({
-  logs: z.array(
-    z.object({
-      timestamp: z.string(),
-      level: z.string(),
-      message: z.string(),
-      request_id: z.string().nullable(),
-    }),
-  ),
-});
 
 const deletionImpact = {
   dependents: z.array(z.string()).describe('Agent versions (org/name/version) that pin it'),

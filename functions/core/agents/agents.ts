@@ -2,6 +2,8 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { readLogPage, storeLogReader } from '../logs/log-page.ts';
+import { asLogLevel, type LogsQuery } from '../logs/log-schemas.ts';
 import { type Role, requireMembership } from '../workspaces/authorize.ts';
 import { memberKeys } from '../workspaces/member-record.ts';
 import { agentKeys } from './agent-keys.ts';
@@ -155,22 +157,15 @@ export async function deleteAgent(
 }
 
 /** GET /agents/{id}/logs: the owner's view of this version's execution log lines, newest first. */
-export async function agentLogs(deps: CoreDeps, auth: AuthContext, agentId: string, limit: number) {
+export async function agentLogs(deps: CoreDeps, auth: AuthContext, agentId: string, query: LogsQuery) {
   const agent = await loadAgent(deps, auth, agentId, 'owner');
-  const page = await deps.store.query({
-    pk: agentKeys.version(agent.id).pk,
-    sk: { beginsWith: agentKeys.logPrefix },
-    reverse: true,
-    limit,
-  });
-  return {
-    logs: page.items.map((i) => ({
-      timestamp: String(i.timestamp),
-      level: String(i.level),
-      message: String(i.message),
-      request_id: (i.request_id as string | undefined) ?? null,
-    })),
-  };
+  const read = storeLogReader(deps.store, agentKeys.version(agent.id).pk, (i) => ({
+    timestamp: String(i.timestamp),
+    level: asLogLevel(i.level),
+    message: String(i.message),
+    request_id: (i.request_id as string | undefined) ?? null,
+  }));
+  return readLogPage(read, query);
 }
 
 /**

@@ -34,9 +34,12 @@ const serviceEventSchema = z.object({
 
 export type ServiceEvent = z.output<typeof serviceEventSchema>;
 
-/** Timeline entries and log lines are kept this long. */
+/**
+ * Timeline entries and log lines are kept this long; 30 days for lines too, as the services' log
+ * group keeps them on AWS (lib/constructs/service-hosting.ts), so both deployments answer alike.
+ */
 export const SERVICE_EVENTS_DAYS = 30;
-export const SERVICE_LOG_DAYS = 7;
+export const SERVICE_LOG_DAYS = 30;
 
 export const serviceEventKeys = {
   /** A service's timeline, by time. */

@@ -64,13 +64,6 @@ export const serviceListQuery = z.strictObject({
   offset: intParam(0, 1_000_000).default(0),
 });
 
-export const serviceLogsQuery = z.strictObject({
-  since: z.iso.datetime({ offset: true }).optional(),
-  until: z.iso.datetime({ offset: true }).optional(),
-  level: z.enum(['info', 'warn', 'error']).optional(),
-  limit: intParam(1, 5000).default(200),
-});
-
 export const serviceSchema = z.looseObject({
   id: z.uuid(),
   name: z.string(),
@@ -82,12 +75,8 @@ export const serviceSchema = z.looseObject({
 });
 
 export const serviceListSchema = z.object({ services: z.array(serviceSchema), total: z.number().int() });
-export const serviceLogsSchema = z.object({
-  logs: z.array(z.object({ at: z.string(), level: z.string(), message: z.string() })),
-});
 
 export type ServiceDeployInput = z.infer<typeof serviceDeployBody>;
 export type ServicePatchInput = z.infer<typeof servicePatchBody>;
 export type ServiceUpdateInput = z.infer<typeof serviceUpdateBody>;
 export type ServiceListQuery = z.infer<typeof serviceListQuery>;
-export type ServiceLogsQuery = z.infer<typeof serviceLogsQuery>;

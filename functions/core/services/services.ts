@@ -6,6 +6,8 @@ import { TIER_LIMITS } from '../accounts/tiers.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { type LogReader, readLogPage, storeLogReader } from '../logs/log-page.ts';
+import { asLogLevel, type LogLine, type LogsQuery } from '../logs/log-schemas.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import {
   checkCodeMayLeave,
@@ -16,17 +18,13 @@ import {
 import { checkEnv, mergeSecretNames } from './service-env.ts';
 import {
   type ServiceEvent,
+  type ServiceLogLine,
   serviceEventFromItem,
   serviceEventItem,
   serviceEventKeys,
 } from './service-events.ts';
 import { fromServiceItem, type Service, serviceItem, serviceKeys } from './service-record.ts';
-import type {
-  ServiceDeployInput,
-  ServiceListQuery,
-  ServiceLogsQuery,
-  ServicePatchInput,
-} from './service-schemas.ts';
+import type { ServiceDeployInput, ServiceListQuery, ServicePatchInput } from './service-schemas.ts';
 import { launchService, mutateService } from './service-supervision.ts';
 
 /**
@@ -322,34 +320,27 @@ export async function deleteService(
   ]);
 }
 
-/** GET .../logs: chronological, within [since, until], at most `limit` (the newest ones). */
+/**
+ * GET .../logs: newest first, one shape with agent logs (core/logs). A runner that keeps the lines
+ * itself (AWS: CloudWatch Logs) is read through the port; locally the supervision hooks stored them.
+ */
 export async function serviceLogs(
   deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
   id: string,
-  query: ServiceLogsQuery,
+  query: LogsQuery,
 ) {
   await loadInWorkspace(deps, auth, workspaceId, id, 'member');
-  if (deps.serviceRunner.logs) return { logs: await deps.serviceRunner.logs(id, query) };
-  const lo = query.since ? new Date(query.since).toISOString() : '';
-  const hi = query.until ? new Date(query.until).toISOString() : '~';
-  const out: { at: string; level: string; message: string }[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await deps.store.query({
-      pk: serviceEventKeys.logs(id),
-      sk: { between: [`LOG#${lo}`, `LOG#${hi}~`] },
-      reverse: true,
-      limit: 1000,
-      cursor,
-    });
-    for (const item of page.items) {
-      if (query.level && item.level !== query.level) continue;
-      out.push({ at: String(item.at), level: String(item.level), message: String(item.message) });
-      if (out.length >= query.limit) break;
-    }
-    cursor = out.length >= query.limit ? undefined : page.cursor;
-  } while (cursor);
-  return { logs: out.reverse() };
+  const runnerLogs = deps.serviceRunner.logs?.bind(deps.serviceRunner);
+  const read: LogReader = runnerLogs
+    ? async (range) => (await runnerLogs(id, range)).reverse().map(serviceLogLine)
+    : storeLogReader(deps.store, serviceEventKeys.logs(id), (i) =>
+        serviceLogLine({ at: String(i.at), level: asLogLevel(i.level), message: String(i.message) }),
+      );
+  return readLogPage(read, query);
+}
+
+function serviceLogLine(l: ServiceLogLine): LogLine {
+  return { timestamp: l.at, level: l.level, message: l.message, request_id: null };
 }

@@ -8,7 +8,6 @@ import {
   agentIdParams,
   agentListQuery,
   agentListSchema,
-  agentLogsSchema,
   agentPatchBody,
   agentPatchDocument,
   agentRecordSchema,
@@ -16,11 +15,11 @@ import {
   deleteCheckSchema,
   deleteQuery,
   forkBody,
-  logsQuery,
   manifestBody,
   manifestDocument,
   publishQuery,
 } from '../../core/agents/agent-schemas.ts';
+import { logPageSchema, logsQuery } from '../../core/logs/log-schemas.ts';
 import { route } from './route-def.ts';
 
 export const agentRoutes = {
@@ -96,11 +95,11 @@ export const agentRoutes = {
     module: 'agents',
     auth: 'api-key',
     workspaceRole: 'owner',
-    summary: 'Execution logs of this version (owners only)',
+    summary: 'Execution logs of this version (owners only; since, until, level, cursor)',
     tag: 'Agents',
     params: agentIdParams,
     query: logsQuery,
-    success: { status: 200, schema: agentLogsSchema, description: 'Log lines, newest first' },
+    success: { status: 200, schema: logPageSchema, description: 'Log lines, newest first, with next_cursor' },
   }),
   deleteCheck: route({
     method: 'GET',

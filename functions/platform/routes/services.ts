@@ -3,12 +3,11 @@
  * Spread into the route table in functions/platform/routes.ts, whose order they keep.
  */
 
+import { logPageSchema, logsQuery } from '../../core/logs/log-schemas.ts';
 import {
   serviceDeployBody,
   serviceListQuery,
   serviceListSchema,
-  serviceLogsQuery,
-  serviceLogsSchema,
   serviceParams,
   servicePatchBody,
   serviceSchema,
@@ -110,10 +109,10 @@ export const serviceRoutes = {
     module: 'services',
     auth: 'api-key',
     workspaceRole: 'member',
-    summary: 'Log lines with timestamps and severity (since, until, level; up to 5,000)',
+    summary: 'Log lines with timestamps and severity (since, until, level, cursor; up to 5,000 a page)',
     tag: 'Services',
     params: serviceParams,
-    query: serviceLogsQuery,
-    success: { status: 200, schema: serviceLogsSchema, description: 'Log lines, oldest first' },
+    query: logsQuery,
+    success: { status: 200, schema: logPageSchema, description: 'Log lines, newest first, with next_cursor' },
   }),
 } as const;

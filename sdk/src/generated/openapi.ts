@@ -368,7 +368,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Execution logs of this version (owners only)
+         * Execution logs of this version (owners only; since, until, level, cursor)
          * @description Needs the owner role in the workspace (callers who are not members get 404).
          */
         get: operations["agentLogs"];
@@ -936,7 +936,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Log lines with timestamps and severity (since, until, level; up to 5,000)
+         * Log lines with timestamps and severity (since, until, level, cursor; up to 5,000 a page)
          * @description Needs the member role in the workspace (callers who are not members get 404).
          */
         get: operations["serviceLogs"];
@@ -5214,7 +5214,16 @@ export interface operations {
     agentLogs: {
         parameters: {
             query?: {
+                /** @description Only lines at or after this time (ISO 8601) */
+                since?: string;
+                /** @description Only lines at or before this time (ISO 8601) */
+                until?: string;
+                /** @description Lowest severity to return: warn returns warn and error lines */
+                level?: "info" | "warn" | "error";
+                /** @description Page size, 1-5000, default 100 */
                 limit?: number;
+                /** @description next_cursor of the previous page, to read the next (older) page */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -5224,7 +5233,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Log lines, newest first */
+            /** @description Log lines, newest first, with next_cursor */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5235,12 +5244,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Newest first */
                         logs: {
+                            /** @description When the line was written (ISO 8601, UTC) */
                             timestamp: string;
-                            level: string;
+                            /** @enum {string} */
+                            level: "info" | "warn" | "error";
+                            /** @description The line, with secret values redacted */
                             message: string;
+                            /** @description The call the line belongs to; null for a service’s own output */
                             request_id: string | null;
                         }[];
+                        /** @description Pass as cursor for the next (older) page; null on the last page */
+                        next_cursor: string | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
@@ -11348,10 +11364,16 @@ export interface operations {
     serviceLogs: {
         parameters: {
             query?: {
+                /** @description Only lines at or after this time (ISO 8601) */
                 since?: string;
+                /** @description Only lines at or before this time (ISO 8601) */
                 until?: string;
+                /** @description Lowest severity to return: warn returns warn and error lines */
                 level?: "info" | "warn" | "error";
+                /** @description Page size, 1-5000, default 100 */
                 limit?: number;
+                /** @description next_cursor of the previous page, to read the next (older) page */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11362,7 +11384,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Log lines, oldest first */
+            /** @description Log lines, newest first, with next_cursor */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11373,11 +11395,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Newest first */
                         logs: {
-                            at: string;
-                            level: string;
+                            /** @description When the line was written (ISO 8601, UTC) */
+                            timestamp: string;
+                            /** @enum {string} */
+                            level: "info" | "warn" | "error";
+                            /** @description The line, with secret values redacted */
                             message: string;
+                            /** @description The call the line belongs to; null for a service’s own output */
+                            request_id: string | null;
                         }[];
+                        /** @description Pass as cursor for the next (older) page; null on the last page */
+                        next_cursor: string | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
