@@ -25,10 +25,11 @@ describe('examples, published through the CLI (agenthost publish)', () => {
   it('publishes the skill and the prompt agent', async () => {
     const skill = await publish('skill-friendly-tone');
     assert.equal(skill.code, 0, skill.stderr);
-    assert.equal(skill.stdout.trim(), 'local/friendly-tone/v1');
+    assert.match(skill.stdout, /^published +local\/friendly-tone@v1$/m);
     const promptAgent = await publish('prompt-summarise');
     assert.equal(promptAgent.code, 0, promptAgent.stderr);
-    assert.equal(promptAgent.stdout.trim(), 'local/summarise/v1');
+    assert.match(promptAgent.stdout, /^published +local\/summarise@v1$/m);
+    assert.match(promptAgent.stdout, /^url +POST http:\/\/.+\/local\/summarise\/v1\/run$/m);
     const again = await publish('prompt-summarise', '--json');
     const record = JSON.parse(again.stdout) as { version: string; type: string; bundle: unknown };
     assert.equal(record.version, 'v2');
@@ -39,8 +40,8 @@ describe('examples, published through the CLI (agenthost publish)', () => {
   it('publishes the tool with a bundle that honours bundle.exclude and bundle.include', async () => {
     const res = await publish('tool-word-count', '--allow-no-secrets');
     assert.equal(res.code, 0, res.stderr);
-    assert.match(res.stdout, /uploaded bundle: \d+ files/);
-    assert.equal(res.stdout.trim().split('\n').at(-1), 'local/word-count/v1');
+    assert.match(res.stderr, /uploading the bundle: \d+ files/);
+    assert.match(res.stdout, /^published +local\/word-count@v1$/m);
     const stored = await p.deps.bundles.get('bundles/local/word-count/v1.tar.gz');
     assert.ok(stored);
     const files: string[] = [];
@@ -71,7 +72,7 @@ describe('examples, published through the CLI (agenthost publish)', () => {
   it('publishes the managed-loop agent with its tool script', async () => {
     const res = await publish('agent-file-helper', '--allow-no-secrets');
     assert.equal(res.code, 0, res.stderr);
-    assert.equal(res.stdout.trim().split('\n').at(-1), 'local/file-helper/v1');
+    assert.match(res.stdout, /^published +local\/file-helper@v1$/m);
     const list = await p.request<{
       agents: { name: string; execution_engine: string; bundle: { entries: number } | null }[];
     }>('GET', '/agents?name=file-helper');
@@ -82,7 +83,7 @@ describe('examples, published through the CLI (agenthost publish)', () => {
   it('publishes the always-on service example and deploys it; its app answers at the service URL', async () => {
     const res = await publish('service-hello', '--allow-no-secrets');
     assert.equal(res.code, 0, res.stderr);
-    assert.equal(res.stdout.trim().split('\n').at(-1), 'local/hello-service/v1');
+    assert.match(res.stdout, /^published +local\/hello-service@v1$/m);
     const workspaces = await p.request<{ workspaces: { id: string }[] }>('GET', '/workspaces');
     const ws = workspaces.body.workspaces[0]?.id;
     const deployed = await p.request<{ id: string; url: string }>('POST', `/workspaces/${ws}/services`, {
@@ -126,7 +127,8 @@ describe('examples, published through the CLI (agenthost publish)', () => {
       ...env,
       AGENTHOST_API_KEY: '',
     });
-    assert.match(noKey.stderr, /Set AGENTHOST_API_KEY/);
+    assert.equal(noKey.code, 4, 'exit 4: auth');
+    assert.match(noKey.stderr, /no API key.*set AGENTHOST_API_KEY/);
     const empty = await mkdtemp(join(tmpdir(), 'agenthost-empty-'));
     const nothing = await runCli(['publish', empty], env);
     assert.notEqual(nothing.code, 0);
@@ -146,6 +148,7 @@ describe('examples, published through the CLI (agenthost publish)', () => {
       ...env,
       AGENTHOST_URL: 'http://127.0.0.1:9',
     });
-    assert.match(down.stderr, /Cannot reach agenthost at http:\/\/127.0.0.1:9/);
+    assert.equal(down.code, 1);
+    assert.match(down.stderr, /cannot reach agenthost at http:\/\/127.0.0.1:9: bad port \(fix: start it/);
   });
 });

@@ -91,7 +91,8 @@ describe('the local platform as a process (npm start)', () => {
         PLATFORM_DATA_DIR: dataDir,
       });
       assert.equal(human.code, 0);
-      assert.match(human.stdout, /API key \(shown once, store it now\):\nahk_/);
+      assert.match(human.stdout, /^api key +ahk_/m);
+      assert.match(human.stderr, /shown once: store it now/);
     } finally {
       await running.stop();
     }
@@ -102,9 +103,9 @@ describe('the local platform as a process (npm start)', () => {
       [['accounts', 'create', '--org', 'tasks', '--tier', 'pro'], /reserved/],
       [['accounts', 'create', '--org', 'Bad_Slug', '--tier', 'pro'], /lowercase/],
       [['accounts', 'create', '--org', 'ok-slug', '--tier', 'gold'], /--tier must be one of/],
-      [['accounts', 'create', '--tier', 'pro'], /needs --org/],
-      [['accounts', 'create', '--org', 'x1', '--tier', 'pro', '--bogus'], /Unknown option/],
-      [['frobnicate'], /Unknown command/],
+      [['accounts', 'create', '--tier', 'pro'], /required option '--org <slug>'/],
+      [['accounts', 'create', '--org', 'x1', '--tier', 'pro', '--bogus'], /unknown option '--bogus'/],
+      [['frobnicate'], /unknown command 'frobnicate'/],
     ] as const) {
       const res = await runCli([...args], { PLATFORM_DATA_DIR: dataDir });
       assert.notEqual(res.code, 0, args.join(' '));
@@ -112,7 +113,7 @@ describe('the local platform as a process (npm start)', () => {
       assert.doesNotMatch(res.stderr, /\n\s+at /, 'no stack trace for a user mistake');
     }
     const badEnv = await runCli(['accounts', 'create', '--org', 'x1', '--tier', 'pro'], { PORT: 'eighty' });
-    assert.equal(badEnv.code, 1);
+    assert.equal(badEnv.code, 2, 'exit 2: usage (the configuration)');
     assert.match(badEnv.stderr, /Invalid configuration:\n\s+PORT/);
   });
 

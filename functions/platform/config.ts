@@ -1,6 +1,6 @@
-import * as z from 'zod';
+import type * as z from 'zod';
 import { type Config, configSchema, type LlmProviderConfig, providerSecretSchema } from '../ports/config.ts';
-import { CLIENT_ENV, ENV, type Setting } from '../shared/env-names.ts';
+import { ENV, type Setting } from '../shared/env-names.ts';
 
 // The settings' schema and shape live with the ports (core reads them); this module parses them.
 export { type Config, type LlmProviderConfig, TIERS, type Tier } from '../ports/config.ts';
@@ -86,25 +86,4 @@ let cached: Config | undefined;
 export function processConfig(): Config {
   cached ??= parseConfig(process.env);
   return cached;
-}
-
-/** The CLI's client settings (`agenthost publish`): where the platform is and which key to use. */
-export interface ClientConfig {
-  url: string;
-  apiKey: string | undefined;
-}
-
-export function parseClientConfig(env: Record<string, string | undefined>): ClientConfig {
-  // Built here, not at load: the Lambdas, which never read client settings, then bundle none of it.
-  const clientSchema = z.object({
-    [CLIENT_ENV.url]: z.url().default('http://127.0.0.1:8787'),
-    [CLIENT_ENV.apiKey]: z.string().min(1).optional(),
-  });
-  const result = clientSchema.safeParse(setVariables(env));
-  if (!result.success) throw configError(result.error.issues, String);
-  return { url: result.data[CLIENT_ENV.url].replace(/\/+$/, ''), apiKey: result.data[CLIENT_ENV.apiKey] };
-}
-
-export function processClientConfig(): ClientConfig {
-  return parseClientConfig(process.env);
 }

@@ -79,8 +79,14 @@ export const ENV = {
 /** A setting of the platform (a key of ENV). */
 export type Setting = keyof typeof ENV;
 
-/** The CLI's client settings (`agenthost publish`): where the platform is and which key to use. */
+/**
+ * The CLI's client settings (docs/cli.md): where the platform is, which key and workspace to use,
+ * which profile of which config file. Each overrides the profile's value.
+ */
 export const CLIENT_ENV = {
   url: 'AGENTHOST_URL',
   apiKey: 'AGENTHOST_API_KEY',
+  workspace: 'AGENTHOST_WORKSPACE',
+  profile: 'AGENTHOST_PROFILE',
+  config: 'AGENTHOST_CONFIG',
 } as const;

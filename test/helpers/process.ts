@@ -79,11 +79,35 @@ export async function startPlatformProcess(
   };
 }
 
-/** Runs the CLI to completion. */
+/**
+ * Runs the CLI to completion, as a user's shell would: its own process, `input` on stdin (closed
+ * when absent, so nothing waits for a prompt).
+ */
 export async function runCli(
   args: string[],
   env: Record<string, string>,
+  options: { input?: string; cwd?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  child.stdin.end(options.input ?? '');
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+/** Starts a CLI command that keeps running (logs --follow); the caller stops it. */
+export function spawnCli(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -96,6 +120,14 @@ export async function runCli(
   child.stderr.on('data', (d) => {
     stderr += d;
   });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -169,6 +169,7 @@ export const deleteCheckSchema = z.object({
 });
 
 const publicSummary = {
+  id: z.string().describe('The version’s id: what POST /agents/{id}/fork takes'),
   org: z.string(),
   name: z.string(),
   version: z.string(),

@@ -117,6 +117,8 @@ export async function downloadPublicAgent(deps: CoreDeps, org: string, name: str
 
 function summary(agent: AgentVersion) {
   return {
+    // The version's id: forking a public agent (POST /agents/{id}/fork) needs it.
+    id: agent.id,
     org: agent.org,
     name: agent.name,
     version: agent.version,

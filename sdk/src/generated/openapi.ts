@@ -5788,6 +5788,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         agents: {
+                            /** @description The version’s id: what POST /agents/{id}/fork takes */
+                            id: string;
                             org: string;
                             name: string;
                             version: string;
@@ -5872,6 +5874,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The version’s id: what POST /agents/{id}/fork takes */
+                        id: string;
                         org: string;
                         name: string;
                         version: string;

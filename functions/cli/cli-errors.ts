@@ -1,0 +1,95 @@
+/**
+ * What the CLI prints and exits with when something fails: one line a person can act on (the error
+ * code, the message, the fix where there is one), an exit code a script can branch on, and a stack
+ * trace only with --debug. The codes are documented in docs/cli.md.
+ */
+import { AgentHostError } from '../../sdk/src/errors.ts';
+import { PlatformError } from '../shared/errors.ts';
+
+/** Exit codes, by what went wrong. */
+export const EXIT = {
+  ok: 0,
+  /** The server failed (5xx), could not be reached, or anything unexpected. */
+  server: 1,
+  /** The command line or the input was wrong (unknown option, missing argument, 400, 413, 415, 422). */
+  usage: 2,
+  /** 409: the thing exists already, or changed meanwhile. */
+  conflict: 3,
+  /** 401, 403: no key, a bad key, or a role that may not. */
+  auth: 4,
+  /** 404. */
+  notFound: 5,
+  /** 429: a rate limit or quota. */
+  rateLimited: 6,
+  /** 402: not enough credits for a paid agent. */
+  credits: 7,
+} as const;
+
+/** An error of the CLI's own (bad flags, a missing file), with its exit code and a fix. */
+export class CliError extends Error {
+  override name = 'CliError';
+  readonly exitCode: number;
+  readonly hint: string | undefined;
+  constructor(message: string, exitCode: number = EXIT.usage, hint?: string) {
+    super(message);
+    this.exitCode = exitCode;
+    this.hint = hint;
+  }
+}
+
+const HINTS: Partial<Record<string, string>> = {
+  UNAUTHORIZED: 'sign in with `agenthost login`, or set AGENTHOST_API_KEY',
+  MISSING_SECRETS: 'set them with `agenthost secrets set NAME`, or publish with --allow-no-secrets',
+  INSUFFICIENT_CREDITS: 'top up with `agenthost billing topup --credits N`',
+  FORBIDDEN: 'ask a workspace owner, or use a key of an account with that role',
+  PAID_AGENT_SERVER_ONLY: 'call paid agents with a server key, not a client key',
+};
+
+export function exitCodeOf(status: number): number {
+  if (status === 400 || status === 405 || status === 413 || status === 415 || status === 422)
+    return EXIT.usage;
+  if (status === 401 || status === 403) return EXIT.auth;
+  if (status === 402) return EXIT.credits;
+  if (status === 404) return EXIT.notFound;
+  if (status === 409) return EXIT.conflict;
+  if (status === 429) return EXIT.rateLimited;
+  return EXIT.server;
+}
+
+/** The line to print and the exit code, for any error a command threw. */
+export function describeError(err: unknown, context: { url?: string }): { line: string; exitCode: number } {
+  if (err instanceof AgentHostError) {
+    const fields = (err.details?.fields ?? []).map((f) => `${f.field}: ${f.message}`);
+    const fieldText =
+      fields.length && !fields.every((f) => err.message.includes(f)) ? ` (${fields.join('; ')})` : '';
+    let hint = HINTS[err.code];
+    if (err.code === 'RATE_LIMITED' && err.suggestedWaitTime !== undefined)
+      hint = `retry in ${err.suggestedWaitTime} s`;
+    return {
+      line: `${err.code}: ${err.message}${fieldText}${hint ? ` (fix: ${hint})` : ''}`,
+      exitCode: exitCodeOf(err.status),
+    };
+  }
+  // Operator commands that use the store directly (accounts create) fail with the platform's own errors.
+  if (err instanceof PlatformError)
+    return { line: `${err.code}: ${err.message}`, exitCode: exitCodeOf(err.status) };
+  if (err instanceof CliError)
+    return { line: `${err.message}${err.hint ? ` (fix: ${err.hint})` : ''}`, exitCode: err.exitCode };
+  const unreachable = unreachableReason(err);
+  if (unreachable)
+    return {
+      line: `cannot reach agenthost at ${context.url ?? 'its URL'}: ${unreachable} (fix: start it with \`agenthost start\`, or point the CLI at it with --url, AGENTHOST_URL or \`agenthost login --url\`)`,
+      exitCode: EXIT.server,
+    };
+  return { line: err instanceof Error ? err.message : String(err), exitCode: EXIT.server };
+}
+
+/** fetch fails with a TypeError whose cause is the socket's error (ECONNREFUSED, ENOTFOUND …). */
+function unreachableReason(err: unknown): string | undefined {
+  if (!(err instanceof TypeError) || err.message !== 'fetch failed') return undefined;
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? (cause as { errors?: { code?: string }[] } | undefined)?.errors?.[0]?.code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND') return 'no such host';
+  return cause?.message || code || 'the request failed';
+}

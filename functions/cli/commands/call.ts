@@ -1,0 +1,117 @@
+/** `agenthost call org/agent[@vN][/endpoint]`: one agent call, its data on stdout. */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { resolveAgentRef } from '../agent-ref.ts';
+import { CliError, EXIT } from '../cli-errors.ts';
+import { printJson } from '../cli-output.ts';
+import type { CliRuntime } from '../cli-runtime.ts';
+import { parseJsonOption } from '../json-option.ts';
+
+interface CallFlags {
+  input?: string;
+  inputFile?: string;
+  file?: string[];
+  metadata?: string;
+  provider?: string;
+  model?: string;
+  /** --skills' value, or false for --no-skills. */
+  skills?: string | false;
+  skillsOnly?: string;
+  noSkills?: boolean;
+  timeout?: string;
+  tenant?: string;
+  maxHops?: string;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerCall(program: Command, cli: CliRuntime): void {
+  program
+    .command('call')
+    .description('Call an agent and print its data (the whole envelope with --json)')
+    .argument('<agent>', 'org/name, org/name@v2 or org/name@v2/endpoint (no version: the newest)')
+    .option('-i, --input <json>', 'the input, a JSON object')
+    .option('--input-file <path>', 'read the input from a JSON file (- for stdin)')
+    .option('-f, --file <path>', 'send a file (multipart); repeat for several', collect)
+    .option('--metadata <json>', 'with --file: the JSON metadata sent beside the files (default: the input)')
+    .option('--provider <provider>', 'the model provider, for agents that support several')
+    .option('--model <model>', 'the model')
+    .option('--skills <refs>', 'skills to add, comma-separated org/name@vN')
+    .option('--skills-only <refs>', 'only these skills, comma-separated')
+    .option('--no-skills', 'no skills at all')
+    .option('--timeout <seconds>', 'the call’s deadline, seconds from now (X-Platform-Deadline-Ms)')
+    .option('--tenant <id>', 'your end user’s id, recorded with the call for usage')
+    .option('--max-hops <n>', 'the deepest call chain the agent may start')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  agenthost call acme/summarise@v2 --input \'{"text":"…"}\'',
+        '  agenthost call acme/ocr --file scan.png --metadata \'{"lang":"en"}\'',
+        'Warnings go to stderr; a failure prints its error code and exits non-zero (docs/cli.md).',
+      ].join('\n'),
+    )
+    .action(
+      cli.action(async (ctx, ref: string, flags: CallFlags) => {
+        if (flags.input !== undefined && flags.inputFile !== undefined)
+          throw new CliError('give the input with --input or --input-file, not both', EXIT.usage);
+        let input: Record<string, unknown> = {};
+        if (flags.input !== undefined) input = parseJsonOption('--input', flags.input);
+        if (flags.inputFile !== undefined) {
+          const text =
+            flags.inputFile === '-'
+              ? await readStdin(ctx.io.stdin)
+              : await readFile(flags.inputFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+                  throw new CliError(
+                    `cannot read ${flags.inputFile}: ${err.code ?? err.message}`,
+                    EXIT.usage,
+                  );
+                });
+          input = parseJsonOption('--input-file', text);
+        }
+        if (flags.metadata !== undefined) {
+          if (!flags.file?.length) throw new CliError('--metadata goes with --file', EXIT.usage);
+          input = parseJsonOption('--metadata', flags.metadata);
+        }
+        const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
+        if (timeout !== undefined && !(timeout > 0))
+          throw new CliError('--timeout must be a positive number of seconds', EXIT.usage);
+        const client = await ctx.client();
+        const address = await resolveAgentRef(client, ref);
+        const fullRef = `${address.org}/${address.agent}@${address.version}${address.endpoint ? `/${address.endpoint}` : ''}`;
+        // commander's --no-skills makes `skills` false; a string is --skills' value.
+        const skills = typeof flags.skills === 'string' ? flags.skills : undefined;
+        const result = await client.agents.call(fullRef, input, {
+          ...(flags.file?.length ? { files: flags.file } : {}),
+          ...(flags.provider ? { provider: flags.provider as never } : {}),
+          ...(flags.model ? { model: flags.model } : {}),
+          ...(skills ? { skills: splitList(skills) } : {}),
+          ...(flags.skillsOnly ? { skillsOnly: splitList(flags.skillsOnly) } : {}),
+          ...(flags.skills === false ? { noSkills: true } : {}),
+          ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
+          ...(flags.tenant ? { tenant: flags.tenant } : {}),
+          ...(flags.maxHops ? { maxHops: Number(flags.maxHops) } : {}),
+        });
+        for (const w of result.warnings ?? []) ctx.note(`warning ${w.code}: ${w.message}`);
+        if (result.deprecation)
+          ctx.note(
+            `warning DEPRECATED: ${fullRef} is deprecated${result.deprecation.sunset ? `, sunset ${result.deprecation.sunset}` : ''}${result.deprecation.successor ? `; successor ${result.deprecation.successor}` : ''}`,
+          );
+        printJson(ctx, ctx.json ? result : result.data);
+      }),
+    );
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8');
+}

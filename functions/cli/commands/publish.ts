@@ -1,0 +1,110 @@
+/**
+ * `agenthost publish [DIR]`: publishes DIR/agent.json (or DIR/SKILL.md) as the next version, then,
+ * for code-runtime agents and managed-loop agents with files of their own, packs DIR (bundle.exclude
+ * and bundle.include applied, include winning) and uploads it, with a progress line for each step.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { unwrap } from '../../../sdk/src/errors.ts';
+import { CliError, EXIT } from '../cli-errors.ts';
+import { printRecord } from '../cli-output.ts';
+import type { CliRuntime } from '../cli-runtime.ts';
+import { packDirectory } from '../pack.ts';
+
+export function registerPublish(program: Command, cli: CliRuntime): void {
+  program
+    .command('publish')
+    .description('Publish DIR/agent.json (or DIR/SKILL.md) as the next version and upload its code bundle')
+    .argument('[dir]', 'the agent’s directory', '.')
+    .option('--allow-no-secrets', 'publish a tool or agent that declares no required_secrets')
+    .addHelpText(
+      'after',
+      '\nThe workspace is --workspace, else the profile’s default, else your personal one.',
+    )
+    .action(
+      cli.action(async (ctx, dirArg: string, opts: { allowNoSecrets?: boolean }) => {
+        const dir = resolve(dirArg);
+        if (!(await stat(dir).catch(() => undefined))?.isDirectory())
+          throw new CliError(`${dir} is not a directory`, EXIT.usage);
+        const body = await readManifest(dir);
+        const client = await ctx.client();
+        const chosen = (await ctx.resolve()).workspace;
+        ctx.note(`publishing ${dir} …`);
+        let agent = await client.agents.publish(
+          body as never,
+          {
+            ...(chosen ? { workspace_id: chosen } : {}),
+            ...(opts.allowNoSecrets ? { allow_no_secrets: 'true' } : {}),
+          } as never,
+        );
+        const ref = `${agent.org}/${agent.name}@${agent.version}`;
+        for (const w of agent.warnings ?? [])
+          ctx.note(`warning ${w.code}${w.field ? ` (${w.field})` : ''}: ${w.message}`);
+
+        const manifest = body as { bundle?: { exclude?: string[]; include?: string[] } };
+        if (agent.execution_engine === 'code_runtime' || agent.execution_engine === 'managed_loop') {
+          ctx.note(`packing ${dir} …`);
+          const packed = await packDirectory(dir, {
+            exclude: ['agent.json', ...(manifest.bundle?.exclude ?? [])],
+            include: manifest.bundle?.include ?? [],
+          }).catch((err: Error) => {
+            // A managed-loop agent may consist of its manifest alone; a code-runtime agent may not.
+            if (agent.execution_engine === 'managed_loop' && /Nothing to pack/.test(err.message))
+              return undefined;
+            throw new CliError(`published ${ref}, but packing ${dir} failed: ${err.message}`, EXIT.usage);
+          });
+          if (packed) {
+            ctx.note(
+              `uploading the bundle: ${packed.files.length} files, ${formatBytes(packed.data.length)} …`,
+            );
+            agent = unwrap(
+              await client.api.POST('/agents/{id}/upload', {
+                params: { path: { id: agent.id } },
+                body: packed.data as never,
+                bodySerializer: (b: unknown) => b as Uint8Array,
+                headers: { 'content-type': 'application/gzip' },
+              }),
+            ) as typeof agent;
+          }
+        }
+        const url = `${(await ctx.resolve()).url}/${agent.org}/${agent.name}/${agent.version}/run`;
+        printRecord(ctx, agent, [
+          ['published', ref],
+          ['id', agent.id],
+          ['type', agent.type],
+          ['call', `agenthost call ${ref} --input '{…}'`],
+          ['url', `POST ${url}`],
+        ]);
+      }),
+    );
+}
+
+async function readManifest(dir: string): Promise<unknown> {
+  const manifestText = await readFile(join(dir, 'agent.json'), 'utf8').catch(() => undefined);
+  if (manifestText !== undefined) {
+    try {
+      return JSON.parse(manifestText);
+    } catch (err) {
+      throw new CliError(
+        `${join(dir, 'agent.json')} is not valid JSON: ${(err as Error).message}`,
+        EXIT.usage,
+      );
+    }
+  }
+  const skillText = await readFile(join(dir, 'SKILL.md'), 'utf8').catch(() => undefined);
+  if (skillText !== undefined) return { type: 'skill', skill_md: skillText };
+  throw new CliError(
+    `${dir} has neither agent.json nor SKILL.md`,
+    EXIT.usage,
+    'create one with `agenthost init`',
+  );
+}
+
+function formatBytes(n: number): string {
+  return n < 1024
+    ? `${n} B`
+    : n < 1024 * 1024
+      ? `${(n / 1024).toFixed(1)} KB`
+      : `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

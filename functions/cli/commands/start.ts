@@ -1,0 +1,52 @@
+/** `agenthost start`: serve the platform on this machine (local mode, or the emulated AWS deployment). */
+import type { Command } from 'commander';
+import { ConfigError, processConfig } from '../../platform/config.ts';
+import { VaultConfigurationError } from '../../ports/secret-vault.ts';
+import { CliError, EXIT } from '../cli-errors.ts';
+import type { CliRuntime } from '../cli-runtime.ts';
+
+export function registerStart(program: Command, cli: CliRuntime): void {
+  program
+    .command('start')
+    .description(
+      'Serve the API on HOST:PORT (default 127.0.0.1:8787) with data in PLATFORM_DATA_DIR; runs until stopped',
+    )
+    .option(
+      '--emulated',
+      'run the AWS deployment as `cdk synth` builds it, on this machine (needs Java 17+; docs/deploy.md)',
+    )
+    .addHelpText(
+      'after',
+      '\nConfiguration comes from the environment (PORT, HOST, PLATFORM_*): see README.md.',
+    )
+    .action(
+      cli.action(async (_ctx, opts: { emulated?: boolean }) => {
+        let config: ReturnType<typeof processConfig>;
+        try {
+          config = processConfig();
+        } catch (err) {
+          if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
+          throw err;
+        }
+        try {
+          if (opts.emulated) {
+            const { startEmulatedPlatform } = await import('../../emulator/start-emulated.ts');
+            await startEmulatedPlatform(config);
+          } else {
+            const { startLocalPlatform } = await import('../../platform/start.ts');
+            await startLocalPlatform(config);
+          }
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+            throw new CliError(
+              `port ${config.port} on ${config.host} is already in use`,
+              EXIT.usage,
+              'stop what listens there, or start on another port: PORT=8788 agenthost start',
+            );
+          if (err instanceof VaultConfigurationError || err instanceof ConfigError)
+            throw new CliError(err.message, EXIT.usage);
+          throw err;
+        }
+      }),
+    );
+}
