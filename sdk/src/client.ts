@@ -1,7 +1,7 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { type CallOptions, type CallResult, callAgent } from './call.ts';
+import { type AgentCall, type AgentRef, type CallOptions, callAgent, type TypedAgentCall } from './call.ts';
 import { unwrap } from './errors.ts';
-import type { JsonValue, paths } from './generated/openapi.ts';
+import type { paths } from './generated/openapi.ts';
 import { cursorPages, offsetPages } from './paginate.ts';
 import { type RetryOptions, retryingFetch } from './retry.ts';
 
@@ -90,6 +90,16 @@ export function createClient(options: ClientOptions) {
       ),
   };
 
+  const call: AgentCall = <In extends object, Out>(
+    ref: string | AgentRef<In, Out>,
+    input: In,
+    callOptions?: CallOptions,
+  ) => callAgent<In, Out>(api, ref, input, callOptions);
+  const typed: TypedAgentCall =
+    <In extends object, Out>(ref: string | AgentRef<In, Out>, defaults: CallOptions = {}) =>
+    (input: In, callOptions: CallOptions = {}) =>
+      callAgent<In, Out>(api, ref, input, { ...defaults, ...callOptions });
+
   const agents = {
     publish: async (
       manifest: Body<'/agents', 'post'>,
@@ -104,19 +114,13 @@ export function createClient(options: ClientOptions) {
         return { items, total };
       }, pageSize),
     /**
-     * Calls `ref` (org/name@v2). Type the call with the agent's input and output types:
+     * Calls `ref`: a typed ref (`agenthost-sdk types` writes one per agent) types the input and the
+     * answer, `agents.call(summarise, { text })`; a plain `org/name@v2` takes type arguments,
      * `agents.call<{ text: string }, { summary: string }>('acme/summarise@v2', { text })`.
      */
-    call: <In extends object = Record<string, JsonValue>, Out = Record<string, JsonValue>>(
-      ref: string,
-      input: In,
-      callOptions?: CallOptions,
-    ): Promise<CallResult<Out>> => callAgent<In, Out>(api, ref, input, callOptions),
+    call,
     /** A function bound to one agent and its types, for repeated calls. */
-    typed:
-      <In extends object, Out>(ref: string, defaults: CallOptions = {}) =>
-      (input: In, callOptions: CallOptions = {}) =>
-        callAgent<In, Out>(api, ref, input, { ...defaults, ...callOptions }),
+    typed,
   };
 
   const schedules = {
