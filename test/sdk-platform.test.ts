@@ -3,51 +3,47 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import type { Middleware } from 'openapi-fetch';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { buildOpenApi } from '../functions/platform/openapi.ts';
 import { type AgentHostClient, type AgentHostError, createClient } from '../sdk/src/index.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
+import { type FakeStripe, startFakeStripe } from './helpers/fake-stripe.ts';
+import { conformance } from './helpers/openapi-conformance.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+import { publishAlwaysOn } from './helpers/services.ts';
 
-type Json = Record<string, unknown>;
-const doc = buildOpenApi() as {
-  paths: Record<string, Record<string, { responses: Record<string, Json> }>>;
-  components: Json;
-};
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats.default(ajv);
-
-/**
- * Checks every answer the SDK receives against the schema /openapi.json documents for that
- * operation and status: the document is true as served, not only valid.
- */
-function conformance(problems: string[]): Middleware {
-  return {
-    async onResponse({ schemaPath, request, response }) {
-      const op = doc.paths[schemaPath]?.[request.method.toLowerCase()];
-      const documented = op?.responses[String(response.status)] as
-        | { content?: Record<string, { schema: Json }> }
-        | undefined;
-      if (!documented)
-        return void problems.push(`${request.method} ${schemaPath}: ${response.status} not documented`);
-      const schema = documented.content?.['application/json']?.schema;
-      if (!schema) return;
-      const validate = ajv.compile({ ...schema, components: doc.components });
-      if (!validate(await response.clone().json()))
-        problems.push(
-          `${request.method} ${schemaPath} ${response.status}: ${ajv.errorsText(validate.errors)}`,
-        );
-    },
-  };
+/** Polls `read` every 50 ms until `done` holds for its answer (at most `timeoutMs`). */
+async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
+
+/** An always-on HTTP app answering its version, its GREETING and an id new at each start. */
+const webApp = (version: string) => `
+import { createServer } from 'node:http';
+const boot = Math.random().toString(36).slice(2);
+createServer((req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ version: ${JSON.stringify(version)}, greeting: process.env.GREETING ?? null, boot }));
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+type WebAnswer = { version: string; greeting: string | null; boot: string };
+/** The app's answer through the service's gateway URL, or undefined while it does not answer. */
+const askApp = async (url: string): Promise<WebAnswer | undefined> => {
+  const res = await fetch(url).catch(() => undefined);
+  return res?.status === 200 ? ((await res.json()) as WebAnswer) : undefined;
+};
 
 describe('the SDK against the local platform', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
   let client: AgentHostClient;
+  let apiKey: string;
   let workspaceId: string;
   const problems: string[] = [];
 
@@ -57,8 +53,8 @@ describe('the SDK against the local platform', () => {
       ANTHROPIC_API_KEY: 'sk-ant-test',
       ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
     });
-    const account = await createAccount(p.deps, { org: 'sdkco', tier: 'pro' });
-    client = createClient({ baseUrl: p.url, apiKey: account.api_key, retry: false });
+    apiKey = (await createAccount(p.deps, { org: 'sdkco', tier: 'pro' })).api_key;
+    client = createClient({ baseUrl: p.url, apiKey, retry: false });
     client.api.use(conformance(problems));
     workspaceId = (await client.workspaces.list()).workspaces[0]!.id;
   });
@@ -200,7 +196,186 @@ describe('the SDK against the local platform', () => {
     assert.equal(records.length, summary.totals.calls);
   });
 
+  it('services: deploy, get, list by pages, patch, restart, update to a new version, delete', async () => {
+    // A service's timeline is one of its documented extra fields (JSON values to the types).
+    const eventsOf = async (id: string) =>
+      (await client.services.get(workspaceId, id)).events as { type: string; message: string }[];
+    await publishAlwaysOn(p, apiKey, {
+      name: 'web',
+      description: 'A web app.',
+      files: { 'server.mjs': webApp('v1') },
+    });
+    // Pinned to v1, so v2 arrives only through services.update.
+    const deployed = await client.services.deploy(workspaceId, {
+      agent: 'sdkco/web@v1',
+      env: { GREETING: 'hello' },
+    });
+    assert.deepEqual([deployed.name, deployed.agent, deployed.agent_version], ['web', 'sdkco/web', 'v1']);
+    assert.equal(deployed.state, 'provisioning');
+    const url = deployed.url ?? assert.fail('an HTTP service has a gateway URL');
+    const running = await until(
+      'the service running',
+      () => client.services.get(workspaceId, deployed.id),
+      (s) => s.state === 'running',
+    );
+    assert.equal(running.health_status, 'healthy');
+    const first = await until('the app answering', () => askApp(url), Boolean);
+    assert.deepEqual([first?.version, first?.greeting], ['v1', 'hello']);
+
+    const second = await client.services.deploy(workspaceId, { agent: 'sdkco/web@v1', name: 'web-two' });
+    assert.equal((await client.services.list(workspaceId, { limit: 1 })).total, 2);
+    const ids = [];
+    for await (const s of client.services.iterate(workspaceId, 1)) ids.push(s.id);
+    assert.deepEqual(ids.sort(), [deployed.id, second.id].sort(), 'two pages of one');
+
+    const patched = await client.services.patch(workspaceId, deployed.id, { env: { GREETING: 'patched' } });
+    assert.deepEqual(patched.env, { GREETING: 'patched' });
+    const afterPatch = await until(
+      'the new env',
+      () => askApp(url),
+      (a) => a?.greeting === 'patched',
+    );
+    assert.notEqual(afterPatch?.boot, first?.boot, 'a patch restarts the app');
+
+    await client.services.restart(workspaceId, deployed.id);
+    const restarted = await until(
+      'a restarted app',
+      () => askApp(url),
+      (a) => a !== undefined && a.boot !== afterPatch?.boot,
+    );
+    assert.deepEqual([restarted?.version, restarted?.greeting], ['v1', 'patched']);
+    assert.ok((await eventsOf(deployed.id)).some((e) => e.type === 'restarted'));
+
+    await publishAlwaysOn(p, apiKey, {
+      name: 'web',
+      description: 'A web app.',
+      files: { 'server.mjs': webApp('v2') },
+    });
+    assert.equal((await client.services.get(workspaceId, deployed.id)).agent_version, 'v1', 'pinned');
+    const updated = await client.services.update(workspaceId, deployed.id);
+    assert.equal(updated.agent_version, 'v2', 'the newest version');
+    await until(
+      'v2 answering',
+      () => askApp(url),
+      (a) => a?.version === 'v2',
+    );
+    assert.ok(
+      (await eventsOf(deployed.id)).some((e) => e.type === 'version_updated' && /v1 to v2/.test(e.message)),
+    );
+
+    await client.services.delete(workspaceId, deployed.id);
+    await assert.rejects(
+      client.services.get(workspaceId, deployed.id),
+      (err: AgentHostError) => err.code === 'NOT_FOUND' && err.status === 404,
+    );
+    await client.services.delete(workspaceId, second.id);
+    assert.equal((await client.services.list(workspaceId)).total, 0);
+  });
+
+  it('billing with local payments: checkout, confirm, balance, transactions by pages', async () => {
+    // An account of its own, so its ledger holds only these top-ups.
+    const payer = createClient({
+      baseUrl: p.url,
+      apiKey: (await createAccount(p.deps, { org: 'sdkpayer', tier: 'pro' })).api_key,
+      retry: false,
+    });
+    payer.api.use(conformance(problems));
+    const start = await payer.billing.balance();
+    assert.deepEqual([start.balance_credits, start.currency], [0, 'credits']);
+    await assert.rejects(
+      payer.billing.checkout({ credits: 10 }),
+      (err: AgentHostError) =>
+        err.code === 'INVALID_INPUT' && JSON.stringify(err.details).includes('credits'),
+    );
+    const checkout = await payer.billing.checkout({ credits: 1000 });
+    assert.deepEqual([checkout.credits, checkout.amount_cents], [1000, 1000]);
+    assert.equal(new URL(checkout.checkout_url).pathname, `/billing/checkout/${checkout.session_id}`);
+    assert.equal((await payer.billing.balance()).balance_credits, 0, 'nothing lands before the payment');
+    const confirmed = await payer.billing.confirmLocalCheckout(checkout.session_id);
+    assert.deepEqual([confirmed.landed, confirmed.balance_credits], [true, 1000]);
+    const again = await payer.billing.confirmLocalCheckout(checkout.session_id);
+    assert.deepEqual([again.landed, again.balance_credits], [false, 1000], 'lands once');
+    const next = await payer.billing.checkout({ credits: 600 });
+    await payer.billing.confirmLocalCheckout(next.session_id);
+    assert.equal((await payer.billing.balance()).balance_credits, 1600);
+
+    const page = await payer.billing.transactions({ limit: 1 });
+    assert.equal(page.total, 2);
+    assert.equal(page.transactions.length, 1);
+    const entries = [];
+    for await (const t of payer.billing.iterateTransactions(1)) entries.push([t.type, t.amount, t.reference]);
+    assert.deepEqual(
+      entries,
+      [
+        ['topup', 600, `checkout:${next.session_id}`],
+        ['topup', 1000, `checkout:${checkout.session_id}`],
+      ],
+      'newest first, two pages of one',
+    );
+  });
+
+  it('platform: health, and the OpenAPI document the SDK is generated from', async () => {
+    assert.equal((await client.platform.health()).status, 'ok');
+    const { servers, ...served } = await client.platform.openapi();
+    assert.deepEqual(servers, [{ url: p.deps.config.publicUrl }]);
+    assert.deepEqual(served, JSON.parse(JSON.stringify(buildOpenApi())));
+  });
+
   it('answered every request as /openapi.json documents it', () => {
     assert.deepEqual(problems, []);
+  });
+});
+
+describe('the SDK’s billing against Stripe (a loopback server speaking Stripe’s API)', () => {
+  let p: TestPlatform;
+  let stripe: FakeStripe;
+  let client: AgentHostClient;
+  const problems: string[] = [];
+
+  before(async () => {
+    stripe = await startFakeStripe();
+    p = await startTestPlatform({
+      PLATFORM_PAYMENTS: 'stripe',
+      STRIPE_SECRET_KEY: stripe.secretKey,
+      STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+      STRIPE_API_BASE: stripe.apiBase,
+    });
+    const account = await createAccount(p.deps, { org: 'sdkstripe', tier: 'pro' });
+    client = createClient({ baseUrl: p.url, apiKey: account.api_key, retry: false });
+    client.api.use(conformance(problems));
+  });
+  after(async () => {
+    await p.close();
+    await stripe.close();
+  });
+
+  it('checkout answers Stripe’s session; once Stripe’s signed event arrives, balance and transactions show it', async () => {
+    const checkout = await client.billing.checkout({ credits: 2500 });
+    assert.deepEqual(
+      [checkout.session_id, checkout.checkout_url, checkout.credits, checkout.amount_cents],
+      ['cs_test_1', 'https://checkout.stripe.com/c/pay/cs_test_1', 2500, 2500],
+    );
+    await assert.rejects(
+      client.billing.confirmLocalCheckout(checkout.session_id),
+      (err: AgentHostError) => err.code === 'NOT_FOUND',
+      'only local payments confirm through the API',
+    );
+    assert.equal((await client.billing.balance()).balance_credits, 0);
+    // Stripe, not the SDK, calls the webhook.
+    const event = stripe.completedEvent('evt_sdk_1', checkout.session_id);
+    const hook = await fetch(`${p.url}/billing/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': stripe.signed(event) },
+      body: event,
+    });
+    assert.equal(hook.status, 200, await hook.clone().text());
+    assert.equal((await client.billing.balance()).balance_credits, 2500);
+    const { transactions, total } = await client.billing.transactions();
+    assert.equal(total, 1);
+    assert.deepEqual(
+      transactions.map((t) => [t.type, t.amount, t.reference, t.agent]),
+      [['topup', 2500, 'checkout:cs_test_1', null]],
+    );
+    assert.deepEqual(problems, [], 'every answer as /openapi.json documents it');
   });
 });

@@ -39,6 +39,57 @@ export interface CallResult<Out> {
   deprecation?: { sunset: string | null; successor: string | null };
 }
 
+/**
+ * An agent ref that carries the agent's input and output types, so a call needs no type
+ * arguments: `client.agents.call(summarise, input)` checks `input` and types the answer. The
+ * modules `agenthost-sdk types` writes (agent-types.ts) export one per agent; `agentRef` makes one
+ * by hand. `types` exists only for the compiler: it is never set.
+ */
+export interface AgentRef<In extends object, Out> {
+  readonly ref: string;
+  readonly types?: { readonly input: In; readonly output: Out };
+}
+
+/** A typed ref for `ref` (org/name@v2), checked now rather than at the first call. */
+export function agentRef<In extends object, Out>(ref: string): AgentRef<In, Out> {
+  parseAgentRef(ref);
+  return { ref };
+}
+
+/**
+ * `agents.call`: typed by an AgentRef (the input is checked against its type, never inferred from
+ * the argument), or by type arguments with a plain ref (default: JSON objects in and out).
+ */
+export interface AgentCall {
+  <In extends object, Out>(
+    ref: AgentRef<In, Out>,
+    input: NoInfer<In>,
+    options?: CallOptions,
+  ): Promise<CallResult<Out>>;
+  <In extends object = Record<string, JsonValue>, Out = Record<string, JsonValue>>(
+    ref: string,
+    input: In,
+    options?: CallOptions,
+  ): Promise<CallResult<Out>>;
+}
+
+/** `agents.typed`: a function bound to one agent, its types from an AgentRef or type arguments. */
+export interface TypedAgentCall {
+  <In extends object, Out>(
+    ref: AgentRef<In, Out>,
+    defaults?: CallOptions,
+  ): (input: In, options?: CallOptions) => Promise<CallResult<Out>>;
+  <In extends object, Out>(
+    ref: string,
+    defaults?: CallOptions,
+  ): (input: In, options?: CallOptions) => Promise<CallResult<Out>>;
+}
+
+/** The ref's text, from a plain string or a typed ref. */
+export function refText(ref: string | AgentRef<object, unknown>): string {
+  return typeof ref === 'string' ? ref : ref.ref;
+}
+
 /** `org/name@v2`, `org/name/v2`, each optionally followed by `/endpoint`. */
 export function parseAgentRef(ref: string): {
   org: string;
@@ -87,8 +138,13 @@ async function multipart(input: Record<string, unknown>, files: FileInput[]): Pr
 export async function callAgent<
   In extends object = Record<string, JsonValue>,
   Out = Record<string, JsonValue>,
->(api: Client<paths>, ref: string, input: In, options: CallOptions = {}): Promise<CallResult<Out>> {
-  const { org, agent, version, endpoint } = parseAgentRef(ref);
+>(
+  api: Client<paths>,
+  ref: string | AgentRef<In, Out>,
+  input: In,
+  options: CallOptions = {},
+): Promise<CallResult<Out>> {
+  const { org, agent, version, endpoint } = parseAgentRef(refText(ref));
   const form = options.files?.length
     ? await multipart(input as Record<string, unknown>, options.files)
     : undefined;

@@ -1,7 +1,7 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { type CallOptions, type CallResult, callAgent } from './call.ts';
+import { type AgentCall, type AgentRef, type CallOptions, callAgent, type TypedAgentCall } from './call.ts';
 import { unwrap } from './errors.ts';
-import type { JsonValue, paths } from './generated/openapi.ts';
+import type { paths } from './generated/openapi.ts';
 import { cursorPages, offsetPages } from './paginate.ts';
 import { type RetryOptions, retryingFetch } from './retry.ts';
 
@@ -90,6 +90,16 @@ export function createClient(options: ClientOptions) {
       ),
   };
 
+  const call: AgentCall = <In extends object, Out>(
+    ref: string | AgentRef<In, Out>,
+    input: In,
+    callOptions?: CallOptions,
+  ) => callAgent<In, Out>(api, ref, input, callOptions);
+  const typed: TypedAgentCall =
+    <In extends object, Out>(ref: string | AgentRef<In, Out>, defaults: CallOptions = {}) =>
+    (input: In, callOptions: CallOptions = {}) =>
+      callAgent<In, Out>(api, ref, input, { ...defaults, ...callOptions });
+
   const agents = {
     publish: async (
       manifest: Body<'/agents', 'post'>,
@@ -104,19 +114,13 @@ export function createClient(options: ClientOptions) {
         return { items, total };
       }, pageSize),
     /**
-     * Calls `ref` (org/name@v2). Type the call with the agent's input and output types:
+     * Calls `ref`: a typed ref (`agenthost-sdk types` writes one per agent) types the input and the
+     * answer, `agents.call(summarise, { text })`; a plain `org/name@v2` takes type arguments,
      * `agents.call<{ text: string }, { summary: string }>('acme/summarise@v2', { text })`.
      */
-    call: <In extends object = Record<string, JsonValue>, Out = Record<string, JsonValue>>(
-      ref: string,
-      input: In,
-      callOptions?: CallOptions,
-    ): Promise<CallResult<Out>> => callAgent<In, Out>(api, ref, input, callOptions),
+    call,
     /** A function bound to one agent and its types, for repeated calls. */
-    typed:
-      <In extends object, Out>(ref: string, defaults: CallOptions = {}) =>
-      (input: In, callOptions: CallOptions = {}) =>
-        callAgent<In, Out>(api, ref, input, { ...defaults, ...callOptions }),
+    typed,
   };
 
   const schedules = {
@@ -197,7 +201,111 @@ export function createClient(options: ClientOptions) {
       }, pageSize),
   };
 
-  return { api, tasks, workspaces, secrets, agents, schedules, apiKeys, usage, public: publicDirectory };
+  // Logs (GET …/services/{service_id}/logs) have no helper yet: client.api reaches them.
+  const services = {
+    list: async (workspace_id: string, query: Query<'/workspaces/{workspace_id}/services', 'get'> = {}) =>
+      unwrap(
+        await api.GET('/workspaces/{workspace_id}/services', { params: { path: { workspace_id }, query } }),
+      ),
+    /** Deploys an always-on agent (org/name, or org/name@v3 to pin a version); it starts provisioning. */
+    deploy: async (workspace_id: string, body: Body<'/workspaces/{workspace_id}/services', 'post'>) =>
+      unwrap(
+        await api.POST('/workspaces/{workspace_id}/services', { params: { path: { workspace_id } }, body }),
+      ),
+    /** The service with its recent events, newest first. */
+    get: async (workspace_id: string, service_id: string) =>
+      unwrap(
+        await api.GET('/workspaces/{workspace_id}/services/{service_id}', {
+          params: { path: { workspace_id, service_id } },
+        }),
+      ),
+    /** Changes its settings (env and secrets replace the whole set); a running service restarts. */
+    patch: async (
+      workspace_id: string,
+      service_id: string,
+      body: Body<'/workspaces/{workspace_id}/services/{service_id}', 'patch'>,
+    ) =>
+      unwrap(
+        await api.PATCH('/workspaces/{workspace_id}/services/{service_id}', {
+          params: { path: { workspace_id, service_id } },
+          body,
+        }),
+      ),
+    /** Restarts the same version; resumes a paused service. */
+    restart: async (workspace_id: string, service_id: string) =>
+      unwrap(
+        await api.POST('/workspaces/{workspace_id}/services/{service_id}/restart', {
+          params: { path: { workspace_id, service_id } },
+        }),
+      ),
+    /** Moves to a newly published version: the newest, or `{ version: 'v3' }` (which pins it). */
+    update: async (
+      workspace_id: string,
+      service_id: string,
+      body: Body<'/workspaces/{workspace_id}/services/{service_id}/update', 'post'> = {},
+    ) =>
+      unwrap(
+        await api.POST('/workspaces/{workspace_id}/services/{service_id}/update', {
+          params: { path: { workspace_id, service_id } },
+          body,
+        }),
+      ),
+    /** Stops and deletes it. */
+    delete: async (workspace_id: string, service_id: string) =>
+      unwrap(
+        await api.DELETE('/workspaces/{workspace_id}/services/{service_id}', {
+          params: { path: { workspace_id, service_id } },
+        }),
+      ),
+    iterate: (workspace_id: string, pageSize = 50) =>
+      offsetPages(async (page) => {
+        const { services: items, total } = await services.list(workspace_id, page);
+        return { items, total };
+      }, pageSize),
+  };
+
+  // Not here: POST /billing/webhook (Stripe calls it, signed), GET /billing/checkout/{session_id}
+  // (an HTML page for a browser) and GET /billing/history (the same list as transactions).
+  const billing = {
+    /** The account's balance in credits (one credit is one US cent). */
+    balance: async () => unwrap(await api.GET('/billing/balance')),
+    /** Starts a top-up: pay at the answer's checkout_url; the credits land once it is paid. */
+    checkout: async (body: Body<'/billing/checkout', 'post'>) =>
+      unwrap(await api.POST('/billing/checkout', { body })),
+    /** Ledger entries (top-ups, charges, refunds), newest first. */
+    transactions: async (query: Query<'/billing/transactions', 'get'> = {}) =>
+      unwrap(await api.GET('/billing/transactions', { params: { query } })),
+    iterateTransactions: (pageSize = 50) =>
+      offsetPages(async (page) => {
+        const { transactions: items, total } = await billing.transactions(page);
+        return { items, total };
+      }, pageSize),
+    /** Local payments only (PLATFORM_PAYMENTS=local): pays a checkout, as its page's button does. */
+    confirmLocalCheckout: async (session_id: string) =>
+      unwrap(await api.POST('/billing/checkout/{session_id}/confirm', { params: { path: { session_id } } })),
+  };
+
+  const platform = {
+    /** The readiness check: `{ status: 'ok' }`. */
+    health: async () => unwrap(await api.GET('/health')),
+    /** The OpenAPI 3.1 document the platform serves (these types are generated from it). */
+    openapi: async () => unwrap(await api.GET('/openapi.json')),
+  };
+
+  return {
+    api,
+    tasks,
+    workspaces,
+    secrets,
+    agents,
+    schedules,
+    apiKeys,
+    usage,
+    public: publicDirectory,
+    services,
+    billing,
+    platform,
+  };
 }
 
 export type AgentHostClient = ReturnType<typeof createClient>;

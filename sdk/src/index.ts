@@ -1,4 +1,14 @@
-export { type CallEnvelope, type CallOptions, type CallResult, callAgent, parseAgentRef } from './call.ts';
+export {
+  type AgentCall,
+  type AgentRef,
+  agentRef,
+  type CallEnvelope,
+  type CallOptions,
+  type CallResult,
+  callAgent,
+  parseAgentRef,
+  type TypedAgentCall,
+} from './call.ts';
 export { type AgentHostClient, type ClientOptions, createClient } from './client.ts';
 export { AgentHostError, type ErrorCode, type ErrorEnvelope } from './errors.ts';
 export { contentTypeOf, type FileInput } from './files.ts';
