@@ -164,6 +164,20 @@ describe('the SDK against the local platform', () => {
       (err: AgentHostError) =>
         err.code === 'INVALID_INPUT' && JSON.stringify(err.details).includes('max-hops'),
     );
+
+    // The version's logs: a page, and every line by cursor (docs/logs.md).
+    const [summariseV1] = (await client.agents.list({ name: 'summarise' })).agents.filter(
+      (a) => a.version === 'v1',
+    );
+    assert.ok(summariseV1);
+    const whole = await client.agents.logs(summariseV1.id, { limit: 5000 });
+    assert.ok(whole.logs.length >= 2, JSON.stringify(whole));
+    const first = await client.agents.logs(summariseV1.id, { limit: 1 });
+    assert.deepEqual(first.logs, whole.logs.slice(0, 1));
+    assert.equal(typeof first.next_cursor, 'string');
+    const all = [];
+    for await (const line of client.agents.iterateLogs(summariseV1.id, { limit: 2 })) all.push(line);
+    assert.deepEqual(all, whole.logs);
   });
 
   it('schedules: create, list by pages, trigger', async () => {
@@ -245,6 +259,16 @@ describe('the SDK against the local platform', () => {
     );
     assert.deepEqual([restarted?.version, restarted?.greeting], ['v1', 'patched']);
     assert.ok((await eventsOf(deployed.id)).some((e) => e.type === 'restarted'));
+    const logsUntil = new Date().toISOString();
+    const logPage = await client.services.logs(workspaceId, deployed.id, { limit: 5000, until: logsUntil });
+    const logLines = [];
+    for await (const line of client.services.iterateLogs(workspaceId, deployed.id, {
+      limit: 1,
+      until: logsUntil,
+    }))
+      logLines.push(line);
+    assert.deepEqual(logLines, logPage.logs);
+    assert.ok(logPage.logs.every((l) => l.request_id === null));
 
     await publishAlwaysOn(p, apiKey, {
       name: 'web',

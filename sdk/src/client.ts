@@ -113,6 +113,15 @@ export function createClient(options: ClientOptions) {
         const { agents: items, total } = await agents.list({ ...query, ...page });
         return { items, total };
       }, pageSize),
+    /** A page of the version's execution logs, newest first (owners only; docs/logs.md). */
+    logs: async (id: string, query: Query<'/agents/{id}/logs', 'get'> = {}) =>
+      unwrap(await api.GET('/agents/{id}/logs', { params: { path: { id }, query } })),
+    /** Every log line matching `query`, newest first, following next_cursor. */
+    iterateLogs: (id: string, query: Omit<Query<'/agents/{id}/logs', 'get'>, 'cursor'> = {}) =>
+      cursorPages(async (cursor) => {
+        const page = await agents.logs(id, { ...query, ...(cursor ? { cursor } : {}) });
+        return { items: page.logs, next: page.next_cursor };
+      }),
     /**
      * Calls `ref`: a typed ref (`agenthost-sdk types` writes one per agent) types the input and the
      * answer, `agents.call(summarise, { text })`; a plain `org/name@v2` takes type arguments,
@@ -201,7 +210,6 @@ export function createClient(options: ClientOptions) {
       }, pageSize),
   };
 
-  // Logs (GET …/services/{service_id}/logs) have no helper yet: client.api reaches them.
   const services = {
     list: async (workspace_id: string, query: Query<'/workspaces/{workspace_id}/services', 'get'> = {}) =>
       unwrap(
@@ -262,6 +270,30 @@ export function createClient(options: ClientOptions) {
         const { services: items, total } = await services.list(workspace_id, page);
         return { items, total };
       }, pageSize),
+    /** A page of the app's log lines, newest first; the shape agent logs have (docs/logs.md). */
+    logs: async (
+      workspace_id: string,
+      service_id: string,
+      query: Query<'/workspaces/{workspace_id}/services/{service_id}/logs', 'get'> = {},
+    ) =>
+      unwrap(
+        await api.GET('/workspaces/{workspace_id}/services/{service_id}/logs', {
+          params: { path: { workspace_id, service_id }, query },
+        }),
+      ),
+    /** Every log line matching `query`, newest first, following next_cursor. */
+    iterateLogs: (
+      workspace_id: string,
+      service_id: string,
+      query: Omit<Query<'/workspaces/{workspace_id}/services/{service_id}/logs', 'get'>, 'cursor'> = {},
+    ) =>
+      cursorPages(async (cursor) => {
+        const page = await services.logs(workspace_id, service_id, {
+          ...query,
+          ...(cursor ? { cursor } : {}),
+        });
+        return { items: page.logs, next: page.next_cursor };
+      }),
   };
 
   // Not here: POST /billing/webhook (Stripe calls it, signed), GET /billing/checkout/{session_id}
