@@ -10,7 +10,11 @@ import { describeError, EXIT } from './cli-errors.ts';
 import type { Action, CliRuntime } from './cli-runtime.ts';
 import { registerCommands } from './commands/index.ts';
 
-export function buildProgram(io: CliIo, version: string): { program: Command; exitCode: () => number } {
+export function buildProgram(
+  io: CliIo,
+  version: string,
+  options: { helpWidth?: number } = {},
+): { program: Command; exitCode: () => number } {
   let exitCode: number = EXIT.ok;
   const program = new Command('agenthost')
     .description('Run, publish, call and operate agents on an agenthost platform')
@@ -31,6 +35,8 @@ export function buildProgram(io: CliIo, version: string): { program: Command; ex
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      // A fixed width for the generated reference (docs/cli.md); the terminal's otherwise.
+      ...(options.helpWidth ? { getOutHelpWidth: () => options.helpWidth as number } : {}),
     })
     .exitOverride();
 

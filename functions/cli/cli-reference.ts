@@ -1,0 +1,112 @@
+/**
+ * docs/cli.md, generated from the CLI's own help (every command's `--help`, as a user sees it) and
+ * its exit codes, so the reference cannot drift from the code: `npm run cli:docs` writes it and
+ * test/cli-reference.test.ts fails while the committed file differs.
+ */
+import type { Command } from 'commander';
+import type { CliIo } from './cli-context.ts';
+import { EXIT } from './cli-errors.ts';
+import { buildProgram } from './program.ts';
+
+const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
+  ok: 'success',
+  server: 'the platform failed (5xx, LLM_ERROR, TIMEOUT) or could not be reached',
+  usage:
+    'a mistake in the command line, the input or the configuration (unknown option, bad JSON, 400 INVALID_INPUT, 413, 415, 422)',
+  conflict: '409 CONFLICT: it exists already, or changed meanwhile',
+  auth: 'no key, a wrong key (401), or a role that may not (403)',
+  notFound: '404 NOT_FOUND',
+  rateLimited: '429 RATE_LIMITED: a rate limit or a daily quota (the line says when to retry)',
+  credits: '402 INSUFFICIENT_CREDITS: top up with `agenthost billing topup`',
+};
+
+const INTRO = `# The agenthost CLI
+
+\`agenthost\` runs the platform (\`start\`, \`accounts create\`) and does everything an author or an
+operator does against a running one, locally or on AWS: sign in, publish, call, read logs, and
+manage schedules, services, secrets, keys, workspaces, tasks, usage and billing. It is built on
+[commander](https://github.com/tj/commander.js) and the typed SDK (sdk/).
+
+This file is generated from the CLI's own help by \`npm run cli:docs\`; do not edit it by hand.
+
+## Where it connects, and as whom
+
+Each setting is taken from the first of: the flag, the environment variable, the profile in the
+config file, the default.
+
+| Setting | Flag | Variable | Profile field | Default |
+| --- | --- | --- | --- | --- |
+| Platform URL | \`--url\` | \`AGENTHOST_URL\` | \`url\` | \`http://127.0.0.1:8787\` |
+| API key | \`--api-key\` | \`AGENTHOST_API_KEY\` | \`api_key\` | none |
+| Workspace | \`-w, --workspace\` | \`AGENTHOST_WORKSPACE\` | \`workspace\` | your personal workspace |
+| Profile | \`--profile\` | \`AGENTHOST_PROFILE\` | (the file's \`current\`) | \`default\` |
+| Config file | | \`AGENTHOST_CONFIG\` | | \`$XDG_CONFIG_HOME/agenthost/config.json\` (\`~/.config/…\`) |
+
+\`agenthost login\` checks a key against the platform before it saves it; the file is written with
+mode 0600 in a 0700 directory. Keys and secret values are read from a prompt or stdin, never from
+an argument (it would stay in the shell's history and the process list).
+
+## Output
+
+Data goes to stdout; progress, warnings and notes to stderr. \`--json\` prints one JSON document
+(\`logs --follow --json\` prints one per line). A failure prints one line, \`agenthost: CODE: message
+(fix: …)\`, and exits with the code below; \`--debug\` adds the stack and its causes.
+
+## Exit codes
+
+| Code | Meaning |
+| ---: | --- |
+`;
+
+/** Every command under `program`, depth first, in the order help lists them. */
+function commands(program: Command): Command[] {
+  const out: Command[] = [];
+  const walk = (cmd: Command) => {
+    for (const sub of [...cmd.commands].sort((a, b) => a.name().localeCompare(b.name()))) {
+      if (sub.name() === 'help') continue;
+      out.push(sub);
+      walk(sub);
+    }
+  };
+  walk(program);
+  return out;
+}
+
+function pathOf(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+export function cliReference(version: string): string {
+  let captured = '';
+  const io: CliIo = {
+    env: {},
+    stdout: { write: (s: string) => (captured += s) },
+    stderr: { write: () => true },
+    stdin: process.stdin,
+  };
+  const { program } = buildProgram(io, version, { helpWidth: 100 });
+  const help = (cmd: Command) => {
+    captured = '';
+    cmd.outputHelp();
+    return captured.trimEnd();
+  };
+  const exitRows = (Object.keys(EXIT) as (keyof typeof EXIT)[])
+    .map((k) => `| ${EXIT[k]} | ${EXIT_MEANINGS[k]} |`)
+    .join('\n');
+  const all = commands(program);
+  const index = all.map(
+    (c) => `- [\`agenthost ${pathOf(c)}\`](#${anchor(pathOf(c))}): ${c.summary() || c.description()}`,
+  );
+  // The global options are listed once, under the top-level help, not again under every command.
+  const withoutGlobals = (text: string) => text.replace(/\n\nGlobal Options:\n(?: {2}.*\n?)+/, '\n');
+  const sections = all.map(
+    (c) => `### agenthost ${pathOf(c)}\n\n\`\`\`text\n${withoutGlobals(help(c)).trimEnd()}\n\`\`\``,
+  );
+  return `${INTRO}${exitRows}\n\n## Commands\n\n${index.join('\n')}\n\n\`\`\`text\n${help(program)}\n\`\`\`\n\n${sections.join('\n\n')}\n`;
+}
+
+function anchor(path: string): string {
+  return `agenthost-${path.replace(/\s+/g, '-')}`;
+}
