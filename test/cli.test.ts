@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Command } from 'commander';
+import { CliContext } from '../functions/cli/cli-context.ts';
+import { type LogQuery, showLogs } from '../functions/cli/log-follow.ts';
 import { buildProgram } from '../functions/cli/program.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
@@ -125,6 +127,81 @@ describe('the CLI without a platform', () => {
     const debug = await runCli(['agents', 'list', '--debug'], env);
     assert.match(debug.stderr, /TypeError: fetch failed/, 'the error with --debug');
     assert.match(debug.stderr, /connect ECONNREFUSED .*\n\s+at /, 'and its cause with its stack');
+    assert.ok(!`${res.stderr}${debug.stderr}`.includes('ahk_anything'), 'the key is never printed');
+  });
+
+  it('sends a key only where it belongs: flags over variables over the profile, whose key goes to its own URL', async () => {
+    const seen: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"agents":[],"total":0}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const here = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const cfg = join(home, 'precedence');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(cfg, 'agenthost'), { recursive: true });
+    await writeFile(
+      join(cfg, 'agenthost', 'config.json'),
+      JSON.stringify({
+        current: 'prod',
+        profiles: {
+          prod: { url: 'https://agenthost.example.invalid', api_key: 'ahk_PRODKEY_should_stay_home' },
+        },
+      }),
+    );
+    const env = { XDG_CONFIG_HOME: cfg, HOME: home };
+    try {
+      // Another URL than the profile's: the profile's key is not sent there.
+      const stray = await runCli(['agents', 'list'], { ...env, AGENTHOST_URL: here });
+      assert.equal(stray.code, 4, stray.stderr);
+      assert.match(stray.stderr, new RegExp(`no API key for ${here}`));
+      assert.deepEqual(seen, [], 'nothing was sent');
+      // A key given with it is sent; the flag wins over the variable.
+      const flagged = await runCli(['agents', 'list', '--api-key', 'ahk_from_the_flag'], {
+        ...env,
+        AGENTHOST_URL: here,
+        AGENTHOST_API_KEY: 'ahk_from_the_variable',
+      });
+      assert.equal(flagged.code, 0, flagged.stderr);
+      const byVariable = await runCli(['agents', 'list'], {
+        ...env,
+        AGENTHOST_URL: here,
+        AGENTHOST_API_KEY: 'ahk_from_the_variable',
+      });
+      assert.equal(byVariable.code, 0, byVariable.stderr);
+      assert.deepEqual(seen, ['Bearer ahk_from_the_flag', 'Bearer ahk_from_the_variable']);
+      // A profile named on purpose must exist.
+      const typo = await runCli(['agents', 'list'], { ...env, AGENTHOST_PROFILE: 'prd' });
+      assert.equal(typo.code, 2, typo.stderr);
+      assert.match(typo.stderr, /no profile named prd/);
+      const proto = await runCli(['agents', 'list', '--profile', 'constructor'], env);
+      assert.equal(proto.code, 2, proto.stderr);
+      // A key that is not one (two pasted keys) is refused without being echoed.
+      const twoKeys = await runCli(['login', '--url', here], env, {
+        input: 'ahk_FIRSTSECRETKEY\nahk_SECONDSECRETKEY\n',
+      });
+      assert.equal(twoKeys.code, 2, twoKeys.stderr);
+      assert.ok(
+        !twoKeys.stderr.includes('FIRSTSECRET') && !twoKeys.stderr.includes('SECONDSECRET'),
+        twoKeys.stderr,
+      );
+      // A broken config file is a usage error naming the file.
+      await writeFile(join(cfg, 'agenthost', 'config.json'), '{not json');
+      const broken = await runCli(['agents', 'list'], {
+        ...env,
+        AGENTHOST_URL: here,
+        AGENTHOST_API_KEY: 'ahk_x1',
+      });
+      assert.equal(broken.code, 2, broken.stderr);
+      assert.match(broken.stderr, /config file .*config\.json is not JSON \(fix: /);
+      const badUrl = await runCli(['agents', 'list', '--url', 'localhost:8787'], {
+        AGENTHOST_API_KEY: 'ahk_x1',
+      });
+      assert.equal(badUrl.code, 2, badUrl.stderr);
+    } finally {
+      server.close();
+    }
   });
 
   it('names the port and PORT when start finds its port taken', async () => {
@@ -213,7 +290,7 @@ describe('the CLI against the local platform', () => {
     const env = { XDG_CONFIG_HOME: join(home, 'cfg'), HOME: home };
     const bad = await runCli(['login', '--url', p.url], env, { input: 'ahk_not-a-real-key\n' });
     assert.equal(bad.code, 4, bad.stderr);
-    assert.match(bad.stderr, /^agenthost: UNAUTHORIZED: .*\(fix: sign in with `agenthost login`/);
+    assert.match(bad.stderr, /^agenthost: UNAUTHORIZED: .*\(fix: sign in with `agenthost login`/m);
     await assert.rejects(stat(join(home, 'cfg', 'agenthost', 'config.json')), 'a bad key is not saved');
 
     const ok = await runCli(['login', '--url', p.url], env, { input: `${alpha.key}\n` });
@@ -258,7 +335,10 @@ describe('the CLI against the local platform', () => {
     assert.equal(out.code, 0, out.stderr);
     const gone = await runCli(['whoami'], env);
     assert.equal(gone.code, 4);
-    assert.match(gone.stderr, /no API key \(fix: sign in with `agenthost login`/);
+    assert.match(
+      gone.stderr,
+      /no API key for http:\/\/127\.0\.0\.1:\d+ \(fix: sign in with `agenthost login`/,
+    );
   });
 
   it('calls an agent: data on stdout, the envelope with --json, the newest version without @vN', async () => {
@@ -303,7 +383,19 @@ describe('the CLI against the local platform', () => {
         ['call', 'cli-alpha/greet@v1', '--timeout', '-1'],
         envOf(bravo.key),
         2,
-        /--timeout must be a positive/,
+        /option '--timeout <seconds>' argument '-1' is invalid/,
+      ],
+      [
+        ['call', 'cli-alpha/greet@v1', '--skills', 'a/b@v1', '--no-skills'],
+        envOf(bravo.key),
+        2,
+        /contradict/,
+      ],
+      [
+        ['logs', 'cli-alpha/greet', '--follow', '--interval', 'abc'],
+        envOf(alpha.key),
+        2,
+        /argument 'abc' is invalid/,
       ],
     ];
     for (const [args, env, code, pattern] of cases) {
@@ -419,5 +511,69 @@ describe('the CLI against the local platform', () => {
     // Another account may not read them.
     const denied = await runCli(['logs', 'cli-alpha/greet@v2'], envOf(bravo.key));
     assert.equal(denied.code, 5, denied.stderr);
+  });
+});
+
+describe('logs --follow (functions/cli/log-follow.ts), in process', () => {
+  it('prints each line once, repeated lines as often as they were written, and lines written late', async () => {
+    let out = '';
+    const ctx = new CliContext(
+      {
+        env: {},
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: () => true },
+        stdin: process.stdin,
+      },
+      {},
+    );
+    const line = (timestamp: string, message: string) => ({
+      timestamp,
+      level: 'info',
+      message,
+      request_id: null,
+    });
+    // What the server holds, newest first, as each poll finds it.
+    const polls = [
+      [
+        line('2026-06-15T12:00:01.000Z', 'tick'),
+        line('2026-06-15T12:00:01.000Z', 'tick'),
+        line('2026-06-15T12:00:00.000Z', 'start'),
+      ],
+      [
+        line('2026-06-15T12:00:02.000Z', 'b'),
+        line('2026-06-15T12:00:01.000Z', 'tick'),
+        line('2026-06-15T12:00:01.000Z', 'tick'),
+        line('2026-06-15T12:00:01.000Z', 'tick'),
+        line('2026-06-15T12:00:00.500Z', 'late'),
+        line('2026-06-15T12:00:00.000Z', 'start'),
+      ],
+    ];
+    const queries: LogQuery[] = [];
+    const STOP = new Error('stop');
+    await assert.rejects(
+      showLogs(
+        ctx,
+        async (q) => {
+          queries.push(q);
+          const page = polls[queries.length - 1];
+          if (!page) throw STOP;
+          return { logs: page.filter((l) => !q.since || l.timestamp >= q.since), next_cursor: null };
+        },
+        { follow: true, interval: 0.2 },
+      ),
+      STOP,
+    );
+    assert.deepEqual(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => l.replace(/^\S+ INFO +/, '')),
+      ['start', 'tick', 'tick', 'late', 'tick', 'b'],
+    );
+    assert.equal(
+      queries[1]?.since,
+      '2026-06-15T11:59:31.000Z',
+      'a poll looks 30 s back from the newest line',
+    );
   });
 });

@@ -325,22 +325,67 @@ describe('ECS service runner (aws-sdk-client-mock)', () => {
         { timestamp: Date.parse('2026-11-22T01:00:02Z'), message: 'Error: upstream refused' },
       ],
     });
-    const lines = await runner().logs(SERVICE_ID, { limit: 10, since: '2026-11-22T00:00:00Z' });
+    const lines = await runner().logs(SERVICE_ID, {
+      limit: 10,
+      since: '2026-11-22T00:59:30Z',
+      until: '2026-11-22T01:00:10Z',
+    });
     assert.deepEqual(
       lines.map((l) => l.level),
       ['warn', 'info', 'error'],
     );
+    // The range fits in the first window (a minute back from until): one read.
     assert.deepEqual(cwl.commandCalls(FilterLogEventsCommand)[0]?.args[0].input, {
       logGroupName: 'agenthost-services',
       logStreamNamePrefix: `app/${SERVICE_ID}`,
-      startTime: Date.parse('2026-11-22T00:00:00Z'),
+      startTime: Date.parse('2026-11-22T00:59:30Z'),
+      endTime: Date.parse('2026-11-22T01:00:10Z'),
       nextToken: undefined,
     });
-    const errors = await runner().logs(SERVICE_ID, { limit: 10, level: 'error' });
+    const errors = await runner().logs(SERVICE_ID, {
+      limit: 10,
+      level: 'warn',
+      since: '2026-11-22T00:59:30Z',
+      until: '2026-11-22T01:00:10Z',
+    });
     assert.deepEqual(
       errors.map((l) => l.message),
-      ['Error: upstream refused'],
+      ['[platform] starting: node server.mjs', 'Error: upstream refused'],
+      'level is the lowest severity: warn and error',
     );
+  });
+
+  it('finds the newest lines of a long log by reading back from until, in few requests', async () => {
+    // 30,000 lines, one a second, served as CloudWatch does: forward in time, 1,000 a page.
+    const t0 = Date.parse('2026-11-01T00:00:00Z');
+    const events = Array.from({ length: 30_000 }, (_, i) => ({
+      timestamp: t0 + i * 1000,
+      message: `line ${i}`,
+    }));
+    cwl
+      .on(FilterLogEventsCommand)
+      .callsFake((input: { startTime?: number; endTime?: number; nextToken?: string }) => {
+        const inRange = events.filter(
+          (e) =>
+            e.timestamp >= (input.startTime ?? 0) &&
+            e.timestamp <= (input.endTime ?? Number.MAX_SAFE_INTEGER),
+        );
+        const from = Number(input.nextToken ?? 0);
+        const page = inRange.slice(from, from + 1000);
+        return { events: page, ...(from + 1000 < inRange.length ? { nextToken: String(from + 1000) } : {}) };
+      });
+    const until = new Date(t0 + 29_999 * 1000).toISOString();
+    const newest = await runner().logs(SERVICE_ID, { limit: 3, until });
+    assert.deepEqual(
+      newest.map((l) => l.message),
+      ['line 29997', 'line 29998', 'line 29999'],
+    );
+    assert.equal(cwl.commandCalls(FilterLogEventsCommand).length, 1, 'the first minute held them');
+    cwl.resetHistory();
+    const spread = await runner().logs(SERVICE_ID, { limit: 500, until, since: new Date(t0).toISOString() });
+    assert.deepEqual(spread.at(0)?.message, 'line 29500');
+    assert.deepEqual(spread.at(-1)?.message, 'line 29999');
+    assert.ok(cwl.commandCalls(FilterLogEventsCommand).length <= 6, 'windows of 1, 4 and 16 minutes');
   });
 });
 

@@ -128,7 +128,7 @@ describe('examples, published through the CLI (agenthost publish)', () => {
       AGENTHOST_API_KEY: '',
     });
     assert.equal(noKey.code, 4, 'exit 4: auth');
-    assert.match(noKey.stderr, /no API key.*set AGENTHOST_API_KEY/);
+    assert.match(noKey.stderr, /no API key for .*set AGENTHOST_API_KEY/);
     const empty = await mkdtemp(join(tmpdir(), 'agenthost-empty-'));
     const nothing = await runCli(['publish', empty], env);
     assert.notEqual(nothing.code, 0);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
+import { agentKeys } from '../functions/core/agents/agent-keys.ts';
 import { type LogRange, readLogPage } from '../functions/core/logs/log-page.ts';
 import { atLeast, LOG_LEVELS, type LogLine, logsQuery } from '../functions/core/logs/log-schemas.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
@@ -155,6 +156,27 @@ describe('GET /agents/{id}/logs, over HTTP', () => {
     );
     assert.equal(early.body.logs.length, whole.body.logs.length - 2);
     assert.deepEqual((await logsOf('?level=warn')).body.logs, [], 'successful calls log at info');
+
+    // A failing run's line is error: level filters by the lowest severity, from the store.
+    const later = p.clock.now().toISOString();
+    await p.deps.store.put({
+      ...agentKeys.version(id),
+      sk: `${agentKeys.logPrefix}${later}#zz-test`,
+      timestamp: later,
+      level: 'error',
+      message: 'call req_x failed with TIMEOUT after 9 ms',
+      request_id: 'req_x',
+    });
+    const warnUp = await logsOf('?level=warn');
+    assert.deepEqual(
+      warnUp.body.logs.map((l) => [l.level, l.message]),
+      [['error', 'call req_x failed with TIMEOUT after 9 ms']],
+    );
+    assert.equal(
+      (await logsOf('?level=info')).body.logs.length,
+      whole.body.logs.length + 1,
+      'info is every line',
+    );
   });
 
   it('answers 400 naming the query field for a bad level, limit, time or cursor', async () => {

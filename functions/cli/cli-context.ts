@@ -63,8 +63,8 @@ export class CliContext {
   /** The profile's name: --profile, AGENTHOST_PROFILE, the file's current one, else "default". */
   async profileName(): Promise<string> {
     return (
-      this.options.profile ??
-      (this.io.env[CLIENT_ENV.profile] || undefined) ??
+      nonEmpty(this.options.profile) ??
+      nonEmpty(this.io.env[CLIENT_ENV.profile]) ??
       (await this.configFile()).current ??
       'default'
     );
@@ -72,20 +72,29 @@ export class CliContext {
 
   async resolve(): Promise<Resolved> {
     const profileName = await this.profileName();
-    const profile: Partial<Profile> = (await this.configFile()).profiles[profileName] ?? {};
-    if (this.options.profile && !(await this.configFile()).profiles[profileName])
+    const file = await this.configFile();
+    const named = nonEmpty(this.options.profile) ?? nonEmpty(this.io.env[CLIENT_ENV.profile]);
+    // A profile named on purpose (flag or variable) must exist: a typo must not fall back to defaults.
+    if (named && !Object.hasOwn(file.profiles, named))
       throw new CliError(
-        `no profile named ${profileName} in ${this.configPath}`,
+        `no profile named ${named} in ${this.configPath}`,
         EXIT.usage,
-        'agenthost login --profile NAME',
+        `sign in to it: agenthost login --profile ${named}`,
       );
-    // An empty variable counts as unset (`AGENTHOST_API_KEY= agenthost …`).
-    const env = (name: string) => this.io.env[name] || undefined;
+    const profile: Partial<Profile> = Object.hasOwn(file.profiles, profileName)
+      ? (file.profiles[profileName] ?? {})
+      : {};
+    const env = (name: string) => nonEmpty(this.io.env[name]);
+    const url = checkUrl(nonEmpty(this.options.url) ?? env(CLIENT_ENV.url) ?? profile.url ?? DEFAULT_URL);
+    // The profile's key goes only to the profile's own URL: a stray AGENTHOST_URL or --url must not
+    // receive the key saved for another platform.
+    const profileKey =
+      profile.api_key && profile.url && sameOrigin(profile.url, url) ? profile.api_key : undefined;
     return {
       profileName,
-      url: (this.options.url ?? env(CLIENT_ENV.url) ?? profile.url ?? DEFAULT_URL).replace(/\/+$/, ''),
-      apiKey: this.options.apiKey ?? env(CLIENT_ENV.apiKey) ?? profile.api_key,
-      workspace: this.options.workspace ?? env(CLIENT_ENV.workspace) ?? profile.workspace,
+      url,
+      apiKey: nonEmpty(this.options.apiKey) ?? env(CLIENT_ENV.apiKey) ?? profileKey,
+      workspace: nonEmpty(this.options.workspace) ?? env(CLIENT_ENV.workspace) ?? profile.workspace,
     };
   }
 
@@ -94,10 +103,11 @@ export class CliContext {
     const r = await this.resolve();
     if (options.requireKey !== false && !r.apiKey)
       throw new CliError(
-        'no API key',
+        `no API key for ${r.url}`,
         EXIT.auth,
         'sign in with `agenthost login`, or set AGENTHOST_API_KEY or --api-key',
       );
+    if (r.apiKey) checkApiKey(r.apiKey);
     return createClient({ baseUrl: r.url, ...(r.apiKey ? { apiKey: r.apiKey } : {}), retry: false });
   }
 
@@ -123,4 +133,45 @@ export class CliContext {
   note(text: string): void {
     this.io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
   }
+}
+
+/** An empty value counts as unset (`AGENTHOST_API_KEY= agenthost …`, `--api-key ""`). */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** The platform URL, checked: http or https, no credentials in it (they would show in errors). */
+export function checkUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CliError(`not a URL: ${text}`, EXIT.usage, 'write it whole, such as http://127.0.0.1:8787');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CliError(`the platform URL must be http or https: ${text}`, EXIT.usage);
+  if (url.username || url.password)
+    throw new CliError('the platform URL must not hold a user or password', EXIT.usage, 'use an API key');
+  return text.replace(/\/+$/, '');
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An API key as the platform issues them (`ahk_` and base64url): anything else (a second line of a
+ * key file, two pasted keys) is refused before it is sent, without being echoed.
+ */
+export function checkApiKey(key: string): void {
+  if (!/^ahk_[A-Za-z0-9_-]{1,200}$/.test(key))
+    throw new CliError(
+      'the API key is not one agenthost issues (ahk_ followed by letters, digits, - and _)',
+      EXIT.usage,
+      'check for a newline or a second key in what you pasted or piped',
+    );
 }

@@ -28,22 +28,24 @@ export interface LogFlags {
   since?: string;
   until?: string;
   level?: 'info' | 'warn' | 'error';
-  limit?: string;
-  interval?: string;
+  limit?: number;
+  interval?: number;
 }
 
 function lineText(l: LogLine): string {
   return `${l.timestamp} ${l.level.toUpperCase().padEnd(5)} ${l.message}${l.request_id ? ` [${l.request_id}]` : ''}`;
 }
 
+/** How far back each poll of --follow looks again, for lines written late (CloudWatch's ingestion lag, commits racing their clock reads). */
+const LOOK_BACK_MS = 30_000;
+
 /** Prints the newest page (oldest line first, as a terminal reads); with --follow, then polls. */
 export async function showLogs(ctx: CliContext, fetchPage: FetchLogPage, flags: LogFlags): Promise<void> {
-  const limit = flags.limit === undefined ? undefined : Number(flags.limit);
   const base: LogQuery = {
     ...(flags.since ? { since: flags.since } : {}),
     ...(flags.until ? { until: flags.until } : {}),
     ...(flags.level ? { level: flags.level } : {}),
-    ...(limit !== undefined ? { limit } : {}),
+    ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
   };
   const first = await fetchPage(base);
   if (!flags.follow) {
@@ -54,33 +56,66 @@ export async function showLogs(ctx: CliContext, fetchPage: FetchLogPage, flags: 
   }
   // Following: one JSON document per line with --json (NDJSON), so a pipe can read as it comes.
   const print = (l: LogLine) => ctx.out(ctx.json ? JSON.stringify(l) : lineText(l));
-  const seen = new Set<string>();
-  let newest = '';
-  const take = (lines: LogLine[]) => {
-    for (const l of [...lines].reverse()) {
-      const key = JSON.stringify(l);
-      if (l.timestamp < newest || seen.has(key)) continue;
-      if (l.timestamp > newest) {
-        newest = l.timestamp;
-        seen.clear();
-      }
-      seen.add(key);
-      print(l);
-    }
-  };
-  take(first.logs);
-  const intervalMs = Math.max(200, Number(flags.interval ?? 2) * 1000);
+  const printed = new PrintedLines();
+  printed.take(first.logs, print);
+  // A full first page left older lines unshown: the look-back must not print them as new.
+  const floor = first.next_cursor ? first.logs.at(-1)?.timestamp : undefined;
+  const intervalMs = (flags.interval ?? 2) * 1000;
   for (;;) {
     await sleep(intervalMs);
-    const query: LogQuery = { ...base, ...(newest ? { since: newest } : {}) };
-    // Every line since the newest seen, oldest pages last: gather them, then print in order.
+    const since = latest(printed.lookBackFrom(LOOK_BACK_MS), floor, base.since);
+    // Every line of the window, following the cursor, then printed oldest first.
     const lines: LogLine[] = [];
     let cursor: string | null = null;
     do {
-      const page = await fetchPage({ ...query, limit: 5000, ...(cursor ? { cursor } : {}) });
+      const page = await fetchPage({
+        ...base,
+        ...(since ? { since } : {}),
+        limit: 5000,
+        ...(cursor ? { cursor } : {}),
+      });
       lines.push(...page.logs);
       cursor = page.next_cursor;
     } while (cursor);
-    take(lines);
+    printed.take(lines, print);
+  }
+}
+
+function latest(...times: (string | undefined)[]): string | undefined {
+  const set = times.filter((t): t is string => t !== undefined);
+  return set.length ? set.reduce((a, b) => (a > b ? a : b)) : undefined;
+}
+
+/**
+ * The lines --follow has printed within the look-back window, counted (a service may print the
+ * same line twice in one millisecond: both are shown, once each): a poll prints, of each distinct
+ * line, only the copies beyond those already printed.
+ */
+class PrintedLines {
+  private readonly counts = new Map<string, { timestamp: string; count: number }>();
+  private newest = '';
+
+  take(newestFirst: LogLine[], print: (l: LogLine) => void): void {
+    const seen = new Map<string, number>();
+    for (const l of [...newestFirst].reverse()) {
+      const key = JSON.stringify([l.timestamp, l.level, l.message, l.request_id]);
+      const n = (seen.get(key) ?? 0) + 1;
+      seen.set(key, n);
+      const entry = this.counts.get(key) ?? { timestamp: l.timestamp, count: 0 };
+      if (n > entry.count) {
+        entry.count = n;
+        this.counts.set(key, entry);
+        print(l);
+      }
+      if (l.timestamp > this.newest) this.newest = l.timestamp;
+    }
+  }
+
+  /** The start of the next poll's window; lines older than it are forgotten. */
+  lookBackFrom(ms: number): string | undefined {
+    if (!this.newest) return undefined;
+    const from = new Date(Date.parse(this.newest) - ms).toISOString();
+    for (const [key, e] of this.counts) if (e.timestamp < from) this.counts.delete(key);
+    return from;
   }
 }

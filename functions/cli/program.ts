@@ -5,6 +5,7 @@
  */
 import { inspect } from 'node:util';
 import { Command, CommanderError, Option } from 'commander';
+import { redact } from '../shared/logger.ts';
 import { CliContext, type CliIo, type GlobalOptions } from './cli-context.ts';
 import { describeError, EXIT } from './cli-errors.ts';
 import type { Action, CliRuntime } from './cli-runtime.ts';
@@ -30,11 +31,15 @@ export function buildProgram(
     )
     .option('--json', 'print one JSON document (for scripts)')
     .option('--debug', 'print stack traces of failures')
-    .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      // A usage mistake is one line like every other failure, with where to look.
+      outputError: (s, write) =>
+        write(
+          `agenthost: ${s.replace(/^error: /, '').trim()} (fix: see agenthost --help, or the command's --help)\n`,
+        ),
       // A fixed width for the generated reference (docs/cli.md); the terminal's otherwise.
       ...(options.helpWidth ? { getOutHelpWidth: () => options.helpWidth as number } : {}),
     })
@@ -57,9 +62,10 @@ export function buildProgram(
             .then((r) => r.url)
             .catch(() => undefined);
           const { line, exitCode: code } = describeError(err, { url });
-          io.stderr.write(`agenthost: ${line}\n`);
+          // Key-shaped strings never reach the terminal (a key pasted where a value was expected).
+          io.stderr.write(`agenthost: ${redact(line)}\n`);
           // The whole error with --debug: its stack and its causes (fetch's socket error, say).
-          if (ctx.options.debug) io.stderr.write(`${inspect(err, { depth: 4 })}\n`);
+          if (ctx.options.debug) io.stderr.write(`${redact(inspect(err, { depth: 4 }))}\n`);
           exitCode = code;
         }
       },

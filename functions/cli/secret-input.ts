@@ -13,11 +13,18 @@ export async function readSecretInput(ctx: CliContext, prompt: string): Promise<
   let value: string;
   if (stdin.isTTY) {
     const { default: password } = await import('@inquirer/password');
-    value = await password(
-      { message: prompt, mask: '*' },
-      { input: stdin, output: ctx.io.stderr as NodeJS.WritableStream },
-    );
+    try {
+      value = await password(
+        { message: prompt, mask: '*' },
+        { input: stdin, output: ctx.io.stderr as NodeJS.WritableStream },
+      );
+    } catch (err) {
+      // Ctrl-C at the prompt: the shell's convention for an interrupted command.
+      if ((err as Error).name === 'ExitPromptError') throw new CliError('cancelled', 130);
+      throw err;
+    }
   } else {
+    ctx.note(`reading the ${prompt.toLowerCase()} from stdin …`);
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
     // One trailing newline is the shell's (echo), not the secret's.

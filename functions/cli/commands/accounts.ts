@@ -48,7 +48,8 @@ export function registerAccounts(program: Command, cli: CliRuntime): void {
             org: created.account.org,
             tier: created.account.tier,
           };
-          if (!ctx.json) ctx.note('The API key is shown once: store it now (agenthost login --api-key …).');
+          if (!ctx.json)
+            ctx.note('The API key is shown once: store it now (printf %s KEY | agenthost login).');
           printRecord(ctx, out, [
             ['org', out.org],
             ['tier', out.tier],

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { CLIENT_ENV } from '../../shared/env-names.ts';
 import { readConfigFile, writeConfigFile } from '../cli-config.ts';
-import { DEFAULT_URL } from '../cli-context.ts';
+import { checkApiKey, checkUrl, DEFAULT_URL } from '../cli-context.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
@@ -30,19 +30,15 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
         const file = await readConfigFile(ctx.configPath);
         const name =
           ctx.options.profile ?? (ctx.io.env[CLIENT_ENV.profile] || undefined) ?? file.current ?? 'default';
-        const previous = file.profiles[name];
-        const url = (
-          ctx.options.url ??
-          (ctx.io.env[CLIENT_ENV.url] || undefined) ??
-          previous?.url ??
-          DEFAULT_URL
-        ).replace(/\/+$/, '');
+        const previous = Object.hasOwn(file.profiles, name) ? file.profiles[name] : undefined;
+        const url = checkUrl(
+          ctx.options.url || ctx.io.env[CLIENT_ENV.url] || undefined || previous?.url || DEFAULT_URL,
+        );
         const apiKey =
           ctx.options.apiKey ??
           (ctx.io.env[CLIENT_ENV.apiKey] || undefined) ??
           (await readSecretInput(ctx, 'API key'));
-        if (!apiKey.startsWith('ahk_'))
-          throw new CliError('that is not an agenthost API key (they start with ahk_)', EXIT.usage);
+        checkApiKey(apiKey);
         // Checked before it is saved: a typo must not become the profile.
         const { createClient } = await import('../../../sdk/src/client.ts');
         const client = createClient({ baseUrl: url, apiKey, retry: false });

@@ -1,11 +1,12 @@
 /** `agenthost call org/agent[@vN][/endpoint]`: one agent call, its data on stdout. */
-import { readFile } from 'node:fs/promises';
-import type { Command } from 'commander';
+import { readFile, stat } from 'node:fs/promises';
+import { type Command, Option } from 'commander';
 import { resolveAgentRef } from '../agent-ref.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printJson } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
 import { parseJsonOption } from '../json-option.ts';
+import { seconds, wholeNumber } from '../option-parsers.ts';
 
 interface CallFlags {
   input?: string;
@@ -17,17 +18,20 @@ interface CallFlags {
   /** --skills' value, or false for --no-skills. */
   skills?: string | false;
   skillsOnly?: string;
-  noSkills?: boolean;
-  timeout?: string;
+  timeout?: number;
   tenant?: string;
-  maxHops?: string;
+  maxHops?: number;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerCall(program: Command, cli: CliRuntime): void {
+  // --skills and --no-skills set one value (the last wins); seeing both is a contradiction to refuse.
+  const skillFlags = new Set<string>();
   program
     .command('call')
+    .on('option:skills', () => skillFlags.add('skills'))
+    .on('option:no-skills', () => skillFlags.add('no-skills'))
     .description('Call an agent and print its data (the whole envelope with --json)')
     .argument('<agent>', 'org/name, org/name@v2 or org/name@v2/endpoint (no version: the newest)')
     .option('-i, --input <json>', 'the input, a JSON object')
@@ -36,12 +40,18 @@ export function registerCall(program: Command, cli: CliRuntime): void {
     .option('--metadata <json>', 'with --file: the JSON metadata sent beside the files (default: the input)')
     .option('--provider <provider>', 'the model provider, for agents that support several')
     .option('--model <model>', 'the model')
-    .option('--skills <refs>', 'skills to add, comma-separated org/name@vN')
+    .addOption(
+      new Option('--skills <refs>', 'skills to add, comma-separated org/name@vN').conflicts('skillsOnly'),
+    )
     .option('--skills-only <refs>', 'only these skills, comma-separated')
-    .option('--no-skills', 'no skills at all')
-    .option('--timeout <seconds>', 'the call’s deadline, seconds from now (X-Platform-Deadline-Ms)')
+    .addOption(new Option('--no-skills', 'no skills at all').conflicts('skillsOnly'))
+    .option(
+      '--timeout <seconds>',
+      'the call’s deadline, seconds from now (X-Platform-Deadline-Ms)',
+      seconds(0.001, 86_400),
+    )
     .option('--tenant <id>', 'your end user’s id, recorded with the call for usage')
-    .option('--max-hops <n>', 'the deepest call chain the agent may start')
+    .option('--max-hops <n>', 'the deepest call chain the agent may start', wholeNumber(1, 100))
     .addHelpText(
       'after',
       [
@@ -74,9 +84,15 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           if (!flags.file?.length) throw new CliError('--metadata goes with --file', EXIT.usage);
           input = parseJsonOption('--metadata', flags.metadata);
         }
-        const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
-        if (timeout !== undefined && !(timeout > 0))
-          throw new CliError('--timeout must be a positive number of seconds', EXIT.usage);
+        const timeout = flags.timeout;
+        if (skillFlags.has('skills') && skillFlags.has('no-skills'))
+          throw new CliError('--skills and --no-skills contradict each other: give one', EXIT.usage);
+        for (const path of flags.file ?? []) {
+          const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
+            throw new CliError(`cannot read --file ${path}: ${err.code ?? err.message}`, EXIT.usage);
+          });
+          if (!st.isFile()) throw new CliError(`--file ${path} is not a file`, EXIT.usage);
+        }
         const client = await ctx.client();
         const address = await resolveAgentRef(client, ref);
         const fullRef = `${address.org}/${address.agent}@${address.version}${address.endpoint ? `/${address.endpoint}` : ''}`;
@@ -91,7 +107,7 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           ...(flags.skills === false ? { noSkills: true } : {}),
           ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
           ...(flags.tenant ? { tenant: flags.tenant } : {}),
-          ...(flags.maxHops ? { maxHops: Number(flags.maxHops) } : {}),
+          ...(flags.maxHops !== undefined ? { maxHops: flags.maxHops } : {}),
         });
         for (const w of result.warnings ?? []) ctx.note(`warning ${w.code}: ${w.message}`);
         if (result.deprecation)

@@ -106,10 +106,13 @@ async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
   // The charge is settled in the same transaction as the record: a call whose answer was written
   // is always billed; one that never got here is refunded by reconciliation.
   const settle = report.billed > 0 ? [settleOp(requestId)] : [];
+  // Log lines carry the time they are written (the call's end), not its start: a reader following
+  // the log (`agenthost logs --follow`) then sees a long call's lines after the ones already shown.
+  const written = deps.clock.now().toISOString();
   const log = {
     ...agentKeys.version(agent.id),
-    sk: `${agentKeys.logPrefix}${call.at}#${randomUUID()}`,
-    timestamp: call.at,
+    sk: `${agentKeys.logPrefix}${written}#${randomUUID()}`,
+    timestamp: written,
     level: ok ? 'info' : 'error',
     message: ok
       ? `call ${requestId} succeeded in ${duration} ms (${engine.provider}/${engine.model}, ${engine.usage.total_tokens} tokens)`
@@ -121,8 +124,8 @@ async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
     // Admitted calls release their concurrency slot in the same transaction.
     const extraLogs = engine.logs.map((l, i) => ({
       ...agentKeys.version(agent.id),
-      sk: `${agentKeys.logPrefix}${call.at}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
-      timestamp: call.at,
+      sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
+      timestamp: written,
       level: l.level,
       message: l.message,
       request_id: requestId,

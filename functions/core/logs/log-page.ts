@@ -79,6 +79,12 @@ interface LogCursor {
   skip: number;
 }
 
+/**
+ * The most lines of one millisecond a cursor may step over: far above what a millisecond holds (a
+ * call's tool lines share one), low enough that a forged cursor cannot make a page read millions.
+ */
+const MAX_SKIP = 10_000;
+
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function encodeLogCursor(c: LogCursor): string {
@@ -94,7 +100,7 @@ function decodeLogCursor(cursor: string): LogCursor {
       TIMESTAMP.test(c.until) &&
       Number.isInteger(c.skip) &&
       (c.skip as number) >= 0 &&
-      (c.skip as number) <= 1_000_000
+      (c.skip as number) <= MAX_SKIP
     )
       return { until: c.until, skip: c.skip as number };
   } catch {

@@ -1,0 +1,25 @@
+/**
+ * Parsers for numeric options: a bad value is commander's usage error (exit 2, "option '--limit
+ * <n>' argument 'x' is invalid"), never a NaN that reaches the API or a timer.
+ */
+import { InvalidArgumentError } from 'commander';
+
+/** A whole number within [min, max]. */
+export function wholeNumber(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max)
+      throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/** A number of seconds within [min, max] (fractions allowed). */
+export function seconds(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+      throw new InvalidArgumentError(`must be a number of seconds from ${min} to ${max}`);
+    return n;
+  };
+}
