@@ -4,11 +4,11 @@
  */
 import { InvalidArgumentError } from 'commander';
 
-/** A whole number within [min, max]. */
-export function wholeNumber(min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max)
+/** A whole number from `min` to `max` (--limit, --min-instances, --wait-timeout …). */
+export function intArg(min: number, max: number): (value: string) => number {
+  return (value: string) => {
+    const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max)
       throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
     return n;
   };

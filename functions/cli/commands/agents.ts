@@ -6,7 +6,7 @@ import type { CliContext } from '../cli-context.ts';
 import { printList, printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
 import { type LogFlags, showLogs } from '../log-follow.ts';
-import { seconds, wholeNumber } from '../option-parsers.ts';
+import { intArg, seconds } from '../option-parsers.ts';
 
 type AgentRecord = Awaited<ReturnType<typeof findOwnAgent>>;
 
@@ -39,7 +39,7 @@ export function logOptions(command: Command): Command {
     .addOption(
       new Option('--level <level>', 'the lowest severity to show').choices(['info', 'warn', 'error']),
     )
-    .option('--limit <n>', 'lines to show, 1-5000 (default 100)', wholeNumber(1, 5000))
+    .option('--limit <n>', 'lines to show, 1-5000 (default 100)', intArg(1, 5000))
     .option('-F, --follow', 'keep printing new lines as they come (Ctrl-C to stop)')
     .option('--interval <seconds>', 'with --follow: how often to look for new lines', seconds(0.2, 3600), 2);
 }

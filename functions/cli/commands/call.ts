@@ -1,12 +1,13 @@
 /** `agenthost call org/agent[@vN][/endpoint]`: one agent call, its data on stdout. */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { resolveAgentRef } from '../agent-ref.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printJson } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
+import { readInputOption } from '../input-option.ts';
 import { parseJsonOption } from '../json-option.ts';
-import { seconds, wholeNumber } from '../option-parsers.ts';
+import { intArg, seconds } from '../option-parsers.ts';
 
 interface CallFlags {
   input?: string;
@@ -51,7 +52,7 @@ export function registerCall(program: Command, cli: CliRuntime): void {
       seconds(0.001, 86_400),
     )
     .option('--tenant <id>', 'your end user’s id, recorded with the call for usage')
-    .option('--max-hops <n>', 'the deepest call chain the agent may start', wholeNumber(1, 100))
+    .option('--max-hops <n>', 'the deepest call chain the agent may start', intArg(1, 100))
     .addHelpText(
       'after',
       [
@@ -64,22 +65,7 @@ export function registerCall(program: Command, cli: CliRuntime): void {
     )
     .action(
       cli.action(async (ctx, ref: string, flags: CallFlags) => {
-        if (flags.input !== undefined && flags.inputFile !== undefined)
-          throw new CliError('give the input with --input or --input-file, not both', EXIT.usage);
-        let input: Record<string, unknown> = {};
-        if (flags.input !== undefined) input = parseJsonOption('--input', flags.input);
-        if (flags.inputFile !== undefined) {
-          const text =
-            flags.inputFile === '-'
-              ? await readStdin(ctx.io.stdin)
-              : await readFile(flags.inputFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
-                  throw new CliError(
-                    `cannot read ${flags.inputFile}: ${err.code ?? err.message}`,
-                    EXIT.usage,
-                  );
-                });
-          input = parseJsonOption('--input-file', text);
-        }
+        let input = (await readInputOption(ctx, flags)) ?? {};
         if (flags.metadata !== undefined) {
           if (!flags.file?.length) throw new CliError('--metadata goes with --file', EXIT.usage);
           input = parseJsonOption('--metadata', flags.metadata);
@@ -124,10 +110,4 @@ function splitList(value: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-}
-
-async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -7,6 +7,8 @@ import { registerAuth } from './auth.ts';
 import { registerCall } from './call.ts';
 import { registerCompletion } from './completion.ts';
 import { registerPublish } from './publish.ts';
+import { registerSchedules } from './schedules.ts';
+import { registerServices } from './services.ts';
 import { registerStart } from './start.ts';
 
 export function registerCommands(program: Command, cli: CliRuntime): void {
@@ -16,5 +18,7 @@ export function registerCommands(program: Command, cli: CliRuntime): void {
   registerPublish(program, cli);
   registerCall(program, cli);
   registerAgents(program, cli);
+  registerSchedules(program, cli);
+  registerServices(program, cli);
   registerCompletion(program, cli);
 }
