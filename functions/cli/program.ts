@@ -6,7 +6,7 @@
 import { inspect } from 'node:util';
 import { Command, CommanderError, Option } from 'commander';
 import { CliContext, type CliIo, type GlobalOptions } from './cli-context.ts';
-import { describeError, EXIT } from './cli-errors.ts';
+import { describeError, EXIT, withoutTypedValues } from './cli-errors.ts';
 import type { Action, CliRuntime } from './cli-runtime.ts';
 import { registerCommands } from './commands/index.ts';
 
@@ -31,6 +31,7 @@ export function buildProgram(io: CliIo, version: string): { program: Command; ex
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(withoutTypedValues(s)),
     })
     .exitOverride();
 
