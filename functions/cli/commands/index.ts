@@ -4,10 +4,16 @@ import type { CliRuntime } from '../cli-runtime.ts';
 import { registerAccounts } from './accounts.ts';
 import { registerAgents } from './agents.ts';
 import { registerAuth } from './auth.ts';
+import { registerBilling } from './billing.ts';
 import { registerCall } from './call.ts';
 import { registerCompletion } from './completion.ts';
+import { registerKeys } from './keys.ts';
 import { registerPublish } from './publish.ts';
+import { registerSecrets } from './secrets.ts';
 import { registerStart } from './start.ts';
+import { registerTasks } from './tasks.ts';
+import { registerUsage } from './usage.ts';
+import { registerWorkspaces } from './workspaces.ts';
 
 export function registerCommands(program: Command, cli: CliRuntime): void {
   registerStart(program, cli);
@@ -16,5 +22,11 @@ export function registerCommands(program: Command, cli: CliRuntime): void {
   registerPublish(program, cli);
   registerCall(program, cli);
   registerAgents(program, cli);
+  registerWorkspaces(program, cli);
+  registerSecrets(program, cli);
+  registerKeys(program, cli);
+  registerTasks(program, cli);
+  registerUsage(program, cli);
+  registerBilling(program, cli);
   registerCompletion(program, cli);
 }
