@@ -93,3 +93,18 @@ function unreachableReason(err: unknown): string | undefined {
   if (code === 'ENOTFOUND') return 'no such host';
   return cause?.message || code || 'the request failed';
 }
+
+/**
+ * commander's usage errors repeat what was typed: every excess argument (`secrets set NAME VALUE`,
+ * `login ahk_…`) and an unknown `--option=value`. Those can be a secret typed where it does not
+ * belong, so the values are left out of the line (the shell history is the user's; logs of CI
+ * runs, which keep stderr, are not).
+ */
+export function withoutTypedValues(text: string): string {
+  return text
+    .replace(
+      /^(error: too many arguments.*? but got \d+): .*\.$/m,
+      '$1 (not repeated here, in case one is a secret).',
+    )
+    .replace(/^(error: unknown option '-{1,2}[^=']*)=[^']*'/m, "$1=…'");
+}

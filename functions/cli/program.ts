@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { Command, CommanderError, Option } from 'commander';
 import { redact } from '../shared/logger.ts';
 import { CliContext, type CliIo, type GlobalOptions } from './cli-context.ts';
-import { describeError, EXIT } from './cli-errors.ts';
+import { describeError, EXIT, withoutTypedValues } from './cli-errors.ts';
 import type { Action, CliRuntime } from './cli-runtime.ts';
 import { registerCommands } from './commands/index.ts';
 
@@ -38,7 +38,9 @@ export function buildProgram(
       // A usage mistake is one line like every other failure, with where to look.
       outputError: (s, write) =>
         write(
-          `agenthost: ${s.replace(/^error: /, '').trim()} (fix: see agenthost --help, or the command's --help)\n`,
+          `agenthost: ${withoutTypedValues(s)
+            .replace(/^error: /, '')
+            .trim()} (fix: see agenthost --help, or the command's --help)\n`,
         ),
       // A fixed width for the generated reference (docs/cli.md); the terminal's otherwise.
       ...(options.helpWidth ? { getOutHelpWidth: () => options.helpWidth as number } : {}),

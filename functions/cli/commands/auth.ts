@@ -1,6 +1,7 @@
 /** `agenthost login`, `logout`, `whoami`: which platform and key the CLI uses (cli-config.ts). */
 import type { Command } from 'commander';
 import { CLIENT_ENV } from '../../shared/env-names.ts';
+import { isKeyWithPrefix } from '../api-key-prefix.ts';
 import { readConfigFile, writeConfigFile } from '../cli-config.ts';
 import { checkApiKey, checkUrl, DEFAULT_URL } from '../cli-context.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
@@ -93,7 +94,7 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
         const members = personal ? await client.workspaces.members(personal.id) : undefined;
         // The personal workspace's one member is the caller.
         const me = members?.members[0];
-        const key = keys.api_keys.find((k) => r.apiKey?.startsWith(k.prefix));
+        const key = keys.api_keys.find((k) => isKeyWithPrefix(r.apiKey, k.prefix));
         const data = {
           url: r.url,
           profile: r.profileName,
@@ -113,7 +114,7 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
           ['org', data.org],
           ['account', data.account_id],
           ['tier', data.tier],
-          ['key', key ? `${key.name} (${key.prefix}…)` : null],
+          ['key', key ? `${key.name} (${key.prefix})` : null],
           ['workspace', data.default_workspace],
           [
             'workspaces',

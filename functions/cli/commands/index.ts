@@ -4,12 +4,18 @@ import type { CliRuntime } from '../cli-runtime.ts';
 import { registerAccounts } from './accounts.ts';
 import { registerAgents } from './agents.ts';
 import { registerAuth } from './auth.ts';
+import { registerBilling } from './billing.ts';
 import { registerCall } from './call.ts';
 import { registerCompletion } from './completion.ts';
+import { registerKeys } from './keys.ts';
 import { registerPublish } from './publish.ts';
 import { registerSchedules } from './schedules.ts';
+import { registerSecrets } from './secrets.ts';
 import { registerServices } from './services.ts';
 import { registerStart } from './start.ts';
+import { registerTasks } from './tasks.ts';
+import { registerUsage } from './usage.ts';
+import { registerWorkspaces } from './workspaces.ts';
 
 export function registerCommands(program: Command, cli: CliRuntime): void {
   registerStart(program, cli);
@@ -20,5 +26,11 @@ export function registerCommands(program: Command, cli: CliRuntime): void {
   registerAgents(program, cli);
   registerSchedules(program, cli);
   registerServices(program, cli);
+  registerWorkspaces(program, cli);
+  registerSecrets(program, cli);
+  registerKeys(program, cli);
+  registerTasks(program, cli);
+  registerUsage(program, cli);
+  registerBilling(program, cli);
   registerCompletion(program, cli);
 }
