@@ -6,6 +6,7 @@ import { registerAgents } from './agents.ts';
 import { registerAuth } from './auth.ts';
 import { registerCall } from './call.ts';
 import { registerCompletion } from './completion.ts';
+import { registerInit } from './init.ts';
 import { registerPublish } from './publish.ts';
 import { registerStart } from './start.ts';
 
@@ -13,6 +14,7 @@ export function registerCommands(program: Command, cli: CliRuntime): void {
   registerStart(program, cli);
   registerAccounts(program, cli);
   registerAuth(program, cli);
+  registerInit(program, cli);
   registerPublish(program, cli);
   registerCall(program, cli);
   registerAgents(program, cli);
