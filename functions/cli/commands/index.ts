@@ -8,6 +8,7 @@ import { registerCall } from './call.ts';
 import { registerCompletion } from './completion.ts';
 import { registerInit } from './init.ts';
 import { registerPublish } from './publish.ts';
+import { registerRun } from './run.ts';
 import { registerStart } from './start.ts';
 
 export function registerCommands(program: Command, cli: CliRuntime): void {
@@ -15,6 +16,7 @@ export function registerCommands(program: Command, cli: CliRuntime): void {
   registerAccounts(program, cli);
   registerAuth(program, cli);
   registerInit(program, cli);
+  registerRun(program, cli);
   registerPublish(program, cli);
   registerCall(program, cli);
   registerAgents(program, cli);
