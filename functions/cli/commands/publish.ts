@@ -3,14 +3,14 @@
  * for code-runtime agents and managed-loop agents with files of their own, packs DIR (bundle.exclude
  * and bundle.include applied, include winning) and uploads it, with a progress line for each step.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { unwrap } from '../../../sdk/src/errors.ts';
+import { packAgentBundle, readAgentDir } from '../agent-dir.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
-import { packDirectory } from '../pack.ts';
 
 export function registerPublish(program: Command, cli: CliRuntime): void {
   program
@@ -27,7 +27,7 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
         const dir = resolve(dirArg);
         if (!(await stat(dir).catch(() => undefined))?.isDirectory())
           throw new CliError(`${dir} is not a directory`, EXIT.usage);
-        const body = await readManifest(dir);
+        const { body } = await readAgentDir(dir);
         const client = await ctx.client();
         const chosen = (await ctx.resolve()).workspace;
         ctx.note(`publishing ${dir} …`);
@@ -45,14 +45,11 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
         const manifest = body as { bundle?: { exclude?: string[]; include?: string[] } };
         if (agent.execution_engine === 'code_runtime' || agent.execution_engine === 'managed_loop') {
           ctx.note(`packing ${dir} …`);
-          const packed = await packDirectory(dir, {
-            exclude: ['agent.json', ...(manifest.bundle?.exclude ?? [])],
-            include: manifest.bundle?.include ?? [],
-          }).catch((err: Error) => {
-            // A managed-loop agent may consist of its manifest alone; a code-runtime agent may not.
-            if (agent.execution_engine === 'managed_loop' && /Nothing to pack/.test(err.message))
-              return undefined;
-            throw new CliError(`published ${ref}, but packing ${dir} failed: ${err.message}`, EXIT.usage);
+          const packed = await packAgentBundle(dir, {
+            execution_engine: agent.execution_engine,
+            bundle: manifest.bundle,
+          }).catch((err: CliError) => {
+            throw new CliError(`published ${ref}, but ${err.message}`, EXIT.usage);
           });
           if (packed) {
             ctx.note(
@@ -78,27 +75,6 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
         ]);
       }),
     );
-}
-
-async function readManifest(dir: string): Promise<unknown> {
-  const manifestText = await readFile(join(dir, 'agent.json'), 'utf8').catch(() => undefined);
-  if (manifestText !== undefined) {
-    try {
-      return JSON.parse(manifestText);
-    } catch (err) {
-      throw new CliError(
-        `${join(dir, 'agent.json')} is not valid JSON: ${(err as Error).message}`,
-        EXIT.usage,
-      );
-    }
-  }
-  const skillText = await readFile(join(dir, 'SKILL.md'), 'utf8').catch(() => undefined);
-  if (skillText !== undefined) return { type: 'skill', skill_md: skillText };
-  throw new CliError(
-    `${dir} has neither agent.json nor SKILL.md`,
-    EXIT.usage,
-    'create one with `agenthost init`',
-  );
 }
 
 function formatBytes(n: number): string {
