@@ -566,7 +566,12 @@ describe('the CLI’s admin commands against the local platform', () => {
         /Allowed choices are low, normal, high, urgent/,
       );
       await fails(['tasks', 'list', '--status', 'later'], env, 2);
-      await fails(['tasks', 'list', '--limit', '0'], env, 2, /option '--limit <n>' argument '0' is invalid. must be a whole number from 1 to 200/);
+      await fails(
+        ['tasks', 'list', '--limit', '0'],
+        env,
+        2,
+        /option '--limit <n>' argument '0' is invalid. must be a whole number from 1 to 200/,
+      );
       await fails(['tasks', 'list', '--limit', 'ten'], env, 2);
       await fails(['tasks', 'list', '--all', '--offset', '5'], env, 2);
       await fails(
