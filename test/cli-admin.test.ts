@@ -849,7 +849,12 @@ describe('the CLI’s admin commands against the local platform', () => {
       ['billing', 'topup', '--credits', '500'],
       ['billing', 'transactions'],
     ]) {
-      await fails(args, env, 4, /no API key \(fix: sign in with `agenthost login`/);
+      await fails(
+        args,
+        env,
+        4,
+        /no API key for http:\/\/127\.0\.0\.1:\d+ \(fix: sign in with `agenthost login`/,
+      );
     }
     await fails(['keys', 'list'], envOf('ahk_wrong'), 4, /^agenthost: UNAUTHORIZED: /);
   });

@@ -14,6 +14,7 @@ import {
 } from './helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { CLI, runCli } from './helpers/process.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 /**
  * `agenthost init` and `agenthost run` (issue 18): every type init writes publishes and answers as
@@ -25,16 +26,6 @@ import { CLI, runCli } from './helpers/process.ts';
 const SKY_PROMPT =
   'Explain why the sky is blue in two or three plain sentences for a curious reader. Reply with the explanation only.';
 const AGENT_TEXT = 'Agents are programs that use a model and tools to finish a task.';
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The scripted model of the agent starter: count_words first, then submit_result with its count. */
 function agentModel(call: FakeLlmCall) {

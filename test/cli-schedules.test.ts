@@ -473,7 +473,10 @@ describe('agenthost schedules against the local platform', () => {
       XDG_CONFIG_HOME: join(home, 'none'),
     });
     assert.equal(noKey.code, 4);
-    assert.match(noKey.stderr, /no API key \(fix: sign in with `agenthost login`/);
+    assert.match(
+      noKey.stderr,
+      /no API key for http:\/\/127\.0\.0\.1:\d+ \(fix: sign in with `agenthost login`/,
+    );
 
     // A member of alpha's workspace reads its schedules but may not change or run them.
     const invited = await p.request('POST', `/workspaces/${alpha.workspaceId}/invite`, {

@@ -7,6 +7,7 @@ import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { runCli, spawnCli } from './helpers/process.ts';
 import { fastNotifier } from './helpers/schedules.ts';
 import { publishAlwaysOn } from './helpers/services.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 /**
  * `agenthost services …` as its users run it: the CLI as a subprocess against the local platform,
@@ -56,20 +57,6 @@ type Service = {
   max_instances: number;
   events?: { type: string; message: string }[];
 };
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 20_000,
-) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The app's answer through the gateway URL, or undefined while it does not answer. */
 async function ask(url: string, path = '/'): Promise<Answer | undefined> {

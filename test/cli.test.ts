@@ -13,6 +13,7 @@ import { buildProgram } from '../functions/cli/program.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { runCli, spawnCli } from './helpers/process.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 /**
  * The CLI as its users run it: a subprocess against the local platform (issue 18). Each command's
@@ -43,20 +44,6 @@ async function freePort(): Promise<number> {
   const { port } = s.address() as AddressInfo;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('the CLI without a platform', () => {

@@ -201,7 +201,14 @@ describe('configuration', () => {
           // Programs that run inside ECS tasks (functions/containers/) read their task's own
           // environment, never the platform's configuration.
           const taskProgram = path.startsWith('functions/containers/');
-          if (/process\.env/.test(text) && path !== 'functions/platform/config.ts' && !taskProgram) {
+          // So is the starter code `agenthost init` writes for a user's own app (a text template).
+          const userAppTemplate = path === 'functions/cli/init-templates.ts';
+          if (
+            /process\.env/.test(text) &&
+            path !== 'functions/platform/config.ts' &&
+            !taskProgram &&
+            !userAppTemplate
+          ) {
             offenders.push(path);
           }
         }

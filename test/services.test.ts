@@ -5,6 +5,7 @@ import { type AlertReceiver, startAlertReceiver } from './helpers/alert-receiver
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { fastNotifier } from './helpers/schedules.ts';
 import { bundleOf } from './helpers/services.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 type Service = {
   id: string;
@@ -35,16 +36,6 @@ setTimeout(() => {
   }).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening on ' + process.env.PORT));
 }, delay);
 `;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('always-on services, end to end with real processes (local host)', () => {
   let p: TestPlatform;

@@ -1,7 +1,7 @@
 /**
  * What every CLI command works with: where the platform is and which key and workspace to use
  * (flags, then AGENTHOST_* variables, then the profile in the config file, then the defaults), the
- * SDK client built from them, and the output streams. Commands never read process.env or write
+ * SDK client built from them, and the output streams. Commands never read the process's environment or write
  * to process.stdout themselves, so tests can run them in-process as well as as a subprocess.
  */
 import { createClient } from '../../sdk/src/client.ts';

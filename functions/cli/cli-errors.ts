@@ -4,6 +4,8 @@
  * trace only with --debug. The codes are documented in docs/cli.md.
  */
 import { AgentHostError } from '../../sdk/src/errors.ts';
+import { ConfigError } from '../platform/config.ts';
+import { VaultConfigurationError } from '../ports/secret-vault.ts';
 import { PlatformError } from '../shared/errors.ts';
 
 /** Exit codes, by what went wrong. */
@@ -73,6 +75,9 @@ export function describeError(err: unknown, context: { url?: string }): { line: 
   // Operator commands that use the store directly (accounts create) fail with the platform's own errors.
   if (err instanceof PlatformError)
     return { line: `${err.code}: ${err.message}`, exitCode: exitCodeOf(err.status) };
+  // The platform's settings (start, accounts create, run) are the user's to fix.
+  if (err instanceof ConfigError || err instanceof VaultConfigurationError)
+    return { line: err.message, exitCode: EXIT.usage };
   if (err instanceof CliError)
     return { line: `${err.message}${err.hint ? ` (fix: ${err.hint})` : ''}`, exitCode: err.exitCode };
   const unreachable = unreachableReason(err);

@@ -3,7 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { fetchUrl } from '../helpers/localhost-fetch.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { spawnCli } from '../helpers/process.ts';
 import { bundleOf } from '../helpers/services.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 /**
  * Always-on services over HTTP against both deployments, as a user runs them (docs/services.md):
@@ -45,16 +47,6 @@ createServer((req, res) => {
   res.end(JSON.stringify({ path: req.url, greeting: process.env.GREETING ?? null, token_length: (process.env.APP_TOKEN ?? '').length, port: process.env.PORT, http_port: process.env.PLATFORM_HTTP_PORT }));
 }).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening on ' + process.env.PORT));
 `;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 async function answer(url: string): Promise<Record<string, unknown> | undefined> {
   const res = await fetchUrl(url).catch(() => undefined);
@@ -208,10 +200,35 @@ for (const kind of DEPLOYMENTS) {
       );
       assert.equal((await get(s.id)).url, s.url, 'the URL survives the restart');
 
-      const restarted = await d.request<Service>('POST', `${base()}/${s.id}/restart`, { key: owner.key });
-      assert.equal(restarted.status, 200, restarted.text);
-      const back = await untilState(s.id, 'running');
-      await waitFor('the app after the restart', () => answer(`${s.url}/`), wait);
+      // `agenthost services logs --follow` (polling with since) sees the restart's lines, in both deployments.
+      const beforeRestart = new Date().toISOString();
+      const follow = spawnCli(['services', 'logs', s.id, '--follow', '--interval', '0.5', '--json'], {
+        AGENTHOST_URL: d.url,
+        AGENTHOST_API_KEY: owner.key,
+        AGENTHOST_WORKSPACE: owner.ws,
+        XDG_CONFIG_HOME: '/nonexistent-agenthost-config',
+      });
+      let back: Service;
+      try {
+        const restarted = await d.request<Service>('POST', `${base()}/${s.id}/restart`, { key: owner.key });
+        assert.equal(restarted.status, 200, restarted.text);
+        back = await untilState(s.id, 'running');
+        await waitFor('the app after the restart', () => answer(`${s.url}/`), wait);
+        await waitFor(
+          'the restart’s start line through agenthost services logs --follow',
+          () =>
+            follow
+              .stdout()
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l) as { timestamp: string; message: string })
+              .find((l) => l.timestamp >= beforeRestart && l.message === 'starting with token [REDACTED]'),
+          wait,
+        );
+        assert.ok(!follow.stdout().includes(SECRET_VALUE));
+      } finally {
+        await follow.stop();
+      }
       // Replacing the process for a patch or a restart is not a crash.
       const settled = await get(s.id);
       assert.equal(settled.consecutive_restart_failures, 0, JSON.stringify(settled.events));

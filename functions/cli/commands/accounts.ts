@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { createAccount } from '../../core/accounts/account.ts';
-import { ConfigError, processConfig, TIERS, type Tier } from '../../platform/config.ts';
+import { processConfig, TIERS, type Tier } from '../../platform/config.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
@@ -26,13 +26,7 @@ export function registerAccounts(program: Command, cli: CliRuntime): void {
       cli.action(async (ctx, opts: { org: string; tier: string; email?: string }) => {
         if (!(TIERS as readonly string[]).includes(opts.tier))
           throw new CliError(`--tier must be one of ${TIERS.join(', ')}`, EXIT.usage);
-        let config: ReturnType<typeof processConfig>;
-        try {
-          config = processConfig();
-        } catch (err) {
-          if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
-          throw err;
-        }
+        const config = processConfig();
         const { accountsDeps } = await import('../accounts-deps.ts');
         const deps = await accountsDeps(config);
         try {

@@ -1,7 +1,6 @@
 /** `agenthost start`: serve the platform on this machine (local mode, or the emulated AWS deployment). */
 import type { Command } from 'commander';
-import { ConfigError, processConfig } from '../../platform/config.ts';
-import { VaultConfigurationError } from '../../ports/secret-vault.ts';
+import { processConfig } from '../../platform/config.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
 
@@ -21,13 +20,7 @@ export function registerStart(program: Command, cli: CliRuntime): void {
     )
     .action(
       cli.action(async (_ctx, opts: { emulated?: boolean }) => {
-        let config: ReturnType<typeof processConfig>;
-        try {
-          config = processConfig();
-        } catch (err) {
-          if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
-          throw err;
-        }
+        const config = processConfig();
         try {
           if (opts.emulated) {
             const { startEmulatedPlatform } = await import('../../emulator/start-emulated.ts');
@@ -43,8 +36,6 @@ export function registerStart(program: Command, cli: CliRuntime): void {
               EXIT.usage,
               'stop what listens there, or start on another port: PORT=8788 agenthost start',
             );
-          if (err instanceof VaultConfigurationError || err instanceof ConfigError)
-            throw new CliError(err.message, EXIT.usage);
           throw err;
         }
       }),

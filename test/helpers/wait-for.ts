@@ -1,0 +1,19 @@
+/**
+ * Polls `fn` until it returns something other than undefined, or fails naming `what` after
+ * `timeoutMs`: what a test waits with for anything that happens in another process (a service
+ * becoming ready, a log line arriving, a CLI printing).
+ */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
