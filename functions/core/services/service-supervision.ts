@@ -120,12 +120,15 @@ export async function launchService(deps: CoreDeps, stored: StoredService): Prom
  * Read, change, write under the revision condition, retried on a race. `change` returns the new
  * record, or undefined to leave it. Events are written in the same transaction.
  */
+type TimelineEntry = { type: Parameters<typeof serviceEventItem>[2]; message: string };
+
 export async function mutateService(
   deps: CoreDeps,
   id: string,
   change: (s: Service) => Service | undefined,
   options: {
-    events?: { type: Parameters<typeof serviceEventItem>[2]; message: string }[];
+    /** Timeline entries written in the same transaction (from the new record, when a function). */
+    events?: TimelineEntry[] | ((next: Service) => TimelineEntry[]);
     port?: number | null;
   } = {},
 ): Promise<{ before: Service; after: Service } | undefined> {
@@ -134,9 +137,10 @@ export async function mutateService(
     load: () => loadStoredService(deps, id),
     decide: (stored) => change(stored.service),
     write: async (stored, next) => {
+      const events = typeof options.events === 'function' ? options.events(next) : (options.events ?? []);
       await deps.store.transactWrite([
         serviceWrite(stored, next, options.port === undefined ? stored.port : options.port),
-        ...(options.events ?? []).map((e) => ({ put: serviceEventItem(deps, id, e.type, e.message) })),
+        ...events.map((e) => ({ put: serviceEventItem(deps, id, e.type, e.message) })),
       ]);
     },
   });
@@ -257,40 +261,17 @@ export function supervisionHooks(
           return next;
         },
         {
-          events: [],
+          // In the record's transaction: a reader never sees the paused state without its entry.
+          events: (next) => exitEvents(next, exit, alert, decision.delayMs),
         },
       );
       if (!result) return { restart: false, delayMs: 0 };
       const s = result.after;
-      const events: { type: Parameters<typeof serviceEventItem>[2]; message: string }[] = [
-        {
-          type: 'crashed',
-          message: `Exited: ${exit.reason} (failure ${s.consecutive_restart_failures} of ${s.max_restart_failures})`,
-        },
-      ];
-      if (alert === 'warning') {
-        events.push({
-          type: 'crash_warning',
-          message: `Crash loop warning: ${s.consecutive_restart_failures} consecutive restart failures`,
-        });
-      }
-      if (s.state === 'paused') {
-        events.push({
-          type: 'crash_loop_paused',
-          message: exit.fatal
-            ? `Paused: ${exit.reason}`
-            : `Auto-paused after ${s.consecutive_restart_failures} consecutive restart failures; restart it to resume`,
-        });
+      if (s.state === 'paused')
         deps.logger.warn('service auto-paused', {
           service_id: s.id,
           failures: s.consecutive_restart_failures,
         });
-      } else {
-        events.push({ type: 'restarted', message: `Restarting in ${decision.delayMs} ms` });
-      }
-      await deps.store.transactWrite(
-        events.map((e) => ({ put: serviceEventItem(deps, id, e.type, e.message) })),
-      );
       if (alert) await sendAlert(deps, s, alert);
       return decision;
     },
@@ -300,6 +281,35 @@ export function supervisionHooks(
       );
     },
   };
+}
+
+/** The timeline entries of a process's exit: crashed, then a warning, and paused or restarting. */
+function exitEvents(
+  s: Service,
+  exit: ServiceExit,
+  alert: 'warning' | 'critical' | undefined,
+  delayMs: number,
+): TimelineEntry[] {
+  const events: TimelineEntry[] = [
+    {
+      type: 'crashed',
+      message: `Exited: ${exit.reason} (failure ${s.consecutive_restart_failures} of ${s.max_restart_failures})`,
+    },
+  ];
+  if (alert === 'warning')
+    events.push({
+      type: 'crash_warning',
+      message: `Crash loop warning: ${s.consecutive_restart_failures} consecutive restart failures`,
+    });
+  if (s.state === 'paused')
+    events.push({
+      type: 'crash_loop_paused',
+      message: exit.fatal
+        ? `Paused: ${exit.reason}`
+        : `Auto-paused after ${s.consecutive_restart_failures} consecutive restart failures; restart it to resume`,
+    });
+  else events.push({ type: 'restarted', message: `Restarting in ${delayMs} ms` });
+  return events;
 }
 
 /** After a restart of the local platform: start again every service that was not paused. */
