@@ -189,7 +189,10 @@ describe('dashboard: served at / and used in Chromium', () => {
     assert.match((await failures.textContent()) ?? '', /dash\/greet@v1.*error.*LLM_ERROR/s);
     const disabled = page.getByTestId('auto-disabled-schedules');
     await disabled.waitFor();
-    assert.match((await disabled.textContent()) ?? '', /dash\/greet.*0 9 \* \* \*.*1 failures/s);
+    assert.match(
+      (await disabled.textContent()) ?? '',
+      /dash\/greet.*0 9 \* \* \*.*after 1 failure in a row/s,
+    );
     await page.getByText('No services in this workspace.').waitFor();
 
     // The key: in this tab's session storage, nowhere else.

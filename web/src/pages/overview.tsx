@@ -174,7 +174,8 @@ export function Overview() {
                 {autoDisabled.map((s) => (
                   <li key={s.id}>
                     <strong>{s.agent}</strong> ({s.type === 'cron' ? s.cron_expression : 'webhook'}): disabled
-                    after {s.consecutive_failures} failures in a row
+                    after {s.consecutive_failures} {s.consecutive_failures === 1 ? 'failure' : 'failures'} in
+                    a row
                     {s.last_status ? `, last ${s.last_status}` : ''}
                   </li>
                 ))}
