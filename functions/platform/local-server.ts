@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
+import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
 import { errorEnvelope, responseHeaders } from './http-handler.ts';
@@ -42,9 +43,12 @@ export class LocalServer {
   private readonly deps: Deps;
   private readonly handlers: ReturnType<typeof createAllHandlers>;
   private readonly compiled: CompiledRoute[];
+  private readonly dashboard: DashboardAssets | undefined;
 
-  constructor(deps: Deps) {
+  /** `dashboard`: the built web app, served at `/` for paths no API route has. */
+  constructor(deps: Deps, options: { dashboard?: DashboardAssets | undefined } = {}) {
     this.deps = deps;
+    this.dashboard = options.dashboard;
     this.handlers = createAllHandlers(deps);
     // Literal segments before parameters, so /tasks/x never shadows a literal sibling route.
     this.compiled = routeList
@@ -113,6 +117,9 @@ export class LocalServer {
       match = { route: c.route, params };
       break;
     }
+    // The dashboard's files only where the API has no route at all, so it never shadows one (a
+    // path some route has, asked with another method, stays the API's 405).
+    if (!pathTemplate && this.dashboard?.serve(req, res, method, url.pathname)) return void req.resume();
     if (!match) {
       // What API Gateway sends to the edge function through its ANY methods (docs/http.md): 405
       // with Allow, the CORS preflight, or 404, with the rate-limit headers of every answer.

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { startScheduleLoop } from '../jobs/local-schedule-loop.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from './bootstrap.ts';
 import type { Config } from './config.ts';
+import { DashboardAssets } from './dashboard-assets.ts';
 import { createDeps } from './deps.ts';
 import { LocalServer } from './local-server.ts';
 
@@ -76,9 +77,15 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   await reconcile();
   const reconcileTimer = setInterval(() => void reconcile(), 60_000);
   reconcileTimer.unref();
-  const server = new LocalServer(deps);
+  const dashboard = DashboardAssets.load();
+  const server = new LocalServer(deps, { dashboard });
   const url = await server.listen(config.port, config.host);
   out(`agenthost listening on ${url} (data in ${config.dataDir})`);
+  out(
+    dashboard
+      ? `Dashboard: ${url}/`
+      : 'Dashboard: not built (npm run build:web builds it; npm install does too), serving the API only',
+  );
   // Cron schedules: an in-process loop over the stored records; slots missed while stopped are
   // recorded as missed (docs/schedules.md).
   const loop = startScheduleLoop(deps);

@@ -178,6 +178,9 @@ export function createClient(options: ClientOptions) {
   const usage = {
     summary: async (query: Query<'/usage', 'get'> = {}) =>
       unwrap(await api.GET('/usage', { params: { query } })),
+    /** Calls per hour or day over the range, oldest first, empty buckets included. */
+    timeseries: async (query: Query<'/usage/timeseries', 'get'> = {}) =>
+      unwrap(await api.GET('/usage/timeseries', { params: { query } })),
     logs: async (query: Query<'/usage/logs', 'get'> = {}) =>
       unwrap(await api.GET('/usage/logs', { params: { query } })),
     /** Every call record in the range, newest first, following next_cursor. */

@@ -1,6 +1,6 @@
-import { openAsBlob } from 'node:fs';
-import { basename, extname } from 'node:path';
-import { Readable } from 'node:stream';
+// The Node modules (node:fs, node:path) are imported only where a file on disk or a
+// Node stream is read: the client also runs in browsers (the dashboard), whose bundle must not
+// carry them, and a browser only ever hands Blobs, Files and bytes.
 
 /**
  * A file for a multipart agent call: a path on disk, bytes, a Blob/File, or a Node stream. Bytes
@@ -40,7 +40,14 @@ const TYPES: Record<string, string> = {
 };
 
 export const contentTypeOf = (name: string): string =>
-  TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
+  TYPES[extensionOf(name).toLowerCase()] ?? 'application/octet-stream';
+
+/** What node:path's extname answers (`.txt`, '' for `.bashrc` or `name`), without node:path. */
+function extensionOf(name: string): string {
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot) : '';
+}
 
 const isNodeStream = (v: unknown): v is NodeJS.ReadableStream =>
   typeof (v as NodeJS.ReadableStream | null)?.pipe === 'function';
@@ -59,17 +66,22 @@ export async function toNamedBlob(file: FileInput): Promise<{ blob: Blob; name: 
   if (data instanceof Uint8Array)
     return { blob: new Blob([data as Uint8Array<ArrayBuffer>], { type }), name: file.name };
   // A stream's length is unknown until it ends, and multipart needs each part whole: read it.
+  if (!isNodeStream(data)) {
+    // A web stream, read as Response reads it (in Node and in browsers alike).
+    const bytes = await new Response(data as ReadableStream<Uint8Array>).arrayBuffer();
+    return { blob: new Blob([bytes], { type }), name: file.name };
+  }
   const chunks: Uint8Array[] = [];
-  const stream = isNodeStream(data)
-    ? (data as AsyncIterable<Uint8Array | string>)
-    : Readable.fromWeb(data as never);
   // A Node stream in object or text mode yields strings: they are the file's UTF-8 text.
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  for await (const chunk of data as AsyncIterable<Uint8Array | string>)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return { blob: new Blob(chunks as Uint8Array<ArrayBuffer>[], { type }), name: file.name };
 }
 
-async function fromPath(path: string, name = basename(path), type = contentTypeOf(name)) {
-  return { blob: await openAsBlob(path, { type }), name };
+async function fromPath(path: string, givenName?: string, givenType?: string) {
+  const [{ openAsBlob }, { basename }] = await Promise.all([import('node:fs'), import('node:path')]);
+  const name = givenName ?? basename(path);
+  return { blob: await openAsBlob(path, { type: givenType ?? contentTypeOf(name) }), name };
 }
 
 const retype = (blob: Blob, type: string) => (blob.type === type ? blob : new Blob([blob], { type }));

@@ -5,6 +5,7 @@ import { createAccount } from '../../functions/core/accounts/account.ts';
 import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
+import { DashboardAssets } from '../../functions/platform/dashboard-assets.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../functions/platform/deps.ts';
 import { LocalServer } from '../../functions/platform/local-server.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
@@ -54,6 +55,8 @@ export async function startTestPlatform(
   env: Record<string, string> = {},
   backend: Backend = 'sqlite',
   overrides: DepsOverrides = {},
+  /** A dashboard build to serve instead of web/dist's (test/dashboard.test.ts builds its own). */
+  options: { dashboardDir?: string } = {},
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
   let dynamo: DynamoDbLocal | undefined;
@@ -81,7 +84,8 @@ export async function startTestPlatform(
   });
   await bootstrapOwner(deps);
   const ownerKey = config.bootstrapApiKey ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
-  const server = new LocalServer(deps);
+  // The dashboard as `npm start` serves it, when it is built.
+  const server = new LocalServer(deps, { dashboard: DashboardAssets.load(options.dashboardDir) });
   const url = await server.listen(0, '127.0.0.1');
 
   const request = requester(url, ownerKey);

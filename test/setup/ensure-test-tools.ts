@@ -2,9 +2,9 @@
  * `npm test` runs this first (package.json `pretest`). The sandbox tests run user code under
  * bubblewrap, and give sandboxes with outbound network their own network through pasta (Debian's
  * passt package), which opens /dev/net/tun; the DynamoDB tests run DynamoDB Local, which needs
- * Java 17 or newer. So the README's promise that `npm test` passes on a fresh machine needs those
- * tools and a usable tun device: when something is missing and we may fix it (root, apt-get), fix
- * it, saying so; otherwise explain what to do.
+ * Java 17 or newer; the dashboard tests drive Debian's chromium. So the README's promise that
+ * `npm test` passes on a fresh machine needs those tools and a usable tun device: when something is
+ * missing and we may fix it (root, apt-get), fix it, saying so; otherwise explain what to do.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
@@ -15,6 +15,7 @@ const TOOLS = [
   { tool: 'bwrap', pkg: 'bubblewrap', why: 'the sandbox for user code' },
   { tool: 'pasta', pkg: 'passt', why: 'the own network of services and orchestrators' },
   { tool: 'java', pkg: 'default-jre-headless', why: 'DynamoDB Local, for the DynamoDB tests' },
+  { tool: 'chromium', pkg: 'chromium', why: 'the browser the dashboard tests drive' },
 ];
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -30,7 +31,7 @@ if (missing.length > 0) {
   const list = missing.map((m) => `${m.pkg} (${m.tool}, ${m.why})`).join(', ');
   if (!isRoot || !hasApt) {
     fail(
-      `the sandbox tests need ${list}, which is not installed.\n` +
+      `the tests need ${list}, which is not installed.\n` +
         `Install it (Debian/Ubuntu: sudo apt-get install ${missing.map((m) => m.pkg).join(' ')}) and run npm test again.`,
     );
   }

@@ -1,0 +1,99 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMemo, useState } from 'preact/hooks';
+import { clientFor } from './api-client.ts';
+import { ApiError } from './api-error.tsx';
+import { WorkspaceSwitcher } from './components/workspace-switcher.tsx';
+import { useHashRoute } from './hash-route.ts';
+import { Overview } from './pages/overview.tsx';
+import { SignIn } from './pages/sign-in.tsx';
+import { SessionContext } from './session.tsx';
+import { sessionStore } from './session-store.ts';
+
+/** The pages there are, in the navigation's order. Pages not built yet are not listed. */
+const PAGES = [{ path: '/overview', title: 'Overview', component: Overview }];
+
+export function App() {
+  const queryClient = useQueryClient();
+  const [apiKey, setApiKey] = useState(sessionStore.key);
+  const signOut = () => {
+    sessionStore.clear();
+    // Nothing one account saw stays in memory for the next one to sign in on this tab.
+    queryClient.clear();
+    setApiKey(null);
+  };
+  if (!apiKey) {
+    return (
+      <SignIn
+        onSignedIn={(key, workspaces) => {
+          sessionStore.setKey(key);
+          queryClient.setQueryData(['workspaces'], { workspaces });
+          setApiKey(key);
+        }}
+      />
+    );
+  }
+  return <SignedIn apiKey={apiKey} onSignOut={signOut} />;
+}
+
+function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void }) {
+  const client = useMemo(() => clientFor(apiKey), [apiKey]);
+  const route = useHashRoute();
+  const [chosen, setChosen] = useState(sessionStore.workspaceId);
+  const workspaces = useQuery({ queryKey: ['workspaces'], queryFn: () => client.workspaces.list() });
+  const list = workspaces.data?.workspaces ?? [];
+  // The one chosen in this tab if the key still reaches it, else the personal one.
+  const workspace = list.find((w) => w.id === chosen) ?? list.find((w) => w.personal) ?? list[0];
+  const page = PAGES.find((p) => p.path === route);
+
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="top-bar">
+        <span class="brand">agenthost</span>
+        <nav aria-label="Pages">
+          {PAGES.map((p) => (
+            <a key={p.path} href={`#${p.path}`} aria-current={p === page ? 'page' : undefined}>
+              {p.title}
+            </a>
+          ))}
+        </nav>
+        <div class="top-bar-end">
+          {workspace && (
+            <WorkspaceSwitcher
+              workspaces={list}
+              value={workspace.id}
+              onChange={(id) => {
+                sessionStore.setWorkspaceId(id);
+                setChosen(id);
+              }}
+            />
+          )}
+          <button type="button" class="secondary" onClick={onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {workspaces.isPending && <p aria-live="polite">Loading your workspaces…</p>}
+        {workspaces.isError && <ApiError error={workspaces.error} title="Could not load your workspaces" />}
+        {workspaces.isSuccess && !workspace && <p>This key reaches no workspace.</p>}
+        {workspace && (
+          <SessionContext.Provider value={{ client, workspaceId: workspace.id }}>
+            {page ? (
+              <page.component />
+            ) : (
+              <section>
+                <h1>Page not found</h1>
+                <p>
+                  There is no page at <code>{route}</code>. <a href="#/overview">Go to the overview</a>.
+                </p>
+              </section>
+            )}
+          </SessionContext.Provider>
+        )}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,51 @@
+import { useMutation } from '@tanstack/react-query';
+import { useState } from 'preact/hooks';
+import { type AgentHostClient, clientFor } from '../api-client.ts';
+import { ApiError } from '../api-error.tsx';
+
+type Workspaces = Awaited<ReturnType<AgentHostClient['workspaces']['list']>>['workspaces'];
+
+/**
+ * Sign-in with an API key. The key is checked by asking for the caller's workspaces (the switcher
+ * needs them anyway); a refused key shows the API's own error.
+ */
+export function SignIn({ onSignedIn }: { onSignedIn: (key: string, workspaces: Workspaces) => void }) {
+  const [key, setKey] = useState('');
+  const signIn = useMutation({
+    mutationFn: async (apiKey: string) => (await clientFor(apiKey).workspaces.list()).workspaces,
+    onSuccess: (workspaces, apiKey) => onSignedIn(apiKey, workspaces),
+  });
+  return (
+    <main class="sign-in">
+      <h1>Sign in to agenthost</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const trimmed = key.trim();
+          if (trimmed) signIn.mutate(trimmed);
+        }}
+      >
+        <label for="api-key">API key</label>
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autoComplete="off"
+          spellcheck={false}
+          required
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+          aria-describedby="api-key-help"
+        />
+        <p id="api-key-help" class="muted">
+          Kept in this tab only (session storage) until you sign out or close it. <code>npm start</code>{' '}
+          prints the owner's key and writes it to <code>.data/admin-api-key</code>.
+        </p>
+        <button type="submit" disabled={signIn.isPending}>
+          {signIn.isPending ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      {signIn.isError && <ApiError error={signIn.error} title="Sign-in failed" />}
+    </main>
+  );
+}
