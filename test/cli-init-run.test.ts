@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +11,7 @@ import {
   start as startFakeLlm,
 } from './helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
-import { CLI, runCli } from './helpers/process.ts';
+import { runCli, spawnCli } from './helpers/process.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 /**
@@ -299,38 +297,26 @@ describe('agenthost init and run', () => {
       });
     }
 
-    const child = spawn(process.execPath, [CLI, 'run', dirOf('greeter')], {
-      env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const exited = once(child, 'exit');
+    const served = spawnCli(['run', dirOf('greeter')], env);
+    let code: number | null;
     try {
       const url = await waitFor(
         'the local URL',
-        async () => /^url +(http:\/\/127\.0\.0\.1:\d+)$/m.exec(stdout)?.[1],
+        async () => /^url +(http:\/\/127\.0\.0\.1:\d+)$/m.exec(served.stdout())?.[1],
       );
-      assert.match(stdout, /^serving +local\/greeter@v1$/m);
+      assert.match(served.stdout(), /^serving +local\/greeter@v1$/m);
       const local = await fetch(`${url}/?name=local`);
       assert.equal(((await local.json()) as { greeting: string }).greeting, 'Hello, local!');
       const health = await fetch(`${url}/health`);
       assert.deepEqual(await health.json(), { status: 'ok' });
       await waitFor('the app’s log line', async () =>
-        /^log INFO +listening on 3000$/m.test(stderr) ? true : undefined,
+        /^log INFO +listening on 3000$/m.test(served.stderr()) ? true : undefined,
       );
     } finally {
-      child.kill('SIGTERM');
+      code = await served.stop();
     }
-    const [code] = (await exited) as [number | null];
-    assert.equal(code, 0, stderr);
-    assert.match(stderr, /stopping the service/);
+    assert.equal(code, 0, served.stderr());
+    assert.match(served.stderr(), /stopping the service/);
 
     // An app that cannot start: the platform pauses it, and run ends with its last error.
     await writeFile(

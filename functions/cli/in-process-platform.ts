@@ -18,19 +18,15 @@ import { bootstrapOwner } from '../platform/bootstrap.ts';
 import { ConfigError, parseConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
 import { LocalServer } from '../platform/local-server.ts';
+import { PROVIDER_SECRET_SETTINGS } from '../ports/config.ts';
 import { ENV, type Setting } from '../shared/env-names.ts';
 import { createLogger, type LogLevel } from '../shared/logger.ts';
 import type { Client } from './cli-context.ts';
 import { CliError, EXIT } from './cli-errors.ts';
 
 const FROM_ENVIRONMENT: Setting[] = [
-  'anthropicApiKey',
-  'anthropicBaseUrl',
-  'openaiApiKey',
-  'openaiBaseUrl',
-  'googleApiKey',
-  'googleBaseUrl',
-  'ollamaBaseUrl',
+  // The model providers' keys and URLs (what the provider-keys secret holds on AWS), their models.
+  ...PROVIDER_SECRET_SETTINGS,
   'anthropicDefaultModel',
   'openaiDefaultModel',
   'googleDefaultModel',

@@ -180,7 +180,7 @@ const settings = {
 } satisfies Record<Setting, z.ZodType>;
 
 /** The settings the provider-keys secret may hold (docs/deploy.md). */
-const PROVIDER_SECRET_SETTINGS = [
+export const PROVIDER_SECRET_SETTINGS = [
   'anthropicApiKey',
   'anthropicBaseUrl',
   'openaiApiKey',

@@ -79,55 +79,53 @@ export async function startPlatformProcess(
   };
 }
 
+/** The CLI in its own process, its output collected as it comes. */
+function startCli(
+  args: string[],
+  env: Record<string, string>,
+  options: { input?: string; cwd?: string } = {},
+) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  child.stdin?.end(options.input);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
 /**
- * Runs the CLI to completion, as a user's shell would: its own process, `input` on stdin (closed
- * when absent, so nothing waits for a prompt).
+ * Runs the CLI to completion, as a user's shell would: its own process, `input` on stdin (an
+ * empty, closed stdin when absent, so nothing waits for a prompt).
  */
 export async function runCli(
   args: string[],
   env: Record<string, string>,
   options: { input?: string; cwd?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-  });
-  child.stdin.end(options.input ?? '');
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+  const cli = startCli(args, env, { ...options, input: options.input ?? '' });
+  const code = await cli.exited;
+  return { code, stdout: cli.stdout(), stderr: cli.stderr() };
 }
 
-/** Starts a CLI command that keeps running (logs --follow); the caller stops it. */
+/** Starts a CLI command that keeps running (logs --follow, run of a service); `stop` ends it and answers its exit code. */
 export function spawnCli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
+  const cli = startCli(args, env);
   return {
-    stdout: () => stdout,
-    stderr: () => stderr,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
+    stdout: cli.stdout,
+    stderr: cli.stderr,
+    async stop(): Promise<number | null> {
+      if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill('SIGTERM');
+      return cli.exited;
     },
   };
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { intParam } from '../../shared/query-params.ts';
+import { cursorParam, intParam } from '../../shared/query-params.ts';
 
 /**
  * One shape for every log the platform serves (an agent version's execution logs, an always-on
@@ -29,12 +29,7 @@ export const logsQuery = z.strictObject({
     .optional()
     .describe('Lowest severity to return: warn returns warn and error lines'),
   limit: intParam(1, LOG_LIMIT_MAX).default(100).describe(`Page size, 1-${LOG_LIMIT_MAX}, default 100`),
-  cursor: z
-    .string()
-    .min(1, 'must not be empty')
-    .max(1000)
-    .optional()
-    .describe('next_cursor of the previous page, to read the next (older) page'),
+  cursor: cursorParam(),
 });
 export type LogsQuery = z.infer<typeof logsQuery>;
 

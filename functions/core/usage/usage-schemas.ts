@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { intParam } from '../../shared/query-params.ts';
+import { cursorParam, intParam } from '../../shared/query-params.ts';
 import { CALL_RECORD_RETENTION_DAYS } from './call-record-retention.ts';
 
 /**
@@ -94,12 +94,7 @@ const granularity = {
 
 const paging = {
   limit: intParam(1, 200).default(50).describe('Page size, 1-200, default 50'),
-  cursor: z
-    .string()
-    .min(1, 'must not be empty')
-    .max(1000)
-    .optional()
-    .describe('next_cursor of the previous page, to read the next (older) page'),
+  cursor: cursorParam(),
 };
 
 // ---- caller side (/usage…) ----
