@@ -91,6 +91,54 @@ describe('agent registry (end to end over HTTP)', () => {
   });
   after(() => p.close());
 
+  it('a public agent’s id (listed so it can be forked) opens no owner route to an unauthenticated client or another account', async () => {
+    const published = await publish(prompt('id-exposed', { is_public: true }));
+    assert.equal(published.status, 201, published.text);
+    const listed = await p.request<{ agents: { id: string; name: string }[] }>('GET', '/public/agents', {
+      key: null,
+    });
+    const id = listed.body.agents.find((a) => a.name === 'id-exposed')?.id;
+    assert.equal(id, published.body.id, 'the directory lists the version’s id');
+    for (const key of [outsider.key, null]) {
+      const expected = key ? 404 : 401;
+      const attempts: [string, string, unknown][] = [
+        ['GET', `/agents/${id}`, undefined],
+        ['GET', `/agents/${id}/logs`, undefined],
+        ['GET', `/agents/${id}/delete-check`, undefined],
+        ['PATCH', `/agents/${id}`, { description: 'taken over' }],
+        ['DELETE', `/agents/${id}`, undefined],
+      ];
+      for (const [method, path, body] of attempts) {
+        const res: { status: number; text: string } = await p.request(method, path, {
+          key,
+          ...(body ? { body } : {}),
+        });
+        assert.equal(
+          res.status,
+          expected,
+          `${method} ${path} as ${key ? 'another account' : 'nobody'}: ${res.text}`,
+        );
+      }
+      const upload = await p.request('POST', `/agents/${id}/upload`, {
+        key,
+        rawBody: Buffer.from('not a bundle'),
+        headers: { 'content-type': 'application/gzip' },
+      });
+      assert.ok([401, 404].includes(upload.status), `upload: ${upload.status} ${upload.text}`);
+      assert.notEqual(upload.status, 200);
+    }
+    const still = await p.request<{ description: string; deleted_at: string | null }>(
+      'GET',
+      `/agents/${id}`,
+      {
+        key: owner.key,
+      },
+    );
+    assert.equal(still.status, 200);
+    assert.equal(still.body.deleted_at, null);
+    assert.notEqual(still.body.description, 'taken over');
+  });
+
   it('publishes v1, v2, … with the canonical fields; older versions are deprecated with a sunset 60 days on', async () => {
     const v1 = await publish(prompt('summarise'));
     assert.equal(v1.status, 201, v1.text);
