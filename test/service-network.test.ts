@@ -395,14 +395,32 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
   });
 
   it('removeStaleRuns ends the pasta daemons a crashed platform left behind', async () => {
-    const s = await session('net-stale', []);
-    const controller = new AbortController();
-    let spawned!: () => void;
-    const running = new Promise<void>((r) => {
-      spawned = r;
+    const s = await sandbox().openSession({
+      runId: 'net-stale',
+      workspaceId: 'ws',
+      env: { STALE_NET_MARK: 'stale-net-mark' },
+      network: 'egress',
+      limits: DEFAULT_SANDBOX_LIMITS,
+      deadlineMs: Date.now() + 60_000,
     });
-    const exec = s.exec('sleep 30', { signal: controller.signal, onSpawn: () => spawned() });
-    await running;
+    const controller = new AbortController();
+    const exec = s.exec('sleep 30', { signal: controller.signal });
+    // onSpawn fires when bubblewrap starts, before it has set up the namespace; ending pasta then
+    // fails the setup instead of modelling a crash. Wait for the user's command itself.
+    await waitFor(
+      'the command to run inside the sandbox',
+      async () => {
+        for (const pid of await readdir('/proc')) {
+          if (!/^\d+$/.test(pid)) continue;
+          const comm = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
+          if (comm !== 'sleep') continue;
+          const env = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+          if (env.includes('stale-net-mark')) return true;
+        }
+        return undefined;
+      },
+      20_000,
+    );
     assert.equal(
       (await processesWith(join(runsDir, '.pasta', 'net-stale'))).length,
       1,
