@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { DASHBOARD_CSP } from '../functions/platform/dashboard-assets.ts';
-import { buildDashboard } from '../scripts/build-web.ts';
-import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
-import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+import { type DashboardHarness, signIn, startDashboard } from './helpers/dashboard.ts';
+import type { FakeLlmProviders } from './helpers/fake-llm-providers.ts';
+import { errorOf, type TestPlatform } from './helpers/platform.ts';
 
-/** Debian's chromium (`.ci/run` and `npm test`'s pretest install it); the browser tests drive it. */
-const CHROMIUM = '/usr/bin/chromium';
 /** The issue's budget for the first load: compressed JavaScript, as the server sends it. */
 const FIRST_LOAD_JS_BUDGET = 300 * 1024;
 
@@ -21,24 +16,15 @@ const FIRST_LOAD_JS_BUDGET = 300 * 1024;
  * auto-disabled schedule. Everything stays on loopback.
  */
 describe('dashboard: served at / and used in Chromium', () => {
-  let buildDir: string;
+  let harness: DashboardHarness;
   let fake: FakeLlmProviders;
   let p: TestPlatform;
   let browser: Browser;
   let user: { key: string; accountId: string; workspaceId: string };
 
   before(async () => {
-    buildDir = await mkdtemp(join(tmpdir(), 'agenthost-dashboard-'));
-    await buildDashboard(buildDir);
-    fake = await startFakeLlm();
-    p = await startTestPlatform(
-      { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
-      'sqlite',
-      {},
-      { dashboardDir: buildDir },
-    );
-    // The browser's day and the platform's are the same day.
-    p.clock.set(new Date());
+    harness = await startDashboard();
+    ({ p, fake, browser } = harness);
     user = await p.createAccount('dash', 'pro');
     const published = await p.request('POST', '/agents?allow_no_secrets=true', {
       key: user.key,
@@ -74,25 +60,11 @@ describe('dashboard: served at / and used in Chromium', () => {
       { key: user.key, body: {} },
     );
     assert.equal(failed.body.status, 'error', failed.text);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
-      // page is ours, served from loopback.
-      args: ['--no-sandbox'],
-    });
   });
 
   after(async () => {
-    await browser?.close();
-    await p?.close();
-    await fake?.close();
-    await rm(buildDir, { recursive: true, force: true });
+    await harness?.close();
   });
-
-  const signIn = async (page: Page, key: string) => {
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  };
 
   it('serves the page with a strict policy and hashed assets as immutable; the API keeps its routes', async () => {
     const page = await fetch(`${p.url}/`, { headers: { 'accept-encoding': 'br' } });

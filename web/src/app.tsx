@@ -4,13 +4,10 @@ import { clientFor } from './api-client.ts';
 import { ApiError } from './api-error.tsx';
 import { WorkspaceSwitcher } from './components/workspace-switcher.tsx';
 import { useHashRoute } from './hash-route.ts';
-import { Overview } from './pages/overview.tsx';
 import { SignIn } from './pages/sign-in.tsx';
+import { matchPage, PAGES } from './pages.ts';
 import { SessionContext } from './session.tsx';
 import { sessionStore } from './session-store.ts';
-
-/** The pages there are, in the navigation's order. Pages not built yet are not listed. */
-const PAGES = [{ path: '/overview', title: 'Overview', component: Overview }];
 
 export function App() {
   const queryClient = useQueryClient();
@@ -43,7 +40,8 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void
   const list = workspaces.data?.workspaces ?? [];
   // The one chosen in this tab if the key still reaches it, else the personal one.
   const workspace = list.find((w) => w.id === chosen) ?? list.find((w) => w.personal) ?? list[0];
-  const page = PAGES.find((p) => p.path === route);
+  const matched = matchPage(route);
+  const page = matched?.page;
 
   return (
     <>
@@ -81,8 +79,8 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void
         {workspaces.isSuccess && !workspace && <p>This key reaches no workspace.</p>}
         {workspace && (
           <SessionContext.Provider value={{ client, workspaceId: workspace.id }}>
-            {page ? (
-              <page.component />
+            {matched ? (
+              <matched.page.component params={matched.params} />
             ) : (
               <section>
                 <h1>Page not found</h1>

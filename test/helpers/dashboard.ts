@@ -1,0 +1,77 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
+import { buildDashboard } from '../../scripts/build-web.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from './fake-llm-providers.ts';
+import { startTestPlatform, type TestPlatform } from './platform.ts';
+
+/** Debian's chromium (`.ci/run` and `npm test`'s pretest install it); the browser tests drive it. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+export interface DashboardHarness {
+  p: TestPlatform;
+  fake: FakeLlmProviders;
+  browser: Browser;
+  /** A fresh browser context (no storage shared with other tests) on the dashboard. */
+  open: (options?: BrowserContextOptions) => Promise<Page>;
+  /** A fresh context, signed in with `key`, on the page at `hash` (`#/agents`) once it shows. */
+  signedIn: (key: string, hash?: string, options?: BrowserContextOptions) => Promise<Page>;
+  close: () => Promise<void>;
+}
+
+/** Fills the sign-in form as a user would. */
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * The dashboard as the tests drive it: a build of web/ made now (so the source as it is is
+ * tested), the local platform serving it with its OpenAI provider pointed at the fake model, and
+ * headless Chromium. Its clock is set to now, so the browser's day and the platform's agree.
+ * Everything stays on loopback.
+ */
+export async function startDashboard(env: Record<string, string> = {}): Promise<DashboardHarness> {
+  const buildDir = await mkdtemp(join(tmpdir(), 'agenthost-dashboard-'));
+  await buildDashboard(buildDir);
+  const fake = await startFakeLlm();
+  const p = await startTestPlatform(
+    { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai, ...env },
+    'sqlite',
+    {},
+    { dashboardDir: buildDir },
+  );
+  p.clock.set(new Date());
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
+    // page is ours, served from loopback.
+    args: ['--no-sandbox'],
+  });
+  const open = async (options?: BrowserContextOptions) => {
+    const context = await browser.newContext(options);
+    const page = await context.newPage();
+    await page.goto(`${p.url}/`);
+    return page;
+  };
+  return {
+    p,
+    fake,
+    browser,
+    open,
+    signedIn: async (key, hash, options) => {
+      const page = await open(options);
+      await signIn(page, key);
+      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      if (hash) await page.goto(`${p.url}/${hash}`);
+      return page;
+    },
+    close: async () => {
+      await browser.close();
+      await p.close();
+      await fake.close();
+      await rm(buildDir, { recursive: true, force: true });
+    },
+  };
+}
