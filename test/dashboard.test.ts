@@ -188,6 +188,25 @@ describe('dashboard: served at / and used in Chromium', () => {
     await context.close();
   });
 
+  it('shows a page that fails to render as an error with a way back, never a blank page', async () => {
+    const page = await harness.open();
+    // An answer shaped other than the page expects: the usage summary without its quotas.
+    await page.route(`${p.url}/usage`, (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: '{}' }),
+    );
+    await signIn(page, user.key);
+    const alert = page.getByRole('alert').filter({ hasText: 'The page could not be shown' });
+    await alert.waitFor();
+    assert.match((await alert.textContent()) ?? '', /PAGE_ERROR/);
+    // The rest of the app still works: the navigation and the workspace switcher are there.
+    await page.getByRole('heading', { name: 'This page failed' }).waitFor();
+    assert.equal(await page.getByLabel('Workspace').count(), 1);
+    await page.unroute(`${p.url}/usage`);
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByTestId('quota-calls').waitFor();
+    await page.context().close();
+  });
+
   it('fits a phone’s width and follows a dark colour scheme', async () => {
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, colorScheme: 'dark' });
     const page = await context.newPage();

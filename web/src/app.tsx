@@ -2,6 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'preact/hooks';
 import { clientFor } from './api-client.ts';
 import { ApiError } from './api-error.tsx';
+import { PageErrorBoundary } from './components/page-error-boundary.tsx';
 import { WorkspaceSwitcher } from './components/workspace-switcher.tsx';
 import { useHashRoute } from './hash-route.ts';
 import { SignIn } from './pages/sign-in.tsx';
@@ -80,7 +81,10 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void
         {workspace && (
           <SessionContext.Provider value={{ client, workspaceId: workspace.id }}>
             {matched ? (
-              <matched.page.component params={matched.params} />
+              // Keyed by the route so that a page that failed is tried afresh on the next one.
+              <PageErrorBoundary key={route}>
+                <matched.page.component params={matched.params} />
+              </PageErrorBoundary>
             ) : (
               <section>
                 <h1>Page not found</h1>
