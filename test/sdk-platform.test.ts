@@ -121,6 +121,9 @@ describe('the SDK against the local platform', () => {
     const summary: string = result.data.summary;
     assert.equal(summary, 'short');
     assert.equal(result.metadata.version, 'v1');
+    // The answer's headers come along (the dashboard's playground shows them).
+    assert.equal(result.headers.get('x-request-id'), result.metadata.request_id);
+    assert.match(result.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/);
 
     await client.agents.publish({
       name: 'reader',
