@@ -61,10 +61,14 @@ export function AgentPlayground({ agent }: { agent: Agent }) {
     mutationFn: async (input: Record<string, unknown>): Promise<Outcome> => {
       const started = performance.now();
       try {
-        const result = await client.agents.call(ref, input as Record<string, never>, {
-          endpoint,
-          ...(files.length > 0 ? { files } : {}),
-        });
+        const result = await client.agents.call<Record<string, unknown>, Record<string, unknown>>(
+          ref,
+          input,
+          {
+            endpoint,
+            ...(files.length > 0 ? { files } : {}),
+          },
+        );
         return { roundTripMs: performance.now() - started, result };
       } catch (error) {
         return { roundTripMs: performance.now() - started, error };
