@@ -450,6 +450,28 @@ describe('agent registry (end to end over HTTP)', () => {
       tools.body.agents.map((a) => a.name),
       ['open-tool'],
     );
+    // q: text in org/name or the description, any case; combined with the other filters.
+    const searched = await p.request<{ agents: { name: string }[] }>('GET', '/public/agents?q=OPEN-T', {
+      key: null,
+    });
+    assert.deepEqual(
+      searched.body.agents.map((a) => a.name),
+      ['open-tool'],
+    );
+    const byOrg = await p.request<{ agents: { name: string }[] }>(
+      'GET',
+      `/public/agents?q=${owner.org}/&tag=files`,
+      { key: null },
+    );
+    assert.deepEqual(byOrg.body.agents.map((a) => a.name).sort(), ['open-tool', 'server-only']);
+    const none = await p.request<{ agents: unknown[]; total: number }>(
+      'GET',
+      '/public/agents?q=private-one',
+      {
+        key: null,
+      },
+    );
+    assert.deepEqual([none.body.agents.length, none.body.total], [0, 0]);
     const paged = await p.request<{ agents: unknown[]; total: number }>(
       'GET',
       '/public/agents?limit=1&offset=1',

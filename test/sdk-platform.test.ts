@@ -121,6 +121,9 @@ describe('the SDK against the local platform', () => {
     const summary: string = result.data.summary;
     assert.equal(summary, 'short');
     assert.equal(result.metadata.version, 'v1');
+    // The answer's headers come along (the dashboard's playground shows them).
+    assert.equal(result.headers.get('x-request-id'), result.metadata.request_id);
+    assert.match(result.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/);
 
     await client.agents.publish({
       name: 'reader',
@@ -178,6 +181,22 @@ describe('the SDK against the local platform', () => {
     const all = [];
     for await (const line of client.agents.iterateLogs(summariseV1.id, { limit: 2 })) all.push(line);
     assert.deepEqual(all, whole.logs);
+
+    // Fork a public, source-available agent; then delete the copy after its delete-check.
+    const open = await client.agents.publish({
+      name: 'open-notes',
+      description: 'Takes notes.',
+      supported_providers: ['anthropic'],
+      is_public: true,
+      allow_local_download: true,
+      prompt_template: 'Notes on {{topic}}',
+    });
+    const copy = await client.agents.fork(open.id, { new_name: 'my-notes' });
+    assert.deepEqual([copy.ref, copy.forked_from], ['sdkco/my-notes/v1', open.ref]);
+    const check = await client.agents.deleteCheck(copy.id);
+    assert.deepEqual([check.can_delete, check.confirmation, check.versions], [true, 'none', ['v1']]);
+    await client.agents.delete(copy.id);
+    await assert.rejects(client.agents.get(copy.id), (err: AgentHostError) => err.code === 'NOT_FOUND');
   });
 
   it('schedules: create, list by pages, trigger', async () => {

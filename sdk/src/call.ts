@@ -37,6 +37,8 @@ export interface CallResult<Out> {
   metadata: CallEnvelope['metadata'];
   /** Set when the version called is deprecated (spec "Versioning"). */
   deprecation?: { sunset: string | null; successor: string | null };
+  /** The answer's headers: X-Request-Id, X-RateLimit-Limit, -Remaining and -Reset, Deprecation … */
+  headers: Headers;
 }
 
 /**
@@ -164,6 +166,7 @@ export async function callAgent<
     data: envelope.data as Out,
     warnings: envelope.warnings,
     metadata: envelope.metadata,
+    headers,
     ...(headers.get('deprecation') ? { deprecation: { sunset: headers.get('sunset'), successor } } : {}),
   };
 }

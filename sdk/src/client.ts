@@ -122,6 +122,17 @@ export function createClient(options: ClientOptions) {
         const page = await agents.logs(id, { ...query, ...(cursor ? { cursor } : {}) });
         return { items: page.logs, next: page.next_cursor };
       }),
+    /** What deleting the version (or all its versions) touches, and the confirmation it needs. */
+    deleteCheck: async (id: string) =>
+      unwrap(await api.GET('/agents/{id}/delete-check', { params: { path: { id } } })),
+    /** Soft-deletes the version (`mode: 'all_versions'`: every version); `force` past dependents. */
+    delete: async (
+      id: string,
+      query: NonNullable<paths['/agents/{id}']['delete']['parameters']['query']> = {},
+    ) => unwrap(await api.DELETE('/agents/{id}', { params: { path: { id }, query } })),
+    /** Copies a public, source-available version as v1 of a new agent in a workspace the caller owns. */
+    fork: async (id: string, body: Body<'/agents/{id}/fork', 'post'> = {}) =>
+      unwrap(await api.POST('/agents/{id}/fork', { params: { path: { id } }, body })),
     /**
      * Calls `ref`: a typed ref (`agenthost-sdk types` writes one per agent) types the input and the
      * answer, `agents.call(summarise, { text })`; a plain `org/name@v2` takes type arguments,

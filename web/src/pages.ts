@@ -1,4 +1,6 @@
 import type { ComponentType } from 'preact';
+import { Agents } from './pages/agents.tsx';
+import { Directory } from './pages/directory.tsx';
 import { Overview } from './pages/overview.tsx';
 
 /** What a page is given: the path segments after its own (`#/agents/ag_1/logs` → `['ag_1', 'logs']`). */
@@ -14,7 +16,11 @@ export interface Page {
 }
 
 /** The pages there are, in the navigation's order. */
-export const PAGES: Page[] = [{ path: '/overview', title: 'Overview', component: Overview }];
+export const PAGES: Page[] = [
+  { path: '/overview', title: 'Overview', component: Overview },
+  { path: '/agents', title: 'Agents', component: Agents },
+  { path: '/directory', title: 'Directory', component: Directory },
+];
 
 /** The page a route names and the segments after its path, or undefined for no page. */
 export function matchPage(route: string): { page: Page; params: string[] } | undefined {

@@ -85,6 +85,12 @@ export const forkBody = z.strictObject({
 });
 
 export const publicListQuery = z.strictObject({
+  q: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('Only agents whose org/name or description contains this text (case-insensitive)'),
   tag: z.string().min(1).max(64).optional(),
   type: z.enum(['prompt', 'tool', 'agent', 'skill']).optional(),
   limit: intParam(1, 200).default(50),

@@ -12,16 +12,26 @@ export const DOWNLOAD_URL_TTL_SECONDS = 15 * 60;
 /** GET /public/agents: the newest live public version of each public agent, filtered, paged. */
 export async function listPublicAgents(
   deps: CoreDeps,
-  query: { tag?: string | undefined; type?: string | undefined; limit: number; offset: number },
+  query: {
+    q?: string | undefined;
+    tag?: string | undefined;
+    type?: string | undefined;
+    limit: number;
+    offset: number;
+  },
 ) {
   const heads = await queryAll(deps.store, { index: 'gsi2', pk: agentKeys.publicDirectory });
   const now = deps.clock.now();
+  const text = query.q?.toLowerCase();
   const listed: AgentVersion[] = [];
   for (const head of heads) {
     if (query.type && head.type !== query.type) continue;
     if (query.tag && !(Array.isArray(head.tags) && head.tags.includes(query.tag))) continue;
     const latest = await findLatest(deps, String(head.org), String(head.name));
-    if (latest?.manifest.is_public && isCallable(latest, now)) listed.push(latest);
+    if (!latest?.manifest.is_public || !isCallable(latest, now)) continue;
+    // Matched on the version listed, so the description searched is the one shown.
+    if (text && !matches(latest, text)) continue;
+    listed.push(latest);
   }
   return {
     agents: listed.slice(query.offset, query.offset + query.limit).map(summary),
@@ -113,6 +123,14 @@ export async function downloadPublicAgent(deps: CoreDeps, org: string, name: str
         }
       : null,
   };
+}
+
+/** Whether `text` (lower case) is in the agent's org/name or its description. */
+function matches(agent: AgentVersion, text: string): boolean {
+  return (
+    `${agent.org}/${agent.name}`.toLowerCase().includes(text) ||
+    agent.manifest.description.toLowerCase().includes(text)
+  );
 }
 
 function summary(agent: AgentVersion) {

@@ -5765,6 +5765,8 @@ export interface operations {
     listPublicAgents: {
         parameters: {
             query?: {
+                /** @description Only agents whose org/name or description contains this text (case-insensitive) */
+                q?: string;
                 tag?: string;
                 type?: "prompt" | "tool" | "agent" | "skill";
                 limit?: number;
