@@ -222,6 +222,17 @@ describe('dashboard: agents, playground and directory', () => {
     await page.getByLabel('Input (JSON object)').fill('[1, 2]');
     await page.getByRole('button', { name: 'Call' }).click();
     await page.getByText('The input must be a JSON object').waitFor();
+
+    // A model that fails: LLM_ERROR is retryable, but one click sends one call (the page does not
+    // retry behind the user's back: each try is a model call, perhaps a paid one).
+    await page.getByLabel('Input (JSON object)').fill('{"who": "Dee"}');
+    fake.enqueue({ status: 500, errorMessage: 'upstream is down' });
+    const beforeFailure = fake.calls.length;
+    await page.getByRole('button', { name: 'Call' }).click();
+    await page.getByTestId('call-error').getByText('LLM_ERROR').waitFor();
+    // Were the SDK retrying, its next attempt would come within a second.
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(fake.calls.length, beforeFailure + 1, 'one click, one model call');
     await page.context().close();
   });
 
@@ -272,7 +283,16 @@ describe('dashboard: agents, playground and directory', () => {
       errors,
       failed.map((l) => l.message),
     );
-    assert.match(errors[0] ?? '', /failed with INVALID_INPUT/);
+    // The playground test's refused input and model failure (the test's clock stands still, so
+    // their order is the API's for equal timestamps, checked above).
+    assert.ok(
+      errors.some((m) => /failed with LLM_ERROR/.test(m)),
+      errors.join('\n'),
+    );
+    assert.ok(
+      errors.some((m) => /failed with INVALID_INPUT/.test(m)),
+      errors.join('\n'),
+    );
 
     // A call from the playground shows up once it is answered.
     await page.getByLabel('Level').selectOption('info');

@@ -3,8 +3,7 @@ import { render } from 'preact';
 import { App } from './app.tsx';
 import './styles.css';
 
-// The SDK already retries what the API calls retryable (with its wait); a second layer of retries
-// here would only delay showing an error.
+// No retries, here or in the SDK's client (api-client.ts): an error is shown as soon as it comes.
 const queryClient = new QueryClient({
   defaultOptions: { queries: { retry: false, refetchOnWindowFocus: true, staleTime: 15_000 } },
 });
