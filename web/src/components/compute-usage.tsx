@@ -12,7 +12,8 @@ export interface ComputeUsageData {
 
 /**
  * Sandbox compute (code-runtime and managed-loop runs): the totals, seconds per UTC day as bars
- * with the numbers under them, and the agents that used it. Direct-LLM calls use none.
+ * with the numbers under them, and the agents that used it. Direct-LLM calls use none, so a range
+ * without any says so instead of drawing an empty chart.
  */
 export function ComputeUsage({ compute }: { compute: ComputeUsageData }) {
   const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -23,35 +24,41 @@ export function ComputeUsage({ compute }: { compute: ComputeUsageData }) {
         {compute.sandbox_calls === 1 ? 'run' : 'runs'}, <strong>{formatDuration(compute.compute_ms)}</strong>{' '}
         of compute ({compute.compute_hours} hours)
       </p>
-      <DayChart
-        label={`Sandbox compute per day over ${compute.days.length} days: ${seconds(compute.compute_ms)} seconds in ${compute.sandbox_calls} runs`}
-        legend={<span class="legend legend-calls">seconds of sandbox compute per UTC day</span>}
-        formatValue={(s) => `${s} s`}
-        bars={compute.days.map((d) => ({
-          day: d.day,
-          value: seconds(d.compute_ms),
-          title: `${d.day.slice(5)}: ${formatDuration(d.compute_ms)} in ${d.sandbox_calls} runs`,
-        }))}
-      >
-        <table data-testid="compute-by-day">
-          <thead>
-            <tr>
-              <th scope="col">Day (UTC)</th>
-              <th scope="col">Sandbox runs</th>
-              <th scope="col">Compute</th>
-            </tr>
-          </thead>
-          <tbody>
-            {compute.days.map((d) => (
-              <tr key={d.day}>
-                <th scope="row">{d.day}</th>
-                <td>{formatCount(d.sandbox_calls)}</td>
-                <td>{formatDuration(d.compute_ms)}</td>
+      {compute.compute_ms === 0 ? (
+        <p class="muted">
+          No sandbox compute in this range: prompt agents call the model directly, in no sandbox.
+        </p>
+      ) : (
+        <DayChart
+          label={`Sandbox compute per day over ${compute.days.length} days: ${seconds(compute.compute_ms)} seconds in ${compute.sandbox_calls} runs`}
+          legend={<span class="legend legend-calls">seconds of sandbox compute per UTC day</span>}
+          formatValue={(s) => `${s} s`}
+          bars={compute.days.map((d) => ({
+            day: d.day,
+            value: seconds(d.compute_ms),
+            title: `${d.day.slice(5)}: ${formatDuration(d.compute_ms)} in ${d.sandbox_calls} runs`,
+          }))}
+        >
+          <table data-testid="compute-by-day">
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                <th scope="col">Sandbox runs</th>
+                <th scope="col">Compute</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </DayChart>
+            </thead>
+            <tbody>
+              {compute.days.map((d) => (
+                <tr key={d.day}>
+                  <th scope="row">{d.day}</th>
+                  <td>{formatCount(d.sandbox_calls)}</td>
+                  <td>{formatDuration(d.compute_ms)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </DayChart>
+      )}
       {compute.agents.length > 0 && (
         <div class="table-scroll">
           <table data-testid="compute-by-agent">

@@ -59,7 +59,10 @@ export function DayChart({
                 <title>{b.title}</title>
               </rect>
               {part > 0 && <rect class="bar-failed" x={x} y={y(part)} width={barW} height={y(0) - y(part)} />}
-              {(i === 0 || i === bars.length - 1 || i % tickEvery === 0) && (
+              {(i === 0 ||
+                i === bars.length - 1 ||
+                // Not so close to the last day's label that the two overlap.
+                (i % tickEvery === 0 && bars.length - 1 - i >= tickEvery / 2)) && (
                 <text class="tick" x={x + barW / 2} y={HEIGHT - 6} text-anchor="middle">
                   {b.day.slice(5, 10)}
                 </text>
