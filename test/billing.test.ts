@@ -65,6 +65,35 @@ describe('billing with local payments: checkout page, confirm, balance, transact
       );
     }
     assert.equal((await p.request('POST', '/billing/webhook', { key: null, rawBody: '{}' })).status, 400);
+  });
+
+  it('answers the page’s own form with the paid page and its way back to the dashboard, not JSON', async () => {
+    const a = await createAccount(p.deps, { org: 'browser-payer', tier: 'pro' });
+    const co = await p.request<Checkout>('POST', '/billing/checkout', {
+      key: a.api_key,
+      body: { credits: 700 },
+    });
+    const path = new URL(co.body.checkout_url).pathname;
+    const open = await (await fetch(`${p.url}${path}`)).text();
+    assert.match(open, /href="\/#\/billing\/cancelled"/, 'a way back without paying');
+    // What a browser sends for the page's <form method="post">: a form body (here empty).
+    const posted = await fetch(`${p.url}${path}/confirm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: p.url },
+      body: '',
+    });
+    assert.equal(posted.status, 200);
+    assert.match(posted.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await posted.text();
+    assert.match(
+      html,
+      /This checkout is <strong>paid<\/strong>[\s\S]*href="\/#\/billing\/paid">Back to agenthost/,
+    );
+    assert.doesNotMatch(html, /Confirm payment/);
+    const balance = await p.request<{ balance_credits: number }>('GET', '/billing/balance', {
+      key: a.api_key,
+    });
+    assert.equal(balance.body.balance_credits, 700);
     assert.equal(
       (await p.request('GET', '/billing/checkout/lcs_unknown_session_id_xx', { key: null })).status,
       404,
@@ -107,6 +136,9 @@ describe('billing with Stripe (the SDK against a loopback server speaking Stripe
     assert.equal(sent.form.get('line_items[0][price_data][currency]'), 'usd');
     assert.equal(sent.form.get('metadata[account_id]'), a.account.id);
     assert.equal(sent.form.get('client_reference_id'), a.account.id);
+    // The payer's browser comes back to the dashboard's billing page, not to a keyed API route.
+    assert.match(sent.form.get('success_url') ?? '', /\/#\/billing\/paid$/);
+    assert.match(sent.form.get('cancel_url') ?? '', /\/#\/billing\/cancelled$/);
 
     const event = (id: string, status = 'paid') => fake.completedEvent(id, 'cs_test_1', status);
     const signed = fake.signed;

@@ -17,7 +17,13 @@ export const operations: Operations<'billing'> = {
   paymentWebhook: ({ deps, body, header }) => stripeWebhook(deps, body.data, header('stripe-signature')),
   localCheckoutPage: async ({ deps, params }) =>
     new HtmlReply(await localCheckoutPage(deps, params.session_id)),
-  confirmLocalCheckout: ({ deps, params }) => confirmLocalCheckout(deps, params.session_id),
+  confirmLocalCheckout: async ({ deps, params, header }) => {
+    const confirmed = await confirmLocalCheckout(deps, params.session_id);
+    // The checkout page's form posts here from a browser: it gets the page back, now paid, with
+    // its link back to the dashboard, not a JSON body to stare at. API clients send no form.
+    const formPost = /^application\/x-www-form-urlencoded\b/i.test(header('content-type') ?? '');
+    return formPost ? new HtmlReply(await localCheckoutPage(deps, params.session_id)) : confirmed;
+  },
 };
 
 export const handler = createModuleHandler('billing', operations, lambdaDeps);

@@ -192,6 +192,15 @@ export function createClient(options: ClientOptions) {
     /** Calls per hour or day over the range, oldest first, empty buckets included. */
     timeseries: async (query: Query<'/usage/timeseries', 'get'> = {}) =>
       unwrap(await api.GET('/usage/timeseries', { params: { query } })),
+    /** The range's counters per group (`group_by`: agent, tenant, status, model, …), most calls first. */
+    breakdown: async (query: Query<'/usage/breakdown', 'get'> = {}) =>
+      unwrap(await api.GET('/usage/breakdown', { params: { query } })),
+    /** The range's counters per X-Platform-Tenant value, `(none)` for calls sent without one. */
+    tenants: async (query: Query<'/usage/tenants', 'get'> = {}) =>
+      unwrap(await api.GET('/usage/tenants', { params: { query } })),
+    /** Sandbox compute of the range: totals, per agent and per UTC day. */
+    compute: async (query: Query<'/usage/compute', 'get'> = {}) =>
+      unwrap(await api.GET('/usage/compute', { params: { query } })),
     logs: async (query: Query<'/usage/logs', 'get'> = {}) =>
       unwrap(await api.GET('/usage/logs', { params: { query } })),
     /** Every call record in the range, newest first, following next_cursor. */
@@ -200,6 +209,21 @@ export function createClient(options: ClientOptions) {
         const page = await usage.logs({ ...query, ...(cursor ? { cursor } : {}) });
         return { items: page.logs, next: page.next_cursor };
       }),
+  };
+
+  /** The author's side: calls from any account to the agents of the workspaces the caller owns. */
+  const authorUsage = {
+    /** Totals, distinct callers and the credits callers paid (`earnings_credits`). */
+    summary: async (query: Query<'/author-usage', 'get'> = {}) =>
+      unwrap(await api.GET('/author-usage', { params: { query } })),
+    timeseries: async (query: Query<'/author-usage/timeseries', 'get'> = {}) =>
+      unwrap(await api.GET('/author-usage/timeseries', { params: { query } })),
+    /** As usage.breakdown, plus `group_by: 'caller'` (the calling account's id). */
+    breakdown: async (query: Query<'/author-usage/breakdown', 'get'> = {}) =>
+      unwrap(await api.GET('/author-usage/breakdown', { params: { query } })),
+    /** Call records, newest first; callers by account id, without their key ids. */
+    logs: async (query: Query<'/author-usage/logs', 'get'> = {}) =>
+      unwrap(await api.GET('/author-usage/logs', { params: { query } })),
   };
 
   const publicDirectory = {
@@ -347,6 +371,7 @@ export function createClient(options: ClientOptions) {
     schedules,
     apiKeys,
     usage,
+    authorUsage,
     public: publicDirectory,
     services,
     billing,

@@ -1,7 +1,9 @@
 import type { ComponentType } from 'preact';
 import { Agents } from './pages/agents.tsx';
+import { Billing } from './pages/billing.tsx';
 import { Directory } from './pages/directory.tsx';
 import { Overview } from './pages/overview.tsx';
+import { Usage } from './pages/usage.tsx';
 
 /** What a page is given: the path segments after its own (`#/agents/ag_1/logs` → `['ag_1', 'logs']`). */
 export interface PageProps {
@@ -20,6 +22,8 @@ export const PAGES: Page[] = [
   { path: '/overview', title: 'Overview', component: Overview },
   { path: '/agents', title: 'Agents', component: Agents },
   { path: '/directory', title: 'Directory', component: Directory },
+  { path: '/usage', title: 'Usage', component: Usage },
+  { path: '/billing', title: 'Billing', component: Billing },
 ];
 
 /** The page a route names and the segments after its path, or undefined for no page. */

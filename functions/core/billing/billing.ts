@@ -11,6 +11,13 @@ export const CURRENCY = 'usd';
 /** An unpaid checkout is forgotten after this long. */
 const CHECKOUT_TTL_SECONDS = 7 * 86_400;
 
+/**
+ * Where a payer's browser goes after a checkout: the dashboard's billing page (served at `/` by
+ * the platform, docs/dashboard.md), which refreshes the balance. Not an API route: a browser
+ * arrives without a key.
+ */
+export const CHECKOUT_RETURN_PATHS = { paid: '/#/billing/paid', cancelled: '/#/billing/cancelled' } as const;
+
 const checkoutKey = (sessionId: string) => ({ pk: `CHECKOUT#${sessionId}`, sk: 'CHECKOUT' });
 const stripeEventKey = (eventId: string) => ({ pk: `PAYMENTEVENT#${eventId}`, sk: 'EVENT' });
 
@@ -31,8 +38,8 @@ export async function createCheckout(deps: CoreDeps, auth: AuthContext, credits:
     credits,
     amountCents,
     currency: CURRENCY,
-    successUrl: `${base}/billing/balance?checkout=success`,
-    cancelUrl: `${base}/billing/balance?checkout=cancelled`,
+    successUrl: `${base}${CHECKOUT_RETURN_PATHS.paid}`,
+    cancelUrl: `${base}${CHECKOUT_RETURN_PATHS.cancelled}`,
   });
   const now = deps.clock.now();
   await deps.store.put(
@@ -121,11 +128,17 @@ export async function localCheckoutPage(deps: CoreDeps, sessionId: string): Prom
   const credits = Number(checkout.credits);
   const done = checkout.status === 'completed';
   const id = escapeHtml(sessionId);
-  return `<!doctype html><html><head><meta charset="utf-8"><title>agenthost checkout</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto}button{font-size:1rem;padding:.5rem 1rem}</style></head>
+  // The page is served by the platform that serves the dashboard, so its way back is a path on
+  // this origin (where the dashboard's tab keeps its session).
+  const back = done
+    ? `<p><a href="${CHECKOUT_RETURN_PATHS.paid}">Back to agenthost</a></p>`
+    : `<p><a href="${CHECKOUT_RETURN_PATHS.cancelled}">Cancel and go back to agenthost</a></p>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>agenthost checkout</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem}button{font-size:1rem;padding:.5rem 1rem}</style></head>
 <body><h1>Top up ${credits.toLocaleString('en-US')} credits</h1>
 <p>Local payments: no money moves. ${done ? 'This checkout is <strong>paid</strong>.' : 'Confirm to add the credits to the account.'}</p>
 ${done ? '' : `<form method="post" action="/billing/checkout/${id}/confirm"><button type="submit">Confirm payment</button></form>`}
+${back}
 </body></html>`;
 }
 
