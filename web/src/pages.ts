@@ -1,5 +1,7 @@
 import type { ComponentType } from 'preact';
 import { Overview } from './pages/overview.tsx';
+import { Schedules } from './pages/schedules.tsx';
+import { Services } from './pages/services.tsx';
 
 /** What a page is given: the path segments after its own (`#/agents/ag_1/logs` → `['ag_1', 'logs']`). */
 export interface PageProps {
@@ -14,7 +16,11 @@ export interface Page {
 }
 
 /** The pages there are, in the navigation's order. */
-export const PAGES: Page[] = [{ path: '/overview', title: 'Overview', component: Overview }];
+export const PAGES: Page[] = [
+  { path: '/overview', title: 'Overview', component: Overview },
+  { path: '/schedules', title: 'Schedules', component: Schedules },
+  { path: '/services', title: 'Services', component: Services },
+];
 
 /** The page a route names and the segments after its path, or undefined for no page. */
 export function matchPage(route: string): { page: Page; params: string[] } | undefined {
