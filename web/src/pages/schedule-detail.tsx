@@ -73,7 +73,6 @@ export function ScheduleDetail({ id }: { id: string }) {
       <details class="edit">
         <summary>Edit the schedule</summary>
         <ScheduleForm
-          key={s.updated_at}
           schedule={s}
           onChange={async (change) => {
             await client.schedules.update(workspaceId, s.id, change);
