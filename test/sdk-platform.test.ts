@@ -213,6 +213,23 @@ describe('the SDK against the local platform', () => {
     const run = await client.schedules.trigger(workspaceId, created.id);
     assert.equal(run.status, 'success');
     assert.deepEqual(run.output, { summary: 'triggered' });
+
+    const disabled = await client.schedules.update(workspaceId, created.id, { enabled: false });
+    assert.equal(disabled.enabled, false);
+    assert.equal(disabled.next_run_at, null);
+    const runs = await client.schedules.runs(workspaceId, created.id, { status: 'success' });
+    assert.deepEqual(
+      runs.runs.map((r) => r.run_id),
+      [run.run_id],
+    );
+    assert.equal((await client.schedules.runs(workspaceId, created.id, { status: 'failed' })).total, 0);
+    const events = await client.schedules.events(workspaceId, created.id);
+    assert.deepEqual(
+      events.events.map((e) => e.type),
+      ['disabled', 'created'],
+    );
+    await client.schedules.delete(workspaceId, created.id);
+    await assert.rejects(client.schedules.get(workspaceId, created.id), { code: 'NOT_FOUND' });
   });
 
   it('api keys and usage: create, list, delete a key; usage totals and call records by cursor', async () => {

@@ -4,14 +4,10 @@
  * (neither streams logs). Lines of the newest millisecond already printed are not printed again.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LOOK_BACK_MS, type LogLine, latest, SeenLogLines } from '../shared/log-follow-window.ts';
 import type { CliContext } from './cli-context.ts';
 
-export interface LogLine {
-  timestamp: string;
-  level: string;
-  message: string;
-  request_id: string | null;
-}
+export type { LogLine };
 
 export interface LogQuery {
   since?: string;
@@ -36,9 +32,6 @@ function lineText(l: LogLine): string {
   return `${l.timestamp} ${l.level.toUpperCase().padEnd(5)} ${l.message}${l.request_id ? ` [${l.request_id}]` : ''}`;
 }
 
-/** How far back each poll of --follow looks again, for lines written late (CloudWatch's ingestion lag, commits racing their clock reads). */
-const LOOK_BACK_MS = 30_000;
-
 /** Prints the newest page (oldest line first, as a terminal reads); with --follow, then polls. */
 export async function showLogs(ctx: CliContext, fetchPage: FetchLogPage, flags: LogFlags): Promise<void> {
   const base: LogQuery = {
@@ -56,7 +49,7 @@ export async function showLogs(ctx: CliContext, fetchPage: FetchLogPage, flags: 
   }
   // Following: one JSON document per line with --json (NDJSON), so a pipe can read as it comes.
   const print = (l: LogLine) => ctx.out(ctx.json ? JSON.stringify(l) : lineText(l));
-  const printed = new PrintedLines();
+  const printed = new SeenLogLines();
   printed.take(first.logs, print);
   // A full first page left older lines unshown: the look-back must not print them as new.
   const floor = first.next_cursor ? first.logs.at(-1)?.timestamp : undefined;
@@ -78,44 +71,5 @@ export async function showLogs(ctx: CliContext, fetchPage: FetchLogPage, flags: 
       cursor = page.next_cursor;
     } while (cursor);
     printed.take(lines, print);
-  }
-}
-
-function latest(...times: (string | undefined)[]): string | undefined {
-  const set = times.filter((t): t is string => t !== undefined);
-  return set.length ? set.reduce((a, b) => (a > b ? a : b)) : undefined;
-}
-
-/**
- * The lines --follow has printed within the look-back window, counted (a service may print the
- * same line twice in one millisecond: both are shown, once each): a poll prints, of each distinct
- * line, only the copies beyond those already printed.
- */
-class PrintedLines {
-  private readonly counts = new Map<string, { timestamp: string; count: number }>();
-  private newest = '';
-
-  take(newestFirst: LogLine[], print: (l: LogLine) => void): void {
-    const seen = new Map<string, number>();
-    for (const l of [...newestFirst].reverse()) {
-      const key = JSON.stringify([l.timestamp, l.level, l.message, l.request_id]);
-      const n = (seen.get(key) ?? 0) + 1;
-      seen.set(key, n);
-      const entry = this.counts.get(key) ?? { timestamp: l.timestamp, count: 0 };
-      if (n > entry.count) {
-        entry.count = n;
-        this.counts.set(key, entry);
-        print(l);
-      }
-      if (l.timestamp > this.newest) this.newest = l.timestamp;
-    }
-  }
-
-  /** The start of the next poll's window; lines older than it are forgotten. */
-  lookBackFrom(ms: number): string | undefined {
-    if (!this.newest) return undefined;
-    const from = new Date(Date.parse(this.newest) - ms).toISOString();
-    for (const [key, e] of this.counts) if (e.timestamp < from) this.counts.delete(key);
-    return from;
   }
 }

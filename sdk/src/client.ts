@@ -158,6 +158,54 @@ export function createClient(options: ClientOptions) {
           params: { path: { workspace_id, schedule_id } },
         }),
       ),
+    /** Changes the fields given; a new cron or time zone moves the next run, `version` pins it. */
+    update: async (
+      workspace_id: string,
+      schedule_id: string,
+      body: Body<'/workspaces/{workspace_id}/schedules/{schedule_id}', 'patch'>,
+    ) =>
+      unwrap(
+        await api.PATCH('/workspaces/{workspace_id}/schedules/{schedule_id}', {
+          params: { path: { workspace_id, schedule_id } },
+          body,
+        }),
+      ),
+    /** Removes it; its runs and timeline stay readable. */
+    delete: async (workspace_id: string, schedule_id: string) =>
+      unwrap(
+        await api.DELETE('/workspaces/{workspace_id}/schedules/{schedule_id}', {
+          params: { path: { workspace_id, schedule_id } },
+        }),
+      ),
+    /** A page of its run history, newest first (`status: 'failed'` is error or timeout). */
+    runs: async (
+      workspace_id: string,
+      schedule_id: string,
+      query: Query<'/workspaces/{workspace_id}/schedules/{schedule_id}/runs', 'get'> = {},
+    ) =>
+      unwrap(
+        await api.GET('/workspaces/{workspace_id}/schedules/{schedule_id}/runs', {
+          params: { path: { workspace_id, schedule_id }, query },
+        }),
+      ),
+    /** A page of its timeline, newest first. */
+    events: async (
+      workspace_id: string,
+      schedule_id: string,
+      query: Query<'/workspaces/{workspace_id}/schedules/{schedule_id}/events', 'get'> = {},
+    ) =>
+      unwrap(
+        await api.GET('/workspaces/{workspace_id}/schedules/{schedule_id}/events', {
+          params: { path: { workspace_id, schedule_id }, query },
+        }),
+      ),
+    /** Sends a test alert to its alert_webhook_url and says whether it was delivered. */
+    testAlert: async (workspace_id: string, schedule_id: string) =>
+      unwrap(
+        await api.POST('/workspaces/{workspace_id}/schedules/{schedule_id}/test-alert', {
+          params: { path: { workspace_id, schedule_id } },
+        }),
+      ),
     trigger: async (
       workspace_id: string,
       schedule_id: string,

@@ -3,6 +3,8 @@ import { Agents } from './pages/agents.tsx';
 import { Billing } from './pages/billing.tsx';
 import { Directory } from './pages/directory.tsx';
 import { Overview } from './pages/overview.tsx';
+import { Schedules } from './pages/schedules.tsx';
+import { Services } from './pages/services.tsx';
 import { Usage } from './pages/usage.tsx';
 
 /** What a page is given: the path segments after its own (`#/agents/ag_1/logs` → `['ag_1', 'logs']`). */
@@ -22,6 +24,8 @@ export const PAGES: Page[] = [
   { path: '/overview', title: 'Overview', component: Overview },
   { path: '/agents', title: 'Agents', component: Agents },
   { path: '/directory', title: 'Directory', component: Directory },
+  { path: '/schedules', title: 'Schedules', component: Schedules },
+  { path: '/services', title: 'Services', component: Services },
   { path: '/usage', title: 'Usage', component: Usage },
   { path: '/billing', title: 'Billing', component: Billing },
 ];
