@@ -1,5 +1,9 @@
 import type { ComponentType } from 'preact';
+import { ApiKeys } from './pages/api-keys.tsx';
 import { Overview } from './pages/overview.tsx';
+import { Secrets } from './pages/secrets.tsx';
+import { Tasks } from './pages/tasks.tsx';
+import { Workspace } from './pages/workspace.tsx';
 
 /** What a page is given: the path segments after its own (`#/agents/ag_1/logs` → `['ag_1', 'logs']`). */
 export interface PageProps {
@@ -14,7 +18,13 @@ export interface Page {
 }
 
 /** The pages there are, in the navigation's order. */
-export const PAGES: Page[] = [{ path: '/overview', title: 'Overview', component: Overview }];
+export const PAGES: Page[] = [
+  { path: '/overview', title: 'Overview', component: Overview },
+  { path: '/tasks', title: 'Tasks', component: Tasks },
+  { path: '/secrets', title: 'Secrets', component: Secrets },
+  { path: '/workspace', title: 'Workspace', component: Workspace },
+  { path: '/api-keys', title: 'API keys', component: ApiKeys },
+];
 
 /** The page a route names and the segments after its path, or undefined for no page. */
 export function matchPage(route: string): { page: Page; params: string[] } | undefined {
