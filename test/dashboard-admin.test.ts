@@ -418,6 +418,14 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
       body: { name: 'A_RATHER_LONG_SECRET_NAME_FOR_A_NARROW_SCREEN', value: 'v' },
     });
     assert.equal(secret.status, 200, secret.text);
+    const task = await p.request('POST', '/tasks', {
+      key: owner.key,
+      body: {
+        title: 'A task with a title long enough to need the whole width of a phone',
+        project: 'narrow',
+      },
+    });
+    assert.equal(task.status, 201, task.text);
     const context = await harness.browser.newContext({
       viewport: { width: 375, height: 740 },
       colorScheme: 'dark',
@@ -443,6 +451,14 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
         `${hash} is ${layout.scrollWidth}px wide at ${layout.width}px`,
       );
     }
+    // A row's confirmation dialog wraps its text inside the screen.
+    await page.goto(`${p.url}/#/api-keys`);
+    await page.getByTestId('api-keys').getByRole('button', { name: 'Revoke' }).first().click();
+    const dialog = (await page.evaluate(
+      `(() => { const d = document.querySelector('dialog[open]'); return { scroll: d.scrollWidth, client: d.clientWidth, right: d.getBoundingClientRect().right }; })()`,
+    )) as { scroll: number; client: number; right: number };
+    assert.ok(dialog.scroll <= dialog.client && dialog.right <= 375, JSON.stringify(dialog));
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     await context.close();
   });
 });
