@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
+import { createAccount } from '../functions/core/accounts/account.ts';
 import { type DashboardHarness, signIn, startDashboard } from './helpers/dashboard.ts';
 import { errorOf, type TestPlatform } from './helpers/platform.ts';
 
@@ -257,19 +258,28 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
     await matePage.context().close();
   });
 
-  it('an owner removes a member after confirmation', async () => {
+  it('an owner invites an account by email as an owner, then removes it after confirmation', async () => {
     const ws = await p.request<{ id: string }>('POST', '/workspaces', {
       key: owner.key,
       body: { name: 'Team Red', slug: 'team-red' },
     });
-    const invited = await p.request('POST', `/workspaces/${ws.body.id}/invite`, {
-      key: owner.key,
-      body: { account_id: mate.accountId, role: 'member' },
-    });
-    assert.equal(invited.status, 201, invited.text);
+    assert.equal(ws.status, 201, ws.text);
+    const mailer = await createAccount(p.deps, { org: 'mailer', tier: 'free', email: 'mailer@example.test' });
     const page = await harness.signedIn(owner.key, '#/workspace');
     await page.getByRole('banner').getByLabel('Workspace').selectOption({ label: 'Team Red · owner' });
-    const row = page.getByTestId('members').getByRole('row').filter({ hasText: mate.accountId });
+    await page.getByLabel('Email or account id').fill('mailer@example.test');
+    await page.getByLabel('Role').selectOption('owner');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.getByRole('status').filter({ hasText: 'Added mailer (owner)' }).waitFor();
+    const row = page.getByTestId('members').getByRole('row').filter({ hasText: 'mailer@example.test' });
+    assert.match((await row.textContent()) ?? '', /mailer.*owner/s);
+    const invited = await p.request<{ members: { account_id: string; role: string }[] }>(
+      'GET',
+      `/workspaces/${ws.body.id}/members`,
+      { key: owner.key },
+    );
+    assert.ok(invited.body.members.some((m) => m.account_id === mailer.account.id && m.role === 'owner'));
+
     await row.getByRole('button', { name: 'Remove' }).click();
     await confirm(page, 'Remove');
     await row.waitFor({ state: 'detached' });
