@@ -90,6 +90,21 @@ describe('the SDK against the local platform', () => {
     assert.equal((await client.secrets.list(ws.id)).secrets.length, 0);
   });
 
+  it('members: invite by account id, remove, and leave', async () => {
+    const ws = await client.workspaces.create({ name: 'Team Members' });
+    const other = await createAccount(p.deps, { org: 'sdkmate', tier: 'free' });
+    const otherClient = createClient({ baseUrl: p.url, apiKey: other.api_key, retry: false });
+    await client.workspaces.invite(ws.id, { account_id: other.account.id, role: 'member' });
+    await client.workspaces.removeMember(ws.id, other.account.id);
+    assert.deepEqual(
+      (await client.workspaces.members(ws.id)).members.map((m) => m.org),
+      ['sdkco'],
+    );
+    await client.workspaces.invite(ws.id, { account_id: other.account.id, role: 'member' });
+    await otherClient.workspaces.removeMember(ws.id, other.account.id);
+    assert.equal((await client.workspaces.members(ws.id)).members.length, 1, 'the member left');
+  });
+
   it('agents and the public directory: publish, get, list, details, typed calls, files', async () => {
     const published = await client.agents.publish({
       name: 'summarise',

@@ -73,6 +73,13 @@ export function createClient(options: ClientOptions) {
       unwrap(
         await api.POST('/workspaces/{workspace_id}/invite', { params: { path: { workspace_id } }, body }),
       ),
+    /** Removes a member (owners), or leaves (any member, with their own account id). */
+    removeMember: async (workspace_id: string, account_id: string) =>
+      unwrap(
+        await api.DELETE('/workspaces/{workspace_id}/members/{account_id}', {
+          params: { path: { workspace_id, account_id } },
+        }),
+      ),
   };
 
   const secrets = {

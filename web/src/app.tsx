@@ -1,5 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useMemo, useState } from 'preact/hooks';
+import { useCallback, useMemo, useState } from 'preact/hooks';
+import type { AgentHostError } from '../../sdk/src/errors.ts';
 import { clientFor } from './api-client.ts';
 import { ApiError } from './api-error.tsx';
 import { PageErrorBoundary } from './components/page-error-boundary.tsx';
@@ -9,22 +10,31 @@ import { SignIn } from './pages/sign-in.tsx';
 import { matchPage, PAGES } from './pages.ts';
 import { SessionContext } from './session.tsx';
 import { sessionStore } from './session-store.ts';
+import { useSignOutOnUnauthorized } from './sign-out-on-unauthorized.ts';
 
 export function App() {
   const queryClient = useQueryClient();
   const [apiKey, setApiKey] = useState(sessionStore.key);
-  const signOut = () => {
-    sessionStore.clear();
-    // Nothing one account saw stays in memory for the next one to sign in on this tab.
-    queryClient.clear();
-    setApiKey(null);
-  };
+  // Why the last session ended, when it was not the user's choice (the API refused its key).
+  const [refused, setRefused] = useState<AgentHostError | null>(null);
+  const signOut = useCallback(
+    (why: AgentHostError | null = null) => {
+      sessionStore.clear();
+      // Nothing one account saw stays in memory for the next one to sign in on this tab.
+      queryClient.clear();
+      setRefused(why);
+      setApiKey(null);
+    },
+    [queryClient],
+  );
   if (!apiKey) {
     return (
       <SignIn
+        refused={refused}
         onSignedIn={(key, workspaces) => {
           sessionStore.setKey(key);
           queryClient.setQueryData(['workspaces'], { workspaces });
+          setRefused(null);
           setApiKey(key);
         }}
       />
@@ -33,8 +43,15 @@ export function App() {
   return <SignedIn apiKey={apiKey} onSignOut={signOut} />;
 }
 
-function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void }) {
+function SignedIn({
+  apiKey,
+  onSignOut,
+}: {
+  apiKey: string;
+  onSignOut: (why?: AgentHostError | null) => void;
+}) {
   const client = useMemo(() => clientFor(apiKey), [apiKey]);
+  useSignOutOnUnauthorized(onSignOut);
   const route = useHashRoute();
   const [chosen, setChosen] = useState(sessionStore.workspaceId);
   const workspaces = useQuery({ queryKey: ['workspaces'], queryFn: () => client.workspaces.list() });
@@ -69,7 +86,7 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void
               }}
             />
           )}
-          <button type="button" class="secondary" onClick={onSignOut}>
+          <button type="button" class="secondary" onClick={() => onSignOut()}>
             Sign out
           </button>
         </div>

@@ -1,11 +1,15 @@
 import type { ComponentType } from 'preact';
 import { Agents } from './pages/agents.tsx';
+import { ApiKeys } from './pages/api-keys.tsx';
 import { Billing } from './pages/billing.tsx';
 import { Directory } from './pages/directory.tsx';
 import { Overview } from './pages/overview.tsx';
 import { Schedules } from './pages/schedules.tsx';
+import { Secrets } from './pages/secrets.tsx';
 import { Services } from './pages/services.tsx';
+import { Tasks } from './pages/tasks.tsx';
 import { Usage } from './pages/usage.tsx';
+import { Workspace } from './pages/workspace.tsx';
 
 /** What a page is given: the path segments after its own (`#/agents/ag_1/logs` → `['ag_1', 'logs']`). */
 export interface PageProps {
@@ -26,8 +30,12 @@ export const PAGES: Page[] = [
   { path: '/directory', title: 'Directory', component: Directory },
   { path: '/schedules', title: 'Schedules', component: Schedules },
   { path: '/services', title: 'Services', component: Services },
+  { path: '/tasks', title: 'Tasks', component: Tasks },
   { path: '/usage', title: 'Usage', component: Usage },
   { path: '/billing', title: 'Billing', component: Billing },
+  { path: '/secrets', title: 'Secrets', component: Secrets },
+  { path: '/api-keys', title: 'API keys', component: ApiKeys },
+  { path: '/workspace', title: 'Workspace', component: Workspace },
 ];
 
 /** The page a route names and the segments after its path, or undefined for no page. */

@@ -1,5 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'preact/hooks';
+import type { AgentHostError } from '../../../sdk/src/errors.ts';
 import { type AgentHostClient, clientFor } from '../api-client.ts';
 import { ApiError } from '../api-error.tsx';
 
@@ -9,7 +10,14 @@ type Workspaces = Awaited<ReturnType<AgentHostClient['workspaces']['list']>>['wo
  * Sign-in with an API key. The key is checked by asking for the caller's workspaces (the switcher
  * needs them anyway); a refused key shows the API's own error.
  */
-export function SignIn({ onSignedIn }: { onSignedIn: (key: string, workspaces: Workspaces) => void }) {
+export function SignIn({
+  onSignedIn,
+  refused,
+}: {
+  onSignedIn: (key: string, workspaces: Workspaces) => void;
+  /** The API's refusal that ended the last session (a revoked key), to say why the user is here. */
+  refused?: AgentHostError | null;
+}) {
   const [key, setKey] = useState('');
   const signIn = useMutation({
     mutationFn: async (apiKey: string) => (await clientFor(apiKey).workspaces.list()).workspaces,
@@ -18,6 +26,15 @@ export function SignIn({ onSignedIn }: { onSignedIn: (key: string, workspaces: W
   return (
     <main class="sign-in">
       <h1>Sign in to agenthost</h1>
+      {refused && (
+        <div role="status" data-testid="signed-out-notice">
+          <p>
+            You were signed out: the API no longer accepts this tab's key (it may have been revoked). Sign in
+            with another key.
+          </p>
+          <ApiError error={refused} />
+        </div>
+      )}
       <form
         onSubmit={(e) => {
           e.preventDefault();
