@@ -12,11 +12,18 @@ export function acknowledge(scope: IConstruct, findings: { id: string; reason: s
 
 /**
  * A resource as cdk-nag names it in a finding (its flattenCfnReference): Fn::Join flattened,
- * Ref as <Name>, Fn::GetAtt as <Name.Attribute>, Fn::ImportValue as the export name. Handles what the constructs build ARNs from.
+ * Ref as <Name>, Fn::GetAtt as <Name.Attribute>, Fn::ImportValue as the export name, Fn::Sub's
+ * ${Name} as <Name> (the CDK assets bucket's name is one). Handles what the constructs build ARNs from.
  */
 export function cdkNagName(resolved: unknown): string {
-  if (typeof resolved === 'string') return resolved;
-  const node = resolved as { 'Fn::Join'?: [string, unknown[]]; Ref?: string; 'Fn::ImportValue'?: unknown };
+  if (typeof resolved === 'string') return resolved.replace(/\$\{/g, '<').replace(/\}/g, '>');
+  const node = resolved as {
+    'Fn::Join'?: [string, unknown[]];
+    'Fn::Sub'?: unknown;
+    Ref?: string;
+    'Fn::ImportValue'?: unknown;
+  };
+  if (node['Fn::Sub'] !== undefined) return cdkNagName(node['Fn::Sub']);
   if (node['Fn::Join']) {
     const [delimiter, items] = node['Fn::Join'];
     return items.map(cdkNagName).join(delimiter);

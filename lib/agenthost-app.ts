@@ -49,7 +49,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     ...options.stackProps,
   });
   const stateless = new StatelessStack(app, `${prefix}AgenthostStateless`, {
-    description: 'agenthost: REST API and one Lambda per resource module',
+    description: 'agenthost: REST API, one Lambda per resource module, and the web dashboard',
     ...options.stackProps,
     shared: stateful.exportNames,
     stageName: stage ?? 'prod',

@@ -9,6 +9,7 @@ import { ENV } from '../functions/shared/env-names.ts';
 import { ERROR_CODES, type ErrorCode } from '../functions/shared/errors.ts';
 import { acknowledge } from './acknowledge.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
+import { DashboardSite } from './constructs/dashboard-site.ts';
 import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
 import { Operations } from './constructs/operations.ts';
 import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
@@ -69,6 +70,7 @@ export class StatelessStack extends Stack {
   readonly billing: BillingJobs;
   readonly providerKeys: LlmProviderKeys;
   readonly operations: Operations;
+  readonly dashboard: DashboardSite;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -223,7 +225,19 @@ export class StatelessStack extends Stack {
       deadLetters: this.schedules.deadLetters,
     });
 
+    // The web dashboard (docs/dashboard.md): web/'s build on S3 behind CloudFront, which also
+    // fronts this API so the page calls it same-origin. CloudFront waits for the API a second
+    // longer than an agent call may last, up to the 60 s every account allows.
+    this.dashboard = new DashboardSite(this, 'Dashboard', {
+      api: this.api,
+      apiReadTimeoutSeconds: Math.min(60, callTimeout + 1),
+    });
+
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the agenthost API' });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: this.dashboard.url,
+      description: 'The web dashboard; the API is also served under this origin',
+    });
     new CfnOutput(this, 'ProviderKeysSecretArn', {
       value: this.providerKeys.secret.secretArn,
       description: 'Secrets Manager secret for the model provider keys (JSON; docs/deploy.md)',

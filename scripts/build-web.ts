@@ -21,7 +21,10 @@ export async function buildDashboard(outDir?: string): Promise<void> {
   });
 }
 
+// `node scripts/build-web.ts [outDir]`: the CDK app passes the asset directory it stages
+// (lib/constructs/dashboard-site.ts), so every synthesis deploys the source as it is.
 if (import.meta.main) {
-  await buildDashboard();
-  process.stdout.write('dashboard built into web/dist\n');
+  const outDir = process.argv[2];
+  await buildDashboard(outDir);
+  process.stdout.write(`dashboard built into ${outDir ?? 'web/dist'}\n`);
 }

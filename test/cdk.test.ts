@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { App, type Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -13,10 +14,17 @@ import { build } from 'esbuild';
 import { loadedAtStart } from '../bench/bundle-sizes.ts';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.ts';
 import { RUNNER_BOOTSTRAP } from '../functions/containers/sandbox-protocol.ts';
+import { slugSchema } from '../functions/core/accounts/slug.ts';
 import { parseConfig } from '../functions/platform/config.ts';
+import {
+  DASHBOARD_CSP,
+  DASHBOARD_HEADERS,
+  dashboardFileKind,
+} from '../functions/platform/dashboard-headers.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { ERROR_CODES } from '../functions/shared/errors.ts';
 import { addAgenthostStacks } from '../lib/agenthost-app.ts';
+import { dashboardPaths } from '../lib/constructs/dashboard-site.ts';
 import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
 import { SANDBOX_OBJECT_ACTIONS } from '../lib/constructs/sandbox-cluster.ts';
 import type { ServiceHosting } from '../lib/constructs/service-hosting.ts';
@@ -30,6 +38,7 @@ import {
   TABLE_ACTIONS,
   TABLE_READ_ACTIONS,
 } from '../lib/module-access.ts';
+import { buildDashboard } from '../scripts/build-web.ts';
 
 // One synthesis for the whole file (bundling runs the local esbuild, never Docker).
 const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-'));
@@ -53,6 +62,16 @@ interface CfnResourceJson {
 
 const resourcesOfType = (type: string) =>
   Object.entries(statelessJson.Resources).filter(([, r]) => r.Type === type) as [string, CfnResourceJson][];
+
+/**
+ * The platform's Lambdas: every function but CDK's BucketDeployment handler, a Python function of
+ * aws-cdk-lib's that copies the dashboard's build to S3 during a deploy (lib/constructs/dashboard-site.ts).
+ */
+const deploymentHandlerId = stateless.getLogicalId(
+  stateless.dashboard.deploymentHandler.node.defaultChild as never,
+);
+const platformFunctions = () =>
+  resourcesOfType('AWS::Lambda::Function').filter(([id]) => id !== deploymentHandlerId);
 
 const logicalIdOf = (c: IConstruct) => stateless.getLogicalId(c.node.defaultChild as never);
 
@@ -280,7 +299,7 @@ describe('stateless stack: API generated from the route table', () => {
 });
 
 describe('stateless stack: functions', () => {
-  const functions = resourcesOfType('AWS::Lambda::Function');
+  const functions = platformFunctions();
 
   test('exactly one function per module, from functions/http/<module>.ts, plus the four jobs', () => {
     assert.equal(functions.length, MODULES.length + 4);
@@ -1064,6 +1083,290 @@ describe('deployability', () => {
   }
 });
 
+describe('stateless stack: the web dashboard (docs/dashboard.md)', () => {
+  const site = stateless.dashboard;
+  const idOf = (c: IConstruct) => stateless.getLogicalId(c.node.defaultChild as never);
+  const filesBucketId = idOf(site.bucket);
+  const logBucketId = idOf(site.logBucket);
+  const distribution = statelessJson.Resources[idOf(site.distribution)] as CfnResourceJson;
+  interface Behaviour {
+    PathPattern?: string;
+    TargetOriginId: string;
+    CachePolicyId: string;
+    OriginRequestPolicyId?: string;
+    ResponseHeadersPolicyId?: { Ref: string };
+    AllowedMethods: string[];
+    ViewerProtocolPolicy: string;
+  }
+  interface Origin {
+    Id: string;
+    DomainName: unknown;
+    OriginPath?: unknown;
+    OriginAccessControlId?: unknown;
+    S3OriginConfig?: { OriginAccessIdentity: string };
+    CustomOriginConfig?: Record<string, unknown>;
+  }
+  const config = distribution.Properties.DistributionConfig as {
+    DefaultCacheBehavior: Behaviour;
+    CacheBehaviors: Behaviour[];
+    Origins: Origin[];
+    DefaultRootObject: string;
+    Logging: { Bucket: unknown; Prefix: string };
+  };
+  const originOf = (b: Behaviour) => config.Origins.find((o) => o.Id === b.TargetOriginId) as Origin;
+  const s3Origin = (o: Origin) =>
+    JSON.stringify(o.DomainName) === JSON.stringify({ 'Fn::GetAtt': [filesBucketId, 'RegionalDomainName'] });
+
+  test('the files bucket is private, encrypted, TLS-only and access-logged; so is its log bucket', () => {
+    for (const id of [filesBucketId, logBucketId]) {
+      const bucket = statelessJson.Resources[id] as CfnResourceJson;
+      assert.deepEqual(
+        bucket.Properties.BucketEncryption,
+        {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        id,
+      );
+      assert.deepEqual(
+        bucket.Properties.PublicAccessBlockConfiguration,
+        {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        id,
+      );
+      statelessTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
+        Bucket: { Ref: id },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+    const files = statelessJson.Resources[filesBucketId] as CfnResourceJson;
+    assert.deepEqual(files.Properties.LoggingConfiguration, {
+      DestinationBucketName: { Ref: logBucketId },
+      LogFilePrefix: 'files/',
+    });
+    // The distribution's standard logs go to the same bucket, which outlives the stack.
+    assert.deepEqual(config.Logging, {
+      Bucket: { 'Fn::GetAtt': [logBucketId, 'RegionalDomainName'] },
+      Prefix: 'cloudfront/',
+    });
+    assert.equal((statelessJson.Resources[logBucketId] as CfnResourceJson).DeletionPolicy, 'Retain');
+  });
+
+  test('CloudFront reads the files through Origin Access Control, and nothing else may', () => {
+    const [oacId, oac] = resourcesOfType('AWS::CloudFront::OriginAccessControl')[0] as [
+      string,
+      CfnResourceJson,
+    ];
+    assert.equal(resourcesOfType('AWS::CloudFront::OriginAccessControl').length, 1);
+    const signing = oac.Properties.OriginAccessControlConfig as Record<string, unknown>;
+    assert.equal(signing.OriginAccessControlOriginType, 's3');
+    assert.equal(signing.SigningBehavior, 'always', 'every request to S3 is signed');
+    assert.equal(signing.SigningProtocol, 'sigv4');
+    const origins = config.Origins.filter(s3Origin);
+    assert.equal(origins.length, 1);
+    assert.deepEqual(origins[0]?.OriginAccessControlId, { 'Fn::GetAtt': [oacId, 'Id'] });
+    assert.deepEqual(origins[0]?.S3OriginConfig, { OriginAccessIdentity: '' }, 'no legacy OAI');
+    // The bucket policy's only Allow: this distribution, reading objects.
+    const [, policy] = resourcesOfType('AWS::S3::BucketPolicy').find(
+      ([, p]) => JSON.stringify(p.Properties.Bucket) === JSON.stringify({ Ref: filesBucketId }),
+    ) as [string, CfnResourceJson];
+    const allows = (
+      policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }
+    ).Statement.filter((st) => st.Effect === 'Allow');
+    assert.equal(allows.length, 1);
+    assert.deepEqual(allows[0]?.Principal, { Service: 'cloudfront.amazonaws.com' });
+    assert.equal(allows[0]?.Action, 's3:GetObject');
+    assert.match(
+      JSON.stringify(allows[0]?.Condition),
+      new RegExp(`"AWS:SourceArn".*${idOf(site.distribution)}`),
+    );
+  });
+
+  test('the dashboard’s files are served from S3; every other path goes to the API, uncached, with every method, header and query string', () => {
+    const byPattern = new Map(config.CacheBehaviors.map((b) => [b.PathPattern, b]));
+    assert.deepEqual([...byPattern.keys()].sort(), ['/assets/*', '/favicon.svg', '/index.html']);
+    for (const b of config.CacheBehaviors) {
+      assert.ok(s3Origin(originOf(b)), `${b.PathPattern} goes to the files bucket`);
+      assert.deepEqual(b.AllowedMethods, ['GET', 'HEAD'], b.PathPattern);
+    }
+    // `/` is the page: CloudFront answers the root URL with the default root object (/index.html).
+    assert.equal(config.DefaultRootObject, 'index.html');
+    // The page and the favicon are read from S3 on every load (a deploy shows at once); the hashed assets are cached.
+    assert.equal(byPattern.get('/index.html')?.CachePolicyId, CachePolicy.CACHING_DISABLED.cachePolicyId);
+    assert.equal(byPattern.get('/favicon.svg')?.CachePolicyId, CachePolicy.CACHING_DISABLED.cachePolicyId);
+    assert.equal(byPattern.get('/assets/*')?.CachePolicyId, CachePolicy.CACHING_OPTIMIZED.cachePolicyId);
+
+    const api = config.DefaultCacheBehavior;
+    const apiOrigin = originOf(api);
+    assert.match(
+      JSON.stringify(apiOrigin.DomainName),
+      new RegExp(`"Ref":"${idOf(stateless.api)}".*execute-api`),
+    );
+    assert.match(
+      JSON.stringify(apiOrigin.OriginPath),
+      /"Ref":"ApiDeploymentStageprod/,
+      'the stage is the origin path',
+    );
+    assert.equal(apiOrigin.CustomOriginConfig?.OriginProtocolPolicy, 'https-only');
+    assert.equal(api.CachePolicyId, CachePolicy.CACHING_DISABLED.cachePolicyId);
+    // All viewer headers (Authorization among them: CloudFront forwards it with caching disabled),
+    // cookies and query strings, but not Host, which API Gateway needs to be its own.
+    assert.equal(
+      api.OriginRequestPolicyId,
+      OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER.originRequestPolicyId,
+    );
+    assert.deepEqual([...api.AllowedMethods].sort(), [
+      'DELETE',
+      'GET',
+      'HEAD',
+      'OPTIONS',
+      'PATCH',
+      'POST',
+      'PUT',
+    ]);
+    assert.equal(api.ResponseHeadersPolicyId, undefined, 'the API sets its own headers');
+    assert.equal(api.ViewerProtocolPolicy, 'https-only', 'a key is never sent in clear to be redirected');
+    assert.equal(
+      apiOrigin.CustomOriginConfig?.OriginReadTimeout,
+      30,
+      'a second over the 29 s agent-call timeout',
+    );
+  });
+
+  test('no API route is shadowed by a dashboard path, whatever an org is named', () => {
+    // CloudFront path patterns: * is any run of characters (slashes too), ? one character.
+    const matches = (pattern: string, path: string) =>
+      new RegExp(
+        `^${pattern
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.')}$`,
+      ).test(path);
+    const patterns = config.CacheBehaviors.map((b) => b.PathPattern as string);
+    for (const [, route] of routeList) {
+      const path = route.path.replace(/\{[^}]+\}/g, 'x1');
+      for (const pattern of patterns) assert.ok(!matches(pattern, path), `${pattern} takes ${route.path}`);
+    }
+    // An agent call's first segment is any org's name: no dashboard path can start with a valid one.
+    for (const pattern of patterns) {
+      const first = pattern.split('/')[1] ?? '';
+      assert.equal(slugSchema.safeParse(first).success, false, `an org could be named "${first}"`);
+    }
+    assert.deepEqual(
+      dashboardPaths()
+        .map((p) => p.pattern)
+        .sort(),
+      [...patterns].sort(),
+    );
+  });
+
+  test('each file gets the headers the local server sends with it (functions/platform/dashboard-headers.ts)', () => {
+    /** A response headers policy turned back into the header lines it adds. */
+    const headersOf = (policyRef: { Ref: string } | undefined) => {
+      const policy = statelessJson.Resources[policyRef?.Ref ?? ''] as CfnResourceJson;
+      const c = policy.Properties.ResponseHeadersPolicyConfig as {
+        SecurityHeadersConfig?: {
+          ContentSecurityPolicy?: { ContentSecurityPolicy: string; Override: boolean };
+          ContentTypeOptions?: { Override: boolean };
+          FrameOptions?: { FrameOption: string; Override: boolean };
+          ReferrerPolicy?: { ReferrerPolicy: string; Override: boolean };
+          StrictTransportSecurity?: unknown;
+          XSSProtection?: unknown;
+        };
+        CustomHeadersConfig?: { Items: { Header: string; Value: string; Override: boolean }[] };
+      };
+      const sec = c.SecurityHeadersConfig ?? {};
+      assert.equal(sec.StrictTransportSecurity, undefined);
+      assert.equal(sec.XSSProtection, undefined);
+      const out: Record<string, string> = {};
+      for (const item of c.CustomHeadersConfig?.Items ?? []) {
+        assert.equal(item.Override, true);
+        out[item.Header] = item.Value;
+      }
+      const set = (name: string, value: string | undefined, override: boolean | undefined) => {
+        if (value === undefined) return;
+        assert.equal(override, true, name);
+        out[name] = value;
+      };
+      set(
+        'Content-Security-Policy',
+        sec.ContentSecurityPolicy?.ContentSecurityPolicy,
+        sec.ContentSecurityPolicy?.Override,
+      );
+      set('X-Content-Type-Options', sec.ContentTypeOptions && 'nosniff', sec.ContentTypeOptions?.Override);
+      set('X-Frame-Options', sec.FrameOptions?.FrameOption, sec.FrameOptions?.Override);
+      set('Referrer-Policy', sec.ReferrerPolicy?.ReferrerPolicy, sec.ReferrerPolicy?.Override);
+      return out;
+    };
+    const sorted = (h: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(h).sort());
+    for (const b of config.CacheBehaviors) {
+      const path = (b.PathPattern as string).replace('*', 'index-AbC123.js');
+      assert.deepEqual(
+        sorted(headersOf(b.ResponseHeadersPolicyId)),
+        sorted(DASHBOARD_HEADERS[dashboardFileKind(path)]),
+        b.PathPattern,
+      );
+    }
+    const page = headersOf(
+      config.CacheBehaviors.find((b) => b.PathPattern === '/index.html')?.ResponseHeadersPolicyId,
+    );
+    assert.equal(page['Content-Security-Policy'], DASHBOARD_CSP);
+    assert.match(DASHBOARD_CSP, /connect-src 'self'/, 'the page calls the API under its own origin');
+    assert.equal(page['Cache-Control'], 'no-cache');
+    const hashed = headersOf(
+      config.CacheBehaviors.find((b) => b.PathPattern === '/assets/*')?.ResponseHeadersPolicyId,
+    );
+    assert.equal(hashed['Cache-Control'], 'public, max-age=31536000, immutable');
+  });
+
+  test('deploys a build of web/ made at synthesis: index.html and the hashed assets of a fresh build', async () => {
+    const [, deployment] = resourcesOfType('Custom::CDKBucketDeployment')[0] as [string, CfnResourceJson];
+    assert.deepEqual(deployment.Properties.DestinationBucketName, { Ref: filesBucketId });
+    assert.equal(deployment.Properties.Prune, true, 'files of older builds are removed');
+    assert.equal(deployment.Properties.RetainOnDelete, false, 'the files go with the stack');
+    const [key] = deployment.Properties.SourceObjectKeys as [string];
+    const staged = join(outdir, `asset.${key.replace(/\.zip$/, '')}`);
+    const listing = (dir: string) =>
+      readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => relative(dir, join(e.parentPath, e.name)))
+        .sort();
+    const deployed = listing(staged);
+    const index = readFileSync(join(staged, 'index.html'), 'utf8');
+    const referenced = [...index.matchAll(/(?:src|href)="\/(assets\/[^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(referenced.some((f) => f.endsWith('.js')) && referenced.some((f) => f.endsWith('.css')), index);
+    for (const file of referenced) {
+      assert.match(file, /^assets\/[\w.-]+-[\w-]{8}\.(js|css)$/, 'named by content hash');
+      assert.ok(deployed.includes(file), `${file} is deployed`);
+    }
+    // The same source built now gives the same files, byte for byte: the deployed build is the source's.
+    const fresh = mkdtempSync(join(tmpdir(), 'agenthost-dashboard-fresh-'));
+    try {
+      await buildDashboard(fresh);
+      assert.deepEqual(deployed, listing(fresh));
+      for (const file of deployed)
+        assert.ok(readFileSync(join(staged, file)).equals(readFileSync(join(fresh, file))), file);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
+  test('the dashboard’s URL is an output', () => {
+    statelessTemplate.hasOutput('DashboardUrl', {
+      Value: {
+        'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [idOf(site.distribution), 'DomainName'] }, '/']],
+      },
+    });
+  });
+});
+
 describe('cdk-nag AwsSolutions', () => {
   const ACK_KEY = Validations.ACKNOWLEDGED_RULES_METADATA_KEY;
   const acknowledgedIds = (stack: Stack): Set<string> => {
@@ -1131,7 +1434,7 @@ describe('stateless stack: model provider keys (docs/deploy.md)', () => {
       fnId(stateless.functions['schedule-runs']),
       fnId(stateless.schedules.fireFunction),
     ]);
-    for (const [id, fn] of resourcesOfType('AWS::Lambda::Function')) {
+    for (const [id, fn] of platformFunctions()) {
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       for (const name of Object.keys(env))
         assert.doesNotMatch(name, /_API_KEY$/, `${id}: no key in the environment`);
@@ -1159,7 +1462,7 @@ describe('stateless stack: model provider keys (docs/deploy.md)', () => {
 describe('stateless stack: what to watch (docs/deploy.md)', () => {
   test('an alarm on API 5xx, on every function’s errors and on lost cron fires; one dashboard', () => {
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    const functions = resourcesOfType('AWS::Lambda::Function').map(([id]) => id);
+    const functions = platformFunctions().map(([id]) => id);
     const errorAlarms = alarms.filter((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda');
     const watched = errorAlarms.map(
       (a) =>
@@ -1381,6 +1684,18 @@ describe('agent-call timeout (deploy-time setting)', () => {
       (fn.Properties.Environment as { Variables: Record<string, string> }).Variables
         .PLATFORM_MAX_CALL_SECONDS,
       '299',
+    );
+    // Through the dashboard's distribution, CloudFront waits at most the 60 s every account allows.
+    const [distribution] = Object.values(template.findResources('AWS::CloudFront::Distribution')) as [
+      {
+        Properties: {
+          DistributionConfig: { Origins: { CustomOriginConfig?: { OriginReadTimeout?: number } }[] };
+        };
+      },
+    ];
+    assert.deepEqual(
+      distribution.Properties.DistributionConfig.Origins.map((o) => o.CustomOriginConfig?.OriginReadTimeout),
+      [60, undefined],
     );
     assert.throws(() => addAgenthostStacks(new App(), { stage: 'x1', callTimeoutSeconds: 301 }), /1 to 300/);
   });

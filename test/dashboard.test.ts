@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { DASHBOARD_CSP } from '../functions/platform/dashboard-assets.ts';
+import { DASHBOARD_CSP } from '../functions/platform/dashboard-headers.ts';
 import { type DashboardHarness, signIn, startDashboard } from './helpers/dashboard.ts';
 import type { FakeLlmProviders } from './helpers/fake-llm-providers.ts';
 import { errorOf, type TestPlatform } from './helpers/platform.ts';

@@ -65,16 +65,23 @@ function environmentOf(fn: CfnFunction): Record<string, string> {
 
 describe('the synthesized Lambda assets load as Lambda loads them', () => {
   const app = new App({ outdir });
-  addAgenthostStacks(app, {
+  const { stateless } = addAgenthostStacks(app, {
     services: {
       domain: 'services.example.com',
       certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
     },
   });
   const assembly = app.synth();
+  // CDK's BucketDeployment handler (Python, aws-cdk-lib's own asset) copies the dashboard's build
+  // during a deploy: not a platform function (lib/constructs/dashboard-site.ts).
+  const deploymentHandler = `${stateless.stackName}/${stateless.getLogicalId(
+    stateless.dashboard.deploymentHandler.node.defaultChild as never,
+  )}`;
   const functions = assembly.stacks.flatMap((stack) =>
     Object.entries((stack.template as { Resources: Record<string, CfnFunction> }).Resources)
-      .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
+      .filter(
+        ([id, r]) => r.Type === 'AWS::Lambda::Function' && `${stack.stackName}/${id}` !== deploymentHandler,
+      )
       .map(([id, fn]) => ({ id: `${stack.stackName}/${id}`, fn })),
   );
 

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib';
+import { DASHBOARD_HEADERS, dashboardFileKind } from './dashboard-headers.ts';
 
 /** Where `npm install` (the `prepare` script, scripts/build-web.ts) writes the dashboard's build. */
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../web/dist', import.meta.url));
@@ -20,27 +21,10 @@ const TYPES: Record<string, string> = {
 };
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt']);
 
-/**
- * The dashboard page's policy: its own scripts, styles and images only, API calls to this origin
- * only, no frames, no plugins, no inline script. A key typed into the page is the account's
- * credential, so an injected script must have nowhere to run and nowhere to send it.
- */
-export const DASHBOARD_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
 interface Asset {
   type: string;
-  cacheControl: string;
+  /** Cache-Control and the security headers (dashboard-headers.ts). */
+  headers: Readonly<Record<string, string>>;
   identity: Buffer;
   compressible: boolean;
   /** Made on the first request that accepts them, then kept: most platforms (tests) never serve one. */
@@ -52,7 +36,7 @@ interface Asset {
  * The built dashboard (web/dist), held in memory with its gzip and brotli forms, served by the
  * local server at `/` and `/assets/*` for the requests no API route takes (the API keeps priority:
  * see LocalServer). Route-less on purpose: the route table describes the API (and /openapi.json);
- * in AWS the same files go to a static host, not to a Lambda (docs/dashboard.md).
+ * in AWS the same files go to S3 behind CloudFront, not to a Lambda (lib/constructs/dashboard-site.ts).
  */
 export class DashboardAssets {
   private readonly assets = new Map<string, Asset>();
@@ -70,12 +54,9 @@ export class DashboardAssets {
       const urlPath = `/${relative(dir, file).split(sep).join('/')}`;
       const ext = extname(file);
       const identity = readFileSync(file);
-      // Vite names everything under assets/ by its content hash: a new build is a new name, so a
-      // browser may keep these forever. Anything else (index.html) is checked on every load.
-      const hashed = urlPath.startsWith('/assets/');
       this.assets.set(urlPath, {
         type: TYPES[ext] ?? 'application/octet-stream',
-        cacheControl: hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
+        headers: DASHBOARD_HEADERS[dashboardFileKind(urlPath)],
         identity,
         compressible: COMPRESSIBLE.has(ext) && identity.length > 256,
       });
@@ -103,15 +84,9 @@ export class DashboardAssets {
     }
     res.statusCode = 200;
     res.setHeader('Content-Type', asset.type);
-    res.setHeader('Cache-Control', asset.cacheControl);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    for (const [name, value] of Object.entries(asset.headers)) res.setHeader(name, value);
     if (asset.compressible) res.setHeader('Vary', 'Accept-Encoding');
     if (encoding) res.setHeader('Content-Encoding', encoding);
-    if (asset.type.startsWith('text/html')) {
-      res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
-      res.setHeader('Referrer-Policy', 'no-referrer');
-      res.setHeader('X-Frame-Options', 'DENY');
-    }
     res.setHeader('Content-Length', body.length);
     res.end(method === 'HEAD' ? undefined : body);
     return true;
