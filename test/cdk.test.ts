@@ -24,7 +24,7 @@ import {
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { ERROR_CODES } from '../functions/shared/errors.ts';
 import { addAgenthostStacks } from '../lib/agenthost-app.ts';
-import { dashboardPaths } from '../lib/constructs/dashboard-site.ts';
+import { dashboardPaths, ROOT_TO_PAGE_CODE } from '../lib/constructs/dashboard-site.ts';
 import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
 import { SANDBOX_OBJECT_ACTIONS } from '../lib/constructs/sandbox-cluster.ts';
 import type { ServiceHosting } from '../lib/constructs/service-hosting.ts';
@@ -1238,6 +1238,45 @@ describe('stateless stack: the web dashboard (docs/dashboard.md)', () => {
       30,
       'a second over the 29 s agent-call timeout',
     );
+  });
+
+  test('`/` reaches the page even if CloudFront picks the behaviour before the root object: the API behaviour’s function redirects it, and only it', () => {
+    const assoc = (
+      config.DefaultCacheBehavior as unknown as {
+        FunctionAssociations?: { EventType: string; FunctionARN: unknown }[];
+      }
+    ).FunctionAssociations;
+    assert.deepEqual(assoc, [
+      { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [idOf(site.rootToPage), 'FunctionARN'] } },
+    ]);
+    const fn = statelessJson.Resources[idOf(site.rootToPage)] as CfnResourceJson;
+    const code = fn.Properties.FunctionCode as string;
+    assert.equal(code, ROOT_TO_PAGE_CODE);
+    assert.equal((fn.Properties.FunctionConfig as { Runtime: string }).Runtime, 'cloudfront-js-2.0');
+    // The function as CloudFront runs it: the handler of the code, given viewer-request events.
+    const handler = new Function(`${code}; return handler;`)() as (e: unknown) => {
+      statusCode?: number;
+      headers?: Record<string, { value: string }>;
+      uri?: string;
+    };
+    const event = (method: string, uri: string) => ({
+      request: { method, uri, headers: {}, querystring: {} },
+    });
+    for (const method of ['GET', 'HEAD']) {
+      const res = handler(event(method, '/'));
+      assert.equal(res.statusCode, 302, method);
+      assert.equal(res.headers?.location?.value, '/index.html');
+    }
+    for (const [method, uri] of [
+      ['POST', '/'],
+      ['GET', '/health'],
+      ['GET', '/index.html'],
+      ['POST', '/acme/summarise/v1/run'],
+      ['GET', '/workspaces'],
+    ] as const) {
+      const request = event(method, uri).request;
+      assert.equal(handler({ request }), request, `${method} ${uri} goes on to the API untouched`);
+    }
   });
 
   test('no API route is shadowed by a dashboard path, whatever an org is named', () => {

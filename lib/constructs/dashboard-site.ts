@@ -71,6 +71,22 @@ export function dashboardPaths(webRoot: string = WEB_ROOT): { pattern: string; k
  * settings and refuses them as custom headers, so each is translated; a header this does not know
  * fails the synthesis rather than being dropped.
  */
+/**
+ * The CloudFront Function (JavaScript 2.0 runtime) on the API's behaviour: a GET or HEAD of `/`
+ * is redirected to the page; any other request goes on to the API unchanged.
+ */
+export const ROOT_TO_PAGE_CODE = `function handler(event) {
+  var request = event.request;
+  if (request.uri === '/' && (request.method === 'GET' || request.method === 'HEAD')) {
+    return {
+      statusCode: 302,
+      statusDescription: 'Found',
+      headers: { location: { value: '/index.html' }, 'cache-control': { value: 'no-cache' } },
+    };
+  }
+  return request;
+}`;
+
 function headersPolicy(scope: Construct, kind: DashboardFileKind): cloudfront.ResponseHeadersPolicy {
   const security: {
     -readonly [K in keyof cloudfront.ResponseSecurityHeadersBehavior]: cloudfront.ResponseSecurityHeadersBehavior[K];
@@ -150,6 +166,8 @@ export class DashboardSite extends Construct {
   /** The build of web/ made at synthesis, zipped into the CDK assets bucket on deploy. */
   readonly files: s3assets.Asset;
   readonly deployment: s3deploy.BucketDeployment;
+  /** The viewer-request function on the API's behaviour that sends `/` to the page. */
+  readonly rootToPage: cloudfront.Function;
   /**
    * CDK's handler behind the deployment: a Python function of aws-cdk-lib's (one per stack, beside
    * this construct at the stack's root) that runs only during a deploy, whose failure fails the
@@ -220,6 +238,17 @@ export class DashboardSite extends Construct {
       };
     }
 
+    // `/` is the page through defaultRootObject, if CloudFront applies it before it picks the
+    // behaviour, which its documentation does not say in so many words. If it picks first, `/`
+    // reaches the API's behaviour: this function, run there before the origin, then sends the
+    // browser to `/index.html` (a behaviour of the files bucket) instead of the API's 404. No API
+    // route is at `/`, and every other path passes through untouched.
+    this.rootToPage = new cloudfront.Function(this, 'RootToPage', {
+      comment: 'agenthost: / is the dashboard page',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(ROOT_TO_PAGE_CODE),
+    });
+
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'agenthost: the web dashboard, and the API under the same origin',
       defaultRootObject: 'index.html',
@@ -232,6 +261,9 @@ export class DashboardSite extends Construct {
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
         cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
         originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        functionAssociations: [
+          { function: this.rootToPage, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+        ],
       },
       additionalBehaviors: fileBehaviours,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
