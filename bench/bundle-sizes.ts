@@ -5,7 +5,7 @@
  * size to docs/performance.md and exits non-zero if one exceeds the per-handler budget.
  *
  *   npm run bundle-sizes            measure, rewrite the table in docs/performance.md
- *   npm run bundle-sizes -- --check measure only, leave the docs alone
+ *   npm run bundle-sizes -- --check measure only, leave the docs alone (--no-write too)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
@@ -344,7 +344,8 @@ async function main(): Promise<number> {
   const sizes = await measureBundles();
   const table = renderTable(sizes);
   process.stdout.write(`${table}\n`);
-  if (!process.argv.includes('--check')) {
+  // --no-write, as every other bench spells it, or --check: measure only.
+  if (!process.argv.includes('--check') && !process.argv.includes('--no-write')) {
     writeDoc(table);
     process.stdout.write(`\nWrote ${DOC}\n`);
   }
