@@ -11,12 +11,25 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
 import { startDashboard } from '../test/helpers/dashboard.ts';
 import { seedDashboardDemo } from './dashboard-demo-data.ts';
 
 const OUT = fileURLToPath(new URL('../docs/dashboard/', import.meta.url));
 const LAPTOP = { width: 1280, height: 860 };
 const PHONE = { width: 390, height: 844 };
+
+/**
+ * Every query settled: nothing on the page says "Loading" any more. (Polled from here: the page's
+ * policy forbids evaluating strings in it.)
+ */
+async function settled(page: Page): Promise<void> {
+  const until = Date.now() + 15_000;
+  while ((await page.getByText(/Loading/).count()) > 0) {
+    if (Date.now() > until) throw new Error(`${page.url()} still loading after 15 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 const harness = await startDashboard();
 try {
@@ -35,16 +48,13 @@ try {
   for (const { title, href } of pages) {
     await page.goto(`${harness.p.url}/${href}`);
     await page.getByRole('heading', { level: 1 }).first().waitFor();
-    // Every query settled: nothing says "Loading" any more.
-    await page.waitForFunction('!document.body.innerText.includes("Loading")', undefined, {
-      timeout: 15_000,
-    });
+    await settled(page);
     const file = `${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.png`;
     await page.screenshot({ path: `${OUT}${file}`, fullPage: true });
     process.stdout.write(`docs/dashboard/${file}\n`);
   }
   const phone = await harness.signedIn(demo.key, undefined, { viewport: PHONE, colorScheme: 'dark' });
-  await phone.waitForFunction('!document.body.innerText.includes("Loading")', undefined, { timeout: 15_000 });
+  await settled(phone);
   await phone.screenshot({ path: `${OUT}overview-phone-dark.png`, fullPage: true });
   process.stdout.write('docs/dashboard/overview-phone-dark.png\n');
 } finally {
