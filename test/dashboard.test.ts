@@ -178,7 +178,9 @@ describe('dashboard: served at / and used in Chromium', () => {
     assert.ok(!(await page.content()).includes(user.key), 'the key is not in the page');
 
     // The workspace switcher lists the caller's workspaces.
-    const options = await page.getByLabel('Workspace').locator('option').allTextContents();
+    const switcher = page.getByLabel('Workspace', { exact: true });
+    assert.equal(await switcher.count(), 1, 'the switcher’s name is “Workspace”, whatever is chosen');
+    const options = await switcher.locator('option').allTextContents();
     assert.deepEqual(options, ['dash (personal) · owner']);
 
     // Sign-out forgets the key.

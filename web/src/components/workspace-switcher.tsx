@@ -13,9 +13,14 @@ export function WorkspaceSwitcher(props: {
   onChange: (id: string) => void;
 }) {
   return (
-    <label class="workspace-switcher">
-      <span>Workspace</span>
-      <select value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+    // Labelled by id, not by wrapping: a wrapping label's name took in the chosen option's text.
+    <div class="workspace-switcher">
+      <label for="workspace-switcher">Workspace</label>
+      <select
+        id="workspace-switcher"
+        value={props.value}
+        onChange={(e) => props.onChange(e.currentTarget.value)}
+      >
         {props.workspaces.map((w) => (
           <option key={w.id} value={w.id}>
             {w.name}
@@ -23,6 +28,6 @@ export function WorkspaceSwitcher(props: {
           </option>
         ))}
       </select>
-    </label>
+    </div>
   );
 }
