@@ -3,10 +3,11 @@ import { useState } from 'preact/hooks';
 import { ApiError } from '../api-error.tsx';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { QueryState } from '../components/query-state.tsx';
+import { TaskFormFields } from '../components/task-form-fields.tsx';
 import { formatTime } from '../format.ts';
 import { pageHref } from '../pages.ts';
 import { useSession } from '../session.tsx';
-import { PRIORITIES, type Priority, STATUSES, type Status, type Task } from './task-fields.ts';
+import type { Priority, Status, Task } from './task-fields.ts';
 
 /** One task (`#/tasks/ID`): every field the API gives, an edit form, complete and delete. */
 export function TaskDetail({ taskId }: { taskId: string }) {
@@ -110,11 +111,6 @@ function EditTaskForm({ task }: { task: Task }) {
   const [form, setForm] = useState(initial);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const field = (name: keyof typeof initial) => ({
-    name: `edit-${name}`,
-    value: form[name],
-    onInput: (e: { currentTarget: { value: string } }) => setForm({ ...form, [name]: e.currentTarget.value }),
-  });
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -141,45 +137,7 @@ function EditTaskForm({ task }: { task: Task }) {
   return (
     <form class="stack" onSubmit={submit} aria-labelledby="edit-task-heading">
       <h2 id="edit-task-heading">Edit</h2>
-      <label>
-        Title
-        <input required {...field('title')} />
-      </label>
-      <label>
-        Description
-        <textarea {...field('description')} />
-      </label>
-      <label>
-        Due date
-        <input type="date" {...field('due_date')} />
-      </label>
-      <label>
-        Project
-        <input {...field('project')} />
-      </label>
-      <label>
-        Priority
-        <select
-          {...field('priority')}
-          onChange={(e) => setForm({ ...form, priority: e.currentTarget.value })}
-        >
-          {PRIORITIES.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Status
-        <select {...field('status')} onChange={(e) => setForm({ ...form, status: e.currentTarget.value })}>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </label>
+      <TaskFormFields form={form} setForm={setForm} namePrefix="edit" />
       <div>
         <button type="submit" disabled={busy}>
           {busy ? 'Saving…' : 'Save changes'}

@@ -4,6 +4,7 @@ import { ApiError } from '../api-error.tsx';
 import { useChosenWorkspace } from '../chosen-workspace.ts';
 import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
+import { TaskFormFields } from '../components/task-form-fields.tsx';
 import { formatTime } from '../format.ts';
 import { type PageProps, pageHref } from '../pages.ts';
 import { useSession } from '../session.tsx';
@@ -208,11 +209,6 @@ function CreateTaskForm({ workspaceId, onCreated }: { workspaceId: string; onCre
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<Task | null>(null);
-  const field = (name: keyof typeof empty) => ({
-    name: `task-${name}`,
-    value: form[name],
-    onInput: (e: { currentTarget: { value: string } }) => setForm({ ...form, [name]: e.currentTarget.value }),
-  });
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -242,45 +238,7 @@ function CreateTaskForm({ workspaceId, onCreated }: { workspaceId: string; onCre
   return (
     <form class="stack" onSubmit={submit} aria-labelledby="create-task-heading">
       <h2 id="create-task-heading">New task</h2>
-      <label>
-        Title
-        <input required {...field('title')} />
-      </label>
-      <label>
-        Description
-        <textarea {...field('description')} />
-      </label>
-      <label>
-        Due date
-        <input type="date" {...field('due_date')} />
-      </label>
-      <label>
-        Project
-        <input {...field('project')} />
-      </label>
-      <label>
-        Priority
-        <select
-          {...field('priority')}
-          onChange={(e) => setForm({ ...form, priority: e.currentTarget.value })}
-        >
-          {PRIORITIES.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Status
-        <select {...field('status')} onChange={(e) => setForm({ ...form, status: e.currentTarget.value })}>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </label>
+      <TaskFormFields form={form} setForm={setForm} namePrefix="task" />
       <div>
         <button type="submit" disabled={busy}>
           {busy ? 'Creating…' : 'Create task'}
