@@ -487,6 +487,37 @@ for (const backend of BACKENDS) {
       assert.equal(rest.logs.length, 1);
       assert.equal(rest.next_cursor, null);
       assert.ok([...filtered.logs, ...rest.logs].every((l) => l.agent === 'translate'));
+
+      // By how the call ended: `failed` is an error or a timeout, newest first as the rest.
+      const statusOf = (l: Logs['logs'][number]) => (l as { status: string }).status;
+      const ended = (which: string) =>
+        all.logs.filter((l) => (which === 'failed' ? statusOf(l) !== 'success' : statusOf(l) === which));
+      for (const which of ['success', 'error', 'timeout', 'failed']) {
+        const only = await ok<Logs>(`/usage/logs?status=${which}`, alice);
+        assert.deepEqual(
+          only.logs.map((l) => l.request_id),
+          ended(which).map((l) => l.request_id),
+          which,
+        );
+      }
+      assert.ok(ended('error').length > 0 && ended('timeout').length > 0, 'the seed has both failures');
+      // Paged: one failure a page, each once.
+      const firstFailure = await ok<Logs>('/usage/logs?status=failed&limit=1', alice);
+      assert.equal(firstFailure.logs.length, 1);
+      const nextFailure = await ok<Logs>(
+        `/usage/logs?status=failed&limit=1&cursor=${encodeURIComponent(firstFailure.next_cursor as string)}`,
+        alice,
+      );
+      assert.deepEqual(
+        [...firstFailure.logs, ...nextFailure.logs].map((l) => l.request_id),
+        ended('failed')
+          .slice(0, 2)
+          .map((l) => l.request_id),
+      );
+      const bad = await get('/usage/logs?status=broken', alice);
+      assert.equal(bad.status, 400);
+      assert.equal(errorOf(bad).code, 'INVALID_INPUT');
+      assert.match(errorOf(bad).message, /status/);
     });
 
     it('GET /usage/compute: sums compute_ms of sandboxed calls', async () => {
@@ -576,6 +607,17 @@ for (const backend of BACKENDS) {
       } while (cursor);
       assert.deepEqual(seen, expected);
       assert.ok(!JSON.stringify(seen).includes('key-of-'));
+      // The author's records filter by how the call ended too.
+      const everything = await ok<Logs>('/author-usage/logs?limit=200', maker);
+      assert.equal(everything.next_cursor, null, 'one page holds them all');
+      const failed = await ok<Logs>('/author-usage/logs?limit=200&status=failed', maker);
+      assert.deepEqual(
+        failed.logs.map((l) => l.request_id),
+        everything.logs
+          .filter((l) => (l as { status: string }).status !== 'success')
+          .map((l) => l.request_id),
+      );
+      assert.ok(failed.logs.length > 0);
     });
 
     it('author side: another workspace answers 404 to a non-member and 403 to a member who is not an owner', async () => {

@@ -15,6 +15,8 @@ import { type CallLogEntry, NONE, type UsageLogs } from './usage-schemas.ts';
 export interface Filters {
   agent?: string | undefined;
   tenant?: string | undefined;
+  /** The call records' routes only (usage-schemas.ts, recordFilters). */
+  status?: 'success' | 'error' | 'timeout' | 'failed' | undefined;
 }
 
 /** A partition of call records: the caller's table partition or a workspace's GSI1 partition. */
@@ -55,6 +57,8 @@ export async function ownedWorkspaces(
 export function matches(record: CallRecord, filters: Filters): boolean {
   if (filters.agent !== undefined && `${record.org}/${record.agent}` !== filters.agent) return false;
   if (filters.tenant !== undefined && (record.tenant ?? NONE) !== filters.tenant) return false;
+  if (filters.status === 'failed') return record.status !== 'success';
+  if (filters.status !== undefined && record.status !== filters.status) return false;
   return true;
 }
 

@@ -76,6 +76,18 @@ const filters = {
     .describe(`Only calls sent with this X-Platform-Tenant value; \`${NONE}\` for calls sent without one`),
 };
 
+/**
+ * The call records' own filter (not the aggregates': a summary by status is its counters). The
+ * spec names no filters for /usage/logs; `failed` is what a person looking for trouble wants, an
+ * error or a timeout, in one page (docs/decisions.md).
+ */
+const recordFilters = {
+  status: z
+    .enum([...CALL_STATUSES, 'failed'])
+    .optional()
+    .describe('Only records that ended so; `failed` is error or timeout'),
+};
+
 const workspaceId = {
   workspace_id: z
     .uuid('must be a workspace id (UUID)')
@@ -110,7 +122,7 @@ export const usageBreakdownQuery = z.strictObject({
     .describe('What to group by; default agent'),
 });
 export const usageTenantsQuery = z.strictObject({ ...range, agent: filters.agent });
-export const usageLogsQuery = z.strictObject({ ...range, ...filters, ...paging });
+export const usageLogsQuery = z.strictObject({ ...range, ...filters, ...recordFilters, ...paging });
 export const usageComputeQuery = usageQuery;
 
 // ---- author side (/author-usage…) ----
@@ -131,7 +143,13 @@ export const authorUsageBreakdownQuery = z.strictObject({
     .default('agent')
     .describe('What to group by; caller groups by the calling account id. Default agent'),
 });
-export const authorUsageLogsQuery = z.strictObject({ ...range, ...filters, ...workspaceId, ...paging });
+export const authorUsageLogsQuery = z.strictObject({
+  ...range,
+  ...filters,
+  ...recordFilters,
+  ...workspaceId,
+  ...paging,
+});
 
 // ---- responses ----
 

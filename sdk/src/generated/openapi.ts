@@ -7196,6 +7196,8 @@ export interface operations {
                 agent?: string;
                 /** @description Only calls sent with this X-Platform-Tenant value; `(none)` for calls sent without one */
                 tenant?: string;
+                /** @description Only records that ended so; `failed` is error or timeout */
+                status?: "success" | "error" | "timeout" | "failed";
                 /** @description Page size, 1-200, default 50 */
                 limit?: number;
                 /** @description next_cursor of the previous page, to read the next (older) page */
@@ -8093,6 +8095,8 @@ export interface operations {
                 agent?: string;
                 /** @description Only calls sent with this X-Platform-Tenant value; `(none)` for calls sent without one */
                 tenant?: string;
+                /** @description Only records that ended so; `failed` is error or timeout */
+                status?: "success" | "error" | "timeout" | "failed";
                 /** @description Only agents of this workspace (the caller must own it). Default: every workspace the caller owns */
                 workspace_id?: string;
                 /** @description Page size, 1-200, default 50 */
