@@ -203,6 +203,17 @@ describe('dashboard: the Usage page', () => {
       [oldest[1], oldest[2], oldest[3], oldest[4], oldest[7]],
       ['seller/greet@v1', 'customer-42', 'error', 'LLM_ERROR', '0'],
     );
+
+    // Only the failures: the API's status filter, the one failed call of many.
+    await page.getByLabel('Show').selectOption('failed');
+    await page.getByText('1 shown').waitFor();
+    const failedRows = await rowsOf(records);
+    assert.deepEqual(
+      failedRows.map((r) => [r[1], r[3], r[4]]),
+      [['seller/greet@v1', 'error', 'LLM_ERROR']],
+    );
+    await page.getByLabel('Show').selectOption('timeout');
+    await page.getByText('No such calls in this range.').waitFor();
     await page.context().close();
   });
 

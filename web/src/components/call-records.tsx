@@ -1,4 +1,5 @@
 import type { QueryKey } from '@tanstack/react-query';
+import { useState } from 'preact/hooks';
 import { formatCount, formatDuration, formatTime } from '../format.ts';
 import { LoadMore, useCursorList } from './load-more.tsx';
 import { QueryState } from './query-state.tsx';
@@ -22,6 +23,16 @@ export interface CallRecord {
   [field: string]: unknown;
 }
 
+/** How a call ended, as the records' `status` filter takes it; `failed` is an error or a timeout. */
+export type RecordStatus = 'success' | 'error' | 'timeout' | 'failed';
+const STATUS_CHOICES: [RecordStatus | '', string][] = [
+  ['', 'every call'],
+  ['failed', 'failed (errors and timeouts)'],
+  ['success', 'succeeded'],
+  ['error', 'errors'],
+  ['timeout', 'timeouts'],
+];
+
 /** What the caller paid for the call, or undefined where the record does not say. */
 function creditsOf(record: CallRecord): number | undefined {
   return typeof record.credits === 'number' ? record.credits : undefined;
@@ -29,7 +40,8 @@ function creditsOf(record: CallRecord): number | undefined {
 
 /**
  * The call records of a range, newest first, a page at a time (Load more follows next_cursor).
- * `showCaller` adds the calling account's id (the author side: who called your agents).
+ * `showCaller` adds the calling account's id (the author side: who called your agents). A select
+ * narrows them by how the call ended (the API's `status` filter, so paging stays the API's).
  */
 export function CallRecords({
   queryKey,
@@ -37,17 +49,48 @@ export function CallRecords({
   showCaller = false,
 }: {
   queryKey: QueryKey;
-  fetchPage: (cursor: string | undefined) => Promise<{ logs: CallRecord[]; next_cursor: string | null }>;
+  fetchPage: (
+    cursor: string | undefined,
+    status: RecordStatus | undefined,
+  ) => Promise<{ logs: CallRecord[]; next_cursor: string | null }>;
   showCaller?: boolean;
 }) {
-  const list = useCursorList(queryKey, async (cursor) => {
-    const page = await fetchPage(cursor);
+  const [status, setStatus] = useState<RecordStatus | ''>('');
+  const list = useCursorList([...queryKey, status], async (cursor) => {
+    const page = await fetchPage(cursor, status || undefined);
     return { items: page.logs, next: page.next_cursor };
   });
-  if (!list.query.isSuccess) return <QueryState query={list.query} what="call records" />;
-  if (list.items.length === 0) return <p class="muted">No calls in this range.</p>;
+  const filter = (
+    <p class="toolbar">
+      <label>
+        Show{' '}
+        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as RecordStatus | '')}>
+          {STATUS_CHOICES.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+    </p>
+  );
+  if (!list.query.isSuccess)
+    return (
+      <>
+        {filter}
+        <QueryState query={list.query} what="call records" />
+      </>
+    );
+  if (list.items.length === 0)
+    return (
+      <>
+        {filter}
+        <p class="muted">{status ? 'No such calls in this range.' : 'No calls in this range.'}</p>
+      </>
+    );
   return (
     <>
+      {filter}
       <div class="table-scroll">
         <table data-testid="call-records">
           <thead>

@@ -96,8 +96,13 @@ export function AuthorUsage({ range }: { range: DayRange }) {
         <CallRecords
           queryKey={[...key, 'logs']}
           showCaller
-          fetchPage={(cursor) =>
-            client.authorUsage.logs({ ...range, limit: 50, ...(cursor ? { cursor } : {}) })
+          fetchPage={(cursor, status) =>
+            client.authorUsage.logs({
+              ...range,
+              limit: 50,
+              ...(cursor ? { cursor } : {}),
+              ...(status ? { status } : {}),
+            })
           }
         />
       </section>

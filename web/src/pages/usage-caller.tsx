@@ -80,7 +80,14 @@ export function CallerUsage({ range }: { range: DayRange }) {
         <h2 id="records-heading">Call records</h2>
         <CallRecords
           queryKey={[...key, 'logs']}
-          fetchPage={(cursor) => client.usage.logs({ ...range, limit: 50, ...(cursor ? { cursor } : {}) })}
+          fetchPage={(cursor, status) =>
+            client.usage.logs({
+              ...range,
+              limit: 50,
+              ...(cursor ? { cursor } : {}),
+              ...(status ? { status } : {}),
+            })
+          }
         />
       </section>
     </>
