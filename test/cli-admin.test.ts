@@ -226,6 +226,41 @@ describe('the CLI’s admin commands against the local platform', () => {
         profiles: { default: { url: p.url, workspace: teamId } },
       });
     });
+
+    it('remove and leave: owners remove members, anyone leaves, the last owner stays', async () => {
+      const short = json<{ id: string }>(
+        await run(['workspaces', 'create', 'Short Team', '--json'], envOf(alpha.key)),
+      );
+      for (const who of [bravo, dave]) {
+        const invited = await run(['workspaces', 'invite', who.accountId, '-w', short.id], envOf(alpha.key));
+        assert.equal(invited.code, 0, invited.stderr);
+      }
+      const memberIds = async () =>
+        json<{ members: { account_id: string }[] }>(
+          await run(['workspaces', 'members', short.id, '--json'], envOf(alpha.key)),
+        )
+          .members.map((m) => m.account_id)
+          .sort();
+
+      // A member may not remove another: 403.
+      await fails(['workspaces', 'remove', dave.accountId, '-w', short.id], envOf(bravo.key), 4, /FORBIDDEN/);
+      const removed = await run(['workspaces', 'remove', dave.accountId, '-w', short.id], envOf(alpha.key));
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.match(removed.stderr, new RegExp(`removed ${dave.accountId} from workspace ${short.id}`));
+      assert.deepEqual(await memberIds(), [alpha.accountId, bravo.accountId].sort());
+
+      const left = json<{ left: string; account_id: string }>(
+        await run(['workspaces', 'leave', '-w', short.id, '--json'], envOf(bravo.key)),
+      );
+      assert.deepEqual(left, { left: short.id, account_id: bravo.accountId });
+      assert.deepEqual(await memberIds(), [alpha.accountId]);
+      // Gone for bravo: the workspace is not found any more.
+      await fails(['workspaces', 'members', short.id], envOf(bravo.key), 5, /not a member of a workspace/);
+
+      // The last owner cannot leave: the workspace would have none.
+      await fails(['workspaces', 'leave', '-w', short.id], envOf(alpha.key), 3, /CONFLICT/);
+      assert.deepEqual(await memberIds(), [alpha.accountId]);
+    });
   });
 
   describe('secrets', () => {

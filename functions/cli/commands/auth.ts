@@ -7,6 +7,7 @@ import { checkApiKey, checkUrl, DEFAULT_URL } from '../cli-context.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
+import { ownAccount } from '../own-account.ts';
 import { readSecretInput } from '../secret-input.ts';
 
 export function registerAuth(program: Command, cli: CliRuntime): void {
@@ -85,15 +86,13 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
       cli.action(async (ctx) => {
         const r = await ctx.resolve();
         const client = await ctx.client();
-        const [{ workspaces }, usage, keys] = await Promise.all([
+        const [{ workspaces }, usage, keys, me] = await Promise.all([
           client.workspaces.list(),
           client.usage.summary(),
           client.apiKeys.list(),
+          ownAccount(client),
         ]);
         const personal = workspaces.find((w) => w.personal);
-        const members = personal ? await client.workspaces.members(personal.id) : undefined;
-        // The personal workspace's one member is the caller.
-        const me = members?.members[0];
         const key = keys.api_keys.find((k) => isKeyWithPrefix(r.apiKey, k.prefix));
         const data = {
           url: r.url,

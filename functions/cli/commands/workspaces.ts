@@ -1,6 +1,7 @@
 /**
  * `agenthost workspaces …`: the workspaces the caller belongs to, their members, invitations, and
- * `use`, which makes one the profile's default so workspace-scoped commands act in it without -w.
+ * removal and leaving, and `use`, which makes one the profile's default so workspace-scoped
+ * commands act in it without -w.
  */
 import { type Command, Option } from 'commander';
 import { ROLES } from '../../core/workspaces/workspace-schemas.ts';
@@ -10,6 +11,7 @@ import type { Client } from '../cli-context.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printList, printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
+import { ownAccount } from '../own-account.ts';
 
 type Workspace = Awaited<ReturnType<Client['workspaces']['list']>>['workspaces'][number];
 type Member = Awaited<ReturnType<Client['workspaces']['members']>>['members'][number];
@@ -135,6 +137,41 @@ export function registerWorkspaces(program: Command, cli: CliRuntime): void {
           ['workspace', workspace],
           ['joined', member.joined_at],
         ]);
+      }),
+    );
+
+  workspaces
+    .command('remove')
+    .description('Remove a member from the workspace (owners); the last owner cannot be removed')
+    .argument('<account>', 'the member’s account id (agenthost workspaces members lists them)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  agenthost workspaces remove 6f1d2c34-0c1e-4b7a-9f51-3a1e2b9c0d11 -w acme-research',
+    )
+    .action(
+      cli.action(async (ctx, account: string) => {
+        const client = await ctx.client();
+        const workspace = await ctx.workspace(client);
+        await client.workspaces.removeMember(workspace, account);
+        if (ctx.json) ctx.out(JSON.stringify({ removed: account, workspace_id: workspace }, null, 2));
+        else ctx.note(`removed ${account} from workspace ${workspace}`);
+      }),
+    );
+
+  workspaces
+    .command('leave')
+    .description('Leave the workspace (any member); its last owner cannot leave')
+    .addHelpText('after', '\nExample:\n  agenthost workspaces leave -w acme-research')
+    .action(
+      cli.action(async (ctx) => {
+        const client = await ctx.client();
+        const workspace = await ctx.workspace(client);
+        const me = await ownAccount(client);
+        if (!me)
+          throw new CliError('this key reaches no personal workspace to tell its account', EXIT.notFound);
+        await client.workspaces.removeMember(workspace, me.account_id);
+        if (ctx.json) ctx.out(JSON.stringify({ left: workspace, account_id: me.account_id }, null, 2));
+        else ctx.note(`left workspace ${workspace}`);
       }),
     );
 
