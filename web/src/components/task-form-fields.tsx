@@ -1,3 +1,4 @@
+import type { Dispatch, StateUpdater } from 'preact/hooks';
 import { PRIORITIES, STATUSES } from '../pages/task-fields.ts';
 
 /** A task's editable fields as the forms hold them: text, '' for none. */
@@ -20,15 +21,24 @@ export function TaskFormFields({
   namePrefix,
 }: {
   form: TaskFormValues;
-  setForm: (next: TaskFormValues) => void;
+  setForm: Dispatch<StateUpdater<TaskFormValues>>;
   namePrefix: string;
 }) {
+  // From the state as it is when the event comes, not as this render saw it: two events between
+  // renders must not undo each other.
+  const update = (name: keyof TaskFormValues) => (e: { currentTarget: { value: string } }) => {
+    const value = e.currentTarget.value;
+    setForm((prev) => ({ ...prev, [name]: value }));
+  };
   const field = (name: keyof TaskFormValues) => ({
     name: `${namePrefix}-${name}`,
     value: form[name],
-    onInput: (e: { currentTarget: { value: string } }) => setForm({ ...form, [name]: e.currentTarget.value }),
-    onChange: (e: { currentTarget: { value: string } }) =>
-      setForm({ ...form, [name]: e.currentTarget.value }),
+    onInput: update(name),
+  });
+  const choice = (name: keyof TaskFormValues) => ({
+    name: `${namePrefix}-${name}`,
+    value: form[name],
+    onChange: update(name),
   });
   return (
     <>
@@ -50,7 +60,7 @@ export function TaskFormFields({
       </label>
       <label>
         Priority
-        <select {...field('priority')}>
+        <select {...choice('priority')}>
           {PRIORITIES.map((p) => (
             <option key={p} value={p}>
               {p}
@@ -60,7 +70,7 @@ export function TaskFormFields({
       </label>
       <label>
         Status
-        <select {...field('status')}>
+        <select {...choice('status')}>
           {STATUSES.map((s) => (
             <option key={s} value={s}>
               {s}

@@ -43,8 +43,16 @@ function closeStrayDescriptors(): void {
 }
 closeStrayDescriptors();
 
+/**
+ * A message to the platform. A platform that has just died fails the write (EPIPE) before the
+ * channel's 'disconnect' arrives; unhandled, that error would end this process with its runs
+ * still going. The callback takes it, and the runs end as on a disconnect.
+ */
 function send(message: FromSpawner): void {
-  process.send?.(message);
+  if (!process.connected) return;
+  process.send?.(message, undefined, {}, (err) => {
+    if (err) platformGone();
+  });
 }
 
 function start(m: Extract<ToSpawner, { t: 'spawn' }>): void {
@@ -203,7 +211,9 @@ process.on('message', (m: ToSpawner) => {
 });
 
 // The platform is gone (also when it was SIGKILLed): so are its runs.
-process.on('disconnect', () => {
+process.on('disconnect', platformGone);
+
+function platformGone(): void {
   for (const [id, child] of children) {
     killGuarded(id);
     killChildrenOf(child);
@@ -214,4 +224,4 @@ process.on('disconnect', () => {
     }
   }
   process.exit(0);
-});
+}
