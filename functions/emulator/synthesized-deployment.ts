@@ -71,6 +71,46 @@ function readAssembly(directory: string, reused: boolean): SynthesizedDeployment
   };
 }
 
+/** Longer than any swap takes: a lock this old was left by a start that died holding it. */
+const STALE_LOCK_MS = 30_000;
+
+/**
+ * Moves a finished assembly from `staging` to `directory`. Starts that share the directory (the
+ * tests' parallel files do) may finish synthesizing at the same moment; the swap (look at the
+ * marker, remove a stale assembly, rename ours in) runs under a lock directory so that two of them
+ * never interleave: one would fail its rename (ENOTEMPTY) or remove the other's fresh assembly
+ * while it is read. The loser finds the same fingerprint in place and drops its copy.
+ */
+export async function putInPlace(
+  staging: string,
+  directory: string,
+  marker: string,
+  print: string,
+): Promise<void> {
+  const lock = `${directory}.lock`;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > STALE_LOCK_MS) await rm(lock, { recursive: true, force: true });
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  try {
+    if (existsSync(marker) && readFileSync(marker, 'utf8') === print) {
+      await rm(staging, { recursive: true, force: true });
+    } else {
+      await rm(directory, { recursive: true, force: true });
+      await rename(staging, directory);
+    }
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 /**
  * The assembly in `directory`, synthesized first unless the one there was made from the same
  * sources and context. `progress` gets a line before the long step.
@@ -112,13 +152,7 @@ export async function synthesize(
       );
     });
     writeFileSync(join(staging, FINGERPRINT_FILE), print);
-    // Another start may have put the same assembly in place meanwhile: it stays, ours goes.
-    if (existsSync(marker) && readFileSync(marker, 'utf8') === print) {
-      await rm(staging, { recursive: true, force: true });
-    } else {
-      await rm(directory, { recursive: true, force: true });
-      await rename(staging, directory);
-    }
+    await putInPlace(staging, directory, marker, print);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
     throw err;
