@@ -33,11 +33,14 @@ import { machineLine, median, quantile, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KEY = `ahk_bench_${'x'.repeat(40)}`;
-const LEVELS = [1, 16];
+/** BENCH_LEVELS=16 (with --no-write) measures one level only: for a profile of the loaded case. */
+const LEVELS = (process.env.BENCH_LEVELS ?? '1,16').split(',').map(Number);
 const RSS_LEVEL = 64;
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const WARMUP = 300;
+/** What the table calls the BENCH_BASELINE_DIR checkout (BENCH_BASELINE_NAME, for an A/B of a variant). */
+const BASELINE_NAME = process.env.BENCH_BASELINE_NAME ?? 'agenthost before';
 
 /** One way of reaching the model: `pid` is the gateway's process (none for the direct call). */
 interface Target {
@@ -241,7 +244,7 @@ async function main(): Promise<void> {
         pid: proxy.child.pid,
         send: post(`${proxy.url}/chat/completions`, modelHeaders, modelBody),
       },
-      ...(baseline ? [agenthost('agenthost before', baseline)] : []),
+      ...(baseline ? [agenthost(BASELINE_NAME, baseline)] : []),
     ];
 
     const t0 = performance.now();
@@ -307,11 +310,16 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`${lines.join('\n')}\nmeasured in ${fmt(seconds, 0)} s\n`);
 
+    if (!(summary.has(1) && summary.has(16))) {
+      if (!process.argv.includes('--no-write'))
+        throw new Error('BENCH_LEVELS must include 1 and 16 unless --no-write');
+      return;
+    }
     const c1 = summary.get(1) as { addedP50: number[] };
     const c16 = summary.get(16) as { cpu: number[]; speedup: number };
     const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
     const table = [
-      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`${baselineDir ? `BENCH_BASELINE_DIR=<checkout of ${commitOf(baselineDir)}> ` : ''}npm run bench:calls\` (${REPEATS} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s)${baselineDir ? `; "agenthost before" is commit ${commitOf(baselineDir)}, this checkout is ${commitOf(ROOT)}` : ''}. Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
+      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`${baselineDir ? `BENCH_BASELINE_DIR=<checkout of ${commitOf(baselineDir)}> ` : ''}npm run bench:calls\` (${REPEATS} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s)${baselineDir ? `; "${BASELINE_NAME}" is commit ${commitOf(baselineDir)}, this checkout is ${commitOf(ROOT)}` : ''}. Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
       '',
       `| concurrency | direct p50 ms | added p50 ms: ${names.join(' | ')} | calls/s: ${names.join(' | ')} | CPU ms per call: ${names.join(' / ')} | agenthost ÷ Portkey calls/s | agenthost ÷ Portkey CPU/call |`,
       `| ---: | ---: | ${names.map(() => '---:').join(' | ')} | ${names.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`,

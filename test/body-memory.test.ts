@@ -90,6 +90,28 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
     assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'DOCUMENT_TOO_LARGE');
   });
 
+  it('a chunked JSON call body (no declared length) over the limit is 413 DOCUMENT_TOO_LARGE, not 400', async () => {
+    // Issue 17, point 2: the call route once answered 400 here while every other route said 413.
+    // Valid JSON to the last byte, so only its size can be refused.
+    const body = Buffer.alloc(100 * MB + 16, 0x20);
+    body.write('{"text":"', 0);
+    body.write('"}', body.length - 2);
+    const res = await post(
+      p.url,
+      '/bodyco/reader/v1/run',
+      {
+        authorization: `Bearer ${owner.key}`,
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+      },
+      body,
+    );
+    assert.equal(res.status, 413, res.text);
+    const error = (JSON.parse(res.text) as { error: { code: string; message: string } }).error;
+    assert.equal(error.code, 'DOCUMENT_TOO_LARGE');
+    assert.match(error.message, /104857600|100 MB/);
+  });
+
   // The issue's bound: twelve parallel unauthenticated 99 MB POSTs raise RSS by under 50 MB. Before
   // the fix each was read whole (with several copies) before the key was checked: the rise was
   // about 900 MB (docs/performance.md). After it nothing of the bodies is kept (the rise measured is

@@ -84,32 +84,20 @@ describe('examples, published through the CLI (agenthost publish)', () => {
     const res = await publish('service-hello', '--allow-no-secrets');
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /^published +local\/hello-service@v1$/m);
-    const workspaces = await p.request<{ workspaces: { id: string }[] }>('GET', '/workspaces');
-    const ws = workspaces.body.workspaces[0]?.id;
-    const deployed = await p.request<{ id: string; url: string }>('POST', `/workspaces/${ws}/services`, {
-      body: { agent: 'local/hello-service', name: 'hello' },
-    });
-    assert.equal(deployed.status, 201, deployed.text);
+    // Deployed as the example's README says: the CLI waits until the app runs and prints its URL.
+    const deployed = await runCli(['services', 'deploy', 'local/hello-service', '--name', 'hello'], env);
+    assert.equal(deployed.code, 0, deployed.stderr);
+    const url = deployed.stdout.trim();
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+/);
     try {
-      const deadline = Date.now() + 20_000;
-      let state = '';
-      while (state !== 'running' && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-        const got = await p.request<{ state: string }>(
-          'GET',
-          `/workspaces/${ws}/services/${deployed.body.id}`,
-        );
-        state = got.body.state;
-      }
-      assert.equal(state, 'running');
-      const greeting = await fetch(`${deployed.body.url}/?name=tests`);
+      const greeting = await fetch(`${url}/?name=tests`);
       assert.equal(greeting.status, 200);
       assert.equal(((await greeting.json()) as { greeting: string }).greeting, 'Hello, tests!');
-      const count = (await (await fetch(`${deployed.body.url}/count`)).json()) as { served: number };
+      const count = (await (await fetch(`${url}/count`)).json()) as { served: number };
       assert.ok(count.served >= 2, 'the same process served both requests');
     } finally {
-      const removed = await p.request('DELETE', `/workspaces/${ws}/services/${deployed.body.id}`);
-      assert.equal(removed.status, 204, removed.text);
+      const removed = await runCli(['services', 'delete', 'hello'], env);
+      assert.equal(removed.code, 0, removed.stderr);
     }
   });
 
