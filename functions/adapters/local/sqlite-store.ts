@@ -230,7 +230,8 @@ export class SqliteStore implements Store {
   }
 
   private upsert(item: Item): void {
-    const body = JSON.stringify(stripUndefined(item));
+    // JSON.stringify leaves out attributes whose value is undefined: they are not stored.
+    const body = JSON.stringify(item);
     this.stmt(
       `INSERT INTO items (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, ttl, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
@@ -296,12 +297,6 @@ function applyUpdate(key: ItemKey, current: Item | undefined, spec: UpdateSpec):
     next[attr] = before + delta;
   }
   return next;
-}
-
-function stripUndefined(item: Item): Item {
-  const out: Item = { pk: item.pk, sk: item.sk };
-  for (const [k, v] of Object.entries(item)) if (v !== undefined) out[k] = v;
-  return out;
 }
 
 interface Cursor {
