@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { routeList } from '../../functions/platform/routes.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { errorOf } from '../helpers/platform.ts';
 import { runCli } from '../helpers/process.ts';
@@ -81,6 +83,11 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(openapi.status, 200);
       assert.match(openapi.body.openapi, /^3\./);
       assert.ok('/tasks' in openapi.body.paths);
+      // Valid as served by this deployment too (through API Gateway and the edge Lambda on AWS),
+      // and documenting every route.
+      await SwaggerParser.validate(structuredClone(openapi.body) as never);
+      for (const [, route] of routeList)
+        assert.ok(openapi.body.paths[route.path], `${route.method} ${route.path} is documented`);
     });
 
     it('answers unknown routes, empty segments and missing keys with the error envelope', async () => {
