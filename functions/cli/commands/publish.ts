@@ -20,7 +20,13 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
     .option('--allow-no-secrets', 'publish a tool or agent that declares no required_secrets')
     .addHelpText(
       'after',
-      '\nThe workspace is --workspace, else the profile’s default, else your personal one.',
+      [
+        '',
+        'Examples:',
+        '  agenthost publish ./triage',
+        '  agenthost publish examples/tool-word-count --allow-no-secrets',
+        'The workspace is --workspace, else the profile’s default, else your personal one.',
+      ].join('\n'),
     )
     .action(
       cli.action(async (ctx, dirArg: string, opts: { allowNoSecrets?: boolean }) => {
