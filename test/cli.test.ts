@@ -349,6 +349,57 @@ describe('the CLI against the local platform', () => {
     assert.equal(fake.calls.at(-1)?.prompt, 'Say hello to Grace');
   });
 
+  it('publishes an agent whose default_endpoint is not run: the printed URL and a call without /endpoint reach it', async () => {
+    const dir = join(home, 'brief');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(dir);
+    await writeFile(
+      join(dir, 'agent.json'),
+      JSON.stringify({
+        name: 'brief',
+        description: 'Sums a text up.',
+        supported_providers: ['openai'],
+        default_models: { openai: 'gpt-test-mini' },
+        default_endpoint: 'summarize',
+        prompt_template: 'Sum up {{text}}',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        is_public: true,
+      }),
+    );
+    // An account of its own: the other tests list alpha's and bravo's agents.
+    const author = await p.createAccount('cli-brief', 'pro');
+    const published = await runCli(['publish', dir], envOf(author.key));
+    assert.equal(published.code, 0, published.stderr);
+    const url = /^url +POST (\S+)$/m.exec(published.stdout)?.[1];
+    assert.equal(url, `${p.url}/cli-brief/brief/v1/summarize`);
+
+    // The printed URL answers as printed.
+    fake.enqueue({ text: 'Short.' });
+    const direct = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bravo.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'A long text.' }),
+    });
+    assert.equal(direct.status, 200, await direct.clone().text());
+    assert.deepEqual(((await direct.json()) as { data: unknown }).data, { text: 'Short.' });
+
+    // A call naming no endpoint reaches the agent's own, with or without a version.
+    for (const ref of ['cli-brief/brief', 'cli-brief/brief@v1']) {
+      fake.enqueue({ text: `Short, via ${ref}.` });
+      const res = await runCli(['call', ref, '--input', '{"text":"Another text."}'], envOf(bravo.key));
+      assert.equal(res.code, 0, `${ref}: ${res.stderr}`);
+      assert.deepEqual(JSON.parse(res.stdout), { text: `Short, via ${ref}.` });
+      assert.equal(fake.calls.at(-1)?.prompt, 'Sum up Another text.');
+    }
+    // A named endpoint is taken as named: the agent has no `run`.
+    const wrong = await runCli(
+      ['call', 'cli-brief/brief@v1/run', '--input', '{"text":"x"}'],
+      envOf(bravo.key),
+    );
+    assert.equal(wrong.code, 5, wrong.stderr);
+    assert.match(wrong.stderr, /^agenthost: NOT_FOUND: .*has no endpoint "run"; it answers \/summarize/m);
+  });
+
   it('exits with the documented code and one line for each kind of call failure', async () => {
     const cases: [string[], Record<string, string>, number, RegExp][] = [
       [['call', 'cli-alpha/greet@v1', '--input', '{}'], envOf(bravo.key), 2, /^agenthost: INVALID_INPUT: /],

@@ -71,7 +71,10 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
             ) as typeof agent;
           }
         }
-        const url = `${(await ctx.resolve()).url}/${agent.org}/${agent.name}/${agent.version}/run`;
+        // The endpoint the agent answers: its manifest's default_endpoint (`run` unless it names
+        // another), which the agent record carries at its top level like every manifest field.
+        const endpoint: unknown = agent.default_endpoint;
+        const url = `${(await ctx.resolve()).url}/${agent.org}/${agent.name}/${agent.version}/${typeof endpoint === 'string' ? endpoint : 'run'}`;
         printRecord(ctx, agent, [
           ['published', ref],
           ['id', agent.id],
