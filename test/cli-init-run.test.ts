@@ -214,6 +214,22 @@ describe('agenthost init and run', () => {
 
   it('tool: publishes and runs in the sandbox; run packs and runs the same bundle', async () => {
     await init('tool', 'counter');
+    // It declares no secrets: the platform refuses it until the author says it needs none, and the
+    // one line names the flag that says so (issue 18 point 6).
+    const refused = await runCli(['publish', dirOf('counter')], platformEnv());
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /^agenthost: INVALID_INPUT: .*required_secrets.* \(fix: list the secrets it needs in required_secrets, or if it needs none, publish with --allow-no-secrets\)$/m,
+    );
+    assert.equal(
+      refused.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('agenthost:')).length,
+      1,
+    );
+    assert.equal(refused.stdout, '');
     const published = await publish('counter', '--allow-no-secrets');
     assert.match(published.stderr, /uploading the bundle: 1 files/, 'README.md and input.json are left out');
     const expected = { words: 9, characters: 43, longest_word: 'quick' };
@@ -385,7 +401,12 @@ describe('agenthost init and run', () => {
     await publish('keyed');
     const platformMissing = await runCli(['call', 'authors/keyed', '--input', '{"text":""}'], platformEnv());
     assert.equal(platformMissing.code, 2);
-    assert.match(platformMissing.stderr, /MISSING_SECRETS: .*SERVICE_TOKEN/);
+    // The fix is the vault, not publishing again: --allow-no-secrets would not help here.
+    assert.match(
+      platformMissing.stderr,
+      /^agenthost: MISSING_SECRETS: .*SERVICE_TOKEN \(fix: put it in the workspace vault with `agenthost secrets set SERVICE_TOKEN` \(value from stdin or a prompt\)\)$/m,
+    );
+    assert.doesNotMatch(platformMissing.stderr, /allow-no-secrets/);
 
     const missing = await runCli(['run', dirOf('keyed')], env);
     assert.equal(missing.code, 2);

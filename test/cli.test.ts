@@ -243,7 +243,13 @@ describe('the CLI against the local platform', () => {
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'agenthost-cli-'));
     fake = await startFakeLlm();
-    p = await startTestPlatform({ OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai });
+    p = await startTestPlatform({
+      OPENAI_API_KEY: 'sk-openai-test',
+      OPENAI_BASE_URL: fake.baseUrls.openai,
+      // A second provider, for call --provider.
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+    });
     alpha = await p.createAccount('cli-alpha', 'pro');
     bravo = await p.createAccount('cli-bravo', 'pro');
     const dir = join(home, 'greet');
@@ -347,6 +353,183 @@ describe('the CLI against the local platform', () => {
     assert.deepEqual(envelope.data, { text: 'Hi' });
     assert.match(envelope.metadata.request_id, /\S/);
     assert.equal(fake.calls.at(-1)?.prompt, 'Say hello to Grace');
+  });
+
+  it('publishes an agent whose default_endpoint is not run: the printed URL and a call without /endpoint reach it', async () => {
+    const dir = join(home, 'brief');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(dir);
+    await writeFile(
+      join(dir, 'agent.json'),
+      JSON.stringify({
+        name: 'brief',
+        description: 'Sums a text up.',
+        supported_providers: ['openai'],
+        default_models: { openai: 'gpt-test-mini' },
+        default_endpoint: 'summarize',
+        prompt_template: 'Sum up {{text}}',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        is_public: true,
+      }),
+    );
+    // An account of its own: the other tests list alpha's and bravo's agents.
+    const author = await p.createAccount('cli-brief', 'pro');
+    const published = await runCli(['publish', dir], envOf(author.key));
+    assert.equal(published.code, 0, published.stderr);
+    const url = /^url +POST (\S+)$/m.exec(published.stdout)?.[1];
+    assert.equal(url, `${p.url}/cli-brief/brief/v1/summarize`);
+
+    // The printed URL answers as printed.
+    fake.enqueue({ text: 'Short.' });
+    const direct = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bravo.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'A long text.' }),
+    });
+    assert.equal(direct.status, 200, await direct.clone().text());
+    assert.deepEqual(((await direct.json()) as { data: unknown }).data, { text: 'Short.' });
+
+    // A call naming no endpoint reaches the agent's own, with or without a version.
+    for (const ref of ['cli-brief/brief', 'cli-brief/brief@v1']) {
+      fake.enqueue({ text: `Short, via ${ref}.` });
+      const res = await runCli(['call', ref, '--input', '{"text":"Another text."}'], envOf(bravo.key));
+      assert.equal(res.code, 0, `${ref}: ${res.stderr}`);
+      assert.deepEqual(JSON.parse(res.stdout), { text: `Short, via ${ref}.` });
+      assert.equal(fake.calls.at(-1)?.prompt, 'Sum up Another text.');
+    }
+    // A named endpoint is taken as named: the agent has no `run`.
+    const wrong = await runCli(
+      ['call', 'cli-brief/brief@v1/run', '--input', '{"text":"x"}'],
+      envOf(bravo.key),
+    );
+    assert.equal(wrong.code, 5, wrong.stderr);
+    assert.match(wrong.stderr, /^agenthost: NOT_FOUND: .*has no endpoint "run"; it answers \/summarize/m);
+  });
+
+  it('call sends its flags to the platform: --file, --metadata, --provider, --model, --skills, --timeout; warnings on stderr', async () => {
+    // An account of its own: the other tests list alpha's and bravo's agents.
+    const author = await p.createAccount('cli-flags', 'pro');
+    const env = envOf(author.key);
+    const { mkdir } = await import('node:fs/promises');
+    const publishDir = async (name: string, file: string, text: string) => {
+      await mkdir(join(home, name));
+      await writeFile(join(home, name, file), text);
+      const res = await runCli(['publish', join(home, name)], env);
+      assert.equal(res.code, 0, res.stderr);
+    };
+    await publishDir(
+      'reader',
+      'agent.json',
+      JSON.stringify({
+        name: 'reader',
+        description: 'Reads files.',
+        supported_providers: ['openai', 'anthropic'],
+        default_models: { openai: 'gpt-test-mini', anthropic: 'claude-test' },
+        prompt_template: 'Read {{files}} for {{purpose}}',
+        input_schema: {
+          type: 'object',
+          properties: {
+            purpose: { type: 'string' },
+            style: { type: 'string', deprecated: true },
+            // The template's {{files}} (docs/calls.md): the platform fills it from the parts.
+            files: { type: 'array' },
+          },
+          required: ['purpose'],
+        },
+      }),
+    );
+    await publishDir(
+      'terse',
+      'SKILL.md',
+      '---\nname: terse\ndescription: Answers in one line.\n---\n\nAnswer in one line, never more.\n',
+    );
+    const notes = join(home, 'notes.txt');
+    const figures = join(home, 'figures.csv');
+    await writeFile(notes, 'the quarterly numbers went up');
+    await writeFile(figures, 'quarter,revenue\nQ3,120');
+
+    // --file twice, --metadata as the input beside them, a chosen provider and model.
+    fake.enqueue({ text: 'Read them.' });
+    const chosen = await runCli(
+      [
+        'call',
+        'cli-flags/reader',
+        '--file',
+        notes,
+        '--file',
+        figures,
+        '--metadata',
+        '{"purpose":"a review","style":"terse"}',
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-other',
+      ],
+      env,
+    );
+    assert.equal(chosen.code, 0, chosen.stderr);
+    assert.deepEqual(JSON.parse(chosen.stdout), { text: 'Read them.' }, 'stdout is the data alone');
+    // The input's deprecated field is warned about on stderr, never mixed into the data.
+    assert.match(chosen.stderr, /^warning DEPRECATED_FIELD: style is deprecated/m);
+    let seen = fake.calls.at(-1);
+    assert.equal(seen?.provider, 'anthropic');
+    assert.equal(seen?.model, 'claude-other');
+    assert.match(seen?.prompt ?? '', /the quarterly numbers went up/);
+    assert.match(seen?.prompt ?? '', /Q3,120/);
+    assert.match(seen?.prompt ?? '', /for a review$/);
+
+    // Without the flags: the agent's first provider and its default model, and no warning.
+    fake.enqueue({ text: 'Read it.' });
+    const plain = await runCli(
+      ['call', 'cli-flags/reader', '--file', notes, '--metadata', '{"purpose":"a summary"}'],
+      env,
+    );
+    assert.equal(plain.code, 0, plain.stderr);
+    seen = fake.calls.at(-1);
+    assert.deepEqual([seen?.provider, seen?.model], ['openai', 'gpt-test-mini']);
+    assert.doesNotMatch(plain.stderr, /warning/);
+    assert.doesNotMatch(seen?.system ?? '', /## Skill:/);
+
+    // --skills attaches a published skill: its instructions reach the model's system text.
+    fake.enqueue({ text: 'One line.' });
+    const skilled = await runCli(
+      [
+        'call',
+        'cli-flags/reader',
+        '--file',
+        notes,
+        '--metadata',
+        '{"purpose":"a summary"}',
+        '--skills',
+        'cli-flags/terse@v1',
+      ],
+      env,
+    );
+    assert.equal(skilled.code, 0, skilled.stderr);
+    assert.match(
+      fake.calls.at(-1)?.system ?? '',
+      /## Skill: cli-flags\/terse\n.*Answer in one line, never more/s,
+    );
+
+    // --timeout is the platform's deadline: a model slower than it ends the call with TIMEOUT. The
+    // header is epoch milliseconds read on the platform's clock, so the test platform's clock (set
+    // by hand) reads the real time meanwhile.
+    fake.enqueue({ text: 'Too late.', delayMs: 10_000 });
+    const handSet = p.clock.now();
+    p.clock.set(new Date());
+    const started = Date.now();
+    const late = await runCli(
+      ['call', 'cli-flags/reader', '--file', notes, '--metadata', '{"purpose":"x"}', '--timeout', '0.5'],
+      env,
+    ).finally(() => p.clock.set(handSet));
+    assert.equal(late.code, 1, late.stderr);
+    assert.match(late.stderr, /^agenthost: TIMEOUT: /m);
+    assert.equal(late.stdout, '');
+    assert.ok(Date.now() - started < 8_000, 'the platform gave up at the deadline, not the model');
+
+    const stray = await runCli(['call', 'cli-flags/reader', '--metadata', '{"purpose":"x"}'], env);
+    assert.equal(stray.code, 2);
+    assert.match(stray.stderr, /^agenthost: --metadata goes with --file/m);
   });
 
   it('exits with the documented code and one line for each kind of call failure', async () => {

@@ -214,6 +214,53 @@ describe('the SDK against the local platform', () => {
     await assert.rejects(client.agents.get(copy.id), (err: AgentHostError) => err.code === 'NOT_FOUND');
   });
 
+  it('calls: without an endpoint, the agent’s default_endpoint (one more request, only when it is not run)', async () => {
+    await client.agents.publish({
+      name: 'brief',
+      description: 'Sums a text up.',
+      supported_providers: ['anthropic'],
+      default_endpoint: 'summarize',
+      prompt_template: 'Sum up {{text}}',
+    });
+    await client.agents.publish({
+      name: 'plain',
+      description: 'Answers run.',
+      supported_providers: ['anthropic'],
+      prompt_template: 'Answer {{text}}',
+    });
+    // What this client sends, path by path.
+    const sent: string[] = [];
+    const watched = createClient({ baseUrl: p.url, apiKey, retry: false });
+    watched.api.use({
+      onRequest({ request }) {
+        sent.push(`${request.method} ${new URL(request.url).pathname}`);
+        return undefined;
+      },
+    });
+    const call = async (ref: string, options: { endpoint?: string } = {}) => {
+      sent.length = 0;
+      fake.enqueue({ text: `answer of ${ref}` });
+      const result = await watched.agents.call(ref, { text: 'a text' }, options);
+      assert.deepEqual(result.data, { text: `answer of ${ref}` });
+      return [...sent];
+    };
+
+    assert.deepEqual(await call('sdkco/brief@v1'), [
+      'POST /sdkco/brief/v1/run',
+      'POST /sdkco/brief/v1/summarize',
+    ]);
+    assert.equal(fake.calls.at(-1)?.prompt, 'Sum up a text', 'the model ran once, on the second request');
+    assert.deepEqual(await call('sdkco/brief@v1/summarize'), ['POST /sdkco/brief/v1/summarize']);
+    assert.deepEqual(await call('sdkco/plain@v1'), ['POST /sdkco/plain/v1/run'], 'no extra request for run');
+    // An endpoint the caller named is not replaced by the agent's.
+    sent.length = 0;
+    await assert.rejects(
+      watched.agents.call('sdkco/brief@v1', { text: 'x' }, { endpoint: 'run' }),
+      (err: AgentHostError) => err.code === 'NOT_FOUND' && err.details?.default_endpoint === 'summarize',
+    );
+    assert.deepEqual(sent, ['POST /sdkco/brief/v1/run']);
+  });
+
   it('schedules: create, list by pages, trigger', async () => {
     const created = await client.schedules.create(workspaceId, {
       agent: 'sdkco/summarise',

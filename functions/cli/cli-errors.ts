@@ -41,11 +41,33 @@ export class CliError extends Error {
 
 const HINTS: Partial<Record<string, string>> = {
   UNAUTHORIZED: 'sign in with `agenthost login`, or set AGENTHOST_API_KEY',
-  MISSING_SECRETS: 'set them with `agenthost secrets set NAME`, or publish with --allow-no-secrets',
+  // From a call, a service deploy or restart: the agent declares secrets the workspace's vault lacks.
+  MISSING_SECRETS:
+    'put each in the workspace vault with `agenthost secrets set NAME` (value from stdin or a prompt)',
   INSUFFICIENT_CREDITS: 'top up with `agenthost billing topup --credits N`',
   FORBIDDEN: 'ask a workspace owner, or use a key of an account with that role',
   PAID_AGENT_SERVER_ONLY: 'call paid agents with a server key, not a client key',
 };
+
+/**
+ * A fix for a refusal its code alone does not tell apart (INVALID_INPUT is every kind of bad
+ * input), told by the field the platform names.
+ */
+function refusalHint(err: AgentHostError): string | undefined {
+  const fields = err.details?.fields ?? [];
+  // A tool or agent published with no required_secrets (spec "Validation on publish").
+  if (
+    err.code === 'INVALID_INPUT' &&
+    fields.some((f) => /(^|\.)required_secrets$/.test(f.field) && f.message.startsWith('must be declared'))
+  )
+    return 'list the secrets it needs in required_secrets, or if it needs none, publish with --allow-no-secrets';
+  if (err.code === 'MISSING_SECRETS') {
+    const missing = err.details?.missing;
+    if (Array.isArray(missing) && missing.length > 0 && missing.every((n) => typeof n === 'string'))
+      return `put ${missing.length === 1 ? 'it' : 'each'} in the workspace vault with ${missing.map((n) => `\`agenthost secrets set ${n}\``).join(', ')} (value from stdin or a prompt)`;
+  }
+  return undefined;
+}
 
 export function exitCodeOf(status: number): number {
   if (status === 400 || status === 405 || status === 413 || status === 415 || status === 422)
@@ -64,7 +86,7 @@ export function describeError(err: unknown, context: { url?: string }): { line: 
     const fields = (err.details?.fields ?? []).map((f) => `${f.field}: ${f.message}`);
     const fieldText =
       fields.length && !fields.every((f) => err.message.includes(f)) ? ` (${fields.join('; ')})` : '';
-    let hint = HINTS[err.code];
+    let hint = refusalHint(err) ?? HINTS[err.code];
     if (err.code === 'RATE_LIMITED' && err.suggestedWaitTime !== undefined)
       hint = `retry in ${err.suggestedWaitTime} s`;
     return {

@@ -72,13 +72,18 @@ function commands(program: Command): Command[] {
   return out;
 }
 
-function pathOf(cmd: Command): string {
+/** `accounts create` for that command: its path under `agenthost`. */
+export function commandPath(cmd: Command): string {
   const names: string[] = [];
   for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
   return names.join(' ');
 }
 
-export function cliReference(version: string): string {
+/**
+ * The CLI's program with its help captured rather than printed, at the reference's fixed width.
+ * `help(cmd)` is what `agenthost … cmd --help` shows.
+ */
+function referenceProgram(version: string): { program: Command; help: (cmd: Command) => string } {
   let captured = '';
   const io: CliIo = {
     env: {},
@@ -92,17 +97,34 @@ export function cliReference(version: string): string {
     cmd.outputHelp();
     return captured.trimEnd();
   };
+  return { program, help };
+}
+
+/**
+ * The commands that run something (no subcommands) with their `--help` text as a user sees it, for
+ * checks over the whole tree (test/cli-reference.test.ts: every one shows an example).
+ */
+export function leafCommands(): { command: Command; path: string; help: string }[] {
+  const { program, help } = referenceProgram('0.0.0');
+  return commands(program)
+    .filter((c) => c.commands.length === 0)
+    .map((command) => ({ command, path: commandPath(command), help: help(command) }));
+}
+
+export function cliReference(version: string): string {
+  const { program, help } = referenceProgram(version);
   const exitRows = (Object.keys(EXIT) as (keyof typeof EXIT)[])
     .map((k) => `| ${EXIT[k]} | ${EXIT_MEANINGS[k]} |`)
     .join('\n');
   const all = commands(program);
   const index = all.map(
-    (c) => `- [\`agenthost ${pathOf(c)}\`](#${anchor(pathOf(c))}): ${c.summary() || c.description()}`,
+    (c) =>
+      `- [\`agenthost ${commandPath(c)}\`](#${anchor(commandPath(c))}): ${c.summary() || c.description()}`,
   );
   // The global options are listed once, under the top-level help, not again under every command.
   const withoutGlobals = (text: string) => text.replace(/\n\nGlobal Options:\n(?: {2}.*\n?)+/, '\n');
   const sections = all.map(
-    (c) => `### agenthost ${pathOf(c)}\n\n\`\`\`text\n${withoutGlobals(help(c)).trimEnd()}\n\`\`\``,
+    (c) => `### agenthost ${commandPath(c)}\n\n\`\`\`text\n${withoutGlobals(help(c)).trimEnd()}\n\`\`\``,
   );
   return `${INTRO}${exitRows}\n\n## Commands\n\n${index.join('\n')}\n\n\`\`\`text\n${help(program)}\n\`\`\`\n\n${sections.join('\n\n')}\n`;
 }

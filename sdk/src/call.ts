@@ -8,7 +8,11 @@ export type CallEnvelope =
 type CallHeaders = NonNullable<paths['/{org}/{agent}/{version}/{endpoint}']['post']['parameters']['header']>;
 
 export interface CallOptions {
-  /** The agent's endpoint (default `run`). */
+  /**
+   * The agent's endpoint. Without one (here or in the ref), the agent's own default_endpoint: `run`
+   * is tried, and an agent whose manifest names another is called again there (one more request,
+   * made only then, before anything ran).
+   */
   endpoint?: string;
   /** Sent as multipart/form-data: the input travels as the `metadata` part. */
   files?: FileInput[];
@@ -133,6 +137,19 @@ async function multipart(input: Record<string, unknown>, files: FileInput[]): Pr
   return form;
 }
 
+/** The manifest's default_endpoint when none is declared (docs/manifest.md). */
+const DEFAULT_ENDPOINT = 'run';
+
+/** The endpoint a 404 "no such endpoint" names as the agent's own (core/calls/gateway.ts). */
+function defaultEndpointOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const envelope = error as { error?: { code?: unknown; details?: Record<string, unknown> } };
+  const named = envelope.error?.details?.default_endpoint;
+  return envelope.error?.code === 'NOT_FOUND' && typeof named === 'string' && /^[^/]+$/.test(named)
+    ? named
+    : undefined;
+}
+
 /**
  * Calls an agent. `In` and `Out` are the agent's input and output types (from its input_schema and
  * output_schema); without them, input is a JSON object and output any JSON object.
@@ -150,15 +167,19 @@ export async function callAgent<
   const form = options.files?.length
     ? await multipart(input as Record<string, unknown>, options.files)
     : undefined;
-  const result = await api.POST('/{org}/{agent}/{version}/{endpoint}', {
-    params: {
-      path: { org, agent, version, endpoint: options.endpoint ?? endpoint ?? 'run' },
-      header: callHeaders(options),
-    },
-    body: (form ? {} : input) as Record<string, JsonValue>,
-    ...(form ? { bodySerializer: () => form } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  const post = (to: string) =>
+    api.POST('/{org}/{agent}/{version}/{endpoint}', {
+      params: { path: { org, agent, version, endpoint: to }, header: callHeaders(options) },
+      body: (form ? {} : input) as Record<string, JsonValue>,
+      ...(form ? { bodySerializer: () => form } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  const named = options.endpoint ?? endpoint;
+  let result = await post(named ?? DEFAULT_ENDPOINT);
+  // Most agents answer `run`, so asking first would cost every call a request. One whose manifest
+  // names another endpoint refuses `run` with 404 before running anything, naming its own.
+  const own = named === undefined ? defaultEndpointOf(result.error) : undefined;
+  if (own !== undefined && own !== DEFAULT_ENDPOINT) result = await post(own);
   const envelope = unwrap(result);
   const headers = result.response.headers;
   const successor = /<([^>]+)>;\s*rel="successor-version"/.exec(headers.get('link') ?? '')?.[1] ?? null;

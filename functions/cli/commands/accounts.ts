@@ -20,7 +20,13 @@ export function registerAccounts(program: Command, cli: CliRuntime): void {
     .option('--email <email>', 'the account’s email')
     .addHelpText(
       'after',
-      '\nWorks against the data dir (local mode) or the table (PLATFORM_MODE=aws), not over HTTP.',
+      [
+        '',
+        'Examples:',
+        '  agenthost accounts create --org acme --tier pro --email ops@acme.example',
+        '  PLATFORM_DATA_DIR=/srv/agenthost agenthost accounts create --org acme --tier free --json',
+        'Works against the data dir (local mode) or the table (PLATFORM_MODE=aws), not over HTTP.',
+      ].join('\n'),
     )
     .action(
       cli.action(async (ctx, opts: { org: string; tier: string; email?: string }) => {

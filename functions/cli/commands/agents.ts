@@ -54,6 +54,7 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     .description('List the agent versions of your workspaces (newest version first)')
     .option('--name <name>', 'only this agent name')
     .option('--all', 'every page, not only the first 50')
+    .addHelpText('after', ['', 'Example:', '  agenthost agents list --name triage --all --json'].join('\n'))
     .action(
       cli.action(async (ctx, opts: { name?: string; all?: boolean }) => {
         const client = await ctx.client();
@@ -79,6 +80,7 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     .command('get')
     .description('Show one agent version')
     .argument('<agent>', 'an id, org/name (the newest version) or org/name@v2')
+    .addHelpText('after', ['', 'Example:', '  agenthost agents get acme/triage@v2'].join('\n'))
     .action(
       cli.action(async (ctx, ref: string) => showAgent(ctx, await findOwnAgent(await ctx.client(), ref))),
     );
@@ -87,6 +89,7 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     .command('versions')
     .description('List every live version of one of your agents')
     .argument('<agent>', 'org/name')
+    .addHelpText('after', ['', 'Example:', '  agenthost agents versions acme/triage'].join('\n'))
     .action(
       cli.action(async (ctx, ref: string) => {
         const client = await ctx.client();
@@ -111,6 +114,10 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     )
     .argument('<agent>', 'an id, org/name or org/name@v2')
     .option('--all-versions', 'check deleting every version')
+    .addHelpText(
+      'after',
+      ['', 'Example:', '  agenthost agents delete-check acme/triage --all-versions'].join('\n'),
+    )
     .action(
       cli.action(async (ctx, ref: string, opts: { allVersions?: boolean }) => {
         const client = await ctx.client();
@@ -143,6 +150,16 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     .argument('<agent>', 'an id, org/name@v2 (or org/name with --all-versions)')
     .option('--all-versions', 'delete every version of the agent')
     .option('--force', 'delete even when other agents pin it or schedules and services run it')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  agenthost agents delete acme/triage@v1',
+        '  agenthost agents delete acme/triage --all-versions --force',
+        'Run `agenthost agents delete-check` first to see what it would touch.',
+      ].join('\n'),
+    )
     .action(
       cli.action(async (ctx, ref: string, opts: { allVersions?: boolean; force?: boolean }) => {
         const client = await ctx.client();
@@ -172,6 +189,10 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     .argument('<agent>', 'an id, org/name or org/name@v2')
     .option('--name <name>', 'the fork’s name (default: the same name)')
     .option('--public', 'list the fork in the public directory')
+    .addHelpText(
+      'after',
+      ['', 'Example:', '  agenthost agents fork acme/triage@v2 --name my-triage'].join('\n'),
+    )
     .action(
       cli.action(async (ctx, ref: string, opts: { name?: string; public?: boolean }) => {
         const client = await ctx.client();
@@ -200,7 +221,16 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     program
       .command('logs')
       .description('Show an agent version’s execution logs, newest last; --follow keeps printing')
-      .argument('<agent>', 'an id, org/name (the newest version) or org/name@v2'),
+      .argument('<agent>', 'an id, org/name (the newest version) or org/name@v2')
+      .addHelpText(
+        'after',
+        [
+          '',
+          'Examples:',
+          '  agenthost logs acme/triage@v2 --level warn --since 2026-06-01T00:00:00Z',
+          '  agenthost logs acme/triage --follow',
+        ].join('\n'),
+      ),
   ).action(
     cli.action(async (ctx, ref: string, flags: LogFlags) => {
       const client = await ctx.client();

@@ -20,9 +20,10 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
       'after',
       [
         '',
-        'The key is read from a prompt on a terminal, else from stdin (never from an argument):',
+        'Examples:',
         '  agenthost login --url https://api.example.com',
         '  printf %s "$AGENTHOST_API_KEY" | agenthost login --profile ci',
+        'The key is read from a prompt on a terminal, else from stdin (never from an argument).',
         'The profile becomes the current one; --profile, AGENTHOST_PROFILE, --url, --api-key and the',
         'AGENTHOST_URL / AGENTHOST_API_KEY / AGENTHOST_WORKSPACE variables override it per command.',
       ].join('\n'),
@@ -64,6 +65,7 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
     .description(
       'Remove the profile’s API key from the config file (the key itself stays valid: revoke it with `keys revoke`)',
     )
+    .addHelpText('after', ['', 'Example:', '  agenthost logout --profile ci'].join('\n'))
     .action(
       cli.action(async (ctx) => {
         const file = await readConfigFile(ctx.configPath);
@@ -82,6 +84,7 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
   program
     .command('whoami')
     .description('Show the account behind the key: org, tier, workspaces and the quotas left today')
+    .addHelpText('after', ['', 'Example:', '  agenthost whoami --json'].join('\n'))
     .action(
       cli.action(async (ctx) => {
         const r = await ctx.resolve();

@@ -47,6 +47,7 @@ export function registerBilling(program: Command, cli: CliRuntime): void {
   billing
     .command('balance')
     .description('Show the account’s credit balance')
+    .addHelpText('after', ['', 'Example:', '  agenthost billing balance --json'].join('\n'))
     .action(
       cli.action(async (ctx) => {
         const balance = await (await ctx.client()).billing.balance();

@@ -62,7 +62,15 @@ export function registerCompletion(program: Command, cli: CliRuntime): void {
     .command('completion')
     .description('Print a shell completion script')
     .argument('<shell>', 'bash or zsh')
-    .addHelpText('after', '\nInstall: echo \'eval "$(agenthost completion bash)"\' >> ~/.bashrc')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        `  echo 'eval "$(agenthost completion bash)"' >> ~/.bashrc`,
+        `  echo 'eval "$(agenthost completion zsh)"' >> ~/.zshrc`,
+      ].join('\n'),
+    )
     .action(
       cli.action(async (ctx, shell: string) => {
         const words = completionWords(program);

@@ -40,6 +40,7 @@ export function registerKeys(program: Command, cli: CliRuntime): void {
   keys
     .command('list')
     .description('List the account’s API keys: id, name, prefix, agent and creation time (never the keys)')
+    .addHelpText('after', ['', 'Example:', '  agenthost keys list --json'].join('\n'))
     .action(
       cli.action(async (ctx) => {
         const client = await ctx.client();

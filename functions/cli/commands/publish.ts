@@ -20,7 +20,13 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
     .option('--allow-no-secrets', 'publish a tool or agent that declares no required_secrets')
     .addHelpText(
       'after',
-      '\nThe workspace is --workspace, else the profile’s default, else your personal one.',
+      [
+        '',
+        'Examples:',
+        '  agenthost publish ./triage',
+        '  agenthost publish examples/tool-word-count --allow-no-secrets',
+        'The workspace is --workspace, else the profile’s default, else your personal one.',
+      ].join('\n'),
     )
     .action(
       cli.action(async (ctx, dirArg: string, opts: { allowNoSecrets?: boolean }) => {
@@ -65,7 +71,10 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
             ) as typeof agent;
           }
         }
-        const url = `${(await ctx.resolve()).url}/${agent.org}/${agent.name}/${agent.version}/run`;
+        // The endpoint the agent answers: its manifest's default_endpoint (`run` unless it names
+        // another), which the agent record carries at its top level like every manifest field.
+        const endpoint: unknown = agent.default_endpoint;
+        const url = `${(await ctx.resolve()).url}/${agent.org}/${agent.name}/${agent.version}/${typeof endpoint === 'string' ? endpoint : 'run'}`;
         printRecord(ctx, agent, [
           ['published', ref],
           ['id', agent.id],

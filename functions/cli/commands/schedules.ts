@@ -119,7 +119,11 @@ export function registerSchedules(program: Command, cli: CliRuntime): void {
       .command('list')
       .description('List the workspace’s schedules')
       .option('--agent <org/name>', 'only the schedules of this agent')
-      .addOption(new Option('--type <type>', 'only this type').choices(['cron', 'webhook'])),
+      .addOption(new Option('--type <type>', 'only this type').choices(['cron', 'webhook']))
+      .addHelpText(
+        'after',
+        ['', 'Example:', '  agenthost schedules list --agent acme/report --type cron --all'].join('\n'),
+      ),
     'schedules',
   ).action(
     cli.action(async (ctx, flags: PageFlags & { agent?: string; type?: 'cron' | 'webhook' }) => {
@@ -214,6 +218,7 @@ export function registerSchedules(program: Command, cli: CliRuntime): void {
     .command('get')
     .description('Show a schedule')
     .argument('<schedule-id>', 'the schedule’s id (schedules list)')
+    .addHelpText('after', ['', 'Example:', '  agenthost schedules get 3f2a… --json'].join('\n'))
     .action(
       cli.action(async (ctx, id: string) => {
         const client = await ctx.client();
@@ -287,6 +292,7 @@ export function registerSchedules(program: Command, cli: CliRuntime): void {
           : 'Disable a schedule: no cron runs, and its webhook answers 409 until it is enabled',
       )
       .argument('<schedule-id>', 'the schedule’s id')
+      .addHelpText('after', ['', 'Example:', `  agenthost schedules ${name} 3f2a…`].join('\n'))
       .action(
         cli.action(async (ctx, id: string) => {
           const client = await ctx.client();
@@ -375,7 +381,11 @@ export function registerSchedules(program: Command, cli: CliRuntime): void {
         'List a schedule’s timeline (created, updated, disabled, alerts, missed slots …), newest first',
       )
       .argument('<schedule-id>', 'the schedule’s id')
-      .addOption(new Option('--type <type>', 'only entries of this type').choices(SCHEDULE_EVENT_TYPES)),
+      .addOption(new Option('--type <type>', 'only entries of this type').choices(SCHEDULE_EVENT_TYPES))
+      .addHelpText(
+        'after',
+        ['', 'Example:', '  agenthost schedules events 3f2a… --type auto_disabled --limit 10'].join('\n'),
+      ),
     'entries',
   ).action(
     cli.action(
@@ -415,6 +425,7 @@ export function registerSchedules(program: Command, cli: CliRuntime): void {
       'Send a test failure alert to the schedule’s alert URL now (exits 1 if it was not delivered)',
     )
     .argument('<schedule-id>', 'the schedule’s id')
+    .addHelpText('after', ['', 'Example:', '  agenthost schedules test-alert 3f2a…'].join('\n'))
     .action(
       cli.action(async (ctx, id: string) => {
         const client = await ctx.client();
@@ -438,6 +449,7 @@ export function registerSchedules(program: Command, cli: CliRuntime): void {
     .command('delete')
     .description('Delete a schedule (its runs and timeline stay readable for 90 days)')
     .argument('<schedule-id>', 'the schedule’s id')
+    .addHelpText('after', ['', 'Example:', '  agenthost schedules delete 3f2a…'].join('\n'))
     .action(
       cli.action(async (ctx, id: string) => {
         const client = await ctx.client();

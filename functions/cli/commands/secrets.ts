@@ -85,11 +85,12 @@ export function registerSecrets(program: Command, cli: CliRuntime): void {
       'after',
       [
         '',
-        'The value is never an argument: on a terminal you are prompted (input masked), otherwise it',
-        'is read from stdin to its end (one trailing newline dropped):',
+        'Examples:',
         '  agenthost secrets set OPENAI_API_KEY',
         '  printf %s "$OPENAI_API_KEY" | agenthost secrets set OPENAI_API_KEY',
         '  agenthost secrets set SERVICE_ACCOUNT_JSON < key.json',
+        'The value is never an argument: on a terminal you are prompted (input masked), otherwise it',
+        'is read from stdin to its end (one trailing newline dropped).',
       ].join('\n'),
     )
     .action(

@@ -202,7 +202,13 @@ export function registerServices(program: Command, cli: CliRuntime): void {
       }),
     );
 
-  pageOptions(services.command('list').description('List the workspace’s services'), 'services').action(
+  pageOptions(
+    services
+      .command('list')
+      .description('List the workspace’s services')
+      .addHelpText('after', ['', 'Example:', '  agenthost services list --all --json'].join('\n')),
+    'services',
+  ).action(
     cli.action(async (ctx, flags: PageFlags) => {
       const client = await ctx.client();
       const ws = await ctx.workspace(client);
@@ -219,6 +225,7 @@ export function registerServices(program: Command, cli: CliRuntime): void {
     .command('get')
     .description('Show a service and its recent events')
     .argument('<service>', 'the service’s name or id')
+    .addHelpText('after', ['', 'Example:', '  agenthost services get web'].join('\n'))
     .action(
       cli.action(async (ctx, ref: string) => {
         const client = await ctx.client();
@@ -248,7 +255,16 @@ export function registerServices(program: Command, cli: CliRuntime): void {
     services
       .command('restart')
       .description('Restart a service on the same version (resumes a paused one) and wait until it runs')
-      .argument('<service>', 'the service’s name or id'),
+      .argument('<service>', 'the service’s name or id')
+      .addHelpText(
+        'after',
+        [
+          '',
+          'Examples:',
+          '  agenthost services restart web',
+          '  agenthost services restart web --no-wait',
+        ].join('\n'),
+      ),
   ).action(
     cli.action(async (ctx, ref: string, flags: WaitFlags) => {
       const client = await ctx.client();
@@ -338,6 +354,7 @@ export function registerServices(program: Command, cli: CliRuntime): void {
     .command('delete')
     .description('Stop a service and delete it (its name and its slot in your plan are freed)')
     .argument('<service>', 'the service’s name or id')
+    .addHelpText('after', ['', 'Example:', '  agenthost services delete web'].join('\n'))
     .action(
       cli.action(async (ctx, ref: string) => {
         const client = await ctx.client();

@@ -16,7 +16,13 @@ export function registerStart(program: Command, cli: CliRuntime): void {
     )
     .addHelpText(
       'after',
-      '\nConfiguration comes from the environment (PORT, HOST, PLATFORM_*): see README.md.',
+      [
+        '',
+        'Examples:',
+        '  PORT=8788 PLATFORM_DATA_DIR=./.data agenthost start',
+        '  agenthost start --emulated',
+        'Configuration comes from the environment (PORT, HOST, PLATFORM_*): see README.md.',
+      ].join('\n'),
     )
     .action(
       cli.action(async (_ctx, opts: { emulated?: boolean }) => {

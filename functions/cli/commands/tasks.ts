@@ -120,6 +120,7 @@ export function registerTasks(program: Command, cli: CliRuntime): void {
     .command('get')
     .description('Show one task')
     .argument('<id>', 'the task’s id')
+    .addHelpText('after', ['', 'Example:', '  agenthost tasks get TASK_ID --json'].join('\n'))
     .action(cli.action(async (ctx, id: string) => showTask(ctx, await (await ctx.client()).tasks.get(id))));
 
   tasks
@@ -203,6 +204,7 @@ export function registerTasks(program: Command, cli: CliRuntime): void {
     .command('complete')
     .description('Mark a task done (its completion time is kept if it was done already)')
     .argument('<id>', 'the task’s id')
+    .addHelpText('after', ['', 'Example:', '  agenthost tasks complete TASK_ID'].join('\n'))
     .action(
       cli.action(async (ctx, id: string) => showTask(ctx, await (await ctx.client()).tasks.complete(id))),
     );
@@ -211,6 +213,7 @@ export function registerTasks(program: Command, cli: CliRuntime): void {
     .command('delete')
     .description('Delete a task')
     .argument('<id>', 'the task’s id')
+    .addHelpText('after', ['', 'Example:', '  agenthost tasks delete TASK_ID'].join('\n'))
     .action(
       cli.action(async (ctx, id: string) => {
         await (await ctx.client()).tasks.delete(id);

@@ -37,6 +37,7 @@ export function registerWorkspaces(program: Command, cli: CliRuntime): void {
   workspaces
     .command('list')
     .description('List the workspaces you belong to, with your role in each; * marks the one commands use')
+    .addHelpText('after', ['', 'Example:', '  agenthost workspaces list --json'].join('\n'))
     .action(
       cli.action(async (ctx) => {
         const client = await ctx.client();
@@ -86,6 +87,15 @@ export function registerWorkspaces(program: Command, cli: CliRuntime): void {
     .command('members')
     .description('List a workspace’s members (default: the workspace commands use)')
     .argument('[workspace]', 'a workspace id or slug (default: -w, the profile’s, else the personal one)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  agenthost workspaces members',
+        '  agenthost workspaces members acme-research --json',
+      ].join('\n'),
+    )
     .action(
       cli.action(async (ctx, ref: string | undefined) => {
         const client = await ctx.client();

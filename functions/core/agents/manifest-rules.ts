@@ -129,7 +129,7 @@ export function checkRules(
   if ((type === 'tool' || type === 'agent') && required.length === 0 && !opts.allowNoSecrets) {
     add(
       'required_secrets',
-      `must be declared (non-empty) for ${type} types; publish with the no-secrets bypass if the agent needs none`,
+      `must be declared (non-empty) for ${type} types; if it needs none, publish with allow_no_secrets=true`,
     );
   }
 

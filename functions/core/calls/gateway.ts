@@ -169,6 +169,8 @@ async function resolveCallable(deps: CoreDeps, auth: AuthContext, req: CallReque
     throw new PlatformError(
       'NOT_FOUND',
       `${ref} has no endpoint "${req.endpoint}"; it answers /${agent.manifest.default_endpoint}`,
+      // A client that named no endpoint (the SDK sends `run`) calls this one instead: sdk/src/call.ts.
+      { default_endpoint: agent.manifest.default_endpoint },
     );
   }
   return agent;
