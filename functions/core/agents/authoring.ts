@@ -80,7 +80,10 @@ export async function patchAgent(
   }
   if (issues.length > 0) throw invalidInput(issues);
   const merged = { ...agent.manifest, ...patch };
-  const parsed = parseManifest(merged, { allowNoSecrets: agent.manifest.required_secrets.length === 0 });
+  const parsed = parseManifest(merged, {
+    allowNoSecrets: agent.manifest.required_secrets.length === 0,
+    sent: new Set(Object.keys(patch)),
+  });
   if (!parsed.ok) throw invalidInput(parsed.issues.map((i) => ({ ...i, field: `body.${i.field}` })));
   await checkReferences(deps, { id: agent.workspace_id, slug: agent.org }, parsed.manifest);
   const now = deps.clock.now();

@@ -20,10 +20,18 @@ export interface RuleOptions {
   allowNoSecrets: boolean;
 }
 
+/**
+ * Reports a rule's issue on `field`. `also`: the other fields the rule compared it with, so that a
+ * PATCH that sent only one of them can be told on the field it sent (manifest.ts, toFieldIssues).
+ */
+export type AddIssue = (field: string, message: string, also?: string[]) => void;
+
 export function checkRules(
   m: Record<string, unknown>,
-  add: (field: string, message: string) => void,
+  add: AddIssue,
   opts: RuleOptions,
+  /** Whether the field schema already refused this field (or something in it). */
+  failed: (field: string) => boolean = () => false,
 ) {
   const type = canonicalType(m.type);
   const hasRuntime = isRecord(m.runtime);
@@ -58,10 +66,12 @@ export function checkRules(
 
   if (typeof m.timeout_seconds === 'number') {
     if (runMode === 'on_demand' && m.timeout_seconds === 0) {
-      add('timeout_seconds', 'must be at least 1 for on-demand agents (0 is for always-on agents)');
+      add('timeout_seconds', 'must be at least 1 for on-demand agents (0 is for always-on agents)', [
+        'run_mode',
+      ]);
     }
     if (runMode === 'always_on' && m.timeout_seconds !== 0) {
-      add('timeout_seconds', 'must be 0 for always-on agents (they have no request timeout)');
+      add('timeout_seconds', 'must be 0 for always-on agents (they have no request timeout)', ['run_mode']);
     }
   }
 
@@ -102,7 +112,7 @@ export function checkRules(
         !listed.includes('any') &&
         !listed.includes(key)
       ) {
-        add(`default_models.${key}`, `${key} is not in supported_providers`);
+        add(`default_models.${key}`, `${key} is not in supported_providers`, ['supported_providers']);
       }
     }
   }
@@ -121,7 +131,7 @@ export function checkRules(
       } else if (seen.has(n)) {
         add(`${list}.${i}`, `${String(n)} is listed twice`);
       } else if (list === 'optional_secrets' && required.includes(n)) {
-        add(`${list}.${i}`, `${String(n)} is already in required_secrets`);
+        add(`${list}.${i}`, `${String(n)} is already in required_secrets`, ['required_secrets']);
       }
       seen.add(n);
     });
@@ -138,6 +148,7 @@ export function checkRules(
     add(
       'allow_local_download',
       'must be false for paid agents (price_credits > 0): paid agents are server-only',
+      ['price_credits'],
     );
   }
 
@@ -145,12 +156,13 @@ export function checkRules(
   if (typeof m.prompt_template === 'string' && isRecord(m.input_schema)) {
     const props = schemaProperties(m.input_schema);
     for (const p of placeholders(m.prompt_template)) {
-      if (!props.has(p)) add('prompt_template', `{{${p}}} is not a property of input_schema`);
+      if (!props.has(p))
+        add('prompt_template', `{{${p}}} is not a property of input_schema`, ['input_schema']);
     }
   }
 
-  // custom_tools
-  if (tools.length > 0 && engine && engine !== 'managed_loop') {
+  // custom_tools (a list the field schema refused says nothing about the engine's use of it)
+  if (tools.length > 0 && engine && engine !== 'managed_loop' && !failed('custom_tools')) {
     add('custom_tools', 'are used only by managed-loop agents (type agent or a loop object)');
   }
   const toolNames = new Map<string, number>();
@@ -206,14 +218,15 @@ export function checkRules(
       typeof m.is_public === 'boolean' &&
       (visibility === 'public') !== m.is_public
     ) {
-      add('manifest.visibility', `${visibility} contradicts is_public: ${m.is_public}`);
+      add('manifest.visibility', `${visibility} contradicts is_public: ${m.is_public}`, ['is_public']);
     }
     if (dependencies.length > 0 && engine && engine !== 'managed_loop') {
       add(
         'manifest.dependencies',
         'only managed-loop agents (type agent or a loop object) may declare dependencies',
       );
-    } else if (dependencies.length > 0 && engine === 'managed_loop') {
+    } else if (dependencies.length > 0 && engine === 'managed_loop' && !failed('custom_tools')) {
+      // Tools the field schema refused cannot be matched: their own issues say what is wrong.
       checkDependencyTools(dependencies, tools, add);
     }
   }
@@ -224,11 +237,7 @@ export function checkRules(
  * names the dependency's id (org/agent, not as part of a longer name), and a command that names
  * a version of a dependency (org/agent/vN or org/agent@vN) must name the pinned one.
  */
-function checkDependencyTools(
-  dependencies: unknown[],
-  tools: unknown[],
-  add: (field: string, message: string) => void,
-) {
+function checkDependencyTools(dependencies: unknown[], tools: unknown[], add: AddIssue) {
   dependencies.forEach((d, i) => {
     if (!isRecord(d) || typeof d.id !== 'string' || !DEPENDENCY_ID_PATTERN.test(d.id)) return;
     const id = escapeRegExp(d.id);
@@ -244,6 +253,7 @@ function checkDependencyTools(
           add(
             `custom_tools.${k}.command`,
             `calls ${d.id} ${m[1]} but manifest.dependencies pins ${d.version}`,
+            ['manifest'],
           );
         }
       }
@@ -252,6 +262,7 @@ function checkDependencyTools(
       add(
         `manifest.dependencies.${i}`,
         `has no matching custom tool (a custom tool whose command calls ${d.id})`,
+        ['custom_tools'],
       );
     }
   });

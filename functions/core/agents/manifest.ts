@@ -4,7 +4,7 @@ import { isRecord } from '../../shared/is-record.ts';
 import { canonicalType, deriveEngine } from './agent-kinds.ts';
 import { type BaseManifest, baseSchema } from './manifest-fields.ts';
 import { DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_SECONDS } from './manifest-limits.ts';
-import { checkRules, type RuleOptions } from './manifest-rules.ts';
+import { type AddIssue, checkRules, type RuleOptions } from './manifest-rules.ts';
 import type { LLM_PROVIDERS, PROVIDERS } from './providers.ts';
 import { compileJsonSchema } from './user-schema.ts';
 
@@ -109,10 +109,19 @@ export function buildManifestSchema(opts: Partial<RuleOptions> = {}) {
   return baseSchema
     .superRefine((value, ctx) => {
       if (!isRecord(value)) return;
-      const report = (field: string, message: string) =>
-        ctx.addIssue({ code: 'custom', path: field.split('.'), message });
+      const report: AddIssue = (field, message, also) =>
+        ctx.addIssue({
+          code: 'custom',
+          path: field.split('.'),
+          message,
+          ...(also ? { params: { also } } : {}),
+        });
+      // The field schema's own issues, so a rule across fields can stay quiet about a field it refused
+      // (a raw unrecognized_keys issue has no path yet: it is about the top level).
+      const refused = ctx.issues.map((i) => (i.path ?? []).map(String).join('.'));
+      const failed = (field: string) => refused.some((p) => p === field || p.startsWith(`${field}.`));
       checkJsonSchemas(value, report);
-      checkRules(value, report, ruleOptions);
+      checkRules(value, report, ruleOptions, failed);
     }, always)
     .transform(normalise);
 }
@@ -149,7 +158,12 @@ function errorMap(issue: z.core.$ZodRawIssue): string | undefined {
   return undefined;
 }
 
-function toFieldIssues(issues: z.core.$ZodIssue[]): FieldIssue[] {
+/**
+ * `sent`: the top-level fields a PATCH sent (parseManifest's option). A rule across fields that
+ * names a field kept from the stored version is told on the sent field it was compared with: the
+ * version was valid, so the field sent is the one that broke the rule.
+ */
+function toFieldIssues(issues: z.core.$ZodIssue[], sent?: ReadonlySet<string>): FieldIssue[] {
   const out: FieldIssue[] = [];
   const seen = new Set<string>();
   const push = (field: string, message: string) => {
@@ -170,7 +184,12 @@ function toFieldIssues(issues: z.core.$ZodIssue[]): FieldIssue[] {
         else push(field, 'is not a manifest field');
       }
     } else {
-      push(path, issue.message);
+      const also = issue.code === 'custom' ? (issue.params?.also as string[] | undefined) : undefined;
+      const top = (field: string) => field.split('.')[0] as string;
+      const instead = sent && !sent.has(top(path)) ? also?.filter((f) => sent.has(top(f))) : undefined;
+      if (instead && instead.length > 0) {
+        for (const f of instead) push(f, `conflicts with this version's ${path}: ${issue.message}`);
+      } else push(path, issue.message);
     }
   }
   return out;
@@ -182,12 +201,13 @@ function toFieldIssues(issues: z.core.$ZodIssue[]): FieldIssue[] {
  */
 export function parseManifest(
   input: unknown,
-  options: { allowNoSecrets?: boolean } = {},
+  /** `sent`: for a PATCH merged over a stored version, the top-level fields the request sent. */
+  options: { allowNoSecrets?: boolean; sent?: ReadonlySet<string> } = {},
 ): ParseManifestResult {
   if (!isRecord(input)) return { ok: false, issues: [{ field: '', message: 'must be a JSON object' }] };
   const schema = options.allowNoSecrets ? manifestSchemaNoSecrets : manifestSchema;
   const result = schema.safeParse(input, { error: errorMap });
-  if (!result.success) return { ok: false, issues: toFieldIssues(result.error.issues) };
+  if (!result.success) return { ok: false, issues: toFieldIssues(result.error.issues, options.sent) };
   const warnings: Warning[] = [];
   if ('model' in input) {
     warnings.push({ code: 'DEPRECATED_FIELD', field: 'model', message: 'ignored; use default_models' });

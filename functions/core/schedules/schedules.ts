@@ -36,11 +36,20 @@ function requireScheduling(auth: AuthContext): void {
 
 /** The agent a schedule runs: org/agent (its newest live version) or org/agent@vN (pinned). */
 
-/** A schedule's agent: resolvable, and not a skill (skills are attached to calls, not run). */
-async function resolveRunnable(deps: CoreDeps, ref: string, workspaceId: string, accountId: string) {
-  const found = await resolveAgentRef(deps, ref, workspaceId, accountId);
+/**
+ * A schedule's agent: resolvable, and not a skill (skills are attached to calls, not run). `field`:
+ * the body field the ref came from, which an error names (a PATCH sends `version`, not `agent`).
+ */
+async function resolveRunnable(
+  deps: CoreDeps,
+  ref: string,
+  workspaceId: string,
+  accountId: string,
+  field = 'body.agent',
+) {
+  const found = await resolveAgentRef(deps, ref, workspaceId, accountId, field);
   if (found.agent.manifest.type === 'skill') {
-    throw invalidInput([{ field: 'body.agent', message: `${ref} is a skill: skills are not run` }]);
+    throw invalidInput([{ field, message: `${ref} is a skill: skills are not run` }]);
   }
   return found;
 }
@@ -237,6 +246,7 @@ export async function updateSchedule(
       `${current.agent}@${patch.version}`,
       workspaceId,
       auth.accountId,
+      'body.version',
     );
     next.agent_version = agent.version;
     next.pinned = true;

@@ -63,6 +63,8 @@ export async function checkSecretsExist(deps: CoreDeps, workspaceId: string, nam
 /**
  * min ≤ max ≤ the tier's cap. `maxSent`: whether the request set max_instances; when it did not,
  * max follows min, and a cap exceeded is reported on min_instances, the field that was sent.
+ * `minSent`: whether it set min_instances; a PATCH of max_instances alone below the service's
+ * min_instances is reported on max_instances, the field that was sent.
  */
 export function checkInstances(
   auth: AuthContext,
@@ -70,10 +72,16 @@ export function checkInstances(
   max: number,
   issues: FieldIssue[],
   maxSent: boolean,
+  minSent = true,
 ): void {
   const cap = TIER_LIMITS[auth.tier].instancesPerService;
-  if (min > max)
-    issues.push({ field: 'body.min_instances', message: `must not exceed max_instances (${max})` });
+  if (min > max) {
+    issues.push(
+      minSent
+        ? { field: 'body.min_instances', message: `must not exceed max_instances (${max})` }
+        : { field: 'body.max_instances', message: `must be at least min_instances (${min})` },
+    );
+  }
   if (max > cap)
     issues.push({
       field: maxSent ? 'body.max_instances' : 'body.min_instances',

@@ -216,7 +216,14 @@ export async function patchService(
   const issues = patch.env ? checkEnv(patch.env, 'body.env') : [];
   const min = patch.min_instances ?? current.min_instances;
   const max = patch.max_instances ?? Math.max(current.max_instances, min);
-  checkInstances(auth, min, max, issues, patch.max_instances !== undefined);
+  checkInstances(
+    auth,
+    min,
+    max,
+    issues,
+    patch.max_instances !== undefined,
+    patch.min_instances !== undefined,
+  );
   await checkAlertUrlField(deps, patch.alert_webhook_url, issues);
   if (issues.length > 0) throw invalidInput(issues);
   let secrets = current.secrets;
