@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
+import { writeAgentDir } from './helpers/agent-dir.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { runCli } from './helpers/process.ts';
@@ -632,20 +633,15 @@ describe('the CLI’s admin commands against the local platform', () => {
 
   describe('usage', () => {
     before(async () => {
-      const dir = join(home, 'hello');
-      await mkdir(dir);
-      await writeFile(
-        join(dir, 'agent.json'),
-        JSON.stringify({
-          name: 'hello',
-          description: 'Says hello.',
-          supported_providers: ['openai'],
-          default_models: { openai: 'gpt-test-mini' },
-          prompt_template: 'Say hello to {{who}}',
-          input_schema: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] },
-          is_public: true,
-        }),
-      );
+      const dir = await writeAgentDir(home, {
+        name: 'hello',
+        description: 'Says hello.',
+        supported_providers: ['openai'],
+        default_models: { openai: 'gpt-test-mini' },
+        prompt_template: 'Say hello to {{who}}',
+        input_schema: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] },
+        is_public: true,
+      });
       const published = await run(['publish', dir], envOf(alpha.key));
       assert.equal(published.code, 0, published.stderr);
       // Two calls by bravo today (one ok, one failing on the model), one yesterday.

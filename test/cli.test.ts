@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { CliContext } from '../functions/cli/cli-context.ts';
 import { type LogQuery, showLogs } from '../functions/cli/log-follow.ts';
 import { buildProgram } from '../functions/cli/program.ts';
+import { writeAgentDir } from './helpers/agent-dir.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { runCli, spawnCli } from './helpers/process.ts';
@@ -252,22 +253,16 @@ describe('the CLI against the local platform', () => {
     });
     alpha = await p.createAccount('cli-alpha', 'pro');
     bravo = await p.createAccount('cli-bravo', 'pro');
-    const dir = join(home, 'greet');
-    const { mkdir } = await import('node:fs/promises');
-    await mkdir(dir);
-    await writeFile(
-      join(dir, 'agent.json'),
-      JSON.stringify({
-        name: 'greet',
-        description: 'Greets someone.',
-        supported_providers: ['openai'],
-        default_models: { openai: 'gpt-test-mini' },
-        prompt_template: 'Say hello to {{who}}',
-        input_schema: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] },
-        is_public: true,
-        allow_local_download: true,
-      }),
-    );
+    const dir = await writeAgentDir(home, {
+      name: 'greet',
+      description: 'Greets someone.',
+      supported_providers: ['openai'],
+      default_models: { openai: 'gpt-test-mini' },
+      prompt_template: 'Say hello to {{who}}',
+      input_schema: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] },
+      is_public: true,
+      allow_local_download: true,
+    });
     for (let i = 0; i < 2; i++) {
       const res = await runCli(['publish', dir], envOf(alpha.key));
       assert.equal(res.code, 0, res.stderr);
@@ -356,22 +351,16 @@ describe('the CLI against the local platform', () => {
   });
 
   it('publishes an agent whose default_endpoint is not run: the printed URL and a call without /endpoint reach it', async () => {
-    const dir = join(home, 'brief');
-    const { mkdir } = await import('node:fs/promises');
-    await mkdir(dir);
-    await writeFile(
-      join(dir, 'agent.json'),
-      JSON.stringify({
-        name: 'brief',
-        description: 'Sums a text up.',
-        supported_providers: ['openai'],
-        default_models: { openai: 'gpt-test-mini' },
-        default_endpoint: 'summarize',
-        prompt_template: 'Sum up {{text}}',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-        is_public: true,
-      }),
-    );
+    const dir = await writeAgentDir(home, {
+      name: 'brief',
+      description: 'Sums a text up.',
+      supported_providers: ['openai'],
+      default_models: { openai: 'gpt-test-mini' },
+      default_endpoint: 'summarize',
+      prompt_template: 'Sum up {{text}}',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      is_public: true,
+    });
     // An account of its own: the other tests list alpha's and bravo's agents.
     const author = await p.createAccount('cli-brief', 'pro');
     const published = await runCli(['publish', dir], envOf(author.key));
