@@ -3,6 +3,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { spawnCli } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 /**
  * Secrets, publishing and prompt-agent calls over HTTP against both deployments. The model
@@ -140,6 +142,44 @@ for (const kind of DEPLOYMENTS) {
       });
       assert.equal(ok.status, 200, ok.text);
       assert.deepEqual(ok.body.data, { text: 'Hello, Ada' });
+    });
+
+    it('agenthost logs --follow prints the line of a call made after it started (polling with since)', async () => {
+      const published = await d.request('POST', '/agents', {
+        body: {
+          name: 'followed',
+          description: 'Echoes.',
+          supported_providers: ['openai'],
+          default_models: { openai: 'gpt-test-mini' },
+          prompt_template: 'Echo {{word}}',
+        },
+      });
+      assert.equal(published.status, 201, published.text);
+      const follow = spawnCli(['logs', 'local/followed', '--follow', '--interval', '0.5', '--json'], {
+        AGENTHOST_URL: d.url,
+        AGENTHOST_API_KEY: d.ownerKey,
+        XDG_CONFIG_HOME: '/nonexistent-agenthost-config',
+      });
+      try {
+        fake.enqueue({ text: 'echo' });
+        const called = await d.request<Envelope>('POST', '/local/followed/v1/run', { body: { word: 'x' } });
+        assert.equal(called.status, 200, called.text);
+        const line = await waitFor(
+          'the call’s log line through agenthost logs --follow',
+          () =>
+            follow
+              .stdout()
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l) as { request_id: string; level: string; message: string })
+              .find((l) => l.request_id === called.body.metadata.request_id),
+          20_000,
+        );
+        assert.equal(line.level, 'info');
+        assert.match(line.message, /succeeded/);
+      } finally {
+        await follow.stop();
+      }
     });
   });
 }
