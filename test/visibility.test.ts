@@ -97,6 +97,20 @@ describe('visibility: another workspace’s private agents and skills, however t
       await p.request('POST', '/secretco/private-prompt/v1/run', { key: mallory.key, body: {} }),
       'call',
     );
+    // A wrong endpoint is 404 with the agent's default_endpoint only for a caller who can see it
+    // (the SDK's retry reads it); another workspace learns nothing of the agent there either.
+    const elsewhere = await p.request('POST', '/secretco/private-prompt/v1/elsewhere', {
+      key: mallory.key,
+      body: {},
+    });
+    forbidden(elsewhere, 'call at another endpoint');
+    assert.doesNotMatch(elsewhere.text, /default_endpoint|"run"/);
+    const own = await p.request('POST', '/secretco/private-prompt/v1/elsewhere', {
+      key: victim.key,
+      body: {},
+    });
+    assert.equal(own.status, 404, own.text);
+    assert.match(own.text, /"default_endpoint":"run"/);
     assert.ok(!seenByModel().includes(CANARY));
   });
 
