@@ -7,7 +7,7 @@ import {
   type LlmProvidersConfig,
   ollamaApiUrl,
 } from '../functions/adapters/llm/ai-sdk-gateway.ts';
-import { createPooledFetch } from '../functions/adapters/llm/pooled-fetch.ts';
+import { createPooledFetch, createPooledTransport } from '../functions/adapters/llm/pooled-fetch.ts';
 import {
   LlmAbortedError,
   LlmError,
@@ -106,7 +106,8 @@ function assertClean(provider: LlmProviderId, message: string): void {
 before(async () => {
   fake = await start();
   gateway = new AiSdkGateway(configFor(fake));
-  pooledGateway = new AiSdkGateway(configFor(fake), createPooledFetch());
+  const send = createPooledTransport();
+  pooledGateway = new AiSdkGateway(configFor(fake), { fetch: createPooledFetch(send), send });
 });
 
 after(async () => {
@@ -296,9 +297,10 @@ describe('AiSdkGateway: details', () => {
       const llm = configFor(fake);
       llm.openai = { apiKey: KEYS.openai, baseUrl: `http://127.0.0.1:${port}/v1`, defaultModel: undefined };
       await assert.rejects(
-        new AiSdkGateway(llm, via === 'pooled fetch' ? createPooledFetch() : undefined).generate(
-          request('openai', { prompt: SECRET_PROMPT }),
-        ),
+        new AiSdkGateway(
+          llm,
+          via === 'pooled fetch' ? { fetch: createPooledFetch(), send: createPooledTransport() } : {},
+        ).generate(request('openai', { prompt: SECRET_PROMPT })),
         (error) => {
           assert.ok(error instanceof LlmError);
           assert.equal(error.status, undefined);

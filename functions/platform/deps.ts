@@ -118,9 +118,11 @@ export function createLlmGateway(config: Config): LlmGateway {
         llm = withProviderSecret(llm, await readSecretString(config.llmSecretArn, config.awsRegion));
       }
       const { AiSdkGateway } = await LAZY_MODULES.aiSdkGateway();
-      const fetch =
-        config.mode === 'local' ? (await LAZY_MODULES.pooledFetch()).createPooledFetch() : undefined;
-      return new AiSdkGateway(llm, fetch);
+      if (config.mode !== 'local') return new AiSdkGateway(llm);
+      // Locally both the SDK's fetch and the platform's own prompt calls share one undici pool.
+      const { createPooledFetch, createPooledTransport } = await LAZY_MODULES.pooledFetch();
+      const send = createPooledTransport();
+      return new AiSdkGateway(llm, { fetch: createPooledFetch(send), send });
     },
     ['generate', 'runToolLoop'],
     {},

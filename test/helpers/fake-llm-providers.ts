@@ -31,6 +31,8 @@ export interface FakeLlmCall {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body (undefined when it was not JSON). */
   body: any;
+  /** The body as sent. */
+  rawRequest: string;
   /** The model named in the request (Gemini: from the path). */
   model: string | undefined;
   /** The system instructions, as text. */
@@ -78,6 +80,8 @@ export interface FakeLlmResponse {
   errorMessage?: string;
   /** Send this body as is (with `status`, default 200) instead of a well-formed answer. */
   rawBody?: unknown;
+  /** Send this text as the body (with `status`, default 200), JSON or not. */
+  rawText?: string;
   /** Wait this long before answering; a client disconnect during the wait ends the call quietly. */
   delayMs?: number;
   usage?: { inputTokens?: number; outputTokens?: number };
@@ -159,6 +163,7 @@ export async function start(options: FakeLlmOptions = {}): Promise<FakeLlmProvid
       path,
       headers: req.headers,
       body,
+      rawRequest: raw,
       settled,
     };
     if (record) calls.push(call);
@@ -184,7 +189,10 @@ export async function start(options: FakeLlmOptions = {}): Promise<FakeLlmProvid
     if (gone || res.destroyed) return;
 
     counter++;
-    if (response.rawBody !== undefined) {
+    if (response.rawText !== undefined) {
+      res.writeHead(response.status ?? 200, { 'content-type': 'application/json' });
+      res.end(response.rawText);
+    } else if (response.rawBody !== undefined) {
       sendJson(res, response.status ?? 200, response.rawBody);
     } else if (response.status && response.status >= 400) {
       sendJson(

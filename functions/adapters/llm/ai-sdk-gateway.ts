@@ -25,6 +25,10 @@ import {
 } from '../../ports/llm-gateway.ts';
 import { ENV } from '../../shared/env-names.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
+import { fetchTransport, type ModelAnswer, type ModelTransport } from './model-transport.ts';
+import { PROMPT_ANSWER_READERS, type PromptAnswer } from './prompt-answer-readers.ts';
+import { fillTemplate, PromptRequestTemplates } from './prompt-request-templates.ts';
+import { type CapturedRequest, offline, offlineFetch } from './sdk-offline-fetch.ts';
 
 /** The configuration the gateway needs: `config.llm`. */
 export type LlmProvidersConfig = Record<LlmProviderId, LlmProviderConfig>;
@@ -69,69 +73,107 @@ const MAX_REASON_LENGTH = 200;
  */
 export class AiSdkGateway implements LlmGateway {
   private readonly config: LlmProvidersConfig;
-  private readonly factories = new Map<LlmProviderId, Promise<ModelFactory>>();
+  /** Per provider, its model factory sending through `fetch` (live) or through offlineFetch. */
+  private readonly factories = new Map<string, Promise<ModelFactory>>();
   private readonly fetch: typeof fetch | undefined;
+  private readonly send: ModelTransport;
+  private readonly direct: boolean;
+  private readonly templates = new PromptRequestTemplates((request) => this.captureRequest(request));
 
-  /** `fetch`: what the providers reach the vendors with (the global fetch when not given). */
-  constructor(config: LlmProvidersConfig, fetch?: typeof globalThis.fetch) {
+  /**
+   * `fetch`: what the providers reach the vendors with (the global fetch when not given); `send`:
+   * what the platform's own prompt calls are sent with (the global fetch when not given);
+   * `promptCalls: 'sdk'` has the SDK send every prompt call itself (the reference that
+   * test/direct-prompt-call.test.ts compares the platform's own calls with).
+   */
+  constructor(
+    config: LlmProvidersConfig,
+    options: { fetch?: typeof fetch; send?: ModelTransport; promptCalls?: 'direct' | 'sdk' } = {},
+  ) {
     this.config = config;
-    this.fetch = fetch;
+    this.fetch = options.fetch;
+    this.send = options.send ?? fetchTransport;
+    this.direct = options.promptCalls !== 'sdk';
     // The SDK prints a process warning per call for compatibility notes (unknown model ids and the
     // like); a server does not want that noise on stderr. Left alone if someone set it already.
     globalThis.AI_SDK_LOG_WARNINGS ??= false;
   }
 
   /**
-   * One model call, through the provider's own `doGenerate` (the AI SDK's LanguageModelV4
+   * One prompt call. The platform sends it itself when it can (test/direct-prompt-call.test.ts
+   * checks every case against the SDK's own): the request is the SDK provider's, built once per
+   * shape (prompt-request-templates.ts) with the texts written in, sent over the transport, and
+   * the answer read by the vendor's reader (prompt-answer-readers.ts). What the readers do not
+   * read (an error status, a failure to connect, a refusal, a tool call, a shape they do not know)
+   * goes to the SDK's provider as the same bytes (sdk-offline-fetch.ts), so it is reported as the
+   * SDK reports it. A shape the templates cannot hold goes through the SDK whole.
+   *
+   * Why not the SDK on every call: in the gateway bench the provider layer and its fetch cost about
+   * 0.7 ms of CPU per call, more than a third of the platform's (docs/performance.md, "Call gateway
+   * overhead"); rebuilding the same request and validating the answer with zod on every call is
+   * most of it.
+   */
+  async generate(request: LlmRequest): Promise<LlmResult> {
+    const template = this.direct ? await this.templates.get(request) : null;
+    if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
+    if (!template) return this.sdkGenerate(await this.model(request, 'live'), request);
+    let answer: ModelAnswer;
+    try {
+      answer = await this.send(template.url, {
+        headers: template.headers,
+        body: fillTemplate(template, request),
+        signal: request.signal,
+      });
+    } catch (failure) {
+      if (request.signal.aborted) throw new LlmAbortedError(`The ${request.provider} request was aborted`);
+      return offline({ failure }, async () =>
+        this.sdkGenerate(await this.model(request, 'offline'), request),
+      );
+    }
+    const read =
+      answer.status >= 200 && answer.status < 300 ? readAnswer(request.provider, answer.bytes) : undefined;
+    if (read) return toResult(request, read.text, read.finishReason, read.inputTokens, read.outputTokens);
+    return offline({ answer, live: this.fetch ?? globalThis.fetch }, async () =>
+      this.sdkGenerate(await this.model(request, 'offline'), request),
+    );
+  }
+
+  /**
+   * One model call through the provider's own `doGenerate` (the AI SDK's LanguageModelV4
    * interface: the provider builds the vendor's request, sends it and reads the answer), not
    * through `generateText`. A prompt call is one step with no tools, so generateText's step loop,
    * telemetry dispatch, callbacks, signal merging and output cloning do nothing for it, and an A/B
-   * in the gateway bench measured them at about a sixth of the platform's CPU per call
-   * (docs/performance.md, "Call gateway overhead"). What generateText would add is done here:
-   * the instructions as a system message, the JSON response format for structured output, and
-   * the answer parsed as generateText parses it (only after a stop or a non-empty answer).
+   * in the gateway bench measured them at about a sixth of the platform's CPU per call. What
+   * generateText would add is done here and in toResult: the instructions as a system message,
+   * the JSON response format for structured output, and the answer parsed as generateText parses
+   * it (only after a stop or a non-empty answer).
    */
-  async generate(request: LlmRequest): Promise<LlmResult> {
-    const { provider } = request;
-    const model = (await this.factory(provider))(request.model);
-    if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
+  private async sdkGenerate(model: ModelV4, request: LlmRequest): Promise<LlmResult> {
     try {
-      const result = await model.doGenerate({
-        prompt: [
-          ...(request.system != null ? [{ role: 'system' as const, content: request.system }] : []),
-          { role: 'user', content: [{ type: 'text', text: request.prompt }] },
-        ],
-        maxOutputTokens: request.maxOutputTokens,
-        abortSignal: request.signal,
-        ...(request.outputSchema
-          ? { responseFormat: { type: 'json', schema: request.outputSchema as JSONSchema7 } }
-          : {}),
-        // The Ollama provider sends maxOutputTokens as a top-level field Ollama ignores; its real
-        // limit is options.num_predict.
-        ...(provider === 'ollama' && request.maxOutputTokens !== undefined
-          ? { providerOptions: { ollama: { options: { num_predict: request.maxOutputTokens } } } }
-          : {}),
-      });
+      const result = await model.doGenerate(callOptions(request));
       let text = '';
       for (const part of result.content) if (part.type === 'text') text += part.text;
-      const finishReason = mapFinishReason(result.finishReason.unified);
-      const input = result.usage.inputTokens.total;
-      const output = result.usage.outputTokens.total;
-      const usage = {
-        inputTokens: input,
-        outputTokens: output,
-        totalTokens: input === undefined && output === undefined ? undefined : (input ?? 0) + (output ?? 0),
-      };
-      if (!request.outputSchema) return { text, finishReason, usage };
-      // As generateText: the answer is parsed only after a stop or a non-empty answer, from the
-      // provider's structured text when it gives one (Anthropic's json tool); not JSON: no object.
-      const answered = finishReason === 'stop' || (finishReason !== 'tool-calls' && text.length > 0);
-      if (!answered) return { text, object: undefined, finishReason, usage };
-      const structured = result.structuredOutputText ?? text;
-      return { text: structured, object: parseAnswer(structured), finishReason, usage };
+      return toResult(
+        request,
+        text,
+        result.finishReason.unified,
+        result.usage.inputTokens.total,
+        result.usage.outputTokens.total,
+        result.structuredOutputText,
+      );
     } catch (error) {
       throw this.mapError(request, error);
     }
+  }
+
+  /** Builds the provider's request for a prompt call without sending it (for the templates). */
+  private async captureRequest(request: LlmRequest): Promise<CapturedRequest | undefined> {
+    const model = await this.model(request, 'offline');
+    let captured: CapturedRequest | undefined;
+    await offline({ capture: (r) => (captured = r) }, async () =>
+      model.doGenerate(callOptions(request)),
+    ).catch(() => undefined);
+    return captured;
   }
 
   /**
@@ -142,8 +184,7 @@ export class AiSdkGateway implements LlmGateway {
    * a tool call.
    */
   async runToolLoop(request: LlmToolLoopRequest): Promise<LlmToolLoopResult> {
-    const { provider } = request;
-    const model = (await this.factory(provider))(request.model);
+    const model = await this.model(request, 'live');
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const tools: ToolSet = {};
     for (const t of request.tools) {
@@ -181,24 +222,31 @@ export class AiSdkGateway implements LlmGateway {
   }
 
   /**
-   * The provider's model factory. Its package is imported here, on the provider's first call, so
-   * that a call loads one provider's code (150-220 KB each), not all four; the import is cached
-   * with the factory, and a failed one is forgotten so that the next call tries again.
+   * The provider's model. Its package is imported on the provider's first call, so that a call
+   * loads one provider's code (150-220 KB each), not all four; the import is cached with the
+   * factory, and a failed one is forgotten so that the next call tries again. `offline`: the
+   * instance whose fetch never sends (sdk-offline-fetch.ts).
    */
-  private factory(provider: LlmProviderId): Promise<ModelFactory> {
-    const cached = this.factories.get(provider);
-    if (cached) return cached;
-    const settings = this.config[provider];
-    const missing = provider === 'ollama' ? !settings?.baseUrl : !settings?.apiKey;
-    if (missing) {
-      throw new LlmNotConfiguredError(
-        `The ${provider} provider is not configured: set ${REQUIRED_SETTING[provider]}`,
-      );
+  private async model(
+    request: { provider: LlmProviderId; model: string },
+    kind: 'live' | 'offline',
+  ): Promise<ModelV4> {
+    const { provider } = request;
+    const key = `${kind}:${provider}`;
+    let created = this.factories.get(key);
+    if (!created) {
+      const settings = this.config[provider];
+      const missing = provider === 'ollama' ? !settings?.baseUrl : !settings?.apiKey;
+      if (missing) {
+        throw new LlmNotConfiguredError(
+          `The ${provider} provider is not configured: set ${REQUIRED_SETTING[provider]}`,
+        );
+      }
+      created = createFactory(provider, settings, kind === 'live' ? this.fetch : offlineFetch);
+      this.factories.set(key, created);
+      created.catch(() => this.factories.delete(key));
     }
-    const created = createFactory(provider, settings, this.fetch);
-    this.factories.set(provider, created);
-    created.catch(() => this.factories.delete(provider));
-    return created;
+    return (await created)(request.model);
   }
 
   private mapError(
@@ -365,4 +413,66 @@ function parseAnswer(text: string): unknown {
 function submitted(toolName: string) {
   return ({ steps }: { steps: Array<{ toolResults: Array<{ toolName: string }> }> }) =>
     steps.at(-1)?.toolResults.some((r) => r.toolName === toolName) ?? false;
+}
+
+/** The doGenerate options of a prompt call (the same for a live call and a captured one). */
+function callOptions(request: LlmRequest): Parameters<ModelV4['doGenerate']>[0] {
+  return {
+    prompt: [
+      ...(request.system != null ? [{ role: 'system' as const, content: request.system }] : []),
+      { role: 'user', content: [{ type: 'text', text: request.prompt }] },
+    ],
+    maxOutputTokens: request.maxOutputTokens,
+    abortSignal: request.signal,
+    ...(request.outputSchema
+      ? { responseFormat: { type: 'json', schema: request.outputSchema as JSONSchema7 } }
+      : {}),
+    // The Ollama provider sends maxOutputTokens as a top-level field Ollama ignores; its real
+    // limit is options.num_predict.
+    ...(request.provider === 'ollama' && request.maxOutputTokens !== undefined
+      ? { providerOptions: { ollama: { options: { num_predict: request.maxOutputTokens } } } }
+      : {}),
+  };
+}
+
+/**
+ * The LlmResult of a model's answer, as generateText would give it: for structured output the
+ * answer is parsed only after a stop or a non-empty answer, from the provider's structured text
+ * when it gives one (Anthropic's json tool); not JSON: no object.
+ */
+function toResult(
+  request: LlmRequest,
+  text: string,
+  unifiedFinishReason: string,
+  input: number | undefined,
+  output: number | undefined,
+  structuredOutputText?: string,
+): LlmResult {
+  const finishReason = mapFinishReason(unifiedFinishReason);
+  const usage = {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: input === undefined && output === undefined ? undefined : (input ?? 0) + (output ?? 0),
+  };
+  if (!request.outputSchema) return { text, finishReason, usage };
+  const answered = finishReason === 'stop' || (finishReason !== 'tool-calls' && text.length > 0);
+  if (!answered) return { text, object: undefined, finishReason, usage };
+  const structured = structuredOutputText ?? text;
+  return { text: structured, object: parseAnswer(structured), finishReason, usage };
+}
+
+/**
+ * A vendor's successful answer read by the platform's reader, or undefined for the SDK to read:
+ * not JSON, or JSON with the keys the SDK's secure parse refuses (__proto__, constructor).
+ */
+function readAnswer(provider: LlmProviderId, bytes: Buffer): PromptAnswer | undefined {
+  const text = bytes.toString('utf8');
+  if (text.includes('"__proto__"') || text.includes('"constructor"')) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return PROMPT_ANSWER_READERS[provider](json);
 }

@@ -1,6 +1,7 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { Agent, interceptors, request } from 'undici';
+import { answerResponse, type ModelAnswer } from './model-transport.ts';
 
 /**
  * Decoders for a compressed answer, as the global fetch decodes it (whether or not it was asked
@@ -37,12 +38,7 @@ const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: numbe
  * Only the local composition uses it: in a Lambda the bundle would carry undici (about 300 KB),
  * and a Lambda serves one call at a time, so its fetch is the runtime's own.
  */
-export function createPooledFetch(): typeof fetch {
-  // As the global fetch does: redirects followed (a custom base URL behind a proxy may answer 307),
-  // and no cap on connections per origin.
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000 }).compose(
-    interceptors.redirect({ maxRedirections: 20 }),
-  );
+export function createPooledFetch(send: PooledTransport = createPooledTransport()): typeof fetch {
   return async (input, init) => {
     const body = init?.body;
     if (
@@ -51,17 +47,40 @@ export function createPooledFetch(): typeof fetch {
     )
       return fetch(input, init);
     const url = typeof input === 'string' ? input : input.href;
+    const answer = await send(url, {
+      method: init?.method ?? 'GET',
+      headers: headerRecord(init?.headers) ?? {},
+      body: body ?? undefined,
+      signal: init?.signal ?? undefined,
+    });
+    return answerResponse(answer);
+  };
+}
+
+/**
+ * The pooled client itself: one keep-alive undici pool, the answer read whole (and decoded).
+ * The platform's own prompt-call client (direct-prompt-call.ts) sends through it with no Request,
+ * Response or Headers objects at all; the fetch above wraps it for the AI SDK.
+ */
+export function createPooledTransport(): PooledTransport {
+  // As the global fetch does: redirects followed (a custom base URL behind a proxy may answer 307),
+  // and no cap on connections per origin.
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000 }).compose(
+    interceptors.redirect({ maxRedirections: 20 }),
+  );
+  return async (url, init) => {
+    const signal = init.signal;
     let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(url, {
-        method: (init?.method ?? 'GET') as 'GET',
-        headers: headerRecord(init?.headers),
-        body: body ?? undefined,
-        signal: init?.signal ?? undefined,
+        method: (init.method ?? 'POST') as 'POST',
+        headers: init.headers,
+        body: init.body,
+        signal,
         dispatcher,
       });
     } catch (error) {
-      throw fetchError(error, init?.signal);
+      throw fetchError(error, signal);
     }
     const encoding = String(res.headers['content-encoding'] ?? '')
       .trim()
@@ -72,20 +91,28 @@ export function createPooledFetch(): typeof fetch {
       bytes = Buffer.from(await res.body.arrayBuffer());
       if (decode) bytes = await decode(bytes, { maxOutputLength: MAX_DECODED_BYTES });
     } catch (error) {
-      throw fetchError(error, init?.signal);
+      throw fetchError(error, signal);
     }
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(res.headers)) {
+    const headers = res.headers;
+    if (decode) {
       // A decoded body's encoding and length are no longer the header's.
-      if (decode && (name === 'content-encoding' || name === 'content-length')) continue;
-      if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-      else if (value !== undefined) headers.set(name, value);
+      delete headers['content-encoding'];
+      delete headers['content-length'];
     }
-    // A Response may carry no body for these statuses (the constructor throws).
-    const empty = res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304;
-    return new Response(empty ? null : bytes, { status: res.statusCode, headers });
+    return { status: res.statusCode, headers, bytes };
   };
 }
+
+/** The pooled client: a ModelTransport that also sends other methods and bodies (for fetch). */
+export type PooledTransport = (
+  url: string,
+  init: {
+    method?: string;
+    headers: Record<string, string>;
+    body: string | Uint8Array | undefined;
+    signal: AbortSignal | undefined;
+  },
+) => Promise<ModelAnswer>;
 
 function headerRecord(headers: RequestInit['headers']): Record<string, string> | undefined {
   if (!headers) return undefined;
