@@ -1,7 +1,9 @@
 /**
  * The LlmGateway port: one model call, whatever the vendor. The adapter
  * (functions/adapters/llm/ai-sdk-gateway.ts) speaks to Anthropic, OpenAI, Google and Ollama through
- * the Vercel AI SDK; tests point it at loopback fakes that speak each vendor's wire format.
+ * the Vercel AI SDK's providers (a prompt call sends the request the provider built and reads the
+ * common answers itself: see generate there); tests point it at loopback fakes that speak each
+ * vendor's wire format.
  */
 export const LLM_PROVIDER_IDS = ['anthropic', 'openai', 'google', 'ollama'] as const;
 export type LlmProviderId = (typeof LLM_PROVIDER_IDS)[number];
