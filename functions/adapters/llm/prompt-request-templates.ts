@@ -18,8 +18,12 @@ export interface PromptRequestTemplate {
 /** Builds the provider's request for these (placeholder) texts, without sending it. */
 export type CaptureRequest = (request: LlmRequest) => Promise<CapturedRequest | undefined>;
 
-/** Shapes remembered at most; a platform's agents use a handful of models and schemas. */
+/**
+ * Shapes remembered at most, and the characters of their keys and templates together (a schema is
+ * a tenant's to size): a platform's agents use a handful of models and schemas.
+ */
 const MAX_TEMPLATES = 1_000;
+const MAX_TEMPLATE_CHARS = 8 * 1024 * 1024;
 
 /**
  * The request templates of prompt calls, built by the SDK on a shape's first call and kept.
@@ -39,6 +43,9 @@ const MAX_TEMPLATES = 1_000;
  */
 export class PromptRequestTemplates {
   private readonly templates = new Map<string, Promise<PromptRequestTemplate | null>>();
+  /** The characters each shape holds (its key and its template's pieces), and their sum. */
+  private readonly sizes = new Map<string, number>();
+  private chars = 0;
   private readonly capture: CaptureRequest;
 
   constructor(capture: CaptureRequest) {
@@ -49,15 +56,36 @@ export class PromptRequestTemplates {
     const key = shapeKey(request);
     const cached = this.templates.get(key);
     if (cached) return cached;
-    if (this.templates.size >= MAX_TEMPLATES) {
-      // The oldest shape goes (a Map iterates in insertion order).
-      const oldest = this.templates.keys().next().value;
-      if (oldest !== undefined) this.templates.delete(oldest);
-    }
     const built = this.build(request);
     this.templates.set(key, built);
-    built.catch(() => this.templates.delete(key));
+    this.account(key, key.length);
+    built.then(
+      (template) => {
+        if (this.templates.get(key) === built && template)
+          this.account(key, key.length + template.pieces.reduce((n, piece) => n + piece.length, 0));
+      },
+      () => {
+        if (this.templates.get(key) === built) this.forget(key);
+      },
+    );
     return built;
+  }
+
+  /** Records what a shape holds, then forgets the oldest shapes (a Map iterates in insertion order) past the bounds. */
+  private account(key: string, size: number): void {
+    this.chars += size - (this.sizes.get(key) ?? 0);
+    this.sizes.set(key, size);
+    while (this.templates.size > MAX_TEMPLATES || this.chars > MAX_TEMPLATE_CHARS) {
+      const oldest = this.templates.keys().next().value;
+      if (oldest === undefined || oldest === key) break;
+      this.forget(oldest);
+    }
+  }
+
+  private forget(key: string): void {
+    this.templates.delete(key);
+    this.chars -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
   }
 
   private async build(request: LlmRequest): Promise<PromptRequestTemplate | null> {
