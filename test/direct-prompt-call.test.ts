@@ -8,6 +8,8 @@
  * the comparison would compare the SDK with itself.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { AiSdkGateway, type LlmProvidersConfig } from '../functions/adapters/llm/ai-sdk-gateway.ts';
 import type { ModelTransport } from '../functions/adapters/llm/model-transport.ts';
@@ -282,9 +284,31 @@ const ANSWERS: Record<LlmProviderId, AnswerCase[]> = {
       body: { choices: [{ message: { content: 42 }, finish_reason: 'stop' }] },
     },
     {
+      name: 'a created time that is not a number',
+      read: false,
+      body: {
+        created: 'yesterday',
+        choices: [{ index: 0, message: { content: 'hi' }, finish_reason: 'stop' }],
+      },
+    },
+    {
+      name: 'an annotation',
+      read: false,
+      body: {
+        choices: [
+          { index: 0, message: { content: 'hi', annotations: [{ type: 'file' }] }, finish_reason: 'stop' },
+        ],
+      },
+    },
+    {
+      name: 'an escaped __proto__ key',
+      read: false,
+      body: '{"\\u005f_proto__":{},"choices":[{"index":0,"message":{"content":"hi"},"finish_reason":"stop"}]}',
+    },
+    {
       name: 'a __proto__ key',
       read: false,
-      body: '{"choices":[{"message":{"content":"x","__proto__":{"a":1}},"finish_reason":"stop"}]}',
+      body: '{"choices":[{"index":0,"message":{"content":"x","__proto__":{"a":1}},"finish_reason":"stop"}]}',
     },
     { name: 'not JSON', read: false, body: 'upstream said no' },
     { name: 'an empty body', read: false, body: '' },
@@ -397,6 +421,28 @@ const ANSWERS: Record<LlmProviderId, AnswerCase[]> = {
       },
     },
     {
+      name: 'no type',
+      read: false,
+      body: {
+        content: [{ type: 'text', text: 'hi' }],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    },
+    {
+      name: 'thinking without its signature',
+      read: false,
+      body: {
+        type: 'message',
+        content: [
+          { type: 'thinking', thinking: 'hmm' },
+          { type: 'text', text: 'hi' },
+        ],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    },
+    {
       name: 'no usage',
       read: false,
       body: { id: 'msg_7', type: 'message', content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn' },
@@ -458,6 +504,19 @@ const ANSWERS: Record<LlmProviderId, AnswerCase[]> = {
         ],
       },
     },
+    {
+      name: 'a thought flag that is not a boolean',
+      read: false,
+      body: { candidates: [{ content: { parts: [{ text: 'hi', thought: 'yes' }] }, finishReason: 'STOP' }] },
+    },
+    {
+      name: 'a count that is a string',
+      read: false,
+      body: {
+        candidates: [{ content: { parts: [{ text: 'hi' }] }, finishReason: 'STOP' }],
+        usageMetadata: { promptTokenCount: 1, cachedContentTokenCount: '3' },
+      },
+    },
     { name: 'a blocked prompt', read: false, body: { promptFeedback: { blockReason: 'SAFETY' } } },
     {
       name: 'HTTP 429',
@@ -503,6 +562,16 @@ const ANSWERS: Record<LlmProviderId, AnswerCase[]> = {
       },
     },
     {
+      name: 'thinking that is null',
+      read: false,
+      body: {
+        model: 'llama3.2',
+        created_at: '2026-11-24T00:00:00Z',
+        message: { role: 'assistant', content: 'hi', thinking: null },
+        done: true,
+      },
+    },
+    {
       name: 'no model',
       read: false,
       body: { created_at: 'x', message: { role: 'assistant', content: 'Hi' }, done: true },
@@ -528,7 +597,10 @@ describe('prompt calls: the platform reads answers as the SDK reads them', () =>
           } catch {
             parsed = undefined;
           }
-          const read = text.includes('__proto__') ? undefined : PROMPT_ANSWER_READERS[provider](parsed);
+          // The gateway leaves answers with these keys to the SDK before any reader sees them.
+          const read = /_proto__"|u005f_proto__"/.test(text)
+            ? undefined
+            : PROMPT_ANSWER_READERS[provider](parsed);
           assert.equal(read !== undefined, c.read, 'the reader reads what it should, and only that');
         }
         const req = request(provider, MODELS[provider]![0]!, c.schema ? { outputSchema: SCHEMA } : {});
@@ -636,4 +708,35 @@ describe('prompt request templates: bounded, and the texts never part of one', (
       ],
     });
   });
+});
+
+describe('prompt calls: an answer whose body breaks off', () => {
+  for (const via of ['global fetch', 'pooled'] as const)
+    it(`keeps the answer's status, as the SDK does (${via})`, async () => {
+      // Headers of a 500, half a body, then the connection is cut.
+      const server = createServer((_req, res) => {
+        res.writeHead(500, { 'content-type': 'application/json', 'content-length': '200' });
+        res.write('{"error":{"message":"half');
+        setTimeout(() => res.destroy(), 20);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const llm = config();
+        llm.openai = { apiKey: KEYS.openai, baseUrl: `http://127.0.0.1:${port}/v1`, defaultModel: undefined };
+        const options = () => {
+          if (via === 'global fetch') return {};
+          const send = createPooledTransport();
+          return { fetch: createPooledFetch(send), send };
+        };
+        const req = request('openai', 'gpt-4o');
+        const mine = await outcome(new AiSdkGateway(llm, options()), req);
+        const theirs = await outcome(new AiSdkGateway(llm, { ...options(), promptCalls: 'sdk' }), req);
+        assert.deepEqual(mine, theirs);
+        assert.equal((mine as { error: { status?: number } }).error.status, 500);
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
 });

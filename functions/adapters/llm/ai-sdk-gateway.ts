@@ -131,7 +131,9 @@ export class AiSdkGateway implements LlmGateway {
       );
     }
     const read =
-      answer.status >= 200 && answer.status < 300 ? readAnswer(request.provider, answer.bytes) : undefined;
+      answer.status >= 200 && answer.status < 300 && answer.bodyError === undefined
+        ? readAnswer(request.provider, answer.bytes)
+        : undefined;
     if (read) return toResult(request, read.text, read.finishReason, read.inputTokens, read.outputTokens);
     return offline({ answer, live: this.fetch ?? globalThis.fetch }, async () =>
       this.sdkGenerate(await this.model(request, 'offline'), request),
@@ -461,13 +463,19 @@ function toResult(
   return { text: structured, object: parseAnswer(structured), finishReason, usage };
 }
 
+/** The keys the SDK's secure JSON parse refuses, escaped or not (@ai-sdk/provider-utils' own patterns). */
+const SUSPECT_PROTO =
+  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
+const SUSPECT_CONSTRUCTOR =
+  /"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:/;
+
 /**
  * A vendor's successful answer read by the platform's reader, or undefined for the SDK to read:
  * not JSON, or JSON with the keys the SDK's secure parse refuses (__proto__, constructor).
  */
 function readAnswer(provider: LlmProviderId, bytes: Buffer): PromptAnswer | undefined {
   const text = bytes.toString('utf8');
-  if (text.includes('"__proto__"') || text.includes('"constructor"')) return undefined;
+  if (SUSPECT_PROTO.test(text) || SUSPECT_CONSTRUCTOR.test(text)) return undefined;
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -10,6 +10,11 @@ export interface ModelAnswer {
   headers: Record<string, string | string[] | undefined>;
   /** The body, decoded when it was compressed. */
   bytes: Buffer;
+  /**
+   * Set when the body could not be read whole (the connection broke after the headers): the
+   * status and headers stand, and reading the body fails with this, as it does through fetch.
+   */
+  bodyError?: unknown;
 }
 
 /**
@@ -26,7 +31,14 @@ export type ModelTransport = (
 /** The transport over the global fetch (what a Lambda uses: the runtime's own, no extra bundle). */
 export const fetchTransport: ModelTransport = async (url, { headers, body, signal }) => {
   const res = await fetch(url, { method: 'POST', headers, body, signal });
-  const bytes = Buffer.from(await res.arrayBuffer());
+  let bytes: Buffer = Buffer.alloc(0);
+  let bodyError: unknown;
+  try {
+    bytes = Buffer.from(await res.arrayBuffer());
+  } catch (error) {
+    if (signal.aborted) throw error;
+    bodyError = error;
+  }
   const answerHeaders: Record<string, string> = {};
   res.headers.forEach((value, name) => {
     answerHeaders[name] = value;
@@ -34,7 +46,12 @@ export const fetchTransport: ModelTransport = async (url, { headers, body, signa
   // fetch has decoded a compressed body: its encoding and length are no longer the header's.
   delete answerHeaders['content-encoding'];
   delete answerHeaders['content-length'];
-  return { status: res.status, headers: answerHeaders, bytes };
+  return {
+    status: res.status,
+    headers: answerHeaders,
+    bytes,
+    ...(bodyError === undefined ? {} : { bodyError }),
+  };
 };
 
 /** The answer as a fetch Response, for the AI SDK (which reads answers through fetch). */
@@ -46,5 +63,10 @@ export function answerResponse(answer: ModelAnswer): Response {
   }
   // A Response may carry no body for these statuses (the constructor throws).
   const empty = answer.status === 204 || answer.status === 205 || answer.status === 304;
+  if (answer.bodyError !== undefined && !empty) {
+    const failure = answer.bodyError;
+    const broken = new ReadableStream({ start: (controller) => controller.error(failure) });
+    return new Response(broken, { status: answer.status, headers });
+  }
   return new Response(empty ? null : answer.bytes, { status: answer.status, headers });
 }

@@ -86,12 +86,15 @@ export function createPooledTransport(): PooledTransport {
       .trim()
       .toLowerCase();
     const decode = encoding ? DECODERS[encoding] : undefined;
-    let bytes: Buffer;
+    let bytes: Buffer = Buffer.alloc(0);
+    let bodyError: unknown;
     try {
       bytes = Buffer.from(await res.body.arrayBuffer());
       if (decode) bytes = await decode(bytes, { maxOutputLength: MAX_DECODED_BYTES });
     } catch (error) {
-      throw fetchError(error, signal);
+      if (signal?.aborted) throw fetchError(error, signal);
+      // As fetch: the answer's status and headers stand, and its body fails to read.
+      bodyError = new TypeError('terminated', { cause: error });
     }
     const headers = res.headers;
     if (decode) {
@@ -99,7 +102,7 @@ export function createPooledTransport(): PooledTransport {
       delete headers['content-encoding'];
       delete headers['content-length'];
     }
-    return { status: res.statusCode, headers, bytes };
+    return { status: res.statusCode, headers, bytes, ...(bodyError === undefined ? {} : { bodyError }) };
   };
 }
 

@@ -41,14 +41,31 @@ function isCount(value: unknown): value is number | null | undefined {
   return value == null || typeof value === 'number';
 }
 
+function isOptional(value: unknown, type: 'string' | 'number' | 'boolean'): boolean {
+  return value == null || typeof value === type;
+}
+
+/** Absent, or an object of counts (the token-detail objects); anything else is the SDK's to judge. */
+function isCounts(value: unknown): boolean {
+  return value == null || (isObject(value) && Object.values(value).every(isCount));
+}
+
 /** OpenAI Chat Completions (@ai-sdk/openai: doGenerate, mapOpenAIFinishReason, convertOpenAIChatUsage). */
 function readOpenAiChat(answer: unknown): PromptAnswer | undefined {
   // One choice (a prompt call asks for one; the SDK checks every choice's shape).
   if (!isObject(answer) || !Array.isArray(answer.choices) || answer.choices.length !== 1) return undefined;
+  if (
+    !isOptional(answer.id, 'string') ||
+    !isOptional(answer.created, 'number') ||
+    !isOptional(answer.model, 'string')
+  )
+    return undefined;
   const choice: unknown = answer.choices[0];
   if (!isObject(choice) || !isObject(choice.message) || typeof choice.index !== 'number') return undefined;
-  const { content, refusal, tool_calls: toolCalls, audio, role } = choice.message;
+  if (choice.logprobs != null) return undefined;
+  const { content, refusal, tool_calls: toolCalls, audio, role, annotations } = choice.message;
   if (role != null && role !== 'assistant') return undefined;
+  if (annotations != null && !(Array.isArray(annotations) && annotations.length === 0)) return undefined;
   if (content != null && typeof content !== 'string') return undefined;
   // A refusal is the SDK's content-filter case with its own text part; tool calls and audio are
   // not a prompt call's: the SDK reads those.
@@ -57,7 +74,17 @@ function readOpenAiChat(answer: unknown): PromptAnswer | undefined {
   const finish = choice.finish_reason;
   if (finish != null && typeof finish !== 'string') return undefined;
   const usage = answer.usage;
-  if (usage != null && !(isObject(usage) && isCount(usage.prompt_tokens) && isCount(usage.completion_tokens)))
+  if (
+    usage != null &&
+    !(
+      isObject(usage) &&
+      isCount(usage.prompt_tokens) &&
+      isCount(usage.completion_tokens) &&
+      isCount(usage.total_tokens) &&
+      isCounts(usage.prompt_tokens_details) &&
+      isCounts(usage.completion_tokens_details)
+    )
+  )
     return undefined;
   return {
     text: content ?? '',
@@ -78,25 +105,44 @@ function readOpenAiChat(answer: unknown): PromptAnswer | undefined {
 
 /** Anthropic Messages (@ai-sdk/anthropic: doGenerate, mapAnthropicStopReason, convertAnthropicUsage). */
 function readAnthropicMessages(answer: unknown): PromptAnswer | undefined {
-  if (!isObject(answer) || !Array.isArray(answer.content) || !isObject(answer.usage)) return undefined;
+  if (
+    !isObject(answer) ||
+    answer.type !== 'message' ||
+    !Array.isArray(answer.content) ||
+    !isObject(answer.usage)
+  )
+    return undefined;
+  if (!isOptional(answer.id, 'string') || !isOptional(answer.model, 'string')) return undefined;
   let text = '';
   for (const part of answer.content) {
     if (!isObject(part)) return undefined;
     if (part.type === 'text') {
-      if (typeof part.text !== 'string') return undefined;
+      // Citations become sources in the SDK: it reads those.
+      if (typeof part.text !== 'string' || part.citations != null) return undefined;
       text += part.text;
-    } else if (part.type !== 'thinking' && part.type !== 'redacted_thinking') {
+    } else if (part.type === 'thinking') {
+      if (typeof part.thinking !== 'string' || typeof part.signature !== 'string') return undefined;
+    } else if (part.type === 'redacted_thinking') {
+      if (typeof part.data !== 'string') return undefined;
+    } else {
       return undefined; // tool use, server tools, compaction, …: the SDK reads them
     }
   }
   const stop = answer.stop_reason;
   if (stop != null && typeof stop !== 'string') return undefined;
+  if (!isOptional(answer.stop_sequence, 'string')) return undefined;
   const usage = answer.usage;
   if (usage.iterations != null) return undefined;
   const { input_tokens: input, output_tokens: output } = usage;
   const cacheWrite = usage.cache_creation_input_tokens;
   const cacheRead = usage.cache_read_input_tokens;
-  if (typeof input !== 'number' || typeof output !== 'number' || !isCount(cacheWrite) || !isCount(cacheRead))
+  if (
+    typeof input !== 'number' ||
+    typeof output !== 'number' ||
+    !isCount(cacheWrite) ||
+    !isCount(cacheRead) ||
+    !isCounts(usage.output_tokens_details)
+  )
     return undefined;
   return {
     text,
@@ -139,6 +185,8 @@ function readGoogleGenerateContent(answer: unknown): PromptAnswer | undefined {
   let text = '';
   for (const part of parts) {
     if (!isObject(part) || typeof part.text !== 'string') return undefined;
+    if (!isOptional(part.thought, 'boolean') || !isOptional(part.thoughtSignature, 'string'))
+      return undefined;
     for (const key in part)
       if (key !== 'text' && key !== 'thought' && key !== 'thoughtSignature') return undefined;
     if (part.thought !== true) text += part.text;
@@ -151,7 +199,9 @@ function readGoogleGenerateContent(answer: unknown): PromptAnswer | undefined {
       isCount(usage.promptTokenCount) &&
       isCount(usage.candidatesTokenCount) &&
       isCount(usage.toolUsePromptTokenCount) &&
-      isCount(usage.thoughtsTokenCount)
+      isCount(usage.thoughtsTokenCount) &&
+      isCount(usage.cachedContentTokenCount) &&
+      isCount(usage.totalTokenCount)
     )
   )
     return undefined;
@@ -190,8 +240,11 @@ function readOllamaChat(answer: unknown): PromptAnswer | undefined {
     !isObject(answer.message)
   )
     return undefined;
-  const { content, role, tool_calls: toolCalls } = answer.message;
+  const { content, role, tool_calls: toolCalls, thinking } = answer.message;
   if (typeof content !== 'string' || typeof role !== 'string') return undefined;
+  if (thinking !== undefined && typeof thinking !== 'string') return undefined;
+  for (const field of ['eval_duration', 'load_duration', 'prompt_eval_duration', 'total_duration'])
+    if (answer[field] !== undefined && typeof answer[field] !== 'number') return undefined;
   if (toolCalls != null && !(Array.isArray(toolCalls) && toolCalls.length === 0)) return undefined;
   const done = answer.done_reason;
   if (done !== undefined && typeof done !== 'string') return undefined;
