@@ -35,8 +35,7 @@ function counting(inner: Store, ops: string[]): Store {
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
-      // freshen is not an operation on items: it marks where a request begins.
-      if (typeof value !== 'function' || prop === 'close' || prop === 'freshen') return value;
+      if (typeof value !== 'function' || prop === 'close') return value;
       return (...args: unknown[]) => {
         ops.push(describe(String(prop), args[0]));
         return value.apply(target, args);

@@ -110,8 +110,6 @@ export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}
   };
 
   const pass = async () => {
-    // A pass sees every commit made before it (a schedule deleted by the operator CLI included).
-    deps.store.freshen?.();
     const now = deps.clock.now();
     const bound = `${now.toISOString()}#~`;
     // Lookups shared by this pass's runs (schedule-run-lookups.ts).

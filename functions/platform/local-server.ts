@@ -93,8 +93,6 @@ export class LocalServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Every commit made before this request arrived (the operator CLI's too) is seen by its reads.
-    this.deps.store.freshen?.();
     const requestId = `req_${randomUUID()}`;
     const method = (req.method ?? 'GET').toUpperCase();
     const url = requestUrl(req.url);

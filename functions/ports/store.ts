@@ -117,12 +117,6 @@ export interface Store {
   query(spec: QuerySpec): Promise<QueryPage>;
   /** All-or-nothing write of up to 100 operations on distinct keys. */
   transactWrite(ops: TransactOp[]): Promise<void>;
-  /**
-   * A request (or a scheduler pass) begins: its reads must see every write committed before it,
-   * by any process. Only a store that answers reads from memory between requests (the embedded
-   * SQLite store's row cache) needs it; DynamoDB reads are always the table's.
-   */
-  freshen?(): void;
   close(): Promise<void>;
 }
 

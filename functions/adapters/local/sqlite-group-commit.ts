@@ -76,7 +76,7 @@ export class SqliteGroupCommit {
   /** Takes the write lock; commits by other connections until then are seen by the cache. */
   private begin(): void {
     this.db.exec('BEGIN IMMEDIATE');
-    this.cache.syncNow();
+    this.cache.sync();
   }
 
   private commit(): void {

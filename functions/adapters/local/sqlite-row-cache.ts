@@ -10,19 +10,13 @@ export type CachedRow = { body: string; ttl: number | null } | null;
  * account, version and membership as the call before it, and its quota counter right after
  * writing it.
  *
- * It keeps the guarantees (a revoked key, a suspended account or a deleted version stops at the
- * next request): every write through this connection updates it when its transaction commits (and
- * forgets the key at once, so a read inside the transaction sees the uncommitted row from the
- * database), and a commit by any other connection to the file (the operator CLI, a second server)
- * changes SQLite's `PRAGMA data_version`, which `sync` reads before the cache is used and which
- * then empties it. Reads inside a write transaction use it but do not fill it, since what they see
- * may still roll back.
- *
- * data_version is read once per turn of the event loop, and again after a request begins
- * (`freshen`, called by the local server as each request arrives, and by the scheduler's passes):
- * so a request sees every commit made before it arrived, as before, and code that serves no
- * request sees another process's commit from the next turn. Reading it before every read cost
- * about 11 µs each, nine a call: a tenth of a call's CPU (docs/performance.md).
+ * It is exact, never stale, which is what keeps the guarantees (a revoked key or a deleted version
+ * stops at the next request): every write through this connection updates it when its transaction
+ * commits (and forgets the key at once, so a read inside the transaction sees the uncommitted row
+ * from the database), and a commit by any other connection to the file (the operator CLI, a second
+ * server) changes SQLite's `PRAGMA data_version`, which `sync` reads before the cache is used and
+ * which then empties it. Reads inside a write transaction use it but do not fill it, since what
+ * they see may still roll back.
  */
 export class SqliteRowCache {
   private readonly rows = new Map<string, CachedRow>();
@@ -33,9 +27,6 @@ export class SqliteRowCache {
   private readonly maxRows: number;
   private readonly maxBytes: number;
   private seenVersion: number;
-  /** data_version was read in this turn, and no request has begun since. */
-  private checked = false;
-  private resetScheduled = false;
   /** The bytes of the rows kept (their JSON bodies), bounded by `maxBytes`. */
   private bytes = 0;
 
@@ -52,36 +43,17 @@ export class SqliteRowCache {
   }
 
   /**
-   * Before a read outside a write transaction: empties the cache if another connection has
-   * committed since the last look, looking once per turn and after each `freshen`. (Looking once
-   * per turn alone was tried: a turn's boundary in Node is not where new requests arrive, and a
-   * revoked key was read from the cache by a request sent after the revocation committed; hence
-   * `freshen` at each request.)
+   * Empties the cache if another connection has committed since the last look: called before every
+   * read outside a write transaction, and after BEGIN IMMEDIATE inside one. (Looking once per turn
+   * of the event loop was tried: a turn's boundary in Node is not where new requests arrive, and a
+   * revoked key was read from the cache by a request sent after the revocation committed.)
    */
   sync(): void {
-    if (!this.checked) this.syncNow();
-  }
-
-  /** Looks now (after BEGIN IMMEDIATE: a write must see every commit before its lock). */
-  syncNow(): void {
     const v = this.version();
     if (v !== this.seenVersion) {
       this.clear();
       this.seenVersion = v;
     }
-    this.checked = true;
-    if (!this.resetScheduled) {
-      this.resetScheduled = true;
-      setImmediate(() => {
-        this.checked = false;
-        this.resetScheduled = false;
-      });
-    }
-  }
-
-  /** A request begins: the next read looks again, so the request sees every commit made before it. */
-  freshen(): void {
-    this.checked = false;
   }
 
   clear(): void {

@@ -70,11 +70,6 @@ export class SqliteStore implements Store {
     return this.read(key);
   }
 
-  /** A request begins: its reads see every commit made before it, by any connection (the row cache looks again). */
-  freshen(): void {
-    this.cache.freshen();
-  }
-
   async put(item: Item, options: WriteOptions = {}): Promise<void> {
     return this.commits.run(() => {
       this.check(item, options.condition);

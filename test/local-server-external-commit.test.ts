@@ -1,7 +1,7 @@
 /**
  * From the other side of the row cache (functions/adapters/local/sqlite-row-cache.ts): the local
- * server reads API keys from memory between requests, and looks for other processes' commits once
- * per turn of the event loop and as each request arrives. A key deleted through another connection
+ * server reads API keys from memory between requests, and looks for other processes' commits
+ * (PRAGMA data_version) before each read. A key deleted through another connection
  * to the database file (as the operator CLI opens it while the server runs) must be refused by the
  * very next request, however warm the cache and whatever the timing.
  */
@@ -55,7 +55,7 @@ describe('local server: a key deleted by another process stops at the next reque
   });
 
   it('refuses the deleted key on the first request after the delete commits, every time', async () => {
-    const { accountId } = await p.createAccount('freshen-org');
+    const { accountId } = await p.createAccount('external-commit-org');
     // The other process's view of the platform: its own connection to the same file.
     const operator = { ...p.deps, store: other };
     for (let i = 0; i < 10; i++) {
