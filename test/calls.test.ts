@@ -523,6 +523,39 @@ describe('quotas and concurrency (exact under races)', () => {
     fake.setResponder(undefined);
   });
 
+  it('finds a free slot at the first try while this process’s calls hold the others', async () => {
+    const acct = await createAccount(p.deps, { org: 'slots-pro', tier: 'pro' });
+    const { admitCall } = await import('../functions/core/calls/quotas.ts');
+    const { heldSlots } = await import('../functions/core/calls/held-slots.ts');
+    const { authenticate } = await import('../functions/core/api-keys/api-keys.ts');
+    const auth = await authenticate(p.deps, `Bearer ${acct.api_key}`);
+    let attempts = 0;
+    const store = p.deps.store;
+    const counted = {
+      ...p.deps,
+      store: Object.assign(Object.create(store) as typeof store, {
+        transactWrite: (ops: Parameters<typeof store.transactWrite>[0]) => {
+          attempts++;
+          return store.transactWrite(ops);
+        },
+      }),
+    };
+    const c = TIER_LIMITS.pro.concurrentRequests;
+    const deadline = p.clock.now().getTime() + 60_000;
+    // Every slot, one call after another, none released: each admission is one transaction (a
+    // search from a random slot would try held ones, one transaction each).
+    const admissions = [];
+    for (let i = 0; i < c; i++) admissions.push(await admitCall(counted, auth, deadline));
+    assert.equal(attempts, c);
+    assert.equal(heldSlots.heldBy(acct.account.id), c);
+    await assert.rejects(admitCall(counted, auth, deadline), /concurrent requests/);
+    for (const a of admissions) await a.finish([]);
+    assert.equal(heldSlots.heldBy(acct.account.id), 0, 'every slot released');
+    attempts = 0;
+    await (await admitCall(counted, auth, deadline)).finish([]);
+    assert.equal(attempts, 2, 'one transaction to admit, one to finish');
+  });
+
   it('frees a crashed call’s slot when its lease expires', async () => {
     const acct = await createAccount(p.deps, { org: 'lease-free', tier: 'free' });
     const { admitCall } = await import('../functions/core/calls/quotas.ts');

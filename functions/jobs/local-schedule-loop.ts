@@ -8,8 +8,8 @@ import { LocalScheduler } from '../platform/local-deps.ts';
 
 /**
  * The share of an account's concurrent-request slots (its tier's) its scheduled runs may hold at
- * once: the rest stay free for its API calls, and a call's search for a free slot (admitCall
- * tries them one by one) stays short; near full, a burst spent most of its time in that search.
+ * once: the rest stay free for its API calls during a burst. (A call's search for a free slot no
+ * longer tries the slots this process holds first: core/calls/held-slots.ts.)
  */
 const ACCOUNT_SHARE = 0.5;
 /** The loop never sleeps longer than this, so a missed wake-up or a clock jump is noticed. */

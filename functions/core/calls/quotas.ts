@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import {
   cond,
@@ -11,6 +11,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { dailyCounterKeys, nextUtcMidnight, utcDay } from '../usage/daily-usage.ts';
+import { heldSlots } from './held-slots.ts';
 
 /** Counter items outlive their day by two days (for reporting), then expire. */
 const COUNTER_GRACE_SECONDS = 2 * 86_400;
@@ -61,9 +62,9 @@ export async function admitCall(
     kind === 'sandbox' ? limits.sandboxDailyCalls : kind === 'paid' ? PAID_DAILY_CAP : limits.dailyCalls;
   const id = randomUUID();
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
-  const start = randomInt(limits.concurrentRequests);
-  for (let i = 0; i < limits.concurrentRequests; i++) {
-    const slotKey = concurrencySlotKey(auth.accountId, (start + i) % limits.concurrentRequests);
+  // Slots this process's calls hold are tried last (held-slots.ts).
+  for (const slot of heldSlots.order(auth.accountId, limits.concurrentRequests)) {
+    const slotKey = concurrencySlotKey(auth.accountId, slot);
     try {
       await deps.store.transactWrite([
         {
@@ -79,8 +80,10 @@ export async function admitCall(
       if (err.cancelledBy('counter')) throw quotaExceeded(auth, dailyLimit, reset, now, kind);
       continue; // that slot is held: try the next one
     }
+    heldSlots.hold(auth.accountId, slot);
     return {
       finish: async (items, ops = []) => {
+        heldSlots.release(auth.accountId, slot);
         try {
           await deps.store.transactWrite([
             { delete: slotKey, condition: cond.eq('lease_id', id) },
