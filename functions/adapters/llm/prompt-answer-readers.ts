@@ -88,19 +88,30 @@ function readOpenAiChat(answer: unknown): PromptAnswer | undefined {
     return undefined;
   return {
     text: content ?? '',
-    finishReason:
-      finish === 'stop'
-        ? 'stop'
-        : finish === 'length'
-          ? 'length'
-          : finish === 'content_filter'
-            ? 'content-filter'
-            : finish === 'function_call' || finish === 'tool_calls'
-              ? 'tool-calls'
-              : 'other',
+    finishReason: chatFinishReason(finish),
     inputTokens: usage == null ? undefined : ((usage.prompt_tokens as number | null) ?? 0),
     outputTokens: usage == null ? undefined : ((usage.completion_tokens as number | null) ?? 0),
   };
+}
+
+/**
+ * OpenAI's finish reasons, which Ollama's chat answer shares (@ai-sdk/openai mapOpenAIFinishReason
+ * without a refusal, which the reader leaves to the SDK; ollama-ai-provider-v2 mapOllamaFinishReason).
+ */
+function chatFinishReason(reason: string | null | undefined): string {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content-filter';
+    case 'function_call':
+    case 'tool_calls':
+      return 'tool-calls';
+    default:
+      return 'other';
+  }
 }
 
 /** Anthropic Messages (@ai-sdk/anthropic: doGenerate, mapAnthropicStopReason, convertAnthropicUsage). */
@@ -256,16 +267,7 @@ function readOllamaChat(answer: unknown): PromptAnswer | undefined {
     return undefined;
   return {
     text: content,
-    finishReason:
-      done === 'stop'
-        ? 'stop'
-        : done === 'length'
-          ? 'length'
-          : done === 'content_filter'
-            ? 'content-filter'
-            : done === 'function_call' || done === 'tool_calls'
-              ? 'tool-calls'
-              : 'other',
+    finishReason: chatFinishReason(done),
     inputTokens: input ?? 0,
     outputTokens: output ?? 0,
   };
