@@ -26,9 +26,9 @@ export class HeldSlots {
   }
 
   hold(accountId: string, n: number): void {
-    let held = this.byAccount.get(accountId);
-    if (!held) this.byAccount.set(accountId, (held = new Set()));
+    const held = this.byAccount.get(accountId) ?? new Set<number>();
     held.add(n);
+    this.byAccount.set(accountId, held);
   }
 
   release(accountId: string, n: number): void {
