@@ -14,7 +14,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { AiSdkGateway, type LlmProvidersConfig } from '../functions/adapters/llm/ai-sdk-gateway.ts';
 import type { ModelTransport } from '../functions/adapters/llm/model-transport.ts';
 import { createPooledFetch, createPooledTransport } from '../functions/adapters/llm/pooled-fetch.ts';
-import { PROMPT_ANSWER_READERS } from '../functions/adapters/llm/prompt-answer-readers.ts';
+import { readPromptAnswer } from '../functions/adapters/llm/prompt-answer-readers.ts';
 import { fillTemplate, PromptRequestTemplates } from '../functions/adapters/llm/prompt-request-templates.ts';
 import type { LlmProviderId, LlmRequest } from '../functions/ports/llm-gateway.ts';
 import { type FakeLlmProviders, start } from './helpers/fake-llm-providers.ts';
@@ -591,16 +591,7 @@ describe('prompt calls: the platform reads answers as the SDK reads them', () =>
       it(`${provider}: ${c.name} (${c.read ? "the platform's reader" : 'read by the SDK'})`, async () => {
         const text = typeof c.body === 'string' ? c.body : JSON.stringify(c.body);
         if (!c.status || c.status < 300) {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            parsed = undefined;
-          }
-          // The gateway leaves answers with these keys to the SDK before any reader sees them.
-          const read = /_proto__"|u005f_proto__"/.test(text)
-            ? undefined
-            : PROMPT_ANSWER_READERS[provider](parsed);
+          const read = readPromptAnswer(provider, Buffer.from(text));
           assert.equal(read !== undefined, c.read, 'the reader reads what it should, and only that');
         }
         const req = request(provider, MODELS[provider]![0]!, c.schema ? { outputSchema: SCHEMA } : {});

@@ -26,7 +26,7 @@ import {
 import { ENV } from '../../shared/env-names.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
 import { fetchTransport, type ModelAnswer, type ModelTransport } from './model-transport.ts';
-import { PROMPT_ANSWER_READERS, type PromptAnswer } from './prompt-answer-readers.ts';
+import { readPromptAnswer } from './prompt-answer-readers.ts';
 import { fillTemplate, PromptRequestTemplates } from './prompt-request-templates.ts';
 import { type CapturedRequest, offline, offlineFetch } from './sdk-offline-fetch.ts';
 
@@ -132,7 +132,7 @@ export class AiSdkGateway implements LlmGateway {
     }
     const read =
       answer.status >= 200 && answer.status < 300 && answer.bodyError === undefined
-        ? readAnswer(request.provider, answer.bytes)
+        ? readPromptAnswer(request.provider, answer.bytes)
         : undefined;
     if (read) return toResult(request, read.text, read.finishReason, read.inputTokens, read.outputTokens);
     return offline({ answer, live: this.fetch ?? globalThis.fetch }, async () =>
@@ -461,26 +461,4 @@ function toResult(
   if (!answered) return { text, object: undefined, finishReason, usage };
   const structured = structuredOutputText ?? text;
   return { text: structured, object: parseAnswer(structured), finishReason, usage };
-}
-
-/** The keys the SDK's secure JSON parse refuses, escaped or not (@ai-sdk/provider-utils' own patterns). */
-const SUSPECT_PROTO =
-  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
-const SUSPECT_CONSTRUCTOR =
-  /"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:/;
-
-/**
- * A vendor's successful answer read by the platform's reader, or undefined for the SDK to read:
- * not JSON, or JSON with the keys the SDK's secure parse refuses (__proto__, constructor).
- */
-function readAnswer(provider: LlmProviderId, bytes: Buffer): PromptAnswer | undefined {
-  const text = bytes.toString('utf8');
-  if (SUSPECT_PROTO.test(text) || SUSPECT_CONSTRUCTOR.test(text)) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return PROMPT_ANSWER_READERS[provider](json);
 }

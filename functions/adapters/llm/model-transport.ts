@@ -70,3 +70,11 @@ export function answerResponse(answer: ModelAnswer): Response {
   }
   return new Response(empty ? null : answer.bytes, { status: answer.status, headers });
 }
+
+/** Request headers as fetch may be given them, as a plain record (a copy: the caller may keep it). */
+export function headerRecord(headers: RequestInit['headers']): Record<string, string> {
+  if (!headers) return {};
+  if (headers instanceof Headers) return Object.fromEntries(headers);
+  if (Array.isArray(headers)) return Object.fromEntries(headers);
+  return { ...(headers as Record<string, string>) };
+}

@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { Agent, interceptors, request } from 'undici';
-import { answerResponse, type ModelAnswer } from './model-transport.ts';
+import { answerResponse, headerRecord, type ModelAnswer } from './model-transport.ts';
 
 /**
  * Decoders for a compressed answer, as the global fetch decodes it (whether or not it was asked
@@ -49,7 +49,7 @@ export function createPooledFetch(send: PooledTransport = createPooledTransport(
     const url = typeof input === 'string' ? input : input.href;
     const answer = await send(url, {
       method: init?.method ?? 'GET',
-      headers: headerRecord(init?.headers) ?? {},
+      headers: headerRecord(init?.headers),
       body: body ?? undefined,
       signal: init?.signal ?? undefined,
     });
@@ -116,13 +116,6 @@ export type PooledTransport = (
     signal: AbortSignal | undefined;
   },
 ) => Promise<ModelAnswer>;
-
-function headerRecord(headers: RequestInit['headers']): Record<string, string> | undefined {
-  if (!headers) return undefined;
-  if (headers instanceof Headers) return Object.fromEntries(headers);
-  if (Array.isArray(headers)) return Object.fromEntries(headers);
-  return headers as Record<string, string>;
-}
 
 /** What fetch would have thrown: the signal's reason (an AbortError) or `TypeError('fetch failed')`. */
 function fetchError(error: unknown, signal: AbortSignal | null | undefined): unknown {

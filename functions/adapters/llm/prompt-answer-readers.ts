@@ -1,3 +1,4 @@
+import { secureJsonParse } from '@ai-sdk/provider-utils';
 import type { LlmProviderId } from '../../ports/llm-gateway.ts';
 
 /**
@@ -30,6 +31,21 @@ export const PROMPT_ANSWER_READERS: Record<LlmProviderId, (answer: unknown) => P
   google: readGoogleGenerateContent,
   ollama: readOllamaChat,
 };
+
+/**
+ * A vendor's successful answer read by its reader, or undefined for the SDK to read: not JSON, JSON
+ * the SDK's secure parse refuses (a `__proto__` key or a `constructor.prototype`: the same parse
+ * the providers use), or a shape the reader leaves to the SDK.
+ */
+export function readPromptAnswer(provider: LlmProviderId, bytes: Buffer): PromptAnswer | undefined {
+  let json: unknown;
+  try {
+    json = secureJsonParse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  return PROMPT_ANSWER_READERS[provider](json);
+}
 
 type Json = Record<string, unknown>;
 

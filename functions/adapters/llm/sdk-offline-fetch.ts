@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { answerResponse, type ModelAnswer } from './model-transport.ts';
+import { answerResponse, headerRecord, type ModelAnswer } from './model-transport.ts';
 
 /** What the offline fetch does for the SDK call running in its context. */
 export type OfflineExchange =
@@ -50,11 +50,4 @@ export const offlineFetch: typeof fetch = async (input, init) => {
 /** Runs `fn` (an SDK call through an offline provider) with this exchange. */
 export function offline<T>(current: OfflineExchange, fn: () => Promise<T>): Promise<T> {
   return exchange.run(current, fn);
-}
-
-function headerRecord(headers: RequestInit['headers']): Record<string, string> {
-  if (!headers) return {};
-  if (headers instanceof Headers) return Object.fromEntries(headers);
-  if (Array.isArray(headers)) return Object.fromEntries(headers);
-  return { ...(headers as Record<string, string>) };
 }
