@@ -549,6 +549,13 @@ describe('quotas and concurrency (exact under races)', () => {
     assert.equal(attempts, c);
     assert.equal(heldSlots.heldBy(acct.account.id), c);
     await assert.rejects(admitCall(counted, auth, deadline), /concurrent requests/);
+    // Another tenant is not affected: the hint is per account, and its first try succeeds.
+    const other = await createAccount(p.deps, { org: 'slots-other', tier: 'pro' });
+    const otherAuth = await authenticate(p.deps, `Bearer ${other.api_key}`);
+    attempts = 0;
+    await (await admitCall(counted, otherAuth, deadline)).finish([]);
+    assert.equal(attempts, 2, "another account's admission and finish: one transaction each");
+    assert.equal(heldSlots.heldBy(other.account.id), 0);
     for (const a of admissions) await a.finish([]);
     assert.equal(heldSlots.heldBy(acct.account.id), 0, 'every slot released');
     attempts = 0;
