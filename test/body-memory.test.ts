@@ -22,7 +22,7 @@ function post(
   path: string,
   headers: Record<string, string>,
   body?: Buffer,
-): Promise<{ status: number; text: string }> {
+): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, method: 'POST', path, headers }, (res) => {
@@ -31,7 +31,7 @@ function post(
       res.on('data', (c: string) => {
         text += c;
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
     });
     req.on('error', (err) => (req.writableFinished ? undefined : reject(err)));
     if (body) req.end(body);
@@ -113,6 +113,57 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
     const error = (JSON.parse(res.text) as { error: { code: string; message: string } }).error;
     assert.equal(error.code, 'DOCUMENT_TOO_LARGE');
     assert.match(error.message, /104857600|100 MB/);
+  });
+
+  // The cause of the 500 above: a body whose limit is crossed while the rest is still arriving.
+  // Node detaches a server request whose reading is given up (a failed pipeline, a for-await loop
+  // left early) from its socket (req.socket becomes null), and the refusal read the caller's
+  // address from there and threw. The test above
+  // crosses the limit on its last chunk, so it met this only when the request had not yet ended;
+  // here 8 MB more follow the limit, so every run crosses it mid-request.
+  it('a chunked call body that crosses the limit mid-request is 413, never 500', async () => {
+    const body = Buffer.alloc(108 * MB, 0x20);
+    body.write('{"text":"', 0);
+    body.write('"}', body.length - 2);
+    for (let round = 0; round < 3; round++) {
+      const res = await post(
+        p.url,
+        '/bodyco/reader/v1/run',
+        {
+          authorization: `Bearer ${owner.key}`,
+          'content-type': 'application/json',
+          'transfer-encoding': 'chunked',
+        },
+        body,
+      );
+      const failures = p.logs.filter((line) => line.includes('local server failure'));
+      assert.equal(res.status, 413, `${res.text}\n${failures.join('\n')}`);
+      assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'DOCUMENT_TOO_LARGE');
+      // The refusal carries the caller's own rate-limit headers, as every authenticated answer does.
+      assert.ok(res.headers['x-ratelimit-limit'], JSON.stringify(res.headers));
+    }
+  });
+
+  it('a chunked body that crosses an in-memory route’s limit mid-request is 413 too', async () => {
+    // POST /tasks reads its body into memory (1 MB by default); 4 MB more follow the limit.
+    const body = Buffer.alloc(5 * MB, 0x20);
+    body.write('{"name":"', 0);
+    body.write('"}', body.length - 2);
+    for (let round = 0; round < 3; round++) {
+      const res = await post(
+        p.url,
+        '/tasks',
+        {
+          authorization: `Bearer ${owner.key}`,
+          'content-type': 'application/json',
+          'transfer-encoding': 'chunked',
+        },
+        body,
+      );
+      const failures = p.logs.filter((line) => line.includes('local server failure'));
+      assert.equal(res.status, 413, `${res.text}\n${failures.join('\n')}`);
+      assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'DOCUMENT_TOO_LARGE');
+    }
   });
 
   // The issue's bound: twelve parallel unauthenticated 99 MB POSTs raise RSS by under 50 MB. Before

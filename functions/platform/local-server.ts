@@ -94,12 +94,17 @@ export class LocalServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = `req_${randomUUID()}`;
+    // Read now: Node detaches a request whose reading is given up (a stream pipeline failed, a
+    // for-await loop left early: a body over the limit) from its socket, setting req.socket to
+    // null, and the refusal that follows still names the caller's address.
+    const address = req.socket.remoteAddress ?? '';
     const method = (req.method ?? 'GET').toUpperCase();
     const url = requestUrl(req.url);
     if (!url) {
       req.resume();
       return this.sendError(res, new PlatformError('NOT_FOUND', `No route for ${method}`), requestId, {
         req,
+        address,
         auth: undefined,
       });
     }
@@ -124,7 +129,16 @@ export class LocalServer {
       // What API Gateway sends to the edge function through its ANY methods (docs/http.md): 405
       // with Allow, the CORS preflight, or 404, with the rate-limit headers of every answer.
       req.resume();
-      const event = toEvent(req, url, method, pathTemplate ?? url.pathname, {}, undefined, requestId);
+      const event = toEvent(
+        req,
+        address,
+        url,
+        method,
+        pathTemplate ?? url.pathname,
+        {},
+        undefined,
+        requestId,
+      );
       return writeResult(res, await this.handlers.edge(event, { awsRequestId: requestId }));
     }
 
@@ -133,7 +147,7 @@ export class LocalServer {
       res.setHeader('Connection', 'close');
       // The answer first, then the body is drained: draining destroys the socket past the limit,
       // and the answer's headers (a rate-limit read) may take longer than the client's upload.
-      await this.sendError(res, err, requestId, { req, auth });
+      await this.sendError(res, err, requestId, { req, address, auth });
       discardBody(req, limit);
     };
     // Refused before a byte of the body is read: a bad key, then a declared size over the limit.
@@ -158,7 +172,16 @@ export class LocalServer {
       if (spooled === 'too-large') return refuse(bodyTooLarge(limit), authenticated);
       let result: APIGatewayProxyResult;
       try {
-        const event = toEvent(req, url, method, match.route.path, match.params, undefined, requestId);
+        const event = toEvent(
+          req,
+          address,
+          url,
+          method,
+          match.route.path,
+          match.params,
+          undefined,
+          requestId,
+        );
         attachBody(event, spooled);
         result = await handler(event, { awsRequestId: requestId, authenticated });
       } finally {
@@ -170,7 +193,7 @@ export class LocalServer {
     const body = await readBody(req, limit, match.route.auth === 'api-key');
     if (body === 'aborted') return void res.destroy();
     if (body === 'too-large') return refuse(bodyTooLarge(limit), authenticated);
-    const event = toEvent(req, url, method, match.route.path, match.params, body, requestId);
+    const event = toEvent(req, address, url, method, match.route.path, match.params, body, requestId);
     writeResult(res, await handler(event, { awsRequestId: requestId, authenticated }));
   }
 
@@ -182,14 +205,14 @@ export class LocalServer {
     res: ServerResponse,
     err: PlatformError,
     requestId: string,
-    from?: { req: IncomingMessage; auth: AuthContext | undefined },
+    from?: { req: IncomingMessage; address: string; auth: AuthContext | undefined },
   ): Promise<void> {
     const headers = await responseHeaders(
       from ? this.deps : undefined,
       from
         ? {
             requestId,
-            address: from.req.socket.remoteAddress ?? '',
+            address: from.address,
             origin: from.req.headers.origin,
             ...(from.auth ? { auth: from.auth } : {}),
           }
@@ -227,6 +250,8 @@ function safeDecode(s: string): string {
 
 function toEvent(
   req: IncomingMessage,
+  /** The connection's address, read when the request arrived. */
+  address: string,
   url: URL,
   method: string,
   /** The route template (API Gateway's resource) the path matched, or the path itself if none. */
@@ -270,7 +295,7 @@ function toEvent(
       path: url.pathname,
       resourcePath: resource,
       stage: 'local',
-      identity: { sourceIp: req.socket.remoteAddress ?? '' },
+      identity: { sourceIp: address },
     } as APIGatewayProxyEvent['requestContext'],
   };
 }
