@@ -13,6 +13,7 @@
  * code before a change, e.g. `git archive <commit> | tar -x -C <dir>` with node_modules linked), so
  * both figures come from one run on one machine. Results go to docs/performance.md.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -20,6 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { platformStartArgs } from './platform-command.ts';
 import { machineLine, writeReport } from './report.ts';
 
 const PARALLEL = 12;
@@ -46,7 +48,7 @@ const freePort = () =>
 async function startPlatform(root: string): Promise<Platform> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-bench-body-'));
-  const child = spawn(process.execPath, [join(root, 'bin', 'agenthost.ts'), 'start'], {
+  const child = spawn(process.execPath, platformStartArgs(root), {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {

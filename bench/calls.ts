@@ -21,6 +21,7 @@
  * BENCH_BASELINE_DIR=<checkout> also runs that checkout's platform as a fourth gateway ("agenthost
  * before"), so a change to the call path is measured against the code before it in the same run.
  */
+
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -28,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs, treeRssMb } from './proc-stats.ts';
 import { machineLine, median, quantile, writeReport } from './report.ts';
 
@@ -178,7 +180,7 @@ async function main(): Promise<void> {
     const startPlatform = async (root: string, flags: string[]) => {
       const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
       dataDirs.push(dir);
-      const started = await startProcess([...flags, join(root, 'bin', 'agenthost.ts'), 'start'], {
+      const started = await startProcess([...flags, ...platformStartArgs(root)], {
         HOST: '127.0.0.1',
         PORT: '0',
         PLATFORM_DATA_DIR: dir,
