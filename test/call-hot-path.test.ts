@@ -6,6 +6,7 @@
  * here; that the model is not reached through the global fetch; and that no abort is made.
  */
 import assert from 'node:assert/strict';
+import { StatementSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import type { ItemKey, Store, TransactOp } from '../functions/ports/store.ts';
@@ -35,7 +36,8 @@ function counting(inner: Store, ops: string[]): Store {
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function' || prop === 'close') return value;
+      // asOneRequest wraps a request's handling: not an operation of its own.
+      if (typeof value !== 'function' || prop === 'close' || prop === 'asOneRequest') return value;
       return (...args: unknown[]) => {
         ops.push(describe(String(prop), args[0]));
         return value.apply(target, args);
@@ -83,6 +85,26 @@ describe('the work of one prompt call', () => {
     assert.ok(ops.length <= MAX_STORE_OPERATIONS, `${ops.length} operations:\n${ops.join('\n')}`);
     const reads = ops.filter((op) => op.startsWith('get '));
     assert.deepEqual(reads, [...new Set(reads)], `a key read twice:\n${ops.join('\n')}`);
+  });
+
+  // `PRAGMA data_version` (a read transaction: four file-lock system calls) was before each of a
+  // call's reads outside a transaction, eight a call; the local server now has the store look once
+  // per request (Store.asOneRequest), and each of the call's two transactions looks as it begins.
+  it('looks for other connections’ commits three times: as the request arrives and as each of its two transactions begins', async () => {
+    const original = StatementSync.prototype.get;
+    let looks = 0;
+    StatementSync.prototype.get = function (this: StatementSync, ...args: unknown[]) {
+      if (this.sourceSQL === 'PRAGMA data_version') looks++;
+      return Reflect.apply(original, this, args);
+    } as typeof original;
+    try {
+      fake.enqueue({ text: 'hi' });
+      const res = await p.request('POST', '/opsco/say/v1/run', { key, body: { word: 'hi' } });
+      assert.equal(res.status, 200, res.text);
+    } finally {
+      StatementSync.prototype.get = original;
+    }
+    assert.equal(looks, 3);
   });
 
   // The model is reached through undici's pooled request API locally (adapters/llm/pooled-fetch.ts):

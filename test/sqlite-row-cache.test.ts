@@ -10,15 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StatementSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
-import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
+import { REQUEST_READ_WINDOW_MS, SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { cond } from '../functions/ports/store.ts';
 
-/** Point reads that reached SQLite while `fn` ran (every prepared statement shares the prototype). */
-async function pointReads(fn: () => Promise<unknown>): Promise<number> {
+/** Statements starting with `sql` that SQLite ran while `fn` ran (every prepared statement shares the prototype). */
+async function statements(sql: string, fn: () => Promise<unknown>): Promise<number> {
   const original = StatementSync.prototype.get;
   let count = 0;
   StatementSync.prototype.get = function (this: StatementSync, ...args: unknown[]) {
-    if (this.sourceSQL.startsWith('SELECT body, ttl FROM items')) count++;
+    if (this.sourceSQL.startsWith(sql)) count++;
     return Reflect.apply(original, this, args);
   } as typeof original;
   try {
@@ -28,6 +28,9 @@ async function pointReads(fn: () => Promise<unknown>): Promise<number> {
   }
   return count;
 }
+
+/** Point reads that reached SQLite while `fn` ran. */
+const pointReads = (fn: () => Promise<unknown>) => statements('SELECT body, ttl FROM items', fn);
 
 describe('SQLite store: row cache', () => {
   let dir: string;
@@ -113,6 +116,94 @@ describe('SQLite store: row cache', () => {
     );
     assert.equal((await store.get({ pk: 'VERSION', sk: 'V' }))?.state, 'live');
     assert.equal((await other.get({ pk: 'VERSION', sk: 'V' }))?.state, 'live');
+  });
+
+  describe('one look per request (asOneRequest)', () => {
+    const A = { pk: 'WIN', sk: 'A' };
+    const B = { pk: 'WIN', sk: 'B' };
+    /** A and B at `n` through the other connection, in one transaction, as an operator's change. */
+    const both = (n: number) => other.transactWrite([{ put: { ...A, n } }, { put: { ...B, n } }]);
+    const n = async (key: { pk: string; sk: string }) => (await store.get(key))?.n;
+
+    it('a request looks for other connections’ commits once, not before each of its reads', async () => {
+      await both(1);
+      await n(A);
+      await n(B);
+      const looks = await statements('PRAGMA data_version', () =>
+        store.asOneRequest(async () => {
+          for (let i = 0; i < 4; i++) assert.equal(await n(i % 2 ? A : B), 1);
+        }),
+      );
+      assert.equal(looks, 1);
+    });
+
+    it('a commit made before the request started is seen by all its reads', async () => {
+      await both(1);
+      assert.equal(await n(A), 1); // both cached
+      assert.equal(await n(B), 1);
+      await both(2);
+      await store.asOneRequest(async () => {
+        assert.equal(await n(A), 2);
+        assert.equal(await n(B), 2);
+      });
+    });
+
+    it('after a read the cache could not answer, no read answers an older row from the cache', async () => {
+      await both(1);
+      await n(A);
+      await n(B);
+      await store.asOneRequest(async () => {
+        assert.equal(await n(A), 1); // as the request started
+        await both(2); // the operator's change commits while the request runs
+        // A key not cached is read from the database, which already holds the change: from then
+        // on the cached A and B (from before it) must not be answered.
+        assert.equal(await store.get({ pk: 'WIN', sk: 'ABSENT' }), undefined);
+        assert.equal(await n(B), 2);
+        assert.equal(await n(A), 2);
+      });
+    });
+
+    it('a query reads the database, and the cache is brought up to it first', async () => {
+      await both(1);
+      await n(A);
+      await store.asOneRequest(async () => {
+        await both(2);
+        const listed = await store.query({ pk: 'WIN' });
+        assert.deepEqual(
+          listed.items.filter((i) => i.sk !== 'ABSENT').map((i) => i.n),
+          [2, 2],
+        );
+        assert.equal(await n(A), 2);
+      });
+    });
+
+    it('work a request leaves running reads as before once the request is over', async () => {
+      await both(1);
+      await n(A);
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      let left: Promise<unknown> = Promise.resolve(undefined);
+      await store.asOneRequest(async () => {
+        // Started by the request, carried on after it (a background task): its context is the request's.
+        left = released.then(() => n(A));
+      });
+      await both(2);
+      release();
+      assert.equal(await left, 2);
+    });
+
+    it(`a long request's reads see a commit made while it runs within ${REQUEST_READ_WINDOW_MS} ms`, async () => {
+      await both(1);
+      await n(A);
+      await store.asOneRequest(async () => {
+        assert.equal(await n(A), 1);
+        await both(2);
+        await new Promise((r) => setTimeout(r, REQUEST_READ_WINDOW_MS + 20));
+        assert.equal(await n(A), 2);
+      });
+    });
   });
 
   it('an item past its ttl is absent though cached', async () => {

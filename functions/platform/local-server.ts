@@ -55,7 +55,11 @@ export class LocalServer {
       .map(([, r]) => compile(r))
       .sort((a, b) => a.names.length - b.names.length || b.route.path.length - a.route.path.length);
     this.server = createServer((req, res) => {
-      this.handle(req, res).catch((err) => {
+      // One look at the store's state per request (Store.asOneRequest), not one per read.
+      const handling = deps.store.asOneRequest
+        ? deps.store.asOneRequest(() => this.handle(req, res))
+        : this.handle(req, res);
+      handling.catch((err) => {
         deps.logger.error('local server failure', { error: String(err) });
         if (!res.headersSent)
           void this.sendError(

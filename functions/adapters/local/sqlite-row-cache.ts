@@ -15,8 +15,9 @@ export type CachedRow = { body: string; ttl: number | null } | null;
  * commits (and forgets the key at once, so a read inside the transaction sees the uncommitted row
  * from the database), and a commit by any other connection to the file (the operator CLI, a second
  * server) changes SQLite's `PRAGMA data_version`, which `sync` reads before the cache is used and
- * which then empties it. Reads inside a write transaction use it but do not fill it, since what
- * they see may still roll back.
+ * which then empties it: before every read, or once as a request starts and then before any of its
+ * reads the cache cannot answer (SqliteStore.asOneRequest). Reads inside a write transaction use it
+ * but do not fill it, since what they see may still roll back.
  */
 export class SqliteRowCache {
   private readonly rows = new Map<string, CachedRow>();
@@ -43,10 +44,11 @@ export class SqliteRowCache {
   }
 
   /**
-   * Empties the cache if another connection has committed since the last look: called before every
-   * read outside a write transaction, and after BEGIN IMMEDIATE inside one. (Looking once per turn
-   * of the event loop was tried: a turn's boundary in Node is not where new requests arrive, and a
-   * revoked key was read from the cache by a request sent after the revocation committed.)
+   * Empties the cache if another connection has committed since the last look: called before a
+   * read outside a write transaction (before each, or as a request starts and before each miss),
+   * and after BEGIN IMMEDIATE inside one. (Looking once per turn of the event loop was tried: a
+   * turn's boundary in Node is not where new requests arrive, and a revoked key was read from the
+   * cache by a request sent after the revocation committed. A request's own start is that boundary.)
    */
   sync(): void {
     const v = this.version();
