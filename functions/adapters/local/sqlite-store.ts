@@ -22,6 +22,7 @@ import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { type CachedRow, SqliteRowCache } from './sqlite-row-cache.ts';
 
 type Row = { body: string };
+type RowWithTtl = { body: string; ttl: number | null };
 
 /**
  * How long a request's reads may go without looking for other connections' commits after its one
@@ -29,7 +30,6 @@ type Row = { body: string };
  * change reaches a long request's later reads (a tool loop's sub-calls) within it.
  */
 export const REQUEST_READ_WINDOW_MS = 250;
-type RowWithTtl = { body: string; ttl: number | null };
 
 /**
  * The embedded Store: one SQLite file (WAL) through node:sqlite. Every write runs in a
