@@ -90,15 +90,18 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
     assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'DOCUMENT_TOO_LARGE');
   });
 
-  it('a chunked JSON call body (no declared length) over the limit is 413 DOCUMENT_TOO_LARGE, not 400', async () => {
-    // Issue 17, point 2: the call route once answered 400 here while every other route said 413.
-    // Valid JSON to the last byte, so only its size can be refused.
-    const body = Buffer.alloc(100 * MB + 16, 0x20);
-    body.write('{"text":"', 0);
+  /**
+   * POSTs `bytes` of valid JSON (`{"<field>":"   …"}`, so only its size can be refused) as a chunked
+   * body with the owner's key: the answer, with the server's own failure lines for the message of
+   * an assertion that fails.
+   */
+  async function chunkedJson(path: string, field: string, bytes: number) {
+    const body = Buffer.alloc(bytes, 0x20);
+    body.write(`{"${field}":"`, 0);
     body.write('"}', body.length - 2);
     const res = await post(
       p.url,
-      '/bodyco/reader/v1/run',
+      path,
       {
         authorization: `Bearer ${owner.key}`,
         'content-type': 'application/json',
@@ -106,38 +109,29 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
       },
       body,
     );
-    // A fresh-clone CI run once saw a 500 here that does not reproduce alone: the server's own
-    // failure lines go with the assertion, so the next one names its cause.
     const failures = p.logs.filter((line) => line.includes('local server failure'));
-    assert.equal(res.status, 413, `${res.text}\n${failures.join('\n')}`);
+    return { ...res, why: `${res.text}\n${failures.join('\n')}` };
+  }
+
+  it('a chunked JSON call body (no declared length) over the limit is 413 DOCUMENT_TOO_LARGE, not 400', async () => {
+    // Issue 17, point 2: the call route once answered 400 here while every other route said 413.
+    const res = await chunkedJson('/bodyco/reader/v1/run', 'text', 100 * MB + 16);
+    assert.equal(res.status, 413, res.why);
     const error = (JSON.parse(res.text) as { error: { code: string; message: string } }).error;
     assert.equal(error.code, 'DOCUMENT_TOO_LARGE');
     assert.match(error.message, /104857600|100 MB/);
   });
 
-  // The cause of the 500 above: a body whose limit is crossed while the rest is still arriving.
-  // Node detaches a server request whose reading is given up (a failed pipeline, a for-await loop
-  // left early) from its socket (req.socket becomes null), and the refusal read the caller's
-  // address from there and threw. The test above
-  // crosses the limit on its last chunk, so it met this only when the request had not yet ended;
-  // here 8 MB more follow the limit, so every run crosses it mid-request.
+  // A fresh-clone CI run once saw a 500 in the test above. The cause: a body whose limit is crossed
+  // while the rest is still arriving. Node detaches a server request whose reading is given up (a
+  // failed pipeline, a for-await loop left early) from its socket (req.socket becomes null), and
+  // the refusal read the caller's address from there and threw. The test above crosses the limit
+  // on its last chunk, so it met this only when the request had not yet ended; here megabytes
+  // more follow the limit, so every run crosses it mid-request.
   it('a chunked call body that crosses the limit mid-request is 413, never 500', async () => {
-    const body = Buffer.alloc(108 * MB, 0x20);
-    body.write('{"text":"', 0);
-    body.write('"}', body.length - 2);
     for (let round = 0; round < 3; round++) {
-      const res = await post(
-        p.url,
-        '/bodyco/reader/v1/run',
-        {
-          authorization: `Bearer ${owner.key}`,
-          'content-type': 'application/json',
-          'transfer-encoding': 'chunked',
-        },
-        body,
-      );
-      const failures = p.logs.filter((line) => line.includes('local server failure'));
-      assert.equal(res.status, 413, `${res.text}\n${failures.join('\n')}`);
+      const res = await chunkedJson('/bodyco/reader/v1/run', 'text', 108 * MB);
+      assert.equal(res.status, 413, res.why);
       assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'DOCUMENT_TOO_LARGE');
       // The refusal carries the caller's own rate-limit headers, as every authenticated answer does.
       assert.ok(res.headers['x-ratelimit-limit'], JSON.stringify(res.headers));
@@ -146,22 +140,9 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
 
   it('a chunked body that crosses an in-memory route’s limit mid-request is 413 too', async () => {
     // POST /tasks reads its body into memory (1 MB by default); 4 MB more follow the limit.
-    const body = Buffer.alloc(5 * MB, 0x20);
-    body.write('{"name":"', 0);
-    body.write('"}', body.length - 2);
     for (let round = 0; round < 3; round++) {
-      const res = await post(
-        p.url,
-        '/tasks',
-        {
-          authorization: `Bearer ${owner.key}`,
-          'content-type': 'application/json',
-          'transfer-encoding': 'chunked',
-        },
-        body,
-      );
-      const failures = p.logs.filter((line) => line.includes('local server failure'));
-      assert.equal(res.status, 413, `${res.text}\n${failures.join('\n')}`);
+      const res = await chunkedJson('/tasks', 'name', 5 * MB);
+      assert.equal(res.status, 413, res.why);
       assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'DOCUMENT_TOO_LARGE');
     }
   });
