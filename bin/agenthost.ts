@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
+#!/usr/bin/env node
 /** The agenthost CLI: the command tree is functions/cli/program.ts; docs/cli.md lists every command. */
 import { readFileSync } from 'node:fs';
 import { runCli } from '../functions/cli/program.ts';

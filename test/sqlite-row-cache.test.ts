@@ -163,6 +163,74 @@ describe('SQLite store: row cache', () => {
       });
     });
 
+    // The look (PRAGMA data_version) and a miss's SELECT are two read transactions: the operator
+    // can commit between them, at any time. Forced here by committing just before the SELECT runs.
+    async function commitBefore(
+      method: 'get' | 'all',
+      sql: string,
+      commit: () => Promise<unknown>,
+      fn: () => Promise<void>,
+    ) {
+      const original = StatementSync.prototype[method] as (...args: unknown[]) => unknown;
+      let armed = true;
+      let pending: Promise<unknown> = Promise.resolve();
+      (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (
+        this: StatementSync,
+        ...args: unknown[]
+      ) {
+        if (armed && this.sourceSQL.startsWith(sql)) {
+          armed = false;
+          // The other connection's group commit runs its transaction synchronously on flush.
+          pending = commit();
+          (other as unknown as { commits: { flush(): void } }).commits.flush();
+        }
+        return Reflect.apply(original, this, args);
+      };
+      try {
+        await fn();
+        await pending;
+      } finally {
+        (StatementSync.prototype as unknown as Record<string, unknown>)[method] = original;
+      }
+    }
+
+    it('a commit landing between the look and a miss’s read is seen by the reads after it', async () => {
+      await both(1);
+      await n(A); // both cached
+      await n(B);
+      await store.asOneRequest(() =>
+        commitBefore(
+          'get',
+          'SELECT body, ttl FROM items',
+          () => both(2),
+          async () => {
+            assert.equal(await store.get({ pk: 'WIN', sk: 'NEW' }), undefined); // the miss
+            // A and B changed in one transaction that the miss's read already saw: A must not be
+            // answered from before it.
+            assert.equal(await n(A), 2);
+            assert.equal(await n(B), 2);
+          },
+        ),
+      );
+    });
+
+    it('a commit landing between the look and a query’s read is seen by the reads after it', async () => {
+      await both(1);
+      await n(A);
+      await store.asOneRequest(() =>
+        commitBefore(
+          'all',
+          'SELECT body FROM items',
+          () => both(2),
+          async () => {
+            const listed = await store.query({ pk: 'WIN' });
+            assert.ok(listed.items.some((i) => i.sk === 'B' && i.n === 2));
+            assert.equal(await n(A), 2);
+          },
+        ),
+      );
+    });
+
     it('a query reads the database, and the cache is brought up to it first', async () => {
       await both(1);
       await n(A);

@@ -50,12 +50,13 @@ export class SqliteRowCache {
    * turn's boundary in Node is not where new requests arrive, and a revoked key was read from the
    * cache by a request sent after the revocation committed. A request's own start is that boundary.)
    */
-  sync(): void {
+  /** True when it emptied the cache (another connection had committed). */
+  sync(): boolean {
     const v = this.version();
-    if (v !== this.seenVersion) {
-      this.clear();
-      this.seenVersion = v;
-    }
+    if (v === this.seenVersion) return false;
+    this.clear();
+    this.seenVersion = v;
+    return true;
   }
 
   clear(): void {

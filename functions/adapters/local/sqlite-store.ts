@@ -118,8 +118,9 @@ export class SqliteStore implements Store {
 
   async query(spec: QuerySpec): Promise<QueryPage> {
     // A query reads the database: within a request's window the cache is brought up to it first,
-    // as before a read the cache cannot answer.
-    if (this.inRequestWindow()) this.cache.sync();
+    // as before a read the cache cannot answer (and looked at again after it, below).
+    const windowed = this.inRequestWindow();
+    if (windowed) this.cache.sync();
     const limit = Math.min(Math.max(spec.limit ?? 100, 1), 1000);
     const [pkCol, skCol] = spec.index ? [`${spec.index}pk`, `${spec.index}sk`] : ['pk', 'sk'];
     const where: string[] = [`${pkCol} = ?`, '(ttl IS NULL OR ttl > ?)'];
@@ -155,6 +156,9 @@ export class SqliteStore implements Store {
     const order = spec.index ? `${skCol} ${dir}, pk ${dir}, sk ${dir}` : `sk ${dir}`;
     const sql = `SELECT body FROM items WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limit + 1}`;
     const rows = this.stmt(sql).all(...params) as Row[];
+    // The look and the SELECT are two read transactions: a commit between them is in these rows,
+    // so it is looked for again, and the cache emptied of rows older than them.
+    if (windowed) this.cache.sync();
     const items = rows.slice(0, limit).map((r) => JSON.parse(r.body) as Item);
     const last = items.at(-1);
     const more = rows.length > limit && last !== undefined;
@@ -249,7 +253,10 @@ export class SqliteStore implements Store {
         | RowWithTtl
         | undefined;
       row = found ? { body: found.body, ttl: found.ttl } : null;
-      if (!inTransaction) this.cache.remember(key, row);
+      // Within a window, a commit between the look and the SELECT (two read transactions) is in
+      // this row: it is looked for again, and then the cache (older rows) is emptied and this row
+      // not kept, since it may be older than what the look just saw.
+      if (windowed ? !this.cache.sync() : !inTransaction) this.cache.remember(key, row);
     }
     if (row === null || (row.ttl !== null && row.ttl <= this.nowSeconds())) return undefined;
     return JSON.parse(row.body) as Item;
