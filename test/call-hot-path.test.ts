@@ -6,12 +6,12 @@
  * here; that the model is not reached through the global fetch; and that no abort is made.
  */
 import assert from 'node:assert/strict';
-import { StatementSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import type { ItemKey, Store, TransactOp } from '../functions/ports/store.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+import { statementsRun } from './helpers/sqlite-statements.ts';
 
 /**
  * A successful prompt call: the key and its account (authentication), the version's ref and item,
@@ -91,19 +91,11 @@ describe('the work of one prompt call', () => {
   // call's reads outside a transaction, eight a call; the local server now has the store look once
   // per request (Store.asOneRequest), and each of the call's two transactions looks as it begins.
   it('looks for other connections’ commits three times: as the request arrives and as each of its two transactions begins', async () => {
-    const original = StatementSync.prototype.get;
-    let looks = 0;
-    StatementSync.prototype.get = function (this: StatementSync, ...args: unknown[]) {
-      if (this.sourceSQL === 'PRAGMA data_version') looks++;
-      return Reflect.apply(original, this, args);
-    } as typeof original;
-    try {
+    const looks = await statementsRun('PRAGMA data_version', async () => {
       fake.enqueue({ text: 'hi' });
       const res = await p.request('POST', '/opsco/say/v1/run', { key, body: { word: 'hi' } });
       assert.equal(res.status, 200, res.text);
-    } finally {
-      StatementSync.prototype.get = original;
-    }
+    });
     assert.equal(looks, 3);
   });
 

@@ -12,25 +12,10 @@ import { StatementSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { REQUEST_READ_WINDOW_MS, SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { cond } from '../functions/ports/store.ts';
-
-/** Statements starting with `sql` that SQLite ran while `fn` ran (every prepared statement shares the prototype). */
-async function statements(sql: string, fn: () => Promise<unknown>): Promise<number> {
-  const original = StatementSync.prototype.get;
-  let count = 0;
-  StatementSync.prototype.get = function (this: StatementSync, ...args: unknown[]) {
-    if (this.sourceSQL.startsWith(sql)) count++;
-    return Reflect.apply(original, this, args);
-  } as typeof original;
-  try {
-    await fn();
-  } finally {
-    StatementSync.prototype.get = original;
-  }
-  return count;
-}
+import { statementsRun } from './helpers/sqlite-statements.ts';
 
 /** Point reads that reached SQLite while `fn` ran. */
-const pointReads = (fn: () => Promise<unknown>) => statements('SELECT body, ttl FROM items', fn);
+const pointReads = (fn: () => Promise<unknown>) => statementsRun('SELECT body, ttl FROM items', fn);
 
 describe('SQLite store: row cache', () => {
   let dir: string;
@@ -129,7 +114,7 @@ describe('SQLite store: row cache', () => {
       await both(1);
       await n(A);
       await n(B);
-      const looks = await statements('PRAGMA data_version', () =>
+      const looks = await statementsRun('PRAGMA data_version', () =>
         store.asOneRequest(async () => {
           for (let i = 0; i < 4; i++) assert.equal(await n(i % 2 ? A : B), 1);
         }),
@@ -163,8 +148,8 @@ describe('SQLite store: row cache', () => {
       });
     });
 
-    // The look (PRAGMA data_version) and a miss's SELECT are two read transactions: the operator
-    // can commit between them, at any time. Forced here by committing just before the SELECT runs.
+    // The operator can commit at any time, also between the request's last look (PRAGMA
+    // data_version) and a database read. Forced here by committing just as the SELECT is called.
     async function commitBefore(
       method: 'get' | 'all',
       sql: string,
@@ -194,7 +179,7 @@ describe('SQLite store: row cache', () => {
       }
     }
 
-    it('a commit landing between the look and a miss’s read is seen by the reads after it', async () => {
+    it('a commit landing just before a miss’s database read is seen by the reads after it', async () => {
       await both(1);
       await n(A); // both cached
       await n(B);
@@ -214,7 +199,7 @@ describe('SQLite store: row cache', () => {
       );
     });
 
-    it('a commit landing between the look and a query’s read is seen by the reads after it', async () => {
+    it('a commit landing just before a query’s database read is seen by the reads after it', async () => {
       await both(1);
       await n(A);
       await store.asOneRequest(() =>
@@ -231,7 +216,7 @@ describe('SQLite store: row cache', () => {
       );
     });
 
-    it('a query reads the database, and the cache is brought up to it first', async () => {
+    it('a query reads the database, and the cache is brought up to it', async () => {
       await both(1);
       await n(A);
       await store.asOneRequest(async () => {

@@ -120,10 +120,10 @@ export interface Store {
   /**
    * Optional: runs one request's handling (`fn`) so that what its reads see is settled once, as it
    * starts, instead of before each read: the embedded store looks for other connections' commits
-   * (the operator CLI's) then, and again before any read its row cache cannot answer. A commit
+   * (the operator CLI's) then, and again after each read its row cache cannot answer. A commit
    * before the request started is always seen; one made while it runs may go unseen by its later
    * reads for a bounded time (the embedded store's REQUEST_READ_WINDOW_MS; docs/performance.md,
-   * "One look per request").
+   * item 9).
    */
   asOneRequest?<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;

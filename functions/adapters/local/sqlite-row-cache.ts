@@ -15,7 +15,7 @@ export type CachedRow = { body: string; ttl: number | null } | null;
  * commits (and forgets the key at once, so a read inside the transaction sees the uncommitted row
  * from the database), and a commit by any other connection to the file (the operator CLI, a second
  * server) changes SQLite's `PRAGMA data_version`, which `sync` reads before the cache is used and
- * which then empties it: before every read, or once as a request starts and then before any of its
+ * which then empties it: before every read, or once as a request starts and then after each of its
  * reads the cache cannot answer (SqliteStore.asOneRequest). Reads inside a write transaction use it
  * but do not fill it, since what they see may still roll back.
  */
@@ -44,13 +44,13 @@ export class SqliteRowCache {
   }
 
   /**
-   * Empties the cache if another connection has committed since the last look: called before a
-   * read outside a write transaction (before each, or as a request starts and before each miss),
-   * and after BEGIN IMMEDIATE inside one. (Looking once per turn of the event loop was tried: a
-   * turn's boundary in Node is not where new requests arrive, and a revoked key was read from the
-   * cache by a request sent after the revocation committed. A request's own start is that boundary.)
+   * Empties the cache if another connection has committed since the last look, and says whether it
+   * did: called before each read outside a write transaction, or as a request starts and after each
+   * of its database reads (SqliteStore.asOneRequest), and after BEGIN IMMEDIATE inside one.
+   * (Looking once per turn of the event loop was tried: a turn's boundary in Node is not where new
+   * requests arrive, and a revoked key was read from the cache by a request sent after the
+   * revocation committed. A request's own start is that boundary.)
    */
-  /** True when it emptied the cache (another connection had committed). */
   sync(): boolean {
     const v = this.version();
     if (v === this.seenVersion) return false;

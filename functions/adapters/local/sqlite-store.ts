@@ -117,10 +117,6 @@ export class SqliteStore implements Store {
   }
 
   async query(spec: QuerySpec): Promise<QueryPage> {
-    // A query reads the database: within a request's window the cache is brought up to it first,
-    // as before a read the cache cannot answer (and looked at again after it, below).
-    const windowed = this.inRequestWindow();
-    if (windowed) this.cache.sync();
     const limit = Math.min(Math.max(spec.limit ?? 100, 1), 1000);
     const [pkCol, skCol] = spec.index ? [`${spec.index}pk`, `${spec.index}sk`] : ['pk', 'sk'];
     const where: string[] = [`${pkCol} = ?`, '(ttl IS NULL OR ttl > ?)'];
@@ -156,9 +152,9 @@ export class SqliteStore implements Store {
     const order = spec.index ? `${skCol} ${dir}, pk ${dir}, sk ${dir}` : `sk ${dir}`;
     const sql = `SELECT body FROM items WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limit + 1}`;
     const rows = this.stmt(sql).all(...params) as Row[];
-    // The look and the SELECT are two read transactions: a commit between them is in these rows,
-    // so it is looked for again, and the cache emptied of rows older than them.
-    if (windowed) this.cache.sync();
+    // Within a request's window, a commit these rows may hold (made since the window's last look)
+    // empties the cache of rows older than them.
+    if (this.inRequestWindow()) this.cache.sync();
     const items = rows.slice(0, limit).map((r) => JSON.parse(r.body) as Item);
     const last = items.at(-1);
     const more = rows.length > limit && last !== undefined;
@@ -238,24 +234,20 @@ export class SqliteStore implements Store {
    */
   private read(key: ItemKey, inTransaction = false): Item | undefined {
     // Outside a transaction, other connections' commits are looked for before the cache is used:
-    // before every read, or once for a request's reads (asOneRequest), and then again before any
-    // read the cache cannot answer, so a request never sees a newer row from the database and
-    // then an older one from the cache.
+    // before every read, or, within a request's window (asOneRequest), as the request started and
+    // then after each read the cache cannot answer (below).
     const windowed = !inTransaction && this.inRequestWindow();
     if (!inTransaction && !windowed) this.cache.sync();
     let row = this.cache.lookup(key);
-    if (row === undefined && windowed) {
-      this.cache.sync();
-      row = this.cache.lookup(key);
-    }
     if (row === undefined) {
       const found = this.stmt('SELECT body, ttl FROM items WHERE pk = ? AND sk = ?').get(key.pk, key.sk) as
         | RowWithTtl
         | undefined;
       row = found ? { body: found.body, ttl: found.ttl } : null;
-      // Within a window, a commit between the look and the SELECT (two read transactions) is in
-      // this row: it is looked for again, and then the cache (older rows) is emptied and this row
-      // not kept, since it may be older than what the look just saw.
+      // Within a window the look comes after the database read, so a request never sees a newer
+      // row from the database and then an older one from the cache: a commit made since the last
+      // look (before this read or during it) empties the cache, and this row, which may be older
+      // than that commit, is not kept.
       if (windowed ? !this.cache.sync() : !inTransaction) this.cache.remember(key, row);
     }
     if (row === null || (row.ttl !== null && row.ttl <= this.nowSeconds())) return undefined;
