@@ -62,7 +62,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const store =
     overrides.store ??
-    (config.mode === 'aws' ? await createAwsStore(config, clock) : await createLocalStore(config, clock));
+    (config.mode === 'aws'
+      ? await createAwsStore(config, clock)
+      : await createLocalStore(config, clock, logger));
   try {
     const vault =
       config.mode === 'aws' ? await createAwsVault(config) : await createLocalVault(config, store);

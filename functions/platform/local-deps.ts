@@ -25,10 +25,13 @@ import { lazyPort } from './lazy-port.ts';
 export const SQLITE_FILE = 'agenthost.db';
 export const VAULT_KEY_FILE = 'vault.key';
 
-export async function createLocalStore(config: Config, clock: Clock): Promise<Store> {
+export async function createLocalStore(config: Config, clock: Clock, logger?: Logger): Promise<Store> {
   assertMode(config, 'local', 'The SQLite store');
   const { SqliteStore } = await LAZY_MODULES.sqliteStore();
-  return new SqliteStore(join(config.dataDir, SQLITE_FILE), { nowSeconds: () => epochSeconds(clock) });
+  return new SqliteStore(join(config.dataDir, SQLITE_FILE), {
+    nowSeconds: () => epochSeconds(clock),
+    log: logger && ((message) => logger.info(message)),
+  });
 }
 
 export async function createLocalVault(config: Config, store: Store): Promise<SecretVault> {

@@ -20,6 +20,7 @@ import {
 import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { type CachedRow, SqliteRowCache } from './sqlite-row-cache.ts';
+import { openItemsTable } from './sqlite-schema.ts';
 
 type Row = { body: string };
 type RowWithTtl = { body: string; ttl: number | null };
@@ -48,26 +49,23 @@ export class SqliteStore implements Store {
   private readonly request = new AsyncLocalStorage<{ until: number }>();
   private sweepTimer: NodeJS.Timeout | undefined;
 
-  constructor(path: string, options: { nowSeconds?: () => number; sweepIntervalMs?: number } = {}) {
+  constructor(
+    path: string,
+    options: {
+      nowSeconds?: () => number;
+      sweepIntervalMs?: number;
+      /** Where a progress line goes (the one-time move of an earlier version's table). */
+      log?: (message: string) => void;
+    } = {},
+  ) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new DatabaseSync(path, { timeout: 10_000 });
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
     this.db.exec(`
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
-      CREATE TABLE IF NOT EXISTS items (
-        pk TEXT NOT NULL,
-        sk TEXT NOT NULL,
-        gsi1pk TEXT, gsi1sk TEXT,
-        gsi2pk TEXT, gsi2sk TEXT,
-        ttl INTEGER,
-        body TEXT NOT NULL,
-        PRIMARY KEY (pk, sk)
-      ) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS items_gsi1 ON items (gsi1pk, gsi1sk, pk, sk) WHERE gsi1pk IS NOT NULL;
-      CREATE INDEX IF NOT EXISTS items_gsi2 ON items (gsi2pk, gsi2sk, pk, sk) WHERE gsi2pk IS NOT NULL;
-      CREATE INDEX IF NOT EXISTS items_ttl ON items (ttl) WHERE ttl IS NOT NULL;
     `);
+    openItemsTable(this.db, options.log);
     this.cache = new SqliteRowCache(this.db);
     this.commits = new SqliteGroupCommit(this.db, this.cache);
     this.sweepExpired();
@@ -82,7 +80,8 @@ export class SqliteStore implements Store {
 
   async put(item: Item, options: WriteOptions = {}): Promise<void> {
     return this.commits.run(() => {
-      this.check(item, options.condition);
+      // Without a condition the item as it is does not matter (and a new key's is not there).
+      if (options.condition !== undefined) this.check(item, options.condition);
       this.upsert(item);
     });
   }
@@ -173,7 +172,11 @@ export class SqliteStore implements Store {
   async transactWrite(ops: TransactOp[]): Promise<void> {
     validateTransaction(ops);
     return this.commits.run(() => {
-      const currents = ops.map((op) => this.readForWrite(opKey(op)));
+      // Only a condition or an update needs the item as it is: an unconditional put or delete (a
+      // call's record and log line, new keys) would cost a SELECT of a row that is not there.
+      const currents = ops.map((op) =>
+        op.condition !== undefined || 'update' in op ? this.readForWrite(opKey(op)) : undefined,
+      );
       const codes = ops.map((op, i) =>
         evaluateCondition(op.condition, currents[i]) ? 'None' : 'ConditionalCheckFailed',
       );
