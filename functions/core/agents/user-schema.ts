@@ -29,6 +29,8 @@ export function schemaProperties(schema: Record<string, unknown>): Set<string> {
 
 const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 const MAX_CACHED_VALIDATORS = 500;
+/** Schemas up to this length are cached under their JSON text, longer ones under its SHA-256. */
+const MAX_TEXT_KEY_CHARS = 2048;
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
 let ajvInstance: InstanceType<typeof Ajv2020> | undefined;
@@ -66,7 +68,10 @@ export type SchemaCompileResult = { ok: true; validate: ValidateFunction } | { o
  */
 export function compileJsonSchema(schema: Record<string, unknown>): SchemaCompileResult {
   const json = JSON.stringify(schema);
-  const key = createHash('sha256').update(json).digest('base64url');
+  // A short schema is its own key (hashing it cost more than the lookup, on every call); a long
+  // one is keyed by its hash, so the cache's keys stay small.
+  const key =
+    json.length <= MAX_TEXT_KEY_CHARS ? json : createHash('sha256').update(json).digest('base64url');
   const hit = validatorCache.get(key);
   if (hit) {
     validatorCache.delete(key); // least recently used goes first
