@@ -57,6 +57,20 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     assert.equal(rateLimit(res).limit, String(TIER_LIMITS.free.dailyCalls));
   });
 
+  it('routes a path whose first segment is a literal route’s to the agent call route when only it matches', async () => {
+    // Routes are looked up by first segment; /{org}/… must stay a candidate under every literal one.
+    const account = await p.createAccount('edge-first-segment', 'free');
+    const call = await p.request('POST', '/tasks/no-such-agent/v1/run', { key: account.key, body: {} });
+    assert.equal(call.status, 404);
+    assert.match(errorOf(call).message, /^Agent tasks\/no-such-agent\/v1/);
+    const other = await p.request('GET', '/tasks/no-such-agent/v1/run', { key: account.key });
+    assert.equal(other.status, 405);
+    assert.equal(other.headers.get('allow'), 'POST, OPTIONS');
+    const unrouted = await p.request('POST', '/tasks/a/b/c/d', { key: account.key, body: {} });
+    assert.equal(unrouted.status, 404);
+    assert.doesNotMatch(errorOf(unrouted).message, /^Agent/);
+  });
+
   it('answers a known path’s other method with 405 and Allow listing its methods', async () => {
     const res = await p.request('PATCH', '/workspaces/ws_x/secrets/NAME', { body: {} });
     assert.equal(res.status, 405);

@@ -18,6 +18,8 @@ interface CompiledRoute {
   route: RouteDef;
   pattern: RegExp;
   names: string[];
+  /** The path's first segment when it is literal (`tasks` of /tasks/{id}); undefined for a parameter. */
+  first: string | undefined;
 }
 
 function compile(route: RouteDef): CompiledRoute {
@@ -31,7 +33,19 @@ function compile(route: RouteDef): CompiledRoute {
       return '([^/]+)';
     })
     .join('/');
-  return { route, pattern: new RegExp(`^${source}$`), names };
+  const firstSegment = route.path.split('/')[1] ?? '';
+  return {
+    route,
+    pattern: new RegExp(`^${source}$`),
+    names,
+    first: /^\{\w+\}$/.test(firstSegment) ? undefined : firstSegment,
+  };
+}
+
+/** A path's first segment as sent (`tasks` of /tasks/t1), which a literal first segment matches exactly. */
+function firstSegment(pathname: string): string {
+  const end = pathname.indexOf('/', 1);
+  return pathname.slice(1, end < 0 ? undefined : end);
 }
 
 /**
@@ -43,6 +57,14 @@ export class LocalServer {
   private readonly deps: Deps;
   private readonly handlers: ReturnType<typeof createAllHandlers>;
   private readonly compiled: CompiledRoute[];
+  /**
+   * The routes a path can match, by its first segment, in the order of `compiled`: those with that
+   * literal first segment or a parameter there. An agent call (/{org}/{agent}/…), matched last of
+   * 69, then tries a handful of patterns instead of every one.
+   */
+  private readonly byFirstSegment = new Map<string, CompiledRoute[]>();
+  /** The routes whose first segment is a parameter: all a path with any other first segment can match. */
+  private readonly parameterFirst: CompiledRoute[];
   private readonly dashboard: DashboardAssets | undefined;
 
   /** `dashboard`: the built web app, served at `/` for paths no API route has. */
@@ -54,6 +76,13 @@ export class LocalServer {
     this.compiled = routeList
       .map(([, r]) => compile(r))
       .sort((a, b) => a.names.length - b.names.length || b.route.path.length - a.route.path.length);
+    this.parameterFirst = this.compiled.filter((c) => c.first === undefined);
+    for (const c of this.compiled)
+      if (c.first !== undefined && !this.byFirstSegment.has(c.first))
+        this.byFirstSegment.set(
+          c.first,
+          this.compiled.filter((d) => d.first === c.first || d.first === undefined),
+        );
     this.server = createServer((req, res) => {
       // One look at the store's state per request (Store.asOneRequest), not one per read.
       const handling = deps.store.asOneRequest
@@ -114,7 +143,8 @@ export class LocalServer {
     }
     let pathTemplate: string | undefined;
     let match: { route: RouteDef; params: Record<string, string> } | undefined;
-    for (const c of this.compiled) {
+    const candidates = this.byFirstSegment.get(firstSegment(url.pathname)) ?? this.parameterFirst;
+    for (const c of candidates) {
       const m = c.pattern.exec(url.pathname);
       if (!m) continue;
       pathTemplate ??= c.route.path;
