@@ -5,6 +5,7 @@
  * earlier database is written here with that version's own statements, as it left files on disk.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +31,18 @@ const EARLIER_SCHEMA = `
   CREATE INDEX IF NOT EXISTS items_ttl ON items (ttl) WHERE ttl IS NOT NULL;`;
 
 const NOW = 1_800_000_000;
+
+/** The pages of the last commit in a WAL file (frames after the one before it that ended a commit). */
+function lastCommitPages(walPath: string): number[] {
+  const wal = readFileSync(walPath);
+  const pageSize = wal.readUInt32BE(8);
+  const commits: number[][] = [[]];
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    (commits.at(-1) as number[]).push(wal.readUInt32BE(at));
+    if (wal.readUInt32BE(at + 4) !== 0) commits.push([]);
+  }
+  return commits.at(-2) ?? [];
+}
 
 /** Items as the earlier store wrote them (its upsert's columns; a GSI only with both its keys). */
 function writeEarlier(path: string, items: Item[]): void {
@@ -116,6 +129,37 @@ describe('SQLite store: the table layout and the move of an earlier database', (
     } finally {
       db.close();
     }
+  });
+
+  it('rewrites only the row for an update that keeps its index columns and expiry, and the indexes otherwise', async () => {
+    const store = open();
+    for (let i = 0; i < 200; i++)
+      await store.put({
+        pk: 'P',
+        sk: `S${i}`,
+        gsi1pk: 'G',
+        gsi1sk: `S${i}`,
+        ttl: NOW + 1_000 + i,
+        pad: 'x'.repeat(200),
+      });
+    const key = { pk: 'P', sk: 'S7' };
+    // A counter's increment: the body changes, its GSI keys and ttl do not. One page: the row's.
+    await store.update(key, { add: { n: 1 } });
+    assert.equal(lastCommitPages(`${file}-wal`).length, 1);
+    await store.transactWrite([{ update: key, spec: { add: { n: 1 } }, condition: cond.exists() }]);
+    assert.equal(lastCommitPages(`${file}-wal`).length, 1);
+    assert.equal((await store.get(key))?.n, 2);
+    // A changed GSI key and expiry still reach their indexes.
+    await store.update(key, { set: { gsi1sk: 'moved' } });
+    assert.ok(lastCommitPages(`${file}-wal`).length > 1);
+    assert.deepEqual(
+      (await store.query({ index: 'gsi1', pk: 'G', sk: { beginsWith: 'moved' } })).items.map((i) => i.sk),
+      ['S7'],
+    );
+    assert.equal(store.sweepExpired(), 0);
+    await store.update(key, { set: { ttl: NOW - 1 } });
+    assert.equal(await store.get(key), undefined, 'expired by the new ttl');
+    assert.equal(store.sweepExpired(), 1, 'the ttl index has the new expiry');
   });
 
   it('moves an earlier database once, keeping every item, index and expiry', async () => {

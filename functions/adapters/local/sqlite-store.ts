@@ -81,8 +81,8 @@ export class SqliteStore implements Store {
   async put(item: Item, options: WriteOptions = {}): Promise<void> {
     return this.commits.run(() => {
       // Without a condition the item as it is does not matter (and a new key's is not there).
-      if (options.condition !== undefined) this.check(item, options.condition);
-      this.upsert(item);
+      const current = options.condition !== undefined ? this.check(item, options.condition) : undefined;
+      this.upsert(item, current);
     });
   }
 
@@ -90,7 +90,7 @@ export class SqliteStore implements Store {
     return this.commits.run(() => {
       const current = this.check(key, options.condition);
       const next = applyUpdate(key, current, spec);
-      this.upsert(next);
+      this.upsert(next, current);
       return next;
     });
   }
@@ -186,8 +186,8 @@ export class SqliteStore implements Store {
           ops.map((op) => op.name),
         );
       ops.forEach((op, i) => {
-        if ('put' in op) this.upsert(op.put);
-        else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec));
+        if ('put' in op) this.upsert(op.put, currents[i]);
+        else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec), currents[i]);
         else if ('delete' in op) this.remove(op.delete);
       });
     });
@@ -273,33 +273,57 @@ export class SqliteStore implements Store {
     return current;
   }
 
-  private upsert(item: Item): void {
+  /**
+   * Writes `item` whole. `current`, when the write read it (a condition, an update), is the item as
+   * stored: if the index columns and the expiry stay as they are, only the body is rewritten. SQLite
+   * rewrites the entries of every index whose columns an UPDATE assigns, even to the same value, so
+   * the upsert would also write a page of the ttl index for a counter whose expiry did not change.
+   */
+  private upsert(item: Item, current?: Item): void {
     // JSON.stringify leaves out attributes whose value is undefined: they are not stored.
     const body = JSON.stringify(item);
+    const columns = indexColumns(item);
+    const row: CachedRow = { body, ttl: columns[4] };
+    if (current !== undefined && sameColumns(columns, indexColumns(current))) {
+      const { changes } = this.stmt('UPDATE items SET body = ? WHERE pk = ? AND sk = ?').run(
+        body,
+        item.pk,
+        item.sk,
+      );
+      if (changes === 1) {
+        this.cache.written(item, row);
+        return;
+      }
+    }
     this.stmt(
       `INSERT INTO items (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, ttl, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
          gsi2pk = excluded.gsi2pk, gsi2sk = excluded.gsi2sk, ttl = excluded.ttl, body = excluded.body`,
-    ).run(
-      item.pk,
-      item.sk,
-      indexKey(item.gsi1pk, item.gsi1sk),
-      indexKey(item.gsi1sk, item.gsi1pk),
-      indexKey(item.gsi2pk, item.gsi2sk),
-      indexKey(item.gsi2sk, item.gsi2pk),
-      typeof item.ttl === 'number' ? item.ttl : null,
-      body,
-    );
-    this.cache.written(item, {
-      body,
-      ttl: typeof item.ttl === 'number' ? item.ttl : null,
-    } satisfies CachedRow);
+    ).run(item.pk, item.sk, ...columns, body);
+    this.cache.written(item, row);
   }
 
   private remove(key: ItemKey): void {
     this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(key.pk, key.sk);
     this.cache.written(key, null);
   }
+}
+
+/** The columns an item's indexes hold besides its key: gsi1pk, gsi1sk, gsi2pk, gsi2sk and ttl. */
+type IndexColumns = [string | null, string | null, string | null, string | null, number | null];
+
+function indexColumns(item: Item): IndexColumns {
+  return [
+    indexKey(item.gsi1pk, item.gsi1sk),
+    indexKey(item.gsi1sk, item.gsi1pk),
+    indexKey(item.gsi2pk, item.gsi2sk),
+    indexKey(item.gsi2sk, item.gsi2pk),
+    typeof item.ttl === 'number' ? item.ttl : null,
+  ];
+}
+
+function sameColumns(a: IndexColumns, b: IndexColumns): boolean {
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4];
 }
 
 /** A GSI projects an item only when both of its key attributes are strings (as DynamoDB does). */
