@@ -577,36 +577,40 @@ describe('quotas and concurrency (exact under races)', () => {
     await admitted.finish([]);
   });
 
-  it('keeps each slot’s item and rewrites it in place; a slot written before (a ttl) is free once it passes', async () => {
-    const acct = await createAccount(p.deps, { org: 'lease-kept', tier: 'free' });
+  it('frees a finished call’s slot by expiring it, which the previous version’s admission takes as absent', async () => {
+    const acct = await createAccount(p.deps, { org: 'lease-expired', tier: 'free' });
     const { admitCall } = await import('../functions/core/calls/quotas.ts');
     const { authenticate } = await import('../functions/core/api-keys/api-keys.ts');
+    const { cond } = await import('../functions/ports/store.ts');
     const auth = await authenticate(p.deps, `Bearer ${acct.api_key}`);
+    const slotKey = (n: number) => ({ pk: `ACCOUNT#${acct.account.id}`, sk: `LEASE#${n}` });
     const slots = () =>
       p.deps.store.query({ pk: `ACCOUNT#${acct.account.id}`, sk: { beginsWith: 'LEASE#' } });
     const deadline = p.clock.now().getTime() + 1_000;
-    const admitted = await admitCall(p.deps, auth, deadline);
-    const [held] = (await slots()).items;
-    assert.equal(typeof held?.lease_id, 'string');
-    assert.equal(held?.expires_at, Math.ceil(deadline / 1000) + 30);
-    assert.equal(held?.ttl, undefined, 'no ttl: the item is not deleted, nor indexed by expiry');
-    await admitted.finish([]);
-    const [released] = (await slots()).items;
-    assert.deepEqual(
-      { sk: released?.sk, lease_id: released?.lease_id, expires_at: released?.expires_at },
-      { sk: held?.sk, lease_id: undefined, expires_at: 0 },
-    );
-    // Every slot as an earlier version left them: held, with a ttl and no expires_at.
-    const nowSeconds = Math.floor(p.clock.now().getTime() / 1000);
-    for (let n = 0; n < TIER_LIMITS.free.concurrentRequests; n++)
-      await p.deps.store.put({
-        pk: `ACCOUNT#${acct.account.id}`,
-        sk: `LEASE#${n}`,
-        lease_id: `old${n}`,
-        ttl: nowSeconds + 60,
-      });
+    const c = TIER_LIMITS.free.concurrentRequests;
+    const admitted = [];
+    for (let i = 0; i < c; i++) admitted.push(await admitCall(p.deps, auth, deadline));
+    const held = (await slots()).items;
+    assert.equal(held.length, c);
+    for (const h of held) {
+      assert.equal(typeof h.lease_id, 'string');
+      assert.equal(h.ttl, Math.ceil(deadline / 1000) + 30);
+    }
+    for (const a of admitted) await a.finish([]);
+    assert.deepEqual((await slots()).items, [], 'a released slot is absent to every read, as if deleted');
+    // The previous version (until this change) took a slot with a create conditioned on its absence
+    // and freed it with a delete: it still finds every slot free, and the next admission here
+    // takes a slot it freed.
+    for (let n = 0; n < c; n++) {
+      await p.deps.store.put(
+        { ...slotKey(n), lease_id: `old${n}`, ttl: Math.ceil(deadline / 1000) + 30 },
+        {
+          condition: cond.notExists(),
+        },
+      );
+    }
     await assert.rejects(admitCall(p.deps, auth, deadline), /concurrent requests/);
-    p.clock.advance(61_000);
-    await (await admitCall(p.deps, auth, p.clock.now().getTime() + 1_000)).finish([]);
+    await p.deps.store.delete(slotKey(3), { condition: cond.eq('lease_id', 'old3') });
+    await (await admitCall(p.deps, auth, deadline)).finish([]);
   });
 });

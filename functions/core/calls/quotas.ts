@@ -19,12 +19,12 @@ const COUNTER_GRACE_SECONDS = 2 * 86_400;
 export const LEASE_GRACE_SECONDS = 30;
 
 /**
- * Concurrent-request slot `n` of an account: one item per slot, kept once made. A call holds it
- * with its `lease_id` until `expires_at` (epoch seconds); finishing sets `expires_at` to 0. The
- * expiry is an attribute of its own, not the item's `ttl`, and the slot is never deleted: taking
- * and freeing it then rewrite one row in place, where a new row and its deletion each wrote the
- * table, its key index and its ttl index (docs/performance.md, item 12). A slot's item from before
- * (a `ttl`, no `expires_at`) is free once its ttl has passed, as it was.
+ * Concurrent-request slot `n` of an account (held by a call, expires with its lease). A finished
+ * call frees it by expiring it in place (its ttl set to the time it finished), not by deleting it:
+ * an expired item is absent for every read and condition in both stores, exactly as a deleted
+ * one, so versions before this one take it as they always did, while the next call here rewrites
+ * the same row instead of inserting one (in SQLite, no write to the key index; docs/performance.md,
+ * item 12).
  */
 const concurrencySlotKey = (accountId: string, n: number): ItemKey => ({
   pk: `ACCOUNT#${accountId}`,
@@ -44,8 +44,8 @@ export const PAID_DAILY_CAP = 100_000;
 
 /**
  * Admits a call in one transaction: today's counter +1 under `calls < limit`, and a free
- * concurrency slot taken with a conditional write (its lease expiring at the deadline plus a grace
- * period, so a process that dies mid-call frees it by itself). A slot someone else holds only moves the search
+ * concurrency slot taken with a conditional create (TTL at the deadline plus a grace period, so a
+ * process that dies mid-call frees it by itself). A slot someone else holds only moves the search
  * to the next slot; the counter is never incremented for a call that is not admitted. Exact under
  * races: 2Q racing calls against a quota of Q admit Q; C slots never hold more than C calls.
  */
@@ -68,9 +68,7 @@ export async function admitCall(
   const dailyLimit =
     kind === 'sandbox' ? limits.sandboxDailyCalls : kind === 'paid' ? PAID_DAILY_CAP : limits.dailyCalls;
   const id = randomUUID();
-  const expiresAt = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
-  // Free: never taken, finished (0), or expired (its call's process died, or ran past the grace).
-  const slotFree = cond.or(cond.notExists(), cond.lte('expires_at', Math.floor(now.getTime() / 1000)));
+  const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   // Slots this process's calls hold are tried last (held-slots.ts).
   for (const slot of heldSlots.order(auth.accountId, limits.concurrentRequests)) {
     const slotKey = concurrencySlotKey(auth.accountId, slot);
@@ -82,7 +80,7 @@ export async function admitCall(
           spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
           condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', dailyLimit)),
         },
-        { name: 'slot', put: { ...slotKey, lease_id: id, expires_at: expiresAt }, condition: slotFree },
+        { name: 'slot', put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
       ]);
     } catch (err) {
       if (!(err instanceof TransactionCanceledError)) throw err;
@@ -97,7 +95,7 @@ export async function admitCall(
           await deps.store.transactWrite([
             {
               update: slotKey,
-              spec: { set: { expires_at: 0 }, remove: ['lease_id'] },
+              spec: { set: { ttl: Math.floor(deps.clock.now().getTime() / 1000) }, remove: ['lease_id'] },
               condition: cond.eq('lease_id', id),
             },
             ...items.map((item) => ({ put: item })),
