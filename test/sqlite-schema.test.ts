@@ -5,7 +5,7 @@
  * earlier database is written here with that version's own statements, as it left files on disk.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,17 @@ const EARLIER_SCHEMA = `
   CREATE INDEX IF NOT EXISTS items_ttl ON items (ttl) WHERE ttl IS NOT NULL;`;
 
 const NOW = 1_800_000_000;
+
+/** How many of this process's file descriptors are open on `path` (Linux: /proc/self/fd). */
+function openHandles(path: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false; // closed while listing
+    }
+  }).length;
+}
 
 /** The pages of the last commit in a WAL file (frames after the one before it that ended a commit). */
 function lastCommitPages(walPath: string): number[] {
@@ -217,13 +228,19 @@ describe('SQLite store: the table layout and the move of an earlier database', (
     db.exec("CREATE VIEW items_moved AS SELECT 1 AS pk, 'x' AS sk");
     db.close();
     assert.throws(() => open());
+    assert.equal(openHandles(file), 0, 'the store that failed to open closed the file');
     assert.match(tableSql(file), /WITHOUT\s+ROWID/i);
     const check = new DatabaseSync(file);
     try {
       assert.equal((check.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n, 6);
+      // With the obstacle gone, the next open moves it (the failed store closed its handle).
+      check.exec('DROP VIEW items_moved');
     } finally {
       check.close();
     }
+    const store = open();
+    assert.doesNotMatch(tableSql(file), /WITHOUT\s+ROWID/i);
+    assert.deepEqual(await store.get({ pk: 'ACCOUNT#b', sk: 'PROFILE' }), EARLIER_ITEMS[5]);
   });
 
   it('a second process opening the moved database at once finds it moved', async () => {

@@ -61,11 +61,16 @@ export class SqliteStore implements Store {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new DatabaseSync(path, { timeout: 10_000 });
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
-    this.db.exec(`
-      PRAGMA journal_mode = WAL;
-      PRAGMA synchronous = NORMAL;
-    `);
-    openItemsTable(this.db, options.log);
+    try {
+      this.db.exec(`
+        PRAGMA journal_mode = WAL;
+        PRAGMA synchronous = NORMAL;
+      `);
+      openItemsTable(this.db, options.log);
+    } catch (error) {
+      this.db.close(); // a store that could not open leaves no handle on the file
+      throw error;
+    }
     this.cache = new SqliteRowCache(this.db);
     this.commits = new SqliteGroupCommit(this.db, this.cache);
     this.sweepExpired();
