@@ -6,69 +6,24 @@
  * in progress still run.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbStore } from '../functions/adapters/aws/dynamodb-store.ts';
-import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { TIER_LIMITS } from '../functions/core/accounts/tiers.ts';
 import type { AuthContext } from '../functions/core/api-keys/api-keys.ts';
 import { admitCall } from '../functions/core/calls/quotas.ts';
 import type { CoreDeps } from '../functions/ports/core-deps.ts';
 import { cond, type Store } from '../functions/ports/store.ts';
-import { startDynamoDbLocal } from './helpers/dynamodb-local.ts';
+import { dynamoDbLocalBackend, type StoreBackend, sqliteBackend } from './helpers/store-backends.ts';
 
-interface Backend {
-  open(nowSeconds: () => number): Store;
-  close(): Promise<void>;
-}
-
-const backends: [string, () => Promise<Backend>][] = [
-  [
-    'SQLite',
-    async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'agenthost-slots-'));
-      const stores: SqliteStore[] = [];
-      return {
-        open: (nowSeconds) => {
-          const s = new SqliteStore(join(dir, 'db.sqlite'), { nowSeconds });
-          stores.push(s);
-          return s;
-        },
-        close: async () => {
-          for (const s of stores) await s.close();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-  [
-    'DynamoDB Local',
-    async () => {
-      const local = await startDynamoDbLocal('agenthost-slots');
-      const client = new DynamoDBClient({
-        endpoint: local.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      });
-      return {
-        open: (nowSeconds) => new DynamoDbStore({ tableName: local.tableName, client, nowSeconds }),
-        close: async () => {
-          client.destroy();
-          await local.close();
-        },
-      };
-    },
-  ],
+const backends: [string, () => Promise<StoreBackend>][] = [
+  ['SQLite', sqliteBackend],
+  ['DynamoDB Local', () => dynamoDbLocalBackend('agenthost-slots')],
 ];
 
 const C = TIER_LIMITS.free.concurrentRequests;
 
 for (const [name, start] of backends) {
   describe(`concurrency slots on ${name}`, () => {
-    let backend: Backend;
+    let backend: StoreBackend;
     let nowMs = Date.parse('2026-06-01T10:00:00Z');
     let store: Store;
     let deps: CoreDeps;
@@ -89,7 +44,10 @@ for (const [name, start] of backends) {
       store = backend.open(() => Math.floor(nowMs / 1000));
       deps = { store, clock: { now: () => new Date(nowMs) } } as unknown as CoreDeps;
     });
-    after(() => backend.close());
+    after(async () => {
+      await (store as { close?: () => Promise<void> }).close?.();
+      await backend.close();
+    });
 
     it('admits exactly C of 3C racing calls, and C again once they finish', async () => {
       const auth = caller();

@@ -6,23 +6,17 @@
  * SQLite wrote, not what the store says it did.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { cond, TransactionCanceledError } from '../functions/ports/store.ts';
+import { walFrames } from './helpers/wal-frames.ts';
 
-/** Commit frames in a WAL file: 32-byte header, then frames of a 24-byte header and a page. */
+/** Commit frames in a WAL file. */
 function walCommits(path: string): number {
-  const wal = readFileSync(path);
-  if (wal.length < 32) return 0;
-  const pageSize = wal.readUInt32BE(8);
-  let commits = 0;
-  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize)
-    if (wal.readUInt32BE(at + 4) !== 0) commits++;
-  return commits;
+  return walFrames(path).filter((f) => f.commit).length;
 }
 
 describe('SQLite store: group commit', () => {

@@ -5,7 +5,7 @@
  * earlier database is written here with that version's own statements, as it left files on disk.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.ts';
 import { cond, type Item } from '../functions/ports/store.ts';
+import { walFrames } from './helpers/wal-frames.ts';
 
 /** The schema of the versions before the move, verbatim. */
 const EARLIER_SCHEMA = `
@@ -43,14 +44,12 @@ function openHandles(path: string): number {
   }).length;
 }
 
-/** The pages of the last commit in a WAL file (frames after the one before it that ended a commit). */
+/** The pages of the last commit in a WAL file (the frames after the commit before it). */
 function lastCommitPages(walPath: string): number[] {
-  const wal = readFileSync(walPath);
-  const pageSize = wal.readUInt32BE(8);
   const commits: number[][] = [[]];
-  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
-    (commits.at(-1) as number[]).push(wal.readUInt32BE(at));
-    if (wal.readUInt32BE(at + 4) !== 0) commits.push([]);
+  for (const frame of walFrames(walPath)) {
+    (commits.at(-1) as number[]).push(frame.page);
+    if (frame.commit) commits.push([]);
   }
   return commits.at(-2) ?? [];
 }

@@ -38,44 +38,7 @@ import {
   type Store,
   TransactionCanceledError,
 } from '../functions/ports/store.ts';
-import { startDynamoDbLocal } from './helpers/dynamodb-local.ts';
-
-interface Backend {
-  /** A store on the shared backend. `nowSeconds` sets its TTL clock; the suite closes what it opens. */
-  open(nowSeconds?: () => number): Store;
-  close(): Promise<void>;
-}
-
-async function sqliteBackend(): Promise<Backend> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-store-'));
-  const file = join(dir, 'store.db');
-  return {
-    open: (nowSeconds) => new SqliteStore(file, { nowSeconds }),
-    close: () => rm(dir, { recursive: true, force: true }),
-  };
-}
-
-/**
- * DynamoDB Local, AWS's own engine, on a loopback port (test/helpers/dynamodb-local.ts): the
- * conditions, transactions and cancellation reasons below are the real engine's. The client gets
- * only the endpoint, a region and dummy static credentials, so nothing is looked up in the
- * environment.
- */
-async function dynamoDbLocalBackend(): Promise<Backend> {
-  const local = await startDynamoDbLocal('agenthost-contract');
-  const client = new DynamoDBClient({
-    endpoint: local.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-  });
-  return {
-    open: (nowSeconds) => new DynamoDbStore({ tableName: local.tableName, client, nowSeconds }),
-    close: async () => {
-      client.destroy();
-      await local.close();
-    },
-  };
-}
+import { dynamoDbLocalBackend, type StoreBackend, sqliteBackend } from './helpers/store-backends.ts';
 
 /** A fresh partition key per test, so tests on the shared backend never see each other's items. */
 function partition(label: string): string {
@@ -110,9 +73,9 @@ function rejectsWith<T extends Error>(type: new (...args: never[]) => T) {
   };
 }
 
-function storeContract(name: string, start: () => Promise<Backend>): void {
+function storeContract(name: string, start: () => Promise<StoreBackend>): void {
   describe(`Store contract: ${name}`, () => {
-    let backend: Backend;
+    let backend: StoreBackend;
     let store: Store;
     const opened: Store[] = [];
     const open = (nowSeconds?: () => number): Store => {
