@@ -66,6 +66,10 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     const other = await p.request('GET', '/tasks/no-such-agent/v1/run', { key: account.key });
     assert.equal(other.status, 405);
     assert.equal(other.headers.get('allow'), 'POST, OPTIONS');
+    // From the other side: without a key, the same path is the call route's 401, not another route's answer.
+    const anonymous = await p.request('POST', '/tasks/no-such-agent/v1/run', { key: null, body: {} });
+    assert.equal(anonymous.status, 401);
+    assert.equal(errorOf(anonymous).code, 'UNAUTHORIZED');
     const unrouted = await p.request('POST', '/tasks/a/b/c/d', { key: account.key, body: {} });
     assert.equal(unrouted.status, 404);
     assert.doesNotMatch(errorOf(unrouted).message, /^Agent/);
