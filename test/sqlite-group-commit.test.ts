@@ -77,4 +77,32 @@ describe('SQLite store: group commit', () => {
     await store.put({ pk: 'ALONE', sk: '2' });
     assert.equal(walCommits(wal) - before, 2);
   });
+
+  it('once an answer reporting queued writes went out, the next read (a get or a query) commits them first', async () => {
+    const reads = {
+      get: async () => (await store.get({ pk: 'ANSWERED', sk: 'get' }))?.sk,
+      query: async () => (await store.query({ pk: 'ANSWERED', sk: { beginsWith: 'query' } })).items[0]?.sk,
+    };
+    for (const [sk, read] of Object.entries(reads)) {
+      const before = walCommits(wal);
+      const written = store.put({ pk: 'ANSWERED', sk });
+      // Queued, not committed yet.
+      assert.equal(walCommits(wal) - before, 0);
+      store.answeredBeforeCommit();
+      // Committed by the read, in the same turn, before the group commit's own turn came.
+      assert.equal(await read(), sk);
+      assert.equal(walCommits(wal) - before, 1);
+      await written;
+      assert.equal(walCommits(wal) - before, 1, 'committed once');
+    }
+  });
+
+  it('without an answer, reads leave queued writes to their group commit', async () => {
+    const before = walCommits(wal);
+    const written = store.put({ pk: 'UNANSWERED', sk: '1' });
+    assert.equal(await store.get({ pk: 'UNANSWERED', sk: '1' }), undefined);
+    assert.equal(walCommits(wal) - before, 0);
+    await written;
+    assert.equal(walCommits(wal) - before, 1);
+  });
 });

@@ -3,13 +3,14 @@ import { createModuleHandler, type Operations, Reply } from '../platform/http-ha
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'calls'> = {
-  callAgent: async ({ deps, auth, params, body, requestId, header }) => {
+  callAgent: async ({ deps, auth, params, body, requestId, header, answerFirst }) => {
     const result = await callAgent(deps, auth, {
       ...params,
       body: body.stream,
       contentType: body.contentType,
       headers: header,
       requestId,
+      answerFirst,
     });
     return new Reply(result.body as never, result.headers);
   },

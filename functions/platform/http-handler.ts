@@ -53,6 +53,8 @@ export interface OperationInput<R extends RouteDef> {
   requestId: string;
   /** A request header by lower-case name. */
   header: (name: string) => string | undefined;
+  /** The local server's offer to settle work after the answer is sent (LocalInvocation.answerFirst). */
+  answerFirst?: ((work: Promise<void>) => boolean) | undefined;
 }
 
 type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
@@ -134,6 +136,11 @@ interface RequestState {
  */
 export interface LocalInvocation {
   authenticated?: AuthContext;
+  /**
+   * Takes work to settle after the answer is sent, when the local server allows it now, and says
+   * whether it took it (functions/platform/answer-first.ts).
+   */
+  answerFirst?: (work: Promise<void>) => boolean;
 }
 
 export type ApiHandler = (
@@ -166,6 +173,7 @@ export function createModuleHandler<M extends ResourceModule>(
       deps: s.deps,
       requestId: s.requestId,
       header: (name: string) => header(_event, name.toLowerCase()),
+      answerFirst: (context as Context & LocalInvocation).answerFirst,
     });
   };
 

@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
+import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
@@ -66,12 +67,14 @@ export class LocalServer {
   /** The routes whose first segment is a parameter: all a path with any other first segment can match. */
   private readonly parameterFirst: CompiledRoute[];
   private readonly dashboard: DashboardAssets | undefined;
+  private readonly answerFirst: AnswerFirst;
 
   /** `dashboard`: the built web app, served at `/` for paths no API route has. */
   constructor(deps: Deps, options: { dashboard?: DashboardAssets | undefined } = {}) {
     this.deps = deps;
     this.dashboard = options.dashboard;
     this.handlers = createAllHandlers(deps);
+    this.answerFirst = new AnswerFirst(deps.store, deps.logger);
     // Literal segments before parameters, so /tasks/x never shadows a literal sibling route.
     this.compiled = routeList
       .map(([, r]) => compile(r))
@@ -84,10 +87,16 @@ export class LocalServer {
           this.compiled.filter((d) => d.first === c.first || d.first === undefined),
         );
     this.server = createServer((req, res) => {
+      const answer = this.answerFirst.begin();
+      const handle = async () => {
+        try {
+          await this.handle(req, res, answer);
+        } finally {
+          await answer.settle();
+        }
+      };
       // One look at the store's state per request (Store.asOneRequest), not one per read.
-      const handling = deps.store.asOneRequest
-        ? deps.store.asOneRequest(() => this.handle(req, res))
-        : this.handle(req, res);
+      const handling = deps.store.asOneRequest ? deps.store.asOneRequest(handle) : handle();
       handling.catch((err) => {
         deps.logger.error('local server failure', { error: String(err) });
         if (!res.headersSent)
@@ -125,7 +134,7 @@ export class LocalServer {
     });
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, answer: RequestAnswer): Promise<void> {
     const requestId = `req_${randomUUID()}`;
     // Read now: Node detaches a request whose reading is given up (a stream pipeline failed, a
     // for-await loop left early: a body over the limit) from its socket, setting req.socket to
@@ -217,7 +226,7 @@ export class LocalServer {
           requestId,
         );
         attachBody(event, spooled);
-        result = await handler(event, { awsRequestId: requestId, authenticated });
+        result = await handler(event, { awsRequestId: requestId, authenticated, answerFirst: answer.offer });
       } finally {
         // Removed before the answer goes out, also when the handler fails.
         if ('path' in spooled) await rm(spooled.path, { force: true });
@@ -228,7 +237,10 @@ export class LocalServer {
     if (body === 'aborted') return void res.destroy();
     if (body === 'too-large') return refuse(bodyTooLarge(limit), authenticated);
     const event = toEvent(req, address, url, method, match.route.path, match.params, body, requestId);
-    writeResult(res, await handler(event, { awsRequestId: requestId, authenticated }));
+    writeResult(
+      res,
+      await handler(event, { awsRequestId: requestId, authenticated, answerFirst: answer.offer }),
+    );
   }
 
   /**

@@ -126,6 +126,14 @@ export interface Store {
    * item 9).
    */
   asOneRequest?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Optional, for a store that commits writes a moment after they are requested (the embedded
+   * store's group commit, at the end of the event-loop turn): an answer that reports the writes
+   * requested so far has gone out before their commit, so every read from now on must see them
+   * (the store commits them before its next read). The local server sends a call's answer before
+   * its record's commit only where the store offers this (functions/platform/answer-first.ts).
+   */
+  answeredBeforeCommit?(): void;
   close(): Promise<void>;
 }
 

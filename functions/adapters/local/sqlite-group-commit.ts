@@ -8,6 +8,8 @@ import type { SqliteRowCache } from './sqlite-row-cache.ts';
 export class SqliteGroupCommit {
   /** Writes waiting for the next group commit. */
   private pending: PendingWrite[] = [];
+  /** Whether an answer reporting the pending writes went out before their commit. */
+  private answered = false;
   private readonly db: DatabaseSync;
   private readonly cache: SqliteRowCache;
 
@@ -32,8 +34,22 @@ export class SqliteGroupCommit {
     });
   }
 
+  /**
+   * An answer reporting the pending writes has gone out (Store.answeredBeforeCommit): whoever
+   * reads next may have seen it, so the next read commits them first.
+   */
+  answeredBeforeCommit(): void {
+    if (this.pending.length > 0) this.answered = true;
+  }
+
+  /** Called before each read outside a write: see answeredBeforeCommit. */
+  beforeRead(): void {
+    if (this.answered) this.flush();
+  }
+
   /** Commits the writes waiting now (also called at close, so none is dropped). */
   flush(): void {
+    this.answered = false;
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];

@@ -80,6 +80,7 @@ export class SqliteStore implements Store {
   }
 
   async get(key: ItemKey): Promise<Item | undefined> {
+    this.commits.beforeRead();
     return this.read(key);
   }
 
@@ -121,6 +122,7 @@ export class SqliteStore implements Store {
   }
 
   async query(spec: QuerySpec): Promise<QueryPage> {
+    this.commits.beforeRead();
     const limit = Math.min(Math.max(spec.limit ?? 100, 1), 1000);
     const [pkCol, skCol] = spec.index ? [`${spec.index}pk`, `${spec.index}sk`] : ['pk', 'sk'];
     const where: string[] = [`${pkCol} = ?`, '(ttl IS NULL OR ttl > ?)'];
@@ -211,6 +213,10 @@ export class SqliteStore implements Store {
     } finally {
       window.until = 0;
     }
+  }
+
+  answeredBeforeCommit(): void {
+    this.commits.answeredBeforeCommit();
   }
 
   async close(): Promise<void> {

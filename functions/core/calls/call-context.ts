@@ -23,6 +23,12 @@ export interface CallRequest {
   contentType: string | undefined;
   headers: (name: string) => string | undefined;
   requestId: string;
+  /**
+   * Offered by the local server: takes the call's record (`work`, which never rejects) to settle
+   * after the answer is sent, and says whether it took it; when absent or refused, the call waits
+   * for its record before answering (docs/calls.md, "The answer and the record").
+   */
+  answerFirst?: ((work: Promise<void>) => boolean) | undefined;
 }
 
 export interface CallResponse {

@@ -61,10 +61,14 @@ export class CallReport {
     return code;
   }
 
-  /** Runs the clean-ups, then writes the record. */
-  async end(deps: CoreDeps): Promise<void> {
+  /**
+   * Runs the clean-ups, then writes the record: before the answer, unless `answerFirst` takes the
+   * record's write, which is then requested (in the store's queue) before this returns.
+   */
+  async end(deps: CoreDeps, answerFirst?: (work: Promise<void>) => boolean): Promise<void> {
     for (const close of this.closers) await close().catch(() => undefined);
-    await recordCall(deps, this);
+    const recorded = recordCall(deps, this);
+    if (!answerFirst?.(recorded)) await recorded;
   }
 }
 

@@ -49,7 +49,7 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
     await refundIfOwed(deps, report, code);
     throw err;
   } finally {
-    await report.end(deps);
+    await report.end(deps, req.answerFirst);
   }
 }
 
