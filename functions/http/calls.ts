@@ -6,7 +6,7 @@ export const operations: Operations<'calls'> = {
   callAgent: async ({ deps, auth, params, body, requestId, header, answerFirst }) => {
     const result = await callAgent(deps, auth, {
       ...params,
-      body: body.stream,
+      body: body.source,
       contentType: body.contentType,
       headers: header,
       requestId,

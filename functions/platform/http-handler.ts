@@ -22,7 +22,7 @@ import {
 import { corsHeaders, preflightHeaders } from './cors.ts';
 import type { Deps } from './deps.ts';
 import type { ErrorEnvelope } from './envelope.ts';
-import { eventBodySize, eventBodyStream } from './event-body.ts';
+import { eventBodySize, eventBodySource } from './event-body.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from './routes.ts';
 import { routeList } from './routes.ts';
 
@@ -34,9 +34,12 @@ export interface BinaryBody {
   contentType: string | undefined;
 }
 
-/** The body of a route with a streamed `binaryBody` (event-body.ts). */
+/**
+ * The body of a route with a streamed `binaryBody` (event-body.ts): its bytes when they are in
+ * memory already, a stream when the local server spooled it to a file.
+ */
 export interface StreamBody {
-  stream: Readable;
+  source: Buffer | Readable;
   contentType: string | undefined;
 }
 
@@ -495,7 +498,7 @@ function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: 
   if (route.binaryBody?.stream) {
     if (eventBodySize(event) > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);
     body = {
-      stream: eventBodyStream(event),
+      source: eventBodySource(event),
       contentType: header(event, 'content-type'),
     } satisfies StreamBody;
   } else if (route.binaryBody) {
