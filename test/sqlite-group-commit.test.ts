@@ -78,7 +78,7 @@ describe('SQLite store: group commit', () => {
     assert.equal(walCommits(wal) - before, 2);
   });
 
-  it('once an answer reporting queued writes went out, the next read (a get or a query) commits them first', async () => {
+  it('once an answer reporting queued writes went out, each read (a get or a query) commits them first', async () => {
     const reads = {
       get: async () => (await store.get({ pk: 'ANSWERED', sk: 'get' }))?.sk,
       query: async () => (await store.query({ pk: 'ANSWERED', sk: { beginsWith: 'query' } })).items[0]?.sk,
@@ -88,13 +88,32 @@ describe('SQLite store: group commit', () => {
       const written = store.put({ pk: 'ANSWERED', sk });
       // Queued, not committed yet.
       assert.equal(walCommits(wal) - before, 0);
-      store.answeredBeforeCommit();
+      const settled = store.answeredBeforeCommit();
       // Committed by the read, in the same turn, before the group commit's own turn came.
       assert.equal(await read(), sk);
       assert.equal(walCommits(wal) - before, 1);
       await written;
       assert.equal(walCommits(wal) - before, 1, 'committed once');
+      settled();
     }
+  });
+
+  it('until the answered work settles, a write it requests later is also committed before the next read', async () => {
+    const first = store.put({ pk: 'LATER', sk: 'first' });
+    const settled = store.answeredBeforeCommit();
+    assert.equal((await store.get({ pk: 'LATER', sk: 'first' }))?.sk, 'first');
+    await first;
+    // The work goes on after its first write committed (a record written alone after its first
+    // transaction was refused): the answer still reports it.
+    const second = store.put({ pk: 'LATER', sk: 'second' });
+    assert.equal((await store.get({ pk: 'LATER', sk: 'second' }))?.sk, 'second');
+    await second;
+    settled();
+    // Settled: reads leave queued writes to their group commit again.
+    const third = store.put({ pk: 'LATER', sk: 'third' });
+    assert.equal(await store.get({ pk: 'LATER', sk: 'third' }), undefined);
+    await third;
+    assert.equal((await store.get({ pk: 'LATER', sk: 'third' }))?.sk, 'third');
   });
 
   it('without an answer, reads leave queued writes to their group commit', async () => {

@@ -15,8 +15,8 @@ import type { Logger } from '../shared/logger.ts';
  *   the answer waits for the commit as before, and the group commit keeps sharing one commit
  *   among many calls' writes.
  * - The record's write is requested (queued in the store) before the answer is sent, and once the
- *   answer is out the store is told so (Store.answeredBeforeCommit): its next read, from whatever
- *   request or caller, commits the queued writes first.
+ *   answer is out the store is told so (Store.answeredBeforeCommit): until the record is written,
+ *   every read in this process, from whatever request or caller, commits the queued writes first.
  *
  * Offered only by a store that queues its writes (the embedded one). Nothing offers it on AWS: a
  * Lambda's answer leaves when its handler returns, so the record is written first there, and
@@ -48,9 +48,12 @@ export class AnswerFirst {
     return true;
   }
 
-  /** A request's answer went out: if it left work, the store's next read must see that work's writes. */
-  answered(left: readonly Promise<void>[]): void {
-    if (left.length > 0) this.store.answeredBeforeCommit?.();
+  /**
+   * A request's answer went out: if it left work, reads must see that work's writes until it
+   * settles (call the function returned then).
+   */
+  answered(left: readonly Promise<void>[]): (() => void) | undefined {
+    return left.length > 0 ? this.store.answeredBeforeCommit?.() : undefined;
   }
 
   end(): void {
@@ -72,10 +75,11 @@ export class RequestAnswer {
 
   /** After the answer is sent: waits for the work it left, then the request no longer counts. */
   async settle(): Promise<void> {
-    this.policy.answered(this.left);
+    const settled = this.policy.answered(this.left);
     try {
       await Promise.all(this.left);
     } finally {
+      settled?.();
       this.policy.end();
     }
   }

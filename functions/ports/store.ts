@@ -129,11 +129,13 @@ export interface Store {
   /**
    * Optional, for a store that commits writes a moment after they are requested (the embedded
    * store's group commit, at the end of the event-loop turn): an answer that reports the writes
-   * requested so far has gone out before their commit, so every read from now on must see them
-   * (the store commits them before its next read). The local server sends a call's answer before
-   * its record's commit only where the store offers this (functions/platform/answer-first.ts).
+   * requested so far has gone out before their commit. Until the returned function is called
+   * (when the work the answer left has settled), the store commits pending writes before each
+   * read, so every reader in this process that saw the answer sees its writes. The local server
+   * sends a call's answer before its record's commit only where the store offers this
+   * (functions/platform/answer-first.ts).
    */
-  answeredBeforeCommit?(): void;
+  answeredBeforeCommit?(): () => void;
   close(): Promise<void>;
 }
 

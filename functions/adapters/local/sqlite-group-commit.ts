@@ -8,8 +8,8 @@ import type { SqliteRowCache } from './sqlite-row-cache.ts';
 export class SqliteGroupCommit {
   /** Writes waiting for the next group commit. */
   private pending: PendingWrite[] = [];
-  /** Whether an answer reporting the pending writes went out before their commit. */
-  private answered = false;
+  /** Answers sent before the writes they report were committed, whose work has not settled yet. */
+  private answered = 0;
   private readonly db: DatabaseSync;
   private readonly cache: SqliteRowCache;
 
@@ -35,21 +35,29 @@ export class SqliteGroupCommit {
   }
 
   /**
-   * An answer reporting the pending writes has gone out (Store.answeredBeforeCommit): whoever
-   * reads next may have seen it, so the next read commits them first.
+   * An answer reporting writes requested so far has gone out before their commit
+   * (Store.answeredBeforeCommit): until the returned function is called (when the work the answer
+   * left has settled), every read first commits whatever is pending, so whoever saw the answer
+   * sees its writes, including any the work requests later (a record written alone after its
+   * first transaction was refused).
    */
-  answeredBeforeCommit(): void {
-    if (this.pending.length > 0) this.answered = true;
+  answeredBeforeCommit(): () => void {
+    this.answered++;
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      this.answered--;
+    };
   }
 
   /** Called before each read outside a write: see answeredBeforeCommit. */
   beforeRead(): void {
-    if (this.answered) this.flush();
+    if (this.answered > 0 && this.pending.length > 0) this.flush();
   }
 
   /** Commits the writes waiting now (also called at close, so none is dropped). */
   flush(): void {
-    this.answered = false;
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];

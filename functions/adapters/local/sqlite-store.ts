@@ -215,8 +215,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  answeredBeforeCommit(): void {
-    this.commits.answeredBeforeCommit();
+  answeredBeforeCommit(): () => void {
+    return this.commits.answeredBeforeCommit();
   }
 
   async close(): Promise<void> {

@@ -87,7 +87,23 @@ export function callIdentity(call: CallBasis): InterruptedCallFields {
   };
 }
 
+/**
+ * Writes the call's record; never throws. Its write is requested before the first await (so an
+ * answer sent before it settles finds it queued: functions/platform/answer-first.ts).
+ */
 async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
+  try {
+    await writeRecord(deps, report);
+  } catch (err) {
+    // A failed record must not turn the caller's answer into an error.
+    deps.logger.error('call record not written', {
+      request_id: report.call.request.requestId,
+      error: String(err),
+    });
+  }
+}
+
+async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
   const { call, outcome, engine } = report;
   const { agent } = call;
   const requestId = call.request.requestId;
@@ -124,25 +140,20 @@ async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
     request_id: requestId,
     ttl: Math.floor(Date.parse(call.at) / 1000) + 30 * 86_400,
   };
-  try {
-    // Admitted calls release their concurrency slot in the same transaction.
-    const extraLogs = engine.logs.map((l, i) => ({
-      ...agentKeys.version(agent.id),
-      sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
-      timestamp: written,
-      level: l.level,
-      message: l.message,
-      request_id: requestId,
-      ttl: log.ttl,
-    }));
-    if (report.admission) await report.admission.finish([record, log, ...extraLogs], settle);
-    else
-      await deps.store.transactWrite([
-        ...[record, log, ...extraLogs].map((item) => ({ put: item })),
-        ...settle,
-      ]);
-  } catch (err) {
-    // A failed record must not turn the caller's answer into an error.
-    deps.logger.error('call record not written', { request_id: requestId, error: String(err) });
-  }
+  const extraLogs = engine.logs.map((l, i) => ({
+    ...agentKeys.version(agent.id),
+    sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
+    timestamp: written,
+    level: l.level,
+    message: l.message,
+    request_id: requestId,
+    ttl: log.ttl,
+  }));
+  // Admitted calls release their concurrency slot in the same transaction.
+  if (report.admission) await report.admission.finish([record, log, ...extraLogs], settle);
+  else
+    await deps.store.transactWrite([
+      ...[record, log, ...extraLogs].map((item) => ({ put: item })),
+      ...settle,
+    ]);
 }
