@@ -45,12 +45,19 @@ describe('answer first: a lone call is answered before its record commits, concu
     return { status: res.status, body: text ? JSON.parse(text) : {}, at: performance.now() };
   };
 
-  /** The model answers each request only once `gate` resolves. */
-  const answerAfter = (gate: Promise<void>) =>
+  /** From now on the model holds each request until the returned function is called. */
+  const holdModelAnswers = (): (() => void) => {
+    fake.reset();
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
     fake.setResponder(async () => {
       await gate;
       return { text: 'answered' };
     });
+    return open;
+  };
 
   /** Waits until the model has received `n` requests in all. */
   const modelReached = async (n: number) => {
@@ -115,13 +122,7 @@ describe('answer first: a lone call is answered before its record commits, concu
   }
 
   it('answers a call alone in flight while its record waits for the lock; the record is there next', async () => {
-    fake.reset();
-    let open!: () => void;
-    answerAfter(
-      new Promise<void>((r) => {
-        open = r;
-      }),
-    );
+    const open = holdModelAnswers();
     let held: ReturnType<typeof holdWriteLock> | undefined;
     const answered = api('POST', '/local/echo/v1/run', { text: 'hi' }).then((a) => {
       held?.release();
@@ -142,13 +143,7 @@ describe('answer first: a lone call is answered before its record commits, concu
   });
 
   it('answers calls in flight together only after their records commit', async () => {
-    fake.reset();
-    let open!: () => void;
-    answerAfter(
-      new Promise<void>((r) => {
-        open = r;
-      }),
-    );
+    const open = holdModelAnswers();
     const calls = [1, 2].map(() => api('POST', '/local/echo/v1/run', { text: 'hi' }));
     await modelReached(2);
     const held = holdWriteLock();
