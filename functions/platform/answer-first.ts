@@ -1,3 +1,4 @@
+import type { AnswerFirstOffer } from '../core/calls/call-context.ts';
 import type { Store } from '../ports/store.ts';
 import type { Logger } from '../shared/logger.ts';
 
@@ -66,7 +67,7 @@ export class RequestAnswer {
   private readonly left: Promise<void>[] = [];
   private readonly policy: AnswerFirst;
   /** Handed to the handler (LocalInvocation.answerFirst). */
-  readonly offer: (work: Promise<void>) => boolean;
+  readonly offer: AnswerFirstOffer;
 
   constructor(policy: AnswerFirst) {
     this.policy = policy;

@@ -4,6 +4,7 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
+import type { AnswerFirstOffer } from '../core/calls/call-context.ts';
 import {
   type AddressAdmission,
   addressLimited,
@@ -57,7 +58,7 @@ export interface OperationInput<R extends RouteDef> {
   /** A request header by lower-case name. */
   header: (name: string) => string | undefined;
   /** The local server's offer to settle work after the answer is sent (LocalInvocation.answerFirst). */
-  answerFirst?: ((work: Promise<void>) => boolean) | undefined;
+  answerFirst?: AnswerFirstOffer | undefined;
 }
 
 type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
@@ -143,7 +144,7 @@ export interface LocalInvocation {
    * Takes work to settle after the answer is sent, when the local server allows it now, and says
    * whether it took it (functions/platform/answer-first.ts).
    */
-  answerFirst?: (work: Promise<void>) => boolean;
+  answerFirst?: AnswerFirstOffer;
 }
 
 export type ApiHandler = (

@@ -13,6 +13,12 @@ import type { CallInput } from './call-input.ts';
 import type { CallOptions } from './call-options.ts';
 import type { Deadline } from './deadline.ts';
 
+/**
+ * The local server's offer to settle a call's record after its answer is sent: takes `work` (which
+ * never rejects) and says whether it took it (functions/platform/answer-first.ts).
+ */
+export type AnswerFirstOffer = (work: Promise<void>) => boolean;
+
 export interface CallRequest {
   org: string;
   agent: string;
@@ -28,7 +34,7 @@ export interface CallRequest {
    * after the answer is sent, and says whether it took it; when absent or refused, the call waits
    * for its record before answering (docs/calls.md, "The answer and the record").
    */
-  answerFirst?: ((work: Promise<void>) => boolean) | undefined;
+  answerFirst?: AnswerFirstOffer | undefined;
 }
 
 export interface CallResponse {

@@ -9,7 +9,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
-import type { CallBasis, EngineOutcome } from './call-context.ts';
+import type { AnswerFirstOffer, CallBasis, EngineOutcome } from './call-context.ts';
 import type { Admission } from './quotas.ts';
 
 type Outcome = { status: CallRecord['status']; code: string | null; http: number };
@@ -65,7 +65,7 @@ export class CallReport {
    * Runs the clean-ups, then writes the record: before the answer, unless `answerFirst` takes the
    * record's write, which is then requested (in the store's queue) before this returns.
    */
-  async end(deps: CoreDeps, answerFirst?: (work: Promise<void>) => boolean): Promise<void> {
+  async end(deps: CoreDeps, answerFirst?: AnswerFirstOffer): Promise<void> {
     for (const close of this.closers) await close().catch(() => undefined);
     const recorded = recordCall(deps, this);
     if (!answerFirst?.(recorded)) await recorded;
