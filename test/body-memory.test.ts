@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { watch } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
+import { DRAIN_BYTES, LINGER_MS } from '../functions/platform/lingering-close.ts';
 import { IN_MEMORY_BODY_BYTES } from '../functions/platform/request-body.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import type { TestPlatform } from './helpers/platform.ts';
@@ -145,6 +148,80 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
       assert.equal(res.status, 413, res.why);
       assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'DOCUMENT_TOO_LARGE');
     }
+  });
+
+  // Most HTTP libraries send a request's whole body before they read its answer. The server answers
+  // a refusal as soon as the headers arrive; it once closed the connection at once, with the body
+  // unread, which resets it: such a client's upload failed ("connection reset", EPIPE) and its
+  // answer was lost. The connection now lingers (functions/platform/lingering-close.ts).
+  it('a refused client that sends its whole body before reading gets its answer, not a reset', async () => {
+    const u = new URL(p.url);
+    for (const [headers, status] of [
+      [{}, 401],
+      [{ authorization: 'Bearer ahk_forged_key_that_does_not_exist' }, 401],
+    ] as const) {
+      const bodyBytes = DRAIN_BYTES - 256 * 1024; // under the drain bound, over what loopback buffers at once
+      const socket = connect(Number(u.port), u.hostname);
+      await once(socket, 'connect');
+      socket.pause(); // nothing is read until the whole body is sent
+      const head = Object.entries({ ...headers, 'content-type': 'application/json' })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      const write = (data: string | Buffer) =>
+        new Promise<void>((resolve, reject) => socket.write(data, (e) => (e ? reject(e) : resolve())));
+      await write(
+        `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${u.host}\r\n${head}Content-Length: ${bodyBytes}\r\n\r\n`,
+      );
+      for (let sent = 0; sent < bodyBytes; sent += 16 * 1024) {
+        await new Promise((r) => setTimeout(r, 2)); // as a client on a real link: the answer comes first
+        await write(Buffer.alloc(Math.min(16 * 1024, bodyBytes - sent), 0x20));
+      }
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.resume();
+      await once(socket, 'end');
+      const answer = Buffer.concat(chunks).toString();
+      assert.match(answer, new RegExp(`^HTTP/1.1 ${status} `), answer);
+      assert.match(answer, /connection: close/i);
+      assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code, 'UNAUTHORIZED');
+      socket.destroy();
+    }
+  });
+
+  // From the other side: a refused caller must not make the server read its upload, nor hold the
+  // connection open, past the lingering close's bounds.
+  it('a refused upload that goes on is not read past the drain bound, and its connection is closed', async () => {
+    const u = new URL(p.url);
+    // Half-open, as an upload that goes on after the server's FIN.
+    const socket = connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => undefined); // the reset at the end of the linger
+    const closed = new Promise((resolve) => socket.on('close', resolve)); // once() would reject on the reset
+    const started = performance.now();
+    socket.write(
+      `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${99 * MB}\r\n\r\n`,
+    );
+    // Writes as fast as the connection takes them, for 1.5 s: each write waits for the last one.
+    let accepted = 0;
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    while (performance.now() - started < 1_500 && !socket.destroyed) {
+      const ok = await Promise.race([
+        new Promise<boolean>((resolve) => socket.write(chunk, (e) => resolve(!e))),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 200)),
+      ]);
+      if (!ok) break;
+      accepted += chunk.length;
+    }
+    const answer = Buffer.concat(chunks).toString();
+    assert.match(answer, /^HTTP\/1.1 401 /, answer);
+    // DRAIN_BYTES read by the server, the rest what the two kernels' socket buffers hold; without
+    // the bound, loopback takes all 99 MB in well under the 1.5 s.
+    assert.ok(accepted < DRAIN_BYTES + 32 * MB, `the server took ${accepted / MB} MB of a refused upload`);
+    await closed;
+    const lingered = performance.now() - started;
+    assert.ok(lingered < LINGER_MS + 2_000, `the refused connection stayed open ${Math.round(lingered)} ms`);
   });
 
   // The issue's bound: twelve parallel unauthenticated 99 MB POSTs raise RSS by under 50 MB. Before

@@ -12,7 +12,8 @@ import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
 import { errorEnvelope, responseHeaders } from './http-handler.ts';
-import { discardBody, readBody, spoolBody } from './request-body.ts';
+import { LingeringClose } from './lingering-close.ts';
+import { readBody, spoolBody } from './request-body.ts';
 import { type RouteDef, routeList } from './routes.ts';
 
 interface CompiledRoute {
@@ -68,6 +69,8 @@ export class LocalServer {
   private readonly parameterFirst: CompiledRoute[];
   private readonly dashboard: DashboardAssets | undefined;
   private readonly answerFirst: AnswerFirst;
+  /** Connections of refused requests, closed once their answer has been read. */
+  private readonly lingering = new LingeringClose();
 
   /** `dashboard`: the built web app, served at `/` for paths no API route has. */
   constructor(deps: Deps, options: { dashboard?: DashboardAssets | undefined } = {}) {
@@ -131,6 +134,7 @@ export class LocalServer {
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
+      this.lingering.closeAll();
     });
   }
 
@@ -187,11 +191,11 @@ export class LocalServer {
 
     const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
     const refuse = async (err: PlatformError, auth?: AuthContext) => {
+      // The connection closes after the answer without a reset the client could meet before
+      // reading it (lingering-close.ts).
       res.setHeader('Connection', 'close');
-      // The answer first, then the body is drained: draining destroys the socket past the limit,
-      // and the answer's headers (a rate-limit read) may take longer than the client's upload.
+      this.lingering.closeAfterAnswer(req, res);
       await this.sendError(res, err, requestId, { req, address, auth });
-      discardBody(req, limit);
     };
     // Refused before a byte of the body is read: a bad key, then a declared size over the limit.
     // The caller, handed to the handler so its middleware does not read the key a second time.

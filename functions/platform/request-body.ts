@@ -92,17 +92,3 @@ export async function spoolBody(
     return over ? 'too-large' : 'aborted';
   }
 }
-
-/**
- * Discards what remains of a refused request's body so the client can read the answer, up to
- * `limit` more bytes; past that the connection is cut (nothing more is read).
- */
-export function discardBody(req: IncomingMessage, limit: number): void {
-  let size = 0;
-  req.on('error', () => undefined);
-  req.on('data', (c: Buffer) => {
-    size += c.length;
-    if (size > limit) req.destroy();
-  });
-  req.resume();
-}
