@@ -262,7 +262,7 @@ export function renderTable(sizes: BundleSize[]): string {
     ([module, e]) => `- \`${module}\` may read ${kb(e.bytes)} KB: ${e.reason}.`,
   );
   return [
-    `esbuild ${esbuildVersion}, target ${LAMBDA_ESBUILD_TARGET}, ESM with code splitting, minified, no source map. KB = 1,024 bytes; "KB" is the whole asset (what "budget KB" limits), "entry KB" the handler's \`index.mjs\` alone, "at load KB" what a cold start reads (the entry and the chunks it imports statically, limited to ${kb(LOAD_BUDGET_BYTES)} KB but for the exceptions below; the rest loads at its first dynamic import()).`,
+    `Run ${new Date().toISOString().slice(0, 10)}: \`npm run bundle-sizes\` (the sizes depend on the commit and the lockfile, not the machine). esbuild ${esbuildVersion}, target ${LAMBDA_ESBUILD_TARGET}, ESM with code splitting, minified, no source map. KB = 1,024 bytes; "KB" is the whole asset (what "budget KB" limits), "entry KB" the handler's \`index.mjs\` alone, "at load KB" what a cold start reads (the entry and the chunks it imports statically, limited to ${kb(LOAD_BUDGET_BYTES)} KB but for the exceptions below; the rest loads at its first dynamic import()).`,
     '',
     line(header),
     rule,

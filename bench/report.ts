@@ -23,17 +23,32 @@ export function machineLine(): string {
 }
 
 /**
+ * The command that reproduces this run: its BENCH_* settings (a checkout's path shown as
+ * `<checkout>`: it is the reader's own) and the npm script.
+ */
+export function commandLine(bench: string): string {
+  const settings = Object.entries(process.env)
+    .filter(([name]) => name.startsWith('BENCH_'))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, value]) => `${name}=${name.endsWith('_DIR') ? '<checkout>' : value}`);
+  return [...settings, `npm run bench:${bench}`].join(' ');
+}
+
+/**
  * Replaces the bench's section of docs/performance.md (between its markers, added under `heading`
- * the first time) with `table`, unless the command line says --no-write.
+ * the first time) with `table`, unless the command line says --no-write. A line under the table
+ * names the run's date and the command that reproduces it (the table's own first line names the
+ * machine), so every figure in the doc carries all three.
  */
 export async function writeReport(bench: string, heading: string, table: string): Promise<void> {
   if (process.argv.includes('--no-write')) return;
+  const provenance = `Run ${new Date().toISOString().slice(0, 10)}: \`${commandLine(bench)}\`.`;
   const start = `<!-- bench-${bench}:start (written by npm run bench:${bench}) -->`;
   const end = `<!-- bench-${bench}:end -->`;
   let doc = await readFile(DOC, 'utf8');
   if (!doc.includes(start)) doc += `\n## ${heading}\n\n${start}\n${end}\n`;
   const s = doc.indexOf(start);
   const e = doc.indexOf(end);
-  await writeFile(DOC, `${doc.slice(0, s + start.length)}\n${table}\n${doc.slice(e)}`);
+  await writeFile(DOC, `${doc.slice(0, s + start.length)}\n${table}\n\n${provenance}\n${doc.slice(e)}`);
   process.stdout.write(`Wrote ${DOC}\n`);
 }
