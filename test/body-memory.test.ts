@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { watch } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -189,39 +189,125 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
   });
 
   // From the other side: a refused caller must not make the server read its upload, nor hold the
-  // connection open, past the lingering close's bounds.
-  it('a refused upload that goes on is not read past the drain bound, and its connection is closed', async () => {
-    const u = new URL(p.url);
-    // Half-open, as an upload that goes on after the server's FIN.
-    const socket = connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
-    await once(socket, 'connect');
-    const chunks: Buffer[] = [];
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', () => undefined); // the reset at the end of the linger
-    const closed = new Promise((resolve) => socket.on('close', resolve)); // once() would reject on the reset
-    const started = performance.now();
-    socket.write(
-      `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${99 * MB}\r\n\r\n`,
-    );
-    // Writes as fast as the connection takes them, for 1.5 s: each write waits for the last one.
-    let accepted = 0;
-    const chunk = Buffer.alloc(256 * 1024, 0x20);
-    while (performance.now() - started < 1_500 && !socket.destroyed) {
-      const ok = await Promise.race([
-        new Promise<boolean>((resolve) => socket.write(chunk, (e) => resolve(!e))),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 200)),
-      ]);
-      if (!ok) break;
-      accepted += chunk.length;
+  // connection open, past the lingering close's bounds, whatever the body's framing.
+  describe('a refused upload that goes on', () => {
+    /** Resolves when the socket closes, or after `ms`: a test that would hang fails instead. */
+    const closedWithin = (socket: Socket, ms: number) =>
+      new Promise<boolean>((resolve) => {
+        if (socket.destroyed) return resolve(true);
+        const timer = setTimeout(() => resolve(false), ms);
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+
+    async function refusedUpload(framing: 'length' | 'chunked' | 'none') {
+      const u = new URL(p.url);
+      // Half-open, as an upload that goes on after the server's FIN.
+      const socket = connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
+      await once(socket, 'connect');
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('error', () => undefined); // the reset that ends it
+      const started = performance.now();
+      const length = framing === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${99 * MB}`;
+      socket.write(
+        `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`,
+      );
+      // Chunked: one byte of body per chunk behind a 4 KiB chunk extension, so the body bytes
+      // the server sees are a thousandth of what it reads.
+      const oneChunk = `1;${'e'.repeat(4096)}\r\nx\r\n`;
+      const block = framing === 'chunked' ? Buffer.from(oneChunk.repeat(64)) : Buffer.alloc(256 * 1024, 0x20);
+      // Writes as fast as the connection takes them, for 1.5 s: each write waits for the last one.
+      let accepted = 0;
+      while (framing !== 'none' && performance.now() - started < 1_500 && !socket.destroyed) {
+        const ok = await Promise.race([
+          new Promise<boolean>((resolve) => socket.write(block, (e) => resolve(!e))),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 200)),
+        ]);
+        if (!ok) break;
+        accepted += block.length;
+      }
+      // With no body coming, the server's close is seen only by writing (a half-open client that
+      // has read the server's FIN is not told of it otherwise): the first write after the close
+      // draws the reset, the next one fails. Writes a second before the linger's end must be taken.
+      const probe = async () => {
+        socket.write('x');
+        await new Promise((r) => setTimeout(r, 200));
+        socket.write('x');
+      };
+      let openBeforeTheEnd = true;
+      if (framing === 'none') {
+        await new Promise((r) => setTimeout(r, LINGER_MS - 1_000));
+        await probe();
+        openBeforeTheEnd = !(await closedWithin(socket, 300));
+        await new Promise((r) => setTimeout(r, 1_500));
+        await probe();
+      }
+      const closed = await closedWithin(socket, framing === 'none' ? 2_000 : LINGER_MS + 3_000);
+      socket.destroy();
+      const answer = Buffer.concat(chunks).toString();
+      return { answer, accepted, closed, openBeforeTheEnd };
     }
-    const answer = Buffer.concat(chunks).toString();
-    assert.match(answer, /^HTTP\/1.1 401 /, answer);
-    // DRAIN_BYTES read by the server, the rest what the two kernels' socket buffers hold; without
-    // the bound, loopback takes all 99 MB in well under the 1.5 s.
-    assert.ok(accepted < DRAIN_BYTES + 32 * MB, `the server took ${accepted / MB} MB of a refused upload`);
-    await closed;
-    const lingered = performance.now() - started;
-    assert.ok(lingered < LINGER_MS + 2_000, `the refused connection stayed open ${Math.round(lingered)} ms`);
+
+    for (const framing of ['length', 'chunked'] as const) {
+      it(`is not read past the drain bound (${framing === 'length' ? 'Content-Length' : '1-byte chunks with 4 KiB extensions'})`, async () => {
+        const r = await refusedUpload(framing);
+        assert.match(r.answer, /^HTTP\/1.1 401 /, r.answer);
+        // DRAIN_BYTES read by the server, the rest what the two kernels' socket buffers hold;
+        // without the bound, loopback takes megabytes a millisecond for the whole 1.5 s.
+        assert.ok(
+          r.accepted < DRAIN_BYTES + 32 * MB,
+          `the server took ${r.accepted / MB} MB of a refused upload`,
+        );
+        assert.ok(r.closed, 'the server never closed the connection');
+      });
+    }
+
+    it('whose body never comes is closed when the linger ends', async () => {
+      const r = await refusedUpload('none');
+      assert.match(r.answer, /^HTTP\/1.1 401 /, r.answer);
+      assert.ok(r.openBeforeTheEnd, 'the connection was closed before the linger ended');
+      assert.ok(r.closed, 'the connection was still open after the linger');
+    });
+
+    // Before the linger, the connection closed as the answer went out, so nothing sent after it was
+    // read; now the rest of the body is, and a request behind it must not run: the client was told
+    // the connection closes and never sees its answer (RFC 9112 9.6).
+    it('does not run a request sent behind it on the same connection', async () => {
+      const u = new URL(p.url);
+      const socket = connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
+      await once(socket, 'connect');
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('error', () => undefined);
+      const received = () => Buffer.concat(chunks).toString();
+      socket.write(
+        `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n${' '.repeat(10)}`,
+      );
+      for (let i = 0; i < 100 && !received().includes('"UNAUTHORIZED"'); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      assert.match(received(), /^HTTP\/1.1 401 /, received());
+      const publish = JSON.stringify({
+        name: 'pipelined',
+        description: 'x',
+        supported_providers: ['anthropic'],
+      });
+      socket.write(
+        `${' '.repeat(90)}POST /agents HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${owner.key}\r\nContent-Type: application/json\r\nContent-Length: ${publish.length}\r\n\r\n${publish}`,
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      socket.destroy();
+      assert.deepEqual(received().match(/^HTTP\/1.1 \d+/gm), ['HTTP/1.1 401']);
+      const agents = await p.request('GET', '/agents', { key: owner.key });
+      assert.equal(agents.status, 200, agents.text);
+      assert.ok(agents.text.includes('"reader"'), agents.text); // the list holds the account's agents
+      assert.ok(
+        !agents.text.includes('"pipelined"'),
+        `the request behind the refused one ran: ${agents.text}`,
+      );
+    });
   });
 
   // The issue's bound: twelve parallel unauthenticated 99 MB POSTs raise RSS by under 50 MB. Before

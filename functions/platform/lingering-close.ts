@@ -15,11 +15,14 @@ export const LINGER_MS = 5_000;
  * never reads the answer already in its buffer: the bench's clients saw `EPIPE` instead of 401 in
  * most runs, and a client that sends its whole body before reading (most HTTP libraries) sees
  * "connection reset" every time. So, as web servers do (nginx's lingering close), after the answer
- * the server's side is ended (FIN) and the body is read and dropped up to DRAIN_BYTES: a client
- * that sends a body of ordinary size finishes it, and the connection then closes cleanly. Past
- * that, reading stops (the client's writes wait on a full window, costing nothing), and the socket
- * is closed LINGER_MS after the answer, by which time the client has read it. Nothing of the body
- * is kept, and no refused caller can make the server read more than DRAIN_BYTES.
+ * the server's side is ended (FIN) and the body is read and dropped while the connection has
+ * delivered at most DRAIN_BYTES since the refusal: a client that sends a body of ordinary size
+ * finishes it, and the connection then closes cleanly. Past that the connection is closed (the
+ * answer went out a mebibyte of upload before), and a body that stops coming is closed LINGER_MS
+ * after the answer. Nothing of the body is kept, no refused caller can make the server read more
+ * than about DRAIN_BYTES, and a request sent behind the refused one is not run (local-server.ts).
+ * A chunked body that crossed its limit is read no further by Node, so its client gets the answer
+ * if it reads while it uploads; one that sends all before reading loses it, as before.
  */
 export class LingeringClose {
   private readonly sockets = new Set<Socket>();
@@ -30,31 +33,45 @@ export class LingeringClose {
    * replaces it.
    */
   closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-    const socket = res.socket;
+    // The request's socket, not the answer's: an answer queued behind a pipelined one has none yet.
+    const socket = req.socket ?? res.socket;
     if (!socket || socket.destroyed) return;
-    let read = 0;
-    req.on('error', () => undefined);
-    req.on('data', (chunk: Buffer) => {
-      read += chunk.length;
-      if (read > DRAIN_BYTES) req.pause();
-    });
-    req.resume();
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
+    // The bound is on bytes off the wire, not body bytes: a chunked body's framing (chunk sizes,
+    // extensions of up to 16 KiB each) would otherwise let a 1-byte-per-chunk body be read for
+    // gigabytes. Past it the connection is closed: the answer went out a mebibyte of upload ago.
+    // (Pausing instead does not hold: Node's request resumes its socket whenever it wants more.)
+    const readBefore = socket.bytesRead;
+    const stopReading = () => {
+      if (socket.bytesRead - readBefore > DRAIN_BYTES) socket.destroy();
+    };
+    req.on('error', () => undefined);
+    req.on('data', stopReading);
+    req.resume();
     const closeWhenWritten = socket.destroySoon.bind(socket);
     let ending = false;
     socket.destroySoon = () => {
       if (ending) return;
       ending = true;
-      // A body read whole leaves nothing unread, so the close is clean at once; a request Node has
-      // destroyed (its body crossed the limit mid-request) has nothing left to drain.
-      if (req.complete || req.destroyed) return closeWhenWritten();
+      // A body read whole leaves nothing unread: the close is clean at once.
+      if (req.complete) return closeWhenWritten();
       socket.end();
+      // A request Node has destroyed (its chunked body crossed the limit) delivers nothing more,
+      // so nothing counts what arrives: the socket is closed at the timer.
       const timer = setTimeout(() => socket.destroy(), LINGER_MS);
       timer.unref();
       socket.once('close', () => clearTimeout(timer));
       req.once('end', closeWhenWritten);
     };
+  }
+
+  /**
+   * Whether `socket` is a refused request's, closing: a request that follows on it (pipelined)
+   * must not run, since its client was told the connection closes and will never see its answer.
+   */
+  closing(socket: Socket | null): boolean {
+    return socket !== null && this.sockets.has(socket);
   }
 
   /** At the server's close: connections still lingering are closed now. */

@@ -90,6 +90,9 @@ export class LocalServer {
           this.compiled.filter((d) => d.first === c.first || d.first === undefined),
         );
     this.server = createServer((req, res) => {
+      // A request behind a refused one on its connection is not run (RFC 9112 §9.6: the refusal
+      // said the connection closes), nor is its body read: the connection closes as it would.
+      if (this.lingering.closing(req.socket)) return;
       const answer = this.answerFirst.begin();
       const handle = async () => {
         try {
