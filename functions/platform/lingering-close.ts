@@ -17,9 +17,9 @@ export const LINGER_MS = 5_000;
  * "connection reset" every time. So, as web servers do (nginx's lingering close), after the answer
  * the server's side is ended (FIN) and the body is read and dropped while the connection has
  * delivered at most DRAIN_BYTES since the refusal: a client that sends a body of ordinary size
- * finishes it, and the connection then closes cleanly. Past that the connection is closed (the
- * answer went out a mebibyte of upload before), and a body that stops coming is closed LINGER_MS
- * after the answer. Nothing of the body is kept, no refused caller can make the server read more
+ * finishes it, and the connection then closes cleanly. Past that nothing more is read (the
+ * client's writes wait on a full window, costing nothing), and the connection is closed LINGER_MS
+ * after the answer, by which time the client has read it. Nothing of the body is kept, no refused caller can make the server read more
  * than about DRAIN_BYTES, and a request sent behind the refused one is not run (local-server.ts).
  * A chunked body that crossed its limit is read no further by Node, so its client gets the answer
  * if it reads while it uploads; one that sends all before reading loses it, as before.
@@ -40,11 +40,17 @@ export class LingeringClose {
     socket.once('close', () => this.sockets.delete(socket));
     // The bound is on bytes off the wire, not body bytes: a chunked body's framing (chunk sizes,
     // extensions of up to 16 KiB each) would otherwise let a 1-byte-per-chunk body be read for
-    // gigabytes. Past it the connection is closed: the answer went out a mebibyte of upload ago.
-    // (Pausing instead does not hold: Node's request resumes its socket whenever it wants more.)
+    // gigabytes. Past it reading stops: the socket is paused, and the request, which resumes its
+    // socket whenever it wants more (its _read), wants no more. The client's writes then wait on a
+    // full window until the linger ends. (Closing at the bound instead reset the connection a
+    // mebibyte after the answer, a millisecond on loopback: the bench's clients lost it again.)
     const readBefore = socket.bytesRead;
     const stopReading = () => {
-      if (socket.bytesRead - readBefore > DRAIN_BYTES) socket.destroy();
+      if (socket.bytesRead - readBefore <= DRAIN_BYTES) return;
+      req.off('data', stopReading);
+      req.pause();
+      req._read = () => undefined;
+      socket.pause();
     };
     req.on('error', () => undefined);
     req.on('data', stopReading);
