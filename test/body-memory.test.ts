@@ -202,18 +202,26 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
         });
       });
 
-    async function refusedUpload(framing: 'length' | 'chunked' | 'none') {
+    /**
+     * A raw client, half-open (as an upload that goes on after the server's FIN), that keeps what
+     * it receives and ignores the reset that ends it.
+     */
+    async function rawClient() {
       const u = new URL(p.url);
-      // Half-open, as an upload that goes on after the server's FIN.
       const socket = connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
       await once(socket, 'connect');
       const chunks: Buffer[] = [];
       socket.on('data', (c: Buffer) => chunks.push(c));
-      socket.on('error', () => undefined); // the reset that ends it
+      socket.on('error', () => undefined);
+      return { socket, host: u.host, received: () => Buffer.concat(chunks).toString() };
+    }
+
+    async function refusedUpload(framing: 'length' | 'chunked' | 'none') {
+      const { socket, host, received } = await rawClient();
       const started = performance.now();
       const length = framing === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${99 * MB}`;
       socket.write(
-        `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`,
+        `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`,
       );
       // Chunked: one byte of body per chunk behind a 4 KiB chunk extension, so the body bytes
       // the server sees are a thousandth of what it reads.
@@ -247,8 +255,7 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
       }
       const closed = await closedWithin(socket, framing === 'none' ? 2_000 : LINGER_MS + 3_000);
       socket.destroy();
-      const answer = Buffer.concat(chunks).toString();
-      return { answer, accepted, closed, openBeforeTheEnd };
+      return { answer: received(), accepted, closed, openBeforeTheEnd };
     }
 
     for (const framing of ['length', 'chunked'] as const) {
@@ -276,15 +283,9 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
     // read; now the rest of the body is, and a request behind it must not run: the client was told
     // the connection closes and never sees its answer (RFC 9112 9.6).
     it('does not run a request sent behind it on the same connection', async () => {
-      const u = new URL(p.url);
-      const socket = connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
-      await once(socket, 'connect');
-      const chunks: Buffer[] = [];
-      socket.on('data', (c: Buffer) => chunks.push(c));
-      socket.on('error', () => undefined);
-      const received = () => Buffer.concat(chunks).toString();
+      const { socket, host, received } = await rawClient();
       socket.write(
-        `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n${' '.repeat(10)}`,
+        `POST /bodyco/reader/v1/run HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n${' '.repeat(10)}`,
       );
       for (let i = 0; i < 100 && !received().includes('"UNAUTHORIZED"'); i++)
         await new Promise((r) => setTimeout(r, 20));
@@ -295,7 +296,7 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
         supported_providers: ['anthropic'],
       });
       socket.write(
-        `${' '.repeat(90)}POST /agents HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${owner.key}\r\nContent-Type: application/json\r\nContent-Length: ${publish.length}\r\n\r\n${publish}`,
+        `${' '.repeat(90)}POST /agents HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${owner.key}\r\nContent-Type: application/json\r\nContent-Length: ${publish.length}\r\n\r\n${publish}`,
       );
       await new Promise((r) => setTimeout(r, 500));
       socket.destroy();

@@ -19,8 +19,9 @@ export const LINGER_MS = 5_000;
  * delivered at most DRAIN_BYTES since the refusal: a client that sends a body of ordinary size
  * finishes it, and the connection then closes cleanly. Past that nothing more is read (the
  * client's writes wait on a full window, costing nothing), and the connection is closed LINGER_MS
- * after the answer, by which time the client has read it. Nothing of the body is kept, no refused caller can make the server read more
- * than about DRAIN_BYTES, and a request sent behind the refused one is not run (local-server.ts).
+ * after the answer, by which time the client has read it. Nothing of the body is kept, no refused
+ * caller can make the server read more than about DRAIN_BYTES, and a request sent behind the
+ * refused one is not run (local-server.ts).
  * A chunked body that crossed its limit is read no further by Node, so its client gets the answer
  * if it reads while it uploads; one that sends all before reading loses it, as before.
  */
@@ -63,8 +64,8 @@ export class LingeringClose {
       // A body read whole leaves nothing unread: the close is clean at once.
       if (req.complete) return closeWhenWritten();
       socket.end();
-      // A request Node has destroyed (its chunked body crossed the limit) delivers nothing more,
-      // so nothing counts what arrives: the socket is closed at the timer.
+      // Closed at the timer, or once the body has been read whole. (A request Node has destroyed,
+      // its chunked body over the limit, delivers nothing more: only the timer closes it.)
       const timer = setTimeout(() => socket.destroy(), LINGER_MS);
       timer.unref();
       socket.once('close', () => clearTimeout(timer));
