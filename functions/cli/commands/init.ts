@@ -109,7 +109,11 @@ function nextSteps(type: InitType, name: string, dir: string): string {
           `attach it:   agenthost call <org>/<agent> --skills <org>/${name} …`,
         ]
       : type === 'service'
-        ? [`run it:      ${cd}agenthost run .`, `publish it:  ${publish}`]
+        ? [
+            `run it:      ${cd}agenthost run .`,
+            `publish it:  ${publish}`,
+            `deploy it:   agenthost services deploy <org>/${name}`,
+          ]
         : [
             `run it:      ${cd}agenthost run . --input-file input.json`,
             `publish it:  ${publish}`,

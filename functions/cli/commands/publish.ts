@@ -71,14 +71,25 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
             ) as typeof agent;
           }
         }
+        const head: [string, unknown][] = [
+          ['published', ref],
+          ['id', agent.id],
+          ['type', agent.type],
+        ];
+        // An always-on agent is not called (the call is refused): it runs as a service, deployed.
+        if (agent.run_mode === 'always_on') {
+          printRecord(ctx, agent, [
+            ...head,
+            ['deploy', `agenthost services deploy ${agent.org}/${agent.name}`],
+          ]);
+          return;
+        }
         // The endpoint the agent answers: its manifest's default_endpoint (`run` unless it names
         // another), which the agent record carries at its top level like every manifest field.
         const endpoint: unknown = agent.default_endpoint;
         const url = `${(await ctx.resolve()).url}/${agent.org}/${agent.name}/${agent.version}/${typeof endpoint === 'string' ? endpoint : 'run'}`;
         printRecord(ctx, agent, [
-          ['published', ref],
-          ['id', agent.id],
-          ['type', agent.type],
+          ...head,
           ['call', `agenthost call ${ref} --input '{…}'`],
           ['url', `POST ${url}`],
         ]);

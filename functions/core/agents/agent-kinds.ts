@@ -28,3 +28,11 @@ export function deriveEngine(type: AgentType, hasRuntime: boolean, hasLoop: bool
   if (hasLoop) return 'managed_loop';
   return type === 'tool' ? 'code_runtime' : type === 'agent' ? 'managed_loop' : 'direct_llm';
 }
+
+/**
+ * Whether an agent answers calls (POST /{org}/{agent}/{version}/{endpoint}, MCP tool calls): skills
+ * are attached to other agents' calls, and always-on agents run as services with URLs of their own.
+ */
+export function answersCalls(manifest: { type: AgentType; run_mode: RunMode }): boolean {
+  return manifest.type !== 'skill' && manifest.run_mode !== 'always_on';
+}

@@ -165,6 +165,14 @@ async function resolveCallable(deps: CoreDeps, auth: AuthContext, req: CallReque
   if (agent.manifest.type === 'skill') {
     throw new PlatformError('NOT_FOUND', `${ref} is a skill: skills are attached to calls, not called`);
   }
+  if (agent.manifest.run_mode === 'always_on') {
+    // Run as a call it would start an app that never answers, until the deadline (issue 32).
+    throw new PlatformError(
+      'UNPROCESSABLE',
+      `${ref} is an always-on agent: it runs as a service with a URL of its own and is not called; deploy it with \`agenthost services deploy ${req.org}/${req.agent}\` (POST /workspaces/{workspace_id}/services) and send requests to the service’s URL`,
+      { run_mode: 'always_on' },
+    );
+  }
   if (req.endpoint !== agent.manifest.default_endpoint) {
     throw new PlatformError(
       'NOT_FOUND',

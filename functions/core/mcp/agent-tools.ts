@@ -2,6 +2,7 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import { isRecord } from '../../shared/is-record.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
+import { answersCalls } from '../agents/agent-kinds.ts';
 import { findLatest, isCallable } from '../agents/agent-lookup.ts';
 import { type AgentVersion, fromItem } from '../agents/agent-record.ts';
 import { placeholders } from '../agents/placeholders.ts';
@@ -12,8 +13,8 @@ import { agentOfToolName, toolNameOf } from './tool-names.ts';
 /*
  * The agents a caller's MCP client sees as tools (POST /mcp, docs/mcp.md): the agents of the
  * caller's workspaces and the public agents the request names. Each agent is one tool, for its
- * newest version that answers calls; skills are attached to calls, never called, so they are no
- * tools. What a tool call runs is an ordinary agent call (call-agent-tool.ts).
+ * newest version that answers calls; skills (attached to calls, never called) and always-on agents
+ * (services, reached at their own URLs) are no tools. What a tool call runs is an ordinary agent call (call-agent-tool.ts).
  */
 
 type JsonSchema = Record<string, unknown>;
@@ -82,7 +83,7 @@ export async function resolveAgentTool(
 }
 
 function answersAsTool(agent: AgentVersion, now: Date): boolean {
-  return agent.manifest.type !== 'skill' && isCallable(agent, now);
+  return answersCalls(agent.manifest) && isCallable(agent, now);
 }
 
 async function workspaceIdsOf(deps: CoreDeps, auth: AuthContext): Promise<string[]> {
