@@ -309,7 +309,7 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     assert.equal(afterCall?.calls, before?.calls, 'no sandbox run was counted');
   });
 
-  it('counts sandbox runs against their own daily quota (Free: 50), apart from LLM calls', async () => {
+  it('counts sandbox runs against their own daily quota (Free: 50) as well as the daily calls', async () => {
     const free = await createAccount(p.deps, { org: 'tool-free', tier: 'free' });
     const res = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
       key: free.api_key,
@@ -349,8 +349,7 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
       [usage.body.sandbox_quota.limit, usage.body.sandbox_quota.used, usage.body.sandbox_quota.remaining],
       [50, 50, 0],
     );
-    assert.equal(usage.body.quota.limit, 1000);
-    const llmCounter = await p.deps.store.get(dailyCounterKeys.calls(free.account.id, day));
-    assert.equal(llmCounter, undefined, 'the direct-LLM quota is untouched');
+    // The call that ran counted against the daily calls too; the refused one against neither.
+    assert.deepEqual([usage.body.quota.limit, usage.body.quota.used], [1000, 1]);
   });
 });

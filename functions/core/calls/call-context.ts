@@ -11,6 +11,7 @@ import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallInput } from './call-input.ts';
 import type { CallOptions } from './call-options.ts';
+import type { ComputeMeter } from './compute-meter.ts';
 import type { Deadline } from './deadline.ts';
 
 /**
@@ -73,6 +74,8 @@ export interface EngineRun extends Pick<CallInput, 'input' | 'files' | 'metadata
   signal: AbortSignal;
   /** What an orchestrator's run gets on top (service key, network, strict mode, dependency calls). */
   extras?: RunExtras | undefined;
+  /** Counts the run's sandbox time as its commands run (the call's record reads it at a timeout). */
+  meter?: ComputeMeter | undefined;
 }
 
 /**

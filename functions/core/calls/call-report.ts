@@ -10,6 +10,7 @@ import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { AnswerFirstOffer, CallBasis, EngineOutcome } from './call-context.ts';
+import { ComputeMeter } from './compute-meter.ts';
 import type { Admission } from './quotas.ts';
 
 type Outcome = { status: CallRecord['status']; code: string | null; http: number };
@@ -28,6 +29,8 @@ export class CallReport {
   billed = 0;
   /** The concurrency slot, released with the record (calls with a run's service key have none). */
   admission: Admission | undefined;
+  /** The run's sandbox time as it goes, for a call that ends before its engine reports it. */
+  readonly meter = new ComputeMeter();
   private readonly closers: (() => Promise<void>)[] = [];
   readonly call: CallBasis;
 
@@ -48,9 +51,10 @@ export class CallReport {
 
   /** The call failed with `err`; returns its error code. */
   failed(err: unknown): string {
-    // Sandbox engines attach their run time and redacted log lines to the errors they throw.
+    // Sandbox engines attach their run time and redacted log lines to the errors they throw; a
+    // call stopped at its deadline has only the meter's count (the engine's comes too late).
     const extra = err as { computeMs?: number; logs?: EngineOutcome['logs'] };
-    if (typeof extra.computeMs === 'number') this.engine.computeMs = extra.computeMs;
+    this.engine.computeMs = typeof extra.computeMs === 'number' ? extra.computeMs : this.meter.ms;
     if (Array.isArray(extra.logs)) this.engine.logs = extra.logs;
     const code = err instanceof PlatformError ? err.code : 'INTERNAL_ERROR';
     this.outcome = {

@@ -78,16 +78,21 @@ export function chooseModel(
  * placeholder with no value in the input is a 400 naming the field (the template needs it).
  */
 export function renderTemplate(template: string, input: Record<string, unknown>): string {
+  requireTemplateValues(template, input);
+  return template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_m, name: string) => {
+    const v = input[name];
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  });
+}
+
+/** 400 naming each placeholder of the template that has no value in the input. */
+export function requireTemplateValues(template: string, input: Record<string, unknown>): void {
   const missing = placeholders(template).filter((name) => input[name] === undefined || input[name] === null);
   if (missing.length > 0) {
     throw invalidInput(
       missing.map((name) => ({ field: `body.${name}`, message: 'is required by the prompt template' })),
     );
   }
-  return template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_m, name: string) => {
-    const v = input[name];
-    return typeof v === 'string' ? v : JSON.stringify(v);
-  });
 }
 
 /** The skills a call uses, per the agent's defaults, the caller's headers and skills_locked. */

@@ -22,7 +22,7 @@ import { callOptions } from './call-options.ts';
 import { CallReport } from './call-report.ts';
 import { runCodeRuntime } from './code-runtime.ts';
 import { callDeadline, raceDeadline } from './deadline.ts';
-import { runDirectLlm } from './direct-llm.ts';
+import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { checkSubCall, orchestrationFor } from './orchestration.ts';
 import { admitCall } from './quotas.ts';
@@ -57,18 +57,20 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
 async function runCall(deps: CoreDeps, report: CallReport): Promise<CallResponse> {
   const call = await prepareCall(deps, report.call);
   const { auth, agent, request } = call;
-  // Sub-calls made with a run's service key do not count against the caller's quotas.
-  if (!auth.service)
-    report.admission = await admitCall(deps, auth, call.deadline.platformMs(), quotaKind(call));
-  const orchestration = await orchestrationFor(deps, call, callAgent);
-  report.onEnd(orchestration?.revoke);
   const { input, files, metadata, cleanup } = await parseCallBody(
     request.body,
     request.contentType,
     fileTypePolicy(agent),
   );
   report.onEnd(cleanup);
+  // Checked before admission: a call refused for its input counts against no quota (issue 32).
   const warnings = await validateInput(agent, input);
+  requirePromptValues(agent, input, files.length > 0);
+  // Sub-calls made with a run's service key do not count against the caller's quotas.
+  if (!auth.service)
+    report.admission = await admitCall(deps, auth, call.deadline.platformMs(), quotaKind(call));
+  const orchestration = await orchestrationFor(deps, call, callAgent);
+  report.onEnd(orchestration?.revoke);
   const options = callOptions(request.headers, auth.accountId);
   if (call.deadline.remainingMs() <= 0)
     throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
@@ -80,6 +82,7 @@ async function runCall(deps: CoreDeps, report: CallReport): Promise<CallResponse
     metadata,
     options,
     extras: orchestration?.extras,
+    meter: report.meter,
   });
   report.ran(result);
   return {
@@ -182,6 +185,16 @@ async function resolveCallable(deps: CoreDeps, auth: AuthContext, req: CallReque
     );
   }
   return agent;
+}
+
+/**
+ * A prompt agent's template placeholders need values (400 naming them), as its engine renders it;
+ * the engine's `files` variable is there whenever the call has files (direct-llm.ts).
+ */
+function requirePromptValues(agent: AgentVersion, input: Record<string, unknown>, hasFiles: boolean): void {
+  const m = agent.manifest;
+  if (m.execution_engine !== 'direct_llm' || !m.prompt_template) return;
+  requireTemplateValues(m.prompt_template, hasFiles ? { ...input, files: true } : input);
 }
 
 /** Validates the input against the version's input_schema (ajv, compiled once per schema). */

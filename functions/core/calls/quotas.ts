@@ -67,6 +67,19 @@ export async function admitCall(
         : dailyCounterKeys.calls(auth.accountId, utcDay(now));
   const dailyLimit =
     kind === 'sandbox' ? limits.sandboxDailyCalls : kind === 'paid' ? PAID_DAILY_CAP : limits.dailyCalls;
+  // A sandboxed run is a call as well (spec "Limits": a call counts 1 against the daily limit), so
+  // it also takes one of the day's calls, under the tier's daily limit (issue 32).
+  const alsoDailyCalls: TransactOp[] =
+    kind === 'sandbox'
+      ? [
+          {
+            name: 'calls',
+            update: dailyCounterKeys.calls(auth.accountId, utcDay(now)),
+            spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
+            condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', limits.dailyCalls)),
+          },
+        ]
+      : [];
   const id = randomUUID();
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   // Slots this process's calls hold are tried last (held-slots.ts).
@@ -80,11 +93,13 @@ export async function admitCall(
           spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
           condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', dailyLimit)),
         },
+        ...alsoDailyCalls,
         { name: 'slot', put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
       ]);
     } catch (err) {
       if (!(err instanceof TransactionCanceledError)) throw err;
       if (err.cancelledBy('counter')) throw quotaExceeded(auth, dailyLimit, reset, now, kind);
+      if (err.cancelledBy('calls')) throw quotaExceeded(auth, limits.dailyCalls, reset, now);
       continue; // that slot is held: try the next one
     }
     heldSlots.hold(auth.accountId, slot);

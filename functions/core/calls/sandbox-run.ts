@@ -88,7 +88,7 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
     file,
   }));
   try {
-    const session = await deps.sandbox.openSession({
+    const opened = await deps.sandbox.openSession({
       runId: requestId,
       workspaceId: agent.workspace_id,
       bundle,
@@ -106,6 +106,7 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
       limits: DEFAULT_SANDBOX_LIMITS,
       deadlineMs: runDeadline.processMs,
     });
+    const session = run.meter ? run.meter.meter(opened) : opened;
     // The service key is redacted from logs like any secret.
     const serviceKey = run.extras?.env?.PLATFORM_SERVICE_KEY;
     return {
