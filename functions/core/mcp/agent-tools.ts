@@ -14,7 +14,8 @@ import { agentOfToolName, toolNameOf } from './tool-names.ts';
  * The agents a caller's MCP client sees as tools (POST /mcp, docs/mcp.md): the agents of the
  * caller's workspaces and the public agents the request names. Each agent is one tool, for its
  * newest version that answers calls; skills (attached to calls, never called) and always-on agents
- * (services, reached at their own URLs) are no tools. What a tool call runs is an ordinary agent call (call-agent-tool.ts).
+ * (services, reached at their own URLs) are no tools. What a tool call runs is an ordinary agent
+ * call (call-agent-tool.ts).
  */
 
 type JsonSchema = Record<string, unknown>;
