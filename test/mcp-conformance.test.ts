@@ -111,7 +111,7 @@ describe('the official MCP conformance suite against POST /mcp', () => {
         '-o',
         results,
       ],
-      { timeout: 300_000, maxBuffer: 16 * 1024 * 1024 },
+      { timeout: 100_000, maxBuffer: 16 * 1024 * 1024 },
     ).catch((err: { code?: number; stdout?: string; stderr?: string }) => err);
     const output = `${outcome.stdout ?? ''}\n${outcome.stderr ?? ''}`;
     assert.ok(!('code' in outcome) || outcome.code === undefined, output);
