@@ -14,6 +14,7 @@ const callTimeout = app.node.tryGetContext('callTimeoutSeconds') as string | num
 const servicesDomain = app.node.tryGetContext('servicesDomain') as string | undefined;
 const servicesCertificateArn = app.node.tryGetContext('servicesCertificateArn') as string | undefined;
 const corsOrigins = app.node.tryGetContext('corsOrigins') as string | undefined;
+const allowedHosts = app.node.tryGetContext('allowedHosts') as string | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -25,6 +26,7 @@ const { stateful, stateless } = addAgenthostStacks(app, {
       ? { domain: servicesDomain, certificateArn: servicesCertificateArn }
       : undefined,
   corsOrigins: corsOrigins || undefined,
+  allowedHosts: allowedHosts || undefined,
 });
 const assembly = app.synth();
 if (!underCli) {

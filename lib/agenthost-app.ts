@@ -26,6 +26,8 @@ export interface AgenthostAppOptions {
   services?: { domain: string; certificateArn: string } | undefined;
   /** Browser origins allowed to call the API (`-c corsOrigins=https://app.example.com,…`; docs/http.md). */
   corsOrigins?: string | undefined;
+  /** Host names besides the API's own under which POST /mcp answers (`-c allowedHosts=mcp.example.com`; docs/mcp.md). */
+  allowedHosts?: string | undefined;
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
@@ -57,6 +59,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     ...(options.callTimeoutSeconds !== undefined ? { callTimeoutSeconds: options.callTimeoutSeconds } : {}),
     ...(options.services ? { services: options.services } : {}),
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.
   stateless.addStackDependency(stateful);

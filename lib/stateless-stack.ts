@@ -48,6 +48,11 @@ export interface StatelessStackProps extends StackProps {
    */
   corsOrigins?: string;
   /**
+   * PLATFORM_ALLOWED_HOSTS of the mcp function: host names besides the public URL's under which
+   * POST /mcp answers (a custom domain in front of the API; comma-separated). @default none (docs/mcp.md)
+   */
+  allowedHosts?: string;
+  /**
    * Always-on services: the domain of their URLs (a wildcard DNS record to the services load
    * balancer) and an ACM certificate for *.<domain>. Without them no service hosting is built and
    * deploys are refused with a clear message.
@@ -126,6 +131,14 @@ export class StatelessStack extends Stack {
         `callTimeoutSeconds must be a whole number from 1 to 300, got ${props.callTimeoutSeconds}`,
       );
     }
+    if (
+      props.allowedHosts !== undefined &&
+      !/^\s*(\*|[A-Za-z0-9.-]+)(\s*,\s*(\*|[A-Za-z0-9.-]+))*\s*$/.test(props.allowedHosts)
+    ) {
+      throw new Error(
+        `allowedHosts must be comma-separated host names such as mcp.example.com (no scheme or port), or *; got ${props.allowedHosts}`,
+      );
+    }
     const functions = {} as Record<ResourceModule, PlatformFunction>;
     const integrations = {} as Record<ResourceModule, apigateway.LambdaIntegration>;
     for (const module of MODULES) {
@@ -141,6 +154,7 @@ export class StatelessStack extends Stack {
         environment: {
           [ENV.publicUrl]: publicUrl,
           ...(props.corsOrigins ? { [ENV.corsOrigins]: props.corsOrigins } : {}),
+          ...(module === 'mcp' && props.allowedHosts ? { [ENV.allowedHosts]: props.allowedHosts } : {}),
           ...(runsAgents(module) ? { [ENV.maxCallSeconds]: String(Math.max(1, callTimeout - 1)) } : {}),
         },
         ...(runsAgents(module)

@@ -6,7 +6,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { TIER_LIMITS } from '../functions/core/accounts/tiers.ts';
 import { incrementDailyCalls, readDailyCalls } from '../functions/core/usage/daily-usage.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
-import { connectMcp, toolErrorOf } from './helpers/mcp-client.ts';
+import { connectMcp, postMcpAs, toolErrorOf } from './helpers/mcp-client.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { bundleOf } from './helpers/services.ts';
 
@@ -237,12 +237,52 @@ describe('POST /mcp: agents as MCP tools', () => {
     assert.equal(fake.calls.length, 0);
   });
 
+  it('refuses a foreign Host or Origin (DNS rebinding) with 403 before any tool is listed', async () => {
+    const port = new URL(p.url).port;
+    for (const headers of [
+      { host: 'evil.example' },
+      { host: `evil.example:${port}`, origin: `http://evil.example:${port}` },
+      { host: `EVIL.example:${port}` },
+      { host: `evil.example@127.0.0.1:${port}` },
+      { origin: 'http://evil.example' },
+      { origin: `http://evil.example:${port}` },
+      { origin: 'null' },
+      { origin: 'file://' },
+    ] as Record<string, string>[]) {
+      const refused = await postMcpAs(p.url, alpha.key, headers);
+      assert.equal(refused.status, 403, `${JSON.stringify(headers)}: ${refused.body}`);
+      const body = JSON.parse(refused.body) as { error: { code: string; message: string }; result?: unknown };
+      assert.equal(body.error.code, 'FORBIDDEN');
+      assert.match(body.error.message, /DNS-rebinding/);
+      assert.equal(body.result, undefined, 'no tools listed');
+    }
+    // The platform's own names, with or without the port, and an origin of one of them.
+    for (const headers of [
+      { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` },
+      { host: `localhost:${port}`, origin: `http://localhost:${port}` },
+      { host: `[::1]:${port}` },
+      { host: 'localhost' },
+      { origin: 'http://localhost:6274' },
+    ] as Record<string, string>[]) {
+      const answered = await postMcpAs(p.url, alpha.key, headers);
+      assert.equal(answered.status, 200, `${JSON.stringify(headers)}: ${answered.body}`);
+      const body = JSON.parse(answered.body) as { result: { tools: unknown[] } };
+      assert.equal(body.result.tools.length, 3);
+    }
+  });
+
   it('answers 401 without a valid key, 405 for GET and DELETE, 400 for a bad ?public=', async () => {
     await assert.rejects(connectMcp(p.url, null), (err: unknown) => {
       assert.ok(err instanceof StreamableHTTPError, String(err));
       assert.equal(err.code, 401);
       return true;
     });
+    // The challenge says to send a bearer token, so MCP clients do not go looking for OAuth.
+    for (const key of [null, 'ahk_not-a-real-key']) {
+      const refused = await postMcpAs(p.url, key, {});
+      assert.equal(refused.status, 401, refused.body);
+      assert.equal(refused.headers['www-authenticate'], 'Bearer realm="agenthost"');
+    }
     await assert.rejects(connectMcp(p.url, 'ahk_not-a-real-key'), (err: unknown) => {
       assert.ok(err instanceof StreamableHTTPError && err.code === 401, String(err));
       return true;

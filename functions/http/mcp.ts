@@ -1,8 +1,10 @@
+import { assertAllowedHost } from '../platform/allowed-hosts.ts';
 import { createModuleHandler, type Operations, ProtocolReply } from '../platform/http-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'mcp'> = {
   mcpPost: async ({ deps, auth, query, body, requestId, header }) => {
+    assertAllowedHost(deps.config, header('host'), header('origin'));
     // The MCP SDK loads with the first MCP request, not at the Lambda's cold start.
     const { serveMcp } = await import('../platform/mcp-server.ts');
     const answer = await serveMcp(deps, auth, {

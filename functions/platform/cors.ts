@@ -6,7 +6,10 @@
  * browser asked to send. Others get no CORS headers, and the browser keeps the answer from the page.
  */
 
-/** Response headers a page may read: the request id, the rate limit, and a deprecated version's. */
+/**
+ * Response headers a page may read: the request id, the rate limit, a deprecated version's, and a
+ * 401's challenge (which browser MCP clients read to learn how to authenticate).
+ */
 const EXPOSED_HEADERS = [
   'X-Request-Id',
   'X-RateLimit-Limit',
@@ -16,6 +19,7 @@ const EXPOSED_HEADERS = [
   'Deprecation',
   'Sunset',
   'Link',
+  'WWW-Authenticate',
 ].join(', ');
 
 /** How long a browser may keep a preflight's answer. */

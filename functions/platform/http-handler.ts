@@ -297,7 +297,7 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
       if (err.code === 'METHOD_NOT_ALLOWED' && s.allow) headers.Allow = s.allow.join(', ');
       request.response = {
         statusCode: err.status,
-        headers,
+        headers: { ...headers, ...challengeHeaders(err) },
         body: JSON.stringify(errorEnvelope(err, s.requestId)),
       };
     },
@@ -418,6 +418,15 @@ async function edgeRateLimitHeaders(
 export function platformRequestId(gatewayId: string | undefined): string {
   if (!gatewayId) return `req_${randomUUID()}`;
   return gatewayId.startsWith('req_') ? gatewayId : `req_${gatewayId}`;
+}
+
+/**
+ * A 401's challenge (RFC 9110 15.5.2: a 401 carries WWW-Authenticate): the API key as a bearer
+ * token. With it, clients such as MCP's know to send their configured key rather than start an
+ * OAuth flow the platform does not offer (docs/http.md).
+ */
+export function challengeHeaders(err: PlatformError): Record<string, string> {
+  return err.code === 'UNAUTHORIZED' ? { 'WWW-Authenticate': 'Bearer realm="agenthost"' } : {};
 }
 
 export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvelope {

@@ -11,7 +11,7 @@ import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
-import { errorEnvelope, responseHeaders } from './http-handler.ts';
+import { challengeHeaders, errorEnvelope, responseHeaders } from './http-handler.ts';
 import { LingeringClose } from './lingering-close.ts';
 import { readBody, spoolBody } from './request-body.ts';
 import { type RouteDef, routeList } from './routes.ts';
@@ -273,7 +273,7 @@ export class LocalServer {
     );
     writeResult(res, {
       statusCode: err.status,
-      headers,
+      headers: { ...headers, ...challengeHeaders(err) },
       body: JSON.stringify(errorEnvelope(err, requestId)),
     });
   }

@@ -109,6 +109,11 @@ export const RESPONSE_HEADERS = {
     Link: header('The successor version: </{org}/{agent}/{version}/{endpoint}>; rel="successor-version"', {
       type: 'string',
     }),
+    'WWW-Authenticate': header(
+      'How to authenticate: the API key as a bearer token',
+      { type: 'string', enum: ['Bearer realm="agenthost"'] },
+      true,
+    ),
   },
   common: {
     'X-Request-Id': ref('X-Request-Id'),
@@ -117,5 +122,6 @@ export const RESPONSE_HEADERS = {
     'X-RateLimit-Reset': ref('X-RateLimit-Reset'),
   },
   retry: { 'Retry-After': ref('Retry-After') },
+  challenge: { 'WWW-Authenticate': ref('WWW-Authenticate') },
   deprecation: { Deprecation: ref('Deprecation'), Sunset: ref('Sunset'), Link: ref('Link') },
 };

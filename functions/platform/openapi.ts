@@ -80,7 +80,7 @@ const statusText: Record<number, string> = {
   400: 'Invalid input (error.details.fields names each offending field)',
   401: 'Missing or invalid API key',
   402: 'Not enough credits for a paid agent',
-  403: 'Forbidden: the owner role is needed, or the caller may not use this agent or skill',
+  403: 'Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under',
   404: 'Not found (also for resources of workspaces the caller is not a member of)',
   409: 'Conflict with the current state (it already exists, or something depends on it)',
   413: 'Request body or file too large',
@@ -99,6 +99,7 @@ function errorResponse(status: number, codes: ErrorCode[]): JsonObject {
     headers: {
       ...RESPONSE_HEADERS.common,
       ...(status === 429 ? RESPONSE_HEADERS.retry : {}),
+      ...(status === 401 ? RESPONSE_HEADERS.challenge : {}),
     },
     content: {
       'application/json': {

@@ -77,6 +77,25 @@ const settings = {
         ]),
       ),
     ),
+  // Host names besides the platform's own (loopback, HOST, the public URL's, any IP address) under
+  // which POST /mcp answers: its DNS-rebinding protection (docs/mcp.md). `*` allows any name.
+  allowedHosts: z
+    .string()
+    .optional()
+    .transform((v) => csv(v).map((h) => h.toLowerCase()))
+    .pipe(
+      z.array(
+        z.union([
+          z.literal('*'),
+          z
+            .string()
+            .regex(
+              /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/,
+              'must be host names such as api.example.com (no scheme, port or path), or *',
+            ),
+        ]),
+      ),
+    ),
   // Requests a minute from one client address to the routes without an API key, and to any route
   // when the request carries no valid key (docs/http.md).
   addressRateLimit: int(1, 1_000_000).default(1200),

@@ -20,6 +20,7 @@ export const ENV = {
   logLevel: 'PLATFORM_LOG_LEVEL',
   publicUrl: 'PLATFORM_PUBLIC_URL',
   corsOrigins: 'PLATFORM_CORS_ORIGINS',
+  allowedHosts: 'PLATFORM_ALLOWED_HOSTS',
   addressRateLimit: 'PLATFORM_ADDRESS_RATE_LIMIT',
   maxCallSeconds: 'PLATFORM_MAX_CALL_SECONDS',
   sandbox: 'PLATFORM_SANDBOX',

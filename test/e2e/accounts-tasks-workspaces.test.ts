@@ -107,6 +107,8 @@ for (const kind of DEPLOYMENTS) {
         const res = await d.request('GET', '/tasks', { key: null, headers });
         assert.equal(res.status, 401, JSON.stringify(headers));
         assert.equal(errorOf(res).code, 'UNAUTHORIZED');
+        // RFC 9110: a 401 says how to authenticate (docs/http.md).
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="agenthost"');
       }
     });
 

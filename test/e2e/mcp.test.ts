@@ -10,7 +10,7 @@ import { parseConfig } from '../../functions/platform/config.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
-import { connectMcp, toolErrorOf } from '../helpers/mcp-client.ts';
+import { connectMcp, postMcpAs, toolErrorOf } from '../helpers/mcp-client.ts';
 import { bundleOf } from '../helpers/services.ts';
 
 /**
@@ -146,11 +146,27 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(fake.calls.length, 0);
     });
 
-    it('answers 401 without a key and 405 for GET', async () => {
+    it('answers 401 with a bearer challenge without a key, 403 to a foreign Host or Origin, 405 for GET', async () => {
       await assert.rejects(connectMcp(d.url, null), (err: unknown) => {
         assert.ok(err instanceof StreamableHTTPError && err.code === 401, String(err));
         return true;
       });
+      const anonymous = await postMcpAs(d.url, null, {});
+      assert.equal(anonymous.status, 401, anonymous.body);
+      assert.equal(anonymous.headers['www-authenticate'], 'Bearer realm="agenthost"');
+      // DNS rebinding: the platform's own address, under another name (or from another site's page).
+      const { host } = new URL(d.url);
+      const foreign: Record<string, string>[] = [
+        { host: 'evil.example' },
+        { host, origin: 'http://evil.example' },
+      ];
+      for (const headers of foreign) {
+        const refused = await postMcpAs(d.url, d.ownerKey, headers);
+        assert.equal(refused.status, 403, `${JSON.stringify(headers)}: ${refused.body}`);
+        assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, 'FORBIDDEN');
+      }
+      const own = await postMcpAs(d.url, d.ownerKey, { host, origin: `http://${host}` });
+      assert.equal(own.status, 200, own.body);
       const get = await d.request('GET', '/mcp', { headers: { accept: 'text/event-stream' } });
       assert.equal(get.status, 405, get.text);
     });

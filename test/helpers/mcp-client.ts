@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request as undiciRequest } from 'undici';
 
 /**
  * The MCP SDK's own client on the platform's POST /mcp, configured as an MCP host would be: the
@@ -25,4 +26,28 @@ export function toolErrorOf(result: Record<string, unknown>): {
   if (first?.type !== 'text') throw new Error(`No text content: ${JSON.stringify(result)}`);
   return (JSON.parse(first.text) as { error: { code: string; message: string; is_retryable: boolean } })
     .error;
+}
+
+/**
+ * One MCP POST with headers fetch may not send (`Host` is a forbidden header there): sent to the
+ * platform's own loopback address, with the given Host and Origin as a DNS-rebinding page's
+ * browser would send them.
+ */
+export async function postMcpAs(
+  baseUrl: string,
+  key: string | null,
+  headers: Record<string, string>,
+  message: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const res = await undiciRequest(`${baseUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+      ...headers,
+    },
+    body: JSON.stringify(message),
+  });
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
 }

@@ -26,6 +26,8 @@ export const mcpRoutes = {
     tag: 'MCP',
     query: mcpQuery,
     binaryBody: { maxBytes: MAX_MCP_BODY_BYTES, contentTypes: ['application/json'] },
+    // A Host or Origin the platform does not answer under (DNS-rebinding protection, docs/mcp.md).
+    errors: ['FORBIDDEN'],
     success: {
       status: 200,
       schema: jsonRpcAnswer,
