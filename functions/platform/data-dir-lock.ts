@@ -37,7 +37,8 @@ export class DataDirInUseError extends Error {
     const who = holder
       ? `pid ${holder.pid}, ${holder.port === null ? 'still starting, no port yet' : `port ${holder.port} (${holder.url})`}, since ${holder.started_at}`
       : 'its pid and port are not recorded yet';
-    super(`the data dir ${dataDir} is in use by another agenthost platform (${who})`);
+    const what = holder?.kind === 'emulated' ? 'an emulated AWS deployment' : 'another agenthost platform';
+    super(`the data dir ${dataDir} is in use by ${what} (${who})`);
     this.dataDir = dataDir;
     this.holder = holder;
   }
