@@ -13,7 +13,8 @@ const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
   server: 'the platform failed (5xx, LLM_ERROR, TIMEOUT) or could not be reached',
   usage:
     'a mistake in the command line, the input or the configuration (unknown option, bad JSON, 400 INVALID_INPUT, 413, 415, 422)',
-  conflict: '409 CONFLICT: it exists already, or changed meanwhile',
+  conflict:
+    '409 CONFLICT: it exists already, or changed meanwhile; `start`: another platform runs on the data dir',
   auth: 'no key, a wrong key (401), or a role that may not (403)',
   notFound: '404 NOT_FOUND',
   rateLimited: '429 RATE_LIMITED: a rate limit or a daily quota (the line says when to retry)',

@@ -1,4 +1,5 @@
 import type { Config } from '../platform/config.ts';
+import { lockDataDir } from '../platform/data-dir-lock.ts';
 import { emulatedAdminKeyFile, startEmulatedDeployment } from './emulated-deployment.ts';
 
 /**
@@ -12,6 +13,8 @@ export async function startEmulatedPlatform(config: Config): Promise<void> {
       'start:emulated runs the AWS deployment on this machine by itself; leave PLATFORM_MODE unset',
     );
   }
+  // One platform per data dir (data-dir-lock.ts), emulated or not; taken before DynamoDB Local starts.
+  const lock = lockDataDir(config.dataDir, 'emulated');
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const started = Date.now();
   const deployment = await startEmulatedDeployment(config, { progress: out });
@@ -29,6 +32,7 @@ export async function startEmulatedPlatform(config: Config): Promise<void> {
     `agenthost (emulated AWS deployment) listening on ${deployment.url} (data in ${config.dataDir}, ` +
       `ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
   );
+  lock.listening(deployment.url);
   out(
     `Always-on services answer at http://<service>-<first 8 of the workspace id>.${deployment.servicesUrl.slice('http://'.length)}`,
   );
@@ -38,6 +42,7 @@ export async function startEmulatedPlatform(config: Config): Promise<void> {
     stopping = true;
     out(`Received ${signal}; stopping.`);
     await deployment.close();
+    lock.release();
     out('Stopped.');
     process.exit(0);
   };

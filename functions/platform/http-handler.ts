@@ -20,6 +20,7 @@ import {
   PlatformError,
   parseJsonBody,
 } from '../shared/errors.ts';
+import { logServerError } from '../shared/server-error-log.ts';
 import { corsHeaders, preflightHeaders } from './cors.ts';
 import type { Deps } from './deps.ts';
 import type { ErrorEnvelope } from './envelope.ts';
@@ -265,6 +266,13 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
           headers: { ...Object.fromEntries(common), ...result.headers },
           body: result.body,
         };
+        logServerError(s.deps?.logger, {
+          requestId: s.requestId,
+          method: request.event.httpMethod,
+          route: s.route?.path ?? request.event.resource,
+          status: result.status,
+          code: undefined,
+        });
         return;
       }
       if (result instanceof HtmlReply) {
@@ -289,7 +297,15 @@ function respond(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
     },
     onError: async (request) => {
       const s = stateOf(request);
-      const err = toPlatformError(request.error, s);
+      const err = toPlatformError(request.error, s.requestId);
+      logServerError(s.deps?.logger, {
+        requestId: s.requestId,
+        method: request.event?.httpMethod ?? '',
+        route: s.route?.path ?? request.event?.resource,
+        status: err.status,
+        code: err.code,
+        ...(request.error instanceof PlatformError ? {} : { cause: request.error }),
+      });
       const headers = await commonHeaders(s, refusingQuota(err));
       if (err.code === 'RATE_LIMITED' && typeof err.details?.suggested_wait_time === 'number') {
         headers['Retry-After'] = String(err.details.suggested_wait_time);
@@ -443,22 +459,14 @@ export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvel
   };
 }
 
-function toPlatformError(error: unknown, s: RequestState): PlatformError {
+/** What an error is answered as; an unexpected one (logged with its stack in onError) is a 500. */
+function toPlatformError(error: unknown, requestId: string): PlatformError {
   if (error instanceof PlatformError) return error;
   if (error instanceof InvalidCursorError)
     return invalidInput([{ field: 'query.cursor', message: error.message }]);
-  const log = s.deps?.logger;
-  const fields = {
-    request_id: s.requestId,
-    operation: s.operationId,
-    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-    stack: error instanceof Error ? error.stack : undefined,
-  };
-  if (log) log.error('unhandled error', fields);
-  else process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'unhandled error', ...fields })}\n`);
   return new PlatformError(
     'INTERNAL_ERROR',
-    `Internal error; quote request id ${s.requestId} when reporting it`,
+    `Internal error; quote request id ${requestId} when reporting it`,
   );
 }
 

@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
+import { logServerError } from '../shared/server-error-log.ts';
 import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
@@ -104,14 +105,21 @@ export class LocalServer {
       // One look at the store's state per request (Store.asOneRequest), not one per read.
       const handling = deps.store.asOneRequest ? deps.store.asOneRequest(handle) : handle();
       handling.catch((err) => {
-        deps.logger.error('local server failure', { error: String(err) });
-        if (!res.headersSent)
-          void this.sendError(
-            res,
-            new PlatformError('INTERNAL_ERROR', 'Internal error'),
-            `req_${randomUUID()}`,
-          );
-        else res.destroy();
+        if (res.headersSent) {
+          deps.logger.error('local server failure', { error: String(err) });
+          return void res.destroy();
+        }
+        const requestId = `req_${randomUUID()}`;
+        const failure = new PlatformError('INTERNAL_ERROR', 'Internal error');
+        logServerError(deps.logger, {
+          requestId,
+          method: (req.method ?? '').toUpperCase(),
+          route: undefined,
+          status: failure.status,
+          code: failure.code,
+          cause: err,
+        });
+        void this.sendError(res, failure, requestId);
       });
     });
     this.server.keepAliveTimeout = 5_000;

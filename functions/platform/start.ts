@@ -3,6 +3,7 @@ import { startScheduleLoop } from '../jobs/local-schedule-loop.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { DashboardAssets } from './dashboard-assets.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { createDeps } from './deps.ts';
 import { LocalServer } from './local-server.ts';
 
@@ -13,6 +14,8 @@ export async function startLocalPlatform(config: Config): Promise<void> {
       'agenthost start runs the local platform; set PLATFORM_MODE=local (AWS deploys with cdk deploy)',
     );
   }
+  // First, before the store opens: a second platform on this data dir exits here (data-dir-lock.ts).
+  const lock = lockDataDir(config.dataDir, 'local');
   const deps = await createDeps(config);
   const boot = await bootstrapOwner(deps);
   const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -71,15 +74,21 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   }
   // Housekeeping before the first request, then every minute: paid calls charged but never
   // completed (a crash between charge and answer) are refunded; purged versions' bundles deleted.
+  // At start, holding the data dir's lock, no other platform runs here: every run and paid call
+  // still in flight was cut off when the last one stopped, and is recorded so now, not after its
+  // deadline.
   const { runHousekeeping } = await import('../jobs/housekeeping.ts');
-  const reconcile = () =>
-    runHousekeeping(deps).catch((err) => deps.logger.error('housekeeping failed', { error: String(err) }));
-  await reconcile();
+  const reconcile = (afterRestart = false) =>
+    runHousekeeping(deps, { afterRestart }).catch((err) =>
+      deps.logger.error('housekeeping failed', { error: String(err) }),
+    );
+  await reconcile(true);
   const reconcileTimer = setInterval(() => void reconcile(), 60_000);
   reconcileTimer.unref();
   const dashboard = DashboardAssets.load();
   const server = new LocalServer(deps, { dashboard });
   const url = await server.listen(config.port, config.host);
+  lock.listening(url);
   out(`agenthost listening on ${url} (data in ${config.dataDir})`);
   out(
     dashboard
@@ -106,6 +115,7 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     await deps.serviceRunner.close();
     await deps.notifier.drain();
     await deps.store.close();
+    lock.release();
     out('Stopped.');
     process.exit(0);
   };

@@ -16,6 +16,7 @@ import type { Sandbox, SandboxLimits, SandboxSession } from '../../ports/sandbox
 import type { ServiceExit, ServiceLaunch, SupervisionHooks } from '../../ports/service-runner.ts';
 import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../../shared/entrypoint.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
+import { SERVER_ERROR_MESSAGE } from '../../shared/server-error-log.ts';
 import { accepts, freePort, treeListensOn } from './listening-ports.ts';
 import { listensInNamespace } from './pasta-network.ts';
 import { LogPump } from './service-log-pump.ts';
@@ -101,6 +102,7 @@ export class ServiceInstance {
       return;
     }
     if (!this.ready || this.appPort === null) {
+      this.logServerError(req, 503, 'SERVICE_UNAVAILABLE');
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' });
       res.end(
         JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'The service is not ready' } }),
@@ -115,10 +117,27 @@ export class ServiceInstance {
       },
     );
     upstream.on('error', () => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
+      // Cut mid-answer, the app's status has gone out already: no 502 to log.
+      if (!res.headersSent) {
+        this.logServerError(req, 502, 'BAD_GATEWAY');
+        res.writeHead(502, { 'content-type': 'application/json' });
+      }
       res.end(JSON.stringify({ error: { code: 'BAD_GATEWAY', message: 'The service did not answer' } }));
     });
     req.pipe(upstream);
+  }
+
+  /**
+   * The operator's line for a 5xx the gateway answers itself (not the app's own answers, which are
+   * the app's to log), as the API's are logged: the method, never the path or anything sent.
+   */
+  private logServerError(req: IncomingMessage, status: number, code: string): void {
+    this.options.log('warn', SERVER_ERROR_MESSAGE, {
+      service_id: this.id,
+      method: req.method,
+      status,
+      code,
+    });
   }
 
   /** Stops what runs now and starts `launch` in its place. */

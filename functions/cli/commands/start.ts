@@ -36,6 +36,16 @@ export function registerStart(program: Command, cli: CliRuntime): void {
             await startLocalPlatform(config);
           }
         } catch (err) {
+          // Loaded here, not with every command: the lock's module brings node:sqlite.
+          const { DataDirInUseError } = await import('../../platform/data-dir-lock.ts');
+          if (err instanceof DataDirInUseError)
+            throw new CliError(
+              err.message,
+              EXIT.conflict,
+              err.holder
+                ? `stop it first (kill ${err.holder.pid}), or give this platform a data dir of its own: PLATFORM_DATA_DIR=./other-data agenthost start`
+                : 'stop the platform running on it, or give this one a data dir of its own: PLATFORM_DATA_DIR=./other-data agenthost start',
+            );
           if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
             throw new CliError(
               `port ${config.port} on ${config.host} is already in use`,

@@ -248,13 +248,18 @@ export async function refund(deps: CoreDeps, requestId: string, reason: string):
  * period belongs to a call whose record was never written (the process died between the charge
  * and the run, or between a failed run and its refund). Its caller got no answer, so it is
  * refunded, once. Settled charges (a record was written with the answer) are never touched.
+ * `all`: every pending charge, due or not, for a caller that knows no call is running (the local
+ * platform at start, holding its data dir's lock: the calls died with the last one).
  */
-export async function reconcileCharges(deps: CoreDeps): Promise<{ refunded: number }> {
+export async function reconcileCharges(
+  deps: CoreDeps,
+  options: { all?: boolean } = {},
+): Promise<{ refunded: number }> {
   const now = deps.clock.now().getTime();
   const due = await queryAll(deps.store, {
     index: 'gsi2',
     pk: PENDING_CHARGES,
-    sk: { lt: `${String(now).padStart(15, '0')}#~` },
+    ...(options.all ? {} : { sk: { lt: `${String(now).padStart(15, '0')}#~` } }),
   });
   let refunded = 0;
   for (const item of due) {

@@ -9,8 +9,8 @@ import { type RunRecord, type RunTrigger, runItem } from './schedule-run-record.
  * otherwise leave no trace: its slot is claimed, so it is never run again, and no record says so.
  * Each run therefore writes a marker when it starts, removed in the same transaction as its record.
  * A marker still there after the run's deadline plus the reconcile grace belongs to a run that will
- * never finish: housekeeping (at local start-up, then every minute; every five minutes in AWS)
- * turns it into a run with status error, saying it was interrupted, and an `interrupted` event on
+ * never finish: housekeeping (every minute locally, every five minutes in AWS; at local start-up
+ * every marker, since no platform can be running it then) turns it into a run with status error, saying it was interrupted, and an `interrupted` event on
  * the schedule's timeline (docs/schedules.md).
  */
 export interface InflightRun {
@@ -52,13 +52,19 @@ export function inflightItem(run: InflightRun): Item {
  * Records every run whose marker is past due as interrupted, once: the marker's deletion is the
  * condition of the transaction that writes the run and the event, so two reconcilers (or a late
  * finish) cannot both record it. Listing is a Query on GSI2, never a Scan.
+ *
+ * `all`: every marker, due or not, for a caller that knows no platform is running any of them
+ * (the local platform at start, holding its data dir's lock: the runs died with the last one).
  */
-export async function reconcileInterruptedRuns(deps: CoreDeps): Promise<{ interrupted: number }> {
+export async function reconcileInterruptedRuns(
+  deps: CoreDeps,
+  options: { all?: boolean } = {},
+): Promise<{ interrupted: number }> {
   const now = deps.clock.now();
   const due = await queryAll(deps.store, {
     index: 'gsi2',
     pk: scheduleKeys.inflightDue,
-    sk: { lt: `${dueKey(now.getTime())}#~` },
+    ...(options.all ? {} : { sk: { lt: `${dueKey(now.getTime())}#~` } }),
   });
   let interrupted = 0;
   for (const item of due) {
