@@ -98,22 +98,29 @@ function suggestName(from: string, type: InitType): string {
   return slug || `my-${type}`;
 }
 
+/**
+ * The command the hints name: after `npm install agenthost` in a project its bin is in
+ * node_modules/.bin, not on PATH, so a bare `agenthost` is "command not found"; npx finds it there,
+ * as the README runs it, so the hints work as copied.
+ */
+const CLI = 'npx agenthost';
+
 function nextSteps(type: InitType, name: string, dir: string): string {
   const cd = dir === '.' ? '' : `cd ${dir.includes(' ') ? `'${dir}'` : dir} && `;
-  const publish = `${cd}agenthost publish .${NEEDS_ALLOW_NO_SECRETS[type] ? ' --allow-no-secrets' : ''}`;
+  const publish = `${cd}${CLI} publish .${NEEDS_ALLOW_NO_SECRETS[type] ? ' --allow-no-secrets' : ''}`;
   const lines =
     type === 'skill'
       ? [
-          `try it:      agenthost run AGENT_DIR --skill ${dir}`,
+          `try it:      ${CLI} run AGENT_DIR --skill ${dir}`,
           `publish it:  ${publish}`,
-          `attach it:   agenthost call <org>/<agent> --skills <org>/${name} …`,
+          `attach it:   ${CLI} call <org>/<agent> --skills <org>/${name} …`,
         ]
       : type === 'service'
-        ? [`run it:      ${cd}agenthost run .`, `publish it:  ${publish}`]
+        ? [`run it:      ${cd}${CLI} run .`, `publish it:  ${publish}`]
         : [
-            `run it:      ${cd}agenthost run . --input-file input.json`,
+            `run it:      ${cd}${CLI} run . --input-file input.json`,
             `publish it:  ${publish}`,
-            `call it:     agenthost call <org>/${name} --input-file input.json`,
+            `call it:     ${CLI} call <org>/${name} --input-file input.json`,
           ];
   return ['', 'Next (README.md has more):', ...lines.map((l) => `  ${l}`)].join('\n');
 }
