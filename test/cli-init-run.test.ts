@@ -93,7 +93,11 @@ describe('agenthost init and run', () => {
     const res = await init('prompt', 'explainer');
     assert.match(res.stdout, new RegExp(`^created +explainer \\(prompt\\) in ${dirOf('explainer')}$`, 'm'));
     assert.match(res.stdout, /^files +README\.md, agent\.json, input\.json$/m);
-    assert.match(res.stderr, /publish it: +cd .*explainer && agenthost publish \.$/m, 'next steps on stderr');
+    assert.match(
+      res.stderr,
+      /publish it: +cd .*explainer && npx agenthost publish \.$/m,
+      'next steps on stderr',
+    );
     const manifest = JSON.parse(await readFile(join(dirOf('explainer'), 'agent.json'), 'utf8'));
     assert.equal(manifest.name, 'explainer', 'named for its directory');
     assert.equal(manifest.type, 'prompt');
@@ -147,7 +151,7 @@ describe('agenthost init and run', () => {
     assert.equal(badName.code, 2);
     assert.match(
       badName.stderr,
-      /^agenthost: the agent name "Bad_Name" must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit \(fix: pass another --name\)$/m,
+      /^agenthost: INVALID_INPUT: the agent name "Bad_Name" must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit \(fix: pass another --name\)$/m,
     );
     const badDir = await runCli(['init', dirOf('My Agent')], env);
     assert.equal(badDir.code, 2);
@@ -344,7 +348,7 @@ describe('agenthost init and run', () => {
     assert.match(crashing.stderr, /^log ERROR +no config found$/m);
     assert.match(
       crashing.stderr,
-      /^agenthost: the service did not start: exited with status 1: no config found/m,
+      /^agenthost: SERVICE_FAILED: the service did not start: exited with status 1: no config found/m,
     );
     assert.equal(crashing.stdout, '', 'no URL for a service that never ran');
 
@@ -366,7 +370,7 @@ describe('agenthost init and run', () => {
     assert.equal(refused.code, 2);
     assert.match(
       refused.stderr,
-      /^agenthost: warm-tone is a skill \(its SKILL\.md is valid\): a skill is not called, it is attached to calls of other agents \(fix: try it with an agent: agenthost run AGENT_DIR --skill .*warm-tone/m,
+      /^agenthost: INVALID_INPUT: warm-tone is a skill \(its SKILL\.md is valid\): a skill is not called, it is attached to calls of other agents \(fix: try it with an agent: agenthost run AGENT_DIR --skill .*warm-tone/m,
     );
 
     fake.reset();
@@ -412,7 +416,7 @@ describe('agenthost init and run', () => {
     assert.equal(missing.code, 2);
     assert.match(
       missing.stderr,
-      /^agenthost: missing required secret SERVICE_TOKEN of keyed \(fix: set it in the environment \(SERVICE_TOKEN=… agenthost run …\) or in a --secrets-file of KEY=VALUE lines\)$/m,
+      /^agenthost: INVALID_INPUT: missing required secret SERVICE_TOKEN of keyed \(fix: set it in the environment \(SERVICE_TOKEN=… agenthost run …\) or in a --secrets-file of KEY=VALUE lines\)$/m,
     );
 
     const fromEnv = await runCli(['run', dirOf('keyed')], {

@@ -272,7 +272,7 @@ describe('agenthost services against the local platform, with real apps', () => 
     assert.match(crash.stderr, /^crasher: paused, \w+; 2 failed starts: .*boom/m);
     assert.match(
       crash.stderr,
-      /^agenthost: service crasher paused \(crash_loop\): .*boom: crashing on purpose.* \(fix: read its output with `agenthost services logs crasher`/m,
+      /^agenthost: SERVICE_FAILED: service crasher paused \(crash_loop\): .*boom: crashing on purpose.* \(fix: read its output with `agenthost services logs crasher`/m,
     );
     const logs = await cli(['services', 'logs', 'crasher', '--level', 'error']);
     assert.match(logs.stdout, /ERROR +boom: crashing on purpose/);
@@ -292,7 +292,7 @@ describe('agenthost services against the local platform, with real apps', () => 
     assert.equal(slow.code, 1, slow.stderr);
     assert.match(
       slow.stderr,
-      /^agenthost: service slow is not running after 1 s \(provisioning, starting\) \(fix: it keeps starting in the background/m,
+      /^agenthost: TIMEOUT: service slow is not running after 1 s \(provisioning, starting\) \(fix: it keeps starting in the background/m,
     );
     assert.equal((await json<Service>(['services', 'get', 'slow'])).state, 'provisioning', 'still starting');
 

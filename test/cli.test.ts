@@ -110,7 +110,7 @@ describe('the CLI without a platform', () => {
     assert.equal(res.code, 1);
     assert.equal(
       res.stderr.trim(),
-      `agenthost: cannot reach agenthost at ${url}: connection refused (fix: start it with \`agenthost start\`, or point the CLI at it with --url, AGENTHOST_URL or \`agenthost login --url\`)`,
+      `agenthost: UNREACHABLE: cannot reach agenthost at ${url}: connection refused (fix: start it with \`agenthost start\`, or point the CLI at it with --url, AGENTHOST_URL or \`agenthost login --url\`)`,
     );
     const debug = await runCli(['agents', 'list', '--debug'], env);
     assert.match(debug.stderr, /TypeError: fetch failed/, 'the error with --debug');
@@ -520,7 +520,7 @@ describe('the CLI against the local platform', () => {
 
     const stray = await runCli(['call', 'cli-flags/reader', '--metadata', '{"purpose":"x"}'], env);
     assert.equal(stray.code, 2);
-    assert.match(stray.stderr, /^agenthost: --metadata goes with --file/m);
+    assert.match(stray.stderr, /^agenthost: INVALID_INPUT: --metadata goes with --file/m);
   });
 
   it('exits with the documented code and one line for each kind of call failure', async () => {

@@ -8,6 +8,8 @@ import { createClient } from '../../sdk/src/client.ts';
 import { CLIENT_ENV } from '../shared/env-names.ts';
 import { type CliConfigFile, configPath, type Profile, readConfigFile } from './cli-config.ts';
 import { CliError, EXIT } from './cli-errors.ts';
+import { signInHint } from './owner-key-hint.ts';
+import { escapeControlsKeepingLayout } from './terminal-text.ts';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8787';
 
@@ -102,11 +104,7 @@ export class CliContext {
   async client(options: { requireKey?: boolean } = {}): Promise<Client> {
     const r = await this.resolve();
     if (options.requireKey !== false && !r.apiKey)
-      throw new CliError(
-        `no API key for ${r.url}`,
-        EXIT.auth,
-        'sign in with `agenthost login`, or set AGENTHOST_API_KEY or --api-key',
-      );
+      throw new CliError(`no API key for ${r.url}`, EXIT.auth, signInHint(this.io.env, r.url));
     if (r.apiKey) checkApiKey(r.apiKey);
     return createClient({ baseUrl: r.url, ...(r.apiKey ? { apiKey: r.apiKey } : {}), retry: false });
   }
@@ -125,13 +123,19 @@ export class CliContext {
     return personal.id;
   }
 
+  /**
+   * Data on stdout. Whatever a command composed, no control character but its own newlines and
+   * tabs reaches the terminal (terminal-text.ts): the platform's strings are in most lines.
+   */
   out(text: string): void {
-    this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    const safe = escapeControlsKeepingLayout(text);
+    this.io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
   }
 
   /** Progress, warnings and notes go to stderr, so stdout stays the data (and --json one document). */
   note(text: string): void {
-    this.io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+    const safe = escapeControlsKeepingLayout(text);
+    this.io.stderr.write(safe.endsWith('\n') ? safe : `${safe}\n`);
   }
 }
 

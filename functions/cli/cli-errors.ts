@@ -7,6 +7,7 @@ import { AgentHostError } from '../../sdk/src/errors.ts';
 import { ConfigError } from '../platform/config.ts';
 import { VaultConfigurationError } from '../ports/secret-vault.ts';
 import { PlatformError } from '../shared/errors.ts';
+import { escapeControls, escapeControlsKeepingLayout } from './terminal-text.ts';
 
 /** Exit codes, by what went wrong. */
 export const EXIT = {
@@ -27,20 +28,39 @@ export const EXIT = {
   credits: 7,
 } as const;
 
-/** An error of the CLI's own (bad flags, a missing file), with its exit code and a fix. */
+/**
+ * The code a failure of the CLI's own is named by: the platform's code for the same exit code, so
+ * a script that matches `NOT_FOUND` finds a missing agent whether the CLI or the API said so.
+ */
+const CODE_OF_EXIT: Readonly<Record<number, string>> = {
+  [EXIT.server]: 'INTERNAL_ERROR',
+  [EXIT.usage]: 'INVALID_INPUT',
+  [EXIT.conflict]: 'CONFLICT',
+  [EXIT.auth]: 'UNAUTHORIZED',
+  [EXIT.notFound]: 'NOT_FOUND',
+  [EXIT.rateLimited]: 'RATE_LIMITED',
+  [EXIT.credits]: 'INSUFFICIENT_CREDITS',
+  130: 'CANCELLED',
+};
+
+/** An error of the CLI's own (bad flags, a missing file), with its exit code, its code and a fix. */
 export class CliError extends Error {
   override name = 'CliError';
   readonly exitCode: number;
   readonly hint: string | undefined;
-  constructor(message: string, exitCode: number = EXIT.usage, hint?: string) {
+  readonly code: string;
+  constructor(message: string, exitCode: number = EXIT.usage, hint?: string, code?: string) {
     super(message);
     this.exitCode = exitCode;
     this.hint = hint;
+    this.code = code ?? CODE_OF_EXIT[exitCode] ?? 'INTERNAL_ERROR';
   }
 }
 
+/** The code of a command-line mistake commander found (an unknown option, a missing argument). */
+export const USAGE_CODE = CODE_OF_EXIT[EXIT.usage] as string;
+
 const HINTS: Partial<Record<string, string>> = {
-  UNAUTHORIZED: 'sign in with `agenthost login`, or set AGENTHOST_API_KEY',
   // From a call, a service deploy or restart: the agent declares secrets the workspace's vault lacks.
   MISSING_SECRETS:
     'put each in the workspace vault with `agenthost secrets set NAME` (value from stdin or a prompt)',
@@ -80,13 +100,30 @@ export function exitCodeOf(status: number): number {
   return EXIT.server;
 }
 
-/** The line to print and the exit code, for any error a command threw. */
-export function describeError(err: unknown, context: { url?: string }): { line: string; exitCode: number } {
+/**
+ * The line to print and the exit code, for any error a command threw. Its controls are shown
+ * escaped (terminal-text.ts): the platform's messages carry names and values anyone may have set.
+ * Only the platform's settings errors keep their newlines (a bad variable a line, the CLI's own).
+ */
+export function describeError(
+  err: unknown,
+  context: { url?: string; signInHint?: string },
+): { line: string; exitCode: number } {
+  const { line, exitCode } = failure(err, context);
+  const own = err instanceof ConfigError || err instanceof VaultConfigurationError;
+  return { line: own ? escapeControlsKeepingLayout(line) : escapeControls(line), exitCode };
+}
+
+function failure(
+  err: unknown,
+  context: { url?: string; signInHint?: string },
+): { line: string; exitCode: number } {
   if (err instanceof AgentHostError) {
     const fields = (err.details?.fields ?? []).map((f) => `${f.field}: ${f.message}`);
     const fieldText =
       fields.length && !fields.every((f) => err.message.includes(f)) ? ` (${fields.join('; ')})` : '';
     let hint = refusalHint(err) ?? HINTS[err.code];
+    if (err.code === 'UNAUTHORIZED') hint = context.signInHint ?? 'sign in with `agenthost login`';
     if (err.code === 'RATE_LIMITED' && err.suggestedWaitTime !== undefined)
       hint = `retry in ${err.suggestedWaitTime} s`;
     return {
@@ -99,16 +136,22 @@ export function describeError(err: unknown, context: { url?: string }): { line: 
     return { line: `${err.code}: ${err.message}`, exitCode: exitCodeOf(err.status) };
   // The platform's settings (start, accounts create, run) are the user's to fix.
   if (err instanceof ConfigError || err instanceof VaultConfigurationError)
-    return { line: err.message, exitCode: EXIT.usage };
+    return { line: `INVALID_CONFIG: ${err.message}`, exitCode: EXIT.usage };
   if (err instanceof CliError)
-    return { line: `${err.message}${err.hint ? ` (fix: ${err.hint})` : ''}`, exitCode: err.exitCode };
+    return {
+      line: `${err.code}: ${err.message}${err.hint ? ` (fix: ${err.hint})` : ''}`,
+      exitCode: err.exitCode,
+    };
   const unreachable = unreachableReason(err);
   if (unreachable)
     return {
-      line: `cannot reach agenthost at ${context.url ?? 'its URL'}: ${unreachable} (fix: start it with \`agenthost start\`, or point the CLI at it with --url, AGENTHOST_URL or \`agenthost login --url\`)`,
+      line: `UNREACHABLE: cannot reach agenthost at ${context.url ?? 'its URL'}: ${unreachable} (fix: start it with \`agenthost start\`, or point the CLI at it with --url, AGENTHOST_URL or \`agenthost login --url\`)`,
       exitCode: EXIT.server,
     };
-  return { line: err instanceof Error ? err.message : String(err), exitCode: EXIT.server };
+  return {
+    line: `INTERNAL_ERROR: ${err instanceof Error ? err.message : String(err)}`,
+    exitCode: EXIT.server,
+  };
 }
 
 /** fetch fails with a TypeError whose cause is the socket's error (ECONNREFUSED, ENOTFOUND …). */

@@ -1,9 +1,12 @@
 /**
  * How commands print data: with --json one JSON document (for scripts: `jq`, pipes), otherwise a
- * table or key-value lines for people (cli-table3, borders off so columns stay easy to cut).
+ * table or key-value lines for people (cli-table3, borders off so columns stay easy to cut). A
+ * value is one line: its control characters, newlines included, are shown escaped
+ * (terminal-text.ts), so a name cannot drive the terminal or start a fake row.
  */
 import Table from 'cli-table3';
 import type { CliContext } from './cli-context.ts';
+import { escapeControls } from './terminal-text.ts';
 
 export interface Column<T> {
   header: string;
@@ -73,6 +76,6 @@ export function printJson(ctx: CliContext, data: unknown): void {
 
 function cell(v: unknown): string {
   if (v === null || v === undefined) return '-';
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  if (typeof v === 'object') return escapeControls(JSON.stringify(v));
+  return escapeControls(String(v));
 }

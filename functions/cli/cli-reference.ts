@@ -45,13 +45,41 @@ config file, the default.
 
 \`agenthost login\` checks a key against the platform before it saves it; the file is written with
 mode 0600 in a 0700 directory. Keys and secret values are read from a prompt or stdin, never from
-an argument (it would stay in the shell's history and the process list).
+an argument (it would stay in the shell's history and the process list). When there is no key, or
+the platform refuses it, and the URL is a loopback one, the hint names the owner key file of a
+platform started on this machine: \`admin-api-key\` in the data dir this environment gives it
+(\`PLATFORM_DATA_DIR\`, else \`./.data\`; \`aws/admin-api-key\` there for the emulated deployment),
+when that file exists; never the key itself.
+
+Installed as a project's dependency (\`npm install agenthost\`), the CLI is in
+\`node_modules/.bin\`, not on \`PATH\`: run it as \`npx agenthost …\`, as the README does. The next
+steps \`init\` prints and the README it writes say \`npx agenthost\`, so they run as copied in
+that project.
 
 ## Output
 
 Data goes to stdout; progress, warnings and notes to stderr. \`--json\` prints one JSON document
-(\`logs --follow --json\` prints one per line). A failure prints one line, \`agenthost: CODE: message
-(fix: …)\`, and exits with the code below; \`--debug\` adds the stack and its causes.
+(\`logs --follow --json\` prints one per line); \`call --json\` and \`run --json\` print the answer's
+envelope with its HTTP headers (\`headers\`, lowercase names: \`x-request-id\`, \`x-ratelimit-*\`, …).
+
+Names, descriptions, log lines and error messages are written by others (a workspace's owner, an
+agent's author, its code), and a terminal obeys the control characters in what it prints (ESC
+sequences retitle it or rewrite the screen, CR overwrites a line, BEL rings). So every C0 and C1
+control character and DEL the CLI prints is shown escaped: \`\\n\`, \`\\r\`, \`\\t\`, \`\\x1b\` for C0,
+\`\\u007f\` and \`\\u009b\` for DEL and C1. A table cell, a record's value, a log line and the error
+line are one line each, so their newlines are escaped too; only the line breaks and tabs of what
+the CLI lays out itself (tables, pretty JSON, a completion script) stay. In \`--json\` output C0
+controls are JSON's own escapes and DEL and C1 are written \`\\u007f\`…\`\\u009f\`, so it parses
+back to the same strings. Backslashes are printed as they are.
+
+A failure prints one line, \`agenthost: CODE: message (fix: …)\`, and exits with the code below;
+\`--debug\` adds the stack and its causes. \`CODE\` is the platform's error code; a failure found by
+the CLI itself has the platform's code for the same exit code (\`INVALID_INPUT\` for a mistake in
+the command line, \`NOT_FOUND\` for an agent or workspace it cannot find, \`UNAUTHORIZED\` for no
+key, \`FORBIDDEN\` for a role that may not), or one of its own: \`INVALID_CONFIG\` (the platform's
+settings, a line for each bad variable), \`UNREACHABLE\` (no platform at the URL), \`SERVICE_FAILED\`
+and \`TIMEOUT\` (a service that paused or did not start in time), \`CANCELLED\` (Ctrl-C at a prompt,
+exit 130), \`INTERNAL_ERROR\` (anything unexpected).
 
 ## Exit codes
 

@@ -15,12 +15,14 @@ import type { Manifest } from '../core/agents/manifest.ts';
 import { parsePublishBody } from '../core/agents/publish.ts';
 import type { LogLevel } from '../shared/logger.ts';
 import { type AgentDir, packAgentBundle, readAgentDir } from './agent-dir.ts';
+import { callResultJson } from './call-result-json.ts';
 import type { CliContext, Client } from './cli-context.ts';
 import { CliError, EXIT } from './cli-errors.ts';
 import { printJson, printRecord } from './cli-output.ts';
 import { startInProcessPlatform } from './in-process-platform.ts';
 import { readInputOption } from './input-option.ts';
 import { readSecretsFile } from './secrets-file.ts';
+import { escapeControls } from './terminal-text.ts';
 
 export interface RunFlags {
   input?: string;
@@ -72,7 +74,7 @@ export async function runAgentDir(
         ...(run.timeoutMs !== undefined ? { timeoutMs: run.timeoutMs } : {}),
       });
       for (const w of result.warnings ?? []) ctx.note(`warning ${w.code}: ${w.message}`);
-      printJson(ctx, ctx.json ? result : result.data);
+      printJson(ctx, ctx.json ? callResultJson(result) : result.data);
     } finally {
       await printAgentLogs(ctx, client, agent.id);
     }
@@ -238,7 +240,7 @@ async function personalWorkspace(client: Client): Promise<string> {
 async function printAgentLogs(ctx: CliContext, client: Client, id: string): Promise<void> {
   const page = await client.agents.logs(id, { limit: 200 }).catch(() => undefined);
   for (const line of [...(page?.logs ?? [])].reverse())
-    ctx.note(`log ${line.level.toUpperCase().padEnd(5)} ${line.message}`);
+    ctx.note(`log ${line.level.toUpperCase().padEnd(5)} ${escapeControls(line.message)}`);
 }
 
 /**
@@ -257,7 +259,7 @@ async function serve(ctx: CliContext, client: Client, workspace: string, ref: st
     const page = await client.services.logs(workspace, deployed.id, { limit: 5000 });
     const lines = [...page.logs].reverse();
     for (const line of lines.slice(seen))
-      ctx.note(`log ${line.level.toUpperCase().padEnd(5)} ${line.message}`);
+      ctx.note(`log ${line.level.toUpperCase().padEnd(5)} ${escapeControls(line.message)}`);
     seen = Math.max(seen, lines.length);
   };
   try {
@@ -274,6 +276,7 @@ async function serve(ctx: CliContext, client: Client, workspace: string, ref: st
         `the service did not start: ${service.last_error ?? service.state}`,
         EXIT.server,
         'its log lines are above',
+        'SERVICE_FAILED',
       );
     printRecord(ctx, service, [
       ['serving', ref],

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LOOK_BACK_MS, type LogLine, latest, SeenLogLines } from '../shared/log-follow-window.ts';
 import type { CliContext } from './cli-context.ts';
+import { escapeControls } from './terminal-text.ts';
 
 export type { LogLine };
 
@@ -28,8 +29,11 @@ export interface LogFlags {
   interval?: number;
 }
 
+/** One log line is one terminal line: a message's newlines show as `\n`, as its other controls do. */
 function lineText(l: LogLine): string {
-  return `${l.timestamp} ${l.level.toUpperCase().padEnd(5)} ${l.message}${l.request_id ? ` [${l.request_id}]` : ''}`;
+  return escapeControls(
+    `${l.timestamp} ${l.level.toUpperCase().padEnd(5)} ${l.message}${l.request_id ? ` [${l.request_id}]` : ''}`,
+  );
 }
 
 /** Prints the newest page (oldest line first, as a terminal reads); with --follow, then polls. */

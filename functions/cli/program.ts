@@ -7,9 +7,11 @@ import { inspect } from 'node:util';
 import { Command, CommanderError, Option } from 'commander';
 import { redact } from '../shared/logger.ts';
 import { CliContext, type CliIo, type GlobalOptions } from './cli-context.ts';
-import { describeError, EXIT, withoutTypedValues } from './cli-errors.ts';
+import { describeError, EXIT, USAGE_CODE, withoutTypedValues } from './cli-errors.ts';
 import type { Action, CliRuntime } from './cli-runtime.ts';
 import { registerCommands } from './commands/index.ts';
+import { signInHint } from './owner-key-hint.ts';
+import { escapeControls, escapeControlsKeepingLayout } from './terminal-text.ts';
 
 export function buildProgram(
   io: CliIo,
@@ -38,9 +40,11 @@ export function buildProgram(
       // A usage mistake is one line like every other failure, with where to look.
       outputError: (s, write) =>
         write(
-          `agenthost: ${withoutTypedValues(s)
-            .replace(/^error: /, '')
-            .trim()} (fix: see agenthost --help, or the command's --help)\n`,
+          `agenthost: ${USAGE_CODE}: ${escapeControls(
+            withoutTypedValues(s)
+              .replace(/^error: /, '')
+              .trim(),
+          )} (fix: see agenthost --help, or the command's --help)\n`,
         ),
       // A fixed width for the generated reference (docs/cli.md); the terminal's otherwise.
       ...(options.helpWidth ? { getOutHelpWidth: () => options.helpWidth as number } : {}),
@@ -63,11 +67,12 @@ export function buildProgram(
             .resolve()
             .then((r) => r.url)
             .catch(() => undefined);
-          const { line, exitCode: code } = describeError(err, { url });
+          const { line, exitCode: code } = describeError(err, { url, signInHint: signInHint(io.env, url) });
           // Key-shaped strings never reach the terminal (a key pasted where a value was expected).
           io.stderr.write(`agenthost: ${redact(line)}\n`);
           // The whole error with --debug: its stack and its causes (fetch's socket error, say).
-          if (ctx.options.debug) io.stderr.write(`${redact(inspect(err, { depth: 4 }))}\n`);
+          if (ctx.options.debug)
+            io.stderr.write(`${escapeControlsKeepingLayout(redact(inspect(err, { depth: 4 })))}\n`);
           exitCode = code;
         }
       },

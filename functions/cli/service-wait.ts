@@ -43,12 +43,14 @@ export async function waitUntilRunning(
         `service ${s.name} paused${s.paused_reason ? ` (${s.paused_reason})` : ''}${s.last_error ? `: ${s.last_error}` : ''}`,
         EXIT.server,
         `read its output with \`agenthost services logs ${s.name}\`, fix it, then \`agenthost services restart ${s.name}\``,
+        'SERVICE_FAILED',
       );
     if (Date.now() - started >= timeoutSeconds * 1000)
       throw new CliError(
         `service ${s.name} is not running after ${timeoutSeconds} s (${progress(s)})`,
         EXIT.server,
         `it keeps starting in the background: \`agenthost services get ${s.name}\`, \`agenthost services logs ${s.name}\`; wait longer with --wait-timeout`,
+        'TIMEOUT',
       );
     await sleep(POLL_MS);
     s = asService(await client.services.get(ws, s.id));

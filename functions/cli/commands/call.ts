@@ -2,6 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { resolveAgentRef } from '../agent-ref.ts';
+import { callResultJson } from '../call-result-json.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printJson } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
@@ -100,7 +101,7 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           ctx.note(
             `warning DEPRECATED: ${fullRef} is deprecated${result.deprecation.sunset ? `, sunset ${result.deprecation.sunset}` : ''}${result.deprecation.successor ? `; successor ${result.deprecation.successor}` : ''}`,
           );
-        printJson(ctx, ctx.json ? result : result.data);
+        printJson(ctx, ctx.json ? callResultJson(result) : result.data);
       }),
     );
 }

@@ -9,6 +9,7 @@ import { type Command, Option } from 'commander';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
+import { CLI_COMMAND } from '../copyable-command.ts';
 import { INIT_TYPES, type InitType, NEEDS_ALLOW_NO_SECRETS, templateFiles } from '../init-templates.ts';
 
 interface InitFlags {
@@ -98,26 +99,28 @@ function suggestName(from: string, type: InitType): string {
   return slug || `my-${type}`;
 }
 
+const CLI = CLI_COMMAND;
+
 function nextSteps(type: InitType, name: string, dir: string): string {
   const cd = dir === '.' ? '' : `cd ${dir.includes(' ') ? `'${dir}'` : dir} && `;
-  const publish = `${cd}agenthost publish .${NEEDS_ALLOW_NO_SECRETS[type] ? ' --allow-no-secrets' : ''}`;
+  const publish = `${cd}${CLI} publish .${NEEDS_ALLOW_NO_SECRETS[type] ? ' --allow-no-secrets' : ''}`;
   const lines =
     type === 'skill'
       ? [
-          `try it:      agenthost run AGENT_DIR --skill ${dir}`,
+          `try it:      ${CLI} run AGENT_DIR --skill ${dir}`,
           `publish it:  ${publish}`,
-          `attach it:   agenthost call <org>/<agent> --skills <org>/${name} …`,
+          `attach it:   ${CLI} call <org>/<agent> --skills <org>/${name} …`,
         ]
       : type === 'service'
         ? [
-            `run it:      ${cd}agenthost run .`,
+            `run it:      ${cd}${CLI} run .`,
             `publish it:  ${publish}`,
-            `deploy it:   agenthost services deploy <org>/${name}`,
+            `deploy it:   ${CLI} services deploy <org>/${name}`,
           ]
         : [
-            `run it:      ${cd}agenthost run . --input-file input.json`,
+            `run it:      ${cd}${CLI} run . --input-file input.json`,
             `publish it:  ${publish}`,
-            `call it:     agenthost call <org>/${name} --input-file input.json`,
+            `call it:     ${CLI} call <org>/${name} --input-file input.json`,
           ];
   return ['', 'Next (README.md has more):', ...lines.map((l) => `  ${l}`)].join('\n');
 }

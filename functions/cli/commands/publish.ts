@@ -11,6 +11,7 @@ import { packAgentBundle, readAgentDir } from '../agent-dir.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
+import { CLI_COMMAND } from '../copyable-command.ts';
 
 export function registerPublish(program: Command, cli: CliRuntime): void {
   program
@@ -80,7 +81,7 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
         if (agent.run_mode === 'always_on') {
           printRecord(ctx, agent, [
             ...head,
-            ['deploy', `agenthost services deploy ${agent.org}/${agent.name}`],
+            ['deploy', `${CLI_COMMAND} services deploy ${agent.org}/${agent.name}`],
           ]);
           return;
         }
@@ -90,7 +91,7 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
         const url = `${(await ctx.resolve()).url}/${agent.org}/${agent.name}/${agent.version}/${typeof endpoint === 'string' ? endpoint : 'run'}`;
         printRecord(ctx, agent, [
           ...head,
-          ['call', `agenthost call ${ref} --input '{…}'`],
+          ['call', `${CLI_COMMAND} call ${ref} --input '{…}'`],
           ['url', `POST ${url}`],
         ]);
       }),

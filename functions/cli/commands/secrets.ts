@@ -46,6 +46,7 @@ async function requireOwner(client: Client, workspaceId: string): Promise<void> 
       `only owners of workspace ${workspace.name} may set its secrets; your role there is ${workspace.role}`,
       EXIT.auth,
       'ask an owner (agenthost workspaces members)',
+      'FORBIDDEN',
     );
 }
 

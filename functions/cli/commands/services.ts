@@ -14,6 +14,7 @@ import { intArg } from '../option-parsers.ts';
 import { noteMore, type PageFlags, pageOptions, readPages } from '../paging.ts';
 import { asService, findService, type ServiceRecord } from '../service-record.ts';
 import { DEFAULT_WAIT_SECONDS, waitUntilRunning } from '../service-wait.ts';
+import { escapeControls } from '../terminal-text.ts';
 import { logOptions } from './agents.ts';
 
 type ServicePatch = Parameters<Client['services']['patch']>[2];
@@ -88,7 +89,8 @@ function showService(ctx: CliContext, s: ServiceRecord): void {
   ]);
   if (!ctx.json && events?.length) {
     ctx.out('\nrecent events (newest first):');
-    for (const e of events.slice(0, 10)) ctx.out(`  ${e.at}  ${e.type.padEnd(17)} ${e.message}`);
+    for (const e of events.slice(0, 10))
+      ctx.out(`  ${e.at}  ${e.type.padEnd(17)} ${escapeControls(e.message)}`);
   }
 }
 

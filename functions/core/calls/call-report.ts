@@ -139,7 +139,7 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
     timestamp: written,
     level: ok ? 'info' : 'error',
     message: ok
-      ? `call ${requestId} succeeded in ${duration} ms (${engine.provider}/${engine.model}, ${engine.usage.total_tokens} tokens)`
+      ? `call ${requestId} succeeded in ${duration} ms${engineSummary(engine)}`
       : `call ${requestId} failed with ${outcome.code} after ${duration} ms`,
     request_id: requestId,
     ttl: Math.floor(Date.parse(call.at) / 1000) + 30 * 86_400,
@@ -160,4 +160,16 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
       ...[record, log, ...extraLogs].map((item) => ({ put: item })),
       ...settle,
     ]);
+}
+
+/**
+ * What ran, for the success line: the model and its tokens when one answered, the sandbox's time
+ * when code ran; a tool has no model, so naming one (`null/null, 0 tokens`) would mislead.
+ */
+function engineSummary(engine: EngineUsage): string {
+  const parts: string[] = [];
+  if (engine.provider)
+    parts.push(`${engine.provider}/${engine.model ?? 'default'}`, `${engine.usage.total_tokens} tokens`);
+  if (engine.computeMs > 0) parts.push(`${Math.round(engine.computeMs)} ms of compute`);
+  return parts.length ? ` (${parts.join(', ')})` : '';
 }

@@ -56,7 +56,8 @@ export function SignIn({
         />
         <p id="api-key-help" class="muted">
           Kept in this tab only (session storage) until you sign out or close it. <code>npm start</code>{' '}
-          prints the owner's key and writes it to <code>.data/admin-api-key</code>.
+          prints the owner's key on its first start and the file it writes it to: <code>admin-api-key</code>{' '}
+          in its data dir (<code>PLATFORM_DATA_DIR</code>, <code>.data</code> unless set).
         </p>
         <button type="submit" disabled={signIn.isPending}>
           {signIn.isPending ? 'Signing in…' : 'Sign in'}
