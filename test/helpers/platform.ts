@@ -16,7 +16,7 @@ import { createDeps, type Deps, type DepsOverrides } from '../../functions/platf
 import { LocalServer } from '../../functions/platform/local-server.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
-import { injectFaults } from './dynamodb-faults.ts';
+import { type Faults, injectFaults } from './dynamodb-faults.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { FakeClock } from './fake-clock.ts';
 
@@ -42,6 +42,8 @@ export interface TestPlatform {
   ownerKey: string;
   /** Every log line the platform wrote (debug level and up). */
   logs: string[];
+  /** On the 'dynamodb-faults' backend: the refusals injected so far. */
+  faults?: Faults;
   request<T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -74,6 +76,7 @@ export async function startTestPlatform(
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
   let dynamo: DynamoDbLocal | undefined;
   let faultyClient: DynamoDBClient | undefined;
+  let faults: Faults | undefined;
   let backendEnv: Record<string, string> = {};
   if (backend !== 'sqlite') {
     dynamo = await startDynamoDbLocal();
@@ -98,7 +101,7 @@ export async function startTestPlatform(
       region: DYNAMODB_LOCAL_REGION,
       credentials: DYNAMODB_LOCAL_CREDENTIALS,
     });
-    injectFaults(faultyClient);
+    faults = injectFaults(faultyClient);
     const nowSeconds = () => Math.floor(clock.now().getTime() / 1000);
     store ??= new DynamoDbStore({ tableName: dynamo.tableName, client: faultyClient, nowSeconds });
   }
@@ -123,6 +126,7 @@ export async function startTestPlatform(
     dataDir,
     ownerKey,
     logs,
+    faults,
     request,
     async createAccount(org, tier = 'pro') {
       const created = await createAccount(deps, { org, tier });
