@@ -13,13 +13,16 @@ import { StoreBusyError } from '../../ports/store.ts';
  * store operation (docs/data-model.md, "Transient failures").
  */
 
-/** Errors of a request that was refused before it was applied. */
+/**
+ * Errors of a request that was refused before it was applied. Not TransactionInProgressException:
+ * it says an earlier send of the same ClientRequestToken (the SDK's own retry) may still commit,
+ * and a new request, with a new token, could then apply the transaction twice.
+ */
 const TRANSIENT_ERRORS = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
   'RequestLimitExceeded',
   'TransactionConflictException',
-  'TransactionInProgressException',
 ]);
 
 /** Cancellation reasons of a transaction's op that say "not now" rather than "no". */
