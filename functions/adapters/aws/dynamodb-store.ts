@@ -259,7 +259,9 @@ export class DynamoDbStore implements Store {
         if (onlyTransientReasons(adjusted)) await backoff.waitOrGiveUp(err);
         else if (adjusted.some((code) => code !== 'None'))
           throw err; // ValidationError and the like: a bug
-        else if (++expiryRetries >= MAX_ATTEMPTS) throw new TransactionCanceledError(adjusted, names);
+        else if (expired.size + vanished.size === 0 || ++expiryRetries >= MAX_ATTEMPTS)
+          throw new TransactionCanceledError(adjusted, names);
+        // Otherwise an expired item is replaced (or no longer is): send again at once.
       }
     }
   }
