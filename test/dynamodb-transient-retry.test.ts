@@ -4,7 +4,8 @@
  * adapter retries them within its budget, and past it answers StoreBusyError, a retryable 500.
  * First the adapter's classification on a mocked client (the service's exceptions, as the SDK
  * raises them), then the call admission on DynamoDB Local behind the fault injector: 429 "used
- * up" only when the counter's condition failed.
+ * up" only when the counter's condition failed; and what a client sees over HTTP when the
+ * refusals outlast the budget.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -37,6 +38,7 @@ import {
   type TransactOp,
 } from '../functions/ports/store.ts';
 import { PlatformError } from '../functions/shared/errors.ts';
+import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { faultyDynamoDbLocalBackend, type StoreBackend } from './helpers/store-backends.ts';
 
 const BUDGET_MS = 1_000;
@@ -217,5 +219,31 @@ describe('call admission on DynamoDB Local behind the fault injector: 429 only f
       assert.match(err.message, /Daily quota of \d+ calls .* is used up/);
       return true;
     });
+  });
+});
+
+describe('what a client sees while DynamoDB keeps refusing writes (over HTTP)', () => {
+  let p: TestPlatform;
+  before(async () => {
+    p = await startTestPlatform({}, 'dynamodb-faults');
+  });
+  after(() => p.close());
+
+  it('answers a retryable 500 with a wait that says nothing changed; the same request lands once it stops', async () => {
+    const faults = p.faults;
+    assert.ok(faults);
+    Object.assign(faults.shares, { conflictShare: 1, writeConflictShare: 1, throttleShare: 0 });
+    const refused = await p.request('POST', '/tasks', { body: { title: 'busy' } });
+    Object.assign(faults.shares, { conflictShare: 0, writeConflictShare: 0 });
+    assert.equal(refused.status, 500, refused.text);
+    const error = errorOf(refused);
+    assert.equal(error.code, 'INTERNAL_ERROR');
+    assert.equal(error.is_retryable, true);
+    assert.equal((refused.body.error as { suggested_wait_time?: number }).suggested_wait_time, 1);
+    assert.match(error.message, /data store is busy .* nothing was changed, retry/);
+    const listed = await p.request<{ total: number }>('GET', '/tasks');
+    assert.equal(listed.body.total, 0, 'nothing was written');
+    const created = await p.request('POST', '/tasks', { body: { title: 'busy' } });
+    assert.equal(created.status, 201, created.text);
   });
 });
