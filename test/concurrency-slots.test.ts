@@ -3,20 +3,30 @@
  * through DynamoDB Local, AWS's own engine): exact under racing admissions, a crashed call's slot
  * freed when its lease expires, and a finished call's slot free for the previous versions'
  * protocol too (create-if-absent, delete on release), which a rollback or the Lambdas of a deploy
- * in progress still run.
+ * in progress still run. The daily quota is exact under the same races. On DynamoDB, also behind
+ * the fault injector (helpers/dynamodb-faults.ts): a conflict or a throttle is never a used-up
+ * quota or a held slot.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TIER_LIMITS } from '../functions/core/accounts/tiers.ts';
 import type { AuthContext } from '../functions/core/api-keys/api-keys.ts';
 import { admitCall } from '../functions/core/calls/quotas.ts';
+import { dailyCounterKeys, utcDay } from '../functions/core/usage/daily-usage.ts';
 import type { CoreDeps } from '../functions/ports/core-deps.ts';
 import { cond, type Store } from '../functions/ports/store.ts';
-import { dynamoDbLocalBackend, type StoreBackend, sqliteBackend } from './helpers/store-backends.ts';
+import {
+  dynamoDbLocalBackend,
+  faultyDynamoDbLocalBackend,
+  type StoreBackend,
+  sqliteBackend,
+} from './helpers/store-backends.ts';
 
 const backends: [string, () => Promise<StoreBackend>][] = [
   ['SQLite', sqliteBackend],
   ['DynamoDB Local', () => dynamoDbLocalBackend('agenthost-slots')],
+  // As the service answers racing transactions: some cancelled with TransactionConflict, some throttled.
+  ['DynamoDB Local with faults', () => faultyDynamoDbLocalBackend('agenthost-slots-faults')],
 ];
 
 const C = TIER_LIMITS.free.concurrentRequests;
@@ -62,6 +72,23 @@ for (const [name, start] of backends) {
       const again = await Promise.all(Array.from({ length: C }, () => admitCall(deps, auth, deadline())));
       await assert.rejects(admitCall(deps, auth, deadline()), /concurrent requests/);
       await Promise.all(again.map((a) => a.finish([])));
+    });
+
+    it('admits all of C racing calls when C remain of the daily quota, and the next is refused as used up', async () => {
+      const auth = caller();
+      const limit = TIER_LIMITS.free.dailyCalls;
+      const counter = dailyCounterKeys.calls(auth.accountId, utcDay(new Date(nowMs)));
+      // Rounds, so that with faults some racing admission surely meets a conflict on the counter.
+      for (let round = 0; round < 3; round++) {
+        await store.put({ ...counter, calls: limit - C });
+        const admitted = await Promise.all(
+          Array.from({ length: C }, () => admitCall(deps, auth, deadline())),
+        );
+        assert.equal((await store.get(counter))?.calls, limit);
+        await assert.rejects(admitCall(deps, auth, deadline()), /Daily quota of \d+ calls .* is used up/);
+        await Promise.all(admitted.map((a) => a.finish([])));
+      }
+      if (backend.faults) assert.ok(backend.faults.conflicts > 0, 'the injector cancelled transactions');
     });
 
     it('frees a crashed call’s slot once its lease (deadline + 30 s) has passed', async () => {

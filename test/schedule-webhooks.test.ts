@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
-import { BACKENDS, errorOf, type TestPlatform } from './helpers/platform.ts';
+import { BACKENDS_WITH_FAULTS, errorOf, type TestPlatform } from './helpers/platform.ts';
 import { startRunsPlatform } from './helpers/schedules.ts';
 
 type Run = {
@@ -13,7 +13,7 @@ type Run = {
   deduplicated: boolean;
 };
 
-for (const backend of BACKENDS) {
+for (const backend of BACKENDS_WITH_FAULTS) {
   describe(`webhook trigger: POST /webhooks/{schedule_id}/{webhook_secret} (${backend} store)`, () => {
     let p: TestPlatform;
     let fake: FakeLlmProviders;

@@ -13,7 +13,6 @@ import { after, before, describe, it } from 'node:test';
 import {
   ConditionalCheckFailedException,
   DynamoDBClient,
-  ProvisionedThroughputExceededException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -38,7 +37,12 @@ import {
   type Store,
   TransactionCanceledError,
 } from '../functions/ports/store.ts';
-import { dynamoDbLocalBackend, type StoreBackend, sqliteBackend } from './helpers/store-backends.ts';
+import {
+  dynamoDbLocalBackend,
+  faultyDynamoDbLocalBackend,
+  type StoreBackend,
+  sqliteBackend,
+} from './helpers/store-backends.ts';
 
 /** A fresh partition key per test, so tests on the shared backend never see each other's items. */
 function partition(label: string): string {
@@ -701,6 +705,8 @@ function storeContract(name: string, start: () => Promise<StoreBackend>): void {
 
 storeContract('SqliteStore', sqliteBackend);
 storeContract('DynamoDbStore on DynamoDB Local', dynamoDbLocalBackend);
+// DynamoDB Local never conflicts or throttles; the service does, and every answer must stay the same.
+storeContract('DynamoDbStore on DynamoDB Local with faults', faultyDynamoDbLocalBackend);
 
 describe('DynamoDbStore requests (mocked client)', () => {
   const NOW = 1_750_000_000;
@@ -911,18 +917,21 @@ describe('DynamoDbStore requests (mocked client)', () => {
     assert.equal(docMock.commandCalls(PutCommand).length, 0);
   });
 
-  it('lets every other error through unchanged', async () => {
-    const throttled = new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} });
+  it('lets every other error through unchanged (transient ones: test/dynamodb-transient-retry.test.ts)', async () => {
+    const invalid = Object.assign(new Error('One or more parameter values were invalid'), {
+      name: 'ValidationException',
+    });
     docMock.reset();
-    docMock.on(TransactWriteCommand).rejects(throttled);
-    docMock.on(PutCommand).rejects(throttled);
-    docMock.on(UpdateCommand).rejects(throttled);
-    await assert.rejects(store.transactWrite(transaction()), (err) => err === throttled);
+    docMock.on(TransactWriteCommand).rejects(invalid);
+    docMock.on(PutCommand).rejects(invalid);
+    docMock.on(UpdateCommand).rejects(invalid);
+    await assert.rejects(store.transactWrite(transaction()), (err) => err === invalid);
     await assert.rejects(
       store.put({ pk: 'a', sk: 'b' }, { condition: cond.notExists() }),
-      (err) => err === throttled,
+      (err) => err === invalid,
     );
-    await assert.rejects(store.atomicAdd({ pk: 'a', sk: 'b' }, 'n', 1), (err) => err === throttled);
+    await assert.rejects(store.atomicAdd({ pk: 'a', sk: 'b' }, 'n', 1), (err) => err === invalid);
+    assert.equal(docMock.commandCalls(TransactWriteCommand).length, 1, 'not retried');
   });
 });
 

@@ -8,6 +8,8 @@
  * backend's own expiry sweep has done so far.
  */
 
+import { PlatformError } from '../shared/errors.ts';
+
 export type Scalar = string | number | boolean | null;
 export type AttrValue = Scalar | AttrValue[] | { [key: string]: AttrValue };
 
@@ -148,11 +150,13 @@ export class ConditionFailedError extends Error {
 }
 
 /**
- * Thrown when a transaction is cancelled. Nothing was written. Callers ask by the ops' names:
- * `conditionFailed` and `cancelledBy` (`failed` holds each failed named op's code:
- * 'ConditionalCheckFailed' when its condition did not hold, 'TransactionConflict' (DynamoDB) when
- * another write raced it). An adapter builds it from its code per op ('None' for an op that
- * passed) and the ops' names; unnamed ops appear only in the message.
+ * Thrown when a transaction is cancelled because a condition did not hold. Nothing was written.
+ * Callers ask by the ops' names: `conditionFailed` (`failed` holds each failed named op's code:
+ * 'ConditionalCheckFailed' when its condition did not hold; beside it, on DynamoDB, another op of
+ * the same transaction may show 'TransactionConflict'). A transaction cancelled only by conflicts
+ * or throttling is never this error: the adapter retries it, and past its budget throws
+ * `StoreBusyError` (docs/data-model.md, "Transient failures"). An adapter builds it from its code
+ * per op ('None' for an op that passed) and the ops' names; unnamed ops appear only in the message.
  */
 export class TransactionCanceledError extends Error {
   override name = 'TransactionCanceledError';
@@ -174,9 +178,33 @@ export class TransactionCanceledError extends Error {
     return this.failed[name] === 'ConditionalCheckFailed';
   }
 
-  /** The op named `name` did not pass, for whatever reason (its condition, or a conflicting write). */
+  /**
+   * The same as `conditionFailed`: only a failed condition cancels an op as far as callers are
+   * concerned. A conflicting write is not an answer about the op (a quota counter that conflicted
+   * is not used up), so it never reaches them as one.
+   */
   cancelledBy(name: string): boolean {
-    return name in this.failed;
+    return this.conditionFailed(name);
+  }
+}
+
+/** Seconds a client is told to wait after `StoreBusyError`. */
+export const STORE_BUSY_WAIT_SECONDS = 1;
+
+/**
+ * Thrown when the store kept refusing a request for contention (a conflicting transaction) or
+ * throughput (throttling) past the adapter's retry budget. Nothing was written and no condition
+ * was judged, so it is a retryable 500 with a wait for the client, never a failed condition.
+ */
+export class StoreBusyError extends PlatformError {
+  override name = 'StoreBusyError';
+  constructor(cause?: unknown) {
+    super(
+      'INTERNAL_ERROR',
+      'The data store is busy (conflicting writes or throttling); nothing was changed, retry in a moment',
+      { suggested_wait_time: STORE_BUSY_WAIT_SECONDS },
+    );
+    this.cause = cause;
   }
 }
 

@@ -1,8 +1,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbStore } from '../../functions/adapters/aws/dynamodb-store.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
+import {
+  DYNAMODB_LOCAL_CREDENTIALS,
+  DYNAMODB_LOCAL_REGION,
+} from '../../functions/emulator/dynamodb-local.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { DashboardAssets } from '../../functions/platform/dashboard-assets.ts';
@@ -10,6 +16,7 @@ import { createDeps, type Deps, type DepsOverrides } from '../../functions/platf
 import { LocalServer } from '../../functions/platform/local-server.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
+import { type Faults, injectFaults } from './dynamodb-faults.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { FakeClock } from './fake-clock.ts';
 
@@ -35,6 +42,8 @@ export interface TestPlatform {
   ownerKey: string;
   /** Every log line the platform wrote (debug level and up). */
   logs: string[];
+  /** On the 'dynamodb-faults' backend: the refusals injected so far. */
+  faults?: Faults;
   request<T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -48,8 +57,14 @@ export interface TestPlatform {
  * The local platform in this process, over real HTTP on a loopback port, on a fresh data dir, with
  * a fake clock. Every end-to-end test file starts one.
  */
-export type Backend = 'sqlite' | 'dynamodb';
+export type Backend = 'sqlite' | 'dynamodb' | 'dynamodb-faults';
 export const BACKENDS: Backend[] = ['sqlite', 'dynamodb'];
+/**
+ * DynamoDB Local behind the fault injector (dynamodb-faults.ts), for the tests of invariants that
+ * racing writers share: transactions cancelled with TransactionConflict and requests throttled,
+ * as the service does and DynamoDB Local never.
+ */
+export const BACKENDS_WITH_FAULTS: Backend[] = [...BACKENDS, 'dynamodb-faults'];
 
 export async function startTestPlatform(
   env: Record<string, string> = {},
@@ -60,8 +75,10 @@ export async function startTestPlatform(
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
   let dynamo: DynamoDbLocal | undefined;
+  let faultyClient: DynamoDBClient | undefined;
+  let faults: Faults | undefined;
   let backendEnv: Record<string, string> = {};
-  if (backend === 'dynamodb') {
+  if (backend !== 'sqlite') {
     dynamo = await startDynamoDbLocal();
     // The SDK's default credential chain reads these; the fake ignores their values.
     process.env.AWS_ACCESS_KEY_ID ??= 'test';
@@ -77,10 +94,22 @@ export async function startTestPlatform(
   });
   const clock = new FakeClock();
   const logs: string[] = [];
+  let store = overrides.store;
+  if (backend === 'dynamodb-faults' && dynamo) {
+    faultyClient = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: DYNAMODB_LOCAL_REGION,
+      credentials: DYNAMODB_LOCAL_CREDENTIALS,
+    });
+    faults = injectFaults(faultyClient);
+    const nowSeconds = () => Math.floor(clock.now().getTime() / 1000);
+    store ??= new DynamoDbStore({ tableName: dynamo.tableName, client: faultyClient, nowSeconds });
+  }
   const deps = await createDeps(config, {
     clock,
     logger: createLogger('debug', (line) => logs.push(line)),
     ...overrides,
+    ...(store ? { store } : {}),
   });
   await bootstrapOwner(deps);
   const ownerKey = config.bootstrapApiKey ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
@@ -97,6 +126,7 @@ export async function startTestPlatform(
     dataDir,
     ownerKey,
     logs,
+    faults,
     request,
     async createAccount(org, tier = 'pro') {
       const created = await createAccount(deps, { org, tier });
@@ -107,6 +137,7 @@ export async function startTestPlatform(
       await deps.serviceRunner.close();
       await deps.notifier.drain();
       await deps.store.close();
+      faultyClient?.destroy();
       await dynamo?.close();
       await rm(dataDir, { recursive: true, force: true });
     },

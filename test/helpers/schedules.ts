@@ -27,6 +27,6 @@ export async function startRunsPlatform(
       OPENAI_BASE_URL: fake.baseUrls.openai,
     },
     backend,
-    { notifier: fastNotifier(backend === 'dynamodb' ? 'aws' : 'local'), scheduler: new LocalScheduler() },
+    { notifier: fastNotifier(backend === 'sqlite' ? 'local' : 'aws'), scheduler: new LocalScheduler() },
   );
 }

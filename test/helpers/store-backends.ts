@@ -5,6 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStore } from '../../functions/adapters/aws/dynamodb-store.ts';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.ts';
 import type { Store } from '../../functions/ports/store.ts';
+import { type FaultOptions, type Faults, injectFaults } from './dynamodb-faults.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 
 /**
@@ -15,6 +16,8 @@ export interface StoreBackend {
   /** A store on the shared backend. `nowSeconds` sets its TTL clock; the suite closes what it opens. */
   open(nowSeconds?: () => number): Store;
   close(): Promise<void>;
+  /** The refusals injected so far, on a backend with faults (dynamodb-faults.ts). */
+  faults?: Faults;
 }
 
 export async function sqliteBackend(): Promise<StoreBackend> {
@@ -31,18 +34,35 @@ export async function sqliteBackend(): Promise<StoreBackend> {
  * cancellation reasons are the real engine's. The client gets only the endpoint, a region and
  * dummy static credentials, so nothing is looked up in the environment.
  */
-export async function dynamoDbLocalBackend(name = 'agenthost-contract'): Promise<StoreBackend> {
+export async function dynamoDbLocalBackend(
+  name = 'agenthost-contract',
+  faultOptions?: FaultOptions,
+): Promise<StoreBackend> {
   const local = await startDynamoDbLocal(name);
   const client = new DynamoDBClient({
     endpoint: local.endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
+  const faults = faultOptions && injectFaults(client, faultOptions);
   return {
+    faults,
     open: (nowSeconds) => new DynamoDbStore({ tableName: local.tableName, client, nowSeconds }),
     close: async () => {
       client.destroy();
       await local.close();
     },
   };
+}
+
+/**
+ * DynamoDB Local behind the fault injector (dynamodb-faults.ts): a share of transactions cancelled
+ * with TransactionConflict and of requests throttled, as the service does under contention and
+ * load, so every invariant is held where DynamoDB Local alone never conflicts.
+ */
+export function faultyDynamoDbLocalBackend(
+  name = 'agenthost-faults',
+  options: FaultOptions = {},
+): Promise<StoreBackend> {
+  return dynamoDbLocalBackend(name, options);
 }

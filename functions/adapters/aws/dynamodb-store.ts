@@ -6,11 +6,9 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
-  type TransactWriteItem,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
-  type AttrValue,
   type Condition,
   ConditionFailedError,
   type Item,
@@ -34,7 +32,16 @@ import {
   updateExpression,
 } from './dynamodb-expressions.ts';
 import { decodeCursor, skRange } from './dynamodb-query-range.ts';
+import { compact, freshItem, itemKey, transactItem } from './dynamodb-requests.ts';
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from './dynamodb-table.ts';
+import {
+  Backoff,
+  DEFAULT_RETRY_POLICY,
+  isTransientError,
+  onlyTransientReasons,
+  type RetryPolicy,
+  retryTransient,
+} from './dynamodb-transient-retry.ts';
 
 export interface DynamoDbStoreOptions {
   tableName: string;
@@ -42,6 +49,8 @@ export interface DynamoDbStoreOptions {
   client?: DynamoDBClient;
   /** Epoch seconds; injectable so tests can move the TTL clock. */
   nowSeconds?: () => number;
+  /** How transaction conflicts and throttling are retried (DEFAULT_RETRY_POLICY by default). */
+  retry?: Partial<RetryPolicy>;
 }
 
 /** How often a write retries when an expired (not yet swept) item changed under it. */
@@ -62,6 +71,7 @@ export class DynamoDbStore implements Store {
   private readonly ownsClient: boolean;
   private readonly doc: DynamoDBDocumentClient;
   private readonly nowSeconds: () => number;
+  private readonly retry: RetryPolicy;
 
   constructor(options: DynamoDbStoreOptions) {
     this.tableName = options.tableName;
@@ -69,6 +79,7 @@ export class DynamoDbStore implements Store {
     this.client = options.client ?? new DynamoDBClient({});
     this.doc = DynamoDBDocumentClient.from(this.client, { marshallOptions: { removeUndefinedValues: true } });
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   }
 
   async get(key: ItemKey): Promise<Item | undefined> {
@@ -77,10 +88,10 @@ export class DynamoDbStore implements Store {
   }
 
   async put(item: Item, options: WriteOptions = {}): Promise<void> {
-    const x = new Expr();
-    const condition = options.condition && ttlAwareCondition(options.condition, x, this.nowSeconds());
-    await this.conditional(
-      this.doc.send(
+    await this.conditional(() => {
+      const x = new Expr();
+      const condition = options.condition && ttlAwareCondition(options.condition, x, this.nowSeconds());
+      return this.doc.send(
         new PutCommand(
           compact({
             TableName: this.tableName,
@@ -89,31 +100,33 @@ export class DynamoDbStore implements Store {
             ...x.attributes(),
           }),
         ),
-      ),
-    );
+      );
+    });
   }
 
   async update(key: ItemKey, spec: UpdateSpec, options: WriteOptions = {}): Promise<Item> {
     checkUpdate(spec);
     for (let attempt = 1; ; attempt++) {
-      const now = this.nowSeconds();
-      const x = new Expr();
-      const update = updateExpression(spec, x);
-      const condition = liveCondition(options.condition, x, now);
+      let now = this.nowSeconds();
       try {
-        const out = await this.doc.send(
-          new UpdateCommand(
-            compact({
-              TableName: this.tableName,
-              Key: itemKey(key),
-              UpdateExpression: update,
-              ConditionExpression: condition,
-              ReturnValues: 'ALL_NEW',
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              ...x.attributes(),
-            }),
-          ),
-        );
+        const out = await this.retrying(() => {
+          now = this.nowSeconds();
+          const x = new Expr();
+          const update = updateExpression(spec, x);
+          return this.doc.send(
+            new UpdateCommand(
+              compact({
+                TableName: this.tableName,
+                Key: itemKey(key),
+                UpdateExpression: update,
+                ConditionExpression: liveCondition(options.condition, x, now),
+                ReturnValues: 'ALL_NEW',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                ...x.attributes(),
+              }),
+            ),
+          );
+        });
         return out.Attributes as Item;
       } catch (err) {
         if (!isError(err, 'ConditionalCheckFailedException')) throw err;
@@ -121,7 +134,7 @@ export class DynamoDbStore implements Store {
         if (found === 'failed' || attempt >= MAX_ATTEMPTS) throw new ConditionFailedError();
         if (found === 'expired') {
           if (!evaluateCondition(options.condition, undefined)) throw new ConditionFailedError();
-          const fresh = applyUpdate(key, spec);
+          const fresh = freshItem(key, spec);
           if (await this.replaceExpired(fresh, now)) return fresh;
         }
         // Otherwise the item changed between the update and our look at it: try again.
@@ -130,11 +143,12 @@ export class DynamoDbStore implements Store {
   }
 
   async delete(key: ItemKey, options: WriteOptions = {}): Promise<Item | undefined> {
-    const now = this.nowSeconds();
-    const x = new Expr();
-    const condition = options.condition && ttlAwareCondition(options.condition, x, now);
-    const out = await this.conditional(
-      this.doc.send(
+    let now = this.nowSeconds();
+    const out = await this.conditional(() => {
+      now = this.nowSeconds();
+      const x = new Expr();
+      const condition = options.condition && ttlAwareCondition(options.condition, x, now);
+      return this.doc.send(
         new DeleteCommand(
           compact({
             TableName: this.tableName,
@@ -144,8 +158,8 @@ export class DynamoDbStore implements Store {
             ...x.attributes(),
           }),
         ),
-      ),
-    );
+      );
+    });
     const old = out.Attributes as Item | undefined;
     return old && !isExpired(old, now) ? old : undefined;
   }
@@ -174,20 +188,22 @@ export class DynamoDbStore implements Store {
     if (sk === 'empty') return { items: [] };
     if (sk) keyConditions.push(sk(x.name(skAttr), (v) => x.value(v)));
     const now = this.nowSeconds();
-    const out = await this.doc.send(
-      new QueryCommand(
-        compact({
-          TableName: this.tableName,
-          IndexName: spec.index,
-          KeyConditionExpression: keyConditions.join(' AND '),
-          FilterExpression: `NOT (${expiredCondition(x, now)})`,
-          // Global secondary indexes only support eventually consistent reads.
-          ConsistentRead: spec.index ? undefined : true,
-          Limit: limit,
-          ScanIndexForward: !spec.reverse,
-          ExclusiveStartKey: startKey,
-          ...x.attributes(),
-        }),
+    const out = await this.retrying(() =>
+      this.doc.send(
+        new QueryCommand(
+          compact({
+            TableName: this.tableName,
+            IndexName: spec.index,
+            KeyConditionExpression: keyConditions.join(' AND '),
+            FilterExpression: `NOT (${expiredCondition(x, now)})`,
+            // Global secondary indexes only support eventually consistent reads.
+            ConsistentRead: spec.index ? undefined : true,
+            Limit: limit,
+            ScanIndexForward: !spec.reverse,
+            ExclusiveStartKey: startKey,
+            ...x.attributes(),
+          }),
+        ),
       ),
     );
     const last = out.LastEvaluatedKey;
@@ -197,21 +213,31 @@ export class DynamoDbStore implements Store {
     };
   }
 
+  /**
+   * Retries, within the retry budget, a transaction cancelled only by conflicts or throttling (a
+   * fresh ClientRequestToken each time: the cancelled one wrote nothing, and its conditions are
+   * rebuilt at the new time); a failed condition is the caller's answer, at once.
+   */
   async transactWrite(ops: TransactOp[]): Promise<void> {
     validateTransaction(ops);
     // Indexes of update ops whose target turned out to be an expired item: sent as replacing puts.
     let replace = new Set<number>();
-    for (let attempt = 1; ; attempt++) {
+    const backoff = new Backoff(this.retry);
+    for (let expiryRetries = 0; ; ) {
       const now = this.nowSeconds();
       try {
         await this.doc.send(
           new TransactWriteCommand({
-            TransactItems: ops.map((op, i) => this.transactItem(op, now, replace.has(i))),
+            TransactItems: ops.map((op, i) => transactItem(this.tableName, op, now, replace.has(i))),
           }),
         );
         return;
       } catch (err) {
-        if (!isError(err, 'TransactionCanceledException')) throw err;
+        if (!isError(err, 'TransactionCanceledException')) {
+          if (!isTransientError(err)) throw err;
+          await backoff.waitOrGiveUp(err);
+          continue;
+        }
         const cancellations =
           (err as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
         const codes = cancellations.map((r) => r.Code ?? 'None');
@@ -227,13 +253,15 @@ export class DynamoDbStore implements Store {
         });
         // As the SQLite adapter sees it, an update of an expired item did not fail: it creates.
         const adjusted = codes.map((code, i) => (expired.has(i) || vanished.has(i) ? 'None' : code));
-        const retry = expired.size + vanished.size > 0 && adjusted.every((code) => code === 'None');
-        if (!retry || attempt >= MAX_ATTEMPTS)
-          throw new TransactionCanceledError(
-            adjusted,
-            ops.map((op) => op.name),
-          );
+        const names = ops.map((op) => op.name);
+        if (adjusted.includes('ConditionalCheckFailed')) throw new TransactionCanceledError(adjusted, names);
         replace = new Set([...replace].filter((i) => !vanished.has(i)).concat([...expired]));
+        if (onlyTransientReasons(adjusted)) await backoff.waitOrGiveUp(err);
+        else if (adjusted.some((code) => code !== 'None'))
+          throw err; // ValidationError and the like: a bug
+        else if (expired.size + vanished.size === 0 || ++expiryRetries >= MAX_ATTEMPTS)
+          throw new TransactionCanceledError(adjusted, names);
+        // Otherwise an expired item is replaced (or no longer is): send again at once.
       }
     }
   }
@@ -242,60 +270,10 @@ export class DynamoDbStore implements Store {
     if (this.ownsClient) this.client.destroy();
   }
 
-  private transactItem(op: TransactOp, now: number, replaceExpired: boolean): TransactWriteItem {
-    const x = new Expr();
-    const TableName = this.tableName;
-    if ('put' in op) {
-      const condition = op.condition && ttlAwareCondition(op.condition, x, now);
-      return { Put: compact({ TableName, Item: op.put, ConditionExpression: condition, ...x.attributes() }) };
-    }
-    if ('update' in op) {
-      checkUpdate(op.spec);
-      if (replaceExpired) {
-        const item = applyUpdate(op.update, op.spec);
-        return {
-          Put: { TableName, Item: item, ConditionExpression: expiredCondition(x, now), ...x.attributes() },
-        };
-      }
-      const update = updateExpression(op.spec, x);
-      if (!update) throw new Error('A transactional update needs at least one set, remove or add');
-      return {
-        Update: {
-          TableName,
-          Key: itemKey(op.update),
-          UpdateExpression: update,
-          ConditionExpression: liveCondition(op.condition, x, now),
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          ...x.attributes(),
-        },
-      };
-    }
-    if ('delete' in op) {
-      const condition = op.condition && ttlAwareCondition(op.condition, x, now);
-      return {
-        Delete: compact({
-          TableName,
-          Key: itemKey(op.delete),
-          ConditionExpression: condition,
-          ...x.attributes(),
-        }),
-      };
-    }
-    const condition = ttlAwareCondition(op.condition, x, now);
-    return {
-      ConditionCheck: {
-        TableName,
-        Key: itemKey(op.check),
-        ConditionExpression: condition,
-        ...x.attributes(),
-      },
-    };
-  }
-
   /** The item as stored, expired or not. */
   private async rawGet(key: ItemKey): Promise<Item | undefined> {
-    const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: itemKey(key), ConsistentRead: true }),
+    const out = await this.retrying(() =>
+      this.doc.send(new GetCommand({ TableName: this.tableName, Key: itemKey(key), ConsistentRead: true })),
     );
     return out.Item as Item | undefined;
   }
@@ -323,13 +301,15 @@ export class DynamoDbStore implements Store {
   private async replaceExpired(item: Item, now: number): Promise<boolean> {
     const x = new Expr();
     try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: item,
-          ConditionExpression: expiredCondition(x, now),
-          ...x.attributes(),
-        }),
+      await this.retrying(() =>
+        this.doc.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: expiredCondition(x, now),
+            ...x.attributes(),
+          }),
+        ),
       );
       return true;
     } catch (err) {
@@ -338,10 +318,15 @@ export class DynamoDbStore implements Store {
     }
   }
 
-  /** Awaits a single-item write, mapping a failed condition to the port's error. */
-  private async conditional<T>(write: Promise<T>): Promise<T> {
+  /** Sends a request (built anew for each attempt), retrying transient refusals within the budget. */
+  private retrying<T>(send: () => Promise<T>): Promise<T> {
+    return retryTransient(this.retry, send);
+  }
+
+  /** A single-item write, retried as `retrying` does, with a failed condition mapped to the port's error. */
+  private async conditional<T>(write: () => Promise<T>): Promise<T> {
     try {
-      return await write;
+      return await this.retrying(write);
     } catch (err) {
       if (isError(err, 'ConditionalCheckFailedException')) throw new ConditionFailedError();
       throw err;
@@ -349,30 +334,8 @@ export class DynamoDbStore implements Store {
   }
 }
 
-/** The item an update creates when there is none (or only an expired one): `applyUpdate` on nothing. */
-function applyUpdate(key: ItemKey, spec: UpdateSpec): Item {
-  const item: Item = { pk: key.pk, sk: key.sk };
-  for (const [attr, value] of Object.entries(spec.set ?? {})) if (value !== undefined) item[attr] = value;
-  for (const attr of spec.remove ?? []) delete item[attr];
-  for (const [attr, delta] of Object.entries(spec.add ?? {})) {
-    const before: AttrValue = item[attr] ?? 0;
-    if (typeof before !== 'number') throw new Error(`Cannot add to non-numeric attribute ${attr}`);
-    item[attr] = before + delta;
-  }
-  return item;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Keys, errors
-
-/** The object without its undefined properties, so requests carry only what they set. */
-function compact<T extends object>(input: T): T {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as T;
-}
-
-function itemKey(key: ItemKey): ItemKey {
-  return { pk: key.pk, sk: key.sk };
-}
 
 /** An item in wire format, as errors carry it (the DocumentClient does not unmarshall errors). */
 type RawItem = Record<string, { N?: string } | undefined>;
