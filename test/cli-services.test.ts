@@ -23,6 +23,7 @@ const TOKEN = 'cli-svc-token-5e6f7a8b9c';
  */
 const app = (version: string) => `
 import { createServer } from 'node:http';
+import { joinWorkspace } from './helpers/membership.ts';
 const boot = Math.random().toString(36).slice(2);
 if (process.env.MODE === 'crash') { console.error('boom: crashing on purpose'); process.exit(1); }
 console.log('starting ${version}');
@@ -394,11 +395,7 @@ describe('agenthost services against the local platform, with real apps', () => 
     }
 
     // A member of alpha's workspace reads its services but may not change them.
-    const invited = await p.request('POST', `/workspaces/${alpha.workspaceId}/invite`, {
-      key: alpha.key,
-      body: { account_id: bravo.accountId },
-    });
-    assert.equal(invited.status, 201, invited.text);
+    await joinWorkspace(p.request, alpha.workspaceId, alpha.key, { key: bravo.key, id: bravo.accountId });
     const asMember = (args: string[]) => cli([...args, '-w', alpha.workspaceId], bravo.key);
     assert.equal((await asMember(['services', 'get', 'web'])).code, 0);
     assert.equal((await asMember(['services', 'logs', 'web'])).code, 0);
