@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { joinWorkspace } from './helpers/membership.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { runCli, spawnCli } from './helpers/process.ts';
 import { fastNotifier } from './helpers/schedules.ts';
@@ -23,7 +24,6 @@ const TOKEN = 'cli-svc-token-5e6f7a8b9c';
  */
 const app = (version: string) => `
 import { createServer } from 'node:http';
-import { joinWorkspace } from './helpers/membership.ts';
 const boot = Math.random().toString(36).slice(2);
 if (process.env.MODE === 'crash') { console.error('boom: crashing on purpose'); process.exit(1); }
 console.log('starting ${version}');

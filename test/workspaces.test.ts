@@ -263,6 +263,11 @@ for (const backend of BACKENDS) {
       });
       assert.equal(accepted.status, 200, accepted.text);
       assert.equal(accepted.body.role, 'owner');
+      const memberEmail = await p.request('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { email: 'alice@example.test' },
+      });
+      assert.equal(memberEmail.status, 409, 'a member’s email, which the members list shows, is refused');
       // With a second owner by acceptance, the first may leave: the owner count followed.
       const leaves = await p.request('DELETE', `/workspaces/${ws.id}/members/${owner.id}`, {
         key: owner.key,

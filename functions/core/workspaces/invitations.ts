@@ -2,6 +2,7 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { ConditionFailedError, cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { getAccount } from '../accounts/account.ts';
+import { accountKeys } from '../accounts/account-keys.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { Role } from './authorize.ts';
 import { requireMembership } from './authorize.ts';
@@ -37,13 +38,14 @@ export async function inviteToWorkspace(
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
   const email = input.email?.trim().toLowerCase();
   const addressee = email !== undefined ? { email } : { account_id: input.account_id ?? '' };
-  if (addressee.account_id !== undefined) {
-    if (!(await getAccount(deps, addressee.account_id))) {
-      throw new PlatformError('NOT_FOUND', `No account has the id ${addressee.account_id}`);
-    }
-    if (await deps.store.get(memberKeys.member(workspaceId, addressee.account_id))) {
-      throw new PlatformError('CONFLICT', 'That account is already a member of the workspace');
-    }
+  if (addressee.account_id !== undefined && !(await getAccount(deps, addressee.account_id))) {
+    throw new PlatformError('NOT_FOUND', `No account has the id ${addressee.account_id}`);
+  }
+  // A member's email is in the members list already, so refusing it tells the owner nothing new.
+  const accountId =
+    email === undefined ? addressee.account_id : (await deps.store.get(accountKeys.email(email)))?.account_id;
+  if (typeof accountId === 'string' && (await deps.store.get(memberKeys.member(workspaceId, accountId)))) {
+    throw new PlatformError('CONFLICT', 'That account is already a member of the workspace');
   }
   const now = deps.clock.now();
   const record: InvitationRecord = {
