@@ -23,7 +23,8 @@ export const invitationKeys = {
 /**
  * The id of the invitation of one addressee to one workspace: derived from both, so that a second
  * invite of the same addressee finds the first one's item (a conditional put, no separate guard),
- * and shaped as a UUID. It says nothing of its inputs, and only the addressee can answer it.
+ * and shaped as a UUID. Knowing it gives nothing: only the addressee accepts or declines it, and
+ * only the workspace's owners list or revoke it; to anyone else it is not found.
  */
 export function invitationId(
   workspaceId: string,

@@ -4,8 +4,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { getAccount } from '../accounts/account.ts';
 import { accountKeys } from '../accounts/account-keys.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import type { Role } from './authorize.ts';
-import { requireMembership } from './authorize.ts';
+import { type Role, requireMembership } from './authorize.ts';
 import {
   type InvitationRecord,
   invitationEntity,
