@@ -8,6 +8,7 @@ import yazl from 'yazl';
 import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { agentKeys } from '../functions/core/agents/agent-keys.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Agent = Record<string, unknown> & {
@@ -84,10 +85,7 @@ describe('agent registry (end to end over HTTP)', () => {
     owner = { key: o.api_key, id: o.account.id, ws: o.workspace_id, org: 'reg-owner' };
     member = { key: m.api_key };
     outsider = { key: x.api_key };
-    await p.request('POST', `/workspaces/${owner.ws}/invite`, {
-      key: owner.key,
-      body: { account_id: m.account.id },
-    });
+    await joinWorkspace(p.request, owner.ws, owner.key, { key: m.api_key, id: m.account.id });
   });
   after(() => p.close());
 

@@ -112,22 +112,44 @@ describe('the CLI’s admin commands against the local platform', () => {
       );
       assert.match(table.stdout, new RegExp(`^ +${teamId} +Admin Team +adm-team +owner +no `, 'm'));
 
-      const byEmail = json<{ account_id: string; role: string; email: string }>(
+      const byEmail = json<{ id: string; account_id: string | null; role: string; email: string }>(
         await run(['workspaces', 'invite', 'carol@example.com', '-w', teamId, '--json'], envOf(alpha.key)),
       );
-      assert.deepEqual(byEmail, {
-        ...byEmail,
-        account_id: carol.accountId,
-        role: 'member',
-        email: 'carol@example.com',
-      });
+      assert.deepEqual(byEmail, { ...byEmail, account_id: null, role: 'member', email: 'carol@example.com' });
       const byId = await run(
         ['workspaces', 'invite', dave.accountId, '--role', 'owner', '-w', teamId],
         envOf(alpha.key),
       );
       assert.equal(byId.code, 0, byId.stderr);
-      assert.match(byId.stdout, /^org +adm-dave$/m);
+      assert.match(byId.stdout, new RegExp(`^invited +${dave.accountId}$`, 'm'));
       assert.match(byId.stdout, /^role +owner$/m);
+      assert.doesNotMatch(byId.stdout, /dave@example\.com/, 'an invite by id shows no email');
+      assert.match(byId.stderr, /pending until it is accepted: agenthost invitations accept \S+/);
+
+      // Invited is not a member: carol sees no members until she accepts.
+      await fails(['workspaces', 'members', '-w', teamId], envOf(carol.key), 5, /NOT_FOUND/);
+      const pending = await run(['workspaces', 'invitations', 'adm-team'], envOf(alpha.key));
+      assert.match(pending.stdout, /^ID +WORKSPACE +INVITED +ROLE +BY +EXPIRES$/m);
+      assert.match(
+        pending.stdout,
+        new RegExp(`^${byEmail.id} +adm-team +carol@example.com +member +adm-alpha `, 'm'),
+      );
+      const carols = json<{ invitations: { id: string }[] }>(
+        await run(['invitations', 'list', '--json'], envOf(carol.key)),
+      );
+      assert.deepEqual(
+        carols.invitations.map((i) => i.id),
+        [byEmail.id],
+      );
+      await fails(['invitations', 'accept', byEmail.id], envOf(dave.key), 5, /NOT_FOUND/);
+      const accepted = await run(['invitations', 'accept', byEmail.id], envOf(carol.key));
+      assert.equal(accepted.code, 0, accepted.stderr);
+      assert.match(accepted.stdout, new RegExp(`^workspace +${teamId}$`, 'm'));
+      assert.match(accepted.stdout, /^role +member$/m);
+      const daves = await run(['invitations', 'list'], envOf(dave.key));
+      const daveInvitation = /^(\S+) +adm-team /m.exec(daves.stdout)?.[1] ?? '';
+      assert.ok(daveInvitation, daves.stdout);
+      assert.equal((await run(['invitations', 'accept', daveInvitation], envOf(dave.key))).code, 0);
 
       const members = json<{ members: { account_id: string; role: string }[] }>(
         await run(['workspaces', 'members', teamId, '--json'], envOf(carol.key)),
@@ -170,7 +192,24 @@ describe('the CLI’s admin commands against the local platform', () => {
         3,
         /CONFLICT/,
       );
-      await fails(['workspaces', 'invite', 'nobody@example.com', '-w', teamId], envOf(alpha.key), 5);
+      // An email with no account answers as one with an account would: a pending invitation.
+      const nobody = json<{ id: string; email: string; account_id: null }>(
+        await run(['workspaces', 'invite', 'nobody@example.com', '-w', teamId, '--json'], envOf(alpha.key)),
+      );
+      assert.deepEqual([nobody.email, nobody.account_id], ['nobody@example.com', null]);
+      const revoked = await run(['workspaces', 'revoke', nobody.id, '-w', teamId], envOf(alpha.key));
+      assert.equal(revoked.code, 0, revoked.stderr);
+      assert.match(revoked.stderr, /revoked invitation/);
+      await fails(['workspaces', 'revoke', nobody.id, '-w', teamId], envOf(alpha.key), 5, /NOT_FOUND/);
+      // bravo declines an invitation: no membership.
+      const toBravo = json<{ id: string }>(
+        await run(['workspaces', 'invite', bravo.accountId, '-w', teamId, '--json'], envOf(alpha.key)),
+      );
+      const declined = json<{ declined: string }>(
+        await run(['invitations', 'decline', toBravo.id, '--json'], envOf(bravo.key)),
+      );
+      assert.deepEqual(declined, { declined: toBravo.id });
+      await fails(['workspaces', 'members', '-w', teamId], envOf(bravo.key), 5, /NOT_FOUND/);
       await fails(['workspaces', 'invite', 'not-an-id', '-w', teamId], envOf(alpha.key), 2, /INVALID_INPUT/);
       await fails(
         ['workspaces', 'invite', bravo.accountId, '--role', 'admin', '-w', teamId],
@@ -233,8 +272,11 @@ describe('the CLI’s admin commands against the local platform', () => {
         await run(['workspaces', 'create', 'Short Team', '--json'], envOf(alpha.key)),
       );
       for (const who of [bravo, dave]) {
-        const invited = await run(['workspaces', 'invite', who.accountId, '-w', short.id], envOf(alpha.key));
-        assert.equal(invited.code, 0, invited.stderr);
+        const invited = json<{ id: string }>(
+          await run(['workspaces', 'invite', who.accountId, '-w', short.id, '--json'], envOf(alpha.key)),
+        );
+        const accepted = await run(['invitations', 'accept', invited.id], envOf(who.key));
+        assert.equal(accepted.code, 0, accepted.stderr);
       }
       const memberIds = async () =>
         json<{ members: { account_id: string }[] }>(
@@ -868,6 +910,11 @@ describe('the CLI’s admin commands against the local platform', () => {
       ['workspaces', 'create', 'x'],
       ['workspaces', 'members'],
       ['workspaces', 'invite', 'a@example.com'],
+      ['workspaces', 'invitations'],
+      ['workspaces', 'revoke', 'x'],
+      ['invitations', 'list'],
+      ['invitations', 'accept', 'x'],
+      ['invitations', 'decline', 'x'],
       ['workspaces', 'use', 'x'],
       ['tasks', 'list'],
       ['tasks', 'get', 'x'],

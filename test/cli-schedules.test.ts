@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type AlertReceiver, startAlertReceiver } from './helpers/alert-receiver.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import type { TestPlatform } from './helpers/platform.ts';
 import { runCli } from './helpers/process.ts';
 import { startRunsPlatform } from './helpers/schedules.ts';
@@ -479,11 +480,7 @@ describe('agenthost schedules against the local platform', () => {
     );
 
     // A member of alpha's workspace reads its schedules but may not change or run them.
-    const invited = await p.request('POST', `/workspaces/${alpha.workspaceId}/invite`, {
-      key: alpha.key,
-      body: { account_id: bravo.accountId },
-    });
-    assert.equal(invited.status, 201, invited.text);
+    await joinWorkspace(p.request, alpha.workspaceId, alpha.key, { key: bravo.key, id: bravo.accountId });
     const asMember = (args: string[]) => cli([...args, '-w', alpha.workspaceId], bravo.key);
     assert.equal((await asMember(['schedules', 'get', id])).code, 0);
     assert.equal((await asMember(['schedules', 'runs', id])).code, 0);

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { joinWorkspace } from './helpers/membership.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { runCli, spawnCli } from './helpers/process.ts';
 import { fastNotifier } from './helpers/schedules.ts';
@@ -394,11 +395,7 @@ describe('agenthost services against the local platform, with real apps', () => 
     }
 
     // A member of alpha's workspace reads its services but may not change them.
-    const invited = await p.request('POST', `/workspaces/${alpha.workspaceId}/invite`, {
-      key: alpha.key,
-      body: { account_id: bravo.accountId },
-    });
-    assert.equal(invited.status, 201, invited.text);
+    await joinWorkspace(p.request, alpha.workspaceId, alpha.key, { key: bravo.key, id: bravo.accountId });
     const asMember = (args: string[]) => cli([...args, '-w', alpha.workspaceId], bravo.key);
     assert.equal((await asMember(['services', 'get', 'web'])).code, 0);
     assert.equal((await asMember(['services', 'logs', 'web'])).code, 0);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { resolveSecretsForRun } from '../functions/core/secrets/secrets.ts';
 import { type OperationId, type RouteDef, routeList } from '../functions/platform/routes.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 /**
@@ -22,6 +24,7 @@ interface Ids {
   agent: string;
   schedule: string;
   service: string;
+  invitation: string;
 }
 
 interface Sample {
@@ -55,6 +58,8 @@ const samples: Record<string, (ids: Ids) => Sample> = {
   listMembers: () => ({}),
   inviteMember: () => ({ body: { account_id: '00000000-0000-4000-8000-000000000001' } }),
   removeMember: () => ({}),
+  listWorkspaceInvitations: () => ({}),
+  revokeInvitation: () => ({}),
   listSecrets: () => ({}),
   putSecret: () => ({ body: { name: 'A_SECRET', value: 'overwritten' } }),
   deleteSecret: () => ({}),
@@ -97,7 +102,8 @@ function pathFor(route: RouteDef, ids: Ids): string {
     .replace('{account_id}', ids.account)
     .replace('{id}', ids.agent)
     .replace('{schedule_id}', ids.schedule)
-    .replace('{service_id}', ids.service);
+    .replace('{service_id}', ids.service)
+    .replace('{invitation_id}', ids.invitation);
 }
 
 describe('cross-tenant matrix', () => {
@@ -124,6 +130,11 @@ describe('cross-tenant matrix', () => {
       body: { agent: 'tenant-alpha/a-tool', cron_expression: '0 9 * * 1' },
     });
     assert.equal(schedule.status, 201, schedule.text);
+    const invitation = await p.request<{ id: string }>('POST', `/workspaces/${a.ws}/invite`, {
+      key: a.key,
+      body: { email: `invitee-${randomUUID()}@example.test` },
+    });
+    assert.equal(invitation.status, 201, invitation.text);
     return {
       ws: a.ws,
       task: task.body.id,
@@ -132,6 +143,7 @@ describe('cross-tenant matrix', () => {
       agent: agent.body.id,
       schedule: schedule.body.id,
       service: serviceId,
+      invitation: invitation.body.id,
     };
   };
 
@@ -158,7 +170,7 @@ describe('cross-tenant matrix', () => {
     a = { key: ca.api_key, id: ca.account.id, ws: ca.workspace_id };
     b = { key: cb.api_key };
     m = { key: cm.api_key, id: cm.account.id };
-    await p.request('POST', `/workspaces/${a.ws}/invite`, { key: a.key, body: { account_id: m.id } });
+    await joinWorkspace(p.request, a.ws, a.key, m);
     // One always-on service of A's, running throughout (outbound-only: no port).
     const svcDir = await mkdtemp(join(tmpdir(), 'agenthost-xt-svc-'));
     await writeFile(join(svcDir, 'index.js'), 'setInterval(() => {}, 1000);\n');

@@ -170,7 +170,7 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
     await page.context().close();
   });
 
-  it('creates a workspace, invites an account by id; a member sees the members but no invite, and leaves', async () => {
+  it('creates a workspace, invites an account by id, which accepts in its page; a member sees the members but no invite, and leaves', async () => {
     const page = await harness.signedIn(owner.key, '#/workspace');
     await page.getByLabel('Name', { exact: true }).fill('Team Blue');
     await page.getByLabel('Slug (optional)').fill('team-blue');
@@ -191,10 +191,52 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
     await page.getByLabel('Email or account id').fill(mate.accountId);
     await page.getByLabel('Role').selectOption('member');
     await page.getByRole('button', { name: 'Invite' }).click();
-    await page.getByRole('status').filter({ hasText: 'Added mate (member)' }).waitFor();
-    const mateRow = page.getByTestId('members').getByRole('row').filter({ hasText: mate.accountId });
-    await mateRow.waitFor();
-    assert.match((await mateRow.textContent()) ?? '', /mate.*member/s);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Invited ${mate.accountId} (member): pending until they accept` })
+      .waitFor();
+    await page
+      .getByTestId('pending-invitations')
+      .getByRole('row')
+      .filter({ hasText: mate.accountId })
+      .waitFor();
+    // Invited is not a member: not in the members table, nor in the API's list.
+    assert.equal(
+      await page.getByTestId('members').getByRole('row').filter({ hasText: mate.accountId }).count(),
+      0,
+    );
+    const before = await p.request<{ members: { account_id: string }[] }>(
+      'GET',
+      `/workspaces/${team.id}/members`,
+      {
+        key: owner.key,
+      },
+    );
+    assert.deepEqual(
+      before.body.members.map((m) => m.account_id),
+      [owner.accountId],
+    );
+
+    // Inviting again: the API's CONFLICT, as it came.
+    await page.getByLabel('Email or account id').fill(mate.accountId);
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.getByRole('alert').filter({ hasText: 'CONFLICT' }).waitFor();
+    await page.context().close();
+
+    // The invited account: the invitation on its Workspace page, no Team Blue in its switcher
+    // until it accepts; then a member.
+    const matePage = await harness.signedIn(mate.key, '#/workspace');
+    const invitationRow = matePage
+      .getByTestId('my-invitations')
+      .getByRole('row')
+      .filter({ hasText: 'Team Blue' });
+    await invitationRow.waitFor();
+    assert.match((await invitationRow.textContent()) ?? '', /team-blue.*member.*boss/s);
+    const switcher = matePage.getByRole('banner').getByLabel('Workspace');
+    assert.equal(await switcher.getByRole('option', { name: 'Team Blue · member' }).count(), 0);
+    await invitationRow.getByRole('button', { name: 'Accept' }).click();
+    await matePage.getByRole('status').filter({ hasText: 'You joined Team Blue as member' }).waitFor();
+    await matePage.getByTestId('my-invitations').waitFor({ state: 'detached' });
     const members = await p.request<{ members: { account_id: string; role: string }[] }>(
       'GET',
       `/workspaces/${team.id}/members`,
@@ -208,14 +250,7 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
       ].sort(),
     );
 
-    // Inviting again: the API's CONFLICT, as it came.
-    await page.getByLabel('Email or account id').fill(mate.accountId);
-    await page.getByRole('button', { name: 'Invite' }).click();
-    await page.getByRole('alert').filter({ hasText: 'CONFLICT' }).waitFor();
-    await page.context().close();
-
     // The member: sees both members, no invite form, no Remove; the raw API refuses an invite.
-    const matePage = await harness.signedIn(mate.key, '#/workspace');
     await matePage.getByRole('banner').getByLabel('Workspace').selectOption({ label: 'Team Blue · member' });
     await matePage.getByRole('heading', { name: 'Members of Team Blue' }).waitFor();
     const table = matePage.getByTestId('members');
@@ -258,7 +293,7 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
     await matePage.context().close();
   });
 
-  it('an owner invites an account by email as an owner, then removes it after confirmation', async () => {
+  it('an invitation by email: declined in the page, revoked by the owner, accepted, then removed', async () => {
     const ws = await p.request<{ id: string }>('POST', '/workspaces', {
       key: owner.key,
       body: { name: 'Team Red', slug: 'team-red' },
@@ -267,22 +302,72 @@ describe('dashboard: secrets, API keys, workspace and tasks', () => {
     const mailer = await createAccount(p.deps, { org: 'mailer', tier: 'free', email: 'mailer@example.test' });
     const page = await harness.signedIn(owner.key, '#/workspace');
     await page.getByRole('banner').getByLabel('Workspace').selectOption({ label: 'Team Red · owner' });
-    await page.getByLabel('Email or account id').fill('mailer@example.test');
-    await page.getByLabel('Role').selectOption('owner');
-    await page.getByRole('button', { name: 'Invite' }).click();
-    await page.getByRole('status').filter({ hasText: 'Added mailer (owner)' }).waitFor();
-    const row = page.getByTestId('members').getByRole('row').filter({ hasText: 'mailer@example.test' });
-    assert.match((await row.textContent()) ?? '', /mailer.*owner/s);
-    const invited = await p.request<{ members: { account_id: string; role: string }[] }>(
+    const invite = async () => {
+      await page.getByLabel('Email or account id').fill('mailer@example.test');
+      await page.getByLabel('Role').selectOption('owner');
+      await page.getByRole('button', { name: 'Invite' }).click();
+      await page.getByRole('status').filter({ hasText: 'Invited mailer@example.test (owner)' }).waitFor();
+    };
+    await invite();
+
+    // The invited account declines: no membership, and the invitation is gone.
+    const mailerPage = await harness.signedIn(mailer.api_key, '#/workspace');
+    const row = mailerPage.getByTestId('my-invitations').getByRole('row').filter({ hasText: 'Team Red' });
+    await row.getByRole('button', { name: 'Decline' }).click();
+    await mailerPage
+      .getByRole('status')
+      .filter({ hasText: 'You declined the invitation to Team Red' })
+      .waitFor();
+    const declined = await p.request<{ members: { account_id: string }[] }>(
       'GET',
       `/workspaces/${ws.body.id}/members`,
-      { key: owner.key },
+      {
+        key: owner.key,
+      },
     );
-    assert.ok(invited.body.members.some((m) => m.account_id === mailer.account.id && m.role === 'owner'));
+    assert.deepEqual(
+      declined.body.members.map((m) => m.account_id),
+      [owner.accountId],
+    );
+    const none = await p.request<{ invitations: unknown[] }>('GET', '/invitations', { key: mailer.api_key });
+    assert.deepEqual(none.body.invitations, []);
 
-    await row.getByRole('button', { name: 'Remove' }).click();
+    // Invited again, then withdrawn by the owner after confirmation.
+    await page.reload();
+    await invite();
+    const pending = page
+      .getByTestId('pending-invitations')
+      .getByRole('row')
+      .filter({ hasText: 'mailer@example.test' });
+    await pending.getByRole('button', { name: 'Revoke' }).click();
+    await confirm(page, 'Revoke');
+    await page.getByTestId('pending-invitations').waitFor({ state: 'detached' });
+    const revoked = await p.request<{ invitations: unknown[] }>(
+      'GET',
+      `/workspaces/${ws.body.id}/invitations`,
+      {
+        key: owner.key,
+      },
+    );
+    assert.deepEqual(revoked.body.invitations, []);
+
+    // Invited a third time and accepted: a member with the owner role, whom the owner removes.
+    await invite();
+    await mailerPage.reload();
+    await mailerPage
+      .getByTestId('my-invitations')
+      .getByRole('row')
+      .filter({ hasText: 'Team Red' })
+      .getByRole('button', { name: 'Accept' })
+      .click();
+    await mailerPage.getByRole('status').filter({ hasText: 'You joined Team Red as owner' }).waitFor();
+    await mailerPage.context().close();
+    await page.reload();
+    const member = page.getByTestId('members').getByRole('row').filter({ hasText: 'mailer@example.test' });
+    assert.match((await member.textContent()) ?? '', /mailer.*owner/s);
+    await member.getByRole('button', { name: 'Remove' }).click();
     await confirm(page, 'Remove');
-    await row.waitFor({ state: 'detached' });
+    await member.waitFor({ state: 'detached' });
     const members = await p.request<{ members: { account_id: string }[] }>(
       'GET',
       `/workspaces/${ws.body.id}/members`,

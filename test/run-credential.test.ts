@@ -66,6 +66,8 @@ function sweepRequests(ids: VictimIds): SweepRequest[] {
         .replace('{schedule_id}', ids.schedule)
         // The victim runs no service: any id stands for one.
         .replace('{service_id}', randomUUID())
+        // Nor has it invitations: any id stands for one.
+        .replace('{invitation_id}', randomUUID())
         // The call route, aimed at the victim's own (private) agent: not a declared dependency.
         .replace('{org}/{agent}/{version}/{endpoint}', 'victim/v-tool/v1/run');
       assert.ok(!path.includes('{'), `no id to fill ${r.path} with`);

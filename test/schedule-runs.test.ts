@@ -4,6 +4,7 @@ import { deliverAlert } from '../functions/adapters/outbound/alert-delivery.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { type AlertReceiver, startAlertReceiver } from './helpers/alert-receiver.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import { BACKENDS, errorOf, type TestPlatform } from './helpers/platform.ts';
 import { startRunsPlatform } from './helpers/schedules.ts';
 
@@ -53,10 +54,7 @@ for (const backend of BACKENDS) {
       const m = await createAccount(p.deps, { org: 'runco-member', tier: 'pro' });
       owner = { key: o.api_key, ws: o.workspace_id };
       member = { key: m.api_key };
-      await p.request('POST', `/workspaces/${owner.ws}/invite`, {
-        key: owner.key,
-        body: { account_id: m.account.id },
-      });
+      await joinWorkspace(p.request, owner.ws, owner.key, { key: m.api_key, id: m.account.id });
       const published = await p.request('POST', '/agents', {
         key: owner.key,
         body: {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Schedule = Record<string, unknown> & {
@@ -27,10 +28,7 @@ describe('schedules: records and endpoints (end to end over HTTP)', () => {
     const m = await createAccount(p.deps, { org: 'sched-member', tier: 'pro' });
     owner = { key: o.api_key, ws: o.workspace_id };
     member = { key: m.api_key };
-    await p.request('POST', `/workspaces/${owner.ws}/invite`, {
-      key: owner.key,
-      body: { account_id: m.account.id },
-    });
+    await joinWorkspace(p.request, owner.ws, owner.key, { key: m.api_key, id: m.account.id });
     const publish = await p.request('POST', '/agents', {
       key: owner.key,
       body: {

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { buildOpenApi } from '../functions/platform/openapi.ts';
-import { type AgentHostClient, type AgentHostError, createClient } from '../sdk/src/index.ts';
+import { type AgentHostClient, AgentHostError, createClient } from '../sdk/src/index.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { type FakeStripe, startFakeStripe } from './helpers/fake-stripe.ts';
 import { conformance } from './helpers/openapi-conformance.ts';
@@ -90,17 +90,45 @@ describe('the SDK against the local platform', () => {
     assert.equal((await client.secrets.list(ws.id)).secrets.length, 0);
   });
 
-  it('members: invite by account id, remove, and leave', async () => {
+  it('members: an invite is accepted or declined by the invited account; remove, and leave', async () => {
     const ws = await client.workspaces.create({ name: 'Team Members' });
     const other = await createAccount(p.deps, { org: 'sdkmate', tier: 'free' });
     const otherClient = createClient({ baseUrl: p.url, apiKey: other.api_key, retry: false });
-    await client.workspaces.invite(ws.id, { account_id: other.account.id, role: 'member' });
+    const invited = await client.workspaces.invite(ws.id, { account_id: other.account.id, role: 'member' });
+    assert.equal(invited.account_id, other.account.id);
+    assert.equal(invited.email, null);
+    assert.deepEqual(
+      (await client.workspaces.invitations(ws.id)).invitations.map((i) => i.id),
+      [invited.id],
+    );
+    assert.equal((await client.workspaces.members(ws.id)).members.length, 1, 'invited, not yet a member');
+    const mine = await otherClient.invitations.list();
+    assert.deepEqual(
+      mine.invitations.map((i) => [i.id, i.workspace.name, i.invited_by.org]),
+      [[invited.id, 'Team Members', 'sdkco']],
+    );
+    await otherClient.invitations.decline(invited.id);
+    assert.equal((await client.workspaces.members(ws.id)).members.length, 1, 'a decline makes no member');
+    await assert.rejects(otherClient.invitations.accept(invited.id), (err: unknown) => {
+      assert.ok(err instanceof AgentHostError && err.code === 'NOT_FOUND', String(err));
+      return true;
+    });
+
+    const again = await client.workspaces.invite(ws.id, { account_id: other.account.id });
+    const joined = await otherClient.invitations.accept(again.id);
+    assert.equal(joined.id, ws.id);
+    assert.equal(joined.role, 'member');
     await client.workspaces.removeMember(ws.id, other.account.id);
     assert.deepEqual(
       (await client.workspaces.members(ws.id)).members.map((m) => m.org),
       ['sdkco'],
     );
-    await client.workspaces.invite(ws.id, { account_id: other.account.id, role: 'member' });
+    const third = await client.workspaces.invite(ws.id, { email: 'nobody@example.test' });
+    await client.workspaces.revokeInvitation(ws.id, third.id);
+    assert.deepEqual((await client.workspaces.invitations(ws.id)).invitations, []);
+    await otherClient.invitations.accept(
+      (await client.workspaces.invite(ws.id, { account_id: other.account.id })).id,
+    );
     await otherClient.workspaces.removeMember(ws.id, other.account.id);
     assert.equal((await client.workspaces.members(ws.id)).members.length, 1, 'the member left');
   });

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { secretKeys } from '../functions/core/secrets/secret-record.ts';
 import { resolveSecretsForRun } from '../functions/core/secrets/secrets.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Secret = { name: string; created_at: string; updated_at: string; created?: boolean };
@@ -27,10 +28,7 @@ describe('workspace secrets (end to end over HTTP, local vault)', () => {
     const m = await createAccount(p.deps, { org: 'vault-member', tier: 'pro' });
     owner = { key: o.api_key, id: o.account.id, ws: o.workspace_id };
     member = { key: m.api_key, id: m.account.id };
-    await p.request('POST', `/workspaces/${owner.ws}/invite`, {
-      key: owner.key,
-      body: { account_id: member.id },
-    });
+    await joinWorkspace(p.request, owner.ws, owner.key, member);
   });
   after(() => p.close());
 

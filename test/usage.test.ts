@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type CallRecord, writeCallRecord } from '../functions/core/usage/call-records.ts';
 import { incrementDailyCalls } from '../functions/core/usage/daily-usage.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import {
   type ApiResponse,
   BACKENDS,
@@ -117,11 +118,7 @@ for (const backend of BACKENDS) {
       assert.equal(team.status, 201);
       teamWs = team.body.id;
       // bob is a member (not an owner) of the team workspace.
-      const invited = await p.request('POST', `/workspaces/${teamWs}/invite`, {
-        key: maker.key,
-        body: { account_id: bob.accountId, role: 'member' },
-      });
-      assert.equal(invited.status, 201);
+      await joinWorkspace(p.request, teamWs, maker.key, { key: bob.key, id: bob.accountId });
 
       const summarize = { org: 'maker', name: 'summarize', ws: maker.workspaceId };
       const translate = { org: 'maker-team', name: 'translate', ws: teamWs };

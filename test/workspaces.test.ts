@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
+import { joinWorkspace } from './helpers/membership.ts';
 import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type Workspace = {
@@ -10,13 +11,6 @@ type Workspace = {
   role: string;
   personal: boolean;
   created_at: string;
-};
-type Member = {
-  account_id: string;
-  org: string | null;
-  email: string | null;
-  role: string;
-  joined_at: string;
 };
 
 for (const backend of BACKENDS) {
@@ -95,92 +89,6 @@ for (const backend of BACKENDS) {
       }
     });
 
-    it('invites by email or account id (owners only); members list and see the workspace', async () => {
-      const owner = await account('team-owner');
-      const alice = await account('team-alice', 'alice@example.test');
-      const bob = await account('team-bob');
-      const ws = (
-        await p.request<Workspace>('POST', '/workspaces', { key: owner.key, body: { name: 'Shared' } })
-      ).body;
-
-      const byEmail = await p.request<Member>('POST', `/workspaces/${ws.id}/invite`, {
-        key: owner.key,
-        body: { email: 'ALICE@example.test' },
-      });
-      assert.equal(byEmail.status, 201);
-      assert.equal(byEmail.body.account_id, alice.id);
-      assert.equal(byEmail.body.role, 'member');
-      assert.equal(byEmail.body.email, 'alice@example.test');
-
-      const byId = await p.request<Member>('POST', `/workspaces/${ws.id}/invite`, {
-        key: owner.key,
-        body: { account_id: bob.id, role: 'owner' },
-      });
-      assert.equal(byId.status, 201);
-      assert.equal(byId.body.role, 'owner');
-
-      const members = await p.request<{ members: Member[] }>('GET', `/workspaces/${ws.id}/members`, {
-        key: alice.key,
-      });
-      assert.equal(members.status, 200, 'any member may list');
-      const roles = Object.fromEntries(members.body.members.map((m) => [m.account_id, m.role]));
-      assert.deepEqual(roles, { [owner.id]: 'owner', [alice.id]: 'member', [bob.id]: 'owner' });
-      const aliceRow = members.body.members.find((m) => m.account_id === alice.id);
-      assert.equal(aliceRow?.email, 'alice@example.test');
-      assert.equal(aliceRow?.org, 'team-alice');
-
-      const mine = await p.request<{ workspaces: Workspace[] }>('GET', '/workspaces', { key: alice.key });
-      assert.equal(mine.body.workspaces.find((w) => w.id === ws.id)?.role, 'member');
-
-      const task = await p.request('POST', '/tasks', {
-        key: alice.key,
-        body: { title: 'shared work', workspace_id: ws.id },
-      });
-      assert.equal(task.status, 201, 'members work on the workspace’s tasks');
-      const listed = await p.request<{ total: number }>('GET', `/workspaces/${ws.id}/tasks`, {
-        key: owner.key,
-      });
-      assert.equal(listed.body.total, 1);
-
-      const memberInvites = await p.request('POST', `/workspaces/${ws.id}/invite`, {
-        key: alice.key,
-        body: { account_id: owner.id },
-      });
-      assert.equal(memberInvites.status, 403);
-      assert.equal(errorOf(memberInvites).code, 'FORBIDDEN');
-
-      const again = await p.request('POST', `/workspaces/${ws.id}/invite`, {
-        key: owner.key,
-        body: { account_id: alice.id },
-      });
-      assert.equal(again.status, 409);
-      assert.equal(errorOf(again).code, 'CONFLICT');
-
-      const unknownEmail = await p.request('POST', `/workspaces/${ws.id}/invite`, {
-        key: owner.key,
-        body: { email: 'nobody@example.test' },
-      });
-      assert.equal(unknownEmail.status, 404);
-      assert.match(errorOf(unknownEmail).message, /No account has the email nobody@example.test/);
-      const unknownId = await p.request('POST', `/workspaces/${ws.id}/invite`, {
-        key: owner.key,
-        body: { account_id: '00000000-0000-4000-8000-000000000000' },
-      });
-      assert.equal(unknownId.status, 404);
-      assert.match(errorOf(unknownId).message, /No account has the id/);
-
-      for (const body of [
-        {},
-        { account_id: bob.id, email: 'a@b.test' },
-        { email: 'not-an-email' },
-        { account_id: bob.id, role: 'admin' },
-      ]) {
-        const res = await p.request('POST', `/workspaces/${ws.id}/invite`, { key: owner.key, body });
-        assert.equal(res.status, 400, JSON.stringify(body));
-        assert.equal(errorOf(res).code, 'INVALID_INPUT');
-      }
-    });
-
     it('always keeps at least one owner; members may leave; owners may remove', async () => {
       const owner = await account('keep-owner');
       const other = await account('keep-other');
@@ -188,10 +96,7 @@ for (const backend of BACKENDS) {
       const ws = (
         await p.request<Workspace>('POST', '/workspaces', { key: owner.key, body: { name: 'Keep' } })
       ).body;
-      await p.request('POST', `/workspaces/${ws.id}/invite`, {
-        key: owner.key,
-        body: { account_id: member.id },
-      });
+      await joinWorkspace(p.request, ws.id, owner.key, { key: member.key, id: member.id });
 
       const lastOwner = await p.request('DELETE', `/workspaces/${ws.id}/members/${owner.id}`, {
         key: owner.key,
@@ -204,10 +109,7 @@ for (const backend of BACKENDS) {
       });
       assert.equal(memberRemoves.status, 403);
 
-      await p.request('POST', `/workspaces/${ws.id}/invite`, {
-        key: owner.key,
-        body: { account_id: other.id, role: 'owner' },
-      });
+      await joinWorkspace(p.request, ws.id, owner.key, { key: other.key, id: other.id }, { role: 'owner' });
       const leaves = await p.request('DELETE', `/workspaces/${ws.id}/members/${owner.id}`, {
         key: owner.key,
       });

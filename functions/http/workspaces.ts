@@ -1,10 +1,12 @@
 import {
-  createWorkspace,
-  inviteMember,
-  listMembers,
-  listWorkspaces,
-  removeMember,
-} from '../core/workspaces/workspaces.ts';
+  acceptInvitation,
+  declineInvitation,
+  inviteToWorkspace,
+  listMyInvitations,
+  listWorkspaceInvitations,
+  revokeInvitation,
+} from '../core/workspaces/invitations.ts';
+import { createWorkspace, listMembers, listWorkspaces, removeMember } from '../core/workspaces/workspaces.ts';
 import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
@@ -14,7 +16,20 @@ export const operations: Operations<'workspaces'> = {
   listMembers: async ({ deps, auth, params }) => ({
     members: await listMembers(deps, auth, params.workspace_id),
   }),
-  inviteMember: ({ deps, auth, params, body }) => inviteMember(deps, auth, params.workspace_id, body),
+  inviteMember: ({ deps, auth, params, body }) => inviteToWorkspace(deps, auth, params.workspace_id, body),
+  listWorkspaceInvitations: async ({ deps, auth, params }) => ({
+    invitations: await listWorkspaceInvitations(deps, auth, params.workspace_id),
+  }),
+  revokeInvitation: async ({ deps, auth, params }) => {
+    await revokeInvitation(deps, auth, params.workspace_id, params.invitation_id);
+    return undefined;
+  },
+  listInvitations: async ({ deps, auth }) => ({ invitations: await listMyInvitations(deps, auth) }),
+  acceptInvitation: ({ deps, auth, params }) => acceptInvitation(deps, auth, params.invitation_id),
+  declineInvitation: async ({ deps, auth, params }) => {
+    await declineInvitation(deps, auth, params.invitation_id);
+    return undefined;
+  },
   removeMember: async ({ deps, auth, params }) => {
     await removeMember(deps, auth, params.workspace_id, params.account_id);
     return undefined;

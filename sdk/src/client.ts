@@ -2,6 +2,7 @@ import createFetchClient, { type Client } from 'openapi-fetch';
 import { type AgentCall, type AgentRef, type CallOptions, callAgent, type TypedAgentCall } from './call.ts';
 import { unwrap } from './errors.ts';
 import type { paths } from './generated/openapi.ts';
+import { invitationsResource } from './invitations.ts';
 import { cursorPages, offsetPages } from './paginate.ts';
 import { type RetryOptions, retryingFetch } from './retry.ts';
 
@@ -69,9 +70,20 @@ export function createClient(options: ClientOptions) {
     create: async (body: Body<'/workspaces', 'post'>) => unwrap(await api.POST('/workspaces', { body })),
     members: async (workspace_id: string) =>
       unwrap(await api.GET('/workspaces/{workspace_id}/members', { params: { path: { workspace_id } } })),
+    /** Invites an account or an email: a pending invitation, a member once it is accepted. */
     invite: async (workspace_id: string, body: Body<'/workspaces/{workspace_id}/invite', 'post'>) =>
       unwrap(
         await api.POST('/workspaces/{workspace_id}/invite', { params: { path: { workspace_id } }, body }),
+      ),
+    /** The workspace's pending invitations (owners). */
+    invitations: async (workspace_id: string) =>
+      unwrap(await api.GET('/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id } } })),
+    /** Withdraws a pending invitation (owners). */
+    revokeInvitation: async (workspace_id: string, invitation_id: string) =>
+      unwrap(
+        await api.DELETE('/workspaces/{workspace_id}/invitations/{invitation_id}', {
+          params: { path: { workspace_id, invitation_id } },
+        }),
       ),
     /** Removes a member (owners), or leaves (any member, with their own account id). */
     removeMember: async (workspace_id: string, account_id: string) =>
@@ -421,6 +433,7 @@ export function createClient(options: ClientOptions) {
     api,
     tasks,
     workspaces,
+    invitations: invitationsResource(api),
     secrets,
     agents,
     schedules,

@@ -8,6 +8,7 @@ import { registerBilling } from './billing.ts';
 import { registerCall } from './call.ts';
 import { registerCompletion } from './completion.ts';
 import { registerInit } from './init.ts';
+import { registerInvitations } from './invitations.ts';
 import { registerKeys } from './keys.ts';
 import { registerPublish } from './publish.ts';
 import { registerRun } from './run.ts';
@@ -31,6 +32,7 @@ export function registerCommands(program: Command, cli: CliRuntime): void {
   registerSchedules(program, cli);
   registerServices(program, cli);
   registerWorkspaces(program, cli);
+  registerInvitations(program, cli);
   registerSecrets(program, cli);
   registerKeys(program, cli);
   registerTasks(program, cli);

@@ -12,6 +12,7 @@ import { CliError, EXIT } from '../cli-errors.ts';
 import { printList, printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
 import { ownAccount } from '../own-account.ts';
+import { invitationColumns } from './invitations.ts';
 
 type Workspace = Awaited<ReturnType<Client['workspaces']['list']>>['workspaces'][number];
 type Member = Awaited<ReturnType<Client['workspaces']['members']>>['members'][number];
@@ -32,7 +33,7 @@ async function findWorkspace(client: Client, ref: string): Promise<Workspace> {
 export function registerWorkspaces(program: Command, cli: CliRuntime): void {
   const workspaces = program
     .command('workspaces')
-    .description('Your workspaces: list, create, members, invite, and the default one (use)');
+    .description('Your workspaces: list, create, members, invitations, and the default one (use)');
 
   workspaces
     .command('list')
@@ -119,8 +120,10 @@ export function registerWorkspaces(program: Command, cli: CliRuntime): void {
 
   workspaces
     .command('invite')
-    .description('Add an existing account to the workspace (owners), by account id or email')
-    .argument('<account>', 'the account’s id, or its email')
+    .description(
+      'Invite an account (by id) or an email to the workspace (owners): it joins when it accepts the invitation',
+    )
+    .argument('<account>', 'the account’s id, or an email')
     .addOption(new Option('--role <role>', 'the role it gets').choices(ROLES).default('member'))
     .addHelpText(
       'after',
@@ -129,24 +132,58 @@ export function registerWorkspaces(program: Command, cli: CliRuntime): void {
         'Examples:',
         '  agenthost workspaces invite ada@example.com -w WORKSPACE_ID',
         '  agenthost workspaces invite 6f1d2c34-0c1e-4b7a-9f51-3a1e2b9c0d11 --role owner',
+        'The invited account accepts with: agenthost invitations accept INVITATION_ID',
       ].join('\n'),
     )
     .action(
       cli.action(async (ctx, account: string, opts: { role: (typeof ROLES)[number] }) => {
         const client = await ctx.client();
         const workspace = await ctx.workspace(client);
-        const member = await client.workspaces.invite(workspace, {
+        const invitation = await client.workspaces.invite(workspace, {
           ...(account.includes('@') ? { email: account } : { account_id: account }),
           role: opts.role,
         });
-        printRecord(ctx, member, [
-          ['account', member.account_id],
-          ['org', member.org],
-          ['email', member.email],
-          ['role', member.role],
+        printRecord(ctx, invitation, [
+          ['invitation', invitation.id],
+          ['invited', invitation.account_id ?? invitation.email],
+          ['role', invitation.role],
           ['workspace', workspace],
-          ['joined', member.joined_at],
+          ['expires', invitation.expires_at],
         ]);
+        if (!ctx.json)
+          ctx.note(`pending until it is accepted: agenthost invitations accept ${invitation.id}`);
+      }),
+    );
+
+  workspaces
+    .command('invitations')
+    .description('List a workspace’s pending invitations (owners)')
+    .argument('[workspace]', 'a workspace id or slug (default: -w, the profile’s, else the personal one)')
+    .addHelpText('after', '\nExample:\n  agenthost workspaces invitations acme-research')
+    .action(
+      cli.action(async (ctx, ref: string | undefined) => {
+        const client = await ctx.client();
+        const id = ref ? (await findWorkspace(client, ref)).id : await ctx.workspace(client);
+        const page = await client.workspaces.invitations(id);
+        printList(ctx, page, page.invitations, invitationColumns, 'no pending invitations');
+      }),
+    );
+
+  workspaces
+    .command('revoke')
+    .description('Withdraw a pending invitation of the workspace (owners)')
+    .argument('<invitation>', 'the invitation’s id (agenthost workspaces invitations lists them)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  agenthost workspaces revoke 0b6c3f0e-5d2a-8c41-9e7f-2a4b6c8d0e1f -w acme-research',
+    )
+    .action(
+      cli.action(async (ctx, invitation: string) => {
+        const client = await ctx.client();
+        const workspace = await ctx.workspace(client);
+        await client.workspaces.revokeInvitation(workspace, invitation);
+        if (ctx.json) ctx.out(JSON.stringify({ revoked: invitation, workspace_id: workspace }, null, 2));
+        else ctx.note(`revoked invitation ${invitation} of workspace ${workspace}`);
       }),
     );
 

@@ -23,6 +23,7 @@ export const RESERVED_SLUGS = new Set([
   'docs',
   'health',
   'internal',
+  'invitations',
   'login',
   'logout',
   'mcp',

@@ -29,17 +29,6 @@ export const memberSchema = z.object({
 
 export const memberListSchema = z.object({ members: z.array(memberSchema) });
 
-export const inviteBody = z
-  .strictObject({
-    account_id: z.uuid().optional(),
-    email: z.email().max(254).optional(),
-    role: z.enum(ROLES).default('member'),
-  })
-  .refine((b) => (b.account_id === undefined) !== (b.email === undefined), {
-    message: 'give exactly one of account_id and email',
-    path: ['account_id'],
-  });
-
 export const workspaceParams = z.strictObject({ workspace_id: z.string().min(1).max(100) });
 export const memberParams = z.strictObject({
   workspace_id: z.string().min(1).max(100),

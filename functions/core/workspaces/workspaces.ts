@@ -4,7 +4,6 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { getAccount } from '../accounts/account.ts';
-import { accountKeys } from '../accounts/account-keys.ts';
 import { slugSchema } from '../accounts/slug.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { type Role, requireMembership } from './authorize.ts';
@@ -108,50 +107,6 @@ export async function listMembers(deps: CoreDeps, auth: AuthContext, workspaceId
       };
     }),
   );
-}
-
-/** Adds an existing account to a workspace (owners only). */
-export async function inviteMember(
-  deps: CoreDeps,
-  auth: AuthContext,
-  workspaceId: string,
-  input: { account_id?: string | undefined; email?: string | undefined; role: Role },
-): Promise<Member> {
-  await requireMembership(deps, auth.accountId, workspaceId, 'owner');
-  let accountId = input.account_id;
-  if (input.email !== undefined) {
-    const guard = await deps.store.get(accountKeys.email(input.email));
-    if (!guard) throw new PlatformError('NOT_FOUND', `No account has the email ${input.email}`);
-    accountId = String(guard.account_id);
-  }
-  const account = accountId ? await getAccount(deps, accountId) : undefined;
-  if (!account) throw new PlatformError('NOT_FOUND', `No account has the id ${input.account_id}`);
-  const now = deps.clock.now().toISOString();
-  try {
-    await deps.store.transactWrite([
-      {
-        name: 'member',
-        put: memberEntity.toItem({
-          workspace_id: workspaceId,
-          account_id: account.id,
-          role: input.role,
-          joined_at: now,
-        }),
-        condition: cond.notExists(),
-      },
-      {
-        update: workspaceKeys.workspace(workspaceId),
-        spec: { add: { owner_count: input.role === 'owner' ? 1 : 0 } },
-        condition: cond.exists(),
-      },
-    ]);
-  } catch (err) {
-    if (!(err instanceof TransactionCanceledError)) throw err;
-    if (err.cancelledBy('member'))
-      throw new PlatformError('CONFLICT', 'That account is already a member of the workspace');
-    throw new PlatformError('NOT_FOUND', 'Workspace not found');
-  }
-  return { account_id: account.id, org: account.org, email: account.email, role: input.role, joined_at: now };
 }
 
 /**

@@ -8,10 +8,11 @@ import { QueryState } from '../components/query-state.tsx';
 import { useShownSlice } from '../components/shown-slice.ts';
 import { formatTime } from '../format.ts';
 import { useSession } from '../session.tsx';
+import { InviteForm, MyInvitations, PendingInvitations } from './invitations.tsx';
 
 /**
- * The caller's workspaces (and a form to create one), and the chosen workspace's members: owners
- * invite and remove; anyone may leave. The API has no route to change a member's role, so the page
+ * The invitations addressed to the caller, the caller's workspaces (and a form to create one), and
+ * the chosen workspace's members: owners invite (a pending invitation) and remove; anyone may leave. The API has no route to change a member's role, so the page
  * offers none.
  */
 export function Workspace() {
@@ -22,6 +23,8 @@ export function Workspace() {
   return (
     <div class="workspace-page">
       <h1>Workspace</h1>
+
+      <MyInvitations />
 
       <h2>Your workspaces</h2>
       <QueryState query={workspaces} what="your workspaces" />
@@ -191,7 +194,7 @@ function Members() {
                           >
                             <p>
                               You lose access to its secrets, schedules, services and tasks until an owner
-                              invites you again.
+                              invites you again and you accept.
                             </p>
                           </ConfirmButton>
                         ) : isOwner ? (
@@ -219,84 +222,13 @@ function Members() {
         </>
       )}
       {isOwner ? (
-        <InviteForm onInvited={refresh} />
+        <>
+          <PendingInvitations />
+          <InviteForm />
+        </>
       ) : (
         workspace && <p data-testid="invite-owners-only">Only the workspace's owners can invite members.</p>
       )}
     </section>
-  );
-}
-
-/** One field for either an email or an account id: an `@` tells them apart. */
-function InviteForm({ onInvited }: { onInvited: () => unknown }) {
-  const { client, workspaceId } = useSession();
-  const [who, setWho] = useState('');
-  const [role, setRole] = useState<'member' | 'owner'>('member');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [invited, setInvited] = useState<string | null>(null);
-
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setInvited(null);
-    const target = who.trim();
-    try {
-      const member = await client.workspaces.invite(
-        workspaceId,
-        target.includes('@') ? { email: target, role } : { account_id: target, role },
-      );
-      setWho('');
-      setInvited(`${member.org ?? member.email ?? member.account_id} (${member.role})`);
-      await onInvited();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <form class="stack" onSubmit={submit} aria-labelledby="invite-heading">
-      <h3 id="invite-heading">Invite a member</h3>
-      <label>
-        Email or account id
-        <input
-          name="invite-who"
-          required
-          spellcheck={false}
-          autoComplete="off"
-          value={who}
-          onInput={(e) => setWho(e.currentTarget.value)}
-          aria-describedby="invite-help"
-        />
-      </label>
-      <p id="invite-help" class="muted">
-        The account must exist already; it is added at once.
-      </p>
-      <label>
-        Role
-        <select
-          name="invite-role"
-          value={role}
-          onChange={(e) => setRole(e.currentTarget.value === 'owner' ? 'owner' : 'member')}
-        >
-          <option value="member">member</option>
-          <option value="owner">owner</option>
-        </select>
-      </label>
-      <div>
-        <button type="submit" disabled={busy}>
-          {busy ? 'Inviting…' : 'Invite'}
-        </button>
-      </div>
-      {invited && (
-        <p role="status" class="ok">
-          Added {invited}.
-        </p>
-      )}
-      {error !== null && <ApiError error={error} title="Could not invite" />}
-    </form>
   );
 }
