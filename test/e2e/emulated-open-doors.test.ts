@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -104,7 +104,7 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
     );
   });
 
-  it('a sandboxed tool reaches neither the bucket listing, nor another tenant’s running run.json, nor the bundle bucket', async () => {
+  it('a sandboxed tool reaches neither the bucket listing, nor another tenant’s running run.json, nor the bundle bucket; the secret is not on disk in clear', async () => {
     // The victim: another account's tool, running (it sleeps) with a secret in its run manifest.
     const victim = await d.createAccount('victim');
     const put = await d.request('PUT', `/workspaces/${victim.workspaceId}/secrets`, {
@@ -193,6 +193,9 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
     for (const bucket of buckets) {
       assert.equal(existsSync(join(s3Dir, bucket, 'bundles', 'planted-by-tenant.tgz._S3rver_object')), false);
     }
+    // Secrets Manager's state on disk holds the victim's secret encrypted, never in clear.
+    const state = await readFile(join(d.dataDir, 'aws', 'secrets-manager.json'), 'utf8');
+    assert.ok(state.length > 0 && !state.includes(victimSecret), 'the secret is not on disk in clear');
     // The victim sleeps past the attack (until its deadline stops it, under load); it gave nothing away.
     const slept = await victimRun;
     assert.ok(!slept.text.includes(victimSecret));
