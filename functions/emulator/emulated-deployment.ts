@@ -11,7 +11,12 @@ import { ApiGatewayEmulator } from './api-gateway-emulator.ts';
 import { ApplicationAutoScalingEmulator } from './application-auto-scaling-emulator.ts';
 import { TemplateResolver } from './cloudformation-template.ts';
 import { CloudWatchLogsEmulator } from './cloudwatch-logs-emulator.ts';
-import { type DynamoDbEngine, freeLoopbackPort, startDynamoDbEngine } from './dynamodb-local.ts';
+import {
+  DYNAMODB_LOCAL_CREDENTIALS,
+  type DynamoDbEngine,
+  freeLoopbackPort,
+  startDynamoDbEngine,
+} from './dynamodb-local.ts';
 import { EcsEmulator } from './ecs-emulator.ts';
 import { EcsServiceEmulator } from './ecs-service-emulator.ts';
 import { Elbv2Emulator } from './elbv2-emulator.ts';
@@ -21,7 +26,7 @@ import { EventPatternRules } from './event-pattern-rules.ts';
 import { LambdaApiEmulator } from './lambda-api-emulator.ts';
 import { type EmulatedFunction, LambdaHost } from './lambda-host.ts';
 import { LoadBalancerFront } from './load-balancer-front.ts';
-import { S3_EMULATOR_CREDENTIALS, S3Emulator } from './s3-emulator.ts';
+import { newEmulatorCredentials, type S3Credentials, S3Emulator } from './s3-emulator.ts';
 import { startScheduledRules } from './scheduled-rules.ts';
 import { SchedulerEmulator } from './scheduler-emulator.ts';
 import { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
@@ -113,7 +118,7 @@ export async function startEmulatedDeployment(
     const dynamo = new DynamoDBClient({
       endpoint: engine.endpoint,
       region,
-      credentials: S3_EMULATOR_CREDENTIALS,
+      credentials: DYNAMODB_LOCAL_CREDENTIALS,
     });
     closers.push(async () => dynamo.destroy());
     const [tableName] = await createTablesFromTemplate(resolver, dynamo);
@@ -123,11 +128,16 @@ export async function startEmulatedDeployment(
       .resourcesOfType('AWS::S3::Bucket')
       .map(({ stack, logicalId }) => resolver.physicalName(stack, logicalId));
     await mkdir(join(root, 's3'), { recursive: true });
+    // The functions' key pair (their role's credentials on Lambda): new at each start, held only by
+    // this process and the functions it runs; S3 answers nothing else.
+    const credentials = newEmulatorCredentials();
     const s3 = new S3Emulator({
       directory: join(root, 's3'),
       host: '127.0.0.1',
       port: await freeLoopbackPort(),
       buckets,
+      credentials,
+      region,
     });
     const s3Endpoint = await s3.listen();
     closers.push(() => s3.close());
@@ -183,10 +193,10 @@ export async function startEmulatedDeployment(
     closers.push(() => scheduler.close());
 
     // ECS: a sandbox task runs its task definition's container under bubblewrap, able to reach
-    // only the S3 emulator (where its presigned URLs point).
+    // only the S3 emulator (where its presigned URLs point), as the Fargate task reaches only S3.
     const ecs = new EcsEmulator({
       resolver,
-      sandbox: new BwrapSandbox({ runsDir: join(root, 'tasks') }),
+      sandbox: new BwrapSandbox({ runsDir: join(root, 'tasks'), outbound: false }),
       hostPorts: [Number(new URL(s3Endpoint).port)],
       ...EMULATED_ACCOUNT,
       log,
@@ -218,11 +228,7 @@ export async function startEmulatedDeployment(
       log,
       EMULATED_ACCOUNT,
     );
-    const secretsClient = new SecretsManagerClient({
-      endpoint: secretsEndpoint,
-      region,
-      credentials: S3_EMULATOR_CREDENTIALS,
-    });
+    const secretsClient = new SecretsManagerClient({ endpoint: secretsEndpoint, region, credentials });
     closers.push(async () => secretsClient.destroy());
     const ecsServices = new EcsServiceEmulator({
       sandbox: new BwrapSandbox({ runsDir: join(root, 'service-tasks') }),
@@ -267,6 +273,7 @@ export async function startEmulatedDeployment(
       endpoints: awsEndpoints,
       stripeApiBase: config.payments.stripeApiBase,
       servicesPort: frontPort,
+      credentials,
     });
     lambdas = new LambdaHost(functions, (fn, line) => log(`[${fn}] ${line}`));
     closers.push(() => (lambdas as LambdaHost).close());
@@ -321,6 +328,7 @@ function lambdaFunctions(
     endpoints: Record<string, string>;
     stripeApiBase: string | undefined;
     servicesPort: number | undefined;
+    credentials: S3Credentials;
   },
 ): EmulatedFunction[] {
   return resolver.resourcesOfType('AWS::Lambda::Function').map(({ stack, logicalId, resource }) => {
@@ -375,9 +383,9 @@ function lambdaFunctions(
         AWS_LAMBDA_FUNCTION_NAME: name,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-        // The role's credentials on Lambda; here the emulators' one key pair.
-        AWS_ACCESS_KEY_ID: S3_EMULATOR_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: S3_EMULATOR_CREDENTIALS.secretAccessKey,
+        // The role's credentials on Lambda; here the deployment's key pair.
+        AWS_ACCESS_KEY_ID: options.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: options.credentials.secretAccessKey,
         ...options.endpoints,
         ...environment,
       },

@@ -3,8 +3,8 @@ import { DynamoDbStore } from '../adapters/aws/dynamodb-store.ts';
 import { type Config, parseConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
 import { ENV } from '../shared/env-names.ts';
+import { DYNAMODB_LOCAL_CREDENTIALS } from './dynamodb-local.ts';
 import type { EmulatedEndpoints } from './emulated-endpoints.ts';
-import { S3_EMULATOR_CREDENTIALS } from './s3-emulator.ts';
 
 /**
  * The platform's dependencies in AWS mode on an emulated deployment's table (DynamoDB Local), for
@@ -23,7 +23,7 @@ export async function emulatedTableDeps(config: Config, endpoints: EmulatedEndpo
   const client = new DynamoDBClient({
     endpoint: endpoints.dynamodbEndpoint,
     region: endpoints.region,
-    credentials: S3_EMULATOR_CREDENTIALS,
+    credentials: DYNAMODB_LOCAL_CREDENTIALS,
   });
   // The store owns the client it is given only when it builds it, so close destroys this one here.
   const store = new DynamoDbStore({ tableName: endpoints.tableName, client });

@@ -1,52 +1,134 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { rename, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import S3rver from '@20minutes/s3rver';
+import { type S3Credentials, verifyS3Request } from './s3-request-signature.ts';
+
+export type { S3Credentials } from './s3-request-signature.ts';
 
 /**
- * S3 for the emulated deployment: s3rver (a maintained fork), which speaks S3's REST API with
- * signature V4 checks, presigned URLs included, and keeps objects in a directory, so bundles and run
- * files survive a restart. The SDK reaches it through AWS_ENDPOINT_URL_S3; with an IP address as
- * the endpoint it addresses buckets by path. s3rver checks signatures against its one key pair,
- * which is therefore the emulated deployment's credentials (S3_EMULATOR_CREDENTIALS).
+ * S3 for the emulated deployment: s3rver (a maintained fork), which speaks S3's REST API and keeps
+ * objects in a directory, so bundles and run files survive a restart. The SDK reaches it through
+ * AWS_ENDPOINT_URL_S3; with an IP address as the endpoint it addresses buckets by path.
  *
- * Two corrections to s3rver, so the emulated deployment behaves as S3 does:
- * - an object becomes visible only once whole (s3rver streams it into its final file, so a reader
- *   polling for a sandbox run's result could read half of it): written beside, then renamed;
- * - its signature check disagrees with the SDK's on requests with a query string (DeleteObjects,
- *   ListObjectsV2: a sandbox session's clean-up of its run objects, secrets included, failed
- *   silently), so signatures are checked for form only (allowMismatchedSignatures). The endpoint
- *   listens on loopback only.
+ * It answers only what S3 would: every request must be signed (SigV4, in its Authorization header
+ * or as a presigned URL) with the deployment's key pair, which is made at random for each start and
+ * given only to the platform's own processes (a sandbox gets presigned URLs, never the key). The
+ * check is s3-request-signature.ts, in front of s3rver, whose own check lets unsigned requests
+ * through; s3rver's is then told to accept what passed ours (allowMismatchedSignatures: its
+ * canonical query string disagrees with the SDK's). The endpoint listens on loopback only.
+ *
+ * And an object becomes visible only once whole (s3rver streams it into its final file, so a
+ * reader polling for a sandbox run's result could read half of it): written beside, then renamed.
  */
 
-export const S3_EMULATOR_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+/** A fresh key pair for one emulated deployment: nothing outside the platform's processes knows it. */
+export function newEmulatorCredentials(): S3Credentials {
+  return {
+    accessKeyId: `AKIA${randomBytes(10).toString('hex').toUpperCase().slice(0, 16)}`,
+    secretAccessKey: randomBytes(30).toString('base64'),
+  };
+}
+
+export interface S3EmulatorOptions {
+  directory: string;
+  port: number;
+  host: string;
+  buckets: string[];
+  credentials: S3Credentials;
+  /** The region signatures must be scoped to (default us-east-1). */
+  region?: string;
+}
 
 export class S3Emulator {
-  private readonly server: S3rver;
+  private readonly s3rver: S3rver;
+  private readonly options: S3EmulatorOptions;
+  private server: Server | undefined;
 
-  constructor(options: { directory: string; port: number; host: string; buckets: string[] }) {
-    this.server = new S3rver({
-      address: options.host,
-      port: options.port,
+  constructor(options: S3EmulatorOptions) {
+    if (!isLoopback(options.host))
+      throw new Error(`The S3 emulator listens on loopback only, not ${options.host}`);
+    this.options = options;
+    this.s3rver = new S3rver({
       directory: options.directory,
       silent: true,
       allowMismatchedSignatures: true,
       configureBuckets: options.buckets.map((name) => ({ name })),
     });
-    const store = (this.server as unknown as { store: { putContent: PutContent } }).store;
+    const store = (this.s3rver as unknown as { store: { putContent: PutContent } }).store;
     store.putContent = writeWhole;
+    // s3rver looks the key up in its own account registry after our check: it must know the pair.
+    const { DUMMY_ACCOUNT } = require('@20minutes/s3rver/lib/models/account') as {
+      DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void };
+    };
+    DUMMY_ACCOUNT.createKeyPair(options.credentials.accessKeyId, options.credentials.secretAccessKey);
   }
 
   async listen(): Promise<string> {
-    const address = (await this.server.run()) as AddressInfo;
+    await this.s3rver.configureBuckets();
+    const serve = this.s3rver.callback();
+    const region = this.options.region ?? 'us-east-1';
+    const server = createServer((req, res) => {
+      const refused = verifyS3Request(
+        { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headersDistinct },
+        this.options.credentials,
+        region,
+      );
+      if (!refused) {
+        serve(req, res);
+        return;
+      }
+      const body =
+        req.method === 'HEAD'
+          ? ''
+          : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refused.code}</Code><Message>${escapeXml(refused.message)}</Message><RequestId>${randomBytes(8).toString('hex').toUpperCase()}</RequestId></Error>`;
+      // The body of a refused request is not read: the connection closes after the answer.
+      res.writeHead(refused.status, {
+        'content-type': 'application/xml',
+        'content-length': String(Buffer.byteLength(body)),
+        'x-amz-error-code': refused.code,
+        connection: 'close',
+      });
+      res.end(body);
+    });
+    server.on('clientError', (_err, socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port, this.options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    const address = server.address() as AddressInfo;
     return `http://${address.address}:${address.port}`;
   }
 
   async close(): Promise<void> {
-    await this.server.close();
+    const server = this.server;
+    this.server = undefined;
+    if (server) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
+    // What s3rver's own server does on close: its logger lets go of the process.
+    const logger = (this.s3rver as unknown as { logger: { exceptions: { unhandle(): void }; close(): void } })
+      .logger;
+    logger.exceptions.unhandle();
+    logger.close();
   }
 }
+
+const require = createRequire(import.meta.url);
+
+const isLoopback = (host: string) => host === '127.0.0.1' || host === '::1' || host === 'localhost';
+
+const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 type PutContent = (objectPath: string, content: Buffer | Readable) => Promise<[number, string]>;
 

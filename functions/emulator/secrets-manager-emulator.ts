@@ -1,10 +1,9 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import type { Tag } from '@aws-sdk/client-secrets-manager';
 import type { Logger } from '../shared/logger.ts';
 import { AwsWireError, EmulatorServer, parseJsonObject, readLimitedBody, sendJson } from './emulator-http.ts';
-import { JsonStateFile } from './json-state-file.ts';
+import { EncryptedStateFile } from './encrypted-state-file.ts';
 import {
   type Body,
   checkName,
@@ -23,13 +22,13 @@ import { type StoredSecret, seconds, valueEntry, versionOf } from './secrets-man
  * secretsmanager.<Operation>, JSON in and out, errors as {"__type", "Message"} with status 400), so
  * the unchanged SecretsManagerClient in the bundled Lambdas talks to it through
  * AWS_ENDPOINT_URL_SECRETS_MANAGER. Operations: CreateSecret, PutSecretValue, GetSecretValue,
- * BatchGetSecretValue (by id list), DeleteSecret, RestoreSecret, DescribeSecret. State is one JSON
- * file, so secrets survive a restart. A request's fields are checked in secrets-manager-requests.ts;
+ * BatchGetSecretValue (by id list), DeleteSecret, RestoreSecret, DescribeSecret. State is one
+ * file, encrypted at rest (encrypted-state-file.ts), so secrets survive a restart. A request's fields are checked in secrets-manager-requests.ts;
  * a stored secret's versions are secrets-manager-versions.ts.
  */
 
 export interface SecretsManagerEmulatorOptions {
-  /** Where the state file (secrets-manager.json, mode 0600) lives. */
+  /** Where the state file (secrets-manager.json, encrypted, mode 0600) and its key file live. */
   dataDir: string;
   region?: string;
   accountId?: string;
@@ -74,7 +73,7 @@ export class SecretsManagerEmulator {
   private readonly accountId: string;
   private readonly now: () => Date;
   private readonly logger: Logger | undefined;
-  private readonly file: JsonStateFile<State>;
+  private readonly file: EncryptedStateFile<State>;
   private readonly state: State;
   private readonly server: EmulatorServer;
 
@@ -83,7 +82,7 @@ export class SecretsManagerEmulator {
     this.accountId = options.accountId ?? '000000000000';
     this.now = options.now ?? (() => new Date());
     this.logger = options.logger;
-    this.file = new JsonStateFile(join(options.dataDir, 'secrets-manager.json'));
+    this.file = new EncryptedStateFile(options.dataDir, 'secrets-manager', 'the Secrets Manager state');
     this.state = this.file.load({ secrets: [] });
     this.server = new EmulatorServer(
       (req, res) => this.handle(req, res),

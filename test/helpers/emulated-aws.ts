@@ -5,7 +5,10 @@
  */
 import { join } from 'node:path';
 import { freeLoopbackPort } from '../../functions/emulator/dynamodb-local.ts';
-import { S3Emulator } from '../../functions/emulator/s3-emulator.ts';
+import { newEmulatorCredentials, S3Emulator } from '../../functions/emulator/s3-emulator.ts';
+
+/** The key pair the S3 emulators of this test process answer (new for each process, as for each deployment). */
+export const S3_EMULATOR_CREDENTIALS = newEmulatorCredentials();
 
 /** s3rver under `<dir>/s3` with `bucket`, on a free loopback port; close with `s3.close()`. */
 export async function startEmulatedS3(
@@ -17,6 +20,7 @@ export async function startEmulatedS3(
     host: '127.0.0.1',
     port: await freeLoopbackPort(),
     buckets: [bucket],
+    credentials: S3_EMULATOR_CREDENTIALS,
   });
   return { s3, endpoint: await s3.listen() };
 }

@@ -2,7 +2,7 @@
  * `npm test` runs this first (package.json `pretest`). The sandbox tests run user code under
  * bubblewrap, and give sandboxes with outbound network their own network through pasta (Debian's
  * passt package), which opens /dev/net/tun; the DynamoDB tests run DynamoDB Local, which needs
- * Java 17 or newer; the dashboard tests drive Debian's chromium. So the README's promise that
+ * a Java 17 or newer JDK; the dashboard tests drive Debian's chromium. So the README's promise that
  * `npm test` passes on a fresh machine needs those tools and a usable tun device: when something is
  * missing and we may fix it (root, apt-get), fix it, saying so; otherwise explain what to do.
  */
@@ -14,7 +14,9 @@ const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/local/bin', '/usr/sbin', '/sbin'];
 const TOOLS = [
   { tool: 'bwrap', pkg: 'bubblewrap', why: 'the sandbox for user code' },
   { tool: 'pasta', pkg: 'passt', why: 'the own network of services and orchestrators' },
-  { tool: 'java', pkg: 'default-jre-headless', why: 'DynamoDB Local, for the DynamoDB tests' },
+  { tool: 'java', pkg: 'default-jdk-headless', why: 'DynamoDB Local, for the DynamoDB tests' },
+  // DynamoDB Local is started through a Java source file that binds it to loopback (dynamodb-local.ts).
+  { tool: 'javac', pkg: 'default-jdk-headless', why: 'the loopback launcher of DynamoDB Local' },
   { tool: 'chromium', pkg: 'chromium', why: 'the browser the dashboard tests drive' },
 ];
 
@@ -54,7 +56,7 @@ const javaMajor = Number(/version "(\d+)/.exec(`${javaVersion.stderr}${javaVersi
 if (javaMajor < 17) {
   fail(
     `DynamoDB Local needs Java 17 or newer; found ${javaMajor ? `Java ${javaMajor}` : 'no working java'}.\n` +
-      'Install it (Debian/Ubuntu: sudo apt-get install default-jre-headless) and run npm test again.',
+      'Install it (Debian/Ubuntu: sudo apt-get install default-jdk-headless) and run npm test again.',
   );
 }
 

@@ -1,7 +1,8 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { type SecretRef, type SecretVault, VaultConfigurationError } from '../../ports/secret-vault.ts';
 import { cond, type Item, type Store } from '../../ports/store.ts';
+import { type Sealed, seal, unseal } from '../../shared/aes-gcm.ts';
 
 const CANARY_KEY = { pk: 'VAULT#CANARY', sk: 'VAULT' };
 const CANARY_TEXT = 'agenthost vault canary';
@@ -85,26 +86,12 @@ export class LocalSecretVault implements SecretVault {
     return out;
   }
 
-  private encrypt(plaintext: string, associated: string): { iv: string; tag: string; ciphertext: string } {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(associated, 'utf8'));
-    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return {
-      iv: iv.toString('base64'),
-      tag: cipher.getAuthTag().toString('base64'),
-      ciphertext: ciphertext.toString('base64'),
-    };
+  private encrypt(plaintext: string, associated: string): Sealed {
+    return seal(this.key, plaintext, associated);
   }
 
   private decrypt(item: Item, associated: string): string {
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(String(item.iv), 'base64'));
-    decipher.setAAD(Buffer.from(associated, 'utf8'));
-    decipher.setAuthTag(Buffer.from(String(item.tag), 'base64'));
-    return Buffer.concat([
-      decipher.update(Buffer.from(String(item.ciphertext), 'base64')),
-      decipher.final(),
-    ]).toString('utf8');
+    return unseal(this.key, item, associated);
   }
 }
 

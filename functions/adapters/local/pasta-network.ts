@@ -19,6 +19,8 @@ import { SandboxUnavailableError } from '../../ports/sandbox.ts';
  *   own 127.0.0.1; nothing else (`-U none`: no UDP either).
  * - inbound: at most one port, the service's, from 127.0.0.1:<hostPort> on the host to
  *   <port> inside (`-t`); nothing else is published.
+ * - a plan without `outbound` leaves the namespace's interface unconfigured (no `--config-net`):
+ *   no address, no route, so the listed loopback ports are the only way out.
  *
  * pasta daemonizes once the namespace is configured, so its launcher's exit is the moment the
  * sandbox may start; the daemon's pid goes to a file beside the run directories
@@ -44,6 +46,8 @@ export interface NetworkPlan {
   hostLoopbackPorts: number[];
   /** The one inbound forward: host 127.0.0.1:hostPort to `port` inside. */
   publish?: { hostPort: number; port: number } | undefined;
+  /** False: no outbound network beyond hostLoopbackPorts (default true). */
+  outbound?: boolean;
 }
 
 export function findPasta(): string | undefined {
@@ -79,7 +83,7 @@ export function pastaArgs(input: {
     // in that namespace has no capabilities on the host, and pasta also seccomp-filters itself
     // and pivots into an empty root.
     ...(input.asRoot ? ['--runas', '0'] : []),
-    '--config-net',
+    ...(plan.outbound === false ? [] : ['--config-net']),
     '--no-map-gw',
     '--quiet',
     '--log-file',

@@ -35,6 +35,8 @@ export interface SessionTools {
   tools: { prlimit: string; setpriv?: string; bash?: string };
   /** pasta, for egress sessions (pasta-network.ts). */
   pastaPath: string | undefined;
+  /** False: an egress session reaches its hostLoopbackPorts and nothing else (BwrapSandboxOptions.outbound). */
+  outbound: boolean;
   /** Who forks bwrap: the spawner process, or (undefined) this process itself. */
   spawner: Spawner | undefined;
 }
@@ -139,7 +141,11 @@ export class BwrapSession extends BaseSession implements SandboxSession {
           asRoot: t.asRoot,
           pid,
           runDir: this.run.runDir,
-          plan: { hostLoopbackPorts: this.spec.hostLoopbackPorts ?? [], publish: options.publish },
+          plan: {
+            hostLoopbackPorts: this.spec.hostLoopbackPorts ?? [],
+            publish: options.publish,
+            outbound: t.outbound,
+          },
         });
         // Killed while pasta was attaching: nothing will close it later.
         if (ended) return void (await network.close());

@@ -52,6 +52,11 @@ export interface BwrapSandboxOptions {
   /** pasta, for egress sessions (default: `pasta` from a system directory). */
   pastaPath?: string;
   /**
+   * Whether egress sessions may open connections beyond their `hostLoopbackPorts` (default true).
+   * False for the emulated ECS sandbox: its Fargate counterpart reaches S3 and nothing else.
+   */
+  outbound?: boolean;
+  /**
    * Who forks the sandboxes' processes: `process` (the default), a small spawner process
    * (spawner.ts), so that forking never stalls the platform's event loop; `in-process`, the
    * platform itself (for the bench's comparison, and where a bundled copy of this adapter has no
@@ -73,6 +78,7 @@ export class BwrapSandbox implements Sandbox {
   private readonly hostUid: number;
   private readonly hostGid: number;
   private readonly pastaPath: string | undefined;
+  private readonly outbound: boolean;
   private version: Promise<string> | undefined;
   /** Forks bwrap for every session of this sandbox; undefined: this process does. */
   readonly spawner: Spawner | undefined;
@@ -89,6 +95,7 @@ export class BwrapSandbox implements Sandbox {
     this.hostUid = options.hostUid ?? 65534;
     this.hostGid = options.hostGid ?? 65534;
     this.pastaPath = options.pastaPath;
+    this.outbound = options.outbound ?? true;
     if (this.asRoot && (this.hostUid === 0 || this.hostGid === 0)) {
       throw new Error('The sandbox host uid and gid must not be 0');
     }
@@ -118,6 +125,7 @@ export class BwrapSandbox implements Sandbox {
       hostGid: this.hostGid,
       tools,
       pastaPath,
+      outbound: this.outbound,
       spawner: this.spawner,
     });
   }
