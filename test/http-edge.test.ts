@@ -117,6 +117,29 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     assert.equal(nextMinute.headers.get('x-ratelimit-remaining'), '4');
   });
 
+  it('refuses a wrong or missing key with 429, not 401, once its address is past the limit', async () => {
+    p.clock.set('2026-05-01T13:00:00Z');
+    const wrong = 'ahk_not_a_key_at_all_000000000000';
+    for (let i = 0; i < 5; i++) {
+      const res = await p.request('GET', '/tasks', { key: wrong });
+      assert.equal(res.status, 401, `guess ${i + 1} is within the limit`);
+    }
+    for (const [method, path, key] of [
+      ['GET', '/tasks', wrong],
+      ['GET', '/tasks', null],
+      ['POST', '/tasks', wrong],
+      ['GET', '/nope', wrong],
+    ] as const) {
+      const res = await p.request(method, path, { key, body: method === 'POST' ? {} : undefined });
+      assert.equal(res.status, 429, `${method} ${path} past the limit: ${res.text}`);
+      assert.equal(errorOf(res).code, 'RATE_LIMITED');
+      assert.equal(res.headers.get('retry-after'), '60');
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '0');
+    }
+    const withKey = await p.request('GET', '/tasks');
+    assert.equal(withKey.status, 200, 'a valid key is not under the address’s limit');
+  });
+
   it('answers a CORS preflight for an allowed origin, and gives an unlisted origin nothing to read', async () => {
     p.clock.set('2026-05-01T12:00:00Z');
     const preflight = await fetch(`${p.url}/tasks`, {

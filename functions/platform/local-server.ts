@@ -5,13 +5,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
+import type { AddressAdmission } from '../core/usage/address-rate-limit.ts';
 import { createAllHandlers } from '../http/index.ts';
+import { clientKeyed } from '../shared/client-keyed.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
 import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
-import { errorEnvelope, responseHeaders } from './http-handler.ts';
+import { errorEnvelope, responseHeaders, unauthenticatedRefusal } from './http-handler.ts';
 import { LingeringClose } from './lingering-close.ts';
 import { readBody, spoolBody } from './request-body.ts';
 import { type RouteDef, routeList } from './routes.ts';
@@ -193,12 +195,12 @@ export class LocalServer {
     }
 
     const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
-    const refuse = async (err: PlatformError, auth?: AuthContext) => {
+    const refuse = async (err: PlatformError, auth?: AuthContext, addressAdmission?: AddressAdmission) => {
       // The connection closes after the answer without a reset the client could meet before
       // reading it (lingering-close.ts).
       res.setHeader('Connection', 'close');
       this.lingering.closeAfterAnswer(req, res);
-      await this.sendError(res, err, requestId, { req, address, auth });
+      await this.sendError(res, err, requestId, { req, address, auth, addressAdmission });
     };
     // Refused before a byte of the body is read: a bad key, then a declared size over the limit.
     // The caller, handed to the handler so its middleware does not read the key a second time.
@@ -210,7 +212,10 @@ export class LocalServer {
         if (err instanceof PlatformError) return err;
         throw err;
       });
-      if (outcome instanceof PlatformError) return refuse(outcome);
+      if (outcome instanceof PlatformError) {
+        const refusal = await unauthenticatedRefusal(this.deps, address, outcome);
+        return refuse(refusal.error, undefined, refusal.admission);
+      }
       authenticated = outcome;
     }
     if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit), authenticated);
@@ -258,7 +263,13 @@ export class LocalServer {
     res: ServerResponse,
     err: PlatformError,
     requestId: string,
-    from?: { req: IncomingMessage; address: string; auth: AuthContext | undefined },
+    from?: {
+      req: IncomingMessage;
+      address: string;
+      auth: AuthContext | undefined;
+      /** The address's count when this request was counted already (a refused key). */
+      addressAdmission?: AddressAdmission | undefined;
+    },
   ): Promise<void> {
     const headers = await responseHeaders(
       from ? this.deps : undefined,
@@ -268,9 +279,12 @@ export class LocalServer {
             address: from.address,
             origin: from.req.headers.origin,
             ...(from.auth ? { auth: from.auth } : {}),
+            ...(from.addressAdmission ? { addressAdmission: from.addressAdmission } : {}),
           }
         : { requestId, address: '' },
     );
+    const wait = err.details?.suggested_wait_time;
+    if (err.code === 'RATE_LIMITED' && typeof wait === 'number') headers['Retry-After'] = String(wait);
     writeResult(res, {
       statusCode: err.status,
       headers,
@@ -313,16 +327,16 @@ function toEvent(
   body: Buffer | undefined,
   requestId: string,
 ): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers = clientKeyed<string>();
+  const multiValueHeaders = clientKeyed<string[]>();
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined) continue;
     const values = Array.isArray(v) ? v : [v];
     headers[k] = values.join(', ');
     multiValueHeaders[k] = values;
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query = clientKeyed<string>();
+  const multiQuery = clientKeyed<string[]>();
   for (const [k, v] of url.searchParams) {
     query[k] = v;
     multiQuery[k] = [...(multiQuery[k] ?? []), v];
