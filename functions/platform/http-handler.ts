@@ -146,6 +146,8 @@ export interface LocalInvocation {
    * whether it took it (functions/platform/answer-first.ts).
    */
   answerFirst?: AnswerFirstOffer;
+  /** A keyless request the local server counted against its address (and admitted) before its body. */
+  addressAdmission?: AddressAdmission;
 }
 
 export type ApiHandler = (
@@ -197,7 +199,7 @@ export function createModuleHandler<M extends ResourceModule>(
       if (!found) return unrouted(event, s, ctx.authenticated);
       [s.operationId, s.route] = found;
       if (s.route.auth === 'none') {
-        s.addressAdmission = await countAddressRequest(s.deps, s.address);
+        s.addressAdmission = ctx.addressAdmission ?? (await countAddressRequest(s.deps, s.address));
         if (s.addressAdmission.refused) throw addressLimited(s.addressAdmission, s.deps.clock.now());
       }
     },
