@@ -223,10 +223,7 @@ const KEYLESS_CONNECTIONS = 1_500;
 const KEYLESS_ADDRESSES = 10;
 const TASKS_SAMPLES = 200;
 
-/**
- * The median of TASKS_SAMPLES authenticated GET /tasks, one at a time, each on a new connection (a
- * kept-alive one idle through the load's set-up would be closed by the server's keep-alive timeout).
- */
+/** The p50 of TASKS_SAMPLES GET /tasks, one at a time, each on a new connection (the server closes idle ones). */
 async function tasksP50(port: number, agent: Agent): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < TASKS_SAMPLES; i++) {
@@ -299,10 +296,7 @@ async function keylessLoad(
   return { sockets, statuses, settled: Promise.all(settles) };
 }
 
-/**
- * The keyless burst against a fresh platform: the RSS rise while it holds, and GET /tasks's p50
- * before it and while it holds, side by side in one run.
- */
+/** The keyless burst on a fresh platform: the RSS rise, and GET /tasks's p50 before it and during it. */
 async function measureKeyless(
   root: string,
 ): Promise<{ rise: number; idleP50: number; loadedP50: number; statuses: string }> {
