@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { TIER_LIMITS } from '../functions/core/accounts/tiers.ts';
+import { createAllHandlers } from '../functions/http/index.ts';
 import { ENV } from '../functions/shared/env-names.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
@@ -115,6 +117,55 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     const nextMinute = await p.request('GET', '/health', { key: null });
     assert.equal(nextMinute.status, 200, 'a new minute starts a new count');
     assert.equal(nextMinute.headers.get('x-ratelimit-remaining'), '4');
+  });
+
+  it('refuses a wrong or missing key with 429, not 401, once its address is past the limit', async () => {
+    p.clock.set('2026-05-01T13:00:00Z');
+    const wrong = 'ahk_not_a_key_at_all_000000000000';
+    for (let i = 0; i < 5; i++) {
+      const res = await p.request('GET', '/tasks', { key: wrong });
+      assert.equal(res.status, 401, `guess ${i + 1} is within the limit`);
+    }
+    for (const [method, path, key] of [
+      ['GET', '/tasks', wrong],
+      ['GET', '/tasks', null],
+      ['POST', '/tasks', wrong],
+      ['GET', '/nope', wrong],
+    ] as const) {
+      const res = await p.request(method, path, { key, body: method === 'POST' ? {} : undefined });
+      assert.equal(res.status, 429, `${method} ${path} past the limit: ${res.text}`);
+      assert.equal(errorOf(res).code, 'RATE_LIMITED');
+      assert.equal(res.headers.get('retry-after'), '60');
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '0');
+    }
+    const withKey = await p.request('GET', '/tasks');
+    assert.equal(withKey.status, 200, 'a valid key is not under the address’s limit');
+  });
+
+  it('refuses a wrong key with 429 past the limit in the Lambda handler too, as API Gateway invokes it', async () => {
+    p.clock.set('2026-05-01T14:00:00Z');
+    const handlers = createAllHandlers(p.deps);
+    const event = (resource: string, path: string) =>
+      ({
+        resource,
+        path,
+        httpMethod: 'GET',
+        headers: { Authorization: 'Bearer ahk_not_a_key_at_all_000000000000' },
+        multiValueHeaders: {},
+        queryStringParameters: null,
+        multiValueQueryStringParameters: null,
+        pathParameters: null,
+        stageVariables: null,
+        body: null,
+        isBase64Encoded: false,
+        requestContext: { requestId: 'r', identity: { sourceIp: '127.0.0.99' } },
+      }) as unknown as APIGatewayProxyEvent;
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await handlers.tasks(event('/tasks', '/tasks'))).statusCode);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
+    const unrouted = await handlers.edge(event('/nope', '/nope'));
+    assert.equal(unrouted.statusCode, 429, 'a path with no route past the limit');
+    assert.equal(unrouted.headers?.['Retry-After'], '60');
   });
 
   it('answers a CORS preflight for an allowed origin, and gives an unlisted origin nothing to read', async () => {

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { clientKeyed } from '../shared/client-keyed.ts';
 import type { Route } from './api-gateway-definition.ts';
 
 export function proxyEvent(
@@ -18,8 +19,8 @@ export function proxyEvent(
   started: number,
   api: { apiId: string; stageName: string; binaryTypes: string[] },
 ): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers = clientKeyed<string>();
+  const multiValueHeaders = clientKeyed<string[]>();
   // API Gateway passes header names as the client sent them; the last value wins in `headers`.
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
@@ -27,8 +28,8 @@ export function proxyEvent(
     headers[name] = value;
     multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query = clientKeyed<string>();
+  const multiQuery = clientKeyed<string[]>();
   for (const [k, v] of new URLSearchParams(rawQuery)) {
     query[k] = v;
     multiQuery[k] = [...(multiQuery[k] ?? []), v];

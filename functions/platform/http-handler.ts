@@ -12,6 +12,7 @@ import {
 } from '../core/usage/address-rate-limit.ts';
 import { type RateLimitState, rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
 import { InvalidCursorError } from '../ports/store.ts';
+import { clientKeyed } from '../shared/client-keyed.ts';
 import {
   bodyTooLarge,
   ERROR_CODES,
@@ -146,6 +147,8 @@ export interface LocalInvocation {
    * whether it took it (functions/platform/answer-first.ts).
    */
   answerFirst?: AnswerFirstOffer;
+  /** A keyless request the local server counted against its address (and admitted) before its body. */
+  addressAdmission?: AddressAdmission;
 }
 
 export type ApiHandler = (
@@ -197,7 +200,7 @@ export function createModuleHandler<M extends ResourceModule>(
       if (!found) return unrouted(event, s, ctx.authenticated);
       [s.operationId, s.route] = found;
       if (s.route.auth === 'none') {
-        s.addressAdmission = await countAddressRequest(s.deps, s.address);
+        s.addressAdmission = ctx.addressAdmission ?? (await countAddressRequest(s.deps, s.address));
         if (s.addressAdmission.refused) throw addressLimited(s.addressAdmission, s.deps.clock.now());
       }
     },
@@ -213,8 +216,14 @@ export function createModuleHandler<M extends ResourceModule>(
         s.auth = ctx.authenticated;
         return;
       }
-      s.auth = await authenticate(s.deps, header(request.event, 'authorization'), {
+      const deps = s.deps;
+      s.auth = await authenticate(deps, header(request.event, 'authorization'), {
         acceptRunCredential: s.route.acceptsRunCredential === true,
+      }).catch(async (err: unknown) => {
+        if (!(err instanceof PlatformError)) throw err;
+        const refusal = await unauthenticatedRefusal(deps, s.address, err);
+        s.addressAdmission = refusal.admission;
+        throw refusal.error;
       });
     },
   };
@@ -339,6 +348,11 @@ function stateOf(request: Request<APIGatewayProxyEvent, APIGatewayProxyResult>):
 async function unrouted(event: APIGatewayProxyEvent, s: RequestState, known?: AuthContext): Promise<void> {
   const methods = routeList.filter(([, r]) => r.path === event.resource).map(([, r]) => r.method);
   s.auth = known ?? (await tryAuthenticate(s, header(event, 'authorization')));
+  if (!s.auth && s.deps) {
+    // Keyless, so under the address's limit like any other keyless request: past it, 429.
+    s.addressAdmission = await countAddressRequest(s.deps, s.address);
+    if (s.addressAdmission.refused) throw addressLimited(s.addressAdmission, s.deps.clock.now());
+  }
   if (methods.length === 0) {
     throw new PlatformError('NOT_FOUND', `No route for ${event.httpMethod} ${event.path ?? event.resource}`);
   }
@@ -359,6 +373,22 @@ async function tryAuthenticate(s: RequestState, authorization: string | undefine
   } catch {
     return undefined; // not a good key: the answer is the same, under the address's limit
   }
+}
+
+/**
+ * What a request whose key is missing or wrong is told: it counts against its address like any
+ * keyless request (docs/http.md), so past the address's limit it is 429, not 401, and guessing keys
+ * is bounded by that limit. `admission` is the count, for the answer's rate-limit headers.
+ */
+export async function unauthenticatedRefusal(
+  deps: Deps,
+  address: string,
+  err: PlatformError,
+): Promise<{ error: PlatformError; admission: AddressAdmission }> {
+  const admission = await countAddressRequest(deps, address);
+  const error =
+    admission.refused && err.code === 'UNAUTHORIZED' ? addressLimited(admission, deps.clock.now()) : err;
+  return { error, admission };
 }
 
 /** The quota a 429 came from when it is not the daily call quota the headers show by default. */
@@ -503,7 +533,7 @@ function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: 
   const issues: FieldIssue[] = [];
   const params = validate(route.params, event.pathParameters ?? {}, 'path', issues);
 
-  const rawQuery: Record<string, string> = {};
+  const rawQuery = clientKeyed<string>();
   for (const [k, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
     if (!values) continue;
     if (values.length > 1) issues.push({ field: `query.${k}`, message: 'must be given at most once' });

@@ -1,23 +1,37 @@
-import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { type AuthContext, authenticate } from '../core/api-keys/api-keys.ts';
+import {
+  type AddressAdmission,
+  addressLimited,
+  countAddressRequest,
+} from '../core/usage/address-rate-limit.ts';
 import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
 import { logServerError } from '../shared/server-error-log.ts';
 import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
+import { ConnectionGuard, edgeServerOptions } from './connection-guard.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { attachBody } from './event-body.ts';
-import { challengeHeaders, errorEnvelope, responseHeaders } from './http-handler.ts';
+import { challengeHeaders, errorEnvelope, responseHeaders, unauthenticatedRefusal } from './http-handler.ts';
+import {
+  CREDENTIAL_BEFORE_BODY,
+  IGNORED_KEYLESS_BODY_BYTES,
+  KEYLESS_BODY_READS_PER_ADDRESS,
+  keylessReadsRefusal,
+} from './keyless-bodies.ts';
 import { LingeringClose } from './lingering-close.ts';
-import { readBody, spoolBody } from './request-body.ts';
-import { type RouteDef, routeList } from './routes.ts';
+import { requestUrl, safeDecode, toEvent, writeResult } from './local-proxy-event.ts';
+import { PerAddressCount } from './per-address-count.ts';
+import { drainBody, readBody, spoolBody } from './request-body.ts';
+import { type OperationId, type RouteDef, routeList } from './routes.ts';
 
 interface CompiledRoute {
+  id: OperationId;
   route: RouteDef;
   pattern: RegExp;
   names: string[];
@@ -25,7 +39,7 @@ interface CompiledRoute {
   first: string | undefined;
 }
 
-function compile(route: RouteDef): CompiledRoute {
+function compile(id: OperationId, route: RouteDef): CompiledRoute {
   const names: string[] = [];
   const source = route.path
     .split('/')
@@ -38,6 +52,7 @@ function compile(route: RouteDef): CompiledRoute {
     .join('/');
   const firstSegment = route.path.split('/')[1] ?? '';
   return {
+    id,
     route,
     pattern: new RegExp(`^${source}$`),
     names,
@@ -72,6 +87,10 @@ export class LocalServer {
   private readonly answerFirst: AnswerFirst;
   /** Connections of refused requests, closed once their answer has been read. */
   private readonly lingering = new LingeringClose();
+  /** Connections per address, and what Node refuses itself counted against the address. */
+  private readonly connections: ConnectionGuard;
+  /** Bodies being read per address on keyless routes with no credential checked first. */
+  private readonly keylessReads = new PerAddressCount(KEYLESS_BODY_READS_PER_ADDRESS);
 
   /** `dashboard`: the built web app, served at `/` for paths no API route has. */
   constructor(deps: Deps, options: { dashboard?: DashboardAssets | undefined } = {}) {
@@ -81,7 +100,7 @@ export class LocalServer {
     this.answerFirst = new AnswerFirst(deps.store, deps.logger);
     // Literal segments before parameters, so /tasks/x never shadows a literal sibling route.
     this.compiled = routeList
-      .map(([, r]) => compile(r))
+      .map(([id, r]) => compile(id, r))
       .sort((a, b) => a.names.length - b.names.length || b.route.path.length - a.route.path.length);
     this.parameterFirst = this.compiled.filter((c) => c.first === undefined);
     for (const c of this.compiled)
@@ -90,7 +109,7 @@ export class LocalServer {
           c.first,
           this.compiled.filter((d) => d.first === c.first || d.first === undefined),
         );
-    this.server = createServer((req, res) => {
+    this.server = createServer(edgeServerOptions(deps.config), (req, res) => {
       // A request behind a refused one on its connection is not run (RFC 9112 §9.6: the refusal
       // said the connection closes), nor is its body read: the connection closes as it would.
       if (this.lingering.closing(req.socket)) return;
@@ -123,6 +142,7 @@ export class LocalServer {
       });
     });
     this.server.keepAliveTimeout = 5_000;
+    this.connections = new ConnectionGuard(this.server, deps);
   }
 
   async listen(port: number, host: string): Promise<string> {
@@ -155,10 +175,21 @@ export class LocalServer {
     // for-await loop left early: a body over the limit) from its socket, setting req.socket to
     // null, and the refusal that follows still names the caller's address.
     const address = req.socket.remoteAddress ?? '';
+    // Nothing of a body is read off the wire while the request is checked (the store is asked for
+    // the address's count, a key, a webhook's secret): whatever reads the body resumes it. Else each
+    // waiting connection holds the body's first 64 KiB read: 1,500 keyless ones, 100 MB.
+    req.socket.pause();
+    if (this.connections.overCap(req.socket)) {
+      res.setHeader('Connection', 'close');
+      this.lingering.closeAfterAnswer(req, res);
+      const addressAdmission = await countAddressRequest(this.deps, address);
+      const from = { req, address, auth: undefined, addressAdmission };
+      return this.sendError(res, this.connections.refusal(), requestId, from);
+    }
     const method = (req.method ?? 'GET').toUpperCase();
     const url = requestUrl(req.url);
     if (!url) {
-      req.resume();
+      this.closeAfterAnswerIfBody(req, res);
       return this.sendError(res, new PlatformError('NOT_FOUND', `No route for ${method}`), requestId, {
         req,
         address,
@@ -166,7 +197,7 @@ export class LocalServer {
       });
     }
     let pathTemplate: string | undefined;
-    let match: { route: RouteDef; params: Record<string, string> } | undefined;
+    let match: { id: OperationId; route: RouteDef; params: Record<string, string> } | undefined;
     const candidates = this.byFirstSegment.get(firstSegment(url.pathname)) ?? this.parameterFirst;
     for (const c of candidates) {
       const m = c.pattern.exec(url.pathname);
@@ -177,16 +208,16 @@ export class LocalServer {
       c.names.forEach((name, i) => {
         params[name] = safeDecode(m[i + 1] ?? '');
       });
-      match = { route: c.route, params };
+      match = { id: c.id, route: c.route, params };
       break;
     }
     // The dashboard's files only where the API has no route at all, so it never shadows one (a
     // path some route has, asked with another method, stays the API's 405).
-    if (!pathTemplate && this.dashboard?.serve(req, res, method, url.pathname)) return void req.resume();
+    if (!match) this.closeAfterAnswerIfBody(req, res);
+    if (!pathTemplate && this.dashboard?.serve(req, res, method, url.pathname)) return;
     if (!match) {
       // What API Gateway sends to the edge function through its ANY methods (docs/http.md): 405
       // with Allow, the CORS preflight, or 404, with the rate-limit headers of every answer.
-      req.resume();
       const event = toEvent(
         req,
         address,
@@ -200,34 +231,79 @@ export class LocalServer {
       return writeResult(res, await this.handlers.edge(event, { awsRequestId: requestId }));
     }
 
-    const limit = match.route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes;
-    const refuse = async (err: PlatformError, auth?: AuthContext) => {
+    const { route } = match;
+    const keyless = route.auth === 'none';
+    const takesBody = route.body !== undefined || route.binaryBody !== undefined;
+    // A route that takes no body reads none: what a client sends anyway is dropped, up to a small
+    // bound when nothing vouches for the request.
+    const limit = takesBody
+      ? (route.binaryBody?.maxBytes ?? this.deps.config.maxBodyBytes)
+      : keyless
+        ? IGNORED_KEYLESS_BODY_BYTES
+        : this.deps.config.maxBodyBytes;
+    const refuse = async (err: PlatformError, auth?: AuthContext, addressAdmission?: AddressAdmission) => {
       // The connection closes after the answer without a reset the client could meet before
       // reading it (lingering-close.ts).
       res.setHeader('Connection', 'close');
       this.lingering.closeAfterAnswer(req, res);
-      await this.sendError(res, err, requestId, { req, address, auth });
+      await this.sendError(res, err, requestId, { req, address, auth, addressAdmission });
     };
-    // Refused before a byte of the body is read: a bad key, then a declared size over the limit.
-    // The caller, handed to the handler so its middleware does not read the key a second time.
+    // Refused before a byte of the body is read: a bad key (or, keyless, an address past its limit
+    // or a wrong credential in the path), then a declared size over the limit. The caller and the
+    // address's count, handed to the handler so its middleware does not do either a second time.
     let authenticated: AuthContext | undefined;
-    if (match.route.auth === 'api-key') {
+    let addressAdmission: AddressAdmission | undefined;
+    let releaseKeylessRead: (() => void) | undefined;
+    if (keyless) {
+      // Refused without waiting on anything, so no connection waits holding a body it cannot send.
+      if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit));
+      addressAdmission = await countAddressRequest(this.deps, address);
+      if (addressAdmission.refused)
+        return refuse(addressLimited(addressAdmission, this.deps.clock.now()), undefined, addressAdmission);
+      const check = CREDENTIAL_BEFORE_BODY[match.id];
+      const wrong = await check?.(this.deps, match.params).then(
+        () => undefined,
+        (err: unknown) => {
+          if (err instanceof PlatformError) return err;
+          throw err;
+        },
+      );
+      if (wrong) return refuse(wrong, undefined, addressAdmission);
+      if (takesBody && !check) {
+        releaseKeylessRead = this.keylessReads.take(address);
+        if (!releaseKeylessRead) return refuse(keylessReadsRefusal(), undefined, addressAdmission);
+        res.once('close', releaseKeylessRead);
+      }
+    } else {
       const outcome = await authenticate(this.deps, req.headers.authorization, {
         acceptRunCredential: match.route.acceptsRunCredential === true,
       }).catch((err: unknown) => {
         if (err instanceof PlatformError) return err;
         throw err;
       });
-      if (outcome instanceof PlatformError) return refuse(outcome);
+      if (outcome instanceof PlatformError) {
+        const refusal = await unauthenticatedRefusal(this.deps, address, outcome);
+        return refuse(refusal.error, undefined, refusal.admission);
+      }
       authenticated = outcome;
     }
-    if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit), authenticated);
+    const context = { awsRequestId: requestId, authenticated, addressAdmission, answerFirst: answer.offer };
+    if (Number(req.headers['content-length'] ?? 0) > limit)
+      return refuse(bodyTooLarge(limit), authenticated, addressAdmission);
 
     const handler = this.handlers[match.route.module];
+    if (!takesBody) {
+      const drained = await drainBody(req, limit);
+      if (drained === 'aborted') return void res.destroy();
+      if (drained === 'too-large') return refuse(bodyTooLarge(limit), authenticated, addressAdmission);
+      const event = toEvent(req, address, url, method, route.path, match.params, undefined, requestId);
+      return writeResult(res, await handler(event, context));
+    }
     if (match.route.binaryBody?.stream) {
       const spooled = await spoolBody(req, limit, authenticated !== undefined);
+      releaseKeylessRead?.();
       if (spooled === 'aborted') return void res.destroy();
-      if (spooled === 'too-large') return refuse(bodyTooLarge(limit), authenticated);
+      if (spooled === 'too-large') return refuse(bodyTooLarge(limit), authenticated, addressAdmission);
       let result: APIGatewayProxyResult;
       try {
         const event = toEvent(
@@ -241,21 +317,31 @@ export class LocalServer {
           requestId,
         );
         attachBody(event, spooled);
-        result = await handler(event, { awsRequestId: requestId, authenticated, answerFirst: answer.offer });
+        result = await handler(event, context);
       } finally {
         // Removed before the answer goes out, also when the handler fails.
         if ('path' in spooled) await rm(spooled.path, { force: true });
       }
       return writeResult(res, result);
     }
-    const body = await readBody(req, limit, match.route.auth === 'api-key');
+    const body = await readBody(req, limit, !keyless);
+    releaseKeylessRead?.();
     if (body === 'aborted') return void res.destroy();
-    if (body === 'too-large') return refuse(bodyTooLarge(limit), authenticated);
+    if (body === 'too-large') return refuse(bodyTooLarge(limit), authenticated, addressAdmission);
     const event = toEvent(req, address, url, method, match.route.path, match.params, body, requestId);
-    writeResult(
-      res,
-      await handler(event, { awsRequestId: requestId, authenticated, answerFirst: answer.offer }),
-    );
+    writeResult(res, await handler(event, context));
+  }
+
+  /**
+   * A request no handler reads the body of (no route, the dashboard's files): if it has one, its
+   * connection closes after the answer, the body drained within lingering-close.ts's bound.
+   */
+  private closeAfterAnswerIfBody(req: IncomingMessage, res: ServerResponse): void {
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (!hasBody) return void req.resume();
+    res.setHeader('Connection', 'close');
+    this.lingering.closeAfterAnswer(req, res);
   }
 
   /**
@@ -266,7 +352,13 @@ export class LocalServer {
     res: ServerResponse,
     err: PlatformError,
     requestId: string,
-    from?: { req: IncomingMessage; address: string; auth: AuthContext | undefined },
+    from?: {
+      req: IncomingMessage;
+      address: string;
+      auth: AuthContext | undefined;
+      /** The address's count when this request was counted already (a refused key). */
+      addressAdmission?: AddressAdmission | undefined;
+    },
   ): Promise<void> {
     const headers = await responseHeaders(
       from ? this.deps : undefined,
@@ -276,110 +368,16 @@ export class LocalServer {
             address: from.address,
             origin: from.req.headers.origin,
             ...(from.auth ? { auth: from.auth } : {}),
+            ...(from.addressAdmission ? { addressAdmission: from.addressAdmission } : {}),
           }
         : { requestId, address: '' },
     );
+    const wait = err.details?.suggested_wait_time;
+    if (err.code === 'RATE_LIMITED' && typeof wait === 'number') headers['Retry-After'] = String(wait);
     writeResult(res, {
       statusCode: err.status,
       headers: { ...headers, ...challengeHeaders(err) },
       body: JSON.stringify(errorEnvelope(err, requestId)),
     });
   }
-}
-
-/**
- * The request target as a URL whose pathname is exactly the path sent. `new URL('//evil.com/tasks',
- * base)` reads `//` as an authority (host evil.com, path /tasks) and throws on `//`, so the path is
- * appended to a fixed origin instead; anything but an origin-form target (`/...`) has no route.
- */
-function requestUrl(target: string | undefined): URL | undefined {
-  if (!target?.startsWith('/')) return undefined;
-  try {
-    return new URL(`http://localhost${target}`);
-  } catch {
-    return undefined;
-  }
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
-function toEvent(
-  req: IncomingMessage,
-  /** The connection's address, read when the request arrived. */
-  address: string,
-  url: URL,
-  method: string,
-  /** The route template (API Gateway's resource) the path matched, or the path itself if none. */
-  resource: string,
-  pathParameters: Record<string, string>,
-  body: Buffer | undefined,
-  requestId: string,
-): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined) continue;
-    const values = Array.isArray(v) ? v : [v];
-    headers[k] = values.join(', ');
-    multiValueHeaders[k] = values;
-  }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [k, v] of url.searchParams) {
-    query[k] = v;
-    multiQuery[k] = [...(multiQuery[k] ?? []), v];
-  }
-  const hasQuery = Object.keys(query).length > 0;
-  // Bodies that are not valid UTF-8 travel base64-encoded, as API Gateway sends binary media.
-  const isBinary = body !== undefined && body.length > 0 && !isUtf8(body);
-  return {
-    resource,
-    path: url.pathname,
-    httpMethod: method,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: hasQuery ? query : null,
-    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
-    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
-    stageVariables: null,
-    body: !body || body.length === 0 ? null : body.toString(isBinary ? 'base64' : 'utf8'),
-    isBase64Encoded: isBinary,
-    requestContext: {
-      requestId,
-      httpMethod: method,
-      path: url.pathname,
-      resourcePath: resource,
-      stage: 'local',
-      identity: { sourceIp: address },
-    } as APIGatewayProxyEvent['requestContext'],
-  };
-}
-
-function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
-  const body = result.isBase64Encoded
-    ? Buffer.from(result.body, 'base64')
-    : Buffer.from(result.body ?? '', 'utf8');
-  // One writeHead with every header, not a setHeader each: Node then skips its header map and
-  // validates each header once (about 15 µs less CPU an answer, measured on a bare server). A name
-  // given twice in different cases is sent once, the last value winning, as setHeader did; the
-  // length is always the body's own.
-  const headers: Record<string, string | number> = {};
-  const names = new Map<string, string>();
-  for (const [name, value] of Object.entries(result.headers ?? {})) {
-    const lower = name.toLowerCase();
-    const earlier = names.get(lower);
-    if (earlier !== undefined) delete headers[earlier];
-    if (lower === 'content-length') continue;
-    names.set(lower, name);
-    headers[name] = String(value);
-  }
-  if (body.length > 0) headers['Content-Length'] = body.length;
-  res.writeHead(result.statusCode, headers);
-  res.end(body);
 }

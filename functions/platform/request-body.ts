@@ -48,6 +48,23 @@ export async function readBody(
 }
 
 /**
+ * The body of a route that takes none, read and dropped (never held) so the connection can serve
+ * its next request: 'drained', or 'too-large' at the first byte past `limit`.
+ */
+export async function drainBody(req: IncomingMessage, limit: number): Promise<'drained' | BodyFailure> {
+  let size = 0;
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > limit) return 'too-large';
+    }
+  } catch {
+    return 'aborted';
+  }
+  return 'drained';
+}
+
+/**
  * A body whose declared length is at most this stays in memory instead of going to a file: a
  * temporary file costs five system calls and a directory entry per call (about a sixth of the
  * platform's CPU per prompt call in the gateway bench), and 64 KiB per request in flight is

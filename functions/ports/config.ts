@@ -99,6 +99,12 @@ const settings = {
   // Requests a minute from one client address to the routes without an API key, and to any route
   // when the request carries no valid key (docs/http.md).
   addressRateLimit: int(1, 1_000_000).default(1200),
+  // The local server's edge (docs/http.md "Slow and many connections"): connections one client
+  // address may hold open at once; the most a request's headers, and the whole request with its
+  // body, may take to arrive.
+  maxConnectionsPerAddress: int(1, 1_000_000).default(256),
+  headersTimeoutMs: int(100, 600_000).default(10_000),
+  requestTimeoutMs: int(100, 3_600_000).default(30_000),
   /** The most a call may run (below API Gateway's integration timeout in AWS). */
   maxCallSeconds: int(1, 300).default(300),
   // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only

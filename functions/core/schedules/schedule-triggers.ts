@@ -48,20 +48,7 @@ export async function triggerWebhook(
   body: Buffer,
   idempotencyKey: string | undefined,
 ): Promise<Run> {
-  const stored = /^[0-9a-f-]{36}$/.test(scheduleId) ? await loadStoredSchedule(deps, scheduleId) : undefined;
-  const presented = hashApiKey(secret);
-  const expected = stored?.webhookSecretHash ?? NO_HASH;
-  const match = hashesEqual(presented, expected);
-  if (
-    !stored ||
-    stored.deletedAt ||
-    stored.schedule.type !== 'webhook' ||
-    !stored.webhookSecretHash ||
-    !match
-  ) {
-    throw notFound();
-  }
-  const s = stored.schedule;
+  const s = await webhookSchedule(deps, scheduleId, secret);
   if (!s.enabled) {
     throw new PlatformError(
       'CONFLICT',
@@ -101,6 +88,28 @@ export async function triggerWebhook(
   const record = await executeRun(deps, s, input, 'webhook', { runId });
   await deps.store.update(idemKey, { set: { state: 'done', run: record as never } });
   return runOf(record);
+}
+
+/**
+ * The webhook schedule this secret opens, or 404 alike for an unknown schedule and a wrong secret.
+ * The local server asks this before reading a webhook's body, so a caller without the secret has
+ * no body read at all.
+ */
+export async function webhookSchedule(deps: CoreDeps, scheduleId: string, secret: string) {
+  const stored = /^[0-9a-f-]{36}$/.test(scheduleId) ? await loadStoredSchedule(deps, scheduleId) : undefined;
+  const presented = hashApiKey(secret);
+  const expected = stored?.webhookSecretHash ?? NO_HASH;
+  const match = hashesEqual(presented, expected);
+  if (
+    !stored ||
+    stored.deletedAt ||
+    stored.schedule.type !== 'webhook' ||
+    !stored.webhookSecretHash ||
+    !match
+  ) {
+    throw notFound();
+  }
+  return stored.schedule;
 }
 
 /** Waits for the run that first claimed the key (polling, with backoff), up to its lease. */

@@ -1,0 +1,34 @@
+import { webhookSchedule } from '../core/schedules/schedule-triggers.ts';
+import { PlatformError } from '../shared/errors.ts';
+import type { Deps } from './deps.ts';
+import type { OperationId } from './routes.ts';
+
+/*
+ * How the local server bounds the bodies of requests no API key vouches for (docs/decisions.md
+ * "Reading bodies"): before a byte is read, the address's per-minute limit; a route that takes no
+ * body drops at most IGNORED_KEYLESS_BODY_BYTES of one; a route whose credential is in its path
+ * (a schedule's webhook) has it checked first; the rest (Stripe's webhook, whose signature covers
+ * the body) are read at most KEYLESS_BODY_READS_PER_ADDRESS at once per address.
+ */
+
+/** The most of a body a keyless route that takes none reads and drops; more is 413. */
+export const IGNORED_KEYLESS_BODY_BYTES = 16 * 1024;
+
+/** Bodies read at once from one address on keyless routes with no credential to check first. */
+export const KEYLESS_BODY_READS_PER_ADDRESS = 4;
+
+/** Keyless routes whose credential is in the path, checked before the body is read. */
+export const CREDENTIAL_BEFORE_BODY: Partial<
+  Record<OperationId, (deps: Deps, params: Record<string, string>) => Promise<unknown>>
+> = {
+  triggerWebhook: (deps, p) => webhookSchedule(deps, p.schedule_id ?? '', p.webhook_secret ?? ''),
+};
+
+/** The 429 of a body over KEYLESS_BODY_READS_PER_ADDRESS. */
+export function keylessReadsRefusal(): PlatformError {
+  return new PlatformError(
+    'RATE_LIMITED',
+    `More than ${KEYLESS_BODY_READS_PER_ADDRESS} bodies at once from this address without an API key; retry in a second`,
+    { suggested_wait_time: 1, limit: KEYLESS_BODY_READS_PER_ADDRESS, quota: 'keyless_bodies' },
+  );
+}
