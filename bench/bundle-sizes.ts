@@ -104,9 +104,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'runs scheduled slots through the same call path as `calls` (not behind API Gateway: no cold-start cost to a caller)',
   },
   'agent-authoring': {
-    bytes: 1300 * 1024,
+    bytes: 1320 * 1024,
     reason:
-      'publish, patch, upload and fork: the manifest validators (ajv for users’ JSON Schemas with re2js, its linear-time pattern engine, yaml for SKILL.md), the archive readers (tar, yauzl) and the S3 client are inherent to these routes; they serve authors publishing, not calls (yaml and the archive readers load with the routes that use them)',
+      'publish, patch, upload and fork: the manifest validators (ajv for users’ JSON Schemas with re2js, its linear-time pattern engine, yaml for SKILL.md), the archive readers (tar, yauzl) and the S3 client are inherent to these routes; they serve authors publishing, not calls (yaml and the archive readers load with the routes that use them). Issue 32 added about 5 KB to every handler (the invitation routes in the route table, the store’s retry of DynamoDB conflicts and throttling), which took this one past 1,300 KB',
   },
 };
 
