@@ -199,6 +199,10 @@ export function sandboxContract(label: string, open: () => Promise<SandboxFixtur
 
     it('timeoutMs: the command is killed and reported as timed out; the session goes on', async () => {
       const session = await openSession(sessionSpec());
+      // The session is up first: on ECS the first command starts the task, which under a loaded CI
+      // machine can take longer than the 2 s given to the command, and the case is the command's
+      // own timeout, not the task's start.
+      assert.equal((await session.exec('echo up')).stdout, 'up\n');
       const r = await session.exec('sleep 60', { timeoutMs: 2000 });
       assert.deepEqual(
         { exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut },
