@@ -408,7 +408,7 @@ function addGatewayResponses(api: apigateway.RestApi): void {
 
 /**
  * The envelope as an API Gateway template. The functions report API Gateway's request id with the
- * platform's `req_` prefix (http-handler.ts platformRequestId), and so does this.
+ * platform's `req_` prefix (request-id.ts platformRequestId), and so does this.
  */
 export function gatewayErrorBody(code: ErrorCode, message: string, waitSeconds?: number): string {
   const wait = waitSeconds === undefined ? '' : `,"suggested_wait_time":${waitSeconds}`;

@@ -6,8 +6,9 @@ import {
   localCheckoutPage,
   stripeWebhook,
 } from '../core/billing/billing.ts';
-import { createModuleHandler, HtmlReply, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { HtmlReply } from '../platform/operation-replies.ts';
 
 export const operations: Operations<'billing'> = {
   getBalance: ({ deps, auth }) => billingBalance(deps, auth),

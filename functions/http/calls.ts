@@ -1,6 +1,7 @@
 import { callAgent } from '../core/calls/gateway.ts';
-import { createModuleHandler, type Operations, Reply } from '../platform/http-handler.ts';
+import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { Reply } from '../platform/operation-replies.ts';
 
 export const operations: Operations<'calls'> = {
   callAgent: async ({ deps, auth, params, body, requestId, header, answerFirst }) => {

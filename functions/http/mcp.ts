@@ -1,6 +1,7 @@
 import { assertAllowedHost } from '../platform/allowed-hosts.ts';
-import { createModuleHandler, type Operations, ProtocolReply } from '../platform/http-handler.ts';
+import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { ProtocolReply } from '../platform/operation-replies.ts';
 
 export const operations: Operations<'mcp'> = {
   mcpPost: async ({ deps, auth, query, body, requestId, header }) => {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
@@ -11,40 +10,19 @@ import {
   countAddressRequest,
 } from '../core/usage/address-rate-limit.ts';
 import { type RateLimitState, rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
-import { InvalidCursorError } from '../ports/store.ts';
-import { clientKeyed } from '../shared/client-keyed.ts';
-import {
-  bodyTooLarge,
-  ERROR_CODES,
-  type FieldIssue,
-  invalidInput,
-  PlatformError,
-  parseJsonBody,
-} from '../shared/errors.ts';
+import { PlatformError } from '../shared/errors.ts';
 import { logServerError } from '../shared/server-error-log.ts';
 import { corsHeaders, preflightHeaders } from './cors.ts';
 import type { Deps } from './deps.ts';
-import type { ErrorEnvelope } from './envelope.ts';
-import { eventBodySize, eventBodySource } from './event-body.ts';
+import { challengeHeaders, errorEnvelope, toPlatformError } from './error-answer.ts';
+import { type BinaryBody, parseInput, type StreamBody } from './operation-input.ts';
+import { HtmlReply, PreflightReply, ProtocolReply, Reply } from './operation-replies.ts';
+import { header } from './request-header.ts';
+import { platformRequestId } from './request-id.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from './routes.ts';
 import { routeList } from './routes.ts';
 
 type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
-
-/** The body of a route with `binaryBody`. */
-export interface BinaryBody {
-  data: Buffer;
-  contentType: string | undefined;
-}
-
-/**
- * The body of a route with a streamed `binaryBody` (event-body.ts): its bytes when they are in
- * memory already, a stream when the local server spooled it to a file.
- */
-export interface StreamBody {
-  source: Buffer | Readable;
-  contentType: string | undefined;
-}
 
 export interface OperationInput<R extends RouteDef> {
   params: Out<R['params']>;
@@ -76,48 +54,6 @@ export type Operations<M extends ResourceModule> = {
     input: OperationInput<Routes[K]>,
   ) => Promise<Result<Routes[K]>>;
 };
-
-/** An operation's answer with extra response headers (Deprecation, Sunset, Link …). */
-export class Reply<T> {
-  readonly body: T;
-  readonly headers: Record<string, string>;
-  constructor(body: T, headers: Record<string, string>) {
-    this.body = body;
-    this.headers = headers;
-  }
-}
-
-/** The answer to a CORS preflight (OPTIONS) on a known path: 204 with the path's methods. */
-class PreflightReply {
-  readonly methods: string[];
-  constructor(methods: string[]) {
-    this.methods = methods;
-  }
-}
-
-/** A page instead of JSON (the local checkout page): sent as text/html, as is. */
-export class HtmlReply {
-  readonly html: string;
-  constructor(html: string) {
-    this.html = html;
-  }
-}
-
-/**
- * A protocol's own answer (a route with `protocol`, such as MCP's JSON-RPC): its status, headers
- * and body are sent as they are. The platform adds only X-Request-Id, Cache-Control and the
- * rate-limit headers.
- */
-export class ProtocolReply {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly body: string;
-  constructor(status: number, headers: Record<string, string>, body: string) {
-    this.status = status;
-    this.headers = headers;
-    this.body = body;
-  }
-}
 
 interface RequestState {
   requestId: string;
@@ -456,163 +392,8 @@ async function edgeRateLimitHeaders(
   }
 }
 
-/**
- * The request id the platform reports (`req_<uuid>`): the local server's own, or API Gateway's
- * (a bare UUID, which the access log and API Gateway's own answers carry) with the same prefix, so a
- * client sees one shape on both deployments and an operator finds the id in the access log.
- */
-export function platformRequestId(gatewayId: string | undefined): string {
-  if (!gatewayId) return `req_${randomUUID()}`;
-  return gatewayId.startsWith('req_') ? gatewayId : `req_${gatewayId}`;
-}
-
-/**
- * A 401's challenge (RFC 9110 15.5.2: a 401 carries WWW-Authenticate): the API key as a bearer
- * token. With it, clients such as MCP's know to send their configured key rather than start an
- * OAuth flow the platform does not offer (docs/http.md).
- */
-export function challengeHeaders(err: PlatformError): Record<string, string> {
-  return err.code === 'UNAUTHORIZED' ? { 'WWW-Authenticate': 'Bearer realm="agenthost"' } : {};
-}
-
-export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvelope {
-  const { suggested_wait_time, ...details } = err.details ?? {};
-  return {
-    error: {
-      code: err.code,
-      message: err.message,
-      is_retryable: ERROR_CODES[err.code].retryable,
-      ...(typeof suggested_wait_time === 'number' ? { suggested_wait_time } : {}),
-      ...(Object.keys(details).length > 0 ? { details } : {}),
-    },
-    metadata: { request_id: requestId },
-  };
-}
-
-/** What an error is answered as; an unexpected one (logged with its stack in onError) is a 500. */
-function toPlatformError(error: unknown, requestId: string): PlatformError {
-  if (error instanceof PlatformError) return error;
-  if (error instanceof InvalidCursorError)
-    return invalidInput([{ field: 'query.cursor', message: error.message }]);
-  return new PlatformError(
-    'INTERNAL_ERROR',
-    `Internal error; quote request id ${requestId} when reporting it`,
-  );
-}
-
 function withMetadata(body: unknown, requestId: string): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const existing = (body as { metadata?: Record<string, unknown> }).metadata;
   return { ...body, metadata: { ...(existing ?? {}), request_id: requestId } };
-}
-
-/**
- * A request header by its lower-case name (API Gateway keeps the client's case; the first of two
- * spellings wins). A call reads a dozen headers, so each event's are lowered once, not per lookup.
- */
-export function header(event: APIGatewayProxyEvent, name: string): string | undefined {
-  const headers = event.headers;
-  if (!headers) return undefined;
-  let lowered = loweredHeaders.get(headers);
-  if (!lowered) {
-    lowered = new Map();
-    for (const k of Object.keys(headers)) {
-      const v = headers[k];
-      const lower = k.toLowerCase();
-      if (v !== undefined && !lowered.has(lower)) lowered.set(lower, v);
-    }
-    loweredHeaders.set(headers, lowered);
-  }
-  return lowered.get(name);
-}
-
-/** Each event's headers by lower-case name (events are not changed once built). */
-const loweredHeaders = new WeakMap<object, Map<string, string>>();
-
-function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: number) {
-  const issues: FieldIssue[] = [];
-  const params = validate(route.params, event.pathParameters ?? {}, 'path', issues);
-
-  const rawQuery = clientKeyed<string>();
-  for (const [k, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
-    if (!values) continue;
-    if (values.length > 1) issues.push({ field: `query.${k}`, message: 'must be given at most once' });
-    rawQuery[k] = values[values.length - 1] as string;
-  }
-  if (!event.multiValueQueryStringParameters) Object.assign(rawQuery, event.queryStringParameters ?? {});
-  const query = validate(route.query, rawQuery, 'query', issues, true);
-
-  let body: unknown;
-  if (route.binaryBody?.stream) {
-    if (eventBodySize(event) > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);
-    body = {
-      source: eventBodySource(event),
-      contentType: header(event, 'content-type'),
-    } satisfies StreamBody;
-  } else if (route.binaryBody) {
-    const data = event.body
-      ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8')
-      : Buffer.alloc(0);
-    if (data.length > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);
-    body = { data, contentType: header(event, 'content-type') } satisfies BinaryBody;
-  } else if (route.body) {
-    const text = event.body
-      ? event.isBase64Encoded
-        ? Buffer.from(event.body, 'base64').toString('utf8')
-        : event.body
-      : '';
-    if (Buffer.byteLength(text, 'utf8') > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
-    let raw: unknown = {};
-    if (text.trim() !== '') {
-      const type = header(event, 'content-type') ?? '';
-      if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
-        throw new PlatformError(
-          'UNSUPPORTED_TYPE',
-          'The request body must be JSON (Content-Type: application/json)',
-          {
-            fields: [
-              { field: 'header.content-type', message: `must be application/json, got "${type || 'none'}"` },
-            ],
-          },
-        );
-      }
-      raw = parseJsonBody(text);
-    }
-    body = validate(route.body, raw, 'body', issues);
-  }
-  if (issues.length > 0) throw invalidInput(issues);
-  return { params, query, body };
-}
-
-function validate(
-  schema: z.ZodType | undefined,
-  value: unknown,
-  source: string,
-  issues: FieldIssue[],
-  lenientWhenAbsent = false,
-): unknown {
-  if (!schema) return lenientWhenAbsent ? {} : value;
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  for (const issue of result.error.issues) {
-    const path = [source, ...issue.path.map(String)].join('.');
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) issues.push({ field: `${path}.${key}`, message: 'is not a known field' });
-    } else {
-      issues.push({ field: path, message: issue.message });
-    }
-  }
-  return undefined;
-}
-
-/** A lazily built, process-wide dependency set for Lambda entry points. */
-export function lazyDeps(build: () => Promise<Deps>): () => Promise<Deps> {
-  let deps: Promise<Deps> | undefined;
-  return () => {
-    deps ??= build().catch((err) => {
-      deps = undefined;
-      throw err;
-    });
-    return deps;
-  };
 }

@@ -16,8 +16,9 @@ import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
 import { ConnectionGuard, edgeServerOptions } from './connection-guard.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
+import { challengeHeaders, errorEnvelope } from './error-answer.ts';
 import { attachBody } from './event-body.ts';
-import { challengeHeaders, errorEnvelope, responseHeaders, unauthenticatedRefusal } from './http-handler.ts';
+import { responseHeaders, unauthenticatedRefusal } from './http-handler.ts';
 import {
   CREDENTIAL_BEFORE_BODY,
   IGNORED_KEYLESS_BODY_BYTES,

@@ -15,7 +15,7 @@ import { callAgentTool } from '../core/mcp/call-agent-tool.ts';
 import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
 import { PlatformError } from '../shared/errors.ts';
 import type { Deps } from './deps.ts';
-import { errorEnvelope } from './http-handler.ts';
+import { errorEnvelope } from './error-answer.ts';
 
 /*
  * POST /mcp through the official MCP SDK (docs/mcp.md): a stateless Streamable HTTP server
