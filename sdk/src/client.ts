@@ -1,10 +1,13 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
+import { apiKeysResource } from './api-keys.ts';
 import { type AgentCall, type AgentRef, type CallOptions, callAgent, type TypedAgentCall } from './call.ts';
 import { unwrap } from './errors.ts';
 import type { paths } from './generated/openapi.ts';
 import { invitationsResource } from './invitations.ts';
 import { cursorPages, offsetPages } from './paginate.ts';
+import { platformResource } from './platform.ts';
 import { type RetryOptions, retryingFetch } from './retry.ts';
+import { secretsResource, workspacesResource } from './workspaces.ts';
 
 export interface ClientOptions {
   /** The platform's base URL, such as http://localhost:3000. */
@@ -63,50 +66,6 @@ export function createClient(options: ClientOptions) {
         const { tasks: items, total } = await tasks.list({ ...query, ...page });
         return { items, total };
       }, pageSize),
-  };
-
-  const workspaces = {
-    list: async () => unwrap(await api.GET('/workspaces')),
-    create: async (body: Body<'/workspaces', 'post'>) => unwrap(await api.POST('/workspaces', { body })),
-    members: async (workspace_id: string) =>
-      unwrap(await api.GET('/workspaces/{workspace_id}/members', { params: { path: { workspace_id } } })),
-    /** Invites an account or an email: a pending invitation, a member once it is accepted. */
-    invite: async (workspace_id: string, body: Body<'/workspaces/{workspace_id}/invite', 'post'>) =>
-      unwrap(
-        await api.POST('/workspaces/{workspace_id}/invite', { params: { path: { workspace_id } }, body }),
-      ),
-    /** The workspace's pending invitations (owners). */
-    invitations: async (workspace_id: string) =>
-      unwrap(await api.GET('/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id } } })),
-    /** Withdraws a pending invitation (owners). */
-    revokeInvitation: async (workspace_id: string, invitation_id: string) =>
-      unwrap(
-        await api.DELETE('/workspaces/{workspace_id}/invitations/{invitation_id}', {
-          params: { path: { workspace_id, invitation_id } },
-        }),
-      ),
-    /** Removes a member (owners), or leaves (any member, with their own account id). */
-    removeMember: async (workspace_id: string, account_id: string) =>
-      unwrap(
-        await api.DELETE('/workspaces/{workspace_id}/members/{account_id}', {
-          params: { path: { workspace_id, account_id } },
-        }),
-      ),
-  };
-
-  const secrets = {
-    list: async (workspace_id: string) =>
-      unwrap(await api.GET('/workspaces/{workspace_id}/secrets', { params: { path: { workspace_id } } })),
-    put: async (workspace_id: string, body: Body<'/workspaces/{workspace_id}/secrets', 'put'>) =>
-      unwrap(
-        await api.PUT('/workspaces/{workspace_id}/secrets', { params: { path: { workspace_id } }, body }),
-      ),
-    delete: async (workspace_id: string, name: string) =>
-      unwrap(
-        await api.DELETE('/workspaces/{workspace_id}/secrets/{name}', {
-          params: { path: { workspace_id, name } },
-        }),
-      ),
   };
 
   const call: AgentCall = <In extends object, Out>(
@@ -245,12 +204,6 @@ export function createClient(options: ClientOptions) {
         const { schedules: items, total } = await schedules.list(workspace_id, { ...query, ...page });
         return { items, total };
       }, pageSize),
-  };
-
-  const apiKeys = {
-    list: async () => unwrap(await api.GET('/api-keys')),
-    create: async (body: Body<'/api-keys', 'post'>) => unwrap(await api.POST('/api-keys', { body })),
-    delete: async (id: string) => unwrap(await api.DELETE('/api-keys/{id}', { params: { path: { id } } })),
   };
 
   const usage = {
@@ -422,28 +375,21 @@ export function createClient(options: ClientOptions) {
       unwrap(await api.POST('/billing/checkout/{session_id}/confirm', { params: { path: { session_id } } })),
   };
 
-  const platform = {
-    /** The readiness check: `{ status: 'ok' }`. */
-    health: async () => unwrap(await api.GET('/health')),
-    /** The OpenAPI 3.1 document the platform serves (these types are generated from it). */
-    openapi: async () => unwrap(await api.GET('/openapi.json')),
-  };
-
   return {
     api,
     tasks,
-    workspaces,
+    workspaces: workspacesResource(api),
     invitations: invitationsResource(api),
-    secrets,
+    secrets: secretsResource(api),
     agents,
     schedules,
-    apiKeys,
+    apiKeys: apiKeysResource(api),
     usage,
     authorUsage,
     public: publicDirectory,
     services,
     billing,
-    platform,
+    platform: platformResource(api),
   };
 }
 
