@@ -6,7 +6,6 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { ENV } from '../functions/shared/env-names.ts';
-import { ERROR_CODES, type ErrorCode } from '../functions/shared/errors.ts';
 import { acknowledge } from './acknowledge.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
 import { DashboardSite } from './constructs/dashboard-site.ts';
@@ -16,6 +15,7 @@ import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.t
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
 import { ServiceHosting } from './constructs/service-hosting.ts';
+import { addGatewayResponses } from './gateway-responses.ts';
 import { moduleAccess } from './module-access.ts';
 import type { StatefulExports } from './stateful-stack.ts';
 
@@ -342,79 +342,4 @@ function accessLogFormat(): apigateway.AccessLogFormat {
       xrayTraceId: f.contextXrayTraceId(),
     }),
   );
-}
-
-/**
- * API Gateway answers some requests itself (no route, throttled, too large, a function that
- * failed or timed out). These templates give those answers the platform's error envelope, so a
- * client handles one shape. Codes, statuses and retryability come from functions/shared/errors.ts.
- */
-function addGatewayResponses(api: apigateway.RestApi): void {
-  const headers = { 'Content-Type': "'application/json; charset=utf-8'", 'Cache-Control': "'no-store'" };
-  const add = (
-    id: string,
-    type: apigateway.ResponseType,
-    code: ErrorCode,
-    /** A JSON string literal, or `$context.error.messageString` (already quoted and escaped). */
-    message: string,
-    options: { keepStatus?: boolean; waitSeconds?: number } = {},
-  ) => {
-    const wait = options.waitSeconds;
-    api.addGatewayResponse(id, {
-      type,
-      ...(options.keepStatus ? {} : { statusCode: String(ERROR_CODES[code].status) }),
-      responseHeaders: wait === undefined ? headers : { ...headers, 'Retry-After': `'${wait}'` },
-      templates: {
-        'application/json': gatewayErrorBody(code, message, wait),
-      },
-    });
-  };
-
-  // A path (or a method on a path) with no route: API Gateway calls it a missing token (403).
-  add(
-    'NotFound',
-    apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
-    'NOT_FOUND',
-    json('No route matches this method and path'),
-  );
-  add(
-    'TooLarge',
-    apigateway.ResponseType.REQUEST_TOO_LARGE,
-    'DOCUMENT_TOO_LARGE',
-    json('The request exceeds the size limit'),
-  );
-  add(
-    'Throttled',
-    apigateway.ResponseType.THROTTLED,
-    'RATE_LIMITED',
-    json('Too many requests; retry after the suggested wait'),
-    {
-      waitSeconds: 1,
-    },
-  );
-  add('Timeout', apigateway.ResponseType.INTEGRATION_TIMEOUT, 'TIMEOUT', json('The request timed out'));
-  // Every other 4xx and 5xx API Gateway produces keeps its status.
-  add('Default4xx', apigateway.ResponseType.DEFAULT_4XX, 'INVALID_INPUT', '$context.error.messageString', {
-    keepStatus: true,
-  });
-  add(
-    'Default5xx',
-    apigateway.ResponseType.DEFAULT_5XX,
-    'INTERNAL_ERROR',
-    json('Internal error; quote request id req_$context.requestId when reporting it'),
-    { keepStatus: true },
-  );
-}
-
-/**
- * The envelope as an API Gateway template. The functions report API Gateway's request id with the
- * platform's `req_` prefix (request-id.ts platformRequestId), and so does this.
- */
-export function gatewayErrorBody(code: ErrorCode, message: string, waitSeconds?: number): string {
-  const wait = waitSeconds === undefined ? '' : `,"suggested_wait_time":${waitSeconds}`;
-  return `{"error":{"code":"${code}","message":${message},"is_retryable":${ERROR_CODES[code].retryable}${wait}},"metadata":{"request_id":"req_$context.requestId"}}`;
-}
-
-function json(text: string): string {
-  return JSON.stringify(text);
 }
