@@ -37,7 +37,9 @@ import {
   TransactionCanceledError,
   type TransactOp,
 } from '../functions/ports/store.ts';
+import { withStoreDeadline } from '../functions/ports/store-deadline.ts';
 import { PlatformError } from '../functions/shared/errors.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { faultyDynamoDbLocalBackend, type StoreBackend } from './helpers/store-backends.ts';
 
@@ -135,6 +137,39 @@ describe('DynamoDbStore: conflicts and throttling are retried, never a failed co
     assert.equal(docMock.commandCalls(TransactWriteCommand).length, 1);
   });
 
+  it('retries past the fixed budget while the call it is made for has time left', async () => {
+    docMock.reset();
+    const clearsAt = Date.now() + 1.6 * BUDGET_MS;
+    docMock.on(TransactWriteCommand).callsFake(() => {
+      if (Date.now() < clearsAt) throw cancelled('TransactionConflict', 'None');
+      return {};
+    });
+    await withStoreDeadline(Date.now() + 3 * BUDGET_MS, () => store.transactWrite(transaction()));
+    assert.ok(Date.now() >= clearsAt, 'landed only once the conflicts stopped');
+  });
+
+  it('gives up at the call’s deadline when it comes before the fixed budget', async () => {
+    docMock.reset();
+    docMock.on(TransactWriteCommand).rejects(cancelled('TransactionConflict', 'None'));
+    const started = Date.now();
+    await assert.rejects(
+      withStoreDeadline(started + 250, () => store.transactWrite(transaction())),
+      isBusy,
+    );
+    assert.ok(Date.now() - started < 0.6 * BUDGET_MS, `gave up at the deadline (${Date.now() - started} ms)`);
+  });
+
+  it('keeps the fixed budget for what a call writes after its deadline (its record, its slot)', async () => {
+    docMock.reset();
+    const clearsAt = Date.now() + 0.4 * BUDGET_MS;
+    docMock.on(TransactWriteCommand).callsFake(() => {
+      if (Date.now() < clearsAt) throw cancelled('TransactionConflict', 'None');
+      return {};
+    });
+    await withStoreDeadline(Date.now() - 1, () => store.transactWrite(transaction()));
+    assert.ok(docMock.commandCalls(TransactWriteCommand).length > 1);
+  });
+
   it('retries single requests refused for a transaction in progress or throttled past the SDK', async () => {
     const conflict = () =>
       new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
@@ -224,10 +259,71 @@ describe('call admission on DynamoDB Local behind the fault injector: 429 only f
 
 describe('what a client sees while DynamoDB keeps refusing writes (over HTTP)', () => {
   let p: TestPlatform;
+  let llm: FakeLlmProviders;
   before(async () => {
-    p = await startTestPlatform({}, 'dynamodb-faults');
+    llm = await startFakeLlm();
+    p = await startTestPlatform(
+      { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.baseUrls.anthropic },
+      'dynamodb-faults',
+    );
   });
-  after(() => p.close());
+  after(async () => {
+    await p.close();
+    await llm.close();
+  });
+
+  /** Every transaction conflicts for `ms` of real time (single writes and reads pass). */
+  const conflictFor = (ms: number) => {
+    const faults = p.faults;
+    assert.ok(faults);
+    Object.assign(faults.shares, { conflictShare: 1, writeConflictShare: 0, throttleShare: 0 });
+    return new Promise<void>((resolve) =>
+      setTimeout(() => {
+        faults.shares.conflictShare = 0;
+        resolve();
+      }, ms),
+    );
+  };
+  const publishGreeter = async (key: string) => {
+    const res = await p.request('POST', '/agents', {
+      key,
+      body: {
+        name: 'greet',
+        description: 'Greets.',
+        supported_providers: ['any'],
+        prompt_template: 'Say hello',
+      },
+    });
+    assert.equal(res.status, 201, res.text);
+  };
+
+  it('retries a call’s admission for as long as the call has time, past the 3 s outside a call', async () => {
+    const caller = await p.createAccount('patientco', 'pro');
+    await publishGreeter(caller.key);
+    const cleared = conflictFor(4_000);
+    const res = await p.request('POST', '/patientco/greet/v1/run', { key: caller.key, body: {} });
+    await cleared;
+    assert.equal(res.status, 200, res.text);
+    assert.equal(llm.calls.length, 1, 'the model was asked once');
+    assert.ok(p.faults && p.faults.conflicts > 10, 'the admission met conflicts for seconds');
+  });
+
+  it('stops retrying at the caller’s X-Platform-Deadline-Ms, before the 3 s a route without a call gets', async () => {
+    const caller = await p.createAccount('hurriedco', 'pro');
+    await publishGreeter(caller.key);
+    const cleared = conflictFor(2_000);
+    const deadline = p.clock.now().getTime() + 600;
+    const res = await p.request('POST', '/hurriedco/greet/v1/run', {
+      key: caller.key,
+      body: {},
+      headers: { 'x-platform-deadline-ms': String(deadline) },
+    });
+    await cleared;
+    // Within the 3 s budget alone the admission would have landed once the conflicts stopped at 2 s.
+    assert.equal(res.status, 500, res.text);
+    assert.equal(errorOf(res).is_retryable, true);
+    assert.match(errorOf(res).message, /data store is busy/);
+  });
 
   it('answers a retryable 500 with a wait that says nothing changed; the same request lands once it stops', async () => {
     const faults = p.faults;

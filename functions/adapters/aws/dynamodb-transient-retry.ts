@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreBusyError } from '../../ports/store.ts';
+import { storeDeadline } from '../../ports/store-deadline.ts';
 
 /**
  * DynamoDB's "not now" answers, and the retry they get. A concurrent transaction on the same item
@@ -9,8 +10,9 @@ import { StoreBusyError } from '../../ports/store.ts';
  * failed condition (a quota counter that conflicted is not used up). The SDK retries throttling
  * of a single request itself (its standard strategy, 3 attempts, keeping the request's
  * ClientRequestToken), but never a cancelled transaction or a TransactionConflictException: those
- * are retried here, and whatever throttling outlasts the SDK's attempts too, within one budget per
- * store operation (docs/data-model.md, "Transient failures").
+ * are retried here, and whatever throttling outlasts the SDK's attempts too: until the deadline of
+ * the call the operation is made for (store-deadline.ts), or within a fixed budget outside a call
+ * (docs/data-model.md, "Transient failures").
  */
 
 /**
@@ -43,7 +45,10 @@ export function onlyTransientReasons(codes: string[]): boolean {
 }
 
 export interface RetryPolicy {
-  /** Milliseconds from an operation's first attempt after which no retry starts. */
+  /**
+   * Milliseconds from an operation's first attempt after which no retry starts, where no call's
+   * deadline bounds it (or that deadline has passed: a call's record and slot release still retry).
+   */
   budgetMs: number;
   /** The first retry's delay ceiling; it doubles with each retry up to `maxDelayMs`. */
   baseDelayMs: number;
@@ -54,8 +59,8 @@ export interface RetryPolicy {
 
 /**
  * Conflicts clear within milliseconds (the other transaction commits), so the first retries come
- * soon; throttling needs longer, which the doubling gives. Three seconds bound what a request can
- * spend waiting on the store, well inside a call's deadline and API Gateway's 29 s.
+ * soon; throttling needs longer, which the doubling gives. Outside a call, three seconds bound what
+ * a request can spend waiting on the store, well inside API Gateway's 29 s.
  */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   budgetMs: 3_000,
@@ -64,15 +69,19 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   random: Math.random,
 };
 
-/** One operation's retries: exponential backoff with full jitter, never waiting past the budget. */
+/**
+ * One operation's retries: exponential backoff with full jitter, never waiting past the deadline
+ * of the call it is made for (when that is still ahead), or else past the policy's budget.
+ */
 export class Backoff {
   private retries = 0;
   private readonly policy: RetryPolicy;
   private readonly until: number;
 
-  constructor(policy: RetryPolicy) {
+  constructor(policy: RetryPolicy, deadline: number | undefined = storeDeadline()) {
     this.policy = policy;
-    this.until = Date.now() + policy.budgetMs;
+    const now = Date.now();
+    this.until = deadline !== undefined && deadline > now ? deadline : now + policy.budgetMs;
   }
 
   /** Waits before the next attempt; false (without waiting) once the budget would be overrun. */
@@ -90,7 +99,7 @@ export class Backoff {
   }
 }
 
-/** Sends a request, retrying transient refusals within the policy's budget. */
+/** Sends a request, retrying transient refusals until the call's deadline or within the policy's budget. */
 export async function retryTransient<T>(policy: RetryPolicy, send: () => Promise<T>): Promise<T> {
   const backoff = new Backoff(policy);
   for (;;) {

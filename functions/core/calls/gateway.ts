@@ -1,4 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { withStoreDeadline } from '../../ports/store-deadline.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
 import { findLatest, findVersion, newestCallableAfter } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf } from '../agents/agent-record.ts';
@@ -53,9 +54,17 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
   }
 }
 
-/** The steps of a call whose agent is known, each noted in its report for the record. */
+/**
+ * The steps of a call whose agent is known, each noted in its report for the record. Once its
+ * deadline is known, the store's retries of conflicts and throttling are bounded by it (not past
+ * it, and not short of it either: store-deadline.ts).
+ */
 async function runCall(deps: CoreDeps, report: CallReport): Promise<CallResponse> {
   const call = await prepareCall(deps, report.call);
+  return withStoreDeadline(call.deadline.processMs, () => runPrepared(deps, report, call));
+}
+
+async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext): Promise<CallResponse> {
   const { auth, agent, request } = call;
   const { input, files, metadata, cleanup } = await parseCallBody(
     request.body,
