@@ -5,6 +5,17 @@ import type { Socket } from 'node:net';
 export const DRAIN_BYTES = 1024 * 1024;
 /** A refused request's connection stays open this long after its answer, at most. */
 export const LINGER_MS = 5_000;
+/**
+ * Connections drained up to DRAIN_BYTES at once; a refusal past them is drained up to
+ * SHORT_DRAIN_BYTES only. Every byte drained is a buffer the garbage collector frees late (V8
+ * collects for external memory only some 64 MB past its last collection), so without this a flood
+ * of refused uploads (1,500 keyless connections sending 1 MB each: bench:body-memory) costs
+ * about as much resident memory as the GC's lag, over 100 MB. An ordinary client is never among
+ * more than a few refusals at once, so it keeps the full drain.
+ */
+export const FULL_DRAINS_AT_ONCE = 16;
+/** What a refused connection past FULL_DRAINS_AT_ONCE has read and dropped, at most. */
+export const SHORT_DRAIN_BYTES = 16 * 1024;
 
 /**
  * The close of a connection whose request was refused before its body was read (no valid key, a
@@ -27,6 +38,8 @@ export const LINGER_MS = 5_000;
  */
 export class LingeringClose {
   private readonly sockets = new Set<Socket>();
+  /** Connections holding one of the FULL_DRAINS_AT_ONCE, until their body ends or they close. */
+  private fullDrains = 0;
 
   /**
    * Call before the refusal's answer is written, with `Connection: close` set on it. Node ends such
@@ -46,8 +59,9 @@ export class LingeringClose {
     // full window until the linger ends. (Closing at the bound instead reset the connection a
     // mebibyte after the answer, a millisecond on loopback: the bench's clients lost it again.)
     const readBefore = socket.bytesRead;
+    const bound = this.drainBound(req, socket);
     const stopReading = () => {
-      if (socket.bytesRead - readBefore <= DRAIN_BYTES) return;
+      if (socket.bytesRead - readBefore <= bound) return;
       req.off('data', stopReading);
       req.pause();
       req._read = () => undefined;
@@ -71,6 +85,25 @@ export class LingeringClose {
       socket.once('close', () => clearTimeout(timer));
       req.once('end', closeWhenWritten);
     };
+  }
+
+  /**
+   * DRAIN_BYTES while fewer than FULL_DRAINS_AT_ONCE connections hold it, SHORT_DRAIN_BYTES past
+   * them. The full drain is held until the body has been read whole or the connection closes, so a
+   * client that never finishes its body keeps it for the linger, not for a millisecond.
+   */
+  private drainBound(req: IncomingMessage, socket: Socket): number {
+    if (req.complete || this.fullDrains >= FULL_DRAINS_AT_ONCE) return SHORT_DRAIN_BYTES;
+    this.fullDrains++;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      this.fullDrains--;
+    };
+    req.once('end', release);
+    socket.once('close', release);
+    return DRAIN_BYTES;
   }
 
   /**
