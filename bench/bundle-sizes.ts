@@ -64,9 +64,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'schedule records keep EventBridge Scheduler in step on every change, so this module carries the Scheduler client (about 60 KB with its share of the SDK core) besides the cron parser (croner) and the outbound URL checks for alert webhooks, and the zod schemas that check the items it reads (schedules, their runs and timeline, agent versions: about 3 KB); plus the route table every handler carries, which documents every body of /openapi.json since issue 17 (about 10 KB)',
   },
   secrets: {
-    bytes: 560 * 1024,
+    bytes: 570 * 1024,
     reason:
-      'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler shares; it sat just under 500 KB before the service settings joined the shared config, and the route table every handler carries grew about 10 KB when it came to type every body of /openapi.json (issue 17)',
+      'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler shares; it sat just under 500 KB before the service settings joined the shared config, the route table every handler carries grew about 10 KB when it came to type every body of /openapi.json (issue 17), and the shared code a little more since (the store retrying within a call’s deadline, issue 32, took it past 560 KB by 11 bytes)',
   },
   billing: {
     bytes: 850 * 1024,
