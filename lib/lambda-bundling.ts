@@ -63,9 +63,10 @@ const SECRETS_CLIENT_EXTERNAL = ['@aws-sdk/client-secrets-manager'];
 const SECRET_JSON_EXTERNAL = lazyImportPaths(lazyGroup('secretJson'));
 
 /**
- * Left out of modules without read-write bundle access: aws-deps.ts builds the S3 bundle store lazily
- * and signs download URLs without it (functions/adapters/aws/s3-presign.ts), so such a module never
- * loads the S3 client.
+ * Left out of modules without bundle access. Those with it keep the S3 client, imported on first
+ * use only: aws-deps.ts builds the S3 bundle store lazily and signs download URLs without it
+ * (functions/adapters/aws/s3-presign.ts), so a module that only signs (the public directory) never
+ * loads it, and one that reads a stored object (a run's large output: the schedules module) can.
  */
 const BUNDLES_EXTERNAL = [
   '@aws-sdk/client-s3',
@@ -122,7 +123,7 @@ function externalsOf(access: ModuleAccess): string[] {
     // Payments read Stripe's keys, and model calls the provider keys, from Secrets Manager.
     ...(access.secrets === 'none' && !access.payments && !access.llm ? SECRETS_CLIENT_EXTERNAL : []),
     // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
-    ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
+    ...(access.bundles === 'none' && !access.sandbox ? BUNDLES_EXTERNAL : []),
     ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
     ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
     ...(access.services ? [] : SERVICES_EXTERNAL),

@@ -20,7 +20,7 @@ export interface ModuleAccess {
    * sandbox's run objects under `sandbox-inputs/`, which hold a run's secret values, are granted
    * to the run paths alone, by the sandbox cluster). `read` gets them or signs download URLs (which
    * act with this role's s3:GetObject; signing needs no S3 client). `read-write` also puts and
-   * deletes them.
+   * deletes them. The prefix also holds large outputs (`bundles/payloads/`, core/payloads/).
    */
   bundles: 'none' | 'read' | 'read-write';
   /**
@@ -58,8 +58,9 @@ export interface ModuleAccess {
 const SCHEDULED_RUN_ACCESS = {
   table: 'read-write',
   secrets: 'read',
-  // A code agent's run reads its own bundle (and, on ECS, copies it into the run's inputs).
-  bundles: 'read',
+  // A code agent's run reads its own bundle (and, on ECS, copies it into the run's inputs); a run's
+  // output over 64 KiB is stored apart, under bundles/payloads/ (core/payloads/).
+  bundles: 'read-write',
   llm: true,
   sandbox: true,
   scheduler: 'remove',
@@ -85,11 +86,12 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   public: { table: 'read', secrets: 'none', bundles: 'read' },
   // Agent calls: records, quota counters and leases, usage records and log lines; the model
   // call goes to the LLM providers over HTTPS; the sandbox engines read the declared secrets.
-  // A code agent's run reads its own bundle.
-  calls: { table: 'read-write', secrets: 'read', bundles: 'read', llm: true, sandbox: true },
+  // A code agent's run reads its own bundle; an output too large to answer inline is stored
+  // under bundles/payloads/ and answered with a signed URL (core/payloads/output-answer.ts).
+  calls: { table: 'read-write', secrets: 'read', bundles: 'read-write', llm: true, sandbox: true },
   // Schedule records, timelines, run history, test alerts (sent from here); keeps the
-  // EventBridge schedules in step with each record.
-  schedules: { table: 'read-write', secrets: 'none', bundles: 'none', scheduler: 'manage', alerts: 'send' },
+  // EventBridge schedules in step with each record. Reads runs' outputs stored apart (over 64 KiB).
+  schedules: { table: 'read-write', secrets: 'none', bundles: 'read', scheduler: 'manage', alerts: 'send' },
   // Runs a schedule now (trigger) or on its webhook: the whole call path, plus the failure streak
   // (an auto-disable removes the EventBridge schedules; alerts are queued).
   'schedule-runs': SCHEDULED_RUN_ACCESS,
@@ -105,7 +107,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   edge: { table: 'read-write', secrets: 'none', bundles: 'none' },
   // MCP: tools/list reads memberships and agent records; tools/call is an agent call, so it needs
   // exactly what `calls` does.
-  mcp: { table: 'read-write', secrets: 'read', bundles: 'read', llm: true, sandbox: true },
+  mcp: { table: 'read-write', secrets: 'read', bundles: 'read-write', llm: true, sandbox: true },
 };
 
 /**

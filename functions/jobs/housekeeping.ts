@@ -1,5 +1,6 @@
 import { purgeDeletedBundles } from '../core/agents/bundle-purge.ts';
 import { reconcileCharges } from '../core/billing/ledger.ts';
+import { sweepDuePayloads } from '../core/payloads/payload-sweep.ts';
 import { reconcileInterruptedRuns } from '../core/schedules/schedule-run-inflight.ts';
 import { processConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
@@ -7,8 +8,9 @@ import { createDeps, type Deps } from '../platform/deps.ts';
 /**
  * Periodic housekeeping (every five minutes in AWS; every minute and at start-up locally):
  * refunds paid calls charged but never completed (docs/billing.md), records schedule runs that
- * were in flight when the platform died as interrupted (docs/schedules.md), and deletes the
- * bundles of agent versions purged after a soft delete.
+ * were in flight when the platform died as interrupted (docs/schedules.md), deletes the
+ * bundles of agent versions purged after a soft delete, and deletes stored large outputs whose
+ * record or download link has expired (core/payloads/payload-sweep.ts).
  *
  * `afterRestart`: the local platform at start, holding its data dir's lock (data-dir-lock.ts), so
  * nothing in flight can still be running: every marker and pending charge is settled now, not
@@ -17,17 +19,23 @@ import { createDeps, type Deps } from '../platform/deps.ts';
 export async function runHousekeeping(
   deps: Deps,
   options: { afterRestart?: boolean } = {},
-): Promise<{ refunded: number; interrupted: number; purged: number }> {
+): Promise<{ refunded: number; interrupted: number; purged: number; swept: number }> {
   const all = options.afterRestart === true;
   const { refunded } = await reconcileCharges(deps, { all });
   const { interrupted } = await reconcileInterruptedRuns(deps, { all });
   const { purged } = await purgeDeletedBundles(deps);
-  return { refunded, interrupted, purged };
+  const { swept } = await sweepDuePayloads(deps);
+  return { refunded, interrupted, purged, swept };
 }
 
 let deps: Promise<Deps> | undefined;
 
-export async function handler(): Promise<{ refunded: number; interrupted: number; purged: number }> {
+export async function handler(): Promise<{
+  refunded: number;
+  interrupted: number;
+  purged: number;
+  swept: number;
+}> {
   deps ??= createDeps(processConfig());
   return runHousekeeping(await deps);
 }

@@ -75,23 +75,27 @@ export async function createS3Bundles(config: Config): Promise<BundleStore> {
     ['put', 'get', 'delete'],
     {
       // Signing needs no S3 client: the read-only paths (the public directory) never load it.
-      downloadUrl: async (key, ttl) => {
-        assertBundleKey(key);
-        assertDownloadUrlTtl(ttl);
-        if (!config.bundleBucket || !config.awsRegion) {
-          throw new Error(`${ENV.bundleBucket} and ${ENV.awsRegion} are needed to sign bundle download URLs`);
-        }
-        const { presignS3Get } = await LAZY_MODULES.s3Presign();
-        return presignS3Get({
-          bucket: config.bundleBucket,
-          key,
-          region: config.awsRegion,
-          expiresIn: ttl,
-          endpoint: config.s3Endpoint,
-        });
-      },
+      downloadUrl: (key, ttl) => presignBundleGet(config, key, ttl),
+      // A client fetches a large output from S3 itself: the same presigned GET.
+      shareUrl: (key, ttl) => presignBundleGet(config, key, ttl),
     },
   );
+}
+
+async function presignBundleGet(config: Config, key: string, ttl: number): Promise<string> {
+  assertBundleKey(key);
+  assertDownloadUrlTtl(ttl);
+  if (!config.bundleBucket || !config.awsRegion) {
+    throw new Error(`${ENV.bundleBucket} and ${ENV.awsRegion} are needed to sign bundle download URLs`);
+  }
+  const { presignS3Get } = await LAZY_MODULES.s3Presign();
+  return presignS3Get({
+    bucket: config.bundleBucket,
+    key,
+    region: config.awsRegion,
+    expiresIn: ttl,
+    endpoint: config.s3Endpoint,
+  });
 }
 
 /** The ECS sandbox (ECS RunTask), for PLATFORM_SANDBOX=ecs. */

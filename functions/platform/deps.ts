@@ -1,3 +1,4 @@
+import type { BundleStore } from '../ports/bundle-store.ts';
 import { type Clock, systemClock } from '../ports/clock.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
 import type { LlmGateway } from '../ports/llm-gateway.ts';
@@ -46,6 +47,8 @@ export interface DepsOverrides {
   clock?: Clock;
   /** A store built by the caller (the emulator's, on DynamoDB Local with its own client). */
   store?: Store;
+  /** A bundle store built by the caller (tests of AWS mode on DynamoDB Local keep bundles in files). */
+  bundles?: BundleStore;
   logger?: Logger;
   llm?: LlmGateway;
   sandbox?: Sandbox;
@@ -68,7 +71,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   try {
     const vault =
       config.mode === 'aws' ? await createAwsVault(config) : await createLocalVault(config, store);
-    const bundles = config.mode === 'aws' ? await createS3Bundles(config) : await createFileBundles(config);
+    const bundles =
+      overrides.bundles ??
+      (config.mode === 'aws' ? await createS3Bundles(config) : await createFileBundles(config, clock));
     const llm = overrides.llm ?? createLlmGateway(config);
     const sandbox = overrides.sandbox ?? createSandbox(config);
     const scheduler =

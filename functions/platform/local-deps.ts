@@ -40,10 +40,14 @@ export async function createLocalVault(config: Config, store: Store): Promise<Se
   return LocalSecretVault.open(store, join(config.dataDir, VAULT_KEY_FILE));
 }
 
-export async function createFileBundles(config: Config): Promise<BundleStore> {
+/** Shared links (large outputs) point at the local server, known once it listens, and expire by `clock`. */
+export async function createFileBundles(config: Config, clock: Clock): Promise<BundleStore> {
   assertMode(config, 'local', 'The file bundle store');
   const { FileBundleStore } = await LAZY_MODULES.fileBundleStore();
-  return new FileBundleStore(config.dataDir);
+  return new FileBundleStore(config.dataDir, {
+    serverUrl: () => config.publicUrl,
+    now: () => clock.now().getTime(),
+  });
 }
 
 /** Bubblewrap, or plain child processes only when PLATFORM_SANDBOX=unisolated says so. */

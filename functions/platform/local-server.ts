@@ -26,6 +26,7 @@ import {
   keylessReadsRefusal,
 } from './keyless-bodies.ts';
 import { LingeringClose } from './lingering-close.ts';
+import { serveSharedDownload } from './local-downloads.ts';
 import { requestUrl, safeDecode, toEvent, writeResult } from './local-proxy-event.ts';
 import { PerAddressCount } from './per-address-count.ts';
 import { drainBody, readBody, spoolBody } from './request-body.ts';
@@ -197,6 +198,8 @@ export class LocalServer {
         auth: undefined,
       });
     }
+    // A large output's download link (BundleStore.shareUrl), served as S3 serves AWS's.
+    if (await serveSharedDownload(this.deps.bundles, req, res, url)) return;
     let pathTemplate: string | undefined;
     let match: { id: OperationId; route: RouteDef; params: Record<string, string> } | undefined;
     const candidates = this.byFirstSegment.get(firstSegment(url.pathname)) ?? this.parameterFirst;

@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
  * The BundleStore port: where agent code bundles live. One immutable blob per agent version,
  * validated (functions/shared/bundle-archive/inspect.ts) before it is stored. Runners never read
  * the store directly: they fetch `downloadUrl`, a presigned GET URL in AWS, a file:// URL locally.
+ * It also holds the payloads too large for a record or an answer, under `bundles/payloads/`
+ * (core/payloads/): a client fetches those through `shareUrl`.
  */
 export type BundleFormat = 'tar.gz' | 'zip';
 
@@ -28,6 +30,12 @@ export interface BundleStore {
    * S3 presigning allows). Whether the key exists is not checked: fetching a missing one fails.
    */
   downloadUrl(key: string, ttlSeconds: number): Promise<string>;
+  /**
+   * A URL any HTTP client holding it can GET the bytes from, valid for `ttlSeconds` (as
+   * downloadUrl): in AWS the same presigned S3 GET URL; locally a signed URL of the platform's own
+   * server (`/downloads/…`, adapters/local/signed-downloads.ts). Both answer 403 once it expires.
+   */
+  shareUrl(key: string, ttlSeconds: number): Promise<string>;
 }
 
 /** Every bundle key starts with this; the local store keeps bundles under `<dataDir>/bundles/`. */

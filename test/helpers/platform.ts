@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStore } from '../../functions/adapters/aws/dynamodb-store.ts';
+import { FileBundleStore } from '../../functions/adapters/local/file-bundle-store.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import {
@@ -105,11 +106,22 @@ export async function startTestPlatform(
     const nowSeconds = () => Math.floor(clock.now().getTime() / 1000);
     store ??= new DynamoDbStore({ tableName: dynamo.tableName, client: faultyClient, nowSeconds });
   }
+  // In AWS mode on DynamoDB Local, bundles (and large outputs) are files, served by the local server
+  // as S3 serves them: no S3 is reachable here.
+  const bundles =
+    overrides.bundles ??
+    (backend === 'sqlite'
+      ? undefined
+      : new FileBundleStore(dataDir, {
+          serverUrl: () => config.publicUrl,
+          now: () => clock.now().getTime(),
+        }));
   const deps = await createDeps(config, {
     clock,
     logger: createLogger('debug', (line) => logs.push(line)),
     ...overrides,
     ...(store ? { store } : {}),
+    ...(bundles ? { bundles } : {}),
   });
   await bootstrapOwner(deps);
   const ownerKey = config.bootstrapApiKey ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();

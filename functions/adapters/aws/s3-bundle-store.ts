@@ -98,4 +98,9 @@ export class S3BundleStore implements BundleStore {
       expiresIn: ttlSeconds,
     });
   }
+
+  /** A client outside the platform fetches from S3 as a runner does. */
+  shareUrl(key: string, ttlSeconds: number): Promise<string> {
+    return this.downloadUrl(key, ttlSeconds);
+  }
 }

@@ -11,6 +11,20 @@ import {
   type BundleStore,
   InvalidBundleKeyError,
 } from '../../ports/bundle-store.ts';
+import { DOWNLOADS_PATH, SignedDownloads } from './signed-downloads.ts';
+
+export interface FileBundleStoreOptions {
+  /** The local server's URL (known once it listens), which shareUrl's links point at. */
+  serverUrl?: () => string | undefined;
+  /** The platform clock (epoch ms), which shared links expire by. Default: the system's. */
+  now?: () => number;
+}
+
+/** What the local server answers for a shared link (`/downloads/…`). */
+export type SharedRead = { status: 200; body: Buffer } | { status: 403 | 404; message: string };
+
+/** The key file of the local server's signed download links, beside the bundles. */
+export const DOWNLOADS_KEY_FILE = 'downloads.key';
 
 /**
  * The embedded bundle store: one file per key at `<dataDir>/<key>`, so under `<dataDir>/bundles/`.
@@ -21,9 +35,13 @@ import {
  */
 export class FileBundleStore implements BundleStore {
   private readonly root: string;
+  private readonly serverUrl: () => string | undefined;
+  private readonly links: SignedDownloads;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, options: FileBundleStoreOptions = {}) {
     this.root = resolve(dataDir, BUNDLE_KEY_PREFIX);
+    this.serverUrl = options.serverUrl ?? (() => undefined);
+    this.links = new SignedDownloads(join(dataDir, DOWNLOADS_KEY_FILE), options.now ?? Date.now);
   }
 
   async put(key: string, data: Buffer, meta: BundleMeta): Promise<void> {
@@ -70,6 +88,37 @@ export class FileBundleStore implements BundleStore {
     const path = this.pathOf(key);
     assertDownloadUrlTtl(ttlSeconds);
     return pathToFileURL(path).href;
+  }
+
+  /** A signed URL of the local server, which serves it (readShared) until it expires, as S3 would. */
+  async shareUrl(key: string, ttlSeconds: number): Promise<string> {
+    assertBundleKey(key);
+    assertDownloadUrlTtl(ttlSeconds);
+    const base = this.serverUrl();
+    if (!base) throw new Error('The local server has no URL yet: shared links need it listening');
+    return this.links.sign(base, key, ttlSeconds);
+  }
+
+  /**
+   * The answer to a GET of a shared link's path and query: the bytes, or 403 for an expired or
+   * altered link (S3's AccessDenied), or 404 for a key that is gone.
+   */
+  async readShared(pathname: string, query: URLSearchParams): Promise<SharedRead> {
+    const forbidden = { status: 403, message: 'This download link is not valid' } as const;
+    if (!pathname.startsWith(DOWNLOADS_PATH)) return forbidden;
+    let key: string;
+    try {
+      // The path is the key itself: /downloads/bundles/payloads/….
+      key = pathname.slice(DOWNLOADS_PATH.length).split('/').map(decodeURIComponent).join('/');
+      assertBundleKey(key);
+    } catch {
+      return forbidden;
+    }
+    const check = await this.links.check(key, query);
+    if (check === 'expired') return { status: 403, message: 'This download link has expired' };
+    if (check !== 'ok') return forbidden;
+    const body = await this.get(key);
+    return body ? { status: 200, body } : { status: 404, message: 'Nothing is stored at this link any more' };
   }
 
   /** The key's file; the port's key rules, then a containment check as a second line. */

@@ -36,6 +36,11 @@ export interface CallRequest {
    * for its record before answering (docs/calls.md, "The answer and the record").
    */
   answerFirst?: AnswerFirstOffer | undefined;
+  /**
+   * The caller keeps the whole output itself (a schedule run stores it with its record), so an
+   * output too large to answer inline is not turned into a download link (payloads/output-answer.ts).
+   */
+  wholeOutput?: true;
 }
 
 export interface CallResponse {

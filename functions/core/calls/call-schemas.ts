@@ -9,7 +9,11 @@ export const callParams = z.strictObject({
 });
 
 export const callEnvelopeSchema = z.object({
-  data: z.record(z.string(), z.unknown()),
+  data: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'The agent’s output; when too large to answer inline (docs/calls.md, "Large outputs"), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with the warning OUTPUT_AS_URL',
+    ),
   warnings: z.array(z.object({ code: z.string(), field: z.string().optional(), message: z.string() })),
   metadata: z.object({ request_id: z.string(), processing_time_ms: z.number().int(), version: z.string() }),
 });

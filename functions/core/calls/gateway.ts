@@ -7,6 +7,7 @@ import type { Warning } from '../agents/manifest.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { answerCallOutput } from '../payloads/output-answer.ts';
 import { fileTypePolicy } from './accepted-file-types.ts';
 import { chargeCall, priceFor, refundIfOwed } from './call-billing.ts';
 import type {
@@ -94,10 +95,15 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     meter: report.meter,
   });
   report.ran(result);
+  // Too large to answer inline: stored and answered as a download link. A failure to store it is
+  // the call's failure, recorded as such, never a success the caller cannot read (issue 33).
+  const answer = request.wholeOutput
+    ? { data: result.data, warnings: [] }
+    : await answerCallOutput(deps, request.requestId, result.data);
   return {
     body: {
-      data: result.data,
-      warnings: [...warnings, ...result.warnings],
+      data: answer.data,
+      warnings: [...warnings, ...result.warnings, ...answer.warnings],
       metadata: { processing_time_ms: Date.now() - call.startedMs, version: agent.version },
     },
     headers: await deprecationHeaders(deps, agent, request.endpoint),

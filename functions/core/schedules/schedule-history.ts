@@ -4,6 +4,7 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { eventFromItem, type ScheduleEvent, scheduleEventKeys } from './schedule-events.ts';
+import { answeredRun } from './schedule-run-output.ts';
 import { type RunRecord, runFromItem, runKeys } from './schedule-run-record.ts';
 import type { ScheduleEventsQuery, ScheduleRunsQuery } from './schedule-schemas.ts';
 
@@ -24,7 +25,10 @@ export async function listScheduleRuns(
     (query.status === 'failed' ? r.status === 'error' || r.status === 'timeout' : r.status === query.status);
   const all = items.map(runFromItem).filter(wanted);
   const fields = query.fields;
-  const page = all.slice(query.offset, query.offset + query.limit).map((r) => {
+  const slice = all.slice(query.offset, query.offset + query.limit);
+  // Outputs stored apart (over 64 KiB) are read back, or linked when too large to answer.
+  const answered = await Promise.all(slice.map((r) => answeredRun(deps, r)));
+  const page = answered.map((r) => {
     if (!fields) return r;
     return Object.fromEntries(fields.map((f) => [f, r[f]])) as Partial<RunRecord>;
   });

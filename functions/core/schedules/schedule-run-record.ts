@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { Item } from '../../ports/store.ts';
 import { defineEntity } from '../entity.ts';
+import { payloadRefSchema } from '../payloads/payload-store.ts';
 import { sortSuffix } from '../sort-suffix.ts';
 import { HISTORY_DAYS } from './schedule-events.ts';
 
@@ -13,8 +14,11 @@ const runFields = {
   deduplicated: z.boolean(),
 };
 
-/** The spec's Run object (schedule run, webhook response). */
-export type Run = z.output<z.ZodObject<typeof runFields>>;
+/**
+ * The spec's Run object (schedule run, webhook response). `output_as_url`: the output was too large
+ * to answer inline, and `output` is a download link instead (core/payloads/output-answer.ts).
+ */
+export type Run = z.output<z.ZodObject<typeof runFields>> & { output_as_url?: true };
 
 export type RunTrigger = 'cron' | 'webhook' | 'manual';
 
@@ -29,10 +33,20 @@ const runRecordSchema = z.object({
   scheduled_time: z.string().nullable(),
   started_at: z.string(),
   finished_at: z.string(),
+  /**
+   * Where the output is when its JSON is over ITEM_PAYLOAD_BYTES: in the bundle store (`output` is
+   * then null in the item). Never answered: the routes read it back (schedule-run-output.ts).
+   */
+  output_ref: payloadRefSchema.optional(),
 });
 
 /** What is stored per run: the Run object plus where it came from. */
-export type RunRecord = z.output<typeof runRecordSchema>;
+export type RunRecord = z.output<typeof runRecordSchema> & { output_as_url?: true };
+
+/** When a run's record expires (epoch ms): HISTORY_DAYS after it started; its stored output with it. */
+export function runExpiresAtMs(record: Pick<RunRecord, 'started_at'>): number {
+  return (Math.floor(Date.parse(record.started_at) / 1000) + HISTORY_DAYS * 86_400) * 1000;
+}
 
 export const runKeys = {
   /** A schedule's runs, newest last by start time. */
@@ -47,7 +61,7 @@ export const runEntity = defineEntity({
   locate: (record) => ({
     pk: runKeys.ofSchedule(record.schedule_id),
     sk: `RUN#${record.started_at}#${sortSuffix()}#${record.run_id}`,
-    ttl: Math.floor(Date.parse(record.started_at) / 1000) + HISTORY_DAYS * 86_400,
+    ttl: runExpiresAtMs(record) / 1000,
   }),
 });
 
@@ -59,6 +73,7 @@ export function runOf(record: RunRecord, deduplicated = false): Run {
     output: record.output,
     error: record.error,
     deduplicated,
+    ...(record.output_as_url ? { output_as_url: true as const } : {}),
   };
 }
 

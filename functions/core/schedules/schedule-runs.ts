@@ -7,10 +7,11 @@ import type { AuthContext } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
 import { callAgent } from '../calls/gateway.ts';
 import { applyRunOutcome } from './schedule-failure-streak.ts';
-import { type Schedule, scheduleKeys } from './schedule-record.ts';
+import type { Schedule } from './schedule-record.ts';
 import { type InflightRun, inflightItem } from './schedule-run-inflight.ts';
 import { createRunLookups, type RunLookups } from './schedule-run-lookups.ts';
-import { type Run, type RunRecord, type RunTrigger, runItem } from './schedule-run-record.ts';
+import type { Run, RunRecord, RunTrigger } from './schedule-run-record.ts';
+import { recordFinishedRun } from './schedule-run-recording.ts';
 
 export type { Run, RunRecord, RunTrigger } from './schedule-run-record.ts';
 
@@ -148,6 +149,8 @@ async function completeRun(deps: CoreDeps, run: BegunRun): Promise<RunRecord> {
           contentType: 'application/json',
           headers: (h) => (h === 'x-platform-provider' && schedule.provider ? schedule.provider : undefined),
           requestId: `run_${runId}${attempt > 0 ? `_${attempt}` : ''}`,
+          // The run keeps its whole output with its record (schedule-run-output.ts).
+          wholeOutput: true,
         });
         output = result.body.data;
         break;
@@ -192,26 +195,14 @@ async function completeRun(deps: CoreDeps, run: BegunRun): Promise<RunRecord> {
     started_at: startedAt,
     finished_at: deps.clock.now().toISOString(),
   };
-  try {
-    // The record replaces the in-flight marker in one transaction.
-    await deps.store.transactWrite([
-      { put: runItem(record) },
-      ...(inflight ? [{ delete: scheduleKeys.inflight(schedule.id, runId) }] : []),
-    ]);
-  } catch (err) {
-    deps.logger.error('schedule run record not written', {
-      schedule_id: schedule.id,
-      run_id: runId,
-      error: String(err),
-    });
-  }
-  await applyRunOutcome(deps, schedule.id, record);
+  const recorded = await recordFinishedRun(deps, record, inflight !== undefined);
+  await applyRunOutcome(deps, schedule.id, recorded);
   deps.logger.info('schedule run finished', {
     schedule_id: schedule.id,
     run_id: runId,
     trigger,
-    status,
-    duration_ms: record.duration_ms,
+    status: recorded.status,
+    duration_ms: recorded.duration_ms,
   });
-  return record;
+  return recorded;
 }

@@ -181,9 +181,18 @@ export const runSchema = z.object({
   run_id: z.uuid(),
   status: z.enum(['success', 'error', 'timeout']),
   duration_ms: z.number().int(),
-  output: z.record(z.string(), z.unknown()).nullable(),
+  output: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe(
+      'The agent’s data; when too large to answer inline (docs/schedules.md), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with output_as_url true',
+    ),
   error: z.string().nullable(),
   deduplicated: z.boolean(),
+  output_as_url: z
+    .literal(true)
+    .optional()
+    .describe('Present when `output` is a download link: the output was too large to answer inline'),
 });
 
 export const runListSchema = z.object({

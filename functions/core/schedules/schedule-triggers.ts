@@ -6,6 +6,7 @@ import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
 import { loadStoredSchedule, scheduleKeys } from './schedule-record.ts';
+import { answeredRun } from './schedule-run-output.ts';
 import { runEntity, runOf } from './schedule-run-record.ts';
 import { executeRun, type Run, type RunRecord } from './schedule-runs.ts';
 import type { ScheduleTriggerInput } from './schedule-schemas.ts';
@@ -58,7 +59,7 @@ export async function triggerWebhook(
     );
   }
   const input = webhookInput(s.input_data, body);
-  if (idempotencyKey === undefined) return runOf(await executeRun(deps, s, input, 'webhook'));
+  if (idempotencyKey === undefined) return answer(deps, await executeRun(deps, s, input, 'webhook'));
 
   const key = idempotencyKey.trim();
   if (key === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
@@ -83,11 +84,25 @@ export async function triggerWebhook(
     );
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;
-    return runOf(await awaitFirstRun(deps, idemKey), true);
+    return answer(deps, await awaitFirstRun(deps, idemKey), true);
   }
-  const record = await executeRun(deps, s, input, 'webhook', { runId });
+  let record: RunRecord;
+  try {
+    record = await executeRun(deps, s, input, 'webhook', { runId });
+  } catch (err) {
+    // Not recorded at all (recordFinishedRun): a retry is told at once, not after the lease.
+    await deps.store.update(idemKey, { set: { state: 'failed' } }).catch(() => undefined);
+    throw err;
+  }
+  // The record as stored: a large output stays behind its reference (schedule-run-output.ts), so
+  // this item stays small and a retry answers the same output.
   await deps.store.update(idemKey, { set: { state: 'done', run: record as never } });
-  return runOf(record);
+  return answer(deps, record);
+}
+
+/** A run as answered: its stored output read back, or linked when too large (schedule-run-output.ts). */
+async function answer(deps: CoreDeps, record: RunRecord, deduplicated = false): Promise<Run> {
+  return runOf(await answeredRun(deps, record), deduplicated);
 }
 
 /**
@@ -118,7 +133,7 @@ async function awaitFirstRun(deps: CoreDeps, key: { pk: string; sk: string }): P
   for (;;) {
     const item = await deps.store.get(key);
     if (item?.state === 'done' && item.run) return runEntity.parse(item.run, key);
-    if (!item || deps.clock.now().getTime() > Number(item.lease_until)) {
+    if (!item || item.state === 'failed' || deps.clock.now().getTime() > Number(item.lease_until)) {
       throw new PlatformError(
         'CONFLICT',
         'The first request with this idempotency-key did not finish; retry with a new key',
@@ -144,5 +159,5 @@ export async function triggerSchedule(
     input.input_data ?? stored.schedule.input_data,
     'manual',
   );
-  return runOf(record);
+  return answer(deps, record);
 }

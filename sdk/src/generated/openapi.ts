@@ -6984,6 +6984,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The agent’s output; when too large to answer inline (docs/calls.md, "Large outputs"), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with the warning OUTPUT_AS_URL */
                         data: {
                             [key: string]: components["schemas"]["JsonValue"];
                         };
@@ -10102,11 +10103,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "success" | "error" | "timeout";
                         duration_ms: number;
+                        /** @description The agent’s data; when too large to answer inline (docs/schedules.md), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with output_as_url true */
                         output: {
                             [key: string]: components["schemas"]["JsonValue"];
                         } | null;
                         error: string | null;
                         deduplicated: boolean;
+                        /**
+                         * @description Present when `output` is a download link: the output was too large to answer inline
+                         * @constant
+                         */
+                        output_as_url?: true;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
@@ -10741,11 +10748,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "success" | "error" | "timeout";
                         duration_ms: number;
+                        /** @description The agent’s data; when too large to answer inline (docs/schedules.md), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with output_as_url true */
                         output: {
                             [key: string]: components["schemas"]["JsonValue"];
                         } | null;
                         error: string | null;
                         deduplicated: boolean;
+                        /**
+                         * @description Present when `output` is a download link: the output was too large to answer inline
+                         * @constant
+                         */
+                        output_as_url?: true;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
