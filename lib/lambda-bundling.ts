@@ -63,10 +63,10 @@ const SECRETS_CLIENT_EXTERNAL = ['@aws-sdk/client-secrets-manager'];
 const SECRET_JSON_EXTERNAL = lazyImportPaths(lazyGroup('secretJson'));
 
 /**
- * Left out of modules without bundle access. Those with it keep the S3 client, imported on first
- * use only: aws-deps.ts builds the S3 bundle store lazily and signs download URLs without it
- * (functions/adapters/aws/s3-presign.ts), so a module that only signs (the public directory) never
- * loads it, and one that reads a stored object (a run's large output: the schedules module) can.
+ * Left out of modules without read-write bundle access: aws-deps.ts builds the S3 bundle store
+ * lazily for puts and deletes, and signs download URLs and reads objects (a presigned GET) without
+ * it (functions/adapters/aws/s3-presign.ts), so a module that only reads or signs (the public
+ * directory, the schedules module reading a run's large output) never loads the S3 client.
  */
 const BUNDLES_EXTERNAL = [
   '@aws-sdk/client-s3',
@@ -123,7 +123,7 @@ function externalsOf(access: ModuleAccess): string[] {
     // Payments read Stripe's keys, and model calls the provider keys, from Secrets Manager.
     ...(access.secrets === 'none' && !access.payments && !access.llm ? SECRETS_CLIENT_EXTERNAL : []),
     // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
-    ...(access.bundles === 'none' && !access.sandbox ? BUNDLES_EXTERNAL : []),
+    ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
     ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
     ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
     ...(access.services ? [] : SERVICES_EXTERNAL),

@@ -72,14 +72,31 @@ export async function createS3Bundles(config: Config): Promise<BundleStore> {
         client: new S3Client({ region: config.awsRegion }),
       });
     },
-    ['put', 'get', 'delete'],
+    ['put', 'delete'],
     {
+      // Reading is a presigned GET too, so a module that only reads (the schedules module reading
+      // a run's output stored apart) needs no S3 client in its bundle (lib/lambda-bundling.ts).
+      get: (key) => fetchBundle(config, key),
       // Signing needs no S3 client: the read-only paths (the public directory) never load it.
       downloadUrl: (key, ttl) => presignBundleGet(config, key, ttl),
       // A client fetches a large output from S3 itself: the same presigned GET.
       shareUrl: (key, ttl) => presignBundleGet(config, key, ttl),
     },
   );
+}
+
+/** The bytes at a key through a presigned GET (this role's s3:GetObject), or undefined on a 404. */
+async function fetchBundle(config: Config, key: string): Promise<Buffer | undefined> {
+  const res = await fetch(await presignBundleGet(config, key, 60));
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(`reading ${key} from the bundle bucket: S3 answered ${res.status}`);
+  }
+  return Buffer.from(await res.arrayBuffer());
 }
 
 async function presignBundleGet(config: Config, key: string, ttl: number): Promise<string> {
