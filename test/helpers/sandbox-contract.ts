@@ -6,6 +6,7 @@
  * suite asserts that behaviour instead: nothing is skipped.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { c as tarCreate } from 'tar';
@@ -174,6 +175,26 @@ export function sandboxContract(label: string, open: () => Promise<SandboxFixtur
       // Files persist between the execs of a session.
       await session.exec('echo kept > kept.txt');
       assert.equal((await session.exec('cat kept.txt')).stdout, 'kept\n');
+    });
+
+    // Issue 33: the spawner once released a child's stdin before it was written out, so stdin
+    // and the set-up data (bwrap's options: the env, secrets included) were cut at about 143 KiB.
+    it('stdin of 5 MB and 64 KiB env values arrive whole', async () => {
+      const big = (n: number, seed: string) => seed.repeat(Math.ceil(n / seed.length)).slice(0, n);
+      const env = {
+        SECRET_A: big(64 * 1024 - 1, 'a1'),
+        SECRET_B: big(64 * 1024 - 1, 'b2'),
+        SECRET_C: big(64 * 1024 - 1, 'c3'),
+      };
+      const session = await openSession(sessionSpec({ env }));
+      const input = JSON.stringify({ text: big(5 * 1024 * 1024, 'stdin-0123456789') });
+      const r = await session.exec(
+        'sha256sum | cut -d" " -f1; printf %s "$SECRET_A$SECRET_B$SECRET_C" | sha256sum | cut -d" " -f1',
+        { stdin: input },
+      );
+      assert.equal(r.exitCode, 0, r.stderrTail);
+      const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+      assert.equal(r.stdout, `${sha(input)}\n${sha(env.SECRET_A + env.SECRET_B + env.SECRET_C)}\n`);
     });
 
     it('stdout past outputBytes is cut and flagged; the command still succeeds', async () => {

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { DEFAULT_SANDBOX_LIMITS } from '../../ports/sandbox.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
 import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.ts';
@@ -7,6 +8,31 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import { openRunSession } from './sandbox-run.ts';
+
+/**
+ * A command that printed past the stdout limit, so that what was kept is no JSON object: the same
+ * call prints the same again, so it is 422 UNPROCESSABLE (not a retryable 500), naming the limit,
+ * and the agent's log says the output was cut there (docs/calls.md, "Output").
+ */
+function outputOverLimit(agent: AgentVersion, limitBytes: number, computeMs: number, stderr: string) {
+  const ref = `${agent.org}/${agent.name}/${agent.version}`;
+  return Object.assign(
+    new PlatformError(
+      'UNPROCESSABLE',
+      `${ref} printed more than the output limit of ${limitBytes} bytes on stdout; the output was cut there and is not a JSON object`,
+      { output_limit_bytes: limitBytes },
+    ),
+    {
+      computeMs,
+      logs: [
+        {
+          level: 'error' as const,
+          message: `command printed more than ${limitBytes} bytes on stdout [stdout cut at ${limitBytes} bytes: not a JSON object]${stderr ? `; stderr tail: ${stderr.slice(-2000)}` : ''}`,
+        },
+      ],
+    },
+  );
+}
 
 export interface CodeRunResult {
   data: Record<string, unknown>;
@@ -88,6 +114,9 @@ export async function runCodeRuntime(
       data = undefined;
     }
     const failed = result.exitCode !== 0 || data === null || typeof data !== 'object' || Array.isArray(data);
+    if (failed && result.exitCode === 0 && result.stdoutTruncated) {
+      throw outputOverLimit(call.agent, DEFAULT_SANDBOX_LIMITS.outputBytes, result.durationMs, stderr);
+    }
     if (failed) {
       const why =
         result.exitCode !== 0
@@ -106,8 +135,14 @@ export async function runCodeRuntime(
       });
     }
     if (stderr) logs.push({ level: 'info', message: `stderr tail: ${stderr.slice(-2000)}` });
+    // Cut, and still a JSON object (what came past the limit was trailing): the documented warning.
     const warnings: Warning[] = result.stdoutTruncated
-      ? [{ code: 'TRUNCATED', message: 'the command’s output was cut at the output limit' }]
+      ? [
+          {
+            code: 'TRUNCATED',
+            message: `the command printed more than the output limit of ${DEFAULT_SANDBOX_LIMITS.outputBytes} bytes on stdout; what came after it was dropped`,
+          },
+        ]
       : [];
     return { data: data as Record<string, unknown>, warnings, computeMs: result.durationMs, logs };
   } finally {

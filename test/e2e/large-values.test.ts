@@ -6,10 +6,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { packDirectory } from '../../functions/cli/pack.ts';
 import { INLINE_OUTPUT_BYTES, OUTPUT_AS_URL } from '../../functions/core/payloads/output-answer.ts';
+import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 
 /**
- * Large values on both deployments (issue 33, problems 2 and 3): a schedule run with a ~600 KB
+ * Large values on both deployments (issue 33), each sent to `npm start` and to the emulated AWS
+ * deployment with the same expectations. Problem 1: a 5 MB call input, a ~300 KB schedule
+ * input_data and three 64 KiB secrets reach a tool whole (it prints their SHA-256). Problems 2
+ * and 3: a schedule run with a ~600 KB
  * output (trigger, and a webhook with an idempotency key and its retry) is answered, listed with
  * the same bytes and never called interrupted; a tool output of quotes too large for a Lambda
  * response is answered with a download URL serving its exact JSON; one just under the bound inline.
@@ -29,7 +33,27 @@ const lambdaBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(JSON.st
 
 const TOOL = `const chunks = []; for await (const c of process.stdin) chunks.push(c);
 const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');
-process.stdout.write(JSON.stringify({ text: String(input.ch ?? 'x').repeat(Number(input.n ?? 1)) }));`;
+process.stdout.write(JSON.stringify({ text: String(input.ch ?? 'x').repeat(Number(input.n ?? 1)) }) + ' '.repeat(Number(input.pad ?? 0)));`;
+
+/** Prints the SHA-256 of its input's `text` and of its three secrets, and its stdin's size. */
+const HASHER = `import { createHash } from 'node:crypto';
+const chunks = []; for await (const c of process.stdin) chunks.push(c);
+const raw = Buffer.concat(chunks);
+const input = JSON.parse(raw.toString() || '{}');
+const sha = (s) => createHash('sha256').update(s).digest('hex');
+const env = process.env;
+process.stdout.write(JSON.stringify({ stdin_bytes: raw.length, text_sha256: sha(String(input.text ?? '')),
+  secrets_sha256: sha((env.BIG_A ?? '') + (env.BIG_B ?? '') + (env.BIG_C ?? '')) }));`;
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** Text of `bytes` ASCII characters (no JSON escaping: the request carries it byte for byte). */
+const textOf = (bytes: number, seed: string) => seed.repeat(Math.ceil(bytes / seed.length)).slice(0, bytes);
+/** Three secrets at the secret size limit's edge (64 KiB each). */
+const SECRETS = {
+  BIG_A: textOf(64 * 1024 - 16, 'secret-a-'),
+  BIG_B: textOf(64 * 1024 - 16, 'secret-b-'),
+  BIG_C: textOf(64 * 1024 - 16, 'secret-c-'),
+};
+type Hashes = { stdin_bytes: number; text_sha256: string; secrets_sha256: string };
 
 async function bundleOf(files: Record<string, string>): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'agenthost-e2e-bundle-'));
@@ -40,7 +64,7 @@ async function bundleOf(files: Record<string, string>): Promise<Buffer> {
 }
 
 for (const kind of DEPLOYMENTS) {
-  describe(`large values: stored apart, answered inline or by URL (${kind} deployment)`, () => {
+  describe(`large values: passed whole, stored apart, answered inline or by URL (${kind} deployment)`, () => {
     let d: Deployment;
     let ws: string;
 
@@ -65,6 +89,27 @@ for (const kind of DEPLOYMENTS) {
         headers: { 'content-type': 'application/gzip' },
       });
       assert.equal(up.status, 200, up.text);
+      for (const [name, value] of Object.entries(SECRETS)) {
+        const put = await d.request('PUT', `/workspaces/${ws}/secrets`, { body: { name, value } });
+        assert.equal(put.status, 200, put.text);
+      }
+      const hasher = await d.request<{ id: string }>('POST', '/agents', {
+        body: {
+          name: 'hasher',
+          type: 'tool',
+          description: 'Prints the SHA-256 of what it was given.',
+          supported_providers: ['any'],
+          runtime: { command: 'node main.mjs' },
+          required_secrets: Object.keys(SECRETS),
+          timeout_seconds: 25,
+        },
+      });
+      assert.equal(hasher.status, 201, hasher.text);
+      const upHasher = await d.request('POST', `/agents/${hasher.body.id}/upload`, {
+        rawBody: await bundleOf({ 'main.mjs': HASHER }),
+        headers: { 'content-type': 'application/gzip' },
+      });
+      assert.equal(upHasher.status, 200, upHasher.text);
     });
     after(async () => {
       await d?.close();
@@ -93,6 +138,30 @@ for (const kind of DEPLOYMENTS) {
         .body.events;
     const call = (input: Record<string, unknown>) =>
       d.request<Envelope>('POST', '/local/repeater/v1/run', { body: input });
+
+    it('passes a 5 MB call input and three 64 KiB secrets to the tool whole', async () => {
+      const text = textOf(5 * 1024 * 1024, 'stdin-0123456789');
+      const res = await d.request<Envelope>('POST', '/local/hasher/v1/run', { body: { text } });
+      assert.equal(res.status, 200, `${res.text.slice(0, 500)}\n${d.output().slice(-2000)}`);
+      const got = res.body.data as unknown as Hashes;
+      assert.equal(got.text_sha256, sha256(text), 'the input arrived whole');
+      assert.ok(got.stdin_bytes > text.length, `stdin was ${got.stdin_bytes} bytes`);
+      assert.equal(got.secrets_sha256, sha256(SECRETS.BIG_A + SECRETS.BIG_B + SECRETS.BIG_C));
+    });
+
+    it('passes a ~300 KB schedule input_data to the tool whole', async () => {
+      const text = textOf(300 * 1024, 'input-data-');
+      const created = await d.request<{ id: string }>('POST', `/workspaces/${ws}/schedules`, {
+        body: { agent: 'local/hasher', type: 'cron', cron_expression: '0 3 * * *', input_data: { text } },
+      });
+      assert.equal(created.status, 201, created.text.slice(0, 500));
+      const res = await d.request<Run>('POST', `/workspaces/${ws}/schedules/${created.body.id}/trigger`, {
+        body: {},
+      });
+      assert.equal(res.status, 200, res.text.slice(0, 500));
+      assert.equal(res.body.status, 'success', res.body.error ?? '');
+      assert.equal((res.body.output as unknown as Hashes).text_sha256, sha256(text));
+    });
 
     // 600 KB as DynamoDB counts a string (UTF-8: € is 3 bytes), 750 KB as JSON: over the 400 KB
     // item limit, under the inline bound.
@@ -145,6 +214,35 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(got.status, 200);
       sameText(await got.text(), expected, 'the URL serves the exact output');
       assert.ok(Date.parse(link.expires_at) > Date.now());
+    });
+
+    // Problem 6: stdout past the sandbox's 4 MiB limit once answered a retryable 500 "did not
+    // print a JSON object", and the documented TRUNCATED warning could never appear.
+    it('answers stdout of exactly the output limit whole, one byte more 422 naming the limit', async () => {
+      const limit = DEFAULT_SANDBOX_LIMITS.outputBytes;
+      const n = limit - JSON.stringify({ text: '' }).length;
+      const whole = await call({ ch: 'x', n });
+      assert.equal(whole.status, 200, whole.text.slice(0, 500));
+      assert.deepEqual(whole.body.warnings, []);
+      assert.equal((whole.body.data.text as string).length, n);
+      const over = await call({ ch: 'x', n: n + 1 });
+      assert.equal(over.status, 422, over.text.slice(0, 500));
+      const error = (
+        over.body as unknown as { error: { code: string; is_retryable: boolean; message: string } }
+      ).error;
+      assert.equal(error.code, 'UNPROCESSABLE');
+      assert.equal(error.is_retryable, false);
+      assert.match(error.message, new RegExp(`more than the output limit of ${limit} bytes on stdout`));
+    });
+
+    it('answers a JSON object followed past the output limit with the TRUNCATED warning', async () => {
+      const res = await call({ ch: 'y', n: 10, pad: DEFAULT_SANDBOX_LIMITS.outputBytes });
+      assert.equal(res.status, 200, res.text.slice(0, 500));
+      assert.deepEqual(res.body.data, { text: 'y'.repeat(10) });
+      assert.deepEqual(
+        res.body.warnings.map((w) => w.code),
+        ['TRUNCATED'],
+      );
     });
 
     it('answers an output just under the inline bound inline', async () => {
