@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { extractBundle } from '../shared/bundle-archive/extract.ts';
 import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../shared/entrypoint.ts';
+import { LogLineCutter } from '../shared/log-line-cutter.ts';
 import { redactSecrets } from '../shared/redact-secrets.ts';
 import {
   APP_DIR_ENV,
@@ -59,20 +60,19 @@ function pipeLines(
   onLine: (line: string) => void,
 ): Promise<void> {
   return new Promise((resolve) => {
-    let partial = '';
+    // Cut as a local service's lines are (shared/log-line-cutter.ts), so both show the same line,
+    // and a line that never ends costs 16 KiB here, not all it printed.
+    const cutter = new LogLineCutter(secrets);
+    const write = (line: string) => {
+      onLine(line);
+      to.write(`${redactSecrets(line, secrets)}\n`);
+    };
     from.on('data', (chunk: Buffer) => {
-      const parts = (partial + chunk.toString('utf8')).split('\n');
-      partial = parts.pop() ?? '';
-      for (const line of parts) {
-        onLine(line);
-        to.write(`${redactSecrets(line, secrets)}\n`);
-      }
+      for (const line of cutter.push(chunk)) write(line);
     });
     from.on('close', () => {
-      if (partial) {
-        onLine(partial);
-        to.write(`${redactSecrets(partial, secrets)}\n`);
-      }
+      const rest = cutter.end();
+      if (rest) write(rest);
       resolve();
     });
   });

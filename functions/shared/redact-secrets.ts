@@ -5,14 +5,20 @@
  * a service's logs are redacted the same way in both deployments.
  */
 
-/** Replaces every secret value in `text` (long enough to be meaningful) with [REDACTED]. */
-export function redactSecrets(text: string, secrets: Record<string, string>): string {
+/** The secret values and their encoded forms that redaction looks for. */
+function needlesOf(secrets: Record<string, string>): Set<string> {
   const needles = new Set<string>();
   for (const value of Object.values(secrets)) {
     if (value.length < 4) continue;
     needles.add(value);
     if (value.length >= ENCODED_FORMS_MIN) for (const form of encodedForms(value)) needles.add(form);
   }
+  return needles;
+}
+
+/** Replaces every secret value in `text` (long enough to be meaningful) with [REDACTED]. */
+export function redactSecrets(text: string, secrets: Record<string, string>): string {
+  const needles = needlesOf(secrets);
   let out = text;
   for (const needle of [...needles].sort((a, b) => b.length - a.length)) {
     if (needle.length >= 4) out = out.split(needle).join('[REDACTED]');
@@ -54,4 +60,37 @@ export function encodedForms(value: string): string[] {
     if (stable.length >= 4) forms.push(stable, stable.replace(/\+/g, '-').replace(/\//g, '_'));
   }
   return forms.filter((f) => f !== value);
+}
+
+/**
+ * The two ends of a line cut in its middle (shared/log-line-cutter.ts), with any part of a secret
+ * that the cut split masked too: a head that ends with the start of a secret value (or of an
+ * encoded form), a tail that begins with the end of one. Whole values are left to redactSecrets.
+ */
+export function redactCutEdges(
+  head: string,
+  tail: string,
+  secrets: Record<string, string>,
+): { head: string; tail: string } {
+  for (const needle of needlesOf(secrets)) {
+    // The earliest position from which the head's end is a start of the needle.
+    for (let p = Math.max(0, head.length - needle.length + 1); p <= head.length - 4; p++) {
+      p = head.indexOf(needle.slice(0, 4), p);
+      if (p === -1 || p > head.length - 4) break;
+      if (needle.startsWith(head.slice(p))) {
+        head = `${head.slice(0, p)}[REDACTED]`;
+        break;
+      }
+    }
+    // The latest position up to which the tail's start is an end of the needle.
+    for (let e = Math.min(tail.length, needle.length - 1); e >= 4; e--) {
+      e = tail.lastIndexOf(needle.slice(-4), e - 4) + 4;
+      if (e < 4) break;
+      if (needle.endsWith(tail.slice(0, e))) {
+        tail = `[REDACTED]${tail.slice(e)}`;
+        break;
+      }
+    }
+  }
+  return { head, tail };
 }

@@ -3,14 +3,17 @@
  * redacted, handed over in batches (onLog), the platform's own lines marked `[platform]`.
  */
 import type { SupervisionHooks } from '../../ports/service-runner.ts';
+import { LogLineCutter } from '../../shared/log-line-cutter.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
 
 const LOG_FLUSH_MS = 200;
-const MAX_LINE = 4000;
 
-/** Splits output into lines, redacts secret values, and hands them to the hooks in batches. */
+/**
+ * Splits output into lines (a long one cut as in AWS: shared/log-line-cutter.ts), redacts secret
+ * values, and hands them to the hooks in batches.
+ */
 export class LogPump {
-  private readonly partial = { stdout: '', stderr: '' };
+  private readonly cutters: Record<'stdout' | 'stderr', LogLineCutter>;
   private lines: { at: string; level: 'info' | 'warn' | 'error'; message: string }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -22,13 +25,12 @@ export class LogPump {
     this.id = id;
     this.secrets = secrets;
     this.hooks = hooks;
+    this.cutters = { stdout: new LogLineCutter(secrets), stderr: new LogLineCutter(secrets) };
   }
 
   push(stream: 'stdout' | 'stderr', chunk: Buffer): void {
-    const text = this.partial[stream] + chunk.toString('utf8');
-    const parts = text.split('\n');
-    this.partial[stream] = (parts.pop() ?? '').slice(-MAX_LINE);
-    for (const line of parts) this.add(stream === 'stderr' ? 'error' : 'info', line);
+    for (const line of this.cutters[stream].push(chunk))
+      this.add(stream === 'stderr' ? 'error' : 'info', line);
   }
 
   platform(level: 'info' | 'warn' | 'error', message: string): void {
@@ -36,7 +38,7 @@ export class LogPump {
   }
 
   private add(level: 'info' | 'warn' | 'error', line: string): void {
-    const message = redactSecrets(line.replace(/\r$/, '').slice(0, MAX_LINE), this.secrets);
+    const message = redactSecrets(line.replace(/\r$/, ''), this.secrets);
     if (message === '') return;
     this.lines.push({ at: new Date().toISOString(), level, message });
     this.timer ??= setTimeout(() => this.flush(), LOG_FLUSH_MS);
@@ -52,8 +54,8 @@ export class LogPump {
 
   async close(): Promise<void> {
     for (const stream of ['stdout', 'stderr'] as const) {
-      if (this.partial[stream]) this.add(stream === 'stderr' ? 'error' : 'info', this.partial[stream]);
-      this.partial[stream] = '';
+      const rest = this.cutters[stream].end();
+      if (rest) this.add(stream === 'stderr' ? 'error' : 'info', rest);
     }
     clearTimeout(this.timer);
     await this.flush();
