@@ -21,7 +21,7 @@ import type { PreparedRun } from './run-dir.ts';
 import { writeIdMaps } from './sandbox-user.ts';
 import { RemoteChild, type Spawner } from './spawner.ts';
 import type { FdRole } from './spawner-protocol.ts';
-import { notRun, type SandboxChild, superviseChild } from './supervise-child.ts';
+import { notRun, SETUP_FAILED, type SandboxChild, superviseChild } from './supervise-child.ts';
 
 export interface SessionTools {
   /** The synthetic passwd, group, hosts and nsswitch.conf, shared by every run (sandbox-user.ts). */
@@ -51,7 +51,23 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     this.t = tools;
   }
 
+  /**
+   * Runs the command in a new sandbox; a sandbox that bubblewrap failed to set up is set up once
+   * more. Nothing of the command has run then (bwrap failed before the sandbox's first process
+   * said it started), and such failures can be passing: under load bwrap has failed to give the
+   * sandbox's loopback its address ("loopback: Failed RTM_NEWADDR: No child processes") once, and
+   * the next sandbox started.
+   */
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    try {
+      return await this.execOnce(command, options);
+    } catch (err) {
+      if (!(err instanceof SandboxUnavailableError) || !err.message.startsWith(SETUP_FAILED)) throw err;
+      return this.execOnce(command, options);
+    }
+  }
+
+  private async execOnce(command: string, options: ExecOptions): Promise<ExecResult> {
     this.assertOpen();
     const started = Date.now();
     const deadline = this.deadlineOf(options.timeoutMs, started);

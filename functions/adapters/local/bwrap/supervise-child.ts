@@ -24,6 +24,9 @@ const DISK_CHECK_INTERVAL_MS = 100;
 /** Files and directories a run may add to its working directory. */
 export const MAX_NEW_ENTRIES = 100_000;
 
+/** How a sandbox that bubblewrap could not set up is reported (bwrap-session.ts tries it once more). */
+export const SETUP_FAILED = 'bubblewrap could not set up the sandbox';
+
 /** After a kill, how long to wait for the pipes to close before giving up on them. */
 const KILL_GRACE_MS = 3_000;
 
@@ -183,7 +186,7 @@ export function superviseChild(
       if (!startedInside && !killed) {
         rejectPromise(
           new SandboxUnavailableError(
-            `bubblewrap could not set up the sandbox (exit ${code ?? signal}): ${tail.trim().slice(-2000)}`,
+            `${SETUP_FAILED} (exit ${code ?? signal}): ${tail.trim().slice(-2000)}`,
           ),
         );
         return;
