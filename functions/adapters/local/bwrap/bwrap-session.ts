@@ -21,7 +21,7 @@ import type { PreparedRun } from './run-dir.ts';
 import { writeIdMaps } from './sandbox-user.ts';
 import { RemoteChild, type Spawner } from './spawner.ts';
 import type { FdRole } from './spawner-protocol.ts';
-import { notRun, SETUP_FAILED, type SandboxChild, superviseChild } from './supervise-child.ts';
+import { notRun, type SandboxChild, SETUP_FAILED, superviseChild } from './supervise-child.ts';
 
 export interface SessionTools {
   /** The synthetic passwd, group, hosts and nsswitch.conf, shared by every run (sandbox-user.ts). */
