@@ -7,6 +7,12 @@ import { after, before, describe, it } from 'node:test';
 import { packDirectory } from '../../functions/cli/pack.ts';
 import { INLINE_OUTPUT_BYTES, OUTPUT_AS_URL } from '../../functions/core/payloads/output-answer.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
+import {
+  MAX_INPUT_DATA_BYTES,
+  MAX_MANIFEST_BYTES,
+  MAX_PROMPT_TEMPLATE_BYTES,
+  MAX_SERVICE_ENV_BYTES,
+} from '../../functions/shared/byte-limits.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 
 /**
@@ -149,8 +155,8 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(got.secrets_sha256, sha256(SECRETS.BIG_A + SECRETS.BIG_B + SECRETS.BIG_C));
     });
 
-    it('passes a ~300 KB schedule input_data to the tool whole', async () => {
-      const text = textOf(300 * 1024, 'input-data-');
+    it('passes a schedule input_data at its limit (256 KiB) to the tool whole', async () => {
+      const text = textOf(MAX_INPUT_DATA_BYTES - JSON.stringify({ text: '' }).length, 'input-data-');
       const created = await d.request<{ id: string }>('POST', `/workspaces/${ws}/schedules`, {
         body: { agent: 'local/hasher', type: 'cron', cron_expression: '0 3 * * *', input_data: { text } },
       });
@@ -163,7 +169,72 @@ for (const kind of DEPLOYMENTS) {
       assert.equal((res.body.output as unknown as Hashes).text_sha256, sha256(text));
     });
 
-    // 600 KB as DynamoDB counts a string (UTF-8: € is 3 bytes), 750 KB as JSON: over the 400 KB
+    // Problem 4: sizes in bytes at entry, the same 400 on both (DynamoDB once answered a retryable
+    // 500 on AWS alone for what was accepted locally).
+    const invalid = (res: { status: number; text: string; body: unknown }, field: string, limit: number) => {
+      assert.equal(res.status, 400, res.text.slice(0, 500));
+      const error = (res.body as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'INVALID_INPUT');
+      assert.match(error.message, new RegExp(`${field}.*at most ${limit} bytes`));
+    };
+
+    it('refuses a schedule input_data one byte over its limit, naming it', async () => {
+      const text = textOf(MAX_INPUT_DATA_BYTES - JSON.stringify({ text: '' }).length + 1, 'over-');
+      const res = await d.request('POST', `/workspaces/${ws}/schedules`, {
+        body: { agent: 'local/hasher', type: 'cron', cron_expression: '0 3 * * *', input_data: { text } },
+      });
+      invalid(res, 'input_data', MAX_INPUT_DATA_BYTES);
+    });
+
+    it('counts a prompt template in bytes: at the limit accepted, one character more refused', async () => {
+      const euros = MAX_PROMPT_TEMPLATE_BYTES / 3; // € is 3 bytes in UTF-8
+      const prompt = (name: string, n: number) =>
+        d.request('POST', '/agents', {
+          body: {
+            name,
+            description: 'A long prompt.',
+            supported_providers: ['any'],
+            prompt_template: '€'.repeat(n),
+          },
+        });
+      const at = await prompt('euros-at', euros);
+      assert.equal(at.status, 201, at.text.slice(0, 500));
+      invalid(await prompt('euros-over', euros + 1), 'prompt_template', MAX_PROMPT_TEMPLATE_BYTES);
+    });
+
+    it('refuses a manifest over its limit as a whole, naming it', async () => {
+      const tool = (i: number) => ({
+        name: `tool_${i}`,
+        description: 'x'.repeat(60_000),
+        input_schema: { type: 'object' },
+      });
+      const res = await d.request('POST', '/agents', {
+        body: {
+          name: 'many-tools',
+          type: 'agent',
+          description: 'Fourteen tools.',
+          supported_providers: ['any'],
+          custom_tools: Array.from({ length: 14 }, (_, i) => tool(i)),
+        },
+      });
+      assert.equal(res.status, 400, res.text.slice(0, 500));
+      assert.match(res.text, new RegExp(`at most ${MAX_MANIFEST_BYTES} bytes`));
+    });
+
+    it('refuses a service env over its limit at deploy, leaving no service behind', async () => {
+      const env = Object.fromEntries(
+        Array.from({ length: 3 }, (_, i) => [`BIG_${i}`, textOf(MAX_SERVICE_ENV_BYTES / 3, 'env-')]),
+      );
+      const res = await d.request('POST', `/workspaces/${ws}/services`, {
+        body: { agent: 'local/repeater', name: 'big-env', env },
+      });
+      invalid(res, 'env', MAX_SERVICE_ENV_BYTES);
+      const list = await d.request<{ services: unknown[] }>('GET', `/workspaces/${ws}/services`);
+      assert.equal(list.status, 200, list.text);
+      assert.deepEqual(list.body.services, []);
+    });
+
+    // 600 KB as DynamoDB counts a string    // 600 KB as DynamoDB counts a string (UTF-8: € is 3 bytes), 750 KB as JSON: over the 400 KB
     // item limit, under the inline bound.
     const big = { ch: '€"', n: 150_000 };
     const bigOutput = JSON.stringify({ text: '€"'.repeat(150_000) });

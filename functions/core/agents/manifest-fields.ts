@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { MAX_PROMPT_TEMPLATE_BYTES, overBytes, utf8Bytes } from '../../shared/byte-limits.ts';
 import { secretName } from '../secrets/secret-schemas.ts';
 import { AGENT_TYPES, EXECUTION_ENGINES, ORCHESTRATION_MODES, RUN_MODES } from './agent-kinds.ts';
 import {
@@ -182,8 +183,13 @@ export const baseSchema = z.strictObject({
   // prompt type
   prompt_template: z
     .string()
-    .max(200_000, 'must be at most 200000 characters')
     .refine((s) => s.trim() !== '', 'must not be empty')
+    // In bytes, as DynamoDB counts it: 199,000 `€` are 597,000 bytes (shared/byte-limits.ts).
+    .superRefine((s, ctx) => {
+      const size = utf8Bytes(s);
+      if (size > MAX_PROMPT_TEMPLATE_BYTES)
+        ctx.addIssue({ code: 'custom', message: overBytes(MAX_PROMPT_TEMPLATE_BYTES, size, 'of text') });
+    })
     .optional(),
   input_schema: jsonSchemaField.optional(),
   output_schema: jsonSchemaField.optional(),

@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { jsonBytes, MAX_MANIFEST_BYTES, overBytes } from '../../shared/byte-limits.ts';
 import type { FieldIssue } from '../../shared/errors.ts';
 import { isRecord } from '../../shared/is-record.ts';
 import { canonicalType, deriveEngine } from './agent-kinds.ts';
@@ -205,6 +206,10 @@ export function parseManifest(
   options: { allowNoSecrets?: boolean; sent?: ReadonlySet<string> } = {},
 ): ParseManifestResult {
   if (!isRecord(input)) return { ok: false, issues: [{ field: '', message: 'must be a JSON object' }] };
+  // Stored whole on the version's record: bounded in bytes before anything else is checked.
+  const size = jsonBytes(input);
+  if (size > MAX_MANIFEST_BYTES)
+    return { ok: false, issues: [{ field: '', message: overBytes(MAX_MANIFEST_BYTES, size) }] };
   const schema = options.allowNoSecrets ? manifestSchemaNoSecrets : manifestSchema;
   const result = schema.safeParse(input, { error: errorMap });
   if (!result.success) return { ok: false, issues: toFieldIssues(result.error.issues, options.sent) };

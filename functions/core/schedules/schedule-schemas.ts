@@ -1,6 +1,14 @@
 import * as z from 'zod';
+import { jsonBytes, MAX_INPUT_DATA_BYTES, overBytes } from '../../shared/byte-limits.ts';
 import { intParam } from '../../shared/query-params.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './webhook-limits.ts';
+
+/** A schedule's input_data: stored on the schedule and sent to every run, so bounded in bytes. */
+const inputData = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const size = jsonBytes(value);
+  if (size > MAX_INPUT_DATA_BYTES)
+    ctx.addIssue({ code: 'custom', message: overBytes(MAX_INPUT_DATA_BYTES, size) });
+});
 
 const agentRef = z
   .string()
@@ -33,7 +41,7 @@ export const scheduleCreateBody = z.strictObject({
     .max(64)
     .default('UTC')
     .describe('IANA time zone; abbreviations such as EST are refused'),
-  input_data: z.record(z.string(), z.unknown()).default({}),
+  input_data: inputData.default({}),
   provider: z.enum(['anthropic', 'openai', 'google', 'ollama']).nullable().optional(),
   enabled: z.boolean().default(true),
   auto_update: z
@@ -47,7 +55,7 @@ export const scheduleUpdateBody = z
   .strictObject({
     cron_expression: z.string().max(200).optional(),
     timezone: z.string().max(64).optional(),
-    input_data: z.record(z.string(), z.unknown()).optional(),
+    input_data: inputData.optional(),
     provider: z.enum(['anthropic', 'openai', 'google', 'ollama']).nullable().optional(),
     enabled: z.boolean().optional(),
     version: z
@@ -171,10 +179,7 @@ export const scheduleEventsQuery = z.strictObject({
 });
 
 export const scheduleTriggerBody = z.strictObject({
-  input_data: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe('Replaces the schedule’s input_data for this run'),
+  input_data: inputData.optional().describe('Replaces the schedule’s input_data for this run'),
 });
 
 export const runSchema = z.object({

@@ -1,9 +1,20 @@
 import * as z from 'zod';
+import { MAX_SERVICE_ENV_BYTES, overBytes, utf8Bytes } from '../../shared/byte-limits.ts';
 import { intParam } from '../../shared/query-params.ts';
 
 const envVars = z
   .record(z.string().max(128), z.string().max(32_768))
-  .refine((e) => Object.keys(e).length <= 100, 'at most 100 variables');
+  .refine((e) => Object.keys(e).length <= 100, 'at most 100 variables')
+  // All of it travels in the ECS task definition, which AWS refuses over 64 KiB; the same limit
+  // locally, so a service that runs here deploys there (shared/byte-limits.ts).
+  .superRefine((e, ctx) => {
+    const size = Object.entries(e).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+    if (size > MAX_SERVICE_ENV_BYTES)
+      ctx.addIssue({
+        code: 'custom',
+        message: overBytes(MAX_SERVICE_ENV_BYTES, size, 'of names and values'),
+      });
+  });
 const secretNames = z
   .array(z.string().regex(/^[A-Z][A-Z0-9_]{0,127}$/, 'must be a secret name such as OPENAI_API_KEY'))
   .max(50);

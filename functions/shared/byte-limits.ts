@@ -1,0 +1,33 @@
+/**
+ * Sizes of what the platform stores, in bytes as they are stored (UTF-8), checked where a value
+ * enters (docs/limits.md). A limit in characters let a value through that DynamoDB, which counts
+ * bytes against its 400 KB item, then refused with a retryable 500 on AWS only: 199,000 `€` are
+ * 199,000 characters and 597,000 bytes (issue 33). Each limit leaves the item it is stored in well
+ * under 400 KB with the record's other fields beside it.
+ */
+
+/** A schedule's input_data (its JSON), stored on the schedule and handed to every run. */
+export const MAX_INPUT_DATA_BYTES = 256 * 1024;
+/** An agent version's manifest as a whole (its JSON), stored on the version's record. */
+export const MAX_MANIFEST_BYTES = 256 * 1024;
+/** A prompt agent's prompt_template. */
+export const MAX_PROMPT_TEMPLATE_BYTES = 192 * 1024;
+/**
+ * A service's env (names and values together). ECS refuses a task definition over 64 KiB, and the
+ * env travels in it beside the containers' other settings and the secrets' references.
+ */
+export const MAX_SERVICE_ENV_BYTES = 32 * 1024;
+
+export function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** Bytes of a value's JSON (as it is stored). */
+export function jsonBytes(value: unknown): number {
+  return utf8Bytes(JSON.stringify(value) ?? '');
+}
+
+/** The message of a value over its byte limit: the limit and its size, both in bytes. */
+export function overBytes(limit: number, size: number, what = 'as JSON'): string {
+  return `must be at most ${limit} bytes ${what} (UTF-8); it is ${size}`;
+}
