@@ -14,6 +14,7 @@ import {
   MAX_SERVICE_ENV_BYTES,
 } from '../../functions/shared/byte-limits.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import type { ApiResponse } from '../helpers/platform.ts';
 
 /**
  * Large values on both deployments (issue 33), each sent to `npm start` and to the emulated AWS
@@ -59,6 +60,7 @@ const SECRETS = {
   BIG_B: textOf(64 * 1024 - 16, 'secret-b-'),
   BIG_C: textOf(64 * 1024 - 16, 'secret-c-'),
 };
+type SchedulePage = { schedules: { id: string }[]; total: number; next_offset: number | null };
 type Hashes = { stdin_bytes: number; text_sha256: string; secrets_sha256: string };
 
 async function bundleOf(files: Record<string, string>): Promise<Buffer> {
@@ -232,6 +234,37 @@ for (const kind of DEPLOYMENTS) {
       const list = await d.request<{ services: unknown[] }>('GET', `/workspaces/${ws}/services`);
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(list.body.services, []);
+    });
+
+    // Problem 3's lists: 50 schedules of large input_data were a 7.7 MB answer, a 502 on AWS.
+    it('pages schedules by size: every page fits a Lambda response, every schedule listed once', async () => {
+      const before = await d.request<{ total: number }>('GET', `/workspaces/${ws}/schedules`);
+      const count = Math.ceil(INLINE_OUTPUT_BYTES / MAX_INPUT_DATA_BYTES) + 2;
+      const created = new Set<string>();
+      for (let i = 0; i < count; i++) {
+        const text = textOf(MAX_INPUT_DATA_BYTES - JSON.stringify({ text: '' }).length, `page-${i}-`);
+        const res = await d.request<{ id: string }>('POST', `/workspaces/${ws}/schedules`, {
+          body: { agent: 'local/hasher', type: 'cron', cron_expression: '0 3 * * *', input_data: { text } },
+        });
+        assert.equal(res.status, 201, res.text.slice(0, 300));
+        created.add(res.body.id);
+      }
+      const seen: string[] = [];
+      let pages = 0;
+      for (let offset: number | null = 0; offset !== null; pages++) {
+        const res: ApiResponse<SchedulePage> = await d.request<SchedulePage>(
+          'GET',
+          `/workspaces/${ws}/schedules?limit=50&offset=${offset}`,
+        );
+        assert.equal(res.status, 200, res.text.slice(0, 300));
+        assert.ok(Buffer.byteLength(res.text) <= INLINE_OUTPUT_BYTES, `a page of ${res.text.length} bytes`);
+        assert.equal(res.body.total, before.body.total + count);
+        seen.push(...res.body.schedules.map((s) => s.id));
+        offset = res.body.next_offset;
+      }
+      assert.ok(pages > 1, 'the list took more than one page');
+      assert.equal(new Set(seen).size, seen.length, 'no schedule twice');
+      for (const id of created) assert.ok(seen.includes(id), `schedule ${id} listed`);
     });
 
     // 600 KB as DynamoDB counts a string    // 600 KB as DynamoDB counts a string (UTF-8: € is 3 bytes), 750 KB as JSON: over the 400 KB

@@ -3,6 +3,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { sizedPage } from '../payloads/answer-page.ts';
 import { eventFromItem, type ScheduleEvent, scheduleEventKeys } from './schedule-events.ts';
 import { answeredRun } from './schedule-run-output.ts';
 import { type RunRecord, runFromItem, runKeys } from './schedule-run-record.ts';
@@ -17,7 +18,7 @@ export async function listScheduleRuns(
   workspaceId: string,
   id: string,
   query: ScheduleRunsQuery,
-): Promise<{ runs: Partial<RunRecord>[]; total: number }> {
+): Promise<{ runs: Partial<RunRecord>[]; total: number; next_offset: number | null }> {
   await loadSchedule(deps, auth, workspaceId, id, 'member', true);
   const items = await queryAll(deps.store, { pk: runKeys.ofSchedule(id), reverse: true });
   const wanted = (r: RunRecord) =>
@@ -28,11 +29,13 @@ export async function listScheduleRuns(
   const slice = all.slice(query.offset, query.offset + query.limit);
   // Outputs stored apart (over 64 KiB) are read back, or linked when too large to answer.
   const answered = await Promise.all(slice.map((r) => answeredRun(deps, r)));
-  const page = answered.map((r) => {
+  const selected = answered.map((r) => {
     if (!fields) return r;
     return Object.fromEntries(fields.map((f) => [f, r[f]])) as Partial<RunRecord>;
   });
-  return { runs: page, total: all.length };
+  // Each run's output is within the inline bound, but fifty of them need not be (answer-page.ts).
+  const { page, next_offset } = sizedPage(selected, query.offset, all.length);
+  return { runs: page, total: all.length, next_offset };
 }
 
 /** GET .../events: the timeline, newest first. */

@@ -106,7 +106,20 @@ export const scheduleSchema = z.looseObject({
   updated_at: z.string(),
 });
 
-export const scheduleListSchema = z.object({ schedules: z.array(scheduleSchema), total: z.number().int() });
+/** Where the next page starts, or null at the end: a page is bounded by size as well as `limit`. */
+const nextOffset = z
+  .number()
+  .int()
+  .nullable()
+  .describe(
+    'Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages")',
+  );
+
+export const scheduleListSchema = z.object({
+  schedules: z.array(scheduleSchema),
+  total: z.number().int(),
+  next_offset: nextOffset,
+});
 
 export const RUN_FIELD_NAMES = [
   'run_id',
@@ -203,6 +216,7 @@ export const runSchema = z.object({
 export const runListSchema = z.object({
   runs: z.array(z.record(z.string(), z.unknown())),
   total: z.number().int(),
+  next_offset: nextOffset,
 });
 
 export const eventListSchema = z.object({

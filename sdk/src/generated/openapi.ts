@@ -9188,6 +9188,8 @@ export interface operations {
                             [key: string]: components["schemas"]["JsonValue"];
                         })[];
                         total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
@@ -10472,6 +10474,8 @@ export interface operations {
                             [key: string]: components["schemas"]["JsonValue"];
                         }[];
                         total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
