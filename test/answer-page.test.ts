@@ -5,9 +5,13 @@
  * on both deployments.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { sizedPage } from '../functions/core/payloads/answer-page.ts';
-import { answerBytes } from '../functions/core/payloads/output-answer.ts';
+import { answerBytes, INLINE_OUTPUT_BYTES } from '../functions/core/payloads/output-answer.ts';
+import { MAX_PROMPT_TEMPLATE_BYTES } from '../functions/shared/byte-limits.ts';
+import { type ApiResponse, BACKENDS, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+
+type AgentPage = { agents: { name: string }[]; total: number; next_offset: number | null };
 
 const lambdaBytes = (items: unknown[]) => {
   const json = JSON.stringify(items);
@@ -55,3 +59,49 @@ describe('a page bounded by size', () => {
     assert.equal(next_offset, 11);
   });
 });
+
+for (const backend of BACKENDS) {
+  describe(`agents listed by size as well as count (${backend} store)`, () => {
+    let p: TestPlatform;
+    before(async () => {
+      p = await startTestPlatform({}, backend);
+    });
+    after(() => p?.close());
+
+    it('pages agents whose manifests are large: each page fits a Lambda response, each agent once', async () => {
+      const caller = await p.createAccount('bigprompts', 'pro');
+      const template = 'p'.repeat(MAX_PROMPT_TEMPLATE_BYTES - 1024);
+      const count = Math.ceil(INLINE_OUTPUT_BYTES / template.length) + 2;
+      for (let i = 0; i < count; i++) {
+        const res = await p.request('POST', '/agents', {
+          key: caller.key,
+          body: {
+            name: `big-${i}`,
+            description: 'Large.',
+            supported_providers: ['any'],
+            prompt_template: template,
+          },
+        });
+        assert.equal(res.status, 201, res.text.slice(0, 300));
+      }
+      const seen: string[] = [];
+      let pages = 0;
+      for (let offset: number | null = 0; offset !== null; pages++) {
+        const res: ApiResponse<AgentPage> = await p.request<AgentPage>(
+          'GET',
+          `/agents?limit=50&offset=${offset}`,
+          {
+            key: caller.key,
+          },
+        );
+        assert.equal(res.status, 200, res.text.slice(0, 300));
+        assert.ok(lambdaBytes(res.body.agents) <= INLINE_OUTPUT_BYTES);
+        assert.equal(res.body.total, count);
+        seen.push(...res.body.agents.map((a) => a.name));
+        offset = res.body.next_offset;
+      }
+      assert.ok(pages > 1, 'more than one page');
+      assert.deepEqual([...seen].sort(), Array.from({ length: count }, (_, i) => `big-${i}`).sort());
+    });
+  });
+}

@@ -152,7 +152,17 @@ export const agentRecordSchema = z.looseObject({
     .describe('On publish: fields that were ignored'),
 });
 
-export const agentListSchema = z.object({ agents: z.array(agentRecordSchema), total: z.number().int() });
+export const agentListSchema = z.object({
+  agents: z.array(agentRecordSchema),
+  total: z.number().int(),
+  next_offset: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'Offset of the next page, null when this is the last; a page may hold fewer than `limit` agents when their manifests are large (docs/http.md "Pages")',
+    ),
+});
 
 const deletionImpact = {
   dependents: z.array(z.string()).describe('Agent versions (org/name/version) that pin it'),

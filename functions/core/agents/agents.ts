@@ -4,6 +4,7 @@ import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { readLogPage, storeLogReader } from '../logs/log-page.ts';
 import { asLogLevel, type LogsQuery } from '../logs/log-schemas.ts';
+import { sizedPage } from '../payloads/answer-page.ts';
 import { type Role, requireMembership } from '../workspaces/authorize.ts';
 import { memberKeys } from '../workspaces/member-record.ts';
 import { agentKeys } from './agent-keys.ts';
@@ -67,10 +68,13 @@ export async function listAgents(
     (a, b) =>
       a.org.localeCompare(b.org) || a.name.localeCompare(b.name) || b.version_number - a.version_number,
   );
-  return {
-    agents: all.slice(query.offset, query.offset + query.limit).map((a) => toRecord(a, now)),
-    total: all.length,
-  };
+  // A record carries its manifest (up to 256 KiB): pages are bounded by size too (answer-page.ts).
+  const { page, next_offset } = sizedPage(
+    all.slice(query.offset, query.offset + query.limit).map((a) => toRecord(a, now)),
+    query.offset,
+    all.length,
+  );
+  return { agents: page, total: all.length, next_offset };
 }
 
 /** What deleting this version (or all versions) touches: pinned dependents, schedules, services. */

@@ -4709,6 +4709,8 @@ export interface operations {
                             [key: string]: components["schemas"]["JsonValue"];
                         })[];
                         total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` agents when their manifests are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
