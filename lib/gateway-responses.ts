@@ -38,7 +38,10 @@ export function addGatewayResponses(api: apigateway.RestApi): void {
     'TooLarge',
     apigateway.ResponseType.REQUEST_TOO_LARGE,
     'DOCUMENT_TOO_LARGE',
-    json('The request exceeds the size limit'),
+    // API Gateway's template is fixed text: it names both limits a request can cross on AWS.
+    json(
+      'The request exceeds the size limit: 10,485,760 bytes at API Gateway, and 6,291,456 bytes of the event the function receives, where a text body counts with its JSON escaping (quotes and backslashes twice) and a binary body as base64 (docs/limits.md)',
+    ),
   );
   add(
     'Throttled',

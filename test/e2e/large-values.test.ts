@@ -267,6 +267,18 @@ for (const kind of DEPLOYMENTS) {
       for (const id of created) assert.ok(seen.includes(id), `schedule ${id} listed`);
     });
 
+    // Problem 8: a 413 names the limit it crossed, on both deployments.
+    it('answers a request over the size limit with a 413 that names the limit', async () => {
+      const text = '"'.repeat(3_400_000); // 6.8 MB as JSON, 13.6 MB in a Lambda event
+      const res = await d.request('POST', `/workspaces/${ws}/schedules`, {
+        body: { agent: 'local/hasher', type: 'cron', cron_expression: '0 3 * * *', input_data: { text } },
+      });
+      assert.equal(res.status, 413, res.text.slice(0, 300));
+      const error = (res.body as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'DOCUMENT_TOO_LARGE');
+      assert.match(error.message, kind === 'local' ? /limit of 1048576 bytes/ : /6,291,456 bytes/);
+    });
+
     // 600 KB as DynamoDB counts a string    // 600 KB as DynamoDB counts a string (UTF-8: € is 3 bytes), 750 KB as JSON: over the 400 KB
     // item limit, under the inline bound.
     const big = { ch: '€"', n: 150_000 };
