@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sizedPage } from '../functions/core/payloads/answer-page.ts';
+import { sizedPage, sizedPageOf } from '../functions/core/payloads/answer-page.ts';
 import { answerBytes, INLINE_OUTPUT_BYTES } from '../functions/core/payloads/output-answer.ts';
 import { MAX_PROMPT_TEMPLATE_BYTES } from '../functions/shared/byte-limits.ts';
 import { type ApiResponse, BACKENDS, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
@@ -51,6 +51,31 @@ describe('a page bounded by size', () => {
     const letters = [{ t: 'x'.repeat(600) }, { t: 'x'.repeat(600) }];
     assert.equal(sizedPage(letters, 0, 2, 1_400).page.length, 2);
     assert.equal(sizedPage(quotes, 0, 2, 1_400).page.length, 1);
+  });
+
+  it('makes ready only the items it answers, one at a time (a run’s stored output is read back)', async () => {
+    const loaded: number[] = [];
+    let inFlight = 0;
+    const { page, next_offset } = await sizedPageOf(
+      [0, 1, 2, 3, 4, 5],
+      0,
+      6,
+      async (i) => {
+        inFlight++;
+        assert.equal(inFlight, 1, 'one at a time');
+        await new Promise((r) => setTimeout(r, 1));
+        inFlight--;
+        loaded.push(i);
+        return { i, text: 'x'.repeat(500) };
+      },
+      1_100,
+    );
+    assert.deepEqual(
+      page.map((p) => p.i),
+      [0, 1],
+    );
+    assert.deepEqual(loaded, [0, 1, 2], 'the third was read to find it did not fit, no more');
+    assert.equal(next_offset, 2);
   });
 
   it('answers one item alone even when it is over the budget, and says where the next begins', () => {

@@ -19,13 +19,44 @@ export function sizedPage<T>(
   const page: T[] = [];
   let used = 0;
   for (const item of items) {
-    const json = JSON.stringify(item) ?? 'null';
-    // The comma between items.
-    const size = answerBytes(json, Buffer.byteLength(json)) + 1;
+    const size = itemBytes(item);
     if (page.length > 0 && used + size > budget) break;
     page.push(item);
     used += size;
   }
-  const next = offset + page.length;
-  return { page, next_offset: next < total ? next : null };
+  return { page, next_offset: nextOffset(offset, page.length, total) };
+}
+
+/**
+ * sizedPage over items that must be made ready to answer first (a run's output read back from the
+ * bundle store), one at a time: a page of large items reads only what it answers, never fifty
+ * stored outputs at once.
+ */
+export async function sizedPageOf<T, U>(
+  items: readonly T[],
+  offset: number,
+  total: number,
+  answer: (item: T) => Promise<U>,
+  budget = INLINE_OUTPUT_BYTES,
+): Promise<{ page: U[]; next_offset: number | null }> {
+  const page: U[] = [];
+  let used = 0;
+  for (const item of items) {
+    const answered = await answer(item);
+    const size = itemBytes(answered);
+    if (page.length > 0 && used + size > budget) break;
+    page.push(answered);
+    used += size;
+  }
+  return { page, next_offset: nextOffset(offset, page.length, total) };
+}
+
+/** An item's bytes in a Lambda response's body, with the comma before the next. */
+function itemBytes(item: unknown): number {
+  const json = JSON.stringify(item) ?? 'null';
+  return answerBytes(json, Buffer.byteLength(json)) + 1;
+}
+
+function nextOffset(offset: number, count: number, total: number): number | null {
+  return offset + count < total ? offset + count : null;
 }

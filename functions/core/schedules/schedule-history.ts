@@ -3,7 +3,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { queryAll } from '../../ports/store.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { sizedPage } from '../payloads/answer-page.ts';
+import { sizedPageOf } from '../payloads/answer-page.ts';
 import { eventFromItem, type ScheduleEvent, scheduleEventKeys } from './schedule-events.ts';
 import { answeredRun } from './schedule-run-output.ts';
 import { type RunRecord, runFromItem, runKeys } from './schedule-run-record.ts';
@@ -27,14 +27,14 @@ export async function listScheduleRuns(
   const all = items.map(runFromItem).filter(wanted);
   const fields = query.fields;
   const slice = all.slice(query.offset, query.offset + query.limit);
-  // Outputs stored apart (over 64 KiB) are read back, or linked when too large to answer.
-  const answered = await Promise.all(slice.map((r) => answeredRun(deps, r)));
-  const selected = answered.map((r) => {
-    if (!fields) return r;
-    return Object.fromEntries(fields.map((f) => [f, r[f]])) as Partial<RunRecord>;
+  // Outputs stored apart (over 64 KiB) are read back, or linked when too large to answer; each is
+  // within the inline bound, but fifty of them need not be, so the page stops at the budget
+  // (answer-page.ts) and reads no output it will not answer.
+  const { page, next_offset } = await sizedPageOf(slice, query.offset, all.length, async (r) => {
+    const answered = await answeredRun(deps, r);
+    if (!fields) return answered as Partial<RunRecord>;
+    return Object.fromEntries(fields.map((f) => [f, answered[f]])) as Partial<RunRecord>;
   });
-  // Each run's output is within the inline bound, but fifty of them need not be (answer-page.ts).
-  const { page, next_offset } = sizedPage(selected, query.offset, all.length);
   return { runs: page, total: all.length, next_offset };
 }
 
