@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { packDirectory } from '../../functions/cli/pack.ts';
 import { INLINE_OUTPUT_BYTES, OUTPUT_AS_URL } from '../../functions/core/payloads/output-answer.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
 import {
@@ -15,6 +11,7 @@ import {
 } from '../../functions/shared/byte-limits.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import type { ApiResponse } from '../helpers/platform.ts';
+import { bundleOf } from '../helpers/services.ts';
 
 /**
  * Large values on both deployments (issue 33), each sent to `npm start` and to the emulated AWS
@@ -62,14 +59,6 @@ const SECRETS = {
 };
 type SchedulePage = { schedules: { id: string }[]; total: number; next_offset: number | null };
 type Hashes = { stdin_bytes: number; text_sha256: string; secrets_sha256: string };
-
-async function bundleOf(files: Record<string, string>): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-e2e-bundle-'));
-  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-  const { data } = await packDirectory(dir);
-  await rm(dir, { recursive: true, force: true });
-  return data;
-}
 
 for (const kind of DEPLOYMENTS) {
   describe(`large values: passed whole, stored apart, answered inline or by URL (${kind} deployment)`, () => {
