@@ -8,6 +8,8 @@ const envVars = z
   // All of it travels in the ECS task definition, which AWS refuses over 64 KiB; the same limit
   // locally, so a service that runs here deploys there (shared/byte-limits.ts).
   .superRefine((e, ctx) => {
+    // A value over its own limit is already the one field named.
+    if (Object.values(e).some((v) => v.length > 32_768)) return;
     const size = Object.entries(e).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
     if (size > MAX_SERVICE_ENV_BYTES)
       ctx.addIssue({
