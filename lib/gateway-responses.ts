@@ -1,4 +1,6 @@
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import { errorEnvelope } from '../functions/platform/error-answer.ts';
+import { eventBodyTooLarge } from '../functions/platform/event-body-budget.ts';
 import { ERROR_CODES, type ErrorCode } from '../functions/shared/errors.ts';
 
 /**
@@ -34,15 +36,16 @@ export function addGatewayResponses(api: apigateway.RestApi): void {
     'NOT_FOUND',
     json('No route matches this method and path'),
   );
-  add(
-    'TooLarge',
-    apigateway.ResponseType.REQUEST_TOO_LARGE,
-    'DOCUMENT_TOO_LARGE',
-    // API Gateway's template is fixed text: it names both limits a request can cross on AWS.
-    json(
-      'The request exceeds the size limit: 10,485,760 bytes at API Gateway, and 6,291,456 bytes of the event the function receives, where a text body counts with its JSON escaping (quotes and backslashes twice) and a binary body as base64 (docs/limits.md)',
-    ),
-  );
+  // The same answer the platform gives a body past AWS's event budget (event-body-budget.ts): what
+  // API Gateway or Lambda refuse before the function runs is answered as `npm start` answers it.
+  api.addGatewayResponse('TooLarge', {
+    type: apigateway.ResponseType.REQUEST_TOO_LARGE,
+    statusCode: String(ERROR_CODES.DOCUMENT_TOO_LARGE.status),
+    responseHeaders: headers,
+    templates: {
+      'application/json': JSON.stringify(errorEnvelope(eventBodyTooLarge(), 'req_$context.requestId')),
+    },
+  });
   add(
     'Throttled',
     apigateway.ResponseType.THROTTLED,

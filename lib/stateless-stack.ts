@@ -4,6 +4,7 @@ import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from '
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { ENV } from '../functions/shared/env-names.ts';
 import { acknowledge } from './acknowledge.ts';
@@ -290,14 +291,6 @@ export class StatelessStack extends Stack {
       },
     ]);
   }
-}
-
-function binaryMediaTypes(): string[] {
-  const types = new Set<string>();
-  // JSON stays text: listing it would make API Gateway base64-encode every JSON body of every route.
-  for (const [, route] of routeList)
-    for (const type of route.binaryBody?.contentTypes ?? []) if (!/json/i.test(type)) types.add(type);
-  return [...types].sort();
 }
 
 /** Each resource of the API: every route path and each of its prefixes, and the root. */

@@ -247,7 +247,7 @@ describe('inspectBundle: size and type', () => {
     const big = Buffer.alloc(BUNDLE_LIMITS.maxArchiveBytes + 1);
     big[0] = 0x1f;
     big[1] = 0x8b;
-    refused(await inspectBundle(big, 'application/gzip'), 'DOCUMENT_TOO_LARGE', '25 MB');
+    refused(await inspectBundle(big, 'application/gzip'), 'DOCUMENT_TOO_LARGE', 'the limit is 4669440 bytes');
     // The limit is inclusive.
     assert.equal(
       (await inspectBundle(goodTarGz, 'application/gzip', { maxArchiveBytes: goodTarGz.length })).ok,
@@ -486,10 +486,10 @@ describe('inspectBundle: archive bombs', () => {
     );
   });
 
-  it('defaults: 25 MB on the wire, 10,000 entries, 200 MB uncompressed', async () => {
+  it('defaults: the largest binary body AWS carries on the wire, 10,000 entries, 200 MB uncompressed', async () => {
     assert.deepEqual(
       { ...BUNDLE_LIMITS },
-      { maxArchiveBytes: 25 * 1024 * 1024, maxEntries: 10_000, maxUncompressedBytes: 200 * 1024 * 1024 },
+      { maxArchiveBytes: 4_669_440, maxEntries: 10_000, maxUncompressedBytes: 200 * 1024 * 1024 },
     );
     const dirs = (n: number): TarSpec[] => [
       { name: 'f.js', content: 'x' },

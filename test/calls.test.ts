@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { TIER_LIMITS } from '../functions/core/accounts/tiers.ts';
+import { MAX_FILE_BYTES } from '../functions/core/calls/call-limits.ts';
 import { callRecordKeys, fromCallRecordItem } from '../functions/core/usage/call-records.ts';
 import { queryAll } from '../functions/ports/store.ts';
+import { EVENT_BODY_BYTES } from '../functions/shared/byte-limits.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
@@ -368,13 +370,17 @@ describe('calling agents (end to end over HTTP, fake providers on loopback)', ()
     assert.equal(unsupported.status, 415);
 
     const big = new FormData();
-    big.append('file', new Blob([Buffer.alloc(25 * 1024 * 1024 + 1)], { type: 'text/plain' }), 'big.txt');
+    // A file past what a multipart body can carry as base64 (the event budget, docs/limits.md).
+    big.append('file', new Blob([Buffer.alloc(MAX_FILE_BYTES + 1)], { type: 'text/plain' }), 'big.txt');
     const tooLarge = await fetch(`${p.url}/callco/reader/v1/run`, {
       method: 'POST',
       headers: { authorization: `Bearer ${owner.key}` },
       body: big,
     });
     assert.equal(tooLarge.status, 413);
+    const refusal = (await tooLarge.json()) as { error: { code: string; details: { limit_bytes: number } } };
+    assert.equal(refusal.error.code, 'DOCUMENT_TOO_LARGE');
+    assert.equal(refusal.error.details.limit_bytes, EVENT_BODY_BYTES);
   });
 
   it('applies skills: defaults, X-Platform-Skills, Skills-Only, No-Skills, and skills_locked', async () => {

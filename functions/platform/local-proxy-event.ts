@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { clientKeyed } from '../shared/client-keyed.ts';
+import { carriedAsBase64 } from './binary-media-types.ts';
 
 /*
  * The local server's requests as the API Gateway REST proxy events the handlers take, and their
@@ -57,8 +58,10 @@ export function toEvent(
     multiQuery[k] = [...(multiQuery[k] ?? []), v];
   }
   const hasQuery = Object.keys(query).length > 0;
-  // Bodies that are not valid UTF-8 travel base64-encoded, as API Gateway sends binary media.
-  const isBinary = body !== undefined && body.length > 0 && !isUtf8(body);
+  // A body of the API's binary media types travels base64-encoded, as API Gateway sends it (so the
+  // handler counts it as AWS does: event-body-budget.ts); so does any body that is not UTF-8.
+  const isBinary =
+    body !== undefined && body.length > 0 && (carriedAsBase64(req.headers['content-type']) || !isUtf8(body));
   return {
     resource,
     path: url.pathname,

@@ -13,11 +13,14 @@ import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
 import { logServerError } from '../shared/server-error-log.ts';
 import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
+import { carriedAsBase64 } from './binary-media-types.ts';
+import { CarriedBodyMeter, declaredOverEventBudget } from './carried-body-meter.ts';
 import { ConnectionGuard, edgeServerOptions } from './connection-guard.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { challengeHeaders, errorEnvelope } from './error-answer.ts';
 import { attachBody } from './event-body.ts';
+import { eventBodyTooLarge } from './event-body-budget.ts';
 import { responseHeaders, unauthenticatedRefusal } from './http-handler.ts';
 import {
   CREDENTIAL_BEFORE_BODY,
@@ -245,6 +248,16 @@ export class LocalServer {
       : keyless
         ? IGNORED_KEYLESS_BODY_BYTES
         : this.deps.config.maxBodyBytes;
+    // A declared length past AWS's event budget gets AWS's answer, whatever the route's own limit.
+    const declaredHeader = req.headers['content-length'];
+    const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
+    const base64 = carriedAsBase64(req.headers['content-type']);
+    const declaredTooLarge =
+      declared === undefined || !(declared > limit || declaredOverEventBudget(declared, base64))
+        ? undefined
+        : declaredOverEventBudget(declared, base64)
+          ? eventBodyTooLarge()
+          : bodyTooLarge(limit);
     const refuse = async (err: PlatformError, auth?: AuthContext, addressAdmission?: AddressAdmission) => {
       // The connection closes after the answer without a reset the client could meet before
       // reading it (lingering-close.ts).
@@ -260,7 +273,7 @@ export class LocalServer {
     let releaseKeylessRead: (() => void) | undefined;
     if (keyless) {
       // Refused without waiting on anything, so no connection waits holding a body it cannot send.
-      if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(bodyTooLarge(limit));
+      if (declaredTooLarge) return refuse(declaredTooLarge);
       addressAdmission = await countAddressRequest(this.deps, address);
       if (addressAdmission.refused)
         return refuse(addressLimited(addressAdmission, this.deps.clock.now()), undefined, addressAdmission);
@@ -292,8 +305,16 @@ export class LocalServer {
       authenticated = outcome;
     }
     const context = { awsRequestId: requestId, authenticated, addressAdmission, answerFirst: answer.offer };
-    if (Number(req.headers['content-length'] ?? 0) > limit)
-      return refuse(bodyTooLarge(limit), authenticated, addressAdmission);
+    if (declaredTooLarge) return refuse(declaredTooLarge, authenticated, addressAdmission);
+    // Every body is counted as AWS's event would carry it (event-body-budget.ts): the same bodies
+    // fit on both deployments.
+    const meter = new CarriedBodyMeter(base64, declared);
+    const tooLarge = (failure: 'too-large' | 'too-large-event') =>
+      refuse(
+        failure === 'too-large' ? bodyTooLarge(limit) : eventBodyTooLarge(),
+        authenticated,
+        addressAdmission,
+      );
 
     const handler = this.handlers[match.route.module];
     if (!takesBody) {
@@ -304,10 +325,10 @@ export class LocalServer {
       return writeResult(res, await handler(event, context));
     }
     if (match.route.binaryBody?.stream) {
-      const spooled = await spoolBody(req, limit, authenticated !== undefined);
+      const spooled = await spoolBody(req, limit, authenticated !== undefined, meter);
       releaseKeylessRead?.();
       if (spooled === 'aborted') return void res.destroy();
-      if (spooled === 'too-large') return refuse(bodyTooLarge(limit), authenticated, addressAdmission);
+      if (spooled === 'too-large' || spooled === 'too-large-event') return tooLarge(spooled);
       let result: APIGatewayProxyResult;
       try {
         const event = toEvent(
@@ -328,10 +349,10 @@ export class LocalServer {
       }
       return writeResult(res, result);
     }
-    const body = await readBody(req, limit, !keyless);
+    const body = await readBody(req, limit, !keyless, meter);
     releaseKeylessRead?.();
     if (body === 'aborted') return void res.destroy();
-    if (body === 'too-large') return refuse(bodyTooLarge(limit), authenticated, addressAdmission);
+    if (body === 'too-large' || body === 'too-large-event') return tooLarge(body);
     const event = toEvent(req, address, url, method, match.route.path, match.params, body, requestId);
     writeResult(res, await handler(event, context));
   }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { z } from 'zod';
+import { EVENT_BODY_BYTES } from '../shared/byte-limits.ts';
 import { clientKeyed } from '../shared/client-keyed.ts';
 import {
   bodyTooLarge,
@@ -10,6 +11,7 @@ import {
   parseJsonBody,
 } from '../shared/errors.ts';
 import { eventBodySize, eventBodySource } from './event-body.ts';
+import { eventBodyCarriedBytes, eventBodyTooLarge } from './event-body-budget.ts';
 import { header } from './request-header.ts';
 import type { RouteDef } from './routes.ts';
 
@@ -42,6 +44,9 @@ export function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBody
   if (!event.multiValueQueryStringParameters) Object.assign(rawQuery, event.queryStringParameters ?? {});
   const query = validate(route.query, rawQuery, 'query', issues, true);
 
+  // AWS's own limit first, as API Gateway and Lambda apply it before a route's (the last 64 KiB
+  // below Lambda's 6 MiB reach the function and are refused here with the same answer).
+  if (eventBodyCarriedBytes(event) > EVENT_BODY_BYTES) throw eventBodyTooLarge();
   let body: unknown;
   if (route.binaryBody?.stream) {
     if (eventBodySize(event) > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);

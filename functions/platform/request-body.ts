@@ -6,16 +6,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { CarriedBodyMeter } from './carried-body-meter.ts';
 import type { ReadBody } from './event-body.ts';
 import { tempPrefix } from './temp-files.ts';
 
 /*
  * Reading a request body on the local server, within a route's limit: the caller has already
  * refused a Content-Length over it, and reading stops at the first byte past it. A client that
- * disconnects mid-body is 'aborted' (nobody is left to answer).
+ * disconnects mid-body is 'aborted' (nobody is left to answer). A body counted by a meter
+ * (event-body-budget.ts) is 'too-large-event' as soon as it would not fit AWS's event.
  */
 
-export type BodyFailure = 'too-large' | 'aborted';
+export type BodyFailure = 'too-large' | 'too-large-event' | 'aborted';
 
 /**
  * The body in one Buffer. For an authenticated caller it is allocated once at the declared length;
@@ -26,6 +28,18 @@ export async function readBody(
   req: IncomingMessage,
   limit: number,
   authenticated: boolean,
+): Promise<Buffer | Exclude<BodyFailure, 'too-large-event'>>;
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  authenticated: boolean,
+  meter: CarriedBodyMeter,
+): Promise<Buffer | BodyFailure>;
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  authenticated: boolean,
+  meter?: CarriedBodyMeter,
 ): Promise<Buffer | BodyFailure> {
   const declared = Number(req.headers['content-length']);
   const exact = authenticated && Number.isSafeInteger(declared) && declared >= 0 && declared <= limit;
@@ -35,6 +49,7 @@ export async function readBody(
   try {
     for await (const chunk of req) {
       const c = chunk as Buffer;
+      if (meter && !meter.add(c)) return 'too-large-event';
       if (size + c.length > limit) return 'too-large';
       if (whole && size + c.length <= whole.length) c.copy(whole, size);
       else chunks.push(c);
@@ -83,20 +98,26 @@ export async function spoolBody(
   req: IncomingMessage,
   limit: number,
   authenticated: boolean,
+  meter?: CarriedBodyMeter,
 ): Promise<ReadBody | BodyFailure> {
   const declared = Number(req.headers['content-length']);
   if (Number.isSafeInteger(declared) && declared >= 0 && declared <= Math.min(limit, IN_MEMORY_BODY_BYTES)) {
-    const bytes = await readBody(req, limit, authenticated);
+    const bytes = meter
+      ? await readBody(req, limit, authenticated, meter)
+      : await readBody(req, limit, authenticated);
     return typeof bytes === 'string' ? bytes : { bytes };
   }
   const path = join(tmpdir(), `${tempPrefix('body')}${randomUUID()}`);
   let size = 0;
-  let over = false;
+  let over: BodyFailure | undefined;
   const count = new Transform({
     transform(chunk: Buffer, _enc, done) {
       size += chunk.length;
-      if (size > limit) {
-        over = true;
+      if (meter && !meter.add(chunk)) {
+        over = 'too-large-event';
+        done(new Error('too large'));
+      } else if (size > limit) {
+        over = 'too-large';
         done(new Error('too large'));
       } else done(null, chunk);
     },
@@ -106,6 +127,6 @@ export async function spoolBody(
     return { path, size };
   } catch {
     await rm(path, { force: true });
-    return over ? 'too-large' : 'aborted';
+    return over ?? 'aborted';
   }
 }

@@ -3,6 +3,8 @@
  * table (imported by every handler) can name them cheaply. The reasons are in bundle-archive/inspect.ts.
  */
 
+import { MAX_BINARY_BODY_BYTES } from './byte-limits.ts';
+
 export interface BundleLimits {
   /** Bytes of the archive itself. */
   maxArchiveBytes: number;
@@ -13,7 +15,8 @@ export interface BundleLimits {
 }
 
 export const BUNDLE_LIMITS: Readonly<BundleLimits> = Object.freeze({
-  maxArchiveBytes: 25 * 1024 * 1024,
+  // The largest binary body AWS carries to a function (4,669,440 bytes), on both deployments.
+  maxArchiveBytes: MAX_BINARY_BODY_BYTES,
   maxEntries: 10_000,
   maxUncompressedBytes: 200 * 1024 * 1024,
 });

@@ -18,6 +18,24 @@ export const MAX_PROMPT_TEMPLATE_BYTES = 192 * 1024;
  */
 export const MAX_SERVICE_ENV_BYTES = 32 * 1024;
 
+/*
+ * A request body, on both deployments, is held to what AWS can carry to a function: a Lambda
+ * event of 6 MiB, less room for the rest of the event, with the body counted as the event carries
+ * it (platform/event-body-budget.ts counts it).
+ */
+/** Lambda's synchronous invocation payload: the whole event. */
+export const LAMBDA_EVENT_BYTES = 6 * 1024 * 1024;
+/**
+ * Room kept in the event for everything but the body: API Gateway allows 10,240 bytes of headers
+ * and of URL, and the event carries each twice (`headers` and `multiValueHeaders`, the query in
+ * two forms), with the request context beside them: under 64 KiB in all.
+ */
+export const EVENT_MARGIN_BYTES = 64 * 1024;
+/** The most a request body may take as the event carries it: 6,225,920 bytes. */
+export const EVENT_BODY_BYTES = LAMBDA_EVENT_BYTES - EVENT_MARGIN_BYTES;
+/** The largest binary body (multipart, an archive) that fits: base64 takes 4 bytes for every 3. */
+export const MAX_BINARY_BODY_BYTES = (EVENT_BODY_BYTES / 4) * 3;
+
 export function utf8Bytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }

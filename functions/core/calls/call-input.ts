@@ -171,7 +171,7 @@ function streamParts(
       fail(
         new PlatformError(
           'DOCUMENT_TOO_LARGE',
-          `${info.filename || name} is over the 25 MB limit for a file`,
+          `${info.filename || name} is over the ${MAX_FILE_BYTES}-byte limit for a file`,
           {
             fields: [{ field: `body.${name}`, message: `must be at most ${MAX_FILE_BYTES} bytes` }],
           },

@@ -1,11 +1,18 @@
+import { EVENT_BODY_BYTES, MAX_BINARY_BODY_BYTES } from '../../shared/byte-limits.ts';
+
 /* Call body limits and file types, without the multipart parser (the route table imports them). */
 
-/** Each uploaded file may be at most this large (spec: the 25 MB of the sample error message). */
-export const MAX_FILE_BYTES = 25 * 1024 * 1024;
+/**
+ * A whole call body, on both deployments, is held to what AWS carries to a function: 6,225,920
+ * bytes as the event carries it (JSON with its escaping, multipart as base64). Raw bytes never
+ * count more than that, so this is also the raw limit; the local server and the handler count the
+ * carried size (platform/event-body-budget.ts). docs/decisions.md "Request sizes" says why not 25 MB.
+ */
+export const MAX_CALL_BODY_BYTES = EVENT_BODY_BYTES;
+/** A file travels in a multipart body, so it can be at most the largest binary body (4,669,440 bytes). */
+export const MAX_FILE_BYTES = MAX_BINARY_BODY_BYTES;
 /** At most this many files in one call. */
 export const MAX_FILES = 20;
-/** A whole call body (JSON, or multipart with its files) may be at most this large. */
-export const MAX_CALL_BODY_BYTES = 100 * 1024 * 1024;
 
 /**
  * The file types a call may carry (anything else is 415 UNSUPPORTED_TYPE): documents, data and

@@ -82,7 +82,7 @@ export const agentRoutes = {
     auth: 'api-key',
     workspaceRole: 'owner',
     summary:
-      'Upload the code bundle (.tar.gz or .zip, at most 25 MB) of a code-runtime or managed-loop agent',
+      'Upload the code bundle (.tar.gz or .zip, at most 4,669,440 bytes) of a code-runtime or managed-loop agent',
     tag: 'Agents',
     params: agentIdParams,
     binaryBody: BUNDLE_UPLOAD,

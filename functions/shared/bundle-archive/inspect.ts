@@ -22,7 +22,8 @@ import { walk } from './walk.ts';
  *   archive; no path twice (directories excepted), so extraction never writes through a link;
  * - at least one regular file.
  *
- * Limits against archive bombs: 25 MB on the wire (the size the spec's sample error names),
+ * Limits against archive bombs: 4,669,440 bytes on the wire (the largest binary body AWS carries to a
+ * function, on both deployments: shared/byte-limits.ts),
  * 10,000 entries (a project with vendored dependencies fits; a zip's count is checked before its
  * first entry), 200 MB in total across regular files (8x the upload limit: what extraction may
  * write to disk; checked from each entry's header before its data is read). The decompressed tar

@@ -441,7 +441,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Upload the code bundle (.tar.gz or .zip, at most 25 MB) of a code-runtime or managed-loop agent
+         * Upload the code bundle (.tar.gz or .zip, at most 4,669,440 bytes) of a code-runtime or managed-loop agent
          * @description Needs the owner role in the workspace (callers who are not members get 404).
          */
         post: operations["uploadBundle"];

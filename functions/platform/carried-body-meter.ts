@@ -1,0 +1,61 @@
+import { EVENT_BODY_BYTES } from '../shared/byte-limits.ts';
+
+/*
+ * The local server's count of a body as AWS's event would carry it, as the body is read: the
+ * budget and why are in event-body-budget.ts. Only the local server counts this way (an AWS
+ * handler counts the event it was given), so handlers do not load it.
+ */
+
+/** A body of at most this many raw bytes always fits, whatever it holds (six bytes per byte at worst). */
+const ALWAYS_FITS_BYTES = Math.floor(EVENT_BODY_BYTES / 6);
+
+/** The bytes `n` raw bytes take as base64. */
+export function base64Bytes(n: number): number {
+  return 4 * Math.ceil(n / 3);
+}
+
+/** The extra bytes JSON string escaping adds to these bytes of text. */
+function escapeExtra(chunk: Buffer): number {
+  let extra = 0;
+  for (let i = 0; i < chunk.length; i++) {
+    const b = chunk[i] as number;
+    if (b === 0x22 || b === 0x5c || b === 0x08 || b === 0x09 || b === 0x0a || b === 0x0c || b === 0x0d)
+      extra += 1;
+    else if (b < 0x20) extra += 5;
+  }
+  return extra;
+}
+
+/**
+ * Counts a body as it is read, as the event would carry it. Text is scanned only when it could
+ * matter: a declared length that always fits is never scanned.
+ */
+export class CarriedBodyMeter {
+  private raw = 0;
+  private extra = 0;
+  private readonly scan: boolean;
+  private readonly base64: boolean;
+  constructor(base64: boolean, declaredLength: number | undefined) {
+    this.base64 = base64;
+    this.scan = !base64 && !(declaredLength !== undefined && declaredLength <= ALWAYS_FITS_BYTES);
+  }
+
+  /** Adds a chunk; false once the body no longer fits the event. */
+  add(chunk: Buffer): boolean {
+    this.raw += chunk.length;
+    if (this.scan) this.extra += escapeExtra(chunk);
+    return this.bytes <= EVENT_BODY_BYTES;
+  }
+
+  get bytes(): number {
+    return this.base64 ? base64Bytes(this.raw) : this.raw + this.extra;
+  }
+}
+
+/**
+ * Whether a declared length alone is past the budget (refused before a byte is read, as API
+ * Gateway refuses it).
+ */
+export function declaredOverEventBudget(declaredLength: number, base64: boolean): boolean {
+  return (base64 ? base64Bytes(declaredLength) : declaredLength) > EVENT_BODY_BYTES;
+}
