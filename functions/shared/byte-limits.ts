@@ -17,6 +17,17 @@ export const MAX_PROMPT_TEMPLATE_BYTES = 192 * 1024;
  * env travels in it beside the containers' other settings and the secrets' references.
  */
 export const MAX_SERVICE_ENV_BYTES = 32 * 1024;
+/**
+ * A service's env and its secrets together. Each secret travels in the task definition as a
+ * reference (its name and its ARN) and once more in the list of names the launcher reads: up to
+ * about 500 bytes for a 128-character name, counted as SERVICE_SECRET_BYTES. With the rest of the
+ * task definition (two containers, two signed URLs, a 4 KiB command: up to 10 KiB) and 100
+ * variables' JSON framing (2.5 KiB), 44 KiB keeps it 4 KiB under ECS's 64 KiB in the worst case
+ * (test/service-task-definition-size.test.ts); 100 long secret names and a full env came to 90 KB.
+ */
+export const MAX_SERVICE_SETTINGS_BYTES = 44 * 1024;
+/** What one secret counts against MAX_SERVICE_SETTINGS_BYTES. */
+export const SERVICE_SECRET_BYTES = 512;
 
 /*
  * A request body, on both deployments, is held to what AWS can carry to a function: a Lambda

@@ -12,6 +12,8 @@ import {
   MAX_MANIFEST_BYTES,
   MAX_PROMPT_TEMPLATE_BYTES,
   MAX_SERVICE_ENV_BYTES,
+  MAX_SERVICE_SETTINGS_BYTES,
+  SERVICE_SECRET_BYTES,
 } from '../../functions/shared/byte-limits.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import type { ApiResponse } from '../helpers/platform.ts';
@@ -229,6 +231,41 @@ for (const kind of DEPLOYMENTS) {
       const list = await d.request<{ services: unknown[] }>('GET', `/workspaces/${ws}/services`);
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(list.body.services, []);
+    });
+
+    // The env and the secrets travel in the ECS task definition together (64 KiB at most): a full
+    // env with 100 long secret names was over it. At the limit the deploy succeeds on both (the
+    // emulated ECS refuses a task definition over 64 KiB as ECS does); one secret more is a 400.
+    it('deploys a service with env and secrets at their joint limit, and refuses one secret more', async () => {
+      const names = Array.from({ length: 33 }, (_, i) => `S${String(i).padStart(2, '0')}_`.padEnd(128, 'X'));
+      for (const name of names) {
+        const put = await d.request('PUT', `/workspaces/${ws}/secrets`, {
+          body: { name, value: `v-${name.slice(0, 3)}` },
+        });
+        assert.equal(put.status, 200, put.text);
+      }
+      const perVariable = 3270;
+      const env = Object.fromEntries(
+        Array.from({ length: 10 }, (_, i) => [`V${i}`, textOf(perVariable - `V${i}`.length, 'value-')]),
+      );
+      const envBytes = 10 * perVariable;
+      const fit = Math.floor((MAX_SERVICE_SETTINGS_BYTES - envBytes) / SERVICE_SECRET_BYTES);
+      assert.equal(fit, 24);
+      const over = await d.request('POST', `/workspaces/${ws}/services`, {
+        body: { agent: 'local/repeater', name: 'settings-over', env, secrets: names.slice(0, fit + 1) },
+      });
+      assert.equal(over.status, 400, over.text.slice(0, 500));
+      assert.match(over.text, new RegExp(`body.secrets.*at most ${MAX_SERVICE_SETTINGS_BYTES} bytes`));
+      const at = await d.request<{ id: string }>('POST', `/workspaces/${ws}/services`, {
+        body: { agent: 'local/repeater', name: 'settings-at', env, secrets: names.slice(0, fit) },
+      });
+      assert.equal(at.status, 201, `${at.text.slice(0, 500)}\n${d.output().slice(-2000)}`);
+      assert.equal((await d.request('DELETE', `/workspaces/${ws}/services/${at.body.id}`)).status, 204);
+      const list = await d.request<{ services: { name: string }[] }>('GET', `/workspaces/${ws}/services`);
+      assert.ok(
+        !list.body.services.some((x) => x.name === 'settings-over'),
+        'the refused deploy left nothing',
+      );
     });
 
     // Problem 3's lists: 50 schedules of large input_data were a 7.7 MB answer, a 502 on AWS.

@@ -1,3 +1,4 @@
+import { MAX_SERVICE_SETTINGS_BYTES, SERVICE_SECRET_BYTES, utf8Bytes } from '../../shared/byte-limits.ts';
 import type { FieldIssue } from '../../shared/errors.ts';
 
 /** Names that must be secrets, not plain variables (spec "Service", environment rules). */
@@ -23,6 +24,27 @@ export function checkEnv(env: Record<string, string>, field: string): FieldIssue
     }
   }
   return issues;
+}
+
+/**
+ * The env and the secrets of a service together within what ECS's task definition carries
+ * (MAX_SERVICE_SETTINGS_BYTES), the same on both deployments, checked before any record: 400 on
+ * `field` (the one the request changed) naming the limit.
+ */
+export function checkSettingsSize(
+  env: Record<string, string>,
+  secrets: string[],
+  field: string,
+): FieldIssue[] {
+  const envBytes = Object.entries(env).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+  const size = envBytes + secrets.length * SERVICE_SECRET_BYTES;
+  if (size <= MAX_SERVICE_SETTINGS_BYTES) return [];
+  return [
+    {
+      field,
+      message: `env and secrets together must be at most ${MAX_SERVICE_SETTINGS_BYTES} bytes (each variable's name and value, and ${SERVICE_SECRET_BYTES} bytes for each of the ${secrets.length} secrets); they are ${size}`,
+    },
+  ];
 }
 
 /** The secret names a service gets: the agent's required_secrets merged with the extra ones. */

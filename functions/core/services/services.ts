@@ -15,7 +15,7 @@ import {
   checkInstances,
   checkSecretsExist,
 } from './service-deploy-checks.ts';
-import { checkEnv, mergeSecretNames } from './service-env.ts';
+import { checkEnv, checkSettingsSize, mergeSecretNames } from './service-env.ts';
 import {
   type ServiceEvent,
   type ServiceLogLine,
@@ -59,6 +59,12 @@ export async function deployService(
   checkCodeMayLeave(agent, workspaceId, input.agent);
   checkDeployable(agent, input.agent);
   const secrets = mergeSecretNames(agent.manifest.required_secrets, input.secrets);
+  const tooLarge = checkSettingsSize(
+    input.env,
+    secrets,
+    input.secrets.length > 0 ? 'body.secrets' : 'body.env',
+  );
+  if (tooLarge.length > 0) throw invalidInput(tooLarge);
   await checkSecretsExist(deps, workspaceId, secrets);
   const now = deps.clock.now().toISOString();
   const service: Service = {
@@ -231,8 +237,13 @@ export async function patchService(
     const [org, name] = current.agent.split('/') as [string, string];
     const agent = await findVersion(deps, org, name, current.agent_version);
     secrets = mergeSecretNames(agent?.manifest.required_secrets ?? [], patch.secrets);
-    await checkSecretsExist(deps, workspaceId, secrets);
   }
+  if (patch.env || patch.secrets) {
+    const field = patch.secrets ? 'body.secrets' : 'body.env';
+    const tooLarge = checkSettingsSize(patch.env ?? current.env, secrets, field);
+    if (tooLarge.length > 0) throw invalidInput(tooLarge);
+  }
+  if (patch.secrets) await checkSecretsExist(deps, workspaceId, secrets);
   const restartNeeded = patch.env !== undefined || patch.secrets !== undefined || patch.command !== undefined;
   const paused = current.state === 'paused';
   const changed = Object.keys(patch).join(', ');
