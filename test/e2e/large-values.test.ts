@@ -45,16 +45,19 @@ const TOOL = `const chunks = []; for await (const c of process.stdin) chunks.pus
 const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');
 process.stdout.write(JSON.stringify({ text: String(input.ch ?? 'x').repeat(Number(input.n ?? 1)) }) + ' '.repeat(Number(input.pad ?? 0)));`;
 
-/** Prints the SHA-256 of its input's `text` and of its three secrets, and its stdin's size. */
+/** Prints the SHA-256 of its input's `text`, of its files and of its three secrets, and its stdin's size. */
 const HASHER = `import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 const chunks = []; for await (const c of process.stdin) chunks.push(c);
 const raw = Buffer.concat(chunks);
 const input = JSON.parse(raw.toString() || '{}');
 const sha = (s) => createHash('sha256').update(s).digest('hex');
 const env = process.env;
 process.stdout.write(JSON.stringify({ stdin_bytes: raw.length, text_sha256: sha(String(input.text ?? '')),
+  files_sha256: (input.files ?? []).map((f) => sha(readFileSync(f.path))),
   secrets_sha256: sha((env.BIG_A ?? '') + (env.BIG_B ?? '') + (env.BIG_C ?? '')) }));`;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 /** Text of `bytes` ASCII characters (no JSON escaping: the request carries it byte for byte). */
 const textOf = (bytes: number, seed: string) => seed.repeat(Math.ceil(bytes / seed.length)).slice(0, bytes);
 /** Three secrets at the secret size limit's edge (64 KiB each). */
@@ -66,7 +69,7 @@ const SECRETS = {
 /** The one 413 for a body past AWS's event budget, on both deployments. */
 const TOO_LARGE = errorEnvelope(eventBodyTooLarge(), 'req').error;
 type SchedulePage = { schedules: { id: string }[]; total: number; next_offset: number | null };
-type Hashes = { stdin_bytes: number; text_sha256: string; secrets_sha256: string };
+type Hashes = { stdin_bytes: number; text_sha256: string; secrets_sha256: string; files_sha256: string[] };
 
 for (const kind of DEPLOYMENTS) {
   describe(`large values: passed whole, stored apart, answered inline or by URL (${kind} deployment)`, () => {
@@ -333,20 +336,35 @@ for (const kind of DEPLOYMENTS) {
       sameRefusal(await d.request('POST', '/local/hasher/v1/run', { body: { text } }));
     });
 
-    it('counts a multipart call and a bundle as base64: one byte past the largest binary body is refused', async () => {
-      const form = new FormData();
-      form.append(
-        'file',
-        new Blob([Buffer.alloc(MAX_BINARY_BODY_BYTES, 0x61)], { type: 'text/plain' }),
-        'a.txt',
+    it('counts a multipart call and a bundle as base64: the largest file arrives whole, one byte more is refused', async () => {
+      const multipart = async (file: Buffer) => {
+        const form = new FormData();
+        form.append('file', new Blob([file], { type: 'text/plain' }), 'a.txt');
+        const request = new Request('http://multipart.invalid/', { method: 'POST', body: form });
+        const body = Buffer.from(await request.arrayBuffer());
+        const headers = { 'content-type': request.headers.get('content-type') as string };
+        return { body, headers, framing: body.length - file.length };
+      };
+      const framing = (await multipart(Buffer.alloc(1))).framing;
+      // The largest file a call carries: the body at the largest binary size, framing included.
+      const largest = Buffer.alloc(MAX_BINARY_BODY_BYTES - framing, 0x61);
+      largest.write('first bytes', 0);
+      largest.write('last bytes', largest.length - 10);
+      const fits = await multipart(largest);
+      assert.equal(fits.body.length, MAX_BINARY_BODY_BYTES);
+      const res = await d.request<Envelope>('POST', '/local/hasher/v1/run', {
+        rawBody: fits.body,
+        headers: fits.headers,
+      });
+      assert.equal(res.status, 200, `${res.text.slice(0, 500)}\n${d.output().slice(-2000)}`);
+      assert.deepEqual(
+        (res.body.data as unknown as Hashes).files_sha256,
+        [sha256Of(largest)],
+        'the file arrived whole',
       );
-      const request = new Request('http://multipart.invalid/', { method: 'POST', body: form });
-      const multipart = Buffer.from(await request.arrayBuffer());
+      const over = await multipart(Buffer.concat([largest, Buffer.from('!')]));
       sameRefusal(
-        await d.request('POST', '/local/hasher/v1/run', {
-          rawBody: multipart,
-          headers: { 'content-type': request.headers.get('content-type') as string },
-        }),
+        await d.request('POST', '/local/hasher/v1/run', { rawBody: over.body, headers: over.headers }),
       );
       const archive = Buffer.alloc(MAX_BINARY_BODY_BYTES + 1);
       archive.set([0x1f, 0x8b, 0x08]);

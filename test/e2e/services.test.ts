@@ -42,6 +42,7 @@ const APP = `
 import { createServer } from 'node:http';
 if (process.env.MODE === 'crash') { console.error('boom: crashing on purpose'); process.exit(1); }
 console.log('starting with token ' + process.env.APP_TOKEN);
+console.log('LONG' + 'x'.repeat(300 * 1024) + 'END');
 createServer((req, res) => {
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify({ path: req.url, greeting: process.env.GREETING ?? null, token_length: (process.env.APP_TOKEN ?? '').length, port: process.env.PORT, http_port: process.env.PLATFORM_HTTP_PORT }));
@@ -150,6 +151,18 @@ for (const kind of DEPLOYMENTS) {
         },
         wait,
       );
+      // A 300 KiB line is kept as its first and last 8 KiB around a marker, alike on both (issue 33).
+      const long = await waitFor(
+        'the long line in the logs',
+        async () => {
+          const r = await d.request<Logs>('GET', `${base()}/${s.id}/logs`, { key: owner.key });
+          return r.body.logs?.find((l) => l.message.startsWith('LONGxxx'));
+        },
+        wait,
+      );
+      assert.ok(long.message.endsWith('xxxEND'), long.message.slice(-40));
+      assert.match(long.message, / …\[\d+ bytes cut from this line\]… /);
+      assert.ok(Buffer.byteLength(long.message) < 17 * 1024, `${Buffer.byteLength(long.message)} bytes kept`);
       const line = logs.find((l) => l.message.startsWith('starting with token'));
       assert.equal(line?.message, 'starting with token [REDACTED]');
       assert.equal(line?.level, 'info');
