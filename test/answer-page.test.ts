@@ -6,12 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type LogReader, readLogPage } from '../functions/core/logs/log-page.ts';
+import type { LogLine } from '../functions/core/logs/log-schemas.ts';
 import { sizedPage, sizedPageOf } from '../functions/core/payloads/answer-page.ts';
 import { answerBytes, INLINE_OUTPUT_BYTES } from '../functions/core/payloads/output-answer.ts';
 import { MAX_PROMPT_TEMPLATE_BYTES } from '../functions/shared/byte-limits.ts';
 import { type ApiResponse, BACKENDS, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
 type AgentPage = { agents: { name: string }[]; total: number; next_offset: number | null };
+type TaskPage = { tasks: { title: string }[]; total: number; next_offset: number | null };
 
 const lambdaBytes = (items: unknown[]) => {
   const json = JSON.stringify(items);
@@ -85,7 +88,79 @@ describe('a page bounded by size', () => {
   });
 });
 
+describe('log pages bounded by size as well as count', () => {
+  // 400 lines of 16 KiB of quotes, three to a millisecond: 26 MB as a Lambda response carries them.
+  const lines: LogLine[] = Array.from({ length: 400 }, (_, i) => ({
+    timestamp: new Date(Date.UTC(2026, 10, 25, 0, 0, 0, 1000 - Math.floor(i / 3))).toISOString(),
+    level: 'info',
+    message: `${i}:${'"'.repeat(16 * 1024 - 8)}`,
+    request_id: null,
+  }));
+  /** The newest `limit` lines within [since, until], newest first, as a store or CloudWatch reads them. */
+  const reader: LogReader = async ({ since, until, limit }) =>
+    lines.filter((l) => (!since || l.timestamp >= since) && (!until || l.timestamp <= until)).slice(0, limit);
+
+  it('walks every line once, newest first, each page within a Lambda response, resuming mid-millisecond', async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await readLogPage(reader, { limit: 5000, ...(cursor ? { cursor } : {}) });
+      pages++;
+      assert.ok(page.logs.length >= 1);
+      assert.ok(lambdaBytes(page.logs) <= INLINE_OUTPUT_BYTES, `a page of ${lambdaBytes(page.logs)} bytes`);
+      seen.push(...page.logs.map((l) => l.message.split(':')[0] as string));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    assert.ok(pages >= 4, `${pages} pages`);
+    assert.deepEqual(
+      seen,
+      lines.map((_, i) => String(i)),
+    );
+  });
+});
+
 for (const backend of BACKENDS) {
+  describe(`tasks listed by size as well as count (${backend} store)`, () => {
+    let p: TestPlatform;
+    before(async () => {
+      p = await startTestPlatform({}, backend);
+    });
+    after(() => p?.close());
+
+    it('pages tasks whose descriptions are large: each page fits a Lambda response, each task once', async () => {
+      const caller = await p.createAccount('bigtasks', 'pro');
+      // 50,000 quotes: 100,000 bytes of JSON, 200,000 as a Lambda response carries them.
+      const description = '"'.repeat(50_000);
+      const count = Math.ceil(INLINE_OUTPUT_BYTES / 200_000) + 2;
+      for (let i = 0; i < count; i++) {
+        const res = await p.request('POST', '/tasks', {
+          key: caller.key,
+          body: { title: `big-${i}`, description },
+        });
+        assert.equal(res.status, 201, res.text.slice(0, 300));
+      }
+      const seen: string[] = [];
+      let pages = 0;
+      for (let offset: number | null = 0; offset !== null; pages++) {
+        const res: ApiResponse<TaskPage> = await p.request<TaskPage>(
+          'GET',
+          `/tasks?limit=200&offset=${offset}`,
+          {
+            key: caller.key,
+          },
+        );
+        assert.equal(res.status, 200, res.text.slice(0, 300));
+        assert.ok(lambdaBytes(res.body.tasks) <= INLINE_OUTPUT_BYTES);
+        assert.equal(res.body.total, count);
+        seen.push(...res.body.tasks.map((t) => t.title));
+        offset = res.body.next_offset;
+      }
+      assert.ok(pages > 1, 'more than one page');
+      assert.deepEqual([...seen].sort(), Array.from({ length: count }, (_, i) => `big-${i}`).sort());
+    });
+  });
+
   describe(`agents listed by size as well as count (${backend} store)`, () => {
     let p: TestPlatform;
     before(async () => {

@@ -140,6 +140,11 @@ for (const backend of BACKENDS_WITH_FAULTS) {
         [c.id, b.id],
       );
       assert.equal(page.body.total, 4);
+      assert.equal(
+        (page.body as { next_offset?: number | null }).next_offset,
+        3,
+        'where the next page starts',
+      );
 
       const alpha = await p.request<TaskList>('GET', '/tasks?project=alpha', { key: q.key });
       assert.deepEqual(alpha.body.tasks.map((t) => t.id).sort(), [a.id, b.id].sort());
@@ -158,7 +163,12 @@ for (const backend of BACKENDS_WITH_FAULTS) {
       );
 
       const beyond = await p.request<TaskList>('GET', '/tasks?offset=10', { key: q.key });
-      assert.deepEqual(beyond.body, { tasks: [], total: 4, metadata: beyond.body.metadata });
+      assert.deepEqual(beyond.body, {
+        tasks: [],
+        total: 4,
+        next_offset: null,
+        metadata: beyond.body.metadata,
+      });
     });
 
     it('overdue lists only open tasks whose due date has passed (by the platform clock, UTC)', async () => {

@@ -7,6 +7,7 @@
  */
 import type { Item, Store } from '../../ports/store.ts';
 import { invalidInput } from '../../shared/errors.ts';
+import { sizedPage } from '../payloads/answer-page.ts';
 import { atLeast, type LogLevel, type LogLine, type LogPage, type LogsQuery } from './log-schemas.ts';
 
 export interface LogRange {
@@ -33,9 +34,11 @@ export async function readLogPage(read: LogReader, query: LogsQuery): Promise<Lo
   let dropped = 0;
   while (dropped < skip && lines[dropped]?.timestamp === until) dropped++;
   const rest = lines.slice(dropped);
-  const logs = rest.slice(0, query.limit);
+  // 5,000 lines of up to 16 KiB are 80 MB: a page also stops at what a Lambda response carries,
+  // and the cursor then resumes after its last line.
+  const logs = sizedPage(rest.slice(0, query.limit), 0, rest.length).page;
   const last = logs.at(-1);
-  if (rest.length <= query.limit || !last) return { logs, next_cursor: null };
+  if (rest.length <= logs.length || !last) return { logs, next_cursor: null };
   const sameMillisecond = logs.filter((l) => l.timestamp === last.timestamp).length;
   return {
     logs,

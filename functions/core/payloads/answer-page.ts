@@ -1,4 +1,23 @@
+import * as z from 'zod';
 import { answerBytes, INLINE_OUTPUT_BYTES } from './output-answer.ts';
+
+/** Where the next page starts, or null at the end: a page is bounded by size as well as `limit`. */
+export const nextOffsetSchema = z
+  .number()
+  .int()
+  .nullable()
+  .describe(
+    'Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages")',
+  );
+
+/** The page of `all` at `offset`, at most `limit` items and bounded by size (sizedPage). */
+export function sizedSlice<T>(
+  all: readonly T[],
+  offset: number,
+  limit: number,
+): { page: T[]; next_offset: number | null } {
+  return sizedPage(all.slice(offset, offset + limit), offset, all.length);
+}
 
 /**
  * A list page bounded by size as well as count (docs/http.md "Pages"): on AWS an answer over a

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { jsonBytes, MAX_INPUT_DATA_BYTES, overBytes } from '../../shared/byte-limits.ts';
 import { intParam } from '../../shared/query-params.ts';
+import { nextOffsetSchema } from '../payloads/answer-page.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './webhook-limits.ts';
 
 /** A schedule's input_data: stored on the schedule and sent to every run, so bounded in bytes. */
@@ -106,14 +107,7 @@ export const scheduleSchema = z.looseObject({
   updated_at: z.string(),
 });
 
-/** Where the next page starts, or null at the end: a page is bounded by size as well as `limit`. */
-const nextOffset = z
-  .number()
-  .int()
-  .nullable()
-  .describe(
-    'Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages")',
-  );
+const nextOffset = nextOffsetSchema;
 
 export const scheduleListSchema = z.object({
   schedules: z.array(scheduleSchema),

@@ -8,7 +8,7 @@ import { findLatest } from '../agents/agent-lookup.ts';
 import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import { hashApiKey } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { sizedPage } from '../payloads/answer-page.ts';
+import { sizedSlice } from '../payloads/answer-page.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { appendScheduleEvent, HISTORY_DAYS, scheduleEventItem } from './schedule-events.ts';
 import { failureStreakAlert } from './schedule-failure-streak.ts';
@@ -144,11 +144,7 @@ export async function listSchedules(
     .map((item) => fromScheduleItem(item).schedule)
     .filter((s) => (!query.agent || s.agent === query.agent) && (!query.type || s.type === query.type));
   // Fifty schedules of 256 KiB input_data each are 12.8 MB: pages are bounded by size too.
-  const { page, next_offset } = sizedPage(
-    all.slice(query.offset, query.offset + query.limit),
-    query.offset,
-    all.length,
-  );
+  const { page, next_offset } = sizedSlice(all, query.offset, query.limit);
   return { schedules: page, total: all.length, next_offset };
 }
 

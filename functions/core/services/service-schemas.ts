@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { MAX_SERVICE_ENV_BYTES, overBytes, utf8Bytes } from '../../shared/byte-limits.ts';
 import { intParam } from '../../shared/query-params.ts';
+import { nextOffsetSchema } from '../payloads/answer-page.ts';
 
 const envVars = z
   .record(z.string().max(128), z.string().max(32_768))
@@ -87,7 +88,11 @@ export const serviceSchema = z.looseObject({
   url: z.string().nullable(),
 });
 
-export const serviceListSchema = z.object({ services: z.array(serviceSchema), total: z.number().int() });
+export const serviceListSchema = z.object({
+  services: z.array(serviceSchema),
+  total: z.number().int(),
+  next_offset: nextOffsetSchema,
+});
 
 export type ServiceDeployInput = z.infer<typeof serviceDeployBody>;
 export type ServicePatchInput = z.infer<typeof servicePatchBody>;

@@ -8,6 +8,7 @@ import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { type LogReader, readLogPage, storeLogReader } from '../logs/log-page.ts';
 import { asLogLevel, type LogLine, type LogsQuery } from '../logs/log-schemas.ts';
+import { sizedSlice } from '../payloads/answer-page.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import {
   checkCodeMayLeave,
@@ -190,7 +191,9 @@ export async function listServices(
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, { index: 'gsi1', pk: serviceKeys.ofWorkspace(workspaceId) });
   const all = items.map((i) => fromServiceItem(i).service);
-  return { services: all.slice(query.offset, query.offset + query.limit), total: all.length };
+  // 200 services with 32 KiB of env each are 6.4 MB or more: pages are bounded by size too.
+  const { page, next_offset } = sizedSlice(all, query.offset, query.limit);
+  return { services: page, total: all.length, next_offset };
 }
 
 /** GET .../services/{id}: the record and its 50 most recent timeline entries. */

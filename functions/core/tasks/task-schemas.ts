@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { intParam } from '../../shared/query-params.ts';
+import { nextOffsetSchema } from '../payloads/answer-page.ts';
 
 export const TASK_STATUSES = ['open', 'in_progress', 'done', 'cancelled'] as const;
 export const TASK_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
@@ -76,7 +77,11 @@ export const taskSchema = z.object({
   completed_at: z.string().nullable(),
 });
 
-export const taskListSchema = z.object({ tasks: z.array(taskSchema), total: z.number().int() });
+export const taskListSchema = z.object({
+  tasks: z.array(taskSchema),
+  total: z.number().int(),
+  next_offset: nextOffsetSchema,
+});
 
 export type Task = z.infer<typeof taskSchema>;
 export type TaskCreateInput = z.infer<typeof taskCreateBody>;

@@ -4,6 +4,7 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { sizedSlice } from '../payloads/answer-page.ts';
 import { updateWithRevision } from '../revision.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { readTask, taskEntity, taskKeys } from './task-record.ts';
@@ -42,7 +43,7 @@ export async function listTasks(
   auth: AuthContext,
   workspaceId: string,
   query: TaskListQuery,
-): Promise<{ tasks: Task[]; total: number }> {
+): Promise<{ tasks: Task[]; total: number; next_offset: number | null }> {
   await requireMembership(deps, auth.accountId, workspaceId, 'member');
   const items = await queryAll(deps.store, {
     index: 'gsi1',
@@ -59,7 +60,9 @@ export async function listTasks(
       if (query.overdue && !(t.status === 'open' && t.due_date !== null && t.due_date < today)) return false;
       return true;
     });
-  return { tasks: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+  // 200 tasks of 50,000-character descriptions are 10 MB or more: pages are bounded by size too.
+  const { page, next_offset } = sizedSlice(matches, query.offset, query.limit);
+  return { tasks: page, total: matches.length, next_offset };
 }
 
 export async function getTask(deps: CoreDeps, auth: AuthContext, taskId: string): Promise<Task> {

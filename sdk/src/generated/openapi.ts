@@ -1732,6 +1732,8 @@ export interface operations {
                             completed_at: string | null;
                         }[];
                         total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
@@ -2639,6 +2641,8 @@ export interface operations {
                             completed_at: string | null;
                         }[];
                         total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
@@ -10973,6 +10977,8 @@ export interface operations {
                             [key: string]: components["schemas"]["JsonValue"];
                         })[];
                         total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
