@@ -8,7 +8,7 @@ module.exports = {
       name: 'no-cycles',
       severity: 'error',
       comment: 'Modules import each other in one direction only.',
-      from: { path: '^(functions|lib|bin)/' },
+      from: { path: '^(functions|lib|bin|sdk|web)/' },
       to: { circular: true },
     },
     {

@@ -52,3 +52,11 @@ export const treeRssMb = (pid: number): number =>
     const kb = /VmRSS:\s+(\d+) kB/.exec(read(`/proc/${p}/status`) ?? '')?.[1];
     return sum + Number(kb ?? 0) / 1024;
   }, 0);
+
+/** Refuses to run a bench that needs `needed` open descriptors under a lower soft limit, saying how to raise it. */
+export async function checkDescriptors(needed: number): Promise<void> {
+  const limits = read('/proc/self/limits') ?? '';
+  const soft = Number(/Max open files\s+(\d+)/.exec(limits)?.[1] ?? Number.POSITIVE_INFINITY);
+  if (soft < needed)
+    throw new Error(`open-file limit ${soft} is under ${needed}: raise it (ulimit -n 4096) and run again`);
+}

@@ -2,12 +2,9 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import {
-  AiSdkGateway,
-  type LlmProvidersConfig,
-  ollamaApiUrl,
-} from '../functions/adapters/llm/ai-sdk-gateway.ts';
+import { AiSdkGateway, type LlmProvidersConfig } from '../functions/adapters/llm/ai-sdk-gateway.ts';
 import { createPooledFetch, createPooledTransport } from '../functions/adapters/llm/pooled-fetch.ts';
+import { ollamaApiUrl } from '../functions/adapters/llm/provider-models.ts';
 import {
   LlmAbortedError,
   LlmError,

@@ -3,6 +3,7 @@
  * (call, schedules create/update/trigger). One reader, so every command takes input the same way.
  */
 import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
 import type { CliContext } from './cli-context.ts';
 import { CliError, EXIT } from './cli-errors.ts';
 import { parseJsonOption } from './json-option.ts';
@@ -11,6 +12,12 @@ export interface InputFlags {
   input?: string;
   inputFile?: string;
 }
+
+/** Adds `--input` and `--input-file` to a command; `what` names the input in their help. */
+export const inputOptions = (command: Command, what: string): Command =>
+  command
+    .option('-i, --input <json>', `${what}, a JSON object`)
+    .option('--input-file <path>', `read ${what} from a JSON file (- for stdin)`);
 
 /** The object given with --input or --input-file (- reads stdin); undefined when neither is given. */
 export async function readInputOption(

@@ -1,4 +1,8 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { EVENT_BODY_BYTES } from '../shared/byte-limits.ts';
+import { bodyTooLarge, type PlatformError } from '../shared/errors.ts';
+import { carriedAsBase64 } from './binary-media-types.ts';
+import { eventBodyTooLarge } from './event-body-budget.ts';
 
 /*
  * The local server's count of a body as AWS's event would carry it, as the body is read: the
@@ -58,4 +62,29 @@ export class CarriedBodyMeter {
  */
 export function declaredOverEventBudget(declaredLength: number, base64: boolean): boolean {
   return (base64 ? base64Bytes(declaredLength) : declaredLength) > EVENT_BODY_BYTES;
+}
+
+/**
+ * How the local server sizes one request's body under a route's `limit`: the refusal its declared
+ * length alone earns (AWS's answer past the event budget, whatever the route's limit; else the
+ * route's), a meter to count it as it is read, and the refusal for what reading found.
+ */
+export function bodySizing(headers: IncomingHttpHeaders, limit: number) {
+  const header = headers['content-length'];
+  const declared = header === undefined ? undefined : Number(header);
+  const base64 = carriedAsBase64(headers['content-type']);
+  const declaredRefusal =
+    declared === undefined
+      ? undefined
+      : declaredOverEventBudget(declared, base64)
+        ? eventBodyTooLarge()
+        : declared > limit
+          ? bodyTooLarge(limit)
+          : undefined;
+  return {
+    declaredRefusal,
+    meter: () => new CarriedBodyMeter(base64, declared),
+    refusal: (failure: 'too-large' | 'too-large-event'): PlatformError =>
+      failure === 'too-large' ? bodyTooLarge(limit) : eventBodyTooLarge(),
+  };
 }

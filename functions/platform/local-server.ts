@@ -13,14 +13,12 @@ import { createAllHandlers } from '../http/index.ts';
 import { bodyTooLarge, PlatformError } from '../shared/errors.ts';
 import { logServerError } from '../shared/server-error-log.ts';
 import { AnswerFirst, type RequestAnswer } from './answer-first.ts';
-import { carriedAsBase64 } from './binary-media-types.ts';
-import { CarriedBodyMeter, declaredOverEventBudget } from './carried-body-meter.ts';
+import { bodySizing } from './carried-body-meter.ts';
 import { ConnectionGuard, edgeServerOptions } from './connection-guard.ts';
 import type { DashboardAssets } from './dashboard-assets.ts';
 import type { Deps } from './deps.ts';
 import { challengeHeaders, errorEnvelope } from './error-answer.ts';
 import { attachBody } from './event-body.ts';
-import { eventBodyTooLarge } from './event-body-budget.ts';
 import { responseHeaders, unauthenticatedRefusal } from './http-handler.ts';
 import {
   CREDENTIAL_BEFORE_BODY,
@@ -248,16 +246,9 @@ export class LocalServer {
       : keyless
         ? IGNORED_KEYLESS_BODY_BYTES
         : this.deps.config.maxBodyBytes;
-    // A declared length past AWS's event budget gets AWS's answer, whatever the route's own limit.
-    const declaredHeader = req.headers['content-length'];
-    const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
-    const base64 = carriedAsBase64(req.headers['content-type']);
-    const declaredTooLarge =
-      declared === undefined || !(declared > limit || declaredOverEventBudget(declared, base64))
-        ? undefined
-        : declaredOverEventBudget(declared, base64)
-          ? eventBodyTooLarge()
-          : bodyTooLarge(limit);
+    // Every body is counted as AWS's event would carry it: the same bodies fit on both deployments.
+    const sizing = bodySizing(req.headers, limit);
+    const declaredTooLarge = sizing.declaredRefusal;
     const refuse = async (err: PlatformError, auth?: AuthContext, addressAdmission?: AddressAdmission) => {
       // The connection closes after the answer without a reset the client could meet before
       // reading it (lingering-close.ts).
@@ -306,15 +297,9 @@ export class LocalServer {
     }
     const context = { awsRequestId: requestId, authenticated, addressAdmission, answerFirst: answer.offer };
     if (declaredTooLarge) return refuse(declaredTooLarge, authenticated, addressAdmission);
-    // Every body is counted as AWS's event would carry it (event-body-budget.ts): the same bodies
-    // fit on both deployments.
-    const meter = new CarriedBodyMeter(base64, declared);
+    const meter = sizing.meter();
     const tooLarge = (failure: 'too-large' | 'too-large-event') =>
-      refuse(
-        failure === 'too-large' ? bodyTooLarge(limit) : eventBodyTooLarge(),
-        authenticated,
-        addressAdmission,
-      );
+      refuse(sizing.refusal(failure), authenticated, addressAdmission);
 
     const handler = this.handlers[match.route.module];
     if (!takesBody) {

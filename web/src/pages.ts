@@ -1,4 +1,5 @@
 import type { ComponentType } from 'preact';
+import type { PageProps } from './page-links.ts';
 import { Agents } from './pages/agents.tsx';
 import { ApiKeys } from './pages/api-keys.tsx';
 import { Billing } from './pages/billing.tsx';
@@ -10,11 +11,6 @@ import { Services } from './pages/services.tsx';
 import { Tasks } from './pages/tasks.tsx';
 import { Usage } from './pages/usage.tsx';
 import { Workspace } from './pages/workspace.tsx';
-
-/** What a page is given: the path segments after its own (`#/agents/ag_1/logs` → `['ag_1', 'logs']`). */
-export interface PageProps {
-  params: string[];
-}
 
 export interface Page {
   /** Its hash path, `/agents`; deeper paths (`/agents/…`) are the same page with params. */
@@ -52,9 +48,4 @@ export function matchPage(route: string): { page: Page; params: string[] } | und
     }
   }
   return undefined;
-}
-
-/** A hash link to a page, its params encoded: `pageHref('/agents', id, 'logs')`. */
-export function pageHref(path: string, ...params: string[]): string {
-  return `#${[path, ...params.map((p) => encodeURIComponent(p))].join('/')}`;
 }

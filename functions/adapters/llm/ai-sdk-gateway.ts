@@ -1,11 +1,8 @@
 import {
   APICallError,
-  type FinishReason,
   generateText,
   type JSONSchema7,
   jsonSchema,
-  type LanguageModel,
-  type LanguageModelUsage,
   stepCountIs,
   type ToolSet,
   tool,
@@ -14,7 +11,6 @@ import type { LlmProviderConfig } from '../../ports/config.ts';
 import {
   LlmAbortedError,
   LlmError,
-  type LlmFinishReason,
   type LlmGateway,
   LlmNotConfiguredError,
   type LlmProviderId,
@@ -24,18 +20,24 @@ import {
   type LlmToolLoopResult,
 } from '../../ports/llm-gateway.ts';
 import { ENV } from '../../shared/env-names.ts';
-import { jsonTooDeep } from '../../shared/json-depth.ts';
+import {
+  callOptions,
+  isAbortLike,
+  mapFinishReason,
+  mapUsage,
+  sanitize,
+  submitted,
+  toResult,
+  unwrapRetry,
+} from './ai-sdk-results.ts';
 import { fetchTransport, type ModelAnswer, type ModelTransport } from './model-transport.ts';
 import { readPromptAnswer } from './prompt-answer-readers.ts';
 import { fillTemplate, PromptRequestTemplates } from './prompt-request-templates.ts';
+import { createFactory, type ModelFactory, type ModelV4 } from './provider-models.ts';
 import { type CapturedRequest, offline, offlineFetch } from './sdk-offline-fetch.ts';
 
 /** The configuration the gateway needs: `config.llm`. */
 export type LlmProvidersConfig = Record<LlmProviderId, LlmProviderConfig>;
-
-/** A provider's model as the AI SDK's LanguageModelV4 interface (every provider here implements it). */
-type ModelV4 = Extract<LanguageModel, { specificationVersion: 'v4' }>;
-type ModelFactory = (modelId: string) => ModelV4;
 
 /** The setting whose absence leaves a provider unconfigured, by its environment variable name. */
 const REQUIRED_SETTING: Record<LlmProviderId, string> = {
@@ -44,19 +46,6 @@ const REQUIRED_SETTING: Record<LlmProviderId, string> = {
   google: ENV.googleApiKey,
   ollama: ENV.ollamaBaseUrl,
 };
-
-/**
- * The vendors' public endpoints, passed explicitly when no base URL is configured so that the SDK
- * never falls back to reading the environment on its own: the gateway depends on its config only.
- */
-const DEFAULT_BASE_URLS: Record<Exclude<LlmProviderId, 'ollama'>, string> = {
-  anthropic: 'https://api.anthropic.com/v1',
-  openai: 'https://api.openai.com/v1',
-  google: 'https://generativelanguage.googleapis.com/v1beta',
-};
-
-/** Longest provider-supplied reason kept in an LlmError message. */
-const MAX_REASON_LENGTH = 200;
 
 /**
  * The LlmGateway over the Vercel AI SDK (v7). One provider instance per vendor, built on first
@@ -287,178 +276,4 @@ export class AiSdkGateway implements LlmGateway {
     const kind = cause instanceof Error ? cause.name.replace(/^AI_/, '') : 'unknown error';
     return new LlmError(request.provider, `The ${request.provider} request failed (${kind})`);
   }
-}
-
-async function createFactory(
-  provider: LlmProviderId,
-  settings: LlmProviderConfig,
-  fetch: typeof globalThis.fetch | undefined,
-): Promise<ModelFactory> {
-  switch (provider) {
-    case 'anthropic': {
-      const { createAnthropic } = await import('@ai-sdk/anthropic');
-      const p = createAnthropic({
-        apiKey: settings.apiKey,
-        baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic,
-        fetch,
-      });
-      return (modelId) => p.messages(modelId);
-    }
-    case 'openai': {
-      const { createOpenAI } = await import('@ai-sdk/openai');
-      const p = createOpenAI({
-        apiKey: settings.apiKey,
-        baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
-        fetch,
-      });
-      return (modelId) => p.chat(modelId);
-    }
-    case 'google': {
-      const { createGoogle } = await import('@ai-sdk/google');
-      const p = createGoogle({
-        apiKey: settings.apiKey,
-        baseURL: settings.baseUrl ?? DEFAULT_BASE_URLS.google,
-        fetch,
-      });
-      return (modelId) => p.languageModel(modelId);
-    }
-    case 'ollama': {
-      const { createOllama } = await import('ollama-ai-provider-v2');
-      const p = createOllama({
-        baseURL: ollamaApiUrl(settings.baseUrl!),
-        fetch,
-        ...(settings.apiKey ? { headers: { Authorization: `Bearer ${settings.apiKey}` } } : {}),
-      });
-      return (modelId) => p.chat(modelId);
-    }
-  }
-}
-
-/** `http://host:11434` (Ollama's usual address) → `http://host:11434/api`; any other path is kept. */
-export function ollamaApiUrl(baseUrl: string): string {
-  const trimmed = baseUrl.replace(/\/+$/, '');
-  try {
-    const url = new URL(trimmed);
-    if (url.pathname === '/' || url.pathname === '') return `${trimmed}/api`;
-  } catch {
-    // Not a URL: leave it to the SDK to fail on.
-  }
-  return trimmed;
-}
-
-function mapFinishReason(reason: FinishReason | string): LlmFinishReason {
-  switch (reason) {
-    case 'stop':
-    case 'length':
-    case 'content-filter':
-    case 'tool-calls':
-    case 'error':
-    case 'other':
-      return reason;
-    case 'interrupted':
-      return 'other';
-    default:
-      return 'unknown';
-  }
-}
-
-function mapUsage(usage: LanguageModelUsage | undefined): LlmResult['usage'] {
-  return {
-    inputTokens: usage?.inputTokens ?? undefined,
-    outputTokens: usage?.outputTokens ?? undefined,
-    totalTokens: usage?.totalTokens ?? undefined,
-  };
-}
-
-function unwrapRetry(error: unknown): unknown {
-  if (error instanceof Error && error.name === 'AI_RetryError' && 'lastError' in error) {
-    return (error as { lastError: unknown }).lastError;
-  }
-  return error;
-}
-
-function isAbortLike(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
-  }
-  return false;
-}
-
-/** Key-shaped tokens: vendor prefixes, or any long unbroken run of key characters. */
-const KEY_LIKE = /\b(?:sk-[A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9_-]{32,})/g;
-
-/** A provider's reason, shortened, on one line, with keys, the prompt and the system text removed. */
-export function sanitize(message: string, secrets: readonly (string | undefined)[]): string {
-  let text = message.replace(/\s+/g, ' ').trim();
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) text = text.split(secret).join('[redacted]');
-  }
-  text = text.replace(KEY_LIKE, '[redacted]');
-  if (text.length > MAX_REASON_LENGTH) text = `${text.slice(0, MAX_REASON_LENGTH)}…`;
-  return text;
-}
-
-/**
- * A structured answer's JSON value, or undefined when it is not JSON (or nested deeper than the
- * platform parses). Not checked against the schema: the platform validates.
- */
-function parseAnswer(text: string): unknown {
-  if (jsonTooDeep(text)) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Stop condition: the last step holds a successful result of the submit tool (not a tool error). */
-function submitted(toolName: string) {
-  return ({ steps }: { steps: Array<{ toolResults: Array<{ toolName: string }> }> }) =>
-    steps.at(-1)?.toolResults.some((r) => r.toolName === toolName) ?? false;
-}
-
-/** The doGenerate options of a prompt call (the same for a live call and a captured one). */
-function callOptions(request: LlmRequest): Parameters<ModelV4['doGenerate']>[0] {
-  return {
-    prompt: [
-      ...(request.system != null ? [{ role: 'system' as const, content: request.system }] : []),
-      { role: 'user', content: [{ type: 'text', text: request.prompt }] },
-    ],
-    maxOutputTokens: request.maxOutputTokens,
-    abortSignal: request.signal,
-    ...(request.outputSchema
-      ? { responseFormat: { type: 'json', schema: request.outputSchema as JSONSchema7 } }
-      : {}),
-    // The Ollama provider sends maxOutputTokens as a top-level field Ollama ignores; its real
-    // limit is options.num_predict.
-    ...(request.provider === 'ollama' && request.maxOutputTokens !== undefined
-      ? { providerOptions: { ollama: { options: { num_predict: request.maxOutputTokens } } } }
-      : {}),
-  };
-}
-
-/**
- * The LlmResult of a model's answer, as generateText would give it: for structured output the
- * answer is parsed only after a stop or a non-empty answer, from the provider's structured text
- * when it gives one (Anthropic's json tool); not JSON: no object.
- */
-function toResult(
-  request: LlmRequest,
-  text: string,
-  unifiedFinishReason: string,
-  input: number | undefined,
-  output: number | undefined,
-  structuredOutputText?: string,
-): LlmResult {
-  const finishReason = mapFinishReason(unifiedFinishReason);
-  const usage = {
-    inputTokens: input,
-    outputTokens: output,
-    totalTokens: input === undefined && output === undefined ? undefined : (input ?? 0) + (output ?? 0),
-  };
-  if (!request.outputSchema) return { text, finishReason, usage };
-  const answered = finishReason === 'stop' || (finishReason !== 'tool-calls' && text.length > 0);
-  if (!answered) return { text, object: undefined, finishReason, usage };
-  const structured = structuredOutputText ?? text;
-  return { text: structured, object: parseAnswer(structured), finishReason, usage };
 }

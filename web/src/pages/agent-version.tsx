@@ -3,7 +3,7 @@ import { manifestOf, priceOf, visibilityOf } from '../agent-record.ts';
 import { JsonView } from '../components/json-view.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { formatTime } from '../format.ts';
-import { pageHref } from '../pages.ts';
+import { pageHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 import { AgentDelete } from './agent-delete.tsx';
 import { AgentLogs } from './agent-logs.tsx';

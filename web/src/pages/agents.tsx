@@ -3,8 +3,8 @@ import { priceOf, visibilityOf } from '../agent-record.ts';
 import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { formatTime } from '../format.ts';
-import type { PageProps } from '../pages.ts';
-import { pageHref } from '../pages.ts';
+import type { PageProps } from '../page-links.ts';
+import { pageHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 import { AgentVersionPage } from './agent-version.tsx';
 

@@ -4,7 +4,7 @@ import { ApiError } from '../api-error.tsx';
 import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { formatCredits, formatTime } from '../format.ts';
-import type { PageProps } from '../pages.ts';
+import type { PageProps } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 
 /** How long the balance is re-read after a payment, for a payment provider's webhook to land it. */

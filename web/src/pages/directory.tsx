@@ -5,8 +5,8 @@ import { ApiError } from '../api-error.tsx';
 import { JsonView } from '../components/json-view.tsx';
 import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
-import type { PageProps } from '../pages.ts';
-import { pageHref } from '../pages.ts';
+import type { PageProps } from '../page-links.ts';
+import { pageHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 
 type AgentType = 'prompt' | 'tool' | 'agent' | 'skill';

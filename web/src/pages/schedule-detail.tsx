@@ -7,7 +7,7 @@ import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { type Schedule, ScheduleForm } from '../components/schedule-form.tsx';
 import { formatDuration, formatTime } from '../format.ts';
-import { pageHref } from '../pages.ts';
+import { pageHref } from '../page-links.ts';
 import { failureStreak, scheduleState } from '../schedule-state.ts';
 import { useSession } from '../session.tsx';
 

@@ -5,7 +5,7 @@ import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { ScheduleForm } from '../components/schedule-form.tsx';
 import { formatTime } from '../format.ts';
-import { type PageProps, pageHref } from '../pages.ts';
+import { type PageProps, pageHref } from '../page-links.ts';
 import { failureStreak, scheduleState } from '../schedule-state.ts';
 import { useSession } from '../session.tsx';
 import { ScheduleDetail } from './schedule-detail.tsx';

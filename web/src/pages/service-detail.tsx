@@ -4,7 +4,7 @@ import { ConfirmButton } from '../components/confirm-button.tsx';
 import { type FetchLogPage, LiveLogs } from '../components/live-logs.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { formatTime } from '../format.ts';
-import { pageHref } from '../pages.ts';
+import { pageHref } from '../page-links.ts';
 import { eventsOf, healthTone, names, num, type ServiceRecord, str } from '../service-view.ts';
 import { useSession } from '../session.tsx';
 

@@ -1,6 +1,6 @@
 import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
-import { type PageProps, pageHref } from '../pages.ts';
+import { type PageProps, pageHref } from '../page-links.ts';
 import { healthTone, num, str } from '../service-view.ts';
 import { useSession } from '../session.tsx';
 import { ServiceDetail } from './service-detail.tsx';

@@ -5,7 +5,7 @@ import { ConfirmButton } from '../components/confirm-button.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { TaskFormFields } from '../components/task-form-fields.tsx';
 import { formatTime } from '../format.ts';
-import { pageHref } from '../pages.ts';
+import { pageHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 import type { Priority, Status, Task } from './task-fields.ts';
 

@@ -6,7 +6,7 @@ import { LoadMore, useOffsetList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { TaskFormFields } from '../components/task-form-fields.tsx';
 import { formatTime } from '../format.ts';
-import { type PageProps, pageHref } from '../pages.ts';
+import { type PageProps, pageHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 import { TaskDetail } from './task-detail.tsx';
 import { PRIORITIES, type Priority, STATUSES, type Status, type Task } from './task-fields.ts';

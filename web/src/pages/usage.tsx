@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'preact/hooks';
 import { DateRangeForm, type DayRange, lastDays } from '../components/date-range-form.tsx';
 import { QueryState } from '../components/query-state.tsx';
-import { type PageProps, pageHref } from '../pages.ts';
+import { type PageProps, pageHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 import { AuthorUsage } from './usage-author.tsx';
 import { CallerUsage } from './usage-caller.tsx';
