@@ -7,6 +7,7 @@ import { createAccount } from '../functions/core/accounts/account.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { fastNotifier } from './helpers/schedules.ts';
 import { publishAlwaysOn } from './helpers/services.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 /** A service app that listens on PORT and lives until killed, and leaves a child of its own. */
 const APP = `
@@ -15,6 +16,20 @@ import { spawn } from 'node:child_process';
 spawn('sleep', ['600'], { stdio: 'ignore' });
 createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1');
 `;
+
+/**
+ * Waits (polling, up to `ms`) until no host process carries any of `markers`, then asserts it,
+ * naming what is left when some are.
+ */
+async function noneLeftWithin(ms: number, markers: string[]): Promise<void> {
+  const left = async () => (await Promise.all(markers.map(processesWith))).flat();
+  await waitFor(
+    'every process to end',
+    async () => ((await left()).length === 0 ? true : undefined),
+    ms,
+  ).catch(() => undefined);
+  assert.deepEqual(await left(), []);
+}
 
 /** Host processes whose command line or environment carries `marker`. */
 async function processesWith(marker: string): Promise<string[]> {
@@ -72,16 +87,14 @@ describe('service processes end with the service', () => {
     assert.equal(res.status, 204, res.text);
   };
 
-  it('20 deploys each deleted at once leave no process 5 s later', { timeout: 120_000 }, async () => {
+  it('20 deploys each deleted at once leave no process within 5 s', { timeout: 120_000 }, async () => {
     const marker = `life-${randomUUID()}`;
     for (let i = 0; i < 20; i++) await remove(await deploy(`quick-${i}`, marker));
-    await new Promise((r) => setTimeout(r, 5_000));
-    assert.deepEqual(await processesWith(marker), []);
     // Nor a network stack (pasta names its pid file under the data directory's runs).
-    assert.deepEqual(await processesWith(join(p.dataDir, 'runs')), []);
+    await noneLeftWithin(5_000, [marker, join(p.dataDir, 'runs')]);
   });
 
-  it('30 rapid PATCHes then a DELETE leave no process 5 s later', { timeout: 120_000 }, async () => {
+  it('30 rapid PATCHes then a DELETE leave no process within 5 s', { timeout: 120_000 }, async () => {
     const marker = `life-${randomUUID()}`;
     const id = await deploy('patched', marker);
     const patches = await Promise.all(
@@ -94,9 +107,7 @@ describe('service processes end with the service', () => {
     );
     for (const r of patches) assert.ok(r.status === 200 || r.status === 409, r.text);
     await remove(id);
-    await new Promise((r) => setTimeout(r, 5_000));
-    assert.deepEqual(await processesWith(marker), []);
     // Nor a network stack (pasta names its pid file under the data directory's runs).
-    assert.deepEqual(await processesWith(join(p.dataDir, 'runs')), []);
+    await noneLeftWithin(5_000, [marker, join(p.dataDir, 'runs')]);
   });
 });

@@ -16,6 +16,7 @@ import { DEFAULT_SANDBOX_LIMITS } from '../functions/ports/sandbox.ts';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 import { fastNotifier } from './helpers/schedules.ts';
 import { publishAlwaysOn } from './helpers/services.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 /**
  * From the other side of the network boundary (docs/security.md, point 7 of issue 13): user code
@@ -74,16 +75,6 @@ async function listenLoopback(body: string): Promise<{ server: Server; port: num
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** Host processes whose command line carries `text` (pasta's names its pid file, under the data dir). */
 async function processesWith(text: string): Promise<string[]> {
   const found: string[] = [];
@@ -110,17 +101,21 @@ describe('a service cannot reach the host loopback (its own network namespace, t
     return res.body;
   };
   const probeResult = (url: string) =>
-    waitFor(`${url} to answer`, async () => {
-      const res = await fetch(url).catch(() => undefined);
-      if (res?.status !== 200) return undefined;
-      const body = (await res.json()) as {
-        targets: Record<string, string>;
-        allowed: string | null;
-        open: number[];
-        done?: boolean;
-      };
-      return body.done ? body : undefined;
-    });
+    waitFor(
+      `${url} to answer`,
+      async () => {
+        const res = await fetch(url).catch(() => undefined);
+        if (res?.status !== 200) return undefined;
+        const body = (await res.json()) as {
+          targets: Record<string, string>;
+          allowed: string | null;
+          open: number[];
+          done?: boolean;
+        };
+        return body.done ? body : undefined;
+      },
+      60_000,
+    );
 
   before(async () => {
     allowed = await listenLoopback('allowed-ok');
@@ -368,16 +363,26 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
       .exec('sleep 30', { signal: controller.signal })
       .catch((err: Error) => ({ rejected: err.name }));
     assert.ok(Date.now() - started < 10_000, `ended promptly: ${JSON.stringify(result)}`);
-    await new Promise((r) => setTimeout(r, 5_000));
-    const left: string[] = [];
-    for (const pid of await readdir('/proc')) {
-      if (!/^\d+$/.test(pid)) continue;
-      const env = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
-      if (env.includes('abort-net-mark')) left.push(pid);
-    }
+    const running = async () => {
+      const left: string[] = [];
+      for (const pid of await readdir('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        const env = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+        if (env.includes('abort-net-mark')) left.push(pid);
+      }
+      return left;
+    };
+    const pasta = () => processesWith(join(runsDir, '.pasta', 'net-aborted'));
+    // Within 5 s, polled: the test ends as soon as they are gone.
+    await waitFor(
+      'the aborted exec’s processes and its pasta to end',
+      async () => ((await running()).length + (await pasta()).length ? undefined : true),
+      5_000,
+    ).catch(() => undefined);
+    const left = await running();
     await s.close();
     assert.deepEqual(left, [], 'no process of the aborted exec runs on');
-    assert.deepEqual(await processesWith(join(runsDir, '.pasta', 'net-aborted')), [], 'nor its pasta');
+    assert.deepEqual(await pasta(), [], 'nor its pasta');
   });
 
   it('a platform process that exits with an egress exec running takes its pasta with it', async () => {
