@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { packDirectory } from '../functions/cli/pack.ts';
 import { createAccount } from '../functions/core/accounts/account.ts';
@@ -9,20 +6,13 @@ import { callRecordKeys, fromCallRecordItem } from '../functions/core/usage/call
 import { dailyCounterKeys, utcDay } from '../functions/core/usage/daily-usage.ts';
 import { queryAll } from '../functions/ports/store.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+import { bundleOf } from './helpers/services.ts';
 
 type Envelope = {
   data: Record<string, unknown>;
   warnings: { code: string }[];
   metadata: { request_id: string };
 };
-
-async function bundleOf(files: Record<string, string>): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-tool-'));
-  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-  const { data } = await packDirectory(dir);
-  await rm(dir, { recursive: true, force: true });
-  return data;
-}
 
 const SECRET = 'sk-live-DO-NOT-LEAK-0123456789abcdef';
 

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { packDirectory } from '../functions/cli/pack.ts';
@@ -16,18 +15,11 @@ import {
   start as startFakeLlm,
 } from './helpers/fake-llm-providers.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
+import { bundleOf } from './helpers/services.ts';
 
 type Envelope = { data: Record<string, unknown>; warnings: { code: string }[] };
 
 const SECRET = 'sk-loop-DO-NOT-LEAK-0123456789abcdef';
-
-async function bundleOf(files: Record<string, string>): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-loop-'));
-  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-  const { data } = await packDirectory(dir);
-  await rm(dir, { recursive: true, force: true });
-  return data;
-}
 
 const use = (name: string, input: unknown): FakeLlmResponse => ({ toolCalls: [{ name, input }] });
 const resultsOf = (call: FakeLlmCall | undefined) => call?.toolResults ?? [];

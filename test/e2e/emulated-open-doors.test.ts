@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { packDirectory } from '../../functions/cli/pack.ts';
 import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
 import { type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { isLoopback, listeningSocketsOf, processTree } from '../helpers/listening-sockets.ts';
+import { bundleOf } from '../helpers/services.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -16,14 +15,6 @@ import { waitFor } from '../helpers/wait-for.ts';
  * nothing but its own presigned objects: not the bucket listing, not another tenant's running
  * run.json with its secret, not the bundle bucket.
  */
-
-async function bundleOf(files: Record<string, string>): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-e2e-bundle-'));
-  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-  const { data } = await packDirectory(dir);
-  await rm(dir, { recursive: true, force: true });
-  return data;
-}
 
 /**
  * The attacker's tool: finds the ports its sandbox can reach (its own network namespace's

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { packDirectory } from '../../functions/cli/pack.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { bundleOf } from '../helpers/services.ts';
 
 /**
  * User code in the sandbox over HTTP against both deployments: a tool agent (bubblewrap locally;
@@ -18,14 +16,6 @@ import { errorOf } from '../helpers/platform.ts';
  */
 
 type Envelope = { data: Record<string, unknown>; warnings: { code: string }[] };
-
-async function bundleOf(files: Record<string, string>): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-e2e-bundle-'));
-  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-  const { data } = await packDirectory(dir);
-  await rm(dir, { recursive: true, force: true });
-  return data;
-}
 
 const readStdin =
   "const chunks = []; for await (const c of process.stdin) chunks.push(c); const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');";
