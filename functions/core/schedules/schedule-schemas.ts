@@ -107,12 +107,10 @@ export const scheduleSchema = z.looseObject({
   updated_at: z.string(),
 });
 
-const nextOffset = nextOffsetSchema;
-
 export const scheduleListSchema = z.object({
   schedules: z.array(scheduleSchema),
   total: z.number().int(),
-  next_offset: nextOffset,
+  next_offset: nextOffsetSchema,
 });
 
 export const RUN_FIELD_NAMES = [
@@ -210,7 +208,7 @@ export const runSchema = z.object({
 export const runListSchema = z.object({
   runs: z.array(z.record(z.string(), z.unknown())),
   total: z.number().int(),
-  next_offset: nextOffset,
+  next_offset: nextOffsetSchema,
 });
 
 export const eventListSchema = z.object({
