@@ -21,9 +21,12 @@ import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-acce
  * Per-handler budget, on the whole asset: a Lambda's cold start grows with the code it must read,
  * parse and evaluate, and what a cold start leaves to a dynamic import() the first requests load.
  * 540 KB: code splitting (lib/lambda-bundling.ts) costs about 30 KB per handler in chunk glue,
- * and in exchange a cold start reads about a third of the asset.
+ * and in exchange a cold start reads about a third of the asset. 545 KB since issue 34: every
+ * handler now serves the one Fetch API edge the local platform serves (functions/platform/edge/),
+ * matching its request against the route table and reading its body itself, about 3 KB more than
+ * the middy chain it replaced.
  */
-export const BUDGET_BYTES = 540 * 1024;
+export const BUDGET_BYTES = 545 * 1024;
 
 /**
  * What any handler's cold start may read, exceptions none (issue 16, point 5): the entry chunk and
@@ -298,7 +301,7 @@ npm run bundle-sizes
 
 It rewrites the table below and exits non-zero if a handler is over budget.
 
-Targets: **at most 540 KB per handler** (500 KB before code splitting, which adds about 30 KB of
+Targets: **at most 545 KB per handler** (500 KB before code splitting, which adds about 30 KB of
 chunk glue per handler), and **at most 500 KB read at load** by every handler. A Lambda cold start reads, parses and evaluates the whole
 bundle before the first request is served, so init time grows with bundle size; it is paid on
 every new container (scale-out, deploys, idle recycling), which for an API means user-visible

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { TIER_LIMITS } from '../functions/core/accounts/tiers.ts';
-import { createAllHandlers } from '../functions/http/index.ts';
+import { operations as edgeOperations } from '../functions/http/edge.ts';
+import { operations as taskOperations } from '../functions/http/tasks.ts';
+import { createModuleHandler } from '../functions/platform/edge/module-handler.ts';
 import { ENV } from '../functions/shared/env-names.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from './helpers/platform.ts';
 
@@ -144,7 +146,10 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
 
   it('refuses a wrong key with 429 past the limit in the Lambda handler too, as API Gateway invokes it', async () => {
     p.clock.set('2026-05-01T14:00:00Z');
-    const handlers = createAllHandlers(p.deps);
+    const handlers = {
+      tasks: createModuleHandler('tasks', taskOperations, async () => p.deps),
+      edge: createModuleHandler('edge', edgeOperations, async () => p.deps),
+    };
     const event = (resource: string, path: string) =>
       ({
         resource,
@@ -165,7 +170,7 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
     const unrouted = await handlers.edge(event('/nope', '/nope'));
     assert.equal(unrouted.statusCode, 429, 'a path with no route past the limit');
-    assert.equal(unrouted.headers?.['Retry-After'], '60');
+    assert.equal(unrouted.headers?.['retry-after'], '60');
   });
 
   it('answers a CORS preflight for an allowed origin, and gives an unlisted origin nothing to read', async () => {

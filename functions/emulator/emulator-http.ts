@@ -27,7 +27,7 @@ export class AwsWireError extends Error {
 export async function readLimitedBody(req: IncomingMessage, limit: number, tooLarge: () => AwsWireError) {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
-  const body = await readBody(req, limit, false);
+  const body = await readBody(req, limit);
   if (body === 'too-large') throw tooLarge();
   if (body === 'aborted') throw new AwsWireError('RequestAborted', 400, 'The request body was not received');
   return body;

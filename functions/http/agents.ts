@@ -1,5 +1,6 @@
 import { agentLogs, deleteAgent, deleteCheck, getAgent, listAgents } from '../core/agents/agents.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'agents'> = {

@@ -1,5 +1,6 @@
 import { createApiKey, deleteApiKey, listApiKeys } from '../core/api-keys/api-keys.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'api-keys'> = {

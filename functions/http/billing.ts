@@ -6,7 +6,8 @@ import {
   localCheckoutPage,
   stripeWebhook,
 } from '../core/billing/billing.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { HtmlReply } from '../platform/operation-replies.ts';
 

@@ -1,5 +1,6 @@
 import { callAgent } from '../core/calls/gateway.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { Reply } from '../platform/operation-replies.ts';
 

@@ -1,4 +1,5 @@
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { assertAllowedHost } from '../platform/allowed-hosts.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { ProtocolReply } from '../platform/operation-replies.ts';
 

@@ -3,7 +3,8 @@ import {
   listPublicAgents,
   publicAgentDetails,
 } from '../core/agents/public-directory.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'public'> = {

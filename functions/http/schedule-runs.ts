@@ -1,5 +1,7 @@
-import { triggerSchedule, triggerWebhook } from '../core/schedules/schedule-triggers.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { triggerSchedule, triggerWebhook, webhookSchedule } from '../core/schedules/schedule-triggers.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
+import type { CredentialChecks } from '../platform/keyless-bodies.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 /** The schedule routes that run agents (and so carry the call engines): trigger and the webhook. */
@@ -10,4 +12,9 @@ export const operations: Operations<'schedule-runs'> = {
     triggerWebhook(deps, params.schedule_id, params.webhook_secret, body.data, header('idempotency-key')),
 };
 
-export const handler = createModuleHandler('schedule-runs', operations, lambdaDeps);
+/** The webhook's secret is in its path: checked before its body is read (keyless-bodies.ts). */
+export const credentialChecks: CredentialChecks = {
+  triggerWebhook: (deps, p) => webhookSchedule(deps, p.schedule_id ?? '', p.webhook_secret ?? ''),
+};
+
+export const handler = createModuleHandler('schedule-runs', operations, lambdaDeps, credentialChecks);

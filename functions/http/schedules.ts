@@ -7,7 +7,8 @@ import {
   sendTestAlert,
   updateSchedule,
 } from '../core/schedules/schedules.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'schedules'> = {

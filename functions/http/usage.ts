@@ -10,7 +10,8 @@ import {
   usageTenants,
   usageTimeseries,
 } from '../core/usage/usage.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'usage'> = {

@@ -7,7 +7,8 @@ import {
   revokeInvitation,
 } from '../core/workspaces/invitations.ts';
 import { createWorkspace, listMembers, listWorkspaces, removeMember } from '../core/workspaces/workspaces.ts';
-import { createModuleHandler, type Operations } from '../platform/http-handler.ts';
+import { createModuleHandler } from '../platform/edge/module-handler.ts';
+import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 
 export const operations: Operations<'workspaces'> = {

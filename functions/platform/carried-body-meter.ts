@@ -1,13 +1,11 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { EVENT_BODY_BYTES } from '../shared/byte-limits.ts';
 import { bodyTooLarge, type PlatformError } from '../shared/errors.ts';
 import { carriedAsBase64 } from './binary-media-types.ts';
 import { eventBodyTooLarge } from './event-body-budget.ts';
 
 /*
- * The local server's count of a body as AWS's event would carry it, as the body is read: the
- * budget and why are in event-body-budget.ts. Only the local server counts this way (an AWS
- * handler counts the event it was given), so handlers do not load it.
+ * A body counted as AWS's Lambda event would carry it, as the edge reads it (edge/serve-route.ts),
+ * on both deployments: the budget and why are in event-body-budget.ts.
  */
 
 /** A body of at most this many raw bytes always fits, whatever it holds (six bytes per byte at worst). */
@@ -65,14 +63,17 @@ export function declaredOverEventBudget(declaredLength: number, base64: boolean)
 }
 
 /**
- * How the local server sizes one request's body under a route's `limit`: the refusal its declared
- * length alone earns (AWS's answer past the event budget, whatever the route's limit; else the
- * route's), a meter to count it as it is read, and the refusal for what reading found.
+ * How the edge sizes one request's body under a route's `limit`: the refusal its declared length
+ * alone earns (AWS's answer past the event budget, whatever the route's limit; else the route's), a
+ * meter to count it as it is read, and the refusal for what reading found.
  */
-export function bodySizing(headers: IncomingHttpHeaders, limit: number) {
-  const header = headers['content-length'];
-  const declared = header === undefined ? undefined : Number(header);
-  const base64 = carriedAsBase64(headers['content-type']);
+export function bodySizing(
+  contentLength: string | undefined,
+  contentType: string | undefined,
+  limit: number,
+) {
+  const declared = contentLength === undefined ? undefined : Number(contentLength);
+  const base64 = carriedAsBase64(contentType);
   const declaredRefusal =
     declared === undefined
       ? undefined

@@ -1,5 +1,4 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib';
@@ -65,12 +64,15 @@ export class DashboardAssets {
     if (index) this.assets.set('/', index);
   }
 
-  /** Answers a GET or HEAD of a dashboard file; false when `pathname` is not one (the caller goes on). */
-  serve(req: IncomingMessage, res: ServerResponse, method: string, pathname: string): boolean {
-    if (method !== 'GET' && method !== 'HEAD') return false;
+  /**
+   * The answer to a GET or HEAD of a dashboard file, or undefined when `pathname` is not one (the
+   * API answers). A HEAD's body is dropped by the Node shell, its length kept.
+   */
+  answer(request: Request, pathname: string): Response | undefined {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
     const asset = this.assets.get(pathname);
-    if (!asset) return false;
-    const accepted = String(req.headers['accept-encoding'] ?? '');
+    if (!asset) return undefined;
+    const accepted = request.headers.get('accept-encoding') ?? '';
     let body = asset.identity;
     let encoding: string | undefined;
     if (asset.compressible && acceptsEncoding(accepted, 'br')) {
@@ -82,14 +84,10 @@ export class DashboardAssets {
       asset.gzip ??= gzipSync(asset.identity, { level: 9 });
       [body, encoding] = [asset.gzip, 'gzip'];
     }
-    res.statusCode = 200;
-    res.setHeader('Content-Type', asset.type);
-    for (const [name, value] of Object.entries(asset.headers)) res.setHeader(name, value);
-    if (asset.compressible) res.setHeader('Vary', 'Accept-Encoding');
-    if (encoding) res.setHeader('Content-Encoding', encoding);
-    res.setHeader('Content-Length', body.length);
-    res.end(method === 'HEAD' ? undefined : body);
-    return true;
+    const headers: Record<string, string> = { 'Content-Type': asset.type, ...asset.headers };
+    if (asset.compressible) headers.Vary = 'Accept-Encoding';
+    if (encoding) headers['Content-Encoding'] = encoding;
+    return new Response(new Uint8Array(body), { status: 200, headers });
   }
 }
 

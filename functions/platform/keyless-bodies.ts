@@ -1,4 +1,3 @@
-import { webhookSchedule } from '../core/schedules/schedule-triggers.ts';
 import { PlatformError } from '../shared/errors.ts';
 import type { Deps } from './deps.ts';
 import type { OperationId } from './routes.ts';
@@ -7,7 +6,7 @@ import type { OperationId } from './routes.ts';
  * How the local server bounds the bodies of requests no API key vouches for (docs/decisions.md
  * "Reading bodies"): before a byte is read, the address's per-minute limit; a route that takes no
  * body drops at most IGNORED_KEYLESS_BODY_BYTES of one; a route whose credential is in its path
- * (a schedule's webhook) has it checked first; the rest (Stripe's webhook, whose signature covers
+ * (a schedule's webhook) has it checked first (CredentialChecks); the rest (Stripe's webhook, whose signature covers
  * the body) are read at most KEYLESS_BODY_READS_PER_ADDRESS at once per address.
  */
 
@@ -17,12 +16,15 @@ export const IGNORED_KEYLESS_BODY_BYTES = 16 * 1024;
 /** Bodies read at once from one address on keyless routes with no credential to check first. */
 export const KEYLESS_BODY_READS_PER_ADDRESS = 4;
 
-/** Keyless routes whose credential is in the path, checked before the body is read. */
-export const CREDENTIAL_BEFORE_BODY: Partial<
-  Record<OperationId, (deps: Deps, params: Record<string, string>) => Promise<unknown>>
-> = {
-  triggerWebhook: (deps, p) => webhookSchedule(deps, p.schedule_id ?? '', p.webhook_secret ?? ''),
-};
+/**
+ * How a keyless route whose credential is in its path has it checked before its body is read: the
+ * check throws the route's refusal. Each such route's module provides its own
+ * (functions/http/schedule-runs.ts), so no other function carries that module's core.
+ */
+export type CredentialBeforeBody = (deps: Deps, params: Record<string, string>) => Promise<unknown>;
+
+/** The credential checks of the routes a function serves, by operation. */
+export type CredentialChecks = Partial<Record<OperationId, CredentialBeforeBody>>;
 
 /** The 429 of a body over KEYLESS_BODY_READS_PER_ADDRESS. */
 export function keylessReadsRefusal(): PlatformError {

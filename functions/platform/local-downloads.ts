@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SharedRead } from '../adapters/local/file-bundle-store.ts';
 import { DOWNLOADS_PATH } from '../adapters/local/signed-downloads.ts';
 import type { BundleStore } from '../ports/bundle-store.ts';
@@ -15,34 +14,25 @@ const servesLinks = (bundles: BundleStore): bundles is BundleStore & ServesShare
   typeof (bundles as Partial<ServesSharedLinks>).readShared === 'function';
 
 /**
- * The local server's answer to a shared link (BundleStore.shareUrl: a large output's download
+ * The local platform's answer to a shared link (BundleStore.shareUrl: a large output's download
  * URL), what S3 answers for a presigned GET in AWS: the bytes, or 403 once the link has expired
  * or when it was altered. Outside the route table, as S3 is outside the API: no API key (the
- * signature is the credential) and no envelope around the bytes. Returns false for any other path.
+ * signature is the credential) and no envelope around the bytes. Undefined for any other request.
  */
-export async function serveSharedDownload(
-  bundles: BundleStore,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-): Promise<boolean> {
-  const method = (req.method ?? 'GET').toUpperCase();
-  if (!url.pathname.startsWith(DOWNLOADS_PATH) || !servesLinks(bundles)) return false;
-  if (method !== 'GET' && method !== 'HEAD') return false;
-  req.resume();
+export async function sharedDownload(bundles: BundleStore, request: Request): Promise<Response | undefined> {
+  const url = new URL(request.url);
+  if (!url.pathname.startsWith(DOWNLOADS_PATH) || !servesLinks(bundles)) return undefined;
+  if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
   const read = await bundles.readShared(url.pathname, url.searchParams);
   if (read.status === 200) {
-    res.writeHead(200, {
-      'Content-Type': 'application/json',
-      'Content-Length': read.body.length,
-      'Cache-Control': 'private, no-store',
+    return new Response(new Uint8Array(read.body), {
+      status: 200,
+      headers: { 'Content-Type': 'application/json', 'Cache-Control': 'private, no-store' },
     });
-    res.end(method === 'HEAD' ? undefined : read.body);
-    return true;
   }
   const error = new PlatformError(read.status === 403 ? 'FORBIDDEN' : 'NOT_FOUND', read.message);
-  const body = Buffer.from(JSON.stringify(errorEnvelope(error, `req_${randomUUID()}`)));
-  res.writeHead(read.status, { 'Content-Type': 'application/json', 'Content-Length': body.length });
-  res.end(method === 'HEAD' ? undefined : body);
-  return true;
+  return new Response(JSON.stringify(errorEnvelope(error, `req_${randomUUID()}`)), {
+    status: read.status,
+    headers: { 'Content-Type': 'application/json' },
+  });
 }

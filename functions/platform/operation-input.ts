@@ -1,18 +1,9 @@
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { z } from 'zod';
-import { EVENT_BODY_BYTES } from '../shared/byte-limits.ts';
 import { clientKeyed } from '../shared/client-keyed.ts';
-import {
-  bodyTooLarge,
-  type FieldIssue,
-  invalidInput,
-  PlatformError,
-  parseJsonBody,
-} from '../shared/errors.ts';
-import { eventBodySize, eventBodySource } from './event-body.ts';
-import { eventBodyCarriedBytes, eventBodyTooLarge } from './event-body-budget.ts';
-import { header } from './request-header.ts';
+import { type FieldIssue, invalidInput, PlatformError, parseJsonBody } from '../shared/errors.ts';
+import type { ReadBody } from './edge/body-reading.ts';
 import type { RouteDef } from './routes.ts';
 
 /** The body of a route with `binaryBody`. */
@@ -22,54 +13,48 @@ export interface BinaryBody {
 }
 
 /**
- * The body of a route with a streamed `binaryBody` (event-body.ts): its bytes when they are in
- * memory already, a stream when the local server spooled it to a file.
+ * The body of a route with a streamed `binaryBody`: its bytes when they are in memory already (a
+ * small body, or API Gateway's), a stream when the Node shell's body was spooled to a file.
  */
 export interface StreamBody {
   source: Buffer | Readable;
   contentType: string | undefined;
 }
 
-/** An event's path parameters, query and body, checked against its route's schemas (400 naming each field). */
-export function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBodyBytes: number) {
+/** A request's raw parts, as the edge read them (edge/route-chain.ts). */
+export interface RawInput {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** The body read for a route that takes one: its bytes, or (streamed routes) bytes or a file. */
+  body: Buffer | ReadBody | undefined;
+  contentType: string | undefined;
+}
+
+/** A request's path parameters, query and body, checked against its route's schemas (400 naming each field). */
+export function parseInput(route: RouteDef, raw: RawInput) {
   const issues: FieldIssue[] = [];
-  const params = validate(route.params, event.pathParameters ?? {}, 'path', issues);
+  const params = validate(route.params, raw.params, 'path', issues);
 
   const rawQuery = clientKeyed<string>();
-  for (const [k, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
-    if (!values) continue;
+  for (const k of new Set(raw.query.keys())) {
+    const values = raw.query.getAll(k);
     if (values.length > 1) issues.push({ field: `query.${k}`, message: 'must be given at most once' });
     rawQuery[k] = values[values.length - 1] as string;
   }
-  if (!event.multiValueQueryStringParameters) Object.assign(rawQuery, event.queryStringParameters ?? {});
   const query = validate(route.query, rawQuery, 'query', issues, true);
 
-  // AWS's own limit first, as API Gateway and Lambda apply it before a route's (the last 64 KiB
-  // below Lambda's 6 MiB reach the function and are refused here with the same answer).
-  if (eventBodyCarriedBytes(event) > EVENT_BODY_BYTES) throw eventBodyTooLarge();
   let body: unknown;
+  const read = raw.body ?? Buffer.alloc(0);
   if (route.binaryBody?.stream) {
-    if (eventBodySize(event) > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);
-    body = {
-      source: eventBodySource(event),
-      contentType: header(event, 'content-type'),
-    } satisfies StreamBody;
+    const source = Buffer.isBuffer(read) ? read : 'bytes' in read ? read.bytes : createReadStream(read.path);
+    body = { source, contentType: raw.contentType } satisfies StreamBody;
   } else if (route.binaryBody) {
-    const data = event.body
-      ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8')
-      : Buffer.alloc(0);
-    if (data.length > route.binaryBody.maxBytes) throw bodyTooLarge(route.binaryBody.maxBytes);
-    body = { data, contentType: header(event, 'content-type') } satisfies BinaryBody;
+    body = { data: asBytes(read), contentType: raw.contentType } satisfies BinaryBody;
   } else if (route.body) {
-    const text = event.body
-      ? event.isBase64Encoded
-        ? Buffer.from(event.body, 'base64').toString('utf8')
-        : event.body
-      : '';
-    if (Buffer.byteLength(text, 'utf8') > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
-    let raw: unknown = {};
+    const text = asBytes(read).toString('utf8');
+    let json: unknown = {};
     if (text.trim() !== '') {
-      const type = header(event, 'content-type') ?? '';
+      const type = raw.contentType ?? '';
       if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
         throw new PlatformError(
           'UNSUPPORTED_TYPE',
@@ -81,12 +66,18 @@ export function parseInput(event: APIGatewayProxyEvent, route: RouteDef, maxBody
           },
         );
       }
-      raw = parseJsonBody(text);
+      json = parseJsonBody(text);
     }
-    body = validate(route.body, raw, 'body', issues);
+    body = validate(route.body, json, 'body', issues);
   }
   if (issues.length > 0) throw invalidInput(issues);
   return { params, query, body };
+}
+
+function asBytes(read: Buffer | ReadBody): Buffer {
+  if (Buffer.isBuffer(read)) return read;
+  if ('bytes' in read) return read.bytes;
+  throw new Error('A route that takes its body in memory was handed a spooled file');
 }
 
 function validate(

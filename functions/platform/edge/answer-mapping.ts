@@ -1,0 +1,71 @@
+import { logServerError } from '../../shared/server-error-log.ts';
+import { preflightHeaders } from '../cors.ts';
+import { HtmlReply, PreflightReply, ProtocolReply, Reply } from '../operation-replies.ts';
+import type { RequestScope } from './edge-context.ts';
+import { responseHeaders } from './response-headers.ts';
+
+/*
+ * The one place an operation's result becomes an answer: its route's success status, the JSON
+ * body with `metadata.request_id` (a route marked `document` is sent as is), and the headers of
+ * every answer. The other shapes an operation may return are in operation-replies.ts.
+ */
+
+export async function answer(
+  scope: RequestScope,
+  result: unknown,
+  request: { method: string; path: string; header: (name: string) => string | undefined },
+): Promise<Response> {
+  const status = scope.route?.def.success.status ?? 200;
+  if (result instanceof PreflightReply) {
+    return new Response(null, {
+      status: 204,
+      headers: {
+        ...(await responseHeaders(scope)),
+        Allow: result.methods.join(', '),
+        ...preflightHeaders(
+          scope.deps.config.corsOrigins,
+          scope.origin,
+          result.methods,
+          request.header('access-control-request-headers'),
+        ),
+      },
+    });
+  }
+  if (result instanceof ProtocolReply) {
+    // The protocol's own headers win, whatever their case (Content-Type, content-type).
+    const own = new Set(Object.keys(result.headers).map((k) => k.toLowerCase()));
+    const common = Object.entries(await responseHeaders(scope)).filter(([k]) => !own.has(k.toLowerCase()));
+    logServerError(scope.deps.logger, {
+      requestId: scope.requestId,
+      method: request.method,
+      route: scope.route?.def.path ?? request.path,
+      status: result.status,
+      code: undefined,
+    });
+    return new Response(result.body, {
+      status: result.status,
+      headers: { ...Object.fromEntries(common), ...result.headers },
+    });
+  }
+  if (result instanceof HtmlReply) {
+    return new Response(result.html, {
+      status,
+      headers: {
+        ...(await responseHeaders(scope)),
+        'Content-Type': 'text/html; charset=utf-8',
+        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+      },
+    });
+  }
+  const body = result instanceof Reply ? result.body : result;
+  const headers = { ...(await responseHeaders(scope)), ...(result instanceof Reply ? result.headers : {}) };
+  if (status === 204) return new Response(null, { status, headers });
+  const json = JSON.stringify(scope.route?.def.document ? body : withMetadata(body, scope.requestId));
+  return new Response(json, { status, headers });
+}
+
+function withMetadata(body: unknown, requestId: string): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const existing = (body as { metadata?: Record<string, unknown> }).metadata;
+  return { ...body, metadata: { ...(existing ?? {}), request_id: requestId } };
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PlatformError } from '../../shared/errors.ts';
+import type { CarriedBodyMeter } from '../carried-body-meter.ts';
+import { tempPrefix } from '../temp-files.ts';
+
+/*
+ * Reading a request's body from its Fetch API stream, within a route's limit: reading stops at the
+ * first byte past it, and what is left is never read (the Node shell closes such a connection
+ * after the answer: node-shell.ts). Every body is counted as AWS's Lambda event would carry it
+ * (carried-body-meter.ts), so the same bodies fit on both deployments.
+ */
+
+/** A body read whole: a small one's bytes, or the temporary file a large one was spooled to. */
+export type ReadBody = { bytes: Buffer } | { path: string; size: number };
+
+/** The client went away before its body was read whole: nobody is left to answer. */
+export class ClientGone extends Error {
+  constructor() {
+    super('The client closed the connection before its body was read');
+  }
+}
+
+/**
+ * A body whose declared length is at most this stays in memory instead of going to a file: a
+ * temporary file costs five system calls and a directory entry per call (about a sixth of the
+ * platform's CPU per prompt call in the gateway bench), and 64 KiB per request in flight is
+ * nothing next to what a request already holds.
+ */
+export const IN_MEMORY_BODY_BYTES = 64 * 1024;
+
+/** How one body is bounded: the route's limit in bytes, AWS's event budget, and their refusals. */
+export interface BodyBounds {
+  limit: number;
+  meter: CarriedBodyMeter;
+  refusal: (failure: 'too-large' | 'too-large-event') => PlatformError;
+}
+
+/** Each chunk of `request`'s body, checked against `bounds`: throws the refusal at the first one past. */
+async function* chunks(request: Request, bounds: BodyBounds | { limit: number }): AsyncGenerator<Buffer> {
+  if (!request.body) return;
+  const reader = request.body.getReader();
+  let size = 0;
+  try {
+    for (;;) {
+      let read: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>;
+      try {
+        read = await reader.read();
+      } catch {
+        throw new ClientGone();
+      }
+      if (read.done) return;
+      const chunk = Buffer.isBuffer(read.value)
+        ? read.value
+        : Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength);
+      size += chunk.length;
+      if ('meter' in bounds && !bounds.meter.add(chunk)) throw bounds.refusal('too-large-event');
+      if (size > bounds.limit) throw 'refusal' in bounds ? bounds.refusal('too-large') : new BodyOverLimit();
+      yield chunk;
+    }
+  } finally {
+    // What is left is not read: the shell decides what becomes of the connection.
+    reader.releaseLock();
+  }
+}
+
+/** A dropped body past its bound (drainBody's caller answers it). */
+export class BodyOverLimit extends Error {}
+
+/** The body in one Buffer. */
+export async function readBody(request: Request, bounds: BodyBounds): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks(request, bounds)) parts.push(chunk);
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+}
+
+/**
+ * The body of a route that takes none, read and dropped (never held) so the connection can serve
+ * its next request; throws BodyOverLimit at the first byte past `limit`.
+ */
+export async function drainBody(request: Request, limit: number): Promise<void> {
+  for await (const _ of chunks(request, { limit })) {
+    // dropped
+  }
+}
+
+/**
+ * The body of a streamed route: in memory when the shell holds it there already or its declared
+ * length is small (IN_MEMORY_BODY_BYTES), otherwise written to a new temporary file (0600, in the
+ * system's temporary directory, named for this process: temp-files.ts). The caller removes the
+ * file once the request is over; on a failure it is already gone.
+ */
+export async function spoolBody(request: Request, bounds: BodyBounds, inMemory: boolean): Promise<ReadBody> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  const small = Number.isSafeInteger(declared) && declared >= 0 && declared <= IN_MEMORY_BODY_BYTES;
+  if (inMemory || small) return { bytes: await readBody(request, bounds) };
+  const path = join(tmpdir(), `${tempPrefix('body')}${randomUUID()}`);
+  const file = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+  // An error of the file (a full disk, or a write that was in flight when the body failed and the
+  // file was destroyed) is the failure of this read, never an uncaught event.
+  let fileError: Error | undefined;
+  file.on('error', (err) => {
+    fileError ??= err;
+  });
+  let size = 0;
+  try {
+    for await (const chunk of chunks(request, bounds)) {
+      size += chunk.length;
+      if (fileError) throw fileError;
+      if (!file.write(chunk)) await drained(file);
+    }
+    await new Promise<void>((resolve, reject) =>
+      file.end((err?: Error | null) => (err ? reject(err) : resolve())),
+    );
+    return { path, size };
+  } catch (err) {
+    if (!file.closed) await new Promise<void>((resolve) => file.destroy().once('close', () => resolve()));
+    await rm(path, { force: true });
+    throw err;
+  }
+}
+
+function drained(file: WriteStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error) => {
+      file.off('drain', done);
+      file.off('error', done);
+      err ? reject(err) : resolve();
+    };
+    file.once('drain', done);
+    file.once('error', done);
+  });
+}

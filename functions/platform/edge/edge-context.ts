@@ -1,0 +1,58 @@
+import type { AuthContext } from '../../core/api-keys/api-keys.ts';
+import type { AnswerFirstOffer } from '../../core/calls/call-context.ts';
+import type { AddressAdmission } from '../../core/usage/address-rate-limit.ts';
+import type { PlatformError } from '../../shared/errors.ts';
+import type { Deps } from '../deps.ts';
+import type { OperationId, RouteDef } from '../routes.ts';
+
+/*
+ * The one contract of the HTTP edge (docs/architecture.md, "Request path"): every route is served
+ * by one function from a Fetch API Request, with this small context, to a Response. The shells
+ * (node-shell.ts, lambda-shell.ts, lambda-stream-shell.ts) adapt their transport to it and hold no
+ * routing, authentication or per-route rule of their own.
+ */
+
+/** What a shell knows about a request besides the Request itself. */
+export interface EdgeContext {
+  /** The platform's request id (`req_…`): the shell's own, or API Gateway's with the prefix. */
+  requestId: string;
+  /** The client's address: the connection's peer, or API Gateway's sourceIp; never a header. */
+  address: string;
+  /** The whole body is in memory already (API Gateway buffered it): read it so, never to a file. */
+  bodyBuffered?: boolean;
+  /**
+   * A refusal the shell decided from the connection alone (too many open from the address): the
+   * app answers it as it answers any refusal, with the request counted against its address.
+   */
+  refusal?: PlatformError;
+  /**
+   * Settles work after the answer, when the shell allows it now, and says whether it took it
+   * (functions/platform/answer-first.ts). Shells that cannot answer first do not offer it.
+   */
+  answerFirst?: AnswerFirstOffer;
+}
+
+/** Work a shell runs on after the answer (the Fetch world's ExecutionContext.waitUntil). */
+export interface AfterAnswer {
+  waitUntil(work: Promise<unknown>): void;
+}
+
+/** The edge's one function: what every shell calls. */
+export type FetchHandler = (request: Request, context: EdgeContext, after: AfterAnswer) => Promise<Response>;
+
+/** One request's state as the middleware units fill it in, in order. */
+export interface RequestScope {
+  requestId: string;
+  address: string;
+  /** The request's Origin header, for CORS. */
+  origin: string | undefined;
+  deps: Deps;
+  /** The route the request matched (unset for 404, 405 and preflights). */
+  route?: { id: OperationId; def: RouteDef };
+  /** The caller a key vouched for (authentication.ts). */
+  auth?: AuthContext;
+  /** This request counted against its address's limit (requests without a valid key). */
+  addressAdmission?: AddressAdmission;
+  /** The methods of the requested path, when the method asked is not one of them (405, preflight). */
+  allow?: string[];
+}

@@ -1,0 +1,102 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { carriedAsBase64 } from '../binary-media-types.ts';
+import { platformRequestId } from '../request-id.ts';
+import type { EdgeContext, FetchHandler } from './edge-context.ts';
+import { fetchRequest } from './fetch-request.ts';
+
+/*
+ * The buffered Lambda shell: an API Gateway REST proxy event as a Fetch API Request, and the
+ * Response as the proxy result. A Lambda is frozen once it returns, so work the answer left
+ * (waitUntil) is done before it returns.
+ */
+
+export type ApiHandler = (
+  event: APIGatewayProxyEvent,
+  context?: Partial<Context>,
+) => Promise<APIGatewayProxyResult>;
+
+export function lambdaShell(app: FetchHandler): ApiHandler {
+  return async (event) => {
+    const work: Promise<unknown>[] = [];
+    const response = await app(toRequest(event), edgeContext(event), { waitUntil: (p) => void work.push(p) });
+    const result = await toResult(response);
+    await Promise.allSettled(work);
+    return result;
+  };
+}
+
+/** What the event says of its request besides the request itself. */
+export function edgeContext(event: APIGatewayProxyEvent): EdgeContext {
+  return {
+    requestId: platformRequestId(event.requestContext?.requestId),
+    address: event.requestContext?.identity?.sourceIp ?? '',
+    bodyBuffered: true,
+  };
+}
+
+/**
+ * The event's request. Its path is the API resource's template filled with the event's (decoded)
+ * path parameters, not `event.path`, which carries a custom domain's base path when the API is
+ * mapped under one; the edge matches it again (route-matcher.ts).
+ */
+export function toRequest(event: APIGatewayProxyEvent): Request {
+  const headers = new Headers();
+  const multi = event.multiValueHeaders;
+  for (const [name, values] of Object.entries(multi && Object.keys(multi).length > 0 ? multi : {})) {
+    for (const value of values ?? []) append(headers, name, value);
+  }
+  if (!multi || Object.keys(multi).length === 0) {
+    for (const [name, value] of Object.entries(event.headers ?? {}))
+      if (value !== undefined) append(headers, name, value);
+  }
+  const query = new URLSearchParams();
+  if (event.multiValueQueryStringParameters) {
+    for (const [k, values] of Object.entries(event.multiValueQueryStringParameters))
+      for (const v of values ?? []) query.append(k, v);
+  } else {
+    for (const [k, v] of Object.entries(event.queryStringParameters ?? {}))
+      if (v !== undefined) query.append(k, v);
+  }
+  const search = query.size > 0 ? `?${query.toString()}` : '';
+  const url = new URL(`http://localhost${resourcePath(event)}${search}`);
+  const method = event.httpMethod.toUpperCase();
+  const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : undefined;
+  return fetchRequest(url, method, headers, body && body.length > 0 ? body : undefined);
+}
+
+function resourcePath(event: APIGatewayProxyEvent): string {
+  const params = event.pathParameters ?? {};
+  let complete = true;
+  const filled = (event.resource ?? '').replace(/\{(\w+)\+?\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) complete = false;
+    return encodeURIComponent(value ?? '');
+  });
+  return complete && filled.startsWith('/') ? filled : (event.path ?? '/');
+}
+
+function append(headers: Headers, name: string, value: string): void {
+  try {
+    headers.append(name, value);
+  } catch {
+    // A value the Fetch API refuses: the request goes on without it.
+  }
+}
+
+/** The Response as API Gateway's proxy result: a binary media type's body base64-encoded. */
+export async function toResult(response: Response): Promise<APIGatewayProxyResult> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') headers[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const binary = carriedAsBase64(response.headers.get('content-type') ?? undefined);
+  return {
+    statusCode: response.status,
+    headers,
+    ...(cookies.length > 0 ? { multiValueHeaders: { 'set-cookie': cookies } } : {}),
+    body: bytes.toString(binary ? 'base64' : 'utf8'),
+    isBase64Encoded: binary,
+  };
+}

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PlatformError } from '../../shared/errors.ts';
+import type { AnswerFirst } from '../answer-first.ts';
+import { ConnectionGuard, edgeServerOptions } from '../connection-guard.ts';
+import type { Deps } from '../deps.ts';
+import { errorEnvelope } from '../error-answer.ts';
+import { LingeringClose } from '../lingering-close.ts';
+import type { FetchHandler } from './edge-context.ts';
+import { hasBody, toFetchRequest, writeResponse } from './node-request.ts';
+
+/*
+ * The Node shell: Node's HTTP server serving one FetchHandler. What it does is about connections
+ * only: at most so many per address (connection-guard.ts), a request's body left on the socket
+ * until the handler reads it, and a connection whose request body was not read whole closed after
+ * its answer without a reset (lingering-close.ts). It holds no routing, no authentication and no
+ * per-route rule.
+ */
+
+export interface NodeShellOptions {
+  /** Wraps the handling of each request (the embedded store's one look per request: Store.asOneRequest). */
+  around?: <T>(handle: () => Promise<T>) => Promise<T>;
+  /** Whether an answer may go out before work it leaves (answer-first.ts). */
+  answerFirst?: AnswerFirst;
+}
+
+export class NodeShell {
+  readonly server: Server;
+  private readonly app: FetchHandler;
+  private readonly deps: Deps;
+  /** Connections of requests whose body was left unread, closed once their answer has been read. */
+  private readonly lingering = new LingeringClose();
+  /** Connections per address, and what Node refuses itself counted against the address. */
+  private readonly connections: ConnectionGuard;
+
+  constructor(app: FetchHandler, deps: Deps, options: NodeShellOptions = {}) {
+    this.app = app;
+    this.deps = deps;
+    this.server = createServer(edgeServerOptions(deps.config), (req, res) => {
+      // A request behind a refused one on its connection is not run (RFC 9112 §9.6: the refusal
+      // said the connection closes), nor is its body read: the connection closes as it would.
+      if (this.lingering.closing(req.socket)) return;
+      const answer = options.answerFirst?.begin();
+      const handle = async () => {
+        const work: Promise<unknown>[] = [];
+        try {
+          await this.handle(req, res, work, answer?.offer);
+        } finally {
+          await Promise.allSettled(work);
+          await answer?.settle();
+        }
+      };
+      const handling = options.around ? options.around(handle) : handle();
+      handling.catch((err: unknown) => this.failed(res, err));
+    });
+    this.server.keepAliveTimeout = 5_000;
+    this.connections = new ConnectionGuard(this.server, deps);
+  }
+
+  async listen(port: number, host: string): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = this.server.address() as AddressInfo;
+    const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    return `http://${shownHost}:${addr.port}`;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+      this.lingering.closeAll();
+    });
+  }
+
+  private async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    work: Promise<unknown>[],
+    answerFirst: ((work: Promise<void>) => boolean) | undefined,
+  ): Promise<void> {
+    // Read now: Node detaches a request whose reading is given up from its socket (req.socket
+    // becomes null), and the answer still names the caller's address.
+    const socket = req.socket;
+    const address = socket.remoteAddress ?? '';
+    // A client gone while its answer is written is nobody's failure (the write is dropped).
+    res.on('error', () => undefined);
+    // Nothing of a body is read off the wire while the request is checked (the store is asked for
+    // the address's count, a key, a webhook's secret): whatever reads the body resumes it. Else each
+    // waiting connection holds the body's first 64 KiB read: 1,500 keyless ones, 100 MB.
+    socket.pause();
+    const overCap = this.connections.overCap(socket);
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = requestUrl(req.url);
+    const refusal = overCap
+      ? this.connections.refusal()
+      : url
+        ? undefined
+        : new PlatformError('NOT_FOUND', `No route for ${method}`);
+    const request = toFetchRequest(req, url ?? new URL('http://localhost/'), method);
+    const response = await this.app(
+      request,
+      {
+        requestId: `req_${randomUUID()}`,
+        address,
+        ...(refusal ? { refusal } : {}),
+        ...(answerFirst ? { answerFirst } : {}),
+      },
+      { waitUntil: (p) => void work.push(p) },
+    );
+    // The client went away mid-body: nobody is left to answer.
+    if (res.destroyed || socket.destroyed) return void res.destroy();
+    if (overCap || (hasBody(req) && !req.complete)) {
+      // The connection closes after the answer without a reset the client could meet before
+      // reading it (lingering-close.ts).
+      res.setHeader('Connection', 'close');
+      this.lingering.closeAfterAnswer(req, res);
+    } else req.resume();
+    await writeResponse(res, response);
+  }
+
+  /** A failure of the shell or the handler itself: a 500 if nothing was sent yet. */
+  private failed(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      this.deps.logger.error('local server failure', { error: String(err) });
+      return void res.destroy();
+    }
+    const requestId = `req_${randomUUID()}`;
+    this.deps.logger.error('local server failure', { request_id: requestId, error: String(err) });
+    const failure = new PlatformError(
+      'INTERNAL_ERROR',
+      `Internal error; quote request id ${requestId} when reporting it`,
+    );
+    const body = JSON.stringify(errorEnvelope(failure, requestId));
+    res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId });
+    res.end(body);
+  }
+}
+
+/**
+ * The request target as a URL whose pathname is exactly the path sent. `new URL('//evil.com/tasks',
+ * base)` reads `//` as an authority (host evil.com, path /tasks) and throws on `//`, so the path is
+ * appended to a fixed origin instead; anything but an origin-form target (`/...`) has no route.
+ */
+export function requestUrl(target: string | undefined): URL | undefined {
+  if (!target?.startsWith('/')) return undefined;
+  try {
+    return new URL(`http://localhost${target}`);
+  } catch {
+    return undefined;
+  }
+}

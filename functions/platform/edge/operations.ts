@@ -1,0 +1,57 @@
+import type { z } from 'zod';
+import type { AuthContext } from '../../core/api-keys/api-keys.ts';
+import type { AnswerFirstOffer } from '../../core/calls/call-context.ts';
+import type { Deps } from '../deps.ts';
+import type { BinaryBody, StreamBody } from '../operation-input.ts';
+import type { HtmlReply, ProtocolReply, Reply } from '../operation-replies.ts';
+import type { OperationId, ResourceModule, RouteDef, Routes } from '../routes.ts';
+
+/*
+ * What the edge hands an operation of functions/http/<module>.ts, and what it may answer: typed by
+ * the operation's route, so a route's schemas and its operation cannot disagree.
+ */
+
+type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+export interface OperationInput<R extends RouteDef> {
+  params: Out<R['params']>;
+  query: Out<R['query']>;
+  body: R['binaryBody'] extends { stream: true }
+    ? StreamBody
+    : R['binaryBody'] extends object
+      ? BinaryBody
+      : Out<R['body']>;
+  auth: R['auth'] extends 'api-key' ? AuthContext : undefined;
+  deps: Deps;
+  requestId: string;
+  /** A request header by lower-case name. */
+  header: (name: string) => string | undefined;
+  /** The shell's offer to settle work after the answer is sent (EdgeContext.answerFirst). */
+  answerFirst?: AnswerFirstOffer | undefined;
+}
+
+type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
+  ? z.input<R['success']['schema']>
+  : undefined;
+type Result<R extends RouteDef> = R['protocol'] extends string
+  ? ProtocolReply
+  : Body<R> | Reply<Body<R>> | HtmlReply;
+
+/** The operations a resource module implements: one per route of that module, typed by the route. */
+export type Operations<M extends ResourceModule> = {
+  [K in OperationId as Routes[K]['module'] extends M ? K : never]: (
+    input: OperationInput<Routes[K]>,
+  ) => Promise<Result<Routes[K]>>;
+};
+
+/** An operation as the edge calls it, its types erased. */
+export type AnyOperation = (input: {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+  auth: AuthContext | undefined;
+  deps: Deps;
+  requestId: string;
+  header: (name: string) => string | undefined;
+  answerFirst?: AnswerFirstOffer | undefined;
+}) => Promise<unknown>;

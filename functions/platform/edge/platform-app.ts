@@ -1,0 +1,76 @@
+import type { Deps } from '../deps.ts';
+import type { CredentialChecks } from '../keyless-bodies.ts';
+import type { OperationId } from '../routes.ts';
+import { KeylessReads, refuseCounted } from './address-admission.ts';
+import { answer } from './answer-mapping.ts';
+import { ClientGone } from './body-reading.ts';
+import type { EdgeContext, FetchHandler, RequestScope } from './edge-context.ts';
+import { errorAnswer } from './error-mapping.ts';
+import type { AnyOperation } from './operations.ts';
+import { RouteMatcher } from './route-matcher.ts';
+import { serveRoute } from './serve-route.ts';
+import { unrouted } from './unrouted.ts';
+
+/*
+ * The platform's API as one Fetch API function (edge-context.ts): the request scope, the route
+ * (route-matcher.ts), then the route's units (serve-route.ts) or, for a request no route takes,
+ * 404, 405 or the CORS preflight (unrouted.ts). Any error becomes its envelope in one place
+ * (error-mapping.ts). The Lambda of each API resource serves this with that resource's
+ * operations; the local platform serves it with all of them.
+ */
+
+export interface PlatformAppOptions {
+  /**
+   * What answers a path no route has, before the API's 404 (the local platform's dashboard files):
+   * a Response, or undefined to let the API answer.
+   */
+  fallback?: (request: Request, pathname: string) => Response | undefined;
+  /** The credential checks of the keyless routes served whose credential is in the path. */
+  credentialChecks?: CredentialChecks;
+}
+
+const matcher = new RouteMatcher();
+
+export function createPlatformApp(
+  getDeps: () => Promise<Deps>,
+  operations: Partial<Record<OperationId, AnyOperation>>,
+  options: PlatformAppOptions = {},
+): FetchHandler {
+  const keylessReads = new KeylessReads(options.credentialChecks ?? {});
+  return async (request: Request, context: EdgeContext): Promise<Response> => {
+    const url = new URL(request.url);
+    const method = request.method;
+    const scope = {
+      requestId: context.requestId,
+      address: context.address,
+      origin: request.headers.get('origin') ?? undefined,
+    } as RequestScope;
+    let template: string | undefined;
+    try {
+      scope.deps = await getDeps();
+      if (context.refusal) await refuseCounted(scope, context.refusal);
+      const found = matcher.match(method, url.pathname);
+      template = found.template;
+      if (found.match) {
+        const operation = operations[found.match.id];
+        if (!operation) throw new Error(`${found.match.id} is served by another function`);
+        return await serveRoute(scope, found.match, operation, request, url, context, keylessReads);
+      }
+      if (!template) {
+        const fallback = options.fallback?.(request, url.pathname);
+        if (fallback) return fallback;
+      }
+      const header = (name: string) => request.headers.get(name) ?? undefined;
+      const preflight = await unrouted(
+        scope,
+        { method, path: url.pathname, authorization: header('authorization') },
+        template ? matcher.methodsOf(template) : undefined,
+      );
+      return await answer(scope, preflight, { method, path: template ?? url.pathname, header });
+    } catch (err) {
+      // Nobody is left to read an answer; the shell drops the connection.
+      if (err instanceof ClientGone) return new Response(null, { status: 400 });
+      return errorAnswer(scope, err, { method, path: scope.route?.def.path ?? template ?? url.pathname });
+    }
+  };
+}
