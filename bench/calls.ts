@@ -196,7 +196,14 @@ async function main(): Promise<void> {
     };
     const [platform, baseline, portkey, proxy] = await Promise.all([
       startPlatform(ROOT, profile),
-      baselineDir ? startPlatform(baselineDir, []) : undefined,
+      baselineDir
+        ? startPlatform(
+            baselineDir,
+            process.env.BENCH_PROFILE_BASELINE
+              ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_BASELINE}`]
+              : [],
+          )
+        : undefined,
       startProcess([join(ROOT, 'bench', 'portkey-process.ts')], { NODE_ENV: 'production' }),
       startProcess([join(ROOT, 'bench', 'node-proxy.ts')], { UPSTREAM: fakeUrl }),
     ]);

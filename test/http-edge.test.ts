@@ -170,7 +170,7 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
     const unrouted = await handlers.edge(event('/nope', '/nope'));
     assert.equal(unrouted.statusCode, 429, 'a path with no route past the limit');
-    assert.equal(unrouted.headers?.['retry-after'], '60');
+    assert.equal(unrouted.headers?.['Retry-After'], '60');
   });
 
   it('answers a CORS preflight for an allowed origin, and gives an unlisted origin nothing to read', async () => {

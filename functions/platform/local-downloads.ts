@@ -20,8 +20,10 @@ const servesLinks = (bundles: BundleStore): bundles is BundleStore & ServesShare
  * signature is the credential) and no envelope around the bytes. Undefined for any other request.
  */
 export async function sharedDownload(bundles: BundleStore, request: Request): Promise<Response | undefined> {
+  // Most requests are not downloads: the URL is parsed only for those that may be.
+  if (!request.url.includes(DOWNLOADS_PATH) || !servesLinks(bundles)) return undefined;
   const url = new URL(request.url);
-  if (!url.pathname.startsWith(DOWNLOADS_PATH) || !servesLinks(bundles)) return undefined;
+  if (!url.pathname.startsWith(DOWNLOADS_PATH)) return undefined;
   if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
   const read = await bundles.readShared(url.pathname, url.searchParams);
   if (read.status === 200) {

@@ -2,6 +2,7 @@ import { logServerError } from '../../shared/server-error-log.ts';
 import { preflightHeaders } from '../cors.ts';
 import { HtmlReply, PreflightReply, ProtocolReply, Reply } from '../operation-replies.ts';
 import type { RequestScope } from './edge-context.ts';
+import { lazyResponse } from './lazy-response.ts';
 import { responseHeaders } from './response-headers.ts';
 
 /*
@@ -17,18 +18,15 @@ export async function answer(
 ): Promise<Response> {
   const status = scope.route?.def.success.status ?? 200;
   if (result instanceof PreflightReply) {
-    return new Response(null, {
-      status: 204,
-      headers: {
-        ...(await responseHeaders(scope)),
-        Allow: result.methods.join(', '),
-        ...preflightHeaders(
-          scope.deps.config.corsOrigins,
-          scope.origin,
-          result.methods,
-          request.header('access-control-request-headers'),
-        ),
-      },
+    return lazyResponse(null, 204, {
+      ...(await responseHeaders(scope)),
+      Allow: result.methods.join(', '),
+      ...preflightHeaders(
+        scope.deps.config.corsOrigins,
+        scope.origin,
+        result.methods,
+        request.header('access-control-request-headers'),
+      ),
     });
   }
   if (result instanceof ProtocolReply) {
@@ -42,26 +40,20 @@ export async function answer(
       status: result.status,
       code: undefined,
     });
-    return new Response(result.body, {
-      status: result.status,
-      headers: { ...Object.fromEntries(common), ...result.headers },
-    });
+    return lazyResponse(result.body, result.status, { ...Object.fromEntries(common), ...result.headers });
   }
   if (result instanceof HtmlReply) {
-    return new Response(result.html, {
-      status,
-      headers: {
-        ...(await responseHeaders(scope)),
-        'Content-Type': 'text/html; charset=utf-8',
-        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
-      },
+    return lazyResponse(result.html, status, {
+      ...(await responseHeaders(scope)),
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
     });
   }
   const body = result instanceof Reply ? result.body : result;
   const headers = { ...(await responseHeaders(scope)), ...(result instanceof Reply ? result.headers : {}) };
-  if (status === 204) return new Response(null, { status, headers });
+  if (status === 204) return lazyResponse(null, status, headers);
   const json = JSON.stringify(scope.route?.def.document ? body : withMetadata(body, scope.requestId));
-  return new Response(json, { status, headers });
+  return lazyResponse(json ?? null, status, headers);
 }
 
 function withMetadata(body: unknown, requestId: string): unknown {

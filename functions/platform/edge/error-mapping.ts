@@ -2,6 +2,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { logServerError } from '../../shared/server-error-log.ts';
 import { challengeHeaders, errorEnvelope, toPlatformError } from '../error-answer.ts';
 import type { RequestScope } from './edge-context.ts';
+import { lazyResponse } from './lazy-response.ts';
 import { refusingQuota, responseHeaders } from './response-headers.ts';
 
 /*
@@ -32,8 +33,8 @@ export async function errorAnswer(
     headers['Retry-After'] = String(err.details.suggested_wait_time);
   }
   if (err.code === 'METHOD_NOT_ALLOWED' && scope.allow) headers.Allow = scope.allow.join(', ');
-  return new Response(JSON.stringify(errorEnvelope(err, scope.requestId)), {
-    status: err.status,
-    headers: { ...headers, ...challengeHeaders(err) },
+  return lazyResponse(JSON.stringify(errorEnvelope(err, scope.requestId)), err.status, {
+    ...headers,
+    ...challengeHeaders(err),
   });
 }

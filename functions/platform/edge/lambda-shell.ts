@@ -3,6 +3,7 @@ import { carriedAsBase64 } from '../binary-media-types.ts';
 import { platformRequestId } from '../request-id.ts';
 import type { EdgeContext, FetchHandler } from './edge-context.ts';
 import { fetchRequest } from './fetch-request.ts';
+import { distinctHeaders, responseParts } from './lazy-response.ts';
 
 /*
  * The buffered Lambda shell: an API Gateway REST proxy event as a Fetch API Request, and the
@@ -85,6 +86,19 @@ function append(headers: Headers, name: string, value: string): void {
 
 /** The Response as API Gateway's proxy result: a binary media type's body base64-encoded. */
 export async function toResult(response: Response): Promise<APIGatewayProxyResult> {
+  const parts = responseParts(response);
+  if (parts) {
+    const headers = distinctHeaders(parts.headers);
+    const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    const binary = carriedAsBase64(contentType);
+    const bytes = typeof parts.body === 'string' && !binary ? undefined : Buffer.from(parts.body ?? '');
+    return {
+      statusCode: parts.status,
+      headers,
+      body: bytes ? bytes.toString(binary ? 'base64' : 'utf8') : (parts.body as string),
+      isBase64Encoded: binary,
+    };
+  }
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     if (name !== 'set-cookie') headers[name] = value;

@@ -121,7 +121,11 @@ export class NodeShell {
       // reading it (lingering-close.ts).
       res.setHeader('Connection', 'close');
       this.lingering.closeAfterAnswer(req, res);
-    } else req.resume();
+    } else {
+      // The request was read whole (or had no body): the connection reads its next request.
+      req.resume();
+      socket.resume();
+    }
     await writeResponse(res, response);
   }
 
