@@ -61,6 +61,22 @@ module.exports = {
       from: { path: '^functions/(http|jobs)/' },
       to: { path: '^functions/adapters/' },
     },
+    {
+      name: 'no-upward-imports-from-platform',
+      severity: 'error',
+      comment:
+        "platform (config, composition of deps, the HTTP edge) sits below the entry points: only the local platform's composition (functions/local-platform/), above both, starts the jobs and serves the http operations.",
+      from: { path: '^functions/platform/' },
+      to: { path: '^functions/(http|jobs|cli|local-platform)/' },
+    },
+    {
+      name: 'entry-points-never-import-the-local-composition',
+      severity: 'error',
+      comment:
+        'http and jobs are served by the local platform and by Lambda alike; neither knows the local composition.',
+      from: { path: '^functions/(http|jobs|core|adapters|ports|shared|containers)/' },
+      to: { path: '^functions/local-platform/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

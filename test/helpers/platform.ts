@@ -10,11 +10,11 @@ import {
   DYNAMODB_LOCAL_CREDENTIALS,
   DYNAMODB_LOCAL_REGION,
 } from '../../functions/emulator/dynamodb-local.ts';
+import { LocalServer } from '../../functions/local-platform/local-server.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { DashboardAssets } from '../../functions/platform/dashboard-assets.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../functions/platform/deps.ts';
-import { LocalServer } from '../../functions/platform/local-server.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { type Faults, injectFaults } from './dynamodb-faults.ts';

@@ -32,7 +32,7 @@ export function registerStart(program: Command, cli: CliRuntime): void {
             const { startEmulatedPlatform } = await import('../../emulator/start-emulated.ts');
             await startEmulatedPlatform(config);
           } else {
-            const { startLocalPlatform } = await import('../../platform/start.ts');
+            const { startLocalPlatform } = await import('../../local-platform/start.ts');
             await startLocalPlatform(config);
           }
         } catch (err) {

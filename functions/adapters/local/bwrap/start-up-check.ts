@@ -1,5 +1,5 @@
 /**
- * The start-up check of the local platform (functions/platform/start.ts): whether bubblewrap, its
+ * The start-up check of the local platform (functions/local-platform/start.ts): whether bubblewrap, its
  * helper tools and pasta work on this host, found by running real probe sessions.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,12 +1,12 @@
 import type { Server } from 'node:http';
 import { allCredentialChecks, allOperations } from '../http/index.ts';
-import { AnswerFirst } from './answer-first.ts';
-import type { DashboardAssets } from './dashboard-assets.ts';
-import type { Deps } from './deps.ts';
-import type { FetchHandler } from './edge/edge-context.ts';
-import { NodeShell } from './edge/node-shell.ts';
-import { createPlatformApp } from './edge/platform-app.ts';
-import { sharedDownload } from './local-downloads.ts';
+import { AnswerFirst } from '../platform/answer-first.ts';
+import type { DashboardAssets } from '../platform/dashboard-assets.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { FetchHandler } from '../platform/edge/edge-context.ts';
+import { NodeShell } from '../platform/edge/node-shell.ts';
+import { createPlatformApp } from '../platform/edge/platform-app.ts';
+import { sharedDownload } from '../platform/local-downloads.ts';
 
 /**
  * The local platform's HTTP server: the platform's app with every module's operations (the same

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { startScheduleLoop } from '../jobs/local-schedule-loop.ts';
-import { ADMIN_KEY_FILE, bootstrapOwner } from './bootstrap.ts';
-import type { Config } from './config.ts';
-import { DashboardAssets } from './dashboard-assets.ts';
-import { lockDataDir } from './data-dir-lock.ts';
-import { createDeps } from './deps.ts';
+import { ADMIN_KEY_FILE, bootstrapOwner } from '../platform/bootstrap.ts';
+import type { Config } from '../platform/config.ts';
+import { DashboardAssets } from '../platform/dashboard-assets.ts';
+import { lockDataDir } from '../platform/data-dir-lock.ts';
+import { createDeps } from '../platform/deps.ts';
 import { LocalServer } from './local-server.ts';
 
 /** `npm start`: the whole platform in one process, until SIGINT or SIGTERM. */
@@ -29,7 +29,7 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     }
   }
   // Request temporaries of a platform process that was killed mid-request.
-  const { removeOrphanTempFiles } = await import('./temp-files.ts');
+  const { removeOrphanTempFiles } = await import('../platform/temp-files.ts');
   await removeOrphanTempFiles();
   if (config.sandbox === 'bubblewrap') {
     const { removeStaleRuns } = await import('../adapters/local/bwrap/run-dir.ts');
