@@ -39,8 +39,16 @@ export interface BodyBounds {
   refusal: (failure: 'too-large' | 'too-large-event') => PlatformError;
 }
 
-/** Each chunk of `request`'s body, checked against `bounds`: throws the refusal at the first one past. */
-async function* chunks(request: Request, bounds: BodyBounds | { limit: number }): AsyncGenerator<Buffer> {
+/**
+ * Reads `request`'s body chunk by chunk, checked against `bounds` (throws the refusal at the first
+ * chunk past them), handing each to `take`. A plain loop, not an async generator: this runs once a
+ * request, and each generator step costs promises the garbage collector has to follow.
+ */
+async function eachChunk(
+  request: Request,
+  bounds: BodyBounds | { limit: number },
+  take: (chunk: Buffer) => void | Promise<void>,
+): Promise<void> {
   if (!request.body) return;
   const reader = request.body.getReader();
   let size = 0;
@@ -59,7 +67,8 @@ async function* chunks(request: Request, bounds: BodyBounds | { limit: number })
       size += chunk.length;
       if ('meter' in bounds && !bounds.meter.add(chunk)) throw bounds.refusal('too-large-event');
       if (size > bounds.limit) throw 'refusal' in bounds ? bounds.refusal('too-large') : new BodyOverLimit();
-      yield chunk;
+      const taken = take(chunk);
+      if (taken) await taken;
     }
   } finally {
     // What is left is not read: the shell decides what becomes of the connection.
@@ -73,7 +82,7 @@ export class BodyOverLimit extends Error {}
 /** The body in one Buffer. */
 export async function readBody(request: Request, bounds: BodyBounds): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const chunk of chunks(request, bounds)) parts.push(chunk);
+  await eachChunk(request, bounds, (chunk) => void parts.push(chunk));
   return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
 }
 
@@ -82,9 +91,7 @@ export async function readBody(request: Request, bounds: BodyBounds): Promise<Bu
  * its next request; throws BodyOverLimit at the first byte past `limit`.
  */
 export async function drainBody(request: Request, limit: number): Promise<void> {
-  for await (const _ of chunks(request, { limit })) {
-    // dropped
-  }
+  await eachChunk(request, { limit }, () => undefined);
 }
 
 /**
@@ -107,11 +114,11 @@ export async function spoolBody(request: Request, bounds: BodyBounds, inMemory: 
   });
   let size = 0;
   try {
-    for await (const chunk of chunks(request, bounds)) {
+    await eachChunk(request, bounds, (chunk) => {
       size += chunk.length;
       if (fileError) throw fileError;
-      if (!file.write(chunk)) await drained(file);
-    }
+      if (!file.write(chunk)) return drained(file);
+    });
     await new Promise<void>((resolve, reject) =>
       file.end((err?: Error | null) => (err ? reject(err) : resolve())),
     );

@@ -82,14 +82,15 @@ export function responseParts(response: Response): ResponseParts | undefined {
  */
 export function distinctHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  const names = new Map<string, string>();
-  for (const [name, value] of Object.entries(headers)) {
+  // The name each lower-cased name was last given as (a null-prototype object: no Map per answer).
+  const names: Record<string, string> = Object.create(null);
+  for (const name in headers) {
     const lower = name.toLowerCase();
-    const earlier = names.get(lower);
-    if (earlier !== undefined) delete out[earlier];
     if (lower === 'content-length') continue;
-    names.set(lower, name);
-    out[name] = value;
+    const earlier = names[lower];
+    if (earlier !== undefined && earlier !== name) delete out[earlier];
+    names[lower] = name;
+    out[name] = headers[name] as string;
   }
   return out;
 }
