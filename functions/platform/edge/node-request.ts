@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fetchRequest } from './fetch-request.ts';
 import { distinctHeaders, responseParts } from './lazy-response.ts';
+import { parsedUrl as target } from './request-url.ts';
 
 /*
  * Node's request and response as the Fetch API's, for the Node shell (node-shell.ts): the request's
@@ -9,7 +10,6 @@ import { distinctHeaders, responseParts } from './lazy-response.ts';
  */
 
 const incoming = Symbol('incoming');
-const target = Symbol('target');
 const verb = Symbol('verb');
 const headerCache = Symbol('headers');
 const bodyCache = Symbol('body');

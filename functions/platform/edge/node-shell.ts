@@ -47,7 +47,7 @@ export class NodeShell {
         try {
           await this.handle(req, res, work, answer?.offer);
         } finally {
-          await Promise.allSettled(work);
+          if (work.length > 0) await Promise.allSettled(work);
           await answer?.settle();
         }
       };
@@ -90,7 +90,7 @@ export class NodeShell {
     const socket = req.socket;
     const address = socket.remoteAddress ?? '';
     // A client gone while its answer is written is nobody's failure (the write is dropped).
-    res.on('error', () => undefined);
+    res.on('error', ignore);
     // Nothing of a body is read off the wire while the request is checked (the store is asked for
     // the address's count, a key, a webhook's secret): whatever reads the body resumes it. Else each
     // waiting connection holds the body's first 64 KiB read: 1,500 keyless ones, 100 MB.
@@ -146,6 +146,9 @@ export class NodeShell {
     res.end(body);
   }
 }
+
+/** A listener that drops what it is given. */
+const ignore = () => undefined;
 
 /**
  * The request target as a URL whose pathname is exactly the path sent. `new URL('//evil.com/tasks',

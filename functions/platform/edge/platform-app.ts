@@ -7,6 +7,7 @@ import { ClientGone } from './body-reading.ts';
 import type { EdgeContext, FetchHandler, RequestScope } from './edge-context.ts';
 import { errorAnswer } from './error-mapping.ts';
 import type { AnyOperation } from './operations.ts';
+import { requestUrlOf } from './request-url.ts';
 import { RouteMatcher } from './route-matcher.ts';
 import { serveRoute } from './serve-route.ts';
 import { unrouted } from './unrouted.ts';
@@ -38,7 +39,7 @@ export function createPlatformApp(
 ): FetchHandler {
   const keylessReads = new KeylessReads(options.credentialChecks ?? {});
   return async (request: Request, context: EdgeContext): Promise<Response> => {
-    const url = new URL(request.url);
+    const url = requestUrlOf(request);
     const method = request.method;
     const scope = {
       requestId: context.requestId,
