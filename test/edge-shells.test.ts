@@ -70,6 +70,20 @@ describe('the buffered Lambda shell', () => {
     assert.deepEqual(seen.context, { requestId: 'req_abc', address: '127.0.0.7', bodyBuffered: true });
   });
 
+  it('keeps the first of a repeated single-valued header, as Node does for the local platform', async () => {
+    const app: FetchHandler = async (request) =>
+      Response.json({
+        authorization: request.headers.get('authorization'),
+        thing: request.headers.get('x-thing'),
+      });
+    const result = await lambdaShell(app)(
+      event({
+        multiValueHeaders: { Authorization: ['Bearer first', 'Bearer second'], 'X-Thing': ['one', 'two'] },
+      }),
+    );
+    assert.deepEqual(JSON.parse(result.body), { authorization: 'Bearer first', thing: 'one, two' });
+  });
+
   it('answers a binary media type base64-encoded and cookies as multi-value headers', async () => {
     const bytes = Buffer.from([0xde, 0xad, 0xbe, 0xef]);
     const app: FetchHandler = async () => {

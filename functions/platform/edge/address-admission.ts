@@ -28,6 +28,20 @@ export async function refuseCounted(scope: RequestScope, refusal: PlatformError)
   throw refusal;
 }
 
+/**
+ * Counts a request nothing counted yet (one that failed before its caller was known) against its
+ * address, so its answer still shows a rate limit (spec "Limits": on every response). Best effort:
+ * a failed count leaves the answer without the headers, never changes it.
+ */
+export async function countIfUncounted(scope: RequestScope): Promise<void> {
+  if (!scope.deps || scope.auth || scope.addressAdmission) return;
+  try {
+    scope.addressAdmission = await countAddressRequest(scope.deps, scope.address);
+  } catch {
+    // the answer goes out without rate-limit headers
+  }
+}
+
 /** Bodies being read per address on keyless routes with no credential checked first. */
 export class KeylessReads {
   private readonly reads = new PerAddressCount(KEYLESS_BODY_READS_PER_ADDRESS);

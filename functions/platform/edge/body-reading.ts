@@ -52,6 +52,7 @@ async function eachChunk(
   if (!request.body) return;
   const reader = request.body.getReader();
   let size = 0;
+  let ended = false;
   try {
     for (;;) {
       let read: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>;
@@ -60,7 +61,10 @@ async function eachChunk(
       } catch {
         throw new ClientGone();
       }
-      if (read.done) return;
+      if (read.done) {
+        ended = true;
+        return;
+      }
       const chunk = Buffer.isBuffer(read.value)
         ? read.value
         : Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength);
@@ -71,8 +75,11 @@ async function eachChunk(
       if (taken) await taken;
     }
   } finally {
-    // What is left is not read: the shell decides what becomes of the connection.
-    reader.releaseLock();
+    // A body left before its end is cancelled: the Node shell's stream then lets go of the
+    // request, whose rest the shell drains within its bound as the connection closes
+    // (lingering-close.ts), and nothing more of it is buffered.
+    if (ended) reader.releaseLock();
+    else void reader.cancel().catch(() => undefined);
   }
 }
 

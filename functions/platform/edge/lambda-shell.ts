@@ -44,7 +44,10 @@ export function toRequest(event: APIGatewayProxyEvent): Request {
   const headers = new Headers();
   const multi = event.multiValueHeaders;
   for (const [name, values] of Object.entries(multi && Object.keys(multi).length > 0 ? multi : {})) {
-    for (const value of values ?? []) append(headers, name, value);
+    // A header that may be given once keeps its first value, as Node's parser keeps it for the
+    // local platform: a repeated Authorization or Content-Type reads the same on both deployments.
+    const kept = SINGLE_VALUED.has(name.toLowerCase()) ? (values ?? []).slice(0, 1) : (values ?? []);
+    for (const value of kept) append(headers, name, value);
   }
   if (!multi || Object.keys(multi).length === 0) {
     for (const [name, value] of Object.entries(event.headers ?? {}))
@@ -75,6 +78,28 @@ function resourcePath(event: APIGatewayProxyEvent): string {
   });
   return complete && filled.startsWith('/') ? filled : (event.path ?? '/');
 }
+
+/** The request headers Node keeps the first value of when repeated (http.IncomingMessage.headers). */
+const SINGLE_VALUED = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
 
 function append(headers: Headers, name: string, value: string): void {
   try {

@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.ts';
 import type { CredentialChecks } from '../keyless-bodies.ts';
 import type { OperationId } from '../routes.ts';
-import { KeylessReads, refuseCounted } from './address-admission.ts';
+import { countIfUncounted, KeylessReads, refuseCounted } from './address-admission.ts';
 import { answer } from './answer-mapping.ts';
 import { ClientGone } from './body-reading.ts';
 import type { EdgeContext, FetchHandler, RequestScope } from './edge-context.ts';
@@ -71,6 +71,7 @@ export function createPlatformApp(
     } catch (err) {
       // Nobody is left to read an answer; the shell drops the connection.
       if (err instanceof ClientGone) return new Response(null, { status: 400 });
+      await countIfUncounted(scope);
       return errorAnswer(scope, err, { method, path: scope.route?.def.path ?? template ?? url.pathname });
     }
   };
