@@ -1,5 +1,5 @@
 /**
- * A call's answer and its record (functions/platform/answer-first.ts), seen from outside the
+ * A call's answer and its record (functions/adapters/local/sqlite-answer-first.ts), seen from outside the
  * shipped server: `agenthost start` as its own process, a fake model on loopback, and a second
  * connection to the platform's database file that holds SQLite's write lock while the model
  * answers. A write the platform then commits waits for the lock (and, SQLite's busy wait being

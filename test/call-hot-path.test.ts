@@ -89,7 +89,7 @@ describe('the work of one prompt call', () => {
 
   // `PRAGMA data_version` (a read transaction: four file-lock system calls) was before each of a
   // call's reads outside a transaction, eight a call; the local server now has the store look once
-  // per request (Store.asOneRequest), and each of the call's two transactions looks as it begins.
+  // per request (SqliteStore.asOneRequest), and each of the call's two transactions looks as it begins.
   it('looks for other connections’ commits three times: as the request arrives and as each of its two transactions begins', async () => {
     const looks = await statementsRun('PRAGMA data_version', async () => {
       fake.enqueue({ text: 'hi' });

@@ -245,4 +245,53 @@ describe('the Node shell', () => {
       ],
     );
   });
+
+  it('sends an answer after its waitUntil work, unless an early-answer policy takes the work', async () => {
+    let released = false;
+    let release: () => void = () => undefined;
+    const app: FetchHandler = async (_request, _context, afterAnswer) => {
+      const work = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      afterAnswer.waitUntil(
+        work.then(() => {
+          released = true;
+        }),
+      );
+      // Released a little after the answer is ready: an answer that waited for it arrives after.
+      setTimeout(() => release(), 200);
+      return new Response('answered');
+    };
+    const plain = new NodeShell(app, p.deps);
+    try {
+      await fetch(await plain.listen(0, '127.0.0.1'));
+      assert.equal(released, true, 'no policy: the answer waits for the work, as a Lambda returns after it');
+    } finally {
+      await plain.close();
+    }
+    let settled: (taken: number) => void = () => undefined;
+    const policySettled = new Promise<number>((resolve) => (settled = resolve));
+    const early = {
+      begin: () => {
+        const taken: Promise<unknown>[] = [];
+        return {
+          take: (work: Promise<unknown>) => taken.push(work) > 0,
+          settle: async () => {
+            await Promise.all(taken);
+            settled(taken.length);
+          },
+        };
+      },
+    };
+    released = false;
+    const answering = new NodeShell(app, p.deps, { earlyAnswers: early });
+    try {
+      await fetch(await answering.listen(0, '127.0.0.1'));
+      assert.equal(released, false, 'a policy that takes the work: the answer goes first');
+      assert.equal(await policySettled, 1, 'the policy settles the work it took once the answer is out');
+      assert.equal(released, true);
+    } finally {
+      await answering.close();
+    }
+  });
 });

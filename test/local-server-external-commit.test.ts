@@ -1,7 +1,7 @@
 /**
  * From the other side of the row cache (functions/adapters/local/sqlite-row-cache.ts): the local
  * server reads API keys from memory between requests, and looks for other processes' commits
- * (PRAGMA data_version) as each request starts (Store.asOneRequest). A key deleted through another connection
+ * (PRAGMA data_version) as each request starts (SqliteStore.asOneRequest). A key deleted through another connection
  * to the database file (as the operator CLI opens it while the server runs) must be refused by the
  * very next request, however warm the cache and whatever the timing.
  */

@@ -5,14 +5,14 @@ import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { Reply } from '../platform/operation-replies.ts';
 
 export const operations: Operations<'calls'> = {
-  callAgent: async ({ deps, auth, params, body, requestId, header, answerFirst }) => {
+  callAgent: async ({ deps, auth, params, body, requestId, header, waitUntil }) => {
     const result = await callAgent(deps, auth, {
       ...params,
       body: body.source,
       contentType: body.contentType,
       headers: header,
       requestId,
-      answerFirst,
+      waitUntil,
     });
     return new Reply(result.body as never, result.headers);
   },

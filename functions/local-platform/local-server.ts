@@ -1,10 +1,11 @@
 import type { Server } from 'node:http';
+import { SqliteAnswerFirst } from '../adapters/local/sqlite-answer-first.ts';
+import { SqliteStore } from '../adapters/local/sqlite-store.ts';
 import { allCredentialChecks, allOperations } from '../http/index.ts';
-import { AnswerFirst } from '../platform/answer-first.ts';
 import type { DashboardAssets } from '../platform/dashboard-assets.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { FetchHandler } from '../platform/edge/edge-context.ts';
-import { NodeShell } from '../platform/edge/node-shell.ts';
+import { NodeShell, type NodeShellOptions } from '../platform/edge/node-shell.ts';
 import { createPlatformApp } from '../platform/edge/platform-app.ts';
 import { sharedDownload } from '../platform/local-downloads.ts';
 
@@ -31,12 +32,7 @@ export class LocalServer {
       const download = context.refusal ? undefined : await sharedDownload(deps.bundles, request);
       return download ?? api(request, context, after);
     };
-    const store = deps.store;
-    this.shell = new NodeShell(app, deps, {
-      answerFirst: new AnswerFirst(store, deps.logger),
-      // One look at the store's state per request (Store.asOneRequest), not one per read.
-      ...(store.asOneRequest ? { around: (handle) => store.asOneRequest?.(handle) ?? handle() } : {}),
-    });
+    this.shell = new NodeShell(app, deps, shellOptions(deps));
     this.server = this.shell.server;
   }
 
@@ -50,4 +46,19 @@ export class LocalServer {
   close(): Promise<void> {
     return this.shell.close();
   }
+}
+
+/**
+ * What the embedded store adds to the Node shell: one look at the store's state per request
+ * (SqliteStore.asOneRequest), not one per read, and answers before the commit of the work they
+ * leave (sqlite-answer-first.ts). Another store (DynamoDB Local in tests) gets neither: its
+ * answers wait for their work, as on AWS.
+ */
+function shellOptions(deps: Deps): NodeShellOptions {
+  const store = deps.store;
+  if (!(store instanceof SqliteStore)) return {};
+  return {
+    around: (handle) => store.asOneRequest(handle),
+    earlyAnswers: new SqliteAnswerFirst(store, deps.logger),
+  };
 }

@@ -119,25 +119,6 @@ export interface Store {
   query(spec: QuerySpec): Promise<QueryPage>;
   /** All-or-nothing write of up to 100 operations on distinct keys. */
   transactWrite(ops: TransactOp[]): Promise<void>;
-  /**
-   * Optional: runs one request's handling (`fn`) so that what its reads see is settled once, as it
-   * starts, instead of before each read: the embedded store looks for other connections' commits
-   * (the operator CLI's) then, and again after each read its row cache cannot answer. A commit
-   * before the request started is always seen; one made while it runs may go unseen by its later
-   * reads for a bounded time (the embedded store's REQUEST_READ_WINDOW_MS; docs/performance.md,
-   * item 9).
-   */
-  asOneRequest?<T>(fn: () => Promise<T>): Promise<T>;
-  /**
-   * Optional, for a store that commits writes a moment after they are requested (the embedded
-   * store's group commit, at the end of the event-loop turn): an answer that reports the writes
-   * requested so far has gone out before their commit. Until the returned function is called
-   * (when the work the answer left has settled), the store commits pending writes before each
-   * read, so every reader in this process that saw the answer sees its writes. The local server
-   * sends a call's answer before its record's commit only where the store offers this
-   * (functions/platform/answer-first.ts).
-   */
-  answeredBeforeCommit?(): () => void;
   close(): Promise<void>;
 }
 

@@ -36,7 +36,7 @@ export class SqliteGroupCommit {
 
   /**
    * An answer reporting writes requested so far has gone out before their commit
-   * (Store.answeredBeforeCommit): until the returned function is called (when the work the answer
+   * (sqlite-answer-first.ts): until the returned function is called (when the work the answer
    * left has settled), every read first commits whatever is pending, so whoever saw the answer
    * sees its writes, including any the work requests later (a record written alone after its
    * first transaction was refused).

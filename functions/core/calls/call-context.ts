@@ -14,12 +14,6 @@ import type { CallOptions } from './call-options.ts';
 import type { ComputeMeter } from './compute-meter.ts';
 import type { Deadline } from './deadline.ts';
 
-/**
- * The local server's offer to settle a call's record after its answer is sent: takes `work` (which
- * never rejects) and says whether it took it (functions/platform/answer-first.ts).
- */
-export type AnswerFirstOffer = (work: Promise<void>) => boolean;
-
 export interface CallRequest {
   org: string;
   agent: string;
@@ -31,11 +25,11 @@ export interface CallRequest {
   headers: (name: string) => string | undefined;
   requestId: string;
   /**
-   * Offered by the local server: takes the call's record (`work`, which never rejects) to settle
-   * after the answer is sent, and says whether it took it; when absent or refused, the call waits
-   * for its record before answering (docs/calls.md, "The answer and the record").
+   * The host's waitUntil: takes the call's record (`work`, which never rejects) as work the answer
+   * need not wait for; whether the answer goes out first is the host's choice. Absent, the call
+   * waits for its record before answering (docs/calls.md, "The answer and the record").
    */
-  answerFirst?: AnswerFirstOffer | undefined;
+  waitUntil?: ((work: Promise<void>) => void) | undefined;
   /**
    * The caller keeps the whole output itself (a schedule run stores it with its record), so an
    * output too large to answer inline is not turned into a download link (payloads/output-answer.ts).

@@ -9,7 +9,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
-import type { AnswerFirstOffer, CallBasis, EngineOutcome } from './call-context.ts';
+import type { CallBasis, EngineOutcome } from './call-context.ts';
 import { ComputeMeter } from './compute-meter.ts';
 import type { Admission } from './quotas.ts';
 
@@ -66,13 +66,15 @@ export class CallReport {
   }
 
   /**
-   * Runs the clean-ups, then writes the record: before the answer, unless `answerFirst` takes the
-   * record's write, which is then requested (in the store's queue) before this returns.
+   * Runs the clean-ups, then writes the record: before the answer, unless the host takes the
+   * record's write as work the answer need not wait for (`waitUntil`); either way its write is
+   * requested before this returns.
    */
-  async end(deps: CoreDeps, answerFirst?: AnswerFirstOffer): Promise<void> {
+  async end(deps: CoreDeps, waitUntil?: (work: Promise<void>) => void): Promise<void> {
     for (const close of this.closers) await close().catch(() => undefined);
     const recorded = recordCall(deps, this);
-    if (!answerFirst?.(recorded)) await recorded;
+    if (waitUntil) waitUntil(recorded);
+    else await recorded;
   }
 }
 
@@ -92,8 +94,8 @@ export function callIdentity(call: CallBasis): InterruptedCallFields {
 }
 
 /**
- * Writes the call's record; never throws. Its write is requested before the first await (so an
- * answer sent before it settles finds it queued: functions/platform/answer-first.ts).
+ * Writes the call's record; never throws. Its write is requested before the first await, so a host
+ * that answers before it settles (waitUntil) finds it already requested of the store.
  */
 async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
   try {

@@ -51,7 +51,7 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
     await refundIfOwed(deps, report, code);
     throw err;
   } finally {
-    await report.end(deps, req.answerFirst);
+    await report.end(deps, req.waitUntil);
   }
 }
 

@@ -1,5 +1,4 @@
 import type { AuthContext } from '../../core/api-keys/api-keys.ts';
-import type { AnswerFirstOffer } from '../../core/calls/call-context.ts';
 import type { AddressAdmission } from '../../core/usage/address-rate-limit.ts';
 import type { PlatformError } from '../../shared/errors.ts';
 import type { Deps } from '../deps.ts';
@@ -25,14 +24,13 @@ export interface EdgeContext {
    * app answers it as it answers any refusal, with the request counted against its address.
    */
   refusal?: PlatformError;
-  /**
-   * Settles work after the answer, when the shell allows it now, and says whether it took it
-   * (functions/platform/answer-first.ts). Shells that cannot answer first do not offer it.
-   */
-  answerFirst?: AnswerFirstOffer;
 }
 
-/** Work a shell runs on after the answer (the Fetch world's ExecutionContext.waitUntil). */
+/**
+ * Work the answer need not wait for, which the shell still sees through (the Fetch world's
+ * ExecutionContext.waitUntil). A Lambda finishes it before it returns; the Node shell sends the
+ * answer first only where its early-answer policy allows (node-shell.ts).
+ */
 export interface AfterAnswer {
   waitUntil(work: Promise<unknown>): void;
 }
@@ -44,6 +42,8 @@ export type FetchHandler = (request: Request, context: EdgeContext, after: After
 export interface RequestScope {
   requestId: string;
   address: string;
+  /** The shell's AfterAnswer.waitUntil, for the operation. */
+  waitUntil: (work: Promise<unknown>) => void;
   /** The request's Origin header, for CORS. */
   origin: string | undefined;
   deps: Deps;

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PlatformError } from '../../shared/errors.ts';
-import type { AnswerFirst } from '../answer-first.ts';
 import { ConnectionGuard, edgeServerOptions } from '../connection-guard.ts';
 import type { Deps } from '../deps.ts';
 import { errorEnvelope } from '../error-answer.ts';
@@ -19,10 +18,27 @@ import { hasBody, toFetchRequest, writeResponse } from './node-request.ts';
  */
 
 export interface NodeShellOptions {
-  /** Wraps the handling of each request (the embedded store's one look per request: Store.asOneRequest). */
+  /** Wraps the handling of each request (the embedded store's one look per request). */
   around?: <T>(handle: () => Promise<T>) => Promise<T>;
-  /** Whether an answer may go out before work it leaves (answer-first.ts). */
-  answerFirst?: AnswerFirst;
+  /**
+   * Which work handed to waitUntil an answer need not wait for. Without it an answer waits for all
+   * of it, as a buffered Lambda's does, so whoever saw the answer sees the work's writes. The
+   * embedded store offers its rule (adapters/local/sqlite-answer-first.ts).
+   */
+  earlyAnswers?: EarlyAnswers;
+}
+
+/** A policy for answering before waitUntil work settles, asked once per request. */
+export interface EarlyAnswers {
+  begin(): EarlyAnswer;
+}
+
+/** One request's side of EarlyAnswers. */
+export interface EarlyAnswer {
+  /** Whether the answer may go out before `work` settles; if so, the policy settles it. */
+  take(work: Promise<unknown>): boolean;
+  /** Called once the answer is written: resolves when the work taken has settled. */
+  settle(): Promise<void>;
 }
 
 export class NodeShell {
@@ -41,14 +57,12 @@ export class NodeShell {
       // A request behind a refused one on its connection is not run (RFC 9112 §9.6: the refusal
       // said the connection closes), nor is its body read: the connection closes as it would.
       if (this.lingering.closing(req.socket)) return;
-      const answer = options.answerFirst?.begin();
+      const early = options.earlyAnswers?.begin();
       const handle = async () => {
-        const work: Promise<unknown>[] = [];
         try {
-          await this.handle(req, res, work, answer?.offer);
+          await this.handle(req, res, early);
         } finally {
-          if (work.length > 0) await Promise.allSettled(work);
-          await answer?.settle();
+          await early?.settle();
         }
       };
       const handling = options.around ? options.around(handle) : handle();
@@ -82,8 +96,7 @@ export class NodeShell {
   private async handle(
     req: IncomingMessage,
     res: ServerResponse,
-    work: Promise<unknown>[],
-    answerFirst: ((work: Promise<void>) => boolean) | undefined,
+    early: EarlyAnswer | undefined,
   ): Promise<void> {
     // Read now: Node detaches a request whose reading is given up from its socket (req.socket
     // becomes null), and the answer still names the caller's address.
@@ -104,16 +117,17 @@ export class NodeShell {
         ? undefined
         : new PlatformError('NOT_FOUND', `No route for ${method}`);
     const request = toFetchRequest(req, url ?? new URL('http://localhost/'), method);
+    // Work the answer waits for: what waitUntil is handed and the early-answer policy does not take.
+    const held: Promise<unknown>[] = [];
+    const waitUntil = (work: Promise<unknown>) => {
+      if (!early?.take(work)) held.push(work);
+    };
     const response = await this.app(
       request,
-      {
-        requestId: `req_${randomUUID()}`,
-        address,
-        ...(refusal ? { refusal } : {}),
-        ...(answerFirst ? { answerFirst } : {}),
-      },
-      { waitUntil: (p) => void work.push(p) },
+      { requestId: `req_${randomUUID()}`, address, ...(refusal ? { refusal } : {}) },
+      { waitUntil },
     );
+    if (held.length > 0) await this.settled(held);
     // The client went away mid-body: nobody is left to answer.
     if (res.destroyed || socket.destroyed) return void res.destroy();
     if (overCap || (hasBody(req) && !req.complete)) {
@@ -127,6 +141,15 @@ export class NodeShell {
       socket.resume();
     }
     await writeResponse(res, response);
+  }
+
+  /** Waits for work an answer waits for; a failure of it is logged, never the answer's. */
+  private async settled(work: Promise<unknown>[]): Promise<void> {
+    for (const outcome of await Promise.allSettled(work)) {
+      if (outcome.status === 'rejected') {
+        this.deps.logger.error('work after an answer failed', { error: String(outcome.reason) });
+      }
+    }
   }
 
   /** A failure of the shell or the handler itself: a 500 if nothing was sent yet. */

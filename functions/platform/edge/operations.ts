@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import type { AuthContext } from '../../core/api-keys/api-keys.ts';
-import type { AnswerFirstOffer } from '../../core/calls/call-context.ts';
 import type { Deps } from '../deps.ts';
 import type { BinaryBody, StreamBody } from '../operation-input.ts';
 import type { HtmlReply, ProtocolReply, Reply } from '../operation-replies.ts';
@@ -26,8 +25,8 @@ export interface OperationInput<R extends RouteDef> {
   requestId: string;
   /** A request header by lower-case name. */
   header: (name: string) => string | undefined;
-  /** The shell's offer to settle work after the answer is sent (EdgeContext.answerFirst). */
-  answerFirst?: AnswerFirstOffer | undefined;
+  /** Hands the shell work the answer need not wait for (AfterAnswer.waitUntil, edge-context.ts). */
+  waitUntil: (work: Promise<unknown>) => void;
 }
 
 type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
@@ -53,5 +52,5 @@ export type AnyOperation = (input: {
   deps: Deps;
   requestId: string;
   header: (name: string) => string | undefined;
-  answerFirst?: AnswerFirstOffer | undefined;
+  waitUntil: (work: Promise<unknown>) => void;
 }) => Promise<unknown>;

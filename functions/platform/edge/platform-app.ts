@@ -4,7 +4,7 @@ import type { OperationId } from '../routes.ts';
 import { countIfUncounted, KeylessReads, refuseCounted } from './address-admission.ts';
 import { answer } from './answer-mapping.ts';
 import { ClientGone } from './body-reading.ts';
-import type { EdgeContext, FetchHandler, RequestScope } from './edge-context.ts';
+import type { AfterAnswer, EdgeContext, FetchHandler, RequestScope } from './edge-context.ts';
 import { errorAnswer } from './error-mapping.ts';
 import type { AnyOperation } from './operations.ts';
 import { requestUrlOf } from './request-url.ts';
@@ -38,12 +38,13 @@ export function createPlatformApp(
   options: PlatformAppOptions = {},
 ): FetchHandler {
   const keylessReads = new KeylessReads(options.credentialChecks ?? {});
-  return async (request: Request, context: EdgeContext): Promise<Response> => {
+  return async (request: Request, context: EdgeContext, after: AfterAnswer): Promise<Response> => {
     const url = requestUrlOf(request);
     const method = request.method;
     const scope = {
       requestId: context.requestId,
       address: context.address,
+      waitUntil: after.waitUntil,
       origin: request.headers.get('origin') ?? undefined,
     } as RequestScope;
     let template: string | undefined;

@@ -72,7 +72,7 @@ export async function serveRoute(
       deps,
       requestId: scope.requestId,
       header,
-      answerFirst: context.answerFirst,
+      waitUntil: scope.waitUntil,
     });
     return await answer(scope, result, { method: request.method, path: route.path, header });
   } finally {

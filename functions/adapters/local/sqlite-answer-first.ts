@@ -1,12 +1,14 @@
-import type { AnswerFirstOffer } from '../core/calls/call-context.ts';
-import type { Store } from '../ports/store.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { SqliteStore } from './sqlite-store.ts';
 
 /**
- * When the local server sends a call's answer before the call's record is committed.
+ * When the local platform's answer may go out before the work it handed to waitUntil: the
+ * embedded store's rule, offered to the Node shell (functions/platform/edge/node-shell.ts,
+ * `earlyAnswers`) by the local composition. Without it the Node shell, like a Lambda, sends an
+ * answer once that work is done.
  *
- * A call's record (with its log line and its concurrency slot's release) is written in a
- * transaction of its own once the answer is known. Its failure never changes the answer (the
+ * The work is a call's record (with its log line and its concurrency slot's release), written in
+ * a transaction of its own once the answer is known. Its failure never changes the answer (the
  * record is logged as not written), so the answer need not wait for its commit, provided that
  * whoever reads the store after seeing the answer finds the record. Two rules keep that:
  *
@@ -15,21 +17,18 @@ import type { Logger } from '../shared/logger.ts';
  *   between the model's answer and the caller's (docs/performance.md, item 14). Under concurrency
  *   the answer waits for the commit as before, and the group commit keeps sharing one commit
  *   among many calls' writes.
- * - The record's write is requested (queued in the store) before the answer is sent, and once the
- *   answer is out the store is told so (Store.answeredBeforeCommit): until the record is written,
- *   every read in this process, from whatever request or caller, commits the queued writes first.
- *
- * Offered only by a store that queues its writes (the embedded one). Nothing offers it on AWS: a
- * Lambda's answer leaves when its handler returns, so the record is written first there, and
- * callers see the same.
+ * - The work's writes are requested (queued in the group commit) before the answer is sent, and
+ *   once the answer is out the store is told so (SqliteStore.answeredBeforeCommit): until the work
+ *   settles, every read in this process, from whatever request or caller, commits the queued
+ *   writes first.
  */
-export class AnswerFirst {
+export class SqliteAnswerFirst {
   /** Requests being handled, from arrival until their answer and any work it left have settled. */
   private inFlight = 0;
-  private readonly store: Store;
+  private readonly store: SqliteStore;
   private readonly logger: Logger;
 
-  constructor(store: Store, logger: Logger) {
+  constructor(store: SqliteStore, logger: Logger) {
     this.store = store;
     this.logger = logger;
   }
@@ -41,10 +40,13 @@ export class AnswerFirst {
   }
 
   /** Takes `work` to settle after the answer, if the request is alone; see the class comment. */
-  take(left: Promise<void>[], work: Promise<void>): boolean {
-    if (this.inFlight !== 1 || !this.store.answeredBeforeCommit) return false;
+  take(left: Promise<void>[], work: Promise<unknown>): boolean {
+    if (this.inFlight !== 1) return false;
     left.push(
-      work.catch((err: unknown) => this.logger.error('work after an answer failed', { error: String(err) })),
+      work.then(
+        () => undefined,
+        (err: unknown) => this.logger.error('work after an answer failed', { error: String(err) }),
+      ),
     );
     return true;
   }
@@ -54,7 +56,7 @@ export class AnswerFirst {
    * settles (call the function returned then).
    */
   answered(left: readonly Promise<void>[]): (() => void) | undefined {
-    return left.length > 0 ? this.store.answeredBeforeCommit?.() : undefined;
+    return left.length > 0 ? this.store.answeredBeforeCommit() : undefined;
   }
 
   end(): void {
@@ -62,16 +64,18 @@ export class AnswerFirst {
   }
 }
 
-/** One request's side of AnswerFirst: the offer its handler gets, and the work its answer left. */
+/** One request's side of SqliteAnswerFirst: the work its answer left. */
 export class RequestAnswer {
   private readonly left: Promise<void>[] = [];
-  private readonly policy: AnswerFirst;
-  /** Handed to the handler (LocalInvocation.answerFirst). */
-  readonly offer: AnswerFirstOffer;
+  private readonly policy: SqliteAnswerFirst;
 
-  constructor(policy: AnswerFirst) {
+  constructor(policy: SqliteAnswerFirst) {
     this.policy = policy;
-    this.offer = (work) => policy.take(this.left, work);
+  }
+
+  /** Whether the answer may go out before `work` settles; if so, this request settles it. */
+  take(work: Promise<unknown>): boolean {
+    return this.policy.take(this.left, work);
   }
 
   /** After the answer is sent: waits for the work it left, then the request no longer counts. */
