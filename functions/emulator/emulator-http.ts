@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readBody } from '../platform/request-body.ts';
+import { readBody } from './request-body.ts';
 import type { Logger } from '../shared/logger.ts';
 
 /*

@@ -3,7 +3,7 @@ import type { Deps } from './deps.ts';
 import type { OperationId } from './routes.ts';
 
 /*
- * How the local server bounds the bodies of requests no API key vouches for (docs/decisions.md
+ * How the edge bounds, on both deployments, the bodies of requests no API key vouches for (docs/decisions.md
  * "Reading bodies"): before a byte is read, the address's per-minute limit; a route that takes no
  * body drops at most IGNORED_KEYLESS_BODY_BYTES of one; a route whose credential is in its path
  * (a schedule's webhook) has it checked first (CredentialChecks); the rest (Stripe's webhook, whose signature covers

@@ -8,6 +8,8 @@
  * technique as @hono/node-server's Response.
  */
 
+import { forwardGetters, forwardMethods } from './lazy-members.ts';
+
 const parts = Symbol('parts');
 const built = Symbol('built');
 
@@ -43,21 +45,8 @@ const prototype: object = Object.create(Response.prototype, {
     },
   },
 });
-for (const name of ['headers', 'body', 'bodyUsed', 'redirected', 'statusText', 'type', 'url']) {
-  Object.defineProperty(prototype, name, {
-    get(this: Lazy) {
-      return Reflect.get(real(this), name);
-    },
-  });
-}
-for (const name of ['arrayBuffer', 'blob', 'bytes', 'clone', 'formData', 'json', 'text']) {
-  Object.defineProperty(prototype, name, {
-    value(this: Lazy, ...args: unknown[]) {
-      const response = real(this);
-      return (Reflect.get(response, name) as (...a: unknown[]) => unknown).apply(response, args);
-    },
-  });
-}
+forwardGetters(prototype, ['headers', 'body', 'bodyUsed', 'redirected', 'statusText', 'type', 'url'], real);
+forwardMethods(prototype, ['arrayBuffer', 'blob', 'bytes', 'clone', 'formData', 'json', 'text'], real);
 
 /** A Response of `body` (null for none) with `status` and `headers`, built only if needed. */
 export function lazyResponse(

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fetchRequest } from './fetch-request.ts';
+import { forwardGetters, forwardMethods } from './lazy-members.ts';
 import { distinctHeaders, responseParts } from './lazy-response.ts';
 import { parsedUrl as target } from './request-url.ts';
 
@@ -73,19 +74,11 @@ const headersPrototype: object = Object.create(Headers.prototype, {
     },
   },
 });
-for (const name of ['append', 'delete', 'entries', 'forEach', 'getSetCookie', 'keys', 'set', 'values']) {
-  Object.defineProperty(headersPrototype, name, {
-    value(this: LazyHeaders, ...args: unknown[]) {
-      const headers = realHeaders(this);
-      return (Reflect.get(headers, name) as (...a: unknown[]) => unknown).apply(headers, args);
-    },
-  });
-}
-Object.defineProperty(headersPrototype, Symbol.iterator, {
-  value(this: LazyHeaders) {
-    return realHeaders(this)[Symbol.iterator]();
-  },
-});
+forwardMethods(
+  headersPrototype,
+  ['append', 'delete', 'entries', 'forEach', 'getSetCookie', 'keys', 'set', 'values', Symbol.iterator],
+  realHeaders,
+);
 
 function lazyHeaders(req: IncomingMessage): Headers {
   const headers = Object.create(headersPrototype) as LazyHeaders;
@@ -138,29 +131,18 @@ const requestPrototype: object = Object.create(Request.prototype, {
     },
   },
 });
-for (const name of [
-  'bodyUsed',
-  'cache',
-  'credentials',
-  'destination',
-  'integrity',
-  'keepalive',
-  'mode',
-].concat(['redirect', 'referrer', 'referrerPolicy', 'signal', 'duplex'])) {
-  Object.defineProperty(requestPrototype, name, {
-    get(this: LazyRequest) {
-      return Reflect.get(real(this), name);
-    },
-  });
-}
-for (const name of ['arrayBuffer', 'blob', 'bytes', 'clone', 'formData', 'json', 'text']) {
-  Object.defineProperty(requestPrototype, name, {
-    value(this: LazyRequest, ...args: unknown[]) {
-      const request = real(this);
-      return (Reflect.get(request, name) as (...a: unknown[]) => unknown).apply(request, args);
-    },
-  });
-}
+forwardGetters(
+  requestPrototype,
+  ['bodyUsed', 'cache', 'credentials', 'destination', 'integrity', 'keepalive', 'mode'].concat([
+    'redirect',
+    'referrer',
+    'referrerPolicy',
+    'signal',
+    'duplex',
+  ]),
+  real,
+);
+forwardMethods(requestPrototype, ['arrayBuffer', 'blob', 'bytes', 'clone', 'formData', 'json', 'text'], real);
 
 /** Node's request as a Fetch API Request (see requestPrototype). */
 export function toFetchRequest(req: IncomingMessage, url: URL, method: string): Request {
