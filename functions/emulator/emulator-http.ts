@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readBody } from './request-body.ts';
 import type { Logger } from '../shared/logger.ts';
+import { readBody } from './request-body.ts';
 
 /*
  * The HTTP plumbing the AWS control-plane stand-ins share: a server whose handler may throw
