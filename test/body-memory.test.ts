@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../functions/core/accounts/account.ts';
 import { IN_MEMORY_BODY_BYTES } from '../functions/platform/edge/body-reading.ts';
-import { DRAIN_BYTES, LINGER_MS } from '../functions/platform/lingering-close.ts';
+import { DRAIN_BYTES } from '../functions/platform/lingering-close.ts';
+import { ENV } from '../functions/shared/env-names.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from './helpers/fake-llm-providers.ts';
 import type { TestPlatform } from './helpers/platform.ts';
 import { startRunsPlatform } from './helpers/schedules.ts';
@@ -42,6 +43,9 @@ function post(
   });
 }
 
+/** The linger of this suite's platform (PLATFORM_LINGER_MS): short, so its tests wait less than the default 5 s. */
+const LINGER_MS = 2_000;
+
 describe('request bodies: refused before reading, bounded in memory (issue 13, point 3)', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
@@ -54,7 +58,7 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
     spoolDir = await mkdtemp(join(tmpdir(), 'agenthost-body-test-'));
     process.env.TMPDIR = spoolDir;
     fake = await startFakeLlm();
-    p = await startRunsPlatform(fake);
+    p = await startRunsPlatform(fake, 'sqlite', { [ENV.lingerMs]: String(LINGER_MS) });
     const o = await createAccount(p.deps, { org: 'bodyco', tier: 'pro' });
     owner = { key: o.api_key };
     const published = await p.request('POST', '/agents', {
@@ -251,7 +255,7 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
         await new Promise((r) => setTimeout(r, LINGER_MS - 1_000));
         await probe();
         openBeforeTheEnd = !(await closedWithin(socket, 300));
-        await new Promise((r) => setTimeout(r, 1_500));
+        await new Promise((r) => setTimeout(r, 1_000));
         await probe();
       }
       const closed = await closedWithin(socket, framing === 'none' ? 2_000 : LINGER_MS + 3_000);

@@ -27,7 +27,7 @@ interface Refusal {
 describe('the lingering close shares its full drain among refused uploads', () => {
   let server: Server;
   let port: number;
-  const lingering = new LingeringClose();
+  const lingering = new LingeringClose(5_000);
   const refusals: Refusal[] = [];
   const clients: Socket[] = [];
 

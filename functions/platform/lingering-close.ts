@@ -3,8 +3,6 @@ import type { Socket } from 'node:net';
 
 /** A refused request's body is read and dropped up to this much after its answer. */
 export const DRAIN_BYTES = 1024 * 1024;
-/** A refused request's connection stays open this long after its answer, at most. */
-export const LINGER_MS = 5_000;
 /**
  * Connections drained up to DRAIN_BYTES at once; a refusal past them is drained up to
  * SHORT_DRAIN_BYTES only. Every byte drained is a buffer the garbage collector frees late (V8
@@ -29,8 +27,8 @@ export const SHORT_DRAIN_BYTES = 16 * 1024;
  * the server's side is ended (FIN) and the body is read and dropped while the connection has
  * delivered at most DRAIN_BYTES since the refusal: a client that sends a body of ordinary size
  * finishes it, and the connection then closes cleanly. Past that nothing more is read (the
- * client's writes wait on a full window, costing nothing), and the connection is closed LINGER_MS
- * after the answer, by which time the client has read it. Nothing of the body is kept, no refused
+ * client's writes wait on a full window, costing nothing), and the connection is closed `lingerMs`
+ * (PLATFORM_LINGER_MS, default 5 s) after the answer, by which time the client has read it. Nothing of the body is kept, no refused
  * caller can make the server read more than about DRAIN_BYTES, and a request sent behind the
  * refused one is not run (local-server.ts).
  * A chunked body that crossed its limit is read no further by Node, so its client gets the answer
@@ -38,6 +36,12 @@ export const SHORT_DRAIN_BYTES = 16 * 1024;
  */
 export class LingeringClose {
   private readonly sockets = new Set<Socket>();
+  private readonly lingerMs: number;
+
+  constructor(lingerMs: number) {
+    this.lingerMs = lingerMs;
+  }
+
   /** Connections holding one of the FULL_DRAINS_AT_ONCE, until their body ends or they close. */
   private fullDrains = 0;
 
@@ -80,7 +84,7 @@ export class LingeringClose {
       socket.end();
       // Closed at the timer, or once the body has been read whole. (A request Node has destroyed,
       // its chunked body over the limit, delivers nothing more: only the timer closes it.)
-      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+      const timer = setTimeout(() => socket.destroy(), this.lingerMs);
       timer.unref();
       socket.once('close', () => clearTimeout(timer));
       req.once('end', closeWhenWritten);

@@ -105,6 +105,9 @@ const settings = {
   maxConnectionsPerAddress: int(1, 1_000_000).default(256),
   headersTimeoutMs: int(100, 600_000).default(10_000),
   requestTimeoutMs: int(100, 3_600_000).default(30_000),
+  // How long a connection refused before its body was read stays open after its answer, so the
+  // client reads the answer before the close (functions/platform/lingering-close.ts).
+  lingerMs: int(100, 60_000).default(5_000),
   /** The most a call may run (below API Gateway's integration timeout in AWS). */
   maxCallSeconds: int(1, 300).default(300),
   // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only

@@ -25,6 +25,7 @@ export const ENV = {
   maxConnectionsPerAddress: 'PLATFORM_MAX_CONNECTIONS_PER_ADDRESS',
   headersTimeoutMs: 'PLATFORM_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'PLATFORM_REQUEST_TIMEOUT_MS',
+  lingerMs: 'PLATFORM_LINGER_MS',
   maxCallSeconds: 'PLATFORM_MAX_CALL_SECONDS',
   sandbox: 'PLATFORM_SANDBOX',
   sandboxHostPorts: 'PLATFORM_SANDBOX_HOST_PORTS',

@@ -18,6 +18,7 @@ export const fastNotifier = (mode: 'local' | 'aws' = 'local') =>
 export async function startRunsPlatform(
   fake: FakeLlmProviders,
   backend: Backend = 'sqlite',
+  env: Record<string, string> = {},
 ): Promise<TestPlatform> {
   return startTestPlatform(
     {
@@ -25,6 +26,7 @@ export async function startRunsPlatform(
       ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
       OPENAI_API_KEY: 'sk-openai-test',
       OPENAI_BASE_URL: fake.baseUrls.openai,
+      ...env,
     },
     backend,
     { notifier: fastNotifier(backend === 'sqlite' ? 'local' : 'aws'), scheduler: new LocalScheduler() },

@@ -46,13 +46,14 @@ export class NodeShell {
   private readonly app: FetchHandler;
   private readonly deps: Deps;
   /** Connections of requests whose body was left unread, closed once their answer has been read. */
-  private readonly lingering = new LingeringClose();
+  private readonly lingering: LingeringClose;
   /** Connections per address, and what Node refuses itself counted against the address. */
   private readonly connections: ConnectionGuard;
 
   constructor(app: FetchHandler, deps: Deps, options: NodeShellOptions = {}) {
     this.app = app;
     this.deps = deps;
+    this.lingering = new LingeringClose(deps.config.lingerMs);
     this.server = createServer(edgeServerOptions(deps.config), (req, res) => {
       // A request behind a refused one on its connection is not run (RFC 9112 §9.6: the refusal
       // said the connection closes), nor is its body read: the connection closes as it would.
