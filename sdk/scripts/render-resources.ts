@@ -40,6 +40,7 @@ interface Op {
 
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+/** The generated file's own names: an operationId or a path parameter must not shadow them. */
 const RESERVED = new Set([
   'api',
   'unwrap',
@@ -48,6 +49,13 @@ const RESERVED = new Set([
   'offsetItems',
   'cursorItems',
   'createResources',
+  'body',
+  'contentType',
+  'query',
+  'headers',
+  'page',
+  'cursor',
+  'pageSize',
 ]);
 
 const HEADER = `/**
@@ -66,9 +74,9 @@ import type { paths } from './openapi.ts';
 `;
 
 /** The document's operations, in the route table's order, each with its method's name. */
-export function readOperations(doc: Json = buildOpenApi()): Op[] {
+export function readOperations(document: Json = buildOpenApi()): Op[] {
   const ops: Op[] = [];
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
+  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
     for (const [method, operation] of Object.entries(item)) {
       if (!HTTP_METHODS.includes(method)) continue;
       const parameters = operation.parameters ?? [];
@@ -113,7 +121,8 @@ function check(ops: Op[]): void {
   for (const op of ops) {
     for (const name of [op.id, op.name.resource, op.name.method, ...op.pathParams])
       if (!IDENTIFIER.test(name)) throw new Error(`${op.id}: ${name} is not an identifier`);
-    if (RESERVED.has(op.id)) throw new Error(`${op.id}: the operationId clashes with a generated name`);
+    for (const name of [op.id, ...op.pathParams])
+      if (RESERVED.has(name)) throw new Error(`${op.id}: ${name} clashes with a name of the generated code`);
     const key = `${op.name.resource}.${op.name.method}`;
     const other = seen.get(key);
     if (other) throw new Error(`${op.id} and ${other} are both ${key}: name one in sdk/scripts/sdk-names.ts`);
@@ -124,7 +133,8 @@ function check(ops: Op[]): void {
     if (!ids.has(id)) throw new Error(`sdk/scripts/sdk-names.ts names ${id}, which is no operation`);
 }
 
-const doc = (text: string, indent: string) => `${indent}/** ${text.replaceAll('*/', '*\\/')} */\n`;
+const doc = (text: string, indent: string) =>
+  `${indent}/** ${text.replace(/\s+/g, ' ').replaceAll('*/', '*\\/')} */\n`;
 
 /** The const of one operation's method. */
 function renderMethod(op: Op): string {
