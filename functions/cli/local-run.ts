@@ -10,7 +10,6 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { unwrap } from '../../sdk/src/errors.ts';
 import type { Manifest } from '../core/agents/manifest.ts';
 import { parsePublishBody } from '../core/agents/publish.ts';
 import type { LogLevel } from '../shared/logger.ts';
@@ -59,7 +58,7 @@ export async function runAgentDir(
     // Published as it is; only the secrets bypass is implied (a publish-time rule, not a run's).
     let agent = await client.agents.publish(run.body as never, { allow_no_secrets: 'true' } as never);
     const packed = await packAgentBundle(dir, run.manifest);
-    if (packed) agent = await upload(client, agent.id, packed.data);
+    if (packed) agent = await client.agents.uploadBundle(agent.id, packed.data);
     const workspace = await personalWorkspace(client);
     for (const [name, value] of Object.entries(run.secrets))
       await client.secrets.put(workspace, { name, value });
@@ -213,17 +212,6 @@ function platformLogLevel(ctx: CliContext): LogLevel {
   if (ctx.options.debug) return 'debug';
   const level = ctx.io.env.PLATFORM_LOG_LEVEL;
   return level === 'debug' || level === 'info' || level === 'warn' || level === 'silent' ? level : 'error';
-}
-
-async function upload(client: Client, id: string, data: Buffer) {
-  return unwrap(
-    await client.api.POST('/agents/{id}/upload', {
-      params: { path: { id } },
-      body: data as never,
-      bodySerializer: (b: unknown) => b as Uint8Array,
-      headers: { 'content-type': 'application/gzip' },
-    }),
-  );
 }
 
 async function personalWorkspace(client: Client): Promise<string> {

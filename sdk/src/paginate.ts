@@ -27,3 +27,32 @@ export async function* cursorPages<T>(
     cursor = page.next ?? undefined;
   } while (cursor !== undefined);
 }
+
+/**
+ * Every item of an offset-paged list answer (`{ [key]: items, total }`): the one helper the
+ * generated `iterate…` methods share.
+ */
+export function offsetItems<K extends string, A extends { [P in K]: unknown[] } & { total: number }>(
+  key: K,
+  fetchPage: (page: { limit: number; offset: number }) => Promise<A>,
+  pageSize = 50,
+): AsyncGenerator<A[K][number]> {
+  return offsetPages(async (page) => {
+    const answer = await fetchPage(page);
+    return { items: answer[key] as A[K][number][], total: answer.total };
+  }, pageSize);
+}
+
+/**
+ * Every item of a cursor-paged list answer (`{ [key]: items, next_cursor }`): the one helper the
+ * generated `iterate…Logs` methods share.
+ */
+export function cursorItems<
+  K extends string,
+  A extends { [P in K]: unknown[] } & { next_cursor: string | null },
+>(key: K, fetchPage: (cursor: string | undefined) => Promise<A>): AsyncGenerator<A[K][number]> {
+  return cursorPages(async (cursor) => {
+    const answer = await fetchPage(cursor);
+    return { items: answer[key] as A[K][number][], next: answer.next_cursor };
+  });
+}

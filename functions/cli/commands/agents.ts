@@ -1,6 +1,5 @@
 /** `agenthost agents …` and `agenthost logs AGENT`: the caller's agents and their execution logs. */
 import { type Command, Option } from 'commander';
-import { unwrap } from '../../../sdk/src/errors.ts';
 import { findOwnAgent, resolveAgentRef } from '../agent-ref.ts';
 import type { CliContext } from '../cli-context.ts';
 import { printList, printRecord } from '../cli-output.ts';
@@ -122,11 +121,7 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
       cli.action(async (ctx, ref: string, opts: { allVersions?: boolean }) => {
         const client = await ctx.client();
         const agent = await findOwnAgent(client, ref);
-        const check = unwrap(
-          await client.api.GET('/agents/{id}/delete-check', {
-            params: { path: { id: agent.id } },
-          }),
-        );
+        const check = await client.agents.deleteCheck(agent.id);
         const impact = opts.allVersions ? check.all_versions : check;
         printRecord(ctx, check, [
           ['agent', check.ref],
@@ -164,17 +159,10 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
       cli.action(async (ctx, ref: string, opts: { allVersions?: boolean; force?: boolean }) => {
         const client = await ctx.client();
         const agent = await findOwnAgent(client, ref);
-        const result = unwrap(
-          await client.api.DELETE('/agents/{id}', {
-            params: {
-              path: { id: agent.id },
-              query: {
-                mode: opts.allVersions ? 'all_versions' : 'version',
-                ...(opts.force ? { force: 'true' } : {}),
-              },
-            },
-          }),
-        );
+        const result = await client.agents.delete(agent.id, {
+          mode: opts.allVersions ? 'all_versions' : 'version',
+          ...(opts.force ? { force: 'true' } : {}),
+        });
         if (ctx.json) ctx.out(JSON.stringify(result ?? { deleted: agent.id }, null, 2));
         else
           ctx.note(
@@ -203,16 +191,11 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
             return (await client.public.get(address.org, address.agent, address.version)).id;
           });
         const chosen = (await ctx.resolve()).workspace;
-        const fork = unwrap(
-          await client.api.POST('/agents/{id}/fork', {
-            params: { path: { id } },
-            body: {
-              ...(opts.name ? { new_name: opts.name } : {}),
-              ...(chosen ? { workspace_id: chosen } : {}),
-              ...(opts.public ? { is_public: true } : {}),
-            },
-          }),
-        );
+        const fork = await client.agents.fork(id, {
+          ...(opts.name ? { new_name: opts.name } : {}),
+          ...(chosen ? { workspace_id: chosen } : {}),
+          ...(opts.public ? { is_public: true } : {}),
+        });
         showAgent(ctx, fork as AgentRecord);
       }),
     );
@@ -235,12 +218,7 @@ export function registerAgents(program: Command, cli: CliRuntime): void {
     cli.action(async (ctx, ref: string, flags: LogFlags) => {
       const client = await ctx.client();
       const agent = await findOwnAgent(client, ref);
-      await showLogs(
-        ctx,
-        async (query) =>
-          unwrap(await client.api.GET('/agents/{id}/logs', { params: { path: { id: agent.id }, query } })),
-        flags,
-      );
+      await showLogs(ctx, (query) => client.agents.logs(agent.id, query), flags);
     }),
   );
 }

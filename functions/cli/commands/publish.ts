@@ -6,7 +6,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { unwrap } from '../../../sdk/src/errors.ts';
 import { packAgentBundle, readAgentDir } from '../agent-dir.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
@@ -62,14 +61,7 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
             ctx.note(
               `uploading the bundle: ${packed.files.length} files, ${formatBytes(packed.data.length)} …`,
             );
-            agent = unwrap(
-              await client.api.POST('/agents/{id}/upload', {
-                params: { path: { id: agent.id } },
-                body: packed.data as never,
-                bodySerializer: (b: unknown) => b as Uint8Array,
-                headers: { 'content-type': 'application/gzip' },
-              }),
-            ) as typeof agent;
+            agent = (await client.agents.uploadBundle(agent.id, packed.data)) as typeof agent;
           }
         }
         const head: [string, unknown][] = [

@@ -5,7 +5,6 @@
  * 7 days), which also checks it, so a bad value is the API's 400 naming the field (exit 2).
  */
 import { type Command, Option } from 'commander';
-import { unwrap } from '../../../sdk/src/errors.ts';
 import { CALLER_GROUPS, GRANULARITIES } from '../../core/usage/usage-schemas.ts';
 import type { CliContext, Client } from '../cli-context.ts';
 import { printList, printRecord } from '../cli-output.ts';
@@ -105,9 +104,7 @@ export function registerUsage(program: Command, cli: CliRuntime): void {
         }
         if ((GRANULARITIES as readonly string[]).includes(flags.by)) {
           const granularity = flags.by as Granularity;
-          const series = unwrap(
-            await client.api.GET('/usage/timeseries', { params: { query: { ...range, granularity } } }),
-          );
+          const series = await client.usage.timeseries({ ...range, granularity });
           type Bucket = (typeof series.buckets)[number];
           // A day reads best as its date; an hour needs its time.
           const start = (b: Bucket) => (granularity === 'day' ? b.start.slice(0, 10) : b.start);
@@ -119,9 +116,7 @@ export function registerUsage(program: Command, cli: CliRuntime): void {
           return;
         }
         const group_by = flags.by as Group;
-        const breakdown = unwrap(
-          await client.api.GET('/usage/breakdown', { params: { query: { ...range, group_by } } }),
-        );
+        const breakdown = await client.usage.breakdown({ ...range, group_by });
         type Row = (typeof breakdown.groups)[number];
         printList(
           ctx,

@@ -1,23 +1,18 @@
 /**
  * `agenthost schedules trigger|runs|events`: running a schedule now and reading what its runs did
- * (its run history and its timeline). The schedules themselves are in schedules.ts, which adds
+ * (its run history and its timeline). The schedules themselves are in index.ts, which adds
  * these to its command in this order.
  */
 import { type Command, Option } from 'commander';
-import { unwrap } from '../../../sdk/src/errors.ts';
-import type { paths } from '../../../sdk/src/generated/openapi.ts';
-import { RUN_FIELD_NAMES, SCHEDULE_EVENT_TYPES } from '../../core/schedules/schedule-schemas.ts';
-import { EXIT } from '../cli-errors.ts';
-import { type Column, printList, printRecord } from '../cli-output.ts';
-import type { CliRuntime } from '../cli-runtime.ts';
-import { type InputFlags, inputOptions, readInputOption } from '../input-option.ts';
-import { noteMore, type PageFlags, pageOptions, readPages } from '../paging.ts';
+import type { JsonBody } from '../../../../sdk/src/operation-types.ts';
+import { RUN_FIELD_NAMES, SCHEDULE_EVENT_TYPES } from '../../../core/schedules/schedule-schemas.ts';
+import { EXIT } from '../../cli-errors.ts';
+import { type Column, printList, printRecord } from '../../cli-output.ts';
+import type { CliRuntime } from '../../cli-runtime.ts';
+import { type InputFlags, inputOptions, readInputOption } from '../../input-option.ts';
+import { noteMore, type PageFlags, pageOptions, readPages } from '../../paging.ts';
 
-type JsonObject = NonNullable<
-  NonNullable<
-    paths['/workspaces/{workspace_id}/schedules/{schedule_id}/trigger']['post']['requestBody']
-  >['content']['application/json']['input_data']
->;
+type JsonObject = NonNullable<JsonBody<'triggerSchedule'>['input_data']>;
 type Run = Record<string, unknown>;
 type ScheduleEvent = { event_id: string; type: string; message: string; at: string };
 
@@ -77,18 +72,11 @@ export function registerScheduleRuns(schedules: Command, cli: CliRuntime): void 
         const client = await ctx.client();
         const ws = await ctx.workspace(client);
         const { items, total } = await readPages(flags, async (page) => {
-          const answer = unwrap(
-            await client.api.GET('/workspaces/{workspace_id}/schedules/{schedule_id}/runs', {
-              params: {
-                path: { workspace_id: ws, schedule_id: id },
-                query: {
-                  ...page,
-                  ...(flags.status ? { status: flags.status as 'failed' } : {}),
-                  ...(flags.fields ? { fields: flags.fields } : {}),
-                },
-              },
-            }),
-          );
+          const answer = await client.schedules.runs(ws, id, {
+            ...page,
+            ...(flags.status ? { status: flags.status as 'failed' } : {}),
+            ...(flags.fields ? { fields: flags.fields } : {}),
+          });
           return { items: answer.runs as Run[], total: answer.total };
         });
         printList(ctx, { runs: items, total }, items, runColumns(flags.fields), 'no runs');
@@ -115,14 +103,10 @@ export function registerScheduleRuns(schedules: Command, cli: CliRuntime): void 
         const client = await ctx.client();
         const ws = await ctx.workspace(client);
         const { items, total } = await readPages(flags, async (page) => {
-          const answer = unwrap(
-            await client.api.GET('/workspaces/{workspace_id}/schedules/{schedule_id}/events', {
-              params: {
-                path: { workspace_id: ws, schedule_id: id },
-                query: { ...page, ...(flags.type ? { type: flags.type } : {}) },
-              },
-            }),
-          );
+          const answer = await client.schedules.events(ws, id, {
+            ...page,
+            ...(flags.type ? { type: flags.type } : {}),
+          });
           return { items: answer.events as ScheduleEvent[], total: answer.total };
         });
         printList(
