@@ -9,9 +9,10 @@ import {
 import { ENV } from '../../functions/shared/env-names.ts';
 
 /**
- * DynamoDB Local for the tests (functions/emulator/dynamodb-local.ts): one engine per test process,
- * in memory, started on first use (about a second); each `startDynamoDbLocal` gets a table of its
- * own with the deployment's definition (indexes and all), dropped again by `close`. `npm test`'s
+ * DynamoDB Local for the tests (functions/emulator/dynamodb-local.ts): under `npm test` one engine
+ * for the whole run, in memory, started by its global setup (test/setup/global.ts); a test file
+ * run alone starts one for its process on first use (about two seconds). Each `startDynamoDbLocal`
+ * gets a table of its own with the deployment's definition (indexes and all), dropped again by `close`. `npm test`'s
  * pretest installs Java when it is missing (test/setup/ensure-test-tools.ts).
  */
 export interface DynamoDbLocal {
@@ -22,10 +23,15 @@ export interface DynamoDbLocal {
   close(): Promise<void>;
 }
 
-let engine: Promise<DynamoDbEngine> | undefined;
+/** The environment variable naming the run's shared engine (test/setup/global.ts sets it). */
+export const SHARED_DYNAMODB_ENDPOINT = 'AGENTHOST_TEST_DYNAMODB_ENDPOINT';
+
+let engine: Promise<Pick<DynamoDbEngine, 'endpoint'>> | undefined;
 let tables = 0;
 
 export async function startDynamoDbLocal(name = 'agenthost-test'): Promise<DynamoDbLocal> {
+  const shared = process.env[SHARED_DYNAMODB_ENDPOINT];
+  if (shared) engine ??= Promise.resolve({ endpoint: shared });
   engine ??= startDynamoDbEngine().then(
     (e) => {
       // The engine goes with this test process without holding it open.

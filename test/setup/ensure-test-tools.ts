@@ -15,7 +15,7 @@ const TOOLS = [
   { tool: 'bwrap', pkg: 'bubblewrap', why: 'the sandbox for user code' },
   { tool: 'pasta', pkg: 'passt', why: 'the own network of services and orchestrators' },
   { tool: 'java', pkg: 'default-jdk-headless', why: 'DynamoDB Local, for the DynamoDB tests' },
-  // DynamoDB Local is started through a Java source file that binds it to loopback (dynamodb-local.ts).
+  // DynamoDB Local is started through a launcher, compiled once, that binds it to loopback (dynamodb-local-launcher.ts).
   { tool: 'javac', pkg: 'default-jdk-headless', why: 'the loopback launcher of DynamoDB Local' },
   { tool: 'chromium', pkg: 'chromium', why: 'the browser the dashboard tests drive' },
 ];
