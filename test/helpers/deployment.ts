@@ -28,7 +28,7 @@ export const DEPLOYMENTS: DeploymentKind[] = ['local', 'emulated'];
  * Every emulated start of the test run shares one synthesized assembly (synthesis bundles every
  * Lambda: about a minute); it is made again only when a source file changes.
  */
-const SHARED_ASSEMBLY = join(
+export const SHARED_ASSEMBLY = join(
   tmpdir(),
   // One per checkout: another checkout's run would replace it while this one's functions run from it.
   `agenthost-test-assembly-${createHash('sha256')
