@@ -253,17 +253,20 @@ describe('the bubblewrap sandbox: isolation', () => {
     );
     const b = await sandbox.openSession(spec({ workspaceId: 'ws-b', env: { SECRET_B: 'beta' } }));
     try {
-      const aRun = a.exec('sleep 2');
+      // A's run lives while B looks, and is stopped once B has looked (not waited out).
+      const stopA = new AbortController();
+      const aRun = a.exec('sleep 30', { signal: stopA.signal });
       await new Promise((r) => setTimeout(r, 300));
       const seen = await b.exec(
         'ls -a /work; echo ---; ps -eo pid,args; echo ---; cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"; echo ---; ' +
           `ls ${runsDir} 2>&1; find / -name "a-priv""ate.txt" 2>/dev/null; echo end`,
       );
+      stopA.abort();
       await aRun;
       assert.equal(seen.exitCode, 0, seen.stderrTail);
       const [files, processes, environ, rest] = seen.stdout.split('---\n');
       assert.equal(files, '.\n..\n');
-      assert.doesNotMatch(seen.stdout, /alpha|a-private\.txt|sleep 2/);
+      assert.doesNotMatch(seen.stdout, /alpha|a-private\.txt|sleep 30/);
       const pids = processes!.trim().split('\n').slice(1);
       assert.ok(pids.length <= 4, `only the run's own processes: ${processes}`);
       assert.match(processes!, /^\s+1 /m, 'pid 1 is the sandbox reaper: a pid namespace of its own');
