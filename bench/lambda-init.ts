@@ -7,7 +7,7 @@
  * The CDK app is synthesized (its local bundling, lib/lambda-bundling.ts), and each measured
  * function's asset is copied to a folder with no node_modules above it, as Lambda has only the
  * asset. Per repeat, in an order rotated per repeat, a fresh `node` (this one: the runtime's major
- * version, test/lambda-assets.test.ts checks it) imports the asset's `index.mjs` with the
+ * version, test/cdk/lambda-assets.test.ts checks it) imports the asset's `index.mjs` with the
  * environment the template gives the function; the import is timed inside that process
  * (performance.now() around the `import()`), so Node's own start-up is left out and reported apart
  * as the import of an empty module. Per handler: the entry file's size, what the import reads (the

@@ -22,7 +22,7 @@ const REQUIRE_BANNER =
 
 /**
  * Left out of every bundle. Each is reached only through a dynamic `import()` that a Lambda never
- * executes (bench/bundle-sizes.ts and test/cdk.test.ts fail the build if one is ever imported
+ * executes (bench/bundle-sizes.ts and test/cdk/cdk.test.ts fail the build if one is ever imported
  * statically, which would break at load):
  * - the SDK's credential providers other than environment variables: Lambda always puts the
  *   role's credentials in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, the first
@@ -146,7 +146,7 @@ function externalsOf(access: ModuleAccess): string[] {
  * only at the first model call. As separate files (CommonJS, resolved as `require()` would), the
  * SDK's zod stays in the LLM chunks and the handler keeps only the zod it uses. The two copies
  * never meet: the gateway hands the SDK JSON Schemas (`jsonSchema()`), never a zod schema.
- * test/cdk.test.ts fails if zod's ES build is shared with the SDK again (a new subpath the SDK
+ * test/cdk/cdk.test.ts fails if zod's ES build is shared with the SDK again (a new subpath the SDK
  * imports would have to be listed here).
  */
 const requireResolve = createRequire(import.meta.url).resolve;
@@ -169,7 +169,7 @@ export const LAMBDA_HANDLER_FILE = 'index.mjs';
  * modules and turns everything they share with the eager code (zod among them) into lazily
  * initialized wrappers, and it ran a schema module before zod's classes were initialized: the
  * calls, schedule-runs and schedule-fire Lambdas crashed at load ("e is not a constructor").
- * test/lambda-assets.test.ts loads every synthesized asset as Lambda would.
+ * test/cdk/lambda-assets.test.ts loads every synthesized asset as Lambda would.
  */
 export function esbuildBuildOptions(access: ModuleAccess, entry: string, outdir: string) {
   return {

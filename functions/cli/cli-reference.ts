@@ -1,7 +1,7 @@
 /**
  * docs/cli.md, generated from the CLI's own help (every command's `--help`, as a user sees it) and
  * its exit codes, so the reference cannot drift from the code: `npm run cli:docs` writes it and
- * test/cli-reference.test.ts fails while the committed file differs.
+ * test/cli/cli-reference.test.ts fails while the committed file differs.
  */
 import type { Command } from 'commander';
 import type { CliIo } from './cli-context.ts';
@@ -143,7 +143,7 @@ function referenceProgram(version: string): { program: Command; help: (cmd: Comm
 
 /**
  * The commands that run something (no subcommands) with their `--help` text as a user sees it, for
- * checks over the whole tree (test/cli-reference.test.ts: every one shows an example).
+ * checks over the whole tree (test/cli/cli-reference.test.ts: every one shows an example).
  */
 export function leafCommands(): { command: Command; path: string; help: string }[] {
   const { program, help } = referenceProgram('0.0.0');

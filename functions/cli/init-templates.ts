@@ -2,7 +2,7 @@
 /**
  * The starter agents `agenthost init` writes, one per type: a manifest that publishes as it is
  * (docs/manifest.md; the same shapes as examples/), the code the type needs, a sample input and a
- * README saying how to run, publish and call it. test/cli-init-run.test.ts publishes and calls
+ * README saying how to run, publish and call it. test/cli/cli-init-run.test.ts publishes and calls
  * each one, so a template that stops being valid fails there.
  */
 import { CALLABLE_TEMPLATES } from './init-callable-templates.ts';

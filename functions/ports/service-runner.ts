@@ -4,7 +4,7 @@
  * (core/services/service-supervision.ts), which the dependency factory binds. Adapters: a local
  * host of supervised sandboxed processes behind per-service gateways
  * (adapters/local/local-service-host.ts); ECS Fargate services in AWS
- * (adapters/aws/ecs-service-runner.ts). test/service-runner-contract.test.ts holds both to what
+ * (adapters/aws/ecs-service-runner.ts). test/contract/service-runner-contract.test.ts holds both to what
  * the comments here promise.
  */
 /**

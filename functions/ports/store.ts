@@ -1,6 +1,6 @@
 /**
  * The Store port: a DynamoDB-shaped item store. Both adapters (SQLite, DynamoDB) implement
- * exactly this surface, and one contract suite (test/store-contract.test.ts) holds them to it.
+ * exactly this surface, and one contract suite (test/contract/store-contract.test.ts) holds them to it.
  *
  * Items are JSON-serialisable records addressed by `pk` + `sk`. Up to two global secondary
  * indexes are projected from the attributes `gsi1pk/gsi1sk` and `gsi2pk/gsi2sk`. An item whose

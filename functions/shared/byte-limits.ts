@@ -23,7 +23,7 @@ export const MAX_SERVICE_ENV_BYTES = 32 * 1024;
  * about 500 bytes for a 128-character name, counted as SERVICE_SECRET_BYTES. With the rest of the
  * task definition (two containers, two signed URLs, a 4 KiB command: up to 10 KiB) and 100
  * variables' JSON framing (2.5 KiB), 44 KiB keeps it 4 KiB under ECS's 64 KiB in the worst case
- * (test/service-task-definition-size.test.ts); 100 long secret names and a full env came to 90 KB.
+ * (test/adapters/service-task-definition-size.test.ts); 100 long secret names and a full env came to 90 KB.
  */
 export const MAX_SERVICE_SETTINGS_BYTES = 44 * 1024;
 /** What one secret counts against MAX_SERVICE_SETTINGS_BYTES. */

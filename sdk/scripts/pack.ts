@@ -2,7 +2,7 @@
  * `npm run sdk:pack [-- DIR]`: the SDK as npm ships it. Compiles sdk/ to JavaScript and
  * declarations (sdk/tsconfig.build.json: Node will not strip types from files under
  * node_modules, so a package must ship JavaScript) and packs the tarball into DIR (default: the
- * current directory). Prints the tarball's path. test/sdk-package.test.ts installs and uses it.
+ * current directory). Prints the tarball's path. test/sdk/sdk-package.test.ts installs and uses it.
  */
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';

@@ -2,7 +2,7 @@
  * Which operation of the OpenAPI document each client function sends. The generated resources
  * (generated/resources.ts) and the hand-written extras (client.ts) register every function they put
  * on the client: an operation's one method, or a helper over it (paging, a bound call).
- * test/sdk-operations.test.ts walks the client with this and fails when an operation has no method
+ * test/sdk/sdk-operations.test.ts walks the client with this and fails when an operation has no method
  * or two, or when a function on the client is registered as neither.
  */
 

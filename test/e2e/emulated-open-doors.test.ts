@@ -4,9 +4,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
+import { bundleOf } from '../helpers/bundles.ts';
 import { type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { isLoopback, listeningSocketsOf, processTree } from '../helpers/listening-sockets.ts';
-import { bundleOf } from '../helpers/services.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**

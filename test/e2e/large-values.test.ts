@@ -15,9 +15,10 @@ import {
   MAX_SERVICE_SETTINGS_BYTES,
   SERVICE_SECRET_BYTES,
 } from '../../functions/shared/byte-limits.ts';
+import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { lambdaBytes, sameText } from '../helpers/large-values.ts';
 import type { ApiResponse } from '../helpers/platform.ts';
-import { bundleOf } from '../helpers/services.ts';
 
 /**
  * Large values on both deployments (issue 33), each sent to `npm start` and to the emulated AWS
@@ -33,13 +34,6 @@ import { bundleOf } from '../helpers/services.ts';
 type Run = { run_id: string; status: string; output: Record<string, unknown> | null; error: string | null };
 type Link = { output_url: string; output_bytes: number; expires_at: string };
 type Envelope = { data: Record<string, unknown>; warnings: { code: string }[] };
-
-const digest = (text: string | undefined) =>
-  text === undefined ? 'undefined' : `${text.length}:${createHash('sha256').update(text).digest('hex')}`;
-const sameText = (actual: string | undefined, expected: string, message?: string) =>
-  assert.equal(digest(actual), digest(expected), message);
-/** What Lambda counts for an answer's JSON: the body escaped once more as a string. */
-const lambdaBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(JSON.stringify(value))) - 2;
 
 const TOOL = `const chunks = []; for await (const c of process.stdin) chunks.push(c);
 const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');

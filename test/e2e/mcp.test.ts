@@ -8,10 +8,10 @@ import { TIER_LIMITS } from '../../functions/core/accounts/tiers.ts';
 import { incrementDailyCalls } from '../../functions/core/usage/daily-usage.ts';
 import { parseConfig } from '../../functions/platform/config.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
+import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { connectMcp, postMcpAs, toolErrorOf } from '../helpers/mcp-client.ts';
-import { bundleOf } from '../helpers/services.ts';
 
 /**
  * POST /mcp against both deployments with the MCP SDK's own client: on the emulated one the

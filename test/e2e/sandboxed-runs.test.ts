@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { errorOf } from '../helpers/platform.ts';
-import { bundleOf } from '../helpers/services.ts';
 
 /**
  * User code in the sandbox over HTTP against both deployments: a tool agent (bubblewrap locally;

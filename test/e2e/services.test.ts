@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { fetchUrl } from '../helpers/localhost-fetch.ts';
 import { errorOf } from '../helpers/platform.ts';
 import { spawnCli } from '../helpers/process.ts';
-import { bundleOf } from '../helpers/services.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Run as a separate process (test/service-network.test.ts): opens an egress session in the runs
+ * Run as a separate process (test/adapters/service-network.test.ts): opens an egress session in the runs
  * directory given, starts a long command in it and, once the command runs (pasta attached), exits
  * at once without closing anything, as a platform that dies of an uncaught error would.
  *

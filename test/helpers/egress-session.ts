@@ -1,5 +1,5 @@
 /**
- * Run as a separate process (possibly as another user, see test/service-network.test.ts): opens an
+ * Run as a separate process (possibly as another user, see test/adapters/service-network.test.ts): opens an
  * egress session in the runs directory given, with the host loopback ports given, tries to connect
  * to each port of a second list from inside, and prints the outcome as one line of JSON.
  *

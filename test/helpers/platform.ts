@@ -71,7 +71,7 @@ export async function startTestPlatform(
   env: Record<string, string> = {},
   backend: Backend = 'sqlite',
   overrides: DepsOverrides = {},
-  /** A dashboard build to serve instead of web/dist's (test/dashboard.test.ts builds its own). */
+  /** A dashboard build to serve instead of web/dist's (test/dashboard/dashboard.test.ts builds its own). */
   options: { dashboardDir?: string } = {},
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));

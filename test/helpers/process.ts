@@ -1,10 +1,29 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ENV } from '../../functions/shared/env-names.ts';
 
 export const CLI = fileURLToPath(new URL('../../bin/agenthost.ts', import.meta.url));
 const CLOCK_AHEAD = new URL('./clock-ahead.ts', import.meta.url).href;
+
+/**
+ * This host's processes (other than this one) whose command line carries `marker`, or with
+ * `environ`, whose command line or environment does: each as `pid: command line`. Read from /proc,
+ * so a process that ends while it is read is simply not listed.
+ */
+export async function processesWith(marker: string, { environ = false } = {}): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ');
+    const carries =
+      cmdline.includes(marker) ||
+      (environ && (await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')).includes(marker));
+    if (carries) found.push(`${pid}: ${cmdline}`);
+  }
+  return found;
+}
 
 export interface RunningPlatform {
   child: ChildProcess;

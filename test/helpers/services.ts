@@ -1,20 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { packDirectory } from '../../functions/cli/pack.ts';
+import { bundleOf } from './bundles.ts';
 import type { TestPlatform } from './platform.ts';
-
-/** A tar.gz bundle of the given files, packed as the CLI packs a directory. */
-export async function bundleOf(files: Record<string, string>): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'agenthost-bundle-'));
-  try {
-    for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-    return (await packDirectory(dir)).data;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /**
  * Publishes an always-on tool agent with the given files (the entrypoint found by the service

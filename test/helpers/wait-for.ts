@@ -17,3 +17,30 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * As `waitFor`, for a condition that throws until it holds (a connection refused while a process
+ * starts): a throw counts as not yet, and the timeout's error names the last one.
+ */
+export async function waitForIgnoringErrors<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<T> {
+  let last: unknown;
+  const attempt = async () => {
+    try {
+      return await fn();
+    } catch (err) {
+      last = err;
+      return undefined;
+    }
+  };
+  try {
+    return await waitFor(what, attempt, timeoutMs, everyMs);
+  } catch (err) {
+    if (!last) throw err;
+    throw new Error(`${(err as Error).message}: ${String(last)}`);
+  }
+}

@@ -45,7 +45,7 @@ export interface PresignOptions {
  * A presigned S3 GET URL (virtual-hosted style, SigV4 query signing), made with the SDK's own
  * signer rather than the S3 client: the signer and the credential chain are already in every
  * bundle (the DynamoDB client uses them), the S3 client would add about 155 KB to the handlers
- * that only hand out download URLs. test/s3-presign.test.ts checks the URL equals
+ * that only hand out download URLs. test/adapters/s3-presign.test.ts checks the URL equals
  * @aws-sdk/s3-request-presigner's for the same inputs.
  */
 export function presignS3Get(options: PresignOptions): Promise<string> {
@@ -55,7 +55,7 @@ export function presignS3Get(options: PresignOptions): Promise<string> {
 /**
  * A presigned S3 PUT URL, the same way (no checksum: the SDK's presigner would sign the CRC32 of
  * an empty body). The ECS service runner uploads the service launcher through it without the S3
- * client; test/s3-presign.test.ts checks it against @aws-sdk/s3-request-presigner's too.
+ * client; test/adapters/s3-presign.test.ts checks it against @aws-sdk/s3-request-presigner's too.
  */
 export function presignS3Put(options: PresignOptions): Promise<string> {
   return presignS3('PUT', options);

@@ -73,7 +73,7 @@ export class AiSdkGateway implements LlmGateway {
    * `fetch`: what the providers reach the vendors with (the global fetch when not given); `send`:
    * what the platform's own prompt calls are sent with (the global fetch when not given);
    * `promptCalls: 'sdk'` has the SDK send every prompt call itself (the reference that
-   * test/direct-prompt-call.test.ts compares the platform's own calls with).
+   * test/adapters/direct-prompt-call.test.ts compares the platform's own calls with).
    */
   constructor(
     config: LlmProvidersConfig,
@@ -89,7 +89,7 @@ export class AiSdkGateway implements LlmGateway {
   }
 
   /**
-   * One prompt call. The platform sends it itself when it can (test/direct-prompt-call.test.ts
+   * One prompt call. The platform sends it itself when it can (test/adapters/direct-prompt-call.test.ts
    * checks every case against the SDK's own): the request is the SDK provider's, built once per
    * shape (prompt-request-templates.ts) with the texts written in, sent over the transport, and
    * the answer read by the vendor's reader (prompt-answer-readers.ts). What the readers do not

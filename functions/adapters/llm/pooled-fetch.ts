@@ -27,7 +27,7 @@ const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: numbe
  * the answer is read whole (the SDK reads every non-streamed answer whole anyway) and handed to the
  * SDK as a Response over those bytes.
  *
- * It keeps what the SDK relies on from fetch (test/pooled-fetch.test.ts runs each case through
+ * It keeps what the SDK relies on from fetch (test/adapters/pooled-fetch.test.ts runs each case through
  * both): an abort through `init.signal` rejects with an AbortError; an unreachable host rejects
  * with `TypeError('fetch failed', { cause })`, which the SDK reports as "Cannot connect to API";
  * redirects are followed and compressed answers decoded. It does not ask for compression (the

@@ -32,7 +32,7 @@ const MAX_TEMPLATE_CHARS = 8 * 1024 * 1024;
  * zod, the model's capabilities looked up, the schema normalized, headers combined), though for
  * a given model and shape only the two texts change. Building it once with placeholder texts and
  * writing the real texts (as JSON strings, exactly as the SDK's JSON.stringify writes them) into
- * the placeholders gives the same bytes the SDK would send (test/direct-prompt-call.test.ts
+ * the placeholders gives the same bytes the SDK would send (test/adapters/direct-prompt-call.test.ts
  * compares them) for a fraction of the CPU, and keeps the SDK the one that knows each vendor's
  * request: reasoning models' developer role and max_completion_tokens, Anthropic's per-model
  * output limits, each vendor's structured-output mode.

@@ -3,7 +3,7 @@ import * as z from 'zod';
 /**
  * Words an org slug may not be: the first path segments of the API (an agent call is
  * /{org}/{agent}/{version}/{endpoint}, so an org named "tasks" would shadow /tasks/...), plus
- * names kept for future use. test/routes.test.ts checks every route's first segment is here. The
+ * names kept for future use. test/edge/routes.test.ts checks every route's first segment is here. The
  * web dashboard's folder of hashed files ("assets") is here too: in AWS the same CloudFront
  * distribution serves /assets/* from S3 and everything else from the API
  * (lib/constructs/dashboard-site.ts), so an org of that name would lose its calls there.

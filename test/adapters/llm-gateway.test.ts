@@ -1,0 +1,328 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { AiSdkGateway, type LlmProvidersConfig } from '../../functions/adapters/llm/ai-sdk-gateway.ts';
+import { createPooledFetch, createPooledTransport } from '../../functions/adapters/llm/pooled-fetch.ts';
+import { ollamaApiUrl } from '../../functions/adapters/llm/provider-models.ts';
+import {
+  LlmAbortedError,
+  LlmError,
+  LlmNotConfiguredError,
+  type LlmProviderId,
+  type LlmRequest,
+} from '../../functions/ports/llm-gateway.ts';
+import { type FakeLlmCall, type FakeLlmProviders, start } from '../helpers/fake-llm-providers.ts';
+
+const PROVIDERS = ['anthropic', 'openai', 'google', 'ollama'] as const;
+
+const KEYS: Record<LlmProviderId, string | undefined> = {
+  anthropic: 'sk-ant-api03-FAKEKEYanthropic0123456789',
+  openai: 'sk-proj-FAKEKEYopenai0123456789',
+  google: 'AIzaFAKEKEYgoogle0123456789abcdef',
+  ollama: undefined,
+};
+
+const MODELS: Record<LlmProviderId, string> = {
+  anthropic: 'claude-sonnet-4-5',
+  openai: 'gpt-5-mini',
+  google: 'gemini-2.5-flash',
+  ollama: 'llama3.2',
+};
+
+const ENV_NAMES: Record<LlmProviderId, string> = {
+  anthropic: 'ANTHROPIC_API_KEY',
+  openai: 'OPENAI_API_KEY',
+  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
+  ollama: 'OLLAMA_BASE_URL',
+};
+
+const SECRET_PROMPT = 'the secret prompt about project zebra';
+
+const SCHEMA = {
+  type: 'object',
+  properties: { answer: { type: 'string' }, confidence: { type: 'number' } },
+  required: ['answer', 'confidence'],
+  additionalProperties: false,
+};
+
+let fake: FakeLlmProviders;
+let gateway: AiSdkGateway;
+let pooledGateway: AiSdkGateway;
+
+function configFor(f: FakeLlmProviders): LlmProvidersConfig {
+  const llm = {} as LlmProvidersConfig;
+  for (const p of PROVIDERS) llm[p] = { apiKey: KEYS[p], baseUrl: f.baseUrls[p], defaultModel: undefined };
+  return llm;
+}
+
+function request(provider: LlmProviderId, extra: Partial<LlmRequest> = {}): LlmRequest {
+  return {
+    provider,
+    model: MODELS[provider],
+    system: 'You are terse.',
+    prompt: 'Say hello to the tests',
+    maxOutputTokens: 64,
+    signal: new AbortController().signal,
+    ...extra,
+  };
+}
+
+function lastCall(): FakeLlmCall {
+  const call = fake.calls.at(-1);
+  assert.ok(call, 'the fake received a request');
+  return call;
+}
+
+function assertAuth(provider: LlmProviderId, call: FakeLlmCall): void {
+  const key = KEYS[provider];
+  switch (provider) {
+    case 'anthropic':
+      assert.equal(call.headers['x-api-key'], key);
+      assert.equal(call.headers['anthropic-version'], '2023-06-01');
+      break;
+    case 'openai':
+      assert.equal(call.headers.authorization, `Bearer ${key}`);
+      break;
+    case 'google':
+      assert.equal(call.headers['x-goog-api-key'], key);
+      break;
+    case 'ollama':
+      assert.equal(call.headers.authorization, undefined);
+      break;
+  }
+}
+
+function assertClean(provider: LlmProviderId, message: string): void {
+  const key = KEYS[provider];
+  if (key) assert.ok(!message.includes(key), `message leaks the key: ${message}`);
+  assert.ok(!message.includes(SECRET_PROMPT), `message leaks the prompt: ${message}`);
+  assert.ok(!message.includes('zebra'), `message leaks the prompt: ${message}`);
+}
+
+before(async () => {
+  fake = await start();
+  gateway = new AiSdkGateway(configFor(fake));
+  const send = createPooledTransport();
+  pooledGateway = new AiSdkGateway(configFor(fake), { fetch: createPooledFetch(send), send });
+});
+
+after(async () => {
+  await fake.close();
+});
+
+beforeEach(() => {
+  fake.reset();
+});
+
+// Each provider through both fetches the platform uses: the global fetch (in AWS) and undici's
+// pooled request API (locally: adapters/llm/pooled-fetch.ts), which must behave the same.
+for (const via of ['global fetch', 'pooled fetch'] as const)
+  for (const provider of PROVIDERS) {
+    const gw = () => (via === 'global fetch' ? gateway : pooledGateway);
+    describe(`AiSdkGateway: ${provider} (${via})`, () => {
+      it('round-trips plain text with finish reason, usage, auth, model, system and prompt', async () => {
+        const result = await gw().generate(request(provider));
+        assert.equal(result.text, 'echo: Say hello to the tests');
+        assert.equal(result.object, undefined);
+        assert.equal(result.finishReason, 'stop');
+        // The fake counts words: system (3) + prompt (5) in, "echo: Say hello to the tests" (6) out.
+        assert.deepEqual(result.usage, { inputTokens: 8, outputTokens: 6, totalTokens: 14 });
+
+        assert.equal(fake.calls.length, 1);
+        const call = lastCall();
+        assert.equal(call.provider, provider);
+        assert.equal(call.model, MODELS[provider]);
+        assert.equal(call.system, 'You are terse.');
+        assert.equal(call.prompt, 'Say hello to the tests');
+        assert.equal(call.maxTokens, 64);
+        assert.equal(call.structured, undefined);
+        assertAuth(provider, call);
+      });
+
+      it('reports explicit usage from the provider', async () => {
+        fake.enqueue({ text: 'hi', usage: { inputTokens: 120, outputTokens: 7 } });
+        const result = await gw().generate(request(provider));
+        assert.equal(result.text, 'hi');
+        assert.deepEqual(result.usage, { inputTokens: 120, outputTokens: 7, totalTokens: 127 });
+      });
+
+      it('maps truncation to finishReason length', async () => {
+        fake.enqueue({ text: 'The beginning of a long', finish: 'length' });
+        const result = await gw().generate(request(provider, { maxOutputTokens: 5 }));
+        assert.equal(result.text, 'The beginning of a long');
+        assert.equal(result.finishReason, 'length');
+        assert.equal(lastCall().maxTokens, 5);
+      });
+
+      it('returns the parsed object for structured output', async () => {
+        fake.setResponder((call) =>
+          call.schema ? { json: { answer: 'forty-two', confidence: 0.9 } } : undefined,
+        );
+        const result = await gw().generate(request(provider, { outputSchema: SCHEMA }));
+        assert.deepEqual(result.object, { answer: 'forty-two', confidence: 0.9 });
+        assert.deepEqual(JSON.parse(result.text), { answer: 'forty-two', confidence: 0.9 });
+        assert.equal(result.finishReason, 'stop');
+        const call = lastCall();
+        assert.ok(call.structured, 'the request asked for structured output');
+        assert.deepEqual((call.schema as { required: unknown }).required, ['answer', 'confidence']);
+      });
+
+      it('does not validate the object against the schema (the platform does)', async () => {
+        fake.enqueue({ json: { unexpected: true } });
+        const result = await gw().generate(request(provider, { outputSchema: SCHEMA }));
+        assert.deepEqual(result.object, { unexpected: true });
+      });
+
+      it('returns the text without an object when the structured answer is not JSON', async () => {
+        fake.enqueue({ text: 'Sorry, I cannot produce JSON today.' });
+        const result = await gw().generate(request(provider, { outputSchema: SCHEMA }));
+        assert.equal(result.object, undefined);
+        assert.equal(result.text, 'Sorry, I cannot produce JSON today.');
+        assert.equal(result.finishReason, 'stop');
+      });
+
+      for (const status of [500, 429, 401]) {
+        it(`maps HTTP ${status} to LlmError with the status and no key or prompt`, async () => {
+          // A provider error that quotes both the key and the prompt must still come out clean.
+          fake.enqueue({
+            status,
+            errorMessage: `Incorrect API key provided: ${KEYS[provider] ?? 'none'}; prompt: ${SECRET_PROMPT}`,
+          });
+          await assert.rejects(gw().generate(request(provider, { prompt: SECRET_PROMPT })), (error) => {
+            assert.ok(error instanceof LlmError, `expected LlmError, got ${String(error)}`);
+            assert.equal(error.provider, provider);
+            assert.equal(error.status, status);
+            assert.match(error.message, new RegExp(`HTTP ${status}`));
+            assertClean(provider, error.message);
+            return true;
+          });
+          assert.equal(fake.calls.length, 1, 'no retries');
+        });
+      }
+
+      it('aborts promptly while the provider delays, and the fake sees the disconnect', async () => {
+        let arrived!: () => void;
+        const arrival = new Promise<void>((resolve) => {
+          arrived = resolve;
+        });
+        fake.setResponder(() => {
+          arrived();
+          return { text: 'too late', delayMs: 10_000 };
+        });
+        const controller = new AbortController();
+        const pending = gw().generate(request(provider, { signal: controller.signal }));
+        await arrival;
+        const abortedAt = Date.now();
+        controller.abort();
+        await assert.rejects(pending, LlmAbortedError);
+        assert.ok(Date.now() - abortedAt < 1_000, 'the abort was prompt');
+        assert.equal(await lastCall().settled, 'disconnected');
+      });
+
+      it('maps a timeout signal to LlmAbortedError', async () => {
+        fake.enqueue({ text: 'too late', delayMs: 10_000 });
+        await assert.rejects(
+          gw().generate(request(provider, { signal: AbortSignal.timeout(50) })),
+          LlmAbortedError,
+        );
+        assert.equal(await lastCall().settled, 'disconnected');
+      });
+
+      it('does not call the provider with an already aborted signal', async () => {
+        await assert.rejects(
+          gw().generate(request(provider, { signal: AbortSignal.abort() })),
+          LlmAbortedError,
+        );
+        assert.equal(fake.calls.length, 0);
+      });
+
+      it('throws LlmNotConfiguredError without sending a request when unconfigured', async () => {
+        const llm = configFor(fake);
+        llm[provider] =
+          provider === 'ollama'
+            ? { apiKey: undefined, baseUrl: undefined, defaultModel: undefined }
+            : { apiKey: undefined, baseUrl: fake.baseUrls[provider], defaultModel: undefined };
+        const unconfigured = new AiSdkGateway(llm);
+        await assert.rejects(unconfigured.generate(request(provider)), (error) => {
+          assert.ok(error instanceof LlmNotConfiguredError);
+          assert.equal(
+            error.message,
+            `The ${provider} provider is not configured: set ${ENV_NAMES[provider]}`,
+          );
+          return true;
+        });
+        assert.equal(fake.calls.length, 0);
+      });
+    });
+  }
+
+describe('AiSdkGateway: details', () => {
+  it('uses the Anthropic json tool for schemas native structured output cannot hold', async () => {
+    const open = { type: 'object', properties: { data: { type: 'object' } }, required: ['data'] };
+    fake.enqueue({ json: { data: { anything: [1, 2] } } });
+    const result = await gateway.generate(request('anthropic', { outputSchema: open }));
+    assert.equal(lastCall().structured, 'anthropic-tool');
+    assert.deepEqual(result.object, { data: { anything: [1, 2] } });
+    assert.equal(result.finishReason, 'stop');
+  });
+
+  it('returns the partial text without an object when structured output is truncated', async () => {
+    fake.enqueue({ text: '{"answer": "forty', finish: 'length' });
+    const result = await gateway.generate(request('openai', { outputSchema: SCHEMA }));
+    assert.equal(result.object, undefined);
+    assert.equal(result.text, '{"answer": "forty');
+    assert.equal(result.finishReason, 'length');
+  });
+
+  it('maps a malformed provider answer to LlmError without quoting it', async () => {
+    fake.enqueue({ rawBody: { nonsense: SECRET_PROMPT } });
+    await assert.rejects(gateway.generate(request('openai', { prompt: SECRET_PROMPT })), (error) => {
+      assert.ok(error instanceof LlmError);
+      assert.equal(error.status, undefined);
+      assertClean('openai', error.message);
+      return true;
+    });
+  });
+
+  for (const via of ['global fetch', 'pooled fetch'] as const)
+    it(`maps an unreachable provider to LlmError without a status (${via})`, async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const llm = configFor(fake);
+      llm.openai = { apiKey: KEYS.openai, baseUrl: `http://127.0.0.1:${port}/v1`, defaultModel: undefined };
+      await assert.rejects(
+        new AiSdkGateway(
+          llm,
+          via === 'pooled fetch' ? { fetch: createPooledFetch(), send: createPooledTransport() } : {},
+        ).generate(request('openai', { prompt: SECRET_PROMPT })),
+        (error) => {
+          assert.ok(error instanceof LlmError);
+          assert.equal(error.status, undefined);
+          assert.match(error.message, /could not be reached/);
+          assertClean('openai', error.message);
+          return true;
+        },
+      );
+    });
+
+  it('sends no system instructions when there are none', async () => {
+    await gateway.generate(request('anthropic', { system: undefined }));
+    assert.equal(lastCall().system, undefined);
+    assert.equal(lastCall().body.system, undefined);
+  });
+
+  it("appends /api to a bare Ollama host, as Ollama's clients take it", () => {
+    assert.equal(ollamaApiUrl('http://localhost:11434'), 'http://localhost:11434/api');
+    assert.equal(ollamaApiUrl('http://localhost:11434/'), 'http://localhost:11434/api');
+    assert.equal(ollamaApiUrl('http://localhost:11434/api/'), 'http://localhost:11434/api');
+    assert.equal(ollamaApiUrl('https://proxy.example/ollama/api'), 'https://proxy.example/ollama/api');
+  });
+
+  it('passes maxOutputTokens to Ollama as options.num_predict', async () => {
+    await gateway.generate(request('ollama', { maxOutputTokens: 33 }));
+    assert.equal(lastCall().body.options?.num_predict, 33);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * The embedded store's group commit (functions/adapters/local/sqlite-store.ts): the writes
+ * requested in one turn of the event loop share one SQLite commit, and each still succeeds or
+ * fails on its own. The commits are counted in the WAL file itself (each frame that ends a
+ * transaction carries the database size after it; other frames carry 0), so this reads what
+ * SQLite wrote, not what the store says it did.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { SqliteStore } from '../../functions/adapters/local/sqlite-store.ts';
+import { cond, TransactionCanceledError } from '../../functions/ports/store.ts';
+import { walFrames } from '../helpers/wal-frames.ts';
+
+/** Commit frames in a WAL file. */
+function walCommits(path: string): number {
+  return walFrames(path).filter((f) => f.commit).length;
+}
+
+describe('SQLite store: group commit', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let wal: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agenthost-group-commit-'));
+    store = new SqliteStore(join(dir, 'db.sqlite'));
+    wal = join(dir, 'db.sqlite-wal');
+    await store.put({ pk: 'COUNTER', sk: 'C', n: 0 });
+  });
+  after(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sixteen writes requested together make one commit, each with its own outcome', async () => {
+    const before = walCommits(wal);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 16 }, (_, i) =>
+        store.transactWrite([
+          { update: { pk: 'COUNTER', sk: 'C' }, spec: { add: { n: 1 } } },
+          // Every write but the eighth creates its row; the eighth's condition fails, so its
+          // counter increment must be rolled back with it while the others stand.
+          i === 7
+            ? { check: { pk: 'COUNTER', sk: 'ABSENT' }, condition: cond.exists() }
+            : { put: { pk: 'ROW', sk: String(i) }, condition: cond.notExists() },
+        ]),
+      ),
+    );
+    assert.equal(walCommits(wal) - before, 1);
+    outcomes.forEach((o, i) => {
+      if (i === 7) {
+        assert.equal(o.status, 'rejected');
+        assert.ok((o as PromiseRejectedResult).reason instanceof TransactionCanceledError);
+      } else assert.equal(o.status, 'fulfilled', String((o as PromiseRejectedResult).reason));
+    });
+    assert.equal((await store.get({ pk: 'COUNTER', sk: 'C' }))?.n, 15);
+    assert.equal((await store.query({ pk: 'ROW' })).items.length, 15);
+  });
+
+  it('a later write in the same commit sees the earlier ones', async () => {
+    const [first, second] = await Promise.allSettled([
+      store.put({ pk: 'ONCE', sk: 'X', by: 'first' }, { condition: cond.notExists() }),
+      store.put({ pk: 'ONCE', sk: 'X', by: 'second' }, { condition: cond.notExists() }),
+    ]);
+    assert.equal(first?.status, 'fulfilled');
+    assert.equal(second?.status, 'rejected');
+    assert.equal((await store.get({ pk: 'ONCE', sk: 'X' }))?.by, 'first');
+  });
+
+  it('a write awaited alone is committed before its promise settles', async () => {
+    const before = walCommits(wal);
+    await store.put({ pk: 'ALONE', sk: '1' });
+    assert.equal(walCommits(wal) - before, 1);
+    await store.put({ pk: 'ALONE', sk: '2' });
+    assert.equal(walCommits(wal) - before, 2);
+  });
+
+  it('once an answer reporting queued writes went out, each read (a get or a query) commits them first', async () => {
+    const reads = {
+      get: async () => (await store.get({ pk: 'ANSWERED', sk: 'get' }))?.sk,
+      query: async () => (await store.query({ pk: 'ANSWERED', sk: { beginsWith: 'query' } })).items[0]?.sk,
+    };
+    for (const [sk, read] of Object.entries(reads)) {
+      const before = walCommits(wal);
+      const written = store.put({ pk: 'ANSWERED', sk });
+      // Queued, not committed yet.
+      assert.equal(walCommits(wal) - before, 0);
+      const settled = store.answeredBeforeCommit();
+      // Committed by the read, in the same turn, before the group commit's own turn came.
+      assert.equal(await read(), sk);
+      assert.equal(walCommits(wal) - before, 1);
+      await written;
+      assert.equal(walCommits(wal) - before, 1, 'committed once');
+      settled();
+    }
+  });
+
+  it('until the answered work settles, a write it requests later is also committed before the next read', async () => {
+    const first = store.put({ pk: 'LATER', sk: 'first' });
+    const settled = store.answeredBeforeCommit();
+    assert.equal((await store.get({ pk: 'LATER', sk: 'first' }))?.sk, 'first');
+    await first;
+    // The work goes on after its first write committed (a record written alone after its first
+    // transaction was refused): the answer still reports it.
+    const second = store.put({ pk: 'LATER', sk: 'second' });
+    assert.equal((await store.get({ pk: 'LATER', sk: 'second' }))?.sk, 'second');
+    await second;
+    settled();
+    // Settled: reads leave queued writes to their group commit again.
+    const third = store.put({ pk: 'LATER', sk: 'third' });
+    assert.equal(await store.get({ pk: 'LATER', sk: 'third' }), undefined);
+    await third;
+    assert.equal((await store.get({ pk: 'LATER', sk: 'third' }))?.sk, 'third');
+  });
+
+  it('without an answer, reads leave queued writes to their group commit', async () => {
+    const before = walCommits(wal);
+    const written = store.put({ pk: 'UNANSWERED', sk: '1' });
+    assert.equal(await store.get({ pk: 'UNANSWERED', sk: '1' }), undefined);
+    assert.equal(walCommits(wal) - before, 0);
+    await written;
+    assert.equal(walCommits(wal) - before, 1);
+  });
+});

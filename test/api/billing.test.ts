@@ -1,0 +1,319 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { hashApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
+import { issueServiceKey, spendDownstreamBudget } from '../../functions/core/calls/service-keys.ts';
+import { dailyCounterKeys, utcDay } from '../../functions/core/usage/daily-usage.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
+import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+
+type Checkout = { session_id: string; checkout_url: string; credits: number; amount_cents: number };
+
+describe('billing with local payments: checkout page, confirm, balance, transactions', () => {
+  let p: TestPlatform;
+  before(async () => {
+    p = await startTestPlatform();
+  });
+  after(() => p.close());
+
+  it('lands a top-up once through the local checkout page, and lists it', async () => {
+    const a = await createAccount(p.deps, { org: 'payer', tier: 'pro' });
+    const balance0 = await p.request<{ balance_credits: number }>('GET', '/billing/balance', {
+      key: a.api_key,
+    });
+    assert.deepEqual(balance0.body.balance_credits, 0);
+    const tooSmall = await p.request('POST', '/billing/checkout', { key: a.api_key, body: { credits: 10 } });
+    assert.equal(tooSmall.status, 400);
+    assert.deepEqual(errorOf(tooSmall).fields, ['body.credits']);
+    const co = await p.request<Checkout>('POST', '/billing/checkout', {
+      key: a.api_key,
+      body: { credits: 1000 },
+    });
+    assert.equal(co.status, 201, co.text);
+    assert.equal(co.body.amount_cents, 1000);
+    const path = new URL(co.body.checkout_url).pathname;
+    const page = await fetch(`${p.url}${path}`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    assert.match(await page.text(), /Top up 1,000 credits[\s\S]*Confirm payment/);
+    const still = await p.request<{ balance_credits: number }>('GET', '/billing/balance', { key: a.api_key });
+    assert.equal(still.body.balance_credits, 0, 'nothing lands before the payment is confirmed');
+    const confirm = await p.request<{ landed: boolean; balance_credits: number }>('POST', `${path}/confirm`, {
+      key: null,
+    });
+    assert.equal(confirm.status, 200, confirm.text);
+    assert.deepEqual([confirm.body.landed, confirm.body.balance_credits], [true, 1000]);
+    const again = await p.request<{ landed: boolean; balance_credits: number }>('POST', `${path}/confirm`, {
+      key: null,
+    });
+    assert.deepEqual(
+      [again.body.landed, again.body.balance_credits],
+      [false, 1000],
+      'a second confirm lands nothing',
+    );
+    for (const route of ['/billing/transactions', '/billing/history']) {
+      const list = await p.request<{
+        transactions: { type: string; amount: number; reference: string }[];
+        total: number;
+      }>('GET', `${route}?limit=10`, { key: a.api_key });
+      assert.equal(list.status, 200);
+      assert.equal(list.body.total, 1);
+      assert.deepEqual(
+        list.body.transactions.map((t) => [t.type, t.amount, t.reference]),
+        [['topup', 1000, `checkout:${co.body.session_id}`]],
+      );
+    }
+    assert.equal((await p.request('POST', '/billing/webhook', { key: null, rawBody: '{}' })).status, 400);
+  });
+
+  it('answers the page’s own form with the paid page and its way back to the dashboard, not JSON', async () => {
+    const a = await createAccount(p.deps, { org: 'browser-payer', tier: 'pro' });
+    const co = await p.request<Checkout>('POST', '/billing/checkout', {
+      key: a.api_key,
+      body: { credits: 700 },
+    });
+    const path = new URL(co.body.checkout_url).pathname;
+    const open = await (await fetch(`${p.url}${path}`)).text();
+    assert.match(open, /href="\/#\/billing\/cancelled"/, 'a way back without paying');
+    // What a browser sends for the page's <form method="post">: a form body (here empty).
+    const posted = await fetch(`${p.url}${path}/confirm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: p.url },
+      body: '',
+    });
+    assert.equal(posted.status, 200);
+    assert.match(posted.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await posted.text();
+    assert.match(
+      html,
+      /This checkout is <strong>paid<\/strong>[\s\S]*href="\/#\/billing\/paid">Back to agenthost/,
+    );
+    assert.doesNotMatch(html, /Confirm payment/);
+    const balance = await p.request<{ balance_credits: number }>('GET', '/billing/balance', {
+      key: a.api_key,
+    });
+    assert.equal(balance.body.balance_credits, 700);
+    assert.equal(
+      (await p.request('GET', '/billing/checkout/lcs_unknown_session_id_xx', { key: null })).status,
+      404,
+    );
+  });
+});
+
+describe('billing with Stripe (the SDK against a loopback server speaking Stripe’s API)', () => {
+  let p: TestPlatform;
+  let fake: FakeStripe;
+
+  before(async () => {
+    fake = await startFakeStripe();
+    p = await startTestPlatform({
+      PLATFORM_PAYMENTS: 'stripe',
+      STRIPE_SECRET_KEY: fake.secretKey,
+      STRIPE_WEBHOOK_SECRET: fake.webhookSecret,
+      STRIPE_API_BASE: fake.apiBase,
+    });
+  });
+  after(async () => {
+    await p.close();
+    await fake.close();
+  });
+
+  it('creates a Checkout Session; only a signed completed event lands credits, once; replays and forgeries land nothing', async (t) => {
+    const a = await createAccount(p.deps, { org: 'stripe-payer', tier: 'pro' });
+    const co = await p.request<Checkout>('POST', '/billing/checkout', {
+      key: a.api_key,
+      body: { credits: 2500 },
+    });
+    assert.equal(co.status, 201, co.text);
+    assert.equal(co.body.session_id, 'cs_test_1');
+    assert.equal(co.body.checkout_url, 'https://checkout.stripe.com/c/pay/cs_test_1');
+    const sent = fake.seen.find((s) => s.path === '/v1/checkout/sessions');
+    assert.ok(sent);
+    assert.equal(sent.auth, 'Bearer sk_test_platform');
+    assert.equal(sent.form.get('mode'), 'payment');
+    assert.equal(sent.form.get('line_items[0][price_data][unit_amount]'), '2500');
+    assert.equal(sent.form.get('line_items[0][price_data][currency]'), 'usd');
+    assert.equal(sent.form.get('metadata[account_id]'), a.account.id);
+    assert.equal(sent.form.get('client_reference_id'), a.account.id);
+    // The payer's browser comes back to the dashboard's billing page, not to a keyed API route.
+    assert.match(sent.form.get('success_url') ?? '', /\/#\/billing\/paid$/);
+    assert.match(sent.form.get('cancel_url') ?? '', /\/#\/billing\/cancelled$/);
+
+    const event = (id: string, status = 'paid') => fake.completedEvent(id, 'cs_test_1', status);
+    const signed = fake.signed;
+    const post = (payload: string, signature: string | undefined) =>
+      p.request<{ received: boolean; duplicate: boolean; landed: boolean }>('POST', '/billing/webhook', {
+        key: null,
+        rawBody: payload,
+        headers: {
+          'content-type': 'application/json',
+          ...(signature ? { 'stripe-signature': signature } : {}),
+        },
+      });
+    const balance = async () =>
+      (await p.request<{ balance_credits: number }>('GET', '/billing/balance', { key: a.api_key })).body
+        .balance_credits;
+
+    const forged = await post(event('evt_forged'), signed(event('evt_forged'), 'whsec_wrong'));
+    assert.equal(forged.status, 400);
+    const tampered = await post(event('evt_1').replace('"paid"', '"paid" '), signed(event('evt_1')));
+    assert.equal(tampered.status, 400);
+    assert.equal((await post(event('evt_nosig'), undefined)).status, 400);
+    assert.equal(await balance(), 0);
+
+    const unpaid = await post(event('evt_0', 'unpaid'), signed(event('evt_0', 'unpaid')));
+    assert.deepEqual(unpaid.body.landed, false);
+    const ok = await post(event('evt_1'), signed(event('evt_1')));
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.landed, true);
+    assert.equal(await balance(), 2500);
+    const replay = await post(event('evt_1'), signed(event('evt_1')));
+    assert.deepEqual([replay.body.duplicate, replay.body.landed], [true, false]);
+    const resent = await post(event('evt_2'), signed(event('evt_2')));
+    assert.deepEqual(
+      [resent.body.duplicate, resent.body.landed],
+      [false, false],
+      'another event for a paid session lands nothing',
+    );
+    assert.equal(await balance(), 2500);
+    t.diagnostic(
+      'forged, tampered and unsigned: 400; replayed event: acknowledged, nothing landed; balance 2500 after one payment',
+    );
+  });
+});
+
+describe('paid agents: charge before the run, 402 without credits, refunds, earnings, limits', () => {
+  let p: TestPlatform;
+  let fake: FakeLlmProviders;
+  let author: { key: string; ws: string };
+  before(async () => {
+    fake = await startFakeLlm();
+    p = await startTestPlatform({
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+    });
+    const a = await createAccount(p.deps, { org: 'seller', tier: 'pro' });
+    author = { key: a.api_key, ws: a.workspace_id };
+    const published = await p.request('POST', '/agents', {
+      key: author.key,
+      body: {
+        name: 'oracle',
+        description: 'Paid answers.',
+        supported_providers: ['anthropic'],
+        prompt_template: 'Answer',
+        is_public: true,
+        price_credits: 5,
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+  });
+  after(async () => {
+    await p.close();
+    await fake.close();
+  });
+
+  const topUp = async (key: string, credits: number) => {
+    const co = await p.request<Checkout>('POST', '/billing/checkout', { key, body: { credits } });
+    await p.request('POST', `${new URL(co.body.checkout_url).pathname}/confirm`, { key: null });
+  };
+  const balanceOf = async (key: string) =>
+    (await p.request<{ balance_credits: number }>('GET', '/billing/balance', { key })).body.balance_credits;
+
+  it('answers 402 INSUFFICIENT_CREDITS and runs nothing without credits; charges the price once it can', async () => {
+    const c = await createAccount(p.deps, { org: 'buyer', tier: 'pro' });
+    fake.reset();
+    const poor = await p.request('POST', '/seller/oracle/v1/run', { key: c.api_key, body: {} });
+    assert.equal(poor.status, 402);
+    assert.equal(errorOf(poor).code, 'INSUFFICIENT_CREDITS');
+    assert.equal(fake.calls.length, 0, 'nothing ran');
+    await topUp(c.api_key, 500);
+    fake.enqueue({ text: 'paid answer' });
+    const ok = await p.request('POST', '/seller/oracle/v1/run', { key: c.api_key, body: {} });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(await balanceOf(c.api_key), 495);
+    // A failure on the platform's side is refunded.
+    fake.enqueue({ status: 500 });
+    const failed = await p.request('POST', '/seller/oracle/v1/run', { key: c.api_key, body: {} });
+    assert.equal(failed.status, 502);
+    assert.equal(await balanceOf(c.api_key), 495, 'LLM_ERROR refunded');
+    const list = await p.request<{ transactions: { type: string; amount: number }[] }>(
+      'GET',
+      '/billing/transactions',
+      {
+        key: c.api_key,
+      },
+    );
+    assert.deepEqual(
+      list.body.transactions.map((t) => [t.type, t.amount]),
+      [
+        ['refund', 5],
+        ['charge', -5],
+        ['charge', -5],
+        ['topup', 500],
+      ],
+    );
+    // The author sees the earnings (the refunded call excluded), and runs its own agent free.
+    const usage = await p.request<{ earnings_credits: number }>(
+      'GET',
+      `/author-usage?workspace_id=${author.ws}`,
+      {
+        key: author.key,
+      },
+    );
+    assert.equal(usage.status, 200, usage.text);
+    assert.equal(usage.body.earnings_credits, 5);
+    fake.enqueue({ text: 'own' });
+    const own = await p.request('POST', '/seller/oracle/v1/run', { key: author.key, body: {} });
+    assert.equal(own.status, 200);
+    assert.equal(await balanceOf(author.key), 0);
+  });
+
+  it('paid calls bypass the tier’s daily limit (they count against the 100,000 abuse cap instead)', async () => {
+    const c = await createAccount(p.deps, { org: 'heavy', tier: 'free' });
+    await p.deps.store.put({
+      ...dailyCounterKeys.calls(c.account.id, utcDay(p.clock.now())),
+      calls: 1000,
+      ttl: Math.floor(p.clock.now().getTime() / 1000) + 86_400,
+    });
+    await p.request('POST', '/agents', {
+      key: c.api_key,
+      body: {
+        name: 'freebie',
+        description: 'Free.',
+        supported_providers: ['anthropic'],
+        prompt_template: 'x',
+      },
+    });
+    const free = await p.request('POST', '/heavy/freebie/v1/run', { key: c.api_key, body: {} });
+    assert.equal(free.status, 429, 'the free tier’s daily 1,000 are used up');
+    await topUp(c.api_key, 500);
+    fake.enqueue({ text: 'still served' });
+    const paid = await p.request('POST', '/seller/oracle/v1/run', { key: c.api_key, body: {} });
+    assert.equal(paid.status, 200, paid.text);
+  });
+
+  it('an orchestration’s sub-calls cannot spend more than its per_call_downstream_cap', async () => {
+    const c = await createAccount(p.deps, { org: 'orch', tier: 'pro' });
+    const issued = await issueServiceKey(p.deps, c.account.id, {
+      run_id: 'req_orch',
+      orchestrator: 'orch/boss/v1',
+      dependencies: [],
+      hops_remaining: 2,
+      deadline_ms: p.clock.now().getTime() + 60_000,
+      budget: 12,
+      strict: false,
+    });
+    const hash = hashApiKey(issued.key);
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => spendDownstreamBudget(p.deps, hash, 5, 12)),
+    );
+    assert.equal(
+      results.filter((r) => r.status === 'fulfilled').length,
+      2,
+      '2 × 5 fit in 12, a third does not',
+    );
+    await assert.rejects(spendDownstreamBudget(p.deps, hash, 13, 12), /per_call_downstream_cap/);
+    await issued.revoke();
+  });
+});

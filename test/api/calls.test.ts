@@ -1,0 +1,622 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { TIER_LIMITS } from '../../functions/core/accounts/tiers.ts';
+import { MAX_FILE_BYTES } from '../../functions/core/calls/call-limits.ts';
+import { callRecordKeys, fromCallRecordItem } from '../../functions/core/usage/call-records.ts';
+import { queryAll } from '../../functions/ports/store.ts';
+import { EVENT_BODY_BYTES } from '../../functions/shared/byte-limits.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+
+type Envelope = {
+  data: Record<string, unknown>;
+  warnings: { code: string; field?: string; message: string }[];
+  metadata: { request_id: string; processing_time_ms: number; version: string };
+};
+
+const summarise = (extra: Record<string, unknown> = {}) => ({
+  name: 'summarise',
+  description: 'Summarises text.',
+  supported_providers: ['anthropic', 'openai', 'google'],
+  prompt_template: 'Summarise in {{sentences}} sentences: {{text}}',
+  input_schema: {
+    type: 'object',
+    properties: {
+      text: { type: 'string', minLength: 1 },
+      sentences: { type: 'integer', minimum: 1, maximum: 5 },
+      style: { type: 'string', deprecated: true },
+    },
+    required: ['text', 'sentences'],
+    additionalProperties: false,
+  },
+  ...extra,
+});
+
+describe('calling agents (end to end over HTTP, fake providers on loopback)', () => {
+  let p: TestPlatform;
+  let fake: FakeLlmProviders;
+  let owner: { key: string; org: string };
+
+  const call = (
+    path: string,
+    body: unknown,
+    options: { key?: string; headers?: Record<string, string> } = {},
+  ) => p.request<Envelope>('POST', path, { key: options.key ?? owner.key, body, headers: options.headers });
+
+  before(async () => {
+    fake = await startFakeLlm();
+    p = await startTestPlatform({
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      OPENAI_API_KEY: 'sk-openai-test',
+      OPENAI_BASE_URL: fake.baseUrls.openai,
+      GOOGLE_GENERATIVE_AI_API_KEY: 'google-test',
+      GOOGLE_GENERATIVE_AI_BASE_URL: fake.baseUrls.google,
+      OLLAMA_BASE_URL: fake.baseUrls.ollama,
+    });
+    const o = await createAccount(p.deps, { org: 'callco', tier: 'pro' });
+    owner = { key: o.api_key, org: 'callco' };
+    const published = await p.request('POST', '/agents', {
+      key: owner.key,
+      body: summarise({ default_models: { openai: 'gpt-test-mini' } }),
+    });
+    assert.equal(published.status, 201, published.text);
+  });
+  after(async () => {
+    await p.close();
+    await fake.close();
+  });
+  beforeEach(() => fake.reset());
+
+  for (const provider of ['anthropic', 'openai', 'google'] as const) {
+    it(`calls a prompt agent through ${provider} and answers the success envelope`, async () => {
+      fake.enqueue({ text: `summary from ${provider}`, usage: { inputTokens: 11, outputTokens: 7 } });
+      const res = await call(
+        '/callco/summarise/v1/run',
+        { text: 'A long text.', sentences: 2 },
+        {
+          headers: { 'x-platform-provider': provider },
+        },
+      );
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.data, { text: `summary from ${provider}` });
+      assert.deepEqual(res.body.warnings, []);
+      assert.equal(res.body.metadata.version, 'v1');
+      assert.equal(typeof res.body.metadata.processing_time_ms, 'number');
+      assert.equal(res.body.metadata.request_id, res.headers.get('x-request-id'));
+      const upstream = fake.calls.at(-1);
+      assert.equal(upstream?.provider, provider);
+      assert.equal(upstream?.prompt, 'Summarise in 2 sentences: A long text.');
+      assert.match(upstream?.system ?? '', /Summarises text/);
+    });
+  }
+
+  it('calls an agent that supports any provider through the local Ollama provider', async () => {
+    const published = await p.request('POST', '/agents', {
+      key: owner.key,
+      body: {
+        name: 'anywhere',
+        description: 'Runs anywhere.',
+        supported_providers: ['any'],
+        prompt_template: 'Say {{word}}',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    fake.enqueue({ text: 'local answer' });
+    const res = await call(
+      '/callco/anywhere/v1/run',
+      { word: 'hi' },
+      { headers: { 'x-platform-provider': 'ollama' } },
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.data, { text: 'local answer' });
+    assert.equal(fake.calls.at(-1)?.provider, 'ollama');
+    assert.equal(fake.calls.at(-1)?.model, 'llama3.2');
+    assert.equal(fake.calls.at(-1)?.prompt, 'Say hi');
+  });
+
+  it('resolves the model: caller override, then default_models, then the platform default', async () => {
+    await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      { headers: { 'x-platform-provider': 'openai' } },
+    );
+    assert.equal(fake.calls.at(-1)?.model, 'gpt-test-mini', 'default_models[provider]');
+    await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      {
+        headers: { 'x-platform-provider': 'openai', 'x-platform-model': 'gpt-caller-choice' },
+      },
+    );
+    assert.equal(fake.calls.at(-1)?.model, 'gpt-caller-choice', 'caller override');
+    await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      { headers: { 'x-platform-provider': 'google' } },
+    );
+    assert.equal(fake.calls.at(-1)?.model, 'gemini-2.5-flash', 'platform default');
+    const bad = await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      { headers: { 'x-platform-provider': 'ollama' } },
+    );
+    assert.equal(bad.status, 400, 'a provider the agent does not support');
+    assert.ok(errorOf(bad).fields.includes('header.x-platform-provider'));
+  });
+
+  it('validates input against input_schema, listing every failing path', async () => {
+    const res = await call('/callco/summarise/v1/run', { sentences: 9, extra: true });
+    assert.equal(res.status, 400);
+    const err = errorOf(res);
+    assert.equal(err.code, 'INVALID_INPUT');
+    for (const f of ['body.text', 'body.sentences', 'body'])
+      assert.ok(err.fields.includes(f), `${f} in ${err.fields}`);
+    assert.equal(fake.calls.length, 0, 'nothing reached the provider');
+    const deprecated = await call('/callco/summarise/v1/run', { text: 't', sentences: 1, style: 'terse' });
+    assert.deepEqual(
+      deprecated.body.warnings.map((w) => [w.code, w.field]),
+      [['DEPRECATED_FIELD', 'style']],
+    );
+  });
+
+  it('answers 401, 403, 404 as the spec says', async () => {
+    assert.equal(
+      (await call('/callco/summarise/v1/run', { text: 't', sentences: 1 }, { key: 'ahk_nope' })).status,
+      401,
+    );
+    const stranger = await createAccount(p.deps, { org: 'stranger', tier: 'pro' });
+    const forbidden = await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      { key: stranger.api_key },
+    );
+    assert.equal(forbidden.status, 403);
+    assert.equal(errorOf(forbidden).code, 'FORBIDDEN');
+    for (const path of [
+      '/nobody/summarise/v1/run',
+      '/callco/nothing/v1/run',
+      '/callco/summarise/v9/run',
+      '/callco/summarise/v1/other',
+    ]) {
+      const res = await call(path, { text: 't', sentences: 1 });
+      assert.equal(res.status, 404, path);
+      assert.equal(errorOf(res).code, 'NOT_FOUND');
+    }
+  });
+
+  it('renders structured output and validates it with ajv (502 when the model does not comply)', async () => {
+    await p.request('POST', '/agents', {
+      key: owner.key,
+      body: {
+        name: 'extract',
+        description: 'Extracts a name.',
+        supported_providers: ['openai'],
+        prompt_template: 'Extract the name from: {{text}}',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        output_schema: {
+          type: 'object',
+          properties: { name: { type: 'string' } },
+          required: ['name'],
+          additionalProperties: false,
+        },
+      },
+    });
+    fake.enqueue({ json: { name: 'Ada' } });
+    const ok = await call('/callco/extract/v1/run', { text: 'Ada wrote it' });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ok.body.data, { name: 'Ada' });
+    fake.enqueue({ json: { nom: 'Ada' } });
+    const bad = await call('/callco/extract/v1/run', { text: 'Ada wrote it' });
+    assert.equal(bad.status, 502);
+    const err = errorOf(bad);
+    assert.equal(err.code, 'LLM_ERROR');
+    assert.equal(err.is_retryable, true);
+    assert.match(err.message, /output_schema/);
+  });
+
+  it('warns TRUNCATED at the token limit and maps provider failures to 502 LLM_ERROR', async () => {
+    fake.enqueue({ text: 'cut of', finish: 'length' });
+    const cut = await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      { headers: { 'x-platform-provider': 'anthropic' } },
+    );
+    assert.equal(cut.status, 200);
+    assert.deepEqual(
+      cut.body.warnings.map((w) => w.code),
+      ['TRUNCATED'],
+    );
+    fake.enqueue({ status: 500 });
+    const down = await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      { headers: { 'x-platform-provider': 'anthropic' } },
+    );
+    assert.equal(down.status, 502);
+    assert.equal(errorOf(down).is_retryable, true);
+    assert.ok(!down.text.includes('sk-ant-test'), 'no key in the error');
+  });
+
+  it('times out at the earliest deadline with 504 and aborts the upstream request', async () => {
+    fake.enqueue({ text: 'late', delayMs: 3_000 });
+    const deadline = p.clock.now().getTime() + 300;
+    const started = Date.now();
+    const res = await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      {
+        headers: { 'x-platform-provider': 'openai', 'x-platform-deadline-ms': String(deadline) },
+      },
+    );
+    assert.equal(res.status, 504);
+    assert.equal(errorOf(res).code, 'TIMEOUT');
+    assert.ok(Date.now() - started < 2_000, 'answered at the deadline, not after the upstream');
+    assert.equal(await fake.calls.at(-1)?.settled, 'disconnected', 'the upstream request was aborted');
+    const past = await call(
+      '/callco/summarise/v1/run',
+      { text: 't', sentences: 1 },
+      {
+        headers: { 'x-platform-deadline-ms': String(p.clock.now().getTime() - 1) },
+      },
+    );
+    assert.equal(past.status, 504);
+  });
+
+  it('adds Deprecation, Sunset and Link headers to calls of a deprecated version', async () => {
+    await p.request('POST', '/agents', { key: owner.key, body: summarise() });
+    const res = await call('/callco/summarise/v1/run', { text: 't', sentences: 1 });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('deprecation'), 'true');
+    assert.match(res.headers.get('sunset') ?? '', /GMT$/);
+    assert.equal(res.headers.get('link'), '</callco/summarise/v2/run>; rel="successor-version"');
+    const current = await call('/callco/summarise/v2/run', { text: 't', sentences: 1 });
+    assert.equal(current.headers.get('deprecation'), null);
+  });
+
+  it('links a deprecated version to the newest version that still answers, or to none', async () => {
+    const publish = async () =>
+      (
+        await p.request<{ id: string }>('POST', '/agents', {
+          key: owner.key,
+          body: summarise({ name: 'succeed' }),
+        })
+      ).body.id;
+    await publish();
+    const v2 = await publish();
+    const input = { text: 't', sentences: 1 };
+    assert.equal(
+      (await call('/callco/succeed/v1/run', input)).headers.get('link'),
+      '</callco/succeed/v2/run>; rel="successor-version"',
+    );
+    assert.equal((await p.request('DELETE', `/agents/${v2}`, { key: owner.key })).status, 204);
+    assert.equal((await call('/callco/succeed/v2/run', input)).status, 404);
+    const orphan = await call('/callco/succeed/v1/run', input);
+    assert.equal(orphan.status, 200);
+    assert.equal(orphan.headers.get('deprecation'), 'true');
+    assert.equal(orphan.headers.get('link'), null, 'no link to a deleted version');
+    await publish();
+    assert.equal(
+      (await call('/callco/succeed/v1/run', input)).headers.get('link'),
+      '</callco/succeed/v3/run>; rel="successor-version"',
+    );
+  });
+
+  it('records every call with tenant, status, provider, model and tokens', async () => {
+    fake.enqueue({ text: 'x', usage: { inputTokens: 5, outputTokens: 3 } });
+    const ok = await call(
+      '/callco/summarise/v2/run',
+      { text: 't', sentences: 1 },
+      {
+        headers: { 'x-platform-tenant': 'tenant-42', 'x-platform-provider': 'anthropic' },
+      },
+    );
+    const bad = await call(
+      '/callco/summarise/v2/run',
+      { sentences: 1 },
+      { headers: { 'x-platform-tenant': 'tenant-42' } },
+    );
+    const items = await queryAll(p.deps.store, {
+      pk: callRecordKeys.callerPk(ok.body ? await accountId() : ''),
+    });
+    const records = items.map(fromCallRecordItem);
+    const okRecord = records.find((r) => r.request_id === ok.body.metadata.request_id);
+    assert.equal(okRecord?.status, 'success');
+    assert.equal(okRecord?.tenant, 'tenant-42');
+    assert.equal(okRecord?.provider, 'anthropic');
+    assert.equal(okRecord?.input_tokens, 5);
+    assert.equal(okRecord?.output_tokens, 3);
+    const badRecord = records.find((r) => r.request_id === bad.headers.get('x-request-id'));
+    assert.equal(badRecord?.status, 'error');
+    assert.equal(badRecord?.error_code, 'INVALID_INPUT');
+  });
+
+  async function accountId(): Promise<string> {
+    const { authenticate } = await import('../../functions/core/api-keys/api-keys.ts');
+    return (await authenticate(p.deps, `Bearer ${owner.key}`)).accountId;
+  }
+
+  it('accepts multipart calls with files and metadata, and refuses oversized or unsupported files', async () => {
+    await p.request('POST', '/agents', {
+      key: owner.key,
+      body: {
+        name: 'reader',
+        description: 'Reads files.',
+        supported_providers: ['anthropic'],
+        prompt_template: 'Read {{files}} for {{purpose}}',
+      },
+    });
+    const form = new FormData();
+    form.append('file', new Blob(['hello file'], { type: 'text/plain' }), 'note.txt');
+    form.append('metadata', JSON.stringify({ purpose: 'testing' }));
+    const res = await fetch(`${p.url}/callco/reader/v1/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.key}` },
+      body: form,
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    assert.match(fake.calls.at(-1)?.prompt ?? '', /hello file/);
+    assert.match(fake.calls.at(-1)?.prompt ?? '', /for testing/);
+
+    const exe = new FormData();
+    exe.append('file', new Blob(['MZ'], { type: 'application/x-msdownload' }), 'a.exe');
+    const unsupported = await fetch(`${p.url}/callco/reader/v1/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.key}` },
+      body: exe,
+    });
+    assert.equal(unsupported.status, 415);
+
+    const big = new FormData();
+    // A file past what a multipart body can carry as base64 (the event budget, docs/limits.md).
+    big.append('file', new Blob([Buffer.alloc(MAX_FILE_BYTES + 1)], { type: 'text/plain' }), 'big.txt');
+    const tooLarge = await fetch(`${p.url}/callco/reader/v1/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.key}` },
+      body: big,
+    });
+    assert.equal(tooLarge.status, 413);
+    const refusal = (await tooLarge.json()) as { error: { code: string; details: { limit_bytes: number } } };
+    assert.equal(refusal.error.code, 'DOCUMENT_TOO_LARGE');
+    assert.equal(refusal.error.details.limit_bytes, EVENT_BODY_BYTES);
+  });
+
+  it('applies skills: defaults, X-Platform-Skills, Skills-Only, No-Skills, and skills_locked', async () => {
+    const skill = (name: string, body: string) => ({
+      type: 'skill',
+      skill_md: `---\nname: ${name}\ndescription: ${name} skill\n---\n${body}\n`,
+    });
+    await p.request('POST', '/agents', { key: owner.key, body: skill('polite', 'Say please.') });
+    await p.request('POST', '/agents', { key: owner.key, body: skill('brief', 'Be brief.') });
+    await p.request('POST', '/agents', {
+      key: owner.key,
+      body: { ...summarise({ name: 'skilled', default_skills: ['callco/polite'] }) },
+    });
+    await p.request('POST', '/agents', {
+      key: owner.key,
+      body: { ...summarise({ name: 'locked', default_skills: ['callco/polite'], skills_locked: true }) },
+    });
+    const input = { text: 't', sentences: 1 };
+    await call('/callco/skilled/v1/run', input);
+    assert.match(fake.calls.at(-1)?.system ?? '', /Say please/);
+    await call('/callco/skilled/v1/run', input, { headers: { 'x-platform-skills': 'callco/brief' } });
+    assert.match(fake.calls.at(-1)?.system ?? '', /Say please[\s\S]*Be brief/);
+    await call('/callco/skilled/v1/run', input, { headers: { 'x-platform-skills-only': 'callco/brief' } });
+    assert.doesNotMatch(fake.calls.at(-1)?.system ?? '', /Say please/);
+    assert.match(fake.calls.at(-1)?.system ?? '', /Be brief/);
+    await call('/callco/skilled/v1/run', input, { headers: { 'x-platform-no-skills': 'true' } });
+    assert.doesNotMatch(fake.calls.at(-1)?.system ?? '', /Say please|Be brief/);
+    const locked = await call('/callco/locked/v1/run', input, {
+      headers: { 'x-platform-no-skills': 'true' },
+    });
+    assert.match(fake.calls.at(-1)?.system ?? '', /Say please/);
+    assert.deepEqual(
+      locked.body.warnings.map((w) => w.code),
+      ['SKILLS_LOCKED'],
+    );
+    const unknown = await call('/callco/skilled/v1/run', input, {
+      headers: { 'x-platform-skills': 'callco/nope' },
+    });
+    assert.equal(unknown.status, 400);
+  });
+
+  it('refuses malformed call headers with 400 naming the header, before the model is reached', async () => {
+    const input = { text: 't', sentences: 1 };
+    const before = fake.calls.length;
+    for (const [name, value] of [
+      ['x-platform-max-hops', '-5'],
+      ['x-platform-max-hops', '1e309'],
+      ['x-platform-max-hops', '0'],
+      ['x-platform-max-hops', 'two'],
+      ['x-platform-no-skills', 'yes'],
+      ['x-platform-no-skills', '1'],
+      ['x-platform-skills', 'callco/brief,not a ref'],
+      ['x-platform-skills', 'callco/brief@2'],
+      ['x-platform-skills-only', 'sure'],
+    ] as const) {
+      const res = await call('/callco/summarise/v1/run', input, { headers: { [name]: value } });
+      assert.equal(res.status, 400, `${name}: ${value}`);
+      const err = errorOf(res as never);
+      assert.equal(err.code, 'INVALID_INPUT');
+      assert.deepEqual(err.fields, [`header.${name}`], `${name}: ${value}`);
+    }
+    assert.equal(fake.calls.length, before, 'no call reached the model');
+    for (const [name, value] of [
+      ['x-platform-max-hops', '3'],
+      ['x-platform-no-skills', 'FALSE'],
+      ['x-platform-skills-only', 'true'],
+    ] as const) {
+      const res = await call('/callco/summarise/v1/run', input, { headers: { [name]: value } });
+      assert.equal(res.status, 200, `${name}: ${value}: ${res.text}`);
+    }
+  });
+});
+
+describe('quotas and concurrency (exact under races)', () => {
+  let p: TestPlatform;
+  let fake: FakeLlmProviders;
+  before(async () => {
+    fake = await startFakeLlm({ record: false });
+    p = await startTestPlatform({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrls.openai });
+  });
+  after(async () => {
+    await p.close();
+    await fake.close();
+  });
+
+  it('admits exactly Q of 2Q parallel calls against a daily quota of Q, with 429, reset and Retry-After', async () => {
+    // Pro: its 50 concurrent requests are more than the 40 raced here, so only the daily quota
+    // refuses (on a loaded machine, free's 10 would refuse some for concurrency first).
+    const acct = await createAccount(p.deps, { org: 'quota-pro', tier: 'pro' });
+    await p.request('POST', '/agents', {
+      key: acct.api_key,
+      body: { name: 'echo', description: 'echo', supported_providers: ['openai'], prompt_template: 'hi' },
+    });
+    const q = TIER_LIMITS.pro.dailyCalls;
+    // Use up all but 20 of the quota directly, then race 40 calls for the last 20.
+    const { incrementDailyCalls } = await import('../../functions/core/usage/daily-usage.ts');
+    await incrementDailyCalls(p.deps, acct.account.id, q - 20);
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        p.request('POST', '/quota-pro/echo/v1/run', { key: acct.api_key, body: {} }),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 200).length;
+    const limited = results.filter((r) => r.status === 429);
+    assert.equal(ok, 20);
+    assert.equal(limited.length, 20);
+    const err = limited[0] as (typeof limited)[number];
+    const body = err.body as {
+      error: { code: string; message: string; suggested_wait_time: number; is_retryable: boolean };
+    };
+    assert.equal(body.error.code, 'RATE_LIMITED');
+    assert.equal(body.error.is_retryable, true);
+    assert.match(body.error.message, /resets at \d{4}-\d{2}-\d{2}T00:00:00/);
+    assert.ok(body.error.suggested_wait_time > 0);
+    assert.equal(err.headers.get('retry-after'), String(body.error.suggested_wait_time));
+    assert.equal(err.headers.get('x-ratelimit-remaining'), '0');
+  });
+
+  it('never runs more than C slow calls at once at a concurrency of C, and frees every slot', async () => {
+    const acct = await createAccount(p.deps, { org: 'conc-free', tier: 'free' });
+    await p.request('POST', '/agents', {
+      key: acct.api_key,
+      body: { name: 'slow', description: 'slow', supported_providers: ['openai'], prompt_template: 'hi' },
+    });
+    const c = TIER_LIMITS.free.concurrentRequests;
+    let running = 0;
+    let peak = 0;
+    fake.setResponder(async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 150));
+      running--;
+      return { text: 'done' };
+    });
+    const results = await Promise.all(
+      Array.from({ length: 5 * c }, () =>
+        p.request('POST', '/conc-free/slow/v1/run', { key: acct.api_key, body: {} }),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 200).length;
+    assert.ok(peak <= c, `peak ${peak} ≤ ${c}`);
+    assert.ok(ok >= c, `at least ${c} ran (${ok})`);
+    assert.equal(ok + results.filter((r) => r.status === 429).length, 5 * c);
+    const after = await p.request('POST', '/conc-free/slow/v1/run', { key: acct.api_key, body: {} });
+    assert.equal(after.status, 200, 'every slot was released');
+    fake.setResponder(undefined);
+  });
+
+  it('finds a free slot at the first try while this process’s calls hold the others', async () => {
+    const acct = await createAccount(p.deps, { org: 'slots-pro', tier: 'pro' });
+    const { admitCall } = await import('../../functions/core/calls/quotas.ts');
+    const { heldSlots } = await import('../../functions/core/calls/held-slots.ts');
+    const { authenticate } = await import('../../functions/core/api-keys/api-keys.ts');
+    const auth = await authenticate(p.deps, `Bearer ${acct.api_key}`);
+    let attempts = 0;
+    const store = p.deps.store;
+    const counted = {
+      ...p.deps,
+      store: Object.assign(Object.create(store) as typeof store, {
+        transactWrite: (ops: Parameters<typeof store.transactWrite>[0]) => {
+          attempts++;
+          return store.transactWrite(ops);
+        },
+      }),
+    };
+    const c = TIER_LIMITS.pro.concurrentRequests;
+    const deadline = p.clock.now().getTime() + 60_000;
+    // Every slot, one call after another, none released: each admission is one transaction (a
+    // search from a random slot would try held ones, one transaction each).
+    const admissions = [];
+    for (let i = 0; i < c; i++) admissions.push(await admitCall(counted, auth, deadline));
+    assert.equal(attempts, c);
+    assert.equal(heldSlots.heldBy(acct.account.id), c);
+    await assert.rejects(admitCall(counted, auth, deadline), /concurrent requests/);
+    // Another tenant is not affected: the hint is per account, and its first try succeeds.
+    const other = await createAccount(p.deps, { org: 'slots-other', tier: 'pro' });
+    const otherAuth = await authenticate(p.deps, `Bearer ${other.api_key}`);
+    attempts = 0;
+    await (await admitCall(counted, otherAuth, deadline)).finish([]);
+    assert.equal(attempts, 2, "another account's admission and finish: one transaction each");
+    assert.equal(heldSlots.heldBy(other.account.id), 0);
+    for (const a of admissions) await a.finish([]);
+    assert.equal(heldSlots.heldBy(acct.account.id), 0, 'every slot released');
+    attempts = 0;
+    await (await admitCall(counted, auth, deadline)).finish([]);
+    assert.equal(attempts, 2, 'one transaction to admit, one to finish');
+  });
+
+  it('frees a crashed call’s slot when its lease expires', async () => {
+    const acct = await createAccount(p.deps, { org: 'lease-free', tier: 'free' });
+    const { admitCall } = await import('../../functions/core/calls/quotas.ts');
+    const { authenticate } = await import('../../functions/core/api-keys/api-keys.ts');
+    const auth = await authenticate(p.deps, `Bearer ${acct.api_key}`);
+    const deadline = p.clock.now().getTime() + 1_000;
+    // A "crashed" process: takes every slot and never releases.
+    for (let i = 0; i < TIER_LIMITS.free.concurrentRequests; i++) await admitCall(p.deps, auth, deadline);
+    await assert.rejects(admitCall(p.deps, auth, deadline), /concurrent requests/);
+    p.clock.advance(60_000);
+    const admitted = await admitCall(p.deps, auth, p.clock.now().getTime() + 1_000);
+    await admitted.finish([]);
+  });
+
+  it('frees a finished call’s slot by expiring it, which the previous version’s admission takes as absent', async () => {
+    const acct = await createAccount(p.deps, { org: 'lease-expired', tier: 'free' });
+    const { admitCall } = await import('../../functions/core/calls/quotas.ts');
+    const { authenticate } = await import('../../functions/core/api-keys/api-keys.ts');
+    const { cond } = await import('../../functions/ports/store.ts');
+    const auth = await authenticate(p.deps, `Bearer ${acct.api_key}`);
+    const slotKey = (n: number) => ({ pk: `ACCOUNT#${acct.account.id}`, sk: `LEASE#${n}` });
+    const slots = () =>
+      p.deps.store.query({ pk: `ACCOUNT#${acct.account.id}`, sk: { beginsWith: 'LEASE#' } });
+    const deadline = p.clock.now().getTime() + 1_000;
+    const c = TIER_LIMITS.free.concurrentRequests;
+    const admitted = [];
+    for (let i = 0; i < c; i++) admitted.push(await admitCall(p.deps, auth, deadline));
+    const held = (await slots()).items;
+    assert.equal(held.length, c);
+    for (const h of held) {
+      assert.equal(typeof h.lease_id, 'string');
+      assert.equal(h.ttl, Math.ceil(deadline / 1000) + 30);
+    }
+    for (const a of admitted) await a.finish([]);
+    assert.deepEqual((await slots()).items, [], 'a released slot is absent to every read, as if deleted');
+    // The previous version (until this change) took a slot with a create conditioned on its absence
+    // and freed it with a delete: it still finds every slot free, and the next admission here
+    // takes a slot it freed.
+    for (let n = 0; n < c; n++) {
+      await p.deps.store.put(
+        { ...slotKey(n), lease_id: `old${n}`, ttl: Math.ceil(deadline / 1000) + 30 },
+        {
+          condition: cond.notExists(),
+        },
+      );
+    }
+    await assert.rejects(admitCall(p.deps, auth, deadline), /concurrent requests/);
+    await p.deps.store.delete(slotKey(3), { condition: cond.eq('lease_id', 'old3') });
+    await (await admitCall(p.deps, auth, deadline)).finish([]);
+  });
+});

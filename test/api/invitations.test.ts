@@ -1,0 +1,316 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+
+/**
+ * Workspace invitations end to end over HTTP, from the invited account's side and the attacker's
+ * (docs/roles.md, "Invitations"): an owner's invite is a pending invitation, not a membership; only
+ * the account it is addressed to accepts or declines it; an invite never reveals an email.
+ */
+
+type Workspace = { id: string; name: string; slug: string; role: string };
+type Member = { account_id: string; email: string | null; role: string };
+type Invitation = {
+  id: string;
+  workspace: { id: string; name: string; slug: string };
+  role: string;
+  account_id: string | null;
+  email: string | null;
+  invited_by: { account_id: string; org: string | null };
+  created_at: string;
+  expires_at: string;
+};
+
+for (const backend of BACKENDS) {
+  describe(`workspace invitations (end to end over HTTP, ${backend} store)`, () => {
+    let p: TestPlatform;
+    before(async () => {
+      p = await startTestPlatform({}, backend);
+    });
+    after(() => p.close());
+
+    const account = async (org: string, email?: string) => {
+      const c = await createAccount(p.deps, { org, tier: 'pro', ...(email ? { email } : {}) });
+      return { key: c.api_key, id: c.account.id, personal: c.workspace_id };
+    };
+
+    it('an invite by account id is a pending invitation: no membership, and no email, until it is accepted', async () => {
+      const owner = await account('inv-owner');
+      const victim = await account('inv-victim', 'victim@example.test');
+      const outsider = await account('inv-outsider', 'outsider@example.test');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: owner.key, body: { name: 'Lure' } })
+      ).body;
+      await p.request('PUT', `/workspaces/${ws.id}/secrets`, {
+        key: owner.key,
+        body: { name: 'LURE_SECRET', value: 'lure-value' },
+      });
+
+      const invited = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { account_id: victim.id },
+      });
+      assert.equal(invited.status, 201, invited.text);
+      assert.equal(invited.body.account_id, victim.id);
+      assert.equal(invited.body.email, null);
+      assert.equal(invited.body.role, 'member');
+      assert.deepEqual(invited.body.workspace, { id: ws.id, name: 'Lure', slug: ws.slug });
+      assert.deepEqual(invited.body.invited_by, { account_id: owner.id, org: 'inv-owner' });
+      assert.ok(!invited.text.includes('victim@example.test'), 'the answer never shows the account’s email');
+      assert.equal(
+        Date.parse(invited.body.expires_at) - Date.parse(invited.body.created_at),
+        14 * 86_400_000,
+      );
+      const { metadata: _, ...invitation } = invited.body as Invitation & { metadata: unknown };
+
+      // The invited account is no member: it sees nothing of the workspace.
+      const mine = await p.request<{ workspaces: Workspace[] }>('GET', '/workspaces', { key: victim.key });
+      assert.ok(!mine.body.workspaces.some((w) => w.id === ws.id));
+      for (const path of [
+        `/workspaces/${ws.id}/members`,
+        `/workspaces/${ws.id}/tasks`,
+        `/workspaces/${ws.id}/secrets`,
+      ]) {
+        const res = await p.request('GET', path, { key: victim.key });
+        assert.equal(res.status, 404, path);
+      }
+      const members = await p.request<{ members: Member[] }>('GET', `/workspaces/${ws.id}/members`, {
+        key: owner.key,
+      });
+      assert.deepEqual(
+        members.body.members.map((m) => m.account_id),
+        [owner.id],
+      );
+
+      // It sees the invitation addressed to it; the owners see it pending; nobody else does.
+      const pending = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', {
+        key: victim.key,
+      });
+      assert.equal(pending.status, 200);
+      assert.deepEqual(pending.body.invitations, [invitation]);
+      const owners = await p.request<{ invitations: Invitation[] }>(
+        'GET',
+        `/workspaces/${ws.id}/invitations`,
+        {
+          key: owner.key,
+        },
+      );
+      assert.deepEqual(owners.body.invitations, [invitation]);
+      const others = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', {
+        key: outsider.key,
+      });
+      assert.deepEqual(others.body.invitations, []);
+
+      // Someone else's invitation cannot be accepted or declined: it is not found for them.
+      for (const action of ['accept', 'decline']) {
+        const res = await p.request('POST', `/invitations/${invited.body.id}/${action}`, {
+          key: outsider.key,
+        });
+        assert.equal(res.status, 404, action);
+        assert.equal(errorOf(res).code, 'NOT_FOUND');
+      }
+      const byOwner = await p.request('POST', `/invitations/${invited.body.id}/accept`, { key: owner.key });
+      assert.equal(byOwner.status, 404, 'the inviter cannot accept for the invitee');
+
+      const accepted = await p.request<Workspace>('POST', `/invitations/${invited.body.id}/accept`, {
+        key: victim.key,
+      });
+      assert.equal(accepted.status, 200, accepted.text);
+      assert.equal(accepted.body.id, ws.id);
+      assert.equal(accepted.body.role, 'member');
+      const secrets = await p.request('GET', `/workspaces/${ws.id}/secrets`, { key: victim.key });
+      assert.equal(secrets.status, 200, 'after accepting, a member');
+      const task = await p.request('POST', '/tasks', {
+        key: victim.key,
+        body: { title: 'shared work', workspace_id: ws.id },
+      });
+      assert.equal(task.status, 201, 'members work on the workspace’s tasks');
+      const joined = await p.request<{ workspaces: Workspace[] }>('GET', '/workspaces', { key: victim.key });
+      assert.equal(joined.body.workspaces.find((w) => w.id === ws.id)?.role, 'member');
+
+      const gone = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', { key: victim.key });
+      assert.deepEqual(gone.body.invitations, []);
+      const twice = await p.request('POST', `/invitations/${invited.body.id}/accept`, { key: victim.key });
+      assert.equal(twice.status, 404, 'an accepted invitation is answered');
+
+      const memberLists = await p.request('GET', `/workspaces/${ws.id}/invitations`, { key: victim.key });
+      assert.equal(memberLists.status, 403, 'a member is no owner');
+      const memberInvites = await p.request('POST', `/workspaces/${ws.id}/invite`, {
+        key: victim.key,
+        body: { account_id: outsider.id },
+      });
+      assert.equal(memberInvites.status, 403);
+      const again = await p.request('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { account_id: victim.id },
+      });
+      assert.equal(again.status, 409);
+      assert.match(errorOf(again).message, /already a member/);
+    });
+
+    it('an invite by email answers alike whether or not an account has it; only that account sees it', async () => {
+      const owner = await account('mail-owner');
+      const alice = await account('mail-alice', 'alice@example.test');
+      const bob = await account('mail-bob', 'bob@example.test');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: owner.key, body: { name: 'Mail' } })
+      ).body;
+      const toAlice = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { email: 'ALICE@example.test', role: 'owner' },
+      });
+      const toNobody = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { email: 'nobody@example.test' },
+      });
+      for (const [res, email] of [
+        [toAlice, 'alice@example.test'],
+        [toNobody, 'nobody@example.test'],
+      ] as const) {
+        assert.equal(res.status, 201, res.text);
+        assert.equal(res.body.email, email);
+        assert.equal(res.body.account_id, null, 'no account id: whether one has the email stays unknown');
+        assert.deepEqual(Object.keys(res.body).sort(), Object.keys(toAlice.body).sort());
+      }
+      assert.ok(!toAlice.text.includes(alice.id));
+
+      const bobs = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', { key: bob.key });
+      assert.deepEqual(bobs.body.invitations, []);
+      const bobAccepts = await p.request('POST', `/invitations/${toAlice.body.id}/accept`, { key: bob.key });
+      assert.equal(bobAccepts.status, 404);
+
+      const alices = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', {
+        key: alice.key,
+      });
+      assert.deepEqual(
+        alices.body.invitations.map((i) => i.id),
+        [toAlice.body.id],
+      );
+      const accepted = await p.request<Workspace>('POST', `/invitations/${toAlice.body.id}/accept`, {
+        key: alice.key,
+      });
+      assert.equal(accepted.status, 200, accepted.text);
+      assert.equal(accepted.body.role, 'owner');
+      const memberEmail = await p.request('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { email: 'alice@example.test' },
+      });
+      assert.equal(memberEmail.status, 409, 'a member’s email, which the members list shows, is refused');
+      // With a second owner by acceptance, the first may leave: the owner count followed.
+      const leaves = await p.request('DELETE', `/workspaces/${ws.id}/members/${owner.id}`, {
+        key: owner.key,
+      });
+      assert.equal(leaves.status, 204, leaves.text);
+      const lastOwner = await p.request('DELETE', `/workspaces/${ws.id}/members/${alice.id}`, {
+        key: alice.key,
+      });
+      assert.equal(lastOwner.status, 409);
+
+      const pending = await p.request<{ invitations: Invitation[] }>(
+        'GET',
+        `/workspaces/${ws.id}/invitations`,
+        {
+          key: alice.key,
+        },
+      );
+      assert.deepEqual(
+        pending.body.invitations.map((i) => i.email),
+        ['nobody@example.test'],
+      );
+      const revoked = await p.request('DELETE', `/workspaces/${ws.id}/invitations/${toNobody.body.id}`, {
+        key: alice.key,
+      });
+      assert.equal(revoked.status, 204);
+      const none = await p.request<{ invitations: Invitation[] }>('GET', `/workspaces/${ws.id}/invitations`, {
+        key: alice.key,
+      });
+      assert.deepEqual(none.body.invitations, []);
+    });
+
+    it('a decline leaves no membership; invitations expire; bad invites are refused', async () => {
+      const owner = await account('dec-owner');
+      const carol = await account('dec-carol');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: owner.key, body: { name: 'Decline' } })
+      ).body;
+      const invite = () =>
+        p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+          key: owner.key,
+          body: { account_id: carol.id },
+        });
+      const first = await invite();
+      assert.equal(first.status, 201);
+      const twice = await invite();
+      assert.equal(twice.status, 409, 'one pending invitation per account');
+      assert.match(errorOf(twice).message, /pending invitation/);
+
+      const declined = await p.request('POST', `/invitations/${first.body.id}/decline`, { key: carol.key });
+      assert.equal(declined.status, 204);
+      const members = await p.request('GET', `/workspaces/${ws.id}/members`, { key: carol.key });
+      assert.equal(members.status, 404, 'a decline makes no membership');
+      const late = await p.request('POST', `/invitations/${first.body.id}/accept`, { key: carol.key });
+      assert.equal(late.status, 404, 'a declined invitation cannot be accepted');
+
+      const second = await invite();
+      assert.equal(second.status, 201, 'after a decline the owner may invite again');
+      p.clock.advance(14 * 86_400_000 + 1000);
+      const expired = await p.request('POST', `/invitations/${second.body.id}/accept`, { key: carol.key });
+      assert.equal(expired.status, 404, 'an expired invitation cannot be accepted');
+      const listed = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', {
+        key: carol.key,
+      });
+      assert.deepEqual(listed.body.invitations, []);
+
+      const unknownId = await p.request('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { account_id: '00000000-0000-4000-8000-000000000000' },
+      });
+      assert.equal(unknownId.status, 404);
+      assert.match(errorOf(unknownId).message, /No account has the id/);
+      for (const body of [
+        {},
+        { account_id: carol.id, email: 'a@b.test' },
+        { email: 'not-an-email' },
+        { account_id: carol.id, role: 'admin' },
+      ]) {
+        const res = await p.request('POST', `/workspaces/${ws.id}/invite`, { key: owner.key, body });
+        assert.equal(res.status, 400, JSON.stringify(body));
+        assert.equal(errorOf(res).code, 'INVALID_INPUT');
+      }
+      for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
+        const res = await p.request('POST', `/invitations/${id}/accept`, { key: carol.key });
+        assert.equal(res.status, 404, id);
+      }
+    });
+
+    it('two racing accepts of one owner invitation make one membership and count one owner', async () => {
+      const owner = await account('race-owner');
+      const dave = await account('race-dave');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: owner.key, body: { name: 'Race' } })
+      ).body;
+      const invited = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: owner.key,
+        body: { account_id: dave.id, role: 'owner' },
+      });
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => p.request('POST', `/invitations/${invited.body.id}/accept`, { key: dave.key })),
+      );
+      const statuses = answers.map((a) => a.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 1, answers.map((a) => a.text).join('\n'));
+      // The losers find it answered (404), or on DynamoDB may meet the winner's write in flight (409).
+      assert.ok(
+        statuses.every((s) => [200, 404, 409].includes(s)),
+        statuses.join(),
+      );
+      // Two owners counted, not four: after the first leaves, the second is the last owner.
+      const leaves = await p.request('DELETE', `/workspaces/${ws.id}/members/${owner.id}`, {
+        key: owner.key,
+      });
+      assert.equal(leaves.status, 204);
+      const last = await p.request('DELETE', `/workspaces/${ws.id}/members/${dave.id}`, { key: dave.key });
+      assert.equal(last.status, 409);
+    });
+  });
+}

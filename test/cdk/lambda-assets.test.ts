@@ -1,0 +1,258 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { App } from 'aws-cdk-lib';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { parseConfig } from '../../functions/platform/config.ts';
+import { createDeps } from '../../functions/platform/deps.ts';
+import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
+
+/**
+ * Test what ships: every Lambda asset the CDK app synthesizes, loaded as the Lambda runtime loads
+ * it. Each asset is copied to a folder with no node_modules above it (Lambda has only the asset),
+ * and a Node of the runtime's major version imports its `index.mjs` with the environment the
+ * template gives the function, checks that `handler` is a function, then imports every chunk (the
+ * code behind a dynamic import(), which a request loads later). The calls, schedule-runs and
+ * schedule-fire bundles used to crash right here ("e is not a constructor").
+ */
+
+const execFileAsync = promisify(execFile);
+
+interface CfnFunction {
+  Type: string;
+  Properties: {
+    Handler: string;
+    Runtime: string;
+    Code: { S3Key?: unknown };
+    Environment?: { Variables?: Record<string, unknown> };
+  };
+}
+
+const outdir = mkdtempSync(join(tmpdir(), 'agenthost-assets-'));
+const bare = mkdtempSync(join(tmpdir(), 'agenthost-bare-'));
+after(() => {
+  rmSync(outdir, { recursive: true, force: true });
+  rmSync(bare, { recursive: true, force: true });
+});
+
+/** Every .mjs file under `dir`, relative to it. */
+function moduleFiles(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? moduleFiles(dir, join(prefix, e.name))
+      : e.name.endsWith('.mjs')
+        ? [join(prefix, e.name)]
+        : [],
+  );
+}
+
+/** A template value as the deployed function would see it: tokens (imports, refs) as a plain placeholder. */
+function environmentOf(fn: CfnFunction): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
+    const placeholder = name.endsWith('_URL')
+      ? 'https://api.example.test/prod'
+      : `placeholder-${name.toLowerCase().replaceAll('_', '-')}`;
+    env[name] = typeof value === 'string' ? value : placeholder;
+  }
+  return env;
+}
+
+describe('the synthesized Lambda assets load as Lambda loads them', () => {
+  const app = new App({ outdir });
+  const { stateless } = addAgenthostStacks(app, {
+    services: {
+      domain: 'services.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
+    },
+  });
+  const assembly = app.synth();
+  // CDK's BucketDeployment handler (Python, aws-cdk-lib's own asset) copies the dashboard's build
+  // during a deploy: not a platform function (lib/constructs/dashboard-site.ts).
+  const deploymentHandler = `${stateless.stackName}/${stateless.getLogicalId(
+    stateless.dashboard.deploymentHandler.node.defaultChild as never,
+  )}`;
+  const functions = assembly.stacks.flatMap((stack) =>
+    Object.entries((stack.template as { Resources: Record<string, CfnFunction> }).Resources)
+      .filter(
+        ([id, r]) => r.Type === 'AWS::Lambda::Function' && `${stack.stackName}/${id}` !== deploymentHandler,
+      )
+      .map(([id, fn]) => ({ id: `${stack.stackName}/${id}`, fn })),
+  );
+
+  /** The function's asset, copied once into the bare folder. */
+  const assetDir = (id: string, key: string) => {
+    const dir = join(bare, id.replace('/', '-'));
+    if (!existsSync(dir)) {
+      cpSync(join(assembly.directory, `asset.${key.slice(0, -'.zip'.length)}`), dir, { recursive: true });
+    }
+    return dir;
+  };
+
+  test('the bare folder has no node_modules above it', () => {
+    for (let dir = bare; ; dir = dirname(dir)) {
+      assert.equal(existsSync(join(dir, 'node_modules')), false, dir);
+      if (dirname(dir) === dir) break;
+    }
+    assert.ok(functions.length >= 18, `${functions.length} functions`);
+  });
+
+  test('every handler loads, with its chunks, on the runtime the template names', async (t) => {
+    const failures: string[] = [];
+    let runners = 0;
+    let serviceManagers = 0;
+    await Promise.all(
+      functions.map(async ({ id, fn }) => {
+        const runtime = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1];
+        assert.equal(runtime, process.versions.node.split('.')[0], `${id}: tests run on the runtime's Node`);
+        const key = fn.Properties.Code.S3Key;
+        assert.ok(typeof key === 'string' && key.endsWith('.zip'), `${id}: an asset`);
+        const asset = assetDir(id, key);
+        const [file, handler] = fn.Properties.Handler.split('.') as [string, string];
+        assert.ok(existsSync(join(asset, `${file}.mjs`)), `${id}: ${file}.mjs`);
+        const chunks = moduleFiles(asset).filter((f) => f !== `${file}.mjs`);
+        // A function that runs sandboxes carries the ECS runner, which it hands to each task.
+        const runner = join(asset, 'containers', 'sandbox-runner.cjs');
+        if (fn.Properties.Environment?.Variables?.PLATFORM_SANDBOX_RUNNER_FILE !== undefined) {
+          assert.equal(
+            fn.Properties.Environment.Variables.PLATFORM_SANDBOX_RUNNER_FILE,
+            '/var/task/containers/sandbox-runner.cjs',
+          );
+          await execFileAsync(process.execPath, ['--check', runner]);
+          runners++;
+        } else {
+          assert.equal(existsSync(runner), false, `${id}: no runner where no sandbox runs`);
+        }
+        // A function that manages services carries the gateway (put in each task definition) and
+        // the launcher (uploaded on each start).
+        const vars = fn.Properties.Environment?.Variables ?? {};
+        for (const [name, program] of [
+          ['PLATFORM_SERVICES_GATEWAY_FILE', 'service-gateway'],
+          ['PLATFORM_SERVICES_LAUNCHER_FILE', 'service-app-launcher'],
+        ] as const) {
+          const path = join(asset, 'containers', `${program}.cjs`);
+          if (vars[name] !== undefined) {
+            assert.equal(vars[name], `/var/task/containers/${program}.cjs`);
+            await execFileAsync(process.execPath, ['--check', path]);
+            if (program === 'service-gateway') serviceManagers++;
+          } else {
+            assert.equal(existsSync(path), false, `${id}: no ${program} where no service is managed`);
+          }
+        }
+        const script = [
+          `const m = await import('./${file}.mjs');`,
+          `if (typeof m.${handler} !== 'function') throw new Error('no ${handler} function exported');`,
+          `for (const c of ${JSON.stringify(chunks)}) await import('./' + c);`,
+          `console.log(${chunks.length});`,
+        ].join('\n');
+        try {
+          const { stdout, stderr } = await execFileAsync(
+            process.execPath,
+            ['--input-type=module', '-e', script],
+            {
+              cwd: asset,
+              env: {
+                PATH: process.env.PATH ?? '/usr/bin:/bin',
+                AWS_REGION: 'eu-west-1',
+                AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+                AWS_SECRET_ACCESS_KEY: 'example',
+                ...environmentOf(fn),
+              },
+              timeout: 60_000,
+            },
+          );
+          t.diagnostic(`${id}: ${file}.mjs and ${stdout.trim()} chunks loaded`);
+        } catch (err) {
+          const e = err as { stderr?: string; message: string };
+          const why = (e.stderr ?? e.message)
+            .split('\n')
+            .filter((l) => /Error|error/.test(l))
+            .slice(0, 2);
+          failures.push(`${id}: ${why.join(' ') || e.message}`);
+        }
+      }),
+    );
+    assert.deepEqual(failures, []);
+    assert.equal(runners, 4, 'calls, mcp, schedule-runs and schedule-fire carry the runner');
+    assert.equal(serviceManagers, 2, 'services and service-events carry the service programs');
+  });
+
+  test('the built handlers serve API Gateway events, on DynamoDB Local', async () => {
+    const dynamo = await startDynamoDbLocal('agenthost-assets');
+    try {
+      // The in-process store (to create the account) uses the SDK's default chain, which reads these.
+      process.env.AWS_ACCESS_KEY_ID ??= 'test';
+      process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+      const deps = await createDeps(parseConfig(dynamo.env));
+      const account = await createAccount(deps, { org: 'assetco', tier: 'pro' });
+      await deps.store.close();
+      // Logical ids name the module: HealthFunction…, TasksFunction…, CallsFunction….
+      const byModule = (module: string) => {
+        const found = functions.find(({ id }) => new RegExp(`/${module}Function[0-9A-F]{8}$`).test(id));
+        assert.ok(found, module);
+        return found;
+      };
+      /** Invokes the asset's handler in its own process, as Lambda would, with one REST event. */
+      const invoke = async (module: string, event: Record<string, unknown>) => {
+        const { id, fn } = byModule(module);
+        const asset = assetDir(id, String(fn.Properties.Code.S3Key));
+        const script = `const m = await import('./index.mjs'); const r = await m.handler(${JSON.stringify(event)}, { awsRequestId: 'req_asset' }); console.log(JSON.stringify(r));`;
+        const { stdout, stderr } = await execFileAsync(
+          process.execPath,
+          ['--input-type=module', '-e', script],
+          {
+            cwd: asset,
+            env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...environmentOf(fn), ...dynamo.env },
+            timeout: 60_000,
+          },
+        );
+        return JSON.parse(stdout.trim().split('\n').pop() as string) as { statusCode: number; body: string };
+      };
+      const event = (
+        method: string,
+        resource: string,
+        path: string,
+        params: Record<string, string> | null,
+        key?: string,
+      ) => ({
+        resource,
+        path,
+        httpMethod: method,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json' },
+        multiValueHeaders: {},
+        queryStringParameters: null,
+        multiValueQueryStringParameters: null,
+        pathParameters: params,
+        stageVariables: null,
+        body: method === 'GET' ? null : '{}',
+        isBase64Encoded: false,
+        requestContext: { requestId: 'req_asset', identity: { sourceIp: '127.0.0.1' } },
+      });
+      const health = await invoke('Health', event('GET', '/health', '/health', null));
+      assert.equal(health.statusCode, 200, health.body);
+      const tasks = await invoke('Tasks', event('GET', '/tasks', '/tasks', null, account.api_key));
+      assert.equal(tasks.statusCode, 200, tasks.body);
+      const anonymous = await invoke('Tasks', event('GET', '/tasks', '/tasks', null));
+      assert.equal(anonymous.statusCode, 401, anonymous.body);
+      const params = { org: 'assetco', agent: 'missing', version: 'v1', endpoint: 'run' };
+      const call = await invoke(
+        'Calls',
+        event(
+          'POST',
+          '/{org}/{agent}/{version}/{endpoint}',
+          '/assetco/missing/v1/run',
+          params,
+          account.api_key,
+        ),
+      );
+      assert.equal(call.statusCode, 404, call.body);
+    } finally {
+      await dynamo.close();
+    }
+  });
+});

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildOpenApi } from '../../functions/platform/openapi.ts';
+import { routeList } from '../../functions/platform/routes.ts';
+import { ERROR_CODES } from '../../functions/shared/errors.ts';
+
+type Json = Record<string, unknown>;
+interface Operation {
+  operationId: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: { content: Record<string, { schema: Json }> };
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema: Json }> }
+  >;
+}
+
+const doc = buildOpenApi() as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Json>; headers: Record<string, unknown> };
+};
+const operations = Object.values(doc.paths).flatMap((ops) => Object.values(ops));
+const op = (id: string) => operations.find((o) => o.operationId === id)!;
+
+/** Every schema position under `s` whose schema allows any value without saying it is JSON. */
+function untyped(s: unknown, at: string, out: string[]): string[] {
+  if (!s || typeof s !== 'object') return out;
+  const schema = s as Json;
+  const keys = Object.keys(schema).filter((k) => !['description', 'title', 'default'].includes(k));
+  if (keys.length === 0) out.push(at);
+  if (schema.type === 'object' && !schema.properties && !schema.additionalProperties)
+    out.push(`${at} (object)`);
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'default' || k === 'examples') continue;
+    if (['properties', 'patternProperties'].includes(k)) {
+      for (const [name, sub] of Object.entries(v as Json)) untyped(sub, `${at}.${name}`, out);
+    } else if (Array.isArray(v)) {
+      for (const [i, sub] of v.entries()) untyped(sub, `${at}.${k}[${i}]`, out);
+    } else if (v && typeof v === 'object') untyped(v, `${at}.${k}`, out);
+  }
+  return out;
+}
+
+describe('the OpenAPI document is fully typed', () => {
+  it('gives every success a body schema (204s none) and no body an untyped schema', () => {
+    const problems: string[] = [];
+    for (const o of operations) {
+      for (const [status, res] of Object.entries(o.responses)) {
+        if (status === '204') {
+          assert.equal(res.content, undefined, `${o.operationId} 204 has no body`);
+          continue;
+        }
+        assert.ok(res.content, `${o.operationId} ${status} documents its body`);
+        for (const [type, media] of Object.entries(res.content))
+          untyped(media.schema, `${o.operationId} ${status} ${type}`, problems);
+      }
+      for (const [type, media] of Object.entries(o.requestBody?.content ?? {}))
+        untyped(media.schema, `${o.operationId} request ${type}`, problems);
+    }
+    for (const [name, schema] of Object.entries(doc.components.schemas))
+      untyped(schema, `components.${name}`, problems);
+    assert.deepEqual(problems, []);
+  });
+
+  it('types the call envelope, its JSON and multipart inputs and its headers', () => {
+    const call = op('callAgent');
+    const ok = call.responses['200']!;
+    assert.ok(ok.headers?.Deprecation && ok.headers.Sunset && ok.headers.Link, 'deprecation headers');
+    const envelope = ok.content?.['application/json']?.schema as { properties: Record<string, Json> };
+    assert.deepEqual(envelope.properties.data?.additionalProperties, {
+      $ref: '#/components/schemas/JsonValue',
+    });
+    assert.deepEqual(Object.keys(envelope.properties), ['data', 'warnings', 'metadata']);
+    assert.deepEqual(envelope.properties.metadata?.required, ['request_id', 'processing_time_ms', 'version']);
+    const multipart = call.requestBody?.content['multipart/form-data']?.schema as { properties: Json };
+    assert.deepEqual(Object.keys(multipart.properties), ['file', 'files[]', 'metadata']);
+    const headers = (call.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
+    for (const h of [
+      'X-Platform-Max-Hops',
+      'X-Platform-Deadline-Ms',
+      'X-Platform-Tenant',
+      'X-Platform-Skills',
+    ])
+      assert.ok(headers.includes(h), h);
+    assert.ok(op('triggerWebhook').parameters?.some((p) => p.name === 'idempotency-key'));
+  });
+
+  it('documents per status the error codes it carries, and the spec’s response headers everywhere', () => {
+    for (const o of operations) {
+      for (const [status, res] of Object.entries(o.responses)) {
+        assert.ok(res.headers?.['X-Request-Id'], `${o.operationId} ${status}: X-Request-Id`);
+        for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+          assert.ok(res.headers?.[h], `${o.operationId} ${status}: ${h}`);
+        if (Number(status) < 400) continue;
+        const schema = res.content?.['application/json']?.schema as { allOf: Json[] };
+        const codes = (
+          schema.allOf[1] as { properties: { error: { properties: { code: { enum: string[] } } } } }
+        ).properties.error.properties.code.enum;
+        assert.ok(codes.length > 0);
+        for (const code of codes)
+          assert.equal(String(ERROR_CODES[code as keyof typeof ERROR_CODES].status), status, code);
+        assert.equal(Boolean(res.headers?.['Retry-After']), status === '429', `${o.operationId} ${status}`);
+      }
+    }
+    const codesOf = (id: string, status: string) =>
+      JSON.stringify(op(id).responses[status]?.content?.['application/json']?.schema);
+    assert.match(codesOf('downloadPublicAgent', '403'), /\["DOWNLOAD_DISABLED","PAID_AGENT_SERVER_ONLY"\]/);
+    for (const status of ['402', '403', '422', '429', '502', '504'])
+      assert.ok(op('callAgent').responses[status]);
+    assert.match(codesOf('callAgent', '400'), /\["INVALID_INPUT","MISSING_SECRETS"\]/);
+    assert.equal(op('listPublicAgents').responses['401'], undefined, 'public routes need no key');
+  });
+
+  it('keeps every route and its security', () => {
+    for (const [id, route] of routeList) {
+      const o = doc.paths[route.path]?.[route.method.toLowerCase()] as Operation & { security: unknown[] };
+      assert.equal(o.operationId, id);
+      assert.deepEqual(o.security, route.auth === 'api-key' ? [{ apiKey: [] }] : []);
+    }
+  });
+});
