@@ -4,7 +4,7 @@
  * trace only with --debug. The codes are documented in docs/cli.md.
  */
 import { AgentHostError } from '../../sdk/src/errors.ts';
-import { ConfigError } from '../platform/config.ts';
+import { ConfigError } from '../platform/config-error.ts';
 import { VaultConfigurationError } from '../ports/secret-vault.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { escapeControls, escapeControlsKeepingLayout } from './terminal-text.ts';

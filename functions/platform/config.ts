@@ -1,6 +1,7 @@
 import type * as z from 'zod';
 import { type Config, configSchema, type LlmProviderConfig, providerSecretSchema } from '../ports/config.ts';
 import { ENV, type Setting } from '../shared/env-names.ts';
+import { ConfigError } from './config-error.ts';
 
 // The settings' schema and shape live with the ports (core reads them); this module parses them.
 export { type Config, type LlmProviderConfig, TIERS, type Tier } from '../ports/config.ts';
@@ -10,9 +11,7 @@ export { type Config, type LlmProviderConfig, TIERS, type Tier } from '../ports/
  * place that reads `process.env`; everything else receives a `Config`.
  */
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError } from './config-error.ts';
 
 /** The variables that are set: empty strings count as unset, as a shell's `VAR=` usually means. */
 function setVariables(env: Record<string, string | undefined>): Record<string, string> {

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { ENV, type Setting } from '../shared/env-names.ts';
+import { TIERS } from './tiers.ts';
 
 /**
  * The platform's settings as core and the adapters read them, and the one schema that defines
@@ -10,8 +11,7 @@ import { ENV, type Setting } from '../shared/env-names.ts';
  * CoreDeps.
  */
 
-export const TIERS = ['free', 'pro', 'team', 'enterprise'] as const;
-export type Tier = (typeof TIERS)[number];
+export { TIERS, type Tier } from './tiers.ts';
 
 /** A whole number from min to max. */
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);

@@ -4,8 +4,7 @@
  * works while the server runs.
  */
 import type { Command } from 'commander';
-import { createAccount } from '../../core/accounts/account.ts';
-import { processConfig, TIERS, type Tier } from '../../platform/config.ts';
+import { TIERS, type Tier } from '../../ports/tiers.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
@@ -32,6 +31,10 @@ export function registerAccounts(program: Command, cli: CliRuntime): void {
       cli.action(async (ctx, opts: { org: string; tier: string; email?: string }) => {
         if (!(TIERS as readonly string[]).includes(opts.tier))
           throw new CliError(`--tier must be one of ${TIERS.join(', ')}`, EXIT.usage);
+        // Imported when run: the settings' schema and the account's (zod) are not loaded by every
+        // other command.
+        const { processConfig } = await import('../../platform/config.ts');
+        const { createAccount } = await import('../../core/accounts/account.ts');
         const config = processConfig();
         const { accountsDeps } = await import('../accounts-deps.ts');
         const deps = await accountsDeps(config);

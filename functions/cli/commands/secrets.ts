@@ -4,7 +4,6 @@
  * the shell history and the process list): `set` reads it from stdin or a masked prompt.
  */
 import type { Command } from 'commander';
-import { secretName } from '../../core/secrets/secret-schemas.ts';
 import type { Client } from '../cli-context.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printList, printRecord } from '../cli-output.ts';
@@ -18,7 +17,9 @@ interface SecretRow {
 }
 
 /** Checked before the value is asked for, so nobody types a secret only to have its name refused. */
-function checkName(name: string): void {
+async function checkName(name: string): Promise<void> {
+  // The platform's own rule, imported when a secret is named: zod is not loaded by every command.
+  const { secretName } = await import('../../core/secrets/secret-schemas.ts');
   const parsed = secretName.safeParse(name);
   if (!parsed.success)
     throw new CliError(
@@ -96,7 +97,7 @@ export function registerSecrets(program: Command, cli: CliRuntime): void {
     )
     .action(
       cli.action(async (ctx, name: string) => {
-        checkName(name);
+        await checkName(name);
         const client = await ctx.client();
         const workspace = await ctx.workspace(client);
         await requireOwner(client, workspace);
@@ -118,7 +119,7 @@ export function registerSecrets(program: Command, cli: CliRuntime): void {
     .addHelpText('after', '\nExample:\n  agenthost secrets delete OPENAI_API_KEY')
     .action(
       cli.action(async (ctx, name: string) => {
-        checkName(name);
+        await checkName(name);
         const client = await ctx.client();
         const workspace = await ctx.workspace(client);
         await client.secrets.delete(workspace, name);

@@ -1,6 +1,5 @@
 /** `agenthost start`: serve the platform on this machine (local mode, or the emulated AWS deployment). */
 import type { Command } from 'commander';
-import { processConfig } from '../../platform/config.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
 
@@ -26,6 +25,8 @@ export function registerStart(program: Command, cli: CliRuntime): void {
     )
     .action(
       cli.action(async (_ctx, opts: { emulated?: boolean }) => {
+        // Imported when run: the settings' schema (zod) is not loaded by every other command.
+        const { processConfig } = await import('../../platform/config.ts');
         const config = processConfig();
         try {
           if (opts.emulated) {

@@ -4,7 +4,7 @@
  * own commands take its id, which names its workspace.
  */
 import { type Command, Option } from 'commander';
-import { TASK_PRIORITIES, TASK_STATUSES } from '../../core/tasks/task-schemas.ts';
+import { TASK_PRIORITIES, TASK_STATUSES } from '../../core/tasks/task-names.ts';
 import type { CliContext, Client } from '../cli-context.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printList, printRecord } from '../cli-output.ts';

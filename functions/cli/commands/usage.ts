@@ -5,7 +5,7 @@
  * 7 days), which also checks it, so a bad value is the API's 400 naming the field (exit 2).
  */
 import { type Command, Option } from 'commander';
-import { CALLER_GROUPS, GRANULARITIES } from '../../core/usage/usage-schemas.ts';
+import { CALLER_GROUPS, GRANULARITIES } from '../../core/usage/usage-names.ts';
 import type { CliContext, Client } from '../cli-context.ts';
 import { printList, printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';

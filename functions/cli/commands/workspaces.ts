@@ -4,7 +4,7 @@
  * commands act in it without -w.
  */
 import { type Command, Option } from 'commander';
-import { ROLES } from '../../core/workspaces/workspace-schemas.ts';
+import { ROLES } from '../../core/workspaces/roles.ts';
 import { CLIENT_ENV } from '../../shared/env-names.ts';
 import { readConfigFile, writeConfigFile } from '../cli-config.ts';
 import type { Client } from '../cli-context.ts';

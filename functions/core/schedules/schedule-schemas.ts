@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { jsonBytes, MAX_INPUT_DATA_BYTES, overBytes } from '../../shared/byte-limits.ts';
 import { intParam } from '../../shared/query-params.ts';
 import { nextOffsetSchema } from '../payloads/answer-page.ts';
+import { RUN_FIELD_NAMES, SCHEDULE_EVENT_TYPES } from './schedule-names.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './webhook-limits.ts';
 
 /** A schedule's input_data: stored on the schedule and sent to every run, so bounded in bytes. */
@@ -113,22 +114,7 @@ export const scheduleListSchema = z.object({
   next_offset: nextOffsetSchema,
 });
 
-export const RUN_FIELD_NAMES = [
-  'run_id',
-  'status',
-  'duration_ms',
-  'output',
-  'error',
-  'deduplicated',
-  'schedule_id',
-  'workspace_id',
-  'agent',
-  'agent_version',
-  'trigger',
-  'scheduled_time',
-  'started_at',
-  'finished_at',
-] as const;
+export { RUN_FIELD_NAMES, SCHEDULE_EVENT_TYPES } from './schedule-names.ts';
 
 export const scheduleRunsQuery = z.strictObject({
   status: z
@@ -158,24 +144,6 @@ export const scheduleRunsQuery = z.strictObject({
   limit: intParam(1, 200).default(50),
   offset: intParam(0, 1_000_000).default(0),
 });
-
-/**
- * A schedule's timeline kinds (GET .../events). The spec names version_updated; the other kinds are
- * ours (docs/schedules.md). One list for the stored entries and the `type` filter.
- */
-export const SCHEDULE_EVENT_TYPES = [
-  'created',
-  'updated',
-  'enabled',
-  'disabled',
-  'auto_disabled',
-  'failure_alert',
-  'alert_failed',
-  'version_updated',
-  'missed',
-  'interrupted',
-  'deleted',
-] as const;
 
 export const scheduleEventsQuery = z.strictObject({
   type: z.enum(SCHEDULE_EVENT_TYPES).optional(),

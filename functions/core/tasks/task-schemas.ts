@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import { intParam } from '../../shared/query-params.ts';
 import { nextOffsetSchema } from '../payloads/answer-page.ts';
+import { TASK_PRIORITIES, TASK_STATUSES } from './task-names.ts';
 
-export const TASK_STATUSES = ['open', 'in_progress', 'done', 'cancelled'] as const;
-export const TASK_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
+export { TASK_PRIORITIES, TASK_STATUSES } from './task-names.ts';
 
 /** YYYY-MM-DD that names a real calendar day (2026-02-30 is refused). */
 export const calendarDate = z

@@ -1,6 +1,9 @@
 import * as z from 'zod';
 import { cursorParam, intParam } from '../../shared/query-params.ts';
 import { CALL_RECORD_RETENTION_DAYS } from './call-record-retention.ts';
+import { AUTHOR_GROUPS, CALL_STATUSES, CALLER_GROUPS, GRANULARITIES } from './usage-names.ts';
+
+export { AUTHOR_GROUPS, CALL_STATUSES, CALLER_GROUPS, GRANULARITIES } from './usage-names.ts';
 
 /**
  * Query and response schemas of /usage… (the caller's own calls) and /author-usage… (calls to the
@@ -15,19 +18,6 @@ export const DEFAULT_RANGE_DAYS = 7;
 export const MAX_RANGE_DAYS = CALL_RECORD_RETENTION_DAYS;
 /** Tenant filter value and group key for calls sent without X-Platform-Tenant (and null provider/model). */
 export const NONE = '(none)';
-
-export const GRANULARITIES = ['hour', 'day'] as const;
-export const CALLER_GROUPS = [
-  'agent',
-  'version',
-  'status',
-  'provider',
-  'model',
-  'tenant',
-  'endpoint',
-] as const;
-export const AUTHOR_GROUPS = [...CALLER_GROUPS, 'caller'] as const;
-export const CALL_STATUSES = ['success', 'error', 'timeout'] as const;
 
 const INSTANT =
   /^(\d{4}-\d{2}-\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))?$/i;

@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { slugSchema } from '../accounts/slug.ts';
+import { ROLES } from './roles.ts';
 
-export const ROLES = ['owner', 'member'] as const;
+export { ROLES } from './roles.ts';
 
 export const workspaceCreateBody = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(100),

@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import type { JsonBody } from '../../../../sdk/src/operation-types.ts';
-import { RUN_FIELD_NAMES, SCHEDULE_EVENT_TYPES } from '../../../core/schedules/schedule-schemas.ts';
+import { RUN_FIELD_NAMES, SCHEDULE_EVENT_TYPES } from '../../../core/schedules/schedule-names.ts';
 import { EXIT } from '../../cli-errors.ts';
 import { type Column, printList, printRecord } from '../../cli-output.ts';
 import type { CliRuntime } from '../../cli-runtime.ts';
