@@ -29,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { baselineComparison, type Measure } from './calls-baseline.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs, treeRssMb } from './proc-stats.ts';
 import { machineLine, median, quantile, writeReport } from './report.ts';
@@ -49,13 +50,6 @@ interface Target {
   name: string;
   pid?: number;
   send: () => Promise<number>;
-}
-
-interface Measure {
-  p50: number;
-  p99: number;
-  perSecond: number;
-  cpuMsPerCall: number;
 }
 
 /** Sends `total` requests with `concurrency` in flight; returns each latency in ms and the wall time. */
@@ -194,16 +188,19 @@ async function main(): Promise<void> {
       await publishAgent(started.url, dispatcher);
       return started;
     };
-    const [platform, baseline, portkey, proxy] = await Promise.all([
-      startPlatform(ROOT, profile),
-      baselineDir
-        ? startPlatform(
-            baselineDir,
-            process.env.BENCH_PROFILE_BASELINE
-              ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_BASELINE}`]
-              : [],
-          )
-        : undefined,
+    const startPlatforms = () =>
+      Promise.all([
+        startPlatform(ROOT, profile),
+        baselineDir
+          ? startPlatform(
+              baselineDir,
+              process.env.BENCH_PROFILE_BASELINE
+                ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_BASELINE}`]
+                : [],
+            )
+          : undefined,
+      ]);
+    const [portkey, proxy] = await Promise.all([
       startProcess([join(ROOT, 'bench', 'portkey-process.ts')], { NODE_ENV: 'production' }),
       startProcess([join(ROOT, 'bench', 'node-proxy.ts')], { UPSTREAM: fakeUrl }),
     ]);
@@ -237,8 +234,7 @@ async function main(): Promise<void> {
         JSON.stringify({ text: 'hello' }),
       ),
     });
-    const gateways: Target[] = [
-      agenthost('agenthost', platform),
+    const peers: Target[] = [
       {
         name: 'Portkey',
         pid: portkey.child.pid,
@@ -253,33 +249,67 @@ async function main(): Promise<void> {
         pid: proxy.child.pid,
         send: post(`${proxy.url}/chat/completions`, modelHeaders, modelBody),
       },
-      ...(baseline ? [agenthost(BASELINE_NAME, baseline)] : []),
     ];
+    const names = ['agenthost', ...peers.map((t) => t.name), ...(baselineDir ? [BASELINE_NAME] : [])];
 
     // Each repeat rotates the order the gateways are measured in. Against a baseline the repeats
     // are a whole number of rotations, so each platform is measured as often in each place: with
     // 3 repeats of 4 gateways, the checkout's platform came first after the direct calls twice as
     // often as the baseline, and a ratio of one commit to itself moved by up to 20%.
-    const repeats = baseline ? Math.ceil(REPEATS / gateways.length) * gateways.length : REPEATS;
+    const repeats = baselineDir ? Math.ceil(REPEATS / names.length) * names.length : REPEATS;
+    // Against a baseline both platforms are also started afresh for each of several rounds: a
+    // process keeps what it was dealt at start (its heap's growth, where its data file's pages
+    // fell, which core it shares with the load) for all its repeats, and one commit measured
+    // against itself in a single round came out up to 22% apart at concurrency 1.
+    const rounds = Number(process.env.BENCH_ROUNDS ?? (baselineDir ? 5 : 1));
     const t0 = performance.now();
-    for (const t of [direct, ...gateways]) await drive(8, WARMUP, t.send);
-    // results[level][target] = one Measure per repeat; rss[target] = one peak per repeat.
+    await drive(8, WARMUP, direct.send);
+    for (const t of peers) await drive(8, WARMUP, t.send);
+    // results[level][target] = one Measure per repeat; rss[target] = one peak per repeat, over all
+    // rounds; byRound = the same per round, for the ratios of each round's medians.
     const results = new Map(LEVELS.map((c) => [c, new Map<string, Measure[]>()]));
     const rss = new Map<string, number[]>();
+    const byRound: { results: typeof results; rss: typeof rss }[] = [];
     const push = <T>(m: Map<string, T[]>, k: string, v: T) => m.set(k, [...(m.get(k) ?? []), v]);
-    for (let r = 0; r < repeats; r++) {
-      const order = [...gateways.slice(r % gateways.length), ...gateways.slice(0, r % gateways.length)];
-      for (const c of LEVELS) {
-        const byTarget = results.get(c) as Map<string, Measure[]>;
-        for (const t of [direct, ...order]) push(byTarget, t.name, await measure(t, c));
+    for (let round = 0; round < rounds; round++) {
+      const [platform, baseline] = await startPlatforms();
+      const gateways: Target[] = [
+        agenthost('agenthost', platform),
+        ...peers,
+        ...(baseline ? [agenthost(BASELINE_NAME, baseline)] : []),
+      ];
+      const mine = {
+        results: new Map(LEVELS.map((c) => [c, new Map<string, Measure[]>()])),
+        rss: new Map<string, number[]>(),
+      };
+      byRound.push(mine);
+      for (const t of [gateways[0] as Target, ...(baseline ? [gateways.at(-1) as Target] : [])])
+        await drive(8, WARMUP, t.send);
+      for (let r = 0; r < repeats; r++) {
+        const order = [...gateways.slice(r % gateways.length), ...gateways.slice(0, r % gateways.length)];
+        for (const c of LEVELS) {
+          for (const t of [direct, ...order]) {
+            const m = await measure(t, c);
+            push(results.get(c) as Map<string, Measure[]>, t.name, m);
+            push(mine.results.get(c) as Map<string, Measure[]>, t.name, m);
+          }
+        }
+        for (const t of order) {
+          const peak = await peakRss(t);
+          push(rss, t.name, peak);
+          push(mine.rss, t.name, peak);
+        }
+        process.stdout.write(
+          `${rounds > 1 ? `round ${round + 1}/${rounds}, ` : ''}repeat ${r + 1}/${repeats} done after ${fmt((performance.now() - t0) / 1000, 0)} s\n`,
+        );
       }
-      for (const t of order) push(rss, t.name, await peakRss(t));
-      process.stdout.write(
-        `repeat ${r + 1}/${repeats} done after ${fmt((performance.now() - t0) / 1000, 0)} s\n`,
-      );
+      for (const started of [platform, baseline]) {
+        if (!started) continue;
+        await stop(started.child);
+        children.splice(children.indexOf(started.child), 1);
+      }
     }
 
-    const names = gateways.map((g) => g.name);
     const rows: string[] = [];
     const lines: string[] = [];
     const at = (c: number, name: string) => (results.get(c) as Map<string, Measure[]>).get(name) as Measure[];
@@ -324,6 +354,22 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`${lines.join('\n')}\nmeasured in ${fmt(seconds, 0)} s\n`);
 
+    if (baselineDir) {
+      const table = baselineComparison(byRound, {
+        levels: LEVELS,
+        rssLevel: RSS_LEVEL,
+        baselineName: BASELINE_NAME,
+        intro: `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; this checkout (${commitOf(ROOT)}) against "${BASELINE_NAME}" (${commitOf(baselineDir)}): ${rounds} rounds, each starting both platforms afresh, of ${repeats} repeats of ${CALLS} calls per gateway and level.`,
+      });
+      process.stdout.write(`${table}\n`);
+      await writeReport(
+        'calls',
+        'The call path against an earlier commit, side by side',
+        table,
+        'calls-baseline',
+      );
+      return;
+    }
     if (!(summary.has(1) && summary.has(16))) {
       if (!process.argv.includes('--no-write'))
         throw new Error('BENCH_LEVELS must include 1 and 16 unless --no-write');

@@ -40,11 +40,16 @@ export function commandLine(bench: string): string {
  * names the run's date and the command that reproduces it (the table's own first line names the
  * machine), so every figure in the doc carries all three.
  */
-export async function writeReport(bench: string, heading: string, table: string): Promise<void> {
+export async function writeReport(
+  bench: string,
+  heading: string,
+  table: string,
+  section = bench,
+): Promise<void> {
   if (process.argv.includes('--no-write')) return;
   const provenance = `Run ${new Date().toISOString().slice(0, 10)}: \`${commandLine(bench)}\`.`;
-  const start = `<!-- bench-${bench}:start (written by npm run bench:${bench}) -->`;
-  const end = `<!-- bench-${bench}:end -->`;
+  const start = `<!-- bench-${section}:start (written by npm run bench:${bench}) -->`;
+  const end = `<!-- bench-${section}:end -->`;
   let doc = await readFile(DOC, 'utf8');
   if (!doc.includes(start)) doc += `\n## ${heading}\n\n${start}\n${end}\n`;
   const s = doc.indexOf(start);

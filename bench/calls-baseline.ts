@@ -1,0 +1,77 @@
+/**
+ * `npm run bench:calls` with BENCH_BASELINE_DIR: this checkout's platform against another
+ * checkout's, round by round (bench/calls.ts), as one table for docs/performance.md.
+ */
+import { median } from './report.ts';
+
+/** One gateway's figures over one repeat's calls at one level. */
+export interface Measure {
+  p50: number;
+  p99: number;
+  perSecond: number;
+  cpuMsPerCall: number;
+}
+
+const fmt = (n: number) => n.toFixed(2);
+
+export type Round = { results: Map<number, Map<string, Measure[]>>; rss: Map<string, number[]> };
+
+/**
+ * The checkout against BENCH_BASELINE_DIR: per round, each platform's median of each figure, and
+ * their ratio; the table gives the median of the rounds' ratios, with each round's beside it, and
+ * whether the checkout is within 5% of the baseline on each (issue 34, point 7).
+ */
+export function baselineComparison(
+  rounds: Round[],
+  {
+    levels,
+    rssLevel,
+    baselineName,
+    intro,
+  }: { levels: number[]; rssLevel: number; baselineName: string; intro: string },
+): string {
+  const figure = (round: Round, name: string, c: number, pick: (m: Measure, r: number) => number) => {
+    const at = (round.results.get(c) as Map<string, Measure[]>).get(name) as Measure[];
+    return median(at.map(pick));
+  };
+  const addedP50 = (round: Round, name: string, c: number) => {
+    const direct = (round.results.get(c) as Map<string, Measure[]>).get('direct') as Measure[];
+    return figure(round, name, c, (m, r) => m.p50 - (direct[r] as Measure).p50);
+  };
+  const rows: { label: string; of: (round: Round, name: string) => number; higherIsWorse: boolean }[] = [];
+  for (const c of levels) {
+    rows.push({
+      label: `CPU ms per call at ${c}`,
+      of: (r, n) => figure(r, n, c, (m) => m.cpuMsPerCall),
+      higherIsWorse: true,
+    });
+    rows.push({
+      label: `calls/s at ${c}`,
+      of: (r, n) => figure(r, n, c, (m) => m.perSecond),
+      higherIsWorse: false,
+    });
+    rows.push({ label: `added p50 ms at ${c}`, of: (r, n) => addedP50(r, n, c), higherIsWorse: true });
+  }
+  rows.push({
+    label: `peak RSS MB at ${rssLevel}`,
+    of: (r, n) => median(r.rss.get(n) as number[]),
+    higherIsWorse: true,
+  });
+  const lines = [
+    `${intro} Each figure is a platform's median over a round's repeats; "÷" is the median over the rounds of this checkout's figure divided by the baseline's, and a row is within 5% when that ratio is no more than 5% the worse way.`,
+    '',
+    `| figure | this checkout | ${baselineName} | ÷ | each round's ÷ | within 5% |`,
+    '| --- | ---: | ---: | ---: | --- | --- |',
+  ];
+  for (const row of rows) {
+    const mine = rounds.map((r) => row.of(r, 'agenthost'));
+    const theirs = rounds.map((r) => row.of(r, baselineName));
+    const ratios = mine.map((x, i) => x / (theirs[i] as number));
+    const ratio = median(ratios);
+    const ok = row.higherIsWorse ? ratio <= 1.05 : ratio >= 0.95;
+    lines.push(
+      `| ${row.label} | ${fmt(median(mine))} | ${fmt(median(theirs))} | ${fmt(ratio)} | ${ratios.map((x) => fmt(x)).join(', ')} | ${ok ? 'yes' : '**no**'} |`,
+    );
+  }
+  return lines.join('\n');
+}
