@@ -9,6 +9,10 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 
+// CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
+// synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
+process.env.CDK_VALIDATION = 'false';
+
 /**
  * On AWS, POST /mcp answers under the API's own URL (PLATFORM_PUBLIC_URL, set on every function)
  * and the names `-c allowedHosts=…` adds, such as a custom domain in front of the API (docs/mcp.md).

@@ -12,6 +12,10 @@ import { createDeps } from '../../functions/platform/deps.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
 
+// CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
+// synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
+process.env.CDK_VALIDATION = 'false';
+
 /**
  * Test what ships: every Lambda asset the CDK app synthesizes, loaded as the Lambda runtime loads
  * it. Each asset is copied to a folder with no node_modules above it (Lambda has only the asset),

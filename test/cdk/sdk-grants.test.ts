@@ -11,6 +11,10 @@ import { type PlatformFunction, PROJECT_ROOT } from '../../lib/constructs/platfo
 import { esbuildBuildOptions } from '../../lib/lambda-bundling.ts';
 import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../../lib/module-access.ts';
 
+// CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
+// synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
+process.env.CDK_VALIDATION = 'false';
+
 /**
  * Every AWS SDK command a function can send has an IAM grant in the synthesized template. For each
  * Lambda, the files of its bundle (esbuild's metafile, lazily loaded chunks included: what the
