@@ -2,7 +2,7 @@
  * `npm test` runs this first (package.json `pretest`). The sandbox tests run user code under
  * bubblewrap, and give sandboxes with outbound network their own network through pasta (Debian's
  * passt package), which opens /dev/net/tun; the DynamoDB tests run DynamoDB Local, which needs
- * a Java 17 or newer JDK; the dashboard tests drive Debian's chromium. So the README's promise that
+ * a Java 17 or newer JDK; the dashboard tests drive Debian's Chromium headless shell. So the README's promise that
  * `npm test` passes on a fresh machine needs those tools and a usable tun device: when something is
  * missing and we may fix it (root, apt-get), fix it, saying so; otherwise explain what to do.
  */
@@ -17,7 +17,11 @@ const TOOLS = [
   { tool: 'java', pkg: 'default-jdk-headless', why: 'DynamoDB Local, for the DynamoDB tests' },
   // DynamoDB Local is started through a launcher, compiled once, that binds it to loopback (dynamodb-local-launcher.ts).
   { tool: 'javac', pkg: 'default-jdk-headless', why: 'the loopback launcher of DynamoDB Local' },
-  { tool: 'chromium', pkg: 'chromium', why: 'the browser the dashboard tests drive' },
+  {
+    tool: 'chromium-headless-shell',
+    pkg: 'chromium-headless-shell',
+    why: 'the browser the dashboard tests drive',
+  },
 ];
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
