@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
-import { CLI } from '../helpers/process.ts';
+import { runCli } from '../helpers/process.ts';
 
 const RECORDER = new URL('../helpers/record-module-loads.ts', import.meta.url).href;
 
@@ -26,15 +24,17 @@ describe('the CLI loads only what a command runs', () => {
   /** The module URLs a CLI run with `args` loaded. */
   async function loads(args: string[]): Promise<string[]> {
     const file = join(dir, `${args.join('-')}.txt`);
-    await promisify(execFile)(process.execPath, ['--import', RECORDER, CLI, ...args], {
-      env: {
-        ...process.env,
+    // tasks list fails on the key: what the start loaded is the point, not the answer.
+    await runCli(
+      args,
+      {
         RECORD_MODULE_LOADS: file,
         AGENTHOST_URL: 'http://127.0.0.1:9',
         AGENTHOST_API_KEY: 'not-a-key',
         XDG_CONFIG_HOME: join(dir, 'none'),
       },
-    }).catch(() => undefined); // tasks list fails on the key: what it loaded is the point
+      { nodeArgs: ['--import', RECORDER] },
+    );
     return (await readFile(file, 'utf8')).split('\n').filter(Boolean);
   }
 

@@ -102,9 +102,9 @@ export async function startPlatformProcess(
 function startCli(
   args: string[],
   env: Record<string, string>,
-  options: { input?: string; cwd?: string } = {},
+  options: { input?: string; cwd?: string; nodeArgs?: string[] } = {},
 ) {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], {
     env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -124,12 +124,13 @@ function startCli(
 
 /**
  * Runs the CLI to completion, as a user's shell would: its own process, `input` on stdin (an
- * empty, closed stdin when absent, so nothing waits for a prompt).
+ * empty, closed stdin when absent, so nothing waits for a prompt); `nodeArgs` go to node before
+ * the CLI (an `--import` that records what the start loads).
  */
 export async function runCli(
   args: string[],
   env: Record<string, string>,
-  options: { input?: string; cwd?: string } = {},
+  options: { input?: string; cwd?: string; nodeArgs?: string[] } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const cli = startCli(args, env, { ...options, input: options.input ?? '' });
   const code = await cli.exited;
