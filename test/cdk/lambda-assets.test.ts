@@ -1,24 +1,23 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { App } from 'aws-cdk-lib';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { EMULATED_CONTEXT } from '../../functions/emulator/emulated-deployment.ts';
+import { type SynthesizedDeployment, synthesize } from '../../functions/emulator/synthesized-deployment.ts';
 import { parseConfig } from '../../functions/platform/config.ts';
 import { createDeps } from '../../functions/platform/deps.ts';
-import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { SHARED_ASSEMBLY } from '../helpers/deployment.ts';
 import { startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
-
-// CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
-// synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
-process.env.CDK_VALIDATION = 'false';
 
 /**
  * Test what ships: every Lambda asset the CDK app synthesizes, loaded as the Lambda runtime loads
- * it. Each asset is copied to a folder with no node_modules above it (Lambda has only the asset),
+ * it. The assembly is the one `cdk synth` writes (bin/cdk-app.ts in its own process), shared with
+ * the emulated deployments of the end-to-end tests: npm test's global setup synthesizes it once
+ * (test/setup/global.ts), and this file alone synthesizes it if no current one is there. Each asset is copied to a folder with no node_modules above it (Lambda has only the asset),
  * and a Node of the runtime's major version imports its `index.mjs` with the environment the
  * template gives the function, checks that `handler` is a function, then imports every chunk (the
  * code behind a dynamic import(), which a request loads later). The calls, schedule-runs and
@@ -37,12 +36,13 @@ interface CfnFunction {
   };
 }
 
-const outdir = mkdtempSync(join(tmpdir(), 'agenthost-assets-'));
 const bare = mkdtempSync(join(tmpdir(), 'agenthost-bare-'));
 after(() => {
-  rmSync(outdir, { recursive: true, force: true });
   rmSync(bare, { recursive: true, force: true });
 });
+
+/** The logical id CDK gives the singleton function behind every BucketDeployment. */
+const BUCKET_DEPLOYMENT = 'CustomCDKBucketDeployment8693BB64968944B69AAFB0CC9EB8756C';
 
 /** Every .mjs file under `dir`, relative to it. */
 function moduleFiles(dir: string, prefix = ''): string[] {
@@ -68,32 +68,35 @@ function environmentOf(fn: CfnFunction): Record<string, string> {
 }
 
 describe('the synthesized Lambda assets load as Lambda loads them', () => {
-  const app = new App({ outdir });
-  const { stateless } = addAgenthostStacks(app, {
-    services: {
-      domain: 'services.example.com',
-      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
-    },
+  let assembly: SynthesizedDeployment;
+  let functions: { id: string; fn: CfnFunction }[];
+  before(async () => {
+    assembly = await synthesize(SHARED_ASSEMBLY, EMULATED_CONTEXT, (line) =>
+      process.stdout.write(`${line}\n`),
+    );
+    functions = assembly.stacks.flatMap((stack) =>
+      Object.entries((stack.template as { Resources: Record<string, CfnFunction> }).Resources)
+        .filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && !id.startsWith(BUCKET_DEPLOYMENT))
+        .map(([id, fn]) => ({ id: `${stack.stackName}/${id}`, fn })),
+    );
+    // CDK's BucketDeployment handler (Python, aws-cdk-lib's own asset) copies the dashboard's build
+    // during a deploy: not a platform function (lib/constructs/dashboard-site.ts). One, in Python.
+    const copiers = assembly.stacks.flatMap((stack) =>
+      Object.entries((stack.template as { Resources: Record<string, CfnFunction> }).Resources).filter(
+        ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(BUCKET_DEPLOYMENT),
+      ),
+    );
+    assert.deepEqual(
+      copiers.map(([, fn]) => /^python/.test(fn.Properties.Runtime)),
+      [true],
+    );
   });
-  const assembly = app.synth();
-  // CDK's BucketDeployment handler (Python, aws-cdk-lib's own asset) copies the dashboard's build
-  // during a deploy: not a platform function (lib/constructs/dashboard-site.ts).
-  const deploymentHandler = `${stateless.stackName}/${stateless.getLogicalId(
-    stateless.dashboard.deploymentHandler.node.defaultChild as never,
-  )}`;
-  const functions = assembly.stacks.flatMap((stack) =>
-    Object.entries((stack.template as { Resources: Record<string, CfnFunction> }).Resources)
-      .filter(
-        ([id, r]) => r.Type === 'AWS::Lambda::Function' && `${stack.stackName}/${id}` !== deploymentHandler,
-      )
-      .map(([id, fn]) => ({ id: `${stack.stackName}/${id}`, fn })),
-  );
 
   /** The function's asset, copied once into the bare folder. */
   const assetDir = (id: string, key: string) => {
     const dir = join(bare, id.replace('/', '-'));
     if (!existsSync(dir)) {
-      cpSync(join(assembly.directory, `asset.${key.slice(0, -'.zip'.length)}`), dir, { recursive: true });
+      cpSync(assembly.assetDir(key), dir, { recursive: true });
     }
     return dir;
   };
@@ -155,7 +158,7 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
           `console.log(${chunks.length});`,
         ].join('\n');
         try {
-          const { stdout, stderr } = await execFileAsync(
+          const { stdout } = await execFileAsync(
             process.execPath,
             ['--input-type=module', '-e', script],
             {
@@ -206,7 +209,7 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
         const { id, fn } = byModule(module);
         const asset = assetDir(id, String(fn.Properties.Code.S3Key));
         const script = `const m = await import('./index.mjs'); const r = await m.handler(${JSON.stringify(event)}, { awsRequestId: 'req_asset' }); console.log(JSON.stringify(r));`;
-        const { stdout, stderr } = await execFileAsync(
+        const { stdout } = await execFileAsync(
           process.execPath,
           ['--input-type=module', '-e', script],
           {
