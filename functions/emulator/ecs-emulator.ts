@@ -5,6 +5,7 @@ import { shellQuote } from '../shared/shell-quote.ts';
 import { AwsJsonServer, type JsonOperation } from './aws-json-server.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
 import { AwsWireError } from './emulator-http.ts';
+import { waitForTaskStart } from './task-start-delay.ts';
 
 /**
  * ECS for the emulated deployment: the JSON protocol (awsJson1_1, X-Amz-Target
@@ -64,6 +65,8 @@ export interface EcsEmulatorOptions {
   hostPorts: number[];
   region: string;
   accountId: string;
+  /** How long a task stays PENDING before its container runs (Fargate's start; 0: at once). */
+  taskStartMs?: number;
   log?: (line: string) => void;
 }
 
@@ -177,6 +180,8 @@ export class EcsEmulator {
   private async start(task: EmulatedTask, command: string, env: Record<string, string>, memoryMib: number) {
     let session: SandboxSession | undefined;
     try {
+      // Stopped while still starting: no container ran, as StopTask on a PENDING Fargate task.
+      if (!(await waitForTaskStart(this.options.taskStartMs ?? 0, task.abort.signal))) return;
       session = await this.options.sandbox.openSession({
         runId: `ecs-${task.taskArn.split('/').pop()}`,
         workspaceId: 'ecs-emulator',

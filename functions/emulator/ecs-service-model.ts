@@ -102,5 +102,7 @@ export interface EcsServiceEmulatorOptions {
   deregisterTarget: (targetGroupArn: string, id: string) => void;
   /** An "ECS Task State Change" event's detail, for EventBridge. */
   taskStateChange: (detail: Record<string, unknown>, resources: string[]) => Promise<void>;
+  /** How long a task stays PROVISIONING before its containers start (Fargate's start; 0: at once). */
+  taskStartMs?: number;
   log?: (line: string) => void;
 }

@@ -14,6 +14,7 @@ import type {
   ServiceTask,
 } from './ecs-service-model.ts';
 import type { InitContainer, InitSpec } from './ecs-task-init.ts';
+import { waitForTaskStart } from './task-start-delay.ts';
 
 const INIT_SOURCE = readFileSync(new URL('./ecs-task-init.ts', import.meta.url), 'utf8');
 const INIT_FILE = '.ecs-task-init.ts';
@@ -58,6 +59,8 @@ export async function runServiceTask(host: ServiceTaskHost, task: ServiceTask): 
   const published = containers.flatMap((c) => c.portMappings ?? [])[0]?.containerPort;
   let partial = '';
   try {
+    // Stopped while still provisioning: it ends without its containers ever starting.
+    if (!(await waitForTaskStart(host.options.taskStartMs ?? 0, task.abort.signal))) return;
     const initContainers: InitContainer[] = [];
     for (const c of containers) {
       const hc = c.healthCheck;

@@ -199,6 +199,7 @@ export async function startEmulatedDeployment(
       sandbox: new BwrapSandbox({ runsDir: join(root, 'tasks'), outbound: false }),
       hostPorts: [Number(new URL(s3Endpoint).port)],
       ...EMULATED_ACCOUNT,
+      taskStartMs: config.emulatorTaskStartMs,
       log,
     });
     const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
@@ -234,6 +235,7 @@ export async function startEmulatedDeployment(
       sandbox: new BwrapSandbox({ runsDir: join(root, 'service-tasks') }),
       hostPorts: [Number(new URL(s3Endpoint).port)],
       ...EMULATED_ACCOUNT,
+      taskStartMs: config.emulatorTaskStartMs,
       freePort: freeLoopbackPort,
       secretValue: async (valueFrom) => {
         const out = await secretsClient.send(new GetSecretValueCommand({ SecretId: valueFrom }));

@@ -56,6 +56,9 @@ const settings = {
     .min(1)
     .optional()
     .transform((v) => (v ? resolve(v) : undefined)),
+  // npm run start:emulated: how long an emulated ECS task takes to start, RunTask and service tasks
+  // alike, as Fargate's 20 to 60 s do on AWS (docs/deploy.md, "Timing"); 0 starts them at once.
+  emulatorTaskStartMs: int(0, 600_000).default(0),
   dynamodbEndpoint: url(),
   awsRegion: text(),
   maxBodyBytes: int(1024, 10 * 1024 * 1024).default(1024 * 1024),

@@ -14,6 +14,7 @@ export const ENV = {
   bootstrapApiKey: 'PLATFORM_BOOTSTRAP_API_KEY',
   tableName: 'PLATFORM_TABLE_NAME',
   emulatorAssemblyDir: 'PLATFORM_EMULATOR_ASSEMBLY_DIR',
+  emulatorTaskStartMs: 'PLATFORM_EMULATOR_TASK_START_MS',
   dynamodbEndpoint: 'PLATFORM_DYNAMODB_ENDPOINT',
   awsRegion: 'AWS_REGION',
   maxBodyBytes: 'PLATFORM_MAX_BODY_BYTES',

@@ -158,21 +158,17 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
           `console.log(${chunks.length});`,
         ].join('\n');
         try {
-          const { stdout } = await execFileAsync(
-            process.execPath,
-            ['--input-type=module', '-e', script],
-            {
-              cwd: asset,
-              env: {
-                PATH: process.env.PATH ?? '/usr/bin:/bin',
-                AWS_REGION: 'eu-west-1',
-                AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
-                AWS_SECRET_ACCESS_KEY: 'example',
-                ...environmentOf(fn),
-              },
-              timeout: 60_000,
+          const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script], {
+            cwd: asset,
+            env: {
+              PATH: process.env.PATH ?? '/usr/bin:/bin',
+              AWS_REGION: 'eu-west-1',
+              AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+              AWS_SECRET_ACCESS_KEY: 'example',
+              ...environmentOf(fn),
             },
-          );
+            timeout: 60_000,
+          });
           t.diagnostic(`${id}: ${file}.mjs and ${stdout.trim()} chunks loaded`);
         } catch (err) {
           const e = err as { stderr?: string; message: string };
@@ -209,15 +205,11 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
         const { id, fn } = byModule(module);
         const asset = assetDir(id, String(fn.Properties.Code.S3Key));
         const script = `const m = await import('./index.mjs'); const r = await m.handler(${JSON.stringify(event)}, { awsRequestId: 'req_asset' }); console.log(JSON.stringify(r));`;
-        const { stdout } = await execFileAsync(
-          process.execPath,
-          ['--input-type=module', '-e', script],
-          {
-            cwd: asset,
-            env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...environmentOf(fn), ...dynamo.env },
-            timeout: 60_000,
-          },
-        );
+        const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: asset,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...environmentOf(fn), ...dynamo.env },
+          timeout: 60_000,
+        });
         return JSON.parse(stdout.trim().split('\n').pop() as string) as { statusCode: number; body: string };
       };
       const event = (

@@ -69,6 +69,18 @@ describe('configuration', () => {
     );
   });
 
+  it('reads the emulated task start time (default 0), refusing what is not whole milliseconds up to 10 minutes', () => {
+    assert.equal(parseConfig({}).emulatorTaskStartMs, 0);
+    assert.equal(parseConfig({ PLATFORM_EMULATOR_TASK_START_MS: '20000' }).emulatorTaskStartMs, 20_000);
+    for (const bad of ['-1', '1.5', 'soon', '600001']) {
+      assert.throws(
+        () => parseConfig({ PLATFORM_EMULATOR_TASK_START_MS: bad }),
+        /PLATFORM_EMULATOR_TASK_START_MS/,
+        bad,
+      );
+    }
+  });
+
   it('needs a table name in aws mode', () => {
     assert.throws(
       () => parseConfig({ PLATFORM_MODE: 'aws' }),
