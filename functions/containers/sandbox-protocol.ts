@@ -40,6 +40,42 @@ export interface RunManifest {
   limits: { cpuSeconds: number; processes: number; outputBytes: number; diskBytes: number };
 }
 
+/**
+ * What a warm runner reads first (docs/sandbox-aws.md, "Warm runners"): a task started ahead of
+ * demand gets this manifest's URL instead of a run's. It waits for claim 1, 2, ... in turn, each
+ * through its presigned GET URL; a claim is a run bound to one (workspace, agent version), and
+ * every later claim must name the same pair. Between runs it resets (every process of the run's
+ * user killed, the working directory and scratch directories emptied); it exits when no claim comes
+ * within idleMs, when it has used every claim slot, or at expiresAtMs (when its URLs expire).
+ */
+export interface PoolManifest {
+  v: 3;
+  runnerId: string;
+  /** The runner itself, as in a run manifest. */
+  runner: { url: string };
+  /** Claim slot k (1-based): the GET URL of `sandbox-inputs/pool/<runnerId>/claim-<k>.json`. */
+  claims: { url: string }[];
+  idleMs: number;
+  /** Epoch ms: the runner waits for no claim after this. */
+  expiresAtMs: number;
+  pollMs: [number, number];
+  /** Directories the run's user may write besides the working directory, emptied between runs (/tmp). */
+  scratchDirs: string[];
+}
+
+/** The binding of a warm runner: the only pair whose runs it serves once claimed. */
+export interface RunnerBinding {
+  workspaceId: string;
+  agentVersion: string;
+}
+
+/** What the platform writes to a warm runner's claim slot: one run, and whose it is. */
+export interface RunnerClaim {
+  v: 3;
+  binding: RunnerBinding;
+  run: RunManifest;
+}
+
 /** What the platform writes to `sandbox-inputs/<runId>/exec-<n>.json`. */
 export type ExecCommand =
   | {

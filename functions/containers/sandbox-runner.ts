@@ -5,11 +5,13 @@ import { extractBundle } from '../shared/bundle-archive/extract.ts';
 import { STDERR_TAIL_BYTES } from '../shared/sandbox-conventions.ts';
 import {
   type ExecCommand,
+  type PoolManifest,
   RUNNER_DEADLINE_MARGIN_MS,
   type RunManifest,
   type RunResult,
   SANDBOX_RUN_UID,
 } from './sandbox-protocol.ts';
+import { servePool } from './warm-runner.ts';
 
 /**
  * The ECS sandbox's runner: what runs in a sandbox task (docs/sandbox-aws.md), loaded and started
@@ -105,12 +107,8 @@ async function setup(m: RunManifest): Promise<void> {
   }
 }
 
-/** The next command object; null at the deadline. A missing object is 404, or 403 when the signer may not list the bucket: both mean "not yet". */
-async function nextCommand(
-  url: string,
-  until: number,
-  pollMs: [number, number],
-): Promise<ExecCommand | null> {
+/** The next command (or claim) object; null at `until`. A missing object is 404, or 403 when the signer may not list the bucket: both mean "not yet". */
+async function nextObject<T>(url: string, until: number, pollMs: [number, number]): Promise<T | null> {
   let delay = pollMs[0];
   for (;;) {
     let res: Response | null;
@@ -119,7 +117,7 @@ async function nextCommand(
     } catch {
       res = null;
     }
-    if (res?.ok) return JSON.parse(Buffer.from(await res.arrayBuffer()).toString('utf8')) as ExecCommand;
+    if (res?.ok) return JSON.parse(Buffer.from(await res.arrayBuffer()).toString('utf8')) as T;
     if (res) {
       await res.arrayBuffer().catch(() => undefined);
       if (res.status !== 403 && res.status !== 404 && res.status < 500) {
@@ -233,7 +231,7 @@ async function serve(m: RunManifest): Promise<void> {
   log('ready', { runId: m.runId });
   for (let n = 1; n <= m.execs.length; n++) {
     const slot = m.execs[n - 1] as RunManifest['execs'][number];
-    const c = await nextCommand(slot.commandUrl, m.deadlineMs, m.pollMs || [100, 250]);
+    const c = await nextObject<ExecCommand>(slot.commandUrl, m.deadlineMs, m.pollMs || [100, 250]);
     if (c === null) {
       log('deadline reached', { runId: m.runId, n });
       return;
@@ -279,14 +277,18 @@ async function serve(m: RunManifest): Promise<void> {
   log('all command slots used', { runId: m.runId });
 }
 
-/** The bootstrap's call: serves the run, then ends the process (0, or 70 on a runner failure). */
-export async function run(m: RunManifest): Promise<void> {
+/**
+ * The bootstrap's call: serves the run (or, from a pool manifest, the runs of a warm runner:
+ * warm-runner.ts), then ends the process (0, or 70 on a runner failure).
+ */
+export async function run(m: RunManifest | PoolManifest): Promise<void> {
   process.on('SIGTERM', () => {
     killGroup(child?.pid);
     process.exit(143);
   });
   try {
-    await serve(m);
+    if (m.v === 3) await servePool(m, { serve, nextObject, upload, log });
+    else await serve(m);
     process.exit(0);
   } catch (err) {
     log('runner failed', { error: message(err) });
