@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type RunnerRecord, WarmRunnerPool } from '../../functions/adapters/aws/warm-runner-pool.ts';
+import {
+  DYNAMODB_LOCAL_CREDENTIALS,
+  DYNAMODB_LOCAL_REGION,
+} from '../../functions/emulator/dynamodb-local.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
+
+/**
+ * The warm runner pool's records (issue 35, point 2) on DynamoDB Local, the engine the deployment's
+ * table runs on: a claim is atomic (runs racing for the same runners each get a different one, or
+ * none), a runner bound to one workspace and agent version is never claimed for another, a runner
+ * near the end of its idle time is not claimed, and the pool's deficit keeps the floor within the
+ * ceiling.
+ */
+
+const alpha = { workspaceId: 'ws_alpha', agentVersion: 'agv_1' };
+const bravo = { workspaceId: 'ws_bravo', agentVersion: 'agv_1' };
+
+describe('the warm runner pool on DynamoDB Local', () => {
+  let dynamo: DynamoDbLocal;
+  let client: DynamoDBClient;
+  let doc: DynamoDBDocumentClient;
+  const now = 1_800_000_000_000;
+  let pool: WarmRunnerPool;
+  let n = 0;
+
+  before(async () => {
+    dynamo = await startDynamoDbLocal('agenthost-pool');
+    client = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: DYNAMODB_LOCAL_REGION,
+      credentials: DYNAMODB_LOCAL_CREDENTIALS,
+    });
+    doc = DynamoDBDocumentClient.from(client);
+  });
+  after(async () => {
+    client?.destroy();
+    await dynamo?.close();
+  });
+  beforeEach(async () => {
+    pool = new WarmRunnerPool({ doc, tableName: dynamo.tableName, floor: 2, ceiling: 5, now: () => now });
+    for (const r of await pool.list()) await pool.remove(r, 'test');
+  });
+
+  const runner = (extra: Partial<RunnerRecord> = {}): RunnerRecord => {
+    const id = `r${++n}`;
+    return {
+      runnerId: id,
+      taskArn: `arn:aws:ecs:us-east-1:000000000000:task/sandbox/${id}`,
+      binding: '',
+      status: 'idle',
+      nextClaim: 1,
+      claimSlots: 10,
+      usableUntil: now + 600_000,
+      startedAt: now,
+      ...extra,
+    };
+  };
+
+  test('a claim binds an unbound runner; after release the same pair claims it again, another pair never', async () => {
+    const r = runner();
+    await pool.add(r);
+    const first = await pool.claim(alpha);
+    assert.equal(first?.record.runnerId, r.runnerId);
+    assert.equal(first?.slot, 1);
+    assert.equal(first?.record.binding, 'ws_alpha|agv_1');
+    assert.equal(await pool.claim(alpha), undefined, 'busy: not claimed twice');
+    await pool.release(first, now + 300_000);
+    assert.equal(await pool.claim(bravo), undefined, 'bound to alpha: bravo does not get it');
+    assert.equal(await pool.claim({ ...alpha, agentVersion: 'agv_2' }), undefined, 'nor another version');
+    const again = await pool.claim(alpha);
+    assert.equal(again?.record.runnerId, r.runnerId);
+    assert.equal(again?.slot, 2, 'the next claim slot');
+  });
+
+  test('a runner bound to the pair is preferred to an unbound one, and the oldest unbound first', async () => {
+    const older = runner({ startedAt: now - 5000 });
+    const newer = runner();
+    const bound = runner({ binding: 'ws_alpha|agv_1', nextClaim: 3, startedAt: now - 60_000 });
+    await pool.add(newer);
+    await pool.add(older);
+    await pool.add(bound);
+    assert.equal((await pool.claim(alpha))?.record.runnerId, bound.runnerId);
+    assert.equal((await pool.claim(bravo))?.record.runnerId, older.runnerId);
+    assert.equal((await pool.claim(bravo))?.record.runnerId, newer.runnerId);
+  });
+
+  test('runs racing for the pool: each runner goes to exactly one claim', async () => {
+    const runners = [runner(), runner(), runner()];
+    for (const r of runners) await pool.add(r);
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => pool.claim(i % 2 ? alpha : { ...bravo, workspaceId: `ws_${i}` })),
+    );
+    const won = claims.filter((c) => c !== undefined).map((c) => c.record.runnerId);
+    assert.equal(won.length, 3, `three runners, three claims won: ${won}`);
+    assert.deepEqual([...won].sort(), runners.map((r) => r.runnerId).sort(), 'each runner once');
+    for (const r of await pool.list()) assert.equal(r.status, 'busy');
+  });
+
+  test('a runner near the end of its idle time is not claimed; one past it is forgotten', async () => {
+    const closing = runner({ usableUntil: now + 5000 });
+    const gone = runner({ usableUntil: now - 1 });
+    await pool.add(closing);
+    await pool.add(gone);
+    assert.equal(await pool.claim(alpha), undefined);
+    assert.deepEqual(
+      (await pool.list()).map((r) => r.runnerId),
+      [closing.runnerId],
+    );
+  });
+
+  test('a runner whose last slot was used, or that will not wait, is forgotten at release', async () => {
+    await pool.add(runner({ claimSlots: 1 }));
+    const last = await pool.claim(alpha);
+    assert.ok(last);
+    await pool.release(last, now + 300_000);
+    assert.deepEqual(await pool.list(), []);
+    await pool.add(runner());
+    const short = await pool.claim(alpha);
+    assert.ok(short);
+    await pool.release(short, now + 1000);
+    assert.deepEqual(await pool.list(), []);
+  });
+
+  test('the deficit fills the floor of unbound idle runners, within the ceiling', async () => {
+    assert.equal(await pool.deficit(), 2, 'empty: start the floor');
+    await pool.add(runner());
+    assert.equal(await pool.deficit(), 1);
+    await pool.add(runner({ binding: 'ws_alpha|agv_1' }));
+    await pool.add(runner({ status: 'busy', binding: 'ws_bravo|agv_1' }));
+    await pool.add(runner({ status: 'busy', binding: 'ws_bravo|agv_1' }));
+    assert.equal(await pool.deficit(), 1, 'bound runners do not count toward the floor');
+    await pool.add(runner({ status: 'busy', binding: 'ws_bravo|agv_1' }));
+    assert.equal(await pool.deficit(), 0, 'five runners: the ceiling');
+  });
+});
