@@ -15,6 +15,8 @@ const servicesDomain = app.node.tryGetContext('servicesDomain') as string | unde
 const servicesCertificateArn = app.node.tryGetContext('servicesCertificateArn') as string | undefined;
 const corsOrigins = app.node.tryGetContext('corsOrigins') as string | undefined;
 const allowedHosts = app.node.tryGetContext('allowedHosts') as string | undefined;
+const sandboxPoolMin = app.node.tryGetContext('sandboxPoolMin') as string | number | undefined;
+const sandboxPoolMax = app.node.tryGetContext('sandboxPoolMax') as string | number | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -27,6 +29,10 @@ const { stateful, stateless } = addAgenthostStacks(app, {
       : undefined,
   corsOrigins: corsOrigins || undefined,
   allowedHosts: allowedHosts || undefined,
+  sandboxPool: {
+    min: sandboxPoolMin === undefined ? undefined : Number(sandboxPoolMin),
+    max: sandboxPoolMax === undefined ? undefined : Number(sandboxPoolMax),
+  },
 });
 const assembly = app.synth();
 if (!underCli) {

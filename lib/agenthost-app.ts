@@ -28,9 +28,27 @@ export interface AgenthostAppOptions {
   corsOrigins?: string | undefined;
   /** Host names besides the API's own under which POST /mcp answers (`-c allowedHosts=mcp.example.com`; docs/mcp.md). */
   allowedHosts?: string | undefined;
+  /**
+   * The sandbox's warm runners (`-c sandboxPoolMin=2 -c sandboxPoolMax=10`; docs/sandbox-aws.md):
+   * idle unbound runners kept ready, and the most runners in all. `sandboxPoolMax=0` turns them off.
+   */
+  sandboxPool?: { min?: number | undefined; max?: number | undefined } | undefined;
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
+
+/** The warm runner pool's floor and ceiling: 2 and 10 unless given; checked at synthesis. */
+function sandboxPoolSizes(given: AgenthostAppOptions['sandboxPool']): { min: number; max: number } {
+  const max = given?.max ?? 10;
+  const min = Math.min(given?.min ?? 2, max);
+  if (!(Number.isInteger(max) && max >= 0 && max <= 1000)) {
+    throw new Error(`sandboxPoolMax must be a whole number from 0 to 1000 (got ${given?.max})`);
+  }
+  if (!(Number.isInteger(min) && min >= 0 && min <= 100)) {
+    throw new Error(`sandboxPoolMin must be a whole number from 0 to 100 (got ${given?.min})`);
+  }
+  return { min, max };
+}
 
 /**
  * Both stacks and the cdk-nag AwsSolutions checks, as bin/cdk-app.ts and the CDK tests build them.
@@ -60,6 +78,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     ...(options.services ? { services: options.services } : {}),
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    sandboxPool: sandboxPoolSizes(options.sandboxPool),
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.
   stateless.addStackDependency(stateful);

@@ -21,6 +21,8 @@ import { moduleAccess } from './module-access.ts';
 import type { StatefulExports } from './stateful-stack.ts';
 
 export interface StatelessStackProps extends StackProps {
+  /** The sandbox's warm runner pool: floor and ceiling (0 turns it off). @default 2 and 10 */
+  sandboxPool?: { min: number; max: number };
   /** What the stateful stack exports (table, bundle bucket), by export name. */
   shared: StatefulExports;
   /** The API Gateway stage name: the first segment of every URL path. @default 'prod' */
@@ -175,7 +177,10 @@ export class StatelessStack extends Stack {
     this.functions = functions;
 
     // Tool runs: Fargate tasks that the run paths start (docs/sandbox-aws.md).
-    this.sandbox = new SandboxCluster(this, 'Sandbox', { bundleBucket });
+    this.sandbox = new SandboxCluster(this, 'Sandbox', {
+      bundleBucket,
+      pool: props.sandboxPool ?? { min: 2, max: 10 },
+    });
     // Cron firing and alert delivery (docs/schedules.md).
     this.schedules = new ScheduleFiring(this, 'Schedules', {
       table,

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { SANDBOX_RUN_UID } from './sandbox-protocol.ts';
 
 /**
@@ -14,9 +14,9 @@ import { SANDBOX_RUN_UID } from './sandbox-protocol.ts';
  * one pass under its task list lock, so a process that forks meanwhile cannot slip past it. Not as
  * root (the emulated deployment's task, under bubblewrap, where commands share the runner's user),
  * it kills every process of its PID namespace but itself and its ancestors, and only when that
- * namespace is its own (its pid 1 runs as its user): elsewhere (the runner started by hand or by a
- * test on a host) that would be every process of the user, so it leaves the escaped processes
- * alone and says so in its log.
+ * namespace is the task's own (its pid 1 is bubblewrap, never a host's or a container's init):
+ * elsewhere (the runner started by hand or by a test on a host) that would be every process of
+ * the user, so it leaves the escaped processes alone and says so in its log.
  */
 
 interface ProcessInfo {
@@ -52,6 +52,19 @@ function livingProcesses(): ProcessInfo[] {
   return found;
 }
 
+/**
+ * True in a PID namespace made for this task alone: its pid 1 is bubblewrap (the emulated
+ * deployment's tasks), never a host's or a container runtime's init.
+ */
+function inOwnSandboxNamespace(): boolean {
+  try {
+    const argv0 = readFileSync('/proc/1/cmdline', 'utf8').split('\0')[0] ?? '';
+    return basename(argv0) === 'bwrap';
+  } catch {
+    return false;
+  }
+}
+
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** Kills the run's processes; true when none is left. */
@@ -62,7 +75,7 @@ function killRunProcesses(log: (msg: string, extra?: Record<string, unknown>) =>
   for (let p = readProcess(self); p && p.ppid > 0; p = readProcess(p.ppid)) spared.add(p.ppid);
   const targets = (): ProcessInfo[] =>
     livingProcesses().filter((p) => (asRoot ? p.uid === SANDBOX_RUN_UID : !spared.has(p.pid)));
-  if (!asRoot && readProcess(1)?.uid !== process.getuid?.()) {
+  if (!asRoot && !inOwnSandboxNamespace()) {
     log('reset: not root and not in a PID namespace of its own; escaped processes are left alone');
     return true;
   }

@@ -135,6 +135,11 @@ const settings = {
   sandboxSecurityGroups: text().transform(csv),
   /** The ECS sandbox's bundled runner (in the function's asset; set by the stack). */
   sandboxRunnerFile: text(),
+  // The ECS sandbox's warm runners (docs/sandbox-aws.md, "Warm runners"; set by the stack from CDK
+  // context): idle unbound runners kept ready, and the most runners in all. Without a maximum every
+  // run starts its own task.
+  sandboxPoolMin: int(0, 100).optional(),
+  sandboxPoolMax: int(1, 1000).optional(),
   secretsPrefix: z
     .string()
     .regex(

@@ -33,6 +33,12 @@ export interface SessionSpec {
   /** Unique per run; names the working directory and every log line. */
   runId: string;
   workspaceId: string;
+  /**
+   * Whom a sandbox kept between runs (the ECS warm runners) may serve: runs of this workspace (the
+   * one whose secrets and data the run holds: the caller's) and this agent version (its record
+   * id) only. Without it, an adapter never reuses a sandbox for the run.
+   */
+  reuseScope?: { workspaceId: string; agentVersion: string } | undefined;
   /** The agent's code bundle, unpacked into the working directory before anything runs. */
   bundle?: { data: Buffer; format: 'tar.gz' | 'zip' } | undefined;
   /** Files placed under the working directory (paths relative to it, e.g. `input/report.pdf`). */

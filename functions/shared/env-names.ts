@@ -35,6 +35,8 @@ export const ENV = {
   sandboxSubnets: 'PLATFORM_SANDBOX_SUBNETS',
   sandboxSecurityGroups: 'PLATFORM_SANDBOX_SECURITY_GROUPS',
   sandboxRunnerFile: 'PLATFORM_SANDBOX_RUNNER_FILE',
+  sandboxPoolMin: 'PLATFORM_SANDBOX_POOL_MIN',
+  sandboxPoolMax: 'PLATFORM_SANDBOX_POOL_MAX',
   secretsPrefix: 'PLATFORM_SECRETS_PREFIX',
   secretsKmsKeyId: 'PLATFORM_SECRETS_KMS_KEY_ID',
   bundleBucket: 'PLATFORM_BUNDLE_BUCKET',

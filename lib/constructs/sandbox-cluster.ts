@@ -35,6 +35,8 @@ export interface SandboxClusterProps {
   image?: ecs.ContainerImage;
   /** @default one month */
   logRetention?: logs.RetentionDays;
+  /** Warm runners: idle unbound runners kept ready, and the most in all (0: none). @default 2 and 10 */
+  pool?: { min: number; max: number };
 }
 
 /**
@@ -53,11 +55,13 @@ export class SandboxCluster extends Construct {
   readonly securityGroup: ec2.SecurityGroup;
   readonly logGroup: logs.LogGroup;
   private readonly bundleBucket: SharedResource;
+  private readonly pool: { min: number; max: number };
 
   constructor(scope: Construct, id: string, props: SandboxClusterProps) {
     super(scope, id);
     const stack = Stack.of(this);
     this.bundleBucket = props.bundleBucket;
+    this.pool = props.pool ?? { min: 2, max: 10 };
 
     const flowLogs = new logs.LogGroup(this, 'FlowLogs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -243,6 +247,12 @@ export class SandboxCluster extends Construct {
     // The bundled runner, which the platform-function construct writes into the asset of every
     // function with sandbox access; each run uploads it for the task's bootstrap.
     fn.function.addEnvironment(ENV.sandboxRunnerFile, `/var/task/${containerProgramFile('sandbox-runner')}`);
+    // Warm runners (docs/sandbox-aws.md): their records live in the platform's table, which every
+    // function that runs sandboxes already reads and writes.
+    if (this.pool.max > 0) {
+      fn.function.addEnvironment(ENV.sandboxPoolMin, String(this.pool.min));
+      fn.function.addEnvironment(ENV.sandboxPoolMax, String(this.pool.max));
+    }
 
     const tasks = stack.formatArn({
       service: 'ecs',

@@ -80,6 +80,62 @@ for (const kind of DEPLOYMENTS) {
       assert.ok(!res.text.includes(secret), 'the secret is redacted from the answer');
     });
 
+    it('a run sees no file or process an earlier run left, even on a warm runner; another workspace never gets that runner', async () => {
+      // Tried from the other side: the first run leaves a file in its working directory and in
+      // /tmp and a process in a session of its own; the next run of the same agent looks for them.
+      // On the emulated deployment the second run is served by the same warm runner (the same
+      // task: the same PID namespace), after its reset; another account's run of the same public
+      // agent is not.
+      await publish(
+        {
+          name: 'leaver',
+          type: 'tool',
+          description: 'Leaves things behind, then looks for them.',
+          supported_providers: ['any'],
+          runtime: { command: 'node main.mjs' },
+          required_secrets: [],
+          is_public: true,
+        },
+        {
+          'main.mjs': `${readStdin}
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+const task = readlinkSync('/proc/self/ns/pid');
+if (input.phase === 'leave') {
+  writeFileSync('left.txt', 'x');
+  writeFileSync('/tmp/left.txt', 'x');
+  const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+  child.unref();
+  console.log(JSON.stringify({ task, pid: child.pid }));
+} else {
+  let state = '';
+  try { state = /State:\\s+(\\S)/.exec(readFileSync('/proc/' + input.pid + '/status', 'utf8'))?.[1] ?? ''; } catch {}
+  console.log(JSON.stringify({ task, file: existsSync('left.txt'), tmp: existsSync('/tmp/left.txt'), alive: state !== '' && state !== 'Z' }));
+}`,
+        },
+      );
+      const leave = await d.request<Envelope>('POST', '/local/leaver/v1/run', { body: { phase: 'leave' } });
+      assert.equal(leave.status, 200, leave.text);
+      const look = await d.request<Envelope>('POST', '/local/leaver/v1/run', {
+        body: { phase: 'look', pid: leave.body.data.pid },
+      });
+      assert.equal(look.status, 200, look.text);
+      assert.deepEqual(
+        { file: look.body.data.file, tmp: look.body.data.tmp, alive: look.body.data.alive },
+        { file: false, tmp: false, alive: false },
+      );
+      if (kind === 'emulated')
+        assert.equal(look.body.data.task, leave.body.data.task, 'the same warm runner');
+      const other = await d.createAccount(`leaver-other-${kind}`);
+      const theirs = await d.request<Envelope>('POST', '/local/leaver/v1/run', {
+        key: other.key,
+        body: { phase: 'look', pid: leave.body.data.pid },
+      });
+      assert.equal(theirs.status, 200, theirs.text);
+      assert.notEqual(theirs.body.data.task, leave.body.data.task, 'another workspace: another task');
+      assert.equal(theirs.body.data.file, false);
+    });
+
     it('answers a tool that fails with the error envelope', async () => {
       await publish(
         {

@@ -5,6 +5,7 @@
  */
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { WarmRunnerPool } from './warm-runner-pool.ts';
 
 export type Presign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
 
@@ -38,10 +39,24 @@ export interface EcsSandboxOptions {
    * `runner.cjs`, which the task's bootstrap downloads and runs.
    */
   runnerSource: string;
+  /** Warm runners (docs/sandbox-aws.md, "Warm runners"); without them every run starts its own task. */
+  warm?: WarmRunners;
+}
+
+/** The warm runner pool and how its runners live. */
+export interface WarmRunners {
+  pool: WarmRunnerPool;
+  /** A runner exits when no claim comes this long after its last run. @default 10 minutes */
+  idleMs: number;
+  /** Runs one runner serves at most. @default 50 */
+  claimSlots: number;
+  /** The most a runner lives: its presigned URLs expire then. @default 50 minutes */
+  lifetimeMs: number;
 }
 
 /** What a session runs with: the options, with the clients and presigner resolved. */
-export interface SessionContext extends Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign'>> {
+export interface SessionContext extends Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign' | 'warm'>> {
+  warm: WarmRunners | undefined;
   ecs: ECSClient;
   s3: () => Promise<S3Client>;
   presign: Presign;

@@ -28,6 +28,7 @@ import {
   stoppedTaskResult,
   stopSandboxTask,
 } from './ecs-sandbox-task.ts';
+import { leaseWarmRunner, type WarmLease } from './ecs-sandbox-warm.ts';
 
 /**
  * The S3 client and presigner are loaded on first use: lib/lambda-bundling.ts leaves them out of
@@ -44,6 +45,8 @@ export class EcsSession implements SandboxSession {
   readonly workDir = SANDBOX_WORK_DIR;
   private closed = false;
   private taskArn: string | undefined;
+  /** The warm runner this session claimed, when the run's task came from the pool. */
+  private lease: WarmLease | undefined;
   /** Set when RunTask failed: every later call fails the same way. */
   private startError: Error | undefined;
   private taskStopped = false;
@@ -147,10 +150,19 @@ export class EcsSession implements SandboxSession {
   }
 
   private async startTask(): Promise<void> {
-    const manifestUrl = await stageRun(this.ctx, this.spec, this.files, (key, body, contentType) =>
-      this.put(key, body, contentType),
-    );
-    const { taskArn, error } = await runSandboxTask(this.ctx, this.spec, manifestUrl);
+    const put = (key: string, body: Buffer, contentType: string) => this.put(key, body, contentType);
+    const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put);
+    const { warm } = this.ctx;
+    const scope = this.spec.reuseScope;
+    if (warm && scope) {
+      // The runner's own objects outlive the run: not deleted at close.
+      const poolPut = (key: string, body: Buffer, contentType: string) =>
+        this.put(key, body, contentType, false);
+      this.lease = await leaseWarmRunner(this.ctx, warm, scope, manifest, put, poolPut);
+      this.taskArn = this.lease.taskArn;
+      return;
+    }
+    const { taskArn, error } = await runSandboxTask(this.ctx, this.spec, url);
     if (taskArn) this.taskArn = taskArn;
     if (error) throw error;
   }
@@ -200,13 +212,14 @@ export class EcsSession implements SandboxSession {
     return readRunResult(this.ctx, this.spec, sandboxResultKey(this.spec.runId, n), this.objects);
   }
 
-  private async put(key: string, body: Buffer, contentType: string): Promise<void> {
+  private async put(key: string, body: Buffer, contentType: string, deleteAtClose = true): Promise<void> {
     const { PutObjectCommand } = await s3Sdk();
     const s3 = await this.ctx.s3();
     const out = await s3.send(
       new PutObjectCommand({ Bucket: this.ctx.bucket, Key: key, Body: body, ContentType: contentType }),
     );
-    this.objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
+    if (deleteAtClose)
+      this.objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
   }
 
   /**
@@ -291,6 +304,7 @@ export class EcsSession implements SandboxSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    let stopSent = false;
     if (this.taskArn && !this.taskStopped && this.sent < this.ctx.maxExecs) {
       try {
         const stop: ExecCommand = { v: 2, stop: true };
@@ -298,15 +312,30 @@ export class EcsSession implements SandboxSession {
           sandboxInputKey(this.spec.runId, `exec-${++this.sent}.json`),
           Buffer.from(JSON.stringify(stop)),
           'application/json',
+          // A warm runner must still read it after this session has gone: it is not deleted (it
+          // holds nothing but the stop), or the runner would wait for the run's deadline.
+          this.lease === undefined,
         );
+        stopSent = true;
       } catch {
         // StopTask below ends it anyway.
       }
     }
-    try {
-      await this.stopTask('agenthost: session closed');
-    } catch {
-      // Already stopped or gone; a task left running still ends at its own deadline (the runner).
+    if (this.lease && stopSent) {
+      // A warm runner ends the run at the stop command and waits for its pair's next run.
+      await this.lease.release().catch(() => undefined);
+      await this.lease.refilled;
+    } else {
+      // Its task stopped, or it could not be told to stop: the pool forgets the runner.
+      if (this.lease) {
+        await this.lease.drop().catch(() => undefined);
+        await this.lease.refilled;
+      }
+      try {
+        await this.stopTask('agenthost: session closed');
+      } catch {
+        // Already stopped or gone; a task left running still ends at its own deadline (the runner).
+      }
     }
     while (this.objects.length > 0) {
       try {

@@ -32,14 +32,15 @@ export function sandboxResultKey(runId: string, n: number): string {
 
 /**
  * Uploads a run's inputs (the runner, the bundle, the files staged so far, which it clears) and
- * its manifest, and returns the manifest's presigned GET URL: the task's only override.
+ * its manifest, and returns the manifest and its presigned GET URL: the task's only override (a
+ * warm runner gets the manifest itself in its claim instead).
  */
 export async function stageRun(
   ctx: SessionContext,
   spec: SessionSpec,
   files: Map<string, Buffer>,
   put: (key: string, body: Buffer, contentType: string) => Promise<void>,
-): Promise<string> {
+): Promise<{ manifest: RunManifest; url: string }> {
   const inputKey = (name: string) => sandboxInputKey(spec.runId, name);
   const deadlineMs = spec.deadlineMs;
   const ttl = Math.min(MAX_URL_TTL_SECONDS, Math.max(60, Math.ceil((deadlineMs - Date.now()) / 1000) + 60));
@@ -86,7 +87,7 @@ export async function stageRun(
   };
   const manifestKey = inputKey('run.json');
   await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
-  return ctx.presign('GET', manifestKey, ttl);
+  return { manifest, url: await ctx.presign('GET', manifestKey, ttl) };
 }
 
 /**

@@ -18,21 +18,25 @@ import type { SessionContext } from './ecs-sandbox-options.ts';
 export const SANDBOX_CONTAINER_NAME = 'runner';
 
 /**
- * Starts the run's task. Returns its ARN, and the error when ECS reported failures or no task (the
- * ARN is then that of a task it may have started anyway, for the session to stop at close).
+ * RunTask of the sandbox task definition, in the sandbox's subnets with no public IP: its one
+ * override is the manifest's URL (a run's, or a warm runner's pool manifest).
  */
-export async function runSandboxTask(
+export function sandboxTaskInput(
   ctx: SessionContext,
-  spec: SessionSpec,
-  manifestUrl: string,
-): Promise<{ taskArn: string | undefined; error?: SandboxUnavailableError }> {
-  const input: RunTaskCommandInput = {
+  task: {
+    clientToken: string;
+    startedBy: string;
+    manifestUrl: string;
+    tags: { key: string; value: string }[];
+  },
+): RunTaskCommandInput {
+  return {
     cluster: ctx.cluster,
     taskDefinition: ctx.taskDefinition,
     launchType: 'FARGATE',
     count: 1,
-    clientToken: spec.runId,
-    startedBy: spec.runId,
+    clientToken: task.clientToken,
+    startedBy: task.startedBy,
     networkConfiguration: {
       awsvpcConfiguration: {
         subnets: [...ctx.subnets],
@@ -42,14 +46,34 @@ export async function runSandboxTask(
     },
     overrides: {
       containerOverrides: [
-        { name: SANDBOX_CONTAINER_NAME, environment: [{ name: SANDBOX_MANIFEST_ENV, value: manifestUrl }] },
+        {
+          name: SANDBOX_CONTAINER_NAME,
+          environment: [{ name: SANDBOX_MANIFEST_ENV, value: task.manifestUrl }],
+        },
       ],
     },
+    tags: task.tags,
+  };
+}
+
+/**
+ * Starts the run's task. Returns its ARN, and the error when ECS reported failures or no task (the
+ * ARN is then that of a task it may have started anyway, for the session to stop at close).
+ */
+export async function runSandboxTask(
+  ctx: SessionContext,
+  spec: SessionSpec,
+  manifestUrl: string,
+): Promise<{ taskArn: string | undefined; error?: SandboxUnavailableError }> {
+  const input = sandboxTaskInput(ctx, {
+    clientToken: spec.runId,
+    startedBy: spec.runId,
+    manifestUrl,
     tags: [
       { key: 'agenthost:run-id', value: spec.runId },
       { key: 'agenthost:workspace-id', value: spec.workspaceId },
     ],
-  };
+  });
   const out = await ctx.ecs.send(new RunTaskCommand(input));
   const taskArn = out.tasks?.[0]?.taskArn;
   if (!taskArn || (out.failures?.length ?? 0) > 0) {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECSClient } from '@aws-sdk/client-ecs';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEPLOYMENT_SETTINGS } from '../../ports/config.ts';
 import {
   type Sandbox,
@@ -9,10 +11,11 @@ import {
   type SessionSpec,
 } from '../../ports/sandbox.ts';
 import { ENV } from '../../shared/env-names.ts';
-import type { EcsSandboxOptions, Presign } from './ecs-sandbox-options.ts';
+import type { EcsSandboxOptions, Presign, WarmRunners } from './ecs-sandbox-options.ts';
 import { safeRelativePath } from './ecs-sandbox-paths.ts';
 import { EcsSession } from './ecs-sandbox-session.ts';
 import { createS3Presigner } from './ecs-sandbox-staging.ts';
+import { WarmRunnerPool } from './warm-runner-pool.ts';
 
 /**
  * The Sandbox port on ECS Fargate (docs/sandbox-aws.md). A session is one long-lived Fargate task
@@ -43,6 +46,35 @@ export interface EcsSandboxConfig {
   sandboxSecurityGroups?: string[] | string | undefined;
   /** The bundled runner's file (PLATFORM_SANDBOX_RUNNER_FILE: in the function's own asset). */
   sandboxRunnerFile?: string | undefined;
+  /** Warm runners: the pool's floor and ceiling (PLATFORM_SANDBOX_POOL_MIN, _MAX), and its table. */
+  sandboxPoolMin?: number | undefined;
+  sandboxPoolMax?: number | undefined;
+  tableName?: string | undefined;
+  dynamodbEndpoint?: string | undefined;
+}
+
+/** A warm runner's life (docs/sandbox-aws.md, "Warm runners"). */
+export const WARM_RUNNER_DEFAULTS = {
+  idleMs: 10 * 60_000,
+  claimSlots: 50,
+  // Its presigned URLs are signed with the function's role credentials, which last about an hour.
+  lifetimeMs: 50 * 60_000,
+};
+
+/** The pool, when the stack sized one (PLATFORM_SANDBOX_POOL_MAX) and the table is known. */
+function warmRunners(config: EcsSandboxConfig): WarmRunners | undefined {
+  if (!config.sandboxPoolMax || !config.tableName) return undefined;
+  const client = new DynamoDBClient({
+    region: config.awsRegion,
+    ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
+  });
+  const pool = new WarmRunnerPool({
+    doc: DynamoDBDocumentClient.from(client),
+    tableName: config.tableName,
+    floor: Math.min(config.sandboxPoolMin ?? 2, config.sandboxPoolMax),
+    ceiling: config.sandboxPoolMax,
+  });
+  return { pool, ...WARM_RUNNER_DEFAULTS };
 }
 
 /** The adapter from config; a missing setting is a SandboxUnavailableError naming its variable. */
@@ -65,6 +97,7 @@ export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
     bucket: config.bundleBucket as string,
     region: config.awsRegion as string,
     runnerSource: readRunner(config.sandboxRunnerFile as string),
+    warm: warmRunners(config),
   });
 }
 
@@ -92,7 +125,8 @@ export class EcsSandbox implements Sandbox {
   readonly egress = false;
   /** Tasks run in the VPC, not on this host: there is no host loopback to keep them from, nor to publish on. */
   readonly ownNetwork = false;
-  private readonly options: Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign'>>;
+  private readonly options: Required<Omit<EcsSandboxOptions, 'ecs' | 's3' | 'presign' | 'warm'>>;
+  private readonly warm: EcsSandboxOptions['warm'];
   private readonly ecs: ECSClient;
   private readonly s3: () => Promise<S3Client>;
   private readonly presign: Presign;
@@ -125,6 +159,7 @@ export class EcsSandbox implements Sandbox {
       maxExecs: options.maxExecs ?? 200,
       runnerSource: options.runnerSource,
     };
+    this.warm = options.warm;
     this.ecs = options.ecs ?? new ECSClient({ region: options.region });
     let s3 = options.s3;
     this.s3 = async () => {
@@ -147,7 +182,7 @@ export class EcsSandbox implements Sandbox {
     const files = new Map<string, Buffer>();
     for (const f of spec.files ?? []) files.set(safeRelativePath(f.path), f.data);
     return new EcsSession(
-      { ...this.options, ecs: this.ecs, s3: this.s3, presign: this.presign },
+      { ...this.options, warm: this.warm, ecs: this.ecs, s3: this.s3, presign: this.presign },
       spec,
       files,
     );

@@ -72,7 +72,8 @@ export interface RunSession {
 export async function openRunSession(deps: CoreDeps, call: CallContext, run: EngineRun): Promise<RunSession> {
   const { auth, agent } = call;
   const { requestId } = call.request;
-  const secrets = await runSecrets(deps, await secretsWorkspace(deps, auth, agent), agent);
+  const secretsWs = await secretsWorkspace(deps, auth, agent);
+  const secrets = await runSecrets(deps, secretsWs, agent);
   const runDeadline = call.deadline.earlier(
     Deadline.in(deps.clock, TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000),
   );
@@ -91,6 +92,7 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
     const opened = await deps.sandbox.openSession({
       runId: requestId,
       workspaceId: agent.workspace_id,
+      reuseScope: { workspaceId: secretsWs, agentVersion: agent.id },
       bundle,
       files: await Promise.all(
         placed.map(async (p) => ({ path: p.path, data: await readFile(p.file.path) })),

@@ -1,0 +1,142 @@
+/**
+ * A session's task from the warm runner pool (docs/sandbox-aws.md, "Warm runners"): the session
+ * claims an idle runner of its workspace and agent version (or an unbound one) and hands it the
+ * run through the runner's next claim slot, instead of starting a task and waiting the 20 to 60 s
+ * Fargate takes. With none free it starts a runner already claimed for this run (the wait counts
+ * against the run's deadline, as a task of its own would), which then stays warm for the same pair.
+ * Each claim tops the pool up to its floor of unbound runners; at the session's end the runner is
+ * released to wait for the pair's next run, or forgotten if its task was stopped.
+ */
+import { randomUUID } from 'node:crypto';
+import { RunTaskCommand } from '@aws-sdk/client-ecs';
+import type {
+  PoolManifest,
+  RunManifest,
+  RunnerBinding,
+  RunnerClaim,
+} from '../../containers/sandbox-protocol.ts';
+import { SandboxUnavailableError } from '../../ports/sandbox.ts';
+import type { SessionContext, WarmRunners } from './ecs-sandbox-options.ts';
+import { SANDBOX_INPUTS_PREFIX } from './ecs-sandbox-staging.ts';
+import { sandboxTaskInput } from './ecs-sandbox-task.ts';
+import { CLAIM_MARGIN_MS, type ClaimedRunner, type RunnerRecord } from './warm-runner-pool.ts';
+
+type Put = (key: string, body: Buffer, contentType: string) => Promise<void>;
+
+/** Where runner `id`'s objects live: its pool manifest, its runner and its claims. */
+const poolKey = (runnerId: string, name: string) => `${SANDBOX_INPUTS_PREFIX}pool/${runnerId}/${name}`;
+export const claimKey = (runnerId: string, slot: number) => poolKey(runnerId, `claim-${slot}.json`);
+
+/** A claimed runner, for the session: its task, and what to do with it at the end. */
+export interface WarmLease {
+  taskArn: string;
+  /** The run ended with the runner still up: it waits for the pair's next run. */
+  release(): Promise<void>;
+  /** Its task was stopped (a deadline, an abort, a failure): the pool forgets it. */
+  drop(): Promise<void>;
+  /** The pool's refill this claim set off, awaited before the session ends. */
+  refilled: Promise<void>;
+}
+
+/**
+ * Starts a runner task with its pool manifest and records it: unbound and idle, or (`claimFor`)
+ * already busy with its first claim slot taken by that pair's run.
+ */
+async function startRunner(
+  ctx: SessionContext,
+  warm: WarmRunners,
+  put: Put,
+  claimFor?: RunnerBinding,
+): Promise<ClaimedRunner | undefined> {
+  const runnerId = `wr-${randomUUID().replaceAll('-', '')}`;
+  const started = Date.now();
+  const expiresAtMs = started + warm.lifetimeMs;
+  const ttl = Math.ceil(warm.lifetimeMs / 1000) + 60;
+  const runnerKey = poolKey(runnerId, 'runner.cjs');
+  await put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript');
+  const manifest: PoolManifest = {
+    v: 3,
+    runnerId,
+    runner: { url: await ctx.presign('GET', runnerKey, ttl) },
+    claims: await Promise.all(
+      Array.from({ length: warm.claimSlots }, async (_, i) => ({
+        url: await ctx.presign('GET', claimKey(runnerId, i + 1), ttl),
+      })),
+    ),
+    idleMs: warm.idleMs,
+    expiresAtMs,
+    pollMs: [ctx.pollMs, ctx.maxPollMs],
+    scratchDirs: ['/tmp'],
+  };
+  const manifestKey = poolKey(runnerId, 'pool.json');
+  await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
+  const out = await ctx.ecs.send(
+    new RunTaskCommand(
+      sandboxTaskInput(ctx, {
+        clientToken: runnerId,
+        startedBy: 'agenthost-warm-pool',
+        manifestUrl: await ctx.presign('GET', manifestKey, ttl),
+        tags: [{ key: 'agenthost:runner-id', value: runnerId }],
+      }),
+    ),
+  );
+  const taskArn = out.tasks?.[0]?.taskArn;
+  if (!taskArn || (out.failures?.length ?? 0) > 0) {
+    const why =
+      (out.failures ?? []).map((f) => [f.reason, f.detail].filter(Boolean).join(': ')).join('; ') ||
+      'no task and no failure reported';
+    if (claimFor) throw new SandboxUnavailableError(`ECS could not start a sandbox runner: ${why}`);
+    return undefined;
+  }
+  const record: RunnerRecord = {
+    runnerId,
+    taskArn,
+    binding: claimFor ? `${claimFor.workspaceId}|${claimFor.agentVersion}` : '',
+    status: claimFor ? 'busy' : 'idle',
+    nextClaim: claimFor ? 2 : 1,
+    claimSlots: warm.claimSlots,
+    usableUntil: Math.min(started + warm.idleMs, expiresAtMs) - CLAIM_MARGIN_MS,
+    startedAt: started,
+  };
+  await warm.pool.add(record);
+  return { record, slot: 1 };
+}
+
+/** Starts the unbound runners the pool lacks; a failure is logged by the caller's outcome, never the run's. */
+async function refill(ctx: SessionContext, warm: WarmRunners, put: Put): Promise<void> {
+  const missing = await warm.pool.deficit();
+  await Promise.allSettled(Array.from({ length: missing }, () => startRunner(ctx, warm, put)));
+}
+
+/**
+ * The run's task from the pool: claims a runner for (workspace, agent version), or starts one
+ * claimed for it, and writes the run into the claimed slot.
+ */
+export async function leaseWarmRunner(
+  ctx: SessionContext,
+  warm: WarmRunners,
+  binding: RunnerBinding,
+  manifest: RunManifest,
+  put: Put,
+  poolPut: Put,
+): Promise<WarmLease> {
+  const claimed =
+    (await warm.pool.claim(binding)) ?? ((await startRunner(ctx, warm, poolPut, binding)) as ClaimedRunner);
+  const claim: RunnerClaim = { v: 3, binding, run: manifest };
+  await put(
+    claimKey(claimed.record.runnerId, claimed.slot),
+    Buffer.from(JSON.stringify(claim)),
+    'application/json',
+  );
+  const refilled = refill(ctx, warm, poolPut).catch(() => undefined);
+  return {
+    taskArn: claimed.record.taskArn,
+    refilled,
+    release: () =>
+      warm.pool.release(
+        claimed,
+        Math.min(Date.now() + warm.idleMs, claimed.record.startedAt + warm.lifetimeMs),
+      ),
+    drop: () => warm.pool.remove(claimed.record, 'stopped'),
+  };
+}
