@@ -1,7 +1,8 @@
 /**
  * Waiting for a service to run, after a deploy, restart or change: the API answers at once with
  * `state: provisioning`, and a person wants to know whether the app came up. Polls the record,
- * prints a progress line on stderr at each change (state, health, failed starts), and fails with
+ * prints a progress line on stderr at each change (state, health, failed starts) and every 10 s
+ * while nothing changes, and fails with
  * the service's last error when it pauses (a crash loop) or when the wait runs out; the service
  * itself carries on either way.
  */
@@ -12,6 +13,11 @@ import { asService, type ServiceRecord } from './service-record.ts';
 
 export const DEFAULT_WAIT_SECONDS = 120;
 const POLL_MS = 500;
+/**
+ * While nothing changes, the line again this often, with the time waited: a Fargate task takes 20
+ * to 60 s to start (docs/sandbox-aws.md), and a silent terminal for that long looks hung.
+ */
+const STILL_EVERY_MS = 10_000;
 
 function progress(s: ServiceRecord): string {
   const failures = s.consecutive_restart_failures
@@ -31,11 +37,16 @@ export async function waitUntilRunning(
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   let s = first;
   let last = '';
+  let printedAt = 0;
   for (;;) {
     const line = progress(s);
     if (line !== last) {
       ctx.note(`${s.name}: ${line} (${elapsed()})`);
       last = line;
+      printedAt = Date.now();
+    } else if (Date.now() - printedAt >= STILL_EVERY_MS) {
+      ctx.note(`${s.name}: still ${line} (${elapsed()})`);
+      printedAt = Date.now();
     }
     if (s.state === 'running') return s;
     if (s.state === 'paused')

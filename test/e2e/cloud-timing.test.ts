@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { bundleOf } from '../helpers/bundles.ts';
+import { type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { runCli } from '../helpers/process.ts';
+
+/**
+ * The emulated AWS deployment at the cloud's timing (issue 35, points 1 and 2): every ECS task
+ * takes PLATFORM_EMULATOR_TASK_START_MS to start, as a Fargate task takes 20 to 60 s. A tool call
+ * with no warm runner waits for a start; the next, on a warm runner, answers in about a second. A
+ * service deploy pays the start, and `agenthost services deploy` keeps saying that it waits. The
+ * start here (12 s) is shorter than Fargate's quickest, to keep the suite short, and longer than
+ * the CLI's 10 s between progress lines; bench:sandbox-aws measures at 20 s.
+ */
+
+const START_MS = 12_000;
+
+describe('the emulated deployment at the cloud’s timing', { timeout: 300_000 }, () => {
+  let d: Deployment;
+  let owner: { key: string; org: string };
+  let home: string;
+
+  const publish = async (body: Record<string, unknown>, files: Record<string, string>) => {
+    const res = await d.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+      key: owner.key,
+      body: { supported_providers: ['any'], required_secrets: [], ...body },
+    });
+    assert.equal(res.status, 201, res.text);
+    const up = await d.request('POST', `/agents/${res.body.id}/upload`, {
+      key: owner.key,
+      rawBody: await bundleOf(files),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    assert.equal(up.status, 200, up.text);
+  };
+
+  before(async () => {
+    home = await mkdtemp(join(tmpdir(), 'agenthost-timing-home-'));
+    d = await startDeployment('emulated', { PLATFORM_EMULATOR_TASK_START_MS: String(START_MS) });
+    const o = await d.createAccount('timing', 'pro');
+    owner = { key: o.key, org: 'timing' };
+    await publish(
+      { name: 'echo', type: 'tool', description: 'Echoes.', runtime: { command: 'cat' } },
+      { 'README.md': 'echo' },
+    );
+    await publish(
+      {
+        name: 'web',
+        type: 'tool',
+        description: 'A small HTTP server.',
+        runtime: { command: 'node server.mjs' },
+        run_mode: 'always_on',
+        timeout_seconds: 0,
+      },
+      {
+        'server.mjs':
+          "import { createServer } from 'node:http'; createServer((q, s) => s.end('up')).listen(Number(process.env.PORT), '127.0.0.1');",
+      },
+    );
+  });
+  after(async () => {
+    await d?.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('a tool call waits for a task start only when no runner is warm', async () => {
+    const call = async (n: number) => {
+      const started = Date.now();
+      const res = await d.request<{ data: { n: number } }>('POST', `/${owner.org}/echo/v1/run`, {
+        key: owner.key,
+        body: { n },
+      });
+      assert.equal(res.status, 200, `${res.text}\n${d.output().slice(-3000)}`);
+      assert.equal(res.body.data.n, n);
+      return Date.now() - started;
+    };
+    const cold = await call(1);
+    assert.ok(cold >= START_MS, `the first call waited for its task: ${cold} ms`);
+    const warm = [await call(2), await call(3)];
+    for (const ms of warm) assert.ok(ms < 3000, `a warm runner answers in about a second: ${warm} ms`);
+  });
+
+  it('a service deploy pays the task start, and the CLI keeps its progress line while it waits', async () => {
+    const started = Date.now();
+    const res = await runCli(['services', 'deploy', `${owner.org}/web`, '--wait-timeout', '120'], {
+      AGENTHOST_URL: d.url,
+      AGENTHOST_API_KEY: owner.key,
+      XDG_CONFIG_HOME: join(home, 'config'),
+    });
+    assert.equal(res.code, 0, `${res.stderr}\n${d.output().slice(-3000)}`);
+    assert.ok(Date.now() - started >= START_MS, 'the deploy waited for the task');
+    assert.match(res.stderr, /^web: provisioning, starting \(\d+\.\d s\)$/m);
+    assert.match(res.stderr, /^web: still provisioning, starting \((1\d|[2-9]\d)\.\d s\)$/m, res.stderr);
+    assert.match(res.stderr, /^web: running, healthy \(\d+\.\d s\)$/m);
+  });
+});
