@@ -154,6 +154,12 @@ export function createSandbox(config: Config): Sandbox {
       instance ??= build();
       return (await instance).openSession(spec);
     },
+    // Only ECS keeps sandboxes ready; elsewhere nothing is built for it.
+    prepare: async () => {
+      if (kind !== 'ecs') return 0;
+      instance ??= build();
+      return (await (await instance).prepare?.()) ?? 0;
+    },
   };
 }
 

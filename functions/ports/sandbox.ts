@@ -121,6 +121,11 @@ export interface Sandbox {
    */
   readonly egress: boolean;
   openSession(spec: SessionSpec): Promise<SandboxSession>;
+  /**
+   * Starts sandboxes ahead of demand, where the adapter keeps some ready (the ECS warm runners: up
+   * to the pool's floor); resolves to how many it started. Housekeeping calls it on its schedule.
+   */
+  prepare?(): Promise<number>;
 }
 
 /** The sandbox cannot run (bwrap missing and no opt-out, ECS misconfigured): 500, logged loudly. */

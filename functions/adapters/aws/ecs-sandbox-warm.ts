@@ -102,10 +102,16 @@ async function startRunner(
   return { record, slot: 1 };
 }
 
-/** Starts the unbound runners the pool lacks; a failure is logged by the caller's outcome, never the run's. */
-async function refill(ctx: SessionContext, warm: WarmRunners, put: Put): Promise<void> {
+/**
+ * Starts the unbound runners the pool lacks to reach its floor (within its ceiling); resolves to
+ * how many started. After each claim, and on housekeeping's schedule (EcsSandbox.prepare).
+ */
+export async function topUpPool(ctx: SessionContext, warm: WarmRunners, put: Put): Promise<number> {
   const missing = await warm.pool.deficit();
-  await Promise.allSettled(Array.from({ length: missing }, () => startRunner(ctx, warm, put)));
+  const started = await Promise.allSettled(
+    Array.from({ length: missing }, () => startRunner(ctx, warm, put)),
+  );
+  return started.filter((s) => s.status === 'fulfilled' && s.value !== undefined).length;
 }
 
 /**
@@ -128,7 +134,10 @@ export async function leaseWarmRunner(
     Buffer.from(JSON.stringify(claim)),
     'application/json',
   );
-  const refilled = refill(ctx, warm, poolPut).catch(() => undefined);
+  const refilled = topUpPool(ctx, warm, poolPut).then(
+    () => undefined,
+    () => undefined,
+  );
   return {
     taskArn: claimed.record.taskArn,
     refilled,

@@ -11,10 +11,11 @@ import {
   type SessionSpec,
 } from '../../ports/sandbox.ts';
 import { ENV } from '../../shared/env-names.ts';
-import type { EcsSandboxOptions, Presign, WarmRunners } from './ecs-sandbox-options.ts';
+import type { EcsSandboxOptions, Presign, SessionContext, WarmRunners } from './ecs-sandbox-options.ts';
 import { safeRelativePath } from './ecs-sandbox-paths.ts';
 import { EcsSession } from './ecs-sandbox-session.ts';
 import { createS3Presigner } from './ecs-sandbox-staging.ts';
+import { topUpPool } from './ecs-sandbox-warm.ts';
 import { WarmRunnerPool } from './warm-runner-pool.ts';
 
 /**
@@ -169,6 +170,22 @@ export class EcsSandbox implements Sandbox {
     this.presign = options.presign ?? createS3Presigner({ bucket: options.bucket, region: options.region });
   }
 
+  /** Tops the warm runner pool up to its floor (docs/sandbox-aws.md, "Warm runners"). */
+  async prepare(): Promise<number> {
+    if (!this.warm) return 0;
+    const put = async (key: string, body: Buffer, contentType: string) => {
+      const { PutObjectCommand } = await s3Sdk();
+      await (await this.s3()).send(
+        new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: body, ContentType: contentType }),
+      );
+    };
+    return topUpPool(this.context(), this.warm, put);
+  }
+
+  private context(): SessionContext {
+    return { ...this.options, warm: this.warm, ecs: this.ecs, s3: this.s3, presign: this.presign };
+  }
+
   async openSession(spec: SessionSpec): Promise<SandboxSession> {
     if (!RUN_ID.test(spec.runId)) {
       throw new Error(`ECS sandbox: run id must match ${RUN_ID} (it names S3 keys and the task)`);
@@ -181,10 +198,6 @@ export class EcsSandbox implements Sandbox {
     }
     const files = new Map<string, Buffer>();
     for (const f of spec.files ?? []) files.set(safeRelativePath(f.path), f.data);
-    return new EcsSession(
-      { ...this.options, warm: this.warm, ecs: this.ecs, s3: this.s3, presign: this.presign },
-      spec,
-      files,
-    );
+    return new EcsSession(this.context(), spec, files);
   }
 }
