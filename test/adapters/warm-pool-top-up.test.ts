@@ -63,7 +63,7 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
     for (const r of await pool.list()) await pool.remove(r, 'test');
   });
 
-  const sandbox = () =>
+  const sandbox = (credentialsEnd?: number) =>
     new EcsSandbox({
       cluster: 'agenthost-sandbox',
       taskDefinition: 'arn:aws:ecs:eu-west-1:123456789012:task-definition/AgenthostSandbox:7',
@@ -73,7 +73,12 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
       region: 'eu-west-1',
       ecs: new ECSClient({ region: 'eu-west-1' }),
       s3: new S3Client({ region: 'eu-west-1' }),
-      presign: async (method, key) => `https://signed.example/${method}/${key}`,
+      presign: Object.assign(
+        async (method: string, key: string) => `https://signed.example/${method}/${key}`,
+        {
+          credentialsExpireAt: async () => credentialsEnd,
+        },
+      ),
       runnerSource: 'module.exports = {}',
       warm: { pool, idleMs: 600_000, claimSlots: 5, lifetimeMs: 3_000_000 },
     });
@@ -128,6 +133,21 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
       startedAt: Date.now(),
     });
     assert.equal(await sandbox().prepare(), 1, 'three in all at most');
+  });
+
+  test('a runner waits for no claim past its signer’s credentials; none is started with too little left', async () => {
+    const now = Date.now();
+    assert.equal(await sandbox(now + 3 * 60_000).prepare(), 0, 'three minutes left: not worth a start');
+    assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 0);
+    assert.equal(await sandbox(now + 20 * 60_000).prepare(), 2);
+    const key = String(
+      ecsMock.commandCalls(RunTaskCommand)[0]?.args[0].input.overrides?.containerOverrides?.[0]
+        ?.environment?.[0]?.value,
+    ).replace('https://signed.example/GET/', '');
+    const manifest = JSON.parse(objects.get(key) ?? '{}') as PoolManifest;
+    assert.ok(manifest.expiresAtMs <= now + 18 * 60_000 + 1000, 'two minutes before the credentials end');
+    assert.ok(manifest.expiresAtMs > now + 17 * 60_000);
+    for (const r of await pool.list()) assert.ok(r.usableUntil <= manifest.expiresAtMs);
   });
 
   test('a RunTask that ECS refuses is not recorded', async () => {

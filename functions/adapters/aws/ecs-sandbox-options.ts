@@ -7,7 +7,13 @@ import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { WarmRunnerPool } from './warm-runner-pool.ts';
 
-export type Presign = (method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>;
+export type Presign = ((method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>) & {
+  /**
+   * When the signing credentials expire (epoch ms), if they do: a presigned URL stops working then,
+   * whatever its own expiry (a role's temporary credentials). Undefined: not known, or never.
+   */
+  credentialsExpireAt?: () => Promise<number | undefined>;
+};
 
 export interface EcsSandboxOptions {
   /** Cluster name or ARN (PLATFORM_SANDBOX_CLUSTER). */

@@ -101,21 +101,29 @@ export function createS3Presigner(options: {
   credentials?: AwsCredentialIdentity | Provider<AwsCredentialIdentity>;
 }): Presign {
   let client: S3Client | undefined;
-  return async (method, key, ttlSeconds) => {
-    if (!key.startsWith(SANDBOX_INPUTS_PREFIX) && !key.startsWith(SANDBOX_RESULTS_PREFIX)) {
-      throw new Error(`ECS sandbox: will not sign ${key}`);
-    }
-    const { GetObjectCommand, PutObjectCommand, S3Client } = await s3Sdk();
-    const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
+  const clientOf = async () => {
+    const { S3Client } = await s3Sdk();
     client ??= new S3Client({
       region: options.region,
       requestChecksumCalculation: 'WHEN_REQUIRED',
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
+    return client;
+  };
+  const presign: Presign = async (method, key, ttlSeconds) => {
+    if (!key.startsWith(SANDBOX_INPUTS_PREFIX) && !key.startsWith(SANDBOX_RESULTS_PREFIX)) {
+      throw new Error(`ECS sandbox: will not sign ${key}`);
+    }
+    const { GetObjectCommand, PutObjectCommand } = await s3Sdk();
+    const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
+    const client = await clientOf();
     const command =
       method === 'GET'
         ? new GetObjectCommand({ Bucket: options.bucket, Key: key })
         : new PutObjectCommand({ Bucket: options.bucket, Key: key });
     return getSignedUrl(client, command, { expiresIn: ttlSeconds });
   };
+  presign.credentialsExpireAt = async () =>
+    (await (await clientOf()).config.credentials()).expiration?.getTime();
+  return presign;
 }

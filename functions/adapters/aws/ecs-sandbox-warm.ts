@@ -23,6 +23,11 @@ import { CLAIM_MARGIN_MS, type ClaimedRunner, type RunnerRecord } from './warm-r
 
 type Put = (key: string, body: Buffer, contentType: string) => Promise<void>;
 
+/** A runner stops waiting for claims this long before its signer's credentials expire. */
+const CREDENTIALS_MARGIN_MS = 2 * 60_000;
+/** An unbound runner worth starting waits at least this long (its start takes up to a minute). */
+const MIN_UNBOUND_LIFE_MS = 5 * 60_000;
+
 /** Where runner `id`'s objects live: its pool manifest, its runner and its claims. */
 const poolKey = (runnerId: string, name: string) => `${SANDBOX_INPUTS_PREFIX}pool/${runnerId}/${name}`;
 export const claimKey = (runnerId: string, slot: number) => poolKey(runnerId, `claim-${slot}.json`);
@@ -50,8 +55,16 @@ async function startRunner(
 ): Promise<ClaimedRunner | undefined> {
   const runnerId = `wr-${randomUUID().replaceAll('-', '')}`;
   const started = Date.now();
-  const expiresAtMs = started + warm.lifetimeMs;
-  const ttl = Math.ceil(warm.lifetimeMs / 1000) + 60;
+  // Its claim slots' URLs stop working when the signing credentials expire (a function role's
+  // last about an hour, renewed as they near their end): the runner waits for no claim past that.
+  const credentialsEnd = (await ctx.presign.credentialsExpireAt?.()) ?? Number.POSITIVE_INFINITY;
+  // A runner started for a run reads its first claim, written at once, whatever is left.
+  const expiresAtMs = Math.max(
+    Math.min(started + warm.lifetimeMs, credentialsEnd - CREDENTIALS_MARGIN_MS),
+    claimFor ? started + 60_000 : 0,
+  );
+  if (!claimFor && expiresAtMs - started < MIN_UNBOUND_LIFE_MS) return undefined;
+  const ttl = Math.max(60, Math.ceil((expiresAtMs - started) / 1000) + 60);
   const runnerKey = poolKey(runnerId, 'runner.cjs');
   await put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript');
   const manifest: PoolManifest = {
