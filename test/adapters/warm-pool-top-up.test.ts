@@ -2,16 +2,21 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECSClient, RunTaskCommand } from '@aws-sdk/client-ecs';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { EcsSandbox } from '../../functions/adapters/aws/ecs-sandbox.ts';
 import { WarmRunnerPool } from '../../functions/adapters/aws/warm-runner-pool.ts';
-import { type PoolManifest, SANDBOX_MANIFEST_ENV } from '../../functions/containers/sandbox-protocol.ts';
+import {
+  type PoolManifest,
+  type RunnerClaim,
+  SANDBOX_MANIFEST_ENV,
+} from '../../functions/containers/sandbox-protocol.ts';
 import {
   DYNAMODB_LOCAL_CREDENTIALS,
   DYNAMODB_LOCAL_REGION,
 } from '../../functions/emulator/dynamodb-local.ts';
+import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
 
 /**
@@ -148,6 +153,57 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
     assert.ok(manifest.expiresAtMs <= now + 18 * 60_000 + 1000, 'two minutes before the credentials end');
     assert.ok(manifest.expiresAtMs > now + 17 * 60_000);
     for (const r of await pool.list()) assert.ok(r.usableUntil <= manifest.expiresAtMs);
+  });
+
+  test('a session claims a runner: the run goes into its claim slot, no runner or run manifest of its own; released at close', async () => {
+    s3Mock.on(GetObjectCommand).callsFake((input: { Key: string }) => {
+      if (!/^sandbox-results\/run-w1\/exec-1\.json$/.test(input.Key)) {
+        throw Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+      }
+      const body = JSON.stringify({
+        v: 1,
+        exitCode: 0,
+        signal: null,
+        stdout: 'ok\n',
+        stdoutTruncated: false,
+        stderrTail: '',
+        timedOut: false,
+        durationMs: 3,
+      });
+      return { Body: { transformToString: async () => body }, ContentLength: body.length };
+    });
+    s3Mock.on(DeleteObjectsCommand).resolves({});
+    const session = await sandbox().openSession({
+      runId: 'run-w1',
+      workspaceId: 'ws_agent',
+      reuseScope: { workspaceId: 'ws_caller', agentVersion: 'agv_7' },
+      env: { TOKEN: 'secret-in-the-claim' },
+      network: 'none',
+      limits: DEFAULT_SANDBOX_LIMITS,
+      deadlineMs: Date.now() + 30_000,
+    });
+    assert.equal((await session.exec('echo ok')).stdout, 'ok\n');
+    await session.close();
+    const keys = [...objects.keys()];
+    assert.ok(!keys.includes('sandbox-inputs/run-w1/runner.cjs'), 'no runner of its own');
+    assert.ok(!keys.includes('sandbox-inputs/run-w1/run.json'), 'no run manifest of its own');
+    const claimKey = keys.find((k) => /^sandbox-inputs\/pool\/wr-[0-9a-f]+\/claim-1\.json$/.test(k));
+    assert.ok(claimKey, keys.join(' '));
+    const claim = JSON.parse(objects.get(claimKey) ?? '{}') as RunnerClaim;
+    assert.deepEqual(claim.binding, { workspaceId: 'ws_caller', agentVersion: 'agv_7' });
+    assert.equal(claim.run.runId, 'run-w1');
+    // The claim holds the run's secrets: deleted with the run's objects at close.
+    const deleted = s3Mock
+      .commandCalls(DeleteObjectsCommand)
+      .flatMap((c) => c.args[0].input.Delete?.Objects?.map((o) => o.Key) ?? []);
+    assert.ok(deleted.includes(claimKey), 'the claim is deleted at close');
+    assert.ok(!deleted.some((k) => k?.endsWith('/pool.json')), 'the runner’s own objects stay');
+    const bound = (await pool.list()).filter((r) => r.binding === 'ws_caller|agv_7');
+    assert.deepEqual(
+      bound.map((r) => [r.status, r.nextClaim]),
+      [['idle', 2]],
+      'released for the pair’s next run',
+    );
   });
 
   test('a RunTask that ECS refuses is not recorded', async () => {

@@ -151,9 +151,11 @@ export class EcsSession implements SandboxSession {
 
   private async startTask(): Promise<void> {
     const put = (key: string, body: Buffer, contentType: string) => this.put(key, body, contentType);
-    const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put);
     const { warm } = this.ctx;
     const scope = this.spec.reuseScope;
+    const claimed = warm !== undefined && scope !== undefined;
+    // A warm runner gets the manifest in its claim and has its runner already.
+    const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put, { forClaim: claimed });
     if (warm && scope) {
       // The runner's own objects outlive the run: not deleted at close.
       const poolPut = (key: string, body: Buffer, contentType: string) =>

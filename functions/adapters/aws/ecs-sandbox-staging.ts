@@ -32,14 +32,16 @@ export function sandboxResultKey(runId: string, n: number): string {
 
 /**
  * Uploads a run's inputs (the runner, the bundle, the files staged so far, which it clears) and
- * its manifest, and returns the manifest and its presigned GET URL: the task's only override (a
- * warm runner gets the manifest itself in its claim instead).
+ * its manifest, and returns the manifest and its presigned GET URL: the task's only override.
+ * `forClaim`: for a warm runner, which gets the manifest itself in its claim and runs its own
+ * runner already, neither the runner nor the manifest is uploaded (and the URL is empty).
  */
 export async function stageRun(
   ctx: SessionContext,
   spec: SessionSpec,
   files: Map<string, Buffer>,
   put: (key: string, body: Buffer, contentType: string) => Promise<void>,
+  { forClaim = false }: { forClaim?: boolean } = {},
 ): Promise<{ manifest: RunManifest; url: string }> {
   const inputKey = (name: string) => sandboxInputKey(spec.runId, name);
   const deadlineMs = spec.deadlineMs;
@@ -54,7 +56,7 @@ export async function stageRun(
   files.clear();
   const runnerKey = inputKey('runner.cjs');
   await Promise.all([
-    put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript'),
+    ...(forClaim ? [] : [put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript')]),
     ...(bundle && bundleKey ? [put(bundleKey, bundle.data, 'application/octet-stream')] : []),
     ...placed.map((f) => put(f.key, f.data, 'application/octet-stream')),
   ]);
@@ -77,7 +79,7 @@ export async function stageRun(
     ),
     pollMs: [ctx.pollMs, ctx.maxPollMs],
     deadlineMs,
-    runner: { url: await ctx.presign('GET', runnerKey, ttl) },
+    runner: { url: forClaim ? '' : await ctx.presign('GET', runnerKey, ttl) },
     limits: {
       cpuSeconds: spec.limits.cpuSeconds,
       processes: spec.limits.processes,
@@ -85,6 +87,7 @@ export async function stageRun(
       diskBytes: spec.limits.diskBytes,
     },
   };
+  if (forClaim) return { manifest, url: '' };
   const manifestKey = inputKey('run.json');
   await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
   return { manifest, url: await ctx.presign('GET', manifestKey, ttl) };
