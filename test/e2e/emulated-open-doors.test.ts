@@ -95,7 +95,7 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
     );
   });
 
-  it('a sandboxed tool reaches neither the bucket listing, nor another tenant’s running run.json, nor the bundle bucket; the secret is not on disk in clear', async () => {
+  it('a sandboxed tool reaches neither the bucket listing, nor another tenant’s running run manifest, nor the bundle bucket; the secret is not on disk in clear', async () => {
     // The victim: another account's tool, running (it sleeps) with a secret in its run manifest.
     const victim = await d.createAccount('victim');
     const put = await d.request('PUT', `/workspaces/${victim.workspaceId}/secrets`, {
@@ -146,16 +146,27 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
       .filter((e) => e.isDirectory())
       .map((e) => e.name);
     const victimRun = d.request('POST', '/victim/sleeper/v1/run', { key: victim.key, body: {} });
-    // The victim's run manifest, in the S3 emulator's directory while the run goes on.
+    // The victim's run manifest, in the S3 emulator's directory while the run goes on: the claim
+    // of the warm runner it went to (sandbox-inputs/pool/<runner>/claim-<k>.json, bound to the
+    // victim's workspace), or the run.json of a task of its own.
     const victimKey = await waitFor(
       'the victim run’s manifest',
       async () => {
         for (const bucket of buckets) {
-          const runs = await readdir(join(s3Dir, bucket, 'sandbox-inputs')).catch(() => [] as string[]);
-          for (const run of runs) {
-            if (existsSync(join(s3Dir, bucket, 'sandbox-inputs', run, 'run.json._S3rver_object'))) {
-              return `sandbox-inputs/${run}/run.json`;
+          const inputs = join(s3Dir, bucket, 'sandbox-inputs');
+          for (const runner of await readdir(join(inputs, 'pool')).catch(() => [] as string[])) {
+            for (const file of await readdir(join(inputs, 'pool', runner)).catch(() => [] as string[])) {
+              const claim = /^(claim-\d+\.json)\._S3rver_object$/.exec(file)?.[1];
+              if (!claim) continue;
+              const text = await readFile(join(inputs, 'pool', runner, file), 'utf8').catch(() => '');
+              if (text.includes(`"workspaceId":"${victim.workspaceId}"`)) {
+                return `sandbox-inputs/pool/${runner}/${claim}`;
+              }
             }
+          }
+          for (const run of await readdir(inputs).catch(() => [] as string[])) {
+            if (existsSync(join(inputs, run, 'run.json._S3rver_object')))
+              return `sandbox-inputs/${run}/run.json`;
           }
         }
         return undefined;
