@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -32,6 +30,7 @@ import {
   type SessionSpec,
 } from '../../functions/ports/sandbox.ts';
 import { buildContainerProgram } from '../../lib/container-programs.ts';
+import { type PresignedObjectStore, startPresignedObjectStore } from '../helpers/presigned-object-store.ts';
 
 const ecsMock = mockClient(ECSClient);
 const s3Mock = mockClient(S3Client);
@@ -562,34 +561,20 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
 });
 
 describe('the runner (the bootstrap and the bundled runner) against a loopback S3 stand-in', () => {
-  const objects = new Map<string, Buffer>();
-  let server: Server;
+  let store: PresignedObjectStore;
+  let objects: Map<string, Buffer>;
   let base = '';
   const root = mkdtempSync(join(tmpdir(), 'agenthost-runner-'));
   // The command may run as another user (the runner drops root): it must reach its directory.
   chmodSync(root, 0o755);
 
   before(async () => {
-    server = createServer((req, res) => {
-      const key = decodeURIComponent((req.url ?? '/').slice(1));
-      if (req.method === 'PUT') {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          objects.set(key, Buffer.concat(chunks));
-          res.end();
-        });
-        return;
-      }
-      const data = objects.get(key);
-      res.statusCode = data ? 200 : 403;
-      res.end(data ?? 'denied');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    store = await startPresignedObjectStore();
+    objects = store.objects;
+    base = store.base;
   });
   after(() => {
-    server.close();
+    store.close();
     rmSync(root, { recursive: true, force: true });
   });
 

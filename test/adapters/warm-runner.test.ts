@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +14,7 @@ import {
   SANDBOX_MANIFEST_ENV,
 } from '../../functions/containers/sandbox-protocol.ts';
 import { buildContainerProgram } from '../../lib/container-programs.ts';
+import { type PresignedObjectStore, startPresignedObjectStore } from '../helpers/presigned-object-store.ts';
 
 /**
  * A warm runner (issue 35, point 2; functions/containers/warm-runner.ts), the bootstrap and the
@@ -30,34 +29,20 @@ const RUNNER = buildContainerProgram('sandbox-runner');
 const asRoot = process.getuid?.() === 0;
 
 describe('a warm runner against a loopback S3 stand-in', () => {
-  const objects = new Map<string, Buffer>();
-  let server: Server;
+  let store: PresignedObjectStore;
+  let objects: Map<string, Buffer>;
   let base = '';
   const root = mkdtempSync(join(tmpdir(), 'agenthost-warm-'));
   // The run's user (the runner drops root) reaches its directories.
   chmodSync(root, 0o755);
 
   before(async () => {
-    server = createServer((req, res) => {
-      const key = decodeURIComponent((req.url ?? '/').slice(1));
-      if (req.method === 'PUT') {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          objects.set(key, Buffer.concat(chunks));
-          res.end();
-        });
-        return;
-      }
-      const data = objects.get(key);
-      res.statusCode = data ? 200 : 403;
-      res.end(data ?? 'denied');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    store = await startPresignedObjectStore();
+    objects = store.objects;
+    base = store.base;
   });
   after(() => {
-    server.close();
+    store.close();
     rmSync(root, { recursive: true, force: true });
   });
 
