@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createAccount } from '../../functions/core/accounts/account.ts';
@@ -10,6 +10,7 @@ import { EMULATED_CONTEXT } from '../../functions/emulator/emulated-deployment.t
 import { type SynthesizedDeployment, synthesize } from '../../functions/emulator/synthesized-deployment.ts';
 import { parseConfig } from '../../functions/platform/config.ts';
 import { createDeps } from '../../functions/platform/deps.ts';
+import { buildDashboard } from '../../scripts/build-web.ts';
 import { SHARED_ASSEMBLY } from '../helpers/deployment.ts';
 import { startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
 
@@ -252,6 +253,50 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
       assert.equal(call.statusCode, 404, call.body);
     } finally {
       await dynamo.close();
+    }
+  });
+});
+
+describe('the synthesized dashboard asset', () => {
+  test('is a build of web/ made at synthesis: index.html and the hashed assets, as a fresh build makes them', async () => {
+    const assembly = await synthesize(SHARED_ASSEMBLY, EMULATED_CONTEXT, (line) =>
+      process.stdout.write(`${line}\n`),
+    );
+    const deployments = assembly.stacks.flatMap((stack) =>
+      Object.values(
+        (
+          stack.template as {
+            Resources: Record<string, { Type: string; Properties: { SourceObjectKeys?: string[] } }>;
+          }
+        ).Resources,
+      ).filter((r) => r.Type === 'Custom::CDKBucketDeployment'),
+    );
+    assert.equal(deployments.length, 1, 'one deployment of the dashboard');
+    const [key] = deployments[0]?.Properties.SourceObjectKeys ?? [];
+    assert.ok(key, 'the deployment names its asset');
+    const staged = assembly.assetDir(key);
+    const listing = (dir: string) =>
+      readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => relative(dir, join(e.parentPath, e.name)))
+        .sort();
+    const deployed = listing(staged);
+    const index = readFileSync(join(staged, 'index.html'), 'utf8');
+    const referenced = [...index.matchAll(/(?:src|href)="\/(assets\/[^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(referenced.some((f) => f.endsWith('.js')) && referenced.some((f) => f.endsWith('.css')), index);
+    for (const file of referenced) {
+      assert.match(file, /^assets\/[\w.-]+-[\w-]{8}\.(js|css)$/, 'named by content hash');
+      assert.ok(deployed.includes(file), `${file} is deployed`);
+    }
+    // The same source built now gives the same files, byte for byte: the deployed build is the source's.
+    const fresh = mkdtempSync(join(tmpdir(), 'agenthost-dashboard-fresh-'));
+    try {
+      await buildDashboard(fresh);
+      assert.deepEqual(deployed, listing(fresh));
+      for (const file of deployed)
+        assert.ok(readFileSync(join(staged, file)).equals(readFileSync(join(fresh, file))), file);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
     }
   });
 });

@@ -1,0 +1,75 @@
+/**
+ * `npm test`: node's test runner (`run()` of node:test, the API behind `node --test`) over every
+ * test file, with the global setup (test/setup/global.ts), five files at a time, each in its own
+ * process, reported by the spec reporter on standard output.
+ *
+ * Why not `node --test <globs>`: it sorts the files by name, so the end-to-end files, which are the
+ * longest and spend much of their time waiting (the real minute of the cron case, a deployment
+ * starting), began halfway through the run and the last of them ran alone at its end. Here the
+ * files start longest first (START_FIRST below), so their waits overlap the other files' work and
+ * the run ends on short files. Five at a time (not three): with three the two cores stood idle a
+ * third of the run while files waited; with five they are busy to the end (docs/contributing.md,
+ * "How long the tests take").
+ *
+ * `npm test -- <file or glob>…` runs only those files, in the same way.
+ */
+import { globSync } from 'node:fs';
+import { join } from 'node:path';
+import { type RunOptions, run } from 'node:test';
+import { spec } from 'node:test/reporters';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const PATTERNS = ['test/**/*.test.ts', 'functions/**/*.test.ts'];
+
+/**
+ * Files that start before the rest, in this order: each group is longer (in wall time, waits
+ * included) than what follows it. A file not listed starts after these, in name order.
+ */
+const START_FIRST = [
+  'test/e2e/schedules.test.ts',
+  'test/e2e/',
+  'test/cli/cli-init-run.test.ts',
+  'test/cli/',
+  'test/dashboard/dashboard-a11y.test.ts',
+  'test/cdk/cdk.test.ts',
+  'test/contract/',
+  'test/dashboard/',
+  'test/cdk/',
+];
+
+/** A file's place: the index of the first START_FIRST entry it matches, else after all of them. */
+function rank(file: string): number {
+  const i = START_FIRST.findIndex(
+    (prefix) => file === prefix || (prefix.endsWith('/') && file.startsWith(prefix)),
+  );
+  return i === -1 ? START_FIRST.length : i;
+}
+
+export function orderedTestFiles(patterns: string[]): string[] {
+  const files = [...new Set(globSync(patterns, { cwd: ROOT, exclude: (name) => name === 'node_modules' }))];
+  return files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+if (import.meta.main) {
+  const files = orderedTestFiles(process.argv.length > 2 ? process.argv.slice(2) : PATTERNS);
+  if (files.length === 0) {
+    process.stderr.write(`no test file matches ${process.argv.slice(2).join(' ')}\n`);
+    process.exit(1);
+  }
+  // The CLI's start compiles its modules once into this cache; every CLI process of the run reads it.
+  process.env.NODE_COMPILE_CACHE ??= join(ROOT, 'node_modules', '.cache', 'node-compile-cache');
+  // `globalSetupPath` is run()'s form of --test-global-setup (Node 24); @types/node does not list it yet.
+  const options: RunOptions & { globalSetupPath: string } = {
+    files: files.map((f) => join(ROOT, f)),
+    cwd: ROOT,
+    concurrency: 5,
+    timeout: 120_000,
+    globalSetupPath: join(ROOT, 'test', 'setup', 'global.ts'),
+  };
+  run(options)
+    .on('test:fail', () => {
+      process.exitCode = 1;
+    })
+    .compose(spec)
+    .pipe(process.stdout);
+}
