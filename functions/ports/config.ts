@@ -59,6 +59,10 @@ const settings = {
   // npm run start:emulated: how long an emulated ECS task takes to start, RunTask and service tasks
   // alike, as Fargate's 20 to 60 s do on AWS (docs/deploy.md, "Timing"); 0 starts them at once.
   emulatorTaskStartMs: int(0, 600_000).default(0),
+  // npm run start:emulated: a DynamoDB Local already running (http://127.0.0.1:8000) to keep the
+  // deployment's table on, instead of starting one of its own; the table is named for the data dir,
+  // so several emulated deployments share one engine (docs/deploy.md).
+  emulatorDynamodbEndpoint: url(),
   dynamodbEndpoint: url(),
   awsRegion: text(),
   maxBodyBytes: int(1024, 10 * 1024 * 1024).default(1024 * 1024),

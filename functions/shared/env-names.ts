@@ -15,6 +15,7 @@ export const ENV = {
   tableName: 'PLATFORM_TABLE_NAME',
   emulatorAssemblyDir: 'PLATFORM_EMULATOR_ASSEMBLY_DIR',
   emulatorTaskStartMs: 'PLATFORM_EMULATOR_TASK_START_MS',
+  emulatorDynamodbEndpoint: 'PLATFORM_EMULATOR_DYNAMODB_ENDPOINT',
   dynamodbEndpoint: 'PLATFORM_DYNAMODB_ENDPOINT',
   awsRegion: 'AWS_REGION',
   maxBodyBytes: 'PLATFORM_MAX_BODY_BYTES',

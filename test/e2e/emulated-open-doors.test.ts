@@ -72,7 +72,8 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
   const victimSecret = 'sk-victim-DO-NOT-LEAK-9876543210';
 
   before(async () => {
-    d = await startDeployment('emulated');
+    // Its own DynamoDB Local: the sockets checked below are the deployment's own, the engine's included.
+    d = await startDeployment('emulated', {}, { ownDynamoDb: true });
   });
   after(async () => {
     await d?.close();

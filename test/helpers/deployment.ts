@@ -3,12 +3,19 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { accountsDeps } from '../../functions/cli/accounts-deps.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import {
+  DYNAMODB_LOCAL_CREDENTIALS,
+  DYNAMODB_LOCAL_REGION,
+} from '../../functions/emulator/dynamodb-local.ts';
 import { emulatedAdminKeyFile } from '../../functions/emulator/emulated-deployment.ts';
+import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
 import { ADMIN_KEY_FILE } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
+import { SHARED_DYNAMODB_ENDPOINT } from './dynamodb-local.ts';
 import { type ApiResponse, type RequestOptions, requester } from './platform.ts';
 import { type RunningPlatform, startPlatformProcess } from './process.ts';
 
@@ -53,15 +60,42 @@ export interface Deployment {
   close(): Promise<void>;
 }
 
+/**
+ * Under `npm test` an emulated deployment keeps its table on the run's one DynamoDB Local
+ * (PLATFORM_EMULATOR_DYNAMODB_ENDPOINT; test/setup/global.ts), not on an engine of its own: a JVM
+ * less to start for each, about 4 s of CPU. `ownDynamoDb` starts its own anyway (a test of what
+ * the deployment itself listens on).
+ */
+function sharedEngineEnv(kind: DeploymentKind, ownDynamoDb: boolean): Record<string, string> {
+  const shared = process.env[SHARED_DYNAMODB_ENDPOINT];
+  return kind === 'emulated' && shared && !ownDynamoDb ? { [ENV.emulatorDynamodbEndpoint]: shared } : {};
+}
+
+/** Drops the deployment's table from the run's shared engine, which outlives it. */
+async function dropSharedTable(endpoint: string, tableName: string): Promise<void> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: DYNAMODB_LOCAL_REGION,
+    credentials: DYNAMODB_LOCAL_CREDENTIALS,
+  });
+  try {
+    await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
+  } finally {
+    client.destroy();
+  }
+}
+
 export async function startDeployment(
   kind: DeploymentKind,
   env: Record<string, string> = {},
+  { ownDynamoDb = false }: { ownDynamoDb?: boolean } = {},
 ): Promise<Deployment> {
   const dataDir = await mkdtemp(join(tmpdir(), `agenthost-e2e-${kind}-`));
+  const engineEnv = sharedEngineEnv(kind, ownDynamoDb);
   let platform: RunningPlatform;
   try {
     platform = await startPlatformProcess(
-      { [ENV.dataDir]: dataDir, [ENV.emulatorAssemblyDir]: SHARED_ASSEMBLY, ...env },
+      { [ENV.dataDir]: dataDir, [ENV.emulatorAssemblyDir]: SHARED_ASSEMBLY, ...engineEnv, ...env },
       // A first emulated start synthesizes the CDK app.
       kind === 'emulated' ? { args: ['start', '--emulated'], timeoutMs: 300_000 } : { timeoutMs: 30_000 },
     );
@@ -80,6 +114,16 @@ export async function startDeployment(
     ).trim();
 
   const request = requester(url, ownerKey);
+  let sharedTable: string | undefined;
+  if (engineEnv[ENV.emulatorDynamodbEndpoint]) {
+    // The deployment is on the shared engine, in a table of its own (named for its data dir).
+    const endpoints = readEndpointsFile(dataDir);
+    if (!endpoints || endpoints.dynamodbEndpoint !== engineEnv[ENV.emulatorDynamodbEndpoint])
+      throw new Error(
+        `the emulated deployment is not on the run's DynamoDB Local: ${JSON.stringify(endpoints)}`,
+      );
+    sharedTable = endpoints.tableName;
+  }
 
   return {
     kind,
@@ -101,6 +145,8 @@ export async function startDeployment(
       const timer = setTimeout(() => platform.child.kill('SIGKILL'), 15_000);
       await platform.stop('SIGTERM');
       clearTimeout(timer);
+      const shared = engineEnv[ENV.emulatorDynamodbEndpoint];
+      if (shared && sharedTable) await dropSharedTable(shared, sharedTable);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
