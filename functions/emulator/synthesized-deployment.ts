@@ -26,22 +26,30 @@ export interface SynthesizedDeployment {
   reused: boolean;
 }
 
-/** Everything synthesis reads: the sources (path, size, modification time), the lock file and the context. */
-function fingerprint(context: Record<string, unknown>): string {
+/**
+ * Everything synthesis reads: the sources (path, size, modification time) of the functions, the
+ * CDK app and the dashboard (web/, built into its asset at synthesis; not its own build output),
+ * the lock file and the context.
+ */
+export function fingerprint(context: Record<string, unknown>, root = PROJECT_ROOT): string {
   const hash = createHash('sha256');
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (/\.(ts|mts|cts|js|mjs|cjs|json)$/.test(entry.name) && !entry.name.endsWith('.test.ts')) {
+      if (entry.isDirectory()) {
+        if (entry.name !== 'dist' && entry.name !== 'node_modules') walk(path);
+      } else if (
+        /\.(ts|tsx|mts|cts|js|mjs|cjs|json|css|html|svg)$/.test(entry.name) &&
+        !entry.name.endsWith('.test.ts')
+      ) {
         const s = statSync(path);
         hash.update(`${path}\0${s.size}\0${s.mtimeMs}\n`);
       }
     }
   };
-  for (const dir of ['functions', 'lib', 'bin']) walk(join(PROJECT_ROOT, dir));
+  for (const dir of ['functions', 'lib', 'bin', 'web']) walk(join(root, dir));
   for (const file of ['package-lock.json', 'cdk.json']) {
-    hash.update(readFileSync(join(PROJECT_ROOT, file)));
+    hash.update(readFileSync(join(root, file)));
   }
   hash.update(JSON.stringify(context));
   return hash.digest('hex');

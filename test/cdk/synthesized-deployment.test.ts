@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { putInPlace } from '../../functions/emulator/synthesized-deployment.ts';
+import { fingerprint, putInPlace } from '../../functions/emulator/synthesized-deployment.ts';
 
 /** A finished assembly in a staging folder, as synthesize leaves it before the swap. */
 function stage(root: string, name: string, print: string): string {
@@ -57,5 +57,30 @@ describe('the synthesized assembly swap (starts sharing one assembly directory)'
     );
     assert.deepEqual(readdirSync(root), ['assembly']);
     rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe('the assembly’s fingerprint (when a shared assembly is synthesized again)', () => {
+  test('changes with the dashboard’s source, which synthesis builds, and not with its build output', () => {
+    const root = mkdtempSync(join(tmpdir(), 'assembly-print-'));
+    try {
+      for (const dir of ['functions', 'lib', 'bin', 'web/src', 'web/dist'])
+        mkdirSync(join(root, dir), { recursive: true });
+      writeFileSync(join(root, 'package-lock.json'), '{}');
+      writeFileSync(join(root, 'cdk.json'), '{}');
+      writeFileSync(join(root, 'functions', 'handler.ts'), 'export const a = 1;');
+      writeFileSync(join(root, 'web', 'src', 'page.tsx'), 'export const Page = () => null;');
+      writeFileSync(join(root, 'web', 'dist', 'index.js'), '// built');
+      const before = fingerprint({}, root);
+      writeFileSync(join(root, 'web', 'dist', 'index.js'), '// built again, longer');
+      assert.equal(fingerprint({}, root), before, 'a build output is not a source');
+      writeFileSync(join(root, 'web', 'src', 'page.tsx'), 'export const Page = () => "changed";');
+      const afterWeb = fingerprint({}, root);
+      assert.notEqual(afterWeb, before, 'a dashboard source changed');
+      writeFileSync(join(root, 'functions', 'handler.ts'), 'export const a = 22;');
+      assert.notEqual(fingerprint({}, root), afterWeb, 'a function source changed');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
