@@ -209,6 +209,27 @@ describe('dashboard: served at / and used in Chromium', () => {
     await page.context().close();
   });
 
+  it('follows a link changed the moment the signed-in app first shows, before its effects have run', async () => {
+    // The route hook listens for hashchange from an effect, which runs after the first paint; a
+    // change in between (a quick click, a test's goto right after the overview showed) was lost
+    // and the app stayed on the overview. A MutationObserver sets the hash as soon as the
+    // overview's heading is in the DOM: a microtask after the render, before that effect.
+    const page = await harness.open();
+    // In the page (a string: the tests are type-checked without the DOM's types).
+    await page.evaluate(`{
+      const observer = new MutationObserver(() => {
+        if ([...document.querySelectorAll('h1')].some((h) => h.textContent === 'Overview')) {
+          observer.disconnect();
+          window.location.hash = '#/tasks';
+        }
+      });
+      observer.observe(document.body, { childList: true, subtree: true });
+    }`);
+    await signIn(page, user.key);
+    await page.getByRole('heading', { name: 'Tasks' }).waitFor({ timeout: 10_000 });
+    await page.context().close();
+  });
+
   it('fits a phone’s width and follows a dark colour scheme', async () => {
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, colorScheme: 'dark' });
     const page = await context.newPage();

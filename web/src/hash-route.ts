@@ -10,6 +10,9 @@ export function useHashRoute(): string {
   useEffect(() => {
     const onChange = () => setRoute(currentRoute());
     window.addEventListener('hashchange', onChange);
+    // Effects run after the first paint: a hash changed between the first render and now fired
+    // its hashchange before anyone listened, so read it once more.
+    onChange();
     return () => window.removeEventListener('hashchange', onChange);
   }, []);
   return route;
