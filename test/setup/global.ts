@@ -1,5 +1,5 @@
 /**
- * `npm test`'s global setup (`--test-global-setup`): what every test file would otherwise start
+ * `npm test`'s global setup (test/setup/run.ts passes it to node:test's run()): what every test file would otherwise start
  * for itself, started once for the run. Each test file runs in a process of its own, spawned after
  * this has run, and reads what it needs from the environment set here.
  *
