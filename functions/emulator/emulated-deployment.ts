@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { removeStaleRuns } from '../adapters/local/bwrap/run-dir.ts';
@@ -12,12 +11,8 @@ import { ApiGatewayEmulator } from './api-gateway-emulator.ts';
 import { ApplicationAutoScalingEmulator } from './application-auto-scaling-emulator.ts';
 import { TemplateResolver } from './cloudformation-template.ts';
 import { CloudWatchLogsEmulator } from './cloudwatch-logs-emulator.ts';
-import {
-  DYNAMODB_LOCAL_CREDENTIALS,
-  type DynamoDbEngine,
-  freeLoopbackPort,
-  startDynamoDbEngine,
-} from './dynamodb-local.ts';
+import { dynamoDbEngineFor } from './deployment-dynamodb.ts';
+import { DYNAMODB_LOCAL_CREDENTIALS, freeLoopbackPort } from './dynamodb-local.ts';
 import { EcsEmulator } from './ecs-emulator.ts';
 import { EcsServiceEmulator } from './ecs-service-emulator.ts';
 import { Elbv2Emulator } from './elbv2-emulator.ts';
@@ -86,29 +81,6 @@ export interface EmulatorOptions {
 /** A function's name for its log lines: the logical id without CDK's hash (`CallsFunction`). */
 function shortName(logicalId: string): string {
   return logicalId.replace(/[0-9A-F]{8}$/, '');
-}
-
-/**
- * The engine the deployment's table lives on. Its own DynamoDB Local by default, keeping its files
- * under aws/dynamodb. With PLATFORM_EMULATOR_DYNAMODB_ENDPOINT, one already running (the tests
- * share their run's, test/setup/global.ts): then every table is named for this data dir
- * (`<stack>-<logical id>-<12 hex of the data dir's path>`), so deployments on one engine never
- * share a table and a restart on the same data dir finds its own again; closing leaves the engine
- * and the table as they are.
- */
-async function dynamoDbEngineFor(
-  config: Config,
-  root: string,
-  resolver: TemplateResolver,
-): Promise<Pick<DynamoDbEngine, 'endpoint' | 'close'>> {
-  if (config.emulatorDynamodbEndpoint) {
-    const suffix = createHash('sha256').update(resolve(config.dataDir)).digest('hex').slice(0, 12);
-    for (const { stack, logicalId } of resolver.resourcesOfType('AWS::DynamoDB::Table'))
-      resolver.setPhysicalId(stack.stackName, logicalId, `${stack.stackName}-${logicalId}-${suffix}`);
-    return { endpoint: config.emulatorDynamodbEndpoint.replace(/\/$/, ''), close: async () => undefined };
-  }
-  await mkdir(join(root, 'dynamodb'), { recursive: true });
-  return startDynamoDbEngine({ dbPath: join(root, 'dynamodb') });
 }
 
 export async function startEmulatedDeployment(
