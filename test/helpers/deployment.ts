@@ -3,19 +3,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { accountsDeps } from '../../functions/cli/accounts-deps.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
-import {
-  DYNAMODB_LOCAL_CREDENTIALS,
-  DYNAMODB_LOCAL_REGION,
-} from '../../functions/emulator/dynamodb-local.ts';
 import { emulatedAdminKeyFile } from '../../functions/emulator/emulated-deployment.ts';
 import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
 import { ADMIN_KEY_FILE } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
-import { SHARED_DYNAMODB_ENDPOINT } from './dynamodb-local.ts';
+import { dropTable, SHARED_DYNAMODB_ENDPOINT } from './dynamodb-local.ts';
 import { type ApiResponse, type RequestOptions, requester } from './platform.ts';
 import { type RunningPlatform, startPlatformProcess } from './process.ts';
 
@@ -69,20 +64,6 @@ export interface Deployment {
 function sharedEngineEnv(kind: DeploymentKind, ownDynamoDb: boolean): Record<string, string> {
   const shared = process.env[SHARED_DYNAMODB_ENDPOINT];
   return kind === 'emulated' && shared && !ownDynamoDb ? { [ENV.emulatorDynamodbEndpoint]: shared } : {};
-}
-
-/** Drops the deployment's table from the run's shared engine, which outlives it. */
-async function dropSharedTable(endpoint: string, tableName: string): Promise<void> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: DYNAMODB_LOCAL_REGION,
-    credentials: DYNAMODB_LOCAL_CREDENTIALS,
-  });
-  try {
-    await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
-  } finally {
-    client.destroy();
-  }
 }
 
 export async function startDeployment(
@@ -146,7 +127,7 @@ export async function startDeployment(
       await platform.stop('SIGTERM');
       clearTimeout(timer);
       const shared = engineEnv[ENV.emulatorDynamodbEndpoint];
-      if (shared && sharedTable) await dropSharedTable(shared, sharedTable);
+      if (shared && sharedTable) await dropTable(shared, sharedTable);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

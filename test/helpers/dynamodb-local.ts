@@ -65,8 +65,25 @@ export async function startDynamoDbLocal(name = 'agenthost-test'): Promise<Dynam
       AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL_CREDENTIALS.secretAccessKey,
     },
     async close() {
-      await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
       client.destroy();
+      await dropTable(endpoint, tableName);
     },
   };
+}
+
+/**
+ * Drops a table on an engine that outlives it (the run's shared one): a test's own table, or an
+ * emulated deployment's (test/helpers/deployment.ts).
+ */
+export async function dropTable(endpoint: string, tableName: string): Promise<void> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: DYNAMODB_LOCAL_REGION,
+    credentials: DYNAMODB_LOCAL_CREDENTIALS,
+  });
+  try {
+    await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
+  } finally {
+    client.destroy();
+  }
 }
