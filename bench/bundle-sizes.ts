@@ -81,6 +81,11 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
     reason:
       'deletes the bundles of purged agent versions, so it carries the S3 client (about 155 KB); it runs on a five-minute schedule, never behind API Gateway',
   },
+  'sandbox-pool': {
+    bytes: 840 * 1024,
+    reason:
+      'keeps the ECS sandbox’s warm runner pool at its floor (issue 35): it starts runner tasks and uploads their program and manifest, so it carries the ECS and S3 clients and the presigner (about 330 KB) besides the store’s DynamoDB client; it runs every minute from an EventBridge rule, never behind API Gateway',
+  },
   services: {
     bytes: 1000 * 1024,
     reason:

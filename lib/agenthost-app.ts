@@ -1,5 +1,6 @@
 import { type App, type StackProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
 import { StatefulStack } from './stateful-stack.ts';
 import { StatelessStack } from './stateless-stack.ts';
 
@@ -37,10 +38,10 @@ export interface AgenthostAppOptions {
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
 
-/** The warm runner pool's floor and ceiling: 2 and 10 unless given; checked at synthesis. */
+/** The warm runner pool's floor and ceiling (WARM_POOL_SIZE unless given); checked at synthesis. */
 function sandboxPoolSizes(given: AgenthostAppOptions['sandboxPool']): { min: number; max: number } {
-  const max = given?.max ?? 10;
-  const min = Math.min(given?.min ?? 2, max);
+  const max = given?.max ?? WARM_POOL_SIZE.max;
+  const min = Math.min(given?.min ?? WARM_POOL_SIZE.min, max);
   if (!(Number.isInteger(max) && max >= 0 && max <= 1000)) {
     throw new Error(`sandboxPoolMax must be a whole number from 0 to 1000 (got ${given?.max})`);
   }

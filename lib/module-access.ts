@@ -122,6 +122,9 @@ export const JOB_ACCESS = {
   // Housekeeping: refunds charges whose calls never completed (the ledger), and deletes the
   // bundles of purged agent versions.
   housekeeping: { table: 'read-write', secrets: 'none', bundles: 'read-write' },
+  // The warm runner pool's refill: the pool's records, and sandbox tasks started with the runner
+  // (the sandbox cluster grants it RunTask and the pool's prefix only: grantPoolRefill).
+  'sandbox-pool': { table: 'read-write', secrets: 'none', bundles: 'none', sandbox: true },
   'service-events': {
     table: 'read-write',
     secrets: 'none',

@@ -2,6 +2,10 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import {
+  SANDBOX_INPUTS_PREFIX,
+  SANDBOX_RESULTS_PREFIX,
+} from '../functions/adapters/aws/ecs-sandbox-staging.ts';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.ts';
 import { ENV } from '../functions/shared/env-names.ts';
 
@@ -88,6 +92,14 @@ export class StatefulStack extends Stack {
           noncurrentVersionExpiration: Duration.days(30),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
+        // The sandbox's run objects (a run's inputs hold its secret values; a warm runner's claims
+        // too) are deleted, every version, by the session that wrote them. What a crashed function
+        // left, or a result the runner wrote after the platform gave up, goes after a day, with its
+        // old versions and the delete marker left behind (docs/sandbox-aws.md).
+        ...[SANDBOX_INPUTS_PREFIX, SANDBOX_RESULTS_PREFIX].flatMap((prefix) => [
+          { prefix, expiration: Duration.days(1), noncurrentVersionExpiration: Duration.days(1) },
+          { prefix, expiredObjectDeleteMarker: true },
+        ]),
       ],
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'bundles/',

@@ -4,6 +4,7 @@ import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from '
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
 import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { ENV } from '../functions/shared/env-names.ts';
@@ -16,6 +17,7 @@ import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.t
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
 import { ServiceHosting } from './constructs/service-hosting.ts';
+import { WarmPoolRefill } from './constructs/warm-pool-refill.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 import { moduleAccess } from './module-access.ts';
 import type { StatefulExports } from './stateful-stack.ts';
@@ -73,6 +75,8 @@ export class StatelessStack extends Stack {
   readonly api: apigateway.RestApi;
   readonly functions: Record<ResourceModule, PlatformFunction>;
   readonly sandbox: SandboxCluster;
+  /** The warm runner pool's refill every minute, unless the pool is off (sandboxPoolMax=0). */
+  readonly warmPool: WarmPoolRefill | undefined;
   readonly schedules: ScheduleFiring;
   readonly services: ServiceHosting | undefined;
   readonly billing: BillingJobs;
@@ -179,8 +183,17 @@ export class StatelessStack extends Stack {
     // Tool runs: Fargate tasks that the run paths start (docs/sandbox-aws.md).
     this.sandbox = new SandboxCluster(this, 'Sandbox', {
       bundleBucket,
-      pool: props.sandboxPool ?? { min: 2, max: 10 },
+      pool: props.sandboxPool ?? WARM_POOL_SIZE,
     });
+    this.warmPool =
+      (props.sandboxPool ?? WARM_POOL_SIZE).max > 0
+        ? new WarmPoolRefill(this, 'WarmPool', {
+            sandbox: this.sandbox,
+            table,
+            bundleBucket,
+            secretsPrefix: props.secretsPrefix,
+          })
+        : undefined;
     // Cron firing and alert delivery (docs/schedules.md).
     this.schedules = new ScheduleFiring(this, 'Schedules', {
       table,
@@ -240,6 +253,7 @@ export class StatelessStack extends Stack {
         'schedule-fire': this.schedules.fireFunction.function,
         'alert-delivery': this.schedules.alertsFunction.function,
         housekeeping: this.billing.housekeepingFunction.function,
+        ...(this.warmPool ? { 'sandbox-pool': this.warmPool.function.function } : {}),
         ...(this.services ? { 'service-events': this.services.eventsFunction.function } : {}),
       },
       deadLetters: this.schedules.deadLetters,

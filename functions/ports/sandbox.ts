@@ -123,7 +123,7 @@ export interface Sandbox {
   openSession(spec: SessionSpec): Promise<SandboxSession>;
   /**
    * Starts sandboxes ahead of demand, where the adapter keeps some ready (the ECS warm runners: up
-   * to the pool's floor); resolves to how many it started. Housekeeping calls it on its schedule.
+   * to the pool's floor); resolves to how many it started. The pool function calls it every minute (jobs/sandbox-pool.ts).
    */
   prepare?(): Promise<number>;
 }

@@ -5,9 +5,11 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { WARM_POOL_SIZE } from '../../functions/adapters/aws/ecs-sandbox-options.ts';
 import {
   SANDBOX_INPUTS_PREFIX,
   SANDBOX_RESULTS_PREFIX,
+  WARM_POOL_PREFIX,
 } from '../../functions/adapters/aws/ecs-sandbox-staging.ts';
 import { SANDBOX_CONTAINER_NAME } from '../../functions/adapters/aws/ecs-sandbox-task.ts';
 import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
@@ -61,7 +63,7 @@ export class SandboxCluster extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     this.bundleBucket = props.bundleBucket;
-    this.pool = props.pool ?? { min: 2, max: 10 };
+    this.pool = props.pool ?? WARM_POOL_SIZE;
 
     const flowLogs = new logs.LogGroup(this, 'FlowLogs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -233,6 +235,43 @@ export class SandboxCluster extends Construct {
    * StopTask on this cluster's tasks, and the run objects of the bundle bucket.
    */
   grantRun(fn: PlatformFunction): void {
+    const tasks = this.grantTaskStart(fn);
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecs:DescribeTasks', 'ecs:StopTask'],
+        resources: [tasks],
+        conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
+      }),
+    );
+    this.grantObjects(
+      fn,
+      [SANDBOX_INPUTS_PREFIX, SANDBOX_RESULTS_PREFIX],
+      SANDBOX_OBJECT_ACTIONS,
+      'Run object keys are made from the run id at run time; the grant covers only the sandbox-inputs/ and sandbox-results/ prefixes of the bundle bucket (the runner reaches them through URLs this role presigns).',
+    );
+  }
+
+  /**
+   * What the warm runner pool's refill needs (functions/jobs/sandbox-pool.ts): the same variables
+   * and task start as grantRun, and the pool's own objects (a runner's program, its pool manifest
+   * and the GET URLs of its claims, which it signs), nothing else of the bucket: no run's inputs,
+   * no results, no deletes, and no DescribeTasks or StopTask.
+   */
+  grantPoolRefill(fn: PlatformFunction): void {
+    this.grantTaskStart(fn);
+    this.grantObjects(
+      fn,
+      [WARM_POOL_PREFIX],
+      ['s3:GetObject', 's3:PutObject'],
+      "Runner ids are made when a runner starts; the grant covers only the warm runners' prefix (sandbox-inputs/pool/) of the bundle bucket (a runner reads its program, manifest and claims through URLs this role presigns).",
+    );
+  }
+
+  /**
+   * The sandbox's variables on `fn`, and RunTask of this task definition on this cluster with its
+   * tagging and the execution role's pass; returns the ARN pattern of the cluster's tasks.
+   */
+  private grantTaskStart(fn: PlatformFunction): string {
     const stack = Stack.of(this);
     fn.function.addEnvironment(ENV.sandboxCluster, this.cluster.clusterName);
     fn.function.addEnvironment(ENV.sandboxTaskDefinition, this.taskDefinition.taskDefinitionArn);
@@ -260,13 +299,12 @@ export class SandboxCluster extends Construct {
       resourceName: `${this.cluster.clusterName}/*`,
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
-    const onCluster = { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } };
     const allow = (statement: iam.PolicyStatementProps) =>
       fn.role.addToPrincipalPolicy(new iam.PolicyStatement(statement));
     allow({
       actions: ['ecs:RunTask'],
       resources: [this.taskDefinition.taskDefinitionArn],
-      conditions: onCluster,
+      conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
     });
     // RunTask with tags (the run id) is authorised as TagResource on the new task too.
     allow({
@@ -274,32 +312,32 @@ export class SandboxCluster extends Construct {
       resources: [tasks],
       conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } },
     });
-    allow({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: [tasks], conditions: onCluster });
     allow({
       actions: ['iam:PassRole'],
       resources: [this.executionRole.roleArn],
       conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
     });
-    const objects = [SANDBOX_INPUTS_PREFIX, SANDBOX_RESULTS_PREFIX].map(
-      (prefix) => `${this.bundleBucket.arn}/${prefix}*`,
-    );
-    allow({
-      actions: SANDBOX_OBJECT_ACTIONS,
-      resources: objects,
-    });
-
     acknowledge(fn.role, [
       {
         id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(tasks))}]`,
         reason:
           'Task ids are made by ECS at RunTask; DescribeTasks, StopTask and the tagging at RunTask are limited to the tasks of the sandbox cluster (and ecs:cluster conditions).',
       },
-      ...objects.map((o) => ({
-        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(o))}]`,
-        reason:
-          'Run object keys are made from the run id at run time; the grant covers only the sandbox-inputs/ and sandbox-results/ prefixes of the bundle bucket (the runner reaches them through URLs this role presigns).',
-      })),
     ]);
+    return tasks;
+  }
+
+  /** `actions` on the bucket's objects under `prefixes`, with cdk-nag's wildcard acknowledged. */
+  private grantObjects(fn: PlatformFunction, prefixes: string[], actions: string[], reason: string): void {
+    const objects = prefixes.map((prefix) => `${this.bundleBucket.arn}/${prefix}*`);
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: objects }));
+    acknowledge(
+      fn.role,
+      objects.map((o) => ({
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(Stack.of(this).resolve(o))}]`,
+        reason,
+      })),
+    );
   }
 }
 

@@ -65,7 +65,7 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
       floor: 2,
       ceiling: 3,
     });
-    for (const r of await pool.list()) await pool.remove(r, 'test');
+    for (const r of await pool.list()) await pool.remove(r);
   });
 
   const sandbox = (credentialsEnd?: number) =>

@@ -43,7 +43,7 @@ describe('the warm runner pool on DynamoDB Local', () => {
   });
   beforeEach(async () => {
     pool = new WarmRunnerPool({ doc, tableName: dynamo.tableName, floor: 2, ceiling: 5, now: () => now });
-    for (const r of await pool.list()) await pool.remove(r, 'test');
+    for (const r of await pool.list()) await pool.remove(r);
   });
 
   const runner = (extra: Partial<RunnerRecord> = {}): RunnerRecord => {

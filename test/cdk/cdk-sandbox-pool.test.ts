@@ -8,6 +8,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import type { WarmPoolRefill } from '../../lib/constructs/warm-pool-refill.ts';
 
 // CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
 // synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
@@ -24,7 +25,7 @@ const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-pool-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('stateless stack: the warm runner pool’s size', () => {
-  test('reaches the four functions that run sandboxes, and no other', () => {
+  test('reaches the four functions that run sandboxes and the pool’s refill, and no other', () => {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const { stateless } = addAgenthostStacks(app, { sandboxPool: { min: 3, max: 7 } });
     const resources = Template.fromStack(stateless).toJSON().Resources as Record<
@@ -37,6 +38,7 @@ describe('stateless stack: the warm runner pool’s size', () => {
     const runners = [
       ...(['calls', 'mcp', 'schedule-runs'] as const).map((m) => [m, stateless.functions[m]] as const),
       ['schedule-fire', stateless.schedules.fireFunction] as const,
+      ['sandbox-pool', (stateless.warmPool as WarmPoolRefill).function] as const,
     ];
     for (const [name, fn] of runners) {
       assert.equal(variables(fn)[ENV.sandboxPoolMin], '3', name);
@@ -53,5 +55,55 @@ describe('stateless stack: the warm runner pool’s size', () => {
         JSON.stringify(sandboxPool),
       );
     }
+  });
+
+  test('is refilled every minute by a function that may start sandbox tasks and touch the pool’s objects, nothing more', () => {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const { stateless } = addAgenthostStacks(app);
+    const template = Template.fromStack(stateless);
+    const refill = stateless.warmPool as WarmPoolRefill;
+    const id = (c: { node: { defaultChild?: unknown } }) =>
+      stateless.getLogicalId(c.node.defaultChild as never);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [
+        {
+          Arn: { 'Fn::GetAtt': [id(refill.function.function), 'Arn'] },
+          Id: 'Target0',
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        },
+      ],
+    });
+    type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p) =>
+        (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === id(refill.function.role)),
+      )
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+    const actions = statements.flatMap((s) => [s.Action].flat());
+    for (const a of ['ecs:RunTask', 'ecs:TagResource', 'iam:PassRole', 's3:GetObject', 's3:PutObject'])
+      assert.ok(actions.includes(a), a);
+    for (const a of actions) {
+      assert.ok(
+        /^(ecs:(RunTask|TagResource)|iam:PassRole|s3:(GetObject|PutObject)|dynamodb:|logs:|xray:)/.test(a),
+        `the refill may not ${a}`,
+      );
+    }
+    const run = statements.find((s) => [s.Action].flat().includes('ecs:RunTask')) as Statement;
+    assert.deepEqual(run.Resource, { Ref: id(stateless.sandbox.taskDefinition) });
+    const objects = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('s3:')));
+    assert.equal(objects.length, 1);
+    assert.match(JSON.stringify(objects[0]?.Resource), /"\/sandbox-inputs\/pool\/\*"\]\]\}$/);
+  });
+
+  test('has no refill when it is off (sandboxPoolMax=0)', () => {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const { stateless } = addAgenthostStacks(app, { sandboxPool: { max: 0 } });
+    assert.equal(stateless.warmPool, undefined);
+    const rules = Template.fromStack(stateless).findResources('AWS::Events::Rule', {
+      Properties: { ScheduleExpression: 'rate(1 minute)' },
+    });
+    assert.deepEqual(rules, {});
   });
 });

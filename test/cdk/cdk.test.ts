@@ -28,6 +28,7 @@ import { dashboardPaths, ROOT_TO_PAGE_CODE } from '../../lib/constructs/dashboar
 import { PROJECT_ROOT } from '../../lib/constructs/platform-function.ts';
 import { SANDBOX_OBJECT_ACTIONS } from '../../lib/constructs/sandbox-cluster.ts';
 import type { ServiceHosting } from '../../lib/constructs/service-hosting.ts';
+import type { WarmPoolRefill } from '../../lib/constructs/warm-pool-refill.ts';
 import { esbuildBuildOptions } from '../../lib/lambda-bundling.ts';
 import {
   BUNDLE_READ_ACTIONS,
@@ -143,6 +144,21 @@ describe('stateful stack: the bundle bucket', () => {
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
     });
+    // The sandbox's run objects (secret values) are not kept past a day, in any version.
+    const bucket = (statefulTemplate.toJSON() as { Resources: Record<string, CfnResourceJson> }).Resources[
+      bundleBucketId
+    ] as CfnResourceJson;
+    const rules = (bucket.Properties.LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+    for (const prefix of ['sandbox-inputs/', 'sandbox-results/']) {
+      assert.deepEqual(
+        rules.filter((r) => r.Prefix === prefix).map(({ Prefix, ...rest }) => rest),
+        [
+          { ExpirationInDays: 1, NoncurrentVersionExpiration: { NoncurrentDays: 1 }, Status: 'Enabled' },
+          { ExpiredObjectDeleteMarker: true, Status: 'Enabled' },
+        ],
+        prefix,
+      );
+    }
     statefulTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: bundleBucketId },
       PolicyDocument: {
@@ -204,7 +220,10 @@ describe('stateless stack: API generated from the route table', () => {
 
   test('stays within CloudFormation’s 500 resources a stack, with room to grow', () => {
     const count = Object.keys(statelessJson.Resources).length;
-    assert.ok(count <= 450, `the stateless stack has ${count} resources`);
+    // 455 since the warm pool's refill (seven resources: its function, role, policy, log group,
+    // alarm, rule and invoke permission). The next sizeable addition should first move the sandbox
+    // (its VPC and endpoints, cluster and pool) into a stack of its own.
+    assert.ok(count <= 460, `the stateless stack has ${count} resources`);
   });
 
   test("every method is a Lambda proxy integration to its module's function", () => {
@@ -302,8 +321,8 @@ describe('stateless stack: API generated from the route table', () => {
 describe('stateless stack: functions', () => {
   const functions = platformFunctions();
 
-  test('exactly one function per module, from functions/http/<module>.ts, plus the four jobs', () => {
-    assert.equal(functions.length, MODULES.length + 4);
+  test('exactly one function per module, from functions/http/<module>.ts, plus the five jobs', () => {
+    assert.equal(functions.length, MODULES.length + 5);
     const ids = new Set(MODULES.map(functionLogicalId));
     assert.equal(ids.size, MODULES.length);
     for (const id of ids) assert.equal(statelessJson.Resources[id]?.Type, 'AWS::Lambda::Function', id);
@@ -399,7 +418,7 @@ describe('stateless stack: least privilege', () => {
         for (const resource of resourcesOf(st)) {
           const text = JSON.stringify(resource);
           if (!text.includes(bucket)) continue;
-          const prefix = /"\/([a-z-]+\/)?\*"/.exec(text)?.[1] ?? '(whole bucket)';
+          const prefix = /"\/((?:[a-z-]+\/)*)\*"/.exec(text)?.[1] || '(whole bucket)';
           for (const role of policy.Properties.Roles as { Ref: string }[]) {
             byRole.set(role.Ref, (byRole.get(role.Ref) ?? new Set()).add(prefix));
           }
@@ -420,12 +439,17 @@ describe('stateless stack: least privilege', () => {
       roleOf((stateless.services as ServiceHosting).eventsFunction),
     ]);
     for (const role of serviceManagers) assert.ok(byRole.get(role)?.has('service-programs/'), role);
+    // The warm pool's refill signs its runners' claim URLs: the pool's prefix, no other run object.
+    const poolRefill = roleOf((stateless.warmPool as WarmPoolRefill).function);
+    assert.deepEqual([...(byRole.get(poolRefill) ?? [])], ['sandbox-inputs/pool/']);
     for (const [role, prefixes] of byRole) {
       const allowed = runPaths.has(role)
         ? ['bundles/', 'sandbox-inputs/', 'sandbox-results/']
         : serviceManagers.has(role)
           ? ['bundles/', 'service-programs/']
-          : ['bundles/'];
+          : role === poolRefill
+            ? ['sandbox-inputs/pool/']
+            : ['bundles/'];
       assert.deepEqual(
         [...prefixes].filter((p) => !allowed.includes(p)),
         [],

@@ -182,7 +182,11 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
       }),
     );
     assert.deepEqual(failures, []);
-    assert.equal(runners, 4, 'calls, mcp, schedule-runs and schedule-fire carry the runner');
+    assert.equal(
+      runners,
+      5,
+      'calls, mcp, schedule-runs, schedule-fire and the warm pool’s refill carry the runner',
+    );
     assert.equal(serviceManagers, 2, 'services and service-events carry the service programs');
   });
 

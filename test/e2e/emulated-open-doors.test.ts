@@ -4,9 +4,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
-import { bundleOf } from '../helpers/bundles.ts';
 import { type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { isLoopback, listeningSocketsOf, processTree } from '../helpers/listening-sockets.ts';
+import { publishWithFiles } from '../helpers/publish.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -104,19 +104,8 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
       body: { name: 'VICTIM_TOKEN', value: victimSecret },
     });
     assert.equal(put.status, 200, put.text);
-    const publish = async (key: string, manifest: Record<string, unknown>, files: Record<string, string>) => {
-      const res = await d.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
-        key,
-        body: manifest,
-      });
-      assert.equal(res.status, 201, res.text);
-      const up = await d.request('POST', `/agents/${res.body.id}/upload`, {
-        key,
-        rawBody: await bundleOf(files),
-        headers: { 'content-type': 'application/gzip' },
-      });
-      assert.equal(up.status, 200, up.text);
-    };
+    const publish = (key: string, manifest: Record<string, unknown>, files: Record<string, string>) =>
+      publishWithFiles(d, key, manifest, files);
     await publish(
       victim.key,
       {

@@ -1,6 +1,5 @@
-import assert from 'node:assert/strict';
-import { bundleOf } from './bundles.ts';
 import type { TestPlatform } from './platform.ts';
+import { publishWithFiles } from './publish.ts';
 
 /**
  * Publishes an always-on tool agent with the given files (the entrypoint found by the service
@@ -16,9 +15,10 @@ export async function publishAlwaysOn(
     extra?: Record<string, unknown>;
   },
 ): Promise<string> {
-  const res = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+  return publishWithFiles(
+    p,
     key,
-    body: {
+    {
       name: agent.name,
       type: 'tool',
       description: agent.description,
@@ -28,13 +28,6 @@ export async function publishAlwaysOn(
       timeout_seconds: 0,
       ...agent.extra,
     },
-  });
-  assert.equal(res.status, 201, res.text);
-  const up = await p.request('POST', `/agents/${res.body.id}/upload`, {
-    key,
-    rawBody: await bundleOf(agent.files),
-    headers: { 'content-type': 'application/gzip' },
-  });
-  assert.equal(up.status, 200, up.text);
-  return res.body.id;
+    agent.files,
+  );
 }

@@ -7,6 +7,9 @@ import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { WarmRunnerPool } from './warm-runner-pool.ts';
 
+/** The warm runner pool's floor and ceiling where CDK context gives none (docs/sandbox-aws.md). */
+export const WARM_POOL_SIZE = { min: 2, max: 10 } as const;
+
 export type Presign = ((method: 'GET' | 'PUT', key: string, ttlSeconds: number) => Promise<string>) & {
   /**
    * When the signing credentials expire (epoch ms), if they do: a presigned URL stops working then,

@@ -14,6 +14,11 @@ import type { Presign, SessionContext } from './ecs-sandbox-options.ts';
 export const SANDBOX_INPUTS_PREFIX = 'sandbox-inputs/';
 /** Where the runner puts a run's result, through the presigned PUT URL only that run received. */
 export const SANDBOX_RESULTS_PREFIX = 'sandbox-results/';
+/**
+ * The warm runners' objects (ecs-sandbox-warm.ts): each runner's pool manifest, its program and its
+ * claims, under `<runner id>/`. The pool function may read and write here only.
+ */
+export const WARM_POOL_PREFIX = `${SANDBOX_INPUTS_PREFIX}pool/`;
 
 /** Loaded on first use, as in the session (ecs-sandbox-session.ts): no static import may name it. */
 const s3Sdk = () => import('@aws-sdk/client-s3');

@@ -17,7 +17,7 @@ import type {
 } from '../../containers/sandbox-protocol.ts';
 import { SandboxUnavailableError } from '../../ports/sandbox.ts';
 import type { SessionContext, WarmRunners } from './ecs-sandbox-options.ts';
-import { SANDBOX_INPUTS_PREFIX } from './ecs-sandbox-staging.ts';
+import { WARM_POOL_PREFIX } from './ecs-sandbox-staging.ts';
 import { sandboxTaskInput } from './ecs-sandbox-task.ts';
 import { CLAIM_MARGIN_MS, type ClaimedRunner, type RunnerRecord } from './warm-runner-pool.ts';
 
@@ -29,7 +29,7 @@ const CREDENTIALS_MARGIN_MS = 2 * 60_000;
 const MIN_UNBOUND_LIFE_MS = 5 * 60_000;
 
 /** Where runner `id`'s objects live: its pool manifest, its runner and its claims. */
-const poolKey = (runnerId: string, name: string) => `${SANDBOX_INPUTS_PREFIX}pool/${runnerId}/${name}`;
+const poolKey = (runnerId: string, name: string) => `${WARM_POOL_PREFIX}${runnerId}/${name}`;
 export const claimKey = (runnerId: string, slot: number) => poolKey(runnerId, `claim-${slot}.json`);
 
 /** A claimed runner, for the session: its task, and what to do with it at the end. */
@@ -159,6 +159,6 @@ export async function leaseWarmRunner(
         claimed,
         Math.min(Date.now() + warm.idleMs, claimed.record.startedAt + warm.lifetimeMs),
       ),
-    drop: () => warm.pool.remove(claimed.record, 'stopped'),
+    drop: () => warm.pool.remove(claimed.record),
   };
 }

@@ -11,7 +11,13 @@ import {
   type SessionSpec,
 } from '../../ports/sandbox.ts';
 import { ENV } from '../../shared/env-names.ts';
-import type { EcsSandboxOptions, Presign, SessionContext, WarmRunners } from './ecs-sandbox-options.ts';
+import {
+  type EcsSandboxOptions,
+  type Presign,
+  type SessionContext,
+  WARM_POOL_SIZE,
+  type WarmRunners,
+} from './ecs-sandbox-options.ts';
 import { safeRelativePath } from './ecs-sandbox-paths.ts';
 import { EcsSession } from './ecs-sandbox-session.ts';
 import { createS3Presigner } from './ecs-sandbox-staging.ts';
@@ -72,7 +78,7 @@ function warmRunners(config: EcsSandboxConfig): WarmRunners | undefined {
   const pool = new WarmRunnerPool({
     doc: DynamoDBDocumentClient.from(client),
     tableName: config.tableName,
-    floor: Math.min(config.sandboxPoolMin ?? 2, config.sandboxPoolMax),
+    floor: Math.min(config.sandboxPoolMin ?? WARM_POOL_SIZE.min, config.sandboxPoolMax),
     ceiling: config.sandboxPoolMax,
   });
   return { pool, ...WARM_RUNNER_DEFAULTS };

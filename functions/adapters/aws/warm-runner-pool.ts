@@ -123,7 +123,7 @@ export class WarmRunnerPool {
     const key = bindingKey(binding);
     const now = this.now();
     const records = await this.list();
-    for (const r of records) if (r.usableUntil <= now) await this.remove(r, 'expired');
+    for (const r of records) if (r.usableUntil <= now) await this.remove(r);
     const usable = records.filter(
       (r) => r.status === 'idle' && r.usableUntil > now + CLAIM_MARGIN_MS && r.nextClaim <= r.claimSlots,
     );
@@ -172,7 +172,7 @@ export class WarmRunnerPool {
   async release(claimed: ClaimedRunner, usableUntil: number): Promise<void> {
     const { record, slot } = claimed;
     if (slot >= record.claimSlots || usableUntil <= this.now() + CLAIM_MARGIN_MS) {
-      await this.remove(record, 'used up');
+      await this.remove(record);
       return;
     }
     try {
@@ -197,7 +197,7 @@ export class WarmRunnerPool {
   }
 
   /** Forgets a runner (it exited, failed, or is of no further use). */
-  async remove(record: Pick<RunnerRecord, 'runnerId'>, _why: string): Promise<void> {
+  async remove(record: Pick<RunnerRecord, 'runnerId'>): Promise<void> {
     await this.doc.send(
       new DeleteCommand({ TableName: this.tableName, Key: { pk: POOL_PK, sk: runnerSk(record.runnerId) } }),
     );
