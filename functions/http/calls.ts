@@ -3,17 +3,27 @@ import { createModuleHandler } from '../platform/edge/module-handler.ts';
 import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { Reply } from '../platform/operation-replies.ts';
+import { streamedCall, wantsEventStream } from '../platform/streamed-call.ts';
 
 export const operations: Operations<'calls'> = {
   callAgent: async ({ deps, auth, params, body, requestId, header, waitUntil }) => {
-    const result = await callAgent(deps, auth, {
+    const request = {
       ...params,
       body: body.source,
       contentType: body.contentType,
       headers: header,
       requestId,
       waitUntil,
-    });
+    };
+    // Accept: text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
+    if (wantsEventStream(header('accept'))) {
+      return (await streamedCall(
+        requestId,
+        (stream, signal) => callAgent(deps, auth, { ...request, stream, signal }),
+        { logger: deps.logger },
+      )) as never;
+    }
+    const result = await callAgent(deps, auth, request);
     return new Reply(result.body as never, result.headers);
   },
 };

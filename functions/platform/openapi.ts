@@ -151,10 +151,13 @@ function successResponse(route: RouteDef): JsonObject {
     };
   }
   const schema = successSchema(route);
+  const streamed = route.success.eventStream
+    ? { 'text/event-stream': { schema: { type: 'string', description: route.success.eventStream } } }
+    : {};
   return {
     description: route.success.description,
     headers,
-    ...(schema ? { content: { 'application/json': { schema } } } : {}),
+    ...(schema ? { content: { 'application/json': { schema }, ...streamed } } : {}),
   };
 }
 

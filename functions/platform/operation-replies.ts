@@ -40,3 +40,14 @@ export class ProtocolReply {
     this.body = body;
   }
 }
+
+/**
+ * A streamed answer (a call as Server-Sent Events: streamed-call.ts): 200, text/event-stream, the
+ * body sent as it is written. The platform adds its usual headers.
+ */
+export class StreamReply {
+  readonly stream: ReadableStream<Uint8Array>;
+  constructor(stream: ReadableStream<Uint8Array>) {
+    this.stream = stream;
+  }
+}

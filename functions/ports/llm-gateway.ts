@@ -18,6 +18,11 @@ export interface LlmRequest {
   /** When set, the model is asked for a JSON object matching this JSON Schema (structured output). */
   outputSchema?: Record<string, unknown>;
   maxOutputTokens?: number;
+  /**
+   * Streams the answer: the model is asked to stream, and each piece of its text is handed here as
+   * it arrives; the result is the same as without it. Ignored with outputSchema.
+   */
+  onText?: ((text: string) => void) | undefined;
   /** Aborts the upstream request (deadline passed, caller gone). */
   signal: AbortSignal;
 }

@@ -180,7 +180,7 @@ export async function callAgent<
   // names another endpoint refuses `run` with 404 before running anything, naming its own.
   const own = named === undefined ? defaultEndpointOf(result.error) : undefined;
   if (own !== undefined && own !== DEFAULT_ENDPOINT) result = await post(own);
-  const envelope = unwrap(result);
+  const envelope = jsonAnswer(unwrap(result));
   const headers = result.response.headers;
   const successor = /<([^>]+)>;\s*rel="successor-version"/.exec(headers.get('link') ?? '')?.[1] ?? null;
   return {
@@ -190,4 +190,15 @@ export async function callAgent<
     headers,
     ...(headers.get('deprecation') ? { deprecation: { sunset: headers.get('sunset'), successor } } : {}),
   };
+}
+
+/**
+ * The call's JSON envelope. The route also answers as Server-Sent Events (a string, in the OpenAPI
+ * document's types), but only to a caller that asks with `Accept: text/event-stream`, which this
+ * call does not send.
+ */
+function jsonAnswer<T>(answer: T): Exclude<T, string> {
+  if (typeof answer === 'string')
+    throw new TypeError('The call answered an event stream it was not asked for');
+  return answer as Exclude<T, string>;
 }

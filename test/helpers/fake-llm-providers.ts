@@ -85,6 +85,15 @@ export interface FakeLlmResponse {
   /** Wait this long before answering; a client disconnect during the wait ends the call quietly. */
   delayMs?: number;
   usage?: { inputTokens?: number; outputTokens?: number };
+  /**
+   * A streamed request (`"stream": true`; OpenAI and Anthropic): the answer's text in these pieces
+   * (default: word by word), each its own event of the vendor's streaming format.
+   */
+  chunks?: string[];
+  /** Wait this long before each streamed piece. */
+  chunkDelayMs?: number;
+  /** Cut the connection after this many streamed pieces: a failure in mid-stream. */
+  failAfterChunks?: number;
 }
 
 export type FakeLlmResponder = (
@@ -189,7 +198,15 @@ export async function start(options: FakeLlmOptions = {}): Promise<FakeLlmProvid
     if (gone || res.destroyed) return;
 
     counter++;
-    if (response.rawText !== undefined) {
+    const streamed =
+      body?.stream === true &&
+      (route.provider === 'openai' || route.provider === 'anthropic') &&
+      response.rawText === undefined &&
+      response.rawBody === undefined &&
+      !(response.status && response.status >= 400);
+    if (streamed) {
+      await streamAnswer(route.provider as 'openai' | 'anthropic', res, call, response, counter);
+    } else if (response.rawText !== undefined) {
       res.writeHead(response.status ?? 200, { 'content-type': 'application/json' });
       res.end(response.rawText);
     } else if (response.rawBody !== undefined) {
@@ -521,4 +538,101 @@ function errorBody(provider: FakeProvider, status: number, text?: string): unkno
     case 'ollama':
       return { error: message };
   }
+}
+
+/**
+ * A streamed answer in the vendor's own server-sent events (what the AI SDK's providers read):
+ * OpenAI's `chat.completion.chunk` data lines ending in `[DONE]` (usage in a last chunk, as with
+ * `stream_options.include_usage`), or Anthropic's message_start, content_block_delta, message_delta
+ * and message_stop events.
+ */
+async function streamAnswer(
+  provider: 'openai' | 'anthropic',
+  res: ServerResponse,
+  call: FakeLlmCall,
+  r: FakeLlmResponse,
+  n: number,
+): Promise<void> {
+  const text = r.text ?? `echo: ${call.prompt}`;
+  const pieces = r.chunks ?? text.split(/(?<=\s)/);
+  const inputTokens = r.usage?.inputTokens ?? countWords(call.system) + countWords(call.prompt);
+  const outputTokens = r.usage?.outputTokens ?? countWords(text);
+  const model = call.model ?? 'unknown';
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (event: string | undefined, data: unknown) =>
+    res.write(
+      `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`,
+    );
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    send(undefined, {
+      id: `chatcmpl-fake${n}`,
+      object: 'chat.completion.chunk',
+      created: 0,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+  if (provider === 'openai') chunk({ role: 'assistant', content: '' }, null);
+  else {
+    send('message_start', {
+      type: 'message_start',
+      message: {
+        id: `msg_fake${n}`,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: inputTokens, output_tokens: 0 },
+      },
+    });
+    send('content_block_start', {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'text', text: '' },
+    });
+  }
+  for (const [i, piece] of pieces.entries()) {
+    if (r.failAfterChunks !== undefined && i >= r.failAfterChunks) {
+      // What was written goes out first; then the connection is cut without the stream's end.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      res.destroy();
+      return;
+    }
+    if (r.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, r.chunkDelayMs));
+    if (res.destroyed) return;
+    if (provider === 'openai') chunk({ content: piece }, null);
+    else
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: piece },
+      });
+  }
+  const finish = r.finish === 'length';
+  if (provider === 'openai') {
+    chunk({}, finish ? 'length' : 'stop');
+    send(undefined, {
+      id: `chatcmpl-fake${n}`,
+      object: 'chat.completion.chunk',
+      created: 0,
+      model,
+      choices: [],
+      usage: {
+        prompt_tokens: inputTokens,
+        completion_tokens: outputTokens,
+        total_tokens: inputTokens + outputTokens,
+      },
+    });
+    send(undefined, '[DONE]');
+  } else {
+    send('content_block_stop', { type: 'content_block_stop', index: 0 });
+    send('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: finish ? 'max_tokens' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: outputTokens },
+    });
+    send('message_stop', { type: 'message_stop' });
+  }
+  res.end();
 }

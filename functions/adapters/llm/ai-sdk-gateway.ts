@@ -103,6 +103,8 @@ export class AiSdkGateway implements LlmGateway {
    * most of it.
    */
   async generate(request: LlmRequest): Promise<LlmResult> {
+    if (request.onText && !request.outputSchema)
+      return this.sdkStream(await this.model(request, 'streamed'), request);
     const template = this.direct ? await this.templates.get(request) : null;
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     if (!template) return this.sdkGenerate(await this.model(request, 'live'), request);
@@ -152,6 +154,39 @@ export class AiSdkGateway implements LlmGateway {
         result.usage.outputTokens.total,
         result.structuredOutputText,
       );
+    } catch (error) {
+      throw this.mapError(request, error);
+    }
+  }
+
+  /**
+   * A streamed prompt call through the provider's own `doStream`: the vendor's streaming request,
+   * its server-sent events read by the provider, each text piece handed to `onText` as it comes.
+   * The result is what `sdkGenerate` gives for the same answer. A failure mid-stream (the
+   * provider's error event, a connection lost) is the call's failure, as before any byte.
+   */
+  private async sdkStream(model: ModelV4, request: LlmRequest): Promise<LlmResult> {
+    if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
+    const onText = request.onText as (text: string) => void;
+    try {
+      const { stream } = await model.doStream(callOptions(request));
+      let text = '';
+      let finish: { reason: string; input: number | undefined; output: number | undefined } | undefined;
+      for await (const part of stream) {
+        if (part.type === 'text-delta') {
+          text += part.delta;
+          if (part.delta) onText(part.delta);
+        } else if (part.type === 'finish') {
+          finish = {
+            reason: part.finishReason.unified,
+            input: part.usage.inputTokens.total,
+            output: part.usage.outputTokens.total,
+          };
+        } else if (part.type === 'error') throw part.error;
+      }
+      if (!finish)
+        throw new LlmError(request.provider, `The ${request.provider} stream ended before its finish`);
+      return toResult(request, text, finish.reason, finish.input, finish.output);
     } catch (error) {
       throw this.mapError(request, error);
     }
@@ -220,7 +255,7 @@ export class AiSdkGateway implements LlmGateway {
    */
   private async model(
     request: { provider: LlmProviderId; model: string },
-    kind: 'live' | 'offline',
+    kind: 'live' | 'streamed' | 'offline',
   ): Promise<ModelV4> {
     const { provider } = request;
     const key = `${kind}:${provider}`;
@@ -233,7 +268,10 @@ export class AiSdkGateway implements LlmGateway {
           `The ${provider} provider is not configured: set ${REQUIRED_SETTING[provider]}`,
         );
       }
-      created = createFactory(provider, settings, kind === 'live' ? this.fetch : offlineFetch);
+      // A streamed call reads the answer as it comes: the runtime's fetch, whose body is a stream
+      // (the pooled fetch reads an answer whole: pooled-fetch.ts).
+      const fetcher = kind === 'live' ? this.fetch : kind === 'streamed' ? undefined : offlineFetch;
+      created = createFactory(provider, settings, fetcher);
       this.factories.set(key, created);
       created.catch(() => this.factories.delete(key));
     }

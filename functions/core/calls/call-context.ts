@@ -35,6 +35,35 @@ export interface CallRequest {
    * output too large to answer inline is not turned into a download link (payloads/output-answer.ts).
    */
   wholeOutput?: true;
+  /**
+   * A streamed call (docs/calls.md, "Streamed calls"): the gateway opens it once the call is
+   * admitted, charged and about to run, and the engine reports to what it returns. Whatever fails
+   * before that is an ordinary answer.
+   */
+  stream?: CallStream | undefined;
+  /** Aborted when the caller is gone (a streamed call's client hung up): the call ends at once. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Where a streamed call's events go, from the moment the call runs. */
+export interface CallStream {
+  open(): CallEvents;
+}
+
+/** What an engine reports while it runs (redacted like logs by whoever sends them on). */
+export interface CallEvents {
+  /** Text as the model writes it (a prompt agent's answer; a managed loop's final answer). */
+  delta(text: string): void;
+  /** A managed loop's tool call or sub-agent call, once it ended. */
+  step(step: CallStep): void;
+}
+
+export interface CallStep {
+  kind: 'tool' | 'agent';
+  /** The tool's name, or the called agent's `org/name/version`. */
+  name: string;
+  outcome: 'ok' | 'error';
+  duration_ms: number;
 }
 
 export interface CallResponse {
@@ -75,6 +104,8 @@ export interface EngineRun extends Pick<CallInput, 'input' | 'files' | 'metadata
   extras?: RunExtras | undefined;
   /** Counts the run's sandbox time as its commands run (the call's record reads it at a timeout). */
   meter?: ComputeMeter | undefined;
+  /** A streamed call's events (CallRequest.stream, opened). */
+  events?: CallEvents | undefined;
 }
 
 /**

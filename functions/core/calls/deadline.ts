@@ -70,10 +70,22 @@ export function callDeadline(deps: CoreDeps, agent: AgentVersion, header: string
   return deadline.earlier(Deadline.atPlatformTime(deps.clock, callerDeadline));
 }
 
+/** The abort reason of a call whose caller hung up (a streamed call's client went away). */
+export const CALLER_GONE = 'caller-gone';
+
 /** Resolves with the work, or rejects with 504 TIMEOUT the moment the deadline's signal fires. */
 export function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new PlatformError('TIMEOUT', 'The call exceeded its deadline'));
+    const onAbort = () =>
+      reject(
+        signal.reason === CALLER_GONE
+          ? // The spec has no code for a call its caller abandoned: it ended before its answer, as a
+            // timeout does, and the record says why (docs/calls.md, "Streamed calls").
+            new PlatformError('TIMEOUT', 'The caller closed the connection before the call ended', {
+              reason: 'caller_gone',
+            })
+          : new PlatformError('TIMEOUT', 'The call exceeded its deadline'),
+      );
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     // The listener goes as the work settles, before the caller resumes: an abort made after that

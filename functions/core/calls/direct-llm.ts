@@ -186,6 +186,9 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
       system,
       prompt,
       ...(outputSchema ? { outputSchema } : {}),
+      // A streamed call gets the text as the model writes it; a structured answer is one JSON
+      // object, sent whole in the result (docs/calls.md, "Streamed calls").
+      ...(run.events && !outputSchema ? { onText: run.events.delta } : {}),
       signal,
     });
   } catch (err) {

@@ -23,7 +23,7 @@ import { parseCallBody } from './call-input.ts';
 import { callOptions } from './call-options.ts';
 import { CallReport } from './call-report.ts';
 import { runCodeRuntime } from './code-runtime.ts';
-import { callDeadline, raceDeadline } from './deadline.ts';
+import { CALLER_GONE, callDeadline, raceDeadline } from './deadline.ts';
 import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { checkSubCall, orchestrationFor } from './orchestration.ts';
@@ -86,6 +86,8 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
   // Charged before it runs (docs/billing.md): 402 and nothing runs without the credits.
   report.billed = await chargeCall(deps, call);
+  // A streamed call's first byte: everything that refuses a call has passed.
+  const events = request.stream?.open();
   const result = await runWithinDeadline(deps, call, {
     input,
     files,
@@ -93,6 +95,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     options,
     extras: orchestration?.extras,
     meter: report.meter,
+    events,
   });
   report.ran(result);
   // Too large to answer inline: stored and answered as a download link. A failure to store it is
@@ -248,6 +251,10 @@ async function runWithinDeadline(
 ): Promise<EngineOutcome> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), call.deadline.remainingMs());
+  // A caller gone ends the call as its deadline would, recorded as such (docs/calls.md).
+  const gone = call.request.signal;
+  const hangUp = () => controller.abort(CALLER_GONE);
+  gone?.addEventListener('abort', hangUp, { once: true });
   let finished = false;
   try {
     const outcome = await raceDeadline(
@@ -258,6 +265,7 @@ async function runWithinDeadline(
     return outcome;
   } finally {
     clearTimeout(timer);
+    gone?.removeEventListener('abort', hangUp);
     // After a failure, whatever the engine still has in flight (a sub-call, a model request) is
     // cancelled. After success nothing is left to cancel, and an abort is not free (its event and
     // DOMException cost about 100 µs, a tenth of a call's target), so none is made.

@@ -48,7 +48,7 @@ export function customTool(state: LoopState, t: CustomTool): LlmTool {
 }
 
 /** The dependency a custom tool's command names as a whole `org/agent` word (the manifest's matching rule). */
-function matchingDependency(
+export function matchingDependency(
   command: string,
   dependencies: { id: string; version: string }[],
 ): { id: string; version: string } | undefined {

@@ -7,9 +7,10 @@ import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT } from '../agents/manifest-limits.ts
 import type { CallContext, EngineRun } from './call-context.ts';
 import { chooseModel, chooseProvider, renderTemplate, skillTexts } from './direct-llm.ts';
 import { builtInTools, SUBMIT_TOOL } from './loop-built-in-tools.ts';
-import { customTool } from './loop-custom-tools.ts';
+import { customTool, matchingDependency } from './loop-custom-tools.ts';
 import { loopFailure, loopResult, type ManagedLoopResult } from './loop-result.ts';
 import type { LoopState } from './loop-state.ts';
+import { reportingSteps } from './loop-steps.ts';
 import { openRunSession, type PlacedFile } from './sandbox-run.ts';
 
 /**
@@ -71,6 +72,13 @@ export async function runManagedLoop(
       ...builtInTools(state, outputSchema).filter((t) => !(strict && t.name === 'bash')),
       ...m.custom_tools.map((t) => customTool(state, t)),
     ];
+    // A streamed call reports each tool call, and names the sub-agent a dependency's tool calls.
+    const agents = new Map<string, string>();
+    for (const t of m.custom_tools) {
+      const dependency = state.callDependency && matchingDependency(t.command, state.dependencies);
+      if (dependency) agents.set(t.name, dependency.id);
+    }
+    const offered = run.events ? reportingSteps(tools, run.events, agents) : tools;
     const skillWarnings: Warning[] = [];
     const skills = await skillTexts(deps, agent, run.options, skillWarnings);
     const system = [
@@ -84,7 +92,7 @@ export async function runManagedLoop(
         model,
         system,
         prompt,
-        tools,
+        tools: offered,
         maxTurns,
         submitTool: SUBMIT_TOOL,
         signal: runSignal,
@@ -92,6 +100,8 @@ export async function runManagedLoop(
     } catch (err) {
       throw loopFailure(state, err, { provider, callSignal: run.signal, tier: call.auth.tier });
     }
+    // The model's last words, for a streamed call (its result is the submitted object).
+    if (run.events && loop.text) run.events.delta(loop.text);
     return await loopResult(state, loop, {
       provider,
       model,

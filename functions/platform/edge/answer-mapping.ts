@@ -1,6 +1,6 @@
 import { logServerError } from '../../shared/server-error-log.ts';
 import { preflightHeaders } from '../cors.ts';
-import { HtmlReply, PreflightReply, ProtocolReply, Reply } from '../operation-replies.ts';
+import { HtmlReply, PreflightReply, ProtocolReply, Reply, StreamReply } from '../operation-replies.ts';
 import type { RequestScope } from './edge-context.ts';
 import { lazyResponse } from './lazy-response.ts';
 import { responseHeaders } from './response-headers.ts';
@@ -41,6 +41,18 @@ export async function answer(
       code: undefined,
     });
     return lazyResponse(result.body, result.status, { ...Object.fromEntries(common), ...result.headers });
+  }
+  if (result instanceof StreamReply) {
+    return new Response(result.stream, {
+      status: 200,
+      headers: {
+        ...(await responseHeaders(scope)),
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache',
+        // Proxies that buffer answers (nginx) pass this one on as it is written.
+        'X-Accel-Buffering': 'no',
+      },
+    });
   }
   if (result instanceof HtmlReply) {
     return lazyResponse(result.html, status, {

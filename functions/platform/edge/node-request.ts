@@ -229,6 +229,17 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers['set-cookie'] = cookies;
   const reader = response.body?.getReader();
+  // A client gone mid-answer cancels the body at once, not at the next write: a streamed call's
+  // producer (the call) stops when its stream is cancelled (streamed-call.ts).
+  res.once('close', () => {
+    if (!res.writableFinished) void reader?.cancel().catch(() => undefined);
+  });
+  if (reader && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    // Events go out as they are written, the headers first: no chunk is held back to learn the length.
+    res.writeHead(response.status, headers);
+    res.flushHeaders();
+    return pipeChunks(res, reader, undefined);
+  }
   const first = reader ? await reader.read() : { done: true as const, value: undefined };
   if (first.done) {
     res.writeHead(response.status, headers);
@@ -242,12 +253,24 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
   }
   res.writeHead(response.status, headers);
   res.write(first.value);
-  let next: Uint8Array | undefined = second.value;
-  while (next) {
-    if (res.destroyed) return void (await reader?.cancel());
-    if (!res.write(next)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
-    const read = await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
-    next = read.done ? undefined : read.value;
+  return pipeChunks(res, reader as ReadableStreamDefaultReader<Uint8Array>, second.value);
+}
+
+/** Writes `first` and then each chunk `reader` gives to `res` as it comes, waiting on the client. */
+async function pipeChunks(
+  res: ServerResponse,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  first: Uint8Array | undefined,
+): Promise<void> {
+  let next = first;
+  for (;;) {
+    if (next) {
+      if (res.destroyed) return void (await reader.cancel().catch(() => undefined));
+      if (!res.write(next)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+    }
+    const read = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+    if (read.done) break;
+    next = read.value;
   }
-  res.end();
+  if (!res.destroyed) res.end();
 }

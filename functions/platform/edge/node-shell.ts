@@ -128,7 +128,7 @@ export class NodeShell {
       { requestId: `req_${randomUUID()}`, address, ...(refusal ? { refusal } : {}) },
       { waitUntil },
     );
-    if (held.length > 0) await this.settled(held);
+    if (held.length > 0) await this.settled(held.splice(0));
     // The client went away mid-body: nobody is left to answer.
     if (res.destroyed || socket.destroyed) return void res.destroy();
     if (overCap || (hasBody(req) && !req.complete)) {
@@ -142,6 +142,8 @@ export class NodeShell {
       socket.resume();
     }
     await writeResponse(res, response);
+    // A streamed answer's producer hands its work over as it ends, after the answer began.
+    if (held.length > 0) await this.settled(held.splice(0));
   }
 
   /** Waits for work an answer waits for; a failure of it is logged, never the answer's. */

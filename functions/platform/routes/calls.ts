@@ -25,6 +25,8 @@ export const callRoutes = {
       description:
         'The success envelope (a deprecated version adds Deprecation, Sunset and a Link to its successor)',
       headers: ['Deprecation', 'Sunset', 'Link'],
+      eventStream:
+        'With Accept: text/event-stream, the call as Server-Sent Events once it runs: `delta` ({"text"}) as the model writes, `step` ({"kind", "name", "outcome", "duration_ms"}) for each tool or sub-agent call of a managed loop, a comment line every 15 s, and last `result` (the success envelope) or `error` (the error envelope). Refusals before it runs are the ordinary JSON answers (docs/calls.md, "Streamed calls").',
     },
   }),
 } as const;

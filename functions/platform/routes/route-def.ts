@@ -76,6 +76,11 @@ export interface RouteDef {
     description: string;
     /** A body that is not JSON (the local checkout page): documented as this type, a string. */
     contentType?: 'text/html';
+    /**
+     * The route also answers as Server-Sent Events when asked (`Accept: text/event-stream`; the call
+     * route: platform/streamed-call.ts): documented as that type too, a string, with this description.
+     */
+    eventStream?: string;
     /** Response headers beyond the ones every response carries (X-Request-Id, X-RateLimit-*). */
     headers?: ('Deprecation' | 'Sunset' | 'Link')[];
   };

@@ -7005,6 +7005,7 @@ export interface operations {
                             version: string;
                         };
                     };
+                    "text/event-stream": string;
                 };
             };
             /** @description Invalid input (error.details.fields names each offending field) */

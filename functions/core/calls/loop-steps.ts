@@ -1,0 +1,35 @@
+import type { LlmTool } from '../../ports/llm-gateway.ts';
+import type { CallEvents, CallStep } from './call-context.ts';
+
+/*
+ * A streamed managed loop's `step` events (docs/calls.md, "Streamed calls"): each tool call, once
+ * it ended, with its name, outcome and duration; a custom tool that calls one of the orchestrator's
+ * dependencies is that sub-agent's call, named by the agent. No arguments and no results go out:
+ * they may hold the run's secret values, which only the call's redacted logs show.
+ */
+
+/** `tools`, each reporting its calls to `events`; `agents` maps a tool to the agent it calls. */
+export function reportingSteps(tools: LlmTool[], events: CallEvents, agents: Map<string, string>): LlmTool[] {
+  return tools.map((tool) => ({
+    ...tool,
+    execute: async (args) => {
+      const started = Date.now();
+      const agent = agents.get(tool.name);
+      const step = (outcome: CallStep['outcome']) =>
+        events.step({
+          kind: agent ? 'agent' : 'tool',
+          name: agent ?? tool.name,
+          outcome,
+          duration_ms: Date.now() - started,
+        });
+      try {
+        const result = await tool.execute(args);
+        step('ok');
+        return result;
+      } catch (err) {
+        step('error');
+        throw err;
+      }
+    },
+  }));
+}

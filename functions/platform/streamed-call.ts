@@ -1,0 +1,106 @@
+import type { CallEvents, CallResponse, CallStream } from '../core/calls/call-context.ts';
+import { PlatformError } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
+import { logServerError } from '../shared/server-error-log.ts';
+import { errorEnvelope, toPlatformError } from './error-answer.ts';
+import { Reply, StreamReply } from './operation-replies.ts';
+import { routes } from './routes.ts';
+
+/*
+ * A call answered as Server-Sent Events (docs/calls.md, "Streamed calls"), for a caller that sends
+ * `Accept: text/event-stream`. Until the gateway opens the stream (the call admitted, charged and
+ * about to run) nothing is sent: a refusal is the ordinary JSON answer with its status, and a call
+ * that ends before opening it is the ordinary answer too. Once open: `delta` and `step` events as
+ * the engine reports them, a comment line while nothing else is sent, and last `result` (exactly
+ * the body of a plain call) or `error` (the error envelope). A client that goes away aborts the
+ * call (its signal), which ends it as a caller gone.
+ */
+
+/** A comment line goes out after this long with nothing else sent (proxies close idle streams). */
+export const HEARTBEAT_MS = 15_000;
+
+/** Whether the caller asked for the call as Server-Sent Events. */
+export function wantsEventStream(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
+}
+
+const encoder = new TextEncoder();
+
+/** One SSE event: its name and its data as one JSON line. */
+function event(name: string, data: unknown): Uint8Array {
+  return encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * Runs `call` (given the stream to open and the caller's signal) and answers it: a StreamReply once
+ * the call opened its stream, else the call's own answer (a Reply) or its error (thrown).
+ */
+export function streamedCall(
+  requestId: string,
+  call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
+  { heartbeatMs = HEARTBEAT_MS, logger }: { heartbeatMs?: number; logger?: Logger } = {},
+): Promise<Reply<unknown> | StreamReply> {
+  const gone = new AbortController();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  let heartbeat: NodeJS.Timeout | undefined;
+  const send = (bytes: Uint8Array) => {
+    if (closed) return;
+    controller.enqueue(bytes);
+    heartbeat?.refresh();
+  };
+  const finish = (last: Uint8Array) => {
+    if (closed) return;
+    send(last);
+    closed = true;
+    clearInterval(heartbeat);
+    controller.close();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+    cancel() {
+      // The client hung up: the call stops now (its model request, its sandbox run).
+      closed = true;
+      clearInterval(heartbeat);
+      gone.abort();
+    },
+  });
+  return new Promise((resolve, reject) => {
+    let opened = false;
+    const stream: CallStream = {
+      open(): CallEvents {
+        opened = true;
+        heartbeat = setInterval(() => send(encoder.encode(': keep-alive\n\n')), heartbeatMs);
+        heartbeat.unref();
+        resolve(new StreamReply(body));
+        return {
+          delta: (text) => send(event('delta', { text })),
+          step: (step) => send(event('step', step)),
+        };
+      },
+    };
+    call(stream, gone.signal).then(
+      (result) => {
+        const answer = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
+        if (opened) finish(event('result', answer));
+        else resolve(new Reply(result.body, result.headers));
+      },
+      (error: unknown) => {
+        if (!opened) return reject(error);
+        const failure = toPlatformError(error, requestId);
+        // As the edge logs an error answer (error-mapping.ts): a server error, with its cause.
+        logServerError(logger, {
+          requestId,
+          method: 'POST',
+          route: routes.callAgent.path,
+          status: failure.status,
+          code: failure.code,
+          ...(error instanceof PlatformError ? {} : { cause: error }),
+        });
+        finish(event('error', errorEnvelope(failure, requestId)));
+      },
+    );
+  });
+}

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { readEventStream } from '../helpers/event-stream.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+/**
+ * Streamed calls (issue 35, point 3): `Accept: text/event-stream` on the call route, on the local
+ * platform over real HTTP, against fake providers that stream in the vendors' own wire formats.
+ */
+
+describe('streamed calls (Accept: text/event-stream)', () => {
+  let p: TestPlatform;
+  let fake: FakeLlmProviders;
+  let key: string;
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${p.url}/streamco/echo/v1/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+
+  before(async () => {
+    fake = await startFakeLlm();
+    p = await startTestPlatform({
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      OPENAI_API_KEY: 'sk-openai-test',
+      OPENAI_BASE_URL: fake.baseUrls.openai,
+    });
+    const o = await createAccount(p.deps, { org: 'streamco', tier: 'pro' });
+    key = o.api_key;
+    const published = await p.request('POST', '/agents', {
+      key,
+      body: {
+        name: 'echo',
+        description: 'Echoes.',
+        supported_providers: ['openai', 'anthropic'],
+        prompt_template: 'Say {{text}}',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+  });
+  after(async () => {
+    await p?.close();
+    await fake?.close();
+  });
+  beforeEach(() => fake.reset());
+
+  for (const provider of ['openai', 'anthropic'] as const) {
+    it(`streams a prompt agent's answer through ${provider} as it is written, then the plain call's body`, async () => {
+      fake.enqueue({
+        text: 'Hello streamed world',
+        chunks: ['Hello ', 'streamed ', 'world'],
+        chunkDelayMs: 300,
+      });
+      const started = Date.now();
+      const res = await post({ text: 'hi' }, { 'x-platform-provider': provider });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const requestId = res.headers.get('x-request-id');
+      const { events } = await readEventStream(res, started);
+      const deltas = events.filter((e) => e.event === 'delta');
+      assert.deepEqual(
+        deltas.map((e) => JSON.parse(e.data).text),
+        ['Hello ', 'streamed ', 'world'],
+      );
+      const last = events.at(-1);
+      assert.equal(last?.event, 'result');
+      // The first piece arrived while the model was still writing the rest.
+      assert.ok((last?.at ?? 0) - (deltas[0]?.at ?? 0) >= 400, JSON.stringify(events.map((e) => e.at)));
+      const result = JSON.parse(last?.data ?? '{}');
+      assert.equal(result.metadata.request_id, requestId);
+      assert.equal(fake.calls[0]?.body.stream, true, 'the model was asked to stream');
+
+      // Exactly the body a plain call of the same input returns.
+      fake.enqueue({ text: 'Hello streamed world' });
+      const plain = await p.request<Record<string, unknown>>('POST', '/streamco/echo/v1/run', {
+        key,
+        body: { text: 'hi' },
+        headers: { 'x-platform-provider': provider },
+      });
+      assert.equal(plain.status, 200, plain.text);
+      const strip = (b: { metadata: Record<string, unknown> }) => ({
+        ...b,
+        metadata: { ...b.metadata, request_id: undefined, processing_time_ms: undefined },
+      });
+      assert.deepEqual(strip(result), strip(plain.body as never));
+    });
+  }
+
+  it('refuses before the first byte with the ordinary JSON answers', async () => {
+    const invalid = await post({ wrong: 1 });
+    assert.equal(invalid.status, 400);
+    assert.match(invalid.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(((await invalid.json()) as { error: { code: string } }).error.code, 'INVALID_INPUT');
+    const keyless = await post({ text: 'hi' }, { authorization: 'Bearer ahk_nope' });
+    assert.equal(keyless.status, 401);
+    assert.match(keyless.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(fake.calls.length, 0, 'no model request for a refused call');
+  });
+
+  it('ends with an error event carrying the envelope when the model fails mid-stream', async () => {
+    fake.enqueue({
+      text: 'one two three',
+      chunks: ['one ', 'two ', 'three'],
+      chunkDelayMs: 50,
+      failAfterChunks: 1,
+    });
+    const started = Date.now();
+    const res = await post({ text: 'hi' }, { 'x-platform-provider': 'openai' });
+    assert.equal(res.status, 200);
+    const { events } = await readEventStream(res, started);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['delta', 'error'],
+    );
+    const envelope = JSON.parse(events[1]?.data ?? '{}');
+    assert.equal(envelope.error.code, 'LLM_ERROR');
+    assert.equal(envelope.metadata.request_id, res.headers.get('x-request-id'));
+  });
+
+  it('stops the model request at once when the client hangs up, and records the call', async () => {
+    fake.enqueue({ text: 'a b c d e f', chunks: ['a ', 'b ', 'c ', 'd ', 'e ', 'f'], chunkDelayMs: 1000 });
+    const started = Date.now();
+    const res = await post({ text: 'hi' }, { 'x-platform-provider': 'openai' });
+    const requestId = res.headers.get('x-request-id') as string;
+    const { events } = await readEventStream(res, started, (e) => e.event === 'delta');
+    assert.equal(events.length, 1);
+    const outcome = await Promise.race([
+      fake.calls[0]?.settled,
+      new Promise((resolve) => setTimeout(() => resolve('still streaming'), 2500)),
+    ]);
+    assert.equal(outcome, 'disconnected', 'the model request was cut when the caller went away');
+    const logged = await waitFor('the call’s log line', async () => {
+      const page = await p.request<{ logs: { request_id: string; status: string; error_code?: string }[] }>(
+        'GET',
+        '/usage/logs',
+        { key },
+      );
+      return page.body.logs?.find((l) => l.request_id === requestId);
+    });
+    assert.equal(logged.status, 'timeout');
+    assert.equal(logged.error_code, 'TIMEOUT');
+  });
+
+  it('reports each tool call of a managed loop as a step, then its result', async () => {
+    const published = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key,
+      body: {
+        name: 'looper',
+        type: 'agent',
+        description: 'Runs a command, then submits.',
+        supported_providers: ['anthropic'],
+        required_secrets: [],
+        prompt_template: 'Go.',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    fake.enqueue(
+      { toolCalls: [{ name: 'bash', input: { command: 'echo step-one' } }] },
+      { toolCalls: [{ name: 'submit_result', input: { done: true } }] },
+    );
+    const started = Date.now();
+    const res = await fetch(`${p.url}/streamco/looper/v1/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
+      body: '{}',
+    });
+    assert.equal(res.status, 200);
+    const { events } = await readEventStream(res, started);
+    const steps = events.filter((e) => e.event === 'step').map((e) => JSON.parse(e.data));
+    assert.deepEqual(
+      steps.map(({ kind, name, outcome }) => ({ kind, name, outcome })),
+      [
+        { kind: 'tool', name: 'bash', outcome: 'ok' },
+        { kind: 'tool', name: 'submit_result', outcome: 'ok' },
+      ],
+    );
+    for (const step of steps) assert.ok(Number.isInteger(step.duration_ms));
+    assert.equal(events.at(-1)?.event, 'result');
+    assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { done: true });
+  });
+});

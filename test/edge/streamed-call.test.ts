@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { CallResponse } from '../../functions/core/calls/call-context.ts';
+import { Reply, StreamReply } from '../../functions/platform/operation-replies.ts';
+import { streamedCall, wantsEventStream } from '../../functions/platform/streamed-call.ts';
+import { PlatformError } from '../../functions/shared/errors.ts';
+
+/** A streamed call's answer (functions/platform/streamed-call.ts), with its heartbeat shortened. */
+
+const body: CallResponse = {
+  body: { data: { ok: true }, warnings: [], metadata: { processing_time_ms: 1, version: 'v1' } },
+  headers: {},
+};
+const text = (reply: StreamReply) => new Response(reply.stream).text();
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a streamed call', () => {
+  it('is asked for with Accept: text/event-stream, alone or among others', () => {
+    assert.equal(wantsEventStream('text/event-stream'), true);
+    assert.equal(wantsEventStream('application/json, text/event-stream;q=0.9'), true);
+    assert.equal(wantsEventStream('application/json'), false);
+    assert.equal(wantsEventStream('text/event-streams'), false);
+    assert.equal(wantsEventStream(undefined), false);
+  });
+
+  it('sends a comment line while nothing else goes out, then the result with the request id', async () => {
+    const reply = await streamedCall(
+      'req_1',
+      async (stream) => {
+        const events = stream.open();
+        await pause(120);
+        events.delta('hi');
+        return body;
+      },
+      { heartbeatMs: 30 },
+    );
+    assert.ok(reply instanceof StreamReply);
+    const sent = await text(reply);
+    const beats = sent.split(': keep-alive\n\n').length - 1;
+    assert.ok(beats >= 2, sent);
+    assert.ok(sent.indexOf(': keep-alive') < sent.indexOf('event: delta'), sent);
+    assert.ok(
+      sent.endsWith(
+        `event: result\ndata: ${JSON.stringify({ ...body.body, metadata: { ...body.body.metadata, request_id: 'req_1' } })}\n\n`,
+      ),
+      sent,
+    );
+  });
+
+  it('is the ordinary answer or refusal when the call ends before it opens the stream', async () => {
+    const reply = await streamedCall('req_2', async () => body);
+    assert.ok(reply instanceof Reply);
+    await assert.rejects(
+      streamedCall('req_3', async () => {
+        throw new PlatformError('RATE_LIMITED', 'quota');
+      }),
+      /quota/,
+    );
+  });
+
+  it('ends with the error envelope when the call fails after it opened; an unexpected error names only the request id', async () => {
+    const reply = await streamedCall('req_4', async (stream) => {
+      stream.open();
+      throw new Error('secret internals');
+    });
+    const sent = await text(reply as StreamReply);
+    assert.match(sent, /^event: error\ndata: /);
+    assert.ok(!sent.includes('secret internals'), sent);
+    const envelope = JSON.parse(sent.split('data: ')[1] as string);
+    assert.equal(envelope.error.code, 'INTERNAL_ERROR');
+    assert.equal(envelope.metadata.request_id, 'req_4');
+  });
+
+  it('aborts the call when the client cancels the stream', async () => {
+    let aborted = false;
+    const reply = await streamedCall('req_5', (stream, signal) => {
+      stream.open();
+      return new Promise((_, reject) =>
+        signal.addEventListener('abort', () => {
+          aborted = true;
+          reject(new PlatformError('TIMEOUT', 'gone'));
+        }),
+      );
+    });
+    await (reply as StreamReply).stream.cancel();
+    assert.equal(aborted, true);
+  });
+});
