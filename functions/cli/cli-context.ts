@@ -132,6 +132,11 @@ export class CliContext {
     this.io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
   }
 
+  /** Text on stdout as it comes (a streamed answer), safe as `out` makes it, with no newline added. */
+  write(text: string): void {
+    this.io.stdout.write(escapeControlsKeepingLayout(text));
+  }
+
   /** Progress, warnings and notes go to stderr, so stdout stays the data (and --json one document). */
   note(text: string): void {
     const safe = escapeControlsKeepingLayout(text);

@@ -163,7 +163,35 @@ export async function callAgent<
   input: In,
   options: CallOptions = {},
 ): Promise<CallResult<Out>> {
-  const { org, agent, version, endpoint } = parseAgentRef(refText(ref));
+  const result = await sendCall(api, refText(ref), input, options);
+  const envelope = jsonAnswer(unwrap(result));
+  return callResult<Out>(envelope, result.response.headers);
+}
+
+/** A call's result from its envelope and the answer's headers. */
+export function callResult<Out>(envelope: CallEnvelope, headers: Headers): CallResult<Out> {
+  const successor = /<([^>]+)>;\s*rel="successor-version"/.exec(headers.get('link') ?? '')?.[1] ?? null;
+  return {
+    data: envelope.data as Out,
+    warnings: envelope.warnings,
+    metadata: envelope.metadata,
+    headers,
+    ...(headers.get('deprecation') ? { deprecation: { sunset: headers.get('sunset'), successor } } : {}),
+  };
+}
+
+/**
+ * POSTs the call (multipart when it has files) to the ref's endpoint, or to the agent's own
+ * default endpoint: `stream` asks for Server-Sent Events and leaves the body unread.
+ */
+export async function sendCall(
+  api: Client<paths>,
+  ref: string,
+  input: object,
+  options: CallOptions,
+  stream = false,
+) {
+  const { org, agent, version, endpoint } = parseAgentRef(ref);
   const form = options.files?.length
     ? await multipart(input as Record<string, unknown>, options.files)
     : undefined;
@@ -173,6 +201,7 @@ export async function callAgent<
       body: (form ? {} : input) as Record<string, JsonValue>,
       ...(form ? { bodySerializer: () => form } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(stream ? { parseAs: 'stream' as const, headers: { Accept: 'text/event-stream' } } : {}),
     });
   const named = options.endpoint ?? endpoint;
   let result = await post(named ?? DEFAULT_ENDPOINT);
@@ -180,16 +209,7 @@ export async function callAgent<
   // names another endpoint refuses `run` with 404 before running anything, naming its own.
   const own = named === undefined ? defaultEndpointOf(result.error) : undefined;
   if (own !== undefined && own !== DEFAULT_ENDPOINT) result = await post(own);
-  const envelope = jsonAnswer(unwrap(result));
-  const headers = result.response.headers;
-  const successor = /<([^>]+)>;\s*rel="successor-version"/.exec(headers.get('link') ?? '')?.[1] ?? null;
-  return {
-    data: envelope.data as Out,
-    warnings: envelope.warnings,
-    metadata: envelope.metadata,
-    headers,
-    ...(headers.get('deprecation') ? { deprecation: { sunset: headers.get('sunset'), successor } } : {}),
-  };
+  return result;
 }
 
 /**

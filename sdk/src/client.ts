@@ -1,9 +1,10 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { type AgentCall, type AgentRef, type CallOptions, callAgent, type TypedAgentCall } from './call.ts';
-import type { paths } from './generated/openapi.ts';
+import type { JsonValue, paths } from './generated/openapi.ts';
 import { createResources } from './generated/resources.ts';
 import { helper, method } from './operations.ts';
 import { type RetryOptions, retryingFetch } from './retry.ts';
+import { type StreamEvent, streamAgent } from './stream.ts';
 
 export interface ClientOptions {
   /** The platform's base URL, such as http://localhost:3000. */
@@ -48,6 +49,16 @@ export function createClient(options: ClientOptions) {
         callAgent<In, Out>(api, ref, input, { ...defaults, ...callOptions }),
   );
 
+  const stream = helper(
+    'callAgent',
+    <In extends object = Record<string, JsonValue>, Out = Record<string, JsonValue>>(
+      ref: string | AgentRef<In, Out>,
+      input: In,
+      callOptions?: CallOptions,
+    ): AsyncGenerator<StreamEvent<Out>, void, undefined> =>
+      streamAgent<In, Out>(api, ref, input, callOptions),
+  );
+
   return {
     api,
     ...resources,
@@ -61,6 +72,13 @@ export function createClient(options: ClientOptions) {
       call,
       /** A function bound to one agent and its types, for repeated calls. */
       typed,
+      /**
+       * Calls `ref` as Server-Sent Events: an async iterator of `delta` (the answer as the model
+       * writes it), `step` (a managed loop's tool and sub-agent calls) and last `result` (what
+       * `call` returns); `for await (const e of client.agents.stream(ref, input))`. Leaving the
+       * loop early hangs up, which stops the call.
+       */
+      stream,
     },
   };
 }

@@ -25,6 +25,30 @@ export class AgentHostError extends Error {
   }
 }
 
+/**
+ * Each error code's HTTP status (spec "Errors"): what a streamed call's `error` event would have
+ * been answered with had the call not streamed.
+ */
+export const STATUS_OF: Record<ErrorCode, number> = {
+  INVALID_INPUT: 400,
+  MISSING_SECRETS: 400,
+  UNAUTHORIZED: 401,
+  INSUFFICIENT_CREDITS: 402,
+  FORBIDDEN: 403,
+  DOWNLOAD_DISABLED: 403,
+  PAID_AGENT_SERVER_ONLY: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  DOCUMENT_TOO_LARGE: 413,
+  UNSUPPORTED_TYPE: 415,
+  UNPROCESSABLE: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  LLM_ERROR: 502,
+  TIMEOUT: 504,
+};
+
 /** Whether a body is the platform's error envelope (a proxy in between may answer something else). */
 export function isErrorEnvelope(body: unknown): body is ErrorEnvelope {
   const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;

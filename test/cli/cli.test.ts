@@ -343,6 +343,38 @@ describe('the CLI against the local platform', () => {
     assert.equal(fake.calls.at(-1)?.prompt, 'Say hello to Grace');
   });
 
+  it('prints the answer as the model writes it with --stream (what a terminal gets), whole with --no-stream', async () => {
+    fake.enqueue({ text: 'Hello, Ada!', chunks: ['Hello, ', 'Ada!'], chunkDelayMs: 1500 });
+    const cli = spawnCli(
+      ['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}', '--stream'],
+      envOf(bravo.key),
+    );
+    // The first piece is on stdout while the model is still writing the second.
+    await waitFor(
+      'the first piece on stdout',
+      () => (cli.stdout() === 'Hello, ' ? true : undefined),
+      10_000,
+      20,
+    );
+    assert.equal(await cli.stop().then(() => cli.stdout()), 'Hello, ');
+    // (stopped mid-stream: the call was abandoned; the next one runs whole)
+    fake.enqueue({ text: 'Hello, Ada!', chunks: ['Hello, ', 'Ada!'], chunkDelayMs: 50 });
+    const streamed = await runCli(
+      ['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}', '--stream'],
+      envOf(bravo.key),
+    );
+    assert.equal(streamed.code, 0, streamed.stderr);
+    assert.equal(streamed.stdout, 'Hello, Ada!\n');
+    fake.enqueue({ text: 'Hello, Ada!', chunks: ['Hello, ', 'Ada!'] });
+    const whole = await runCli(
+      ['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}', '--no-stream'],
+      envOf(bravo.key),
+    );
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.deepEqual(JSON.parse(whole.stdout), { text: 'Hello, Ada!' });
+    assert.notEqual(fake.calls.at(-1)?.body.stream, true, '--no-stream asks the model for the whole answer');
+  });
+
   it('publishes an agent whose default_endpoint is not run: the printed URL and a call without /endpoint reach it', async () => {
     const dir = await writeAgentDir(home, {
       name: 'brief',

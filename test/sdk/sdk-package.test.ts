@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -35,7 +35,10 @@ describe('the packed SDK (@agenthost/sdk), installed in an application', () => {
     await mkdir(installed, { recursive: true });
     await tar.x({ file: tarball, cwd: installed, strip: 1 });
     // Its dependencies, as npm would install them beside it (resolved from the repository's copy).
-    for (const dep of ['openapi-fetch', 'json-schema-to-typescript'])
+    const sdkPackage = JSON.parse(await readFile(join(ROOT, 'sdk/package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    for (const dep of Object.keys(sdkPackage.dependencies))
       await symlink(join(ROOT, 'node_modules', dep), join(app, 'node_modules', dep), 'dir');
     await writeFile(
       join(app, 'package.json'),

@@ -23,6 +23,8 @@ interface CallFlags {
   timeout?: number;
   tenant?: string;
   maxHops?: number;
+  /** --stream (true), --no-stream (false), or neither: stream when stdout is a terminal. */
+  stream?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -54,6 +56,8 @@ export function registerCall(program: Command, cli: CliRuntime): void {
     )
     .option('--tenant <id>', 'your end user’s id, recorded with the call for usage')
     .option('--max-hops <n>', 'the deepest call chain the agent may start', intArg(1, 100))
+    .option('--stream', 'print the answer as the model writes it (the default when stdout is a terminal)')
+    .option('--no-stream', 'wait for the whole answer, then print it')
     .addHelpText(
       'after',
       [
@@ -62,6 +66,8 @@ export function registerCall(program: Command, cli: CliRuntime): void {
         '  agenthost call acme/summarise@v2 --input \'{"text":"…"}\'',
         '  agenthost call acme/ocr --file scan.png --metadata \'{"lang":"en"}\'',
         'Warnings go to stderr; a failure prints its error code and exits non-zero (docs/cli.md).',
+        'On a terminal the answer is printed as it is written, and a managed loop’s tool calls are',
+        'noted on stderr as they end; --json prints the final envelope only.',
       ].join('\n'),
     )
     .action(
@@ -85,7 +91,7 @@ export function registerCall(program: Command, cli: CliRuntime): void {
         const fullRef = `${address.org}/${address.agent}@${address.version}${address.endpoint ? `/${address.endpoint}` : ''}`;
         // commander's --no-skills makes `skills` false; a string is --skills' value.
         const skills = typeof flags.skills === 'string' ? flags.skills : undefined;
-        const result = await client.agents.call(fullRef, input, {
+        const options = {
           ...(flags.file?.length ? { files: flags.file } : {}),
           ...(flags.provider ? { provider: flags.provider as never } : {}),
           ...(flags.model ? { model: flags.model } : {}),
@@ -95,13 +101,28 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
           ...(flags.tenant ? { tenant: flags.tenant } : {}),
           ...(flags.maxHops !== undefined ? { maxHops: flags.maxHops } : {}),
-        });
+        };
+        const streaming = !ctx.json && (flags.stream ?? ctx.io.stdout.isTTY === true);
+        let result: Awaited<ReturnType<typeof client.agents.call>> | undefined;
+        let wrote = false;
+        if (streaming) {
+          for await (const e of client.agents.stream(fullRef, input, options)) {
+            if (e.type === 'delta') {
+              ctx.write(e.text);
+              wrote = true;
+            } else if (e.type === 'step') ctx.note(`${e.kind} ${e.name}: ${e.outcome} (${e.duration_ms} ms)`);
+            else result = e.result;
+          }
+        } else result = await client.agents.call(fullRef, input, options);
+        if (!result) throw new CliError('the call ended without a result', EXIT.server);
         for (const w of result.warnings ?? []) ctx.note(`warning ${w.code}: ${w.message}`);
         if (result.deprecation)
           ctx.note(
             `warning DEPRECATED: ${fullRef} is deprecated${result.deprecation.sunset ? `, sunset ${result.deprecation.sunset}` : ''}${result.deprecation.successor ? `; successor ${result.deprecation.successor}` : ''}`,
           );
-        printJson(ctx, ctx.json ? callResultJson(result) : result.data);
+        // A streamed answer's text is on the screen already; anything else is printed whole.
+        if (wrote) ctx.write('\n');
+        else printJson(ctx, ctx.json ? callResultJson(result) : result.data);
       }),
     );
 }
