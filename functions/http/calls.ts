@@ -17,11 +17,12 @@ export const operations: Operations<'calls'> = {
     };
     // Accept: text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
     if (wantsEventStream(header('accept'))) {
-      return (await streamedCall(
+      const answer = await streamedCall(
         requestId,
         (stream, signal) => callAgent(deps, auth, { ...request, stream, signal }),
         { logger: deps.logger },
-      )) as never;
+      );
+      return answer instanceof Reply ? new Reply(answer.body as never, answer.headers) : answer;
     }
     const result = await callAgent(deps, auth, request);
     return new Reply(result.body as never, result.headers);

@@ -2,7 +2,7 @@ import { assertAllowedHost } from '../platform/allowed-hosts.ts';
 import { createModuleHandler } from '../platform/edge/module-handler.ts';
 import type { Operations } from '../platform/edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
-import { ProtocolReply } from '../platform/operation-replies.ts';
+import { ProtocolReply, StreamReply } from '../platform/operation-replies.ts';
 
 export const operations: Operations<'mcp'> = {
   mcpPost: async ({ deps, auth, query, body, requestId, header }) => {
@@ -15,6 +15,8 @@ export const operations: Operations<'mcp'> = {
       requestId,
       publicRefs: query.public,
     });
+    // A tool call that asked for progress is answered as the SDK's SSE stream, sent as it comes.
+    if (typeof answer.body !== 'string') return new StreamReply(answer.body);
     return new ProtocolReply(answer.status, answer.headers, answer.body);
   },
 };

@@ -7,9 +7,10 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthContext } from '../core/api-keys/api-keys.ts';
-import type { CallResponse } from '../core/calls/call-context.ts';
+import type { CallEvents, CallResponse } from '../core/calls/call-context.ts';
 import { listAgentTools, resolveAgentTool } from '../core/mcp/agent-tools.ts';
 import { callAgentTool } from '../core/mcp/call-agent-tool.ts';
 import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
@@ -19,8 +20,9 @@ import { errorEnvelope } from './error-answer.ts';
 
 /*
  * POST /mcp through the official MCP SDK (docs/mcp.md): a stateless Streamable HTTP server
- * (no session id, JSON responses rather than SSE streams), built for one request and dropped after
- * it, so the same code serves the local server and a Lambda with no long-lived process. Only the
+ * (no session id; JSON responses, or an SSE stream when a tool call asks for progress with a
+ * progress token, which then carries `notifications/progress` as the call runs), built for one
+ * request and dropped after it, so the same code serves the local server and a Lambda with no long-lived process. Only the
  * mcp module imports this file, and lazily (functions/http/mcp.ts), so no other Lambda bundles the
  * SDK and the mcp Lambda's cold start does not read it.
  */
@@ -37,7 +39,8 @@ export interface McpRequest {
 export interface McpAnswer {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  /** The JSON answer, or the SSE stream of a request that asked for progress. */
+  body: string | ReadableStream<Uint8Array>;
 }
 
 /** The headers the transport reads; the rest (the key among them) never reach the SDK. */
@@ -52,6 +55,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
   let callsStarted = 0;
+  const streamed = wantsProgress(request.body, request.header('accept'));
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     try {
       return { tools: await listAgentTools(deps, auth, request.publicRefs) };
@@ -59,7 +63,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
       throw protocolError(deps, err, request.requestId);
     }
   });
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
     // A JSON-RPC batch can hold several calls: each has its own id (the ledger and the usage
     // record are keyed by it); the first keeps the HTTP request's, which X-Request-Id reports.
     const requestId = callsStarted++ === 0 ? request.requestId : `req_${randomUUID()}`;
@@ -73,10 +77,12 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
     // one is not told): a protocol error, as MCP has it for an unknown tool.
     if (!agent) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     try {
+      const token = params._meta?.progressToken;
       const result = await callAgentTool(deps, auth, agent, {
         arguments: params.arguments,
         headers: request.header,
         requestId,
+        ...(token !== undefined && streamed ? { events: progressEvents(token, extra.sendNotification) } : {}),
       });
       return toolResult(result, requestId);
     } catch (err) {
@@ -86,10 +92,11 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
 
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    enableJsonResponse: !streamed,
     maxRequestBodySize: MAX_MCP_BODY_BYTES,
   });
   await server.connect(transport);
+  let closeLater = false;
   try {
     const headers = new Headers();
     for (const name of TRANSPORT_HEADERS) {
@@ -107,10 +114,57 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
     response.headers.forEach((value, name) => {
       answer[name === 'content-type' ? 'Content-Type' : name] = value;
     });
+    if (streamed && response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      // The stream outlives this function: the server closes once it has been read to its end.
+      closeLater = true;
+      const close = () => void server.close();
+      const body = response.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({ flush: close, cancel: close }),
+      );
+      return { status: response.status, headers: answer, body };
+    }
     return { status: response.status, headers: answer, body: await response.text() };
   } finally {
-    await server.close();
+    if (!closeLater) await server.close();
   }
+}
+
+/**
+ * Whether the request holds a tool call that asks for progress (`params._meta.progressToken`)
+ * from a client that reads SSE: then the answer is a stream, which carries the progress.
+ */
+function wantsProgress(body: Buffer, accept: string | undefined): boolean {
+  if (!accept?.includes('text/event-stream')) return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return false;
+  }
+  return (Array.isArray(parsed) ? parsed : [parsed]).some(
+    (m: { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null) =>
+      m?.method === 'tools/call' && m.params?._meta?.progressToken !== undefined,
+  );
+}
+
+/**
+ * A call's events as MCP progress notifications (one per event, `progress` counting up, no total):
+ * the answer's text as the model writes it, and a managed loop's tool calls as they end.
+ */
+function progressEvents(
+  progressToken: string | number,
+  send: (notification: ServerNotification) => Promise<void>,
+): CallEvents {
+  let progress = 0;
+  const notify = (message: string) =>
+    void send({
+      method: 'notifications/progress',
+      params: { progressToken, progress: ++progress, message },
+    }).catch(() => undefined);
+  return {
+    delta: (text) => notify(text),
+    step: (s) => notify(`${s.kind} ${s.name}: ${s.outcome} (${s.duration_ms} ms)`),
+  };
 }
 
 /** The agent's answer: its data as structured content, and as JSON text for clients that read only text. */

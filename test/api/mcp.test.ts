@@ -218,6 +218,41 @@ describe('POST /mcp: agents as MCP tools', () => {
     assert.equal(invalid.structuredContent, undefined);
   });
 
+  it('sends progress notifications as the model writes, when the client passes a progress token', async () => {
+    const client = await connect(alpha.key);
+    fake.enqueue({ text: 'one two three', chunks: ['one ', 'two ', 'three'], chunkDelayMs: 200 });
+    const progress: { progress: number; message?: string; at: number }[] = [];
+    const started = Date.now();
+    const result = await client.callTool(
+      { name: 'mcp-alpha__summarise', arguments: { text: 'A long text.', sentences: 2 } },
+      undefined,
+      { onprogress: (p) => progress.push({ ...p, at: Date.now() - started }) },
+    );
+    const done = Date.now() - started;
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.deepEqual(result.structuredContent, { text: 'one two three' });
+    assert.deepEqual(
+      progress.map(({ progress: n, message }) => ({ n, message })),
+      [
+        { n: 1, message: 'one ' },
+        { n: 2, message: 'two ' },
+        { n: 3, message: 'three' },
+      ],
+    );
+    // Each arrived as it was written, not with the result.
+    assert.ok(done - (progress[0]?.at ?? done) >= 300, JSON.stringify({ done, progress }));
+    assert.equal(fake.calls.at(-1)?.body.stream, true);
+
+    // Without a token, nothing streams: the model is asked for the whole answer.
+    fake.enqueue({ text: 'whole' });
+    const plain = await client.callTool({
+      name: 'mcp-alpha__summarise',
+      arguments: { text: 'A long text.', sentences: 2 },
+    });
+    assert.deepEqual(plain.structuredContent, { text: 'whole' });
+    assert.notEqual(fake.calls.at(-1)?.body.stream, true);
+  });
+
   it('calls a tool agent in the sandbox, its answer checked against its output schema by the client', async () => {
     const client = await connect(alpha.key);
     await client.listTools(); // the SDK client validates structured content against listed schemas

@@ -1,7 +1,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import type { CallResponse } from '../calls/call-context.ts';
+import type { CallEvents, CallResponse } from '../calls/call-context.ts';
 import { callAgent } from '../calls/gateway.ts';
 
 /**
@@ -18,8 +18,11 @@ export function callAgentTool(
     arguments: Record<string, unknown> | undefined;
     headers: (name: string) => string | undefined;
     requestId: string;
+    /** The call's events, for a client that asked for progress (docs/mcp.md). */
+    events?: CallEvents | undefined;
   },
 ): Promise<CallResponse> {
+  const events = call.events;
   return callAgent(deps, auth, {
     org: agent.org,
     agent: agent.name,
@@ -29,5 +32,6 @@ export function callAgentTool(
     contentType: 'application/json',
     headers: call.headers,
     requestId: call.requestId,
+    ...(events ? { stream: { open: () => events } } : {}),
   });
 }

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { AuthContext } from '../../core/api-keys/api-keys.ts';
 import type { Deps } from '../deps.ts';
 import type { BinaryBody, StreamBody } from '../operation-input.ts';
-import type { HtmlReply, ProtocolReply, Reply } from '../operation-replies.ts';
+import type { HtmlReply, ProtocolReply, Reply, StreamReply } from '../operation-replies.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from '../routes.ts';
 
 /*
@@ -33,8 +33,8 @@ type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
   ? z.input<R['success']['schema']>
   : undefined;
 type Result<R extends RouteDef> = R['protocol'] extends string
-  ? ProtocolReply
-  : Body<R> | Reply<Body<R>> | HtmlReply;
+  ? ProtocolReply | StreamReply
+  : Body<R> | Reply<Body<R>> | HtmlReply | StreamReply;
 
 /** The operations a resource module implements: one per route of that module, typed by the route. */
 export type Operations<M extends ResourceModule> = {
