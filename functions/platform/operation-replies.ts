@@ -47,7 +47,10 @@ export class ProtocolReply {
  */
 export class StreamReply {
   readonly stream: ReadableStream<Uint8Array>;
-  constructor(stream: ReadableStream<Uint8Array>) {
+  /** Headers of the answer's own (a deprecated version's Deprecation, Sunset, Link). */
+  readonly headers: Record<string, string>;
+  constructor(stream: ReadableStream<Uint8Array>, headers: Record<string, string> = {}) {
     this.stream = stream;
+    this.headers = headers;
   }
 }

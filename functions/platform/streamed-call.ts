@@ -70,11 +70,11 @@ export function streamedCall(
   return new Promise((resolve, reject) => {
     let opened = false;
     const stream: CallStream = {
-      open(): CallEvents {
+      open(headers): CallEvents {
         opened = true;
         heartbeat = setInterval(() => send(encoder.encode(': keep-alive\n\n')), heartbeatMs);
         heartbeat.unref();
-        resolve(new StreamReply(body));
+        resolve(new StreamReply(body, headers));
         return {
           delta: (text) => send(event('delta', { text })),
           step: (step) => send(event('step', step)),

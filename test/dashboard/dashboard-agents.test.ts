@@ -237,6 +237,22 @@ describe('dashboard: agents, playground and directory', () => {
     await page.context().close();
   });
 
+  it('shows the answer as the model writes it, before the envelope', async () => {
+    const page = await harness.signedIn(user.key, `#/agents/${agents.greetV2?.id}`);
+    await page.getByLabel('who').fill('Ada');
+    fake.enqueue({ text: 'Hello there, Ada!', chunks: ['Hello ', 'there, ', 'Ada!'], chunkDelayMs: 700 });
+    await page.getByRole('button', { name: 'Call' }).click();
+    // The first pieces show while the model is still writing: no envelope yet.
+    const live = page.getByTestId('call-live');
+    await live.getByText('Hello there,').waitFor();
+    assert.equal(await page.getByTestId('call-result').count(), 0, 'the envelope comes at the end');
+    await page.getByTestId('call-result').waitFor();
+    const envelope = JSON.parse((await page.getByTestId('call-envelope').textContent()) ?? '');
+    assert.deepEqual(envelope.data, { text: 'Hello there, Ada!' });
+    assert.equal(fake.calls.at(-1)?.body.stream, true, 'the model was asked to stream');
+    await page.context().close();
+  });
+
   it('sends files as multipart/form-data', async () => {
     const page = await harness.signedIn(user.key, `#/agents/${agents.reader?.id}`);
     // No input_schema: raw JSON is the way in.

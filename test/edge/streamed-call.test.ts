@@ -27,7 +27,7 @@ describe('a streamed call', () => {
     const reply = await streamedCall(
       'req_1',
       async (stream) => {
-        const events = stream.open();
+        const events = stream.open({});
         await pause(120);
         events.delta('hi');
         return body;
@@ -60,7 +60,7 @@ describe('a streamed call', () => {
 
   it('ends with the error envelope when the call fails after it opened; an unexpected error names only the request id', async () => {
     const reply = await streamedCall('req_4', async (stream) => {
-      stream.open();
+      stream.open({});
       throw new Error('secret internals');
     });
     const sent = await text(reply as StreamReply);
@@ -74,7 +74,7 @@ describe('a streamed call', () => {
   it('aborts the call when the client cancels the stream', async () => {
     let aborted = false;
     const reply = await streamedCall('req_5', (stream, signal) => {
-      stream.open();
+      stream.open({});
       return new Promise((_, reject) =>
         signal.addEventListener('abort', () => {
           aborted = true;

@@ -47,7 +47,8 @@ export interface CallRequest {
 
 /** Where a streamed call's events go, from the moment the call runs. */
 export interface CallStream {
-  open(): CallEvents;
+  /** `headers`: the answer's own (a deprecated version's Deprecation, Sunset and Link). */
+  open(headers: Record<string, string>): CallEvents;
 }
 
 /** What an engine reports while it runs (redacted like logs by whoever sends them on). */

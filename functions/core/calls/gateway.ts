@@ -87,7 +87,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // Charged before it runs (docs/billing.md): 402 and nothing runs without the credits.
   report.billed = await chargeCall(deps, call);
   // A streamed call's first byte: everything that refuses a call has passed.
-  const events = request.stream?.open();
+  const events = request.stream?.open(await deprecationHeaders(deps, agent, request.endpoint));
   const result = await runWithinDeadline(deps, call, {
     input,
     files,

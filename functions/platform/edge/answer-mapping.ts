@@ -47,6 +47,7 @@ export async function answer(
       status: 200,
       headers: {
         ...(await responseHeaders(scope)),
+        ...result.headers,
         'Content-Type': 'text/event-stream; charset=utf-8',
         'Cache-Control': 'no-cache',
         // Proxies that buffer answers (nginx) pass this one on as it is written.

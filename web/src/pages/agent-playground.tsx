@@ -31,6 +31,12 @@ const SHOWN_HEADERS = [
   'Link',
 ];
 
+/** What a streamed call showed before its answer: the text so far, and a managed loop's steps. */
+interface Live {
+  text: string;
+  steps: { kind: string; name: string; outcome: string; duration_ms: number }[];
+}
+
 interface Outcome {
   /** Measured in the browser, from sending to the answer (the server's own time is in metadata). */
   roundTripMs: number;
@@ -42,7 +48,9 @@ interface Outcome {
  * Calls the version as an API client would (POST /{org}/{agent}/{version}/{endpoint} through the
  * SDK): the input from a form built from its input_schema, or as raw JSON; files go as
  * multipart/form-data (`file` or `files[]`, the input as `metadata`). It shows what came back: the
- * envelope, its warnings, the timing and the headers, or the API's error as it gave it.
+ * envelope, its warnings, the timing and the headers, or the API's error as it gave it. The call
+ * is streamed (`agents.stream`, docs/calls.md "Streamed calls"): the answer shows as the model
+ * writes it, and a managed loop's tool calls as they end, before the envelope.
  */
 export function AgentPlayground({ agent }: { agent: Agent }) {
   const { client } = useSession();
@@ -53,6 +61,7 @@ export function AgentPlayground({ agent }: { agent: Agent }) {
   const [json, setJson] = useState('{}');
   const [files, setFiles] = useState<File[]>([]);
   const [formError, setFormError] = useState<string | null>(null);
+  const [live, setLive] = useState<Live>({ text: '', steps: [] });
   const endpoint = defaultEndpointOf(agent);
   const ref = `${agent.org}/${agent.name}@${agent.version}`;
   const accepted = Array.isArray(agent.accepted_file_types) ? agent.accepted_file_types.join(', ') : null;
@@ -60,16 +69,20 @@ export function AgentPlayground({ agent }: { agent: Agent }) {
   const call = useMutation({
     mutationFn: async (input: Record<string, unknown>): Promise<Outcome> => {
       const started = performance.now();
+      setLive({ text: '', steps: [] });
       try {
-        const result = await client.agents.call<Record<string, unknown>, Record<string, unknown>>(
-          ref,
-          input,
-          {
-            endpoint,
-            ...(files.length > 0 ? { files } : {}),
-          },
-        );
-        return { roundTripMs: performance.now() - started, result };
+        const events = client.agents.stream<Record<string, unknown>, Record<string, unknown>>(ref, input, {
+          endpoint,
+          ...(files.length > 0 ? { files } : {}),
+        });
+        for await (const e of events) {
+          if (e.type === 'delta') setLive((l) => ({ ...l, text: l.text + e.text }));
+          else if (e.type === 'step') {
+            const { type: _, ...step } = e;
+            setLive((l) => ({ ...l, steps: [...l.steps, step] }));
+          } else return { roundTripMs: performance.now() - started, result: e.result };
+        }
+        throw new Error('The call’s stream ended without its result');
       } catch (error) {
         return { roundTripMs: performance.now() - started, error };
       }
@@ -180,12 +193,38 @@ export function AgentPlayground({ agent }: { agent: Agent }) {
           </button>
         </div>
       </form>
-      {outcome && <CallOutcome outcome={outcome} />}
+      {call.isPending && (live.text !== '' || live.steps.length > 0) && <LiveAnswer live={live} />}
+      {outcome && <CallOutcome outcome={outcome} live={live} />}
     </div>
   );
 }
 
-function CallOutcome({ outcome }: { outcome: Outcome }) {
+/** The answer as the model writes it, and the tool calls so far. */
+function LiveAnswer({ live }: { live: Live }) {
+  return (
+    <div class="call-live" data-testid="call-live" aria-live="polite" aria-busy="true">
+      <h3>Answer so far</h3>
+      {live.text !== '' && <pre class="live-text">{live.text}</pre>}
+      <Steps steps={live.steps} />
+    </div>
+  );
+}
+
+function Steps({ steps }: { steps: Live['steps'] }) {
+  if (steps.length === 0) return null;
+  return (
+    <ol class="call-steps" data-testid="call-steps">
+      {steps.map((s, i) => (
+        <li key={`${i}-${s.name}`}>
+          {s.kind === 'agent' ? 'Agent' : 'Tool'} <code>{s.name}</code>: {s.outcome},{' '}
+          {formatDuration(s.duration_ms)}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function CallOutcome({ outcome, live }: { outcome: Outcome; live: Live }) {
   const { result, error, roundTripMs } = outcome;
   if (!result) {
     const details = error instanceof AgentHostError ? error.details : undefined;
@@ -221,6 +260,12 @@ function CallOutcome({ outcome }: { outcome: Outcome }) {
           {result.deprecation.sunset ? `; it stops answering ${result.deprecation.sunset}` : ''}
           {result.deprecation.successor ? `; its successor is ${result.deprecation.successor}` : ''}.
         </p>
+      )}
+      {live.steps.length > 0 && (
+        <>
+          <h4>Steps</h4>
+          <Steps steps={live.steps} />
+        </>
       )}
       <h4>Warnings</h4>
       {result.warnings.length === 0 ? (
