@@ -5,6 +5,7 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
+import { MAX_CALL_SECONDS } from '../functions/core/calls/deadline.ts';
 import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { ENV } from '../functions/shared/env-names.ts';
@@ -163,9 +164,18 @@ export class StatelessStack extends Stack {
           ...(props.corsOrigins ? { [ENV.corsOrigins]: props.corsOrigins } : {}),
           ...(module === 'mcp' && props.allowedHosts ? { [ENV.allowedHosts]: props.allowedHosts } : {}),
           ...(runsAgents(module) ? { [ENV.maxCallSeconds]: String(Math.max(1, callTimeout - 1)) } : {}),
+          ...(module === 'calls' ? { [ENV.maxStreamedCallSeconds]: String(MAX_CALL_SECONDS) } : {}),
         },
         ...(runsAgents(module)
-          ? { functionProps: { timeout: Duration.seconds(callTimeout + 5), memorySize: 1024 } }
+          ? {
+              functionProps: {
+                timeout: Duration.seconds(
+                  // The call route streams: a streamed call may run MAX_CALL_SECONDS.
+                  (module === 'calls' ? Math.max(callTimeout, MAX_CALL_SECONDS) : callTimeout) + 5,
+                ),
+                memorySize: 1024,
+              },
+            }
           : {}),
       });
       functions[module] = fn;
@@ -176,6 +186,15 @@ export class StatelessStack extends Stack {
         proxy: true,
         scopePermissionToMethod: false,
         ...(runsAgents(module) ? { timeout: Duration.seconds(callTimeout) } : {}),
+        // The call route streams its answer (docs/calls.md, "Streamed calls"): a call asked for as
+        // Server-Sent Events may run the agent's timeout, up to MAX_CALL_SECONDS; a buffered one is
+        // still held to callTimeout (PLATFORM_MAX_CALL_SECONDS) by the platform itself.
+        ...(module === 'calls'
+          ? {
+              responseTransferMode: apigateway.ResponseTransferMode.STREAM,
+              timeout: Duration.seconds(Math.max(callTimeout, MAX_CALL_SECONDS) + 1),
+            }
+          : {}),
       });
     }
     this.functions = functions;

@@ -15,6 +15,11 @@ export interface Route {
   method: string;
   functionArn: string;
   timeoutMs: number;
+  /**
+   * Response streaming (`ResponseTransferMode: STREAM`, the function invoked with
+   * InvokeWithResponseStream): the answer is the function's prelude and body as it writes them.
+   */
+  streaming: boolean;
 }
 
 export interface GatewayResponse {
@@ -86,12 +91,17 @@ export function restApiFromTemplate(resolver: TemplateResolver): RestApiDefiniti
     const p = m.resource.Properties ?? {};
     const target = p.ResourceId as Record<string, unknown>;
     const path = 'Ref' in target ? resolvePath(String(target.Ref)) : '/';
-    const integration = p.Integration as { Type: string; Uri: unknown; TimeoutInMillis?: number };
+    const integration = p.Integration as {
+      Type: string;
+      Uri: unknown;
+      TimeoutInMillis?: number;
+      ResponseTransferMode?: string;
+    };
     if (integration?.Type !== 'AWS_PROXY') {
       throw new Error(`${m.logicalId}: only Lambda proxy integrations are emulated`);
     }
     const uri = String(r(integration.Uri, `${m.logicalId}.Integration.Uri`));
-    const functionArn = /\/functions\/(.+)\/invocations$/.exec(uri)?.[1];
+    const functionArn = /\/functions\/(.+)\/(?:response-streaming-)?invocations$/.exec(uri)?.[1];
     if (!functionArn) throw new Error(`${m.logicalId}: not a Lambda integration URI: ${uri}`);
     routes.push({
       path,
@@ -99,6 +109,7 @@ export function restApiFromTemplate(resolver: TemplateResolver): RestApiDefiniti
       method: String(p.HttpMethod),
       functionArn,
       timeoutMs: integration.TimeoutInMillis ?? DEFAULT_INTEGRATION_TIMEOUT_MS,
+      streaming: integration.ResponseTransferMode === 'STREAM',
     });
   }
   // API Gateway picks the most specific match: literal segments before {parameters}.

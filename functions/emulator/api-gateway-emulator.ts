@@ -8,8 +8,9 @@ import {
   type Throttle,
 } from './api-gateway-definition.ts';
 import { proxyEvent, readAll } from './api-gateway-proxy-event.ts';
+import { answerStreamed } from './api-gateway-streaming.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
-import { FunctionError, SYNC_PAYLOAD_LIMIT_BYTES } from './lambda-host.ts';
+import { FunctionError, type ResponseStreamSink, SYNC_PAYLOAD_LIMIT_BYTES } from './lambda-host.ts';
 
 /**
  * The REST API as API Gateway serves it, built from the synthesized template alone: the resource
@@ -26,7 +27,12 @@ import { FunctionError, SYNC_PAYLOAD_LIMIT_BYTES } from './lambda-host.ts';
 /** API Gateway's request payload limit (10 MB). */
 export const API_PAYLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
 
-export type Invoke = (functionArn: string, event: unknown, requestId: string) => Promise<unknown>;
+export type Invoke = (
+  functionArn: string,
+  event: unknown,
+  requestId: string,
+  stream?: ResponseStreamSink,
+) => Promise<unknown>;
 
 /** Default statuses of the response types the emulator produces (API Gateway's table). */
 const DEFAULT_STATUS: Record<string, number> = {
@@ -168,6 +174,18 @@ export class ApiGatewayEmulator {
       return this.gatewayResponse(res, 'REQUEST_TOO_LARGE', requestId, 'Request Too Long');
     }
 
+    if (match.route.streaming) {
+      return answerStreamed(res, match.route, JSON.parse(payload), requestId, this.invoke, (type, why) => {
+        this.log(
+          `${method} ${match.route.path}: ${type === 'INTEGRATION_TIMEOUT' ? 'timed out' : `function error ${why}`}`,
+        );
+        const [message, status] =
+          type === 'INTEGRATION_TIMEOUT'
+            ? ['Endpoint request timed out', undefined]
+            : ['Internal server error', 502];
+        this.gatewayResponse(res, type, requestId, message, status);
+      });
+    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), match.route.timeoutMs);

@@ -140,9 +140,9 @@ export async function startEmulatedDeployment(
     let lambdas: LambdaHost | undefined;
     const gateway = new ApiGatewayEmulator(
       resolver,
-      (arn, event, requestId) => {
+      (arn, event, requestId, stream) => {
         if (!lambdas) throw new Error('The functions are not started yet');
-        return lambdas.invoke(arn, event, requestId);
+        return lambdas.invoke(arn, event, requestId, stream);
       },
       (line) => log(`[api-gateway] ${line}`),
     );

@@ -54,7 +54,21 @@ interface Instance {
   child: ChildProcess;
   busy: boolean;
   ready: Promise<void>;
-  pending?: { id: number; resolve: (v: unknown) => void; reject: (e: Error) => void };
+  pending?: {
+    id: number;
+    resolve: (v: unknown) => void;
+    reject: (e: Error) => void;
+    onChunk?: ((chunk: Uint8Array) => void) | undefined;
+  };
+}
+
+/**
+ * A streamed invocation (InvokeWithResponseStream): each chunk the handler writes, as it writes
+ * it; `signal` ends the response stream (the client went away).
+ */
+export interface ResponseStreamSink {
+  onChunk(chunk: Uint8Array): void;
+  signal?: AbortSignal | undefined;
 }
 
 type LogSink = (fn: string, line: string) => void;
@@ -72,10 +86,10 @@ class FunctionPool {
     this.log = log;
   }
 
-  async invoke(event: unknown, requestId: string): Promise<unknown> {
+  async invoke(event: unknown, requestId: string, stream?: ResponseStreamSink): Promise<unknown> {
     const instance = await this.acquire();
     try {
-      return await this.run(instance, event, requestId);
+      return await this.run(instance, event, requestId, stream);
     } finally {
       instance.busy = false;
       this.waiting.shift()?.();
@@ -124,6 +138,7 @@ class FunctionPool {
         }
         const pending = instance.pending;
         if (!pending || pending.id !== message.id) return;
+        if (message.chunk) return pending.onChunk?.(message.chunk as Uint8Array);
         instance.pending = undefined;
         if (message.error) {
           const e = message.error as { errorType: string; errorMessage: string };
@@ -148,7 +163,12 @@ class FunctionPool {
     return instance;
   }
 
-  private async run(instance: Instance, event: unknown, requestId: string): Promise<unknown> {
+  private async run(
+    instance: Instance,
+    event: unknown,
+    requestId: string,
+    stream?: ResponseStreamSink,
+  ): Promise<unknown> {
     const fn = this.fn;
     const deadlineMs = Date.now() + fn.timeoutSeconds * 1000;
     let timer: NodeJS.Timeout | undefined;
@@ -171,10 +191,19 @@ class FunctionPool {
           () =>
             new Promise<unknown>((resolve, reject) => {
               const id = ++this.nextId;
-              instance.pending = { id, resolve, reject };
+              instance.pending = { id, resolve, reject, onChunk: stream?.onChunk };
+              stream?.signal?.addEventListener(
+                'abort',
+                () => {
+                  if (instance.child.connected && instance.pending?.id === id)
+                    instance.child.send({ abort: id });
+                },
+                { once: true },
+              );
               instance.child.send({
                 id,
                 event,
+                ...(stream ? { stream: true } : {}),
                 context: {
                   awsRequestId: requestId,
                   deadlineMs,
@@ -227,11 +256,19 @@ export class LambdaHost {
     return this.pools.get(name)?.fn;
   }
 
-  /** Runs one event; resolves with the handler's result, rejects with a FunctionError. */
-  async invoke(nameOrArn: string, event: unknown, requestId: string = randomUUID()): Promise<unknown> {
+  /**
+   * Runs one event; resolves with the handler's result, rejects with a FunctionError. With
+   * `stream`, a streaming handler's response goes there as it is written (and the result is null).
+   */
+  async invoke(
+    nameOrArn: string,
+    event: unknown,
+    requestId: string = randomUUID(),
+    stream?: ResponseStreamSink,
+  ): Promise<unknown> {
     const fn = this.find(nameOrArn);
     if (!fn) throw new UnknownFunctionError(`Function not found: ${nameOrArn}`);
-    return (this.pools.get(fn.name) as FunctionPool).invoke(event, requestId);
+    return (this.pools.get(fn.name) as FunctionPool).invoke(event, requestId, stream);
   }
 
   /** Instances running now, per function (for tests and the start-up summary). */

@@ -5,14 +5,24 @@
  * (`<file>.mjs`, else `.js`/`.cjs`), then runs one event at a time as the host sends them over
  * IPC and answers with the handler's result or its error. Imports nothing of the project: the
  * function sees only its own asset, as on Lambda.
+ *
+ * Response streaming (InvokeWithResponseStream, for API Gateway's STREAM integrations): as Lambda's
+ * Node runtime does, the `awslambda` global offers `streamifyResponse`, which marks a handler as
+ * streaming, and `HttpResponseStream.from`, which writes the HTTP prelude (status, headers as JSON)
+ * and its eight NUL bytes before the body. A streaming handler invoked with `stream` writes to a
+ * response stream whose chunks go to the host as they are written; invoked without, its bytes are
+ * answered whole, as Lambda buffers them.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 
 interface InvokeMessage {
   id: number;
   event: unknown;
+  /** Stream the response (InvokeWithResponseStream). */
+  stream?: true;
   context: {
     awsRequestId: string;
     deadlineMs: number;
@@ -32,6 +42,41 @@ const send = (message: unknown) =>
     process.send?.(message, undefined, {}, () => resolve());
   });
 
+const STREAMING = Symbol('streaming');
+type Handler = ((event: unknown, second: unknown, context?: unknown) => unknown) & { [STREAMING]?: true };
+(globalThis as Record<string, unknown>).awslambda = {
+  streamifyResponse(handler: Handler): Handler {
+    handler[STREAMING] = true;
+    return handler;
+  },
+  HttpResponseStream: {
+    from(stream: Writable, prelude: unknown): Writable {
+      stream.write(Buffer.from(JSON.stringify(prelude)));
+      stream.write(new Uint8Array(8));
+      return stream;
+    },
+  },
+};
+
+/** Streams in progress, by invocation id: the host may end one (the client went away). */
+const responseStreams = new Map<number, Writable>();
+
+/** The response stream of a streaming handler: each chunk to the host, or kept for a buffered answer. */
+function responseStream(message: InvokeMessage, kept: Buffer[]): Writable {
+  const out = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (message.stream) send({ id: message.id, chunk }).then(() => done());
+      else {
+        kept.push(chunk);
+        done();
+      }
+    },
+  });
+  responseStreams.set(message.id, out);
+  out.once('close', () => responseStreams.delete(message.id));
+  return out;
+}
+
 async function main(): Promise<void> {
   const path = ['.mjs', '.js', '.cjs'].map((ext) => join(assetDir, `${file}${ext}`)).find(existsSync);
   if (!path) throw new Error(`Runtime.ImportModuleError: Cannot find module '${file}'`);
@@ -40,7 +85,11 @@ async function main(): Promise<void> {
   if (typeof handler !== 'function') {
     throw new Error(`Runtime.HandlerNotFound: ${file}.${exportName} is undefined or not exported`);
   }
-  process.on('message', (message: InvokeMessage) => {
+  process.on('message', (message: InvokeMessage | { abort: number }) => {
+    if ('abort' in message) {
+      responseStreams.get(message.abort)?.destroy(new Error('The client closed the connection'));
+      return;
+    }
     const context = {
       ...message.context,
       functionVersion: '$LATEST',
@@ -49,10 +98,20 @@ async function main(): Promise<void> {
       callbackWaitsForEmptyEventLoop: true,
       getRemainingTimeInMillis: () => Math.max(0, message.context.deadlineMs - Date.now()),
     };
+    const streaming = (handler as Handler)[STREAMING] === true;
+    const kept: Buffer[] = [];
     Promise.resolve()
-      .then(() => (handler as (e: unknown, c: unknown) => unknown)(message.event, context))
+      .then(() =>
+        streaming
+          ? (handler as Handler)(message.event, responseStream(message, kept), context)
+          : (handler as Handler)(message.event, context),
+      )
       .then(
-        (result) => send({ id: message.id, result: result === undefined ? null : result }),
+        (result) =>
+          send({
+            id: message.id,
+            result: streaming && !message.stream ? Buffer.concat(kept).toString('utf8') : (result ?? null),
+          }),
         (err: unknown) => {
           const e = err instanceof Error ? err : new Error(String(err));
           // What Lambda logs and reports for an unhandled error.

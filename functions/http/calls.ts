@@ -1,6 +1,6 @@
 import { callAgent } from '../core/calls/gateway.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
 import type { Operations } from '../platform/edge/operations.ts';
+import { createStreamedModuleHandler } from '../platform/edge/streamed-module-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { Reply } from '../platform/operation-replies.ts';
 import { streamedCall, wantsEventStream } from '../platform/streamed-call.ts';
@@ -29,4 +29,5 @@ export const operations: Operations<'calls'> = {
   },
 };
 
-export const handler = createModuleHandler('calls', operations, lambdaDeps);
+// The call route's integration streams (lib/stateless-stack.ts): its answer is written as it comes.
+export const handler = createStreamedModuleHandler('calls', operations, lambdaDeps);

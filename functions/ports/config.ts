@@ -117,6 +117,9 @@ const settings = {
   lingerMs: int(100, 60_000).default(5_000),
   /** The most a call may run (below API Gateway's integration timeout in AWS). */
   maxCallSeconds: int(1, 300).default(300),
+  // A streamed call's cap (docs/calls.md, "Streamed calls"): in AWS its integration streams, so it is
+  // not held to API Gateway's buffered limit; set by the stack on the calls function.
+  maxStreamedCallSeconds: int(1, 300).default(300),
   // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only
   // when the operator says so explicitly, without isolation.
   sandbox: z.enum(['bubblewrap', 'unisolated', 'ecs']).optional(),

@@ -29,6 +29,7 @@ export const ENV = {
   requestTimeoutMs: 'PLATFORM_REQUEST_TIMEOUT_MS',
   lingerMs: 'PLATFORM_LINGER_MS',
   maxCallSeconds: 'PLATFORM_MAX_CALL_SECONDS',
+  maxStreamedCallSeconds: 'PLATFORM_MAX_STREAMED_CALL_SECONDS',
   sandbox: 'PLATFORM_SANDBOX',
   sandboxHostPorts: 'PLATFORM_SANDBOX_HOST_PORTS',
   sandboxCluster: 'PLATFORM_SANDBOX_CLUSTER',

@@ -1694,22 +1694,36 @@ describe('agent-call timeout (deploy-time setting)', () => {
       stack.getLogicalId(stack.functions.calls.function.node.defaultChild as CfnFunction)
     ] as CfnResourceJson;
 
-  test('defaults to API Gateway’s 29 s, with the platform deadline one second under it', () => {
+  test('defaults to API Gateway’s 29 s, with the platform deadline one second under it; the call route streams', () => {
     const methods = callsMethods(statelessTemplate);
     // The agent call, the schedule trigger and webhook, and POST /mcp (tools/call), which run
     // agents synchronously too. (The ANY methods go to the edge function, without one.)
     assert.equal(methods.length, 4, 'only the routes that run agents have their own timeout');
-    for (const m of methods) {
-      assert.equal((m.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis, 29_000);
-    }
-    assert.equal(
-      ((methods[0] as CfnResourceJson).Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis,
-      29_000,
+    const integration = (m: CfnResourceJson) =>
+      m.Properties.Integration as { TimeoutInMillis: number; ResponseTransferMode?: string; Uri: unknown };
+    const streamed = methods.filter((m) => integration(m).ResponseTransferMode === 'STREAM');
+    assert.equal(streamed.length, 1, 'the call route alone streams');
+    const call = streamed[0] as CfnResourceJson;
+    assert.match(JSON.stringify(integration(call).Uri), /CallsFunction/);
+    const buffered = methods.filter((m) => m !== call);
+    // The call route: its integration streams (a streamed call runs up to 300 s), through Lambda's
+    // response-streaming invocation.
+    assert.equal(integration(call).ResponseTransferMode, 'STREAM');
+    assert.equal(integration(call).TimeoutInMillis, 301_000);
+    assert.match(
+      JSON.stringify(integration(call).Uri),
+      /2021-11-15\/functions\/.*\/response-streaming-invocations/,
     );
+    for (const m of buffered) {
+      assert.equal(integration(m).TimeoutInMillis, 29_000);
+      assert.equal(integration(m).ResponseTransferMode, undefined);
+    }
     const fn = callsFunction(stateless, statelessTemplate);
-    assert.equal(fn.Properties.Timeout, 34);
+    assert.equal(fn.Properties.Timeout, 305);
     const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
+    // A buffered call still ends one second under API Gateway's 29 s; a streamed one may run 300 s.
     assert.equal(env.PLATFORM_MAX_CALL_SECONDS, '28');
+    assert.equal(env.PLATFORM_MAX_STREAMED_CALL_SECONDS, '300');
   });
 
   test('takes up to 300 s from the callTimeoutSeconds setting, and refuses values out of range', () => {
@@ -1721,9 +1735,10 @@ describe('agent-call timeout (deploy-time setting)', () => {
     const stacks = addAgenthostStacks(other, { callTimeoutSeconds: 300 });
     const template = Template.fromStack(stacks.stateless);
     const methods = callsMethods(template);
-    assert.equal(
-      ((methods[0] as CfnResourceJson).Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis,
-      300_000,
+    // The call route streams (301 s); the other routes that run agents take the setting.
+    assert.deepEqual(
+      methods.map((m) => (m.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis).sort(),
+      [300_000, 300_000, 300_000, 301_000],
     );
     const fn = callsFunction(stacks.stateless, template);
     assert.equal(fn.Properties.Timeout, 305);

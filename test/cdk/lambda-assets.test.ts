@@ -205,11 +205,18 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
         assert.ok(found, module);
         return found;
       };
-      /** Invokes the asset's handler in its own process, as Lambda would, with one REST event. */
+      /**
+       * Invokes the asset's handler in its own process, as Lambda would, with one REST event. The
+       * calls function's integration streams: its handler writes the prelude, eight NUL bytes and
+       * the body to a response stream (read back here as status and body).
+       */
       const invoke = async (module: string, event: Record<string, unknown>) => {
         const { id, fn } = byModule(module);
         const asset = assetDir(id, String(fn.Properties.Code.S3Key));
-        const script = `const m = await import('./index.mjs'); const r = await m.handler(${JSON.stringify(event)}, { awsRequestId: 'req_asset' }); console.log(JSON.stringify(r));`;
+        const script =
+          module === 'Calls'
+            ? `import { Writable } from 'node:stream'; const m = await import('./index.mjs'); const parts = []; const out = new Writable({ write(c, _e, d) { parts.push(c); d(); } }); await m.handler(${JSON.stringify(event)}, out, { awsRequestId: 'req_asset' }); const all = Buffer.concat(parts); const at = all.indexOf(Buffer.alloc(8)); const prelude = JSON.parse(all.subarray(0, at).toString()); console.log(JSON.stringify({ statusCode: prelude.statusCode, body: all.subarray(at + 8).toString() }));`
+            : `const m = await import('./index.mjs'); const r = await m.handler(${JSON.stringify(event)}, { awsRequestId: 'req_asset' }); console.log(JSON.stringify(r));`;
         const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script], {
           cwd: asset,
           env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...environmentOf(fn), ...dynamo.env },

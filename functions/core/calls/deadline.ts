@@ -52,12 +52,22 @@ export class Deadline {
 
 /**
  * The earliest of the agent's timeout (manifest timeout_seconds, capped at 300 s, and in AWS at
- * PLATFORM_MAX_CALL_SECONDS, just under API Gateway's integration timeout; always-on agents, whose
+ * PLATFORM_MAX_CALL_SECONDS, just under API Gateway's buffered integration timeout, or for a streamed
+ * call PLATFORM_MAX_STREAMED_CALL_SECONDS; always-on agents, whose
  * timeout is 0, get the cap) and the caller's X-Platform-Deadline-Ms.
  */
-export function callDeadline(deps: CoreDeps, agent: AgentVersion, header: string | undefined): Deadline {
+export function callDeadline(
+  deps: CoreDeps,
+  agent: AgentVersion,
+  header: string | undefined,
+  streamed = false,
+): Deadline {
   const now = deps.clock.now().getTime();
-  const cap = Math.min(MAX_CALL_SECONDS, deps.config.maxCallSeconds);
+  // A streamed call's answer is not buffered by API Gateway: its own cap (300 s unless set).
+  const cap = Math.min(
+    MAX_CALL_SECONDS,
+    streamed ? deps.config.maxStreamedCallSeconds : deps.config.maxCallSeconds,
+  );
   const seconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
   const deadline = Deadline.in(deps.clock, seconds * 1000);
   if (header === undefined) return deadline;

@@ -120,7 +120,12 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
 async function prepareCall(deps: CoreDeps, basis: CallBasis): Promise<CallContext> {
   const { auth, agent } = basis;
   requireBundle(agent);
-  let deadline = callDeadline(deps, agent, basis.request.headers('x-platform-deadline-ms'));
+  let deadline = callDeadline(
+    deps,
+    agent,
+    basis.request.headers('x-platform-deadline-ms'),
+    basis.request.stream !== undefined,
+  );
   if (auth.service) {
     deadline = checkSubCall(deps, auth.service, agent, deadline);
     if (auth.serviceKeyHash) await countSubCall(deps, auth.serviceKeyHash);

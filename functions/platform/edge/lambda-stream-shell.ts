@@ -22,8 +22,17 @@ interface LambdaRuntimeGlobal {
   HttpResponseStream: { from(stream: Writable, prelude: Prelude): Writable };
 }
 
-/** Lambda's runtime global, present only inside Lambda's Node.js runtime. */
-const runtime = (globalThis as unknown as { awslambda?: LambdaRuntimeGlobal }).awslambda;
+/**
+ * Lambda's runtime global, inside Lambda's Node.js runtime (and the emulator's). Elsewhere the AWS
+ * SDK may define an `awslambda` object of its own (@aws/lambda-invoke-store), without these.
+ */
+function lambdaRuntime(): LambdaRuntimeGlobal | undefined {
+  const global = (globalThis as unknown as { awslambda?: Partial<LambdaRuntimeGlobal> }).awslambda;
+  return typeof global?.streamifyResponse === 'function' &&
+    typeof global.HttpResponseStream?.from === 'function'
+    ? (global as LambdaRuntimeGlobal)
+    : undefined;
+}
 
 /** The eight NUL bytes between the prelude and the body. */
 export const PRELUDE_DELIMITER = new Uint8Array(8);
@@ -35,17 +44,31 @@ export function lambdaStreamShell(app: FetchHandler): StreamedApiHandler {
     const work: Promise<unknown>[] = [];
     const response = await app(toRequest(event), edgeContext(event), { waitUntil: (p) => void work.push(p) });
     const out = withPrelude(responseStream, prelude(response));
+    const reader = response.body?.getReader();
+    // A client gone (API Gateway closed the stream) cancels the body at once, not at the next
+    // write: a streamed call stops when its stream is cancelled (streamed-call.ts).
+    const cancel = () => void reader?.cancel().catch(() => undefined);
+    out.once('close', cancel).once('error', cancel);
     try {
-      if (response.body) {
-        for await (const chunk of response.body) {
-          if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
+      for (;;) {
+        const read = await (reader?.read() ?? { done: true as const, value: undefined });
+        if (read.done || out.destroyed) break;
+        if (!out.write(read.value)) {
+          await new Promise((resolve) => out.once('drain', resolve).once('close', resolve));
         }
       }
+    } catch {
+      // The body failed or was cancelled: what was written stands, the stream ends below.
     } finally {
-      await new Promise<void>((resolve) => out.end(resolve));
+      if (!out.destroyed)
+        await new Promise<void>((resolve) => {
+          out.once('close', resolve);
+          out.end(resolve);
+        });
     }
     await Promise.allSettled(work);
   };
+  const runtime = lambdaRuntime();
   return runtime ? runtime.streamifyResponse(handler) : handler;
 }
 
@@ -59,6 +82,7 @@ function prelude(response: Response): Prelude {
 }
 
 function withPrelude(stream: Writable, head: Prelude): Writable {
+  const runtime = lambdaRuntime();
   if (runtime) return runtime.HttpResponseStream.from(stream, head);
   stream.write(Buffer.from(JSON.stringify(head)));
   stream.write(PRELUDE_DELIMITER);

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { readEventStream } from '../helpers/event-stream.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+
+/**
+ * Streamed calls on both deployments (issue 35, points 3, 4 and 6): on the emulated one the call
+ * route's integration streams (API Gateway's ResponseTransferMode STREAM, the calls Lambda invoked
+ * with its response stream, the prelude and eight NUL bytes on the wire), so the events arrive as
+ * the model writes, a streamed call outlasts API Gateway's 29 s for buffered answers, and a client
+ * that hangs up stops the model request. The model is a loopback fake streaming OpenAI's format.
+ */
+
+// Both deployments side by side: most of each case is waiting on the model's pauses.
+describe('streamed calls', { concurrency: 2 }, () => {
+  for (const kind of DEPLOYMENTS) {
+    describe(`${kind} deployment`, { concurrency: 1, timeout: 180_000 }, () => {
+      let d: Deployment;
+      let fake: FakeLlmProviders;
+
+      const stream = (body: unknown, signal?: AbortSignal) =>
+        fetch(`${d.url}/${org}/teller/v1/run`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            accept: 'text/event-stream',
+          },
+          body: JSON.stringify(body),
+          ...(signal ? { signal } : {}),
+        });
+      const org = 'streamer';
+      let key = '';
+
+      before(async () => {
+        fake = await startFakeLlm();
+        d = await startDeployment(kind, {
+          OPENAI_API_KEY: 'sk-openai-test',
+          OPENAI_BASE_URL: fake.baseUrls.openai,
+        });
+        key = (await d.createAccount(org, 'pro')).key;
+        const published = await d.request('POST', '/agents', {
+          key,
+          body: {
+            name: 'teller',
+            description: 'Tells.',
+            supported_providers: ['openai'],
+            default_models: { openai: 'gpt-test-mini' },
+            prompt_template: 'Tell {{topic}}',
+            input_schema: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
+          },
+        });
+        assert.equal(published.status, 201, published.text);
+      });
+      after(async () => {
+        await d?.close();
+        await fake?.close();
+      });
+      beforeEach(() => fake.reset());
+
+      it('sends the text as the model writes it, then the result', async () => {
+        fake.enqueue({ text: 'once upon a time', chunks: ['once ', 'upon ', 'a time'], chunkDelayMs: 400 });
+        const started = Date.now();
+        const res = await stream({ topic: 'a story' });
+        assert.equal(res.status, 200);
+        assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+        const { events } = await readEventStream(res, started);
+        assert.deepEqual(
+          events.map((e) => e.event),
+          ['delta', 'delta', 'delta', 'result'],
+        );
+        const result = JSON.parse(events.at(-1)?.data ?? '{}');
+        assert.deepEqual(result.data, { text: 'once upon a time' });
+        assert.equal(result.metadata.request_id, res.headers.get('x-request-id'));
+        // The first piece came while the model was still writing (not all at once at the end).
+        const gap = (events.at(-1)?.at ?? 0) - (events[0]?.at ?? 0);
+        assert.ok(gap >= 600, `events at ${events.map((e) => e.at)}`);
+      });
+
+      it('runs past API Gateway’s 29 s for buffered answers when streamed (a 40 s prompt call)', async () => {
+        const chunks = ['one ', 'two ', 'three ', 'four ', 'five'];
+        fake.enqueue({ text: chunks.join(''), chunks, chunkDelayMs: 8_000 });
+        const started = Date.now();
+        const res = await stream({ topic: 'slowly' });
+        assert.equal(res.status, 200);
+        const { events } = await readEventStream(res, started);
+        assert.equal(events.at(-1)?.event, 'result', JSON.stringify(events));
+        assert.ok((events.at(-1)?.at ?? 0) >= 40_000, 'the call took its 40 s');
+        assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { text: chunks.join('') });
+      });
+
+      if (kind === 'emulated') {
+        it('holds a buffered call to API Gateway’s limit: the platform’s own 504 one second under 29 s', async () => {
+          fake.enqueue({ text: 'late', delayMs: 40_000 });
+          const started = Date.now();
+          const res = await d.request<{ error: { code: string } }>('POST', `/${org}/teller/v1/run`, {
+            key,
+            body: { topic: 'slowly' },
+          });
+          const took = Date.now() - started;
+          assert.equal(res.status, 504, res.text);
+          assert.equal(res.body.error.code, 'TIMEOUT');
+          assert.ok(took >= 27_000 && took < 35_000, `answered after ${took} ms`);
+        });
+      }
+
+      it('ends with an error event when the model fails mid-stream', async () => {
+        fake.enqueue({ text: 'a b c', chunks: ['a ', 'b ', 'c'], chunkDelayMs: 50, failAfterChunks: 1 });
+        const res = await stream({ topic: 'x' });
+        const { events } = await readEventStream(res, Date.now());
+        assert.deepEqual(
+          events.map((e) => e.event),
+          ['delta', 'error'],
+        );
+        assert.equal(JSON.parse(events[1]?.data ?? '{}').error.code, 'LLM_ERROR');
+      });
+
+      it('stops the model request when the client hangs up', async () => {
+        fake.enqueue({ text: 'a b c d', chunks: ['a ', 'b ', 'c ', 'd'], chunkDelayMs: 2_000 });
+        const res = await stream({ topic: 'x' });
+        const { events } = await readEventStream(res, Date.now(), (e) => e.event === 'delta');
+        assert.equal(events.length, 1);
+        const outcome = await Promise.race([
+          fake.calls[0]?.settled,
+          new Promise((resolve) => setTimeout(() => resolve('still streaming'), 3_000)),
+        ]);
+        assert.equal(outcome, 'disconnected', 'the model request was cut when the caller went away');
+      });
+    });
+  }
+});
