@@ -4,9 +4,11 @@ import { createAccount } from '../../functions/core/accounts/account.ts';
 import { hashApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import { issueServiceKey, spendDownstreamBudget } from '../../functions/core/calls/service-keys.ts';
 import { dailyCounterKeys, utcDay } from '../../functions/core/usage/daily-usage.ts';
+import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 type Checkout = { session_id: string; checkout_url: string; credits: number; amount_cents: number };
 
@@ -267,6 +269,53 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
     const own = await p.request('POST', '/seller/oracle/v1/run', { key: author.key, body: {} });
     assert.equal(own.status, 200);
     assert.equal(await balanceOf(author.key), 0);
+  });
+
+  it('a streamed paid call is charged once, and refunded when it fails mid-stream or its caller hangs up', async () => {
+    const c = await createAccount(p.deps, { org: 'streambuyer', tier: 'pro' });
+    await topUp(c.api_key, 500);
+    fake.reset();
+    const streamed = () =>
+      fetch(`${p.url}/seller/oracle/v1/run`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${c.api_key}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
+        body: '{}',
+      });
+    fake.enqueue({ text: 'paid stream', chunks: ['paid ', 'stream'], chunkDelayMs: 20 });
+    const ok = await readEventStream(await streamed(), Date.now());
+    assert.equal(ok.events.at(-1)?.event, 'result');
+    assert.equal(await balanceOf(c.api_key), 495, 'charged once');
+    fake.enqueue({ text: 'a b', chunks: ['a ', 'b'], chunkDelayMs: 20, failAfterChunks: 1 });
+    const failed = await readEventStream(await streamed(), Date.now());
+    assert.equal(failed.events.at(-1)?.event, 'error');
+    assert.equal(await balanceOf(c.api_key), 495, 'the mid-stream failure refunded');
+    fake.enqueue({ text: 'a b c', chunks: ['a ', 'b ', 'c'], chunkDelayMs: 1000 });
+    await readEventStream(await streamed(), Date.now(), (e) => e.event === 'delta');
+    await waitFor('the abandoned call’s refund', async () =>
+      (await balanceOf(c.api_key)) === 495 ? true : undefined,
+    );
+    const list = await p.request<{ transactions: { type: string; amount: number }[] }>(
+      'GET',
+      '/billing/transactions',
+      {
+        key: c.api_key,
+      },
+    );
+    assert.deepEqual(
+      list.body.transactions.map((t) => [t.type, t.amount]),
+      [
+        ['refund', 5],
+        ['charge', -5],
+        ['refund', 5],
+        ['charge', -5],
+        ['charge', -5],
+        ['topup', 500],
+      ],
+    );
   });
 
   it('paid calls bypass the tier’s daily limit (they count against the 100,000 abuse cap instead)', async () => {
