@@ -194,4 +194,49 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     assert.equal(events.at(-1)?.event, 'result');
     assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { done: true });
   });
+
+  it('stops a tool agent’s sandbox run at once when the client hangs up', async () => {
+    const published = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key,
+      body: {
+        name: 'sleeper',
+        type: 'tool',
+        description: 'Sleeps.',
+        supported_providers: ['any'],
+        required_secrets: [],
+        runtime: { command: 'sleep 30' },
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    const gone = new AbortController();
+    const started = Date.now();
+    const res = await fetch(`${p.url}/streamco/sleeper/v1/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
+      body: '{}',
+      signal: gone.signal,
+    });
+    assert.equal(res.status, 200, 'the stream opened: the run has started');
+    const requestId = res.headers.get('x-request-id') as string;
+    gone.abort();
+    // Recorded as ended by its caller long before the command's 30 s.
+    const logged = await waitFor(
+      'the abandoned run’s log line',
+      async () => {
+        const page = await p.request<{ logs: { request_id: string; status: string; duration_ms: number }[] }>(
+          'GET',
+          '/usage/logs',
+          { key },
+        );
+        return page.body.logs?.find((l) => l.request_id === requestId);
+      },
+      15_000,
+    );
+    assert.equal(logged.status, 'timeout');
+    assert.ok(Date.now() - started < 15_000, 'the run did not go on to its end');
+  });
 });
