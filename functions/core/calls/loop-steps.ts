@@ -24,7 +24,9 @@ export function reportingSteps(tools: LlmTool[], events: CallEvents, agents: Map
         });
       try {
         const result = await tool.execute(args);
-        step('ok');
+        // A sub-agent's failure comes back to the model as its error envelope, not as a throw
+        // (RunExtras.callDependency): the step says it failed.
+        step(agent && result.startsWith('{"error":') ? 'error' : 'ok');
         return result;
       } catch (err) {
         step('error');
