@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -16,8 +16,9 @@ describe('streamed calls (Accept: text/event-stream)', () => {
   let fake: FakeLlmProviders;
   let key: string;
 
-  const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${p.url}/streamco/echo/v1/run`, {
+  /** A streamed call of `agent` (streamco's own unless the path names another org's). */
+  const stream = (agent: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+    fetch(`${p.url}/${agent.includes('/') ? agent : `streamco/${agent}`}/v1/run`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,
@@ -26,7 +27,24 @@ describe('streamed calls (Accept: text/event-stream)', () => {
         ...headers,
       },
       body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
     });
+  const post = (body: unknown, headers: Record<string, string> = {}) => stream('echo', body, headers);
+
+  /** The call's record in GET /usage/logs, once it is there. */
+  const logLineOf = (requestId: string, what: string, timeoutMs?: number) =>
+    waitFor(
+      what,
+      async () => {
+        const page = await p.request<{ logs: { request_id: string; status: string; error_code?: string }[] }>(
+          'GET',
+          '/usage/logs',
+          { key },
+        );
+        return page.body.logs?.find((l) => l.request_id === requestId);
+      },
+      timeoutMs,
+    );
 
   before(async () => {
     fake = await startFakeLlm();
@@ -141,14 +159,7 @@ describe('streamed calls (Accept: text/event-stream)', () => {
       new Promise((resolve) => setTimeout(() => resolve('still streaming'), 2500)),
     ]);
     assert.equal(outcome, 'disconnected', 'the model request was cut when the caller went away');
-    const logged = await waitFor('the call’s log line', async () => {
-      const page = await p.request<{ logs: { request_id: string; status: string; error_code?: string }[] }>(
-        'GET',
-        '/usage/logs',
-        { key },
-      );
-      return page.body.logs?.find((l) => l.request_id === requestId);
-    });
+    const logged = await logLineOf(requestId, 'the call’s log line');
     assert.equal(logged.status, 'timeout');
     assert.equal(logged.error_code, 'TIMEOUT');
   });
@@ -171,15 +182,7 @@ describe('streamed calls (Accept: text/event-stream)', () => {
       { toolCalls: [{ name: 'submit_result', input: { done: true } }] },
     );
     const started = Date.now();
-    const res = await fetch(`${p.url}/streamco/looper/v1/run`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-      },
-      body: '{}',
-    });
+    const res = await stream('looper', {});
     assert.equal(res.status, 200);
     const { events } = await readEventStream(res, started);
     const steps = events.filter((e) => e.event === 'step').map((e) => JSON.parse(e.data));
@@ -210,33 +213,35 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     assert.equal(published.status, 201, published.text);
     const gone = new AbortController();
     const started = Date.now();
-    const res = await fetch(`${p.url}/streamco/sleeper/v1/run`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-      },
-      body: '{}',
-      signal: gone.signal,
-    });
+    const res = await stream('sleeper', {}, {}, gone.signal);
     assert.equal(res.status, 200, 'the stream opened: the run has started');
     const requestId = res.headers.get('x-request-id') as string;
     gone.abort();
     // Recorded as ended by its caller long before the command's 30 s.
-    const logged = await waitFor(
-      'the abandoned run’s log line',
-      async () => {
-        const page = await p.request<{ logs: { request_id: string; status: string; duration_ms: number }[] }>(
-          'GET',
-          '/usage/logs',
-          { key },
-        );
-        return page.body.logs?.find((l) => l.request_id === requestId);
-      },
-      15_000,
-    );
+    const logged = await logLineOf(requestId, 'the abandoned run’s log line', 15_000);
     assert.equal(logged.status, 'timeout');
     assert.ok(Date.now() - started < 15_000, 'the run did not go on to its end');
+  });
+
+  it('refuses another tenant’s private agent before the stream, as a plain call does, running nothing', async () => {
+    const other = await createAccount(p.deps, { org: 'otherco', tier: 'pro' });
+    const published = await p.request('POST', '/agents', {
+      key: other.api_key,
+      body: {
+        name: 'private-one',
+        description: 'Private.',
+        supported_providers: ['openai'],
+        prompt_template: 'Say {{text}}',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    const res = await stream('otherco/private-one', { text: 'hi' });
+    const plain = await p.request('POST', '/otherco/private-one/v1/run', { key, body: { text: 'hi' } });
+    assert.equal(res.status, plain.status);
+    assert.ok(res.status === 403 || res.status === 404, String(res.status));
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, errorOf(plain).code);
+    assert.equal(fake.calls.length, 0, 'nothing ran');
   });
 });
