@@ -22,13 +22,13 @@
  * before"), so a change to the call path is measured against the code before it in the same run.
  */
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { startProcess, stop } from './bench-process.ts';
 import { baselineComparison, type Measure } from './calls-baseline.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs, treeRssMb } from './proc-stats.ts';
@@ -101,35 +101,6 @@ async function peakRss(target: Target): Promise<number> {
     clearInterval(timer);
   }
   return Math.max(peak, treeRssMb(pid));
-}
-
-/** Starts `args` with node; resolves once it prints "listening on <url>" (or the first line, for the fake). */
-async function startProcess(
-  args: string[],
-  env: Record<string, string>,
-  firstLine = false,
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  const pattern = firstLine ? /^(http:\/\/\S+)\n/ : /listening on (http:\/\/\S+)/;
-  while (!pattern.test(out)) {
-    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, url: (pattern.exec(out) as RegExpExecArray)[1] as string };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.stdin?.end();
-  child.kill('SIGTERM');
-  await once(child, 'exit');
 }
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);

@@ -7,13 +7,13 @@
  * pause of PAUSE_MS. Target: the platform adds at most 5 ms at p50. Results go to
  * docs/performance.md.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { startProcess, stop } from './bench-process.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { machineLine, median, quantile, writeReport } from './report.ts';
 
@@ -24,22 +24,6 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const WARMUP = 100;
 const PAUSE_MS = 5;
 const TARGET_MS = 5;
-
-async function startProcess(args: string[], env: Record<string, string>, pattern: RegExp) {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  while (!pattern.test(out)) {
-    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, url: (pattern.exec(out) as RegExpExecArray)[1] as string };
-}
 
 /** Sends one request and resolves with the ms until a chunk of its body contains `marker`. */
 async function firstByte(
@@ -70,23 +54,19 @@ async function main(): Promise<void> {
     const fake = await startProcess(
       [join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'],
       { FAKE_CHUNK_DELAY_MS: String(PAUSE_MS) },
-      /^(http:\/\/\S+)\n/,
+      true,
     );
     children.push(fake.child);
-    const platform = await startProcess(
-      platformStartArgs(ROOT),
-      {
-        HOST: '127.0.0.1',
-        PORT: '0',
-        PLATFORM_DATA_DIR: dir,
-        PLATFORM_LOG_LEVEL: 'warn',
-        PLATFORM_BOOTSTRAP_TIER: 'enterprise',
-        PLATFORM_BOOTSTRAP_API_KEY: KEY,
-        OPENAI_API_KEY: 'sk-bench',
-        OPENAI_BASE_URL: fake.url,
-      },
-      /listening on (http:\/\/\S+)/,
-    );
+    const platform = await startProcess(platformStartArgs(ROOT), {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      PLATFORM_DATA_DIR: dir,
+      PLATFORM_LOG_LEVEL: 'warn',
+      PLATFORM_BOOTSTRAP_TIER: 'enterprise',
+      PLATFORM_BOOTSTRAP_API_KEY: KEY,
+      OPENAI_API_KEY: 'sk-bench',
+      OPENAI_BASE_URL: fake.url,
+    });
     children.push(platform.child);
     const publish = await request(`${platform.url}/agents`, {
       method: 'POST',
@@ -178,12 +158,7 @@ async function main(): Promise<void> {
     await writeReport('first-byte', 'Streamed calls: time to the first byte (issue 35)', table);
   } finally {
     await dispatcher.close();
-    for (const child of children.reverse()) {
-      if (child.exitCode !== null) continue;
-      child.stdin?.end();
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
+    for (const child of children.reverse()) await stop(child);
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -2,7 +2,7 @@ import { callAgent } from '../core/calls/gateway.ts';
 import type { Operations } from '../platform/edge/operations.ts';
 import { createStreamedModuleHandler } from '../platform/edge/streamed-module-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
-import { Reply } from '../platform/operation-replies.ts';
+import { Reply, StreamReply } from '../platform/operation-replies.ts';
 import { streamedCall, wantsEventStream } from '../platform/streamed-call.ts';
 
 export const operations: Operations<'calls'> = {
@@ -16,16 +16,14 @@ export const operations: Operations<'calls'> = {
       waitUntil,
     };
     // Accept: text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
-    if (wantsEventStream(header('accept'))) {
-      const answer = await streamedCall(
-        requestId,
-        (stream, signal) => callAgent(deps, auth, { ...request, stream, signal }),
-        { logger: deps.logger },
-      );
-      return answer instanceof Reply ? new Reply(answer.body as never, answer.headers) : answer;
-    }
-    const result = await callAgent(deps, auth, request);
-    return new Reply(result.body as never, result.headers);
+    const answer = wantsEventStream(header('accept'))
+      ? await streamedCall(
+          requestId,
+          (stream, signal) => callAgent(deps, auth, { ...request, stream, signal }),
+          { logger: deps.logger },
+        )
+      : await callAgent(deps, auth, request);
+    return answer instanceof StreamReply ? answer : new Reply(answer.body as never, answer.headers);
   },
 };
 

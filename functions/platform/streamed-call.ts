@@ -3,7 +3,7 @@ import { PlatformError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { logServerError } from '../shared/server-error-log.ts';
 import { errorEnvelope, toPlatformError } from './error-answer.ts';
-import { Reply, StreamReply } from './operation-replies.ts';
+import { StreamReply } from './operation-replies.ts';
 import { routes } from './routes.ts';
 
 /*
@@ -33,13 +33,13 @@ function event(name: string, data: unknown): Uint8Array {
 
 /**
  * Runs `call` (given the stream to open and the caller's signal) and answers it: a StreamReply once
- * the call opened its stream, else the call's own answer (a Reply) or its error (thrown).
+ * the call opened its stream, else the call's own answer or its error (thrown).
  */
 export function streamedCall(
   requestId: string,
   call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
   { heartbeatMs = HEARTBEAT_MS, logger }: { heartbeatMs?: number; logger?: Logger } = {},
-): Promise<Reply<unknown> | StreamReply> {
+): Promise<CallResponse | StreamReply> {
   const gone = new AbortController();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
@@ -85,7 +85,7 @@ export function streamedCall(
       (result) => {
         const answer = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
         if (opened) finish(event('result', answer));
-        else resolve(new Reply(result.body, result.headers));
+        else resolve(result);
       },
       (error: unknown) => {
         if (!opened) return reject(error);

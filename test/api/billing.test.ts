@@ -221,6 +221,13 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
   };
   const balanceOf = async (key: string) =>
     (await p.request<{ balance_credits: number }>('GET', '/billing/balance', { key })).body.balance_credits;
+  /** The account's ledger, newest first, as [type, amount]. */
+  const transactionsOf = async (key: string) =>
+    (
+      await p.request<{ transactions: { type: string; amount: number }[] }>('GET', '/billing/transactions', {
+        key,
+      })
+    ).body.transactions.map((t) => [t.type, t.amount]);
 
   it('answers 402 INSUFFICIENT_CREDITS and runs nothing without credits; charges the price once it can', async () => {
     const c = await createAccount(p.deps, { org: 'buyer', tier: 'pro' });
@@ -239,22 +246,12 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
     const failed = await p.request('POST', '/seller/oracle/v1/run', { key: c.api_key, body: {} });
     assert.equal(failed.status, 502);
     assert.equal(await balanceOf(c.api_key), 495, 'LLM_ERROR refunded');
-    const list = await p.request<{ transactions: { type: string; amount: number }[] }>(
-      'GET',
-      '/billing/transactions',
-      {
-        key: c.api_key,
-      },
-    );
-    assert.deepEqual(
-      list.body.transactions.map((t) => [t.type, t.amount]),
-      [
-        ['refund', 5],
-        ['charge', -5],
-        ['charge', -5],
-        ['topup', 500],
-      ],
-    );
+    assert.deepEqual(await transactionsOf(c.api_key), [
+      ['refund', 5],
+      ['charge', -5],
+      ['charge', -5],
+      ['topup', 500],
+    ]);
     // The author sees the earnings (the refunded call excluded), and runs its own agent free.
     const usage = await p.request<{ earnings_credits: number }>(
       'GET',
@@ -298,24 +295,14 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
     await waitFor('the abandoned call’s refund', async () =>
       (await balanceOf(c.api_key)) === 495 ? true : undefined,
     );
-    const list = await p.request<{ transactions: { type: string; amount: number }[] }>(
-      'GET',
-      '/billing/transactions',
-      {
-        key: c.api_key,
-      },
-    );
-    assert.deepEqual(
-      list.body.transactions.map((t) => [t.type, t.amount]),
-      [
-        ['refund', 5],
-        ['charge', -5],
-        ['refund', 5],
-        ['charge', -5],
-        ['charge', -5],
-        ['topup', 500],
-      ],
-    );
+    assert.deepEqual(await transactionsOf(c.api_key), [
+      ['refund', 5],
+      ['charge', -5],
+      ['refund', 5],
+      ['charge', -5],
+      ['charge', -5],
+      ['topup', 500],
+    ]);
   });
 
   it('paid calls bypass the tier’s daily limit (they count against the 100,000 abuse cap instead)', async () => {

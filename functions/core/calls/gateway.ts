@@ -87,7 +87,9 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // Charged before it runs (docs/billing.md): 402 and nothing runs without the credits.
   report.billed = await chargeCall(deps, call);
   // A streamed call's first byte: everything that refuses a call has passed.
-  const events = request.stream?.open(await deprecationHeaders(deps, agent, request.endpoint));
+  // A deprecated version's headers: read once, before a streamed answer's head goes out.
+  const headers = await deprecationHeaders(deps, agent, request.endpoint);
+  const events = request.stream?.open(headers);
   const result = await runWithinDeadline(deps, call, {
     input,
     files,
@@ -109,7 +111,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
       warnings: [...warnings, ...result.warnings, ...answer.warnings],
       metadata: { processing_time_ms: Date.now() - call.startedMs, version: agent.version },
     },
-    headers: await deprecationHeaders(deps, agent, request.endpoint),
+    headers,
   };
 }
 
