@@ -42,8 +42,13 @@ const RSS_LEVEL = 64;
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const WARMUP = 300;
+/**
+ * BENCH_TRACES_OFF=1: the baseline is this checkout with PLATFORM_TRACES=off (docs/traces.md), so
+ * what recording every call's spans costs is measured side by side (issue 36).
+ */
+const TRACES_OFF = process.env.BENCH_TRACES_OFF === '1';
 /** What the table calls the BENCH_BASELINE_DIR checkout (BENCH_BASELINE_NAME, for an A/B of a variant). */
-const BASELINE_NAME = process.env.BENCH_BASELINE_NAME ?? 'agenthost before';
+const BASELINE_NAME = process.env.BENCH_BASELINE_NAME ?? (TRACES_OFF ? 'traces off' : 'agenthost before');
 
 /** One way of reaching the model: `pid` is the gateway's process (none for the direct call). */
 interface Target {
@@ -141,8 +146,8 @@ async function main(): Promise<void> {
     const profile = process.env.BENCH_PROFILE
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
       : [];
-    const baselineDir = process.env.BENCH_BASELINE_DIR;
-    const startPlatform = async (root: string, flags: string[]) => {
+    const baselineDir = process.env.BENCH_BASELINE_DIR ?? (TRACES_OFF ? ROOT : undefined);
+    const startPlatform = async (root: string, flags: string[], env: Record<string, string> = {}) => {
       const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
       dataDirs.push(dir);
       const started = await startProcess([...flags, ...platformStartArgs(root)], {
@@ -154,6 +159,7 @@ async function main(): Promise<void> {
         PLATFORM_BOOTSTRAP_API_KEY: KEY,
         OPENAI_API_KEY: 'sk-bench',
         OPENAI_BASE_URL: fakeUrl,
+        ...env,
       });
       children.push(started.child);
       await publishAgent(started.url, dispatcher);
@@ -168,6 +174,7 @@ async function main(): Promise<void> {
               process.env.BENCH_PROFILE_BASELINE
                 ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_BASELINE}`]
                 : [],
+              TRACES_OFF ? { PLATFORM_TRACES: 'off' } : {},
             )
           : undefined,
       ]);
@@ -333,12 +340,20 @@ async function main(): Promise<void> {
         intro: `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; this checkout (${commitOf(ROOT)}) against "${BASELINE_NAME}" (${commitOf(baselineDir)}): ${rounds} rounds, each starting both platforms afresh, of ${repeats} repeats of ${CALLS} calls per gateway and level.`,
       });
       process.stdout.write(`${table}\n`);
-      await writeReport(
-        'calls',
-        'The call path against an earlier commit, side by side',
-        table,
-        'calls-baseline',
-      );
+      if (TRACES_OFF)
+        await writeReport(
+          'calls',
+          'Traces: the call path with tracing on against off',
+          table,
+          'calls-traces',
+        );
+      else
+        await writeReport(
+          'calls',
+          'The call path against an earlier commit, side by side',
+          table,
+          'calls-baseline',
+        );
       return;
     }
     if (!(summary.has(1) && summary.has(16))) {

@@ -17,6 +17,7 @@ const corsOrigins = app.node.tryGetContext('corsOrigins') as string | undefined;
 const allowedHosts = app.node.tryGetContext('allowedHosts') as string | undefined;
 const sandboxPoolMin = app.node.tryGetContext('sandboxPoolMin') as string | number | undefined;
 const sandboxPoolMax = app.node.tryGetContext('sandboxPoolMax') as string | number | undefined;
+const tracing = app.node.tryGetContext('tracing') as string | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -33,6 +34,7 @@ const { stateful, stateless } = addAgenthostStacks(app, {
     min: sandboxPoolMin === undefined ? undefined : Number(sandboxPoolMin),
     max: sandboxPoolMax === undefined ? undefined : Number(sandboxPoolMax),
   },
+  tracing: tracing === undefined ? undefined : String(tracing),
 });
 const assembly = app.synth();
 if (!underCli) {

@@ -3,6 +3,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
 import { StatefulStack } from './stateful-stack.ts';
 import { StatelessStack } from './stateless-stack.ts';
+import { tracingMode } from './tracing.ts';
 
 export interface AgenthostStacks {
   stateful: StatefulStack;
@@ -34,6 +35,12 @@ export interface AgenthostAppOptions {
    * idle unbound runners kept ready, and the most runners in all. `sandboxPoolMax=0` turns them off.
    */
   sandboxPool?: { min?: number | undefined; max?: number | undefined } | undefined;
+  /**
+   * Where the platform's own spans go besides each call's record (`-c tracing=xray`; docs/deploy.md,
+   * "Traces to X-Ray"): `off` (the default) exports none; `xray` sends them to X-Ray's OTLP
+   * endpoint from every function. Checked at synthesis: anything else fails it.
+   */
+  tracing?: string | undefined;
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
@@ -64,6 +71,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     );
   }
   const prefix = stage ? `${stage}-` : '';
+  const tracing = tracingMode(options.tracing);
 
   const stateful = new StatefulStack(app, `${prefix}AgenthostStateful`, {
     description: 'agenthost: data (DynamoDB single table, code-bundle bucket), retained on teardown',
@@ -80,6 +88,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     sandboxPool: sandboxPoolSizes(options.sandboxPool),
+    tracing,
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.
   stateless.addStackDependency(stateful);

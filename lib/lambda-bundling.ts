@@ -115,6 +115,13 @@ const ALERTS_QUEUE_EXTERNAL = ['@aws-sdk/client-lambda', ...lazyImportPaths(lazy
 /** Left out of modules that never send or check alerts: the delivery and URL-check code (platform/alert-sender.ts imports them on first use). */
 const ALERTS_SEND_EXTERNAL = lazyImportPaths(ALERT_SENDER_MODULES);
 
+/**
+ * Left out of modules that neither run calls nor manage services: the OpenTelemetry SDK, its
+ * exporters and the platform's tracer on them (functions/platform/tracer-deps.ts loads them on a
+ * call's first span, so the others never do).
+ */
+const TRACES_EXTERNAL = ['@opentelemetry/*', ...lazyImportPaths(lazyGroup('traces'))];
+
 /** Externals of one module's bundle, from what it may touch. */
 function externalsOf(access: ModuleAccess): string[] {
   return [
@@ -130,6 +137,7 @@ function externalsOf(access: ModuleAccess): string[] {
     ...(access.payments ? [] : PAYMENTS_EXTERNAL),
     ...(access.payments || access.llm ? [] : SECRET_JSON_EXTERNAL),
     ...(access.llm ? [] : LLM_EXTERNAL),
+    ...(access.llm || access.services ? [] : TRACES_EXTERNAL),
     ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
     ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),
     ...(access.alerts ? [] : ALERTS_SEND_EXTERNAL),

@@ -22,6 +22,7 @@ import { WarmPoolRefill } from './constructs/warm-pool-refill.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 import { moduleAccess } from './module-access.ts';
 import type { StatefulExports } from './stateful-stack.ts';
+import type { TracingMode } from './tracing.ts';
 
 export interface StatelessStackProps extends StackProps {
   /** The sandbox's warm runner pool: floor and ceiling (0 turns it off). @default 2 and 10 */
@@ -64,6 +65,12 @@ export interface StatelessStackProps extends StackProps {
    * deploys are refused with a clear message.
    */
   services?: { domain: string; certificateArn: string };
+  /**
+   * `-c tracing=…` (lib/tracing.ts): with `xray`, every platform function sends its spans to X-Ray's
+   * OTLP endpoint. Lambda's active tracing and the stage's tracing are on either way.
+   * @default 'off'
+   */
+  tracing?: TracingMode;
 }
 
 /**
@@ -295,6 +302,12 @@ export class StatelessStack extends Stack {
       value: this.providerKeys.secret.secretArn,
       description: 'Secrets Manager secret for the model provider keys (JSON; docs/deploy.md)',
     });
+
+    // Every platform function, the nested constructs' too (no resource is added: an environment
+    // variable and a statement in each role's existing policy).
+    if (props.tracing === 'xray') {
+      for (const c of this.node.findAll()) if (c instanceof PlatformFunction) c.exportTracesToXray();
+    }
 
     this.acknowledgeApiFindings();
   }

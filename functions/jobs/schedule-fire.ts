@@ -41,5 +41,11 @@ export async function fire(d: Deps, event: ScheduleFireEvent): Promise<{ fired: 
 
 export async function handler(event: ScheduleFireEvent): Promise<{ fired: boolean; reason?: string }> {
   deps ??= createDeps(processConfig());
-  return fire(await deps, event);
+  const d = await deps;
+  try {
+    return await fire(d, event);
+  } finally {
+    // A frozen function exports nothing: the run's spans go before the invocation ends.
+    await d.tracer.flush();
+  }
 }

@@ -81,5 +81,11 @@ let deps: Promise<Deps> | undefined;
 
 export async function handler(event: EcsTaskStateChange): Promise<string> {
   deps ??= createDeps(processConfig());
-  return handleTaskEvent(await deps, event);
+  const d = await deps;
+  try {
+    return await handleTaskEvent(d, event);
+  } finally {
+    // A frozen function exports nothing: a restart's span goes before the invocation ends.
+    await d.tracer.flush();
+  }
 }

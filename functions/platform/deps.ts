@@ -7,6 +7,7 @@ import type { Payments } from '../ports/payments.ts';
 import type { Sandbox } from '../ports/sandbox.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { Store } from '../ports/store.ts';
+import type { Tracer } from '../ports/tracer.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import {
   buildEcsSandbox,
@@ -31,6 +32,7 @@ import {
   createLocalVault,
   LocalScheduler,
 } from './local-deps.ts';
+import { createTracer } from './tracer-deps.ts';
 
 /**
  * The composition root: builds the dependency set from the configuration, picking the local
@@ -54,6 +56,7 @@ export interface DepsOverrides {
   sandbox?: Sandbox;
   notifier?: Notifier;
   scheduler?: Scheduler;
+  tracer?: Tracer;
 }
 
 /**
@@ -87,6 +90,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
         ? createEcsServiceRunner(config)
         : await createLocalServiceHost(config, sandbox, logger);
     const payments = createPayments(config);
+    const tracer = overrides.tracer ?? createTracer(config, logger);
     const deps: Deps = {
       config,
       store,
@@ -100,6 +104,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       payments,
       clock,
       logger,
+      tracer,
     };
     if (config.mode === 'local') {
       // The host reports crashes, readiness and logs to the supervisor, which decides.

@@ -1,6 +1,10 @@
 import * as z from 'zod';
 
-export const metadataSchema = z.object({ request_id: z.string() });
+export const metadataSchema = z.object({
+  request_id: z.string(),
+  /** A call's trace (docs/traces.md): on the answers of calls whose agent was found. */
+  trace_id: z.string().optional(),
+});
 
 export const errorEnvelopeSchema = z.object({
   error: z.object({

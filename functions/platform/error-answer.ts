@@ -3,12 +3,16 @@ import { ERROR_CODES, invalidInput, PlatformError } from '../shared/errors.ts';
 import type { ErrorEnvelope } from './envelope.ts';
 
 /**
- * A 401's challenge (RFC 9110 15.5.2: a 401 carries WWW-Authenticate): the API key as a bearer
- * token. With it, clients such as MCP's know to send their configured key rather than start an
+ * An error answer's own headers: a failed call's X-Trace-Id, and a 401's challenge (RFC 9110
+ * 15.5.2: a 401 carries WWW-Authenticate): the API key as a bearer token. With it, clients such as MCP's know to send their configured key rather than start an
  * OAuth flow the platform does not offer (docs/http.md).
  */
-export function challengeHeaders(err: PlatformError): Record<string, string> {
-  return err.code === 'UNAUTHORIZED' ? { 'WWW-Authenticate': 'Bearer realm="agenthost"' } : {};
+export function errorHeaders(err: PlatformError): Record<string, string> {
+  const headers: Record<string, string> =
+    err.code === 'UNAUTHORIZED' ? { 'WWW-Authenticate': 'Bearer realm="agenthost"' } : {};
+  // A failed call's trace (docs/traces.md): found by its id like a successful one's.
+  if (err.traceId) headers['X-Trace-Id'] = err.traceId;
+  return headers;
 }
 
 export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvelope {
@@ -21,7 +25,7 @@ export function errorEnvelope(err: PlatformError, requestId: string): ErrorEnvel
       ...(typeof suggested_wait_time === 'number' ? { suggested_wait_time } : {}),
       ...(Object.keys(details).length > 0 ? { details } : {}),
     },
-    metadata: { request_id: requestId },
+    metadata: { request_id: requestId, ...(err.traceId ? { trace_id: err.traceId } : {}) },
   };
 }
 
@@ -30,8 +34,12 @@ export function toPlatformError(error: unknown, requestId: string): PlatformErro
   if (error instanceof PlatformError) return error;
   if (error instanceof InvalidCursorError)
     return invalidInput([{ field: 'query.cursor', message: error.message }]);
-  return new PlatformError(
+  const internal = new PlatformError(
     'INTERNAL_ERROR',
     `Internal error; quote request id ${requestId} when reporting it`,
   );
+  // A call that failed unexpectedly still names its trace (errors.ts markTraced).
+  const traceId = (error as { traceId?: unknown } | null)?.traceId;
+  if (typeof traceId === 'string') internal.traceId = traceId;
+  return internal;
 }

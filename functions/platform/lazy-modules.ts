@@ -31,6 +31,12 @@ export const LAZY_MODULES = {
   ecsServiceRunner: () => import('../adapters/aws/ecs-service-runner.ts'),
   eventBridgeScheduler: () => import('../adapters/aws/eventbridge-scheduler.ts'),
   lambdaNotifier: () => import('../adapters/aws/lambda-notifier.ts'),
+  /** The OpenTelemetry SDK's tracer (docs/traces.md): every function that runs calls. */
+  otelTracer: () => import('../adapters/telemetry/otel-tracer.ts'),
+  /** The OTLP exporters, only when the operator configured an endpoint. */
+  otlpExport: () => import('../adapters/telemetry/otlp-export.ts'),
+  /** X-Ray's OTLP endpoint, its requests signed (`-c tracing=xray`). */
+  xrayTransport: () => import('../adapters/telemetry/xray-transport.ts'),
 } as const;
 
 export type LazyModule = keyof typeof LAZY_MODULES;
@@ -73,6 +79,8 @@ export const LAZY_GROUPS = {
   scheduler: ['eventBridgeScheduler'],
   /** The alert-delivery Lambda's client: modules that queue alerts. */
   alertsQueue: ['lambdaNotifier'],
+  /** The OpenTelemetry SDK and exporters: modules that run calls or manage services (docs/traces.md). */
+  traces: ['otelTracer', 'otlpExport', 'xrayTransport'],
 } as const satisfies Record<string, readonly LazyModule[]>;
 
 /** A module in no group would be bundled everywhere unnoticed: this does not compile then. */

@@ -10,6 +10,7 @@ import type { Scheduler } from './scheduler.ts';
 import type { SecretVault } from './secret-vault.ts';
 import type { ServiceRunner } from './service-runner.ts';
 import type { Store } from './store.ts';
+import type { Tracer } from './tracer.ts';
 
 /**
  * Everything core receives: the ports and the settings. The composition roots
@@ -28,4 +29,6 @@ export interface CoreDeps {
   payments: Payments;
   clock: Clock;
   logger: Logger;
+  /** Spans of every call (docs/traces.md); offTracer when tracing is off. */
+  tracer: Tracer;
 }

@@ -101,6 +101,19 @@ export interface LlmToolLoopRequest {
   submitTool: string;
   maxOutputTokens?: number;
   signal: AbortSignal;
+  /** Told of each model request of the loop once it answered (its span: core/traces/model-spans.ts). */
+  onModelCall?: ((call: LlmModelCall) => void) | undefined;
+}
+
+/** One model request of a tool loop: when it ran and what it used. */
+export interface LlmModelCall {
+  /** Epoch ms (process clock). */
+  startedMs: number;
+  endedMs: number;
+  finishReason: LlmFinishReason;
+  usage: LlmResult['usage'];
+  /** The model's failure, when it failed (an LlmError's message: no keys, no prompt). */
+  error?: string | undefined;
 }
 
 export interface LlmToolLoopResult {

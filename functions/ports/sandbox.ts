@@ -68,6 +68,8 @@ export interface ExecResult {
   timedOut: boolean;
   stdoutTruncated: boolean;
   durationMs: number;
+  /** CPU time the command used (user and system, its children included), where the sandbox measures it. */
+  cpuMs?: number | undefined;
 }
 
 export interface ExecOptions {

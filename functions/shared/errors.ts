@@ -44,6 +44,8 @@ export class PlatformError extends Error {
   override name = 'PlatformError';
   readonly code: ErrorCode;
   readonly details: ErrorDetails | undefined;
+  /** The trace of the call that failed with it (its envelope's metadata.trace_id). */
+  traceId: string | undefined;
   constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
     super(message);
     this.code = code;
@@ -57,6 +59,15 @@ export class PlatformError extends Error {
   get retryable(): boolean {
     return ERROR_CODES[this.code].retryable;
   }
+}
+
+/**
+ * Notes the failed call's trace on the error that ends it: a PlatformError carries it to the error
+ * envelope; any other error carries it to the INTERNAL_ERROR it becomes (error-answer.ts).
+ */
+export function markTraced(err: unknown, traceId: string): void {
+  if (err instanceof PlatformError) err.traceId ??= traceId;
+  else if (err && typeof err === 'object') Object.assign(err, { traceId });
 }
 
 export const notFound = (what: string) => new PlatformError('NOT_FOUND', `${what} not found`);

@@ -30,6 +30,7 @@ import {
   TABLE_ACTIONS,
   TABLE_READ_ACTIONS,
 } from '../module-access.ts';
+import { XRAY_SPAN_ACTIONS } from '../tracing.ts';
 
 /** The repository root: esbuild runs there, with its package-lock.json and tsconfig.json. */
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -188,6 +189,20 @@ export class PlatformFunction extends Construct {
     this.grantAccess(props);
   }
 
+  /**
+   * `-c tracing=xray` (docs/deploy.md, "Traces to X-Ray"): the function sends the platform's spans to
+   * X-Ray's OTLP endpoint in its region, signed with this role (PLATFORM_TRACES_EXPORT=xray; the
+   * composition root picks functions/adapters/telemetry/xray-transport.ts). The grant joins the
+   * role's existing policy, so the stack gains no resource; its Resource "*" is already acknowledged
+   * below with the other X-Ray actions.
+   */
+  exportTracesToXray(): void {
+    this.function.addEnvironment(ENV.tracesExport, 'xray');
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: [...XRAY_SPAN_ACTIONS], resources: ['*'] }),
+    );
+  }
+
   private grantAccess(props: PlatformFunctionProps): void {
     const { access } = props;
     const stack = Stack.of(this);
@@ -195,7 +210,10 @@ export class PlatformFunction extends Construct {
       this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
     const acknowledgements: { id: string; reason: string }[] = [];
     // Actions IAM only grants on Resource "*".
-    const anyResource = ['xray:PutTraceSegments and xray:PutTelemetryRecords (Tracing.ACTIVE)'];
+    const anyResource = [
+      'xray:PutTraceSegments and xray:PutTelemetryRecords (Tracing.ACTIVE)',
+      "with -c tracing=xray, xray:PutSpans and xray:PutSpansForIndexing (spans to X-Ray's OTLP endpoint)",
+    ];
 
     if (access.table !== 'none') {
       // The table and its indexes by name (TABLE_SCHEMA), rather than grant()'s "<table>/index/*".

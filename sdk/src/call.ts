@@ -32,6 +32,11 @@ export interface CallOptions {
   noSkills?: boolean;
   provider?: CallHeaders['X-Platform-Provider'];
   model?: string;
+  /**
+   * W3C traceparent: the call joins this trace. Default: the TRACEPARENT variable a sandboxed run is
+   * given, so an orchestrator's sub-calls hang under its run in the platform's trace.
+   */
+  traceparent?: string;
   signal?: AbortSignal;
 }
 
@@ -122,7 +127,15 @@ export function callHeaders(options: CallOptions): CallHeaders {
   if (options.noSkills !== undefined) h['X-Platform-No-Skills'] = options.noSkills ? 'true' : 'false';
   if (options.provider) h['X-Platform-Provider'] = options.provider;
   if (options.model) h['X-Platform-Model'] = options.model;
+  const traceparent = options.traceparent ?? runTraceparent();
+  if (traceparent) h.traceparent = traceparent;
   return h;
+}
+
+/** The TRACEPARENT of the sandboxed run this code is in, if any (undefined outside Node). */
+function runTraceparent(): string | undefined {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.TRACEPARENT || undefined;
 }
 
 /** The spec's multipart form: `file` for one file, `files[]` repeated for several, `metadata` the input. */

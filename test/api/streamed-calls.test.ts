@@ -110,9 +110,16 @@ describe('streamed calls (Accept: text/event-stream)', () => {
       assert.equal(plain.status, 200, plain.text);
       const strip = (b: { metadata: Record<string, unknown> }) => ({
         ...b,
-        metadata: { ...b.metadata, request_id: undefined, processing_time_ms: undefined },
+        metadata: {
+          ...b.metadata,
+          request_id: undefined,
+          processing_time_ms: undefined,
+          trace_id: undefined,
+        },
       });
       assert.deepEqual(strip(result), strip(plain.body as never));
+      // Each call is its own trace, named in its result as in the plain call's body.
+      assert.match(result.metadata.trace_id, /^[0-9a-f]{32}$/);
     });
   }
 

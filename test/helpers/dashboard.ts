@@ -38,12 +38,19 @@ export async function signIn(page: Page, key: string): Promise<void> {
  * headless Chromium. Its clock is set to now, so the browser's day and the platform's agree.
  * Everything stays on loopback.
  */
-export async function startDashboard(env: Record<string, string> = {}): Promise<DashboardHarness> {
+export async function startDashboard(
+  /** More of the platform's environment; a function of the fake model for its other vendors' URLs. */
+  env: Record<string, string> | ((fake: FakeLlmProviders) => Record<string, string>) = {},
+): Promise<DashboardHarness> {
   const buildDir = await mkdtemp(join(tmpdir(), 'agenthost-dashboard-'));
   await buildDashboard(buildDir);
   const fake = await startFakeLlm();
   const p = await startTestPlatform(
-    { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai, ...env },
+    {
+      OPENAI_API_KEY: 'sk-openai-test',
+      OPENAI_BASE_URL: fake.baseUrls.openai,
+      ...(typeof env === 'function' ? env(fake) : env),
+    },
     'sqlite',
     {},
     { dashboardDir: buildDir },

@@ -1,30 +1,8 @@
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { HttpRequest } from '@smithy/core/transport';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentity, Provider, SourceData } from '@smithy/types';
-
-const bytes = (data: SourceData): string | Uint8Array =>
-  typeof data === 'string' ? data : data instanceof Uint8Array ? data : new Uint8Array(data as ArrayBuffer);
-
-/** SHA-256 (or HMAC-SHA-256 with a secret) in the shape the SDK's signer takes. */
-class NodeSha256 {
-  private readonly secret: string | Uint8Array | undefined;
-  private hash: Hash | Hmac;
-  constructor(secret?: SourceData) {
-    this.secret = secret === undefined ? undefined : bytes(secret);
-    this.hash = this.secret ? createHmac('sha256', this.secret) : createHash('sha256');
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-  reset(): void {
-    this.hash = this.secret ? createHmac('sha256', this.secret) : createHash('sha256');
-  }
-}
+import type { AwsCredentialIdentity, Provider } from '@smithy/types';
+import { NodeSha256 } from './node-sha256.ts';
 
 export interface PresignOptions {
   bucket: string;

@@ -6,6 +6,7 @@ import {
   stepCountIs,
   type ToolSet,
   tool,
+  wrapLanguageModel,
 } from 'ai';
 import type { LlmProviderConfig } from '../../ports/config.ts';
 import {
@@ -210,7 +211,7 @@ export class AiSdkGateway implements LlmGateway {
    * a tool call.
    */
   async runToolLoop(request: LlmToolLoopRequest): Promise<LlmToolLoopResult> {
-    const model = await this.model(request, 'live');
+    const model = timedTurns(await this.model(request, 'live'), request.onModelCall);
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const tools: ToolSet = {};
     for (const t of request.tools) {
@@ -314,4 +315,40 @@ export class AiSdkGateway implements LlmGateway {
     const kind = cause instanceof Error ? cause.name.replace(/^AI_/, '') : 'unknown error';
     return new LlmError(request.provider, `The ${request.provider} request failed (${kind})`);
   }
+}
+
+/**
+ * The model with each of its requests timed and reported (a loop turn's span), through the AI SDK's
+ * own middleware: only the model's request is timed, not the tools the turn then runs.
+ */
+function timedTurns(model: ModelV4, report: LlmToolLoopRequest['onModelCall']): ModelV4 {
+  if (!report) return model;
+  return wrapLanguageModel({
+    model,
+    middleware: {
+      specificationVersion: 'v4',
+      wrapGenerate: async ({ doGenerate }) => {
+        const startedMs = Date.now();
+        try {
+          const result = await doGenerate();
+          report({
+            startedMs,
+            endedMs: Date.now(),
+            finishReason: mapFinishReason(result.finishReason.unified),
+            usage: {
+              inputTokens: result.usage.inputTokens.total,
+              outputTokens: result.usage.outputTokens.total,
+              totalTokens: undefined,
+            },
+          });
+          return result;
+        } catch (err) {
+          const usage = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined };
+          const error = err instanceof Error ? err.name : 'Error';
+          report({ startedMs, endedMs: Date.now(), finishReason: 'error', usage, error });
+          throw err;
+        }
+      },
+    },
+  });
 }

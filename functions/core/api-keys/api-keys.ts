@@ -29,6 +29,14 @@ const serviceContextSchema: z.ZodType<ServiceContext> = z.object({
   deadline_ms: z.number(),
   budget: z.number(),
   strict: z.boolean(),
+  trace_id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
+  span_id: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/)
+    .optional(),
 });
 
 /** Who is calling: resolved from the bearer key on every request (no cache, so a deleted key fails at once). */

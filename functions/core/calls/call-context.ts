@@ -6,9 +6,11 @@
  * builds it step by step (gateway.ts); the engines, orchestration and billing steps read it.
  */
 import type { Readable } from 'node:stream';
+import type { TraceParent } from '../../ports/tracer.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import type { CallTrace } from '../traces/call-trace.ts';
 import type { CallInput } from './call-input.ts';
 import type { CallOptions } from './call-options.ts';
 import type { ComputeMeter } from './compute-meter.ts';
@@ -43,6 +45,11 @@ export interface CallRequest {
   stream?: CallStream | undefined;
   /** Aborted when the caller is gone (a streamed call's client hung up): the call ends at once. */
   signal?: AbortSignal | undefined;
+  /**
+   * The span an in-process sub-call hangs under (a managed loop's tool span, when the loop calls a
+   * dependency on the platform's side); HTTP callers send a `traceparent` header instead.
+   */
+  traceParent?: TraceParent | undefined;
 }
 
 /** Where a streamed call's events go, from the moment the call runs. */
@@ -71,7 +78,7 @@ export interface CallResponse {
   body: {
     data: Record<string, unknown>;
     warnings: Warning[];
-    metadata: { processing_time_ms: number; version: string };
+    metadata: { processing_time_ms: number; version: string; trace_id?: string };
   };
   headers: Record<string, string>;
 }
@@ -87,6 +94,8 @@ export interface CallBasis {
   startedMs: number;
   /** X-Platform-Tenant, as the record keeps it. */
   tenant: string | null;
+  /** The call's trace (absent when tracing is off): stored with its record. */
+  trace?: CallTrace | undefined;
 }
 
 /** A call ready to run: its deadline (the sub-call limits applied) and what the caller pays. */

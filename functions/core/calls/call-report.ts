@@ -5,9 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { Item } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
+import { callTraceItem } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, EngineOutcome } from './call-context.ts';
 import { ComputeMeter } from './compute-meter.ts';
@@ -155,13 +157,42 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
     request_id: requestId,
     ttl: log.ttl,
   }));
+  const trace = traceItem(report, duration);
+  const items = trace ? [record, log, ...extraLogs, trace] : [record, log, ...extraLogs];
   // Admitted calls release their concurrency slot in the same transaction.
-  if (report.admission) await report.admission.finish([record, log, ...extraLogs], settle);
-  else
-    await deps.store.transactWrite([
-      ...[record, log, ...extraLogs].map((item) => ({ put: item })),
-      ...settle,
-    ]);
+  if (report.admission) await report.admission.finish(items, settle);
+  else await deps.store.transactWrite([...items.map((item) => ({ put: item })), ...settle]);
+}
+
+/** Ends the call's root span with its outcome; the trace's item, kept with the record. */
+function traceItem(report: CallReport, duration: number): Item | undefined {
+  const { call, outcome, engine } = report;
+  const trace = call.trace;
+  if (!trace) return undefined;
+  trace.finish({
+    error: outcome.code ?? undefined,
+    attributes: {
+      'agenthost.outcome': outcome.status,
+      'http.response.status_code': outcome.http,
+      'agenthost.duration_ms': duration,
+      'agenthost.credits': report.billed || undefined,
+      'agenthost.compute_ms': engine.computeMs > 0 ? Math.round(engine.computeMs) : undefined,
+    },
+  });
+  const { agent } = call;
+  return callTraceItem({
+    trace_id: trace.traceId,
+    request_id: call.request.requestId,
+    parent_request_id: call.auth.service?.run_id ?? null,
+    at: call.at,
+    agent_id: agent.id,
+    agent_ref: `${agent.org}/${agent.name}/${agent.version}`,
+    workspace_id: agent.workspace_id,
+    caller_account_id: call.auth.accountId,
+    root_span_id: trace.root.context.spanId,
+    spans: trace.spans,
+    dropped_spans: trace.dropped,
+  });
 }
 
 /**

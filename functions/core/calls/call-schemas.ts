@@ -15,7 +15,13 @@ export const callEnvelopeSchema = z.object({
       'The agent’s output; when too large to answer inline (docs/calls.md, "Large outputs"), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with the warning OUTPUT_AS_URL',
     ),
   warnings: z.array(z.object({ code: z.string(), field: z.string().optional(), message: z.string() })),
-  metadata: z.object({ request_id: z.string(), processing_time_ms: z.number().int(), version: z.string() }),
+  metadata: z.object({
+    request_id: z.string(),
+    processing_time_ms: z.number().int(),
+    version: z.string(),
+    /** The call's trace: GET /agents/{id}/calls/{request_id}/trace (docs/traces.md). */
+    trace_id: z.string().optional(),
+  }),
 });
 
 /**
@@ -51,6 +57,12 @@ export const callHeaders = z.object({
     .optional()
     .describe('The LLM provider, among the agent’s supported_providers'),
   'X-Platform-Model': z.string().optional().describe('Overrides the model'),
+  traceparent: z
+    .string()
+    .optional()
+    .describe(
+      'W3C trace context: the call joins this trace under this span (a malformed one starts a new trace; docs/traces.md)',
+    ),
 });
 
 /** Streamed: the local server spools it to a temporary file, and multipart files go to disk. */

@@ -15,6 +15,7 @@ import { placeholders } from '../agents/placeholders.ts';
 import { DEFAULT_MODELS } from '../agents/providers.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
+import { tracedGenerate } from '../traces/model-spans.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
 import { isTextType } from './call-input.ts';
@@ -180,7 +181,7 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
   const system = [agent.manifest.description, ...skills].join('\n\n');
   let result: Awaited<ReturnType<CoreDeps['llm']['generate']>>;
   try {
-    result = await deps.llm.generate({
+    result = await tracedGenerate((r) => deps.llm.generate(r), {
       provider,
       model,
       system,

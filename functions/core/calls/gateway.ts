@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { withStoreDeadline } from '../../ports/store-deadline.ts';
-import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
+import { type FieldIssue, invalidInput, markTraced, PlatformError } from '../../shared/errors.ts';
 import { findLatest, findVersion, newestCallableAfter } from '../agents/agent-lookup.ts';
 import { type AgentVersion, statusOf } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
@@ -8,6 +8,8 @@ import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { answerCallOutput } from '../payloads/output-answer.ts';
+import { type CallTrace, traced } from '../traces/call-trace.ts';
+import { startCallTrace } from '../traces/call-trace-start.ts';
 import { fileTypePolicy } from './accepted-file-types.ts';
 import { chargeCall, priceFor, refundIfOwed } from './call-billing.ts';
 import type {
@@ -43,16 +45,31 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
   // A run credential reaches only its orchestrator's declared dependencies (before any lookup).
   if (auth.service) requireDeclaredDependency(auth.service, req);
   const agent = await resolveCallable(deps, auth, req);
-  const report = new CallReport({ auth, request: req, agent, at, startedMs, tenant });
+  const trace = await startCallTrace(deps, auth, req, agent, startedMs);
+  const report = new CallReport({ auth, request: req, agent, at, startedMs, tenant, trace });
   try {
-    return await runCall(deps, report);
+    const run = () => runCall(deps, report);
+    const response = await (trace ? trace.within(trace.root, run) : run());
+    if (trace) traceAnswer(response, trace);
+    return response;
   } catch (err) {
     const code = report.failed(err);
     await refundIfOwed(deps, report, code);
+    if (trace) markTraced(err, trace.traceId);
     throw err;
   } finally {
     await report.end(deps, req.waitUntil);
   }
+}
+
+/** The call's trace in its answer: `metadata.trace_id`, X-Trace-Id and the root span's traceparent. */
+function traceAnswer(response: CallResponse, trace: CallTrace): void {
+  response.body.metadata.trace_id = trace.traceId;
+  Object.assign(response.headers, traceHeaders(trace));
+}
+
+function traceHeaders(trace: CallTrace): Record<string, string> {
+  return { 'X-Trace-Id': trace.traceId, traceparent: trace.traceparent() };
 }
 
 /**
@@ -77,8 +94,13 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   const warnings = await validateInput(agent, input);
   requirePromptValues(agent, input, files.length > 0);
   // Sub-calls made with a run's service key do not count against the caller's quotas.
-  if (!auth.service)
-    report.admission = await admitCall(deps, auth, call.deadline.platformMs(), quotaKind(call));
+  if (!auth.service) {
+    const kind = quotaKind(call);
+    // The quota check and the wait for a concurrency slot, as the call's first span.
+    report.admission = await traced('admission', { attributes: { 'agenthost.quota': kind } }, () =>
+      admitCall(deps, auth, call.deadline.platformMs(), kind),
+    );
+  }
   const orchestration = await orchestrationFor(deps, call, callAgent);
   report.onEnd(orchestration?.revoke);
   const options = callOptions(request.headers, auth.accountId);
@@ -89,7 +111,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);
-  const events = request.stream?.open(headers);
+  const events = request.stream?.open(call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers);
   const result = await runWithinDeadline(deps, call, {
     input,
     files,

@@ -4,6 +4,8 @@ import { PlatformError } from '../../shared/errors.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT } from '../agents/manifest-limits.ts';
+import { modelCallRecorder } from '../traces/model-spans.ts';
+import { tracedTools } from '../traces/tool-spans.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import { chooseModel, chooseProvider, renderTemplate, skillTexts } from './direct-llm.ts';
 import { builtInTools, SUBMIT_TOOL } from './loop-built-in-tools.ts';
@@ -78,7 +80,7 @@ export async function runManagedLoop(
       const dependency = state.callDependency && matchingDependency(t.command, state.dependencies);
       if (dependency) agents.set(t.name, dependency.id);
     }
-    const offered = run.events ? reportingSteps(tools, run.events, agents) : tools;
+    const offered = tracedTools(run.events ? reportingSteps(tools, run.events, agents) : tools, agents);
     const skillWarnings: Warning[] = [];
     const skills = await skillTexts(deps, agent, run.options, skillWarnings);
     const system = [
@@ -96,6 +98,7 @@ export async function runManagedLoop(
         maxTurns,
         submitTool: SUBMIT_TOOL,
         signal: runSignal,
+        onModelCall: modelCallRecorder(provider, model),
       });
     } catch (err) {
       throw loopFailure(state, err, { provider, callSignal: run.signal, tier: call.auth.tier });

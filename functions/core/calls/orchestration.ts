@@ -10,6 +10,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
+import { currentParent } from '../traces/call-trace.ts';
 import type { CallContext, CallRequest, CallResponse, RunExtras } from './call-context.ts';
 import { Deadline } from './deadline.ts';
 import { issueServiceKey, type ServiceContext } from './service-keys.ts';
@@ -79,6 +80,7 @@ export async function orchestrationFor(
     deadline_ms: call.deadline.platformMs(),
     budget: section.per_call_downstream_cap,
     strict: auth.service?.strict === true || section.orchestration_mode === 'strict',
+    ...(call.trace ? { trace_id: call.trace.traceId, span_id: call.trace.root.context.spanId } : {}),
   };
   const issued = await issueServiceKey(deps, auth.accountId, context);
   const callDependency = async (
@@ -98,6 +100,8 @@ export async function orchestrationFor(
         contentType: 'application/json',
         headers: () => undefined,
         requestId: `req_${randomUUID()}`,
+        // Under the span of the tool call that made it (the loop's tool span).
+        traceParent: currentParent(),
       });
       return JSON.stringify({ data: result.body.data, warnings: result.body.warnings });
     } catch (err) {

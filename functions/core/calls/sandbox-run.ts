@@ -6,6 +6,7 @@ import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { resolveSecretsForRun } from '../secrets/secrets.ts';
+import { startSandboxSpan, tracedSession } from '../traces/sandbox-spans.ts';
 import { memberKeys } from '../workspaces/member-record.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
@@ -88,6 +89,9 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
     path: `input/${String(i + 1).padStart(2, '0')}-${safeName(file.original_name)}`,
     file,
   }));
+  // The run's span, open before the session is: its code is given it as TRACEPARENT, so the calls
+  // it makes to the platform hang under it.
+  const traced = startSandboxSpan(deps.sandbox.kind);
   try {
     const opened = await deps.sandbox.openSession({
       runId: requestId,
@@ -101,6 +105,7 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
         ...secrets,
         PLATFORM_RUN_ID: requestId,
         PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
+        ...(traced ? { TRACEPARENT: traced.trace.traceparent(traced.span) } : {}),
         ...run.extras?.env,
       },
       network: run.extras?.network ?? 'none',
@@ -108,16 +113,19 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
       limits: DEFAULT_SANDBOX_LIMITS,
       deadlineMs: runDeadline.processMs,
     });
-    const session = run.meter ? run.meter.meter(opened) : opened;
-    // The service key is redacted from logs like any secret.
+    // The service key is redacted from logs (and spans) like any secret.
     const serviceKey = run.extras?.env?.PLATFORM_SERVICE_KEY;
+    const redacted = serviceKey ? { ...secrets, PLATFORM_SERVICE_KEY: serviceKey } : secrets;
+    const withSpans = traced ? tracedSession(opened, traced, redacted) : opened;
+    const session = run.meter ? run.meter.meter(withSpans) : withSpans;
     return {
       session,
-      secrets: serviceKey ? { ...secrets, PLATFORM_SERVICE_KEY: serviceKey } : secrets,
+      secrets: redacted,
       placed,
       runDeadline,
     };
   } catch (err) {
+    traced?.span.end({ error: err instanceof Error ? err.name : 'Error' });
     if (err instanceof SandboxUnavailableError) {
       deps.logger.error('sandbox unavailable', { error: err.message });
       throw new PlatformError(

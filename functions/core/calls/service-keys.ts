@@ -27,6 +27,12 @@ export interface ServiceContext {
   budget: number;
   /** A strict parent forces strict mode on everything downstream. */
   strict: boolean;
+  /**
+   * The run's trace and its call's root span: a sub-call made with the key joins that trace, under
+   * that span unless its traceparent names a span of the same trace (docs/traces.md).
+   */
+  trace_id?: string | undefined;
+  span_id?: string | undefined;
 }
 
 /**

@@ -11,6 +11,7 @@ import { redactSecrets } from '../../shared/redact-secrets.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { updateWithRevision } from '../revision.ts';
+import { serviceRestartSpan, tracedServiceStart } from '../traces/service-spans.ts';
 import { serviceEventItem, writeServiceLogs } from './service-events.ts';
 import {
   loadStoredService,
@@ -110,10 +111,22 @@ export async function buildLaunch(deps: CoreDeps, s: Service): Promise<ServiceLa
 }
 
 /** Starts (or replaces) the service's instances and stores the URL and port the runner answers. */
-export async function launchService(deps: CoreDeps, stored: StoredService): Promise<void> {
-  const launch = await buildLaunch(deps, stored.service);
-  const started = await deps.serviceRunner.start(launch, stored.port ? { preferredPort: stored.port } : {});
-  await mutateService(deps, stored.service.id, (s) => ({ ...s, url: started.url }), { port: started.port });
+export async function launchService(
+  deps: CoreDeps,
+  stored: StoredService,
+  what: 'start' | 'resume' = 'start',
+): Promise<void> {
+  const s = stored.service;
+  const attributes = {
+    'agenthost.service.id': s.id,
+    'agenthost.agent': `${s.agent}/${s.agent_version}`,
+    'agenthost.workspace.id': s.workspace_id,
+  };
+  await tracedServiceStart(deps, what, attributes, async () => {
+    const launch = await buildLaunch(deps, s);
+    const started = await deps.serviceRunner.start(launch, stored.port ? { preferredPort: stored.port } : {});
+    await mutateService(deps, s.id, (r) => ({ ...r, url: started.url }), { port: started.port });
+  });
 }
 
 /**
@@ -273,6 +286,13 @@ export function supervisionHooks(
           failures: s.consecutive_restart_failures,
         });
       if (alert) await sendAlert(deps, s, alert);
+      if (decision.restart)
+        await serviceRestartSpan(deps, {
+          'agenthost.service.id': s.id,
+          'agenthost.agent': `${s.agent}/${s.agent_version}`,
+          'agenthost.service.restart_delay_ms': decision.delayMs,
+          'agenthost.service.restart_failures': s.consecutive_restart_failures,
+        });
       return decision;
     },
     async onLog(id, lines) {
@@ -320,7 +340,7 @@ export async function resumeServices(deps: CoreDeps): Promise<number> {
     const stored = await loadStoredService(deps, String(item.id));
     if (!stored || stored.service.state === 'paused') continue;
     try {
-      await launchService(deps, stored);
+      await launchService(deps, stored, 'resume');
       resumed++;
     } catch (err) {
       deps.logger.error('service not resumed', {

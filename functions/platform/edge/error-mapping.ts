@@ -1,6 +1,6 @@
 import { PlatformError } from '../../shared/errors.ts';
 import { logServerError } from '../../shared/server-error-log.ts';
-import { challengeHeaders, errorEnvelope, toPlatformError } from '../error-answer.ts';
+import { errorEnvelope, errorHeaders, toPlatformError } from '../error-answer.ts';
 import type { RequestScope } from './edge-context.ts';
 import { lazyResponse } from './lazy-response.ts';
 import { refusingQuota, responseHeaders } from './response-headers.ts';
@@ -35,6 +35,6 @@ export async function errorAnswer(
   if (err.code === 'METHOD_NOT_ALLOWED' && scope.allow) headers.Allow = scope.allow.join(', ');
   return lazyResponse(JSON.stringify(errorEnvelope(err, scope.requestId)), err.status, {
     ...headers,
-    ...challengeHeaders(err),
+    ...errorHeaders(err),
   });
 }

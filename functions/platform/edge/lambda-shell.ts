@@ -16,12 +16,14 @@ export type ApiHandler = (
   context?: Partial<Context>,
 ) => Promise<APIGatewayProxyResult>;
 
-export function lambdaShell(app: FetchHandler): ApiHandler {
+/** `finish`: what the function does last in each invocation (the tracer's flush: module-handler.ts). */
+export function lambdaShell(app: FetchHandler, finish?: () => Promise<void>): ApiHandler {
   return async (event) => {
     const work: Promise<unknown>[] = [];
     const response = await app(toRequest(event), edgeContext(event), { waitUntil: (p) => void work.push(p) });
     const result = await toResult(response);
     await Promise.allSettled(work);
+    await finish?.().catch(() => undefined);
     return result;
   };
 }

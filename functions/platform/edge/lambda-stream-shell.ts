@@ -39,7 +39,8 @@ export const PRELUDE_DELIMITER = new Uint8Array(8);
 
 export type StreamedApiHandler = (event: APIGatewayProxyEvent, responseStream: Writable) => Promise<void>;
 
-export function lambdaStreamShell(app: FetchHandler): StreamedApiHandler {
+/** `finish`: what the function does last, after the answer's stream closed (lambda-shell.ts). */
+export function lambdaStreamShell(app: FetchHandler, finish?: () => Promise<void>): StreamedApiHandler {
   const handler: StreamedApiHandler = async (event, responseStream) => {
     const work: Promise<unknown>[] = [];
     const response = await app(toRequest(event), edgeContext(event), { waitUntil: (p) => void work.push(p) });
@@ -67,6 +68,7 @@ export function lambdaStreamShell(app: FetchHandler): StreamedApiHandler {
         });
     }
     await Promise.allSettled(work);
+    await finish?.().catch(() => undefined);
   };
   const runtime = lambdaRuntime();
   return runtime ? runtime.streamifyResponse(handler) : handler;

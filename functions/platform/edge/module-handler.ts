@@ -19,5 +19,7 @@ export function createModuleHandler<M extends ResourceModule>(
     createPlatformApp(getDeps, operations as Partial<Record<OperationId, AnyOperation>>, {
       credentialChecks,
     }),
+    // A frozen function exports nothing: the invocation's spans go before it ends.
+    async () => (await getDeps()).tracer.flush(),
   );
 }

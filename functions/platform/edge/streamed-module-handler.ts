@@ -17,5 +17,7 @@ export function createStreamedModuleHandler<M extends ResourceModule>(
 ): StreamedApiHandler {
   return lambdaStreamShell(
     createPlatformApp(getDeps, operations as Partial<Record<OperationId, AnyOperation>>, {}),
+    // A frozen function exports nothing: the call's spans go before the invocation ends.
+    async () => (await getDeps()).tracer.flush(),
   );
 }

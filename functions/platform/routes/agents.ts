@@ -20,6 +20,7 @@ import {
   publishQuery,
 } from '../../core/agents/agent-schemas.ts';
 import { logPageSchema, logsQuery } from '../../core/logs/log-schemas.ts';
+import { traceParams, traceViewSchema } from '../../core/traces/trace-schemas.ts';
 import { route } from './route-def.ts';
 
 export const agentRoutes = {
@@ -100,6 +101,17 @@ export const agentRoutes = {
     params: agentIdParams,
     query: logsQuery,
     success: { status: 200, schema: logPageSchema, description: 'Log lines, newest first, with next_cursor' },
+  }),
+  callTrace: route({
+    method: 'GET',
+    path: '/agents/{id}/calls/{request_id}/trace',
+    module: 'agents',
+    auth: 'api-key',
+    summary:
+      "A call's trace: its spans and its sub-calls', whole for the owners of each agent's workspace, in outline (timing and outcome) for the call's caller and for public agents called on the way; 404 for anyone else (docs/traces.md)",
+    tag: 'Agents',
+    params: traceParams,
+    success: { status: 200, schema: traceViewSchema, description: 'The spans by start time' },
   }),
   deleteCheck: route({
     method: 'GET',

@@ -471,6 +471,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{id}/calls/{request_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A call's trace: its spans and its sub-calls', whole for the owners of each agent's workspace, in outline (timing and outcome) for the call's caller and for public agents called on the way; 404 for anyone else (docs/traces.md) */
+        get: operations["callTrace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{id}/delete-check": {
         parameters: {
             query?: never;
@@ -1182,10 +1199,12 @@ export interface components {
             };
             metadata: {
                 request_id: string;
+                trace_id?: string;
             };
         };
         Metadata: {
             request_id: string;
+            trace_id?: string;
         };
     };
     responses: never;
@@ -6185,6 +6204,149 @@ export interface operations {
             };
         };
     };
+    callTrace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The spans by start time */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        trace_id: string;
+                        request_id: string;
+                        spans: {
+                            span_id: string;
+                            parent_span_id: string | null;
+                            name: string;
+                            /** @enum {string} */
+                            kind: "server" | "client" | "internal";
+                            start_time: string;
+                            duration_ms: number;
+                            /** @enum {string} */
+                            status: "ok" | "error";
+                            attributes: {
+                                [key: string]: string | number | boolean;
+                            };
+                            request_id: string;
+                            agent: string;
+                            /** @enum {string} */
+                            visibility: "whole" | "outline";
+                        }[];
+                        hidden_spans: number;
+                        dropped_spans: number;
+                        metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description Invalid input (error.details.fields names each offending field) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description Not found (also for resources of workspaces the caller is not a member of) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error (retryable) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
     deleteCheck: {
         parameters: {
             query?: never;
@@ -6948,6 +7110,8 @@ export interface operations {
                 "X-Platform-Provider"?: "anthropic" | "openai" | "google" | "ollama";
                 /** @description Overrides the model */
                 "X-Platform-Model"?: string;
+                /** @description W3C trace context: the call joins this trace under this span (a malformed one starts a new trace; docs/traces.md) */
+                traceparent?: string;
             };
             path: {
                 org: string;
@@ -7003,6 +7167,7 @@ export interface operations {
                             request_id: string;
                             processing_time_ms: number;
                             version: string;
+                            trace_id?: string;
                         };
                     };
                     "text/event-stream": string;

@@ -110,6 +110,9 @@ export function createResources(api: Client<paths>) {
   const agentLogs = method('agentLogs', async (id: string, query: Query<'agentLogs'> = {}) =>
     unwrap(await api.GET('/agents/{id}/logs', { params: { path: { id }, query } })),
   );
+  const callTrace = method('callTrace', async (id: string, request_id: string) =>
+    unwrap(await api.GET('/agents/{id}/calls/{request_id}/trace', { params: { path: { id, request_id } } })),
+  );
   const deleteCheck = method('deleteCheck', async (id: string) =>
     unwrap(await api.GET('/agents/{id}/delete-check', { params: { path: { id } } })),
   );
@@ -327,6 +330,8 @@ export function createResources(api: Client<paths>) {
       iterateLogs: helper('agentLogs', (id: string, query: Omit<Query<'agentLogs'>, 'cursor'> = {}) =>
         cursorItems('logs', (cursor) => agentLogs(id, { ...query, ...(cursor ? { cursor } : {}) })),
       ),
+      /** A call's trace: its spans and its sub-calls', whole for the owners of each agent's workspace, in outline (timing and outcome) for the call's caller and for public agents called on the way; 404 for anyone else (docs/traces.md) */
+      callTrace,
       /** What deleting this version (or all versions) needs and what depends on it */
       deleteCheck,
       /** Copy a public, source-available agent as v1 into a workspace the caller owns */

@@ -1,0 +1,44 @@
+/**
+ * Where a call's trace begins (docs/traces.md, "Trace context"): under the caller's `traceparent`
+ * when it sends a valid one, else a new trace. A sub-call made with an orchestrator run's credential
+ * always joins that run's trace (the credential says which, not the caller), under the span its
+ * traceparent names when that span is of the same trace (sandboxed code passes on its
+ * TRACEPARENT), else under the run's call span.
+ */
+import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { TraceParent } from '../../ports/tracer.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import type { CallRequest } from '../calls/call-context.ts';
+import { CallTrace } from './call-trace.ts';
+
+export async function startCallTrace(
+  deps: CoreDeps,
+  auth: AuthContext,
+  req: CallRequest,
+  agent: AgentVersion,
+  startedMs: number,
+): Promise<CallTrace | undefined> {
+  if (!deps.tracer.recording) return undefined;
+  await deps.tracer.ready();
+  const ref = `${agent.org}/${agent.name}/${agent.version}`;
+  return new CallTrace(deps.tracer, `call ${ref}`, {
+    parent: parentOf(deps, auth, req),
+    startMs: startedMs,
+    attributes: {
+      'agenthost.request_id': req.requestId,
+      'agenthost.agent': ref,
+      'agenthost.agent.id': agent.id,
+      'agenthost.endpoint': req.endpoint,
+      'agenthost.sub_call': auth.service ? true : undefined,
+    },
+  });
+}
+
+function parentOf(deps: CoreDeps, auth: AuthContext, req: CallRequest): TraceParent | undefined {
+  const header = deps.tracer.parse(req.headers('traceparent'));
+  const service = auth.service;
+  if (!service?.trace_id || !service.span_id) return req.traceParent ?? header;
+  const sameTrace = [req.traceParent, header].find((p) => p?.traceId === service.trace_id);
+  return sameTrace ?? { traceId: service.trace_id, spanId: service.span_id };
+}

@@ -1,0 +1,136 @@
+/**
+ * One call's trace as it runs (docs/traces.md): its root span, the spans its engine adds under it,
+ * and the ended spans it keeps for the call's record. Which span is the parent of the next one
+ * follows the work itself (an AsyncLocalStorage scope), so that a model request, a sandbox exec or
+ * a sub-agent call started inside a managed loop's tool call hangs under that tool's span without
+ * every engine passing a parent along.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type {
+  SpanAttributes,
+  SpanKind,
+  StoredSpan,
+  TraceParent,
+  Tracer,
+  TraceSpan,
+} from '../../ports/tracer.ts';
+
+/**
+ * The most spans a call keeps with its record (a DynamoDB item holds 400 KB; a span is about
+ * 300 bytes). Past it, spans are still exported but not stored, and the record counts them.
+ */
+export const MAX_STORED_SPANS = 500;
+
+export class CallTrace {
+  readonly tracer: Tracer;
+  readonly root: TraceSpan;
+  /** Ended spans, in the order they ended (the root last). */
+  readonly spans: StoredSpan[] = [];
+  /** Spans past MAX_STORED_SPANS, not stored. */
+  dropped = 0;
+
+  constructor(
+    tracer: Tracer,
+    name: string,
+    options: { parent?: TraceParent | undefined; startMs: number; attributes?: SpanAttributes },
+  ) {
+    this.tracer = tracer;
+    this.root = tracer.startSpan(name, { ...options, kind: 'server' });
+  }
+
+  get traceId(): string {
+    return this.root.context.traceId;
+  }
+
+  /** The W3C traceparent naming the root span (the call's answer and the sandbox's TRACEPARENT). */
+  traceparent(span: TraceSpan = this.root): string {
+    return this.tracer.format(span.context);
+  }
+
+  /** A span of this call under `parent` (default: the span the current work runs in, or the root). */
+  start(
+    name: string,
+    options: { kind?: SpanKind; attributes?: SpanAttributes; startMs?: number; parent?: TraceParent } = {},
+  ): TraceSpan {
+    const parent = options.parent ?? currentScope(this)?.parent ?? this.root.context;
+    const span = this.tracer.startSpan(name, { ...options, parent });
+    return {
+      context: span.context,
+      set: (attributes) => span.set(attributes),
+      end: (outcome) => this.keep(span.end(outcome)),
+    };
+  }
+
+  /** Runs `work` with `span` as the parent of the spans it starts. */
+  within<T>(span: TraceSpan, work: () => T): T {
+    return scope.run({ trace: this, parent: span.context }, work);
+  }
+
+  /** Ends the root span (the call's outcome on it). */
+  finish(outcome: { error?: string | undefined; attributes: SpanAttributes }): void {
+    this.root.set(outcome.attributes);
+    // The call's own span is kept whatever the count: every reader sees at least it.
+    const root = this.root.end({ error: outcome.error });
+    if (root) this.spans.push(root);
+  }
+
+  private keep(span: StoredSpan | null): StoredSpan | null {
+    if (!span) return null;
+    if (this.spans.length < MAX_STORED_SPANS) this.spans.push(span);
+    else this.dropped++;
+    return span;
+  }
+}
+
+interface Scope {
+  trace: CallTrace;
+  parent: TraceParent;
+}
+
+const scope = new AsyncLocalStorage<Scope>();
+
+/** The scope the current work runs in, if it belongs to `trace` (an in-process sub-call has its own). */
+function currentScope(trace: CallTrace): Scope | undefined {
+  const s = scope.getStore();
+  return s?.trace === trace ? s : undefined;
+}
+
+/** The call trace the current work belongs to (the engines' spans go there), if any. */
+export function currentTrace(): CallTrace | undefined {
+  return scope.getStore()?.trace;
+}
+
+/** The span the current work runs in: a sub-call made from here hangs under it. */
+export function currentParent(): TraceParent | undefined {
+  return scope.getStore()?.parent;
+}
+
+/**
+ * Runs `work` inside a span of the current call's trace named `name`, ended with its outcome
+ * (`error` from `failed` when it returns normally but failed, or from what it throws). Without a
+ * trace (tracing off, or work outside a call) it just runs `work`.
+ */
+export async function traced<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: SpanAttributes },
+  work: (span: TraceSpan | undefined) => Promise<T>,
+  failed?: (result: T) => string | undefined,
+): Promise<T> {
+  const trace = currentTrace();
+  if (!trace?.tracer.recording) return work(undefined);
+  const span = trace.start(name, options);
+  try {
+    const result = await trace.within(span, () => work(span));
+    span.end({ error: failed?.(result) });
+    return result;
+  } catch (err) {
+    span.end({ error: errorCode(err) });
+    throw err;
+  }
+}
+
+/** An error's code for a span's status: the platform's code, or the error's class name. */
+export function errorCode(err: unknown): string {
+  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
+  return err instanceof Error ? err.name : 'Error';
+}

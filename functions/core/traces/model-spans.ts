@@ -1,0 +1,75 @@
+/**
+ * Model request spans (OpenTelemetry's GenAI conventions: `chat {model}`, gen_ai.* attributes): the
+ * provider, the model, the tokens in and out, the finish reason and, for a streamed answer, the time
+ * to its first token. No prompt and no answer text: they may hold the caller's data and secrets.
+ */
+import type { LlmModelCall, LlmRequest, LlmResult } from '../../ports/llm-gateway.ts';
+import type { SpanAttributes } from '../../ports/tracer.ts';
+import { currentTrace, errorCode } from './call-trace.ts';
+
+function modelAttributes(provider: string, model: string): SpanAttributes {
+  return {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.provider.name': provider,
+    'gen_ai.request.model': model,
+  };
+}
+
+function usageAttributes(result: Pick<LlmResult, 'usage' | 'finishReason'>): SpanAttributes {
+  return {
+    'gen_ai.usage.input_tokens': result.usage.inputTokens,
+    'gen_ai.usage.output_tokens': result.usage.outputTokens,
+    'gen_ai.response.finish_reasons': result.finishReason,
+  };
+}
+
+/** One model request (a prompt agent's), as a span of the current call. */
+export async function tracedGenerate(
+  generate: (request: LlmRequest) => Promise<LlmResult>,
+  request: LlmRequest,
+): Promise<LlmResult> {
+  const trace = currentTrace();
+  if (!trace?.tracer.recording) return generate(request);
+  const span = trace.start(`chat ${request.model}`, {
+    kind: 'client',
+    attributes: modelAttributes(request.provider, request.model),
+  });
+  const startedMs = Date.now();
+  let firstTokenMs: number | undefined;
+  const onText = request.onText;
+  const timed = onText
+    ? {
+        ...request,
+        onText: (text: string) => {
+          firstTokenMs ??= Date.now() - startedMs;
+          onText(text);
+        },
+      }
+    : request;
+  try {
+    const result = await generate(timed);
+    span.set({ ...usageAttributes(result), 'agenthost.time_to_first_token_ms': firstTokenMs });
+    span.end();
+    return result;
+  } catch (err) {
+    span.end({ error: errorCode(err) });
+    throw err;
+  }
+}
+
+/** A tool loop's model requests, each recorded as a span once it answered. */
+export function modelCallRecorder(
+  provider: string,
+  model: string,
+): ((call: LlmModelCall) => void) | undefined {
+  const trace = currentTrace();
+  if (!trace?.tracer.recording) return undefined;
+  return (call) => {
+    const span = trace.start(`chat ${model}`, {
+      kind: 'client',
+      startMs: call.startedMs,
+      attributes: { ...modelAttributes(provider, model), ...usageAttributes(call) },
+    });
+    span.end({ error: call.error, endMs: call.endedMs });
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * A sandboxed run as spans: `sandbox` from the session's opening (a task start, on ECS) to its
+ * close, and under it an `exec {program}` span per command with its exit status, duration and,
+ * where the sandbox measures it, CPU time. Only the program's name is kept, never the command's
+ * arguments (a tool's command carries the model's arguments, which may hold secrets), and that name
+ * is redacted like the run's logs.
+ */
+import type { SandboxSession } from '../../ports/sandbox.ts';
+import type { TraceSpan } from '../../ports/tracer.ts';
+import { redactSecrets } from '../../shared/redact-secrets.ts';
+import { type CallTrace, currentTrace } from './call-trace.ts';
+
+/** The run's span, opened before its session is (the TRACEPARENT its code is given names it). */
+export function startSandboxSpan(kind: string): { trace: CallTrace; span: TraceSpan } | undefined {
+  const trace = currentTrace();
+  if (!trace?.tracer.recording) return undefined;
+  return { trace, span: trace.start('sandbox', { attributes: { 'agenthost.sandbox.kind': kind } }) };
+}
+
+/** The session, its commands as spans under the run's span, which ends when the session closes. */
+export function tracedSession(
+  session: SandboxSession,
+  run: { trace: CallTrace; span: TraceSpan },
+  secrets: Record<string, string>,
+): SandboxSession {
+  const { trace, span } = run;
+  return {
+    get workDir() {
+      return session.workDir;
+    },
+    exec: async (command, options) => {
+      const program = redactSecrets(programOf(command), secrets);
+      const exec = trace.start(`exec ${program}`, {
+        parent: span.context,
+        attributes: { 'process.executable.name': program },
+      });
+      try {
+        const result = await session.exec(command, options);
+        exec.set({
+          'process.exit.code': result.exitCode ?? undefined,
+          'process.exit.signal': result.signal ?? undefined,
+          'agenthost.timed_out': result.timedOut || undefined,
+          'agenthost.cpu_ms': result.cpuMs === undefined ? undefined : Math.round(result.cpuMs),
+        });
+        exec.end({ error: result.exitCode === 0 ? undefined : result.timedOut ? 'TIMEOUT' : 'EXIT_STATUS' });
+        return result;
+      } catch (err) {
+        exec.end({ error: err instanceof Error ? err.name : 'Error' });
+        throw err;
+      }
+    },
+    readFile: (path) => session.readFile(path),
+    writeFile: (path, data) => session.writeFile(path, data),
+    listFiles: (path) => session.listFiles(path),
+    close: async () => {
+      try {
+        await session.close();
+      } finally {
+        span.end();
+      }
+    },
+  };
+}
+
+/** The command's program: its first word, without a path (`/usr/bin/python3 x.py` is python3). */
+function programOf(command: string): string {
+  const first = command.trim().split(/\s+/)[0] ?? '';
+  const name =
+    first
+      .replace(/^['"]|['"]$/g, '')
+      .split('/')
+      .pop() ?? '';
+  return name.slice(0, 64) || 'sh';
+}

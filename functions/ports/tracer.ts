@@ -1,0 +1,89 @@
+/**
+ * The Tracer port: spans in the OpenTelemetry model (W3C trace context), as core records them for
+ * every call (docs/traces.md). The adapter (adapters/telemetry/otel-tracer.ts) builds them with the
+ * OpenTelemetry SDK's own tracer and, when the operator configured an exporter, hands each ended
+ * span to it; core keeps the ended spans it is given back to store them with the call's record.
+ * A tracer that is off (PLATFORM_TRACES=off) starts spans that record nothing.
+ */
+
+/** Where a span hangs in a trace: its trace and its parent span (W3C `traceparent`'s two ids). */
+export interface TraceParent {
+  /** 32 lowercase hex digits. */
+  traceId: string;
+  /** 16 lowercase hex digits. */
+  spanId: string;
+}
+
+export type SpanKind = 'server' | 'client' | 'internal';
+export type SpanValue = string | number | boolean;
+/** Attributes to set; an undefined value is left out. */
+export type SpanAttributes = Record<string, SpanValue | undefined>;
+
+/** A finished span as stored and served (GET /agents/{id}/calls/{request_id}/trace). */
+export interface StoredSpan {
+  span_id: string;
+  /** Null for a trace's root span. */
+  parent_span_id: string | null;
+  name: string;
+  kind: SpanKind;
+  /** ISO time of its start. */
+  start_time: string;
+  /** With microsecond precision. */
+  duration_ms: number;
+  status: 'ok' | 'error';
+  attributes: Record<string, SpanValue>;
+}
+
+export interface SpanOptions {
+  /** The parent (another span of this process, or a remote one); none: a new trace. */
+  parent?: TraceParent | undefined;
+  kind?: SpanKind;
+  attributes?: SpanAttributes;
+  /** Epoch ms (process clock) it started at, when it is recorded after the fact; default now. */
+  startMs?: number;
+}
+
+export interface TraceSpan {
+  /** Its ids: what a child names as its parent, and what `traceparent` carries. */
+  readonly context: TraceParent;
+  set(attributes: SpanAttributes): void;
+  /**
+   * Ends it (at `endMs`, process clock, or now) and returns it as stored; `error` marks it failed
+   * with that error code. Null when the tracer records nothing.
+   */
+  end(outcome?: { error?: string | undefined; endMs?: number }): StoredSpan | null;
+}
+
+export interface Tracer {
+  /** False when tracing is off: spans are started but nothing is recorded, stored or exported. */
+  readonly recording: boolean;
+  /**
+   * Loads what the tracer runs on (the SDK, the exporter): awaited before a call's first span, so
+   * that functions that never trace never load it. Cheap once done.
+   */
+  ready(): Promise<void>;
+  startSpan(name: string, options: SpanOptions): TraceSpan;
+  /** The parent a `traceparent` header names, or undefined when it is absent or malformed. */
+  parse(traceparent: string | undefined): TraceParent | undefined;
+  /** The `traceparent` header (or TRACEPARENT variable) naming `parent`, sampled. */
+  format(parent: TraceParent): string;
+  /**
+   * Sends what the exporter still holds: at the end of each Lambda invocation (a frozen function
+   * sends nothing), never on a call's path. Never rejects.
+   */
+  flush(): Promise<void>;
+}
+
+/** The tracer when tracing is off (PLATFORM_TRACES=off), and where nothing traces: records nothing. */
+export const offTracer: Tracer = {
+  recording: false,
+  ready: async () => undefined,
+  startSpan: () => ({
+    context: { traceId: '0'.repeat(32), spanId: '0'.repeat(16) },
+    set: () => undefined,
+    end: () => null,
+  }),
+  parse: () => undefined,
+  format: (p) => `00-${p.traceId}-${p.spanId}-01`,
+  flush: async () => undefined,
+};

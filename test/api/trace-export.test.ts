@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+/**
+ * Exporting traces (issue 36, point 4): with the standard OTEL_* variables the platform's spans go
+ * to an OTLP receiver on loopback, in protobuf or JSON, the same spans it stores; with none, or
+ * OTEL_TRACES_EXPORTER=none, nothing is sent; a collector that never answers neither fails nor
+ * holds up a call, and the spans it cost are counted as dropped.
+ */
+
+describe('trace export over OTLP', () => {
+  const closers: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+
+  /** A platform with `env`, a fake OpenAI and a public prompt agent `exp/echo` of its own. */
+  const platform = async (env: Record<string, string>) => {
+    const fake: FakeLlmProviders = await startFakeLlm();
+    closers.push(() => fake.close());
+    const p: TestPlatform = await startTestPlatform({
+      OPENAI_API_KEY: 'sk-openai-test',
+      OPENAI_BASE_URL: fake.baseUrls.openai,
+      ...env,
+    });
+    closers.push(() => p.close());
+    const a = await createAccount(p.deps, { org: 'exp', tier: 'pro' });
+    const published = await p.request<{ id: string }>('POST', '/agents', {
+      key: a.api_key,
+      body: {
+        name: 'echo',
+        description: 'Echoes.',
+        supported_providers: ['openai'],
+        prompt_template: 'Say hi',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    fake.setResponder(() => ({ text: 'hi', usage: { inputTokens: 7, outputTokens: 2 } }));
+    const call = async () => {
+      const res = await p.request<{ metadata: { request_id: string; trace_id: string } }>(
+        'POST',
+        '/exp/echo/v1/run',
+        {
+          key: a.api_key,
+          body: {},
+        },
+      );
+      assert.equal(res.status, 200, res.text);
+      return res.body.metadata;
+    };
+    const stored = async (requestId: string) =>
+      (
+        await p.request<TraceView>('GET', `/agents/${published.body.id}/calls/${requestId}/trace`, {
+          key: a.api_key,
+        })
+      ).body;
+    return { p, call, stored };
+  };
+  const receiver = async (options: { hang?: boolean } = {}) => {
+    const r: OtlpReceiver = await startOtlpReceiver(options);
+    closers.push(() => r.close());
+    return r;
+  };
+
+  for (const protocol of ['http/protobuf', 'http/json'] as const) {
+    it(`sends the spans it stores to the OTLP endpoint (${protocol})`, async () => {
+      const r = await receiver();
+      const { call, stored } = await platform({
+        OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_BSP_SCHEDULE_DELAY: '20',
+        OTEL_SERVICE_NAME: 'agenthost-under-test',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
+      });
+      const { request_id, trace_id } = await call();
+      const spans = await waitFor('the call’s three spans at the receiver', () => {
+        const got = r.spans.filter((s) => s.traceId === trace_id);
+        return got.length >= 3 ? got : undefined;
+      });
+      assert.ok(r.contentTypes.every((t) => t.includes(protocol === 'http/json' ? 'json' : 'protobuf')));
+      const view = await stored(request_id);
+      assert.deepEqual(
+        spans.map((s) => `${s.spanId} ${s.parentSpanId} ${s.name}`).sort(),
+        view.spans.map((s) => `${s.span_id} ${s.parent_span_id ?? ''} ${s.name}`).sort(),
+        'the same spans, ids and links as stored',
+      );
+      const model = spans.find((s) => s.name.startsWith('chat '));
+      assert.equal(model?.attributes['gen_ai.usage.input_tokens'], 7);
+      assert.equal(model?.kind, 3, 'SPAN_KIND_CLIENT');
+      const root = spans.find((s) => s.name === 'call exp/echo/v1');
+      assert.equal(root?.kind, 2, 'SPAN_KIND_SERVER');
+      assert.equal(root?.attributes['agenthost.request_id'], request_id);
+      assert.equal(root?.resource['service.name'], 'agenthost-under-test');
+      assert.equal(root?.resource['deployment.environment'], 'test');
+    });
+  }
+
+  it('sends nothing without an endpoint, or with OTEL_TRACES_EXPORTER=none', async () => {
+    const r = await receiver();
+    const { call } = await platform({
+      OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+      OTEL_TRACES_EXPORTER: 'none',
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    });
+    const { trace_id } = await call();
+    assert.match(trace_id, /^[0-9a-f]{32}$/, 'the trace is still kept');
+    // A second platform that does export, to the same receiver: once its spans arrived, the first's
+    // would have too.
+    const { call: exportingCall } = await platform({
+      OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    });
+    const other = await exportingCall();
+    await waitFor(
+      'the exporting platform’s spans',
+      () => r.spans.some((s) => s.traceId === other.trace_id) || undefined,
+    );
+    assert.equal(r.spans.filter((s) => s.traceId === trace_id).length, 0);
+  });
+
+  it('answers every call while the collector never answers, and counts the spans it drops', async () => {
+    const r = await receiver({ hang: true });
+    const { p, call } = await platform({
+      OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+      OTEL_BSP_SCHEDULE_DELAY: '10',
+      OTEL_BSP_MAX_QUEUE_SIZE: '6',
+      OTEL_BSP_EXPORT_TIMEOUT: '60000',
+    });
+    // 3 spans a call: the first batch goes out and hangs, the queue fills, the rest are dropped.
+    for (let i = 0; i < 10; i++) await call();
+    const line = await waitFor('a dropped-spans line', () =>
+      p.logs.find((l) => l.includes('trace spans dropped')),
+    );
+    const dropped = Number(/"dropped_total":(\d+)/.exec(line)?.[1]);
+    assert.ok(dropped > 0, line);
+    assert.match(line, /queue_full/);
+  });
+});
