@@ -98,6 +98,8 @@ export type RunResult =
       stderrTail: string;
       timedOut: boolean;
       durationMs: number;
+      /** CPU time of the command and its children (the runner measures it: sandbox-runner.ts). */
+      cpuMs?: number;
     }
   | { v: 1; error: string };
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { extractBundle } from '../shared/bundle-archive/extract.ts';
 import { STDERR_TAIL_BYTES } from '../shared/sandbox-conventions.ts';
@@ -146,6 +146,7 @@ async function runCommand(m: RunManifest, c: Extract<ExecCommand, { command: str
     c.command,
   ];
   const started = Date.now();
+  const cpuBefore = childrenCpuMs();
   const proc = spawn('/bin/sh', args, {
     cwd: root,
     env,
@@ -204,6 +205,7 @@ async function runCommand(m: RunManifest, c: Extract<ExecCommand, { command: str
     });
   });
   child = undefined;
+  const cpuAfter = childrenCpuMs();
   return {
     v: 1,
     exitCode,
@@ -213,7 +215,25 @@ async function runCommand(m: RunManifest, c: Extract<ExecCommand, { command: str
     stderrTail: err.toString('utf8'),
     timedOut,
     durationMs,
+    ...(cpuBefore !== undefined && cpuAfter !== undefined ? { cpuMs: cpuAfter - cpuBefore } : {}),
   };
+}
+
+/**
+ * The CPU time of this runner's reaped children so far (user and system, theirs included: Linux's
+ * cutime and cstime in /proc/self/stat, in clock ticks of 10 ms). The runner runs one command at a
+ * time, so the difference across a command is that command's (docs/traces.md, the exec span).
+ */
+function childrenCpuMs(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // cutime and cstime are fields 16 and 17 of the whole line: 14 and 15 after the name.
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 async function serve(m: RunManifest): Promise<void> {

@@ -13,6 +13,8 @@ export class AgentHostError extends Error {
   readonly suggestedWaitTime: number | undefined;
   readonly details: ErrorEnvelope['error']['details'];
   readonly requestId: string | undefined;
+  /** A failed call's trace (docs/traces.md): absent when the request never reached an agent. */
+  readonly traceId: string | undefined;
 
   constructor(status: number, envelope: ErrorEnvelope) {
     super(envelope.error.message);
@@ -22,6 +24,7 @@ export class AgentHostError extends Error {
     this.suggestedWaitTime = envelope.error.suggested_wait_time;
     this.details = envelope.error.details;
     this.requestId = envelope.metadata?.request_id;
+    this.traceId = envelope.metadata?.trace_id;
   }
 }
 

@@ -19,6 +19,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
     let fake: FakeLlmProviders;
     let owner: { key: string; ws: string };
     let hook: { id: string; url: string; path: string };
+    let agentId: string;
 
     const post = (path: string, body?: string, headers: Record<string, string> = {}) =>
       p.request<Run>('POST', path, {
@@ -32,7 +33,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
       p = await startRunsPlatform(fake, backend);
       const o = await createAccount(p.deps, { org: 'hookco', tier: 'pro' });
       owner = { key: o.api_key, ws: o.workspace_id };
-      const published = await p.request('POST', '/agents', {
+      const published = await p.request<{ id: string }>('POST', '/agents', {
         key: owner.key,
         body: {
           name: 'echo',
@@ -41,6 +42,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
         },
       });
       assert.equal(published.status, 201, published.text);
+      agentId = published.body.id;
       const created = await p.request<{ id: string; webhook_url: string }>(
         'POST',
         `/workspaces/${owner.ws}/schedules`,
@@ -78,6 +80,26 @@ for (const backend of BACKENDS_WITH_FAULTS) {
         { source: 'github', keep: 1, event: 'push' },
         'body keys win over input_data',
       );
+    });
+
+    it('starts a trace of its own for each run, whatever traceparent the sender sends (docs/traces.md)', async () => {
+      fake.enqueue({ text: 'one' }, { text: 'two' });
+      const sent = `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01`;
+      const runs = [await post(hook.path, '{}', { traceparent: sent }), await post(hook.path, '{}')];
+      const traces = [];
+      for (const run of runs) {
+        assert.equal(run.status, 200, run.text);
+        const trace = await p.request<{
+          trace_id: string;
+          spans: { name: string; parent_span_id: string | null }[];
+        }>('GET', `/agents/${agentId}/calls/run_${run.body.run_id}/trace`, { key: owner.key });
+        assert.equal(trace.status, 200, trace.text);
+        const root = trace.body.spans.find((s) => s.name === 'call hookco/echo/v1');
+        assert.equal(root?.parent_span_id, null, 'the root of its own trace');
+        traces.push(trace.body.trace_id);
+      }
+      assert.notEqual(traces[0], 'ab'.repeat(16));
+      assert.notEqual(traces[0], traces[1]);
     });
 
     it('wraps a non-object body as {data: value}, and uses input_data alone without a body', async () => {

@@ -5,6 +5,7 @@ import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { publishWithFiles } from '../helpers/publish.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -60,7 +61,7 @@ describe('trace export over OTLP', () => {
           key: a.api_key,
         })
       ).body;
-    return { p, call, stored };
+    return { p, call, stored, key: a.api_key, workspaceId: a.workspace_id };
   };
   const receiver = async (options: { hang?: boolean } = {}) => {
     const r: OtlpReceiver = await startOtlpReceiver(options);
@@ -140,5 +141,50 @@ describe('trace export over OTLP', () => {
     const dropped = Number(/"dropped_total":(\d+)/.exec(line)?.[1]);
     assert.ok(dropped > 0, line);
     assert.match(line, /queue_full/);
+  });
+
+  it("exports a service's start, and its supervisor's restart after a crash, each as a trace of its own", async () => {
+    const r = await receiver();
+    const { p, key, workspaceId } = await platform({
+      OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+      PLATFORM_SERVICE_BACKOFF_MS: '50',
+    });
+    const id = await publishWithFiles(
+      p,
+      key,
+      {
+        name: 'crasher',
+        type: 'tool',
+        description: 'Exits at once.',
+        supported_providers: ['any'],
+        runtime: { command: 'node server.mjs' },
+        run_mode: 'always_on',
+        timeout_seconds: 0,
+      },
+      { 'server.mjs': "console.error('boom'); process.exit(1);" },
+    );
+    assert.ok(id);
+    const deployed = await p.request<{ id: string }>('POST', `/workspaces/${workspaceId}/services`, {
+      key,
+      body: { agent: 'exp/crasher' },
+    });
+    assert.equal(deployed.status, 201, deployed.text);
+    const start = await waitFor('a service start span', () =>
+      r.spans.find(
+        (s) => s.name === 'service start' && s.attributes['agenthost.service.id'] === deployed.body.id,
+      ),
+    );
+    assert.equal(start.parentSpanId, '', 'the root of its own trace');
+    assert.equal(start.attributes['agenthost.agent'], 'exp/crasher/v1');
+    const restart = await waitFor('a service restart span', () =>
+      r.spans.find(
+        (s) => s.name === 'service restart' && s.attributes['agenthost.service.id'] === deployed.body.id,
+      ),
+    );
+    assert.equal(restart.statusCode, 2, 'STATUS_CODE_ERROR: it crashed');
+    assert.equal(typeof restart.attributes['agenthost.service.restart_delay_ms'], 'number');
+    assert.notEqual(restart.traceId, start.traceId);
+    await p.request('DELETE', `/workspaces/${workspaceId}/services/${deployed.body.id}`, { key });
   });
 });

@@ -154,6 +154,8 @@ for (const kind of DEPLOYMENTS) {
       assert.ok(exec, spans.map((s) => s.name).join(', '));
       assert.equal(exec.attributes['process.exit.code'], 0);
       assert.equal(exec.attributes['process.executable.name'], 'echo');
+      // The ECS runner measures a command's CPU time (its reaped children's); locally it is not measured.
+      if (kind === 'emulated') assert.equal(typeof exec.attributes['agenthost.cpu_ms'], 'number');
       assert.equal(named(spans, 'call alpha/planner/v1').length, 0, "alpha's loop is not beta's to see");
 
       const refused = await d.request('GET', `/agents/${ids.planner}/calls/${plannerRequest}/trace`, {

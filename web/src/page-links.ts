@@ -13,3 +13,8 @@ export interface PageProps {
 export function pageHref(path: string, ...params: string[]): string {
   return `#${[path, ...params.map((p) => encodeURIComponent(p))].join('/')}`;
 }
+
+/** A call's trace page (pages/call-trace.tsx): under the agent whose call it is, as the API has it. */
+export function callTraceHref(agentId: string, requestId: string): string {
+  return pageHref('/agents', agentId, 'calls', requestId, 'trace');
+}

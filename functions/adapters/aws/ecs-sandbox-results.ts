@@ -66,6 +66,7 @@ const RUN_RESULT = z.union([
     stderrTail: z.string(),
     timedOut: z.boolean(),
     durationMs: z.number().min(0),
+    cpuMs: z.number().min(0).optional(),
   }),
 ]);
 
@@ -102,6 +103,7 @@ export function toExecResult(
     timedOut: r.timedOut,
     stdoutTruncated: r.stdoutTruncated || over,
     durationMs: Math.round(r.durationMs),
+    ...(r.cpuMs === undefined ? {} : { cpuMs: Math.round(r.cpuMs) }),
   };
 }
 

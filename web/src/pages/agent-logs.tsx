@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { LoadMore, useCursorList } from '../components/load-more.tsx';
 import { QueryState } from '../components/query-state.tsx';
 import { formatTime } from '../format.ts';
+import { callTraceHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 
 type Level = 'info' | 'warn' | 'error';
@@ -13,7 +14,10 @@ const LEVELS: { value: Level; label: string }[] = [
   { value: 'error', label: 'Errors only' },
 ];
 
-/** The version's execution log (GET /agents/{id}/logs, owners only), newest first, by cursor. */
+/**
+ * The version's execution log (GET /agents/{id}/logs, owners only), newest first, by cursor. A
+ * line written for a call links to that call's trace.
+ */
 export function AgentLogs({ agentId }: { agentId: string }) {
   const { client } = useSession();
   const [level, setLevel] = useState<Level>('info');
@@ -57,6 +61,7 @@ export function AgentLogs({ agentId }: { agentId: string }) {
                 <th scope="col">Time</th>
                 <th scope="col">Level</th>
                 <th scope="col">Message</th>
+                <th scope="col">Trace</th>
               </tr>
             </thead>
             <tbody>
@@ -67,6 +72,18 @@ export function AgentLogs({ agentId }: { agentId: string }) {
                   </td>
                   <td class={line.level === 'info' ? '' : 'bad'}>{line.level}</td>
                   <td class="log-message">{line.message}</td>
+                  <td>
+                    {line.request_id && (
+                      // Named by its call: every line of a call links alike, and a list of links
+                      // all called "Trace" would not say which is which.
+                      <a
+                        href={callTraceHref(agentId, line.request_id)}
+                        aria-label={`Trace of call ${line.request_id}`}
+                      >
+                        Trace
+                      </a>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>

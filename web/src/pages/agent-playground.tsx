@@ -8,6 +8,7 @@ import { ApiError } from '../api-error.tsx';
 import { JsonView } from '../components/json-view.tsx';
 import { SchemaForm } from '../components/schema-form.tsx';
 import { formatDuration, formatTime } from '../format.ts';
+import { callTraceHref } from '../page-links.ts';
 import {
   type FormValues,
   initialValues,
@@ -50,7 +51,8 @@ interface Outcome {
  * multipart/form-data (`file` or `files[]`, the input as `metadata`). It shows what came back: the
  * envelope, its warnings, the timing and the headers, or the API's error as it gave it. The call
  * is streamed (`agents.stream`, docs/calls.md "Streamed calls"): the answer shows as the model
- * writes it, and a managed loop's tool calls as they end, before the envelope.
+ * writes it, and a managed loop's tool calls as they end, before the envelope. Either answer, the
+ * envelope or the error, links to the call's trace.
  */
 export function AgentPlayground({ agent }: { agent: Agent }) {
   const { client } = useSession();
@@ -194,7 +196,7 @@ export function AgentPlayground({ agent }: { agent: Agent }) {
         </div>
       </form>
       {call.isPending && (live.text !== '' || live.steps.length > 0) && <LiveAnswer live={live} />}
-      {outcome && <CallOutcome outcome={outcome} live={live} />}
+      {outcome && <CallOutcome outcome={outcome} live={live} agentId={agent.id} />}
     </div>
   );
 }
@@ -224,7 +226,21 @@ function Steps({ steps }: { steps: Live['steps'] }) {
   );
 }
 
-function CallOutcome({ outcome, live }: { outcome: Outcome; live: Live }) {
+/**
+ * The link to a call's trace, by the request id its answer gave (metadata.request_id): a refused
+ * or failed call of a known agent is traced too. An error the API never answered has none, nor
+ * does an answer without a trace id (a platform with traces off).
+ */
+function TraceLink({ agentId, requestId }: { agentId: string; requestId: string | undefined }) {
+  if (!requestId) return null;
+  return (
+    <p>
+      <a href={callTraceHref(agentId, requestId)}>View trace</a>
+    </p>
+  );
+}
+
+function CallOutcome({ outcome, live, agentId }: { outcome: Outcome; live: Live; agentId: string }) {
   const { result, error, roundTripMs } = outcome;
   if (!result) {
     const details = error instanceof AgentHostError ? error.details : undefined;
@@ -232,6 +248,10 @@ function CallOutcome({ outcome, live }: { outcome: Outcome; live: Live }) {
       <div class="call-outcome" data-testid="call-error" aria-live="polite">
         <h3>Error</h3>
         <ApiError error={error} />
+        <TraceLink
+          agentId={agentId}
+          requestId={error instanceof AgentHostError && error.traceId ? error.requestId : undefined}
+        />
         {error instanceof AgentHostError && (
           <p class="muted">
             HTTP {error.status}, {error.isRetryable ? 'retryable' : 'not retryable'}, after{' '}
@@ -254,6 +274,10 @@ function CallOutcome({ outcome, live }: { outcome: Outcome; live: Live }) {
         Served by {result.metadata.version} in {formatDuration(result.metadata.processing_time_ms)} on the
         platform, {formatDuration(roundTripMs)} round trip.
       </p>
+      <TraceLink
+        agentId={agentId}
+        requestId={result.metadata.trace_id ? result.metadata.request_id : undefined}
+      />
       {result.deprecation && (
         <p class="bad">
           This version is deprecated

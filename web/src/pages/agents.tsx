@@ -7,10 +7,16 @@ import type { PageProps } from '../page-links.ts';
 import { pageHref } from '../page-links.ts';
 import { useSession } from '../session.tsx';
 import { AgentVersionPage } from './agent-version.tsx';
+import { CallTracePage } from './call-trace.tsx';
 
-/** `#/agents`: the workspace's agents and their versions; `#/agents/<id>`: one version. */
+/**
+ * `#/agents`: the workspace's agents and their versions; `#/agents/<id>`: one version;
+ * `#/agents/<id>/calls/<request_id>/trace`: one call's trace, the API's path for it.
+ */
 export function Agents({ params }: PageProps) {
-  const [id] = params;
+  const [id, calls, requestId, trace] = params;
+  if (id && calls === 'calls' && requestId && trace === 'trace' && params.length === 4)
+    return <CallTracePage key={`${id}/${requestId}`} agentId={id} requestId={requestId} />;
   return id ? <AgentVersionPage key={id} id={id} /> : <AgentList />;
 }
 
