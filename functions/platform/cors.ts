@@ -20,6 +20,9 @@ const EXPOSED_HEADERS = [
   'Sunset',
   'Link',
   'WWW-Authenticate',
+  // A call's trace (docs/traces.md).
+  'X-Trace-Id',
+  'traceparent',
 ].join(', ');
 
 /** How long a browser may keep a preflight's answer. */

@@ -109,6 +109,8 @@ export const RESPONSE_HEADERS = {
     Link: header('The successor version: </{org}/{agent}/{version}/{endpoint}>; rel="successor-version"', {
       type: 'string',
     }),
+    'X-Trace-Id': header('The call’s trace id (metadata.trace_id; docs/traces.md)', { type: 'string' }),
+    traceparent: header('W3C trace context naming the call’s own span', { type: 'string' }),
     'WWW-Authenticate': header(
       'How to authenticate: the API key as a bearer token',
       { type: 'string', enum: ['Bearer realm="agenthost"'] },
@@ -123,5 +125,12 @@ export const RESPONSE_HEADERS = {
   },
   retry: { 'Retry-After': ref('Retry-After') },
   challenge: { 'WWW-Authenticate': ref('WWW-Authenticate') },
-  deprecation: { Deprecation: ref('Deprecation'), Sunset: ref('Sunset'), Link: ref('Link') },
+  /** What a route's success may add (route-def.ts `success.headers`). */
+  deprecation: {
+    Deprecation: ref('Deprecation'),
+    Sunset: ref('Sunset'),
+    Link: ref('Link'),
+    'X-Trace-Id': ref('X-Trace-Id'),
+    traceparent: ref('traceparent'),
+  },
 };

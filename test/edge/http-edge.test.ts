@@ -204,6 +204,11 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     assert.equal(get.status, 200);
     assert.equal(get.headers.get('access-control-allow-origin'), ALLOWED_ORIGIN);
     assert.match(get.headers.get('access-control-expose-headers') ?? '', /X-RateLimit-Remaining/);
+    assert.match(
+      get.headers.get('access-control-expose-headers') ?? '',
+      /X-Trace-Id/,
+      'a browser reads a call’s trace id',
+    );
     const getOther = await p.request('GET', '/tasks', { headers: { origin: 'http://evil.localhost' } });
     assert.equal(getOther.headers.get('access-control-allow-origin'), null);
 
