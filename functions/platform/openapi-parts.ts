@@ -126,7 +126,7 @@ export const RESPONSE_HEADERS = {
   retry: { 'Retry-After': ref('Retry-After') },
   challenge: { 'WWW-Authenticate': ref('WWW-Authenticate') },
   /** What a route's success may add (route-def.ts `success.headers`). */
-  deprecation: {
+  success: {
     Deprecation: ref('Deprecation'),
     Sunset: ref('Sunset'),
     Link: ref('Link'),

@@ -140,7 +140,7 @@ function errorResponses(route: RouteDef): JsonObject {
 function successResponse(route: RouteDef): JsonObject {
   const headers = {
     ...RESPONSE_HEADERS.common,
-    ...Object.fromEntries((route.success.headers ?? []).map((h) => [h, RESPONSE_HEADERS.deprecation[h]])),
+    ...Object.fromEntries((route.success.headers ?? []).map((h) => [h, RESPONSE_HEADERS.success[h]])),
   };
   if (route.success.status === 204) return { description: route.success.description, headers };
   if (route.success.contentType) {

@@ -112,7 +112,7 @@ export interface LlmModelCall {
   endedMs: number;
   finishReason: LlmFinishReason;
   usage: LlmResult['usage'];
-  /** The model's failure, when it failed (an LlmError's message: no keys, no prompt). */
+  /** The model request's failure, when it failed: the error's class name (no message: it may quote the prompt). */
   error?: string | undefined;
 }
 

@@ -66,8 +66,12 @@ export class PlatformError extends Error {
  * envelope; any other error carries it to the INTERNAL_ERROR it becomes (error-answer.ts).
  */
 export function markTraced(err: unknown, traceId: string): void {
-  if (err instanceof PlatformError) err.traceId ??= traceId;
-  else if (err && typeof err === 'object') Object.assign(err, { traceId });
+  try {
+    if (err instanceof PlatformError) err.traceId ??= traceId;
+    else if (err && typeof err === 'object') Object.assign(err, { traceId });
+  } catch {
+    // A frozen error keeps no trace id; the error itself must go on unchanged.
+  }
 }
 
 export const notFound = (what: string) => new PlatformError('NOT_FOUND', `${what} not found`);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
+import { offTracer, type Tracer } from '../../functions/ports/tracer.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { publishWithFiles } from '../helpers/publish.ts';
@@ -19,6 +20,7 @@ describe('call traces', () => {
   let fake: FakeLlmProviders;
   let author: { key: string; agentId: string };
   let stranger: string;
+  let paidAgentId: string;
 
   const call = (key: string, body: unknown, headers: Record<string, string> = {}) =>
     p.request<{ data: Record<string, unknown>; metadata: { request_id: string; trace_id?: string } }>(
@@ -46,6 +48,18 @@ describe('call traces', () => {
     });
     assert.equal(published.status, 201, published.text);
     author = { key: a.api_key, agentId: published.body.id };
+    const paid = await p.request<{ id: string }>('POST', '/agents', {
+      key: a.api_key,
+      body: {
+        name: 'oracle',
+        description: 'Paid answers.',
+        supported_providers: ['openai'],
+        is_public: true,
+        price_credits: 5,
+      },
+    });
+    assert.equal(paid.status, 201, paid.text);
+    paidAgentId = paid.body.id;
     stranger = (await createAccount(p.deps, { org: 'stranger', tier: 'pro' })).api_key;
   });
   after(async () => {
@@ -141,6 +155,35 @@ describe('call traces', () => {
       assert.equal(errorOf(refused).code, 'NOT_FOUND');
     }
   });
+
+  it("shows a refused call's caller its outline too, however few spans it has", async () => {
+    const res = await p.request<{ metadata: { request_id: string; trace_id: string } }>(
+      'POST',
+      '/tracer/oracle/v1/run',
+      { key: stranger, body: {} },
+    );
+    assert.equal(res.status, 402, res.text);
+    assert.match(res.body.metadata.trace_id, TRACE_ID);
+    const seen = await traceOf(stranger, res.body.metadata.request_id, paidAgentId);
+    assert.equal(seen.status, 200, seen.text);
+    assert.ok(
+      seen.body.spans.every((s) => s.visibility === 'outline'),
+      seen.text,
+    );
+    assert.doesNotMatch(seen.text, /agenthost\.agent\.id|agenthost\.endpoint/);
+  });
+
+  it('bounds what a caller-given model name takes in a span', async () => {
+    fake.enqueue({ text: 'ok' });
+    const model = `m${'x'.repeat(4000)}`;
+    const res = await call(author.key, { text: 'e' }, { 'x-platform-model': model });
+    assert.equal(res.status, 200, res.text);
+    const trace = await traceOf(author.key, res.body.metadata.request_id);
+    const span = trace.body.spans.find((s) => s.name.startsWith('chat '));
+    assert.ok(span, trace.text);
+    assert.ok(span.name.length <= 256, `a name of ${span.name.length}`);
+    assert.ok(String(span.attributes['gen_ai.request.model']).length <= 256);
+  });
 });
 
 describe('call traces across sandboxed code', () => {
@@ -148,6 +191,8 @@ describe('call traces across sandboxed code', () => {
   let fake: FakeLlmProviders;
   let owner: { key: string; ws: string };
   const SECRET = 'trace-secret-0f9e8d7c6b5a';
+  // Longer than a program's name, with slashes (as base64 keys have): no part of it may show.
+  const LONG = `wJalrXUtnFEMI/K7MDENG/${'bPxRfiCYq7Zp'.repeat(6)}EXAMPLEKEY`;
 
   before(async () => {
     fake = await startFakeLlm();
@@ -157,10 +202,11 @@ describe('call traces across sandboxed code', () => {
     });
     const o = await createAccount(p.deps, { org: 'hops', tier: 'pro' });
     owner = { key: o.api_key, ws: o.workspace_id };
-    await p.request('PUT', `/workspaces/${owner.ws}/secrets`, {
-      key: owner.key,
-      body: { name: 'HOP_TOKEN', value: SECRET },
-    });
+    for (const [name, value] of [
+      ['HOP_TOKEN', SECRET],
+      ['HOP_LONG', LONG],
+    ])
+      await p.request('PUT', `/workspaces/${owner.ws}/secrets`, { key: owner.key, body: { name, value } });
     await publishWithBundle(p, owner.key, { name: 'leaf', runtime: { command: 'echo \'{"leaf":true}\'' } });
     // An orchestrator's own code (run by its loop's bash tool) calls the leaf with its run
     // credential, passing on its TRACEPARENT (or, as its argument says, another trace's, or none).
@@ -255,6 +301,29 @@ console.log(JSON.stringify({ status: r.status, leaf_request: body.metadata.reque
     }
   });
 
+  it('keeps what a call stopped at its deadline still had open, ended with its TIMEOUT', async () => {
+    await publishWithBundle(p, owner.key, { name: 'sleeper', runtime: { command: 'sleep 20' } });
+    const res = await p.request<{ metadata: { request_id: string } }>('POST', '/hops/sleeper/v1/run', {
+      key: owner.key,
+      body: {},
+      headers: { 'x-platform-deadline-ms': String(p.clock.now().getTime() + 1500) },
+    });
+    assert.equal(res.status, 504, res.text);
+    const trace = await p.request<TraceView>(
+      'GET',
+      `/agents/${await idOf('sleeper')}/calls/${res.body.metadata.request_id}/trace`,
+      { key: owner.key },
+    );
+    const names = trace.body.spans.map((s) => s.name);
+    for (const name of ['call hops/sleeper/v1', 'sandbox', 'exec sleep']) {
+      const span = trace.body.spans.find((s) => s.name === name);
+      assert.equal(span?.status, 'error', `${name} in ${names}`);
+      assert.equal(span?.attributes['error.type'], 'TIMEOUT');
+    }
+    const exec = trace.body.spans.find((s) => s.name === 'exec sleep');
+    assert.ok((exec?.duration_ms ?? 0) >= 1000, 'the command ran until the deadline');
+  });
+
   it('redacts the run’s secrets, in their encoded forms, from the spans of its commands', async () => {
     fake.reset();
     await p.request('POST', '/agents?allow_no_secrets=true', {
@@ -264,7 +333,7 @@ console.log(JSON.stringify({ status: r.status, leaf_request: body.metadata.reque
         type: 'agent',
         description: 'Runs what the model says.',
         supported_providers: ['anthropic'],
-        required_secrets: ['HOP_TOKEN'],
+        required_secrets: ['HOP_TOKEN', 'HOP_LONG'],
         prompt_template: 'Go.',
       },
     });
@@ -273,9 +342,14 @@ console.log(JSON.stringify({ status: r.status, leaf_request: body.metadata.reque
       Buffer.from(SECRET).toString('base64'),
       Buffer.from(SECRET).toString('hex'),
       encodeURIComponent(SECRET),
+      LONG,
+      Buffer.from(LONG).toString('hex'),
+      Buffer.from(LONG).toString('base64'),
     ];
     fake.enqueue(
       ...forms.map((form) => ({ toolCalls: [{ name: 'bash', input: { command: `${form} --flag` } }] })),
+      // A variable assignment before the program: the program is what runs.
+      { toolCalls: [{ name: 'bash', input: { command: `TOKEN=${LONG} ls --flag` } }] },
       { toolCalls: [{ name: 'submit_result', input: { ok: true } }] },
     );
     const res = await p.request<{ metadata: { request_id: string } }>('POST', '/hops/runner/v1/run', {
@@ -289,12 +363,16 @@ console.log(JSON.stringify({ status: r.status, leaf_request: body.metadata.reque
       { key: owner.key },
     );
     const execs = trace.body.spans.filter((s) => s.name.startsWith('exec '));
-    assert.equal(execs.length, forms.length, trace.text);
-    for (const form of forms) assert.ok(!trace.text.includes(form), `a form of the secret in ${trace.text}`);
+    assert.equal(execs.length, forms.length + 1, trace.text);
+    // No form of either secret, nor any 12 characters of one, in the trace.
+    for (const form of forms)
+      for (let i = 0; i + 12 <= form.length; i += 6)
+        assert.ok(!trace.text.includes(form.slice(i, i + 12)), `part of a secret in ${trace.text}`);
     assert.ok(
-      execs.every((s) => s.name.startsWith('exec [REDACTED]')),
+      execs.slice(0, -1).every((s) => s.name.startsWith('exec [REDACTED]')),
       execs.map((s) => s.name).join(', '),
     );
+    assert.equal(execs.at(-1)?.name, 'exec ls');
     assert.doesNotMatch(trace.text, /--flag/, 'no arguments');
   });
 });
@@ -313,3 +391,44 @@ function publishWithBundle(
     files,
   );
 }
+
+describe('a tracer that cannot load', () => {
+  it('fails no call: the call runs untraced, and the log says why', async () => {
+    const fake = await startFakeLlm();
+    const broken: Tracer = {
+      ...offTracer,
+      recording: true,
+      ready: async () => {
+        throw new Error('Cannot find module otel-tracer.ts');
+      },
+    };
+    const p = await startTestPlatform(
+      { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
+      'sqlite',
+      { tracer: broken },
+    );
+    try {
+      const a = await createAccount(p.deps, { org: 'untraced', tier: 'pro' });
+      await p.request('POST', '/agents', {
+        key: a.api_key,
+        body: {
+          name: 'echo',
+          description: 'Echoes.',
+          supported_providers: ['openai'],
+          prompt_template: 'Hi',
+        },
+      });
+      fake.enqueue({ text: 'hi' });
+      const res = await p.request<{ metadata: Record<string, unknown> }>('POST', '/untraced/echo/v1/run', {
+        key: a.api_key,
+        body: {},
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.metadata.trace_id, undefined);
+      assert.ok(p.logs.some((l) => l.includes('tracer not loaded')));
+    } finally {
+      await p.close();
+      await fake.close();
+    }
+  });
+});

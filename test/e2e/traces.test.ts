@@ -173,6 +173,12 @@ for (const kind of DEPLOYMENTS) {
         asCaller.body.spans.map((s) => s.name),
         ['call beta/middle/v1'],
       );
+      // The middle's own sub-call was made on alpha's account, but it is beta's internals: read
+      // directly, alpha gets what a stranger gets.
+      const inner = await d.request('GET', `/agents/${ids.leaf}/calls/${leaf.request_id}/trace`, {
+        key: alpha.key,
+      });
+      assert.equal(inner.status, 404, inner.text);
     });
   });
 }

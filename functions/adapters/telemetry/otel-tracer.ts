@@ -57,6 +57,8 @@ export class OtelTracer implements Tracer {
         ...options.resourceAttributes,
       }),
       spanProcessors: options.processors ?? [],
+      // Every attribute a call stores is bounded: a long value (a caller's model name) is cut.
+      spanLimits: { attributeValueLengthLimit: 256, attributeCountLimit: 64 },
     });
     this.tracer = this.provider.getTracer('agenthost');
   }

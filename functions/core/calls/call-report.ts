@@ -158,10 +158,18 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
     ttl: log.ttl,
   }));
   const trace = traceItem(report, duration);
-  const items = trace ? [record, log, ...extraLogs, trace] : [record, log, ...extraLogs];
+  const items = [record, log, ...extraLogs];
   // Admitted calls release their concurrency slot in the same transaction.
   if (report.admission) await report.admission.finish(items, settle);
   else await deps.store.transactWrite([...items.map((item) => ({ put: item })), ...settle]);
+  // The trace after, on its own: whatever it holds, it can never cost the call its record, its
+  // concurrency slot or its charge's settlement.
+  if (trace)
+    await deps.store
+      .put(trace)
+      .catch((err: unknown) =>
+        deps.logger.error('call trace not written', { request_id: requestId, error: String(err) }),
+      );
 }
 
 /** Ends the call's root span with its outcome; the trace's item, kept with the record. */

@@ -20,7 +20,13 @@ export async function startCallTrace(
   startedMs: number,
 ): Promise<CallTrace | undefined> {
   if (!deps.tracer.recording) return undefined;
-  await deps.tracer.ready();
+  try {
+    await deps.tracer.ready();
+  } catch (err) {
+    // A tracer that cannot load (a bundling slip) must not fail calls: they run untraced.
+    deps.logger.error('tracer not loaded: the call runs without a trace', { error: String(err) });
+    return undefined;
+  }
   const ref = `${agent.org}/${agent.name}/${agent.version}`;
   return new CallTrace(deps.tracer, `call ${ref}`, {
     parent: parentOf(deps, auth, req),

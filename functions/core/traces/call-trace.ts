@@ -16,18 +16,25 @@ import type {
 } from '../../ports/tracer.ts';
 
 /**
- * The most spans a call keeps with its record (a DynamoDB item holds 400 KB; a span is about
- * 300 bytes). Past it, spans are still exported but not stored, and the record counts them.
+ * The most spans, and the most bytes of them, a call keeps with its record (a DynamoDB item holds
+ * 400 KB; a span is about 300 bytes). Past either, spans are still exported but not stored, and the
+ * record counts them.
  */
 export const MAX_STORED_SPANS = 500;
+export const MAX_STORED_SPAN_BYTES = 300 * 1024;
+/** A span's name at most (a model's name comes from the caller's X-Platform-Model). */
+const MAX_NAME = 256;
 
 export class CallTrace {
   readonly tracer: Tracer;
   readonly root: TraceSpan;
   /** Ended spans, in the order they ended (the root last). */
   readonly spans: StoredSpan[] = [];
-  /** Spans past MAX_STORED_SPANS, not stored. */
+  /** Spans past MAX_STORED_SPANS or MAX_STORED_SPAN_BYTES, not stored. */
   dropped = 0;
+  private storedBytes = 0;
+  /** Spans started and not yet ended: the call's end ends them (finish). */
+  private readonly open = new Set<{ end(outcome: { error?: string; endMs?: number }): void }>();
 
   constructor(
     tracer: Tracer,
@@ -53,12 +60,18 @@ export class CallTrace {
     options: { kind?: SpanKind; attributes?: SpanAttributes; startMs?: number; parent?: TraceParent } = {},
   ): TraceSpan {
     const parent = options.parent ?? currentScope(this)?.parent ?? this.root.context;
-    const span = this.tracer.startSpan(name, { ...options, parent });
-    return {
-      context: span.context,
-      set: (attributes) => span.set(attributes),
-      end: (outcome) => this.keep(span.end(outcome)),
+    const span = this.tracer.startSpan(name.slice(0, MAX_NAME), { ...options, parent });
+    let ended = false;
+    const handle = {
+      end: (outcome: { error?: string | undefined; endMs?: number } = {}) => {
+        if (ended) return null;
+        ended = true;
+        this.open.delete(handle);
+        return this.keep(span.end(outcome));
+      },
     };
+    this.open.add(handle);
+    return { context: span.context, set: (attributes) => span.set(attributes), end: handle.end };
   }
 
   /** Runs `work` with `span` as the parent of the spans it starts. */
@@ -66,8 +79,14 @@ export class CallTrace {
     return scope.run({ trace: this, parent: span.context }, work);
   }
 
-  /** Ends the root span (the call's outcome on it). */
+  /**
+   * Ends the root span (the call's outcome on it). A call stopped at its deadline, or by its caller,
+   * answers before its engine has wound down: what it still had open (the sandbox, a command, a
+   * model request) ends here with the call's error, so the stored trace shows where the time went.
+   */
   finish(outcome: { error?: string | undefined; attributes: SpanAttributes }): void {
+    const endMs = Date.now();
+    for (const span of [...this.open]) span.end({ error: outcome.error ?? 'UNFINISHED', endMs });
     this.root.set(outcome.attributes);
     // The call's own span is kept whatever the count: every reader sees at least it.
     const root = this.root.end({ error: outcome.error });
@@ -76,8 +95,11 @@ export class CallTrace {
 
   private keep(span: StoredSpan | null): StoredSpan | null {
     if (!span) return null;
-    if (this.spans.length < MAX_STORED_SPANS) this.spans.push(span);
-    else this.dropped++;
+    const bytes = JSON.stringify(span).length;
+    if (this.spans.length < MAX_STORED_SPANS && this.storedBytes + bytes <= MAX_STORED_SPAN_BYTES) {
+      this.spans.push(span);
+      this.storedBytes += bytes;
+    } else this.dropped++;
     return span;
   }
 }

@@ -8,7 +8,7 @@
 import type { SandboxSession } from '../../ports/sandbox.ts';
 import type { TraceSpan } from '../../ports/tracer.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
-import { type CallTrace, currentTrace } from './call-trace.ts';
+import { type CallTrace, currentTrace, errorCode } from './call-trace.ts';
 
 /** The run's span, opened before its session is (the TRACEPARENT its code is given names it). */
 export function startSandboxSpan(kind: string): { trace: CallTrace; span: TraceSpan } | undefined {
@@ -29,7 +29,7 @@ export function tracedSession(
       return session.workDir;
     },
     exec: async (command, options) => {
-      const program = redactSecrets(programOf(command), secrets);
+      const program = programOf(redactSecrets(command, secrets));
       const exec = trace.start(`exec ${program}`, {
         parent: span.context,
         attributes: { 'process.executable.name': program },
@@ -45,7 +45,7 @@ export function tracedSession(
         exec.end({ error: result.exitCode === 0 ? undefined : result.timedOut ? 'TIMEOUT' : 'EXIT_STATUS' });
         return result;
       } catch (err) {
-        exec.end({ error: err instanceof Error ? err.name : 'Error' });
+        exec.end({ error: errorCode(err) });
         throw err;
       }
     },
@@ -62,13 +62,19 @@ export function tracedSession(
   };
 }
 
-/** The command's program: its first word, without a path (`/usr/bin/python3 x.py` is python3). */
-function programOf(command: string): string {
-  const first = command.trim().split(/\s+/)[0] ?? '';
-  const name =
-    first
-      .replace(/^['"]|['"]$/g, '')
-      .split('/')
-      .pop() ?? '';
-  return name.slice(0, 64) || 'sh';
+/**
+ * The program of a command already redacted: its first word that is not a variable assignment
+ * (`TOKEN=… python3 x.py` runs python3), without a path (`/usr/bin/python3` is python3). A word
+ * longer than a program's name is not shown at all: a cut could leave a part of a secret that
+ * redaction, which needs the whole value, no longer finds.
+ */
+function programOf(redactedCommand: string): string {
+  const words = redactedCommand.trim().split(/\s+/);
+  const first = words.find((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) ?? '';
+  const unquoted = first.replace(/^['"]|['"]$/g, '');
+  if (unquoted.length > MAX_PROGRAM_NAME) return '[long word]';
+  return unquoted.split('/').pop() || 'sh';
 }
+
+/** Longer than any program's name on a command line. */
+const MAX_PROGRAM_NAME = 64;

@@ -15,8 +15,7 @@ export async function tracedServiceStart<T>(
   attributes: SpanAttributes,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (!deps.tracer.recording) return work();
-  await deps.tracer.ready();
+  if (!deps.tracer.recording || !(await tracerReady(deps))) return work();
   const span = deps.tracer.startSpan(`service ${what}`, { attributes });
   try {
     const result = await work();
@@ -30,7 +29,17 @@ export async function tracedServiceStart<T>(
 
 /** A supervisor's decision to restart a crashed service, as a span of its own (failed: the app crashed). */
 export async function serviceRestartSpan(deps: CoreDeps, attributes: SpanAttributes): Promise<void> {
-  if (!deps.tracer.recording) return;
-  await deps.tracer.ready();
+  if (!deps.tracer.recording || !(await tracerReady(deps))) return;
   deps.tracer.startSpan('service restart', { attributes }).end({ error: 'CRASHED' });
+}
+
+/** Whether the tracer loaded: a tracer that cannot must not stop a service from starting. */
+async function tracerReady(deps: CoreDeps): Promise<boolean> {
+  try {
+    await deps.tracer.ready();
+    return true;
+  } catch (err) {
+    deps.logger.error('tracer not loaded: the service runs without a span', { error: String(err) });
+    return false;
+  }
 }

@@ -43,7 +43,7 @@ export async function readCallTrace(
   if (!root || root.agent_id !== agentId) throw notFound('Trace');
   const owner = ownerCheck(deps, auth.accountId);
   const rootWhole = await owner(root.workspace_id);
-  if (!rootWhole && root.caller_account_id !== auth.accountId) throw notFound('Trace');
+  if (!rootWhole && !(await mayOutline(deps, auth.accountId, root, owner))) throw notFound('Trace');
 
   const view: TraceView = {
     trace_id: root.trace_id,
@@ -58,12 +58,12 @@ export async function readCallTrace(
     for (const { record, whole } of level) {
       view.dropped_spans += record.dropped_spans;
       if (!whole) {
-        show(view, record, outline(record));
+        show(view, record, outline(record), false);
         // Its sub-calls are its engine's doing: hidden with it.
         view.hidden_spans += await countBelow(deps, record.request_id, depth);
         continue;
       }
-      show(view, record, record.spans);
+      show(view, record, record.spans, true);
       for (const child of await childrenOf(deps, record.request_id))
         next.push({ record: child, whole: await owner(child.workspace_id) });
     }
@@ -71,6 +71,23 @@ export async function readCallTrace(
   }
   view.spans.sort((a, b) => a.start_time.localeCompare(b.start_time));
   return view;
+}
+
+/**
+ * Whether a reader who does not own the call's agent may still see it in outline: its caller, for a
+ * call made directly; for a sub-call (made with a run's credential on the top caller's account),
+ * only an owner of the orchestrator's workspace, who sees the orchestrator whole: a public agent's
+ * own sub-calls are its internals, whoever paid for the top call.
+ */
+async function mayOutline(
+  deps: CoreDeps,
+  accountId: string,
+  record: CallTraceRecord,
+  owner: (workspaceId: string) => Promise<boolean>,
+): Promise<boolean> {
+  if (!record.parent_request_id) return record.caller_account_id === accountId;
+  const parent = await loadTrace(deps, record.parent_request_id);
+  return parent !== undefined && (await owner(parent.workspace_id));
 }
 
 async function loadTrace(deps: CoreDeps, requestId: string): Promise<CallTraceRecord | undefined> {
@@ -112,8 +129,7 @@ function outline(record: CallTraceRecord): StoredSpan[] {
   return record.spans.filter((s) => s.span_id === record.root_span_id || OUTLINE_SPANS.has(s.name));
 }
 
-function show(view: TraceView, record: CallTraceRecord, spans: StoredSpan[]): void {
-  const whole = spans.length === record.spans.length;
+function show(view: TraceView, record: CallTraceRecord, spans: StoredSpan[], whole: boolean): void {
   view.hidden_spans += record.spans.length - spans.length;
   for (const span of spans) view.spans.push(toView(record, span, whole));
 }
