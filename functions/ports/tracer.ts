@@ -26,8 +26,8 @@ export interface StoredSpan {
   parent_span_id: string | null;
   name: string;
   kind: SpanKind;
-  /** ISO time of its start. */
-  start_time: string;
+  /** When it started, epoch ms (with the monotonic clock's fraction). */
+  start_ms: number;
   /** With microsecond precision. */
   duration_ms: number;
   status: 'ok' | 'error';

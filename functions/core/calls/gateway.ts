@@ -8,7 +8,7 @@ import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { answerCallOutput } from '../payloads/output-answer.ts';
-import { type CallTrace, traced } from '../traces/call-trace.ts';
+import { type CallTrace, errorCode } from '../traces/call-trace.ts';
 import { startCallTrace } from '../traces/call-trace-start.ts';
 import { fileTypePolicy } from './accepted-file-types.ts';
 import { chargeCall, priceFor, refundIfOwed } from './call-billing.ts';
@@ -62,6 +62,12 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
   }
 }
 
+function admissionSpan(call: CallContext, startMs: number, kind: string, err?: unknown): void {
+  call.trace
+    ?.start('admission', { startMs, attributes: { 'agenthost.quota': kind } })
+    .end({ error: err === undefined ? undefined : errorCode(err) });
+}
+
 /** The call's trace in its answer: `metadata.trace_id`, X-Trace-Id and the root span's traceparent. */
 function traceAnswer(response: CallResponse, trace: CallTrace): void {
   response.body.metadata.trace_id = trace.traceId;
@@ -96,10 +102,16 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // Sub-calls made with a run's service key do not count against the caller's quotas.
   if (!auth.service) {
     const kind = quotaKind(call);
-    // The quota check and the wait for a concurrency slot, as the call's first span.
-    report.admission = await traced('admission', { attributes: { 'agenthost.quota': kind } }, () =>
-      admitCall(deps, auth, call.deadline.platformMs(), kind),
-    );
+    // The quota check and the wait for a concurrency slot, as the call's first span (it starts
+    // none of its own: recorded after the fact, no scope needed).
+    const admitted = Date.now();
+    try {
+      report.admission = await admitCall(deps, auth, call.deadline.platformMs(), kind);
+      admissionSpan(call, admitted, kind);
+    } catch (err) {
+      admissionSpan(call, admitted, kind, err);
+      throw err;
+    }
   }
   const orchestration = await orchestrationFor(deps, call, callAgent);
   report.onEnd(orchestration?.revoke);

@@ -11,8 +11,12 @@ import type { Deadline } from './deadline.ts';
 /** Characters of a command's stdout the model sees (the head); stderr: the tail. */
 const MAX_STDOUT_CHARS = 16_000;
 const MAX_STDERR_CHARS = 4_000;
-/** Tool-call log lines kept per run (the rest are counted in the summary line). */
-const MAX_TOOL_LOG_LINES = 100;
+/**
+ * Tool-call log lines kept per run (the rest are counted in the summary line). They are written in
+ * the call record's transaction, which DynamoDB bounds at 100 operations: with the record, the call's
+ * own line, the summary, the slot's release, the charge's settlement and the trace, 90 leaves room.
+ */
+const MAX_TOOL_LOG_LINES = 90;
 
 export interface LoopState {
   session: SandboxSession;

@@ -36,7 +36,6 @@ export async function startCallTrace(
       'agenthost.agent': ref,
       'agenthost.agent.id': agent.id,
       'agenthost.endpoint': req.endpoint,
-      'agenthost.sub_call': auth.service ? true : undefined,
     },
   });
 }

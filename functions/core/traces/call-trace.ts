@@ -95,7 +95,7 @@ export class CallTrace {
 
   private keep(span: StoredSpan | null): StoredSpan | null {
     if (!span) return null;
-    const bytes = JSON.stringify(span).length;
+    const bytes = approximateBytes(span);
     if (this.spans.length < MAX_STORED_SPANS && this.storedBytes + bytes <= MAX_STORED_SPAN_BYTES) {
       this.spans.push(span);
       this.storedBytes += bytes;
@@ -155,4 +155,14 @@ export async function traced<T>(
 export function errorCode(err: unknown): string {
   if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
   return err instanceof Error ? err.name : 'Error';
+}
+
+/** About what a span takes stored (names and values, with room for the fixed fields): no JSON built. */
+function approximateBytes(span: StoredSpan): number {
+  let bytes = 200 + span.name.length;
+  for (const key in span.attributes) {
+    const value = span.attributes[key];
+    bytes += key.length + 8 + (typeof value === 'string' ? value.length : 16);
+  }
+  return bytes;
 }

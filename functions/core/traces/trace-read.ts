@@ -14,7 +14,7 @@ import type { StoredSpan } from '../../ports/tracer.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { memberEntity, memberKeys } from '../workspaces/member-record.ts';
-import { type CallTraceRecord, callTraceEntity, traceKeys } from './trace-record.ts';
+import { type CallTraceRecord, traceKeys, traceOfItem } from './trace-record.ts';
 import type { TraceView, TraceViewSpan } from './trace-schemas.ts';
 
 /** The spans of a call shown in outline, and the attributes of its call span that show. */
@@ -23,7 +23,6 @@ const OUTLINE_ATTRIBUTES = new Set([
   'agenthost.request_id',
   'agenthost.agent',
   'agenthost.outcome',
-  'agenthost.duration_ms',
   'agenthost.credits',
   'http.response.status_code',
   'error.type',
@@ -69,7 +68,7 @@ export async function readCallTrace(
     }
     level = next;
   }
-  view.spans.sort((a, b) => a.start_time.localeCompare(b.start_time));
+  view.spans.sort((a, b) => a.start_time.localeCompare(b.start_time) || order(a) - order(b));
   return view;
 }
 
@@ -91,13 +90,14 @@ async function mayOutline(
 }
 
 async function loadTrace(deps: CoreDeps, requestId: string): Promise<CallTraceRecord | undefined> {
-  const item = await deps.store.get({ pk: traceKeys.pk(requestId), sk: traceKeys.sk });
-  return item ? callTraceEntity.fromItem(item) : undefined;
+  const page = await deps.store.query({ index: 'gsi2', pk: traceKeys.ofCall(requestId), limit: 1 });
+  const item = page.items[0];
+  return item ? traceOfItem(item) : undefined;
 }
 
 async function childrenOf(deps: CoreDeps, requestId: string): Promise<CallTraceRecord[]> {
-  const items = await queryAll(deps.store, { index: 'gsi2', pk: traceKeys.children(requestId) });
-  return items.map((item) => callTraceEntity.fromItem(item));
+  const items = await queryAll(deps.store, { index: 'gsi1', pk: traceKeys.children(requestId) });
+  return items.map(traceOfItem);
 }
 
 /** The spans under a call hidden with it: its sub-calls' spans, all the way down. */
@@ -138,11 +138,18 @@ function toView(record: CallTraceRecord, span: StoredSpan, whole: boolean): Trac
   const attributes = whole
     ? span.attributes
     : Object.fromEntries(Object.entries(span.attributes).filter(([k]) => OUTLINE_ATTRIBUTES.has(k)));
+  const { start_ms, ...rest } = span;
   return {
-    ...span,
+    ...rest,
+    start_time: new Date(start_ms).toISOString(),
     attributes,
     request_id: record.request_id,
     agent: record.agent_ref,
     visibility: whole ? 'whole' : 'outline',
   };
+}
+
+/** Within one millisecond, a call before what it started (the ISO time has no finer part). */
+function order(span: TraceViewSpan): number {
+  return span.kind === 'server' ? 0 : 1;
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { storedSpanSchema } from './trace-record.ts';
+import { spanViewSchema } from './trace-record.ts';
 
 export const traceParams = z.strictObject({
   id: z.string().min(1).max(100),
@@ -10,7 +10,7 @@ export const traceParams = z.strictObject({
     .regex(/^[A-Za-z0-9_-]+$/, 'must be a request id as a call answered it (metadata.request_id)'),
 });
 
-export const traceViewSpanSchema = storedSpanSchema.extend({
+export const traceViewSpanSchema = spanViewSchema.extend({
   /** The call the span belongs to. */
   request_id: z.string(),
   /** That call's agent, org/name/version. */
