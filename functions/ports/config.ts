@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { ENV, type Setting } from '../shared/env-names.ts';
+import { arn, csv, int, text, url } from './setting-types.ts';
 import { TIERS } from './tiers.ts';
+import { traceSettings } from './trace-settings.ts';
 
 /**
  * The platform's settings as core and the adapters read them, and the one schema that defines
@@ -13,20 +15,7 @@ import { TIERS } from './tiers.ts';
 
 export { TIERS, type Tier } from './tiers.ts';
 
-/** A whole number from min to max. */
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const port = int(0, 65535);
-/** An optional setting: a non-empty string, a URL, or an ARN or key id. */
-const text = () => z.string().min(1).optional();
-const url = () => z.url().optional();
-const arn = () => z.string().min(1).max(2048).optional();
-
-function csv(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((v) => v.trim())
-    .filter(Boolean);
-}
 
 /** Every setting's schema, keyed by the setting (its variable is ENV[setting]). */
 const settings = {
@@ -120,35 +109,7 @@ const settings = {
   // A streamed call's cap (docs/calls.md, "Streamed calls"): in AWS its integration streams, so it is
   // not held to API Gateway's buffered limit; set by the stack on the calls function.
   maxStreamedCallSeconds: int(1, 300).default(300),
-  // Traces (docs/traces.md): every call's spans are kept with its record unless this is off (then
-  // calls carry no trace id). Where they are exported: the standard OTEL_* variables (an OTLP
-  // endpoint; OTEL_TRACES_EXPORTER=none stops it), or in AWS `xray` (set by the stack from
-  // `-c tracing=xray`): X-Ray's own OTLP endpoint in the function's region, requests signed with its role.
-  traces: z.enum(['on', 'off']).default('on'),
-  tracesExport: z.enum(['otlp', 'xray']).default('otlp'),
-  otelTracesExporter: z.enum(['otlp', 'none']).default('otlp'),
-  otelEndpoint: url(),
-  otelTracesEndpoint: url(),
-  otelProtocol: z.enum(['http/protobuf', 'http/json']).optional(),
-  otelTracesProtocol: z.enum(['http/protobuf', 'http/json']).optional(),
-  otelServiceName: z.string().min(1).max(200).default('agenthost'),
-  // key=value,key=value (W3C Baggage's encoding, as the OpenTelemetry SDKs read it).
-  otelResourceAttributes: z
-    .string()
-    .optional()
-    .transform((v) =>
-      Object.fromEntries(
-        csv(v)
-          .map((pair) => pair.split('=').map((part) => decodeURIComponent(part.trim())))
-          .filter((kv): kv is [string, string] => kv.length === 2 && kv[0] !== ''),
-      ),
-    ),
-  // The export queue (the OpenTelemetry SDK's batch span processor): spans past the queue's size are
-  // dropped and counted, never waited for.
-  otelBspMaxQueueSize: int(1, 1_000_000).default(2048),
-  otelBspMaxExportBatchSize: int(1, 1_000_000).default(512),
-  otelBspScheduleDelay: int(0, 3_600_000).default(5000),
-  otelBspExportTimeout: int(1, 3_600_000).default(30_000),
+  ...traceSettings,
   // Where user code runs: bubblewrap locally (default), ECS Fargate in AWS (default), or, only
   // when the operator says so explicitly, without isolation.
   sandbox: z.enum(['bubblewrap', 'unisolated', 'ecs']).optional(),

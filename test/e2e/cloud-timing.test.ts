@@ -28,11 +28,25 @@ const ECHO = { name: 'echo', type: 'tool', description: 'Echoes.', runtime: { co
 
 /** A tool call of `org`'s echo agent: its time in ms, once it answered 200 with its input. */
 async function echoCall(d: Deployment, org: string, key: string, n: number): Promise<number> {
+  return (await timedEchoCall(d, org, key, n)).ms;
+}
+
+/** The same, with the call's request id (its trace's). */
+async function timedEchoCall(
+  d: Deployment,
+  org: string,
+  key: string,
+  n: number,
+): Promise<{ ms: number; requestId: string }> {
   const started = Date.now();
-  const res = await d.request<{ data: { n: number } }>('POST', `/${org}/echo/v1/run`, { key, body: { n } });
+  const res = await d.request<{ data: { n: number }; metadata: { request_id: string } }>(
+    'POST',
+    `/${org}/echo/v1/run`,
+    { key, body: { n } },
+  );
   assert.equal(res.status, 200, `${res.text}\n${d.output().slice(-3000)}`);
   assert.equal(res.body.data.n, n);
-  return Date.now() - started;
+  return { ms: Date.now() - started, requestId: res.body.metadata.request_id };
 }
 
 // Two deployments side by side: each mostly waits for its tasks to start.
@@ -41,13 +55,14 @@ describe('the emulated deployment at the cloud’s timing', { concurrency: 2 }, 
     let d: Deployment;
     let owner: { key: string; org: string };
     let home: string;
+    let echoId: string;
 
     before(async () => {
       home = await mkdtemp(join(tmpdir(), 'agenthost-timing-home-'));
       d = await startDeployment('emulated', { PLATFORM_EMULATOR_TASK_START_MS: String(START_MS) });
       const o = await d.createAccount('timing', 'pro');
       owner = { key: o.key, org: 'timing' };
-      await publish(d, owner.key, ECHO, { 'README.md': 'echo' });
+      echoId = await publish(d, owner.key, ECHO, { 'README.md': 'echo' });
       await publish(
         d,
         owner.key,
@@ -70,12 +85,28 @@ describe('the emulated deployment at the cloud’s timing', { concurrency: 2 }, 
       await rm(home, { recursive: true, force: true });
     });
 
-    it('a tool call waits for a task start only when no runner is warm', async () => {
-      const call = (n: number) => echoCall(d, owner.org, owner.key, n);
+    it('a tool call waits for a task start only when no runner is warm, and its trace shows where', async () => {
+      const call = (n: number) => timedEchoCall(d, owner.org, owner.key, n);
       const cold = await call(1);
-      assert.ok(cold >= START_MS, `the first call waited for its task: ${cold} ms`);
+      assert.ok(cold.ms >= START_MS, `the first call waited for its task: ${cold.ms} ms`);
       const warm = [await call(2), await call(3)];
-      for (const ms of warm) assert.ok(ms < 3000, `a warm runner answers in about a second: ${warm} ms`);
+      for (const { ms } of warm)
+        assert.ok(ms < 3000, `a warm runner answers in about a second: ${warm.map((w) => w.ms)} ms`);
+      // The trace says where the time went (docs/traces.md): the run's `sandbox` span holds the task
+      // start, from RunTask to the runner's first word; a warm runner's holds none.
+      const sandboxMs = async (requestId: string) => {
+        const trace = await d.request<{ spans: { name: string; duration_ms: number }[] }>(
+          'GET',
+          `/agents/${echoId}/calls/${requestId}/trace`,
+          { key: owner.key },
+        );
+        assert.equal(trace.status, 200, trace.text);
+        const span = trace.body.spans.find((s) => s.name === 'sandbox');
+        assert.ok(span, trace.text);
+        return span.duration_ms;
+      };
+      assert.ok((await sandboxMs(cold.requestId)) >= START_MS, 'the cold run’s sandbox span holds the start');
+      assert.ok((await sandboxMs(warm[0]?.requestId ?? '')) < 3000, 'a warm run’s holds none');
     });
 
     it('a service deploy pays the task start, and the CLI keeps its progress line while it waits', async () => {
