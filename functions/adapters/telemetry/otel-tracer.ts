@@ -82,10 +82,6 @@ export class OtelTracer implements Tracer {
   async flush(): Promise<void> {
     await Promise.all(this.processors.map((p) => p.forceFlush().catch(() => undefined)));
   }
-
-  async shutdown(): Promise<void> {
-    await Promise.all(this.processors.map((p) => p.shutdown().catch(() => undefined)));
-  }
 }
 
 class RecordedSpan implements TraceSpan {

@@ -24,9 +24,7 @@ export function reportingSteps(tools: LlmTool[], events: CallEvents, agents: Map
         });
       try {
         const result = await tool.execute(args);
-        // A sub-agent's failure comes back to the model as its error envelope, not as a throw
-        // (RunExtras.callDependency): the step says it failed.
-        step(agent && result.startsWith('{"error":') ? 'error' : 'ok');
+        step(agent && subCallError(result) ? 'error' : 'ok');
         return result;
       } catch (err) {
         step('error');
@@ -34,4 +32,19 @@ export function reportingSteps(tools: LlmTool[], events: CallEvents, agents: Map
       }
     },
   }));
+}
+
+/**
+ * A sub-agent's failure, as its dependency tool returns it: its error envelope comes back to the
+ * model as the tool's text, not as a throw (RunExtras.callDependency). Its code, or undefined when
+ * the sub-call succeeded.
+ */
+export function subCallError(result: string): string | undefined {
+  if (!result.startsWith('{"error":')) return undefined;
+  try {
+    const code = (JSON.parse(result) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : 'ERROR';
+  } catch {
+    return 'ERROR';
+  }
 }

@@ -5,6 +5,7 @@
  * no results: they may hold the run's secret values.
  */
 import type { LlmTool } from '../../ports/llm-gateway.ts';
+import { subCallError } from '../calls/loop-steps.ts';
 import { currentTrace, traced } from './call-trace.ts';
 
 /** `tools`, each call of them a span of the current call; `agents` maps a tool to the agent it calls. */
@@ -23,18 +24,8 @@ export function tracedTools(tools: LlmTool[], agents: Map<string, string>): LlmT
           name,
           { kind: agent ? 'client' : 'internal', attributes },
           () => tool.execute(args),
-          // A sub-agent's failure comes back as its error envelope, not as a throw (loop-steps.ts).
-          (result) => (agent && result.startsWith('{"error":') ? errorOfEnvelope(result) : undefined),
+          (result) => (agent ? subCallError(result) : undefined),
         ),
     };
   });
-}
-
-function errorOfEnvelope(text: string): string {
-  try {
-    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
-    return typeof code === 'string' ? code : 'ERROR';
-  } catch {
-    return 'ERROR';
-  }
 }
