@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { SharedRead } from '../adapters/local/file-bundle-store.ts';
 import { DOWNLOADS_PATH } from '../adapters/local/signed-downloads.ts';
 import type { BundleStore } from '../ports/bundle-store.ts';
 import { PlatformError } from '../shared/errors.ts';
+import { newRequestId } from '../shared/request-ids.ts';
 import { errorEnvelope } from './error-answer.ts';
 
 /** A bundle store that serves its own shared links (the file store; S3 serves the AWS ones). */
@@ -33,7 +33,7 @@ export async function sharedDownload(bundles: BundleStore, request: Request): Pr
     });
   }
   const error = new PlatformError(read.status === 403 ? 'FORBIDDEN' : 'NOT_FOUND', read.message);
-  return new Response(JSON.stringify(errorEnvelope(error, `req_${randomUUID()}`)), {
+  return new Response(JSON.stringify(errorEnvelope(error, newRequestId())), {
     status: read.status,
     headers: { 'Content-Type': 'application/json' },
   });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -15,6 +14,7 @@ import { listAgentTools, resolveAgentTool } from '../core/mcp/agent-tools.ts';
 import { callAgentTool } from '../core/mcp/call-agent-tool.ts';
 import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
 import { PlatformError } from '../shared/errors.ts';
+import { newRequestId } from '../shared/request-ids.ts';
 import type { Deps } from './deps.ts';
 import { errorEnvelope } from './error-answer.ts';
 
@@ -66,7 +66,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
   server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
     // A JSON-RPC batch can hold several calls: each has its own id (the ledger and the usage
     // record are keyed by it); the first keeps the HTTP request's, which X-Request-Id reports.
-    const requestId = callsStarted++ === 0 ? request.requestId : `req_${randomUUID()}`;
+    const requestId = callsStarted++ === 0 ? request.requestId : newRequestId();
     let agent: Awaited<ReturnType<typeof resolveAgentTool>>;
     try {
       agent = await resolveAgentTool(deps, auth, params.name, request.publicRefs);

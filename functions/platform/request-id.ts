@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newRequestId } from '../shared/request-ids.ts';
 
 /**
  * The request id the platform reports (`req_<uuid>`): the local server's own, or API Gateway's
@@ -6,6 +6,6 @@ import { randomUUID } from 'node:crypto';
  * client sees one shape on both deployments and an operator finds the id in the access log.
  */
 export function platformRequestId(gatewayId: string | undefined): string {
-  if (!gatewayId) return `req_${randomUUID()}`;
+  if (!gatewayId) return newRequestId();
   return gatewayId.startsWith('req_') ? gatewayId : `req_${gatewayId}`;
 }

@@ -4,9 +4,9 @@
  * what an orchestrator's run is given (its service key, network to reach the platform, strict mode
  * and the platform-side call of its dependencies).
  */
-import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
+import { newRequestId } from '../../shared/request-ids.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
@@ -99,7 +99,7 @@ export async function orchestrationFor(
         body: Buffer.from(JSON.stringify(input)),
         contentType: 'application/json',
         headers: () => undefined,
-        requestId: `req_${randomUUID()}`,
+        requestId: newRequestId(),
         // Under the span of the tool call that made it (the loop's tool span).
         traceParent: currentParent(),
       });

@@ -97,7 +97,7 @@ async function loadTrace(deps: CoreDeps, requestId: string): Promise<CallTraceRe
 
 async function childrenOf(deps: CoreDeps, requestId: string): Promise<CallTraceRecord[]> {
   const items = await queryAll(deps.store, { index: 'gsi1', pk: traceKeys.children(requestId) });
-  return items.map(traceOfItem);
+  return items.map(traceOfItem).filter((t) => t !== undefined);
 }
 
 /** The spans under a call hidden with it: its sub-calls' spans, all the way down. */

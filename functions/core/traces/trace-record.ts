@@ -6,10 +6,17 @@
  * parent link is the platform's (the run credential's run), never a caller's traceparent: a trace's
  * tree is assembled from these links only, so a caller who reuses another tenant's trace id joins
  * nothing (trace-read.ts).
+ *
+ * Stored compactly, because its bytes are what a trace costs (docs/performance.md, "Traces"): in
+ * the embedded store a call's record and line share the table's pages, and each commit writes every
+ * page it touched. So the line holds nothing the line or its key already say (the request id, the
+ * agent's id), each span is a tuple whose parent is its position in the list, and the attribute
+ * names the platform sets are numbers (ATTRIBUTE_NAMES).
  */
 import * as z from 'zod';
 import type { Item } from '../../ports/store.ts';
-import type { StoredSpan } from '../../ports/tracer.ts';
+import type { SpanValue, StoredSpan } from '../../ports/tracer.ts';
+import { agentKeys } from '../agents/agent-keys.ts';
 
 const spanValue = z.union([z.string(), z.number(), z.boolean()]);
 
@@ -26,77 +33,102 @@ export const spanViewSchema = z.object({
   attributes: z.record(z.string(), spanValue),
 });
 
-const traceFields = {
-  trace_id: z.string(),
-  request_id: z.string(),
+/** A call's trace: what the line holds, read back whole. */
+export interface CallTraceRecord {
+  trace_id: string;
+  request_id: string;
   /** The orchestrator run's request id, for a call made with its credential. */
-  parent_request_id: z.string().nullable(),
-  /** When the call began (ISO). */
-  at: z.string(),
-  agent_id: z.string(),
+  parent_request_id: string | null;
+  agent_id: string;
   /** org/name/version */
-  agent_ref: z.string(),
+  agent_ref: string;
   /** The agent's workspace: its owners see the call's spans whole. */
-  workspace_id: z.string(),
-  caller_account_id: z.string(),
+  workspace_id: string;
+  caller_account_id: string;
   /** The call's own span (kept even when the spans are past the stored limit). */
-  root_span_id: z.string(),
+  root_span_id: string;
   /** Spans past the stored limit (exported, not stored). */
-  dropped_spans: z.number().int(),
-};
+  dropped_spans: number;
+  spans: StoredSpan[];
+}
+
+/** What the call's report gives to store: the record, and when the call began (sorts sub-calls). */
+export type CallTraceInput = CallTraceRecord & { at: string };
 
 const KIND_CODES = ['internal', 'server', 'client'] as const;
 
 /**
- * A span as stored: a tuple, its start as milliseconds after the first span's, its status from its
- * `error.type` (side by side in `npm run bench:calls`, the bytes a call's line carries are most of
- * what a trace costs the local store).
+ * The attribute names the platform sets, stored as their position here. Append only: a stored line
+ * names them by number, so a name once listed keeps its place for the 30 days lines live. A name not
+ * listed is stored as itself.
+ */
+const ATTRIBUTE_NAMES = [
+  'agenthost.endpoint',
+  'agenthost.outcome',
+  'http.response.status_code',
+  'error.type',
+  'agenthost.credits',
+  'agenthost.compute_ms',
+  'agenthost.quota',
+  'gen_ai.operation.name',
+  'gen_ai.provider.name',
+  'gen_ai.request.model',
+  'gen_ai.usage.input_tokens',
+  'gen_ai.usage.output_tokens',
+  'gen_ai.response.finish_reasons',
+  'agenthost.time_to_first_token_ms',
+  'gen_ai.tool.name',
+  'gen_ai.agent.name',
+  'agenthost.sandbox.kind',
+  'agenthost.timed_out',
+  'process.executable.name',
+  'process.exit.code',
+  'process.exit.signal',
+  'agenthost.cpu_ms',
+  'agenthost.db',
+  'agenthost.workspace.id',
+  'agenthost.service.id',
+  'agenthost.service.restart_failures',
+  'agenthost.service.restart_delay_ms',
+  'service.crash_loop',
+  'service.name',
+] as const;
+const ATTRIBUTE_CODES = new Map<string, number>(ATTRIBUTE_NAMES.map((name, i) => [name, i]));
+
+/**
+ * A span as stored: [span id, parent, name, kind (KIND_CODES), start (ms after spans_start_ms),
+ * duration ms, attributes]. The parent is the position of a span of the same call, or a span id
+ * (the call's own span under its orchestrator's), '' for none; the attributes are name and value
+ * in turn, a name by its number in ATTRIBUTE_NAMES when it is there. The status is the
+ * `error.type` attribute's presence.
  */
 const compactSpan = z.tuple([
-  z.string(), // span_id
-  z.string(), // parent_span_id, '' for none
-  z.string(), // name
-  z.number().int().min(0).max(2), // kind: KIND_CODES
-  z.number(), // start, ms after spans_start_ms
-  z.number(), // duration_ms
-  z.record(z.string(), spanValue), // attributes
+  z.string(),
+  z.union([z.number().int().min(0), z.string()]),
+  z.string(),
+  z.number().int().min(0).max(2),
+  z.number(),
+  z.number(),
+  z.array(z.union([spanValue])),
 ]);
 
 /** The root span's attributes the trace's own fields hold (not stored twice). */
-const ROOT_FROM_FIELDS = ['agenthost.request_id', 'agenthost.agent', 'agenthost.agent.id'] as const;
+const ROOT_FROM_FIELDS = new Set(['agenthost.request_id', 'agenthost.agent', 'agenthost.agent.id']);
 
-const callTraceSchema = z
-  .object({
-    ...traceFields,
-    /** Epoch ms the first span started at. */
-    spans_start_ms: z.number(),
-    spans: z.array(compactSpan),
-  })
-  .transform(({ spans_start_ms, spans, ...t }) => ({
-    ...t,
-    spans: spans.map(
-      ([span_id, parent, name, kind, start, duration_ms, attributes]): StoredSpan => ({
-        span_id,
-        parent_span_id: parent || null,
-        name,
-        kind: KIND_CODES[kind] ?? 'internal',
-        start_ms: spans_start_ms + start,
-        duration_ms,
-        status: attributes['error.type'] === undefined ? 'ok' : 'error',
-        attributes:
-          span_id === t.root_span_id
-            ? {
-                'agenthost.request_id': t.request_id,
-                'agenthost.agent': t.agent_ref,
-                'agenthost.agent.id': t.agent_id,
-                ...attributes,
-              }
-            : attributes,
-      }),
-    ),
-  }));
-
-export type CallTraceRecord = z.output<typeof callTraceSchema>;
+const storedTraceSchema = z.object({
+  pk: z.string(),
+  request_id: z.string(),
+  trace_id: z.string(),
+  parent_request_id: z.string().optional(),
+  agent_ref: z.string(),
+  workspace_id: z.string(),
+  caller_account_id: z.string(),
+  dropped_spans: z.number().int().optional(),
+  /** Epoch ms the first span started at. */
+  spans_start_ms: z.number(),
+  /** The call's own span first. */
+  spans: z.array(compactSpan).min(1),
+});
 
 export const traceKeys = {
   /** GSI2: a call's trace by its request id. */
@@ -106,29 +138,37 @@ export const traceKeys = {
 };
 
 /**
- * The trace's attributes on the call's log line (its key and ttl are the line's): the line is found
- * by GSI2 under the call's request id, and a sub-call's under its parent's by GSI1.
+ * The trace's attributes on the call's log line (its key, request id and ttl are the line's): the
+ * line is found by GSI2 under the call's request id, and a sub-call's under its parent's by GSI1.
  */
-export function traceOnLogLine(t: CallTraceRecord): Record<string, unknown> {
+export function traceOnLogLine(t: CallTraceInput): Record<string, unknown> {
+  // The call's own span first; the others keep the order they ended in. Plain loops: this runs for
+  // every call, and a Map or a copy per span showed in the bench's profile.
+  const ordered: StoredSpan[] = [];
   let start = Number.POSITIVE_INFINITY;
-  for (const span of t.spans) if (span.start_ms < start) start = span.start_ms;
-  const spans = t.spans.map((span) => {
-    const attributes =
-      span.span_id === t.root_span_id ? withoutKeys(span.attributes, ROOT_FROM_FIELDS) : span.attributes;
-    return [
-      span.span_id,
-      span.parent_span_id ?? '',
-      span.name,
-      KIND_CODES.indexOf(span.kind),
-      Math.round((span.start_ms - start) * 1000) / 1000,
-      span.duration_ms,
-      attributes,
-    ];
-  });
+  for (const span of t.spans) {
+    if (span.span_id === t.root_span_id) ordered.unshift(span);
+    else ordered.push(span);
+    if (span.start_ms < start) start = span.start_ms;
+  }
+  const spans = ordered.map((span, i) => [
+    span.span_id,
+    parentOf(span, ordered),
+    span.name,
+    KIND_CODES.indexOf(span.kind),
+    Math.round((span.start_ms - start) * 1000) / 1000,
+    span.duration_ms,
+    compactAttributes(span.attributes, i === 0 && span.span_id === t.root_span_id),
+  ]);
   return {
-    ...t,
-    spans,
+    trace_id: t.trace_id,
+    ...(t.parent_request_id ? { parent_request_id: t.parent_request_id } : {}),
+    agent_ref: t.agent_ref,
+    workspace_id: t.workspace_id,
+    caller_account_id: t.caller_account_id,
+    ...(t.dropped_spans > 0 ? { dropped_spans: t.dropped_spans } : {}),
     spans_start_ms: start,
+    spans,
     gsi2pk: traceKeys.ofCall(t.request_id),
     gsi2sk: 'TRACE',
     ...(t.parent_request_id
@@ -137,13 +177,76 @@ export function traceOnLogLine(t: CallTraceRecord): Record<string, unknown> {
   };
 }
 
-/** The trace a log line item holds (its log fields and placement left out). */
-export function traceOfItem(item: Item): CallTraceRecord {
-  return callTraceSchema.parse(item);
+/** A span's parent as stored: the position of a span of the same call, else its id ('' for none). */
+function parentOf(span: StoredSpan, spans: StoredSpan[]): number | string {
+  const parent = span.parent_span_id;
+  if (!parent) return '';
+  for (let i = 0; i < spans.length; i++) if ((spans[i] as StoredSpan).span_id === parent) return i;
+  return parent;
 }
 
-function withoutKeys<T extends object>(value: T, keys: readonly string[]): T {
-  const out = { ...value };
-  for (const key of keys) delete (out as Record<string, unknown>)[key];
+/**
+ * The trace a log line item holds (its log fields and placement left out); undefined for a line
+ * whose trace is not in this shape (one written while traces were being built, before the shape
+ * was settled), which reads as no trace rather than failing the read.
+ */
+export function traceOfItem(item: Item): CallTraceRecord | undefined {
+  const parsed = storedTraceSchema.safeParse(item);
+  if (!parsed.success) return undefined;
+  const t = parsed.data;
+  const agentId = t.pk.slice(agentKeys.version('').pk.length);
+  const rootId = (t.spans[0] as (typeof t.spans)[number])[0];
+  const ids = t.spans.map(([id]) => id);
+  return {
+    trace_id: t.trace_id,
+    request_id: t.request_id,
+    parent_request_id: t.parent_request_id ?? null,
+    agent_id: agentId,
+    agent_ref: t.agent_ref,
+    workspace_id: t.workspace_id,
+    caller_account_id: t.caller_account_id,
+    root_span_id: rootId,
+    dropped_spans: t.dropped_spans ?? 0,
+    spans: t.spans.map(([span_id, parent, name, kind, start, duration_ms, packed]): StoredSpan => {
+      const attributes = expandAttributes(packed);
+      return {
+        span_id,
+        parent_span_id: (typeof parent === 'number' ? ids[parent] : parent) || null,
+        name,
+        kind: KIND_CODES[kind] ?? 'internal',
+        start_ms: t.spans_start_ms + start,
+        duration_ms,
+        status: attributes['error.type'] === undefined ? 'ok' : 'error',
+        attributes:
+          span_id === rootId
+            ? {
+                'agenthost.request_id': t.request_id,
+                'agenthost.agent': t.agent_ref,
+                'agenthost.agent.id': agentId,
+                ...attributes,
+              }
+            : attributes,
+      };
+    }),
+  };
+}
+
+/** Name and value in turn, a known name by its number; the root's fields the line holds left out. */
+function compactAttributes(attributes: Record<string, SpanValue>, root: boolean): SpanValue[] {
+  const out: SpanValue[] = [];
+  for (const key in attributes) {
+    if (root && ROOT_FROM_FIELDS.has(key)) continue;
+    out.push(ATTRIBUTE_CODES.get(key) ?? key, attributes[key] as SpanValue);
+  }
+  return out;
+}
+
+function expandAttributes(packed: SpanValue[]): Record<string, SpanValue> {
+  const out: Record<string, SpanValue> = {};
+  for (let i = 0; i + 1 < packed.length; i += 2) {
+    const key = packed[i];
+    const name = typeof key === 'number' ? ATTRIBUTE_NAMES[key] : key;
+    if (typeof name === 'string') out[name] = packed[i + 1] as SpanValue;
+  }
   return out;
 }

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PlatformError } from '../../shared/errors.ts';
+import { newRequestId } from '../../shared/request-ids.ts';
 import { ConnectionGuard, edgeServerOptions } from '../connection-guard.ts';
 import type { Deps } from '../deps.ts';
 import { errorEnvelope } from '../error-answer.ts';
@@ -125,7 +125,7 @@ export class NodeShell {
     };
     const response = await this.app(
       request,
-      { requestId: `req_${randomUUID()}`, address, ...(refusal ? { refusal } : {}) },
+      { requestId: newRequestId(), address, ...(refusal ? { refusal } : {}) },
       { waitUntil },
     );
     if (held.length > 0) await this.settled(held.splice(0));
@@ -161,7 +161,7 @@ export class NodeShell {
       this.deps.logger.error('local server failure', { error: String(err) });
       return void res.destroy();
     }
-    const requestId = `req_${randomUUID()}`;
+    const requestId = newRequestId();
     this.deps.logger.error('local server failure', { request_id: requestId, error: String(err) });
     const failure = new PlatformError(
       'INTERNAL_ERROR',

@@ -1,0 +1,22 @@
+import * as crypto from 'node:crypto';
+
+/**
+ * A new request id, `req_<uuid>`, whose UUID is version 7 (RFC 9562): its first 48 bits are the
+ * time in milliseconds, the rest random. Ids made one after another sort one after another, so an
+ * index keyed by them grows at its end: the embedded store finds a call's trace by its request id
+ * (GSI2), and with random ids each call's entry went to a page of its own in the index, written
+ * with the commit (docs/traces.md, "Cost"). On AWS the id is API Gateway's (request-id.ts).
+ */
+export function newRequestId(): string {
+  return `req_${nodeUuidV7 ? nodeUuidV7() : builtUuidV7()}`;
+}
+
+/** Node's own, from 24.16 (the project's Node; the engines range starts at 22, which lacks it). */
+const nodeUuidV7 = (crypto as { randomUUIDv7?: () => string }).randomUUIDv7;
+
+/** A version 7 UUID built here: the time, then a v4 UUID's random bits (its variant bits are v7's). */
+export function builtUuidV7(now = Date.now()): string {
+  const time = now.toString(16).padStart(12, '0');
+  const random = crypto.randomUUID();
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15)}`;
+}

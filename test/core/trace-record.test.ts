@@ -1,0 +1,178 @@
+/**
+ * A call's trace as its log line stores it (functions/core/traces/trace-record.ts): compact, so
+ * that the bytes it adds to each call stay few (issue 36, point 5), and read back exactly as it was
+ * recorded. Here the encoding on its own; the API tests read traces through the route.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { agentKeys } from '../../functions/core/agents/agent-keys.ts';
+import {
+  type CallTraceInput,
+  traceKeys,
+  traceOfItem,
+  traceOnLogLine,
+} from '../../functions/core/traces/trace-record.ts';
+import type { Item } from '../../functions/ports/store.ts';
+import type { StoredSpan } from '../../functions/ports/tracer.ts';
+import { builtUuidV7, newRequestId } from '../../functions/shared/request-ids.ts';
+
+const AGENT = '3f0c2a9e-0000-4000-8000-000000000001';
+const T0 = 1_795_665_699_871.25;
+
+function span(
+  id: string,
+  parent: string | null,
+  name: string,
+  start: number,
+  more: Partial<StoredSpan> = {},
+): StoredSpan {
+  return {
+    span_id: id,
+    parent_span_id: parent,
+    name,
+    kind: 'internal',
+    start_ms: T0 + start,
+    duration_ms: 1.5,
+    status: 'ok',
+    attributes: {},
+    ...more,
+  };
+}
+
+function input(spans: StoredSpan[], more: Partial<CallTraceInput> = {}): CallTraceInput {
+  return {
+    trace_id: '9659bcd02325b073b0b0201df8172a8d',
+    request_id: 'req_01a21604-241f-7b47-b15a-20a6795e5456',
+    parent_request_id: null,
+    at: '2026-11-26T04:01:39.871Z',
+    agent_id: AGENT,
+    agent_ref: 'acme/planner/v3',
+    workspace_id: 'ws-1',
+    caller_account_id: 'acct-1',
+    root_span_id: 'aaaaaaaaaaaaaaaa',
+    dropped_spans: 0,
+    spans,
+    ...more,
+  };
+}
+
+/** The log line as the store keeps it: the line's own fields, the trace's, through JSON. */
+function stored(t: CallTraceInput): Item {
+  const line = {
+    ...agentKeys.version(t.agent_id),
+    sk: `LOG#${t.at}#x`,
+    request_id: t.request_id,
+    message: 'call succeeded',
+    ...traceOnLogLine(t),
+  };
+  return JSON.parse(JSON.stringify(line)) as Item;
+}
+
+describe('a call trace on its log line', () => {
+  // As a call ends them: the root last, a sub-span under another, an exec with a non-ASCII value.
+  const root = span('aaaaaaaaaaaaaaaa', 'ffffffffffffffff', 'call acme/planner/v3', 0, {
+    kind: 'server',
+    duration_ms: 41_000.125,
+    status: 'error',
+    attributes: {
+      'agenthost.request_id': 'req_01a21604-241f-7b47-b15a-20a6795e5456',
+      'agenthost.agent': 'acme/planner/v3',
+      'agenthost.agent.id': AGENT,
+      'agenthost.endpoint': 'run',
+      'error.type': 'TIMEOUT',
+      'http.response.status_code': 504,
+    },
+  });
+  const spans = [
+    span('bbbbbbbbbbbbbbbb', 'aaaaaaaaaaaaaaaa', 'admission', 0.25, {
+      attributes: { 'agenthost.quota': 'llm' },
+    }),
+    span('dddddddddddddddd', 'cccccccccccccccc', 'exec node', 12.5, {
+      attributes: { 'process.exit.code': 0, 'process.executable.name': 'nöde', 'my.own': true },
+    }),
+    span('cccccccccccccccc', 'aaaaaaaaaaaaaaaa', 'sandbox', 2, { kind: 'client', duration_ms: 30 }),
+    root,
+  ];
+
+  it('reads back every span as recorded, with its parent, times, kind, status and attributes', () => {
+    const back = traceOfItem(stored(input(spans, { dropped_spans: 3 })));
+    assert.ok(back);
+    assert.equal(back.root_span_id, 'aaaaaaaaaaaaaaaa');
+    assert.equal(back.agent_id, AGENT);
+    assert.equal(back.dropped_spans, 3);
+    assert.equal(back.parent_request_id, null);
+    const byId = new Map(back.spans.map((s) => [s.span_id, s]));
+    assert.equal(byId.size, spans.length);
+    for (const original of spans) {
+      const read = byId.get(original.span_id);
+      assert.ok(read, original.span_id);
+      assert.equal(read.parent_span_id, original.parent_span_id, original.name);
+      assert.equal(read.name, original.name);
+      assert.equal(read.kind, original.kind);
+      assert.equal(read.duration_ms, original.duration_ms);
+      assert.ok(Math.abs(read.start_ms - original.start_ms) < 0.001, original.name);
+      assert.equal(read.status, original.status, original.name);
+      assert.deepEqual(read.attributes, original.attributes, original.name);
+    }
+  });
+
+  it('keeps the root span under a span of another call (its orchestrator, or a caller)', () => {
+    const back = traceOfItem(stored(input(spans)));
+    assert.equal(back?.spans.find((s) => s.span_id === root.span_id)?.parent_span_id, 'ffffffffffffffff');
+  });
+
+  it('stores names it knows by number, and not what the line itself says', () => {
+    const line = stored(input(spans));
+    const text = JSON.stringify(line);
+    for (const known of ['agenthost.quota', 'process.exit.code', 'http.response.status_code', 'error.type'])
+      assert.ok(!text.includes(known), known);
+    assert.ok(text.includes('my.own'), 'a name not listed is stored as itself');
+    for (const field of ['agent_id', 'root_span_id', 'at', 'dropped_spans', 'parent_request_id'])
+      assert.ok(!(field in line), field);
+    assert.equal(text.match(/acme\/planner\/v3/g)?.length, 2, 'the agent: its field and the call span name');
+  });
+
+  it('places a sub-call under its run (GSI1) and every call under its request id (GSI2)', () => {
+    const sub = stored(input(spans, { parent_request_id: 'req_parent' }));
+    assert.equal(sub.gsi2pk, traceKeys.ofCall('req_01a21604-241f-7b47-b15a-20a6795e5456'));
+    assert.equal(sub.gsi1pk, traceKeys.children('req_parent'));
+    assert.equal(sub.gsi1sk, '2026-11-26T04:01:39.871Z#req_01a21604-241f-7b47-b15a-20a6795e5456');
+    assert.equal(traceOfItem(sub)?.parent_request_id, 'req_parent');
+    assert.equal(stored(input(spans)).gsi1pk, undefined);
+  });
+
+  it('reads a line in another shape (an earlier build of traces) as no trace, not a failure', () => {
+    const earlier = {
+      ...stored(input(spans)),
+      spans: [['aaaaaaaaaaaaaaaa', '', 'call', 1, 0, 1, { 'agenthost.endpoint': 'run' }]],
+    };
+    assert.equal(traceOfItem(earlier), undefined);
+    assert.equal(traceOfItem({ pk: 'AGENT#x', sk: 'LOG#x', message: 'a line without a trace' }), undefined);
+  });
+});
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('request ids', () => {
+  it('are req_ and a version 7 UUID, in the order they were made', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(newRequestId());
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    for (const id of ids) assert.match(id.slice(4), UUID_V7);
+    for (const id of ids) assert.ok(id.startsWith('req_'));
+    assert.deepEqual([...ids].sort(), ids);
+    const ms = Number.parseInt(ids[0]?.slice(4, 17).replace('-', '') ?? '', 16);
+    assert.ok(Math.abs(ms - Date.now()) < 60_000, 'its first 48 bits are the time in ms');
+  });
+
+  it('are built the same way on a Node without crypto.randomUUIDv7', () => {
+    const at = Date.UTC(2026, 10, 26, 4, 1, 39, 871);
+    const id = builtUuidV7(at);
+    assert.match(id, UUID_V7);
+    assert.equal(Number.parseInt(id.slice(0, 13).replace('-', ''), 16), at);
+    assert.ok(builtUuidV7(at) < builtUuidV7(at + 1), 'a later millisecond sorts after');
+    assert.notEqual(builtUuidV7(at), builtUuidV7(at), 'the rest is random');
+  });
+});
