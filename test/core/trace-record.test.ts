@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { OtelTracer } from '../../functions/adapters/telemetry/otel-tracer.ts';
 import { agentKeys } from '../../functions/core/agents/agent-keys.ts';
 import {
   type CallTraceInput,
@@ -174,5 +175,15 @@ describe('request ids', () => {
     assert.equal(Number.parseInt(id.slice(0, 13).replace('-', ''), 16), at);
     assert.ok(builtUuidV7(at) < builtUuidV7(at + 1), 'a later millisecond sorts after');
     assert.notEqual(builtUuidV7(at), builtUuidV7(at), 'the rest is random');
+  });
+});
+
+describe('a span attribute that JSON cannot hold', () => {
+  it('is left out, so the stored trace stays readable', () => {
+    const tracer = new OtelTracer({ serviceName: 'test' });
+    const s = tracer.startSpan('exec node', { attributes: { 'agenthost.cpu_ms': Number.NaN } });
+    s.set({ 'agenthost.compute_ms': Number.POSITIVE_INFINITY, 'process.exit.code': 0 });
+    const ended = s.end();
+    assert.deepEqual(ended?.attributes, { 'process.exit.code': 0 });
   });
 });

@@ -107,7 +107,8 @@ class RecordedSpan implements TraceSpan {
   set(attributes: SpanAttributes): void {
     for (const key in attributes) {
       const value = attributes[key];
-      if (value === undefined) continue;
+      // Neither JSON nor OTLP holds NaN or Infinity (a stored one would read back as null).
+      if (value === undefined || (typeof value === 'number' && !Number.isFinite(value))) continue;
       if (!(key in this.attributes)) {
         if (this.count >= MAX_ATTRIBUTES) continue;
         this.count++;

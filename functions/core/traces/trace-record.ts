@@ -7,7 +7,7 @@
  * tree is assembled from these links only, so a caller who reuses another tenant's trace id joins
  * nothing (trace-read.ts).
  *
- * Stored compactly, because its bytes are what a trace costs (docs/performance.md, "Traces"): in
+ * Stored compactly, because its bytes are much of what a trace costs (docs/traces.md, "Cost"): in
  * the embedded store a call's record and line share the table's pages, and each commit writes every
  * page it touched. So the line holds nothing the line or its key already say (the request id, the
  * agent's id), each span is a tuple whose parent is its position in the list, and the attribute
@@ -109,7 +109,7 @@ const compactSpan = z.tuple([
   z.number().int().min(0).max(2),
   z.number(),
   z.number(),
-  z.array(z.union([spanValue])),
+  z.array(spanValue),
 ]);
 
 /** The root span's attributes the trace's own fields hold (not stored twice). */
