@@ -17,18 +17,28 @@ export function createTracer(config: Config, logger: Logger): Tracer {
   if (config.traces === 'off') return offTracer;
   let loaded: Tracer | undefined;
   let loading: Promise<Tracer> | undefined;
+  let ready: Promise<void> | undefined;
   const real = (): Tracer => {
     if (!loaded) throw new Error('The tracer is used before ready() resolved');
     return loaded;
   };
   return {
     recording: true,
-    ready: async () => {
-      loading ??= loadTracer(config, logger).catch((err: unknown) => {
-        loading = undefined;
-        throw err;
-      });
-      loaded = await loading;
+    // Once loaded, the same settled promise for every call (no new promise a call).
+    ready: () => {
+      if (ready) return ready;
+      loading ??= loadTracer(config, logger).then(
+        (tracer) => {
+          loaded = tracer;
+          ready = Promise.resolve();
+          return tracer;
+        },
+        (err: unknown) => {
+          loading = undefined;
+          throw err;
+        },
+      );
+      return loading.then(() => undefined);
     },
     startSpan: (name, options) => real().startSpan(name, options),
     parse: (header) => real().parse(header),

@@ -34,7 +34,7 @@ export class CallTrace {
   dropped = 0;
   private storedBytes = 0;
   /** Spans started and not yet ended: the call's end ends them (finish). */
-  private readonly open = new Set<{ end(outcome: { error?: string; endMs?: number }): void }>();
+  readonly open = new Set<CallSpan>();
 
   constructor(
     tracer: Tracer,
@@ -60,18 +60,9 @@ export class CallTrace {
     options: { kind?: SpanKind; attributes?: SpanAttributes; startMs?: number; parent?: TraceParent } = {},
   ): TraceSpan {
     const parent = options.parent ?? currentScope(this)?.parent ?? this.root.context;
-    const span = this.tracer.startSpan(name.slice(0, MAX_NAME), { ...options, parent });
-    let ended = false;
-    const handle = {
-      end: (outcome: { error?: string | undefined; endMs?: number } = {}) => {
-        if (ended) return null;
-        ended = true;
-        this.open.delete(handle);
-        return this.keep(span.end(outcome));
-      },
-    };
-    this.open.add(handle);
-    return { context: span.context, set: (attributes) => span.set(attributes), end: handle.end };
+    const span = new CallSpan(this, this.tracer.startSpan(name.slice(0, MAX_NAME), { ...options, parent }));
+    this.open.add(span);
+    return span;
   }
 
   /** Runs `work` with `span` as the parent of the spans it starts. */
@@ -86,14 +77,16 @@ export class CallTrace {
    */
   finish(outcome: { error?: string | undefined; attributes: SpanAttributes }): void {
     const endMs = Date.now();
-    for (const span of [...this.open]) span.end({ error: outcome.error ?? 'UNFINISHED', endMs });
+    if (this.open.size > 0)
+      for (const span of [...this.open]) span.end({ error: outcome.error ?? 'UNFINISHED', endMs });
     this.root.set(outcome.attributes);
     // The call's own span is kept whatever the count: every reader sees at least it.
     const root = this.root.end({ error: outcome.error });
     if (root) this.spans.push(root);
   }
 
-  private keep(span: StoredSpan | null): StoredSpan | null {
+  /** Keeps an ended span with the call's record, within the stored bounds. */
+  keep(span: StoredSpan | null): StoredSpan | null {
     if (!span) return null;
     const bytes = approximateBytes(span);
     if (this.spans.length < MAX_STORED_SPANS && this.storedBytes + bytes <= MAX_STORED_SPAN_BYTES) {
@@ -101,6 +94,36 @@ export class CallTrace {
       this.storedBytes += bytes;
     } else this.dropped++;
     return span;
+  }
+}
+
+/**
+ * A span of a call as its engine holds it: ending it keeps it with the call once. One object per
+ * span, no closures (a call's spans are on every call's path: docs/traces.md, "Cost").
+ */
+class CallSpan implements TraceSpan {
+  private readonly trace: CallTrace;
+  private readonly span: TraceSpan;
+  private ended = false;
+
+  constructor(trace: CallTrace, span: TraceSpan) {
+    this.trace = trace;
+    this.span = span;
+  }
+
+  get context(): TraceParent {
+    return this.span.context;
+  }
+
+  set(attributes: SpanAttributes): void {
+    this.span.set(attributes);
+  }
+
+  end(outcome: { error?: string | undefined; endMs?: number } = {}): StoredSpan | null {
+    if (this.ended) return null;
+    this.ended = true;
+    this.trace.open.delete(this);
+    return this.trace.keep(this.span.end(outcome));
   }
 }
 
