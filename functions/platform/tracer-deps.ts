@@ -16,7 +16,6 @@ import { LAZY_MODULES } from './lazy-modules.ts';
 export function createTracer(config: Config, logger: Logger): Tracer {
   if (config.traces === 'off') return offTracer;
   let loaded: Tracer | undefined;
-  let loading: Promise<Tracer> | undefined;
   let ready: Promise<void> | undefined;
   const real = (): Tracer => {
     if (!loaded) throw new Error('The tracer is used before ready() resolved');
@@ -24,22 +23,18 @@ export function createTracer(config: Config, logger: Logger): Tracer {
   };
   return {
     recording: true,
-    // Once loaded, the same settled promise for every call (no new promise a call).
-    ready: () => {
-      if (ready) return ready;
-      loading ??= loadTracer(config, logger).then(
+    // One promise, loading then settled, for every call (none made a call); a failed load is
+    // tried again by the next call.
+    ready: () =>
+      (ready ??= loadTracer(config, logger).then(
         (tracer) => {
           loaded = tracer;
-          ready = Promise.resolve();
-          return tracer;
         },
         (err: unknown) => {
-          loading = undefined;
+          ready = undefined;
           throw err;
         },
-      );
-      return loading.then(() => undefined);
-    },
+      )),
     startSpan: (name, options) => real().startSpan(name, options),
     parse: (header) => real().parse(header),
     format: (parent) => real().format(parent),

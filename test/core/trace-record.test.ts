@@ -13,8 +13,11 @@ import {
   traceOfItem,
   traceOnLogLine,
 } from '../../functions/core/traces/trace-record.ts';
+import { parseConfig } from '../../functions/platform/config.ts';
+import { createTracer } from '../../functions/platform/tracer-deps.ts';
 import type { Item } from '../../functions/ports/store.ts';
 import type { StoredSpan } from '../../functions/ports/tracer.ts';
+import { createLogger } from '../../functions/shared/logger.ts';
 import { builtUuidV7, newRequestId } from '../../functions/shared/request-ids.ts';
 
 const AGENT = '3f0c2a9e-0000-4000-8000-000000000001';
@@ -185,5 +188,18 @@ describe('a span attribute that JSON cannot hold', () => {
     s.set({ 'agenthost.compute_ms': Number.POSITIVE_INFINITY, 'process.exit.code': 0 });
     const ended = s.end();
     assert.deepEqual(ended?.attributes, { 'process.exit.code': 0 });
+  });
+});
+
+describe('the tracer as the platform makes it', () => {
+  it('is loaded once: every call awaits the same promise, and spans start after it', async () => {
+    const tracer = createTracer(parseConfig({}), createLogger('error'));
+    assert.throws(() => tracer.startSpan('call', {}), /before ready/);
+    const first = tracer.ready();
+    assert.equal(tracer.ready(), first, 'a call while it loads waits for the same load');
+    await first;
+    assert.equal(tracer.ready(), first, 'once loaded, no new promise a call');
+    const span = tracer.startSpan('call', { kind: 'server' });
+    assert.match(span.context.traceId, /^[0-9a-f]{32}$/);
   });
 });

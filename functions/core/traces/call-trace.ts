@@ -77,8 +77,7 @@ export class CallTrace {
    */
   finish(outcome: { error?: string | undefined; attributes: SpanAttributes }): void {
     const endMs = Date.now();
-    if (this.open.size > 0)
-      for (const span of [...this.open]) span.end({ error: outcome.error ?? 'UNFINISHED', endMs });
+    for (const span of [...this.open]) span.end({ error: outcome.error ?? 'UNFINISHED', endMs });
     this.root.set(outcome.attributes);
     // The call's own span is kept whatever the count: every reader sees at least it.
     const root = this.root.end({ error: outcome.error });
