@@ -6,6 +6,7 @@
  * SQLite wrote, not what the store says it did.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,5 +124,26 @@ describe('SQLite store: group commit', () => {
     assert.equal(walCommits(wal) - before, 0);
     await written;
     assert.equal(walCommits(wal) - before, 1);
+  });
+
+  it('a savepoint whose journal passes 64 KiB keeps it in memory: the only writes are the WAL frames', async () => {
+    // 48 rows of 3 KB each fill their own pages; then two writes in one group commit each rewrite
+    // 24 of them, so each write's savepoint journals 24 pages (98 KB), past SQLite's 64 KiB
+    // spill threshold. Spilled, the journal is a temporary file written page by page: two more
+    // write calls a page. The process's write calls are read from the kernel (/proc/self/io).
+    const rows = Array.from({ length: 48 }, (_, i) => ({ pk: 'WIDE', sk: String(i).padStart(2, '0') }));
+    for (const row of rows) await store.put({ ...row, fill: 'a'.repeat(3000) });
+    const writes = () => Number(/syscw: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1]);
+    const framesBefore = walFrames(wal).length;
+    const before = writes();
+    const rewrite = (half: typeof rows) =>
+      store.transactWrite(half.map((row) => ({ put: { ...row, fill: 'b'.repeat(3000) } })));
+    await Promise.all([rewrite(rows.slice(0, 24)), rewrite(rows.slice(24))]);
+    const written = writes() - before;
+    const frames = walFrames(wal).length - framesBefore;
+    assert.ok(frames >= 48, `the rewrite wrote ${frames} WAL frames`);
+    // Each WAL frame is written with at most two calls (its header and its page); a few more for
+    // anything else the process writes meanwhile. Spilled journals would add about 100.
+    assert.ok(written <= 2 * frames + 10, `${written} write calls for ${frames} WAL frames`);
   });
 });
