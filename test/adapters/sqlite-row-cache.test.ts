@@ -33,11 +33,32 @@ describe('SQLite store: row cache', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('a key read again, or read after this store wrote it, is answered without a database read', async () => {
-    await store.put({ pk: 'KEY', sk: 'K', status: 'active' });
+  it('a key read again, or read after this store wrote it under a condition, is answered without a database read', async () => {
+    await store.put({ pk: 'KEY', sk: 'K', status: 'active' }, { condition: cond.notExists() });
     assert.equal(await pointReads(() => store.get({ pk: 'KEY', sk: 'K' })), 0);
+    await store.update({ pk: 'KEY', sk: 'K' }, { set: { status: 'revoked' } });
+    assert.equal(await pointReads(() => store.get({ pk: 'KEY', sk: 'K' })), 0);
+    assert.equal((await store.get({ pk: 'KEY', sk: 'K' }))?.status, 'revoked');
     assert.equal(await pointReads(() => store.get({ pk: 'ABSENT', sk: 'A' })), 1);
     assert.equal(await pointReads(() => store.get({ pk: 'ABSENT', sk: 'A' })), 0);
+  });
+
+  it('a row written without a condition (a call record, a log line) is not kept: read once from the database', async () => {
+    await store.put({ pk: 'LOG', sk: '1', message: 'call succeeded' });
+    assert.equal(await pointReads(() => store.get({ pk: 'LOG', sk: '1' })), 1);
+    assert.equal(await pointReads(() => store.get({ pk: 'LOG', sk: '1' })), 0);
+    // Kept by a read, then written blind again: forgotten, and the next read sees the new row.
+    await store.transactWrite([{ put: { pk: 'LOG', sk: '1', message: 'call failed' } }]);
+    assert.equal(await pointReads(() => store.get({ pk: 'LOG', sk: '1' })), 1);
+    assert.equal((await store.get({ pk: 'LOG', sk: '1' }))?.message, 'call failed');
+    // In one group commit, a conditional write of a key and then a blind one: the blind one wins,
+    // and the row the first would have kept is not.
+    await Promise.all([
+      store.put({ pk: 'LOG', sk: '2', message: 'first' }, { condition: cond.notExists() }),
+      store.put({ pk: 'LOG', sk: '2', message: 'second' }),
+    ]);
+    assert.equal(await pointReads(() => store.get({ pk: 'LOG', sk: '2' })), 1);
+    assert.equal((await store.get({ pk: 'LOG', sk: '2' }))?.message, 'second');
   });
 
   it('a write by another connection is seen by the next read (a revoked key stops at once)', async () => {

@@ -8,7 +8,8 @@ export type CachedRow = { body: string; ttl: number | null } | null;
  * The rows the embedded store has read or written lately, so a point read of a key it already
  * knows costs a map lookup instead of a B-tree descent: a prompt call reads the same API key,
  * account, version and membership as the call before it, and its quota counter right after
- * writing it.
+ * writing it. A row written without being read first (a put without a condition) is forgotten
+ * rather than kept: a call's record and log lines are such writes, and nothing reads them back.
  *
  * It is exact, never stale, which is what keeps the guarantees (a revoked key or a deleted version
  * stops at the next request): every write through this connection updates it when its transaction
@@ -22,8 +23,8 @@ export type CachedRow = { body: string; ttl: number | null } | null;
 export class SqliteRowCache {
   private readonly rows = new Map<string, CachedRow>();
   /** Rows written by the transaction being built: by the current write, and by the earlier ones kept. */
-  private writing = new Map<string, CachedRow>();
-  private kept = new Map<string, CachedRow>();
+  private writing = new Map<string, CachedRow | typeof UNKEPT>();
+  private kept = new Map<string, CachedRow | typeof UNKEPT>();
   private readonly dataVersion: StatementSync;
   private readonly maxRows: number;
   private readonly maxBytes: number;
@@ -81,6 +82,16 @@ export class SqliteRowCache {
     this.writing.set(k, row);
   }
 
+  /**
+   * The current write of a transaction stores a row under `key` that is not worth keeping: the key
+   * is forgotten, and stays so when the transaction commits (see SqliteStore.upsert).
+   */
+  writtenUnkept(key: ItemKey): void {
+    const k = cacheKey(key);
+    this.forget(k);
+    this.writing.set(k, UNKEPT);
+  }
+
   /** The current write is kept (its savepoint released) or dropped (rolled back). */
   endWrite(kept: boolean): void {
     if (kept) for (const [k, row] of this.writing) this.kept.set(k, row);
@@ -94,9 +105,9 @@ export class SqliteRowCache {
     this.kept = new Map();
   }
 
-  private put(k: string, row: CachedRow): void {
+  private put(k: string, row: CachedRow | typeof UNKEPT): void {
     this.forget(k); // re-inserted last: the map's order is the age order
-    if (row && row.body.length > MAX_ROW_BYTES) return;
+    if (row === UNKEPT || (row && row.body.length > MAX_ROW_BYTES)) return;
     this.rows.set(k, row);
     this.bytes += row?.body.length ?? 0;
     while (this.rows.size > this.maxRows || this.bytes > this.maxBytes)
@@ -114,6 +125,9 @@ export class SqliteRowCache {
     return Number((this.dataVersion.get() as { data_version: number }).data_version);
   }
 }
+
+/** A write's row that the cache forgets rather than keeps (writtenUnkept). */
+const UNKEPT = Symbol('unkept');
 
 /** A row whose JSON body is longer than this is read from the database every time. */
 const MAX_ROW_BYTES = 64 * 1024;

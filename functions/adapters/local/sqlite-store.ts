@@ -95,7 +95,7 @@ export class SqliteStore implements Store {
     return this.commits.run(() => {
       // Without a condition the item as it is does not matter (and a new key's is not there).
       const current = options.condition !== undefined ? this.check(item, options.condition) : undefined;
-      this.upsert(item, current);
+      this.upsert(item, current, options.condition !== undefined);
     });
   }
 
@@ -200,7 +200,7 @@ export class SqliteStore implements Store {
           ops.map((op) => op.name),
         );
       ops.forEach((op, i) => {
-        if ('put' in op) this.upsert(op.put, currents[i]);
+        if ('put' in op) this.upsert(op.put, currents[i], op.condition !== undefined);
         else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec), currents[i]);
         else if ('delete' in op) this.remove(op.delete);
       });
@@ -296,8 +296,13 @@ export class SqliteStore implements Store {
    * stored: if the index columns and the expiry stay as they are, only the body is rewritten. SQLite
    * rewrites the entries of every index whose columns an UPDATE assigns, even to the same value, so
    * the upsert would also write a page of the ttl index for a counter whose expiry did not change.
+   *
+   * `keep` false (a put without a condition, a blind write: a call's record and log lines) leaves
+   * the row out of the row cache: nothing reads those keys back by point read, yet under load they
+   * were most of what it held, every call's log line with its trace kept for the collector to mark
+   * (docs/performance.md, item 17).
    */
-  private upsert(item: Item, current?: Item): void {
+  private upsert(item: Item, current: Item | undefined, keep = true): void {
     // JSON.stringify leaves out attributes whose value is undefined: they are not stored.
     const body = JSON.stringify(item);
     const columns = indexColumns(item);
@@ -318,7 +323,8 @@ export class SqliteStore implements Store {
        ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
          gsi2pk = excluded.gsi2pk, gsi2sk = excluded.gsi2sk, ttl = excluded.ttl, body = excluded.body`,
     ).run(item.pk, item.sk, ...columns, body);
-    this.cache.written(item, row);
+    if (keep) this.cache.written(item, row);
+    else this.cache.writtenUnkept(item);
   }
 
   private remove(key: ItemKey): void {
