@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { BENCH_KEY, benchPlatformEnv, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { baselineComparison, type Measure } from './calls-baseline.ts';
 import { platformStartArgs } from './platform-command.ts';
@@ -35,7 +36,6 @@ import { treeCpuMs, treeRssMb } from './proc-stats.ts';
 import { machineLine, median, quantile, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const KEY = `ahk_bench_${'x'.repeat(40)}`;
 /** BENCH_LEVELS=16 (with --no-write) measures one level only: for a profile of the loaded case. */
 const LEVELS = (process.env.BENCH_LEVELS ?? '1,16').split(',').map(Number);
 const RSS_LEVEL = 64;
@@ -115,25 +115,6 @@ function commitOf(dir: string): string {
   return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
 }
 
-/** Publishes the bench's prompt agent on a platform, as its bootstrap account. */
-async function publishAgent(url: string, dispatcher: Agent): Promise<void> {
-  const publish = await request(`${url}/agents`, {
-    method: 'POST',
-    dispatcher,
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: 'bench-echo',
-      description: 'Benchmark agent.',
-      supported_providers: ['openai'],
-      prompt_template: 'Echo {{text}}',
-      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    }),
-  });
-  if (publish.statusCode !== 201)
-    throw new Error(`publish answered ${publish.statusCode}: ${await publish.body.text()}`);
-  await publish.body.dump();
-}
-
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dataDirs: string[] = [];
@@ -151,14 +132,7 @@ async function main(): Promise<void> {
       const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
       dataDirs.push(dir);
       const started = await startProcess([...flags, ...platformStartArgs(root)], {
-        HOST: '127.0.0.1',
-        PORT: '0',
-        PLATFORM_DATA_DIR: dir,
-        PLATFORM_LOG_LEVEL: 'warn',
-        PLATFORM_BOOTSTRAP_TIER: 'enterprise',
-        PLATFORM_BOOTSTRAP_API_KEY: KEY,
-        OPENAI_API_KEY: 'sk-bench',
-        OPENAI_BASE_URL: fakeUrl,
+        ...benchPlatformEnv(dir, fakeUrl),
         ...env,
       });
       children.push(started.child);
@@ -208,7 +182,7 @@ async function main(): Promise<void> {
       pid: started.child.pid,
       send: post(
         `${started.url}/local/bench-echo/v1/run`,
-        { ...json, authorization: `Bearer ${KEY}` },
+        { ...json, authorization: `Bearer ${BENCH_KEY}` },
         JSON.stringify({ text: 'hello' }),
       ),
     });

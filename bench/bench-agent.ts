@@ -1,0 +1,54 @@
+import { type Agent, request } from 'undici';
+
+/* The prompt agent the call benches publish and call, and the key they use (the bootstrap account's). */
+
+export const BENCH_KEY = `ahk_bench_${'x'.repeat(40)}`;
+
+/** The environment a bench's platform starts with: loopback, its own data dir, the fake model. */
+export function benchPlatformEnv(dataDir: string, modelUrl: string): Record<string, string> {
+  return {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    PLATFORM_DATA_DIR: dataDir,
+    PLATFORM_LOG_LEVEL: 'warn',
+    PLATFORM_BOOTSTRAP_TIER: 'enterprise',
+    PLATFORM_BOOTSTRAP_API_KEY: BENCH_KEY,
+    OPENAI_API_KEY: 'sk-bench',
+    OPENAI_BASE_URL: modelUrl,
+  };
+}
+
+/** Publishes the bench's prompt agent on a platform, as its bootstrap account. */
+export async function publishAgent(url: string, dispatcher: Agent): Promise<void> {
+  const publish = await request(`${url}/agents`, {
+    method: 'POST',
+    dispatcher,
+    headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'bench-echo',
+      description: 'Benchmark agent.',
+      supported_providers: ['openai'],
+      prompt_template: 'Echo {{text}}',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    }),
+  });
+  if (publish.statusCode !== 201)
+    throw new Error(`publish answered ${publish.statusCode}: ${await publish.body.text()}`);
+  await publish.body.dump();
+}
+
+/** One call of the bench's agent; resolves with its status. */
+export function callAgent(url: string, dispatcher: Agent): () => Promise<number> {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
+  const body = JSON.stringify({ text: 'hello' });
+  return async () => {
+    const res = await request(`${url}/local/bench-echo/v1/run`, {
+      method: 'POST',
+      dispatcher,
+      headers,
+      body,
+    });
+    await res.body.dump();
+    return res.statusCode;
+  };
+}

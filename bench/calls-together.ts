@@ -1,0 +1,198 @@
+/**
+ * `npm run bench:calls-together`: two platforms loaded at the same time, each with its own calls in
+ * flight, and the CPU each uses per call over the same windows of wall time. It answers one
+ * question, how much more CPU per call one build or setting costs than another, more finely than
+ * `npm run bench:calls`, which measures the two one after the other: on this shared machine the
+ * load of the neighbours moves between two measures seconds apart (a round's ratio there spreads by
+ * about ±0.04), while two platforms measured over the same window share whatever the machine does
+ * in it. Each window's ratio spreads by about ±0.03 and the median of 20 windows by about ±0.01
+ * (the same build against itself: 1.009 and 1.001).
+ *
+ * For each platform it also reads where the CPU went (the main thread's user and system time, V8's
+ * worker threads, which run most of the collector's marking and scavenging, from
+ * /proc/<pid>/task) and what it wrote (the write calls and bytes of /proc/<pid>/io, which count the
+ * store's WAL and any temporary file). docs/performance.md, "Traces: the call path with tracing on
+ * against off", has its findings.
+ *
+ * Defaults: this checkout with traces on against itself with PLATFORM_TRACES=off. Set
+ * BENCH_A_DIR / BENCH_B_DIR (checkouts) and BENCH_A_ENV / BENCH_B_ENV (JSON objects of extra
+ * environment) to compare others; BENCH_ROUNDS (4: both started afresh each round),
+ * BENCH_WINDOWS (5 a round), BENCH_WINDOW_MS (5000), BENCH_CONCURRENCY (16 each). Prints only.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent } from 'undici';
+import { benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
+import { startProcess, stop } from './bench-process.ts';
+import { platformStartArgs } from './platform-command.ts';
+import { treeCpuMs } from './proc-stats.ts';
+import { median } from './report.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const env = (name: string, fallback: string) => process.env[name] ?? fallback;
+const SIDES = {
+  A: { dir: env('BENCH_A_DIR', ROOT), env: JSON.parse(env('BENCH_A_ENV', '{}')) as Record<string, string> },
+  B: {
+    dir: env('BENCH_B_DIR', ROOT),
+    env: JSON.parse(env('BENCH_B_ENV', '{"PLATFORM_TRACES":"off"}')) as Record<string, string>,
+  },
+};
+const ROUNDS = Number(env('BENCH_ROUNDS', '4'));
+const WINDOWS = Number(env('BENCH_WINDOWS', '5'));
+const WINDOW_MS = Number(env('BENCH_WINDOW_MS', '5000'));
+const CONCURRENCY = Number(env('BENCH_CONCURRENCY', '16'));
+/** Clock ticks per second of /proc's times (USER_HZ, 100 on Linux). */
+const TICK_MS = 10;
+
+type Side = keyof typeof SIDES;
+
+/** CPU ms by thread group (main, V8Worker, libuv-worker, …) and the process's I/O counters. */
+interface Reading {
+  cpu: number;
+  threads: Map<string, { user: number; system: number }>;
+  io: Map<string, number>;
+  calls: number;
+}
+
+function threadTimes(pid: number): Map<string, { user: number; system: number }> {
+  const byGroup = new Map<string, { user: number; system: number }>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const group = task === String(pid) ? 'main' : name;
+    const e = byGroup.get(group) ?? { user: 0, system: 0 };
+    e.user += Number(fields[11]) * TICK_MS;
+    e.system += Number(fields[12]) * TICK_MS;
+    byGroup.set(group, e);
+  }
+  return byGroup;
+}
+
+function ioCounters(pid: number): Map<string, number> {
+  const lines = readFileSync(`/proc/${pid}/io`, 'utf8').trim().split('\n');
+  return new Map(lines.map((l) => l.split(': ') as [string, string]).map(([k, v]) => [k, Number(v)]));
+}
+
+function read(pid: number, calls: number): Reading {
+  return { cpu: treeCpuMs(pid), threads: threadTimes(pid), io: ioCounters(pid), calls };
+}
+
+/** Per-call sums of what the windows measured, for the closing summary. */
+const totals = {
+  A: {
+    calls: 0,
+    threads: new Map<string, { user: number; system: number }>(),
+    io: new Map<string, number>(),
+  },
+  B: {
+    calls: 0,
+    threads: new Map<string, { user: number; system: number }>(),
+    io: new Map<string, number>(),
+  },
+};
+
+function add(side: Side, before: Reading, after: Reading): void {
+  const t = totals[side];
+  t.calls += after.calls - before.calls;
+  for (const [group, now] of after.threads) {
+    const then = before.threads.get(group) ?? { user: 0, system: 0 };
+    const sum = t.threads.get(group) ?? { user: 0, system: 0 };
+    sum.user += now.user - then.user;
+    sum.system += now.system - then.system;
+    t.threads.set(group, sum);
+  }
+  for (const [k, v] of after.io) t.io.set(k, (t.io.get(k) ?? 0) + v - (before.io.get(k) ?? 0));
+}
+
+async function main(): Promise<void> {
+  const dispatcher = new Agent({ connections: 4 * CONCURRENCY, pipelining: 1, keepAliveTimeout: 30_000 });
+  const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
+  const dataDirs: string[] = [];
+  const start = async (side: Side) => {
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-together-'));
+    dataDirs.push(dir);
+    const started = await startProcess(platformStartArgs(SIDES[side].dir), {
+      ...benchPlatformEnv(dir, fake.url),
+      ...SIDES[side].env,
+    });
+    await publishAgent(started.url, dispatcher);
+    return started;
+  };
+  const ratios: number[] = [];
+  const running: ChildProcess[] = [];
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      const [a, b] = await Promise.all([start('A'), start('B')]);
+      running.push(a.child, b.child);
+      const calls = { A: 0, B: 0 };
+      let stopping = false;
+      const load = (side: Side, url: string) => {
+        const send = callAgent(url, dispatcher);
+        return Promise.all(
+          Array.from({ length: CONCURRENCY }, async () => {
+            while (!stopping) {
+              const status = await send();
+              if (status !== 200) throw new Error(`a bench call to ${side} answered ${status}`);
+              calls[side]++;
+            }
+          }),
+        );
+      };
+      const loads = Promise.all([load('A', a.url), load('B', b.url)]);
+      // Warm up: until each has answered 2,000 calls (the JIT, the row cache, the first pages).
+      while (calls.A < 2000 || calls.B < 2000) await new Promise((r) => setTimeout(r, 100));
+      const line: string[] = [];
+      for (let w = 0; w < WINDOWS; w++) {
+        const before = { A: read(a.child.pid as number, calls.A), B: read(b.child.pid as number, calls.B) };
+        await new Promise((r) => setTimeout(r, WINDOW_MS));
+        const after = { A: read(a.child.pid as number, calls.A), B: read(b.child.pid as number, calls.B) };
+        add('A', before.A, after.A);
+        add('B', before.B, after.B);
+        const perCall = (s: Side) => (after[s].cpu - before[s].cpu) / (after[s].calls - before[s].calls);
+        ratios.push(perCall('A') / perCall('B'));
+        line.push(
+          `${(perCall('A') / perCall('B')).toFixed(3)} (${perCall('A').toFixed(3)}/${perCall('B').toFixed(3)} ms)`,
+        );
+      }
+      stopping = true;
+      await loads;
+      console.log(`round ${round}/${ROUNDS}: ${line.join(', ')}`);
+      await Promise.all([stop(a.child), stop(b.child)]);
+      running.length = 0;
+    }
+    console.log(
+      `A ÷ B, CPU per call at ${CONCURRENCY} in flight each: median ${median(ratios).toFixed(3)} over ${ratios.length} windows`,
+    );
+    for (const side of ['A', 'B'] as const) {
+      const t = totals[side];
+      const us = (ms: number) => ((ms * 1000) / t.calls).toFixed(0);
+      const threads = [...t.threads]
+        .filter(([, v]) => v.user + v.system > 0)
+        .map(([g, v]) => `${g} ${us(v.user)} user + ${us(v.system)} system`);
+      const io = ['syscw', 'wchar', 'syscr', 'rchar'].map(
+        (k) => `${k} ${((t.io.get(k) ?? 0) / t.calls).toFixed(1)}`,
+      );
+      console.log(
+        `${side} (${SIDES[side].dir} ${JSON.stringify(SIDES[side].env)}) µs a call: ${threads.join(', ')}`,
+      );
+      console.log(`${side} per call: ${io.join(', ')}`);
+    }
+  } finally {
+    await Promise.all(running.map((c) => stop(c)));
+    await stop(fake.child);
+    await dispatcher.close();
+    await Promise.all(dataDirs.map((d) => rm(d, { recursive: true, force: true })));
+  }
+}
+
+await main();
