@@ -66,7 +66,7 @@ export class SqliteStore implements Store {
       // Each write of a group commit runs in a savepoint, and each statement in it journals the
       // pages it changes again: a call's record write journals well over 64 KiB, past which SQLite
       // spills that journal to a temporary file and writes every later page to it (two system
-      // calls a page, about 9 a call under load). The journal is only read to roll back one write
+      // calls a page, up to 17 a call under load). The journal is only read to roll back one write
       // and never outlives the transaction, so the disk buys nothing (docs/performance.md, item 16).
       this.db.exec(`
         PRAGMA journal_mode = WAL;
