@@ -142,8 +142,9 @@ describe('SQLite store: group commit', () => {
     const written = writes() - before;
     const frames = walFrames(wal).length - framesBefore;
     assert.ok(frames >= 48, `the rewrite wrote ${frames} WAL frames`);
-    // Each WAL frame is written with at most two calls (its header and its page); a few more for
-    // anything else the process writes meanwhile. Spilled journals would add about 100.
-    assert.ok(written <= 2 * frames + 10, `${written} write calls for ${frames} WAL frames`);
+    // Each WAL frame is written with at most two calls (its header and its page); up to 20 more
+    // for anything else the process writes meanwhile. Spilled journals add about 60 (163 for 48
+    // frames without the setting).
+    assert.ok(written <= 2 * frames + 20, `${written} write calls for ${frames} WAL frames`);
   });
 });

@@ -9,7 +9,7 @@ export type CachedRow = { body: string; ttl: number | null } | null;
  * knows costs a map lookup instead of a B-tree descent: a prompt call reads the same API key,
  * account, version and membership as the call before it, and its quota counter right after
  * writing it. A row written without being read first (a put without a condition) is forgotten
- * rather than kept: a call's record and log lines are such writes, and nothing reads them back.
+ * rather than kept: a call's record and log lines are such writes, never read back by key.
  *
  * It is exact, never stale, which is what keeps the guarantees (a revoked key or a deleted version
  * stops at the next request): every write through this connection updates it when its transaction

@@ -62,18 +62,21 @@ export class SqliteStore implements Store {
     this.db = new DatabaseSync(path, { timeout: 10_000 });
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
     try {
+      this.db.exec(`
+        PRAGMA journal_mode = WAL;
+        PRAGMA synchronous = NORMAL;
+      `);
+      openItemsTable(this.db, options.log);
       // temp_store = MEMORY keeps the rollback journals of savepoints and statements in memory.
       // Each write of a group commit runs in a savepoint, and each statement in it journals the
       // pages it changes again: a call's record write journals well over 64 KiB, past which SQLite
       // spills that journal to a temporary file and writes every later page to it (two system
       // calls a page, up to 17 a call under load). The journal is only read to roll back one write
       // and never outlives the transaction, so the disk buys nothing (docs/performance.md, item 16).
-      this.db.exec(`
-        PRAGMA journal_mode = WAL;
-        PRAGMA synchronous = NORMAL;
-        PRAGMA temp_store = MEMORY;
-      `);
-      openItemsTable(this.db, options.log);
+      // It also keeps sorts and temporary tables in memory, so it is set after the one-time move of
+      // an older table (openItemsTable), whose index builds sort every row; the store's own queries
+      // read in index order and its transactions are bounded (100 items).
+      this.db.exec('PRAGMA temp_store = MEMORY');
     } catch (error) {
       this.db.close(); // a store that could not open leaves no handle on the file
       throw error;
@@ -298,8 +301,9 @@ export class SqliteStore implements Store {
    * the upsert would also write a page of the ttl index for a counter whose expiry did not change.
    *
    * `keep` false (a put without a condition, a blind write: a call's record and log lines) leaves
-   * the row out of the row cache: nothing reads those keys back by point read, yet under load they
-   * were most of what it held, every call's log line with its trace kept for the collector to mark
+   * the row out of the row cache: a call's record and log lines are never read back by key (other
+   * blind writes, such as a run credential, at most once), yet under load they were most of what
+   * it held, every call's log line with its trace kept for the collector to mark
    * (docs/performance.md, item 17).
    */
   private upsert(item: Item, current: Item | undefined, keep = true): void {
@@ -314,7 +318,8 @@ export class SqliteStore implements Store {
         item.sk,
       );
       if (changes === 1) {
-        this.cache.written(item, row);
+        if (keep) this.cache.written(item, row);
+        else this.cache.writtenUnkept(item);
         return;
       }
     }
