@@ -158,13 +158,15 @@ describe('streamed calls', { concurrency: 2 }, () => {
         const warm: number[] = [];
         for (let n = 1; n <= 5; n++) warm.push(await call(n));
         if (kind === 'emulated') {
-          // A warm runner answers with no task start of its own (12 s here): at most 3 s each, at
-          // most 2 s at p50. Alone these calls take 0.3 to 0.6 s; beside the rest of the suite on
-          // two cores, 1.3 to 2.1 s (p50 1.5 and 1.6 s in two runs of 2026-11-26, the line was 1.5 s
-          // then): the speed itself is bench/sandbox-aws.ts's to measure, this tells warm from cold.
-          for (const ms of warm) assert.ok(ms <= 3_000, `warm calls: ${warm} ms`);
+          // A warm runner answers with no task start of its own (12 s here): each in under half a
+          // task start, at most 3 s at p50. Alone these calls take 0.3 to 0.6 s; beside the rest of
+          // the suite on two cores, 1.3 to 2.1 s (p50 1.5 and 1.6 s in two runs of 2026-11-26), and
+          // on a loaded machine up to 3.5 s (p50 2.2 s, a fresh-clone run later that day, which
+          // failed the earlier 3 s line): the speed itself is bench/sandbox-aws.ts's to measure,
+          // this tells warm from cold.
+          for (const ms of warm) assert.ok(ms < 6_000, `warm calls: ${warm} ms`);
           const sorted = [...warm].sort((a, b) => a - b);
-          assert.ok((sorted[2] as number) <= 2_000, `warm calls: ${warm} ms`);
+          assert.ok((sorted[2] as number) <= 3_000, `warm calls: ${warm} ms`);
         }
       });
 
