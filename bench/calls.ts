@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { BENCH_KEY, benchPlatformEnv, publishAgent } from './bench-agent.ts';
+import { benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { baselineComparison, type Measure } from './calls-baseline.ts';
 import { platformStartArgs } from './platform-command.ts';
@@ -180,11 +180,7 @@ async function main(): Promise<void> {
     const agenthost = (name: string, started: { url: string; child: ChildProcess }): Target => ({
       name,
       pid: started.child.pid,
-      send: post(
-        `${started.url}/local/bench-echo/v1/run`,
-        { ...json, authorization: `Bearer ${BENCH_KEY}` },
-        JSON.stringify({ text: 'hello' }),
-      ),
+      send: callAgent(started.url, dispatcher),
     });
     const peers: Target[] = [
       {

@@ -1,12 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import {
   type AttrValue,
   type Condition,
   ConditionFailedError,
-  InvalidCursorError,
   type Item,
   type ItemKey,
   type QueryPage,
@@ -18,9 +15,10 @@ import {
   type WriteOptions,
 } from '../../ports/store.ts';
 import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+import { decodeCursor, encodeCursor } from './sqlite-cursor.ts';
+import { openStoreDatabase } from './sqlite-database.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { type CachedRow, SqliteRowCache } from './sqlite-row-cache.ts';
-import { openItemsTable } from './sqlite-schema.ts';
 
 type Row = { body: string };
 type RowWithTtl = { body: string; ttl: number | null };
@@ -58,29 +56,8 @@ export class SqliteStore implements Store {
       log?: (message: string) => void;
     } = {},
   ) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    this.db = new DatabaseSync(path, { timeout: 10_000 });
+    this.db = openStoreDatabase(path, options.log);
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
-    try {
-      this.db.exec(`
-        PRAGMA journal_mode = WAL;
-        PRAGMA synchronous = NORMAL;
-      `);
-      openItemsTable(this.db, options.log);
-      // temp_store = MEMORY keeps the rollback journals of savepoints and statements in memory.
-      // Each write of a group commit runs in a savepoint, and each statement in it journals the
-      // pages it changes again: a call's record write journals well over 64 KiB, past which SQLite
-      // spills that journal to a temporary file and writes every later page to it (two system
-      // calls a page, up to 17 a call under load). The journal is only read to roll back one write
-      // and never outlives the transaction, so the disk buys nothing (docs/performance.md, item 16).
-      // It also keeps sorts and temporary tables in memory, so it is set after the one-time move of
-      // an older table (openItemsTable), whose index builds sort every row; the store's own queries
-      // read in index order and its transactions are bounded (100 items).
-      this.db.exec('PRAGMA temp_store = MEMORY');
-    } catch (error) {
-      this.db.close(); // a store that could not open leaves no handle on the file
-      throw error;
-    }
     this.cache = new SqliteRowCache(this.db);
     this.commits = new SqliteGroupCommit(this.db, this.cache);
     this.sweepExpired();
@@ -394,24 +371,4 @@ function applyUpdate(key: ItemKey, current: Item | undefined, spec: UpdateSpec):
     next[attr] = before + delta;
   }
   return next;
-}
-
-interface Cursor {
-  pk: string;
-  sk: string;
-  isk?: string;
-}
-
-function encodeCursor(c: Cursor): string {
-  return Buffer.from(JSON.stringify(c)).toString('base64url');
-}
-
-function decodeCursor(s: string): Cursor {
-  try {
-    const c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
-    if (typeof c.pk === 'string' && typeof c.sk === 'string') return c;
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursorError();
 }
