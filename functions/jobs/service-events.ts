@@ -14,6 +14,7 @@ export interface EcsTaskStateChange {
     healthStatus?: string;
     stopCode?: string;
     stoppedReason?: string;
+    createdAt?: string;
     startedAt?: string;
     stoppedAt?: string;
     containers?: { name?: string; exitCode?: number; reason?: string }[];
@@ -36,7 +37,7 @@ export async function handleTaskEvent(
   if (!d || !id) return 'ignored';
   const hooks = supervisionHooks(deps, { healthyMs: deps.config.serviceHealthyMs });
   if (d.lastStatus === 'RUNNING' && d.healthStatus === 'HEALTHY') {
-    await hooks.onReady(id);
+    await hooks.onReady(id, d.createdAt);
     return 'ready';
   }
   if (d.lastStatus !== 'STOPPED') return 'ignored';
@@ -71,7 +72,10 @@ export async function handleTaskEvent(
     reason,
     uptimeMs,
     fatal: app?.exitCode === NO_ENTRYPOINT_EXIT,
+    ...(d.createdAt ? { taskCreatedAt: d.createdAt } : {}),
   });
+  // An earlier launch's task, reported late: the service now runs another launch, left alone.
+  if (decision.stale) return 'ignored';
   if (decision.restart) return 'crash';
   await deps.serviceRunner.stop(id);
   return 'paused';

@@ -48,15 +48,30 @@ export interface ServiceExit {
   uptimeMs: number;
   /** A failure no restart can fix (no entrypoint found): pause at once. */
   fatal: boolean;
+  /**
+   * When the runner created the task that ended (AWS: ECS's `createdAt`), where its reports can
+   * arrive after the platform launched the service again (ECS's events come through EventBridge,
+   * seconds late): an exit of a task created before the latest launch is an earlier launch's and
+   * counts nothing. Absent where every exit is the current launch's (the local host stops a
+   * replaced process itself, which is no exit).
+   */
+  taskCreatedAt?: string;
 }
 
 export interface SupervisionHooks {
   onStarting(serviceId: string, detail: { command: string }): Promise<void>;
-  onReady(serviceId: string): Promise<void>;
+  /** A task of the service answers its health check (`taskCreatedAt`: as on ServiceExit). */
+  onReady(serviceId: string, taskCreatedAt?: string): Promise<void>;
   /** The app stayed up for the healthy period: the restart-failure counter resets. */
   onHealthy(serviceId: string): Promise<void>;
-  /** The process ended on its own. The answer says whether, and after how long, to start it again. */
-  onExit(serviceId: string, exit: ServiceExit): Promise<{ restart: boolean; delayMs: number }>;
+  /**
+   * The process ended on its own. The answer says whether, and after how long, to start it again;
+   * `stale`: the exit was an earlier launch's task (ServiceExit.taskCreatedAt), nothing to do.
+   */
+  onExit(
+    serviceId: string,
+    exit: ServiceExit,
+  ): Promise<{ restart: boolean; delayMs: number; stale?: boolean }>;
   onLog(
     serviceId: string,
     lines: { at: string; level: 'info' | 'warn' | 'error'; message: string }[],

@@ -46,6 +46,7 @@ import {
   SERVICE_APP_BOOTSTRAP,
 } from '../../functions/containers/service-protocol.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { serviceEventKeys } from '../../functions/core/services/service-events.ts';
 import {
   loadStoredService,
   type Service,
@@ -531,6 +532,67 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
       }),
     );
     assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.consecutive_restart_failures, 1);
+  });
+
+  it('a late report of a task created before the latest launch changes nothing (an owner restarted it meanwhile)', async () => {
+    const stored = await loadStoredService(p.deps, SERVICE_ID);
+    assert.ok(stored);
+    // The owner's restart of a crash-looped service: provisioning, the counter cleared, launched at L.
+    const launchedAt = '2026-11-22T03:00:00.000Z';
+    const resumed = {
+      ...stored.service,
+      state: 'provisioning' as const,
+      health_status: 'starting' as const,
+      paused_reason: null,
+      crash_loop: false,
+      consecutive_restart_failures: 0,
+    };
+    await p.deps.store.put(serviceItem(resumed, 100, null, launchedAt));
+    stops.length = 0;
+    const deps = {
+      ...p.deps,
+      serviceRunner: { ...p.deps.serviceRunner, stop: async (id: string) => void stops.push(id) },
+    };
+    const timeline = async () =>
+      (await p.deps.store.query({ pk: serviceEventKeys.ofService(SERVICE_ID), limit: 1000 })).items.length;
+    const eventsBefore = await timeline();
+    const crashOf = (createdAt: string) =>
+      event({
+        lastStatus: 'STOPPED',
+        stopCode: 'EssentialContainerExited',
+        createdAt,
+        startedAt: createdAt,
+        stoppedAt: '2026-11-22T03:00:20Z',
+        containers: [{ name: 'app', exitCode: 1 }],
+      });
+    // The crash-looped launch's last task, created a second before the restart, reported after it.
+    assert.equal(await handleTaskEvent(deps, crashOf('2026-11-22T02:59:59.000Z')), 'ignored');
+    assert.equal(
+      await handleTaskEvent(
+        deps,
+        event({ lastStatus: 'RUNNING', healthStatus: 'HEALTHY', createdAt: '2026-11-22T02:59:59.000Z' }),
+      ),
+      'ready',
+    );
+    let now = (await loadStoredService(p.deps, SERVICE_ID))?.service;
+    assert.equal(now?.consecutive_restart_failures, 0, 'an earlier launch counts no failure');
+    assert.equal(now?.state, 'provisioning', 'nor makes this launch ready');
+    assert.equal(now?.restart_count, resumed.restart_count);
+    assert.deepEqual(stops, [], 'the resumed service is not stopped');
+    assert.equal(await timeline(), eventsBefore, 'no timeline entry');
+    // This launch's task (created after L): its reports count.
+    assert.equal(
+      await handleTaskEvent(
+        deps,
+        event({ lastStatus: 'RUNNING', healthStatus: 'HEALTHY', createdAt: '2026-11-22T03:00:01.000Z' }),
+      ),
+      'ready',
+    );
+    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.state, 'running');
+    assert.equal(await handleTaskEvent(deps, crashOf('2026-11-22T03:00:01.000Z')), 'crash');
+    now = (await loadStoredService(p.deps, SERVICE_ID))?.service;
+    assert.equal(now?.consecutive_restart_failures, 1);
+    assert.equal(now?.restart_count, resumed.restart_count + 1);
   });
 });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { loadStoredService } from '../../functions/core/services/service-record.ts';
 import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { bundleOf } from '../helpers/bundles.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -18,7 +19,7 @@ type Service = {
   restart_count: number;
   last_error: string | null;
   secrets: string[];
-  events: { type: string; message: string }[];
+  events: { type: string; message: string; at: string }[];
 };
 
 const SECRET_VALUE = 'svc-secret-value-8c1d2e3f4a5b';
@@ -258,11 +259,23 @@ describe('always-on services, end to end with real processes (local host)', () =
     assert.equal(afterPatch.restart_count, paused.restart_count, 'no restart since the pause');
     assert.equal(afterPatch.events[0]?.type, 'config_updated', afterPatch.events.map((e) => e.type).join());
     assert.match(afterPatch.events[0]?.message ?? '', /applies when the service is restarted/);
+    const deployedLaunch = (await loadStoredService(p.deps, s.id))?.launchedAt;
+    assert.ok(deployedLaunch, 'the deploy launched it');
+    p.clock.advance(60_000);
+    const restartAt = p.clock.now().toISOString();
     const restarted = await p.request<Service>('POST', `${base()}/${s.id}/restart`, { key: owner.key });
     assert.equal(restarted.status, 200, restarted.text);
     const running = await untilState(s.id, 'running');
     assert.equal(running.crash_loop, false);
     assert.equal(running.consecutive_restart_failures, 0);
+    // The launch's time is stored before the runner starts its process: a report of a task created
+    // before it (in AWS, ECS's events arrive late) is an earlier launch's (jobs/service-events.ts).
+    const launchedAt = (await loadStoredService(p.deps, s.id))?.launchedAt;
+    const started = running.events.find((e) => e.type === 'starting');
+    assert.ok(launchedAt && started, running.events.map((e) => e.type).join());
+    assert.ok(deployedLaunch < launchedAt, `${deployedLaunch} then ${launchedAt}`);
+    assert.equal(launchedAt, restartAt);
+    assert.ok(launchedAt <= started.at, `${launchedAt} ${started.at}`);
     assert.equal((await fetch(`${s.url}/health`)).status, 200);
     await p.request('DELETE', `${base()}/${s.id}`, { key: owner.key });
   });

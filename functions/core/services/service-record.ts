@@ -53,6 +53,12 @@ export interface StoredService {
   rev: number;
   /** Local: the gateway port, kept so the URL survives restarts. */
   port: number | null;
+  /**
+   * When the platform last launched it (deploy, restart, a change that restarts it, a new
+   * version, a resume), taken before the runner starts anything: a report of a task created
+   * before it is an earlier launch's (ServiceExit.taskCreatedAt). Not part of the API's service.
+   */
+  launchedAt: string | null;
 }
 
 export const serviceKeys = {
@@ -74,6 +80,7 @@ export const serviceEntity = defineEntity({
     ...serviceFields,
     rev: z.number().default(0),
     port: z.number().nullable().default(null),
+    launched_at: z.string().nullable().default(null),
   }),
   locate: (s) => ({
     ...serviceKeys.service(s.id),
@@ -83,13 +90,25 @@ export const serviceEntity = defineEntity({
   }),
 });
 
-export function serviceItem(s: Service, rev: number, port: number | null): Item {
-  return serviceEntity.toItem({ ...s, rev, port });
+export function serviceItem(
+  s: Service,
+  rev: number,
+  port: number | null,
+  launchedAt: string | null = null,
+): Item {
+  return serviceEntity.toItem({ ...s, rev, port, launched_at: launchedAt });
 }
 
 export function fromServiceItem(item: Item): StoredService {
-  const { rev, port, ...service } = serviceEntity.fromItem(item);
-  return { service, rev, port };
+  const { rev, port, launched_at, ...service } = serviceEntity.fromItem(item);
+  return { service, rev, port, launchedAt: launched_at };
+}
+
+/** Whether a task created at `taskCreatedAt` predates the service's latest launch (StoredService.launchedAt). */
+export function ofEarlierLaunch(stored: StoredService, taskCreatedAt: string | undefined): boolean {
+  if (!taskCreatedAt || !stored.launchedAt) return false;
+  const created = Date.parse(taskCreatedAt);
+  return Number.isFinite(created) && created < Date.parse(stored.launchedAt);
 }
 
 export async function loadStoredService(deps: CoreDeps, id: string): Promise<StoredService | undefined> {
@@ -98,10 +117,19 @@ export async function loadStoredService(deps: CoreDeps, id: string): Promise<Sto
 }
 
 /** The put of a new revision, conditioned on the one it was computed from. */
-export function serviceWrite(stored: StoredService, next: Service, port = stored.port): TransactOp {
+export function serviceWrite(
+  stored: StoredService,
+  next: Service,
+  changes: { port?: number | null; launchedAt?: string } = {},
+): TransactOp {
   return {
     name: REVISION_OP,
-    put: serviceItem(next, stored.rev + 1, port),
+    put: serviceItem(
+      next,
+      stored.rev + 1,
+      changes.port === undefined ? stored.port : changes.port,
+      changes.launchedAt ?? stored.launchedAt,
+    ),
     condition: cond.eq('rev', stored.rev),
   };
 }

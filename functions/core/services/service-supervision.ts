@@ -15,6 +15,7 @@ import { serviceRestartSpan, tracedServiceStart } from '../traces/service-spans.
 import { serviceEventItem, writeServiceLogs } from './service-events.ts';
 import {
   loadStoredService,
+  ofEarlierLaunch,
   type Service,
   type StoredService,
   serviceKeys,
@@ -110,7 +111,10 @@ export async function buildLaunch(deps: CoreDeps, s: Service): Promise<ServiceLa
   };
 }
 
-/** Starts (or replaces) the service's instances and stores the URL and port the runner answers. */
+/**
+ * Starts (or replaces) the service's instances and stores the URL and port the runner answers.
+ * The launch's time is stored first, so that every task the runner creates for it is newer.
+ */
 export async function launchService(
   deps: CoreDeps,
   stored: StoredService,
@@ -124,6 +128,7 @@ export async function launchService(
   };
   await tracedServiceStart(deps, what, attributes, async () => {
     const launch = await buildLaunch(deps, s);
+    await mutateService(deps, s.id, (r) => r, { launchedAt: deps.clock.now().toISOString() });
     const started = await deps.serviceRunner.start(launch, stored.port ? { preferredPort: stored.port } : {});
     await mutateService(deps, s.id, (r) => ({ ...r, url: started.url }), { port: started.port });
   });
@@ -138,21 +143,23 @@ type TimelineEntry = { type: Parameters<typeof serviceEventItem>[2]; message: st
 export async function mutateService(
   deps: CoreDeps,
   id: string,
-  change: (s: Service) => Service | undefined,
+  change: (s: Service, stored: StoredService) => Service | undefined,
   options: {
     /** Timeline entries written in the same transaction (from the new record, when a function). */
     events?: TimelineEntry[] | ((next: Service) => TimelineEntry[]);
     port?: number | null;
+    /** StoredService.launchedAt's new value. */
+    launchedAt?: string;
   } = {},
 ): Promise<{ before: Service; after: Service } | undefined> {
   const outcome = await updateWithRevision({
     attempts: 20,
     load: () => loadStoredService(deps, id),
-    decide: (stored) => change(stored.service),
+    decide: (stored) => change(stored.service, stored),
     write: async (stored, next) => {
       const events = typeof options.events === 'function' ? options.events(next) : (options.events ?? []);
       await deps.store.transactWrite([
-        serviceWrite(stored, next, options.port === undefined ? stored.port : options.port),
+        serviceWrite(stored, next, { port: options.port, launchedAt: options.launchedAt }),
         ...events.map((e) => ({ put: serviceEventItem(deps, id, e.type, e.message) })),
       ]);
     },
@@ -218,11 +225,14 @@ export function supervisionHooks(
         },
       );
     },
-    async onReady(id) {
+    async onReady(id, taskCreatedAt) {
       await mutateService(
         deps,
         id,
-        (s) => (s.state === 'paused' ? undefined : { ...s, state: 'running', health_status: 'healthy' }),
+        (s, stored) =>
+          s.state === 'paused' || ofEarlierLaunch(stored, taskCreatedAt)
+            ? undefined
+            : { ...s, state: 'running', health_status: 'healthy' },
         { events: [{ type: 'ready', message: 'Ready: /health answers 200' }] },
       );
     },
@@ -237,11 +247,16 @@ export function supervisionHooks(
       const now = deps.clock.now().toISOString();
       let decision = { restart: false, delayMs: 0 };
       let alert: 'warning' | 'critical' | undefined;
+      let stale = false;
       const result = await mutateService(
         deps,
         id,
-        (s) => {
+        (s, stored) => {
           if (s.state === 'paused') return undefined;
+          // A task of an earlier launch (its exit reported after an owner's restart, say): the
+          // current launch's record is not its to change.
+          stale = ofEarlierLaunch(stored, exit.taskCreatedAt);
+          if (stale) return undefined;
           // A process that had stayed up for the healthy period starts a new streak (in AWS there
           // is no timer between events: the task's uptime says it).
           const fresh = exit.uptimeMs >= healthyMs;
@@ -278,7 +293,7 @@ export function supervisionHooks(
           events: (next) => exitEvents(next, exit, alert, decision.delayMs),
         },
       );
-      if (!result) return { restart: false, delayMs: 0 };
+      if (!result) return { restart: false, delayMs: 0, ...(stale ? { stale } : {}) };
       const s = result.after;
       if (s.state === 'paused')
         deps.logger.warn('service auto-paused', {
