@@ -181,22 +181,17 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
   const system = [agent.manifest.description, ...skills].join('\n\n');
   let result: Awaited<ReturnType<CoreDeps['llm']['generate']>>;
   try {
-    // The call's trace from the call itself: this engine runs outside the call's scope (gateway.ts).
-    result = await tracedGenerate(
-      (r) => deps.llm.generate(r),
-      {
-        provider,
-        model,
-        system,
-        prompt,
-        ...(outputSchema ? { outputSchema } : {}),
-        // A streamed call gets the text as the model writes it; a structured answer is one JSON
-        // object, sent whole in the result (docs/calls.md, "Streamed calls").
-        ...(run.events && !outputSchema ? { onText: run.events.delta } : {}),
-        signal,
-      },
-      call.trace,
-    );
+    result = await tracedGenerate((r) => deps.llm.generate(r), {
+      provider,
+      model,
+      system,
+      prompt,
+      ...(outputSchema ? { outputSchema } : {}),
+      // A streamed call gets the text as the model writes it; a structured answer is one JSON
+      // object, sent whole in the result (docs/calls.md, "Streamed calls").
+      ...(run.events && !outputSchema ? { onText: run.events.delta } : {}),
+      signal,
+    });
   } catch (err) {
     if (err instanceof LlmAbortedError || signal.aborted)
       throw new PlatformError('TIMEOUT', 'The call exceeded its deadline');

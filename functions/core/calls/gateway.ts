@@ -49,11 +49,7 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
   const report = new CallReport({ auth, request: req, agent, at, startedMs, tenant, trace });
   try {
     const run = () => runCall(deps, report);
-    // The engines that start spans deep in their work (commands, tools, sub-calls) find the call's
-    // trace through its scope; the direct-LLM engine starts one span, its model request, from the
-    // call itself. The scope cost a traced prompt call 2.4% of its CPU (docs/traces.md, "Cost").
-    const scoped = trace && agent.manifest.execution_engine !== 'direct_llm';
-    const response = await (scoped ? trace.within(trace.root, run) : run());
+    const response = await (trace ? trace.within(trace.root, run) : run());
     if (trace) traceAnswer(response, trace);
     return response;
   } catch (err) {

@@ -5,7 +5,7 @@
  */
 import type { LlmModelCall, LlmRequest, LlmResult } from '../../ports/llm-gateway.ts';
 import type { SpanAttributes } from '../../ports/tracer.ts';
-import { type CallTrace, currentTrace, errorCode } from './call-trace.ts';
+import { currentTrace, errorCode } from './call-trace.ts';
 
 function modelAttributes(provider: string, model: string): SpanAttributes {
   return {
@@ -23,12 +23,12 @@ function usageAttributes(result: Pick<LlmResult, 'usage' | 'finishReason'>): Spa
   };
 }
 
-/** One model request (a prompt agent's), as a span of the call's trace (default: the current one). */
+/** One model request (a prompt agent's), as a span of the current call. */
 export async function tracedGenerate(
   generate: (request: LlmRequest) => Promise<LlmResult>,
   request: LlmRequest,
-  trace: CallTrace | undefined = currentTrace(),
 ): Promise<LlmResult> {
+  const trace = currentTrace();
   if (!trace?.tracer.recording) return generate(request);
   const span = trace.start(`chat ${request.model}`, {
     kind: 'client',
