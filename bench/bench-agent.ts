@@ -52,3 +52,23 @@ export function callAgent(url: string, dispatcher: Agent): () => Promise<number>
     return res.statusCode;
   };
 }
+
+export interface ComparedSide {
+  /** The checkout whose platform runs. */
+  dir: string;
+  /** Extra environment for its platform. */
+  env: Record<string, string>;
+}
+
+/**
+ * The two platforms a comparing bench measures (calls-together, calls-instructions): BENCH_A_DIR
+ * and BENCH_B_DIR (checkouts; default `root`), BENCH_A_ENV and BENCH_B_ENV (JSON objects of extra
+ * environment; default traces on against PLATFORM_TRACES=off).
+ */
+export function comparedSides(root: string): { A: ComparedSide; B: ComparedSide } {
+  const side = (name: 'A' | 'B', env: string): ComparedSide => ({
+    dir: process.env[`BENCH_${name}_DIR`] ?? root,
+    env: JSON.parse(process.env[`BENCH_${name}_ENV`] ?? env) as Record<string, string>,
+  });
+  return { A: side('A', '{}'), B: side('B', '{"PLATFORM_TRACES":"off"}') };
+}

@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
-import { benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
+import { benchPlatformEnv, callAgent, comparedSides, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs } from './proc-stats.ts';
@@ -34,13 +34,7 @@ import { median } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
-const SIDES = {
-  A: { dir: env('BENCH_A_DIR', ROOT), env: JSON.parse(env('BENCH_A_ENV', '{}')) as Record<string, string> },
-  B: {
-    dir: env('BENCH_B_DIR', ROOT),
-    env: JSON.parse(env('BENCH_B_ENV', '{"PLATFORM_TRACES":"off"}')) as Record<string, string>,
-  },
-};
+const SIDES = comparedSides(ROOT);
 const ROUNDS = Number(env('BENCH_ROUNDS', '4'));
 const WINDOWS = Number(env('BENCH_WINDOWS', '5'));
 const WINDOW_MS = Number(env('BENCH_WINDOW_MS', '5000'));

@@ -1,0 +1,194 @@
+/**
+ * `npm run bench:calls-instructions`: the machine instructions a platform spends per call, counted
+ * by Valgrind's callgrind, for two platforms one after the other. It answers the same question as
+ * `npm run bench:calls-together` (how much more one build or setting costs per call than another)
+ * with a count that the machine's load does not move: on this shared machine the CPU time of one
+ * comparison spread from 0.976 to 1.04 between runs, and a whole `bench:calls` table from 1.07 to
+ * 1.18, while two runs of one platform here came within 3% of each other whatever the load. An
+ * instruction is not a nanosecond (cache misses
+ * and system calls are not in it), so this finds and sizes costs; `bench:calls` stays the figure.
+ *
+ * Each platform runs under callgrind with V8 on one thread (`--single-threaded`: the collector
+ * and the compilers on the main thread, so the count does not depend on how threads interleave),
+ * first uninstrumented through its start and BENCH_WARMUP calls (2000), then counted over
+ * BENCH_CALLS calls (500), 16 in flight, against the fake model on loopback. Under Valgrind a call
+ * takes about 40 ms; a run takes about a minute a platform. BENCH_TOP (25) prints the functions
+ * whose counts differ most (JIT-compiled JavaScript shows as addresses).
+ *
+ * Defaults: this checkout with traces on against itself with PLATFORM_TRACES=off, each twice.
+ * BENCH_A_DIR / BENCH_B_DIR (checkouts) and BENCH_A_ENV / BENCH_B_ENV (JSON objects of extra
+ * environment) compare others; BENCH_ROUNDS (2). Needs `valgrind` (Debian's package). Prints only.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent } from 'undici';
+import {
+  benchPlatformEnv,
+  type ComparedSide,
+  callAgent,
+  comparedSides,
+  publishAgent,
+} from './bench-agent.ts';
+import { startProcess, stop } from './bench-process.ts';
+import { platformStartArgs } from './platform-command.ts';
+import { median } from './report.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const env = (name: string, fallback: string) => process.env[name] ?? fallback;
+const SIDES = comparedSides(ROOT);
+const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
+const WARMUP = Number(env('BENCH_WARMUP', '2000'));
+const CALLS = Number(env('BENCH_CALLS', '500'));
+const TOP = Number(env('BENCH_TOP', '25'));
+const CONCURRENCY = 16;
+/** Where callgrind_control finds the running Valgrind (it names its pipes by $HOST, which the platform's env sets). */
+const VGDB = ['--vgdb=yes', `--vgdb-prefix=${join(tmpdir(), 'agenthost-vgdb')}`];
+
+const dispatcher = new Agent({ connections: 64 });
+
+async function drive(n: number, send: () => Promise<number>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < n) {
+        const status = await send();
+        if (status !== 200) throw new Error(`a call answered ${status}`);
+      }
+    }),
+  );
+}
+
+/** Counts one platform: its instructions per call, and its per-function counts (callgrind's dump). */
+async function count(
+  side: ComparedSide,
+  modelUrl: string,
+): Promise<{ perCall: number; dump: string; dataDir: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-callgrind-'));
+  const platformEnv = { ...benchPlatformEnv(dataDir, modelUrl), ...side.env };
+  const child: ChildProcess = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      ...VGDB,
+      '--instr-atstart=no',
+      // V8 writes code it then runs: Valgrind must look for it everywhere but in files.
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${join(dataDir, 'callgrind.out')}`,
+      process.execPath,
+      '--single-threaded',
+      ...platformStartArgs(side.dir),
+    ],
+    { env: { ...process.env, ...platformEnv }, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.resume();
+  try {
+    const listening = /listening on (http:\/\/\S+)/;
+    while (!listening.test(out)) {
+      if (child.exitCode !== null) throw new Error(`the platform under valgrind exited:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const url = (listening.exec(out) as RegExpExecArray)[1] as string;
+    await publishAgent(url, dispatcher);
+    const send = callAgent(url, dispatcher);
+    await drive(WARMUP, send);
+    const control = (...args: string[]) =>
+      execFileSync('callgrind_control', [...VGDB.slice(1), ...args, String(child.pid)], {
+        env: { ...process.env, HOST: platformEnv.HOST ?? '' },
+        stdio: 'ignore',
+      });
+    control('--instr=on');
+    // The first calls under instrumentation translate the code again: not counted.
+    await drive(100, send);
+    control('-z');
+    await drive(CALLS, send);
+    control('-d');
+    // The dump is written by the platform's process, as its next instruction runs.
+    for (let i = 0; i < 100; i++) {
+      const dumps = (await readdir(dataDir)).filter((f) => /^callgrind\.out\.\d+$/.test(f));
+      if (dumps.length > 0) {
+        const dump = join(dataDir, dumps.sort().at(-1) as string);
+        const text = await readFile(dump, 'utf8');
+        const total = /^(?:summary|totals): (\d+)/m.exec(text);
+        if (total) return { perCall: Number(total[1]) / CALLS, dump, dataDir };
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('callgrind wrote no dump');
+  } finally {
+    await stop(child).catch(() => undefined);
+  }
+}
+
+/** Instructions per call by function, from a dump (callgrind_annotate's exclusive counts). */
+function byFunction(dump: string): Map<string, number> {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', dump], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+    if (!m || m[2]?.startsWith('PROGRAM TOTALS')) continue;
+    const name = (m[2] as string)
+      .replace(/ \[.*$/, '')
+      .replace(/\(.*$/, '')
+      .slice(0, 110);
+    counts.set(name, (counts.get(name) ?? 0) + Number((m[1] as string).replaceAll(',', '')) / CALLS);
+  }
+  return counts;
+}
+
+async function main(): Promise<void> {
+  const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
+  const per = { A: [] as number[], B: [] as number[] };
+  const last: Partial<Record<'A' | 'B', { dump: string; dataDir: string }>> = {};
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const name of ['A', 'B'] as const) {
+        const result = await count(SIDES[name], fake.url);
+        per[name].push(result.perCall);
+        if (last[name]) await rm(last[name].dataDir, { recursive: true, force: true });
+        last[name] = result;
+        console.log(`round ${round}/${ROUNDS}: ${name} ${Math.round(result.perCall)} instructions a call`);
+      }
+    }
+    const a = median(per.A);
+    const b = median(per.B);
+    console.log(
+      `A ÷ B, instructions per call: ${(a / b).toFixed(3)} (A ${Math.round(a)}, B ${Math.round(b)})`,
+    );
+    for (const name of ['A', 'B'] as const)
+      console.log(
+        `${name} (${SIDES[name].dir} ${JSON.stringify(SIDES[name].env)}): ${per[name].map(Math.round).join(', ')}`,
+      );
+    if (TOP > 0 && last.A && last.B) {
+      const fa = byFunction(last.A.dump);
+      const fb = byFunction(last.B.dump);
+      const names = [...new Set([...fa.keys(), ...fb.keys()])];
+      names.sort((x, y) => (fb.get(x) ?? 0) - (fa.get(x) ?? 0) - ((fb.get(y) ?? 0) - (fa.get(y) ?? 0)));
+      console.log(
+        `the ${TOP} functions whose counts differ most (last round, instructions a call: A, B, A − B):`,
+      );
+      for (const n of names.slice(0, TOP)) {
+        const x = fa.get(n) ?? 0;
+        const y = fb.get(n) ?? 0;
+        console.log(
+          `${x.toFixed(0).padStart(9)} ${y.toFixed(0).padStart(9)} ${(x - y >= 0 ? '+' : '') + (x - y).toFixed(0)}  ${n}`,
+        );
+      }
+    }
+  } finally {
+    for (const r of Object.values(last)) if (r) await rm(r.dataDir, { recursive: true, force: true });
+    await stop(fake.child);
+    await dispatcher.close();
+  }
+}
+
+await main();
