@@ -1,19 +1,18 @@
 /**
  * `npm run bench:calls-instructions`: the machine instructions a platform spends per call, counted
- * by Valgrind's callgrind, for two platforms one after the other. It answers the same question as
- * `npm run bench:calls-together` (how much more one build or setting costs per call than another)
- * with a count that the machine's load does not move: on this shared machine the CPU time of one
- * comparison spread from 0.976 to 1.04 between runs, and a whole `bench:calls` table from 1.07 to
- * 1.18, while two runs of one platform here came within 3% of each other whatever the load. An
- * instruction is not a nanosecond (cache misses
- * and system calls are not in it), so this finds and sizes costs; `bench:calls` stays the figure.
+ * by Valgrind's callgrind, for two platforms one after the other, and the functions whose counts
+ * differ most. It is for finding where a difference between two builds or settings goes, function
+ * by function (JIT-compiled JavaScript shows as addresses), which no timer on this shared machine
+ * shows: its ratio is no finer than `npm run bench:calls-together`'s (one comparison counted 1.095,
+ * 1.104 and 1.055; under Valgrind a call takes about 40 ms, and what depends on time, such as how
+ * many writes share a group commit, moves between runs). An instruction is not a nanosecond (cache
+ * misses and system calls are not counted); `bench:calls` stays the figure.
  *
- * Each platform runs under callgrind with V8 on one thread (`--single-threaded`: the collector
- * and the compilers on the main thread, so the count does not depend on how threads interleave),
- * first uninstrumented through its start and BENCH_WARMUP calls (2000), then counted over
- * BENCH_CALLS calls (500), 16 in flight, against the fake model on loopback. Under Valgrind a call
- * takes about 40 ms; a run takes about a minute a platform. BENCH_TOP (25) prints the functions
- * whose counts differ most (JIT-compiled JavaScript shows as addresses).
+ * Each platform runs under callgrind with V8 on one thread (`--single-threaded`: the collector and
+ * the compilers on the main thread, not interleaved with it), first uninstrumented through its
+ * start and BENCH_WARMUP calls (2000), then counted over BENCH_CALLS calls (500), 16 in flight,
+ * against the fake model on loopback: about a minute a platform. BENCH_TOP (25) prints the
+ * functions whose counts differ most.
  *
  * Defaults: this checkout with traces on against itself with PLATFORM_TRACES=off, each twice.
  * BENCH_A_DIR / BENCH_B_DIR (checkouts) and BENCH_A_ENV / BENCH_B_ENV (JSON objects of extra
@@ -79,6 +78,9 @@ async function count(
       `--callgrind-out-file=${join(dataDir, 'callgrind.out')}`,
       process.execPath,
       '--single-threaded',
+      // An old generation that starts at 1 GB: no full collection falls in the counted window
+      // (one there adds 1 to 2 million instructions a call to one side; 500 calls held one or none).
+      '--initial-old-space-size=1024',
       ...platformStartArgs(side.dir),
     ],
     { env: { ...process.env, ...platformEnv }, stdio: ['pipe', 'pipe', 'pipe'] },
