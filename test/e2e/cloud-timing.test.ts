@@ -90,8 +90,12 @@ describe('the emulated deployment at the cloud’s timing', { concurrency: 2 }, 
       const cold = await call(1);
       assert.ok(cold.ms >= START_MS, `the first call waited for its task: ${cold.ms} ms`);
       const warm = [await call(2), await call(3)];
+      // A warm runner starts no task: each call in under half a task start. Alone they take about
+      // a second; a fresh-clone run on a loaded machine (2026-11-26) measured 3.1 s and 1.6 s, past
+      // the earlier 3 s line. How fast warm runners are is bench/sandbox-aws.ts's to measure; this
+      // tells warm from cold, as test/e2e/streamed-calls.test.ts does.
       for (const { ms } of warm)
-        assert.ok(ms < 3000, `a warm runner answers in about a second: ${warm.map((w) => w.ms)} ms`);
+        assert.ok(ms < START_MS / 2, `a warm runner answers with no task start: ${warm.map((w) => w.ms)} ms`);
       // The trace says where the time went (docs/traces.md): the run's `sandbox` span holds the task
       // start, from RunTask to the runner's first word; a warm runner's holds none.
       const sandboxMs = async (requestId: string) => {
@@ -106,7 +110,7 @@ describe('the emulated deployment at the cloud’s timing', { concurrency: 2 }, 
         return span.duration_ms;
       };
       assert.ok((await sandboxMs(cold.requestId)) >= START_MS, 'the cold run’s sandbox span holds the start');
-      assert.ok((await sandboxMs(warm[0]?.requestId ?? '')) < 3000, 'a warm run’s holds none');
+      assert.ok((await sandboxMs(warm[0]?.requestId ?? '')) < START_MS / 2, 'a warm run’s holds none');
     });
 
     it('a service deploy pays the task start, and the CLI keeps its progress line while it waits', async () => {
