@@ -3,13 +3,18 @@ import { once } from 'node:events';
 
 /* The processes a bench starts (the platform, a fake model, a peer gateway) and stops. */
 
-/** Starts `args` with node; resolves once it prints "listening on <url>" (or the first line, for the fake). */
+/**
+ * Starts `args` with node (under `launcher`, a command that runs node, such as Valgrind, when
+ * given); resolves once it prints "listening on <url>" (or the first line, for the fake).
+ */
 export async function startProcess(
   args: string[],
   env: Record<string, string>,
   firstLine = false,
+  launcher: string[] = [],
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, {
+  const [command, ...prefix] = [...launcher, process.execPath];
+  const child = spawn(command as string, [...prefix, ...args], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -18,7 +18,7 @@
  * BENCH_A_DIR / BENCH_B_DIR (checkouts) and BENCH_A_ENV / BENCH_B_ENV (JSON objects of extra
  * environment) compare others; BENCH_ROUNDS (2). Needs `valgrind` (Debian's package). Prints only.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,7 @@ import {
   publishAgent,
 } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
+import { driveCalls } from './drive-calls.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { median } from './report.ts';
 
@@ -43,22 +44,17 @@ const WARMUP = Number(env('BENCH_WARMUP', '2000'));
 const CALLS = Number(env('BENCH_CALLS', '500'));
 const TOP = Number(env('BENCH_TOP', '25'));
 const CONCURRENCY = 16;
+/**
+ * V8 on one thread (the collector and the compilers on the main thread, not interleaved with it),
+ * and an old generation that starts at 1 GB: no full collection falls in the counted window (one
+ * there adds 1 to 2 million instructions a call to one side; 500 calls held one or none).
+ */
+const V8_FLAGS = ['--single-threaded', '--initial-old-space-size=1024'];
 /** Where callgrind_control finds the running Valgrind (it names its pipes by $HOST, which the platform's env sets). */
 const VGDB = ['--vgdb=yes', `--vgdb-prefix=${join(tmpdir(), 'agenthost-vgdb')}`];
 
 const dispatcher = new Agent({ connections: 64 });
-
-async function drive(n: number, send: () => Promise<number>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < n) {
-        const status = await send();
-        if (status !== 200) throw new Error(`a call answered ${status}`);
-      }
-    }),
-  );
-}
+const drive = (n: number, send: () => Promise<number>) => driveCalls(CONCURRENCY, n, send);
 
 /** Counts one platform: its instructions per call, and its per-function counts (callgrind's dump). */
 async function count(
@@ -67,36 +63,22 @@ async function count(
 ): Promise<{ perCall: number; dump: string; dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-callgrind-'));
   const platformEnv = { ...benchPlatformEnv(dataDir, modelUrl), ...side.env };
-  const child: ChildProcess = spawn(
-    'valgrind',
+  const { child, url } = await startProcess(
+    [...V8_FLAGS, ...platformStartArgs(side.dir)],
+    platformEnv,
+    false,
     [
+      'valgrind',
       '--tool=callgrind',
       ...VGDB,
       '--instr-atstart=no',
       // V8 writes code it then runs: Valgrind must look for it everywhere but in files.
       '--smc-check=all-non-file',
       `--callgrind-out-file=${join(dataDir, 'callgrind.out')}`,
-      process.execPath,
-      '--single-threaded',
-      // An old generation that starts at 1 GB: no full collection falls in the counted window
-      // (one there adds 1 to 2 million instructions a call to one side; 500 calls held one or none).
-      '--initial-old-space-size=1024',
-      ...platformStartArgs(side.dir),
+      `--log-file=${join(dataDir, 'valgrind.log')}`,
     ],
-    { env: { ...process.env, ...platformEnv }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.resume();
   try {
-    const listening = /listening on (http:\/\/\S+)/;
-    while (!listening.test(out)) {
-      if (child.exitCode !== null) throw new Error(`the platform under valgrind exited:\n${out}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const url = (listening.exec(out) as RegExpExecArray)[1] as string;
     await publishAgent(url, dispatcher);
     const send = callAgent(url, dispatcher);
     await drive(WARMUP, send);

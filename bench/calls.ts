@@ -31,6 +31,7 @@ import { Agent, request } from 'undici';
 import { benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { baselineComparison, type Measure } from './calls-baseline.ts';
+import { driveCalls } from './drive-calls.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs, treeRssMb } from './proc-stats.ts';
 import { machineLine, median, quantile, writeReport } from './report.ts';
@@ -57,32 +58,9 @@ interface Target {
   send: () => Promise<number>;
 }
 
-/** Sends `total` requests with `concurrency` in flight; returns each latency in ms and the wall time. */
-async function drive(
-  concurrency: number,
-  total: number,
-  send: () => Promise<number>,
-): Promise<{ samples: number[]; wallMs: number }> {
-  const samples: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        next++;
-        const s = performance.now();
-        const status = await send();
-        if (status !== 200) throw new Error(`a bench call answered ${status}`);
-        samples.push(performance.now() - s);
-      }
-    }),
-  );
-  return { samples, wallMs: performance.now() - t0 };
-}
-
 async function measure(target: Target, concurrency: number): Promise<Measure> {
   const cpu0 = target.pid ? treeCpuMs(target.pid) : 0;
-  const { samples, wallMs } = await drive(concurrency, CALLS, target.send);
+  const { samples, wallMs } = await driveCalls(concurrency, CALLS, target.send);
   const cpu1 = target.pid ? treeCpuMs(target.pid) : 0;
   const sorted = samples.sort((a, b) => a - b);
   return {
@@ -101,7 +79,7 @@ async function peakRss(target: Target): Promise<number> {
     peak = Math.max(peak, treeRssMb(pid));
   }, 50);
   try {
-    await drive(RSS_LEVEL, CALLS, target.send);
+    await driveCalls(RSS_LEVEL, CALLS, target.send);
   } finally {
     clearInterval(timer);
   }
@@ -211,8 +189,8 @@ async function main(): Promise<void> {
     // against itself in a single round came out up to 22% apart at concurrency 1.
     const rounds = Number(process.env.BENCH_ROUNDS ?? (baselineDir ? 5 : 1));
     const t0 = performance.now();
-    await drive(8, WARMUP, direct.send);
-    for (const t of peers) await drive(8, WARMUP, t.send);
+    await driveCalls(8, WARMUP, direct.send);
+    for (const t of peers) await driveCalls(8, WARMUP, t.send);
     // results[level][target] = one Measure per repeat; rss[target] = one peak per repeat, over all
     // rounds; byRound = the same per round, for the ratios of each round's medians.
     const results = new Map(LEVELS.map((c) => [c, new Map<string, Measure[]>()]));
@@ -232,7 +210,7 @@ async function main(): Promise<void> {
       };
       byRound.push(mine);
       for (const t of [gateways[0] as Target, ...(baseline ? [gateways.at(-1) as Target] : [])])
-        await drive(8, WARMUP, t.send);
+        await driveCalls(8, WARMUP, t.send);
       for (let r = 0; r < repeats; r++) {
         const order = [...gateways.slice(r % gateways.length), ...gateways.slice(0, r % gateways.length)];
         for (const c of LEVELS) {

@@ -293,7 +293,7 @@ export function supervisionHooks(
           events: (next) => exitEvents(next, exit, alert, decision.delayMs),
         },
       );
-      if (!result) return { restart: false, delayMs: 0, ...(stale ? { stale } : {}) };
+      if (!result) return { restart: false, delayMs: 0, stale };
       const s = result.after;
       if (s.state === 'paused')
         deps.logger.warn('service auto-paused', {
