@@ -34,24 +34,52 @@ export interface StoredSpan {
   attributes: Record<string, SpanValue>;
 }
 
+/**
+ * A span once ended, as the tracer hands it back (a call keeps it to store: trace-record.ts) and to
+ * the exporter. The span itself, not a copy, and its attributes a list of name and value in turn,
+ * not an object: every call records a few, and an object a span more, with properties set by name,
+ * showed in the instructions a traced call costs (docs/traces.md, "Cost").
+ */
+export interface EndedSpan {
+  readonly context: TraceParent;
+  /** Null for a trace's root span. */
+  readonly parentSpanId: string | null;
+  readonly name: string;
+  readonly kind: SpanKind;
+  /** When it started, epoch ms (with the monotonic clock's fraction). */
+  readonly startMs: number;
+  /** With microsecond precision. */
+  readonly durationMs: number;
+  readonly status: 'ok' | 'error';
+  /** Name and value in turn, each name once, in the order first set. */
+  readonly attributes: readonly SpanValue[];
+}
+
 export interface SpanOptions {
   /** The parent (another span of this process, or a remote one); none: a new trace. */
   parent?: TraceParent | undefined;
-  kind?: SpanKind;
-  attributes?: SpanAttributes;
+  kind?: SpanKind | undefined;
+  attributes?: SpanAttributes | undefined;
   /** Epoch ms (process clock) it started at, when it is recorded after the fact; default now. */
-  startMs?: number;
+  startMs?: number | undefined;
+  /** Called once, as it ends (a call keeps its spans so: call-trace.ts). */
+  onEnd?: ((span: EndedSpan) => void) | undefined;
 }
 
 export interface TraceSpan {
   /** Its ids: what a child names as its parent, and what `traceparent` carries. */
   readonly context: TraceParent;
+  /** Whether it has ended (attributes set after are ignored). */
+  readonly ended: boolean;
   set(attributes: SpanAttributes): void;
+  /** One attribute (no object to build for it); an undefined value is left out. */
+  setAttribute(name: string, value: SpanValue | undefined): void;
   /**
-   * Ends it (at `endMs`, process clock, or now) and returns it as stored; `error` marks it failed
-   * with that error code. Null when the tracer records nothing.
+   * Ends it (at `endMs`, process clock, or now) and returns it ended; `error` marks it failed with
+   * that error code. Null when it had ended already (a second end changes nothing) or the tracer
+   * records nothing.
    */
-  end(outcome?: { error?: string | undefined; endMs?: number }): StoredSpan | null;
+  end(outcome?: { error?: string | undefined; endMs?: number }): EndedSpan | null;
 }
 
 export interface Tracer {
@@ -80,7 +108,9 @@ export const offTracer: Tracer = {
   ready: async () => undefined,
   startSpan: () => ({
     context: { traceId: '0'.repeat(32), spanId: '0'.repeat(16) },
+    ended: false,
     set: () => undefined,
+    setAttribute: () => undefined,
     end: () => null,
   }),
   parse: () => undefined,

@@ -11,12 +11,12 @@ import {
   type CallTraceInput,
   traceKeys,
   traceOfItem,
-  traceOnLogLine,
+  writeTraceOnLine,
 } from '../../functions/core/traces/trace-record.ts';
 import { parseConfig } from '../../functions/platform/config.ts';
 import { createTracer } from '../../functions/platform/tracer-deps.ts';
 import type { Item } from '../../functions/ports/store.ts';
-import type { StoredSpan } from '../../functions/ports/tracer.ts';
+import type { EndedSpan, StoredSpan } from '../../functions/ports/tracer.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { builtUuidV7, newRequestId } from '../../functions/shared/request-ids.ts';
 
@@ -43,9 +43,25 @@ function span(
   };
 }
 
+const TRACE_ID = '9659bcd02325b073b0b0201df8172a8d';
+
+/** A span as the tracer hands it back ended: its ids in its context, its attributes a list. */
+function ended(s: StoredSpan): EndedSpan {
+  return {
+    context: { traceId: TRACE_ID, spanId: s.span_id },
+    parentSpanId: s.parent_span_id,
+    name: s.name,
+    kind: s.kind,
+    startMs: s.start_ms,
+    durationMs: s.duration_ms,
+    status: s.status,
+    attributes: Object.entries(s.attributes).flat(),
+  };
+}
+
 function input(spans: StoredSpan[], more: Partial<CallTraceInput> = {}): CallTraceInput {
   return {
-    trace_id: '9659bcd02325b073b0b0201df8172a8d',
+    trace_id: TRACE_ID,
     request_id: 'req_01a21604-241f-7b47-b15a-20a6795e5456',
     parent_request_id: null,
     at: '2026-11-26T04:01:39.871Z',
@@ -55,20 +71,20 @@ function input(spans: StoredSpan[], more: Partial<CallTraceInput> = {}): CallTra
     caller_account_id: 'acct-1',
     root_span_id: 'aaaaaaaaaaaaaaaa',
     dropped_spans: 0,
-    spans,
+    spans: spans.map(ended),
     ...more,
   };
 }
 
 /** The log line as the store keeps it: the line's own fields, the trace's, through JSON. */
 function stored(t: CallTraceInput): Item {
-  const line = {
+  const line: Item = {
     ...agentKeys.version(t.agent_id),
     sk: `LOG#${t.at}#x`,
     request_id: t.request_id,
     message: 'call succeeded',
-    ...traceOnLogLine(t),
   };
+  writeTraceOnLine(line, t);
   return JSON.parse(JSON.stringify(line)) as Item;
 }
 
@@ -186,8 +202,34 @@ describe('a span attribute that JSON cannot hold', () => {
     const tracer = new OtelTracer({ serviceName: 'test' });
     const s = tracer.startSpan('exec node', { attributes: { 'agenthost.cpu_ms': Number.NaN } });
     s.set({ 'agenthost.compute_ms': Number.POSITIVE_INFINITY, 'process.exit.code': 0 });
-    const ended = s.end();
-    assert.deepEqual(ended?.attributes, { 'process.exit.code': 0 });
+    assert.deepEqual(s.end()?.attributes, ['process.exit.code', 0]);
+  });
+});
+
+describe('a recorded span', () => {
+  const tracer = new OtelTracer({ serviceName: 'test' });
+
+  it('keeps each attribute name once, its latest value, in the order first set', () => {
+    const s = tracer.startSpan('exec node', { attributes: { 'process.executable.name': 'node', a: 1 } });
+    s.setAttribute('a', 2);
+    s.set({ b: 'x', 'process.executable.name': 'python3' });
+    s.setAttribute('c', undefined);
+    assert.deepEqual(s.end()?.attributes, ['process.executable.name', 'python3', 'a', 2, 'b', 'x']);
+  });
+
+  it('ends once: a second end, and attributes set after the first, change nothing', () => {
+    const kept: EndedSpan[] = [];
+    const s = tracer.startSpan('sandbox', { startMs: 1000, onEnd: (e) => kept.push(e) });
+    const first = s.end({ endMs: 1002.5 });
+    assert.equal(first?.durationMs, 2.5);
+    assert.equal(first?.status, 'ok');
+    s.setAttribute('late', true);
+    assert.equal(s.end({ error: 'TIMEOUT', endMs: 5000 }), null);
+    assert.equal(kept.length, 1, 'onEnd called once');
+    assert.equal(kept[0], first);
+    assert.deepEqual(first?.attributes, []);
+    assert.equal(first?.durationMs, 2.5);
+    assert.equal(first?.status, 'ok');
   });
 });
 

@@ -11,16 +11,16 @@
  * processor, exporter, resource and wire format.
  */
 import { randomFillSync } from 'node:crypto';
-import { type HrTime, type SpanContext, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
+import { type SpanContext, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { millisToHrTime, parseTraceParent } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace';
 import type {
+  EndedSpan,
   SpanKind as PortSpanKind,
   SpanAttributes,
   SpanOptions,
   SpanValue,
-  StoredSpan,
   TraceParent,
   Tracer,
   TraceSpan,
@@ -72,9 +72,9 @@ export class OtelTracer implements Tracer {
   }
 
   /** Hands an ended span to the exporter's processor, when there is one. */
-  ended(span: StoredSpan, traceId: string): void {
+  ended(span: EndedSpan): void {
     if (this.processors.length === 0) return;
-    const readable = toReadable(span, traceId, this.resource);
+    const readable = toReadable(span, this.resource);
     for (const processor of this.processors) processor.onEnd(readable);
   }
 
@@ -84,18 +84,26 @@ export class OtelTracer implements Tracer {
   }
 }
 
-class RecordedSpan implements TraceSpan {
+/**
+ * A span as it runs and, once ended, as it is handed back (EndedSpan): one object a span, its
+ * attributes a list of name and value in turn.
+ */
+class RecordedSpan implements TraceSpan, EndedSpan {
   readonly context: TraceParent;
+  readonly name: string;
+  readonly kind: PortSpanKind;
+  readonly parentSpanId: string | null;
+  readonly startMs: number;
+  readonly attributes: SpanValue[] = [];
+  durationMs = 0;
+  status: 'ok' | 'error' = 'ok';
+  ended = false;
   private readonly tracer: OtelTracer;
-  private readonly name: string;
-  private readonly kind: PortSpanKind;
-  private readonly parentSpanId: string | null;
-  private readonly startMs: number;
-  private readonly attributes: Record<string, SpanValue> = {};
-  private count = 0;
+  private readonly onEnd: ((span: EndedSpan) => void) | undefined;
 
   constructor(tracer: OtelTracer, name: string, options: SpanOptions) {
     this.tracer = tracer;
+    this.onEnd = options.onEnd;
     this.name = name;
     this.kind = options.kind ?? 'internal';
     this.parentSpanId = options.parent?.spanId ?? null;
@@ -105,34 +113,35 @@ class RecordedSpan implements TraceSpan {
   }
 
   set(attributes: SpanAttributes): void {
-    for (const key in attributes) {
-      const value = attributes[key];
-      // Neither JSON nor OTLP holds NaN or Infinity (a stored one would read back as null).
-      if (value === undefined || (typeof value === 'number' && !Number.isFinite(value))) continue;
-      if (!(key in this.attributes)) {
-        if (this.count >= MAX_ATTRIBUTES) continue;
-        this.count++;
-      }
-      this.attributes[key] =
-        typeof value === 'string' && value.length > MAX_VALUE ? value.slice(0, MAX_VALUE) : value;
-    }
+    for (const key in attributes) this.setAttribute(key, attributes[key]);
   }
 
-  end(outcome: { error?: string | undefined; endMs?: number } = {}): StoredSpan {
-    if (outcome.error) this.set({ 'error.type': outcome.error });
+  setAttribute(name: string, value: SpanValue | undefined): void {
+    // Neither JSON nor OTLP holds NaN or Infinity (a stored one would read back as null).
+    if (this.ended || value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return;
+    const kept = typeof value === 'string' && value.length > MAX_VALUE ? value.slice(0, MAX_VALUE) : value;
+    const list = this.attributes;
+    // A few names a span: a look along the list costs less than an object's property by name.
+    for (let i = 0; i < list.length; i += 2)
+      if (list[i] === name) {
+        list[i + 1] = kept;
+        return;
+      }
+    if (list.length < MAX_ATTRIBUTES * 2) list.push(name, kept);
+  }
+
+  end(outcome: { error?: string | undefined; endMs?: number } = {}): EndedSpan | null {
+    if (this.ended) return null;
+    if (outcome.error) {
+      this.setAttribute('error.type', outcome.error);
+      this.status = 'error';
+    }
     const endMs = Math.max(outcome.endMs ?? nowMs(), this.startMs);
-    const span: StoredSpan = {
-      span_id: this.context.spanId,
-      parent_span_id: this.parentSpanId,
-      name: this.name,
-      kind: this.kind,
-      start_ms: this.startMs,
-      duration_ms: Math.round((endMs - this.startMs) * 1000) / 1000,
-      status: outcome.error ? 'error' : 'ok',
-      attributes: this.attributes,
-    };
-    this.tracer.ended(span, this.context.traceId);
-    return span;
+    this.durationMs = Math.round((endMs - this.startMs) * 1000) / 1000;
+    this.ended = true;
+    this.tracer.ended(this);
+    this.onEnd?.(this);
+    return this;
   }
 }
 
@@ -145,33 +154,34 @@ function nowMs(): number {
 }
 
 /** The span as the SDK's exporters read it (its ReadableSpan), made only when one is configured. */
-function toReadable(span: StoredSpan, traceId: string, resource: Resource): ReadableSpan {
-  const startMs = span.start_ms;
-  const context: SpanContext = { traceId, spanId: span.span_id, traceFlags: TraceFlags.SAMPLED };
-  const duration: HrTime = millisToHrTime(span.duration_ms);
-  const startTime = millisToHrTime(startMs);
+function toReadable(span: EndedSpan, resource: Resource): ReadableSpan {
+  const { traceId } = span.context;
+  const context: SpanContext = { traceId, spanId: span.context.spanId, traceFlags: TraceFlags.SAMPLED };
+  const attributes: Record<string, SpanValue> = {};
+  for (let i = 0; i + 1 < span.attributes.length; i += 2)
+    attributes[span.attributes[i] as string] = span.attributes[i + 1] as SpanValue;
   return {
     name: span.name,
     kind: KINDS[span.kind],
     spanContext: () => context,
-    ...(span.parent_span_id
+    ...(span.parentSpanId
       ? {
           parentSpanContext: {
             traceId,
-            spanId: span.parent_span_id,
+            spanId: span.parentSpanId,
             traceFlags: TraceFlags.SAMPLED,
             isRemote: true,
           },
         }
       : {}),
-    startTime,
-    endTime: millisToHrTime(startMs + span.duration_ms),
-    duration,
+    startTime: millisToHrTime(span.startMs),
+    endTime: millisToHrTime(span.startMs + span.durationMs),
+    duration: millisToHrTime(span.durationMs),
     status:
       span.status === 'error'
-        ? { code: SpanStatusCode.ERROR, message: String(span.attributes['error.type'] ?? '') }
+        ? { code: SpanStatusCode.ERROR, message: String(attributes['error.type'] ?? '') }
         : { code: SpanStatusCode.UNSET },
-    attributes: span.attributes,
+    attributes,
     links: [],
     events: [],
     ended: true,

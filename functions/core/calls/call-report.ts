@@ -5,10 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { Item } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
-import { traceOnLogLine } from '../traces/trace-record.ts';
+import { writeTraceOnLine } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, EngineOutcome } from './call-context.ts';
 import { ComputeMeter } from './compute-meter.ts';
@@ -136,7 +137,7 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
   // Log lines carry the time they are written (the call's end), not its start: a reader following
   // the log (`agenthost logs --follow`) then sees a long call's lines after the ones already shown.
   const written = deps.clock.now().toISOString();
-  const log = {
+  const log: Item = {
     ...agentKeys.version(agent.id),
     sk: `${agentKeys.logPrefix}${written}#${randomUUID()}`,
     timestamp: written,
@@ -146,9 +147,9 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
       : `call ${requestId} failed with ${outcome.code} after ${duration} ms`,
     request_id: requestId,
     ttl: Math.floor(Date.parse(call.at) / 1000) + 30 * 86_400,
-    // The call's trace rides on its line (trace-record.ts): no item of its own to write.
-    ...traceOf(report),
   };
+  // The call's trace rides on its line (trace-record.ts): no item of its own to write.
+  traceOnLine(log, report);
   const extraLogs = engine.logs.map((l, i) => ({
     ...agentKeys.version(agent.id),
     sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
@@ -165,27 +166,24 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
 }
 
 /**
- * Ends the call's root span with its outcome; the trace's attributes for the call's log line. On
+ * Ends the call's root span with its outcome, and writes the trace on the call's log line. On
  * the line, not an item of its own: side by side in `npm run bench:calls`, a row more per call cost
  * the local store more than all the spans. It cannot cost the call its record: its spans are
  * bounded in number and bytes, its names and values in length (call-trace.ts), so the line stays
  * well under an item's 400 KB.
  */
-function traceOf(report: CallReport): Record<string, unknown> {
+function traceOnLine(line: Item, report: CallReport): void {
   const { call, outcome, engine } = report;
   const trace = call.trace;
-  if (!trace) return {};
-  trace.finish({
-    error: outcome.code ?? undefined,
-    attributes: {
-      'agenthost.outcome': outcome.status,
-      'http.response.status_code': outcome.http,
-      'agenthost.credits': report.billed || undefined,
-      'agenthost.compute_ms': engine.computeMs > 0 ? Math.round(engine.computeMs) : undefined,
-    },
-  });
+  if (!trace) return;
+  const root = trace.root;
+  root.setAttribute('agenthost.outcome', outcome.status);
+  root.setAttribute('http.response.status_code', outcome.http);
+  root.setAttribute('agenthost.credits', report.billed || undefined);
+  root.setAttribute('agenthost.compute_ms', engine.computeMs > 0 ? Math.round(engine.computeMs) : undefined);
+  trace.finish(outcome.code ?? undefined);
   const { agent } = call;
-  return traceOnLogLine({
+  writeTraceOnLine(line, {
     trace_id: trace.traceId,
     request_id: call.request.requestId,
     parent_request_id: call.auth.service?.run_id ?? null,

@@ -63,9 +63,10 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
 }
 
 function admissionSpan(call: CallContext, startMs: number, kind: string, err?: unknown): void {
-  call.trace
-    ?.start('admission', { startMs, attributes: { 'agenthost.quota': kind } })
-    .end({ error: err === undefined ? undefined : errorCode(err) });
+  const span = call.trace?.start('admission', { startMs });
+  if (!span) return;
+  span.setAttribute('agenthost.quota', kind);
+  span.end({ error: err === undefined ? undefined : errorCode(err) });
 }
 
 /** The call's trace in its answer: `metadata.trace_id`, X-Trace-Id and the root span's traceparent. */

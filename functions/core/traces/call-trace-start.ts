@@ -28,16 +28,17 @@ export async function startCallTrace(
     return undefined;
   }
   const ref = `${agent.org}/${agent.name}/${agent.version}`;
-  return new CallTrace(deps.tracer, `call ${ref}`, {
+  const trace = new CallTrace(deps.tracer, `call ${ref}`, {
     parent: parentOf(deps, auth, req),
     startMs: startedMs,
-    attributes: {
-      'agenthost.request_id': req.requestId,
-      'agenthost.agent': ref,
-      'agenthost.agent.id': agent.id,
-      'agenthost.endpoint': req.endpoint,
-    },
   });
+  // One by one, not an object of them: every call sets these (docs/traces.md, "Cost").
+  const root = trace.root;
+  root.setAttribute('agenthost.request_id', req.requestId);
+  root.setAttribute('agenthost.agent', ref);
+  root.setAttribute('agenthost.agent.id', agent.id);
+  root.setAttribute('agenthost.endpoint', req.endpoint);
+  return trace;
 }
 
 function parentOf(deps: CoreDeps, auth: AuthContext, req: CallRequest): TraceParent | undefined {

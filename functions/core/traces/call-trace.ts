@@ -7,9 +7,9 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type {
+  EndedSpan,
   SpanAttributes,
   SpanKind,
-  StoredSpan,
   TraceParent,
   Tracer,
   TraceSpan,
@@ -29,20 +29,19 @@ export class CallTrace {
   readonly tracer: Tracer;
   readonly root: TraceSpan;
   /** Ended spans, in the order they ended (the root last). */
-  readonly spans: StoredSpan[] = [];
+  readonly spans: EndedSpan[] = [];
   /** Spans past MAX_STORED_SPANS or MAX_STORED_SPAN_BYTES, not stored. */
   dropped = 0;
   private storedBytes = 0;
-  /** Spans started and not yet ended: the call's end ends them (finish). */
-  readonly open = new Set<CallSpan>();
+  /** Spans started, some since ended (pruned as it grows): the call's end ends the rest (finish). */
+  private started: TraceSpan[] = [];
+  private prunedAt = PRUNE_FROM;
+  /** Each span's end keeps it (one function a call, not one a span). */
+  private readonly keepEnded = (span: EndedSpan): void => this.keep(span);
 
-  constructor(
-    tracer: Tracer,
-    name: string,
-    options: { parent?: TraceParent | undefined; startMs: number; attributes?: SpanAttributes },
-  ) {
+  constructor(tracer: Tracer, name: string, options: { parent?: TraceParent | undefined; startMs: number }) {
     this.tracer = tracer;
-    this.root = tracer.startSpan(name, { ...options, kind: 'server' });
+    this.root = tracer.startSpan(name, { kind: 'server', parent: options.parent, startMs: options.startMs });
   }
 
   get traceId(): string {
@@ -59,9 +58,19 @@ export class CallTrace {
     name: string,
     options: { kind?: SpanKind; attributes?: SpanAttributes; startMs?: number; parent?: TraceParent } = {},
   ): TraceSpan {
-    const parent = options.parent ?? currentScope(this)?.parent ?? this.root.context;
-    const span = new CallSpan(this, this.tracer.startSpan(name.slice(0, MAX_NAME), { ...options, parent }));
-    this.open.add(span);
+    const span = this.tracer.startSpan(name.length > MAX_NAME ? name.slice(0, MAX_NAME) : name, {
+      kind: options.kind,
+      attributes: options.attributes,
+      startMs: options.startMs,
+      parent: options.parent ?? currentScope(this)?.parent ?? this.root.context,
+      onEnd: this.keepEnded,
+    });
+    if (this.started.length >= this.prunedAt) {
+      // A long loop starts thousands of spans: those ended need not be held to the call's end.
+      this.started = this.started.filter((s) => !s.ended);
+      this.prunedAt = Math.max(PRUNE_FROM, this.started.length * 2);
+    }
+    this.started.push(span);
     return span;
   }
 
@@ -71,60 +80,32 @@ export class CallTrace {
   }
 
   /**
-   * Ends the root span (the call's outcome on it). A call stopped at its deadline, or by its caller,
+   * Ends the root span with the call's error, if it failed (its outcome's attributes are set on the
+   * root before: call-report.ts). A call stopped at its deadline, or by its caller,
    * answers before its engine has wound down: what it still had open (the sandbox, a command, a
    * model request) ends here with the call's error, so the stored trace shows where the time went.
    */
-  finish(outcome: { error?: string | undefined; attributes: SpanAttributes }): void {
-    const endMs = Date.now();
-    for (const span of [...this.open]) span.end({ error: outcome.error ?? 'UNFINISHED', endMs });
-    this.root.set(outcome.attributes);
+  finish(error: string | undefined): void {
+    const unfinished = { error: error ?? 'UNFINISHED', endMs: Date.now() };
+    // A span ended already is left as it was (end is once).
+    for (const span of this.started) if (!span.ended) span.end(unfinished);
     // The call's own span is kept whatever the count: every reader sees at least it.
-    const root = this.root.end({ error: outcome.error });
+    const root = this.root.end({ error });
     if (root) this.spans.push(root);
   }
 
   /** Keeps an ended span with the call's record, within the stored bounds. */
-  keep(span: StoredSpan | null): StoredSpan | null {
-    if (!span) return null;
+  private keep(span: EndedSpan): void {
     const bytes = approximateBytes(span);
     if (this.spans.length < MAX_STORED_SPANS && this.storedBytes + bytes <= MAX_STORED_SPAN_BYTES) {
       this.spans.push(span);
       this.storedBytes += bytes;
     } else this.dropped++;
-    return span;
   }
 }
 
-/**
- * A span of a call as its engine holds it: ending it keeps it with the call once. One object per
- * span, no closures (a call's spans are on every call's path: docs/traces.md, "Cost").
- */
-class CallSpan implements TraceSpan {
-  private readonly trace: CallTrace;
-  private readonly span: TraceSpan;
-  private ended = false;
-
-  constructor(trace: CallTrace, span: TraceSpan) {
-    this.trace = trace;
-    this.span = span;
-  }
-
-  get context(): TraceParent {
-    return this.span.context;
-  }
-
-  set(attributes: SpanAttributes): void {
-    this.span.set(attributes);
-  }
-
-  end(outcome: { error?: string | undefined; endMs?: number } = {}): StoredSpan | null {
-    if (this.ended) return null;
-    this.ended = true;
-    this.trace.open.delete(this);
-    return this.trace.keep(this.span.end(outcome));
-  }
-}
+/** How many started spans a call holds before it first lets go of those ended. */
+const PRUNE_FROM = 64;
 
 interface Scope {
   trace: CallTrace;
@@ -180,11 +161,12 @@ export function errorCode(err: unknown): string {
 }
 
 /** About what a span takes stored (names and values, with room for the fixed fields): no JSON built. */
-function approximateBytes(span: StoredSpan): number {
+function approximateBytes(span: EndedSpan): number {
   let bytes = 200 + span.name.length;
-  for (const key in span.attributes) {
-    const value = span.attributes[key];
-    bytes += key.length + 8 + (typeof value === 'string' ? value.length : 16);
+  const list = span.attributes;
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    const value = list[i + 1];
+    bytes += (list[i] as string).length + 8 + (typeof value === 'string' ? value.length : 16);
   }
   return bytes;
 }

@@ -4,23 +4,20 @@
  * to its first token. No prompt and no answer text: they may hold the caller's data and secrets.
  */
 import type { LlmModelCall, LlmRequest, LlmResult } from '../../ports/llm-gateway.ts';
-import type { SpanAttributes } from '../../ports/tracer.ts';
+import type { TraceSpan } from '../../ports/tracer.ts';
 import { currentTrace, errorCode } from './call-trace.ts';
 
-function modelAttributes(provider: string, model: string): SpanAttributes {
-  return {
-    'gen_ai.operation.name': 'chat',
-    'gen_ai.provider.name': provider,
-    'gen_ai.request.model': model,
-  };
+/** The model's attributes, one by one (no object of them: every prompt call sets these). */
+function setModel(span: TraceSpan, provider: string, model: string): void {
+  span.setAttribute('gen_ai.operation.name', 'chat');
+  span.setAttribute('gen_ai.provider.name', provider);
+  span.setAttribute('gen_ai.request.model', model);
 }
 
-function usageAttributes(result: Pick<LlmResult, 'usage' | 'finishReason'>): SpanAttributes {
-  return {
-    'gen_ai.usage.input_tokens': result.usage.inputTokens,
-    'gen_ai.usage.output_tokens': result.usage.outputTokens,
-    'gen_ai.response.finish_reasons': result.finishReason,
-  };
+function setUsage(span: TraceSpan, result: Pick<LlmResult, 'usage' | 'finishReason'>): void {
+  span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
+  span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
+  span.setAttribute('gen_ai.response.finish_reasons', result.finishReason);
 }
 
 /** One model request (a prompt agent's), as a span of the current call. */
@@ -30,10 +27,8 @@ export async function tracedGenerate(
 ): Promise<LlmResult> {
   const trace = currentTrace();
   if (!trace?.tracer.recording) return generate(request);
-  const span = trace.start(`chat ${request.model}`, {
-    kind: 'client',
-    attributes: modelAttributes(request.provider, request.model),
-  });
+  const span = trace.start(`chat ${request.model}`, { kind: 'client' });
+  setModel(span, request.provider, request.model);
   const startedMs = Date.now();
   let firstTokenMs: number | undefined;
   const onText = request.onText;
@@ -48,7 +43,8 @@ export async function tracedGenerate(
     : request;
   try {
     const result = await generate(timed);
-    span.set({ ...usageAttributes(result), 'agenthost.time_to_first_token_ms': firstTokenMs });
+    setUsage(span, result);
+    span.setAttribute('agenthost.time_to_first_token_ms', firstTokenMs);
     span.end();
     return result;
   } catch (err) {
@@ -65,11 +61,9 @@ export function modelCallRecorder(
   const trace = currentTrace();
   if (!trace?.tracer.recording) return undefined;
   return (call) => {
-    const span = trace.start(`chat ${model}`, {
-      kind: 'client',
-      startMs: call.startedMs,
-      attributes: { ...modelAttributes(provider, model), ...usageAttributes(call) },
-    });
+    const span = trace.start(`chat ${model}`, { kind: 'client', startMs: call.startedMs });
+    setModel(span, provider, model);
+    setUsage(span, call);
     span.end({ error: call.error, endMs: call.endedMs });
   };
 }

@@ -14,8 +14,8 @@
  * names the platform sets are numbers (ATTRIBUTE_NAMES).
  */
 import * as z from 'zod';
-import type { Item } from '../../ports/store.ts';
-import type { SpanValue, StoredSpan } from '../../ports/tracer.ts';
+import type { AttrValue, Item } from '../../ports/store.ts';
+import type { EndedSpan, SpanValue, StoredSpan } from '../../ports/tracer.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 
 const spanValue = z.union([z.string(), z.number(), z.boolean()]);
@@ -52,8 +52,8 @@ export interface CallTraceRecord {
   spans: StoredSpan[];
 }
 
-/** What the call's report gives to store: the record, and when the call began (sorts sub-calls). */
-export type CallTraceInput = CallTraceRecord & { at: string };
+/** What the call's report gives to store: the record with its spans as ended, and when the call began (sorts sub-calls). */
+export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & { at: string; spans: readonly EndedSpan[] };
 
 const KIND_CODES = ['internal', 'server', 'client'] as const;
 
@@ -138,50 +138,54 @@ export const traceKeys = {
 };
 
 /**
- * The trace's attributes on the call's log line (its key, request id and ttl are the line's): the
- * line is found by GSI2 under the call's request id, and a sub-call's under its parent's by GSI1.
+ * Writes the trace's attributes on the call's log line (its key, request id and ttl are the
+ * line's): the line is found by GSI2 under the call's request id, and a sub-call's under its
+ * parent's by GSI1. Set on the line itself, not spread into it: this runs for every call.
  */
-export function traceOnLogLine(t: CallTraceInput): Record<string, unknown> {
+export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   // The call's own span first; the others keep the order they ended in. Plain loops: this runs for
   // every call, and a Map or a copy per span showed in the bench's profile.
-  const ordered: StoredSpan[] = [];
+  const ordered: EndedSpan[] = [];
   let start = Number.POSITIVE_INFINITY;
   for (const span of t.spans) {
-    if (span.span_id === t.root_span_id) ordered.unshift(span);
+    if (span.context.spanId === t.root_span_id) ordered.unshift(span);
     else ordered.push(span);
-    if (span.start_ms < start) start = span.start_ms;
+    if (span.startMs < start) start = span.startMs;
   }
-  const spans = ordered.map((span, i) => [
-    span.span_id,
-    parentOf(span, ordered),
-    span.name,
-    KIND_CODES.indexOf(span.kind),
-    Math.round((span.start_ms - start) * 1000) / 1000,
-    span.duration_ms,
-    compactAttributes(span.attributes, i === 0 && span.span_id === t.root_span_id),
-  ]);
-  return {
-    trace_id: t.trace_id,
-    ...(t.parent_request_id ? { parent_request_id: t.parent_request_id } : {}),
-    agent_ref: t.agent_ref,
-    workspace_id: t.workspace_id,
-    caller_account_id: t.caller_account_id,
-    ...(t.dropped_spans > 0 ? { dropped_spans: t.dropped_spans } : {}),
-    spans_start_ms: start,
-    spans,
-    gsi2pk: traceKeys.ofCall(t.request_id),
-    gsi2sk: 'TRACE',
-    ...(t.parent_request_id
-      ? { gsi1pk: traceKeys.children(t.parent_request_id), gsi1sk: `${t.at}#${t.request_id}` }
-      : {}),
-  };
+  const spans: AttrValue[] = new Array(ordered.length);
+  for (let i = 0; i < ordered.length; i++) {
+    const span = ordered[i] as EndedSpan;
+    spans[i] = [
+      span.context.spanId,
+      parentOf(span, ordered),
+      span.name,
+      KIND_CODES.indexOf(span.kind),
+      Math.round((span.startMs - start) * 1000) / 1000,
+      span.durationMs,
+      compactAttributes(span.attributes, i === 0 && span.context.spanId === t.root_span_id),
+    ];
+  }
+  line.trace_id = t.trace_id;
+  if (t.parent_request_id) line.parent_request_id = t.parent_request_id;
+  line.agent_ref = t.agent_ref;
+  line.workspace_id = t.workspace_id;
+  line.caller_account_id = t.caller_account_id;
+  if (t.dropped_spans > 0) line.dropped_spans = t.dropped_spans;
+  line.spans_start_ms = start;
+  line.spans = spans;
+  line.gsi2pk = traceKeys.ofCall(t.request_id);
+  line.gsi2sk = 'TRACE';
+  if (t.parent_request_id) {
+    line.gsi1pk = traceKeys.children(t.parent_request_id);
+    line.gsi1sk = `${t.at}#${t.request_id}`;
+  }
 }
 
 /** A span's parent as stored: the position of a span of the same call, else its id ('' for none). */
-function parentOf(span: StoredSpan, spans: StoredSpan[]): number | string {
-  const parent = span.parent_span_id;
+function parentOf(span: EndedSpan, spans: EndedSpan[]): number | string {
+  const parent = span.parentSpanId;
   if (!parent) return '';
-  for (let i = 0; i < spans.length; i++) if ((spans[i] as StoredSpan).span_id === parent) return i;
+  for (let i = 0; i < spans.length; i++) if ((spans[i] as EndedSpan).context.spanId === parent) return i;
   return parent;
 }
 
@@ -232,11 +236,12 @@ export function traceOfItem(item: Item): CallTraceRecord | undefined {
 }
 
 /** Name and value in turn, a known name by its number; the root's fields the line holds left out. */
-function compactAttributes(attributes: Record<string, SpanValue>, root: boolean): SpanValue[] {
+function compactAttributes(attributes: readonly SpanValue[], root: boolean): SpanValue[] {
   const out: SpanValue[] = [];
-  for (const key in attributes) {
-    if (root && ROOT_FROM_FIELDS.has(key)) continue;
-    out.push(ATTRIBUTE_CODES.get(key) ?? key, attributes[key] as SpanValue);
+  for (let i = 0; i + 1 < attributes.length; i += 2) {
+    const name = attributes[i] as string;
+    if (root && ROOT_FROM_FIELDS.has(name)) continue;
+    out.push(ATTRIBUTE_CODES.get(name) ?? name, attributes[i + 1] as SpanValue);
   }
   return out;
 }

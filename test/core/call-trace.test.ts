@@ -1,0 +1,54 @@
+/**
+ * A call's trace as it runs (functions/core/traces/call-trace.ts): each span kept once as it ends,
+ * within the stored bounds, and what is still open at the call's end ended with the call's error,
+ * however many spans the call started before (the started list lets go of ended ones as it grows).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { OtelTracer } from '../../functions/adapters/telemetry/otel-tracer.ts';
+import { CallTrace, MAX_STORED_SPANS } from '../../functions/core/traces/call-trace.ts';
+import type { TraceSpan } from '../../functions/ports/tracer.ts';
+
+const errorOf = (attributes: readonly unknown[]) => attributes[attributes.indexOf('error.type') + 1];
+
+function newTrace(): CallTrace {
+  return new CallTrace(new OtelTracer({ serviceName: 'test' }), 'call acme/x/1', { startMs: Date.now() });
+}
+
+describe('a call trace', () => {
+  it('ends what is still open with the call’s error, past many spans already ended', () => {
+    const trace = newTrace();
+    const open: TraceSpan[] = [];
+    for (let i = 0; i < 300; i++) {
+      const span = trace.start(`exec ${i}`);
+      if (i % 100 === 7) open.push(span);
+      else span.end();
+    }
+    assert.equal(trace.spans.length, 297);
+    trace.finish('TIMEOUT');
+    assert.equal(trace.spans.length, 301, 'the three open spans and the root');
+    for (const span of open) {
+      assert.ok(span.ended);
+      const kept = trace.spans.find((s) => s.context.spanId === span.context.spanId);
+      assert.equal(kept?.status, 'error');
+      assert.equal(errorOf(kept?.attributes ?? []), 'TIMEOUT');
+    }
+    const root = trace.spans.at(-1);
+    assert.equal(root?.context.spanId, trace.root.context.spanId);
+    assert.equal(errorOf(root?.attributes ?? []), 'TIMEOUT');
+    assert.equal(trace.spans.filter((s) => s.status === 'error').length, 4);
+  });
+
+  it('keeps each span once, and counts those past the stored bound as dropped', () => {
+    const trace = newTrace();
+    const first = trace.start('admission');
+    first.end();
+    first.end({ error: 'LATE' });
+    for (let i = 0; i < MAX_STORED_SPANS + 10; i++) trace.start(`chat ${i}`).end();
+    trace.finish(undefined);
+    assert.equal(trace.spans.length, MAX_STORED_SPANS + 1, 'the bound, and the root whatever the count');
+    assert.equal(trace.dropped, 11);
+    assert.equal(trace.spans.filter((s) => s.name === 'admission').length, 1);
+    assert.equal(trace.spans[0]?.status, 'ok');
+  });
+});
