@@ -15,7 +15,7 @@ import {
 } from '../../functions/core/traces/trace-record.ts';
 import { parseConfig } from '../../functions/platform/config.ts';
 import { createTracer } from '../../functions/platform/tracer-deps.ts';
-import type { Item } from '../../functions/ports/store.ts';
+import type { AttrValue, Item } from '../../functions/ports/store.ts';
 import type { EndedSpan, StoredSpan } from '../../functions/ports/tracer.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { builtUuidV7, newRequestId } from '../../functions/shared/request-ids.ts';
@@ -136,6 +136,24 @@ describe('a call trace on its log line', () => {
     }
   });
 
+  it('reads back each span’s parent among many, the root first wherever it ended', () => {
+    // 40 spans (past the count where parents are found through a Map), a chain each under the one
+    // before, and the root ended in the middle (a span ended after the call answered).
+    const id = (i: number) => i.toString(16).padStart(16, '0');
+    const chain = Array.from({ length: 40 }, (_, i) =>
+      span(id(i + 1), i === 0 ? root.span_id : id(i), `exec ${i}`, i),
+    );
+    const many = [...chain.slice(0, 25), root, ...chain.slice(25)];
+    const few = [...chain.slice(0, 3), root, ...chain.slice(3, 5)];
+    for (const list of [many, few]) {
+      const line = stored(input(list));
+      assert.equal((line.spans as string[][])[0]?.[0], root.span_id, 'the root first');
+      const back = new Map(traceOfItem(line)?.spans.map((s) => [s.span_id, s.parent_span_id]));
+      assert.equal(back.size, list.length);
+      for (const original of list) assert.equal(back.get(original.span_id), original.parent_span_id);
+    }
+  });
+
   it('keeps the root span under a span of another call (its orchestrator, or a caller)', () => {
     const back = traceOfItem(stored(input(spans)));
     assert.equal(back?.spans.find((s) => s.span_id === root.span_id)?.parent_span_id, 'ffffffffffffffff');
@@ -159,6 +177,33 @@ describe('a call trace on its log line', () => {
     assert.equal(sub.gsi1sk, '2026-11-26T04:01:39.871Z#req_01a21604-241f-7b47-b15a-20a6795e5456');
     assert.equal(traceOfItem(sub)?.parent_request_id, 'req_parent');
     assert.equal(stored(input(spans)).gsi1pk, undefined);
+  });
+
+  it('stores times as whole microseconds after a whole millisecond, and reads them back', () => {
+    const line = stored(input(spans));
+    assert.equal(line.spans_start, Math.floor(T0));
+    const tuples = line.spans as unknown[][];
+    for (const tuple of tuples) {
+      assert.ok(Number.isInteger(tuple[4]), `start ${tuple[4]}`);
+      assert.ok(Number.isInteger(tuple[5]), `duration ${tuple[5]}`);
+    }
+    assert.equal(tuples[0]?.[5], 41_000_125, 'the root: 41,000.125 ms');
+    assert.equal(tuples[0]?.[4], 250, 'the root started 0.25 ms after the whole ms (T0)');
+  });
+
+  it('reads a line written before, its times in ms after spans_start_ms, the same', () => {
+    const now = stored(input(spans));
+    const tuples = (now.spans as AttrValue[][]).map((t) => [
+      t[0],
+      t[1],
+      t[2],
+      t[3],
+      ((t[4] as number) - 250) / 1000,
+      (t[5] as number) / 1000,
+      t[6],
+    ]);
+    const before: Item = { ...now, spans_start: undefined, spans_start_ms: T0, spans: tuples as AttrValue[] };
+    assert.deepEqual(traceOfItem(before), traceOfItem(now));
   });
 
   it('reads a line in another shape (an earlier build of traces) as no trace, not a failure', () => {

@@ -96,8 +96,10 @@ const ATTRIBUTE_NAMES = [
 const ATTRIBUTE_CODES = new Map<string, number>(ATTRIBUTE_NAMES.map((name, i) => [name, i]));
 
 /**
- * A span as stored: [span id, parent, name, kind (KIND_CODES), start (ms after spans_start_ms),
- * duration ms, attributes]. The parent is the position of a span of the same call, or a span id
+ * A span as stored: [span id, parent, name, kind (KIND_CODES), start (µs after spans_start),
+ * duration µs, attributes]: whole microseconds, which JSON writes as the integers they are (a
+ * fraction of a millisecond took V8's shortest-digits conversion for every number, every call).
+ * Lines written before kept milliseconds with their fraction under spans_start_ms. The parent is the position of a span of the same call, or a span id
  * (the call's own span under its orchestrator's), '' for none; the attributes are name and value
  * in turn, a name by its number in ATTRIBUTE_NAMES when it is there. The status is the
  * `error.type` attribute's presence.
@@ -124,8 +126,10 @@ const storedTraceSchema = z.object({
   workspace_id: z.string(),
   caller_account_id: z.string(),
   dropped_spans: z.number().int().optional(),
-  /** Epoch ms the first span started at. */
-  spans_start_ms: z.number(),
+  /** Epoch ms (whole) at or before the first span's start: the spans' times are µs after it. */
+  spans_start: z.number().int().optional(),
+  /** Lines written before: epoch ms the first span started at, the spans' times in ms after it. */
+  spans_start_ms: z.number().optional(),
   /** The call's own span first. */
   spans: z.array(compactSpan).min(1),
 });
@@ -143,26 +147,30 @@ export const traceKeys = {
  * parent's by GSI1. Set on the line itself, not spread into it: this runs for every call.
  */
 export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
-  // The call's own span first; the others keep the order they ended in. Plain loops: this runs for
-  // every call, and a Map or a copy per span showed in the bench's profile.
-  const ordered: EndedSpan[] = [];
-  let start = Number.POSITIVE_INFINITY;
-  for (const span of t.spans) {
-    if (span.context.spanId === t.root_span_id) ordered.unshift(span);
-    else ordered.push(span);
-    if (span.startMs < start) start = span.startMs;
+  // The call's own span is stored first, the others in the order they ended (the root ends last,
+  // so it is usually last): a span's place is its index, one on if it ended before the root. No
+  // copy of the list, no Map for a few spans: this runs for every call.
+  const list = t.spans;
+  let root = -1;
+  let first = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < list.length; i++) {
+    const span = list[i] as EndedSpan;
+    if (root < 0 && span.context.spanId === t.root_span_id) root = i;
+    if (span.startMs < first) first = span.startMs;
   }
-  const spans: AttrValue[] = new Array(ordered.length);
-  for (let i = 0; i < ordered.length; i++) {
-    const span = ordered[i] as EndedSpan;
-    spans[i] = [
+  const start = Math.floor(first);
+  const places = list.length > MANY_SPANS ? placesById(list, root) : undefined;
+  const spans: AttrValue[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const span = list[i] as EndedSpan;
+    spans[placeOf(i, root)] = [
       span.context.spanId,
-      parentOf(span, ordered),
+      parentOf(span, list, root, places),
       span.name,
       KIND_CODES.indexOf(span.kind),
-      Math.round((span.startMs - start) * 1000) / 1000,
-      span.durationMs,
-      compactAttributes(span.attributes, i === 0 && span.context.spanId === t.root_span_id),
+      Math.round((span.startMs - start) * 1000),
+      Math.round(span.durationMs * 1000),
+      compactAttributes(span.attributes, i === root),
     ];
   }
   line.trace_id = t.trace_id;
@@ -171,7 +179,7 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   line.workspace_id = t.workspace_id;
   line.caller_account_id = t.caller_account_id;
   if (t.dropped_spans > 0) line.dropped_spans = t.dropped_spans;
-  line.spans_start_ms = start;
+  line.spans_start = start;
   line.spans = spans;
   line.gsi2pk = traceKeys.ofCall(t.request_id);
   line.gsi2sk = 'TRACE';
@@ -181,11 +189,32 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   }
 }
 
-/** A span's parent as stored: the position of a span of the same call, else its id ('' for none). */
-function parentOf(span: EndedSpan, spans: EndedSpan[]): number | string {
+/** Past this many spans a call's parents are found through a Map, not by looking along the list. */
+const MANY_SPANS = 32;
+
+/** Where the span at `index` of the ended list is stored: the root first, the others after it. */
+function placeOf(index: number, root: number): number {
+  return index === root ? 0 : index < root ? index + 1 : index;
+}
+
+function placesById(list: readonly EndedSpan[], root: number): Map<string, number> {
+  const places = new Map<string, number>();
+  for (let i = 0; i < list.length; i++) places.set((list[i] as EndedSpan).context.spanId, placeOf(i, root));
+  return places;
+}
+
+/** A span's parent as stored: the place of a span of the same call, else its id ('' for none). */
+function parentOf(
+  span: EndedSpan,
+  list: readonly EndedSpan[],
+  root: number,
+  places: Map<string, number> | undefined,
+): number | string {
   const parent = span.parentSpanId;
   if (!parent) return '';
-  for (let i = 0; i < spans.length; i++) if ((spans[i] as EndedSpan).context.spanId === parent) return i;
+  if (places) return places.get(parent) ?? parent;
+  for (let i = 0; i < list.length; i++)
+    if ((list[i] as EndedSpan).context.spanId === parent) return placeOf(i, root);
   return parent;
 }
 
@@ -201,6 +230,10 @@ export function traceOfItem(item: Item): CallTraceRecord | undefined {
   const agentId = t.pk.slice(agentKeys.version('').pk.length);
   const rootId = (t.spans[0] as (typeof t.spans)[number])[0];
   const ids = t.spans.map(([id]) => id);
+  // Times in µs after spans_start, or (lines written before) in ms after spans_start_ms.
+  const perMs = t.spans_start === undefined ? 1 : 1000;
+  const base = t.spans_start ?? t.spans_start_ms;
+  if (base === undefined) return undefined;
   return {
     trace_id: t.trace_id,
     request_id: t.request_id,
@@ -211,15 +244,15 @@ export function traceOfItem(item: Item): CallTraceRecord | undefined {
     caller_account_id: t.caller_account_id,
     root_span_id: rootId,
     dropped_spans: t.dropped_spans ?? 0,
-    spans: t.spans.map(([span_id, parent, name, kind, start, duration_ms, packed]): StoredSpan => {
+    spans: t.spans.map(([span_id, parent, name, kind, start, duration, packed]): StoredSpan => {
       const attributes = expandAttributes(packed);
       return {
         span_id,
         parent_span_id: (typeof parent === 'number' ? ids[parent] : parent) || null,
         name,
         kind: KIND_CODES[kind] ?? 'internal',
-        start_ms: t.spans_start_ms + start,
-        duration_ms,
+        start_ms: base + start / perMs,
+        duration_ms: duration / perMs,
         status: attributes['error.type'] === undefined ? 'ok' : 'error',
         attributes:
           span_id === rootId
@@ -237,12 +270,16 @@ export function traceOfItem(item: Item): CallTraceRecord | undefined {
 
 /** Name and value in turn, a known name by its number; the root's fields the line holds left out. */
 function compactAttributes(attributes: readonly SpanValue[], root: boolean): SpanValue[] {
-  const out: SpanValue[] = [];
+  // Its size known: no growing as it fills (cut after, for the root's left-out names).
+  const out: SpanValue[] = new Array(attributes.length);
+  let n = 0;
   for (let i = 0; i + 1 < attributes.length; i += 2) {
     const name = attributes[i] as string;
     if (root && ROOT_FROM_FIELDS.has(name)) continue;
-    out.push(ATTRIBUTE_CODES.get(name) ?? name, attributes[i + 1] as SpanValue);
+    out[n++] = ATTRIBUTE_CODES.get(name) ?? name;
+    out[n++] = attributes[i + 1] as SpanValue;
   }
+  out.length = n;
   return out;
 }
 
