@@ -10,8 +10,10 @@
  *
  * Each platform runs under callgrind with V8 on one thread (`--single-threaded`: the collector and
  * the compilers on the main thread, not interleaved with it), first uninstrumented through its
- * start and BENCH_WARMUP calls (2000), then counted over BENCH_CALLS calls (500), 16 in flight,
- * against the fake model on loopback: about a minute a platform. BENCH_TOP (25) prints the
+ * start and BENCH_WARMUP calls (30,000: V8 is still optimizing functions for thousands of calls,
+ * and after 2,000 the compiler was 14% of the count and most of its spread; after 30,000 under
+ * 0.5%), then counted over BENCH_CALLS calls (500), 16 in flight, against the fake model on
+ * loopback: about three minutes a platform. BENCH_TOP (25) prints the
  * functions whose counts differ most.
  *
  * Defaults: this checkout with traces on against itself with PLATFORM_TRACES=off, each twice.
@@ -40,7 +42,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const SIDES = comparedSides(ROOT);
 const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
-const WARMUP = Number(env('BENCH_WARMUP', '2000'));
+const WARMUP = Number(env('BENCH_WARMUP', '30000'));
 const CALLS = Number(env('BENCH_CALLS', '500'));
 const TOP = Number(env('BENCH_TOP', '25'));
 const CONCURRENCY = 16;

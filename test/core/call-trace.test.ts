@@ -4,9 +4,10 @@
  * however many spans the call started before (the started list lets go of ended ones as it grows).
  */
 import assert from 'node:assert/strict';
+import { AsyncResource } from 'node:async_hooks';
 import { describe, it } from 'node:test';
 import { OtelTracer } from '../../functions/adapters/telemetry/otel-tracer.ts';
-import { CallTrace, MAX_STORED_SPANS } from '../../functions/core/traces/call-trace.ts';
+import { CallTrace, currentTrace, MAX_STORED_SPANS } from '../../functions/core/traces/call-trace.ts';
 import type { TraceSpan } from '../../functions/ports/tracer.ts';
 
 const errorOf = (attributes: readonly unknown[]) => attributes[attributes.indexOf('error.type') + 1];
@@ -37,6 +38,22 @@ describe('a call trace', () => {
     assert.equal(root?.context.spanId, trace.root.context.spanId);
     assert.equal(errorOf(root?.attributes ?? []), 'TIMEOUT');
     assert.equal(trace.spans.filter((s) => s.status === 'error').length, 4);
+  });
+
+  it('lets go of its scope at its end: work that outlives the call finds no trace', () => {
+    const trace = newTrace();
+    // What a socket or a timer made inside the call keeps: the call's async context.
+    const kept = trace.within(trace.root, () => new AsyncResource('late work'));
+    assert.equal(
+      kept.runInAsyncScope(() => currentTrace()),
+      trace,
+    );
+    trace.finish(undefined);
+    assert.equal(
+      kept.runInAsyncScope(() => currentTrace()),
+      undefined,
+      'the scope no longer holds the ended call',
+    );
   });
 
   it('keeps each span once, and counts those past the stored bound as dropped', () => {

@@ -36,6 +36,8 @@ export class CallTrace {
   /** Spans started, some since ended (pruned as it grows): the call's end ends the rest (finish). */
   private started: TraceSpan[] = [];
   private prunedAt = PRUNE_FROM;
+  /** The scopes its work ran in (within): let go of at its end. */
+  private readonly scopes: Scope[] = [];
   /** Each span's end keeps it (one function a call, not one a span). */
   private readonly keepEnded = (span: EndedSpan): void => this.keep(span);
 
@@ -76,7 +78,9 @@ export class CallTrace {
 
   /** Runs `work` with `span` as the parent of the spans it starts. */
   within<T>(span: TraceSpan, work: () => T): T {
-    return scope.run({ trace: this, parent: span.context }, work);
+    const entered: Scope = { trace: this, parent: span.context };
+    this.scopes.push(entered);
+    return scope.run(entered, work);
   }
 
   /**
@@ -86,6 +90,10 @@ export class CallTrace {
    * model request) ends here with the call's error, so the stored trace shows where the time went.
    */
   finish(error: string | undefined): void {
+    // Whatever still holds the call's scope lets go of its trace: a socket keeps the async context
+    // of the last work done on it (docs/traces.md, "Cost"), and work that outlives the call (an
+    // engine winding down after the deadline) starts no span of a trace already stored.
+    for (const entered of this.scopes) entered.trace = undefined;
     const unfinished = { error: error ?? 'UNFINISHED', endMs: Date.now() };
     // A span ended already is left as it was (end is once).
     for (const span of this.started) if (!span.ended) span.end(unfinished);
@@ -108,7 +116,8 @@ export class CallTrace {
 const PRUNE_FROM = 64;
 
 interface Scope {
-  trace: CallTrace;
+  /** Undefined once the call has ended. */
+  trace: CallTrace | undefined;
   parent: TraceParent;
 }
 
