@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { AsyncResource } from 'node:async_hooks';
 import { describe, it } from 'node:test';
 import { OtelTracer } from '../../functions/adapters/telemetry/otel-tracer.ts';
-import { CallTrace, currentTrace, MAX_STORED_SPANS } from '../../functions/core/traces/call-trace.ts';
+import {
+  CallTrace,
+  currentParent,
+  currentTrace,
+  MAX_STORED_SPANS,
+  traced,
+} from '../../functions/core/traces/call-trace.ts';
 import type { TraceSpan } from '../../functions/ports/tracer.ts';
 
 const errorOf = (attributes: readonly unknown[]) => attributes[attributes.indexOf('error.type') + 1];
@@ -40,20 +46,33 @@ describe('a call trace', () => {
     assert.equal(trace.spans.filter((s) => s.status === 'error').length, 4);
   });
 
-  it('lets go of its scope at its end: work that outlives the call finds no trace', () => {
+  it('lets go of its scope at its end: work that outlives the call records no span', async () => {
     const trace = newTrace();
+    const tool = trace.start('execute_tool search');
     // What a socket or a timer made inside the call keeps: the call's async context.
-    const kept = trace.within(trace.root, () => new AsyncResource('late work'));
+    const kept = trace.within(tool, () => new AsyncResource('late work'));
     assert.equal(
       kept.runInAsyncScope(() => currentTrace()),
       trace,
     );
-    trace.finish(undefined);
+    trace.finish('TIMEOUT');
+    const stored = trace.spans.length;
     assert.equal(
       kept.runInAsyncScope(() => currentTrace()),
       undefined,
       'the scope no longer holds the ended call',
     );
+    assert.equal(
+      kept.runInAsyncScope(() => currentParent()?.spanId),
+      tool.context.spanId,
+      'a sub-call made from there still names its parent',
+    );
+    const ran = await kept.runInAsyncScope(() => traced('chat late', {}, async (span) => span));
+    assert.equal(ran, undefined, 'traced work after the end runs without a span');
+    const late = trace.start('exec late');
+    late.setAttribute('process.exit.code', 0);
+    assert.equal(late.end(), null, 'a span started after the end records nothing');
+    assert.equal(trace.spans.length, stored);
   });
 
   it('keeps each span once, and counts those past the stored bound as dropped', () => {

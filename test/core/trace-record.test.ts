@@ -147,7 +147,10 @@ describe('a call trace on its log line', () => {
     const few = [...chain.slice(0, 3), root, ...chain.slice(3, 5)];
     for (const list of [many, few]) {
       const line = stored(input(list));
-      assert.equal((line.spans as string[][])[0]?.[0], root.span_id, 'the root first');
+      const tuples = line.spans as AttrValue[][];
+      assert.equal(tuples[0]?.[0], root.span_id, 'the root first');
+      for (const tuple of tuples.slice(1))
+        assert.equal(typeof tuple[1], 'number', 'a parent of the call by place');
       const back = new Map(traceOfItem(line)?.spans.map((s) => [s.span_id, s.parent_span_id]));
       assert.equal(back.size, list.length);
       for (const original of list) assert.equal(back.get(original.span_id), original.parent_span_id);
@@ -191,19 +194,51 @@ describe('a call trace on its log line', () => {
     assert.equal(tuples[0]?.[4], 250, 'the root started 0.25 ms after the whole ms (T0)');
   });
 
-  it('reads a line written before, its times in ms after spans_start_ms, the same', () => {
-    const now = stored(input(spans));
-    const tuples = (now.spans as AttrValue[][]).map((t) => [
-      t[0],
-      t[1],
-      t[2],
-      t[3],
-      ((t[4] as number) - 250) / 1000,
-      (t[5] as number) / 1000,
-      t[6],
-    ]);
-    const before: Item = { ...now, spans_start: undefined, spans_start_ms: T0, spans: tuples as AttrValue[] };
-    assert.deepEqual(traceOfItem(before), traceOfItem(now));
+  it('reads a line written by the build before (times in ms after spans_start_ms) as written now', () => {
+    // Written by traceOnLogLine at 3d30d20, the last build that stored milliseconds.
+    const before: Item = {
+      ...agentKeys.version(AGENT),
+      sk: 'LOG#2026-11-26T04:01:39.885Z#x',
+      request_id: 'req_01a21604-241f-7b47-b15a-20a6795e5456',
+      trace_id: '9659bcd02325b073b0b0201df8172a8d',
+      agent_ref: 'acme/planner/v3',
+      workspace_id: 'ws-1',
+      caller_account_id: 'acct-1',
+      spans_start_ms: 1795665699871.123,
+      spans: [
+        ['aaaaaaaaaaaaaaaa', '', 'call acme/planner/v3', 1, 0, 14.021, [0, 'run', 2, 200]],
+        ['bbbbbbbbbbbbbbbb', 0, 'admission', 0, 0.377, 0.412, [6, 'llm']],
+        ['cccccccccccccccc', 0, 'chat gpt-4o-mini', 2, 0.913, 12.345, [8, 'openai', 10, 12]],
+      ],
+      gsi2pk: 'CALLTRACE#req_01a21604-241f-7b47-b15a-20a6795e5456',
+      gsi2sk: 'TRACE',
+    };
+    const old = traceOfItem(before);
+    assert.ok(old);
+    assert.deepEqual(
+      old.spans.map((s) => [s.span_id, s.parent_span_id, s.duration_ms]),
+      [
+        ['aaaaaaaaaaaaaaaa', null, 14.021],
+        ['bbbbbbbbbbbbbbbb', 'aaaaaaaaaaaaaaaa', 0.412],
+        ['cccccccccccccccc', 'aaaaaaaaaaaaaaaa', 12.345],
+      ],
+    );
+    // The same spans recorded now: the same trace read back, times to the microsecond.
+    const t0 = 1795665699871.123;
+    const now = traceOfItem(
+      stored(
+        input(old.spans, { agent_ref: 'acme/planner/v3', workspace_id: 'ws-1', caller_account_id: 'acct-1' }),
+      ),
+    );
+    assert.ok(now);
+    assert.equal(old.spans[0]?.start_ms, t0);
+    for (const [i, span] of old.spans.entries()) {
+      const again: StoredSpan | undefined = now.spans[i];
+      assert.equal(again?.span_id, span.span_id);
+      assert.ok(Math.abs((again?.start_ms ?? 0) - span.start_ms) < 0.001, span.name);
+      assert.equal(again?.duration_ms, span.duration_ms, span.name);
+      assert.deepEqual(again?.attributes, span.attributes, span.name);
+    }
   });
 
   it('reads a line in another shape (an earlier build of traces) as no trace, not a failure', () => {

@@ -6,13 +6,14 @@
  * every engine passing a parent along.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type {
-  EndedSpan,
-  SpanAttributes,
-  SpanKind,
-  TraceParent,
-  Tracer,
-  TraceSpan,
+import {
+  type EndedSpan,
+  offTracer,
+  type SpanAttributes,
+  type SpanKind,
+  type TraceParent,
+  type Tracer,
+  type TraceSpan,
 } from '../../ports/tracer.ts';
 
 /**
@@ -36,8 +37,13 @@ export class CallTrace {
   /** Spans started, some since ended (pruned as it grows): the call's end ends the rest (finish). */
   private started: TraceSpan[] = [];
   private prunedAt = PRUNE_FROM;
-  /** The scopes its work ran in (within): let go of at its end. */
-  private readonly scopes: Scope[] = [];
+  /**
+   * What every scope of its work names (within): one handle a call, emptied at its end, so that
+   * what outlives the call (a socket keeps the async context of its last work) holds no trace.
+   */
+  private readonly handle: TraceHandle = { trace: this };
+  /** Set once the call has ended: spans started after record nothing. */
+  private finished = false;
   /** Each span's end keeps it (one function a call, not one a span). */
   private readonly keepEnded = (span: EndedSpan): void => this.keep(span);
 
@@ -60,6 +66,9 @@ export class CallTrace {
     name: string,
     options: { kind?: SpanKind; attributes?: SpanAttributes; startMs?: number; parent?: TraceParent } = {},
   ): TraceSpan {
+    // Work that outlives the call (an engine winding down after the deadline) records nothing: the
+    // trace was stored and exported with the call's end, its open spans ended with the call's error.
+    if (this.finished) return offTracer.startSpan(name, {});
     const span = this.tracer.startSpan(name.length > MAX_NAME ? name.slice(0, MAX_NAME) : name, {
       kind: options.kind,
       attributes: options.attributes,
@@ -78,9 +87,7 @@ export class CallTrace {
 
   /** Runs `work` with `span` as the parent of the spans it starts. */
   within<T>(span: TraceSpan, work: () => T): T {
-    const entered: Scope = { trace: this, parent: span.context };
-    this.scopes.push(entered);
-    return scope.run(entered, work);
+    return scope.run({ handle: this.handle, parent: span.context }, work);
   }
 
   /**
@@ -91,9 +98,10 @@ export class CallTrace {
    */
   finish(error: string | undefined): void {
     // Whatever still holds the call's scope lets go of its trace: a socket keeps the async context
-    // of the last work done on it (docs/traces.md, "Cost"), and work that outlives the call (an
-    // engine winding down after the deadline) starts no span of a trace already stored.
-    for (const entered of this.scopes) entered.trace = undefined;
+    // of the last work done on it, which held every span of the call long enough for V8 to promote
+    // them (docs/traces.md, "Cost").
+    this.handle.trace = undefined;
+    this.finished = true;
     const unfinished = { error: error ?? 'UNFINISHED', endMs: Date.now() };
     // A span ended already is left as it was (end is once).
     for (const span of this.started) if (!span.ended) span.end(unfinished);
@@ -115,9 +123,13 @@ export class CallTrace {
 /** How many started spans a call holds before it first lets go of those ended. */
 const PRUNE_FROM = 64;
 
-interface Scope {
+interface TraceHandle {
   /** Undefined once the call has ended. */
   trace: CallTrace | undefined;
+}
+
+interface Scope {
+  handle: TraceHandle;
   parent: TraceParent;
 }
 
@@ -126,12 +138,12 @@ const scope = new AsyncLocalStorage<Scope>();
 /** The scope the current work runs in, if it belongs to `trace` (an in-process sub-call has its own). */
 function currentScope(trace: CallTrace): Scope | undefined {
   const s = scope.getStore();
-  return s?.trace === trace ? s : undefined;
+  return s?.handle.trace === trace ? s : undefined;
 }
 
 /** The call trace the current work belongs to (the engines' spans go there), if any. */
 export function currentTrace(): CallTrace | undefined {
-  return scope.getStore()?.trace;
+  return scope.getStore()?.handle.trace;
 }
 
 /** The span the current work runs in: a sub-call made from here hangs under it. */
