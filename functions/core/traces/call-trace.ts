@@ -42,8 +42,6 @@ export class CallTrace {
    * what outlives the call (a socket keeps the async context of its last work) holds no trace.
    */
   private readonly handle: TraceHandle = { trace: this };
-  /** Set once the call has ended: spans started after record nothing. */
-  private finished = false;
   /** Each span's end keeps it (one function a call, not one a span). */
   private readonly keepEnded = (span: EndedSpan): void => this.keep(span);
 
@@ -68,7 +66,7 @@ export class CallTrace {
   ): TraceSpan {
     // Work that outlives the call (an engine winding down after the deadline) records nothing: the
     // trace was stored and exported with the call's end, its open spans ended with the call's error.
-    if (this.finished) return offTracer.startSpan(name, {});
+    if (this.root.ended) return offTracer.startSpan(name, {});
     const span = this.tracer.startSpan(name.length > MAX_NAME ? name.slice(0, MAX_NAME) : name, {
       kind: options.kind,
       attributes: options.attributes,
@@ -101,7 +99,6 @@ export class CallTrace {
     // of the last work done on it, which held every span of the call long enough for V8 to promote
     // them (docs/traces.md, "Cost").
     this.handle.trace = undefined;
-    this.finished = true;
     const unfinished = { error: error ?? 'UNFINISHED', endMs: Date.now() };
     // A span ended already is left as it was (end is once).
     for (const span of this.started) if (!span.ended) span.end(unfinished);
