@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SANDBOX_NODE_DIR } from '../adapters/local/bwrap/filesystem-view.ts';
+import { execPublished } from '../adapters/local/listening-ports.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
 import type {
   ContainerDefinition,
@@ -113,23 +114,33 @@ export async function runServiceTask(host: ServiceTaskHost, task: ServiceTask): 
       stopTimeoutMs: STOP_TIMEOUT_MS,
       stopFile: STOP_FILE,
     };
-    const result = await task.session.exec(`exec node --no-warnings ${task.session.workDir}/${INIT_FILE}`, {
-      stdin: JSON.stringify(spec),
-      signal: task.abort.signal,
-      ...(published !== undefined && task.hostPort !== undefined
-        ? { publish: { hostPort: task.hostPort, port: published } }
-        : {}),
-      onOutput: (stream, chunk) => {
-        if (stream === 'stderr') {
-          for (const line of chunk.toString('utf8').split('\n'))
-            if (line) host.options.log?.(`[ecs ${task.id.slice(0, 8)}] ${line}`);
-          return;
-        }
-        const lines = (partial + chunk.toString('utf8')).split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) onReport(host, task, line);
-      },
-    });
+    const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+      if (stream === 'stderr') {
+        for (const line of chunk.toString('utf8').split('\n'))
+          if (line) host.options.log?.(`[ecs ${task.id.slice(0, 8)}] ${line}`);
+        return;
+      }
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onReport(host, task, line);
+    };
+    const session = task.session;
+    const init = (publish?: { hostPort: number; port: number }) =>
+      session.exec(`exec node --no-warnings ${session.workDir}/${INIT_FILE}`, {
+        stdin: JSON.stringify(spec),
+        signal: task.abort.signal,
+        ...(publish ? { publish } : {}),
+        onOutput,
+      });
+    // A Fargate task has its own address, so its port is never taken; here the host port chosen
+    // for it may be taken before the sandbox binds it, and then another is chosen.
+    const result =
+      published !== undefined && task.hostPort !== undefined
+        ? await execPublished(task.hostPort, host.options.freePort, (hostPort) => {
+            task.hostPort = hostPort;
+            return init({ hostPort, port: published });
+          })
+        : await init();
     if (partial) onReport(host, task, partial);
     if (result.exitCode !== 0 && !task.stopCode) {
       task.stopCode = 'TaskFailedToStart';

@@ -134,3 +134,13 @@ export interface Sandbox {
 export class SandboxUnavailableError extends Error {
   override name = 'SandboxUnavailableError';
 }
+
+/**
+ * The host port an exec was to be published on (`ExecOptions.publish`) was taken when the sandbox
+ * bound it: a port found free a moment before can be taken in between, by any process's listener
+ * or by a client's connection (whose local port comes from the same range). Nothing ran; the
+ * caller may choose another port and exec again (listening-ports.ts, `execPublished`).
+ */
+export class PublishPortTakenError extends SandboxUnavailableError {
+  override name = 'PublishPortTakenError';
+}

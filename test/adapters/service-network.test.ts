@@ -10,9 +10,10 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { removeStaleRuns } from '../../functions/adapters/local/bwrap/run-dir.ts';
 import { BwrapSandbox } from '../../functions/adapters/local/bwrap/sandboxes.ts';
+import { execPublished, freePort } from '../../functions/adapters/local/listening-ports.ts';
 import { pastaArgs } from '../../functions/adapters/local/pasta-network.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
-import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
+import { DEFAULT_SANDBOX_LIMITS, PublishPortTakenError } from '../../functions/ports/sandbox.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { processesWith } from '../helpers/process.ts';
 import { fastNotifier } from '../helpers/schedules.ts';
@@ -333,6 +334,42 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
       });
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a published port taken since it was chosen refuses the exec before it runs; execPublished chooses another', async () => {
+    // The race a free port runs between its check and pasta's bind, made certain: a listener holds it.
+    const holder = await listenLoopback('the holder');
+    const s = await session('net-taken', []);
+    try {
+      await assert.rejects(
+        s.exec('touch ran', { publish: { hostPort: holder.port, port: 3000 } }),
+        (err: Error) => err instanceof PublishPortTakenError,
+      );
+      assert.equal((await s.listFiles('.')).includes('ran'), false, 'the command never ran');
+      const tried: number[] = [];
+      const app = `node -e "require('http').createServer((q,r)=>r.end('app',()=>process.exit(0))).listen(3000)"`;
+      const run = execPublished(
+        holder.port,
+        () => freePort('127.0.0.1'),
+        (hostPort) => {
+          tried.push(hostPort);
+          return s.exec(app, { publish: { hostPort, port: 3000 } });
+        },
+      );
+      const answer = await waitFor('the app on the second port', async () => {
+        const port = tried[1];
+        if (port === undefined) return undefined;
+        const res = await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined);
+        return res?.ok ? await res.text() : undefined;
+      });
+      assert.equal(answer, 'app');
+      assert.equal((await run).exitCode, 0);
+      assert.equal(tried[0], holder.port);
+      assert.equal(tried.length, 2);
+    } finally {
+      await s.close();
+      holder.server.close();
     }
   });
 

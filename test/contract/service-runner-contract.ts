@@ -354,7 +354,7 @@ export function serviceRunnerContract(
       });
       try {
         const exit = await waitFor('the exit reported', async () => hooks.exits.get(id)?.[0]);
-        assert.equal(exit.fatal, true);
+        assert.equal(exit.fatal, true, `a fatal exit, not ${JSON.stringify(exit)}`);
         assert.equal(hooks.ready.get(id), undefined, 'never ready');
       } finally {
         await runner.stop(id, { remove: true });

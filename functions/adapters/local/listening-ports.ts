@@ -7,6 +7,7 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
+import { PublishPortTakenError } from '../../ports/sandbox.ts';
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port` (within half a second). */
 export function accepts(port: number): Promise<boolean> {
@@ -29,6 +30,30 @@ export async function freePort(host: string): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((r) => server.close(() => r()));
   return port;
+}
+
+/** How many ports an exec that publishes is tried on before its failure stands. */
+const PUBLISH_TRIES = 5;
+
+/**
+ * Runs an exec published on a host port found free just before (`freePort`): between that check
+ * and the sandbox's bind, another listener or a client connection's local port (the kernel hands
+ * both out of the same range) may take it, and the exec is refused before anything runs
+ * (PublishPortTakenError). Then another port is chosen and the exec tried again.
+ */
+export async function execPublished<T>(
+  hostPort: number,
+  choose: () => Promise<number>,
+  exec: (hostPort: number) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await exec(hostPort);
+    } catch (err) {
+      if (!(err instanceof PublishPortTakenError) || attempt >= PUBLISH_TRIES) throw err;
+      hostPort = await choose();
+    }
+  }
 }
 
 /** Whether a process in the tree under `rootPid` listens on `port` (Linux /proc; false elsewhere). */

@@ -12,12 +12,12 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APP_PORT, GATEWAY_PORT } from '../../containers/service-protocol.ts';
-import type { Sandbox, SandboxLimits, SandboxSession } from '../../ports/sandbox.ts';
+import type { ExecOptions, Sandbox, SandboxLimits, SandboxSession } from '../../ports/sandbox.ts';
 import type { ServiceExit, ServiceLaunch, SupervisionHooks } from '../../ports/service-runner.ts';
 import { detectEntrypoint, ENTRYPOINT_SCAN, installCommand } from '../../shared/entrypoint.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
 import { SERVER_ERROR_MESSAGE } from '../../shared/server-error-log.ts';
-import { accepts, freePort, treeListensOn } from './listening-ports.ts';
+import { accepts, execPublished, freePort, treeListensOn } from './listening-ports.ts';
 import { listensInNamespace } from './pasta-network.ts';
 import { LogPump } from './service-log-pump.ts';
 
@@ -241,14 +241,25 @@ export class ServiceInstance {
       }
       await this.hooks.onStarting(this.id, { command });
       let pid: number | undefined;
-      const run = session.exec(command, {
+      const options: ExecOptions = {
         signal: controller.signal,
         onOutput: (s, c) => logs.push(s, c),
         onSpawn: (p) => {
           pid = p;
         },
-        ...(own && hostPort !== null && appPort !== null ? { publish: { hostPort, port: appPort } } : {}),
-      });
+      };
+      const open = session;
+      const run =
+        own && hostPort !== null && appPort !== null
+          ? execPublished(
+              hostPort,
+              () => freePort(this.options.host),
+              (port) => {
+                this.appPort = port;
+                return open.exec(command, { ...options, publish: { hostPort: port, port: appPort } });
+              },
+            )
+          : session.exec(command, options);
       let exited = false;
       const watch = this.watch(
         gen,

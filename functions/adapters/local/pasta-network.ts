@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { SandboxUnavailableError } from '../../ports/sandbox.ts';
+import { PublishPortTakenError, SandboxUnavailableError } from '../../ports/sandbox.ts';
 
 /**
  * A sandbox's own network, for sessions with `egress` (always-on services, orchestrators).
@@ -129,9 +129,10 @@ export async function attachNetwork(input: {
         .split('\n')
         .filter((l) => l.trim() && !l.includes('syslog'))
         .join('; ');
-      reject(
-        new SandboxUnavailableError(`pasta could not give the sandbox its network: ${why || err.message}`),
-      );
+      const message = `pasta could not give the sandbox its network: ${why || err.message}`;
+      // pasta's words when the published host port is taken ("Failed to bind any port for '-t …'").
+      const taken = input.plan.publish !== undefined && /Failed to bind any port for '-t /.test(why);
+      reject(taken ? new PublishPortTakenError(message) : new SandboxUnavailableError(message));
     });
   });
   const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
