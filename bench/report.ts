@@ -24,11 +24,12 @@ export function machineLine(): string {
 
 /**
  * The command that reproduces this run: its BENCH_* settings (a checkout's path shown as
- * `<checkout>`: it is the reader's own) and the npm script.
+ * `<checkout>`: it is the reader's own), any PLATFORM_* setting, and the npm script.
  */
 export function commandLine(bench: string): string {
+  // PLATFORM_* too: the platforms a bench starts inherit them (PLATFORM_TRACES=off changes the run).
   const settings = Object.entries(process.env)
-    .filter(([name]) => name.startsWith('BENCH_'))
+    .filter(([name]) => name.startsWith('BENCH_') || name.startsWith('PLATFORM_'))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, value]) => `${name}=${name.endsWith('_DIR') ? '<checkout>' : value}`);
   return [...settings, `npm run bench:${bench}`].join(' ');
