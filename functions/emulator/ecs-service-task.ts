@@ -137,6 +137,8 @@ export async function runServiceTask(host: ServiceTaskHost, task: ServiceTask): 
     const result =
       published !== undefined && task.hostPort !== undefined
         ? await execPublished(task.hostPort, host.options.freePort, (hostPort) => {
+            // Stopped while a port was being bound: its containers must not start on the next one.
+            if (task.desiredStatus === 'STOPPED') throw new Error('stopped before its containers started');
             task.hostPort = hostPort;
             return init({ hostPort, port: published });
           })

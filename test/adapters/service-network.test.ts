@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 import { removeStaleRuns } from '../../functions/adapters/local/bwrap/run-dir.ts';
 import { BwrapSandbox } from '../../functions/adapters/local/bwrap/sandboxes.ts';
 import { execPublished, freePort } from '../../functions/adapters/local/listening-ports.ts';
-import { pastaArgs } from '../../functions/adapters/local/pasta-network.ts';
+import { pastaArgs, publishBindFailed } from '../../functions/adapters/local/pasta-network.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { DEFAULT_SANDBOX_LIMITS, PublishPortTakenError } from '../../functions/ports/sandbox.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -242,6 +242,20 @@ describe('the sandbox adapter: egress sessions get their own network', () => {
     const bare = pastaArgs({ asRoot: false, pid: 42, pidFile: '/x', plan: { hostLoopbackPorts: [] } });
     assert.equal(bare[bare.indexOf('--tcp-ns') + 1], 'none');
     assert.equal(bare[bare.indexOf('--tcp-ports') + 1], 'none');
+  });
+
+  it('pasta’s words for a published port it could not bind are recognised, in its old and newer forms', () => {
+    // passt of 2023 (Debian 12's, this machine's) and later versions word it differently.
+    assert.equal(publishBindFailed("Failed to bind any port for '-t 127.0.0.1/40000:3000', exiting"), true);
+    assert.equal(
+      publishBindFailed(
+        "Failed to bind port 40000 (Address in use) for option '-t 127.0.0.1/40000:3000', exiting",
+      ),
+      true,
+    );
+    // The host loopback ports mapped in (-T) bind inside the namespace: not a taken published port.
+    assert.equal(publishBindFailed("Failed to bind any port for '-T 5432', exiting"), false);
+    assert.equal(publishBindFailed('Failed to open tun socket in namespace'), false);
   });
 
   it('a network pasta cannot set up refuses the exec at once, and leaves nothing running', async () => {

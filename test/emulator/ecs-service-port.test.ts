@@ -37,7 +37,9 @@ describe('an emulated service task whose chosen host port is taken starts on ano
   let held: number;
   const handedOut: number[] = [];
   const targets: { id: string; port: number }[] = [];
-  const changes: { lastStatus?: string; stopCode?: string }[] = [];
+  const changes: { group?: string; lastStatus?: string; stopCode?: string }[] = [];
+  /** Runs before a port other than the first is handed out (a test's way into the retry). */
+  let beforeRetry: (() => Promise<void>) | undefined;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agenthost-ecs-port-'));
@@ -56,6 +58,7 @@ describe('an emulated service task whose chosen host port is taken starts on ano
       ...ACCOUNT,
       // The race made certain: the first port is the held one.
       freePort: async () => {
+        if (handedOut.length > 0) await beforeRetry?.();
         const port = handedOut.length === 0 ? held : await freeLoopbackPort();
         handedOut.push(port);
         return port;
@@ -67,7 +70,7 @@ describe('an emulated service task whose chosen host port is taken starts on ano
       registerTarget: (_group, id, port) => targets.push({ id, port }),
       deregisterTarget: () => undefined,
       taskStateChange: async (detail) => {
-        changes.push(detail as { lastStatus?: string; stopCode?: string });
+        changes.push(detail as { group?: string; lastStatus?: string; stopCode?: string });
       },
     });
     ecs.addOperations(services.operations());
@@ -86,8 +89,8 @@ describe('an emulated service task whose chosen host port is taken starts on ano
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('runs, registered at a port that is not the taken one, and answers there', async () => {
-    await client.send(
+  const registerWeb = () =>
+    client.send(
       new RegisterTaskDefinitionCommand({
         family: 'web',
         // The init is a node process: V8 reserves more address space than 512 MiB allows.
@@ -103,6 +106,9 @@ describe('an emulated service task whose chosen host port is taken starts on ano
         ],
       }),
     );
+
+  it('runs, registered at a port that is not the taken one, and answers there', async () => {
+    await registerWeb();
     await client.send(
       new CreateServiceCommand({
         cluster: 'services',
@@ -128,12 +134,47 @@ describe('an emulated service task whose chosen host port is taken starts on ano
       });
       assert.equal(body, 'web');
       assert.deepEqual(
-        changes.filter((c) => c.lastStatus === 'STOPPED'),
+        changes.filter((c) => c.group === 'service:web' && c.lastStatus === 'STOPPED'),
         [],
         'no task stopped on the way (none failed to start)',
       );
     } finally {
       await client.send(new DeleteServiceCommand({ cluster: 'services', service: 'web', force: true }));
     }
+  });
+
+  it('stopped while its port was taken, it starts nothing on the next port', async () => {
+    handedOut.length = 0;
+    targets.length = 0;
+    // The service is deleted after the first port failed and before the second is handed out.
+    beforeRetry = async () => {
+      beforeRetry = undefined;
+      await client.send(new DeleteServiceCommand({ cluster: 'services', service: 'late', force: true }));
+    };
+    await registerWeb();
+    await client.send(
+      new CreateServiceCommand({
+        cluster: 'services',
+        serviceName: 'late',
+        taskDefinition: 'web',
+        desiredCount: 1,
+        loadBalancers: [
+          {
+            targetGroupArn: 'arn:aws:elasticloadbalancing:tg/late',
+            containerName: 'app',
+            containerPort: 3000,
+          },
+        ],
+      }),
+    );
+    const mine = () => changes.filter((c) => c.group === 'service:late');
+    await waitFor('the task stopped', () => mine().find((c) => c.lastStatus === 'STOPPED'), 15_000);
+    assert.equal(handedOut[0], held, 'the first port tried was the taken one');
+    assert.deepEqual(
+      mine().filter((c) => c.lastStatus === 'RUNNING'),
+      [],
+      'its containers never ran',
+    );
+    assert.deepEqual(targets, [], 'nothing registered with the load balancer');
   });
 });

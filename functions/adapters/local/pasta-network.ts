@@ -102,6 +102,15 @@ export function pastaArgs(input: {
   ];
 }
 
+/**
+ * Whether pasta's words say it could not bind a `-t` (published) port: "Failed to bind any port
+ * for '-t …'" (passt of 2023, Debian 12's) or "Failed to bind port N (…) for option '-t …'" (later
+ * ones). `-T`, the host loopback ports mapped in, binds inside the namespace and is not this.
+ */
+export function publishBindFailed(stderr: string): boolean {
+  return /Failed to bind\b[^\n]*'-t /.test(stderr);
+}
+
 /** A running pasta for one exec; `close` ends it (idempotent). */
 export interface AttachedNetwork {
   close(): Promise<void>;
@@ -130,8 +139,7 @@ export async function attachNetwork(input: {
         .filter((l) => l.trim() && !l.includes('syslog'))
         .join('; ');
       const message = `pasta could not give the sandbox its network: ${why || err.message}`;
-      // pasta's words when the published host port is taken ("Failed to bind any port for '-t …'").
-      const taken = input.plan.publish !== undefined && /Failed to bind any port for '-t /.test(why);
+      const taken = input.plan.publish !== undefined && publishBindFailed(why);
       reject(taken ? new PublishPortTakenError(message) : new SandboxUnavailableError(message));
     });
   });
