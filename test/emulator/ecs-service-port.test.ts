@@ -27,6 +27,7 @@ import { waitFor } from '../helpers/wait-for.ts';
  */
 
 const ACCOUNT = { region: 'us-east-1', accountId: '000000000000' };
+const START_MS = 500;
 
 describe('an emulated service task whose chosen host port is taken starts on another', () => {
   let dir: string;
@@ -56,6 +57,8 @@ describe('an emulated service task whose chosen host port is taken starts on ano
       sandbox: new BwrapSandbox({ runsDir: join(dir, 'service-tasks') }),
       hostPorts: [],
       ...ACCOUNT,
+      // A Fargate-like start (PLATFORM_EMULATOR_TASK_START_MS), short here: the port is chosen after it.
+      taskStartMs: START_MS,
       // The race made certain: the first port is the held one.
       freePort: async () => {
         if (handedOut.length > 0) await beforeRetry?.();
@@ -89,8 +92,9 @@ describe('an emulated service task whose chosen host port is taken starts on ano
     await rm(dir, { recursive: true, force: true });
   });
 
-  const registerWeb = () =>
-    client.send(
+  /** A service of the web app behind a target group of its own name (the task definition registered anew). */
+  const createService = async (name: string) => {
+    await client.send(
       new RegisterTaskDefinitionCommand({
         family: 'web',
         // The init is a node process: V8 reserves more address space than 512 MiB allows.
@@ -106,24 +110,25 @@ describe('an emulated service task whose chosen host port is taken starts on ano
         ],
       }),
     );
-
-  it('runs, registered at a port that is not the taken one, and answers there', async () => {
-    await registerWeb();
     await client.send(
       new CreateServiceCommand({
         cluster: 'services',
-        serviceName: 'web',
+        serviceName: name,
         taskDefinition: 'web',
         desiredCount: 1,
         loadBalancers: [
           {
-            targetGroupArn: 'arn:aws:elasticloadbalancing:tg/web',
+            targetGroupArn: `arn:aws:elasticloadbalancing:tg/${name}`,
             containerName: 'app',
             containerPort: 3000,
           },
         ],
       }),
     );
+  };
+
+  it('runs, registered at a port that is not the taken one, and answers there', async () => {
+    await createService('web');
     try {
       const target = await waitFor('the task registered with its load balancer', () => targets[0], 15_000);
       assert.notEqual(target.port, held, 'not the taken port');
@@ -151,22 +156,7 @@ describe('an emulated service task whose chosen host port is taken starts on ano
       beforeRetry = undefined;
       await client.send(new DeleteServiceCommand({ cluster: 'services', service: 'late', force: true }));
     };
-    await registerWeb();
-    await client.send(
-      new CreateServiceCommand({
-        cluster: 'services',
-        serviceName: 'late',
-        taskDefinition: 'web',
-        desiredCount: 1,
-        loadBalancers: [
-          {
-            targetGroupArn: 'arn:aws:elasticloadbalancing:tg/late',
-            containerName: 'app',
-            containerPort: 3000,
-          },
-        ],
-      }),
-    );
+    await createService('late');
     const mine = () => changes.filter((c) => c.group === 'service:late');
     await waitFor('the task stopped', () => mine().find((c) => c.lastStatus === 'STOPPED'), 15_000);
     assert.equal(handedOut[0], held, 'the first port tried was the taken one');
