@@ -5,7 +5,7 @@ import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { publishWithFiles } from '../helpers/publish.ts';
+import { publishPromptAgent, publishWithFiles } from '../helpers/publish.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -32,16 +32,7 @@ describe('trace export over OTLP', () => {
     });
     closers.push(() => p.close());
     const a = await createAccount(p.deps, { org: 'exp', tier: 'pro' });
-    const published = await p.request<{ id: string }>('POST', '/agents', {
-      key: a.api_key,
-      body: {
-        name: 'echo',
-        description: 'Echoes.',
-        supported_providers: ['openai'],
-        prompt_template: 'Say hi',
-      },
-    });
-    assert.equal(published.status, 201, published.text);
+    const agentId = await publishPromptAgent(p, a.api_key, { prompt_template: 'Say hi' });
     fake.setResponder(() => ({ text: 'hi', usage: { inputTokens: 7, outputTokens: 2 } }));
     const call = async () => {
       const res = await p.request<{ metadata: { request_id: string; trace_id: string } }>(
@@ -57,7 +48,7 @@ describe('trace export over OTLP', () => {
     };
     const stored = async (requestId: string) =>
       (
-        await p.request<TraceView>('GET', `/agents/${published.body.id}/calls/${requestId}/trace`, {
+        await p.request<TraceView>('GET', `/agents/${agentId}/calls/${requestId}/trace`, {
           key: a.api_key,
         })
       ).body;

@@ -4,6 +4,7 @@ import { createAccount } from '../../functions/core/accounts/account.ts';
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { publishPromptAgent } from '../helpers/publish.ts';
 
 /**
  * Traces of calls (issue 36, points 1 to 3) on the local platform over real HTTP: the trace id in
@@ -33,19 +34,12 @@ describe('call traces', () => {
     fake = await startFakeLlm();
     p = await startTestPlatform({ OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai });
     const a = await createAccount(p.deps, { org: 'tracer', tier: 'pro' });
-    const published = await p.request<{ id: string }>('POST', '/agents', {
-      key: a.api_key,
-      body: {
-        name: 'echo',
-        description: 'Echoes.',
-        supported_providers: ['openai'],
-        is_public: true,
-        prompt_template: 'Say {{text}}',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      },
+    const agentId = await publishPromptAgent(p, a.api_key, {
+      is_public: true,
+      prompt_template: 'Say {{text}}',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     });
-    assert.equal(published.status, 201, published.text);
-    author = { key: a.api_key, agentId: published.body.id };
+    author = { key: a.api_key, agentId };
     const paid = await p.request<{ id: string }>('POST', '/agents', {
       key: a.api_key,
       body: {

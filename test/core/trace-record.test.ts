@@ -72,6 +72,7 @@ function input(spans: StoredSpan[], more: Partial<CallTraceInput> = {}): CallTra
     root_span_id: 'aaaaaaaaaaaaaaaa',
     dropped_spans: 0,
     spans: spans.map(ended),
+    indexed: true,
     ...more,
   };
 }
@@ -180,6 +181,23 @@ describe('a call trace on its log line', () => {
     assert.equal(sub.gsi1sk, '2026-11-26T04:01:39.871Z#req_01a21604-241f-7b47-b15a-20a6795e5456');
     assert.equal(traceOfItem(sub)?.parent_request_id, 'req_parent');
     assert.equal(stored(input(spans)).gsi1pk, undefined);
+  });
+
+  it('writes no index entry under the request id for a line its record links', () => {
+    const linked = stored(input(spans, { indexed: false }));
+    assert.equal(linked.gsi2pk, undefined);
+    assert.equal(linked.gsi2sk, undefined);
+    // Who called which agent is the record's to say: left out, and taken from the record on reading.
+    for (const field of ['agent_ref', 'workspace_id', 'caller_account_id'])
+      assert.ok(!(field in linked), field);
+    assert.equal(traceOfItem(linked), undefined, 'not readable without its record');
+    const call = { agent_ref: 'acme/planner/v3', workspace_id: 'ws-1', caller_account_id: 'acct-1' };
+    assert.deepEqual(traceOfItem(linked, call), traceOfItem(stored(input(spans))));
+    // A sub-call's line is also read by itself, under its run: it keeps them.
+    const sub = stored(input(spans, { indexed: false, parent_request_id: 'req_parent' }));
+    assert.equal(sub.gsi2pk, undefined);
+    assert.equal(sub.gsi1pk, traceKeys.children('req_parent'), 'a sub-call is still found under its run');
+    assert.equal(traceOfItem(sub)?.workspace_id, 'ws-1');
   });
 
   it('stores times as whole microseconds after a whole millisecond, and reads them back', () => {

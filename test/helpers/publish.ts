@@ -25,3 +25,20 @@ export async function publishWithFiles(
   assert.equal(up.status, 200, up.text);
   return res.body.id;
 }
+
+/**
+ * Publishes a prompt agent answered by OpenAI (the tests' fake provider), `echo` unless named: its
+ * manifest's other fields as given; returns the agent's id.
+ */
+export async function publishPromptAgent(
+  p: Pick<TestPlatform, 'request'>,
+  key: string,
+  manifest: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await p.request<{ id: string }>('POST', '/agents', {
+    key,
+    body: { name: 'echo', description: 'Echoes.', supported_providers: ['openai'], ...manifest },
+  });
+  assert.equal(res.status, 201, res.text);
+  return res.body.id;
+}

@@ -9,9 +9,10 @@ import type { Item } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
-import { writeTraceOnLine } from '../traces/trace-record.ts';
+import { callLineSk, writeTraceOnLine } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, EngineOutcome } from './call-context.ts';
+import { timedByRequestId } from './call-time.ts';
 import { ComputeMeter } from './compute-meter.ts';
 import type { Admission } from './quotas.ts';
 
@@ -137,9 +138,11 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
   // Log lines carry the time they are written (the call's end), not its start: a reader following
   // the log (`agenthost logs --follow`) then sees a long call's lines after the ones already shown.
   const written = deps.clock.now().toISOString();
+  // The call's own line is keyed by its request id: one line a call, found from its record
+  // (trace-record.ts, "Where a trace is").
   const log: Item = {
     ...agentKeys.version(agent.id),
-    sk: `${agentKeys.logPrefix}${written}#${randomUUID()}`,
+    sk: callLineSk(written, requestId),
     timestamp: written,
     level: ok ? 'info' : 'error',
     message: ok
@@ -148,8 +151,10 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
     request_id: requestId,
     ttl: Math.floor(Date.parse(call.at) / 1000) + 30 * 86_400,
   };
-  // The call's trace rides on its line (trace-record.ts): no item of its own to write.
-  traceOnLine(log, report);
+  // The call's trace rides on its line (trace-record.ts): no item of its own to write. A call whose
+  // record is found from its request id (its time is the id's) links the line from the record;
+  // another's line is indexed by the id (GSI2).
+  if (traceOnLine(log, report, !timedByRequestId(call.at, requestId))) record.log_at = written;
   const extraLogs = engine.logs.map((l, i) => ({
     ...agentKeys.version(agent.id),
     sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
@@ -166,16 +171,17 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
 }
 
 /**
- * Ends the call's root span with its outcome, and writes the trace on the call's log line. On
+ * Ends the call's root span with its outcome, and writes the trace on the call's log line (indexed
+ * by its request id when `indexed`); whether the call had a trace. On
  * the line, not an item of its own: side by side in `npm run bench:calls`, a row more per call cost
  * the local store more than all the spans. It cannot cost the call its record: its spans are
  * bounded in number and bytes, its names and values in length (call-trace.ts), so the line stays
  * well under an item's 400 KB.
  */
-function traceOnLine(line: Item, report: CallReport): void {
+function traceOnLine(line: Item, report: CallReport, indexed: boolean): boolean {
   const { call, outcome, engine } = report;
   const trace = call.trace;
-  if (!trace) return;
+  if (!trace) return false;
   const root = trace.root;
   root.setAttribute('agenthost.outcome', outcome.status);
   root.setAttribute('http.response.status_code', outcome.http);
@@ -195,7 +201,9 @@ function traceOnLine(line: Item, report: CallReport): void {
     root_span_id: trace.root.context.spanId,
     spans: trace.spans,
     dropped_spans: trace.dropped,
+    indexed,
   });
+  return true;
 }
 
 /**

@@ -24,6 +24,7 @@ import { checkCallHeaders } from './call-headers.ts';
 import { parseCallBody } from './call-input.ts';
 import { callOptions } from './call-options.ts';
 import { CallReport } from './call-report.ts';
+import { callTime } from './call-time.ts';
 import { runCodeRuntime } from './code-runtime.ts';
 import { CALLER_GONE, callDeadline, raceDeadline } from './deadline.ts';
 import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
@@ -39,7 +40,7 @@ import { countSubCall, requireDeclaredDependency } from './service-keys.ts';
  */
 export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequest): Promise<CallResponse> {
   const startedMs = Date.now();
-  const at = deps.clock.now().toISOString();
+  const at = callTime(deps, req.requestId);
   checkCallHeaders(req.headers);
   const tenant = req.headers('x-platform-tenant')?.slice(0, 128) ?? null;
   // A run credential reaches only its orchestrator's declared dependencies (before any lookup).

@@ -14,6 +14,7 @@ import type { StoredSpan } from '../../ports/tracer.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { memberEntity, memberKeys } from '../workspaces/member-record.ts';
+import { loadTrace } from './trace-lookup.ts';
 import { type CallTraceRecord, traceKeys, traceOfItem } from './trace-record.ts';
 import type { TraceView, TraceViewSpan } from './trace-schemas.ts';
 
@@ -38,7 +39,7 @@ export async function readCallTrace(
   agentId: string,
   requestId: string,
 ): Promise<TraceView> {
-  const root = await loadTrace(deps, requestId);
+  const root = await loadTrace(deps, requestId, { callers: [auth.accountId], agentId });
   if (!root || root.agent_id !== agentId) throw notFound('Trace');
   const owner = ownerCheck(deps, auth.accountId);
   const rootWhole = await owner(root.workspace_id);
@@ -85,19 +86,13 @@ async function mayOutline(
   owner: (workspaceId: string) => Promise<boolean>,
 ): Promise<boolean> {
   if (!record.parent_request_id) return record.caller_account_id === accountId;
-  const parent = await loadTrace(deps, record.parent_request_id);
+  const parent = await loadTrace(deps, record.parent_request_id, { callers: [record.caller_account_id] });
   return parent !== undefined && (await owner(parent.workspace_id));
-}
-
-async function loadTrace(deps: CoreDeps, requestId: string): Promise<CallTraceRecord | undefined> {
-  const page = await deps.store.query({ index: 'gsi2', pk: traceKeys.ofCall(requestId), limit: 1 });
-  const item = page.items[0];
-  return item ? traceOfItem(item) : undefined;
 }
 
 async function childrenOf(deps: CoreDeps, requestId: string): Promise<CallTraceRecord[]> {
   const items = await queryAll(deps.store, { index: 'gsi1', pk: traceKeys.children(requestId) });
-  return items.map(traceOfItem).filter((t) => t !== undefined);
+  return items.map((item) => traceOfItem(item)).filter((t) => t !== undefined);
 }
 
 /** The spans under a call hidden with it: its sub-calls' spans, all the way down. */

@@ -1,8 +1,10 @@
 /**
  * A call's spans as stored (docs/data-model.md, "Call traces"): on the call's own execution log
  * line, the line that says it succeeded or failed, which every recorded call writes in its record's
- * transaction and keeps 30 days; the trace costs no item of its own. The line is found by the call's
- * request id (GSI2), and a sub-call's line under its orchestrator run's request id (GSI1). The
+ * transaction and keeps 30 days; the trace costs no item of its own. The line is found from the
+ * call's request id: through the call's record, when the call's time is its id's (call-time.ts; the
+ * record's key is its time and id, and its `log_at` names the line), else by the id's index entry
+ * (GSI2); a sub-call's line under its orchestrator run's request id (GSI1). The
  * parent link is the platform's (the run credential's run), never a caller's traceparent: a trace's
  * tree is assembled from these links only, so a caller who reuses another tenant's trace id joins
  * nothing (trace-read.ts).
@@ -52,8 +54,16 @@ export interface CallTraceRecord {
   spans: StoredSpan[];
 }
 
-/** What the call's report gives to store: the record with its spans as ended, and when the call began (sorts sub-calls). */
-export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & { at: string; spans: readonly EndedSpan[] };
+/**
+ * What the call's report gives to store: the record with its spans as ended, when the call began
+ * (sorts sub-calls), and whether the line is indexed by its request id (GSI2): not when the call's
+ * record, found from the id, links it (log_at).
+ */
+export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & {
+  at: string;
+  spans: readonly EndedSpan[];
+  indexed: boolean;
+};
 
 const KIND_CODES = ['internal', 'server', 'client'] as const;
 
@@ -122,9 +132,10 @@ const storedTraceSchema = z.object({
   request_id: z.string(),
   trace_id: z.string(),
   parent_request_id: z.string().optional(),
-  agent_ref: z.string(),
-  workspace_id: z.string(),
-  caller_account_id: z.string(),
+  /** Left out of a line its record links (the record says them: CallOfLine). */
+  agent_ref: z.string().optional(),
+  workspace_id: z.string().optional(),
+  caller_account_id: z.string().optional(),
   dropped_spans: z.number().int().optional(),
   /** Epoch ms (whole) at or before the first span's start: the spans' times are µs after it. */
   spans_start: z.number().int().optional(),
@@ -134,8 +145,13 @@ const storedTraceSchema = z.object({
   spans: z.array(compactSpan).min(1),
 });
 
+/** The sort key of a call's own log line (under its agent's version item): when it was written, and the call. */
+export function callLineSk(written: string, requestId: string): string {
+  return `${agentKeys.logPrefix}${written}#${requestId}`;
+}
+
 export const traceKeys = {
-  /** GSI2: a call's trace by its request id. */
+  /** GSI2: a call's trace by its request id, for a call whose record does not link its line. */
   ofCall: (requestId: string) => `CALLTRACE#${requestId}`,
   /** GSI1: the sub-calls an orchestrator run made, by its request id. */
   children: (parentRequestId: string) => `CALLTRACE#${parentRequestId}#SUBCALLS`,
@@ -175,14 +191,20 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   }
   line.trace_id = t.trace_id;
   if (t.parent_request_id) line.parent_request_id = t.parent_request_id;
-  line.agent_ref = t.agent_ref;
-  line.workspace_id = t.workspace_id;
-  line.caller_account_id = t.caller_account_id;
+  // Who called which agent is the record's to say when the record links the line; a sub-call's line
+  // is also read by itself, found under its run (GSI1), so it says them.
+  if (t.indexed || t.parent_request_id) {
+    line.agent_ref = t.agent_ref;
+    line.workspace_id = t.workspace_id;
+    line.caller_account_id = t.caller_account_id;
+  }
   if (t.dropped_spans > 0) line.dropped_spans = t.dropped_spans;
   line.spans_start = start;
   line.spans = spans;
-  line.gsi2pk = traceKeys.ofCall(t.request_id);
-  line.gsi2sk = 'TRACE';
+  if (t.indexed) {
+    line.gsi2pk = traceKeys.ofCall(t.request_id);
+    line.gsi2sk = 'TRACE';
+  }
   if (t.parent_request_id) {
     line.gsi1pk = traceKeys.children(t.parent_request_id);
     line.gsi1sk = `${t.at}#${t.request_id}`;
@@ -218,15 +240,26 @@ function parentOf(
   return parent;
 }
 
+/** What the call's record says of a line it links, which the line leaves out. */
+export interface CallOfLine {
+  agent_ref: string;
+  workspace_id: string;
+  caller_account_id: string;
+}
+
 /**
  * The trace a log line item holds (its log fields and placement left out); undefined for a line
  * whose trace is not in this shape (one written while traces were being built, before the shape
  * was settled), which reads as no trace rather than failing the read.
  */
-export function traceOfItem(item: Item): CallTraceRecord | undefined {
+export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | undefined {
   const parsed = storedTraceSchema.safeParse(item);
   if (!parsed.success) return undefined;
   const t = parsed.data;
+  const agentRef = t.agent_ref ?? call?.agent_ref;
+  const workspaceId = t.workspace_id ?? call?.workspace_id;
+  const callerAccountId = t.caller_account_id ?? call?.caller_account_id;
+  if (agentRef === undefined || workspaceId === undefined || callerAccountId === undefined) return undefined;
   const agentId = t.pk.slice(agentKeys.version('').pk.length);
   const rootId = (t.spans[0] as (typeof t.spans)[number])[0];
   const ids = t.spans.map(([id]) => id);
@@ -239,9 +272,9 @@ export function traceOfItem(item: Item): CallTraceRecord | undefined {
     request_id: t.request_id,
     parent_request_id: t.parent_request_id ?? null,
     agent_id: agentId,
-    agent_ref: t.agent_ref,
-    workspace_id: t.workspace_id,
-    caller_account_id: t.caller_account_id,
+    agent_ref: agentRef,
+    workspace_id: workspaceId,
+    caller_account_id: callerAccountId,
     root_span_id: rootId,
     dropped_spans: t.dropped_spans ?? 0,
     spans: t.spans.map(([span_id, parent, name, kind, start, duration, packed]): StoredSpan => {
@@ -258,7 +291,7 @@ export function traceOfItem(item: Item): CallTraceRecord | undefined {
           span_id === rootId
             ? {
                 'agenthost.request_id': t.request_id,
-                'agenthost.agent': t.agent_ref,
+                'agenthost.agent': agentRef,
                 'agenthost.agent.id': agentId,
                 ...attributes,
               }

@@ -48,8 +48,17 @@ export function callRecordItem(record: CallRecord): Item {
   return callRecordEntity.toItem(record);
 }
 
+/**
+ * The record's fields of the platform's own, not shown: `log_at`, when the call's log line was
+ * written, which finds its trace (traces/trace-lookup.ts).
+ */
+const INTERNAL_FIELDS = ['log_at'] as const;
+
+/** A record as the usage reads show it (the platform's own fields left out). */
 export function fromCallRecordItem(item: Item): CallRecord {
-  return callRecordEntity.fromItem(item);
+  const record = callRecordEntity.fromItem(item);
+  for (const field of INTERNAL_FIELDS) delete record[field];
+  return record;
 }
 
 export async function writeCallRecord(deps: CoreDeps, record: CallRecord): Promise<void> {

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { agentKeys } from '../../functions/core/agents/agent-keys.ts';
+import { traceKeys } from '../../functions/core/traces/trace-record.ts';
+import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
+import { callRecordKeys } from '../../functions/core/usage/call-records.ts';
+import { systemClock } from '../../functions/ports/clock.ts';
+import type { Item } from '../../functions/ports/store.ts';
+import { requestIdTime } from '../../functions/shared/request-ids.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { publishPromptAgent } from '../helpers/publish.ts';
+
+/**
+ * Where a call's trace is found (functions/core/traces/trace-lookup.ts). On the platform's own
+ * clock a call's time is its request id's, so its record is found from the id and links its log
+ * line: the line has no index entry of its own. The other test files run on a fake clock set months
+ * back, where a call keeps the clock's time and its line is indexed by its id (GSI2): both ways are
+ * read the same.
+ */
+describe('a call trace found through its record', () => {
+  let p: TestPlatform;
+  let fake: FakeLlmProviders;
+  let author: { key: string; agentId: string; accountId: string };
+  let caller: { key: string; accountId: string };
+
+  before(async () => {
+    fake = await startFakeLlm();
+    p = await startTestPlatform(
+      { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
+      'sqlite',
+      { clock: systemClock },
+    );
+    const a = await createAccount(p.deps, { org: 'finder', tier: 'pro' });
+    const agentId = await publishPromptAgent(p, a.api_key, {
+      is_public: true,
+      prompt_template: 'Say {{text}}',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    });
+    author = { key: a.api_key, agentId, accountId: a.account.id };
+    const c = await createAccount(p.deps, { org: 'visitor', tier: 'pro' });
+    caller = { key: c.api_key, accountId: c.account.id };
+  });
+  after(async () => {
+    await p?.close();
+    await fake?.close();
+  });
+
+  const call = async (key: string) => {
+    fake.enqueue({ text: 'hello', usage: { inputTokens: 4, outputTokens: 1 } });
+    const res = await p.request<{ metadata: { request_id: string } }>('POST', '/finder/echo/v1/run', {
+      key,
+      body: { text: 'x' },
+    });
+    assert.equal(res.status, 200, res.text);
+    return res.body.metadata.request_id;
+  };
+  const traceOf = (key: string, requestId: string) =>
+    p.request<TraceView>('GET', `/agents/${author.agentId}/calls/${requestId}/trace`, { key });
+
+  /** The call's record under its caller, and its own log line. */
+  async function stored(accountId: string, requestId: string): Promise<{ record: Item; line: Item }> {
+    const at = new Date(requestIdTime(requestId) ?? Number.NaN).toISOString();
+    const record = await p.deps.store.get({
+      pk: callRecordKeys.callerPk(accountId),
+      sk: callRecordKeys.sk(at, requestId),
+    });
+    assert.ok(record, 'the record is keyed by the time its request id carries');
+    const lines = await p.deps.store.query({
+      pk: agentKeys.version(author.agentId).pk,
+      sk: { beginsWith: 'LOG#' },
+    });
+    const line = lines.items.find((l) => l.request_id === requestId && Array.isArray(l.spans));
+    assert.ok(line, 'the call has a traced line');
+    return { record, line };
+  }
+
+  it('writes the line without an index entry, its record naming it, and its caller and author read it', async () => {
+    const requestId = await call(caller.key);
+    const { record, line } = await stored(caller.accountId, requestId);
+    assert.equal(line.gsi2pk, undefined, 'no index entry under the request id');
+    assert.equal(line.sk, `LOG#${record.log_at}#${requestId}`);
+    const byIndex = await p.deps.store.query({ index: 'gsi2', pk: traceKeys.ofCall(requestId) });
+    assert.equal(byIndex.items.length, 0);
+
+    // The caller finds the record under its own account; the author, under the agent's workspace.
+    const outline = await traceOf(caller.key, requestId);
+    assert.equal(outline.status, 200, outline.text);
+    assert.ok(outline.body.spans.length > 0 && outline.body.spans.every((s) => s.visibility === 'outline'));
+    const whole = await traceOf(author.key, requestId);
+    assert.equal(whole.status, 200, whole.text);
+    assert.ok(
+      whole.body.spans.some((s) => s.name.startsWith('chat ')),
+      whole.text,
+    );
+    assert.ok(whole.body.spans.every((s) => s.visibility === 'whole'));
+  });
+
+  it("reads the author's own call, and refuses a third account as for a call that does not exist", async () => {
+    const requestId = await call(author.key);
+    assert.equal((await traceOf(author.key, requestId)).status, 200);
+    const third = (await createAccount(p.deps, { org: 'third', tier: 'pro' })).api_key;
+    assert.equal((await traceOf(third, requestId)).status, 404);
+  });
+
+  it("keeps the record's link to its line out of the usage logs", async () => {
+    const requestId = await call(caller.key);
+    for (const [key, path] of [
+      [caller.key, '/usage/logs'],
+      [author.key, '/author-usage/logs'],
+    ] as const) {
+      const logs = await p.request<{ logs: Record<string, unknown>[] }>('GET', path, { key });
+      assert.equal(logs.status, 200, logs.text);
+      const entry = logs.body.logs.find((l) => l.request_id === requestId);
+      assert.ok(entry, `${path} lists the call`);
+      assert.ok(!('log_at' in entry), `${path}: ${JSON.stringify(entry)}`);
+    }
+  });
+});
