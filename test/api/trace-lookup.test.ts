@@ -15,9 +15,10 @@ import { publishPromptAgent } from '../helpers/publish.ts';
 /**
  * Where a call's trace is found (functions/core/traces/trace-lookup.ts). On the platform's own
  * clock a call's time is its request id's, so its record is found from the id and links its log
- * line: the line has no index entry of its own. The other test files run on a fake clock set months
- * back, where a call keeps the clock's time and its line is indexed by its id (GSI2): both ways are
- * read the same.
+ * line: the line has no index entry of its own. The test files under test/api/ run on a fake clock
+ * set months back, where a call keeps the clock's time and its line is indexed by its id (GSI2), as
+ * on AWS, where the id is API Gateway's (test/e2e/traces.test.ts reads both ways across three hops,
+ * its local deployment on the real clock): both ways read the same.
  */
 describe('a call trace found through its record', () => {
   let p: TestPlatform;
@@ -102,6 +103,29 @@ describe('a call trace found through its record', () => {
     assert.equal((await traceOf(author.key, requestId)).status, 200);
     const third = (await createAccount(p.deps, { org: 'third', tier: 'pro' })).api_key;
     assert.equal((await traceOf(third, requestId)).status, 404);
+  });
+
+  it('reads a line an earlier build wrote (indexed by its id, its record linking nothing)', async () => {
+    const requestId = await call(caller.key);
+    const { record, line } = await stored(caller.accountId, requestId);
+    // As the build before wrote them: the line says who called which agent and is indexed.
+    const { log_at: _, ...unlinked } = record;
+    await p.deps.store.put(unlinked);
+    await p.deps.store.put({
+      ...line,
+      agent_ref: 'finder/echo/v1',
+      workspace_id: record.workspace_id,
+      caller_account_id: caller.accountId,
+      gsi2pk: traceKeys.ofCall(requestId),
+      gsi2sk: 'TRACE',
+    });
+    const whole = await traceOf(author.key, requestId);
+    assert.equal(whole.status, 200, whole.text);
+    assert.ok(
+      whole.body.spans.some((s) => s.name.startsWith('chat ')),
+      whole.text,
+    );
+    assert.equal((await traceOf(caller.key, requestId)).status, 200);
   });
 
   it("keeps the record's link to its line out of the usage logs", async () => {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { traceKeys } from '../../functions/core/traces/trace-record.ts';
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
+import { callRecordKeys } from '../../functions/core/usage/call-records.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { publishPromptAgent } from '../helpers/publish.ts';
@@ -17,7 +19,7 @@ const TRACE_ID = /^[0-9a-f]{32}$/;
 describe('call traces', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
-  let author: { key: string; agentId: string };
+  let author: { key: string; agentId: string; workspaceId: string };
   let stranger: string;
   let paidAgentId: string;
 
@@ -39,7 +41,7 @@ describe('call traces', () => {
       prompt_template: 'Say {{text}}',
       input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     });
-    author = { key: a.api_key, agentId };
+    author = { key: a.api_key, agentId, workspaceId: a.workspace_id };
     const paid = await p.request<{ id: string }>('POST', '/agents', {
       key: a.api_key,
       body: {
@@ -86,6 +88,18 @@ describe('call traces', () => {
     assert.equal(model.attributes['gen_ai.usage.output_tokens'], 3);
     assert.equal(model.visibility, 'whole');
     assert.doesNotMatch(trace.text, /xyzzy/, 'no prompt text in any span');
+
+    // On this clock (months back) the call keeps the clock's time: its line is indexed by its id
+    // and its record links nothing (test/api/trace-lookup.test.ts reads the other way).
+    const requestId = res.body.metadata.request_id;
+    const indexed = await p.deps.store.query({ index: 'gsi2', pk: traceKeys.ofCall(requestId) });
+    assert.equal(indexed.items.length, 1);
+    const records = await p.deps.store.query({
+      index: 'gsi1',
+      pk: callRecordKeys.authorPk(author.workspaceId),
+    });
+    const record = records.items.find((r) => r.request_id === requestId);
+    assert.ok(record && !('log_at' in record), JSON.stringify(record));
   });
 
   it("honours the caller's traceparent, and starts a new trace for a malformed one", async () => {

@@ -9,7 +9,7 @@ import type { Item } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
-import { callLineSk, writeTraceOnLine } from '../traces/trace-record.ts';
+import { agentRef, callLineSk, writeTraceOnLine } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, EngineOutcome } from './call-context.ts';
 import { timedByRequestId } from './call-time.ts';
@@ -154,7 +154,8 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
   // The call's trace rides on its line (trace-record.ts): no item of its own to write. A call whose
   // record is found from its request id (its time is the id's) links the line from the record;
   // another's line is indexed by the id (GSI2).
-  if (traceOnLine(log, report, !timedByRequestId(call.at, requestId))) record.log_at = written;
+  const linked = timedByRequestId(call.at, requestId);
+  if (traceOnLine(log, report, !linked) && linked) record.log_at = written;
   const extraLogs = engine.logs.map((l, i) => ({
     ...agentKeys.version(agent.id),
     sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
@@ -195,7 +196,7 @@ function traceOnLine(line: Item, report: CallReport, indexed: boolean): boolean 
     parent_request_id: call.auth.service?.run_id ?? null,
     at: call.at,
     agent_id: agent.id,
-    agent_ref: `${agent.org}/${agent.name}/${agent.version}`,
+    agent_ref: agentRef(agent.org, agent.name, agent.version),
     workspace_id: agent.workspace_id,
     caller_account_id: call.auth.accountId,
     root_span_id: trace.root.context.spanId,

@@ -11,6 +11,7 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallRequest } from '../calls/call-context.ts';
 import { CallTrace } from './call-trace.ts';
+import { agentRef } from './trace-record.ts';
 
 export async function startCallTrace(
   deps: CoreDeps,
@@ -27,7 +28,7 @@ export async function startCallTrace(
     deps.logger.error('tracer not loaded: the call runs without a trace', { error: String(err) });
     return undefined;
   }
-  const ref = `${agent.org}/${agent.name}/${agent.version}`;
+  const ref = agentRef(agent.org, agent.name, agent.version);
   const trace = new CallTrace(deps.tracer, `call ${ref}`, {
     parent: parentOf(deps, auth, req),
     startMs: startedMs,

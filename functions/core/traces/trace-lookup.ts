@@ -11,15 +11,22 @@ import type { Item } from '../../ports/store.ts';
 import { requestIdTime } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { callRecordKeys, fromCallRecordItem } from '../usage/call-records.ts';
-import { type CallOfLine, type CallTraceRecord, callLineSk, traceKeys, traceOfItem } from './trace-record.ts';
+import {
+  agentRef,
+  type CallOfLine,
+  type CallTraceRecord,
+  callLineSk,
+  traceKeys,
+  traceOfItem,
+} from './trace-record.ts';
 
 /**
- * Where the call's record may be: under one of these calling accounts (the reader's own; for an
+ * Where the call's record may be: under this calling account (the reader's own; for an
  * orchestrator run, its sub-call's caller, whose run credential was issued on the run's caller's
  * account), or under the workspace of this agent (its authors' side, GSI1).
  */
 export interface RecordPlaces {
-  callers: readonly string[];
+  caller: string;
   agentId?: string;
 }
 
@@ -53,7 +60,7 @@ async function lineByRecord(
   return {
     line,
     call: {
-      agent_ref: `${record.org}/${record.agent}/${record.version}`,
+      agent_ref: agentRef(record.org, record.agent, record.version),
       workspace_id: record.workspace_id,
       caller_account_id: record.caller_account_id,
     },
@@ -61,10 +68,10 @@ async function lineByRecord(
 }
 
 async function findRecord(deps: CoreDeps, sk: string, places: RecordPlaces): Promise<Item | undefined> {
-  for (const caller of places.callers) {
-    const record = await deps.store.get({ pk: callRecordKeys.callerPk(caller), sk });
-    if (record) return record;
-  }
+  const own = await deps.store.get({ pk: callRecordKeys.callerPk(places.caller), sk });
+  if (own) return own;
+  // Looked for whoever reads, not only the workspace's owners: who may see what is decided after
+  // (trace-read.ts), and an orchestrator's owners read a sub-call of another workspace's agent.
   if (!places.agentId) return undefined;
   const version = await deps.store.get(agentKeys.version(places.agentId));
   if (typeof version?.workspace_id !== 'string') return undefined;

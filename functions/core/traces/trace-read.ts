@@ -39,7 +39,7 @@ export async function readCallTrace(
   agentId: string,
   requestId: string,
 ): Promise<TraceView> {
-  const root = await loadTrace(deps, requestId, { callers: [auth.accountId], agentId });
+  const root = await loadTrace(deps, requestId, { caller: auth.accountId, agentId });
   if (!root || root.agent_id !== agentId) throw notFound('Trace');
   const owner = ownerCheck(deps, auth.accountId);
   const rootWhole = await owner(root.workspace_id);
@@ -86,7 +86,7 @@ async function mayOutline(
   owner: (workspaceId: string) => Promise<boolean>,
 ): Promise<boolean> {
   if (!record.parent_request_id) return record.caller_account_id === accountId;
-  const parent = await loadTrace(deps, record.parent_request_id, { callers: [record.caller_account_id] });
+  const parent = await loadTrace(deps, record.parent_request_id, { caller: record.caller_account_id });
   return parent !== undefined && (await owner(parent.workspace_id));
 }
 

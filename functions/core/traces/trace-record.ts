@@ -145,6 +145,11 @@ const storedTraceSchema = z.object({
   spans: z.array(compactSpan).min(1),
 });
 
+/** An agent version as a trace names it (its `agent_ref`, the call span's `call <ref>`). */
+export function agentRef(org: string, name: string, version: string): string {
+  return `${org}/${name}/${version}`;
+}
+
 /** The sort key of a call's own log line (under its agent's version item): when it was written, and the call. */
 export function callLineSk(written: string, requestId: string): string {
   return `${agentKeys.logPrefix}${written}#${requestId}`;
@@ -159,8 +164,9 @@ export const traceKeys = {
 
 /**
  * Writes the trace's attributes on the call's log line (its key, request id and ttl are the
- * line's): the line is found by GSI2 under the call's request id, and a sub-call's under its
- * parent's by GSI1. Set on the line itself, not spread into it: this runs for every call.
+ * line's): the line is found through the call's record (trace-lookup.ts), or, when `t.indexed`, by
+ * GSI2 under the call's request id; a sub-call's also under its parent's by GSI1. Set on the line
+ * itself, not spread into it: this runs for every call.
  */
 export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   // The call's own span is stored first, the others in the order they ended (the root ends last,
