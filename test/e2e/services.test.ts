@@ -62,19 +62,29 @@ for (const kind of DEPLOYMENTS) {
   describe(`always-on services (${kind} deployment)`, { timeout: 600_000 }, () => {
     let d: Deployment;
     let owner: { key: string; ws: string };
-    const wait = kind === 'emulated' ? 120_000 : 30_000;
+    // Well inside a test's own 120 s, so that a wait that gives up says why (the state it saw, the
+    // deployment's output) rather than the test being cut off mute; a start takes 4 to 6 s emulated.
+    const wait = kind === 'emulated' ? 60_000 : 30_000;
     const base = () => `/workspaces/${owner.ws}/services`;
     const get = async (id: string) =>
       (await d.request<Service>('GET', `${base()}/${id}`, { key: owner.key })).body;
-    const untilState = (id: string, state: string) =>
-      waitFor(
-        `service ${state}\n${d.output().slice(-4000)}`,
-        async () => {
-          const s = await get(id);
-          return s.state === state ? s : undefined;
-        },
-        wait,
-      );
+    const untilState = async (id: string, state: string) => {
+      let last: Service | undefined;
+      try {
+        return await waitFor(
+          `service ${state}`,
+          async () => {
+            last = await get(id);
+            return last.state === state ? last : undefined;
+          },
+          wait,
+        );
+      } catch (err) {
+        // What it was when the wait gave up, and what the deployment said until then.
+        const seen = last && { state: last.state, events: last.events?.slice(-10) };
+        throw new Error(`${String(err)}; last seen ${JSON.stringify(seen)}\n${d.output().slice(-4000)}`);
+      }
+    };
     const deploy = async (body: Record<string, unknown>) => {
       const res = await d.request<Service>('POST', base(), { key: owner.key, body });
       assert.equal(res.status, 201, `${res.text}\n${d.output().slice(-4000)}`);
