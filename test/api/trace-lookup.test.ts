@@ -103,6 +103,12 @@ describe('a call trace found through its record', () => {
     assert.equal((await traceOf(author.key, requestId)).status, 200);
     const third = (await createAccount(p.deps, { org: 'third', tier: 'pro' })).api_key;
     assert.equal((await traceOf(third, requestId)).status, 404);
+    // Its record found under the caller's own account does not make it another agent's call.
+    const other = await publishPromptAgent(p, author.key, { name: 'other', prompt_template: 'Hi' });
+    const wrongAgent = await p.request('GET', `/agents/${other}/calls/${requestId}/trace`, {
+      key: author.key,
+    });
+    assert.equal(wrongAgent.status, 404, wrongAgent.text);
   });
 
   it('reads a line an earlier build wrote (indexed by its id, its record linking nothing)', async () => {
