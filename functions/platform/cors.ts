@@ -22,7 +22,6 @@ const EXPOSED_HEADERS = [
   'WWW-Authenticate',
   // A call's trace (docs/traces.md).
   'X-Trace-Id',
-  'traceparent',
 ].join(', ');
 
 /** How long a browser may keep a preflight's answer. */

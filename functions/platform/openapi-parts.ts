@@ -110,7 +110,6 @@ export const RESPONSE_HEADERS = {
       type: 'string',
     }),
     'X-Trace-Id': header('The call’s trace id (metadata.trace_id; docs/traces.md)', { type: 'string' }),
-    traceparent: header('W3C trace context naming the call’s own span', { type: 'string' }),
     'WWW-Authenticate': header(
       'How to authenticate: the API key as a bearer token',
       { type: 'string', enum: ['Bearer realm="agenthost"'] },
@@ -131,6 +130,5 @@ export const RESPONSE_HEADERS = {
     Sunset: ref('Sunset'),
     Link: ref('Link'),
     'X-Trace-Id': ref('X-Trace-Id'),
-    traceparent: ref('traceparent'),
   },
 };

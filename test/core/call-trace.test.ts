@@ -7,13 +7,7 @@ import assert from 'node:assert/strict';
 import { AsyncResource } from 'node:async_hooks';
 import { describe, it } from 'node:test';
 import { OtelTracer } from '../../functions/adapters/telemetry/otel-tracer.ts';
-import {
-  CallTrace,
-  currentParent,
-  currentTrace,
-  MAX_STORED_SPANS,
-  traced,
-} from '../../functions/core/traces/call-trace.ts';
+import { CallTrace, MAX_STORED_SPANS, traced } from '../../functions/core/traces/call-trace.ts';
 import type { TraceSpan } from '../../functions/ports/tracer.ts';
 
 const errorOf = (attributes: readonly unknown[]) => attributes[attributes.indexOf('error.type') + 1];
@@ -52,27 +46,36 @@ describe('a call trace', () => {
     // What a socket or a timer made inside the call keeps: the call's async context.
     const kept = trace.within(tool, () => new AsyncResource('late work'));
     assert.equal(
-      kept.runInAsyncScope(() => currentTrace()),
-      trace,
+      kept.runInAsyncScope(() => trace.parentHere().spanId),
+      tool.context.spanId,
+      'work in the tool’s scope hangs under the tool’s span',
     );
+    assert.equal(trace.parentHere().spanId, trace.root.context.spanId, 'outside it, under the call’s');
     trace.finish('TIMEOUT');
     const stored = trace.spans.length;
     assert.equal(
-      kept.runInAsyncScope(() => currentTrace()),
-      undefined,
+      kept.runInAsyncScope(() => trace.parentHere().spanId),
+      trace.root.context.spanId,
       'the scope no longer holds the ended call',
     );
-    assert.equal(
-      kept.runInAsyncScope(() => currentParent()?.spanId),
-      tool.context.spanId,
-      'a sub-call made from there still names its parent',
-    );
-    const ran = await kept.runInAsyncScope(() => traced('chat late', {}, async (span) => span));
+    const ran = await kept.runInAsyncScope(() => traced(trace, 'chat late', {}, async (span) => span));
     assert.equal(ran, undefined, 'traced work after the end runs without a span');
     const late = trace.start('exec late');
     late.setAttribute('process.exit.code', 0);
     assert.equal(late.end(), null, 'a span started after the end records nothing');
     assert.equal(trace.spans.length, stored);
+  });
+
+  it('hangs spans under its own scope only, not under an orchestrator’s an in-process sub-call runs in', () => {
+    const outer = newTrace();
+    const tool = outer.start('invoke_agent acme/leaf');
+    const inner = newTrace();
+    const span = outer.within(tool, () => inner.start('chat m'));
+    assert.equal(span.end()?.parentSpanId, inner.root.context.spanId);
+    assert.equal(
+      outer.within(tool, () => inner.parentHere().spanId),
+      inner.root.context.spanId,
+    );
   });
 
   it('keeps each span once, and counts those past the stored bound as dropped', () => {

@@ -88,8 +88,9 @@ export class OtelTracer implements Tracer {
  * A span as it runs and, once ended, as it is handed back (EndedSpan): one object a span, its
  * attributes a list of name and value in turn.
  */
-class RecordedSpan implements TraceSpan, EndedSpan {
-  readonly context: TraceParent;
+class RecordedSpan implements TraceSpan, EndedSpan, TraceParent {
+  readonly traceId: string;
+  readonly spanId: string;
   readonly name: string;
   readonly kind: PortSpanKind;
   readonly parentSpanId: string | null;
@@ -99,7 +100,8 @@ class RecordedSpan implements TraceSpan, EndedSpan {
   status: 'ok' | 'error' = 'ok';
   ended = false;
   private readonly tracer: OtelTracer;
-  private readonly onEnd: ((span: EndedSpan) => void) | undefined;
+  /** Let go of once called: a scope that outlives the call may name this span, not its call. */
+  private onEnd: ((span: EndedSpan) => void) | undefined;
 
   constructor(tracer: OtelTracer, name: string, options: SpanOptions) {
     this.tracer = tracer;
@@ -108,8 +110,14 @@ class RecordedSpan implements TraceSpan, EndedSpan {
     this.kind = options.kind ?? 'internal';
     this.parentSpanId = options.parent?.spanId ?? null;
     this.startMs = options.startMs ?? nowMs();
-    this.context = { traceId: options.parent?.traceId ?? randomHex(16), spanId: randomHex(8) };
+    this.traceId = options.parent?.traceId ?? randomHex(16);
+    this.spanId = randomHex(8);
     if (options.attributes) this.set(options.attributes);
+  }
+
+  /** Its ids are its own fields: no object of them a span (every call starts a few). */
+  get context(): TraceParent {
+    return this;
   }
 
   set(attributes: SpanAttributes): void {
@@ -140,7 +148,9 @@ class RecordedSpan implements TraceSpan, EndedSpan {
     this.durationMs = Math.round((endMs - this.startMs) * 1000) / 1000;
     this.ended = true;
     this.tracer.ended(this);
-    this.onEnd?.(this);
+    const onEnd = this.onEnd;
+    this.onEnd = undefined;
+    onEnd?.(this);
     return this;
   }
 }

@@ -181,7 +181,7 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
   const system = [agent.manifest.description, ...skills].join('\n\n');
   let result: Awaited<ReturnType<CoreDeps['llm']['generate']>>;
   try {
-    result = await tracedGenerate((r) => deps.llm.generate(r), {
+    result = await tracedGenerate(call.trace, (r) => deps.llm.generate(r), {
       provider,
       model,
       system,

@@ -49,8 +49,7 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
   const trace = await startCallTrace(deps, auth, req, agent, startedMs);
   const report = new CallReport({ auth, request: req, agent, at, startedMs, tenant, trace });
   try {
-    const run = () => runCall(deps, report);
-    const response = await (trace ? trace.within(trace.root, run) : run());
+    const response = await runCall(deps, report);
     if (trace) traceAnswer(response, trace);
     return response;
   } catch (err) {
@@ -70,14 +69,14 @@ function admissionSpan(call: CallContext, startMs: number, kind: string, err?: u
   span.end({ error: err === undefined ? undefined : errorCode(err) });
 }
 
-/** The call's trace in its answer: `metadata.trace_id`, X-Trace-Id and the root span's traceparent. */
+/**
+ * The call's trace in its answer: `metadata.trace_id` and X-Trace-Id. Not a `traceparent`: W3C
+ * Trace Context makes it a request header (a response's is a draft, `traceresponse`), and a header
+ * more is checked and written on every call (docs/traces.md, "Cost").
+ */
 function traceAnswer(response: CallResponse, trace: CallTrace): void {
   response.body.metadata.trace_id = trace.traceId;
-  Object.assign(response.headers, traceHeaders(trace));
-}
-
-function traceHeaders(trace: CallTrace): Record<string, string> {
-  return { 'X-Trace-Id': trace.traceId, traceparent: trace.traceparent() };
+  response.headers['X-Trace-Id'] = trace.traceId;
 }
 
 /**
@@ -125,7 +124,9 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);
-  const events = request.stream?.open(call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers);
+  const events = request.stream?.open(
+    call.trace ? { ...headers, 'X-Trace-Id': call.trace.traceId } : headers,
+  );
   const result = await runWithinDeadline(deps, call, {
     input,
     files,

@@ -80,7 +80,11 @@ export async function runManagedLoop(
       const dependency = state.callDependency && matchingDependency(t.command, state.dependencies);
       if (dependency) agents.set(t.name, dependency.id);
     }
-    const offered = tracedTools(run.events ? reportingSteps(tools, run.events, agents) : tools, agents);
+    const offered = tracedTools(
+      call.trace,
+      run.events ? reportingSteps(tools, run.events, agents) : tools,
+      agents,
+    );
     const skillWarnings: Warning[] = [];
     const skills = await skillTexts(deps, agent, run.options, skillWarnings);
     const system = [
@@ -98,7 +102,7 @@ export async function runManagedLoop(
         maxTurns,
         submitTool: SUBMIT_TOOL,
         signal: runSignal,
-        onModelCall: modelCallRecorder(provider, model),
+        onModelCall: modelCallRecorder(call.trace, provider, model),
       });
     } catch (err) {
       throw loopFailure(state, err, { provider, callSignal: run.signal, tier: call.auth.tier });

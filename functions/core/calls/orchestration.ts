@@ -10,7 +10,6 @@ import { newRequestId } from '../../shared/request-ids.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
-import { currentParent } from '../traces/call-trace.ts';
 import type { CallContext, CallRequest, CallResponse, RunExtras } from './call-context.ts';
 import { Deadline } from './deadline.ts';
 import { issueServiceKey, type ServiceContext } from './service-keys.ts';
@@ -101,7 +100,7 @@ export async function orchestrationFor(
         headers: () => undefined,
         requestId: newRequestId(),
         // Under the span of the tool call that made it (the loop's tool span).
-        traceParent: currentParent(),
+        traceParent: call.trace?.parentHere(),
       });
       return JSON.stringify({ data: result.body.data, warnings: result.body.warnings });
     } catch (err) {

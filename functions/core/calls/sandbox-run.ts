@@ -91,7 +91,7 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
   }));
   // The run's span, open before the session is: its code is given it as TRACEPARENT, so the calls
   // it makes to the platform hang under it.
-  const traced = startSandboxSpan(deps.sandbox.kind);
+  const traced = startSandboxSpan(call.trace, deps.sandbox.kind);
   try {
     const opened = await deps.sandbox.openSession({
       runId: requestId,

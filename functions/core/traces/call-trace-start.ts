@@ -6,12 +6,15 @@
  * TRACEPARENT), else under the run's call span.
  */
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import type { TraceParent } from '../../ports/tracer.ts';
+import type { TraceParent, Tracer } from '../../ports/tracer.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallRequest } from '../calls/call-context.ts';
 import { CallTrace } from './call-trace.ts';
 import { agentRef } from './trace-record.ts';
+
+/** Tracers whose `ready()` has resolved: a call need not wait on it again (an await a call). */
+const loaded = new WeakSet<Tracer>();
 
 export async function startCallTrace(
   deps: CoreDeps,
@@ -21,12 +24,15 @@ export async function startCallTrace(
   startedMs: number,
 ): Promise<CallTrace | undefined> {
   if (!deps.tracer.recording) return undefined;
-  try {
-    await deps.tracer.ready();
-  } catch (err) {
-    // A tracer that cannot load (a bundling slip) must not fail calls: they run untraced.
-    deps.logger.error('tracer not loaded: the call runs without a trace', { error: String(err) });
-    return undefined;
+  if (!loaded.has(deps.tracer)) {
+    try {
+      await deps.tracer.ready();
+      loaded.add(deps.tracer);
+    } catch (err) {
+      // A tracer that cannot load (a bundling slip) must not fail calls: they run untraced.
+      deps.logger.error('tracer not loaded: the call runs without a trace', { error: String(err) });
+      return undefined;
+    }
   }
   const ref = agentRef(agent.org, agent.name, agent.version);
   const trace = new CallTrace(deps.tracer, `call ${ref}`, {

@@ -1,9 +1,11 @@
 /**
  * One call's trace as it runs (docs/traces.md): its root span, the spans its engine adds under it,
- * and the ended spans it keeps for the call's record. Which span is the parent of the next one
- * follows the work itself (an AsyncLocalStorage scope), so that a model request, a sandbox exec or
- * a sub-agent call started inside a managed loop's tool call hangs under that tool's span without
- * every engine passing a parent along.
+ * and the ended spans it keeps for the call's record. An engine is given the trace with its call
+ * (`call.trace`); which span is the parent of the next one follows the work itself inside a
+ * managed loop's tool call (an AsyncLocalStorage scope, `within`), so that a sandbox exec or a
+ * sub-agent call started there hangs under that tool's span without passing a parent along. The
+ * call itself runs in no scope of its own: its spans' default parent is its root, and a scope costs
+ * every call a frame and the copies of it each nested scope makes (docs/traces.md, "Cost").
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
@@ -71,7 +73,7 @@ export class CallTrace {
       kind: options.kind,
       attributes: options.attributes,
       startMs: options.startMs,
-      parent: options.parent ?? currentScope(this)?.parent ?? this.root.context,
+      parent: options.parent ?? this.parentHere(),
       onEnd: this.keepEnded,
     });
     if (this.started.length >= this.prunedAt) {
@@ -81,6 +83,16 @@ export class CallTrace {
     }
     this.started.push(span);
     return span;
+  }
+
+  /**
+   * The span the current work runs in, if it is this call's (a tool call's, inside `within`), else
+   * the call's own: the parent of a span or sub-call started here. A scope of another call (an
+   * in-process sub-call runs inside its orchestrator's tool scope) is not this call's.
+   */
+  parentHere(): TraceParent {
+    const s = scope.getStore();
+    return s !== undefined && s.handle.trace === this ? s.parent : this.root.context;
   }
 
   /** Runs `work` with `span` as the parent of the spans it starts. */
@@ -132,35 +144,20 @@ interface Scope {
 
 const scope = new AsyncLocalStorage<Scope>();
 
-/** The scope the current work runs in, if it belongs to `trace` (an in-process sub-call has its own). */
-function currentScope(trace: CallTrace): Scope | undefined {
-  const s = scope.getStore();
-  return s?.handle.trace === trace ? s : undefined;
-}
-
-/** The call trace the current work belongs to (the engines' spans go there), if any. */
-export function currentTrace(): CallTrace | undefined {
-  return scope.getStore()?.handle.trace;
-}
-
-/** The span the current work runs in: a sub-call made from here hangs under it. */
-export function currentParent(): TraceParent | undefined {
-  return scope.getStore()?.parent;
-}
-
 /**
- * Runs `work` inside a span of the current call's trace named `name`, ended with its outcome
- * (`error` from `failed` when it returns normally but failed, or from what it throws). Without a
- * trace (tracing off, or work outside a call) it just runs `work`.
+ * Runs `work` inside a span of the call's trace named `name`, ended with its outcome (`error` from
+ * `failed` when it returns normally but failed, or from what it throws). Without a trace (tracing
+ * off) it just runs `work`.
  */
 export async function traced<T>(
+  trace: CallTrace | undefined,
   name: string,
   options: { kind?: SpanKind; attributes?: SpanAttributes },
   work: (span: TraceSpan | undefined) => Promise<T>,
   failed?: (result: T) => string | undefined,
 ): Promise<T> {
-  const trace = currentTrace();
-  if (!trace?.tracer.recording) return work(undefined);
+  // After the call's end (an engine winding down) its trace records nothing.
+  if (!trace?.tracer.recording || trace.root.ended) return work(undefined);
   const span = trace.start(name, options);
   try {
     const result = await trace.within(span, () => work(span));

@@ -5,7 +5,7 @@
  */
 import type { LlmModelCall, LlmRequest, LlmResult } from '../../ports/llm-gateway.ts';
 import type { TraceSpan } from '../../ports/tracer.ts';
-import { currentTrace, errorCode } from './call-trace.ts';
+import { type CallTrace, errorCode } from './call-trace.ts';
 
 /** The model's attributes, one by one (no object of them: every prompt call sets these). */
 function setModel(span: TraceSpan, provider: string, model: string): void {
@@ -22,10 +22,10 @@ function setUsage(span: TraceSpan, result: Pick<LlmResult, 'usage' | 'finishReas
 
 /** One model request (a prompt agent's), as a span of the current call. */
 export async function tracedGenerate(
+  trace: CallTrace | undefined,
   generate: (request: LlmRequest) => Promise<LlmResult>,
   request: LlmRequest,
 ): Promise<LlmResult> {
-  const trace = currentTrace();
   if (!trace?.tracer.recording) return generate(request);
   const span = trace.start(`chat ${request.model}`, { kind: 'client' });
   setModel(span, request.provider, request.model);
@@ -55,10 +55,10 @@ export async function tracedGenerate(
 
 /** A tool loop's model requests, each recorded as a span once it answered. */
 export function modelCallRecorder(
+  trace: CallTrace | undefined,
   provider: string,
   model: string,
 ): ((call: LlmModelCall) => void) | undefined {
-  const trace = currentTrace();
   if (!trace?.tracer.recording) return undefined;
   return (call) => {
     const span = trace.start(`chat ${model}`, { kind: 'client', startMs: call.startedMs });

@@ -8,11 +8,13 @@
 import type { SandboxSession } from '../../ports/sandbox.ts';
 import type { TraceSpan } from '../../ports/tracer.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
-import { type CallTrace, currentTrace, errorCode } from './call-trace.ts';
+import { type CallTrace, errorCode } from './call-trace.ts';
 
 /** The run's span, opened before its session is (the TRACEPARENT its code is given names it). */
-export function startSandboxSpan(kind: string): { trace: CallTrace; span: TraceSpan } | undefined {
-  const trace = currentTrace();
+export function startSandboxSpan(
+  trace: CallTrace | undefined,
+  kind: string,
+): { trace: CallTrace; span: TraceSpan } | undefined {
   if (!trace?.tracer.recording) return undefined;
   return { trace, span: trace.start('sandbox', { attributes: { 'agenthost.sandbox.kind': kind } }) };
 }

@@ -6,11 +6,15 @@
  */
 import type { LlmTool } from '../../ports/llm-gateway.ts';
 import { subCallError } from '../calls/loop-steps.ts';
-import { currentTrace, traced } from './call-trace.ts';
+import { type CallTrace, traced } from './call-trace.ts';
 
 /** `tools`, each call of them a span of the current call; `agents` maps a tool to the agent it calls. */
-export function tracedTools(tools: LlmTool[], agents: Map<string, string>): LlmTool[] {
-  if (!currentTrace()?.tracer.recording) return tools;
+export function tracedTools(
+  trace: CallTrace | undefined,
+  tools: LlmTool[],
+  agents: Map<string, string>,
+): LlmTool[] {
+  if (!trace?.tracer.recording) return tools;
   return tools.map((tool) => {
     const agent = agents.get(tool.name);
     const name = agent ? `invoke_agent ${agent}` : `execute_tool ${tool.name}`;
@@ -21,6 +25,7 @@ export function tracedTools(tools: LlmTool[], agents: Map<string, string>): LlmT
       ...tool,
       execute: (args) =>
         traced(
+          trace,
           name,
           { kind: agent ? 'client' : 'internal', attributes },
           () => tool.execute(args),

@@ -23,8 +23,8 @@ export const callRoutes = {
       status: 200,
       schema: callEnvelopeSchema,
       description:
-        'The success envelope with the call’s trace (X-Trace-Id, traceparent); a deprecated version adds Deprecation, Sunset and a Link to its successor',
-      headers: ['X-Trace-Id', 'traceparent', 'Deprecation', 'Sunset', 'Link'],
+        'The success envelope with the call’s trace (X-Trace-Id); a deprecated version adds Deprecation, Sunset and a Link to its successor',
+      headers: ['X-Trace-Id', 'Deprecation', 'Sunset', 'Link'],
       eventStream:
         'With Accept: text/event-stream, the call as Server-Sent Events once it runs: `delta` ({"text"}) as the model writes, `step` ({"kind", "name", "outcome", "duration_ms"}) for each tool or sub-agent call of a managed loop, a comment line every 15 s, and last `result` (the success envelope) or `error` (the error envelope). Refusals before it runs are the ordinary JSON answers (docs/calls.md, "Streamed calls").',
     },

@@ -82,7 +82,7 @@ export interface RouteDef {
      */
     eventStream?: string;
     /** Response headers beyond the ones every response carries (X-Request-Id, X-RateLimit-*). */
-    headers?: ('Deprecation' | 'Sunset' | 'Link' | 'X-Trace-Id' | 'traceparent')[];
+    headers?: ('Deprecation' | 'Sunset' | 'Link' | 'X-Trace-Id')[];
   };
   /**
    * The body is a document served exactly as it is (/openapi.json), not an API object: no

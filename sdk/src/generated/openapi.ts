@@ -1229,8 +1229,6 @@ export interface components {
         Link: string;
         /** @description The call’s trace id (metadata.trace_id; docs/traces.md) */
         "X-Trace-Id": string;
-        /** @description W3C trace context naming the call’s own span */
-        traceparent: string;
         /** @description How to authenticate: the API key as a bearer token */
         "WWW-Authenticate": "Bearer realm=\"agenthost\"";
     };
@@ -7144,7 +7142,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The success envelope with the call’s trace (X-Trace-Id, traceparent); a deprecated version adds Deprecation, Sunset and a Link to its successor */
+            /** @description The success envelope with the call’s trace (X-Trace-Id); a deprecated version adds Deprecation, Sunset and a Link to its successor */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7152,7 +7150,6 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-Trace-Id": components["headers"]["X-Trace-Id"];
-                    traceparent: components["headers"]["traceparent"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
