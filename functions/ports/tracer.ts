@@ -58,6 +58,8 @@ export interface EndedSpan {
 export interface SpanOptions {
   /** The parent (another span of this process, or a remote one); none: a new trace. */
   parent?: TraceParent | undefined;
+  /** A new trace's id (no parent), when the caller has one for it; default random. */
+  traceId?: string | undefined;
   kind?: SpanKind | undefined;
   attributes?: SpanAttributes | undefined;
   /** Epoch ms (process clock) it started at, when it is recorded after the fact; default now. */

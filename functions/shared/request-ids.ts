@@ -32,3 +32,21 @@ export function requestIdTime(requestId: string): number | undefined {
   const m = UUID_V7_ID.exec(requestId);
   return m ? Number.parseInt(`${m[1]}${m[2]}`, 16) : undefined;
 }
+
+/**
+ * The trace id of a call that starts a trace, from its request id when the platform minted it: the
+ * UUID's 32 hex digits (W3C's trace id is 16 bytes, lowercase hex, not all zero; a version 7 UUID's
+ * last 62 bits are random). The call's stored trace then need not say it: it is read back from the
+ * request id (docs/traces.md, "Cost"). Undefined for an id of another shape (API Gateway's).
+ */
+export function traceIdOfRequestId(requestId: string): string | undefined {
+  if (!UUID_V7_ID.test(requestId)) return undefined;
+  // req_xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx: the four dashes at fixed places.
+  return (
+    requestId.slice(4, 12) +
+    requestId.slice(13, 17) +
+    requestId.slice(18, 22) +
+    requestId.slice(23, 27) +
+    requestId.slice(28)
+  );
+}

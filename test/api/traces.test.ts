@@ -69,6 +69,8 @@ describe('call traces', () => {
     const traceId = res.body.metadata.trace_id;
     assert.match(traceId ?? '', TRACE_ID);
     assert.equal(res.headers.get('x-trace-id'), traceId);
+    // A trace the call began is named by its request id (docs/traces.md, "Trace context").
+    assert.equal(traceId, res.body.metadata.request_id.slice(4).replaceAll('-', ''));
     assert.equal(res.headers.get('traceparent'), null, 'a request header, not an answer’s (docs/traces.md)');
 
     const trace = await traceOf(author.key, res.body.metadata.request_id);

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { callTime, timedByRequestId } from '../../functions/core/calls/call-time.ts';
 import type { CoreDeps } from '../../functions/ports/core-deps.ts';
-import { builtUuidV7, newRequestId, requestIdTime } from '../../functions/shared/request-ids.ts';
+import {
+  builtUuidV7,
+  newRequestId,
+  requestIdTime,
+  traceIdOfRequestId,
+} from '../../functions/shared/request-ids.ts';
 import { FakeClock } from '../helpers/fake-clock.ts';
 
 /**
@@ -31,8 +36,19 @@ describe('the time a request id carries', () => {
       `run_${builtUuidV7(AT)}`,
       `req_${builtUuidV7(AT)}x`,
       'req_unknown',
-    ])
+    ]) {
       assert.equal(requestIdTime(id), undefined, id);
+      assert.equal(traceIdOfRequestId(id), undefined, id);
+    }
+  });
+
+  it('names a W3C trace id: the UUID’s 32 hex digits', () => {
+    for (const id of [newRequestId(), `req_${builtUuidV7(AT)}`]) {
+      const traceId = traceIdOfRequestId(id) ?? '';
+      assert.match(traceId, /^[0-9a-f]{32}$/, id);
+      assert.notEqual(traceId, '0'.repeat(32));
+      assert.equal(traceId, id.slice(4).replaceAll('-', ''));
+    }
   });
 });
 

@@ -171,7 +171,25 @@ describe('a call trace on its log line', () => {
     assert.ok(text.includes('my.own'), 'a name not listed is stored as itself');
     for (const field of ['agent_id', 'root_span_id', 'at', 'dropped_spans', 'parent_request_id'])
       assert.ok(!(field in line), field);
-    assert.equal(text.match(/acme\/planner\/v3/g)?.length, 2, 'the agent: its field and the call span name');
+    assert.equal(
+      text.match(/acme\/planner\/v3/g)?.length,
+      1,
+      'the agent: its field, not the call span’s name',
+    );
+    assert.equal((line.spans as unknown[][])[0]?.[2], '', 'the call span’s name is read back from the agent');
+    assert.equal(traceOfItem(line)?.spans[0]?.name, 'call acme/planner/v3');
+  });
+
+  it('leaves out a trace id the request id names, and reads it back; keeps any other', () => {
+    const own = '01a21604241f7b47b15a20a6795e5456';
+    const began = stored(input(spans, { trace_id: own }));
+    assert.ok(!('trace_id' in began), 'a trace the call began: named by its request id');
+    assert.equal(traceOfItem(began)?.trace_id, own);
+    const joined = stored(input(spans));
+    assert.equal(joined.trace_id, TRACE_ID, 'a caller’s trace, or a run’s: stored');
+    assert.equal(traceOfItem(joined)?.trace_id, TRACE_ID);
+    const other = stored(input(spans, { request_id: 'req_from-api-gateway', trace_id: own }));
+    assert.equal(other.trace_id, own, 'an id of another shape names no trace');
   });
 
   it('places a sub-call under its run (GSI1) and every call under its request id (GSI2)', () => {

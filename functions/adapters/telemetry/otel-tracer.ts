@@ -110,7 +110,7 @@ class RecordedSpan implements TraceSpan, EndedSpan, TraceParent {
     this.kind = options.kind ?? 'internal';
     this.parentSpanId = options.parent?.spanId ?? null;
     this.startMs = options.startMs ?? nowMs();
-    this.traceId = options.parent?.traceId ?? randomHex(16);
+    this.traceId = options.parent?.traceId ?? options.traceId ?? randomHex(16);
     this.spanId = randomHex(8);
     if (options.attributes) this.set(options.attributes);
   }

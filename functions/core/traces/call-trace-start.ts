@@ -7,11 +7,12 @@
  */
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { TraceParent, Tracer } from '../../ports/tracer.ts';
+import { traceIdOfRequestId } from '../../shared/request-ids.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallRequest } from '../calls/call-context.ts';
 import { CallTrace } from './call-trace.ts';
-import { agentRef } from './trace-record.ts';
+import { agentRef, rootName } from './trace-record.ts';
 
 /** Tracers whose `ready()` has resolved: a call need not wait on it again (an await a call). */
 const loaded = new WeakSet<Tracer>();
@@ -35,8 +36,11 @@ export async function startCallTrace(
     }
   }
   const ref = agentRef(agent.org, agent.name, agent.version);
-  const trace = new CallTrace(deps.tracer, `call ${ref}`, {
-    parent: parentOf(deps, auth, req),
+  const parent = parentOf(deps, auth, req);
+  const trace = new CallTrace(deps.tracer, rootName(ref), {
+    parent,
+    // A new trace is named by the call's request id (its stored trace then need not say it).
+    traceId: parent ? undefined : traceIdOfRequestId(req.requestId),
     startMs: startedMs,
   });
   // One by one, not an object of them: every call sets these (docs/traces.md, "Cost").

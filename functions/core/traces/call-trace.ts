@@ -47,9 +47,18 @@ export class CallTrace {
   /** Each span's end keeps it (one function a call, not one a span). */
   private readonly keepEnded = (span: EndedSpan): void => this.keep(span);
 
-  constructor(tracer: Tracer, name: string, options: { parent?: TraceParent | undefined; startMs: number }) {
+  constructor(
+    tracer: Tracer,
+    name: string,
+    options: { parent?: TraceParent | undefined; traceId?: string | undefined; startMs: number },
+  ) {
     this.tracer = tracer;
-    this.root = tracer.startSpan(name, { kind: 'server', parent: options.parent, startMs: options.startMs });
+    this.root = tracer.startSpan(name, {
+      kind: 'server',
+      parent: options.parent,
+      traceId: options.traceId,
+      startMs: options.startMs,
+    });
   }
 
   get traceId(): string {

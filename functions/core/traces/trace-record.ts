@@ -18,6 +18,7 @@
 import * as z from 'zod';
 import type { AttrValue, Item } from '../../ports/store.ts';
 import type { EndedSpan, SpanValue, StoredSpan } from '../../ports/tracer.ts';
+import { traceIdOfRequestId } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 
 const spanValue = z.union([z.string(), z.number(), z.boolean()]);
@@ -130,7 +131,8 @@ const ROOT_FROM_FIELDS = new Set(['agenthost.request_id', 'agenthost.agent', 'ag
 const storedTraceSchema = z.object({
   pk: z.string(),
   request_id: z.string(),
-  trace_id: z.string(),
+  /** Left out when it is the one the request id names (traceIdOfRequestId: a trace the call began). */
+  trace_id: z.string().optional(),
   parent_request_id: z.string().optional(),
   /** Left out of a line its record links (the record says them: CallOfLine). */
   agent_ref: z.string().optional(),
@@ -148,6 +150,16 @@ const storedTraceSchema = z.object({
 /** An agent version as a trace names it (its `agent_ref`, the call span's `call <ref>`). */
 export function agentRef(org: string, name: string, version: string): string {
   return `${org}/${name}/${version}`;
+}
+
+/** The call's own span's name (call-trace-start.ts), which its stored trace leaves out. */
+export function rootName(ref: string): string {
+  return `call ${ref}`;
+}
+
+/** Whether `name` is rootName(ref), without building it (this runs for every call). */
+function isRootName(name: string, ref: string): boolean {
+  return name.length === ref.length + 5 && name.startsWith('call ') && name.endsWith(ref);
 }
 
 /** The sort key of a call's own log line (under its agent's version item): when it was written, and the call. */
@@ -188,14 +200,16 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
     spans[placeOf(i, root)] = [
       span.context.spanId,
       parentOf(span, list, root, places),
-      span.name,
+      // The call's own span's name says the agent the line is under: read back from it.
+      i === root && isRootName(span.name, t.agent_ref) ? '' : span.name,
       KIND_CODES.indexOf(span.kind),
       Math.round((span.startMs - start) * 1000),
       Math.round(span.durationMs * 1000),
       compactAttributes(span.attributes, i === root),
     ];
   }
-  line.trace_id = t.trace_id;
+  // A trace the call began is named by its request id: read back from it (no 45 bytes a line).
+  if (t.trace_id !== traceIdOfRequestId(t.request_id)) line.trace_id = t.trace_id;
   if (t.parent_request_id) line.parent_request_id = t.parent_request_id;
   // Who called which agent is the record's to say when the record links the line; a sub-call's line
   // is also read by itself, found under its run (GSI1), so it says them.
@@ -266,6 +280,8 @@ export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | un
   const workspaceId = t.workspace_id ?? call?.workspace_id;
   const callerAccountId = t.caller_account_id ?? call?.caller_account_id;
   if (agentRef === undefined || workspaceId === undefined || callerAccountId === undefined) return undefined;
+  const traceId = t.trace_id ?? traceIdOfRequestId(t.request_id);
+  if (traceId === undefined) return undefined;
   const agentId = t.pk.slice(agentKeys.version('').pk.length);
   const rootId = (t.spans[0] as (typeof t.spans)[number])[0];
   const ids = t.spans.map(([id]) => id);
@@ -274,7 +290,7 @@ export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | un
   const base = t.spans_start ?? t.spans_start_ms;
   if (base === undefined) return undefined;
   return {
-    trace_id: t.trace_id,
+    trace_id: traceId,
     request_id: t.request_id,
     parent_request_id: t.parent_request_id ?? null,
     agent_id: agentId,
@@ -288,7 +304,7 @@ export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | un
       return {
         span_id,
         parent_span_id: (typeof parent === 'number' ? ids[parent] : parent) || null,
-        name,
+        name: name === '' && span_id === rootId ? rootName(agentRef) : name,
         kind: KIND_CODES[kind] ?? 'internal',
         start_ms: base + start / perMs,
         duration_ms: duration / perMs,
