@@ -73,6 +73,7 @@ function input(spans: StoredSpan[], more: Partial<CallTraceInput> = {}): CallTra
     dropped_spans: 0,
     spans: spans.map(ended),
     indexed: true,
+    traced_by_request_id: false,
     ...more,
   };
 }
@@ -182,14 +183,14 @@ describe('a call trace on its log line', () => {
 
   it('leaves out a trace id the request id names, and reads it back; keeps any other', () => {
     const own = '01a21604241f7b47b15a20a6795e5456';
-    const began = stored(input(spans, { trace_id: own }));
+    const began = stored(input(spans, { trace_id: own, traced_by_request_id: true }));
     assert.ok(!('trace_id' in began), 'a trace the call began: named by its request id');
     assert.equal(traceOfItem(began)?.trace_id, own);
     const joined = stored(input(spans));
     assert.equal(joined.trace_id, TRACE_ID, 'a caller’s trace, or a run’s: stored');
     assert.equal(traceOfItem(joined)?.trace_id, TRACE_ID);
-    const other = stored(input(spans, { request_id: 'req_from-api-gateway', trace_id: own }));
-    assert.equal(other.trace_id, own, 'an id of another shape names no trace');
+    const drawn = stored(input(spans, { request_id: 'req_from-api-gateway' }));
+    assert.equal(drawn.trace_id, TRACE_ID, 'a trace id drawn at random (an id of another shape)');
   });
 
   it('places a sub-call under its run (GSI1) and every call under its request id (GSI2)', () => {

@@ -203,6 +203,7 @@ function traceOnLine(line: Item, report: CallReport, indexed: boolean): boolean 
     spans: trace.spans,
     dropped_spans: trace.dropped,
     indexed,
+    traced_by_request_id: trace.namedTrace,
   });
   return true;
 }

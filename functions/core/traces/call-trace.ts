@@ -31,6 +31,8 @@ const MAX_NAME = 256;
 export class CallTrace {
   readonly tracer: Tracer;
   readonly root: TraceSpan;
+  /** Whether its trace id was given (a new trace named by the call's request id), not drawn. */
+  readonly namedTrace: boolean;
   /** Ended spans, in the order they ended (the root last). */
   readonly spans: EndedSpan[] = [];
   /** Spans past MAX_STORED_SPANS or MAX_STORED_SPAN_BYTES, not stored. */
@@ -53,6 +55,7 @@ export class CallTrace {
     options: { parent?: TraceParent | undefined; traceId?: string | undefined; startMs: number },
   ) {
     this.tracer = tracer;
+    this.namedTrace = options.parent === undefined && options.traceId !== undefined;
     this.root = tracer.startSpan(name, {
       kind: 'server',
       parent: options.parent,

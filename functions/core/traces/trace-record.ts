@@ -64,6 +64,8 @@ export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & {
   at: string;
   spans: readonly EndedSpan[];
   indexed: boolean;
+  /** Whether `trace_id` is the one the request id names (traceIdOfRequestId): then not stored. */
+  traced_by_request_id: boolean;
 };
 
 const KIND_CODES = ['internal', 'server', 'client'] as const;
@@ -209,7 +211,7 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
     ];
   }
   // A trace the call began is named by its request id: read back from it (no 45 bytes a line).
-  if (t.trace_id !== traceIdOfRequestId(t.request_id)) line.trace_id = t.trace_id;
+  if (!t.traced_by_request_id) line.trace_id = t.trace_id;
   if (t.parent_request_id) line.parent_request_id = t.parent_request_id;
   // Who called which agent is the record's to say when the record links the line; a sub-call's line
   // is also read by itself, found under its run (GSI1), so it says them.
