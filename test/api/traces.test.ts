@@ -69,7 +69,7 @@ describe('call traces', () => {
     const traceId = res.body.metadata.trace_id;
     assert.match(traceId ?? '', TRACE_ID);
     assert.equal(res.headers.get('x-trace-id'), traceId);
-    // A trace the call began is named by its request id (docs/traces.md, "Trace context").
+    // A trace the call began is named by its request id (docs/traces.md, "The trace of a call").
     assert.equal(traceId, res.body.metadata.request_id.slice(4).replaceAll('-', ''));
     assert.equal(res.headers.get('traceparent'), null, 'a request header, not an answer’s (docs/traces.md)');
 
@@ -112,6 +112,8 @@ describe('call traces', () => {
     const trace = await traceOf(author.key, res.body.metadata.request_id);
     const root = trace.body.spans.find((s) => s.name.startsWith('call '));
     assert.equal(root?.parent_span_id, '00f067aa0ba902b7');
+    // The caller's trace id is stored with the line, not taken for the request id's.
+    assert.equal(trace.body.trace_id, traceId);
 
     const bad = await call(
       author.key,

@@ -78,6 +78,15 @@ describe('a call trace', () => {
     );
   });
 
+  it('lets a span it ended go of the call: a scope that outlives the call may hold the span', () => {
+    const trace = newTrace();
+    const span = trace.start('execute_tool search');
+    const callbacks = () => Object.values(span).filter((v) => typeof v === 'function').length;
+    assert.equal(callbacks(), 1, 'its end keeps it with the call');
+    span.end();
+    assert.equal(callbacks(), 0, 'once ended, nothing of it reaches the call');
+  });
+
   it('keeps each span once, and counts those past the stored bound as dropped', () => {
     const trace = newTrace();
     const first = trace.start('admission');

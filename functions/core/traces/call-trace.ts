@@ -55,13 +55,17 @@ export class CallTrace {
     options: { parent?: TraceParent | undefined; traceId?: string | undefined; startMs: number },
   ) {
     this.tracer = tracer;
-    this.namedTrace = options.parent === undefined && options.traceId !== undefined;
     this.root = tracer.startSpan(name, {
       kind: 'server',
       parent: options.parent,
       traceId: options.traceId,
       startMs: options.startMs,
     });
+    // The id the root got, checked: a tracer may draw its own (the port's traceId is a wish).
+    this.namedTrace =
+      options.parent === undefined &&
+      options.traceId !== undefined &&
+      this.root.context.traceId === options.traceId;
   }
 
   get traceId(): string {
