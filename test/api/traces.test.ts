@@ -166,6 +166,33 @@ describe('call traces', () => {
     }
   });
 
+  it("lets no one join another's trace by its id, though a trace the platform began is named by its request id", async () => {
+    fake.enqueue({ text: 'own' }, { text: 'joined' });
+    const own = await call(author.key, { text: 'e' });
+    const ownRequest = own.body.metadata.request_id;
+    const ownTrace = own.body.metadata.trace_id;
+    assert.equal(ownTrace, ownRequest.slice(4).replaceAll('-', ''));
+    // Another account sends that trace id (learnt, or worked out from a request id) as its parent.
+    const joined = await call(stranger, { text: 'f' }, { traceparent: `00-${ownTrace}-00f067aa0ba902b7-01` });
+    assert.equal(joined.status, 200, joined.text);
+    assert.equal(joined.body.metadata.trace_id, ownTrace, 'the header is honoured as a parent');
+    const theirs = await traceOf(stranger, joined.body.metadata.request_id);
+    assert.deepEqual(
+      theirs.body.spans.map((s) => s.name).sort(),
+      ['admission', 'call tracer/echo/v1'],
+      'only its own call, in outline',
+    );
+    const mine = await traceOf(author.key, ownRequest);
+    assert.equal(mine.status, 200, mine.text);
+    assert.equal(mine.body.spans.length, 3, 'the author’s trace holds none of the stranger’s call');
+    const mineIds = new Set(mine.body.spans.map((s) => s.span_id));
+    assert.ok(
+      theirs.body.spans.every((s) => !mineIds.has(s.span_id)),
+      'nor theirs any of the author’s',
+    );
+    assert.equal((await traceOf(stranger, ownRequest)).status, 404, 'nor can the stranger read it');
+  });
+
   it("shows a refused call's caller its outline too, however few spans it has", async () => {
     const res = await p.request<{ metadata: { request_id: string; trace_id: string } }>(
       'POST',
