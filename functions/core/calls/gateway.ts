@@ -76,7 +76,11 @@ function admissionSpan(call: CallContext, startMs: number, kind: string, err?: u
  */
 function traceAnswer(response: CallResponse, trace: CallTrace): void {
   response.body.metadata.trace_id = trace.traceId;
-  response.headers['X-Trace-Id'] = trace.traceId;
+  Object.assign(response.headers, traceHeaders(trace));
+}
+
+function traceHeaders(trace: CallTrace): Record<string, string> {
+  return { 'X-Trace-Id': trace.traceId };
 }
 
 /**
@@ -124,9 +128,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);
-  const events = request.stream?.open(
-    call.trace ? { ...headers, 'X-Trace-Id': call.trace.traceId } : headers,
-  );
+  const events = request.stream?.open(call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers);
   const result = await runWithinDeadline(deps, call, {
     input,
     files,
