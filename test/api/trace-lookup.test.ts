@@ -6,7 +6,7 @@ import { traceKeys } from '../../functions/core/traces/trace-record.ts';
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { callRecordKeys } from '../../functions/core/usage/call-records.ts';
 import { systemClock } from '../../functions/ports/clock.ts';
-import type { Item } from '../../functions/ports/store.ts';
+import type { AttrValue, Item } from '../../functions/ports/store.ts';
 import { requestIdTime } from '../../functions/shared/request-ids.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -96,6 +96,29 @@ describe('a call trace found through its record', () => {
       whole.text,
     );
     assert.ok(whole.body.spans.every((s) => s.visibility === 'whole'));
+
+    // What the record says, the line leaves out, and the read puts back (trace-from-record.ts).
+    const spans = JSON.stringify(line.spans);
+    for (const said of [`"${record.model}"`, `"${record.provider}"`, '"success"'])
+      assert.ok(!spans.includes(said), `${said} is the record’s to say: ${spans}`);
+    assert.deepEqual((line.spans as AttrValue[][])[0]?.[6], [], 'the call’s own span: all the record’s');
+    assert.equal(line.spans_start, undefined, 'the spans begin at the call’s time');
+    const [root, ...rest] = whole.body.spans;
+    // Its start, µs after the call's time (the id's, minted as the request arrived).
+    const after = Number((line.spans as AttrValue[][])[0]?.[4]);
+    assert.ok(after >= 0);
+    assert.equal(
+      root?.start_time,
+      new Date(Date.parse(String(record.at)) + Math.floor(after / 1000)).toISOString(),
+    );
+    assert.equal(root?.attributes['agenthost.outcome'], 'success');
+    assert.equal(root?.attributes['http.response.status_code'], 200);
+    assert.equal(root?.attributes['agenthost.endpoint'], 'run');
+    const model = rest.find((s) => s.name === `chat ${record.model}`);
+    assert.ok(model, whole.text);
+    assert.equal(model.attributes['gen_ai.provider.name'], record.provider);
+    assert.equal(model.attributes['gen_ai.request.model'], record.model);
+    assert.equal(model.attributes['gen_ai.response.finish_reasons'], 'stop');
   });
 
   it("reads the author's own call, and refuses a third account as for a call that does not exist", async () => {
@@ -114,11 +137,30 @@ describe('a call trace found through its record', () => {
   it('reads a line an earlier build wrote (indexed by its id, its record linking nothing)', async () => {
     const requestId = await call(caller.key);
     const { record, line } = await stored(caller.accountId, requestId);
-    // As the build before wrote them: the line says who called which agent and is indexed.
+    const linkedRead = await traceOf(author.key, requestId);
+    // As the build before wrote them: the line says who called which agent, when its spans began,
+    // their outcome and model (attribute names by number: trace-record.ts), and is indexed.
     const { log_at: _, ...unlinked } = record;
     await p.deps.store.put(unlinked);
+    type Tuple = [AttrValue, AttrValue, AttrValue, AttrValue, AttrValue, AttrValue, AttrValue[]];
+    const [root, ...rest] = line.spans as Tuple[];
+    assert.ok(root);
+    const said = (span: Tuple, name: AttrValue, attributes: AttrValue[]): AttrValue[] => [
+      ...span.slice(0, 2),
+      name,
+      ...span.slice(3, 6),
+      [...attributes, ...span[6]],
+    ];
+    const provider = String(record.provider);
+    const model = String(record.model);
+    const spans = [
+      said(root, '', [0, 'run', 1, 'success', 2, 200]),
+      ...rest.map((span) => (span[2] === '' ? said(span, `chat ${model}`, [8, provider, 9, model]) : span)),
+    ];
     await p.deps.store.put({
       ...line,
+      spans_start: Date.parse(String(record.at)),
+      spans,
       agent_ref: 'finder/echo/v1',
       workspace_id: record.workspace_id,
       caller_account_id: caller.accountId,
@@ -131,6 +173,7 @@ describe('a call trace found through its record', () => {
       whole.body.spans.some((s) => s.name.startsWith('chat ')),
       whole.text,
     );
+    assert.deepEqual(whole.body.spans, linkedRead.body.spans, 'read as the line its record links reads');
     assert.equal((await traceOf(caller.key, requestId)).status, 200);
   });
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OtelTracer } from '../../functions/adapters/telemetry/otel-tracer.ts';
 import { agentKeys } from '../../functions/core/agents/agent-keys.ts';
+import type { CallOfLine } from '../../functions/core/traces/trace-from-record.ts';
 import {
   type CallTraceInput,
   traceKeys,
@@ -59,6 +60,24 @@ function ended(s: StoredSpan): EndedSpan {
   };
 }
 
+/** The call's record, as written with its line: what a line only it reads need not say again. */
+const RECORD: CallOfLine = {
+  at: '2026-11-26T04:01:39.871Z',
+  org: 'acme',
+  agent: 'planner',
+  version: 'v3',
+  workspace_id: 'ws-1',
+  caller_account_id: 'acct-1',
+  endpoint: 'run',
+  status: 'timeout',
+  error_code: 'TIMEOUT',
+  http_status: 504,
+  credits: 2,
+  compute_ms: 12.4,
+  provider: 'openai',
+  model: 'gpt-5-mini',
+};
+
 function input(spans: StoredSpan[], more: Partial<CallTraceInput> = {}): CallTraceInput {
   return {
     trace_id: TRACE_ID,
@@ -74,6 +93,7 @@ function input(spans: StoredSpan[], more: Partial<CallTraceInput> = {}): CallTra
     spans: spans.map(ended),
     indexed: true,
     traced_by_request_id: false,
+    record: RECORD,
     ...more,
   };
 }
@@ -101,8 +121,11 @@ describe('a call trace on its log line', () => {
       'agenthost.agent': 'acme/planner/v3',
       'agenthost.agent.id': AGENT,
       'agenthost.endpoint': 'run',
+      'agenthost.outcome': 'timeout',
       'error.type': 'TIMEOUT',
       'http.response.status_code': 504,
+      'agenthost.credits': 2,
+      'agenthost.compute_ms': 12,
     },
   });
   const spans = [
@@ -210,13 +233,60 @@ describe('a call trace on its log line', () => {
     for (const field of ['agent_ref', 'workspace_id', 'caller_account_id'])
       assert.ok(!(field in linked), field);
     assert.equal(traceOfItem(linked), undefined, 'not readable without its record');
-    const call = { agent_ref: 'acme/planner/v3', workspace_id: 'ws-1', caller_account_id: 'acct-1' };
-    assert.deepEqual(traceOfItem(linked, call), traceOfItem(stored(input(spans))));
+    assert.deepEqual(traceOfItem(linked, RECORD), traceOfItem(stored(input(spans))));
     // A sub-call's line is also read by itself, under its run: it keeps them.
     const sub = stored(input(spans, { indexed: false, parent_request_id: 'req_parent' }));
     assert.equal(sub.gsi2pk, undefined);
     assert.equal(sub.gsi1pk, traceKeys.children('req_parent'), 'a sub-call is still found under its run');
     assert.equal(traceOfItem(sub)?.workspace_id, 'ws-1');
+  });
+
+  it('leaves out of a line its record alone reads the call’s time, outcome and model, and reads them back', () => {
+    const chat = span('eeeeeeeeeeeeeeee', 'aaaaaaaaaaaaaaaa', 'chat gpt-5-mini', 1, {
+      kind: 'client',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-5-mini',
+        'gen_ai.usage.input_tokens': 4,
+        'gen_ai.response.finish_reasons': 'stop',
+      },
+    });
+    // Another model than the call's (a sub-agent's own is its call's; a span may still name one).
+    const other = span('ffffffffffff0000', 'aaaaaaaaaaaaaaaa', 'chat other-model', 3, {
+      kind: 'client',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'other-model',
+      },
+    });
+    const all = [chat, other, ...spans];
+    const linked = stored(input(all, { indexed: false }));
+    const whole = stored(input(all));
+    const text = JSON.stringify(linked.spans);
+    for (const said of ['"run"', '"timeout"', '504', 'gpt-5-mini', '"openai"'])
+      assert.ok(!text.includes(said), `${said}: the record says it`);
+    assert.deepEqual((linked.spans as unknown[][])[0]?.[6], [], 'the call’s own span: all the record’s');
+    assert.ok(!('spans_start' in linked), 'the spans begin at the call’s time');
+    for (const kept of ['"stop"', 'other-model', '"anthropic"', '"llm"'])
+      assert.ok(text.includes(kept), `${kept}: the record does not say it`);
+    assert.ok(JSON.stringify(whole.spans).includes('gpt-5-mini'), 'an indexed line says it all');
+    assert.ok('spans_start' in whole);
+    assert.deepEqual(traceOfItem(linked, RECORD), traceOfItem(whole));
+    const back = traceOfItem(linked, RECORD)?.spans;
+    assert.equal(back?.find((s) => s.span_id === chat.span_id)?.name, 'chat gpt-5-mini');
+    assert.deepEqual(back?.find((s) => s.span_id === chat.span_id)?.attributes, chat.attributes);
+    assert.equal(back?.find((s) => s.span_id === root.span_id)?.start_ms, T0);
+    // Spans that began before the call's time (a caller's clock is not the record's) keep their start.
+    const early = stored(
+      input([span('1111111111111111', 'aaaaaaaaaaaaaaaa', 'admission', -2), ...spans], { indexed: false }),
+    );
+    assert.equal(early.spans_start, Math.floor(T0 - 2));
+    // A record that says otherwise than the spans (a line of an earlier build) takes nothing away.
+    const otherRecord = { ...RECORD, status: 'error' as const, model: 'gpt-4o', http_status: 500 };
+    const kept = JSON.stringify(stored(input(all, { indexed: false, record: otherRecord })).spans);
+    for (const said of ['"timeout"', '504', 'gpt-5-mini']) assert.ok(kept.includes(said), said);
   });
 
   it('stores times as whole microseconds after a whole millisecond, and reads them back', () => {

@@ -9,6 +9,7 @@ import type { Item } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
+import { ROOT_OUTCOME, recordedRootValue } from '../traces/trace-from-record.ts';
 import { agentRef, callLineSk, writeTraceOnLine } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, EngineOutcome } from './call-context.ts';
@@ -118,7 +119,7 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
   const requestId = call.request.requestId;
   const duration = Date.now() - call.startedMs;
   const ok = outcome.status === 'success';
-  const record = callRecordItem({
+  const fields: CallRecord = {
     ...callIdentity(call),
     request_id: requestId,
     caller_account_id: call.auth.accountId,
@@ -131,7 +132,8 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
     ...engine.usage,
     compute_ms: engine.computeMs,
     credits: report.billed,
-  });
+  };
+  const record = callRecordItem(fields);
   // The charge is settled in the same transaction as the record: a call whose answer was written
   // is always billed; one that never got here is refunded by reconciliation.
   const settle = report.billed > 0 ? [settleOp(requestId)] : [];
@@ -155,7 +157,7 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
   // record is found from its request id (its time is the id's) links the line from the record;
   // another's line is indexed by the id (GSI2).
   const linked = timedByRequestId(call.at, requestId);
-  if (traceOnLine(log, report, !linked) && linked) record.log_at = written;
+  if (traceOnLine(log, report, fields, !linked) && linked) record.log_at = written;
   const extraLogs = engine.logs.map((l, i) => ({
     ...agentKeys.version(agent.id),
     sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
@@ -179,15 +181,13 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
  * bounded in number and bytes, its names and values in length (call-trace.ts), so the line stays
  * well under an item's 400 KB.
  */
-function traceOnLine(line: Item, report: CallReport, indexed: boolean): boolean {
-  const { call, outcome, engine } = report;
+function traceOnLine(line: Item, report: CallReport, record: CallRecord, indexed: boolean): boolean {
+  const { call, outcome } = report;
   const trace = call.trace;
   if (!trace) return false;
+  // The call's outcome as its record says it (the one mapping, which reading the line undoes).
   const root = trace.root;
-  root.setAttribute('agenthost.outcome', outcome.status);
-  root.setAttribute('http.response.status_code', outcome.http);
-  root.setAttribute('agenthost.credits', report.billed || undefined);
-  root.setAttribute('agenthost.compute_ms', engine.computeMs > 0 ? Math.round(engine.computeMs) : undefined);
+  for (const name of ROOT_OUTCOME) root.setAttribute(name, recordedRootValue(name, record));
   trace.finish(outcome.code ?? undefined);
   const { agent } = call;
   writeTraceOnLine(line, {
@@ -204,6 +204,7 @@ function traceOnLine(line: Item, report: CallReport, indexed: boolean): boolean 
     dropped_spans: trace.dropped,
     indexed,
     traced_by_request_id: trace.namedTrace,
+    record,
   });
   return true;
 }

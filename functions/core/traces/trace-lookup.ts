@@ -11,14 +11,8 @@ import type { Item } from '../../ports/store.ts';
 import { requestIdTime } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { callRecordKeys, fromCallRecordItem } from '../usage/call-records.ts';
-import {
-  agentRef,
-  type CallOfLine,
-  type CallTraceRecord,
-  callLineSk,
-  traceKeys,
-  traceOfItem,
-} from './trace-record.ts';
+import type { CallOfLine } from './trace-from-record.ts';
+import { type CallTraceRecord, callLineSk, traceKeys, traceOfItem } from './trace-record.ts';
 
 /**
  * Where the call's record may be: under this calling account (the reader's own; for an
@@ -57,14 +51,7 @@ async function lineByRecord(
     sk: callLineSk(item.log_at, requestId),
   });
   if (line?.request_id !== requestId) return undefined;
-  return {
-    line,
-    call: {
-      agent_ref: agentRef(record.org, record.agent, record.version),
-      workspace_id: record.workspace_id,
-      caller_account_id: record.caller_account_id,
-    },
-  };
+  return { line, call: record };
 }
 
 async function findRecord(deps: CoreDeps, sk: string, places: RecordPlaces): Promise<Item | undefined> {

@@ -20,6 +20,7 @@ import type { AttrValue, Item } from '../../ports/store.ts';
 import type { EndedSpan, SpanValue, StoredSpan } from '../../ports/tracer.ts';
 import { traceIdOfRequestId } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
+import { type CallOfLine, chatName, fromRecord, isChatName, saidByRecord } from './trace-from-record.ts';
 
 const spanValue = z.union([z.string(), z.number(), z.boolean()]);
 
@@ -66,6 +67,8 @@ export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & {
   indexed: boolean;
   /** Whether `trace_id` is the one the request id names (traceIdOfRequestId): then not stored. */
   traced_by_request_id: boolean;
+  /** The call's record as written with the line: what a line it alone links need not say again. */
+  record: CallOfLine;
 };
 
 const KIND_CODES = ['internal', 'server', 'client'] as const;
@@ -141,7 +144,10 @@ const storedTraceSchema = z.object({
   workspace_id: z.string().optional(),
   caller_account_id: z.string().optional(),
   dropped_spans: z.number().int().optional(),
-  /** Epoch ms (whole) at or before the first span's start: the spans' times are µs after it. */
+  /**
+   * Epoch ms (whole) at or before the first span's start: the spans' times are µs after it. Left
+   * out of a line its record alone reads, whose time (`at`) it then is.
+   */
   spans_start: z.number().int().optional(),
   /** Lines written before: epoch ms the first span started at, the spans' times in ms after it. */
   spans_start_ms: z.number().optional(),
@@ -183,6 +189,9 @@ export const traceKeys = {
  * itself, not spread into it: this runs for every call.
  */
 export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
+  // A line only its record reads (not indexed, not a sub-call's, which its run's trace reads by
+  // itself) leaves out what the record says: the call's time, outcome and model.
+  const record = t.indexed || t.parent_request_id ? undefined : t.record;
   // The call's own span is stored first, the others in the order they ended (the root ends last,
   // so it is usually last): a span's place is its index, one on if it ended before the root. No
   // copy of the list, no Map for a few spans: this runs for every call.
@@ -194,7 +203,10 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
     if (root < 0 && span.context.spanId === t.root_span_id) root = i;
     if (span.startMs < first) first = span.startMs;
   }
-  const start = Math.floor(first);
+  // Times after the call's own time when its record says it (a whole ms, at or before the spans'
+  // start: the edge minted the call's id as it arrived), else after the first span's start.
+  const at = record ? Date.parse(record.at) : Number.NaN;
+  const start = at <= first ? at : Math.floor(first);
   const places = list.length > MANY_SPANS ? placesById(list, root) : undefined;
   const spans: AttrValue[] = new Array(list.length);
   for (let i = 0; i < list.length; i++) {
@@ -202,12 +214,15 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
     spans[placeOf(i, root)] = [
       span.context.spanId,
       parentOf(span, list, root, places),
-      // The call's own span's name says the agent the line is under: read back from it.
-      i === root && isRootName(span.name, t.agent_ref) ? '' : span.name,
+      // The call's own span's name says the agent the line is under, a model request's the
+      // call's model: read back from them.
+      (i === root ? isRootName(span.name, t.agent_ref) : record && isChatName(span.name, record.model))
+        ? ''
+        : span.name,
       KIND_CODES.indexOf(span.kind),
       Math.round((span.startMs - start) * 1000),
       Math.round(span.durationMs * 1000),
-      compactAttributes(span.attributes, i === root),
+      compactAttributes(span.attributes, i === root, record),
     ];
   }
   // A trace the call began is named by its request id: read back from it (no 45 bytes a line).
@@ -221,7 +236,7 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
     line.caller_account_id = t.caller_account_id;
   }
   if (t.dropped_spans > 0) line.dropped_spans = t.dropped_spans;
-  line.spans_start = start;
+  if (start !== at) line.spans_start = start;
   line.spans = spans;
   if (t.indexed) {
     line.gsi2pk = traceKeys.ofCall(t.request_id);
@@ -262,13 +277,6 @@ function parentOf(
   return parent;
 }
 
-/** What the call's record says of a line it links, which the line leaves out. */
-export interface CallOfLine {
-  agent_ref: string;
-  workspace_id: string;
-  caller_account_id: string;
-}
-
 /**
  * The trace a log line item holds (its log fields and placement left out); undefined for a line
  * whose trace is not in this shape (one written while traces were being built, before the shape
@@ -278,63 +286,77 @@ export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | un
   const parsed = storedTraceSchema.safeParse(item);
   if (!parsed.success) return undefined;
   const t = parsed.data;
-  const agentRef = t.agent_ref ?? call?.agent_ref;
+  // A line without who called which agent is one its record alone reads, which says the rest.
+  const record = t.agent_ref === undefined ? call : undefined;
+  const ref = t.agent_ref ?? (record && agentRef(record.org, record.agent, record.version));
   const workspaceId = t.workspace_id ?? call?.workspace_id;
   const callerAccountId = t.caller_account_id ?? call?.caller_account_id;
-  if (agentRef === undefined || workspaceId === undefined || callerAccountId === undefined) return undefined;
+  if (ref === undefined || workspaceId === undefined || callerAccountId === undefined) return undefined;
   const traceId = t.trace_id ?? traceIdOfRequestId(t.request_id);
   if (traceId === undefined) return undefined;
   const agentId = t.pk.slice(agentKeys.version('').pk.length);
   const rootId = (t.spans[0] as (typeof t.spans)[number])[0];
   const ids = t.spans.map(([id]) => id);
-  // Times in µs after spans_start, or (lines written before) in ms after spans_start_ms.
-  const perMs = t.spans_start === undefined ? 1 : 1000;
-  const base = t.spans_start ?? t.spans_start_ms;
-  if (base === undefined) return undefined;
+  // Times in µs after spans_start (else the call's time), or (lines written before) in ms after
+  // spans_start_ms.
+  const perMs = t.spans_start === undefined && t.spans_start_ms !== undefined ? 1 : 1000;
+  const base = t.spans_start ?? t.spans_start_ms ?? (record && Date.parse(record.at));
+  if (base === undefined || Number.isNaN(base)) return undefined;
   return {
     trace_id: traceId,
     request_id: t.request_id,
     parent_request_id: t.parent_request_id ?? null,
     agent_id: agentId,
-    agent_ref: agentRef,
+    agent_ref: ref,
     workspace_id: workspaceId,
     caller_account_id: callerAccountId,
     root_span_id: rootId,
     dropped_spans: t.dropped_spans ?? 0,
     spans: t.spans.map(([span_id, parent, name, kind, start, duration, packed]): StoredSpan => {
+      const isRoot = span_id === rootId;
       const attributes = expandAttributes(packed);
+      if (record) fromRecord(attributes, isRoot, record);
       return {
         span_id,
         parent_span_id: (typeof parent === 'number' ? ids[parent] : parent) || null,
-        name: name === '' && span_id === rootId ? rootName(agentRef) : name,
+        name: name !== '' ? name : isRoot ? rootName(ref) : record ? chatName(attributes) : name,
         kind: KIND_CODES[kind] ?? 'internal',
         start_ms: base + start / perMs,
         duration_ms: duration / perMs,
         status: attributes['error.type'] === undefined ? 'ok' : 'error',
-        attributes:
-          span_id === rootId
-            ? {
-                'agenthost.request_id': t.request_id,
-                'agenthost.agent': agentRef,
-                'agenthost.agent.id': agentId,
-                ...attributes,
-              }
-            : attributes,
+        attributes: isRoot
+          ? {
+              'agenthost.request_id': t.request_id,
+              'agenthost.agent': ref,
+              'agenthost.agent.id': agentId,
+              ...attributes,
+            }
+          : attributes,
       };
     }),
   };
 }
 
-/** Name and value in turn, a known name by its number; the root's fields the line holds left out. */
-function compactAttributes(attributes: readonly SpanValue[], root: boolean): SpanValue[] {
-  // Its size known: no growing as it fills (cut after, for the root's left-out names).
+/**
+ * Name and value in turn, a known name by its number; left out, what the line holds (the root's
+ * request id and agent) and, given the `record` that alone reads the line, what it says: the root's
+ * endpoint and outcome, a model request's provider and model when they are the call's.
+ */
+function compactAttributes(
+  attributes: readonly SpanValue[],
+  root: boolean,
+  record: CallOfLine | undefined,
+): SpanValue[] {
+  // Its size known: no growing as it fills (cut after, for the left-out names).
   const out: SpanValue[] = new Array(attributes.length);
   let n = 0;
   for (let i = 0; i + 1 < attributes.length; i += 2) {
     const name = attributes[i] as string;
+    const value = attributes[i + 1] as SpanValue;
     if (root && ROOT_FROM_FIELDS.has(name)) continue;
+    if (record && saidByRecord(name, value, root, record)) continue;
     out[n++] = ATTRIBUTE_CODES.get(name) ?? name;
-    out[n++] = attributes[i + 1] as SpanValue;
+    out[n++] = value;
   }
   out.length = n;
   return out;
