@@ -102,7 +102,7 @@ describe('a call trace found through its record', () => {
     for (const said of [`"${record.model}"`, `"${record.provider}"`, '"success"'])
       assert.ok(!spans.includes(said), `${said} is the record’s to say: ${spans}`);
     assert.deepEqual((line.spans as AttrValue[][])[0]?.[6], [], 'the call’s own span: all the record’s');
-    assert.equal(line.spans_start, undefined, 'the spans begin at the call’s time');
+    assert.equal(line.spans_start, undefined, 'the spans count from the ms the request id was minted in');
     const [root, ...rest] = whole.body.spans;
     // Its start, µs after the call's time (the id's, minted as the request arrived).
     const after = Number((line.spans as AttrValue[][])[0]?.[4]);

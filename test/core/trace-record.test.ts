@@ -62,7 +62,6 @@ function ended(s: StoredSpan): EndedSpan {
 
 /** The call's record, as written with its line: what a line only it reads need not say again. */
 const RECORD: CallOfLine = {
-  at: '2026-11-26T04:01:39.871Z',
   org: 'acme',
   agent: 'planner',
   version: 'v3',
@@ -268,11 +267,11 @@ describe('a call trace on its log line', () => {
     for (const said of ['"run"', '"timeout"', '504', 'gpt-5-mini', '"openai"'])
       assert.ok(!text.includes(said), `${said}: the record says it`);
     assert.deepEqual((linked.spans as unknown[][])[0]?.[6], [], 'the call’s own span: all the record’s');
-    assert.ok(!('spans_start' in linked), 'the spans begin at the call’s time');
+    assert.ok(!('spans_start' in linked), 'the spans count from the ms the request id was minted in');
     for (const kept of ['"stop"', 'other-model', '"anthropic"', '"llm"'])
       assert.ok(text.includes(kept), `${kept}: the record does not say it`);
     assert.ok(JSON.stringify(whole.spans).includes('gpt-5-mini'), 'an indexed line says it all');
-    assert.ok('spans_start' in whole);
+    assert.ok(!('spans_start' in whole), 'whoever reads it, the request id says its time');
     assert.deepEqual(traceOfItem(linked, RECORD), traceOfItem(whole));
     const back = traceOfItem(linked, RECORD)?.spans;
     assert.equal(back?.find((s) => s.span_id === chat.span_id)?.name, 'chat gpt-5-mini');
@@ -290,8 +289,8 @@ describe('a call trace on its log line', () => {
   });
 
   it('stores times as whole microseconds after a whole millisecond, and reads them back', () => {
-    const line = stored(input(spans));
-    assert.equal(line.spans_start, Math.floor(T0));
+    const line = stored(input(spans, { request_id: 'req_from-api-gateway' }));
+    assert.equal(line.spans_start, Math.floor(T0), 'an id of another shape says no time');
     const tuples = line.spans as unknown[][];
     for (const tuple of tuples) {
       assert.ok(Number.isInteger(tuple[4]), `start ${tuple[4]}`);

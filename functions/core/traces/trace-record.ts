@@ -18,7 +18,7 @@
 import * as z from 'zod';
 import type { AttrValue, Item } from '../../ports/store.ts';
 import type { EndedSpan, SpanValue, StoredSpan } from '../../ports/tracer.ts';
-import { traceIdOfRequestId } from '../../shared/request-ids.ts';
+import { requestIdTime, traceIdOfRequestId } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type CallOfLine, chatName, fromRecord, isChatName, saidByRecord } from './trace-from-record.ts';
 
@@ -146,7 +146,7 @@ const storedTraceSchema = z.object({
   dropped_spans: z.number().int().optional(),
   /**
    * Epoch ms (whole) at or before the first span's start: the spans' times are µs after it. Left
-   * out of a line its record alone reads, whose time (`at`) it then is.
+   * out when it is the ms the request id was minted in (`req_<UUID v7>`: requestIdTime).
    */
   spans_start: z.number().int().optional(),
   /** Lines written before: epoch ms the first span started at, the spans' times in ms after it. */
@@ -190,7 +190,7 @@ export const traceKeys = {
  */
 export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   // A line only its record reads (not indexed, not a sub-call's, which its run's trace reads by
-  // itself) leaves out what the record says: the call's time, outcome and model.
+  // itself) leaves out what the record says: the call's outcome and model.
   const record = t.indexed || t.parent_request_id ? undefined : t.record;
   // The call's own span is stored first, the others in the order they ended (the root ends last,
   // so it is usually last): a span's place is its index, one on if it ended before the root. No
@@ -203,10 +203,10 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
     if (root < 0 && span.context.spanId === t.root_span_id) root = i;
     if (span.startMs < first) first = span.startMs;
   }
-  // Times after the call's own time when its record says it (a whole ms, at or before the spans'
-  // start: the edge minted the call's id as it arrived), else after the first span's start.
-  const at = record ? Date.parse(record.at) : Number.NaN;
-  const start = at <= first ? at : Math.floor(first);
+  // Times after the ms the call's request id was minted in, which the id says (the edge mints it as
+  // the request arrives, before the call's first span), else after the first span's start.
+  const minted = requestIdTime(t.request_id);
+  const start = minted !== undefined && minted <= first ? minted : Math.floor(first);
   const places = list.length > MANY_SPANS ? placesById(list, root) : undefined;
   const spans: AttrValue[] = new Array(list.length);
   for (let i = 0; i < list.length; i++) {
@@ -236,7 +236,7 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
     line.caller_account_id = t.caller_account_id;
   }
   if (t.dropped_spans > 0) line.dropped_spans = t.dropped_spans;
-  if (start !== at) line.spans_start = start;
+  if (start !== minted) line.spans_start = start;
   line.spans = spans;
   if (t.indexed) {
     line.gsi2pk = traceKeys.ofCall(t.request_id);
@@ -297,11 +297,11 @@ export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | un
   const agentId = t.pk.slice(agentKeys.version('').pk.length);
   const rootId = (t.spans[0] as (typeof t.spans)[number])[0];
   const ids = t.spans.map(([id]) => id);
-  // Times in µs after spans_start (else the call's time), or (lines written before) in ms after
-  // spans_start_ms.
+  // Times in µs after spans_start (else the request id's time), or (lines written before) in ms
+  // after spans_start_ms.
   const perMs = t.spans_start === undefined && t.spans_start_ms !== undefined ? 1 : 1000;
-  const base = t.spans_start ?? t.spans_start_ms ?? (record && Date.parse(record.at));
-  if (base === undefined || Number.isNaN(base)) return undefined;
+  const base = t.spans_start ?? t.spans_start_ms ?? requestIdTime(t.request_id);
+  if (base === undefined) return undefined;
   return {
     trace_id: traceId,
     request_id: t.request_id,
