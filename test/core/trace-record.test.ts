@@ -260,7 +260,11 @@ describe('a call trace on its log line', () => {
         'gen_ai.request.model': 'other-model',
       },
     });
-    const all = [chat, other, ...spans];
+    // A tool call's span names its operation too, but no model: nothing of the record's is its.
+    const tool = span('9999999999999999', 'aaaaaaaaaaaaaaaa', 'execute_tool search', 4, {
+      attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' },
+    });
+    const all = [chat, other, tool, ...spans];
     const linked = stored(input(all, { indexed: false }));
     const whole = stored(input(all));
     const text = JSON.stringify(linked.spans);
@@ -274,6 +278,10 @@ describe('a call trace on its log line', () => {
     assert.ok(!('spans_start' in whole), 'whoever reads it, the request id says its time');
     assert.deepEqual(traceOfItem(linked, RECORD), traceOfItem(whole));
     const back = traceOfItem(linked, RECORD)?.spans;
+    assert.deepEqual(back?.find((s) => s.span_id === tool.span_id)?.attributes, tool.attributes);
+    // A linked line of the build before, which said it all, reads the same with its record.
+    const { agent_ref: _a, workspace_id: _w, caller_account_id: _c, ...earlier } = whole;
+    assert.deepEqual(traceOfItem(earlier, RECORD), traceOfItem(whole));
     assert.equal(back?.find((s) => s.span_id === chat.span_id)?.name, 'chat gpt-5-mini');
     assert.deepEqual(back?.find((s) => s.span_id === chat.span_id)?.attributes, chat.attributes);
     assert.equal(back?.find((s) => s.span_id === root.span_id)?.start_ms, T0);
@@ -282,6 +290,10 @@ describe('a call trace on its log line', () => {
       input([span('1111111111111111', 'aaaaaaaaaaaaaaaa', 'admission', -2), ...spans], { indexed: false }),
     );
     assert.equal(early.spans_start, Math.floor(T0 - 2));
+    assert.equal(
+      traceOfItem(early, RECORD)?.spans.find((s) => s.span_id === '1111111111111111')?.start_ms,
+      T0 - 2,
+    );
     // A record that says otherwise than the spans (a line of an earlier build) takes nothing away.
     const otherRecord = { ...RECORD, status: 'error' as const, model: 'gpt-4o', http_status: 500 };
     const kept = JSON.stringify(stored(input(all, { indexed: false, record: otherRecord })).spans);

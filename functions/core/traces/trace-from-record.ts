@@ -69,6 +69,7 @@ export function recordedRootValue(name: string, record: CallOfLine): SpanValue |
 const OPERATION = 'gen_ai.operation.name';
 const PROVIDER = 'gen_ai.provider.name';
 const MODEL = 'gen_ai.request.model';
+const CHAT = 'chat';
 
 /** Whether `name` is a model request span's for `model` (`chat <model>`: model-spans.ts), unbuilt. */
 export function isChatName(name: string, model: string | null): boolean {
@@ -77,9 +78,26 @@ export function isChatName(name: string, model: string | null): boolean {
   );
 }
 
-/** Whether the record gives back this attribute as it is (fromRecord). */
-export function saidByRecord(name: string, value: SpanValue, root: boolean, record: CallOfLine): boolean {
-  if (root) return value === recordedRootValue(name, record);
+/**
+ * Whether a span's attributes (name and value in turn) are a model request's: its operation `chat`.
+ * A tool call's span names its operation too (`execute_tool`, `invoke_agent`: tool-spans.ts), but no
+ * model.
+ */
+export function isModelRequest(attributes: readonly SpanValue[]): boolean {
+  for (let i = 0; i + 1 < attributes.length; i += 2)
+    if (attributes[i] === OPERATION) return attributes[i + 1] === CHAT;
+  return false;
+}
+
+/** Whether the record gives back this attribute of the call's own span, or of a model request's, as it is (fromRecord). */
+export function saidByRecord(
+  name: string,
+  value: SpanValue,
+  span: 'root' | 'model' | 'other',
+  record: CallOfLine,
+): boolean {
+  if (span === 'root') return value === recordedRootValue(name, record);
+  if (span === 'other') return false;
   return (name === PROVIDER && value === record.provider) || (name === MODEL && value === record.model);
 }
 
@@ -90,7 +108,7 @@ export function fromRecord(attributes: Record<string, SpanValue>, root: boolean,
       const value = recordedRootValue(name, record);
       if (value !== undefined && !(name in attributes)) attributes[name] = value;
     }
-  } else if (OPERATION in attributes) {
+  } else if (attributes[OPERATION] === CHAT) {
     if (record.provider !== null && !(PROVIDER in attributes)) attributes[PROVIDER] = record.provider;
     if (record.model !== null && !(MODEL in attributes)) attributes[MODEL] = record.model;
   }

@@ -20,7 +20,14 @@ import type { AttrValue, Item } from '../../ports/store.ts';
 import type { EndedSpan, SpanValue, StoredSpan } from '../../ports/tracer.ts';
 import { requestIdTime, traceIdOfRequestId } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
-import { type CallOfLine, chatName, fromRecord, isChatName, saidByRecord } from './trace-from-record.ts';
+import {
+  type CallOfLine,
+  chatName,
+  fromRecord,
+  isChatName,
+  isModelRequest,
+  saidByRecord,
+} from './trace-from-record.ts';
 
 const spanValue = z.union([z.string(), z.number(), z.boolean()]);
 
@@ -211,18 +218,24 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   const spans: AttrValue[] = new Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const span = list[i] as EndedSpan;
+    // What the record may say of it: the call's own span's outcome, a model request's model.
+    const said = i === root ? 'root' : record && isModelRequest(span.attributes) ? 'model' : 'other';
     spans[placeOf(i, root)] = [
       span.context.spanId,
       parentOf(span, list, root, places),
       // The call's own span's name says the agent the line is under, a model request's the
       // call's model: read back from them.
-      (i === root ? isRootName(span.name, t.agent_ref) : record && isChatName(span.name, record.model))
+      (
+        said === 'root'
+          ? isRootName(span.name, t.agent_ref)
+          : said === 'model' && isChatName(span.name, record?.model ?? null)
+      )
         ? ''
         : span.name,
       KIND_CODES.indexOf(span.kind),
       Math.round((span.startMs - start) * 1000),
       Math.round(span.durationMs * 1000),
-      compactAttributes(span.attributes, i === root, record),
+      compactAttributes(span.attributes, said, record),
     ];
   }
   // A trace the call began is named by its request id: read back from it (no 45 bytes a line).
@@ -344,7 +357,7 @@ export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | un
  */
 function compactAttributes(
   attributes: readonly SpanValue[],
-  root: boolean,
+  said: 'root' | 'model' | 'other',
   record: CallOfLine | undefined,
 ): SpanValue[] {
   // Its size known: no growing as it fills (cut after, for the left-out names).
@@ -353,8 +366,8 @@ function compactAttributes(
   for (let i = 0; i + 1 < attributes.length; i += 2) {
     const name = attributes[i] as string;
     const value = attributes[i + 1] as SpanValue;
-    if (root && ROOT_FROM_FIELDS.has(name)) continue;
-    if (record && saidByRecord(name, value, root, record)) continue;
+    if (said === 'root' && ROOT_FROM_FIELDS.has(name)) continue;
+    if (record && saidByRecord(name, value, said, record)) continue;
     out[n++] = ATTRIBUTE_CODES.get(name) ?? name;
     out[n++] = value;
   }
