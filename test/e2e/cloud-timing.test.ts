@@ -157,14 +157,16 @@ describe('the emulated deployment at the cloud’s timing', { concurrency: 2 }, 
       );
       assert.equal(runners.size, 2, 'the floor, no more');
       const ms = await echoCall(d, owner.org, owner.key, 1);
-      // One of the refill's runners served it: no task start (START_MS) in the call. The call pays
-      // the calls function's cold start, as a first call on AWS does, so no tighter bound than that.
+      // One of the refill's runners served it: no task start (START_MS) in the call, which a call
+      // that waits for one never answers under (the cold call above). The call also pays the calls
+      // function's cold start, as a first call on AWS does: 6.3 s in a fresh-clone CI run on a
+      // machine loaded by its neighbours (load average 6 on two cores), so no tighter bound.
       const claimed = [...d.output().matchAll(/claimed[^\n]*?(wr-[0-9a-f]{32})/g)].map((m) => m[1]);
       assert.ok(
         claimed.some((id) => runners.has(id)),
         `a runner the refill started served the call: ${claimed}`,
       );
-      assert.ok(ms < START_MS / 2, `the first call of a quiet deployment answers warm: ${ms} ms`);
+      assert.ok(ms < START_MS, `the first call of a quiet deployment answers warm: ${ms} ms`);
     });
   });
 });
