@@ -1,8 +1,9 @@
 /**
  * What a call's stored trace leaves out when only the call's record reads its line (trace-record.ts;
  * docs/traces.md, "Cost"): the record, written in the same transaction, already says who called
- * which agent, with what outcome, and the model it used, so the spans need not say them again. One mapping both ways: the call's own span's outcome is set from the record's fields with
- * it (call-report.ts), writing leaves out what equals it, and reading puts it back.
+ * which agent, with what outcome, and the model it used, so the spans need not say them again. One
+ * mapping both ways: the call's own span's outcome is set from the record's fields with it
+ * (call-report.ts), writing leaves out what equals it, and reading puts it back.
  */
 import type { SpanValue } from '../../ports/tracer.ts';
 import type { CallRecord } from '../usage/call-records.ts';
