@@ -48,7 +48,10 @@ export function callAgent(url: string, dispatcher: Agent): () => Promise<number>
       headers,
       body,
     });
-    await res.body.dump();
+    // A failed call stops the bench: what it answered says why.
+    if (res.statusCode !== 200)
+      process.stderr.write(`${url} answered ${res.statusCode}: ${(await res.body.text()).slice(0, 500)}\n`);
+    else await res.body.dump();
     return res.statusCode;
   };
 }

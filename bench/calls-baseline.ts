@@ -14,7 +14,12 @@ export interface Measure {
 
 const fmt = (n: number) => n.toFixed(2);
 
-export type Round = { results: Map<number, Map<string, Measure[]>>; rss: Map<string, number[]> };
+export type Round = {
+  results: Map<number, Map<string, Measure[]>>;
+  rss: Map<string, number[]>;
+  /** CPU ms per call of each platform in each of the round's same windows (bench/same-windows.ts). */
+  windows?: Map<string, number[]>;
+};
 
 /**
  * The checkout against BENCH_BASELINE_DIR: per round, each platform's median of each figure, and
@@ -28,7 +33,15 @@ export function baselineComparison(
     rssLevel,
     baselineName,
     intro,
-  }: { levels: number[]; rssLevel: number; baselineName: string; intro: string },
+    sameWindows,
+  }: {
+    levels: number[];
+    rssLevel: number;
+    baselineName: string;
+    intro: string;
+    /** The rounds' same windows: at which level, and the second platform of the checkout measured in them. */
+    sameWindows?: { level: number; calibration: string };
+  },
 ): string {
   const figure = (round: Round, name: string, c: number, pick: (m: Measure, r: number) => number) => {
     const at = (round.results.get(c) as Map<string, Measure[]>).get(name) as Measure[];
@@ -73,5 +86,40 @@ export function baselineComparison(
       `| ${row.label} | ${fmt(median(mine))} | ${fmt(median(theirs))} | ${fmt(ratio)} | ${ratios.map((x) => fmt(x)).join(', ')} | ${ok ? 'yes' : '**no**'} |`,
     );
   }
+  if (sameWindows) lines.push(...sameWindowRows(rounds, baselineName, sameWindows));
   return lines.join('\n');
+}
+
+/**
+ * The rows of the same windows: the checkout against the baseline, its second platform against the
+ * baseline (a second estimate), and the checkout against its second platform (the calibration: how
+ * far one build measured against itself spreads). "÷" is the median over every window of the
+ * window's ratio, each round's the median of its windows'.
+ */
+function sameWindowRows(
+  rounds: Round[],
+  baselineName: string,
+  { level, calibration }: { level: number; calibration: string },
+): string[] {
+  const perWindow = (r: Round, name: string) => r.windows?.get(name) ?? [];
+  const row = (a: string, b: string, verdict: boolean) => {
+    const ratios = rounds.map((r) => perWindow(r, a).map((x, w) => x / (perWindow(r, b)[w] as number)));
+    const all = ratios.flat();
+    const ratio = median(all);
+    const mine = median(rounds.flatMap((r) => perWindow(r, a)));
+    const theirs = median(rounds.flatMap((r) => perWindow(r, b)));
+    const within = verdict ? (ratio <= 1.05 ? 'yes' : '**no**') : 'calibration';
+    return `| "${a}" against "${b}" | ${fmt(mine)} | ${fmt(theirs)} | ${ratio.toFixed(3)} | ${ratios.map((x) => fmt(median(x))).join(', ')} | ${within} |`;
+  };
+  const windows = rounds.reduce((n, r) => n + perWindow(r, 'agenthost').length, 0);
+  return [
+    '',
+    `Over the same windows (${windows} in all, the platforms loaded at the same time with ${level} calls in flight each; "÷" the median of every window's ratio, each round's the median of its windows'):`,
+    '',
+    `| CPU per call at ${level}, A against B | A's ms | B's ms | ÷ | each round's ÷ | within 5% |`,
+    '| --- | ---: | ---: | ---: | --- | --- |',
+    row('agenthost', baselineName, true),
+    row(calibration, baselineName, true),
+    row('agenthost', calibration, false),
+  ];
 }

@@ -1,12 +1,11 @@
 /**
  * `npm run bench:calls-together`: two platforms loaded at the same time, each with its own calls in
- * flight, and the CPU each uses per call over the same windows of wall time. It answers one
- * question, how much more CPU per call one build or setting costs than another, more finely than
- * `npm run bench:calls`, which measures the two one after the other: on this shared machine the
- * load of the neighbours moves between two measures seconds apart (a round's ratio there spreads by
- * about ±0.04), while two platforms measured over the same window share whatever the machine does
- * in it. Each window's ratio spreads by about ±0.03 and the median of 20 windows by about ±0.01
- * (the same build against itself: 1.009 and 1.001).
+ * flight, and the CPU each uses per call over the same windows of wall time (bench/same-windows.ts).
+ * It answers one question, how much more CPU per call one build or setting costs than another:
+ * `npm run bench:calls` with BENCH_TRACES_OFF=1 measures tracing's cost the same way for its table;
+ * this one compares any two checkouts or settings, and says where the difference went. Each
+ * window's ratio spreads by about ±0.03 and the median of 20 windows by about ±0.01 (the same build
+ * against itself: 1.009 and 1.001).
  *
  * For each platform it also reads where the CPU went (the main thread's user and system time, V8's
  * worker threads, which run most of the collector's marking and scavenging, from
@@ -17,7 +16,8 @@
  * Defaults: this checkout with traces on against itself with PLATFORM_TRACES=off. Set
  * BENCH_A_DIR / BENCH_B_DIR (checkouts) and BENCH_A_ENV / BENCH_B_ENV (JSON objects of extra
  * environment) to compare others; BENCH_ROUNDS (4: both started afresh each round),
- * BENCH_WINDOWS (5 a round), BENCH_WINDOW_MS (5000), BENCH_CONCURRENCY (16 each). Prints only.
+ * BENCH_WINDOWS (5 a round), BENCH_WINDOW_MS (5000), BENCH_CONCURRENCY (16 each), BENCH_WARMUP (the
+ * calls each answers before the first window, 2,000). Prints only.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -31,6 +31,7 @@ import { startProcess, stop } from './bench-process.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs } from './proc-stats.ts';
 import { median } from './report.ts';
+import { sameWindows } from './same-windows.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
@@ -39,6 +40,7 @@ const ROUNDS = Number(env('BENCH_ROUNDS', '4'));
 const WINDOWS = Number(env('BENCH_WINDOWS', '5'));
 const WINDOW_MS = Number(env('BENCH_WINDOW_MS', '5000'));
 const CONCURRENCY = Number(env('BENCH_CONCURRENCY', '16'));
+const WARMUP = Number(env('BENCH_WARMUP', '2000'));
 /** Clock ticks per second of /proc's times (USER_HZ, 100 on Linux). */
 const TICK_MS = 10;
 
@@ -128,38 +130,25 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       const [a, b] = await Promise.all([start('A'), start('B')]);
       running.push(a.child, b.child);
-      const calls = { A: 0, B: 0 };
-      let stopping = false;
-      const load = (side: Side, url: string) => {
-        const send = callAgent(url, dispatcher);
-        return Promise.all(
-          Array.from({ length: CONCURRENCY }, async () => {
-            while (!stopping) {
-              const status = await send();
-              if (status !== 200) throw new Error(`a bench call to ${side} answered ${status}`);
-              calls[side]++;
-            }
-          }),
-        );
-      };
-      const loads = Promise.all([load('A', a.url), load('B', b.url)]);
-      // Warm up: until each has answered 2,000 calls (the JIT, the row cache, the first pages).
-      while (calls.A < 2000 || calls.B < 2000) await new Promise((r) => setTimeout(r, 100));
+      const windows = await sameWindows(
+        {
+          A: { pid: a.child.pid as number, send: callAgent(a.url, dispatcher) },
+          B: { pid: b.child.pid as number, send: callAgent(b.url, dispatcher) },
+        },
+        { concurrency: CONCURRENCY, windows: WINDOWS, windowMs: WINDOW_MS, warmup: WARMUP },
+        read,
+      );
       const line: string[] = [];
-      for (let w = 0; w < WINDOWS; w++) {
-        const before = { A: read(a.child.pid as number, calls.A), B: read(b.child.pid as number, calls.B) };
-        await new Promise((r) => setTimeout(r, WINDOW_MS));
-        const after = { A: read(a.child.pid as number, calls.A), B: read(b.child.pid as number, calls.B) };
-        add('A', before.A, after.A);
-        add('B', before.B, after.B);
-        const perCall = (s: Side) => (after[s].cpu - before[s].cpu) / (after[s].calls - before[s].calls);
+      for (const w of windows) {
+        add('A', w.A.before, w.A.after);
+        add('B', w.B.before, w.B.after);
+        const perCall = (s: Side) =>
+          (w[s].after.cpu - w[s].before.cpu) / (w[s].after.calls - w[s].before.calls);
         ratios.push(perCall('A') / perCall('B'));
         line.push(
           `${(perCall('A') / perCall('B')).toFixed(3)} (${perCall('A').toFixed(3)}/${perCall('B').toFixed(3)} ms)`,
         );
       }
-      stopping = true;
-      await loads;
       console.log(`round ${round}/${ROUNDS}: ${line.join(', ')}`);
       await Promise.all([stop(a.child), stop(b.child)]);
       running.length = 0;

@@ -20,6 +20,8 @@
  *
  * BENCH_BASELINE_DIR=<checkout> also runs that checkout's platform as a fourth gateway ("agenthost
  * before"), so a change to the call path is measured against the code before it in the same run.
+ * BENCH_TRACES_OFF=1 makes the fourth this checkout with tracing off, and each round begins with the
+ * two, and a second traced platform, measured over the same windows (WINDOW_LEVEL).
  */
 
 import { type ChildProcess, execFileSync } from 'node:child_process';
@@ -30,11 +32,12 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
-import { baselineComparison, type Measure } from './calls-baseline.ts';
+import { baselineComparison, type Measure, type Round } from './calls-baseline.ts';
 import { driveCalls } from './drive-calls.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs, treeRssMb } from './proc-stats.ts';
 import { machineLine, median, quantile, writeReport } from './report.ts';
+import { cpuInSameWindows } from './same-windows.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** BENCH_LEVELS=16 (with --no-write) measures one level only: for a profile of the loaded case. */
@@ -50,6 +53,22 @@ const WARMUP = 300;
 const TRACES_OFF = process.env.BENCH_TRACES_OFF === '1';
 /** What the table calls the BENCH_BASELINE_DIR checkout (BENCH_BASELINE_NAME, for an A/B of a variant). */
 const BASELINE_NAME = process.env.BENCH_BASELINE_NAME ?? (TRACES_OFF ? 'traces off' : 'agenthost before');
+
+/**
+ * Against traces off, each round begins with the traced and untraced platforms (and a second traced
+ * one, AGAIN) loaded at the same time, WINDOW_LEVEL calls in flight each, and their CPU per call
+ * read over the same BENCH_WINDOWS windows of BENCH_WINDOW_MS (bench/same-windows.ts): the table's
+ * figure for what tracing costs (issue 36), where the repeats one after the other spread too far.
+ */
+const WINDOW_LEVEL = 16;
+const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 4);
+const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 4000);
+const AGAIN = 'traces on, a second platform';
+/**
+ * Calls each answers under the windows' load before the first: V8 is still compiling the call path
+ * for its first thousands of calls, more of it on the traced side (docs/performance.md).
+ */
+const WINDOW_WARMUP = Number(process.env.BENCH_WINDOW_WARMUP ?? 20_000);
 
 /** One way of reaching the model: `pid` is the gateway's process (none for the direct call). */
 interface Target {
@@ -129,6 +148,9 @@ async function main(): Promise<void> {
               TRACES_OFF ? { PLATFORM_TRACES: 'off' } : {},
             )
           : undefined,
+        // Against traces off, a second traced platform: measured in the same windows, the two traced
+        // ones against each other say how far the method itself spreads (a calibration).
+        TRACES_OFF ? startPlatform(ROOT, []) : undefined,
       ]);
     const [portkey, proxy] = await Promise.all([
       startProcess([join(ROOT, 'bench', 'portkey-process.ts')], { NODE_ENV: 'production' }),
@@ -195,20 +217,36 @@ async function main(): Promise<void> {
     // rounds; byRound = the same per round, for the ratios of each round's medians.
     const results = new Map(LEVELS.map((c) => [c, new Map<string, Measure[]>()]));
     const rss = new Map<string, number[]>();
-    const byRound: { results: typeof results; rss: typeof rss }[] = [];
+    const byRound: Round[] = [];
     const push = <T>(m: Map<string, T[]>, k: string, v: T) => m.set(k, [...(m.get(k) ?? []), v]);
     for (let round = 0; round < rounds; round++) {
-      const [platform, baseline] = await startPlatforms();
+      const [platform, baseline, again] = await startPlatforms();
       const gateways: Target[] = [
         agenthost('agenthost', platform),
         ...peers,
         ...(baseline ? [agenthost(BASELINE_NAME, baseline)] : []),
       ];
-      const mine = {
+      const mine: Round = {
         results: new Map(LEVELS.map((c) => [c, new Map<string, Measure[]>()])),
         rss: new Map<string, number[]>(),
       };
       byRound.push(mine);
+      if (baseline && again) {
+        // First, while the three have the same history: started together, warmed under one load.
+        // Measured after the repeats, the second traced platform (in none of them) used 0.85 of the
+        // CPU per call of the first: a process's past load (the repeats at 64 in flight grow its
+        // heap) moves its CPU per call by more than what is measured here.
+        mine.windows = await cpuInSameWindows(
+          { agenthost: platform, [BASELINE_NAME]: baseline, [AGAIN]: again },
+          dispatcher,
+          { concurrency: WINDOW_LEVEL, windows: WINDOWS, windowMs: WINDOW_MS, warmup: WINDOW_WARMUP },
+        );
+        process.stdout.write(
+          `round ${round + 1}/${rounds}, CPU per call in the same windows at ${WINDOW_LEVEL}: ${[...mine.windows].map(([n, ms]) => `${n} ${ms.map((x) => fmt(x, 3)).join(' ')}`).join('; ')}\n`,
+        );
+        await stop(again.child);
+        children.splice(children.indexOf(again.child), 1);
+      }
       for (const t of [gateways[0] as Target, ...(baseline ? [gateways.at(-1) as Target] : [])])
         await driveCalls(8, WARMUP, t.send);
       for (let r = 0; r < repeats; r++) {
@@ -285,6 +323,7 @@ async function main(): Promise<void> {
         levels: LEVELS,
         rssLevel: RSS_LEVEL,
         baselineName: BASELINE_NAME,
+        ...(TRACES_OFF ? { sameWindows: { level: WINDOW_LEVEL, calibration: AGAIN } } : {}),
         intro: `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; this checkout (${commitOf(ROOT)}) against "${BASELINE_NAME}" (${commitOf(baselineDir)}): ${rounds} rounds, each starting both platforms afresh, of ${repeats} repeats of ${CALLS} calls per gateway and level.`,
       });
       process.stdout.write(`${table}\n`);

@@ -8,7 +8,9 @@
 import { type FakeProvider, start as startFakeLlm } from '../test/helpers/fake-llm-providers.ts';
 
 const provider = (process.argv[2] ?? 'anthropic') as FakeProvider;
-const fake = await startFakeLlm({ record: false });
+// Idle connections stay open past any pause of a bench (the gateways left idle while others are
+// measured: a pooled connection the fake closed as a gateway reused it answered 502).
+const fake = await startFakeLlm({ record: false, keepAliveTimeoutMs: 600_000 });
 const pause = Number(process.env.FAKE_CHUNK_DELAY_MS ?? 0);
 fake.setResponder(() =>
   pause > 0 ? { text: 'first second', chunks: ['first ', 'second'], chunkDelayMs: pause } : { text: 'done' },

@@ -116,6 +116,8 @@ export interface FakeLlmProviders {
 export interface FakeLlmOptions {
   /** Record calls (default true). Turn off for benchmarks that drive many calls. */
   record?: boolean;
+  /** How long an idle connection stays open (default 5 s, Node's). */
+  keepAliveTimeoutMs?: number;
 }
 
 const ROUTES: { provider: FakeProvider; pattern: RegExp }[] = [
@@ -223,7 +225,7 @@ export async function start(options: FakeLlmOptions = {}): Promise<FakeLlmProvid
     res.once('finish', () => resolveSettled('answered'));
   }
 
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

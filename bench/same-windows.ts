@@ -1,0 +1,116 @@
+/**
+ * Several platforms loaded at the same time, each with its own calls in flight, and what each used
+ * over the same windows of wall time: how one build or setting compares with another in CPU per
+ * call, more finely than measures taken one after the other. On a shared machine the neighbours'
+ * load moves between two measures seconds apart (a round's ratio of two sequential measures spread
+ * from 0.76 to 1.37 in `npm run bench:calls`), while platforms measured over the same window share
+ * whatever the machine does in it. Used by `npm run bench:calls` (tracing on against off, with a
+ * second traced platform as the calibration) and `npm run bench:calls-together`.
+ */
+
+import type { ChildProcess } from 'node:child_process';
+import type { Agent } from 'undici';
+import { callAgent } from './bench-agent.ts';
+import { treeCpuMs } from './proc-stats.ts';
+
+/** One platform under load: its process and one call of it (resolving with the status). */
+export interface LoadedSide {
+  pid: number;
+  send: () => Promise<number>;
+}
+
+/** What a window read of one side, before and after. */
+export interface WindowReading<R> {
+  before: R;
+  after: R;
+}
+
+export interface SameWindowOptions {
+  /** Calls in flight on each side. */
+  concurrency: number;
+  windows: number;
+  windowMs: number;
+  /** Calls each side answers under the shared load before the first window. */
+  warmup: number;
+}
+
+/**
+ * Loads every side at once (`concurrency` calls in flight each), waits until each has answered
+ * `warmup` calls (the JIT, the row cache, the first pages), then reads each side with `read` (given
+ * its pid and the calls it has answered so far) at the start and end of `windows` windows of
+ * `windowMs` each. A call that does not answer 200 stops the bench.
+ */
+export async function sameWindows<K extends string, R>(
+  sides: Record<K, LoadedSide>,
+  options: SameWindowOptions,
+  read: (pid: number, calls: number) => R,
+): Promise<Record<K, WindowReading<R>>[]> {
+  const names = Object.keys(sides) as K[];
+  const calls = Object.fromEntries(names.map((n) => [n, 0])) as Record<K, number>;
+  let stopping = false;
+  const load = (name: K) => {
+    const { send } = sides[name];
+    return Promise.all(
+      Array.from({ length: options.concurrency }, async () => {
+        while (!stopping) {
+          const status = await send();
+          if (status !== 200) throw new Error(`a bench call to ${name} answered ${status}`);
+          calls[name]++;
+        }
+      }),
+    );
+  };
+  const loads = Promise.all(names.map(load));
+  // A failed call ends the waits below at once, not after the windows.
+  let failed: unknown;
+  loads.catch((err: unknown) => {
+    failed = err;
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const readAll = () =>
+    Object.fromEntries(names.map((n) => [n, read(sides[n].pid, calls[n])])) as Record<K, R>;
+  const windows: Record<K, WindowReading<R>>[] = [];
+  try {
+    while (failed === undefined && names.some((n) => calls[n] < options.warmup)) await sleep(100);
+    for (let w = 0; w < options.windows && failed === undefined; w++) {
+      const before = readAll();
+      await sleep(options.windowMs);
+      const after = readAll();
+      windows.push(
+        Object.fromEntries(names.map((n) => [n, { before: before[n], after: after[n] }])) as Record<
+          K,
+          WindowReading<R>
+        >,
+      );
+    }
+  } finally {
+    stopping = true;
+    await loads.catch(() => undefined);
+  }
+  if (failed !== undefined) throw failed;
+  return windows;
+}
+
+/** Each platform's CPU ms per call (its process tree's) in each of the same windows. */
+export async function cpuInSameWindows(
+  platforms: Record<string, { url: string; child: ChildProcess }>,
+  dispatcher: Agent,
+  options: SameWindowOptions,
+): Promise<Map<string, number[]>> {
+  const sides = Object.fromEntries(
+    Object.entries(platforms).map(([name, p]) => [
+      name,
+      { pid: p.child.pid as number, send: callAgent(p.url, dispatcher) },
+    ]),
+  );
+  const windows = await sameWindows(sides, options, (pid, calls) => ({ cpu: treeCpuMs(pid), calls }));
+  return new Map(
+    Object.keys(platforms).map((name) => [
+      name,
+      windows.map((w) => {
+        const { before, after } = w[name] as WindowReading<{ cpu: number; calls: number }>;
+        return (after.cpu - before.cpu) / (after.calls - before.calls);
+      }),
+    ]),
+  );
+}
