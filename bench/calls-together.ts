@@ -111,7 +111,14 @@ function add(side: Side, before: Reading, after: Reading): void {
 }
 
 async function main(): Promise<void> {
-  const dispatcher = new Agent({ connections: 4 * CONCURRENCY, pipelining: 1, keepAliveTimeout: 30_000 });
+  // An idle connection is let go after 4 s, before any gateway's server closes it (Node's 5 s): a
+  // gateway left idle while the others are measured closed one as a call was sent on it.
+  const dispatcher = new Agent({
+    connections: 4 * CONCURRENCY,
+    pipelining: 1,
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 4_000,
+  });
   const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
   const dataDirs: string[] = [];
   const start = async (side: Side) => {

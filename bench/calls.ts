@@ -115,7 +115,14 @@ function commitOf(dir: string): string {
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dataDirs: string[] = [];
-  const dispatcher = new Agent({ connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
+  // An idle connection is let go after 4 s, before any gateway's server closes it (Node's 5 s): a
+  // gateway left idle while the others are measured closed one as a call was sent on it.
+  const dispatcher = new Agent({
+    connections: 128,
+    pipelining: 1,
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 4_000,
+  });
   try {
     const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
     children.push(fake.child);
