@@ -91,10 +91,11 @@ export function baselineComparison(
 }
 
 /**
- * The rows of the same windows: the checkout against the baseline, its second platform against the
- * baseline (a second estimate), and the checkout against its second platform (the calibration: how
- * far one build measured against itself spreads). "÷" is the median over every window of the
- * window's ratio, each round's the median of its windows'.
+ * The rows of the same windows: the checkout's two traced platforms against the baseline, each and
+ * pooled (the pooled row carries the verdict: two estimates of one cost, each with its own), and
+ * the two against each other (the calibration: how far one build measured against itself spreads).
+ * "÷" is the median over every window of the window's ratio, each round's the median of its
+ * windows'.
  */
 function sameWindowRows(
   rounds: Round[],
@@ -102,14 +103,15 @@ function sameWindowRows(
   { level, calibration }: { level: number; calibration: string },
 ): string[] {
   const perWindow = (r: Round, name: string) => r.windows?.get(name) ?? [];
-  const row = (a: string, b: string, verdict: boolean) => {
-    const ratios = rounds.map((r) => perWindow(r, a).map((x, w) => x / (perWindow(r, b)[w] as number)));
-    const all = ratios.flat();
-    const ratio = median(all);
-    const mine = median(rounds.flatMap((r) => perWindow(r, a)));
+  const ratiosOf = (r: Round, as: string[], b: string) =>
+    as.flatMap((a) => perWindow(r, a).map((x, w) => x / (perWindow(r, b)[w] as number)));
+  const row = (label: string, as: string[], b: string, kind: 'verdict' | 'estimate' | 'calibration') => {
+    const ratios = rounds.map((r) => ratiosOf(r, as, b));
+    const ratio = median(ratios.flat());
+    const mine = median(rounds.flatMap((r) => as.flatMap((a) => perWindow(r, a))));
     const theirs = median(rounds.flatMap((r) => perWindow(r, b)));
-    const within = verdict ? (ratio <= 1.05 ? 'yes' : '**no**') : 'calibration';
-    return `| "${a}" against "${b}" | ${fmt(mine)} | ${fmt(theirs)} | ${ratio.toFixed(3)} | ${ratios.map((x) => fmt(median(x))).join(', ')} | ${within} |`;
+    const within = kind === 'verdict' ? (ratio <= 1.05 ? 'yes' : '**no**') : kind;
+    return `| ${label} | ${fmt(mine)} | ${fmt(theirs)} | ${ratio.toFixed(3)} | ${ratios.map((x) => fmt(median(x))).join(', ')} | ${within} |`;
   };
   const windows = rounds.reduce((n, r) => n + perWindow(r, 'agenthost').length, 0);
   return [
@@ -118,8 +120,9 @@ function sameWindowRows(
     '',
     `| CPU per call at ${level}, A against B | A's ms | B's ms | ÷ | each round's ÷ | within 5% |`,
     '| --- | ---: | ---: | ---: | --- | --- |',
-    row('agenthost', baselineName, true),
-    row(calibration, baselineName, true),
-    row('agenthost', calibration, false),
+    row(`"agenthost" against "${baselineName}"`, ['agenthost'], baselineName, 'estimate'),
+    row(`"${calibration}" against "${baselineName}"`, [calibration], baselineName, 'estimate'),
+    row(`both traced against "${baselineName}", pooled`, ['agenthost', calibration], baselineName, 'verdict'),
+    row(`"agenthost" against "${calibration}"`, ['agenthost'], calibration, 'calibration'),
   ];
 }

@@ -17,7 +17,8 @@
  * BENCH_A_DIR / BENCH_B_DIR (checkouts) and BENCH_A_ENV / BENCH_B_ENV (JSON objects of extra
  * environment) to compare others; BENCH_ROUNDS (4: both started afresh each round),
  * BENCH_WINDOWS (5 a round), BENCH_WINDOW_MS (5000), BENCH_CONCURRENCY (16 each), BENCH_WARMUP (the
- * calls each answers before the first window, 2,000). Prints only.
+ * calls each answers before the first window, 20,000: V8 compiles the call path for its first tens
+ * of thousands). Prints only.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,7 +41,7 @@ const ROUNDS = Number(env('BENCH_ROUNDS', '4'));
 const WINDOWS = Number(env('BENCH_WINDOWS', '5'));
 const WINDOW_MS = Number(env('BENCH_WINDOW_MS', '5000'));
 const CONCURRENCY = Number(env('BENCH_CONCURRENCY', '16'));
-const WARMUP = Number(env('BENCH_WARMUP', '2000'));
+const WARMUP = Number(env('BENCH_WARMUP', '20000'));
 /** Clock ticks per second of /proc's times (USER_HZ, 100 on Linux). */
 const TICK_MS = 10;
 

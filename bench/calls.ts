@@ -21,7 +21,8 @@
  * BENCH_BASELINE_DIR=<checkout> also runs that checkout's platform as a fourth gateway ("agenthost
  * before"), so a change to the call path is measured against the code before it in the same run.
  * BENCH_TRACES_OFF=1 makes the fourth this checkout with tracing off, and each round begins with the
- * two, and a second traced platform, measured over the same windows (WINDOW_LEVEL).
+ * two, and a second traced platform, measured over the same windows (WINDOW_LEVEL): the repeats
+ * that follow meet the two warm (about 30,000 calls each), where before they began after 300.
  */
 
 import { type ChildProcess, execFileSync } from 'node:child_process';
@@ -66,7 +67,7 @@ const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 4000);
 const AGAIN = 'traces on, a second platform';
 /**
  * Calls each answers under the windows' load before the first: V8 is still compiling the call path
- * for its first thousands of calls, more of it on the traced side (docs/performance.md).
+ * for its first tens of thousands of calls, more of it on the traced side (docs/performance.md).
  */
 const WINDOW_WARMUP = Number(process.env.BENCH_WINDOW_WARMUP ?? 20_000);
 
@@ -141,7 +142,7 @@ async function main(): Promise<void> {
       });
       children.push(started.child);
       await publishAgent(started.url, dispatcher);
-      return started;
+      return { ...started, dir };
     };
     const startPlatforms = () =>
       Promise.all([
@@ -157,7 +158,7 @@ async function main(): Promise<void> {
           : undefined,
         // Against traces off, a second traced platform: measured in the same windows, the two traced
         // ones against each other say how far the method itself spreads (a calibration).
-        TRACES_OFF ? startPlatform(ROOT, []) : undefined,
+        TRACES_OFF ? startPlatform(ROOT, profile) : undefined,
       ]);
     const [portkey, proxy] = await Promise.all([
       startProcess([join(ROOT, 'bench', 'portkey-process.ts')], { NODE_ENV: 'production' }),
@@ -253,6 +254,8 @@ async function main(): Promise<void> {
         );
         await stop(again.child);
         children.splice(children.indexOf(again.child), 1);
+        await rm(again.dir, { recursive: true, force: true });
+        dataDirs.splice(dataDirs.indexOf(again.dir), 1);
       }
       for (const t of [gateways[0] as Target, ...(baseline ? [gateways.at(-1) as Target] : [])])
         await driveCalls(8, WARMUP, t.send);
@@ -331,7 +334,7 @@ async function main(): Promise<void> {
         rssLevel: RSS_LEVEL,
         baselineName: BASELINE_NAME,
         ...(TRACES_OFF ? { sameWindows: { level: WINDOW_LEVEL, calibration: AGAIN } } : {}),
-        intro: `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; this checkout (${commitOf(ROOT)}) against "${BASELINE_NAME}" (${commitOf(baselineDir)}): ${rounds} rounds, each starting both platforms afresh, of ${repeats} repeats of ${CALLS} calls per gateway and level.`,
+        intro: `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; this checkout (${commitOf(ROOT)}) against "${BASELINE_NAME}" (${commitOf(baselineDir)}): ${rounds} rounds, each starting the platforms afresh, of ${repeats} repeats of ${CALLS} calls per gateway and level.`,
       });
       process.stdout.write(`${table}\n`);
       if (TRACES_OFF)

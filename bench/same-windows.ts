@@ -38,7 +38,8 @@ export interface SameWindowOptions {
  * Loads every side at once (`concurrency` calls in flight each), waits until each has answered
  * `warmup` calls (the JIT, the row cache, the first pages), then reads each side with `read` (given
  * its pid and the calls it has answered so far) at the start and end of `windows` windows of
- * `windowMs` each. A call that does not answer 200 stops the bench.
+ * `windowMs` each. A call that does not answer 200, or fails, stops the measure at once, naming its
+ * side.
  */
 export async function sameWindows<K extends string, R>(
   sides: Record<K, LoadedSide>,
@@ -48,25 +49,37 @@ export async function sameWindows<K extends string, R>(
   const names = Object.keys(sides) as K[];
   const calls = Object.fromEntries(names.map((n) => [n, 0])) as Record<K, number>;
   let stopping = false;
-  const load = (name: K) => {
-    const { send } = sides[name];
-    return Promise.all(
-      Array.from({ length: options.concurrency }, async () => {
-        while (!stopping) {
-          const status = await send();
-          if (status !== 200) throw new Error(`a bench call to ${name} answered ${status}`);
-          calls[name]++;
-        }
-      }),
-    );
-  };
-  const loads = Promise.all(names.map(load));
-  // A failed call ends the waits below at once, not after the windows.
+  // The first failure, and what wakes the wait it falls in (the warm-up's or a window's) at once.
   let failed: unknown;
-  loads.catch((err: unknown) => {
-    failed = err;
-  });
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  let wake: () => void = () => undefined;
+  const fail = (err: unknown) => {
+    failed ??= err;
+    wake();
+  };
+  const worker = async (name: K) => {
+    const { send } = sides[name];
+    while (!stopping && failed === undefined) {
+      let status: number;
+      try {
+        status = await send();
+      } catch (err) {
+        throw new Error(`a bench call to ${name} failed`, { cause: err });
+      }
+      if (status !== 200) throw new Error(`a bench call to ${name} answered ${status}`);
+      calls[name]++;
+    }
+  };
+  const workers = names.flatMap((name) =>
+    Array.from({ length: options.concurrency }, () => worker(name).catch(fail)),
+  );
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const readAll = () =>
     Object.fromEntries(names.map((n) => [n, read(sides[n].pid, calls[n])])) as Record<K, R>;
   const windows: Record<K, WindowReading<R>>[] = [];
@@ -75,6 +88,7 @@ export async function sameWindows<K extends string, R>(
     for (let w = 0; w < options.windows && failed === undefined; w++) {
       const before = readAll();
       await sleep(options.windowMs);
+      if (failed !== undefined) break;
       const after = readAll();
       windows.push(
         Object.fromEntries(names.map((n) => [n, { before: before[n], after: after[n] }])) as Record<
@@ -84,8 +98,9 @@ export async function sameWindows<K extends string, R>(
       );
     }
   } finally {
+    // Every call in flight settles before the measure returns: none outlives it.
     stopping = true;
-    await loads.catch(() => undefined);
+    await Promise.allSettled(workers);
   }
   if (failed !== undefined) throw failed;
   return windows;
@@ -109,6 +124,7 @@ export async function cpuInSameWindows(
       name,
       windows.map((w) => {
         const { before, after } = w[name] as WindowReading<{ cpu: number; calls: number }>;
+        if (after.calls === before.calls) throw new Error(`${name} answered no call in a window`);
         return (after.cpu - before.cpu) / (after.calls - before.calls);
       }),
     ]),

@@ -5,10 +5,13 @@ import { test } from 'node:test';
 import { baselineComparison, type Measure, type Round } from '../../bench/calls-baseline.ts';
 import { sameWindows } from '../../bench/same-windows.ts';
 
-/** A side whose call answers `status` on the next turn of the event loop. */
-const side = (pid: number, status = 200) => ({
+/** A side whose call answers `status` on the next turn of the event loop (or after `delayMs`). */
+const side = (pid: number, status = 200, delayMs = 0) => ({
   pid,
-  send: () => new Promise<number>((resolve) => setImmediate(() => resolve(status))),
+  send: () =>
+    new Promise<number>((resolve) =>
+      delayMs > 0 ? setTimeout(() => resolve(status), delayMs) : setImmediate(() => resolve(status)),
+    ),
 });
 
 test('every side is loaded at once, and each window reads every side at its start and end', async () => {
@@ -37,6 +40,68 @@ test('every side is loaded at once, and each window reads every side at its star
         (windows[i - 1] as (typeof windows)[number]).a.after,
     );
   assert.deepEqual(reads.slice(0, 2), ['1', '2']);
+});
+
+test('the warm-up waits for the slowest side', async () => {
+  const windows = await sameWindows(
+    { fast: side(1), slow: side(2, 200, 5) },
+    { concurrency: 2, windows: 1, windowMs: 10, warmup: 40 },
+    (_, calls) => calls,
+  );
+  assert.ok((windows[0] as (typeof windows)[number]).slow.before >= 40);
+});
+
+test('a call that throws stops the measure, naming its side; none is left in flight', async () => {
+  let inFlight = 0;
+  let calls = 0;
+  const flaky = {
+    pid: 2,
+    send: async () => {
+      inFlight++;
+      await new Promise((r) => setTimeout(r, 2));
+      inFlight--;
+      if (++calls === 30) throw new Error('other side closed');
+      return 200;
+    },
+  };
+  await assert.rejects(
+    sameWindows(
+      { good: side(1), flaky },
+      { concurrency: 4, windows: 3, windowMs: 60_000, warmup: 10 },
+      (_, n) => n,
+    ),
+    (err: Error) =>
+      err.message === 'a bench call to flaky failed' && String(err.cause).includes('other side closed'),
+  );
+  // Every call had settled when the measure rejected.
+  assert.equal(inFlight, 0);
+});
+
+test('a call that fails in a window ends that window at once', async () => {
+  // It fails 300 ms in: the warm-up (10 calls, checked every 100 ms) is over by then.
+  const started = performance.now();
+  const failsLater = {
+    pid: 2,
+    send: () =>
+      new Promise<number>((resolve) =>
+        setTimeout(() => resolve(performance.now() - started > 300 ? 503 : 200), 1),
+      ),
+  };
+  let windowsBegun = 0;
+  await assert.rejects(
+    sameWindows(
+      { good: side(1), failsLater },
+      { concurrency: 2, windows: 1, windowMs: 60_000, warmup: 10 },
+      (_, n) => {
+        windowsBegun++;
+        return n;
+      },
+    ),
+    /a bench call to failsLater answered 503/,
+  );
+  // The window had begun (both sides read at its start), and did not run its minute.
+  assert.equal(windowsBegun, 2);
+  assert.ok(performance.now() - started < 5_000);
 });
 
 test('a call that fails stops the measure at once, naming its side', async () => {
@@ -88,18 +153,21 @@ test('the table gives the same windows’ ratios: the median of every window’s
   );
   const row = (start: string) => table.split('\n').find((l) => l.startsWith(start)) ?? '';
   // Window ratios 1.04, 1.02, 1.20, 1.04: their median 1.04, each round's 1.03 and 1.12.
-  assert.match(row('| "agenthost" against "traces off"'), /\| 1\.040 \| 1\.03, 1\.12 \| yes \|$/);
+  assert.match(row('| "agenthost" against "traces off"'), /\| 1\.040 \| 1\.03, 1\.12 \| estimate \|$/);
   // 1.03, 1.01, 1.20, 1.00: 1.02.
-  assert.match(row('| "again" against "traces off"'), /\| 1\.020 \| 1\.02, 1\.10 \| yes \|$/);
-  assert.match(row('| "agenthost" against "again"'), /\| calibration \|$/);
+  assert.match(row('| "again" against "traces off"'), /\| 1\.020 \| 1\.02, 1\.10 \| estimate \|$/);
+  // Both pooled, the verdict's row: 1.04, 1.02, 1.03, 1.01 and 1.20, 1.04, 1.20, 1.00: 1.035.
+  assert.match(row('| both traced against "traces off", pooled'), /\| 1\.035 \| 1\.02, 1\.12 \| yes \|$/);
+  // The calibration: 1.04/1.03, 1.02/1.01, 1.20/1.20, 1.04/1.00: about 1.01.
+  assert.match(row('| "agenthost" against "again"'), /\| 1\.0[01]\d \| [\d., ]+ \| calibration \|$/);
   assert.match(table, /Over the same windows \(4 in all/);
   // Over 5% the worse way: not within.
-  const over = baselineComparison([round([1.06, 1.07], [1, 1], [1, 1])], {
+  const over = baselineComparison([round([1.06, 1.07], [1, 1], [1.06, 1.08])], {
     levels: [16],
     rssLevel: 64,
     baselineName: 'traces off',
     intro: 'Run.',
     sameWindows: { level: 16, calibration: 'again' },
   });
-  assert.match(over, /\| "agenthost" against "traces off" \|[^\n]*\| \*\*no\*\* \|/);
+  assert.match(over, /\| both traced against "traces off", pooled \|[^\n]*\| \*\*no\*\* \|/);
 });
