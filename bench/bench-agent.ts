@@ -1,4 +1,4 @@
-import { type Agent, request } from 'undici';
+import { Agent, request } from 'undici';
 
 /* The prompt agent the call benches publish and call, and the key they use (the bootstrap account's). */
 
@@ -16,6 +16,15 @@ export function benchPlatformEnv(dataDir: string, modelUrl: string): Record<stri
     OPENAI_API_KEY: 'sk-bench',
     OPENAI_BASE_URL: modelUrl,
   };
+}
+
+/**
+ * The call benches' client: `connections` per gateway, one request at a time on each. An idle
+ * connection is let go after 4 s, before any gateway's server closes it (Node's 5 s): a gateway left
+ * idle while the others were measured closed one as a call was sent on it.
+ */
+export function benchDispatcher(connections: number): Agent {
+  return new Agent({ connections, pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
 }
 
 /** Publishes the bench's prompt agent on a platform, as its bootstrap account. */

@@ -26,13 +26,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Agent } from 'undici';
-import { benchPlatformEnv, callAgent, comparedSides, publishAgent } from './bench-agent.ts';
+import { benchDispatcher, benchPlatformEnv, callAgent, comparedSides, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { treeCpuMs } from './proc-stats.ts';
 import { median } from './report.ts';
-import { sameWindows } from './same-windows.ts';
+import { cpuPerCall, sameWindows } from './same-windows.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
@@ -112,14 +111,7 @@ function add(side: Side, before: Reading, after: Reading): void {
 }
 
 async function main(): Promise<void> {
-  // An idle connection is let go after 4 s, before any gateway's server closes it (Node's 5 s): a
-  // gateway left idle while the others are measured closed one as a call was sent on it.
-  const dispatcher = new Agent({
-    connections: 4 * CONCURRENCY,
-    pipelining: 1,
-    keepAliveTimeout: 4_000,
-    keepAliveMaxTimeout: 4_000,
-  });
+  const dispatcher = benchDispatcher(4 * CONCURRENCY);
   const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
   const dataDirs: string[] = [];
   const start = async (side: Side) => {
@@ -150,8 +142,7 @@ async function main(): Promise<void> {
       for (const w of windows) {
         add('A', w.A.before, w.A.after);
         add('B', w.B.before, w.B.after);
-        const perCall = (s: Side) =>
-          (w[s].after.cpu - w[s].before.cpu) / (w[s].after.calls - w[s].before.calls);
+        const perCall = (s: Side) => cpuPerCall(s, w[s]);
         ratios.push(perCall('A') / perCall('B'));
         line.push(
           `${(perCall('A') / perCall('B')).toFixed(3)} (${perCall('A').toFixed(3)}/${perCall('B').toFixed(3)} ms)`,

@@ -30,8 +30,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'undici';
-import { benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
+import { request } from 'undici';
+import { benchDispatcher, benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { baselineComparison, type Measure, type Round } from './calls-baseline.ts';
 import { driveCalls } from './drive-calls.ts';
@@ -116,14 +116,7 @@ function commitOf(dir: string): string {
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dataDirs: string[] = [];
-  // An idle connection is let go after 4 s, before any gateway's server closes it (Node's 5 s): a
-  // gateway left idle while the others are measured closed one as a call was sent on it.
-  const dispatcher = new Agent({
-    connections: 128,
-    pipelining: 1,
-    keepAliveTimeout: 4_000,
-    keepAliveMaxTimeout: 4_000,
-  });
+  const dispatcher = benchDispatcher(128);
   try {
     const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
     children.push(fake.child);

@@ -122,11 +122,19 @@ export async function cpuInSameWindows(
   return new Map(
     Object.keys(platforms).map((name) => [
       name,
-      windows.map((w) => {
-        const { before, after } = w[name] as WindowReading<{ cpu: number; calls: number }>;
-        if (after.calls === before.calls) throw new Error(`${name} answered no call in a window`);
-        return (after.cpu - before.cpu) / (after.calls - before.calls);
-      }),
+      windows.map((w) => cpuPerCall(name, w[name] as WindowReading<CpuReading>)),
     ]),
   );
+}
+
+/** What a window reads of a side to price its calls: its CPU ms so far, and its calls answered. */
+export interface CpuReading {
+  cpu: number;
+  calls: number;
+}
+
+/** A side's CPU ms per call over one window; a window in which it answered nothing stops the bench. */
+export function cpuPerCall(name: string, { before, after }: WindowReading<CpuReading>): number {
+  if (after.calls === before.calls) throw new Error(`${name} answered no call in a window`);
+  return (after.cpu - before.cpu) / (after.calls - before.calls);
 }
