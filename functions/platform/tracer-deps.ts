@@ -23,6 +23,8 @@ export function createTracer(config: Config, logger: Logger): Tracer {
   };
   return {
     recording: true,
+    // Known from the configuration, before the exporter is loaded.
+    exporting: exportUrl(config) !== undefined,
     // One promise, loading then settled, for every call (none made a call); a failed load is
     // tried again by the next call.
     ready: () =>

@@ -88,6 +88,12 @@ export interface Tracer {
   /** False when tracing is off: spans are started but nothing is recorded, stored or exported. */
   readonly recording: boolean;
   /**
+   * Whether ended spans leave the process (an exporter is configured). When none does, what only an
+   * exporter would read need not be recorded: the call's own span's attributes that its stored
+   * trace leaves out and reads back from its record (call-report.ts; docs/traces.md, "Cost").
+   */
+  readonly exporting: boolean;
+  /**
    * Loads what the tracer runs on (the SDK, the exporter): awaited before a call's first span, so
    * that functions that never trace never load it. Cheap once done.
    */
@@ -107,6 +113,7 @@ export interface Tracer {
 /** The tracer when tracing is off (PLATFORM_TRACES=off), and where nothing traces: records nothing. */
 export const offTracer: Tracer = {
   recording: false,
+  exporting: false,
   ready: async () => undefined,
   startSpan: () => ({
     context: { traceId: '0'.repeat(32), spanId: '0'.repeat(16) },

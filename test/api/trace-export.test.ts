@@ -82,6 +82,14 @@ describe('trace export over OTLP', () => {
         view.spans.map((s) => `${s.span_id} ${s.parent_span_id ?? ''} ${s.name}`).sort(),
         'the same spans, ids and links as stored',
       );
+      // What the stored line leaves out and reads back (its fields, the call's record) is on the
+      // exported spans themselves: a collector has nothing else to read it from.
+      for (const span of view.spans)
+        assert.deepEqual(
+          spans.find((s) => s.spanId === span.span_id)?.attributes,
+          span.attributes,
+          `${span.name}: the attributes as stored`,
+        );
       const model = spans.find((s) => s.name.startsWith('chat '));
       assert.equal(model?.attributes['gen_ai.usage.input_tokens'], 7);
       assert.equal(model?.kind, 3, 'SPAN_KIND_CLIENT');

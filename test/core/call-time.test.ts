@@ -4,6 +4,7 @@ import { callTime, timedByRequestId } from '../../functions/core/calls/call-time
 import type { CoreDeps } from '../../functions/ports/core-deps.ts';
 import {
   builtUuidV7,
+  mintedRequestIdTime,
   newRequestId,
   requestIdTime,
   traceIdOfRequestId,
@@ -26,6 +27,11 @@ describe('the time a request id carries', () => {
     const before = Date.now();
     const minted = requestIdTime(newRequestId()) ?? Number.NaN;
     assert.ok(minted >= before && minted <= Date.now(), `${minted}`);
+  });
+
+  it('reads the same for an id known to be minted here, without checking its shape', () => {
+    for (const id of [idAt(AT), idAt(0), idAt(2 ** 48 - 1), newRequestId()])
+      assert.equal(mintedRequestIdTime(id), requestIdTime(id), id);
   });
 
   it('is none for an id of another shape', () => {

@@ -44,12 +44,14 @@ export interface OtelTracerOptions {
 
 export class OtelTracer implements Tracer {
   readonly recording = true;
+  readonly exporting: boolean;
   ready = async (): Promise<void> => undefined;
   private readonly processors: SpanProcessor[];
   private readonly resource: Resource;
 
   constructor(options: OtelTracerOptions) {
     this.processors = options.processors ?? [];
+    this.exporting = this.processors.length > 0;
     this.resource = resourceFromAttributes({
       'service.name': options.serviceName,
       ...options.resourceAttributes,
@@ -84,6 +86,8 @@ export class OtelTracer implements Tracer {
   }
 }
 
+const NO_ATTRIBUTES: readonly SpanValue[] = Object.freeze([]);
+
 /**
  * A span as it runs and, once ended, as it is handed back (EndedSpan): one object a span, its
  * attributes a list of name and value in turn.
@@ -95,7 +99,8 @@ class RecordedSpan implements TraceSpan, EndedSpan, TraceParent {
   readonly kind: PortSpanKind;
   readonly parentSpanId: string | null;
   readonly startMs: number;
-  readonly attributes: SpanValue[] = [];
+  /** None yet: one list shared by every span without attributes (a call's own span, mostly). */
+  attributes: readonly SpanValue[] = NO_ATTRIBUTES;
   durationMs = 0;
   status: 'ok' | 'error' = 'ok';
   ended = false;
@@ -128,7 +133,12 @@ class RecordedSpan implements TraceSpan, EndedSpan, TraceParent {
     // Neither JSON nor OTLP holds NaN or Infinity (a stored one would read back as null).
     if (this.ended || value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return;
     const kept = typeof value === 'string' && value.length > MAX_VALUE ? value.slice(0, MAX_VALUE) : value;
-    const list = this.attributes;
+    let list = this.attributes as SpanValue[];
+    if (list === NO_ATTRIBUTES) {
+      list = [name, kept];
+      this.attributes = list;
+      return;
+    }
     // A few names a span: a look along the list costs less than an object's property by name.
     for (let i = 0; i < list.length; i += 2)
       if (list[i] === name) {

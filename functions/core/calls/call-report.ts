@@ -10,7 +10,7 @@ import { PlatformError } from '../../shared/errors.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
 import { ROOT_OUTCOME, recordedRootValue } from '../traces/trace-from-record.ts';
-import { agentRef, callLineSk, writeTraceOnLine } from '../traces/trace-record.ts';
+import { agentRef, callLineSk, readByRecordAlone, writeTraceOnLine } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, EngineOutcome } from './call-context.ts';
 import { timedByRequestId } from './call-time.ts';
@@ -185,21 +185,37 @@ function traceOnLine(line: Item, report: CallReport, record: CallRecord, indexed
   const { call, outcome } = report;
   const trace = call.trace;
   if (!trace) return false;
-  // The call's outcome as its record says it (the one mapping, which reading the line undoes).
-  const root = trace.root;
-  for (const name of ROOT_OUTCOME) root.setAttribute(name, recordedRootValue(name, record));
-  trace.finish(outcome.code ?? undefined);
   const { agent } = call;
+  const requestId = call.request.requestId;
+  const ref = agentRef(agent.org, agent.name, agent.version);
+  const parentRequestId = call.auth.service?.run_id ?? null;
+  // The call's own span says who called which agent with what outcome. Its stored trace leaves out
+  // what the line's fields say, and, when the record alone reads the line, what the record says
+  // (trace-from-record.ts), and reads them back: they are set only where they are kept, or for an
+  // exporter, which reads the span alone (docs/traces.md, "Cost").
+  const root = trace.root;
+  const exporting = trace.tracer.exporting;
+  if (exporting) {
+    root.setAttribute('agenthost.request_id', requestId);
+    root.setAttribute('agenthost.agent', ref);
+    root.setAttribute('agenthost.agent.id', agent.id);
+  }
+  if (exporting || !readByRecordAlone(indexed, parentRequestId)) {
+    root.setAttribute('agenthost.endpoint', call.request.endpoint);
+    // The call's outcome as its record says it (the one mapping, which reading the line undoes).
+    for (const name of ROOT_OUTCOME) root.setAttribute(name, recordedRootValue(name, record));
+  }
+  trace.finish(outcome.code ?? undefined);
   writeTraceOnLine(line, {
     trace_id: trace.traceId,
-    request_id: call.request.requestId,
-    parent_request_id: call.auth.service?.run_id ?? null,
+    request_id: requestId,
+    parent_request_id: parentRequestId,
     at: call.at,
     agent_id: agent.id,
-    agent_ref: agentRef(agent.org, agent.name, agent.version),
+    agent_ref: ref,
     workspace_id: agent.workspace_id,
     caller_account_id: call.auth.accountId,
-    root_span_id: trace.root.context.spanId,
+    root_span_id: root.context.spanId,
     spans: trace.spans,
     dropped_spans: trace.dropped,
     indexed,

@@ -46,7 +46,8 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
   // A run credential reaches only its orchestrator's declared dependencies (before any lookup).
   if (auth.service) requireDeclaredDependency(auth.service, req);
   const agent = await resolveCallable(deps, auth, req);
-  const trace = await startCallTrace(deps, auth, req, agent, startedMs);
+  const started = startCallTrace(deps, auth, req, agent, startedMs);
+  const trace = started instanceof Promise ? await started : started;
   const report = new CallReport({ auth, request: req, agent, at, startedMs, tenant, trace });
   try {
     const response = await runCall(deps, report);
@@ -76,7 +77,8 @@ function admissionSpan(call: CallContext, startMs: number, kind: string, err?: u
  */
 function traceAnswer(response: CallResponse, trace: CallTrace): void {
   response.body.metadata.trace_id = trace.traceId;
-  Object.assign(response.headers, traceHeaders(trace));
+  // Set, not an object of it assigned: this runs for every call.
+  response.headers['X-Trace-Id'] = trace.traceId;
 }
 
 function traceHeaders(trace: CallTrace): Record<string, string> {

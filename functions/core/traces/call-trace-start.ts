@@ -17,39 +17,50 @@ import { agentRef, rootName } from './trace-record.ts';
 /** Tracers whose `ready()` has resolved: a call need not wait on it again (an await a call). */
 const loaded = new WeakSet<Tracer>();
 
-export async function startCallTrace(
+/**
+ * The call's trace, or undefined when tracing is off or the tracer cannot load. Not a promise once
+ * the tracer has loaded: an await a call less (docs/traces.md, "Cost").
+ */
+export function startCallTrace(
   deps: CoreDeps,
   auth: AuthContext,
   req: CallRequest,
   agent: AgentVersion,
   startedMs: number,
-): Promise<CallTrace | undefined> {
+): CallTrace | undefined | Promise<CallTrace | undefined> {
   if (!deps.tracer.recording) return undefined;
-  if (!loaded.has(deps.tracer)) {
-    try {
-      await deps.tracer.ready();
+  if (loaded.has(deps.tracer)) return begin(deps, auth, req, agent, startedMs);
+  return deps.tracer.ready().then(
+    () => {
       loaded.add(deps.tracer);
-    } catch (err) {
+      return begin(deps, auth, req, agent, startedMs);
+    },
+    (err: unknown) => {
       // A tracer that cannot load (a bundling slip) must not fail calls: they run untraced.
       deps.logger.error('tracer not loaded: the call runs without a trace', { error: String(err) });
       return undefined;
-    }
-  }
-  const ref = agentRef(agent.org, agent.name, agent.version);
+    },
+  );
+}
+
+/**
+ * The call's own span. Its attributes are set as the call ends (call-report.ts), and only those its
+ * stored trace keeps unless an exporter reads them.
+ */
+function begin(
+  deps: CoreDeps,
+  auth: AuthContext,
+  req: CallRequest,
+  agent: AgentVersion,
+  startedMs: number,
+): CallTrace {
   const parent = parentOf(deps, auth, req);
-  const trace = new CallTrace(deps.tracer, rootName(ref), {
+  return new CallTrace(deps.tracer, rootName(agentRef(agent.org, agent.name, agent.version)), {
     parent,
     // A new trace is named by the call's request id (its stored trace then need not say it).
     traceId: parent ? undefined : traceIdOfRequestId(req.requestId),
     startMs: startedMs,
   });
-  // One by one, not an object of them: every call sets these (docs/traces.md, "Cost").
-  const root = trace.root;
-  root.setAttribute('agenthost.request_id', req.requestId);
-  root.setAttribute('agenthost.agent', ref);
-  root.setAttribute('agenthost.agent.id', agent.id);
-  root.setAttribute('agenthost.endpoint', req.endpoint);
-  return trace;
 }
 
 function parentOf(deps: CoreDeps, auth: AuthContext, req: CallRequest): TraceParent | undefined {

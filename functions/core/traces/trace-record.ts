@@ -18,7 +18,7 @@
 import * as z from 'zod';
 import type { AttrValue, Item } from '../../ports/store.ts';
 import type { EndedSpan, SpanValue, StoredSpan } from '../../ports/tracer.ts';
-import { requestIdTime, traceIdOfRequestId } from '../../shared/request-ids.ts';
+import { mintedRequestIdTime, requestIdTime, traceIdOfRequestId } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import {
   type CallOfLine,
@@ -190,6 +190,14 @@ export const traceKeys = {
 };
 
 /**
+ * Whether only the call's record reads its line: neither indexed by its request id nor a sub-call's
+ * (which its run's trace reads by itself). Such a line leaves out what the record says.
+ */
+export function readByRecordAlone(indexed: boolean, parentRequestId: string | null): boolean {
+  return !indexed && !parentRequestId;
+}
+
+/**
  * Writes the trace's attributes on the call's log line (its key, request id and ttl are the
  * line's): the line is found through the call's record (trace-lookup.ts), or, when `t.indexed`, by
  * GSI2 under the call's request id; a sub-call's also under its parent's by GSI1. Set on the line
@@ -198,21 +206,23 @@ export const traceKeys = {
 export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   // A line only its record reads (not indexed, not a sub-call's, which its run's trace reads by
   // itself) leaves out what the record says: the call's outcome and model.
-  const record = t.indexed || t.parent_request_id ? undefined : t.record;
+  const record = readByRecordAlone(t.indexed, t.parent_request_id) ? t.record : undefined;
   // The call's own span is stored first, the others in the order they ended (the root ends last,
   // so it is usually last): a span's place is its index, one on if it ended before the root. No
   // copy of the list, no Map for a few spans: this runs for every call.
   const list = t.spans;
   let root = -1;
   let first = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < list.length; i++) {
+  // From the end: the root is found at once, its id the very string it is compared with.
+  for (let i = list.length - 1; i >= 0; i--) {
     const span = list[i] as EndedSpan;
     if (root < 0 && span.context.spanId === t.root_span_id) root = i;
     if (span.startMs < first) first = span.startMs;
   }
   // Times after the ms the call's request id was minted in, which the id says (the edge mints it as
-  // the request arrives, before the call's first span), else after the first span's start.
-  const minted = requestIdTime(t.request_id);
+  // the request arrives, before the call's first span), else after the first span's start. A trace
+  // named by the request id has an id of that shape: its time is read without checking it again.
+  const minted = t.traced_by_request_id ? mintedRequestIdTime(t.request_id) : requestIdTime(t.request_id);
   const start = minted !== undefined && minted <= first ? minted : Math.floor(first);
   const places = list.length > MANY_SPANS ? placesById(list, root) : undefined;
   const spans: AttrValue[] = new Array(list.length);
@@ -284,6 +294,8 @@ function parentOf(
 ): number | string {
   const parent = span.parentSpanId;
   if (!parent) return '';
+  // Most spans hang under the call's own, whose id is the very string they were given.
+  if (root >= 0 && parent === (list[root] as EndedSpan).context.spanId) return 0;
   if (places) return places.get(parent) ?? parent;
   for (let i = 0; i < list.length; i++)
     if ((list[i] as EndedSpan).context.spanId === parent) return placeOf(i, root);
