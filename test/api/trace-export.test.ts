@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { agentKeys } from '../../functions/core/agents/agent-keys.ts';
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
+import { type Clock, systemClock } from '../../functions/ports/clock.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -21,15 +23,22 @@ describe('trace export over OTLP', () => {
     for (const close of closers.reverse()) await close();
   });
 
-  /** A platform with `env`, a fake OpenAI and a public prompt agent `exp/echo` of its own. */
-  const platform = async (env: Record<string, string>) => {
+  /**
+   * A platform with `env`, a fake OpenAI and a public prompt agent `exp/echo` of its own; on the
+   * test helper's fixed clock unless `clock` is given (the real one: see `line`).
+   */
+  const platform = async (env: Record<string, string>, clock?: Clock) => {
     const fake: FakeLlmProviders = await startFakeLlm();
     closers.push(() => fake.close());
-    const p: TestPlatform = await startTestPlatform({
-      OPENAI_API_KEY: 'sk-openai-test',
-      OPENAI_BASE_URL: fake.baseUrls.openai,
-      ...env,
-    });
+    const p: TestPlatform = await startTestPlatform(
+      {
+        OPENAI_API_KEY: 'sk-openai-test',
+        OPENAI_BASE_URL: fake.baseUrls.openai,
+        ...env,
+      },
+      'sqlite',
+      clock ? { clock } : {},
+    );
     closers.push(() => p.close());
     const a = await createAccount(p.deps, { org: 'exp', tier: 'pro' });
     const agentId = await publishPromptAgent(p, a.api_key, { prompt_template: 'Say hi' });
@@ -52,7 +61,21 @@ describe('trace export over OTLP', () => {
           key: a.api_key,
         })
       ).body;
-    return { p, call, stored, key: a.api_key, workspaceId: a.workspace_id };
+    /**
+     * The call's own log line as stored. On the real clock a call's time is its request id's, so
+     * its record links the line, which leaves out what the record says (trace-record.ts); on the
+     * fixed clock it is not, and the line is indexed by the request id and keeps it.
+     */
+    const line = async (requestId: string) => {
+      const lines = await p.deps.store.query({
+        pk: agentKeys.version(agentId).pk,
+        sk: { beginsWith: 'LOG#' },
+      });
+      const found = lines.items.find((l) => l.request_id === requestId && Array.isArray(l.spans));
+      assert.ok(found, 'the call’s line');
+      return found;
+    };
+    return { p, call, stored, line, key: a.api_key, workspaceId: a.workspace_id };
   };
   const receiver = async (options: { hang?: boolean } = {}) => {
     const r: OtlpReceiver = await startOtlpReceiver(options);
@@ -60,17 +83,30 @@ describe('trace export over OTLP', () => {
     return r;
   };
 
-  for (const protocol of ['http/protobuf', 'http/json'] as const) {
-    it(`sends the spans it stores to the OTLP endpoint (${protocol})`, async () => {
+  // Each protocol with one of the two ways a line is stored: linked by its record, which says the
+  // call's outcome (the line leaves it out), and indexed by its request id (the line keeps it).
+  for (const [protocol, linked] of [
+    ['http/protobuf', true],
+    ['http/json', false],
+  ] as const) {
+    it(`sends the spans it stores to the OTLP endpoint (${protocol}, the line ${linked ? 'its record links' : 'indexed'})`, async () => {
       const r = await receiver();
-      const { call, stored } = await platform({
-        OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-        OTEL_BSP_SCHEDULE_DELAY: '20',
-        OTEL_SERVICE_NAME: 'agenthost-under-test',
-        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
-      });
+      const { call, stored, line } = await platform(
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+          OTEL_BSP_SCHEDULE_DELAY: '20',
+          OTEL_SERVICE_NAME: 'agenthost-under-test',
+          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
+        },
+        linked ? systemClock : undefined,
+      );
       const { request_id, trace_id } = await call();
+      const ownLine = await line(request_id);
+      assert.equal(ownLine.gsi2pk === undefined, linked, 'the line indexed by its request id, or not');
+      const rootAttributes = ((ownLine.spans as unknown[][])[0] as unknown[])[6];
+      if (linked) assert.deepEqual(rootAttributes, [], 'the call span’s outcome left to its record');
+      else assert.ok(Array.isArray(rootAttributes) && rootAttributes.length > 0, 'kept on the line');
       const spans = await waitFor('the call’s three spans at the receiver', () => {
         const got = r.spans.filter((s) => s.traceId === trace_id);
         return got.length >= 3 ? got : undefined;

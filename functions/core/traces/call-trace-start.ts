@@ -30,17 +30,25 @@ export function startCallTrace(
 ): CallTrace | undefined | Promise<CallTrace | undefined> {
   if (!deps.tracer.recording) return undefined;
   if (loaded.has(deps.tracer)) return begin(deps, auth, req, agent, startedMs);
-  return deps.tracer.ready().then(
-    () => {
-      loaded.add(deps.tracer);
-      return begin(deps, auth, req, agent, startedMs);
-    },
-    (err: unknown) => {
-      // A tracer that cannot load (a bundling slip) must not fail calls: they run untraced.
-      deps.logger.error('tracer not loaded: the call runs without a trace', { error: String(err) });
-      return undefined;
-    },
-  );
+  return loadThenBegin(deps, auth, req, agent, startedMs);
+}
+
+async function loadThenBegin(
+  deps: CoreDeps,
+  auth: AuthContext,
+  req: CallRequest,
+  agent: AgentVersion,
+  startedMs: number,
+): Promise<CallTrace | undefined> {
+  try {
+    await deps.tracer.ready();
+    loaded.add(deps.tracer);
+  } catch (err) {
+    // A tracer that cannot load (a bundling slip) must not fail calls: they run untraced.
+    deps.logger.error('tracer not loaded: the call runs without a trace', { error: String(err) });
+    return undefined;
+  }
+  return begin(deps, auth, req, agent, startedMs);
 }
 
 /**

@@ -117,10 +117,11 @@ export class CallTrace {
   }
 
   /**
-   * Ends the root span with the call's error, if it failed (its outcome's attributes are set on the
-   * root before: call-report.ts). A call stopped at its deadline, or by its caller,
-   * answers before its engine has wound down: what it still had open (the sandbox, a command, a
-   * model request) ends here with the call's error, so the stored trace shows where the time went.
+   * Ends the root span with the call's error, if it failed (its outcome's attributes, where they are
+   * kept or exported, are set on the root before: call-report.ts). A call stopped at its deadline,
+   * or by its caller, answers before its engine has wound down: what it still had open (the
+   * sandbox, a command, a model request) ends here with the call's error, so the stored trace shows
+   * where the time went.
    */
   finish(error: string | undefined): void {
     // Whatever still holds the call's scope lets go of its trace: a socket keeps the async context

@@ -2,8 +2,9 @@
  * What a call's stored trace leaves out when only the call's record reads its line (trace-record.ts;
  * docs/traces.md, "Cost"): the record, written in the same transaction, already says who called
  * which agent, with what outcome, and the model it used, so the spans need not say them again. One
- * mapping both ways: the call's own span's outcome is set from the record's fields with it
- * (call-report.ts), writing leaves out what equals it, and reading puts it back.
+ * mapping both ways: the call's own span's outcome is set from the record's fields with it where a
+ * line keeps it or an exporter reads it (call-report.ts), writing leaves out what equals it, and
+ * reading puts it back.
  */
 import type { SpanValue } from '../../ports/tracer.ts';
 import type { CallRecord } from '../usage/call-records.ts';
@@ -29,7 +30,10 @@ export type CallOfLine = Pick<
   | 'model'
 >;
 
-/** The call's outcome as its own span says it, set from its record's fields as it ends (call-report.ts). */
+/**
+ * The call's outcome as its own span says it, set from its record's fields as it ends where a line
+ * keeps it or an exporter reads it (call-report.ts).
+ */
 export const ROOT_OUTCOME = [
   'agenthost.outcome',
   'http.response.status_code',

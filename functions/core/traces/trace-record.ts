@@ -72,7 +72,10 @@ export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & {
   at: string;
   spans: readonly EndedSpan[];
   indexed: boolean;
-  /** Whether `trace_id` is the one the request id names (traceIdOfRequestId): then not stored. */
+  /**
+   * Whether `trace_id` is the one the request id names (traceIdOfRequestId): then not stored. True
+   * only for a request id of that shape (`req_<UUID v7>`), whose time is read without checking it.
+   */
   traced_by_request_id: boolean;
   /** The call's record as written with the line: what a line it alone links need not say again. */
   record: CallOfLine;
@@ -213,7 +216,7 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
   const list = t.spans;
   let root = -1;
   let first = Number.POSITIVE_INFINITY;
-  // From the end: the root is found at once, its id the very string it is compared with.
+  // From the end: the root, last, matches the first comparison (its id the very string compared).
   for (let i = list.length - 1; i >= 0; i--) {
     const span = list[i] as EndedSpan;
     if (root < 0 && span.context.spanId === t.root_span_id) root = i;
