@@ -21,7 +21,7 @@ export function builtUuidV7(now = Date.now()): string {
   return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15)}`;
 }
 
-const UUID_V7_ID = /^req_([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID_V7_ID = /^req_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
  * The time (epoch ms) a request id minted by newRequestId carries, or undefined for an id of
@@ -29,8 +29,7 @@ const UUID_V7_ID = /^req_([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]
  * a call whose time is its id's can be found from the id alone (docs/traces.md, "Where a trace is").
  */
 export function requestIdTime(requestId: string): number | undefined {
-  const m = UUID_V7_ID.exec(requestId);
-  return m ? Number.parseInt(`${m[1]}${m[2]}`, 16) : undefined;
+  return UUID_V7_ID.test(requestId) ? mintedRequestIdTime(requestId) : undefined;
 }
 
 /**

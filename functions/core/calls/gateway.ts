@@ -70,6 +70,8 @@ function admissionSpan(call: CallContext, startMs: number, kind: string, err?: u
   span.end({ error: err === undefined ? undefined : errorCode(err) });
 }
 
+const TRACE_ID_HEADER = 'X-Trace-Id';
+
 /**
  * The call's trace in its answer: `metadata.trace_id` and X-Trace-Id. Not a `traceparent`: W3C
  * Trace Context makes it a request header (a response's is a draft, `traceresponse`), and a header
@@ -78,11 +80,11 @@ function admissionSpan(call: CallContext, startMs: number, kind: string, err?: u
 function traceAnswer(response: CallResponse, trace: CallTrace): void {
   response.body.metadata.trace_id = trace.traceId;
   // Set, not an object of it assigned: this runs for every call.
-  response.headers['X-Trace-Id'] = trace.traceId;
+  response.headers[TRACE_ID_HEADER] = trace.traceId;
 }
 
 function traceHeaders(trace: CallTrace): Record<string, string> {
-  return { 'X-Trace-Id': trace.traceId };
+  return { [TRACE_ID_HEADER]: trace.traceId };
 }
 
 /**

@@ -13,21 +13,15 @@
  * the embedded store a call's record and line share the table's pages, and each commit writes every
  * page it touched. So the line holds nothing the line or its key already say (the request id, the
  * agent's id), each span is a tuple whose parent is its position in the list, and the attribute
- * names the platform sets are numbers (ATTRIBUTE_NAMES).
+ * names the platform sets are numbers (stored-attributes.ts).
  */
 import * as z from 'zod';
 import type { AttrValue, Item } from '../../ports/store.ts';
-import type { EndedSpan, SpanValue, StoredSpan } from '../../ports/tracer.ts';
+import type { EndedSpan, StoredSpan } from '../../ports/tracer.ts';
 import { mintedRequestIdTime, requestIdTime, traceIdOfRequestId } from '../../shared/request-ids.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
-import {
-  type CallOfLine,
-  chatName,
-  fromRecord,
-  isChatName,
-  isModelRequest,
-  saidByRecord,
-} from './trace-from-record.ts';
+import { compactAttributes, expandAttributes } from './stored-attributes.ts';
+import { type CallOfLine, chatName, fromRecord, isChatName, isModelRequest } from './trace-from-record.ts';
 
 const spanValue = z.union([z.string(), z.number(), z.boolean()]);
 
@@ -84,51 +78,14 @@ export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & {
 const KIND_CODES = ['internal', 'server', 'client'] as const;
 
 /**
- * The attribute names the platform sets, stored as their position here. Append only: a stored line
- * names them by number, so a name once listed keeps its place for the 30 days lines live. A name not
- * listed is stored as itself.
- */
-const ATTRIBUTE_NAMES = [
-  'agenthost.endpoint',
-  'agenthost.outcome',
-  'http.response.status_code',
-  'error.type',
-  'agenthost.credits',
-  'agenthost.compute_ms',
-  'agenthost.quota',
-  'gen_ai.operation.name',
-  'gen_ai.provider.name',
-  'gen_ai.request.model',
-  'gen_ai.usage.input_tokens',
-  'gen_ai.usage.output_tokens',
-  'gen_ai.response.finish_reasons',
-  'agenthost.time_to_first_token_ms',
-  'gen_ai.tool.name',
-  'gen_ai.agent.name',
-  'agenthost.sandbox.kind',
-  'agenthost.timed_out',
-  'process.executable.name',
-  'process.exit.code',
-  'process.exit.signal',
-  'agenthost.cpu_ms',
-  'agenthost.db',
-  'agenthost.workspace.id',
-  'agenthost.service.id',
-  'agenthost.service.restart_failures',
-  'agenthost.service.restart_delay_ms',
-  'service.crash_loop',
-  'service.name',
-] as const;
-const ATTRIBUTE_CODES = new Map<string, number>(ATTRIBUTE_NAMES.map((name, i) => [name, i]));
-
-/**
  * A span as stored: [span id, parent, name, kind (KIND_CODES), start (µs after spans_start),
  * duration µs, attributes]: whole microseconds, which JSON writes as the integers they are (a
  * fraction of a millisecond took V8's shortest-digits conversion for every number, every call).
- * Lines written before kept milliseconds with their fraction under spans_start_ms. The parent is the position of a span of the same call, or a span id
- * (the call's own span under its orchestrator's), '' for none; the attributes are name and value
- * in turn, a name by its number in ATTRIBUTE_NAMES when it is there. The status is the
- * `error.type` attribute's presence.
+ * Lines written before kept milliseconds with their fraction under spans_start_ms. The parent is
+ * the position of a span of the same call, or a span id (the call's own span under its
+ * orchestrator's), '' for none; the attributes are name and value in turn, a name by its number in
+ * ATTRIBUTE_NAMES (stored-attributes.ts) when it is there. The status is the `error.type`
+ * attribute's presence.
  */
 const compactSpan = z.tuple([
   z.string(),
@@ -139,9 +96,6 @@ const compactSpan = z.tuple([
   z.number(),
   z.array(spanValue),
 ]);
-
-/** The root span's attributes the trace's own fields hold (not stored twice). */
-const ROOT_FROM_FIELDS = new Set(['agenthost.request_id', 'agenthost.agent', 'agenthost.agent.id']);
 
 const storedTraceSchema = z.object({
   pk: z.string(),
@@ -363,39 +317,4 @@ export function traceOfItem(item: Item, call?: CallOfLine): CallTraceRecord | un
       };
     }),
   };
-}
-
-/**
- * Name and value in turn, a known name by its number; left out, what the line holds (the root's
- * request id and agent) and, given the `record` that alone reads the line, what it says: the root's
- * endpoint and outcome, a model request's provider and model when they are the call's.
- */
-function compactAttributes(
-  attributes: readonly SpanValue[],
-  said: 'root' | 'model' | 'other',
-  record: CallOfLine | undefined,
-): SpanValue[] {
-  // Its size known: no growing as it fills (cut after, for the left-out names).
-  const out: SpanValue[] = new Array(attributes.length);
-  let n = 0;
-  for (let i = 0; i + 1 < attributes.length; i += 2) {
-    const name = attributes[i] as string;
-    const value = attributes[i + 1] as SpanValue;
-    if (said === 'root' && ROOT_FROM_FIELDS.has(name)) continue;
-    if (record && saidByRecord(name, value, said, record)) continue;
-    out[n++] = ATTRIBUTE_CODES.get(name) ?? name;
-    out[n++] = value;
-  }
-  out.length = n;
-  return out;
-}
-
-function expandAttributes(packed: SpanValue[]): Record<string, SpanValue> {
-  const out: Record<string, SpanValue> = {};
-  for (let i = 0; i + 1 < packed.length; i += 2) {
-    const key = packed[i];
-    const name = typeof key === 'number' ? ATTRIBUTE_NAMES[key] : key;
-    if (typeof name === 'string') out[name] = packed[i + 1] as SpanValue;
-  }
-  return out;
 }
