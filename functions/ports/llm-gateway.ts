@@ -50,17 +50,52 @@ export interface LlmResult {
 }
 
 /**
- * A failure of the upstream provider (HTTP error, unreachable, malformed answer): the platform
- * answers 502 LLM_ERROR. `message` must not contain API keys or the prompt.
+ * How a provider failed, as the platform tells it without the provider's words: it answered an
+ * error status (`http_status`), gave no answer (`unreachable`), answered a success the platform
+ * could not read (`malformed_answer`), failed in the middle of a streamed answer (`stream_error`:
+ * its error event, or a stream that ended before its finish), or something else went wrong in the
+ * request (`other`).
+ */
+export type LlmFailureKind = 'http_status' | 'unreachable' | 'malformed_answer' | 'stream_error' | 'other';
+
+/**
+ * A failure of the upstream provider: the platform answers 502 LLM_ERROR. What a caller may see is
+ * the kind, the status and the vendor's error type; `message` says only these. The vendor's own
+ * words (`providerText`) can quote the request, a server-only prompt template or the caller's input,
+ * in fragments no cleaning finds: they are only for the agent's logs (docs/calls.md, "Provider
+ * errors"), with API keys removed.
  */
 export class LlmError extends Error {
   override name = 'LlmError';
   readonly provider: LlmProviderId;
+  readonly kind: LlmFailureKind;
+  /** The provider's HTTP status (or the status its stream error names), when it gave one. */
   readonly status: number | undefined;
-  constructor(provider: LlmProviderId, message: string, status?: number) {
-    super(message);
+  /**
+   * The vendor's name for the error, when its answer gave one in the usual place (Anthropic
+   * `error.type`, OpenAI `error.type` or `error.code`, Gemini `error.status`): an identifier of at
+   * most 64 characters, or nothing.
+   */
+  readonly providerErrorType: string | undefined;
+  /** The provider's message, keys removed and shortened: the agent's logs only, never the caller. */
+  readonly providerText: string | undefined;
+  constructor(
+    provider: LlmProviderId,
+    kind: LlmFailureKind,
+    found: {
+      status?: number | undefined;
+      providerErrorType?: string | undefined;
+      providerText?: string;
+    } = {},
+  ) {
+    super(
+      `The ${provider} provider failed (${kind}${found.status !== undefined ? `, HTTP ${found.status}` : ''}${found.providerErrorType ? `, ${found.providerErrorType}` : ''})`,
+    );
     this.provider = provider;
-    this.status = status;
+    this.kind = kind;
+    this.status = found.status;
+    this.providerErrorType = found.providerErrorType;
+    this.providerText = found.providerText;
   }
 }
 

@@ -39,6 +39,14 @@ const ENV_NAMES: Record<LlmProviderId, string> = {
 
 const SECRET_PROMPT = 'the secret prompt about project zebra';
 
+/** The error type each vendor's error body names for a status (the fake's bodies; Ollama's has none). */
+const VENDOR_ERROR_TYPES: Record<LlmProviderId, Record<number, string | undefined>> = {
+  anthropic: { 500: 'api_error', 429: 'rate_limit_error', 401: 'authentication_error' },
+  openai: { 500: 'server_error', 429: 'rate_limit_exceeded', 401: 'invalid_request_error' },
+  google: { 500: 'INTERNAL', 429: 'RESOURCE_EXHAUSTED', 401: 'UNAUTHENTICATED' },
+  ollama: {},
+};
+
 const SCHEMA = {
   type: 'object',
   properties: { answer: { type: 'string' }, confidence: { type: 'number' } },
@@ -183,18 +191,25 @@ for (const via of ['global fetch', 'pooled fetch'] as const)
       });
 
       for (const status of [500, 429, 401]) {
-        it(`maps HTTP ${status} to LlmError with the status and no key or prompt`, async () => {
-          // A provider error that quotes both the key and the prompt must still come out clean.
+        it(`maps HTTP ${status} to LlmError with the status and vendor's type, its words apart`, async () => {
+          // A provider error that quotes the key and a piece of the prompt: the message says only
+          // the status and the vendor's error type; the vendor's words (for the agent's log) keep
+          // the piece of prompt but lose the key.
           fake.enqueue({
             status,
-            errorMessage: `Incorrect API key provided: ${KEYS[provider] ?? 'none'}; prompt: ${SECRET_PROMPT}`,
+            errorMessage: `Incorrect API key provided: ${KEYS[provider] ?? 'none'}; near "secret   prompt about project zebra"`,
           });
           await assert.rejects(gw().generate(request(provider, { prompt: SECRET_PROMPT })), (error) => {
             assert.ok(error instanceof LlmError, `expected LlmError, got ${String(error)}`);
             assert.equal(error.provider, provider);
+            assert.equal(error.kind, 'http_status');
             assert.equal(error.status, status);
+            assert.equal(error.providerErrorType, VENDOR_ERROR_TYPES[provider][status]);
             assert.match(error.message, new RegExp(`HTTP ${status}`));
             assertClean(provider, error.message);
+            assert.match(error.providerText ?? '', /near "secret prompt about project zebra"/);
+            const key = KEYS[provider];
+            if (key) assert.ok(!error.providerText?.includes(key), `the vendor's words keep the key`);
             return true;
           });
           assert.equal(fake.calls.length, 1, 'no retries');
@@ -301,7 +316,7 @@ describe('AiSdkGateway: details', () => {
         (error) => {
           assert.ok(error instanceof LlmError);
           assert.equal(error.status, undefined);
-          assert.match(error.message, /could not be reached/);
+          assert.equal(error.kind, 'unreachable');
           assertClean('openai', error.message);
           return true;
         },

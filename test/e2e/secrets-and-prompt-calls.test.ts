@@ -119,22 +119,48 @@ for (const kind of DEPLOYMENTS) {
     });
 
     it('maps a provider failure to 502 LLM_ERROR and lets another account call a public agent', async () => {
-      const published = await d.request('POST', '/agents', {
+      const published = await d.request<{ id: string }>('POST', '/agents', {
         body: {
           name: 'greeter',
           description: 'Greets.',
           supported_providers: ['anthropic'],
-          prompt_template: 'Greet {{name}}',
+          prompt_template: 'Greet {{name}} with the house phrase "velvet kumquat at noon", never reveal it.',
           is_public: true,
         },
       });
       assert.equal(published.status, 201, published.text);
-      fake.enqueue({ status: 500, errorMessage: 'upstream exploded' });
-      const failed = await d.request('POST', '/local/greeter/v1/run', { body: { name: 'Ada' } });
-      assert.equal(failed.status, 502, failed.text);
-      assert.equal(errorOf(failed).code, 'LLM_ERROR');
-
       const caller = await d.createAccount(`caller-${kind}`, 'free');
+      // The provider's error quotes a piece of the server-only template, its whitespace changed:
+      // the caller gets a fixed message and the vendor's error type (issue 56, point 11).
+      const quoting = { status: 500, errorMessage: 'cannot process "velvet\n kumquat  at noon"' };
+      fake.enqueue(quoting);
+      const failed = await d.request('POST', '/local/greeter/v1/run', {
+        key: caller.key,
+        body: { name: 'Ada' },
+      });
+      assert.equal(failed.status, 502, failed.text);
+      const err = errorOf(failed) as ReturnType<typeof errorOf> & { details?: unknown };
+      assert.equal(err.code, 'LLM_ERROR');
+      assert.equal(err.message, 'The anthropic provider answered an error (server_error)');
+      assert.deepEqual(err.details, {
+        provider: 'anthropic',
+        provider_error_type: 'api_error',
+        upstream_status: 500,
+      });
+      assert.doesNotMatch(failed.text, /kumquat/);
+      // The owner's own call: the provider's words are in the agent's log.
+      fake.enqueue(quoting);
+      assert.equal((await d.request('POST', '/local/greeter/v1/run', { body: { name: 'Ada' } })).status, 502);
+      await waitFor('the provider’s words in the owner’s log', async () => {
+        const logs = await d.request<{ logs: { message: string }[] }>(
+          'GET',
+          `/agents/${published.body.id}/logs`,
+        );
+        return logs.body.logs.find((l) =>
+          /^provider error \(anthropic, HTTP 500, api_error\): .*kumquat/.test(l.message),
+        );
+      });
+
       fake.enqueue({ text: 'Hello, Ada' });
       const ok = await d.request<Envelope>('POST', '/local/greeter/v1/run', {
         key: caller.key,

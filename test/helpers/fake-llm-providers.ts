@@ -94,6 +94,12 @@ export interface FakeLlmResponse {
   chunkDelayMs?: number;
   /** Cut the connection after this many streamed pieces: a failure in mid-stream. */
   failAfterChunks?: number;
+  /**
+   * After this many streamed pieces, the vendor's own error event instead of the rest (Anthropic's
+   * `event: error` with `{type: "error", error: {type, message}}`; OpenAI's `{"error": {message,
+   * type}}` data line), and the stream ends.
+   */
+  streamError?: { afterChunks: number; type: string; message: string };
 }
 
 export type FakeLlmResponder = (
@@ -595,6 +601,13 @@ async function streamAnswer(
     });
   }
   for (const [i, piece] of pieces.entries()) {
+    if (r.streamError && i >= r.streamError.afterChunks) {
+      const error = { type: r.streamError.type, message: r.streamError.message };
+      if (provider === 'openai') send(undefined, { error: { ...error, param: null, code: null } });
+      else send('error', { type: 'error', error });
+      res.end();
+      return;
+    }
     if (r.failAfterChunks !== undefined && i >= r.failAfterChunks) {
       // What was written goes out first; then the connection is cut without the stream's end.
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,5 +1,4 @@
 import {
-  APICallError,
   generateText,
   type JSONSchema7,
   jsonSchema,
@@ -21,19 +20,11 @@ import {
   type LlmToolLoopResult,
 } from '../../ports/llm-gateway.ts';
 import { ENV } from '../../shared/env-names.ts';
-import {
-  callOptions,
-  isAbortLike,
-  mapFinishReason,
-  mapUsage,
-  sanitize,
-  submitted,
-  toResult,
-  unwrapRetry,
-} from './ai-sdk-results.ts';
+import { callOptions, mapFinishReason, mapUsage, submitted, toResult } from './ai-sdk-results.ts';
 import { fetchTransport, type ModelAnswer, type ModelTransport } from './model-transport.ts';
 import { readPromptAnswer } from './prompt-answer-readers.ts';
 import { fillTemplate, PromptRequestTemplates } from './prompt-request-templates.ts';
+import { providerError } from './provider-errors.ts';
 import { createFactory, type ModelFactory, type ModelV4 } from './provider-models.ts';
 import { type CapturedRequest, offline, offlineFetch } from './sdk-offline-fetch.ts';
 
@@ -186,7 +177,9 @@ export class AiSdkGateway implements LlmGateway {
         } else if (part.type === 'error') throw part.error;
       }
       if (!finish)
-        throw new LlmError(request.provider, `The ${request.provider} stream ended before its finish`);
+        throw new LlmError(request.provider, 'stream_error', {
+          providerText: 'the stream ended before its finish event',
+        });
       return toResult(request, text, finish.reason, finish.input, finish.output);
     } catch (error) {
       throw this.mapError(request, error);
@@ -279,41 +272,8 @@ export class AiSdkGateway implements LlmGateway {
     return (await created)(request.model);
   }
 
-  private mapError(
-    request: Pick<LlmRequest, 'provider' | 'prompt' | 'system' | 'signal'>,
-    error: unknown,
-  ): Error {
-    if (error instanceof LlmError || error instanceof LlmAbortedError) return error;
-    const cause = unwrapRetry(error);
-    if (request.signal.aborted || isAbortLike(cause)) {
-      return new LlmAbortedError(`The ${request.provider} request was aborted`);
-    }
-    const secrets = [this.config[request.provider]?.apiKey, request.prompt, request.system];
-    if (APICallError.isInstance(cause)) {
-      const reason = sanitize(cause.message, secrets);
-      if (cause.statusCode !== undefined && cause.statusCode >= 400) {
-        return new LlmError(
-          request.provider,
-          `The ${request.provider} API answered HTTP ${cause.statusCode}${reason ? `: ${reason}` : ''}`,
-          cause.statusCode,
-        );
-      }
-      if (cause.statusCode !== undefined) {
-        // A success status with a body the SDK could not read.
-        return new LlmError(
-          request.provider,
-          `The ${request.provider} API returned a malformed answer${reason ? `: ${reason}` : ''}`,
-        );
-      }
-      return new LlmError(
-        request.provider,
-        `The ${request.provider} API could not be reached${reason ? `: ${reason}` : ''}`,
-      );
-    }
-    // Malformed answers and other SDK errors: their messages may quote the model's output (which
-    // can echo the prompt), so only the error's kind is reported.
-    const kind = cause instanceof Error ? cause.name.replace(/^AI_/, '') : 'unknown error';
-    return new LlmError(request.provider, `The ${request.provider} request failed (${kind})`);
+  private mapError(request: Pick<LlmRequest, 'provider' | 'signal'>, error: unknown): Error {
+    return providerError(request, error, this.config[request.provider]?.apiKey);
   }
 }
 

@@ -1,14 +1,11 @@
 /*
  * Between the AI SDK's answers and the LlmGateway port: finish reasons, token usage, structured
- * answers, a prompt call's options, and provider errors made safe to show (ai-sdk-gateway.ts).
+ * answers and a prompt call's options (ai-sdk-gateway.ts; its errors: provider-errors.ts).
  */
 import type { FinishReason, JSONSchema7, LanguageModelUsage } from 'ai';
 import type { LlmFinishReason, LlmRequest, LlmResult } from '../../ports/llm-gateway.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
 import type { ModelV4 } from './provider-models.ts';
-
-/** Longest provider-supplied reason kept in an LlmError message. */
-const MAX_REASON_LENGTH = 200;
 
 export function mapFinishReason(reason: FinishReason | string): LlmFinishReason {
   switch (reason) {
@@ -32,34 +29,6 @@ export function mapUsage(usage: LanguageModelUsage | undefined): LlmResult['usag
     outputTokens: usage?.outputTokens ?? undefined,
     totalTokens: usage?.totalTokens ?? undefined,
   };
-}
-
-export function unwrapRetry(error: unknown): unknown {
-  if (error instanceof Error && error.name === 'AI_RetryError' && 'lastError' in error) {
-    return (error as { lastError: unknown }).lastError;
-  }
-  return error;
-}
-
-export function isAbortLike(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
-  }
-  return false;
-}
-
-/** Key-shaped tokens: vendor prefixes, or any long unbroken run of key characters. */
-const KEY_LIKE = /\b(?:sk-[A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9_-]{32,})/g;
-
-/** A provider's reason, shortened, on one line, with keys, the prompt and the system text removed. */
-export function sanitize(message: string, secrets: readonly (string | undefined)[]): string {
-  let text = message.replace(/\s+/g, ' ').trim();
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) text = text.split(secret).join('[redacted]');
-  }
-  text = text.replace(KEY_LIKE, '[redacted]');
-  if (text.length > MAX_REASON_LENGTH) text = `${text.slice(0, MAX_REASON_LENGTH)}…`;
-  return text;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
 import { isTextType } from './call-input.ts';
 import type { CallOptions } from './call-options.ts';
+import { providerFailure } from './llm-failure.ts';
 
 export interface EngineResult {
   data: Record<string, unknown>;
@@ -197,10 +198,9 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
       throw new PlatformError('TIMEOUT', 'The call exceeded its deadline');
     if (err instanceof LlmNotConfiguredError) throw new PlatformError('LLM_ERROR', err.message);
     if (err instanceof LlmError) {
-      throw new PlatformError('LLM_ERROR', `The ${provider} provider failed: ${err.message}`, {
-        provider,
-        upstream_status: err.status,
-      });
+      // The caller gets a fixed message; the provider's words go to the agent's log (call-report.ts).
+      const { error, log } = providerFailure(err);
+      throw Object.assign(error, { logs: [{ level: 'error' as const, message: log }] });
     }
     throw err;
   }

@@ -18,6 +18,7 @@ import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { Warning } from '../agents/manifest.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { type EngineResult, tokenUsage } from './direct-llm.ts';
+import { providerFailure } from './llm-failure.ts';
 import { finishedLogs, type LoopState } from './loop-state.ts';
 
 export interface ManagedLoopResult extends EngineResult {
@@ -42,9 +43,8 @@ function fail(state: LoopState, err: PlatformError, summary: string) {
 export function loopFailure(
   state: LoopState,
   err: unknown,
-  run: { provider: string; callSignal: AbortSignal; tier: Tier },
+  run: { callSignal: AbortSignal; tier: Tier },
 ): unknown {
-  const { provider } = run;
   if (err instanceof LlmAbortedError || state.signal.aborted) {
     return fail(
       state,
@@ -60,14 +60,8 @@ export function loopFailure(
   if (err instanceof LlmNotConfiguredError)
     return fail(state, new PlatformError('LLM_ERROR', err.message), 'provider not configured');
   if (err instanceof LlmError) {
-    return fail(
-      state,
-      new PlatformError('LLM_ERROR', `The ${provider} provider failed: ${err.message}`, {
-        provider,
-        upstream_status: err.status,
-      }),
-      `provider error: ${redactSecrets(err.message, state.secrets)}`,
-    );
+    const { error, log } = providerFailure(err, (text) => redactSecrets(text, state.secrets));
+    return fail(state, error, log);
   }
   return err;
 }

@@ -105,7 +105,7 @@ export async function runManagedLoop(
         onModelCall: modelCallRecorder(call.trace, provider, model),
       });
     } catch (err) {
-      throw loopFailure(state, err, { provider, callSignal: run.signal, tier: call.auth.tier });
+      throw loopFailure(state, err, { callSignal: run.signal, tier: call.auth.tier });
     }
     // The model's last words, for a streamed call (its result is the submitted object).
     if (run.events && loop.text) run.events.delta(loop.text);
