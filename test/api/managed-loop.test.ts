@@ -5,10 +5,12 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { packDirectory } from '../../functions/cli/pack.ts';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { fillCommand } from '../../functions/core/agents/placeholders.ts';
+import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { callRecordKeys, fromCallRecordItem } from '../../functions/core/usage/call-records.ts';
 import { queryAll } from '../../functions/ports/store.ts';
 import { shellQuote } from '../../functions/shared/shell-quote.ts';
 import { bundleOf } from '../helpers/bundles.ts';
+import { readEventStream } from '../helpers/event-stream.ts';
 import {
   type FakeLlmCall,
   type FakeLlmProviders,
@@ -251,6 +253,99 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     const escaping = resultsOf(fake.calls[5])[0];
     assert.equal(escaping?.isError, true);
     assert.match(escaping?.content ?? '', /'\.\.'/);
+  });
+
+  it('reports a tool whose command fails as failed in the step, the trace and the log; the model reads its output', async () => {
+    const id = await publish({
+      name: 'failing-tools',
+      description: 'Runs commands that fail.',
+      custom_tools: [{ name: 'check', description: 'Checks', command: 'echo checking; exit 3' }],
+    });
+    fake.enqueue(
+      use('bash', { command: 'echo partial; echo broken >&2; exit 1' }),
+      use('check', {}),
+      use('read_file', { path: 'nope.txt' }),
+      use('bash', { command: 'true' }),
+      use('submit_result', { done: true }),
+    );
+    const started = Date.now();
+    const streamed = await fetch(`${p.url}/loopco/failing-tools/v1/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${owner.key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
+      body: '{}',
+    });
+    assert.equal(streamed.status, 200);
+    const { events } = await readEventStream(streamed, started);
+    const steps = events.filter((e) => e.event === 'step').map((e) => JSON.parse(e.data));
+    assert.deepEqual(
+      steps.map((s) => [s.name, s.outcome]),
+      [
+        ['bash', 'error'],
+        ['check', 'error'],
+        ['read_file', 'error'],
+        ['bash', 'ok'],
+        ['submit_result', 'ok'],
+      ],
+    );
+    const result = JSON.parse(events.at(-1)?.data ?? '{}');
+    assert.equal(events.at(-1)?.event, 'result', events.at(-1)?.data);
+    assert.deepEqual(result.data, { done: true });
+
+    // The model still reads what the command printed, flagged as the tool's error; the loop went on.
+    const failed = resultsOf(fake.calls[1])[0];
+    assert.equal(failed?.isError, true);
+    assert.equal(failed?.content, 'exit code 1\nstdout:\npartial\n\nstderr:\nbroken\n');
+    assert.equal(resultsOf(fake.calls[2])[0]?.isError, true);
+    assert.match(resultsOf(fake.calls[2])[0]?.content ?? '', /^exit code 3\nstdout:\nchecking/);
+    assert.equal(resultsOf(fake.calls[3])[0]?.isError, true);
+    assert.equal(resultsOf(fake.calls[4])[0]?.isError, false);
+
+    const requestId = result.metadata.request_id as string;
+    const trace = await p.request<TraceView>('GET', `/agents/${id}/calls/${requestId}/trace`, {
+      key: owner.key,
+    });
+    assert.equal(trace.status, 200, trace.text);
+    const spans = trace.body.spans;
+    const named = (name: string) => spans.filter((s) => s.name === name);
+    const [bashFailed, bashOk] = named('execute_tool bash');
+    const [check] = named('execute_tool check');
+    assert.ok(bashFailed && bashOk && check, spans.map((s) => s.name).join(', '));
+    assert.equal(bashFailed.status, 'error');
+    assert.equal(bashFailed.attributes['error.type'], 'EXIT_STATUS');
+    assert.equal(bashFailed.attributes['process.exit.code'], 1);
+    assert.equal(check.status, 'error');
+    assert.equal(check.attributes['process.exit.code'], 3);
+    assert.equal(bashOk.status, 'ok');
+    assert.equal(named('execute_tool submit_result')[0]?.status, 'ok');
+    assert.equal(named('execute_tool read_file')[0]?.status, 'error');
+    // Each command's exec span hangs under the tool call that ran it, with the same outcome.
+    const execs = spans.filter((s) => s.name.startsWith('exec '));
+    assert.equal(execs.length, 3, execs.map((s) => s.name).join(', '));
+    for (const [tool, exitCode] of [
+      [bashFailed, 1],
+      [check, 3],
+      [bashOk, 0],
+    ] as const) {
+      const exec = execs.find((s) => s.parent_span_id === tool.span_id);
+      assert.ok(exec, `an exec span under ${tool.name} (${tool.span_id})`);
+      assert.equal(exec.attributes['process.exit.code'], exitCode);
+      assert.equal(exec.status, tool.status);
+    }
+
+    const logs = await p.request<{ logs: { level: string; message: string; request_id: string }[] }>(
+      'GET',
+      `/agents/${id}/logs`,
+      { key: owner.key },
+    );
+    const lines = logs.body.logs.filter((l) => l.request_id === requestId);
+    assert.equal(lines.find((l) => /^bash .*exit 1.* → exit code 1/.test(l.message))?.level, 'error');
+    assert.equal(lines.find((l) => /^check .* → exit code 3/.test(l.message))?.level, 'error');
+    assert.equal(lines.find((l) => l.message === 'read_file "nope.txt" → refused')?.level, 'error');
+    assert.equal(lines.find((l) => /^bash "true" → exit code 0/.test(l.message))?.level, 'info');
   });
 
   it('stops the loop at the deadline with 504 TIMEOUT', async () => {

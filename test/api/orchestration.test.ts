@@ -283,4 +283,42 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
       'the sub-call is recorded',
     );
   });
+
+  it('logs a dependency call that failed as an error, as its step and span say it', async () => {
+    for (const body of [
+      {
+        name: 'broken-leaf',
+        type: 'tool',
+        description: 'broken leaf',
+        supported_providers: ['any'],
+        runtime: { command: 'exit 1' },
+      },
+      relay('breaker', 'Breaker: calls the broken leaf.', 'orch/broken-leaf'),
+    ]) {
+      const res = await p.request('POST', '/agents?allow_no_secrets=true', { key: owner.key, body });
+      assert.equal(res.status, 201, res.text);
+    }
+    fake.setResponder((call) =>
+      (call.toolResults ?? []).length > 0 ? use('submit_result', { done: true }) : use('call_dep', {}),
+    );
+    const res = await p.request<{ metadata: { request_id: string } }>('POST', '/orch/breaker/v1/run', {
+      key: owner.key,
+      body: {},
+    });
+    assert.equal(res.status, 200, res.text);
+    const list = await p.request<{ agents: { id: string; name: string }[] }>('GET', '/agents', {
+      key: owner.key,
+    });
+    const id = list.body.agents.find((a) => a.name === 'breaker')?.id;
+    const logs = await p.request<{ logs: { level: string; message: string; request_id: string }[] }>(
+      'GET',
+      `/agents/${id}/logs`,
+      { key: owner.key },
+    );
+    const line = logs.body.logs.find(
+      (l) => l.request_id === res.body.metadata.request_id && / failed with /.test(l.message),
+    );
+    assert.match(line?.message ?? '', /^call_dep → orch\/broken-leaf@v1 failed with [A-Z_]+$/);
+    assert.equal(line?.level, 'error');
+  });
 });

@@ -113,8 +113,13 @@ console.log(JSON.stringify({ status: r.status, leaf_request: body.metadata.reque
     const leaf = spans.find((s) => s.name === 'call hops/leaf/v1');
     assert.equal(leaf?.parent_span_id, sandbox.span_id);
     assert.equal(leaf?.request_id, res.data.leaf_request);
+    // The command itself hangs under the tool call that ran it (issue 56, point 15).
+    const tool = spans.find(
+      (s) => s.name === 'execute_tool bash' && s.request_id === res.metadata.request_id,
+    );
     const exec = spans.find((s) => s.name === 'exec node' && s.request_id === res.metadata.request_id);
-    assert.equal(exec?.parent_span_id, sandbox.span_id);
+    assert.ok(tool, spans.map((s) => s.name).join(', '));
+    assert.equal(exec?.parent_span_id, tool.span_id);
     assert.equal(exec?.attributes['process.exit.code'], 0);
   });
 

@@ -74,7 +74,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         try {
           data = await session.readFile(path);
         } catch (err) {
-          log(state, 'info', `read_file ${JSON.stringify(path)} → refused`);
+          log(state, 'error', `read_file ${JSON.stringify(path)} → refused`);
           throw fileError(err, path, 'read');
         }
         log(state, 'info', `read_file ${JSON.stringify(path)} → ${data.length} bytes`);
@@ -101,7 +101,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         try {
           await session.writeFile(path, content);
         } catch (err) {
-          log(state, 'info', `write_file ${JSON.stringify(path)} → refused`);
+          log(state, 'error', `write_file ${JSON.stringify(path)} → refused`);
           throw fileError(err, path, 'write');
         }
         log(state, 'info', `write_file ${JSON.stringify(path)} → ${bytes} bytes`);
@@ -122,7 +122,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         try {
           found = await session.listFiles(path || undefined);
         } catch (err) {
-          log(state, 'info', `list_files ${JSON.stringify(path ?? '')} → refused`);
+          log(state, 'error', `list_files ${JSON.stringify(path ?? '')} → refused`);
           throw fileError(err, path ?? '', 'list');
         }
         log(state, 'info', `list_files ${JSON.stringify(path ?? '')} → ${found.length} files`);

@@ -9,6 +9,7 @@ import type { CustomTool } from '../agents/manifest.ts';
 import { fillCommand } from '../agents/placeholders.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { execForModel, type LoopState, log, record, shorten } from './loop-state.ts';
+import { subCallError } from './loop-steps.ts';
 
 export function customTool(state: LoopState, t: CustomTool): LlmTool {
   const schema = t.input_schema as Record<string, unknown> | undefined;
@@ -30,7 +31,7 @@ export function customTool(state: LoopState, t: CustomTool): LlmTool {
             })
             .slice(0, 5)
             .join('; ');
-          log(state, 'info', `${t.name} → invalid arguments (${why})`);
+          log(state, 'error', `${t.name} → invalid arguments (${why})`);
           throw new Error(`Invalid arguments for ${t.name}: ${why}`);
         }
       }
@@ -39,7 +40,11 @@ export function customTool(state: LoopState, t: CustomTool): LlmTool {
       const dependency = matchingDependency(t.command, state.dependencies);
       if (dependency && state.callDependency) {
         log(state, 'info', `${t.name} → calls ${dependency.id}@${dependency.version}`);
-        return redactSecrets(await state.callDependency(dependency, record(args)), state.secrets);
+        const answer = redactSecrets(await state.callDependency(dependency, record(args)), state.secrets);
+        const failed = subCallError(answer);
+        if (failed)
+          log(state, 'error', `${t.name} → ${dependency.id}@${dependency.version} failed with ${failed}`);
+        return answer;
       }
       const command = fillCommand(t.command, record(args));
       return execForModel(state, command, `${t.name} ${shorten(JSON.stringify(args ?? {}), 200)}`);

@@ -54,7 +54,35 @@ export function shorten(text: string, max: number): string {
   return one.length > max ? `${one.slice(0, max)}…` : one;
 }
 
-/** Runs a command in the session, counting its time; the result as the model sees it. */
+/**
+ * A tool call whose command ran and failed: it exited non-zero, was killed, or was stopped at the
+ * time limit. Thrown with the text the model sees (the exit status, stdout, the stderr tail), so the
+ * model gets it as a tool error and the loop goes on, and the step, the tool call's span and the log
+ * all say it failed (docs/calls.md, "A failed tool").
+ */
+export class ToolFailure extends Error {
+  override name = 'ToolFailure';
+  /** The span's error type, as the sandbox's exec span names it. */
+  readonly code: 'EXIT_STATUS' | 'TIMEOUT';
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  constructor(output: string, result: Pick<ExecResult, 'exitCode' | 'signal' | 'timedOut'>) {
+    super(output);
+    this.code = result.timedOut ? 'TIMEOUT' : 'EXIT_STATUS';
+    this.exitCode = result.exitCode;
+    this.signal = result.signal;
+  }
+
+  /** What the model reads (the AI SDK sends a tool error as its toString): the output as it was. */
+  override toString(): string {
+    return this.message;
+  }
+}
+
+/**
+ * Runs a command in the session, counting its time; the result as the model sees it, returned when
+ * the command exited 0 and thrown as a ToolFailure otherwise.
+ */
 export async function execForModel(state: LoopState, command: string, label: string): Promise<string> {
   const remaining = state.runDeadline.remainingMs();
   if (remaining <= 0 || state.signal.aborted) throw new Error('The run’s time limit has passed');
@@ -83,7 +111,9 @@ export async function execForModel(state: LoopState, command: string, label: str
   const parts = [ended];
   if (stdout) parts.push(`stdout:\n${stdout}${cut ? '\n[stdout cut at the output limit]' : ''}`);
   if (stderr.trim()) parts.push(`stderr:\n${stderr}`);
-  return parts.join('\n');
+  const output = parts.join('\n');
+  if (result.exitCode !== 0) throw new ToolFailure(output, result);
+  return output;
 }
 
 /** A tool call's arguments as an object ({} for anything else). */

@@ -107,8 +107,13 @@ export class CallTrace {
    * in-process sub-call runs inside its orchestrator's tool scope) is not this call's.
    */
   parentHere(): TraceParent {
+    return this.scopeHere() ?? this.root.context;
+  }
+
+  /** The span the current work runs in when it is this call's (a tool call's), else undefined. */
+  scopeHere(): TraceParent | undefined {
     const s = scope.getStore();
-    return s !== undefined && s.handle.trace === this ? s.parent : this.root.context;
+    return s !== undefined && s.handle.trace === this ? s.parent : undefined;
   }
 
   /** Runs `work` with `span` as the parent of the spans it starts. */

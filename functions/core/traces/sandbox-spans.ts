@@ -1,7 +1,8 @@
 /**
  * A sandboxed run as spans: `sandbox` from the session's opening (a task start, on ECS) to its
- * close, and under it an `exec {program}` span per command with its exit status, duration and,
- * where the sandbox measures it, CPU time. Only the program's name is kept, never the command's
+ * close, and an `exec {program}` span per command with its exit status, duration and, where the
+ * sandbox measures it, CPU time: under the managed loop's tool call that ran it (`execute_tool`),
+ * or under `sandbox` for a command no tool ran (a code agent's run). Only the program's name is kept, never the command's
  * arguments (a tool's command carries the model's arguments, which may hold secrets), and that name
  * is redacted like the run's logs.
  */
@@ -33,7 +34,7 @@ export function tracedSession(
     exec: async (command, options) => {
       const program = programOf(redactSecrets(command, secrets));
       const exec = trace.start(`exec ${program}`, {
-        parent: span.context,
+        parent: trace.scopeHere() ?? span.context,
         attributes: { 'process.executable.name': program },
       });
       try {

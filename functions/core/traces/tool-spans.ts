@@ -1,10 +1,14 @@
 /**
  * A managed loop's tool calls as spans (GenAI conventions: `execute_tool {name}`), and a tool that
  * calls one of the orchestrator's dependencies as the sub-agent's call (`invoke_agent {agent}`),
- * under which that agent's own call hangs (orchestration.ts passes the span on). No arguments and
- * no results: they may hold the run's secret values.
+ * under which that agent's own call hangs (orchestration.ts passes the span on). The sandbox
+ * commands a tool runs hang under its span too (sandbox-spans.ts). A tool whose command failed
+ * ends in error with the command's exit status, as its `exec` span does. No arguments and no
+ * results: they may hold the run's secret values.
  */
 import type { LlmTool } from '../../ports/llm-gateway.ts';
+import type { TraceSpan } from '../../ports/tracer.ts';
+import { ToolFailure } from '../calls/loop-state.ts';
 import { subCallError } from '../calls/loop-steps.ts';
 import { type CallTrace, traced } from './call-trace.ts';
 
@@ -28,9 +32,24 @@ export function tracedTools(
           trace,
           name,
           { kind: agent ? 'client' : 'internal', attributes },
-          () => tool.execute(args),
+          (span) => failureNoted(span, () => tool.execute(args)),
           (result) => (agent ? subCallError(result) : undefined),
         ),
     };
   });
+}
+
+/** Runs the tool; a command's failure leaves its exit status on the span (traced() ends it in error). */
+async function failureNoted(span: TraceSpan | undefined, run: () => Promise<string>): Promise<string> {
+  try {
+    return await run();
+  } catch (err) {
+    if (span && err instanceof ToolFailure) {
+      span.set({
+        'process.exit.code': err.exitCode ?? undefined,
+        'process.exit.signal': err.signal ?? undefined,
+      });
+    }
+    throw err;
+  }
 }
