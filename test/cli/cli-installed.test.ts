@@ -60,6 +60,8 @@ describe('the installed CLI (npm run cli:pack, npm install -g)', () => {
       XDG_CACHE_HOME: join(home, 'cache'),
       PATH: [dirname(node), join(prefix, 'bin'), '/usr/local/bin', '/usr/bin', '/bin'].join(delimiter),
       [ENV.logLevel]: 'warn',
+      // npm test's shared code cache (test/setup/run.ts), for the clone's CLI that start and run use.
+      ...(process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {}),
       ...extra,
     };
     return env;

@@ -376,8 +376,10 @@ describe('the CLI against the local platform', () => {
   });
 
   it('prints a managed loop’s result on a terminal after the model’s last words, and a prompt agent’s text once', async () => {
+    // An account of its own: the other tests list alpha's and bravo's agents.
+    const author = await p.createAccount('cli-loop', 'pro');
     const published = await p.request('POST', '/agents?allow_no_secrets=true', {
-      key: alpha.key,
+      key: author.key,
       body: {
         name: 'tallier',
         type: 'agent',
@@ -394,8 +396,8 @@ describe('the CLI against the local platform', () => {
       toolCalls: [{ name: 'submit_result', input: { words: 3, longest: 'three' } }],
     });
     const loop = await runCliOnTerminal(
-      ['call', 'cli-alpha/tallier', '--input', '{"text":"one two three"}'],
-      envOf(alpha.key),
+      ['call', 'cli-loop/tallier', '--input', '{"text":"one two three"}'],
+      envOf(author.key),
     );
     assert.equal(loop.code, 0, loop.output);
     // The step's note (stderr), then the last words and the result (stdout), on the one terminal.
