@@ -19,7 +19,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packCli } from '../scripts/cli-pack.ts';
@@ -80,6 +80,8 @@ async function timed(argv: string[], env: Record<string, string>): Promise<{ wal
 }
 
 const started = Date.now();
+/** The machine's load when the run starts: wall times on a shared machine scale with it. */
+const loadAtStart = loadavg()[0] ?? 0;
 let platform: Awaited<ReturnType<typeof startProcess>> | undefined;
 try {
   const tarball = await packCli(home);
@@ -159,7 +161,7 @@ try {
   const commands = rows.filter((r) => r.label.startsWith('installed'));
   const worst = Math.max(...commands.map((r) => median(r.wall)));
   const table = [
-    `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`npm run bench:cli-start\` (${REPEATS} repeats, commands in an order rotated per repeat after one uncounted run of each, one fresh process per run, ${Math.round((Date.now() - started) / 1000)} s). Medians over the repeats, in ms; "over the floor" subtracts the same Node's \`node -e 0\` median.`,
+    `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`npm run bench:cli-start\` (${REPEATS} repeats, commands in an order rotated per repeat after one uncounted run of each, one fresh process per run, ${Math.round((Date.now() - started) / 1000)} s, load average ${loadAtStart.toFixed(1)} at its start and ${(loadavg()[0] ?? 0).toFixed(1)} at its end). Medians over the repeats, in ms; "over the floor" subtracts the same Node's \`node -e 0\` median.`,
     '',
     '| Node | command | wall ms | CPU ms | wall over the floor | CPU over the floor |',
     '| --- | --- | ---: | ---: | ---: | ---: |',

@@ -111,8 +111,9 @@ exit 130), \`INTERNAL_ERROR\` (anything unexpected).
 ## Start-up
 
 The installed CLI is one compiled file (and the pieces only some commands load, such as tar for
-\`publish\`), so it starts in about 0.15 s of CPU over Node's own start: \`npm run bench:cli-start\`
-times it (docs/performance.md, "CLI start"). Run from source in the clone, Node compiles the CLI's
+\`publish\`), so \`agenthost --version\` takes about 0.1 s of CPU over Node's own start, a quarter of
+what the CLI run from source takes: \`npm run bench:cli-start\` times it (docs/performance.md,
+"CLI start"). Run from source in the clone, Node compiles the CLI's
 modules each time it starts, which is most of a short command's time (0.8 s of
 \`agenthost --help\` on the 2-core CI machine). Two things keep that down:
 
