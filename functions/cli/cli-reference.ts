@@ -47,6 +47,10 @@ agenthost --help       # from any directory
 \`npm install -g ./agenthost-cli-0.1.0.tgz\`, or without root
 \`npm install -g --prefix ~/.local ./agenthost-cli-0.1.0.tgz\` (\`~/.local/bin\` on \`PATH\`). Pack and install again after pulling: the package is the clone's code of that moment.
 Inside the clone, \`npm run agenthost -- <command>\` runs the CLI from source without installing it.
+The clone's own bin (package.json's \`bin\`, bin/agenthost-on-pinned-node.js) is plain JavaScript
+that runs the CLI from source on the clone's pinned Node, so \`npm install -g <clone>\` (a link to
+the clone), \`npm link\` and \`npx --prefix <clone> agenthost\` work on any Node too, at the cost of
+starting two Node processes instead of one.
 
 The package (scripts/cli-pack.ts) is the CLI compiled by esbuild into JavaScript for Node 20 and up,
 with every dependency it loads and no \`dependencies\`: it installs offline and runs on whatever

@@ -146,6 +146,24 @@ describe('the installed CLI (npm run cli:pack, npm install -g)', () => {
     });
   }
 
+  it('runs from the clone’s own bin on any Node too: npx --prefix <clone> agenthost', async () => {
+    const node = nodes[0] as string;
+    const root = realpathSync(new URL('../..', import.meta.url));
+    // An npx cache of its own: npx installs the local package there, bin links and all.
+    const child = spawn(
+      'npm',
+      ['exec', '--offline', '--ignore-scripts', '--prefix', root, '--', 'agenthost', '--version'],
+      {
+        cwd: work,
+        env: shellEnv(node, { npm_config_cache: join(home, 'npm-cache') }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const res = await collect(child);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^\d+\.\d+\.\d+\n$/);
+  });
+
   it('runs init’s next steps as printed: run (in the clone), publish and call', async () => {
     const node = nodes[0] as string;
     const env = { AGENTHOST_URL: p.url, AGENTHOST_API_KEY: user.key, ...llmEnv };
