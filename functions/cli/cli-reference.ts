@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import type { CliIo } from './cli-context.ts';
 import { EXIT } from './cli-errors.ts';
+import { commandPath } from './command-path.ts';
 import { buildProgram } from './program.ts';
 
 const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
@@ -30,6 +31,41 @@ manage schedules, services, secrets, keys, workspaces, tasks, usage and billing.
 
 This file is generated from the CLI's own help by \`npm run cli:docs\`; do not edit it by hand.
 
+## Install
+
+The CLI is installed from your clone of agenthost, never from a registry: nobody publishes a
+package for it, and \`npm install agenthost\` or \`npx agenthost\` outside the clone would fetch and
+run whatever a stranger published under that name.
+
+\`\`\`sh
+npm run cli:install    # in the clone: packs the CLI and installs it with npm install -g
+agenthost --help       # from any directory
+\`\`\`
+
+\`npm run cli:pack [-- DIR]\` only writes the package, \`agenthost-cli-<version>.tgz\`, into DIR
+(the current directory by default), to install where you choose:
+\`npm install -g ./agenthost-cli-0.1.0.tgz\`, or without root
+\`npm install -g --prefix ~/.local ./agenthost-cli-0.1.0.tgz\` (\`~/.local/bin\` on \`PATH\`). Pack and install again after pulling: the package is the clone's code of that moment.
+Inside the clone, \`npm run agenthost -- <command>\` runs the CLI from source without installing it.
+The clone's own bin (package.json's \`bin\`, bin/agenthost-on-pinned-node.js) is plain JavaScript
+that runs the CLI from source on the clone's pinned Node, so \`npm install -g <clone>\` (a link to
+the clone), \`npm link\` and \`npx --prefix <clone> agenthost\` work on any Node too, at the cost of
+starting two Node processes instead of one.
+
+The package (scripts/cli-pack.ts) is the CLI compiled by esbuild into JavaScript for Node 20 and up,
+with every dependency it loads and no \`dependencies\`: it installs offline and runs on whatever
+Node \`npm\` runs on, from any directory. Three commands run the platform's own code, which needs
+the clone (its dependencies, the sandbox's programs, the dashboard's build, the CDK app) and
+Node 24: \`start\`, \`run\` and \`accounts create\`. The installed CLI runs them through the clone
+it was packed from (its path is in the package's \`package.json\`), with the clone's pinned Node
+(the \`node\` devDependency, as \`npm start\` runs), in your directory and environment, and exits
+with their code; Ctrl-C and SIGTERM stop \`start\` as they stop \`npm start\`. A clone that moved
+or lost its \`node_modules\` is named in the error, with the fix. Every other command talks to a
+platform over HTTP and needs nothing else.
+
+The next steps \`init\` prints, the README it writes and \`publish\`'s call and deploy lines say
+\`agenthost …\`, so they run as copied from any directory once the CLI is installed.
+
 ## Where it connects, and as whom
 
 Each setting is taken from the first of: the flag, the environment variable, the profile in the
@@ -50,11 +86,6 @@ the platform refuses it, and the URL is a loopback one, the hint names the owner
 platform started on this machine: \`admin-api-key\` in the data dir this environment gives it
 (\`PLATFORM_DATA_DIR\`, else \`./.data\`; \`aws/admin-api-key\` there for the emulated deployment),
 when that file exists; never the key itself.
-
-Installed as a project's dependency (\`npm install agenthost\`), the CLI is in
-\`node_modules/.bin\`, not on \`PATH\`: run it as \`npx agenthost …\`, as the README does. The next
-steps \`init\` prints and the README it writes say \`npx agenthost\`, so they run as copied in
-that project.
 
 ## Output
 
@@ -83,8 +114,12 @@ exit 130), \`INTERNAL_ERROR\` (anything unexpected).
 
 ## Start-up
 
-Node compiles the CLI's modules each time it starts, which is most of a short command's time
-(0.8 s of \`agenthost --help\` on the 2-core CI machine). Two things keep that down:
+The installed CLI is one compiled file (and the pieces only some commands load, such as tar for
+\`publish\`), so \`agenthost --version\` takes about 0.1 s of CPU over Node's own start, a quarter of
+what the CLI run from source takes: \`npm run bench:cli-start\` times it (docs/performance.md,
+"CLI start"). Run from source in the clone, Node compiles the CLI's
+modules each time it starts, which is most of a short command's time (0.8 s of
+\`agenthost --help\` on the 2-core CI machine). Two things keep that down:
 
 - The CLI keeps V8's code cache on disk (\`module.enableCompileCache\`), so every start after the
   first skips compiling. The cache is per user, in \`$XDG_CACHE_HOME/agenthost/node-compile-cache\`
@@ -119,13 +154,6 @@ function commands(program: Command): Command[] {
   };
   walk(program);
   return out;
-}
-
-/** `accounts create` for that command: its path under `agenthost`. */
-export function commandPath(cmd: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
-  return names.join(' ');
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
- * The command the CLI's hints name (init's next steps, publish's call and deploy lines): after
- * `npm install agenthost` in a project its bin is in node_modules/.bin, not on PATH, so a bare
- * `agenthost` is "command not found"; npx finds it there, as the README runs it, so the hints work
- * as copied.
+ * The command the CLI's hints name (init's next steps and the README it writes, publish's call
+ * and deploy lines): the installed CLI, on PATH, so a hint runs as copied from any directory
+ * (`npm run cli:install` in the clone, docs/cli.md "Install"). Never `npx agenthost`: outside the
+ * clone npx would fetch a package of that name from the public registry, which is not ours.
  */
-export const CLI_COMMAND = 'npx agenthost';
+export const CLI_COMMAND = 'agenthost';

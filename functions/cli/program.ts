@@ -9,14 +9,26 @@ import { redact } from '../shared/logger.ts';
 import { CliContext, type CliIo, type GlobalOptions } from './cli-context.ts';
 import { describeError, EXIT, USAGE_CODE, withoutTypedValues } from './cli-errors.ts';
 import type { Action, CliRuntime } from './cli-runtime.ts';
+import { CLONE_COMMANDS, runInClone } from './clone-commands.ts';
+import { commandPath } from './command-path.ts';
 import { registerCommands } from './commands/index.ts';
 import { signInHint } from './owner-key-hint.ts';
 import { escapeControls, escapeControlsKeepingLayout } from './terminal-text.ts';
 
+export interface ProgramOptions {
+  /** A fixed help width, for the generated reference (docs/cli.md). */
+  helpWidth?: number;
+  /**
+   * The installed CLI's clone and the arguments it was given: the commands that run the platform
+   * run there (clone-commands.ts). Unset when the CLI runs from the clone itself.
+   */
+  inClone?: { clone: string; argv: string[] };
+}
+
 export function buildProgram(
   io: CliIo,
   version: string,
-  options: { helpWidth?: number } = {},
+  options: ProgramOptions = {},
 ): { program: Command; exitCode: () => number } {
   let exitCode: number = EXIT.ok;
   const program = new Command('agenthost')
@@ -59,8 +71,12 @@ export function buildProgram(
         // commander passes the positional arguments, the command's options, then the command.
         const command = args.at(-1) as Command;
         const ctx = new CliContext(io, command.optsWithGlobals<GlobalOptions>());
+        const inClone =
+          options.inClone && CLONE_COMMANDS.includes(commandPath(command)) ? options.inClone : undefined;
         try {
-          const code = await fn(ctx, ...(args.slice(0, -1) as A));
+          const code = inClone
+            ? await runInClone(inClone.clone, inClone.argv, io, commandPath(command))
+            : await fn(ctx, ...(args.slice(0, -1) as A));
           if (typeof code === 'number') exitCode = code;
         } catch (err) {
           const url = await ctx
@@ -81,9 +97,22 @@ export function buildProgram(
   return { program, exitCode: () => exitCode };
 }
 
-/** Parses `argv` (the user's arguments) and runs the command; resolves to the exit code. */
-export async function runCli(argv: string[], io: CliIo, version: string): Promise<number> {
-  const { program, exitCode } = buildProgram(io, version);
+/**
+ * Parses `argv` (the user's arguments) and runs the command; resolves to the exit code. `clone`:
+ * the installed CLI's clone (its package.json's `agenthost.clone`), where the commands that run
+ * the platform run.
+ */
+export async function runCli(
+  argv: string[],
+  io: CliIo,
+  version: string,
+  options: { clone?: string } = {},
+): Promise<number> {
+  const { program, exitCode } = buildProgram(
+    io,
+    version,
+    options.clone ? { inClone: { clone: options.clone, argv } } : {},
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

@@ -101,12 +101,12 @@ describe('always-on agents are deployed, not called', () => {
     const dir = join(home, 'site');
     const init = await runCli(['init', '--type', 'service', dir], env);
     assert.equal(init.code, 0, init.stderr);
-    assert.match(init.stderr, /^ +deploy it: +npx agenthost services deploy <org>\/site$/m);
+    assert.match(init.stderr, /^ +deploy it: +agenthost services deploy <org>\/site$/m);
     assert.doesNotMatch(init.stderr, /call it:/);
     const res = await runCli(['publish', dir, '--allow-no-secrets'], env);
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /^published +svcco\/site@v1$/m);
-    assert.match(res.stdout, /^deploy +npx agenthost services deploy svcco\/site$/m);
+    assert.match(res.stdout, /^deploy +agenthost services deploy svcco\/site$/m);
     assert.doesNotMatch(res.stdout, /^(call|url) /m);
   });
 });

@@ -78,7 +78,7 @@ describe('the CLI’s output for a new user', () => {
     assert.doesNotMatch(logs.stdout, /null|0 tokens/);
   });
 
-  it('init’s next steps and README run the CLI through npx, as a project’s install leaves it', async () => {
+  it('init’s next steps and README name the installed CLI, never npx (which would fetch the name from the registry)', async () => {
     const cwd = join(home, 'project');
     await mkdir(cwd);
     const res = await runCli(['init', '--type', 'tool', 'word-stats'], { HOME: home }, { cwd });
@@ -86,11 +86,11 @@ describe('the CLI’s output for a new user', () => {
     const steps = res.stderr.split('\n').filter((l) => /^ {2}\S+ it: /.test(l));
     assert.equal(steps.length, 3, res.stderr);
     for (const step of steps)
-      assert.match(step, /^ {2}\S+ it: +(cd word-stats && )?npx agenthost (run|publish|call) /, step);
+      assert.match(step, /^ {2}\S+ it: +(cd word-stats && )?agenthost (run|publish|call) /, step);
     const readme = await readFile(join(cwd, 'word-stats', 'README.md'), 'utf8');
     const commands = readme.split('\n').filter((l) => /^(npx )?agenthost /.test(l));
     assert.ok(commands.length >= 3, readme);
-    for (const c of commands) assert.match(c, /^npx agenthost /, c);
+    for (const c of commands) assert.match(c, /^agenthost /, c);
   });
 
   it('names the owner key file of the data dir in use when there is no key or a wrong one', async () => {

@@ -93,11 +93,7 @@ describe('agenthost init and run', () => {
     const res = await init('prompt', 'explainer');
     assert.match(res.stdout, new RegExp(`^created +explainer \\(prompt\\) in ${dirOf('explainer')}$`, 'm'));
     assert.match(res.stdout, /^files +README\.md, agent\.json, input\.json$/m);
-    assert.match(
-      res.stderr,
-      /publish it: +cd .*explainer && npx agenthost publish \.$/m,
-      'next steps on stderr',
-    );
+    assert.match(res.stderr, /publish it: +cd .*explainer && agenthost publish \.$/m, 'next steps on stderr');
     const manifest = JSON.parse(await readFile(join(dirOf('explainer'), 'agent.json'), 'utf8'));
     assert.equal(manifest.name, 'explainer', 'named for its directory');
     assert.equal(manifest.type, 'prompt');

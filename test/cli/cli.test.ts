@@ -14,7 +14,7 @@ import { freeLoopbackPort } from '../../functions/emulator/dynamodb-local.ts';
 import { writeAgentDir } from '../helpers/agent-dir.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { runCli, spawnCli } from '../helpers/process.ts';
+import { runCli, runCliOnTerminal, spawnCli } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -373,6 +373,49 @@ describe('the CLI against the local platform', () => {
     assert.equal(whole.code, 0, whole.stderr);
     assert.deepEqual(JSON.parse(whole.stdout), { text: 'Hello, Ada!' });
     assert.notEqual(fake.calls.at(-1)?.body.stream, true, '--no-stream asks the model for the whole answer');
+  });
+
+  it('prints a managed loop’s result on a terminal after the model’s last words, and a prompt agent’s text once', async () => {
+    // An account of its own: the other tests list alpha's and bravo's agents.
+    const author = await p.createAccount('cli-loop', 'pro');
+    const published = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key: author.key,
+      body: {
+        name: 'tallier',
+        type: 'agent',
+        description: 'Counts, then submits.',
+        supported_providers: ['anthropic'],
+        required_secrets: [],
+        prompt_template: 'Count the words of {{text}}.',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    // Its last turn both talks and submits: the words stream, the submitted object is the data.
+    fake.enqueue({
+      text: 'Counted: three words.',
+      toolCalls: [{ name: 'submit_result', input: { words: 3, longest: 'three' } }],
+    });
+    const loop = await runCliOnTerminal(
+      ['call', 'cli-loop/tallier', '--input', '{"text":"one two three"}'],
+      envOf(author.key),
+    );
+    assert.equal(loop.code, 0, loop.output);
+    // The step's note (stderr), then the last words and the result (stdout), on the one terminal.
+    const [step, ...rest] = loop.output.split('\n');
+    assert.match(step ?? '', /^tool submit_result: ok \(\d+ ms\)$/, loop.output);
+    assert.equal(
+      rest.join('\n'),
+      `Counted: three words.\n${JSON.stringify({ words: 3, longest: 'three' }, null, 2)}\n`,
+    );
+
+    // A prompt agent's data is the streamed text: not printed a second time.
+    fake.enqueue({ text: 'Hello, Ada!', chunks: ['Hello, ', 'Ada!'] });
+    const prompt = await runCliOnTerminal(
+      ['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}'],
+      envOf(bravo.key),
+    );
+    assert.equal(prompt.code, 0, prompt.output);
+    assert.equal(prompt.output, 'Hello, Ada!\n');
   });
 
   it('publishes an agent whose default_endpoint is not run: the printed URL and a call without /endpoint reach it', async () => {

@@ -137,6 +137,29 @@ export async function runCli(
   return { code, stdout: cli.stdout(), stderr: cli.stderr() };
 }
 
+/**
+ * Runs the CLI with a pseudo-terminal for its stdin, stdout and stderr, as in a person's terminal
+ * (util-linux `script`, whose exit code is the CLI's): what it does on a TTY rather than a pipe.
+ * The output is the terminal's, stdout and stderr together, its line ends made `\n` again.
+ */
+export async function runCliOnTerminal(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+  const command = [process.execPath, CLI, ...args].map(quote).join(' ');
+  const child = spawn('script', ['--quiet', '--return', '--flush', '--command', command, '/dev/null'], {
+    env: { ...process.env, [ENV.logLevel]: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => {
+    output += d;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, output: output.replaceAll('\r\n', '\n') };
+}
+
 /** Starts a CLI command that keeps running (logs --follow, run of a service); `stop` ends it and answers its exit code. */
 export function spawnCli(args: string[], env: Record<string, string>) {
   const cli = startCli(args, env);

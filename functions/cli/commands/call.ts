@@ -67,7 +67,8 @@ export function registerCall(program: Command, cli: CliRuntime): void {
         '  agenthost call acme/ocr --file scan.png --metadata \'{"lang":"en"}\'',
         'Warnings go to stderr; a failure prints its error code and exits non-zero (docs/cli.md).',
         'On a terminal the answer is printed as it is written, and a managed loop’s tool calls are',
-        'noted on stderr as they end; --json prints the final envelope only.',
+        'noted on stderr as they end; its result (JSON) follows the model’s last words.',
+        '--json prints the final envelope only.',
       ].join('\n'),
     )
     .action(
@@ -104,12 +105,12 @@ export function registerCall(program: Command, cli: CliRuntime): void {
         };
         const streaming = !ctx.json && (flags.stream ?? ctx.io.stdout.isTTY === true);
         let result: Awaited<ReturnType<typeof client.agents.call>> | undefined;
-        let wrote = false;
+        let streamed = '';
         if (streaming) {
           for await (const e of client.agents.stream(fullRef, input, options)) {
             if (e.type === 'delta') {
               ctx.write(e.text);
-              wrote = true;
+              streamed += e.text;
             } else if (e.type === 'step') ctx.note(`${e.kind} ${e.name}: ${e.outcome} (${e.duration_ms} ms)`);
             else result = e.result;
           }
@@ -120,11 +121,23 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           ctx.note(
             `warning DEPRECATED: ${fullRef} is deprecated${result.deprecation.sunset ? `, sunset ${result.deprecation.sunset}` : ''}${result.deprecation.successor ? `; successor ${result.deprecation.successor}` : ''}`,
           );
-        // A streamed answer's text is on the screen already; anything else is printed whole.
-        if (wrote) ctx.write('\n');
-        else printJson(ctx, ctx.json ? callResultJson(result) : result.data);
+        if (!streamed) printJson(ctx, ctx.json ? callResultJson(result) : result.data);
+        else {
+          ctx.write('\n');
+          // A prompt agent's data is the text on the screen already; a managed loop's is the object
+          // it submitted, which its last words (the streamed text) only talk about: printed after.
+          if (!isStreamedText(result.data, streamed)) printJson(ctx, result.data);
+        }
       }),
     );
+}
+
+/** A result that is only the streamed text: `{ "text": … }` as prompt agents answer. */
+function isStreamedText(data: unknown, streamed: string): boolean {
+  if (data === streamed) return true;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
+  const keys = Object.keys(data);
+  return keys.length === 1 && keys[0] === 'text' && (data as { text: unknown }).text === streamed;
 }
 
 function splitList(value: string): string[] {

@@ -101,6 +101,7 @@ function suggestName(from: string, type: InitType): string {
 
 const CLI = CLI_COMMAND;
 
+/** Each line runs as copied, on its own, from the directory init ran in (hence each its own cd). */
 function nextSteps(type: InitType, name: string, dir: string): string {
   const cd = dir === '.' ? '' : `cd ${dir.includes(' ') ? `'${dir}'` : dir} && `;
   const publish = `${cd}${CLI} publish .${NEEDS_ALLOW_NO_SECRETS[type] ? ' --allow-no-secrets' : ''}`;
@@ -120,7 +121,7 @@ function nextSteps(type: InitType, name: string, dir: string): string {
         : [
             `run it:      ${cd}${CLI} run . --input-file input.json`,
             `publish it:  ${publish}`,
-            `call it:     ${CLI} call <org>/${name} --input-file input.json`,
+            `call it:     ${cd}${CLI} call <org>/${name} --input-file input.json`,
           ];
   return ['', 'Next (README.md has more):', ...lines.map((l) => `  ${l}`)].join('\n');
 }

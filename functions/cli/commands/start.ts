@@ -44,8 +44,8 @@ export function registerStart(program: Command, cli: CliRuntime): void {
               err.message,
               EXIT.conflict,
               err.holder
-                ? `stop it first (kill ${err.holder.pid}), or give this platform a data dir of its own: PLATFORM_DATA_DIR=./other-data PORT=8788 npm start`
-                : 'stop the platform running on it, or give this one a data dir of its own: PLATFORM_DATA_DIR=./other-data PORT=8788 npm start',
+                ? `stop it first (kill ${err.holder.pid}), or give this platform a data dir of its own: PLATFORM_DATA_DIR=./other-data PORT=8788 agenthost start`
+                : 'stop the platform running on it, or give this one a data dir of its own: PLATFORM_DATA_DIR=./other-data PORT=8788 agenthost start',
             );
           if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
             throw new CliError(
