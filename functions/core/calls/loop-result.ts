@@ -60,12 +60,17 @@ export function loopFailure(
   if (err instanceof LlmNotConfiguredError)
     return fail(state, new PlatformError('LLM_ERROR', err.message), 'provider not configured');
   if (err instanceof LlmError) {
+    // A vendor's error may quote what it was sent, tool results included: redacted like them.
     return fail(
       state,
-      new PlatformError('LLM_ERROR', `The ${provider} provider failed: ${err.message}`, {
-        provider,
-        upstream_status: err.status,
-      }),
+      new PlatformError(
+        'LLM_ERROR',
+        `The ${provider} provider failed: ${redactSecrets(err.message, state.secrets)}`,
+        {
+          provider,
+          upstream_status: err.status,
+        },
+      ),
       `provider error: ${redactSecrets(err.message, state.secrets)}`,
     );
   }
