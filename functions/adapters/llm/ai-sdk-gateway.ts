@@ -27,6 +27,7 @@ import {
   mapFinishReason,
   mapUsage,
   sanitize,
+  streamedUsage,
   submitted,
   toResult,
   unwrapRetry,
@@ -169,12 +170,21 @@ export class AiSdkGateway implements LlmGateway {
   private async sdkStream(model: ModelV4, request: LlmRequest): Promise<LlmResult> {
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const onText = request.onText as (text: string) => void;
+    const onUsage = request.onUsage;
     try {
-      const { stream } = await model.doStream(callOptions(request));
+      // The vendor's own chunks too, when its usage events are wanted: the SDK's parts report usage
+      // only in the finish part, which a request cut off never reaches.
+      const { stream } = await model.doStream({
+        ...callOptions(request),
+        includeRawChunks: onUsage !== undefined,
+      });
       let text = '';
       let finish: { reason: string; input: number | undefined; output: number | undefined } | undefined;
       for await (const part of stream) {
-        if (part.type === 'text-delta') {
+        if (part.type === 'raw') {
+          const usage = streamedUsage(part.rawValue);
+          if (usage) onUsage?.(usage);
+        } else if (part.type === 'text-delta') {
           text += part.delta;
           if (part.delta) onText(part.delta);
         } else if (part.type === 'finish') {

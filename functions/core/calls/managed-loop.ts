@@ -7,7 +7,7 @@ import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT } from '../agents/manifest-limits.ts
 import { modelCallRecorder } from '../traces/model-spans.ts';
 import { tracedTools } from '../traces/tool-spans.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
-import { chooseModel, chooseProvider, renderTemplate, skillTexts } from './direct-llm.ts';
+import { chooseModel, chooseProvider, renderTemplate, skillTexts, tokenUsage } from './direct-llm.ts';
 import { builtInTools, SUBMIT_TOOL } from './loop-built-in-tools.ts';
 import { customTool, matchingDependency } from './loop-custom-tools.ts';
 import { loopFailure, loopResult, type ManagedLoopResult } from './loop-result.ts';
@@ -110,6 +110,8 @@ export async function runManagedLoop(
     } catch (err) {
       throw loopFailure(state, err, { provider, callSignal: run.signal, tier: call.auth.tier });
     }
+    // Counted now: a call that ends before its result still records what the loop used.
+    run.tokens?.finished(provider, model, tokenUsage(loop.usage));
     // The model's last words, for a streamed call (its result is the submitted object).
     if (streamed) {
       if (loop.text) streamed.events.delta(loop.text);
