@@ -23,8 +23,20 @@ export interface LlmRequest {
    * it arrives; the result is the same as without it. Ignored with outputSchema.
    */
   onText?: ((text: string) => void) | undefined;
+  /**
+   * With onText: told the provider's own token counts as its stream reports them, before the
+   * answer's end (Anthropic's message_start carries the input tokens): what a request cut off
+   * mid-answer was billed, which its result, never reached, would have said.
+   */
+  onUsage?: ((usage: LlmStreamedUsage) => void) | undefined;
   /** Aborts the upstream request (deadline passed, caller gone). */
   signal: AbortSignal;
+}
+
+/** Token counts a provider's stream reported so far (either may be missing). */
+export interface LlmStreamedUsage {
+  inputTokens?: number | undefined;
+  outputTokens?: number | undefined;
 }
 
 export type LlmFinishReason =

@@ -18,11 +18,21 @@ function needlesOf(secrets: Record<string, string>): Set<string> {
 
 /** Replaces every secret value in `text` (long enough to be meaningful) with [REDACTED]. */
 export function redactSecrets(text: string, secrets: Record<string, string>): string {
-  const needles = needlesOf(secrets);
+  return redactNeedles(text, secretNeedles(secrets));
+}
+
+/**
+ * What redactSecrets looks for, longest first (the order it replaces them in): computed once for
+ * text that comes in pieces (shared/stream-redactor.ts) and redacted with redactNeedles.
+ */
+export function secretNeedles(secrets: Record<string, string>): string[] {
+  return [...needlesOf(secrets)].filter((n) => n.length >= 4).sort((a, b) => b.length - a.length);
+}
+
+/** redactSecrets with its needles already computed (secretNeedles). */
+export function redactNeedles(text: string, needles: readonly string[]): string {
   let out = text;
-  for (const needle of [...needles].sort((a, b) => b.length - a.length)) {
-    if (needle.length >= 4) out = out.split(needle).join('[REDACTED]');
-  }
+  for (const needle of needles) out = out.split(needle).join('[REDACTED]');
   return out;
 }
 

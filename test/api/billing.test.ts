@@ -268,11 +268,13 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
     assert.equal(await balanceOf(author.key), 0);
   });
 
-  it('a streamed paid call is charged once, and refunded when it fails mid-stream or its caller hangs up', async () => {
+  it('a streamed paid call is charged once it sent any output, however it ends; refunded when it sent none', async () => {
+    // Issue 56, point 2, from the caller's side: reading the text and hanging up before the result
+    // (or letting the call fail after it) must not make a paid agent free.
     const c = await createAccount(p.deps, { org: 'streambuyer', tier: 'pro' });
     await topUp(c.api_key, 500);
     fake.reset();
-    const streamed = () =>
+    const streamed = (signal?: AbortSignal) =>
       fetch(`${p.url}/seller/oracle/v1/run`, {
         method: 'POST',
         headers: {
@@ -281,21 +283,78 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
           accept: 'text/event-stream',
         },
         body: '{}',
+        ...(signal ? { signal } : {}),
       });
+    type Logged = {
+      request_id: string;
+      status: string;
+      error_code: string | null;
+      input_tokens: number;
+      output_tokens: number;
+      total_tokens: number;
+    };
+    /** The call's record as the caller's usage logs show it, once written (after any refund). */
+    const recordOf = (requestId: string) =>
+      waitFor(`the record of ${requestId}`, async () => {
+        const page = await p.request<{ logs: Logged[] }>('GET', '/usage/logs', { key: c.api_key });
+        return page.body.logs?.find((l) => l.request_id === requestId);
+      });
+
     fake.enqueue({ text: 'paid stream', chunks: ['paid ', 'stream'], chunkDelayMs: 20 });
     const ok = await readEventStream(await streamed(), Date.now());
     assert.equal(ok.events.at(-1)?.event, 'result');
     assert.equal(await balanceOf(c.api_key), 495, 'charged once');
+
+    // No output sent: the model failed before its first piece, or the caller left before it.
+    fake.enqueue({ text: 'a b', chunks: ['a ', 'b'], failAfterChunks: 0 });
+    const failedEarly = await readEventStream(await streamed(), Date.now());
+    assert.deepEqual(
+      failedEarly.events.map((e) => e.event),
+      ['error'],
+    );
+    assert.equal(await balanceOf(c.api_key), 495, 'a failure before any output is refunded');
+    fake.enqueue({ text: 'a b c', chunks: ['a ', 'b ', 'c'], chunkDelayMs: 1000 });
+    const early = new AbortController();
+    const leftEarly = await streamed(early.signal);
+    assert.equal(leftEarly.status, 200, 'the stream opened: the call was charged and runs');
+    early.abort();
+    const earlyRecord = await recordOf(leftEarly.headers.get('x-request-id') as string);
+    assert.equal(earlyRecord.status, 'timeout');
+    assert.equal(await balanceOf(c.api_key), 495, 'a caller gone before any output is refunded');
+
+    // The caller reads the first piece and hangs up: charged, with the tokens the provider billed.
+    fake.enqueue({
+      text: 'The answer is forty-two, as computed.',
+      chunks: ['The answer ', 'is forty-two, ', 'as computed.'],
+      chunkDelayMs: 300,
+      usage: { inputTokens: 321 },
+    });
+    const res = await streamed();
+    const requestId = res.headers.get('x-request-id') as string;
+    const read = await readEventStream(res, Date.now(), (e) => e.event === 'delta');
+    assert.deepEqual(
+      read.events.map((e) => JSON.parse(e.data).text),
+      ['The answer '],
+    );
+    const record = await recordOf(requestId);
+    assert.deepEqual([record.status, record.error_code], ['timeout', 'TIMEOUT']);
+    assert.equal(await balanceOf(c.api_key), 490, 'the hang-up after output is charged, not refunded');
+    assert.equal(record.input_tokens, 321, 'the input tokens the provider reported as its stream began');
+    assert.ok(record.output_tokens >= 1, `output tokens recorded: ${record.output_tokens}`);
+    assert.equal(record.total_tokens, record.input_tokens + record.output_tokens);
+    assert.equal(await fake.calls.at(-1)?.settled, 'disconnected', 'the model request was stopped');
+
+    // Output sent, then the model failed: the caller has the agent's output, so it is charged too.
     fake.enqueue({ text: 'a b', chunks: ['a ', 'b'], chunkDelayMs: 20, failAfterChunks: 1 });
     const failed = await readEventStream(await streamed(), Date.now());
-    assert.equal(failed.events.at(-1)?.event, 'error');
-    assert.equal(await balanceOf(c.api_key), 495, 'the mid-stream failure refunded');
-    fake.enqueue({ text: 'a b c', chunks: ['a ', 'b ', 'c'], chunkDelayMs: 1000 });
-    await readEventStream(await streamed(), Date.now(), (e) => e.event === 'delta');
-    await waitFor('the abandoned call’s refund', async () =>
-      (await balanceOf(c.api_key)) === 495 ? true : undefined,
+    assert.deepEqual(
+      failed.events.map((e) => e.event),
+      ['delta', 'error'],
     );
+    assert.equal(await balanceOf(c.api_key), 485, 'a failure after output is charged');
     assert.deepEqual(await transactionsOf(c.api_key), [
+      ['charge', -5],
+      ['charge', -5],
       ['refund', 5],
       ['charge', -5],
       ['refund', 5],
@@ -303,6 +362,61 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
       ['charge', -5],
       ['topup', 500],
     ]);
+  });
+
+  it('a paid managed loop that streamed its words and then failed (no submit_result) is charged, with its tokens', async () => {
+    // The caller could ask the model to answer in words instead of submitting: the words go out as
+    // a delta, then LLM_ERROR. The caller has the answer, so the charge stands.
+    const published = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key: author.key,
+      body: {
+        name: 'loopteller',
+        type: 'agent',
+        description: 'Paid loop.',
+        supported_providers: ['anthropic'],
+        required_secrets: [],
+        prompt_template: 'Answer {{q}}',
+        is_public: true,
+        price_credits: 7,
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    const c = await createAccount(p.deps, { org: 'loopbuyer', tier: 'pro' });
+    await topUp(c.api_key, 500);
+    fake.reset();
+    fake.enqueue({
+      text: 'Here is the whole answer, in words.',
+      usage: { inputTokens: 40, outputTokens: 9 },
+    });
+    const res = await fetch(`${p.url}/seller/loopteller/v1/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${c.api_key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
+      body: JSON.stringify({ q: 'ignore submit_result; just write the answer' }),
+    });
+    const { events } = await readEventStream(res, Date.now());
+    assert.deepEqual(
+      events.map((e) => [
+        e.event,
+        e.event === 'delta' ? JSON.parse(e.data).text : JSON.parse(e.data).error.code,
+      ]),
+      [
+        ['delta', 'Here is the whole answer, in words.'],
+        ['error', 'LLM_ERROR'],
+      ],
+    );
+    const requestId = res.headers.get('x-request-id') as string;
+    const record = await waitFor('the loop’s record', async () => {
+      const page = await p.request<{
+        logs: { request_id: string; input_tokens: number; output_tokens: number }[];
+      }>('GET', '/usage/logs', { key: c.api_key });
+      return page.body.logs?.find((l) => l.request_id === requestId);
+    });
+    assert.equal(await balanceOf(c.api_key), 493, 'charged its price');
+    assert.deepEqual([record.input_tokens, record.output_tokens], [40, 9], 'the loop’s tokens');
   });
 
   it('paid calls bypass the tier’s daily limit (they count against the 100,000 abuse cap instead)', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { redactSecrets } from '../../functions/shared/redact-secrets.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -15,6 +16,7 @@ describe('streamed calls (Accept: text/event-stream)', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
   let key: string;
+  let workspace: string;
 
   /** A streamed call of `agent` (streamco's own unless the path names another org's). */
   const stream = (agent: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
@@ -56,6 +58,7 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     });
     const o = await createAccount(p.deps, { org: 'streamco', tier: 'pro' });
     key = o.api_key;
+    workspace = o.workspace_id;
     const published = await p.request('POST', '/agents', {
       key,
       body: {
@@ -203,6 +206,59 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     for (const step of steps) assert.ok(Number.isInteger(step.duration_ms));
     assert.equal(events.at(-1)?.event, 'result');
     assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { done: true });
+  });
+
+  it('redacts a workspace secret from a managed loop’s streamed words, split or whole, and from its error event', async () => {
+    // Issue 56, point 5: a member's streamed call must not show a secret its result redacts.
+    const secret = 'open sesame: 4242/zz+Q?ü';
+    const put = await p.request('PUT', `/workspaces/${workspace}/secrets`, {
+      key,
+      body: { name: 'STREAM_TOKEN', value: secret },
+    });
+    assert.ok(put.status < 300, put.text);
+    const published = await p.request('POST', '/agents', {
+      key,
+      body: {
+        name: 'keeper',
+        type: 'agent',
+        description: 'Holds a secret.',
+        supported_providers: ['anthropic'],
+        required_secrets: ['STREAM_TOKEN'],
+        prompt_template: 'Go.',
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    const forms = {
+      plain: secret,
+      base64: Buffer.from(`ab${secret}`).toString('base64'),
+      hex: Buffer.from(secret).toString('hex'),
+    };
+    const text = `plain ${forms.plain}, base64 ${forms.base64}, hex ${forms.hex}. Done.`;
+    fake.enqueue({ text, toolCalls: [{ name: 'submit_result', input: { note: secret } }] });
+    const res = await stream('keeper', {});
+    assert.equal(res.status, 200);
+    const { events } = await readEventStream(res, Date.now());
+    assert.equal(events.at(-1)?.event, 'result', JSON.stringify(events));
+    const deltas = events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).text as string);
+    const joined = deltas.join('');
+    // The text the plain answer's redaction makes of it: every form replaced.
+    assert.equal(joined, redactSecrets(text, { STREAM_TOKEN: secret }));
+    assert.equal(joined.match(/\[REDACTED\]/g)?.length, 3, joined);
+    const stable = Buffer.from(`ab${secret}`).toString('base64').slice(4, 28);
+    for (const sent of [...deltas, joined, ...events.map((e) => e.data)]) {
+      for (const form of [forms.plain, forms.hex, stable]) assert.ok(!sent.includes(form), sent);
+    }
+    assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { note: '[REDACTED]' });
+
+    // A provider error quoting what it was sent is redacted in the error event too.
+    fake.enqueue({ status: 400, errorMessage: `cannot read tool result "${secret}"` });
+    const failed = await stream('keeper', {});
+    assert.equal(failed.status, 200);
+    const { events: failure } = await readEventStream(failed, Date.now());
+    assert.equal(failure.at(-1)?.event, 'error');
+    const envelope = failure.at(-1)?.data ?? '';
+    assert.equal(JSON.parse(envelope).error.code, 'LLM_ERROR');
+    assert.ok(!envelope.includes(secret) && envelope.includes('[REDACTED]'), envelope);
   });
 
   it('stops a tool agent’s sandbox run at once when the client hangs up', async () => {

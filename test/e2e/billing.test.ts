@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 /**
  * Credits and paid agents over HTTP against both deployments, with Stripe as AWS deploys it (the
@@ -112,6 +114,63 @@ for (const kind of DEPLOYMENTS) {
           ['topup', 500],
         ],
       );
+    });
+
+    it('charges a streamed paid call whose caller hangs up after the first delta; refunds one that left before any', async () => {
+      // Issue 56, point 2, from the caller's side: on the emulated deployment the client going away
+      // reaches the calls Lambda as API Gateway closing its response stream.
+      const buyer = await d.createAccount(`streamer-${kind}`, 'pro');
+      const balance = async () =>
+        (await d.request<Balance>('GET', '/billing/balance', { key: buyer.key })).body.balance_credits;
+      const co = await d.request<Checkout>('POST', '/billing/checkout', {
+        key: buyer.key,
+        body: { credits: 500 },
+      });
+      assert.equal(co.status, 201, co.text);
+      const event = stripe.completedEvent(`evt_${kind}_stream`, co.body.session_id);
+      const landed = await d.request('POST', '/billing/webhook', {
+        key: null,
+        rawBody: event,
+        headers: { 'content-type': 'application/json', 'stripe-signature': stripe.signed(event) },
+      });
+      assert.equal(landed.status, 200, landed.text);
+      assert.equal(await balance(), 500);
+      const streamed = (signal?: AbortSignal) =>
+        fetch(`${d.url}/local/oracle/v1/run`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${buyer.key}`,
+            'content-type': 'application/json',
+            accept: 'text/event-stream',
+          },
+          body: '{}',
+          ...(signal ? { signal } : {}),
+        });
+      /** The call's record in the caller's usage logs, once written (after any refund). */
+      const recordOf = (requestId: string) =>
+        waitFor(`the record of ${requestId}`, async () => {
+          const page = await d.request<{
+            logs: { request_id: string; status: string; output_tokens: number }[];
+          }>('GET', '/usage/logs', { key: buyer.key });
+          return page.body.logs?.find((l) => l.request_id === requestId);
+        });
+
+      fake.enqueue({ text: 'one two three', chunks: ['one ', 'two ', 'three'], chunkDelayMs: 2_000 });
+      const left = new AbortController();
+      const early = await streamed(left.signal);
+      assert.equal(early.status, 200, 'the stream opened: charged, running');
+      left.abort();
+      assert.equal((await recordOf(early.headers.get('x-request-id') as string)).status, 'timeout');
+      assert.equal(await balance(), 500, 'left before any output: refunded');
+
+      fake.enqueue({ text: 'one two three', chunks: ['one ', 'two ', 'three'], chunkDelayMs: 1_000 });
+      const res = await streamed();
+      const { events } = await readEventStream(res, Date.now(), (e) => e.event === 'delta');
+      assert.equal(events.length, 1);
+      const record = await recordOf(res.headers.get('x-request-id') as string);
+      assert.equal(record.status, 'timeout');
+      assert.ok(record.output_tokens > 0, `output tokens: ${record.output_tokens}`);
+      assert.equal(await balance(), 495, 'left after the first delta: charged');
     });
   });
 }

@@ -20,7 +20,14 @@ import {
   type LlmToolLoopResult,
 } from '../../ports/llm-gateway.ts';
 import { ENV } from '../../shared/env-names.ts';
-import { callOptions, mapFinishReason, mapUsage, submitted, toResult } from './ai-sdk-results.ts';
+import {
+  callOptions,
+  mapFinishReason,
+  mapUsage,
+  streamedUsage,
+  submitted,
+  toResult,
+} from './ai-sdk-results.ts';
 import { fetchTransport, type ModelAnswer, type ModelTransport } from './model-transport.ts';
 import { readPromptAnswer } from './prompt-answer-readers.ts';
 import { fillTemplate, PromptRequestTemplates } from './prompt-request-templates.ts';
@@ -160,12 +167,21 @@ export class AiSdkGateway implements LlmGateway {
   private async sdkStream(model: ModelV4, request: LlmRequest): Promise<LlmResult> {
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const onText = request.onText as (text: string) => void;
+    const onUsage = request.onUsage;
     try {
-      const { stream } = await model.doStream(callOptions(request));
+      // The vendor's own chunks too, when its usage events are wanted: the SDK's parts report usage
+      // only in the finish part, which a request cut off never reaches.
+      const { stream } = await model.doStream({
+        ...callOptions(request),
+        includeRawChunks: onUsage !== undefined,
+      });
       let text = '';
       let finish: { reason: string; input: number | undefined; output: number | undefined } | undefined;
       for await (const part of stream) {
-        if (part.type === 'text-delta') {
+        if (part.type === 'raw') {
+          const usage = streamedUsage(part.rawValue);
+          if (usage) onUsage?.(usage);
+        } else if (part.type === 'text-delta') {
           text += part.delta;
           if (part.delta) onText(part.delta);
         } else if (part.type === 'finish') {

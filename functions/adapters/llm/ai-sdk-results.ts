@@ -3,7 +3,7 @@
  * answers and a prompt call's options (ai-sdk-gateway.ts; its errors: provider-errors.ts).
  */
 import type { FinishReason, JSONSchema7, LanguageModelUsage } from 'ai';
-import type { LlmFinishReason, LlmRequest, LlmResult } from '../../ports/llm-gateway.ts';
+import type { LlmFinishReason, LlmRequest, LlmResult, LlmStreamedUsage } from '../../ports/llm-gateway.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
 import type { ModelV4 } from './provider-models.ts';
 
@@ -94,4 +94,37 @@ export function toResult(
   if (!answered) return { text, object: undefined, finishReason, usage };
   const structured = structuredOutputText ?? text;
   return { text: structured, object: parseAnswer(structured), finishReason, usage };
+}
+
+type Json = Record<string, unknown>;
+const isJson = (v: unknown): v is Json => typeof v === 'object' && v !== null;
+const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+
+/**
+ * The token counts in one of a vendor's stream chunks, if it has any: Anthropic's message_start
+ * (`message.usage`: the input, cached input counted apart, as the SDK sums it) and message_delta
+ * (`usage.output_tokens`, cumulative), OpenAI's last chunk (`usage`, asked for with
+ * stream_options.include_usage), Gemini's `usageMetadata`.
+ */
+export function streamedUsage(raw: unknown): LlmStreamedUsage | undefined {
+  if (!isJson(raw)) return undefined;
+  const message = isJson(raw.message) ? raw.message : undefined;
+  const usage = isJson(message?.usage) ? message.usage : isJson(raw.usage) ? raw.usage : undefined;
+  if (usage) {
+    const anthropicInput = count(usage.input_tokens);
+    const inputTokens =
+      anthropicInput !== undefined
+        ? anthropicInput +
+          (count(usage.cache_creation_input_tokens) ?? 0) +
+          (count(usage.cache_read_input_tokens) ?? 0)
+        : count(usage.prompt_tokens);
+    const outputTokens = count(usage.output_tokens) ?? count(usage.completion_tokens);
+    if (inputTokens !== undefined || outputTokens !== undefined) return { inputTokens, outputTokens };
+  }
+  if (isJson(raw.usageMetadata)) {
+    const inputTokens = count(raw.usageMetadata.promptTokenCount);
+    const outputTokens = count(raw.usageMetadata.candidatesTokenCount);
+    if (inputTokens !== undefined || outputTokens !== undefined) return { inputTokens, outputTokens };
+  }
+  return undefined;
 }

@@ -15,6 +15,7 @@ import type { CallInput } from './call-input.ts';
 import type { CallOptions } from './call-options.ts';
 import type { ComputeMeter } from './compute-meter.ts';
 import type { Deadline } from './deadline.ts';
+import type { TokenMeter } from './token-meter.ts';
 
 export interface CallRequest {
   org: string;
@@ -114,6 +115,8 @@ export interface EngineRun extends Pick<CallInput, 'input' | 'files' | 'metadata
   extras?: RunExtras | undefined;
   /** Counts the run's sandbox time as its commands run (the call's record reads it at a timeout). */
   meter?: ComputeMeter | undefined;
+  /** Counts the model's tokens as they come (the record of a call cut off mid-answer reads it). */
+  tokens?: TokenMeter | undefined;
   /** A streamed call's events (CallRequest.stream, opened). */
   events?: CallEvents | undefined;
 }

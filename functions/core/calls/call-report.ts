@@ -12,10 +12,11 @@ import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
 import { ROOT_OUTCOME, recordedRootValue } from '../traces/trace-from-record.ts';
 import { agentRef, callLineSk, readByRecordAlone, writeTraceOnLine } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
-import type { CallBasis, EngineOutcome } from './call-context.ts';
+import type { CallBasis, CallEvents, EngineOutcome } from './call-context.ts';
 import { timedByRequestId } from './call-time.ts';
 import { ComputeMeter } from './compute-meter.ts';
 import type { Admission } from './quotas.ts';
+import { TokenMeter } from './token-meter.ts';
 
 type Outcome = { status: CallRecord['status']; code: string | null; http: number };
 type EngineUsage = Pick<EngineOutcome, 'provider' | 'model' | 'usage' | 'computeMs' | 'logs'>;
@@ -35,6 +36,13 @@ export class CallReport {
   admission: Admission | undefined;
   /** The run's sandbox time as it goes, for a call that ends before its engine reports it. */
   readonly meter = new ComputeMeter();
+  /** The model's tokens as they go, likewise. */
+  readonly tokens = new TokenMeter();
+  /**
+   * Some of the agent's output went toward the caller (a streamed call's `delta`): the call is
+   * billed however it ends (docs/billing.md, "The caller gone").
+   */
+  delivered = false;
   private readonly closers: (() => Promise<void>)[] = [];
   readonly call: CallBasis;
 
@@ -53,6 +61,22 @@ export class CallReport {
     this.engine = { provider, model, usage, computeMs, logs };
   }
 
+  /**
+   * `events` (a streamed call's, as opened), noting when any of the agent's output is written toward
+   * the caller: a non-empty `delta` handed to the answer's stream while the caller is still there
+   * (once it has gone, the stream takes nothing more: streamed-call.ts).
+   */
+  delivering(events: CallEvents): CallEvents {
+    const gone = this.call.request.signal;
+    return {
+      delta: (text) => {
+        if (text && !gone?.aborted) this.delivered = true;
+        events.delta(text);
+      },
+      step: (step) => events.step(step),
+    };
+  }
+
   /** The call failed with `err`; returns its error code. */
   failed(err: unknown): string {
     // Sandbox engines attach their run time and redacted log lines to the errors they throw; a
@@ -60,6 +84,13 @@ export class CallReport {
     const extra = err as { computeMs?: number; logs?: EngineOutcome['logs'] };
     this.engine.computeMs = typeof extra.computeMs === 'number' ? extra.computeMs : this.meter.ms;
     if (Array.isArray(extra.logs)) this.engine.logs = extra.logs;
+    // The tokens the model used before the call ended (an engine's usage comes with its success only).
+    const used = this.tokens.usage;
+    if (used.total_tokens > 0) {
+      this.engine.provider = this.tokens.provider;
+      this.engine.model = this.tokens.model;
+      this.engine.usage = used;
+    }
     const code = err instanceof PlatformError ? err.code : 'INTERNAL_ERROR';
     this.outcome = {
       status: code === 'TIMEOUT' ? 'timeout' : 'error',

@@ -5,6 +5,7 @@ import {
   LlmError,
   LlmNotConfiguredError,
   type LlmProviderId,
+  type LlmStreamedUsage,
 } from '../../ports/llm-gateway.ts';
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
@@ -180,6 +181,8 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
   const skills = await skillTexts(deps, agent, options, warnings);
   const outputSchema = agent.manifest.output_schema as Record<string, unknown> | undefined;
   const system = [agent.manifest.description, ...skills].join('\n\n');
+  const { events, tokens } = run;
+  tokens?.started(provider, model, system.length + prompt.length);
   let result: Awaited<ReturnType<CoreDeps['llm']['generate']>>;
   try {
     result = await tracedGenerate(call.trace, (r) => deps.llm.generate(r), {
@@ -189,8 +192,17 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
       prompt,
       ...(outputSchema ? { outputSchema } : {}),
       // A streamed call gets the text as the model writes it; a structured answer is one JSON
-      // object, sent whole in the result (docs/calls.md, "Streamed calls").
-      ...(run.events && !outputSchema ? { onText: run.events.delta } : {}),
+      // object, sent whole in the result (docs/calls.md, "Streamed calls"). Its tokens are counted
+      // as they come: a call cut off mid-answer is recorded with what the provider billed.
+      ...(events && !outputSchema
+        ? {
+            onText: (text: string) => {
+              tokens?.streamed(text);
+              events.delta(text);
+            },
+            ...(tokens ? { onUsage: (usage: LlmStreamedUsage) => tokens.reported(usage) } : {}),
+          }
+        : {}),
       signal,
     });
   } catch (err) {

@@ -132,7 +132,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);
-  const events = request.stream?.open(call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers);
+  const opened = request.stream?.open(call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers);
   const result = await runWithinDeadline(deps, call, {
     input,
     files,
@@ -140,7 +140,9 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     options,
     extras: orchestration?.extras,
     meter: report.meter,
-    events,
+    tokens: report.tokens,
+    // What reaches the caller decides whether a failed call is refunded (call-billing.ts).
+    events: opened && report.delivering(opened),
   });
   report.ran(result);
   // Too large to answer inline: stored and answered as a download link. A failure to store it is

@@ -7,12 +7,13 @@ import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT } from '../agents/manifest-limits.ts
 import { modelCallRecorder } from '../traces/model-spans.ts';
 import { tracedTools } from '../traces/tool-spans.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
-import { chooseModel, chooseProvider, renderTemplate, skillTexts } from './direct-llm.ts';
+import { chooseModel, chooseProvider, renderTemplate, skillTexts, tokenUsage } from './direct-llm.ts';
 import { builtInTools, SUBMIT_TOOL } from './loop-built-in-tools.ts';
 import { customTool, matchingDependency } from './loop-custom-tools.ts';
 import { loopFailure, loopResult, type ManagedLoopResult } from './loop-result.ts';
 import type { LoopState } from './loop-state.ts';
 import { reportingSteps } from './loop-steps.ts';
+import { redactedEvents } from './redacted-events.ts';
 import { openRunSession, type PlacedFile } from './sandbox-run.ts';
 
 /**
@@ -43,6 +44,8 @@ export async function runManagedLoop(
   const model = chooseModel(deps, agent, provider, run.options.model);
   const maxTurns = Math.min(Math.max(1, m.loop?.max_turns ?? DEFAULT_MAX_TURNS), MAX_TURNS_LIMIT);
   const { session, secrets, runDeadline, placed } = await openRunSession(deps, call, run);
+  // What a streamed call sends is redacted as its result is (loopResult).
+  const streamed = run.events && redactedEvents(run.events, secrets);
   const runSignal = AbortSignal.any([
     run.signal,
     AbortSignal.timeout(Math.max(0, runDeadline.remainingMs())),
@@ -82,7 +85,7 @@ export async function runManagedLoop(
     }
     const offered = tracedTools(
       call.trace,
-      run.events ? reportingSteps(tools, run.events, agents) : tools,
+      streamed ? reportingSteps(tools, streamed.events, agents) : tools,
       agents,
     );
     const skillWarnings: Warning[] = [];
@@ -107,8 +110,13 @@ export async function runManagedLoop(
     } catch (err) {
       throw loopFailure(state, err, { callSignal: run.signal, tier: call.auth.tier });
     }
+    // Counted now: a call that ends before its result still records what the loop used.
+    run.tokens?.finished(provider, model, tokenUsage(loop.usage));
     // The model's last words, for a streamed call (its result is the submitted object).
-    if (run.events && loop.text) run.events.delta(loop.text);
+    if (streamed) {
+      if (loop.text) streamed.events.delta(loop.text);
+      streamed.end();
+    }
     return await loopResult(state, loop, {
       provider,
       model,
