@@ -14,7 +14,7 @@ export async function startEmulatedPlatform(config: Config): Promise<void> {
     );
   }
   // One platform per data dir (data-dir-lock.ts), emulated or not; taken before DynamoDB Local starts.
-  const lock = lockDataDir(config.dataDir, 'emulated');
+  const lock = await lockDataDir(config.dataDir, 'emulated');
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const started = Date.now();
   const deployment = await startEmulatedDeployment(config, { progress: out });

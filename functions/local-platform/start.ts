@@ -15,7 +15,7 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     );
   }
   // First, before the store opens: a second platform on this data dir exits here (data-dir-lock.ts).
-  const lock = lockDataDir(config.dataDir, 'local');
+  const lock = await lockDataDir(config.dataDir, 'local');
   const deps = await createDeps(config);
   const boot = await bootstrapOwner(deps);
   const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -1,5 +1,6 @@
 /** `agenthost start`: serve the platform on this machine (local mode, or the emulated AWS deployment). */
 import type { Command } from 'commander';
+import { shellQuote } from '../../shared/shell-quote.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
 
@@ -38,7 +39,7 @@ export function registerStart(program: Command, cli: CliRuntime): void {
           }
         } catch (err) {
           // Loaded here, not with every command: the lock's module brings node:sqlite.
-          const { DataDirInUseError } = await import('../../platform/data-dir-lock.ts');
+          const { DataDirInUseError, LockPathError } = await import('../../platform/data-dir-lock.ts');
           if (err instanceof DataDirInUseError)
             throw new CliError(
               err.message,
@@ -46,6 +47,12 @@ export function registerStart(program: Command, cli: CliRuntime): void {
               err.holder
                 ? `stop it first (kill ${err.holder.pid}), or give this platform a data dir of its own: PLATFORM_DATA_DIR=./other-data PORT=8788 npm start`
                 : 'stop the platform running on it, or give this one a data dir of its own: PLATFORM_DATA_DIR=./other-data PORT=8788 npm start',
+            );
+          if (err instanceof LockPathError)
+            throw new CliError(
+              err.message,
+              EXIT.conflict,
+              `move it out of the way (mv ${shellQuote(err.path)} ${shellQuote(`${err.path}.moved`)}) and start again; the platform makes its own`,
             );
           if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
             throw new CliError(
