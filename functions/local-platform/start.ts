@@ -4,6 +4,7 @@ import { ADMIN_KEY_FILE, bootstrapOwner } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
 import { DashboardAssets } from '../platform/dashboard-assets.ts';
 import { lockDataDir } from '../platform/data-dir-lock.ts';
+import { ownerOnlyDataDir, tightenedLine } from '../platform/data-dir-permissions.ts';
 import { createDeps } from '../platform/deps.ts';
 import { LocalServer } from './local-server.ts';
 import { reservePort } from './port-reservation.ts';
@@ -19,9 +20,11 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   const lock = await lockDataDir(config.dataDir, 'local');
   // Then the port, before the owner account and its key: a port in use stops the start here.
   const port = await reservePort(config.port, config.host);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const tightened = await ownerOnlyDataDir(config.dataDir);
+  if (tightened > 0) out(tightenedLine(config.dataDir, tightened));
   const deps = await createDeps(config);
   const boot = await bootstrapOwner(deps);
-  const out = (line: string) => process.stdout.write(`${line}\n`);
   if (boot.created) {
     out(`Created the owner account (org "local", tier ${config.bootstrapTier}).`);
     if (boot.generatedKey) {

@@ -1,4 +1,14 @@
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -186,6 +196,9 @@ function lockFile(dataDir: string): DatabaseSync {
     throw new LockPathError(path, 'not a regular file');
   let db: DatabaseSync | undefined;
   try {
+    // Made first when missing, readable by its owner only (SQLite would make it 0644; its journal
+    // takes the file's mode).
+    if (!found) closeSync(openSync(path, 'a', 0o600));
     db = new DatabaseSync(path, { timeout: 0 });
     // An exclusive transaction left open: SQLite holds the file's exclusive lock until it closes.
     db.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE');
