@@ -19,7 +19,10 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   // First, before the store opens: a second platform on this data dir exits here (data-dir-lock.ts).
   const lock = await lockDataDir(config.dataDir, 'local');
   // Then the port, before the owner account and its key: a port in use stops the start here.
-  const port = await reservePort(config.port, config.host);
+  const port = await reservePort(config.port, config.host).catch((err: unknown) => {
+    lock.release();
+    throw err;
+  });
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const tightened = await ownerOnlyDataDir(config.dataDir);
   if (tightened > 0) out(tightenedLine(config.dataDir, tightened));
