@@ -84,7 +84,7 @@ export class S3Emulator {
       const body =
         req.method === 'HEAD'
           ? ''
-          : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refused.code}</Code><Message>${escapeXml(refused.message)}</Message><RequestId>${randomBytes(8).toString('hex').toUpperCase()}</RequestId></Error>`;
+          : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refused.code}</Code><Message>${escapeXml(refused.message)}</Message>${notSignedElement(refused.headersNotSigned)}<RequestId>${randomBytes(8).toString('hex').toUpperCase()}</RequestId></Error>`;
       // The body of a refused request is not read: the connection closes after the answer.
       res.writeHead(refused.status, {
         'content-type': 'application/xml',
@@ -129,6 +129,9 @@ const require = createRequire(import.meta.url);
 const isLoopback = (host: string) => host === '127.0.0.1' || host === '::1' || host === 'localhost';
 
 const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const notSignedElement = (headers: string[] | undefined) =>
+  headers ? `<HeadersNotSigned>${escapeXml(headers.join(', '))}</HeadersNotSigned>` : '';
 
 type PutContent = (objectPath: string, content: Buffer | Readable) => Promise<[number, string]>;
 

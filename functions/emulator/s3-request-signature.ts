@@ -9,6 +9,12 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
  * InvalidAccessKeyId, a wrong secret or any change to what was signed SignatureDoesNotMatch, an
  * expired presigned URL AccessDenied, as S3 answers them.
  *
+ * Every `x-amz-*` header a request carries must be among its signed headers, as S3 requires: an
+ * `x-amz-*` header changes what the request does (`x-amz-copy-source` turns a PUT into a copy of
+ * another object, `x-amz-acl`, `x-amz-metadata-directive`...), so one added to a presigned URL by
+ * whoever holds it (a sandboxed run, given its result slot's PUT URL) is refused, AccessDenied with
+ * the headers named in HeadersNotSigned, rather than obeyed.
+ *
  * Not checked, as documented in docs/deploy.md: that the body matches a signed payload hash (a
  * signed request is made and sent by the platform's own processes on loopback), and the
  * per-chunk signatures of streamed uploads.
@@ -23,6 +29,8 @@ export interface S3AuthError {
   status: number;
   code: string;
   message: string;
+  /** The `x-amz-*` headers present but not signed, which S3 names in its answer. */
+  headersNotSigned?: string[];
 }
 
 export interface SignedRequest {
@@ -99,9 +107,11 @@ export function verifyS3Request(
     );
   }
   const signed = parts.signedHeaders.split(';');
-  if (!signed.includes('host')) {
-    return denied('AccessDenied', 'There were headers present in the request which were not signed');
-  }
+  if (!signed.includes('host')) return notSigned(['host']);
+  const unsigned = Object.keys(request.headers).filter(
+    (name) => name.startsWith('x-amz-') && !signed.includes(name),
+  );
+  if (unsigned.length > 0) return notSigned(unsigned);
 
   const canonicalRequest = [
     request.method,
@@ -137,6 +147,11 @@ interface SignatureParts {
   payloadHash: string;
   expires?: string;
 }
+
+const notSigned = (headers: string[]): S3AuthError => ({
+  ...denied('AccessDenied', 'There were headers present in the request which were not signed'),
+  headersNotSigned: headers,
+});
 
 const onlyV4 = () =>
   denied(

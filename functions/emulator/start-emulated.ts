@@ -1,5 +1,6 @@
 import type { Config } from '../platform/config.ts';
 import { lockDataDir } from '../platform/data-dir-lock.ts';
+import { ownerOnlyDataDir, tightenedLine } from '../platform/data-dir-permissions.ts';
 import { emulatedAdminKeyFile, startEmulatedDeployment } from './emulated-deployment.ts';
 
 /**
@@ -14,8 +15,10 @@ export async function startEmulatedPlatform(config: Config): Promise<void> {
     );
   }
   // One platform per data dir (data-dir-lock.ts), emulated or not; taken before DynamoDB Local starts.
-  const lock = lockDataDir(config.dataDir, 'emulated');
+  const lock = await lockDataDir(config.dataDir, 'emulated');
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  const tightened = await ownerOnlyDataDir(config.dataDir);
+  if (tightened > 0) out(tightenedLine(config.dataDir, tightened));
   const started = Date.now();
   const deployment = await startEmulatedDeployment(config, { progress: out });
   const { boot } = deployment;

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 import { SqliteAnswerFirst } from '../adapters/local/sqlite-answer-first.ts';
 import { SqliteStore } from '../adapters/local/sqlite-store.ts';
 import { allCredentialChecks, allOperations } from '../http/index.ts';
@@ -36,7 +37,8 @@ export class LocalServer {
     this.server = this.shell.server;
   }
 
-  async listen(port: number, host: string): Promise<string> {
+  /** On `port` of `host`, or on a port bound beforehand (port-reservation.ts), which it takes over. */
+  async listen(port: number | NetServer, host?: string): Promise<string> {
     const url = await this.shell.listen(port, host);
     // Orchestrator runs call the platform here (PLATFORM_API_URL) unless PLATFORM_PUBLIC_URL says otherwise.
     this.deps.config.publicUrl ??= url;

@@ -4,8 +4,10 @@ import { ADMIN_KEY_FILE, bootstrapOwner } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
 import { DashboardAssets } from '../platform/dashboard-assets.ts';
 import { lockDataDir } from '../platform/data-dir-lock.ts';
+import { ownerOnlyDataDir, tightenedLine } from '../platform/data-dir-permissions.ts';
 import { createDeps } from '../platform/deps.ts';
 import { LocalServer } from './local-server.ts';
+import { reservePort } from './port-reservation.ts';
 
 /** `npm start`: the whole platform in one process, until SIGINT or SIGTERM. */
 export async function startLocalPlatform(config: Config): Promise<void> {
@@ -15,10 +17,17 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     );
   }
   // First, before the store opens: a second platform on this data dir exits here (data-dir-lock.ts).
-  const lock = lockDataDir(config.dataDir, 'local');
+  const lock = await lockDataDir(config.dataDir, 'local');
+  // Then the port, before the owner account and its key: a port in use stops the start here.
+  const port = await reservePort(config.port, config.host).catch((err: unknown) => {
+    lock.release();
+    throw err;
+  });
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const tightened = await ownerOnlyDataDir(config.dataDir);
+  if (tightened > 0) out(tightenedLine(config.dataDir, tightened));
   const deps = await createDeps(config);
   const boot = await bootstrapOwner(deps);
-  const out = (line: string) => process.stdout.write(`${line}\n`);
   if (boot.created) {
     out(`Created the owner account (org "local", tier ${config.bootstrapTier}).`);
     if (boot.generatedKey) {
@@ -87,7 +96,7 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   reconcileTimer.unref();
   const dashboard = DashboardAssets.load();
   const server = new LocalServer(deps, { dashboard });
-  const url = await server.listen(config.port, config.host);
+  const url = await server.listen(port);
   lock.listening(url);
   out(`agenthost listening on ${url} (data in ${config.dataDir})`);
   out(

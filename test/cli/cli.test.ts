@@ -185,23 +185,6 @@ describe('the CLI without a platform', () => {
     }
   });
 
-  it('names the port and PORT when start finds its port taken', async () => {
-    const blocker = createServer();
-    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
-    const { port } = blocker.address() as AddressInfo;
-    try {
-      const res = await runCli(['start'], {
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PLATFORM_DATA_DIR: join(home, 'data'),
-      });
-      assert.equal(res.code, 2, res.stderr);
-      assert.match(res.stderr, new RegExp(`port ${port} on 127.0.0.1 is already in use \\(fix: .*PORT=`));
-    } finally {
-      blocker.close();
-    }
-  });
-
   it('prints a bash completion script that completes commands and options', async () => {
     const res = await runCli(['completion', 'bash'], {});
     assert.equal(res.code, 0, res.stderr);

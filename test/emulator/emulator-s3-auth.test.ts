@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
+  CopyObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   ListBucketsCommand,
@@ -153,6 +154,63 @@ describe('the S3 emulator answers only signed requests', () => {
     assert.equal((await fetch(elsewhere, { method: 'PUT', body: 'planted' })).status, 403);
     const got = await owner.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'runs/other/run.json' }));
     assert.equal(await got.Body?.transformToString(), '{"secret":"s3cr3t"}');
+  });
+
+  it('a run’s result URL with an unsigned x-amz-* header added is refused and copies nothing; signed ones work', async () => {
+    // What the ECS sandbox hands a run (ecs-sandbox-staging.ts): the presigned PUT of its result slot.
+    const slot = 'sandbox-results/run-a/exec-1.json';
+    const putUrl = await getSignedUrl(owner, new PutObjectCommand({ Bucket: BUCKET, Key: slot }), {
+      expiresIn: 300,
+    });
+    const readSlot = async () => {
+      try {
+        const got = await owner.send(new GetObjectCommand({ Bucket: BUCKET, Key: slot }));
+        return await got.Body?.transformToString();
+      } catch (err) {
+        if ((err as Error).name === 'NoSuchKey') return undefined;
+        throw err;
+      }
+    };
+
+    // The run adds a copy source naming another tenant's object, hoping S3 copies it into its slot.
+    for (const headers of [
+      { 'x-amz-copy-source': `/${BUCKET}/runs/other/run.json` },
+      { 'X-Amz-Copy-Source': `${BUCKET}/runs/other/run.json`, 'x-amz-metadata-directive': 'COPY' },
+    ]) {
+      const res = await fetch(putUrl, { method: 'PUT', headers });
+      const text = await res.text();
+      assert.equal(res.status, 403, text);
+      assert.equal(errorCode(text), 'AccessDenied');
+      assert.match(text, /<HeadersNotSigned>[^<]*x-amz-copy-source[^<]*<\/HeadersNotSigned>/);
+      assert.doesNotMatch(text, /s3cr3t/);
+      assert.equal(await readSlot(), undefined, 'nothing was copied into the slot');
+    }
+
+    // The same URL, as the runner sends it, works.
+    assert.equal((await fetch(putUrl, { method: 'PUT', body: '{"ok":true}' })).status, 200);
+    assert.equal(await readSlot(), '{"ok":true}');
+
+    // A header that was signed is honoured: a presigned PUT that signs its x-amz-meta-* header...
+    const metaUrl = await getSignedUrl(
+      owner,
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'runs/mine/meta.json', Metadata: { origin: 'runner' } }),
+      { expiresIn: 300, unhoistableHeaders: new Set(['x-amz-meta-origin']) },
+    );
+    assert.match(new URL(metaUrl).searchParams.get('X-Amz-SignedHeaders') ?? '', /x-amz-meta-origin/);
+    const withMeta = await fetch(metaUrl, {
+      method: 'PUT',
+      body: 'meta',
+      headers: { 'x-amz-meta-origin': 'runner' },
+    });
+    assert.equal(withMeta.status, 200, await withMeta.text());
+    const meta = await owner.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'runs/mine/meta.json' }));
+    assert.equal(meta.Metadata?.origin, 'runner');
+    // ...and the key pair's own copy, whose x-amz-copy-source the SDK signs.
+    await owner.send(
+      new CopyObjectCommand({ Bucket: BUCKET, Key: 'runs/mine/copy.json', CopySource: `${BUCKET}/${slot}` }),
+    );
+    const copied = await owner.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'runs/mine/copy.json' }));
+    assert.equal(await copied.Body?.transformToString(), '{"ok":true}');
   });
 
   it('an expired presigned URL is refused', async () => {

@@ -1,16 +1,19 @@
 /**
  * One platform per data dir (functions/platform/data-dir-lock.ts), tried as a user would: `npm
  * start` running, then a second `agenthost start` (and `start --emulated`) on the same data dir,
- * an operator's `accounts create` beside it, and a platform killed with SIGKILL.
+ * an operator's `accounts create` beside it, and a platform killed with SIGKILL; and as someone who
+ * moves the lock file away under a running platform, or leaves something else at its path.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { CLI, runCli, startPlatformProcess } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -155,4 +158,140 @@ describe('a data dir has one platform', () => {
     const third = await startPlatformProcess(env);
     await third.stop('SIGKILL');
   });
+});
+
+describe('the lock holds whatever is done to its file', () => {
+  let fake: FakeLlmProviders;
+  let dataDir: string;
+  before(async () => {
+    fake = await startFakeLlm();
+    dataDir = await mkdtemp(join(tmpdir(), 'agenthost-lock-moved-'));
+  });
+  after(async () => {
+    await fake.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('with the lock file renamed and the holder record deleted under a running platform, a second start on its data dir still refuses, and the first’s paid call in flight is not refunded', {
+    timeout: 120_000,
+  }, async (t) => {
+    const ownerKey = generateApiKey();
+    const env = {
+      PLATFORM_DATA_DIR: dataDir,
+      PLATFORM_BOOTSTRAP_API_KEY: ownerKey,
+      PLATFORM_BOOTSTRAP_TIER: 'pro',
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+    };
+    const first = await startPlatformProcess(env);
+    t.after(() => first.stop('SIGKILL'));
+    const api = async (method: string, path: string, key: string | null, body?: unknown) => {
+      const res = await fetch(`${first.url}${path}`, {
+        method,
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : {} };
+    };
+    const seller = await runCli(['accounts', 'create', '--org', 'seller', '--tier', 'pro', '--json'], env);
+    assert.equal(seller.code, 0, seller.stderr);
+    const sellerKey = JSON.parse(seller.stdout).api_key as string;
+    const published = await api('POST', '/agents', sellerKey, {
+      name: 'held-oracle',
+      description: 'Paid, and answers when the test lets it.',
+      supported_providers: ['anthropic'],
+      prompt_template: 'Answer',
+      is_public: true,
+      price_credits: 7,
+    });
+    assert.equal(published.status, 201, JSON.stringify(published.body));
+    const checkout = await api('POST', '/billing/checkout', ownerKey, { credits: 500 });
+    await api('POST', `${new URL(checkout.body.checkout_url).pathname}/confirm`, null);
+
+    // A paid call in flight on the first platform: charged, the model still answering.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    fake.setResponder(async () => {
+      await answered;
+      return { text: 'in time' };
+    });
+    const inFlight = api('POST', '/seller/held-oracle/v1/run', ownerKey, {});
+    await waitFor('the paid call to reach the model', () => (fake.calls.length === 1 ? true : undefined));
+    assert.equal((await api('GET', '/billing/balance', ownerKey)).body.balance_credits, 493);
+
+    // The lock file moved away and the holder's record deleted: nothing at either path.
+    await rename(join(dataDir, 'platform.lock'), join(dataDir, 'platform.lock.moved'));
+    await rm(join(dataDir, 'platform.json'));
+    const second = await startAgain({ PLATFORM_DATA_DIR: dataDir }, ['start'], 20_000);
+    assert.equal(second.code, 3, `${second.stdout}\n${second.stderr}`);
+    assert.match(second.stderr, /CONFLICT/);
+    assert.match(second.stderr, new RegExp(`data dir ${dataDir} is in use`));
+    assert.match(
+      second.stderr,
+      new RegExp(`pid ${first.child.pid}\\b`),
+      'the running platform says who it is',
+    );
+    assert.match(second.stderr, new RegExp(`port ${new URL(first.url).port}\\b`));
+    assert.equal(second.stdout, '', 'nothing started: no housekeeping, no owner, no scheduler');
+
+    // The call completes on the first platform and stays billed: nobody settled it as cut off.
+    answer();
+    const done = await inFlight;
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.equal((await api('GET', '/billing/balance', ownerKey)).body.balance_credits, 493);
+    const tx = await api('GET', '/billing/transactions', ownerKey);
+    assert.deepEqual(
+      (tx.body.transactions as { type: string; amount: number }[]).map((e) => [e.type, e.amount]),
+      [
+        ['charge', -7],
+        ['topup', 500],
+      ],
+    );
+    fake.setResponder(undefined);
+    assert.equal((await first.stop()).code, 0);
+  });
+
+  for (const [what, place, said] of [
+    ['a directory', (path: string) => mkdir(path), /is a directory/],
+    [
+      'a file that is not a database',
+      (path: string) => writeFile(path, 'my notes, not a lock\n'.repeat(20)),
+      /is a file that is not an SQLite database/,
+    ],
+  ] as const) {
+    it(`${what} at the lock's path: the start says what is there and how to clear it, and starts nothing`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'agenthost-lock-path-'));
+      try {
+        const path = join(dir, 'platform.lock');
+        await place(path);
+        const refused = await startAgain({ PLATFORM_DATA_DIR: dir });
+        assert.equal(refused.code, 3, `${refused.stdout}\n${refused.stderr}`);
+        assert.match(refused.stderr, /CONFLICT/);
+        assert.doesNotMatch(refused.stderr, /INTERNAL_ERROR/);
+        assert.match(refused.stderr, said);
+        assert.ok(refused.stderr.includes(`mv '${path}' '${path}.moved'`), refused.stderr);
+        assert.equal(refused.stdout, '');
+        assert.equal(
+          await stat(join(dir, 'agenthost.db')).catch(() => undefined),
+          undefined,
+          'no store opened',
+        );
+        if (what !== 'a directory') return;
+        // The fix as printed works (tried once: a platform's start is the slow part): moved away,
+        // the platform starts and makes its own lock file.
+        await rename(path, `${path}.moved`);
+        const started = await startPlatformProcess({ PLATFORM_DATA_DIR: dir });
+        await started.stop('SIGKILL');
+        assert.ok((await stat(path)).isFile());
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

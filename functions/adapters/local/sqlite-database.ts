@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { openItemsTable } from './sqlite-schema.ts';
@@ -7,10 +7,15 @@ import { openItemsTable } from './sqlite-schema.ts';
  * The embedded store's database file, opened with its settings and its table ready: WAL, so
  * readers never wait for the writer; `synchronous = NORMAL`, durable at each checkpoint and never
  * corrupt; a 10 s wait for another process's write lock. A file that cannot be opened leaves no
- * handle on it.
+ * handle on it. The file is created readable by its owner only, as the data dir
+ * (platform/data-dir-permissions.ts): SQLite gives its -wal and -shm files the database's mode.
  */
 export function openStoreDatabase(path: string, log?: (message: string) => void): DatabaseSync {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // Made first when missing (SQLite would make it 0644); an existing file keeps its mode.
+    closeSync(openSync(path, 'a', 0o600));
+  }
   const db = new DatabaseSync(path, { timeout: 10_000 });
   try {
     db.exec(`

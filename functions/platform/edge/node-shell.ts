@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { PlatformError } from '../../shared/errors.ts';
 import { newRequestId } from '../../shared/request-ids.ts';
 import { ConnectionGuard, edgeServerOptions } from '../connection-guard.ts';
@@ -73,13 +73,20 @@ export class NodeShell {
     this.connections = new ConnectionGuard(this.server, deps);
   }
 
-  async listen(port: number, host: string): Promise<string> {
+  /**
+   * Serves on `port` of `host`, or on a socket bound beforehand (`npm start` binds its port before
+   * anything else, local-platform/port-reservation.ts), whose listening handle the server takes
+   * over (Node's `listen(handle)`): the port is never free in between.
+   */
+  async listen(port: number | NetServer, host?: string): Promise<string> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(port, host, () => {
+      const listening = () => {
         this.server.off('error', reject);
         resolve();
-      });
+      };
+      if (typeof port === 'number') this.server.listen(port, host, listening);
+      else this.server.listen(port, listening);
     });
     const addr = this.server.address() as AddressInfo;
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
