@@ -184,7 +184,19 @@ describe("an agent's author reads none of a stranger's call's output in its logs
       request_id: requestId,
       ttl,
     });
+    // An earlier build keyed a call's own line by a random id: it begins with its request id.
+    const earlierId = `req_${randomUUID()}`;
+    await p.deps.store.put({
+      ...agentKeys.version(id),
+      sk: `LOG#${at}#${randomUUID()}`,
+      timestamp: at,
+      level: 'info',
+      message: `call ${earlierId} succeeded in 7 ms (2 ms of compute)`,
+      request_id: earlierId,
+      ttl,
+    });
     const text = await logText(id);
+    assert.match(text, /call req_\S+ succeeded in 7 ms \(2 ms of compute\)/);
     assert.ok(!text.includes(secretForms(CALLER_SECRET).reversed), text);
     assert.match(
       text,

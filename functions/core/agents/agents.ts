@@ -178,13 +178,20 @@ export async function agentLogs(deps: CoreDeps, auth: AuthContext, agentId: stri
  * A stored line's message as its owners read it. A call's engine lines are written as their owners
  * may see them (whole for their own workspace's calls, else their outline: core/calls/call-report.ts)
  * and say so (`content`); one written before that (issue 56) may hold a stranger's output, and
- * whose call it was is not on it: only its size is shown. A call's own line (its outcome, keyed by
- * its request id) never held any.
+ * whose call it was is not on it: only its size is shown. A call's own line (its outcome) never
+ * held any: it is keyed by its request id, or, written by an earlier build, begins with it, which
+ * no engine line does (they begin with the platform's words or a tool's name and its arguments).
  */
 function shownMessage(item: Item): string {
   const message = String(item.message);
   if (item.content !== undefined) return message;
-  if (typeof item.request_id === 'string' && item.sk === callLineSk(String(item.timestamp), item.request_id))
+  const requestId = item.request_id;
+  if (
+    typeof requestId === 'string' &&
+    (item.sk === callLineSk(String(item.timestamp), requestId) ||
+      message.startsWith(`call ${requestId} succeeded in `) ||
+      message.startsWith(`call ${requestId} failed with `))
+  )
     return message;
   return `[${contentBytes(message)} written before a call's output was kept from other accounts, not shown]`;
 }
