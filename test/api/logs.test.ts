@@ -157,11 +157,12 @@ describe('GET /agents/{id}/logs, over HTTP', () => {
     assert.equal(early.body.logs.length, whole.body.logs.length - 2);
     assert.deepEqual((await logsOf('?level=warn')).body.logs, [], 'successful calls log at info');
 
-    // A failing run's line is error: level filters by the lowest severity, from the store.
+    // A failing run's line is error: level filters by the lowest severity, from the store. (A
+    // call's own line, keyed by its request id: one of its engine's lines says whose call it was.)
     const later = p.clock.now().toISOString();
     await p.deps.store.put({
       ...agentKeys.version(id),
-      sk: `${agentKeys.logPrefix}${later}#zz-test`,
+      sk: `${agentKeys.logPrefix}${later}#req_x`,
       timestamp: later,
       level: 'error',
       message: 'call req_x failed with TIMEOUT after 9 ms',

@@ -17,6 +17,7 @@ import {
   type FakeLlmResponse,
   start as startFakeLlm,
 } from '../helpers/fake-llm-providers.ts';
+import { joinWorkspace } from '../helpers/membership.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 type Envelope = { data: Record<string, unknown>; warnings: { code: string }[] };
@@ -109,6 +110,7 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
         name: 'worker',
         description: 'A worker that writes notes.',
         required_secrets: ['LOOP_TOKEN'],
+        loop: { secrets_in_sandbox: true },
         prompt_template: 'Write a note about {{topic}}.',
         custom_tools: [
           {
@@ -174,6 +176,64 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     assert.match(text, /bash .* → exit code 0/);
     assert.match(text, /loop ended \(submit\) after 5 turns/);
     assert.ok(!text.includes(SECRET));
+  });
+
+  it('gives the loop’s sandbox the declared secrets only when its manifest says so, as publishing says (issue 56)', async () => {
+    // A member may call the workspace's agents but not read its secret values (docs/roles.md); the
+    // member steers the model, and the model the loop's bash.
+    const m = await createAccount(p.deps, { org: 'loopmember', tier: 'pro' });
+    const member = { key: m.api_key, id: m.account.id };
+    await joinWorkspace(p.request.bind(p), owner.ws, owner.key, member);
+    const publishLoop = async (name: string, loop: Record<string, unknown>) => {
+      const res = await p.request<{
+        id: string;
+        warnings: { code: string; field?: string; message: string }[];
+      }>('POST', '/agents', {
+        key: owner.key,
+        body: {
+          name,
+          type: 'agent',
+          description: 'A loop with bash and a secret',
+          supported_providers: ['anthropic'],
+          required_secrets: ['LOOP_TOKEN'],
+          prompt_template: 'Go.',
+          loop,
+        },
+      });
+      assert.equal(res.status, 201, res.text);
+      return res.body.warnings;
+    };
+    const printed = async (name: string) => {
+      fake.reset();
+      fake.enqueue(
+        use('bash', { command: 'echo "[$(printenv LOOP_TOKEN | rev)]"' }),
+        use('submit_result', { ok: true }),
+      );
+      const res = await p.request<Envelope>('POST', `/loopco/${name}/v1/run`, { key: member.key, body: {} });
+      assert.equal(res.status, 200, res.text);
+      return String(resultsOf(fake.calls[1])[0]?.content);
+    };
+    const reversed = [...SECRET].reverse().join('');
+
+    const closed = await publishLoop('closed-loop', { max_turns: 3 });
+    assert.deepEqual(
+      closed.map((w) => [w.code, w.field]),
+      [['SECRETS_NOT_IN_SANDBOX', 'loop.secrets_in_sandbox']],
+    );
+    assert.match(closed[0]?.message ?? '', /does not get LOOP_TOKEN/);
+    assert.equal(
+      await printed('closed-loop'),
+      'exit code 0\nstdout:\n[]\n',
+      'bash’s environment has no secret',
+    );
+
+    const open = await publishLoop('open-loop', { max_turns: 3, secrets_in_sandbox: true });
+    assert.deepEqual(
+      open.map((w) => [w.code, w.field]),
+      [['SECRETS_IN_SANDBOX', 'loop.secrets_in_sandbox']],
+    );
+    assert.match(open[0]?.message ?? '', /gets LOOP_TOKEN: anyone who may call this agent can read/);
+    assert.match(await printed('open-loop'), new RegExp(`\\[${reversed}\\]`), 'opted in: the value is there');
   });
 
   it('keeps a hostile argument one shell word: the tool echoes it literally and nothing else runs', async () => {

@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { joinWorkspace } from '../helpers/membership.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { leakyToolScript, secretForms } from '../helpers/secret-forms.ts';
 
 /**
  * User code in the sandbox over HTTP against both deployments: a tool agent (bubblewrap locally;
@@ -37,6 +39,7 @@ for (const kind of DEPLOYMENTS) {
         headers: { 'content-type': 'application/gzip' },
       });
       assert.equal(up.status, 200, up.text);
+      return res.body.id;
     };
 
     before(async () => {
@@ -152,6 +155,87 @@ if (input.phase === 'leave') {
       assert.ok(res.status >= 400 && res.status < 600, res.text);
       const err = errorOf(res);
       assert.ok(err.code.length > 0);
+    });
+
+    it('keeps a stranger’s call’s stderr from the public tool’s author, in every form, and shows the author its own (issue 56)', async () => {
+      const id = await publish(
+        {
+          name: 'leaky',
+          type: 'tool',
+          description: 'Writes its secret to stderr in forms redaction cannot know.',
+          supported_providers: ['any'],
+          runtime: { command: 'node main.mjs' },
+          required_secrets: ['SERVICE_TOKEN'],
+          is_public: true,
+        },
+        { 'main.mjs': leakyToolScript('SERVICE_TOKEN') },
+      );
+      const stranger = await d.createAccount(`leaky-caller-${kind}`);
+      const theirs = `stranger-${kind}-own-value-0123456789`;
+      const put = await d.request('PUT', `/workspaces/${stranger.workspaceId}/secrets`, {
+        key: stranger.key,
+        body: { name: 'SERVICE_TOKEN', value: theirs },
+      });
+      assert.equal(put.status, 200, put.text);
+      const failed = await d.request('POST', '/local/leaky/v1/run', {
+        key: stranger.key,
+        body: { fail: true },
+      });
+      assert.equal(failed.status, 500, `${failed.text}\n${d.output().slice(-3000)}`);
+      assert.match(errorOf(failed).message, /exited with status 3/);
+      const own = await d.request('POST', '/local/leaky/v1/run', { body: { fail: true } });
+      assert.equal(own.status, 500, own.text);
+
+      const logs = await d.request<{ logs: { message: string }[] }>('GET', `/agents/${id}/logs`);
+      assert.equal(logs.status, 200, logs.text);
+      const text = logs.body.logs.map((l) => l.message).join('\n');
+      for (const [name, form] of Object.entries(secretForms(theirs)))
+        assert.ok(!text.includes(form), `the stranger's value, ${name}, reached the author:\n${text}`);
+      assert.match(
+        text,
+        /^command exited with status 3; stderr tail: \d+ bytes \(the caller's output, not shown\)$/m,
+      );
+      for (const [name, form] of Object.entries(secretForms(secret)))
+        assert.ok(text.includes(form), `the author's own call shows its stderr whole (${name})`);
+    });
+
+    it('gives a loop’s bash the declared secret only when the manifest says so, for a member who calls it (issue 56)', async () => {
+      const member = await d.createAccount(`loop-member-${kind}`);
+      await joinWorkspace(d.request, ws, d.ownerKey, { key: member.key, id: member.accountId });
+      const printed = async (name: string, loop: Record<string, unknown>) => {
+        const res = await d.request<{ warnings: { code: string }[] }>('POST', '/agents', {
+          body: {
+            name,
+            type: 'agent',
+            description: 'A loop with bash and a secret.',
+            supported_providers: ['anthropic'],
+            required_secrets: ['SERVICE_TOKEN'],
+            prompt_template: 'Go.',
+            loop,
+          },
+        });
+        assert.equal(res.status, 201, res.text);
+        fake.reset();
+        fake.setResponder((call) => {
+          const result = call.toolResults?.at(-1);
+          if (result) return { toolCalls: [{ name: 'submit_result', input: { printed: result.content } }] };
+          return {
+            toolCalls: [{ name: 'bash', input: { command: 'echo "[$(printenv SERVICE_TOKEN | rev)]"' } }],
+          };
+        });
+        const ran = await d.request<Envelope>('POST', `/local/${name}/v1/run`, { key: member.key, body: {} });
+        assert.equal(ran.status, 200, `${ran.text}\n${d.output().slice(-3000)}`);
+        return {
+          warnings: res.body.warnings.map((w) => w.code),
+          printed: String(fake.calls[1]?.toolResults?.[0]?.content),
+        };
+      };
+      const closed = await printed('closed-loop', { max_turns: 3 });
+      assert.deepEqual(closed.warnings, ['SECRETS_NOT_IN_SANDBOX']);
+      assert.match(closed.printed, /stdout:\n\[\]\n/, 'no secret in bash’s environment');
+      const open = await printed('open-loop', { max_turns: 3, secrets_in_sandbox: true });
+      assert.deepEqual(open.warnings, ['SECRETS_IN_SANDBOX']);
+      assert.ok(open.printed.includes(`[${secretForms(secret).reversed}]`), open.printed);
     });
 
     it('runs a managed tool-use loop whose custom tool runs in the sandbox', async () => {

@@ -2,9 +2,11 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, type Item, queryAll } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { contentBytes } from '../calls/call-log-lines.ts';
 import { readLogPage, storeLogReader } from '../logs/log-page.ts';
 import { asLogLevel, type LogsQuery } from '../logs/log-schemas.ts';
 import { sizedPage } from '../payloads/answer-page.ts';
+import { callLineSk } from '../traces/trace-record.ts';
 import { type Role, requireMembership } from '../workspaces/authorize.ts';
 import { memberKeys } from '../workspaces/member-record.ts';
 import { agentKeys } from './agent-keys.ts';
@@ -166,10 +168,32 @@ export async function agentLogs(deps: CoreDeps, auth: AuthContext, agentId: stri
   const read = storeLogReader(deps.store, agentKeys.version(agent.id).pk, (i) => ({
     timestamp: String(i.timestamp),
     level: asLogLevel(i.level),
-    message: String(i.message),
+    message: shownMessage(i),
     request_id: (i.request_id as string | undefined) ?? null,
   }));
   return readLogPage(read, query);
+}
+
+/**
+ * A stored line's message as its owners read it. A call's engine lines are written as their owners
+ * may see them (whole for their own workspace's calls, else their outline: core/calls/call-report.ts)
+ * and say so (`content`); one written before that (issue 56) may hold a stranger's output, and
+ * whose call it was is not on it: only its size is shown. A call's own line (its outcome) never
+ * held any: it is keyed by its request id, or, written by an earlier build, begins with it, which
+ * no engine line does (they begin with the platform's words or a tool's name and its arguments).
+ */
+function shownMessage(item: Item): string {
+  const message = String(item.message);
+  if (item.content !== undefined) return message;
+  const requestId = item.request_id;
+  if (
+    typeof requestId === 'string' &&
+    (item.sk === callLineSk(String(item.timestamp), requestId) ||
+      message.startsWith(`call ${requestId} succeeded in `) ||
+      message.startsWith(`call ${requestId} failed with `))
+  )
+    return message;
+  return `[${contentBytes(message)} written before a call's output was kept from other accounts, not shown]`;
 }
 
 /**

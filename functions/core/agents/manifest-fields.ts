@@ -125,7 +125,15 @@ export const baseSchema = z.strictObject({
   run_mode: z.enum(RUN_MODES, 'must be on_demand or always_on').default('on_demand'),
   runtime: z.strictObject({ command: text(4096) }).optional(),
   loop: z
-    .strictObject({ max_turns: int(1, MAX_TURNS_LIMIT, ' (platform maximum)').default(DEFAULT_MAX_TURNS) })
+    .strictObject({
+      max_turns: int(1, MAX_TURNS_LIMIT, ' (platform maximum)').default(DEFAULT_MAX_TURNS),
+      secrets_in_sandbox: z
+        .boolean()
+        .optional()
+        .describe(
+          "Give the declared secrets to the loop's sandbox, where whoever calls the agent can read them through its tools (default false; docs/manifest.md)",
+        ),
+    })
     .optional(),
   callable: z.boolean().optional(),
   /** The file types a call may carry, as MIME patterns (core/calls/accepted-file-types.ts). */

@@ -217,5 +217,33 @@ export function parseManifest(
   if ('model' in input) {
     warnings.push({ code: 'DEPRECATED_FIELD', field: 'model', message: 'ignored; use default_models' });
   }
+  const loopSecrets = loopSecretsWarning(result.data);
+  if (loopSecrets) warnings.push(loopSecrets);
   return { ok: true, manifest: result.data, warnings };
+}
+
+/**
+ * A managed loop runs every command in one sandbox that its model shapes (bash runs anything,
+ * write_file rewrites what a custom tool runs), and whoever calls the agent steers the model: a
+ * secret in that sandbox is the caller's to read (`printenv X | rev`, which no redaction catches).
+ * So the declared secrets go in only when the manifest says so (loop.secrets_in_sandbox), and
+ * publishing says either way what that means (docs/manifest.md, "Secrets in a managed loop").
+ */
+function loopSecretsWarning(m: Manifest): Warning | undefined {
+  if (m.execution_engine !== 'managed_loop') return undefined;
+  const names = [...m.required_secrets, ...m.optional_secrets];
+  if (names.length === 0) return undefined;
+  const listed = names.join(', ');
+  if (m.loop?.secrets_in_sandbox === true) {
+    return {
+      code: 'SECRETS_IN_SANDBOX',
+      field: 'loop.secrets_in_sandbox',
+      message: `the loop's sandbox gets ${listed}: anyone who may call this agent can read these values through its tools (bash: printenv), members of its workspace included when the values are the workspace's`,
+    };
+  }
+  return {
+    code: 'SECRETS_NOT_IN_SANDBOX',
+    field: 'loop.secrets_in_sandbox',
+    message: `the loop's sandbox does not get ${listed} (the caller steers its tools and could read them); set loop.secrets_in_sandbox to true to give them to it`,
+  };
 }

@@ -12,7 +12,9 @@ import type { Warning } from '../agents/manifest.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallTrace } from '../traces/call-trace.ts';
 import type { CallInput } from './call-input.ts';
+import type { CallLogLine } from './call-log-lines.ts';
 import type { CallOptions } from './call-options.ts';
+import type { CallVault } from './call-vault.ts';
 import type { ComputeMeter } from './compute-meter.ts';
 import type { Deadline } from './deadline.ts';
 import type { TokenMeter } from './token-meter.ts';
@@ -97,6 +99,8 @@ export interface CallBasis {
   tenant: string | null;
   /** The call's trace (absent when tracing is off): stored with its record. */
   trace?: CallTrace | undefined;
+  /** Whose vault the call runs on, and so whose its output is (looked up once, when needed). */
+  vault: CallVault;
 }
 
 /** A call ready to run: its deadline (the sub-call limits applied) and what the caller pays. */
@@ -153,5 +157,6 @@ export interface EngineOutcome {
   model: string | null;
   usage: { input_tokens: number; output_tokens: number; total_tokens: number };
   computeMs: number;
-  logs: { level: 'info' | 'error'; message: string }[];
+  /** The engine's own lines, each with its outline (call-log-lines.ts). */
+  logs: CallLogLine[];
 }

@@ -13,6 +13,7 @@ import { ROOT_OUTCOME, recordedRootValue } from '../traces/trace-from-record.ts'
 import { agentRef, callLineSk, readByRecordAlone, writeTraceOnLine } from '../traces/trace-record.ts';
 import { type CallRecord, callRecordItem } from '../usage/call-records.ts';
 import type { CallBasis, CallEvents, EngineOutcome } from './call-context.ts';
+import { type LineContent, outlineOf } from './call-log-lines.ts';
 import { timedByRequestId } from './call-time.ts';
 import { ComputeMeter } from './compute-meter.ts';
 import type { Admission } from './quotas.ts';
@@ -34,6 +35,11 @@ export class CallReport {
   billed = 0;
   /** The concurrency slot, released with the record (calls with a run's service key have none). */
   admission: Admission | undefined;
+  /**
+   * How the agent's owners see the engine's lines: whole for a call on their own workspace's vault,
+   * else only their outlines (call-log-lines.ts). Settled when the call ends.
+   */
+  content: LineContent = 'outline';
   /** The run's sandbox time as it goes, for a call that ends before its engine reports it. */
   readonly meter = new ComputeMeter();
   /** The model's tokens as they go, likewise. */
@@ -107,6 +113,8 @@ export class CallReport {
    */
   async end(deps: CoreDeps, waitUntil?: (work: Promise<void>) => void): Promise<void> {
     for (const close of this.closers) await close().catch(() => undefined);
+    // Only a call with lines of its engine's needs to know (a sandboxed run has looked it up already).
+    if (this.engine.logs.length > 0 && (await this.call.vault.isAgentWorkspace(deps))) this.content = 'whole';
     const recorded = recordCall(deps, this);
     if (waitUntil) waitUntil(recorded);
     else await recorded;
@@ -189,13 +197,18 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
   // another's line is indexed by the id (GSI2).
   const linked = timedByRequestId(call.at, requestId);
   if (traceOnLine(log, report, fields, !linked) && linked) record.log_at = written;
+  // A call from outside the agent's workspace leaves its owners the outline of each line, never its
+  // content: what is not stored, no reader (the log page, --follow, the dashboard) can show.
+  const whole = report.content === 'whole';
   const extraLogs = engine.logs.map((l, i) => ({
     ...agentKeys.version(agent.id),
     sk: `${agentKeys.logPrefix}${written}#${String(i + 1).padStart(2, '0')}#${randomUUID()}`,
     timestamp: written,
     level: l.level,
-    message: l.message,
+    message: whole ? l.message : outlineOf(l),
     request_id: requestId,
+    caller_account_id: call.auth.accountId,
+    content: report.content,
     ttl: log.ttl,
   }));
   const items = [record, log, ...extraLogs];

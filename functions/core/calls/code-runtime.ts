@@ -7,6 +7,7 @@ import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
+import { type CallLogLine, contentBytes, measuredLine } from './call-log-lines.ts';
 import { openRunSession } from './sandbox-run.ts';
 
 /**
@@ -25,13 +26,34 @@ function outputOverLimit(agent: AgentVersion, limitBytes: number, computeMs: num
     {
       computeMs,
       logs: [
-        {
-          level: 'error' as const,
-          message: `command printed more than ${limitBytes} bytes on stdout [stdout cut at ${limitBytes} bytes: not a JSON object]${stderr ? `; stderr tail: ${stderr.slice(-2000)}` : ''}`,
-        },
+        withStderr(
+          'error',
+          `command printed more than ${limitBytes} bytes on stdout [stdout cut at ${limitBytes} bytes: not a JSON object]`,
+          stderr,
+        ),
       ],
     },
   );
+}
+
+/**
+ * A line that says how the command ended (`said`: the platform's words) and ends with the last 2 KB
+ * of its stderr, which is the caller's: its outline says only how many bytes it was.
+ */
+function withStderr(
+  level: CallLogLine['level'],
+  said: string,
+  stderr: string,
+  label = 'stderr tail',
+): CallLogLine {
+  if (!stderr) return measuredLine(level, said);
+  const tail = stderr.slice(-2000);
+  const head = said ? `${said}; ${label}` : label;
+  return {
+    level,
+    message: `${head}: ${tail}`,
+    outline: `${head}: ${contentBytes(tail)} (the caller's output, not shown)`,
+  };
 }
 
 export interface CodeRunResult {
@@ -39,7 +61,7 @@ export interface CodeRunResult {
   warnings: Warning[];
   computeMs: number;
   /** Log lines for the agent's owners (stderr tail redacted), written with the call record. */
-  logs: { level: 'info' | 'error'; message: string }[];
+  logs: CallLogLine[];
 }
 
 /** The command a tool agent runs: runtime.command, else run_command, else its entrypoint by file type. */
@@ -96,10 +118,7 @@ export async function runCodeRuntime(
         {
           computeMs: result.durationMs,
           logs: [
-            {
-              level: 'error' as const,
-              message: `killed at the deadline after ${result.durationMs} ms${stderr ? `; stderr: ${stderr.slice(-2000)}` : ''}`,
-            },
+            withStderr('error', `killed at the deadline after ${result.durationMs} ms`, stderr, 'stderr'),
           ],
         },
       );
@@ -126,15 +145,10 @@ export async function runCodeRuntime(
           : 'did not print a JSON object on stdout';
       throw Object.assign(new PlatformError('INTERNAL_ERROR', `The agent’s command ${why}`), {
         computeMs: result.durationMs,
-        logs: [
-          {
-            level: 'error' as const,
-            message: `command ${why}${stderr ? `; stderr tail: ${stderr.slice(-2000)}` : ''}`,
-          },
-        ],
+        logs: [withStderr('error', `command ${why}`, stderr)],
       });
     }
-    if (stderr) logs.push({ level: 'info', message: `stderr tail: ${stderr.slice(-2000)}` });
+    if (stderr) logs.push(withStderr('info', '', stderr));
     // Cut, and still a JSON object (what came past the limit was trailing): the documented warning.
     const warnings: Warning[] = result.stdoutTruncated
       ? [

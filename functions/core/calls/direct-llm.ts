@@ -212,7 +212,7 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
     if (err instanceof LlmError) {
       // The caller gets a fixed message; the provider's words go to the agent's log (call-report.ts).
       const { error, log } = providerFailure(err);
-      throw Object.assign(error, { logs: [{ level: 'error' as const, message: log }] });
+      throw Object.assign(error, { logs: [log] });
     }
     throw err;
   }

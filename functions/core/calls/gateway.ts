@@ -25,6 +25,7 @@ import { parseCallBody } from './call-input.ts';
 import { callOptions } from './call-options.ts';
 import { CallReport } from './call-report.ts';
 import { callTime } from './call-time.ts';
+import { CallVault } from './call-vault.ts';
 import { runCodeRuntime } from './code-runtime.ts';
 import { CALLER_GONE, callDeadline, raceDeadline } from './deadline.ts';
 import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
@@ -48,7 +49,8 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
   const agent = await resolveCallable(deps, auth, req);
   const started = startCallTrace(deps, auth, req, agent, startedMs);
   const trace = started instanceof Promise ? await started : started;
-  const report = new CallReport({ auth, request: req, agent, at, startedMs, tenant, trace });
+  const vault = new CallVault(auth, agent);
+  const report = new CallReport({ auth, request: req, agent, at, startedMs, tenant, trace, vault });
   try {
     const response = await runCall(deps, report);
     if (trace) traceAnswer(response, trace);

@@ -7,6 +7,7 @@
  */
 import type { LlmError } from '../../ports/llm-gateway.ts';
 import { PlatformError } from '../../shared/errors.ts';
+import type { CallLogLine } from './call-log-lines.ts';
 
 /** The class of a provider's error status, as the caller's message names it. */
 export function statusClass(status: number): string {
@@ -38,20 +39,27 @@ function callerMessage(err: LlmError): string {
 
 /**
  * The caller's LLM_ERROR for `err`, and the line the agent's log gets: the provider's words,
- * passed through `redact` (the run's secret values, for a managed loop).
+ * passed through `redact` (the run's secret values, for a managed loop). The words may echo the
+ * call's prompt and input, so they are the caller's content: the line's outline (what the agent's
+ * owners read of a stranger's call, call-log-lines.ts) names the provider, status and type alone.
  */
 export function providerFailure(
   err: LlmError,
   redact: (text: string) => string = (text) => text,
-): { error: PlatformError; log: string } {
+): { error: PlatformError; log: CallLogLine } {
   const details: Record<string, unknown> = { provider: err.provider };
   if (err.providerErrorType) details.provider_error_type = err.providerErrorType;
   if (err.status !== undefined) details.upstream_status = err.status;
   const said = [err.status !== undefined ? `HTTP ${err.status}` : err.kind, err.providerErrorType]
     .filter(Boolean)
     .join(', ');
+  const outline = `provider error (${err.provider}, ${said})`;
   return {
     error: new PlatformError('LLM_ERROR', callerMessage(err), details),
-    log: `provider error (${err.provider}, ${said})${err.providerText ? `: ${redact(err.providerText)}` : ''}`,
+    log: {
+      level: 'error',
+      message: `${outline}${err.providerText ? `: ${redact(err.providerText)}` : ''}`,
+      outline,
+    },
   };
 }

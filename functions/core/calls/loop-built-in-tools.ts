@@ -57,7 +57,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
       },
       execute: async (args) => {
         const command = stringArg(args, 'command', true)!;
-        return execForModel(state, command, `bash ${JSON.stringify(shorten(command, 200))}`);
+        return execForModel(state, command, 'bash', JSON.stringify(shorten(command, 200)));
       },
     },
     {
@@ -74,10 +74,10 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         try {
           data = await session.readFile(path);
         } catch (err) {
-          log(state, 'error', `read_file ${JSON.stringify(path)} → refused`);
+          log(state, 'error', 'read_file', JSON.stringify(path), 'refused');
           throw fileError(err, path, 'read');
         }
-        log(state, 'info', `read_file ${JSON.stringify(path)} → ${data.length} bytes`);
+        log(state, 'info', 'read_file', JSON.stringify(path), `${data.length} bytes`);
         const text = redactSecrets(data.toString('utf8'), state.secrets);
         return text.length > MAX_READ_CHARS
           ? `${text.slice(0, MAX_READ_CHARS)}\n[cut: the file has ${data.length} bytes]`
@@ -101,10 +101,10 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         try {
           await session.writeFile(path, content);
         } catch (err) {
-          log(state, 'error', `write_file ${JSON.stringify(path)} → refused`);
+          log(state, 'error', 'write_file', JSON.stringify(path), 'refused');
           throw fileError(err, path, 'write');
         }
-        log(state, 'info', `write_file ${JSON.stringify(path)} → ${bytes} bytes`);
+        log(state, 'info', 'write_file', JSON.stringify(path), `${bytes} bytes`);
         return `Wrote ${bytes} bytes to ${path}`;
       },
     },
@@ -122,10 +122,10 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         try {
           found = await session.listFiles(path || undefined);
         } catch (err) {
-          log(state, 'error', `list_files ${JSON.stringify(path ?? '')} → refused`);
+          log(state, 'error', 'list_files', JSON.stringify(path ?? ''), 'refused');
           throw fileError(err, path ?? '', 'list');
         }
-        log(state, 'info', `list_files ${JSON.stringify(path ?? '')} → ${found.length} files`);
+        log(state, 'info', 'list_files', JSON.stringify(path ?? ''), `${found.length} files`);
         const shown = found.slice(0, MAX_LISTED).join('\n');
         return found.length === 0
           ? '(no files)'
@@ -147,7 +147,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
           throw new Error('Strict orchestration mode: call at least one dependency before submit_result');
         }
         state.submitted = args as Record<string, unknown>;
-        log(state, 'info', `submit_result → ${JSON.stringify(args).length} characters`);
+        log(state, 'info', SUBMIT_TOOL, undefined, `${JSON.stringify(args).length} characters`);
         return 'Result received.';
       },
     },

@@ -8,7 +8,7 @@ import { redactSecrets } from '../../shared/redact-secrets.ts';
 import type { CustomTool } from '../agents/manifest.ts';
 import { fillCommand } from '../agents/placeholders.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
-import { execForModel, type LoopState, log, record, shorten } from './loop-state.ts';
+import { execForModel, type LoopState, log, logLine, record, shorten } from './loop-state.ts';
 import { subCallError } from './loop-steps.ts';
 
 export function customTool(state: LoopState, t: CustomTool): LlmTool {
@@ -31,7 +31,8 @@ export function customTool(state: LoopState, t: CustomTool): LlmTool {
             })
             .slice(0, 5)
             .join('; ');
-          log(state, 'error', `${t.name} → invalid arguments (${why})`);
+          // Which arguments were wrong, and how, is the call's (the model wrote them).
+          logLine(state, 'error', `${t.name} → invalid arguments (${why})`, `${t.name} → invalid arguments`);
           throw new Error(`Invalid arguments for ${t.name}: ${why}`);
         }
       }
@@ -39,15 +40,21 @@ export function customTool(state: LoopState, t: CustomTool): LlmTool {
       // with the run's service key: no network or key is needed inside the sandbox for it.
       const dependency = matchingDependency(t.command, state.dependencies);
       if (dependency && state.callDependency) {
-        log(state, 'info', `${t.name} → calls ${dependency.id}@${dependency.version}`);
+        log(state, 'info', t.name, undefined, `calls ${dependency.id}@${dependency.version}`);
         const answer = redactSecrets(await state.callDependency(dependency, record(args)), state.secrets);
         const failed = subCallError(answer);
         if (failed)
-          log(state, 'error', `${t.name} → ${dependency.id}@${dependency.version} failed with ${failed}`);
+          log(
+            state,
+            'error',
+            t.name,
+            undefined,
+            `${dependency.id}@${dependency.version} failed with ${failed}`,
+          );
         return answer;
       }
       const command = fillCommand(t.command, record(args));
-      return execForModel(state, command, `${t.name} ${shorten(JSON.stringify(args ?? {}), 200)}`);
+      return execForModel(state, command, t.name, shorten(JSON.stringify(args ?? {}), 200));
     },
   };
 }

@@ -17,6 +17,7 @@ import { redactSecrets, redactSecretsInJson } from '../../shared/redact-secrets.
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { Warning } from '../agents/manifest.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
+import { type CallLogLine, measuredLine } from './call-log-lines.ts';
 import { type EngineResult, tokenUsage } from './direct-llm.ts';
 import { providerFailure } from './llm-failure.ts';
 import { finishedLogs, type LoopState } from './loop-state.ts';
@@ -25,14 +26,14 @@ export interface ManagedLoopResult extends EngineResult {
   /** Summed run time of the commands the tools executed in the sandbox. */
   computeMs: number;
   /** One line per tool call (redacted, shortened) and a summary, for the agent's owners. */
-  logs: { level: 'info' | 'error'; message: string }[];
+  logs: CallLogLine[];
 }
 
-/** `err` with the run's compute time and its log, `summary` as the last line. */
-function fail(state: LoopState, err: PlatformError, summary: string) {
+/** `err` with the run's compute time and its log, `summary` (a measured line, or one with its outline) last. */
+function fail(state: LoopState, err: PlatformError, summary: string | CallLogLine) {
   return Object.assign(err, {
     computeMs: state.computeMs,
-    logs: [...finishedLogs(state), { level: 'error' as const, message: summary }],
+    logs: [...finishedLogs(state), typeof summary === 'string' ? measuredLine('error', summary) : summary],
   });
 }
 
@@ -132,6 +133,6 @@ export async function loopResult(
     model: run.model,
     usage: tokenUsage(loop.usage),
     computeMs: state.computeMs,
-    logs: [...finishedLogs(state), { level: 'info', message: summary }],
+    logs: [...finishedLogs(state), measuredLine('info', summary)],
   };
 }

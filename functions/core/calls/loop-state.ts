@@ -6,6 +6,7 @@
 import type { ExecResult, SandboxSession } from '../../ports/sandbox.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
 import type { RunExtras } from './call-context.ts';
+import { type CallLogLine, measuredLine } from './call-log-lines.ts';
 import type { Deadline } from './deadline.ts';
 
 /** Characters of a command's stdout the model sees (the head); stderr: the tail. */
@@ -24,7 +25,7 @@ export interface LoopState {
   runDeadline: Deadline;
   signal: AbortSignal;
   computeMs: number;
-  logs: { level: 'info' | 'error'; message: string }[];
+  logs: CallLogLine[];
   omittedLogs: number;
   /** The last submit_result's arguments. */
   submitted: Record<string, unknown> | undefined;
@@ -37,16 +38,37 @@ export interface LoopState {
 
 export function finishedLogs(state: LoopState): LoopState['logs'] {
   return state.omittedLogs > 0
-    ? [...state.logs, { level: 'info', message: `${state.omittedLogs} more tool calls not logged` }]
+    ? [...state.logs, measuredLine('info', `${state.omittedLogs} more tool calls not logged`)]
     : state.logs;
 }
 
-export function log(state: LoopState, level: 'info' | 'error', message: string): void {
+/**
+ * Logs a tool call: `tool` (the manifest's name for it) and how it ended (`ended`, the platform's
+ * words: an exit code, a size, a refusal) are its outline; `detail` (its arguments, which the model
+ * wrote) is shown only to the workspace whose call it was (call-log-lines.ts).
+ */
+export function log(
+  state: LoopState,
+  level: 'info' | 'error',
+  tool: string,
+  detail: string | undefined,
+  ended: string,
+): void {
+  const outline = `${tool} → ${ended}`;
+  logLine(state, level, detail === undefined ? outline : `${tool} ${detail} → ${ended}`, outline);
+}
+
+/** Logs a line (redacted, shortened, capped) and its outline, the part that holds none of the call's content. */
+export function logLine(state: LoopState, level: 'info' | 'error', message: string, outline: string): void {
   if (state.logs.length >= MAX_TOOL_LOG_LINES) {
     state.omittedLogs++;
     return;
   }
-  state.logs.push({ level, message: shorten(redactSecrets(message, state.secrets), 500) });
+  state.logs.push({
+    level,
+    message: shorten(redactSecrets(message, state.secrets), 500),
+    outline: shorten(redactSecrets(outline, state.secrets), 500),
+  });
 }
 
 export function shorten(text: string, max: number): string {
@@ -81,16 +103,22 @@ export class ToolFailure extends Error {
 
 /**
  * Runs a command in the session, counting its time; the result as the model sees it, returned when
- * the command exited 0 and thrown as a ToolFailure otherwise.
+ * the command exited 0 and thrown as a ToolFailure otherwise. `tool` and `detail` are its log
+ * line's (log, above).
  */
-export async function execForModel(state: LoopState, command: string, label: string): Promise<string> {
+export async function execForModel(
+  state: LoopState,
+  command: string,
+  tool: string,
+  detail: string,
+): Promise<string> {
   const remaining = state.runDeadline.remainingMs();
   if (remaining <= 0 || state.signal.aborted) throw new Error('The run’s time limit has passed');
   let result: ExecResult;
   try {
     result = await state.session.exec(command, { timeoutMs: remaining, signal: state.signal });
   } catch (err) {
-    log(state, 'error', `${label} → could not run: ${(err as Error).message}`);
+    log(state, 'error', tool, `${detail} (${(err as Error).message})`, 'could not run');
     throw new Error('The command could not be run in the sandbox');
   }
   state.computeMs += result.durationMs;
@@ -99,7 +127,7 @@ export async function execForModel(state: LoopState, command: string, label: str
     : result.signal
       ? `killed by ${result.signal}`
       : `exit code ${result.exitCode}`;
-  log(state, result.exitCode === 0 ? 'info' : 'error', `${label} → ${ended} in ${result.durationMs} ms`);
+  log(state, result.exitCode === 0 ? 'info' : 'error', tool, detail, `${ended} in ${result.durationMs} ms`);
   let stdout = redactSecrets(result.stdout, state.secrets);
   let cut = result.stdoutTruncated;
   if (stdout.length > MAX_STDOUT_CHARS) {

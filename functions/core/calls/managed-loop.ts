@@ -19,9 +19,10 @@ import { openRunSession, type PlacedFile } from './sandbox-run.ts';
 /**
  * The managed_loop engine: an LLM tool-use loop (LlmGateway.runToolLoop) whose tools run in one
  * sandbox session for the whole call: the agent's bundle unpacked, the call's files under input/,
- * the declared secrets only, no network. Built-in tools bash, read_file, write_file, list_files and
- * submit_result, plus the manifest's custom_tools (arguments validated against input_schema, then
- * shell-quoted into the command's placeholders). Strict orchestration mode drops bash.
+ * the declared secrets only with loop.secrets_in_sandbox, no network. Built-in tools bash,
+ * read_file, write_file, list_files and submit_result, plus the manifest's custom_tools (arguments
+ * validated against input_schema, then shell-quoted into the command's placeholders). Strict
+ * orchestration mode drops bash.
  *
  * Outcomes: the arguments of submit_result are `data` (checked against output_schema: a mismatch is
  * 502 LLM_ERROR, retryable, as in direct_llm, since the model produced it); all loop.max_turns turns
@@ -43,7 +44,14 @@ export async function runManagedLoop(
   const provider = chooseProvider(deps, agent, run.options.provider);
   const model = chooseModel(deps, agent, provider, run.options.model);
   const maxTurns = Math.min(Math.max(1, m.loop?.max_turns ?? DEFAULT_MAX_TURNS), MAX_TURNS_LIMIT);
-  const { session, secrets, runDeadline, placed } = await openRunSession(deps, call, run);
+  // The caller steers the model, and the model every command in the sandbox: the declared secrets
+  // are checked (400 MISSING_SECRETS) and redacted, but go in only when the manifest says so.
+  const { session, secrets, runDeadline, placed } = await openRunSession(
+    deps,
+    call,
+    run,
+    m.loop?.secrets_in_sandbox === true,
+  );
   // What a streamed call sends is redacted as its result is (loopResult).
   const streamed = run.events && redactedEvents(run.events, secrets);
   const runSignal = AbortSignal.any([

@@ -4,28 +4,11 @@ import { DEFAULT_SANDBOX_LIMITS, type SandboxSession, SandboxUnavailableError } 
 import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
-import type { AuthContext } from '../api-keys/api-keys.ts';
 import { resolveSecretsForRun } from '../secrets/secrets.ts';
 import { startSandboxSpan, tracedSession } from '../traces/sandbox-spans.ts';
-import { memberKeys } from '../workspaces/member-record.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
 import { Deadline } from './deadline.ts';
-
-/**
- * Whose vault a run's secrets come from: the agent's own workspace when the caller is a member of
- * it (authors and their teams), otherwise the caller's personal workspace, so that a stranger
- * calling a public tool supplies their own keys and never uses the author's.
- */
-export async function secretsWorkspace(
-  deps: CoreDeps,
-  auth: AuthContext,
-  agent: AgentVersion,
-): Promise<string> {
-  if (auth.runWorkspaceId) return auth.runWorkspaceId;
-  const member = await deps.store.get(memberKeys.member(agent.workspace_id, auth.accountId));
-  return member ? agent.workspace_id : auth.personalWorkspaceId;
-}
 
 /**
  * The declared secrets of a run: required ones must all be in the vault (400 MISSING_SECRETS
@@ -70,10 +53,16 @@ export interface RunSession {
  * MISSING_SECRETS), cap the run by the tier (Free 30 s, others 5 min), fetch the bundle, place the
  * call's files under `input/`, and open the session (a sandbox that cannot run is a clear 500).
  */
-export async function openRunSession(deps: CoreDeps, call: CallContext, run: EngineRun): Promise<RunSession> {
+export async function openRunSession(
+  deps: CoreDeps,
+  call: CallContext,
+  run: EngineRun,
+  /** Whether the declared secrets go into the session's environment (a managed loop's opt-in). */
+  inject = true,
+): Promise<RunSession> {
   const { auth, agent } = call;
   const { requestId } = call.request;
-  const secretsWs = await secretsWorkspace(deps, auth, agent);
+  const secretsWs = await call.vault.workspaceId(deps);
   const secrets = await runSecrets(deps, secretsWs, agent);
   const runDeadline = call.deadline.earlier(
     Deadline.in(deps.clock, TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000),
@@ -102,7 +91,7 @@ export async function openRunSession(deps: CoreDeps, call: CallContext, run: Eng
         placed.map(async (p) => ({ path: p.path, data: await readFile(p.file.path) })),
       ),
       env: {
-        ...secrets,
+        ...(inject ? secrets : {}),
         PLATFORM_RUN_ID: requestId,
         PLATFORM_AGENT: `${agent.org}/${agent.name}/${agent.version}`,
         ...(traced ? { TRACEPARENT: traced.trace.traceparent(traced.span) } : {}),

@@ -4853,6 +4853,8 @@ export interface operations {
                     loop?: {
                         /** @default 25 */
                         max_turns?: number;
+                        /** @description Give the declared secrets to the loop's sandbox, where whoever calls the agent can read them through its tools (default false; docs/manifest.md) */
+                        secrets_in_sandbox?: boolean;
                     };
                     callable?: boolean;
                     accepted_file_types?: string[];
@@ -5513,6 +5515,8 @@ export interface operations {
                     loop?: {
                         /** @default 25 */
                         max_turns?: number;
+                        /** @description Give the declared secrets to the loop's sandbox, where whoever calls the agent can read them through its tools (default false; docs/manifest.md) */
+                        secrets_in_sandbox?: boolean;
                     };
                     callable?: boolean;
                     accepted_file_types?: string[];
