@@ -49,6 +49,16 @@ export function log(state: LoopState, level: 'info' | 'error', message: string):
   state.logs.push({ level, message: shorten(redactSecrets(message, state.secrets), 500) });
 }
 
+/**
+ * A tool call the tool refused before it ran anything (bad arguments, a refused submission, no
+ * time left): its log line, at error level as its step and span say (docs/calls.md, "A failed
+ * tool"), and the error the model reads.
+ */
+export function refusal(state: LoopState, line: string, reason: string): Error {
+  log(state, 'error', line);
+  return new Error(reason);
+}
+
 export function shorten(text: string, max: number): string {
   const one = text.replace(/\s+/g, ' ');
   return one.length > max ? `${one.slice(0, max)}…` : one;
@@ -85,7 +95,8 @@ export class ToolFailure extends Error {
  */
 export async function execForModel(state: LoopState, command: string, label: string): Promise<string> {
   const remaining = state.runDeadline.remainingMs();
-  if (remaining <= 0 || state.signal.aborted) throw new Error('The run’s time limit has passed');
+  if (remaining <= 0 || state.signal.aborted)
+    throw refusal(state, `${label} → not run: the time limit has passed`, 'The run’s time limit has passed');
   let result: ExecResult;
   try {
     result = await state.session.exec(command, { timeoutMs: remaining, signal: state.signal });
