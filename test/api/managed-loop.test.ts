@@ -325,6 +325,7 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
       use('bash', { command: 'echo partial; echo broken >&2; exit 1' }),
       use('check', {}),
       use('read_file', { path: 'nope.txt' }),
+      use('bash', {}),
       use('bash', { command: 'true' }),
       use('submit_result', { done: true }),
     );
@@ -347,6 +348,7 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
         ['bash', 'error'],
         ['check', 'error'],
         ['read_file', 'error'],
+        ['bash', 'error'],
         ['bash', 'ok'],
         ['submit_result', 'ok'],
       ],
@@ -362,7 +364,8 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     assert.equal(resultsOf(fake.calls[2])[0]?.isError, true);
     assert.match(resultsOf(fake.calls[2])[0]?.content ?? '', /^exit code 3\nstdout:\nchecking/);
     assert.equal(resultsOf(fake.calls[3])[0]?.isError, true);
-    assert.equal(resultsOf(fake.calls[4])[0]?.isError, false);
+    assert.equal(resultsOf(fake.calls[4])[0]?.isError, true);
+    assert.equal(resultsOf(fake.calls[5])[0]?.isError, false);
 
     const requestId = result.metadata.request_id as string;
     const trace = await p.request<TraceView>('GET', `/agents/${id}/calls/${requestId}/trace`, {
@@ -371,9 +374,10 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     assert.equal(trace.status, 200, trace.text);
     const spans = trace.body.spans;
     const named = (name: string) => spans.filter((s) => s.name === name);
-    const [bashFailed, bashOk] = named('execute_tool bash');
+    const [bashFailed, bashRefused, bashOk] = named('execute_tool bash');
     const [check] = named('execute_tool check');
-    assert.ok(bashFailed && bashOk && check, spans.map((s) => s.name).join(', '));
+    assert.ok(bashFailed && bashRefused && bashOk && check, spans.map((s) => s.name).join(', '));
+    assert.equal(bashRefused.status, 'error');
     assert.equal(bashFailed.status, 'error');
     assert.equal(bashFailed.attributes['error.type'], 'EXIT_STATUS');
     assert.equal(bashFailed.attributes['process.exit.code'], 1);
@@ -405,6 +409,11 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     assert.equal(lines.find((l) => /^bash .*exit 1.* → exit code 1/.test(l.message))?.level, 'error');
     assert.equal(lines.find((l) => /^check .* → exit code 3/.test(l.message))?.level, 'error');
     assert.equal(lines.find((l) => l.message === 'read_file "nope.txt" → refused')?.level, 'error');
+    // A call the tool refused before running anything has its error line too (as its step says).
+    assert.equal(
+      lines.find((l) => l.message === 'bash → invalid arguments (command is not a string)')?.level,
+      'error',
+    );
     assert.equal(lines.find((l) => /^bash "true" → exit code 0/.test(l.message))?.level, 'info');
   });
 
@@ -492,7 +501,7 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
       body: { name: 'helper', type: 'prompt', description: 'Helps.', supported_providers: ['anthropic'] },
     });
     assert.equal(helper.status, 201, helper.text);
-    await publish({
+    const id = await publish({
       name: 'orchestrator',
       description: 'Delegates.',
       custom_tools: [
@@ -519,6 +528,18 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
       String(fake.calls[1]?.toolResults?.[0]?.content),
       /call at least one dependency before submit_result/,
     );
+    // The refusal is the call's error line, as the submission's step and span say it failed.
+    const requestId = (res.body as unknown as { metadata: { request_id: string } }).metadata.request_id;
+    const logs = await p.request<{ logs: { level: string; message: string; request_id: string }[] }>(
+      'GET',
+      `/agents/${id}/logs`,
+      { key: owner.key },
+    );
+    const refused = logs.body.logs.find(
+      (l) => l.request_id === requestId && /^submit_result/.test(l.message),
+    );
+    assert.equal(refused?.message, 'submit_result → refused: no dependency called yet (strict mode)');
+    assert.equal(refused?.level, 'error');
     assert.deepEqual(fake.calls[0]?.tools.sort(), [
       'ask_helper',
       'list_files',

@@ -59,13 +59,18 @@ describe('provider errors: the caller gets a fixed message, the owner the provid
   const call = (key: string, agent = 'oracle') =>
     p.request('POST', `/vault/${agent}/v1/run`, { key, body: { question: 'What is the weather?' } });
 
-  const ownerLog = (pattern: RegExp, agentId = owner.agentId) =>
-    waitFor(`a log line matching ${pattern}`, async () => {
-      const page = await p.request<{ logs: { message: string }[] }>('GET', `/agents/${agentId}/logs`, {
-        key: owner.key,
-      });
-      return page.body.logs.find((l) => pattern.test(l.message));
+  /** The line of the call `requestId` matching `pattern` in the agent's log (other calls wrote some too). */
+  const ownerLog = (pattern: RegExp, requestId: string, agentId = owner.agentId) =>
+    waitFor(`a log line of ${requestId} matching ${pattern}`, async () => {
+      const page = await p.request<{ logs: { message: string; request_id: string }[] }>(
+        'GET',
+        `/agents/${agentId}/logs`,
+        { key: owner.key },
+      );
+      return page.body.logs.find((l) => l.request_id === requestId && pattern.test(l.message));
     });
+  const requestIdOf = (res: { body: unknown }) =>
+    (res.body as { metadata: { request_id: string } }).metadata.request_id;
 
   before(async () => {
     fake = await startFakeLlm();
@@ -194,6 +199,7 @@ describe('provider errors: the caller gets a fixed message, the owner the provid
     assertNoFragment(res.text, 'the owner’s error');
     const line = await ownerLog(
       /^provider error \(anthropic, HTTP 400, api_error\): prompt is malformed near/,
+      requestIdOf(res),
     );
     assert.ok(
       squash(line.message).includes('marmalade-sunrise-42 and it'),
@@ -210,7 +216,11 @@ describe('provider errors: the caller gets a fixed message, the owner the provid
     assertNoFragment(res.text, 'the loop’s error');
     const mine = await call(owner.key, 'looping-oracle');
     assert.equal(mine.status, 502, mine.text);
-    const line = await ownerLog(/^provider error \(anthropic, HTTP 400, api_error\)/, owner.loopId);
+    const line = await ownerLog(
+      /^provider error \(anthropic, HTTP 400, api_error\)/,
+      requestIdOf(mine),
+      owner.loopId,
+    );
     assert.ok(squash(line.message).includes('prompt is malformed near'), line.message);
   });
 });

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
@@ -271,6 +272,58 @@ if (input.phase === 'leave') {
       const said = String(res.body.data.tool_said);
       assert.match(said, /\b3\b/, `the tool ran in the sandbox and answered: ${said}`);
     });
+    it('reports a loop’s command that fails as failed to the model, in the trace and in the log', async () => {
+      // Issue 56, point 15: the sandbox's exit status (the ECS runner's on the emulated deployment)
+      // is the tool call's outcome everywhere, and the command's exec span hangs under that call.
+      const id = await publish(
+        {
+          name: 'failer',
+          type: 'agent',
+          description: 'Runs a command that fails.',
+          supported_providers: ['anthropic'],
+          loop: { max_turns: 4 },
+        },
+        { 'notes.txt': 'nothing' },
+      );
+      fake.setResponder((call) => {
+        const result = call.toolResults?.at(-1);
+        if (result) {
+          const submitted = { said: result.content, is_error: result.isError };
+          return { toolCalls: [{ name: 'submit_result', input: submitted }] };
+        }
+        return { toolCalls: [{ name: 'bash', input: { command: 'echo partial; exit 4' } }] };
+      });
+      const res = await d.request<Envelope & { metadata: { request_id: string } }>(
+        'POST',
+        '/local/failer/v1/run',
+        { body: {} },
+      );
+      assert.equal(res.status, 200, `${res.text}\n${d.output().slice(-3000)}`);
+      assert.deepEqual(res.body.data, { said: 'exit code 4\nstdout:\npartial\n', is_error: true });
+      const requestId = res.body.metadata.request_id;
+
+      const trace = await d.request<TraceView>('GET', `/agents/${id}/calls/${requestId}/trace`);
+      assert.equal(trace.status, 200, trace.text);
+      const spans = trace.body.spans;
+      const tool = spans.find((s) => s.name === 'execute_tool bash');
+      const exec = spans.find((s) => s.name === 'exec echo');
+      assert.ok(tool && exec, spans.map((s) => s.name).join(', '));
+      assert.equal(tool.status, 'error');
+      assert.equal(tool.attributes['error.type'], 'EXIT_STATUS');
+      assert.equal(tool.attributes['process.exit.code'], 4);
+      assert.equal(exec.parent_span_id, tool.span_id);
+      assert.equal(exec.status, 'error');
+      assert.equal(exec.attributes['process.exit.code'], 4);
+
+      const logs = await d.request<{ logs: { level: string; message: string; request_id: string }[] }>(
+        'GET',
+        `/agents/${id}/logs`,
+      );
+      const line = logs.body.logs.find((l) => l.request_id === requestId && l.message.startsWith('bash '));
+      assert.match(line?.message ?? '', / → exit code 4 in \d+ ms$/);
+      assert.equal(line?.level, 'error');
+    });
+
     it('hands out a public agent’s bundle through a download URL that serves its exact bytes', async () => {
       const files = { 'main.mjs': 'console.log(JSON.stringify({ ok: true }));' };
       await publish(

@@ -5,7 +5,7 @@
 import type { LlmTool } from '../../ports/llm-gateway.ts';
 import { SandboxPathError } from '../../ports/sandbox.ts';
 import { redactSecrets } from '../../shared/redact-secrets.ts';
-import { execForModel, type LoopState, log, record, shorten } from './loop-state.ts';
+import { execForModel, type LoopState, log, record, refusal, shorten } from './loop-state.ts';
 
 /** The tool whose call ends the loop with its arguments as the result. */
 export const SUBMIT_TOOL = 'submit_result';
@@ -32,10 +32,21 @@ function fileError(err: unknown, path: string, verb: string): Error {
   return new Error(`Could not ${verb} ${JSON.stringify(path)}: ${why}`);
 }
 
-function stringArg(args: unknown, name: string, required: boolean): string | undefined {
+function stringArg(
+  state: LoopState,
+  tool: string,
+  args: unknown,
+  name: string,
+  required: boolean,
+): string | undefined {
   const v = record(args)[name];
   if (v === undefined && !required) return undefined;
-  if (typeof v !== 'string') throw new Error(`The argument ${name} must be a string`);
+  if (typeof v !== 'string')
+    throw refusal(
+      state,
+      `${tool} → invalid arguments (${name} is not a string)`,
+      `The argument ${name} must be a string`,
+    );
   return v;
 }
 
@@ -56,7 +67,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         required: ['command'],
       },
       execute: async (args) => {
-        const command = stringArg(args, 'command', true)!;
+        const command = stringArg(state, 'bash', args, 'command', true)!;
         return execForModel(state, command, 'bash', JSON.stringify(shorten(command, 200)));
       },
     },
@@ -69,7 +80,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         required: ['path'],
       },
       execute: async (args) => {
-        const path = stringArg(args, 'path', true)!;
+        const path = stringArg(state, 'read_file', args, 'path', true)!;
         let data: Buffer;
         try {
           data = await session.readFile(path);
@@ -94,10 +105,17 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         required: ['path', 'content'],
       },
       execute: async (args) => {
-        const path = stringArg(args, 'path', true)!;
-        const content = stringArg(args, 'content', true)!;
+        const path = stringArg(state, 'write_file', args, 'path', true)!;
+        const content = stringArg(state, 'write_file', args, 'content', true)!;
         const bytes = Buffer.byteLength(content);
-        if (bytes > MAX_WRITE_BYTES) throw new Error(`The content is over ${MAX_WRITE_BYTES} bytes`);
+        if (bytes > MAX_WRITE_BYTES) {
+          throw refusal(
+            state,
+            `write_file ${JSON.stringify(path)} → refused: ${bytes} bytes`,
+            `The content is over ${MAX_WRITE_BYTES} bytes`,
+            `write_file → refused: ${bytes} bytes`,
+          );
+        }
         try {
           await session.writeFile(path, content);
         } catch (err) {
@@ -117,7 +135,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
         properties: { path: { type: 'string', description: 'A directory; omit for the working directory' } },
       },
       execute: async (args) => {
-        const path = stringArg(args, 'path', false);
+        const path = stringArg(state, 'list_files', args, 'path', false);
         let found: string[];
         try {
           found = await session.listFiles(path || undefined);
@@ -141,10 +159,14 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
       inputSchema: submitSchema,
       execute: async (args) => {
         if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-          throw new Error('The result must be a JSON object');
+          throw refusal(state, 'submit_result → refused: not an object', 'The result must be a JSON object');
         }
         if (state.requireSubCall && (await state.requireSubCall()) === 0) {
-          throw new Error('Strict orchestration mode: call at least one dependency before submit_result');
+          throw refusal(
+            state,
+            'submit_result → refused: no dependency called yet (strict mode)',
+            'Strict orchestration mode: call at least one dependency before submit_result',
+          );
         }
         state.submitted = args as Record<string, unknown>;
         log(state, 'info', SUBMIT_TOOL, undefined, `${JSON.stringify(args).length} characters`);

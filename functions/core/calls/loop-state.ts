@@ -71,6 +71,17 @@ export function logLine(state: LoopState, level: 'info' | 'error', message: stri
   });
 }
 
+/**
+ * A tool call the tool refused before it ran anything (bad arguments, a refused submission, no
+ * time left): its log line, at error level as its step and span say (docs/calls.md, "A failed
+ * tool"), and the error the model reads.
+ */
+export function refusal(state: LoopState, line: string, reason: string, outline = line): Error {
+  // `outline` is the line without what the model wrote (a path, say): by default the line holds none.
+  logLine(state, 'error', line, outline);
+  return new Error(reason);
+}
+
 export function shorten(text: string, max: number): string {
   const one = text.replace(/\s+/g, ' ');
   return one.length > max ? `${one.slice(0, max)}…` : one;
@@ -113,7 +124,8 @@ export async function execForModel(
   detail: string,
 ): Promise<string> {
   const remaining = state.runDeadline.remainingMs();
-  if (remaining <= 0 || state.signal.aborted) throw new Error('The run’s time limit has passed');
+  if (remaining <= 0 || state.signal.aborted)
+    throw refusal(state, `${tool} → not run: the time limit has passed`, 'The run’s time limit has passed');
   let result: ExecResult;
   try {
     result = await state.session.exec(command, { timeoutMs: remaining, signal: state.signal });
