@@ -135,6 +135,8 @@ describe("an agent's author reads none of a stranger's call's output in its logs
     const reversed = secretForms(CALLER_SECRET).reversed;
     fake.enqueue(
       { toolCalls: [{ name: 'bash', input: { command: `echo caller-data-xyz; printenv API_TOKEN | rev` } }] },
+      // A command named by what the model read: its first word is the caller's too.
+      { toolCalls: [{ name: 'bash', input: { command: `${reversed} --anything` } }] },
       { toolCalls: [{ name: 'write_file', input: { path: 'caller-file-name.txt', content: 'x' } }] },
       { status: 400, errorMessage: `the caller's prompt was: caller-prompt-xyz ${reversed}` },
     );
@@ -145,6 +147,13 @@ describe("an agent's author reads none of a stranger's call's output in its logs
       String(fake.calls[1]?.toolResults?.[0]?.content).includes(reversed),
       'the caller’s own value was in its own sandbox (the loop opted in)',
     );
+    // The author reads the call's trace whole: its commands' spans name no program of the caller's.
+    const requestId = (res.body as { metadata: { request_id: string } }).metadata.request_id;
+    const trace = await p.request('GET', `/agents/${id}/calls/${requestId}/trace`, { key: author.key });
+    assert.equal(trace.status, 200, trace.text);
+    assert.ok(!trace.text.includes(reversed), `the author's trace names the caller's word: ${trace.text}`);
+    assert.ok(!trace.text.includes('printenv'), trace.text);
+    assert.match(trace.text, /"name":"exec"/);
 
     const text = await logText(id);
     for (const leaked of ['caller-data-xyz', 'printenv', 'caller-file-name', 'caller-prompt-xyz', reversed]) {
@@ -152,7 +161,7 @@ describe("an agent's author reads none of a stranger's call's output in its logs
     }
     assert.match(text, /^bash → exit code 0 in \d+ ms$/m);
     assert.match(text, /^write_file → 1 bytes$/m);
-    assert.match(text, /^provider error \(status 400\)$/m);
+    assert.match(text, /^provider error \(anthropic, HTTP 400, api_error\)$/m);
   });
 
   it('a line written before the change, which says nothing of whose call it was, shows only its size', async () => {

@@ -4,7 +4,10 @@
  * sandbox measures it, CPU time: under the managed loop's tool call that ran it (`execute_tool`),
  * or under `sandbox` for a command no tool ran (a code agent's run). Only the program's name is kept, never the command's
  * arguments (a tool's command carries the model's arguments, which may hold secrets), and that name
- * is redacted like the run's logs.
+ * is redacted like the run's logs. Of a call from outside the agent's workspace not even that: a
+ * loop's command is the model's, which the caller steers and which may have read the caller's own
+ * secrets, so its first word is the caller's output like the rest (docs/logs.md, "Whose lines");
+ * the agent's owners read such a span whole, so it names no program (`exec`).
  */
 import type { SandboxSession } from '../../ports/sandbox.ts';
 import type { TraceSpan } from '../../ports/tracer.ts';
@@ -25,6 +28,7 @@ export function tracedSession(
   session: SandboxSession,
   run: { trace: CallTrace; span: TraceSpan },
   secrets: Record<string, string>,
+  namePrograms: boolean,
 ): SandboxSession {
   const { trace, span } = run;
   return {
@@ -32,10 +36,10 @@ export function tracedSession(
       return session.workDir;
     },
     exec: async (command, options) => {
-      const program = programOf(redactSecrets(command, secrets));
-      const exec = trace.start(`exec ${program}`, {
+      const program = namePrograms ? programOf(redactSecrets(command, secrets)) : undefined;
+      const exec = trace.start(program ? `exec ${program}` : 'exec', {
         parent: trace.scopeHere() ?? span.context,
-        attributes: { 'process.executable.name': program },
+        ...(program ? { attributes: { 'process.executable.name': program } } : {}),
       });
       try {
         const result = await session.exec(command, options);
