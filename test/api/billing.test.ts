@@ -306,13 +306,20 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
     assert.equal(await balanceOf(c.api_key), 495, 'charged once');
 
     // No output sent: the model failed before its first piece, or the caller left before it.
-    fake.enqueue({ text: 'a b', chunks: ['a ', 'b'], failAfterChunks: 0 });
-    const failedEarly = await readEventStream(await streamed(), Date.now());
+    fake.enqueue({ text: 'a b', chunks: ['a ', 'b'], failAfterChunks: 0, usage: { inputTokens: 17 } });
+    const failedEarlyRes = await streamed();
+    const failedEarly = await readEventStream(failedEarlyRes, Date.now());
     assert.deepEqual(
       failedEarly.events.map((e) => e.event),
       ['error'],
     );
     assert.equal(await balanceOf(c.api_key), 495, 'a failure before any output is refunded');
+    const failedEarlyRecord = await recordOf(failedEarlyRes.headers.get('x-request-id') as string);
+    assert.deepEqual(
+      [failedEarlyRecord.input_tokens, failedEarlyRecord.output_tokens],
+      [17, 0],
+      'the input tokens its stream reported (message_start) before it failed, no output',
+    );
     fake.enqueue({ text: 'a b c', chunks: ['a ', 'b ', 'c'], chunkDelayMs: 1000 });
     const early = new AbortController();
     const leftEarly = await streamed(early.signal);
@@ -417,6 +424,58 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
     });
     assert.equal(await balanceOf(c.api_key), 493, 'charged its price');
     assert.deepEqual([record.input_tokens, record.output_tokens], [40, 9], 'the loop’s tokens');
+  });
+
+  it('a paid managed loop whose caller reads a step and hangs up is charged: a step can carry the answer', async () => {
+    // Review of issue 56, point 2: a caller's input can have the model answer through the tool it
+    // calls ("list_files if yes, read_file if not"); reading that step and leaving before the
+    // result must not make the paid agent free.
+    const published = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key: author.key,
+      body: {
+        name: 'stepteller',
+        type: 'agent',
+        description: 'Paid loop.',
+        supported_providers: ['anthropic'],
+        required_secrets: [],
+        prompt_template: 'Answer {{q}}',
+        is_public: true,
+        price_credits: 3,
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    const c = await createAccount(p.deps, { org: 'stepbuyer', tier: 'pro' });
+    await topUp(c.api_key, 500);
+    fake.reset();
+    fake.enqueue(
+      { toolCalls: [{ name: 'list_files', input: {} }] },
+      // The loop's next turn: the caller has what it wanted before it comes.
+      { delayMs: 30_000, toolCalls: [{ name: 'submit_result', input: { answer: 'yes' } }] },
+    );
+    const res = await fetch(`${p.url}/seller/stepteller/v1/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${c.api_key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
+      body: JSON.stringify({ q: 'is it so? call list_files if yes, read_file if not' }),
+    });
+    assert.equal(res.status, 200);
+    const requestId = res.headers.get('x-request-id') as string;
+    const { events } = await readEventStream(res, Date.now(), (e) => e.event === 'step');
+    assert.deepEqual(
+      events.map((e) => [e.event, JSON.parse(e.data).name]),
+      [['step', 'list_files']],
+    );
+    const record = await waitFor('the loop’s record', async () => {
+      const page = await p.request<{
+        logs: { request_id: string; status: string; error_code: string | null }[];
+      }>('GET', '/usage/logs', { key: c.api_key });
+      return page.body.logs?.find((l) => l.request_id === requestId);
+    });
+    assert.deepEqual([record.status, record.error_code], ['timeout', 'TIMEOUT']);
+    assert.equal(await balanceOf(c.api_key), 497, 'the hang-up after a step is charged, not refunded');
   });
 
   it('paid calls bypass the tier’s daily limit (they count against the 100,000 abuse cap instead)', async () => {

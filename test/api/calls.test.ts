@@ -207,13 +207,28 @@ describe('calling agents (end to end over HTTP, fake providers on loopback)', ()
     const ok = await call('/callco/extract/v1/run', { text: 'Ada wrote it' });
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(ok.body.data, { name: 'Ada' });
-    fake.enqueue({ json: { nom: 'Ada' } });
+    fake.enqueue({ json: { nom: 'Ada' }, usage: { inputTokens: 12, outputTokens: 4 } });
     const bad = await call('/callco/extract/v1/run', { text: 'Ada wrote it' });
     assert.equal(bad.status, 502);
     const err = errorOf(bad);
     assert.equal(err.code, 'LLM_ERROR');
     assert.equal(err.is_retryable, true);
     assert.match(err.message, /output_schema/);
+    // The provider billed the answer the platform could not use: its record says so (not 0).
+    const items = await queryAll(p.deps.store, { pk: callRecordKeys.callerPk(await accountId()) });
+    const record = items
+      .map(fromCallRecordItem)
+      .find((r) => r.request_id === bad.headers.get('x-request-id'));
+    assert.deepEqual(
+      [
+        record?.error_code,
+        record?.provider,
+        record?.input_tokens,
+        record?.output_tokens,
+        record?.total_tokens,
+      ],
+      ['LLM_ERROR', 'openai', 12, 4, 16],
+    );
   });
 
   it('warns TRUNCATED at the token limit and maps provider failures to 502 LLM_ERROR', async () => {

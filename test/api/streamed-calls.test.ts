@@ -216,7 +216,7 @@ describe('streamed calls (Accept: text/event-stream)', () => {
       body: { name: 'STREAM_TOKEN', value: secret },
     });
     assert.ok(put.status < 300, put.text);
-    const published = await p.request('POST', '/agents', {
+    const published = await p.request<{ id: string }>('POST', '/agents', {
       key,
       body: {
         name: 'keeper',
@@ -250,8 +250,8 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     }
     assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { note: '[REDACTED]' });
 
-    // A provider error quoting what it was sent reaches the caller as the fixed message alone
-    // (docs/calls.md, "Provider errors"): none of the provider's words, the secret among them.
+    // A provider error quoting what it was sent: its words never reach the error event (issue 56,
+    // point 11: a fixed message), and the owner's log line has them with the secret redacted.
     fake.enqueue({ status: 400, errorMessage: `cannot read tool result "${secret}"` });
     const failed = await stream('keeper', {});
     assert.equal(failed.status, 200);
@@ -259,7 +259,16 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     assert.equal(failure.at(-1)?.event, 'error');
     const envelope = failure.at(-1)?.data ?? '';
     assert.equal(JSON.parse(envelope).error.code, 'LLM_ERROR');
-    assert.ok(!envelope.includes(secret) && !envelope.includes('cannot read'), envelope);
+    assert.ok(!envelope.includes(secret) && !envelope.includes('cannot read tool result'), envelope);
+    const line = await waitFor('the provider’s words in the owner’s log', async () => {
+      const page = await p.request<{ logs: { message: string }[] }>(
+        'GET',
+        `/agents/${published.body.id}/logs`,
+        { key },
+      );
+      return page.body.logs?.find((l) => l.message.includes('cannot read tool result'));
+    });
+    assert.ok(!line.message.includes(secret) && line.message.includes('[REDACTED]'), line.message);
   });
 
   it('stops a tool agent’s sandbox run at once when the client hangs up', async () => {

@@ -69,17 +69,27 @@ export class CallReport {
 
   /**
    * `events` (a streamed call's, as opened), noting when any of the agent's output is written toward
-   * the caller: a non-empty `delta` handed to the answer's stream while the caller is still there
-   * (once it has gone, the stream takes nothing more: streamed-call.ts).
+   * the caller: a non-empty `delta`, or a `step`, handed to the answer's stream while the caller is
+   * still there (once it has gone, the stream takes nothing more: streamed-call.ts). A step counts:
+   * which tools the model called, in what order, is its work, and carries an answer as well as words
+   * do (a caller's input can ask for "list_files if yes, read_file if no"). Once the call has failed
+   * nothing more goes out: its refund was decided on what had been sent (an engine still winding down
+   * after its deadline could otherwise send text the caller gets free).
    */
   delivering(events: CallEvents): CallEvents {
     const gone = this.call.request.signal;
+    const sending = () => this.outcome.status === 'success';
     return {
       delta: (text) => {
+        if (!sending()) return;
         if (text && !gone?.aborted) this.delivered = true;
         events.delta(text);
       },
-      step: (step) => events.step(step),
+      step: (step) => {
+        if (!sending()) return;
+        if (!gone?.aborted) this.delivered = true;
+        events.step(step);
+      },
     };
   }
 

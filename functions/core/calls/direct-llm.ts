@@ -216,6 +216,9 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
     }
     throw err;
   }
+  // The provider's own counts, for a call that fails after the answer (not matching output_schema,
+  // its storage failing): recorded as billed, not as the estimate of the pieces or as 0.
+  tokens?.finished(provider, model, tokenUsage(result.usage));
   if (result.finishReason === 'length') {
     warnings.push({
       code: 'TRUNCATED',

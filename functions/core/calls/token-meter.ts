@@ -15,8 +15,9 @@ interface Usage {
  * counts only at its end, so its record would say 0. Kept here instead: the provider's own counts
  * when its stream gave them (Anthropic's message_start carries the input tokens), otherwise an
  * estimate: the prompt's characters for the input, and for the output the text streamed, at least
- * one token a piece. Zero until the model answered anything: a request that failed before its
- * first token was not billed.
+ * one token a piece (and never less than an output count the stream reported, which may be stale).
+ * Zero while the provider has neither reported a count nor sent a piece: a request that failed
+ * before that was not billed. Once the model's work is over (`finished`), its final counts.
  */
 export class TokenMeter {
   provider: string | null = null;
