@@ -23,7 +23,7 @@ process.on('SIGINT', () => {});
 for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
 child.on('error', (err) => {
   process.stderr.write(
-    `agenthost: INTERNAL_ERROR: cannot run the clone's pinned Node, ${node}: ${err.message} (fix: cd ${clone} && npm install)\n`,
+    `agenthost: INTERNAL_ERROR: cannot run the clone's pinned Node, ${node}: ${err.message} (fix: cd '${clone.replaceAll("'", "'\\''")}' && npm install)\n`,
   );
   process.exitCode = 1;
 });

@@ -28,14 +28,14 @@ const { version, agenthost } = JSON.parse(
 ) as {
   version: string;
   /** Written by scripts/cli-pack.ts into the installed CLI's package.json. */
-  agenthost?: { clone?: string };
+  agenthost?: { clone?: string; owner?: number };
 };
 
 runCli(
   process.argv.slice(2),
   { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   version,
-  agenthost?.clone ? { clone: agenthost.clone } : {},
+  agenthost?.clone ? { clone: agenthost.clone, owner: agenthost.owner } : undefined,
 ).then(
   (code) => {
     // A command that keeps running (start, logs --follow) leaves the code unset until it ends.

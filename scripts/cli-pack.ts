@@ -13,7 +13,7 @@
  * test/cli/cli-installed.test.ts installs and runs it; bench/cli-start.ts times its start.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,7 +112,9 @@ export async function packCli(destination: string): Promise<string> {
       type: 'module',
       bin: { agenthost: 'bin/agenthost.js' },
       engines: { node: '>=20' },
-      agenthost: { clone: root.replace(/\/$/, '') },
+      // Who owns the clone now: the installed CLI runs its code only while they still do
+      // (functions/cli/clone-commands.ts).
+      agenthost: { clone: root.replace(/\/$/, ''), owner: statSync(root).uid },
     };
     writeFileSync(join(stage, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
     writeFileSync(

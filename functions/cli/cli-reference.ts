@@ -60,8 +60,11 @@ Node 24: \`start\`, \`run\` and \`accounts create\`. The installed CLI runs them
 it was packed from (its path is in the package's \`package.json\`), with the clone's pinned Node
 (the \`node\` devDependency, as \`npm start\` runs), in your directory and environment, and exits
 with their code; Ctrl-C and SIGTERM stop \`start\` as they stop \`npm start\`. A clone that moved
-or lost its \`node_modules\` is named in the error, with the fix. Every other command talks to a
-platform over HTTP and needs nothing else.
+or lost its \`node_modules\` is named in the error, with the fix. The package also holds who owned
+the clone when it was packed, and the CLI runs the clone's code only while that user owns it still:
+a clone removed from a shared directory and made again there by another user, or handed over to
+one, is refused (\`FORBIDDEN\`, exit 4) rather than run as you, as git refuses another user's
+repository. Every other command talks to a platform over HTTP and needs nothing else.
 
 The next steps \`init\` prints, the README it writes and \`publish\`'s call and deploy lines say
 \`agenthost …\`, so they run as copied from any directory once the CLI is installed.

@@ -9,7 +9,7 @@ import { redact } from '../shared/logger.ts';
 import { CliContext, type CliIo, type GlobalOptions } from './cli-context.ts';
 import { describeError, EXIT, USAGE_CODE, withoutTypedValues } from './cli-errors.ts';
 import type { Action, CliRuntime } from './cli-runtime.ts';
-import { CLONE_COMMANDS, runInClone } from './clone-commands.ts';
+import { CLONE_COMMANDS, type PackedClone, runInClone } from './clone-commands.ts';
 import { commandPath } from './command-path.ts';
 import { registerCommands } from './commands/index.ts';
 import { signInHint } from './owner-key-hint.ts';
@@ -22,7 +22,7 @@ export interface ProgramOptions {
    * The installed CLI's clone and the arguments it was given: the commands that run the platform
    * run there (clone-commands.ts). Unset when the CLI runs from the clone itself.
    */
-  inClone?: { clone: string; argv: string[] };
+  inClone?: PackedClone & { argv: string[] };
 }
 
 export function buildProgram(
@@ -75,7 +75,7 @@ export function buildProgram(
           options.inClone && CLONE_COMMANDS.includes(commandPath(command)) ? options.inClone : undefined;
         try {
           const code = inClone
-            ? await runInClone(inClone.clone, inClone.argv, io, commandPath(command))
+            ? await runInClone(inClone, inClone.argv, io, commandPath(command))
             : await fn(ctx, ...(args.slice(0, -1) as A));
           if (typeof code === 'number') exitCode = code;
         } catch (err) {
@@ -98,21 +98,17 @@ export function buildProgram(
 }
 
 /**
- * Parses `argv` (the user's arguments) and runs the command; resolves to the exit code. `clone`:
- * the installed CLI's clone (its package.json's `agenthost.clone`), where the commands that run
- * the platform run.
+ * Parses `argv` (the user's arguments) and runs the command; resolves to the exit code. `packed`:
+ * the installed CLI's clone (its package.json's `agenthost`), where the commands that run the
+ * platform run.
  */
 export async function runCli(
   argv: string[],
   io: CliIo,
   version: string,
-  options: { clone?: string } = {},
+  packed?: PackedClone,
 ): Promise<number> {
-  const { program, exitCode } = buildProgram(
-    io,
-    version,
-    options.clone ? { inClone: { clone: options.clone, argv } } : {},
-  );
+  const { program, exitCode } = buildProgram(io, version, packed ? { inClone: { ...packed, argv } } : {});
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

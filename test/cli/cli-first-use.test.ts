@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,6 +93,30 @@ describe('the CLI’s output for a new user', () => {
     const commands = readme.split('\n').filter((l) => /^(npx )?agenthost /.test(l));
     assert.ok(commands.length >= 3, readme);
     for (const c of commands) assert.match(c, /^agenthost /, c);
+  });
+
+  it('init’s next steps name a directory with spaces and quotes so that the shell reads it back whole', async () => {
+    const cwd = join(home, 'quoted');
+    await mkdir(cwd);
+    const dir = `it's "mine" $HOME`;
+    const res = await runCli(['init', '--type', 'skill', '--name', 'mine', dir], { HOME: home }, { cwd });
+    assert.equal(res.code, 0, res.stderr);
+    // What sh makes of each step's directory, as the user's shell would run the line as copied.
+    const shellReads = async (line: string) => {
+      const child = spawn('sh', ['-c', line], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      await once(child, 'exit');
+      return out;
+    };
+    const tryIt = /^ {2}try it: +agenthost run AGENT_DIR --skill (.+)$/m.exec(res.stderr)?.[1];
+    assert.ok(tryIt, res.stderr);
+    assert.equal(await shellReads(`printf %s ${tryIt}`), dir);
+    const cd = /^ {2}publish it: +(cd .+) && agenthost publish \.$/m.exec(res.stderr)?.[1];
+    assert.ok(cd, res.stderr);
+    assert.equal(await shellReads(`${cd} && pwd`), `${join(cwd, dir)}\n`);
   });
 
   it('names the owner key file of the data dir in use when there is no key or a wrong one', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { accessSync, constants, realpathSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -116,7 +116,8 @@ describe('the installed CLI (npm run cli:pack, npm install -g)', () => {
     assert.equal(pkg.private, true, 'never published');
     assert.equal(pkg.dependencies, undefined, 'installs offline');
     assert.deepEqual(pkg.bin, { agenthost: 'bin/agenthost.js' });
-    assert.deepEqual(pkg.agenthost, { clone: realpathSync(new URL('../..', import.meta.url)) });
+    const clone = realpathSync(new URL('../..', import.meta.url));
+    assert.deepEqual(pkg.agenthost, { clone, owner: (await stat(clone)).uid });
     const bin = await readFile(join(pkgDir, 'bin', 'agenthost.js'), 'utf8');
     assert.match(bin, /^#!\/usr\/bin\/env node\n/);
   });
@@ -218,24 +219,93 @@ describe('the installed CLI (npm run cli:pack, npm install -g)', () => {
     await assert.rejects(fetch(`${url}/health`), 'the platform stopped with the CLI');
   });
 
-  it('says which clone is missing, and how to fix it, when the commands that run there cannot', async () => {
-    const moved = join(home, 'moved-cli');
-    await cp(join(prefix, 'lib', 'node_modules', 'agenthost-cli'), moved, { recursive: true });
-    const pkgFile = join(moved, 'package.json');
-    const pkg = JSON.parse(await readFile(pkgFile, 'utf8')) as { agenthost: { clone: string } };
-    pkg.agenthost.clone = join(home, 'gone');
+  /**
+   * The installed CLI as if packed from `clone` when `owner` owned it: a copy of the package, its
+   * package.json rewritten. Answers a function that runs it on the machine's Node.
+   */
+  let copies = 0;
+  const packedFrom = async (clone: string, owner: number) => {
+    const copy = join(home, `cli-copy-${++copies}`);
+    await cp(join(prefix, 'lib', 'node_modules', 'agenthost-cli'), copy, { recursive: true });
+    const pkgFile = join(copy, 'package.json');
+    const pkg = JSON.parse(await readFile(pkgFile, 'utf8')) as {
+      agenthost: { clone: string; owner: number };
+    };
+    pkg.agenthost = { clone, owner };
     await writeFile(pkgFile, JSON.stringify(pkg));
-    const child = spawn(join(moved, 'bin', 'agenthost.js'), ['start'], {
-      cwd: work,
-      env: shellEnv(nodes[0] as string, { PORT: '0', [ENV.dataDir]: join(home, 'never') }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const res = await collect(child);
+    return (args: string[], extra: Record<string, string> = {}) =>
+      collect(
+        spawn(join(copy, 'bin', 'agenthost.js'), args, {
+          cwd: work,
+          env: shellEnv(nodes[0] as string, { PORT: '0', [ENV.dataDir]: join(home, 'never'), ...extra }),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
+  };
+  /** A directory at a clone's path whose "pinned Node" writes its arguments to $MARK and exits 7. */
+  const fakeClone = async (path: string, withNode = true) => {
+    await mkdir(join(path, 'bin'), { recursive: true });
+    await writeFile(join(path, 'bin', 'agenthost.ts'), '');
+    if (withNode) {
+      await mkdir(join(path, 'node_modules', 'node', 'bin'), { recursive: true });
+      await writeFile(
+        join(path, 'node_modules', 'node', 'bin', 'node'),
+        '#!/bin/sh\nprintf \'%s\\n\' "$@" > "$MARK"\nexit 7\n',
+        {
+          mode: 0o755,
+        },
+      );
+    }
+    return (await stat(path)).uid;
+  };
+
+  it('says which clone is missing, and how to fix it, when the commands that run there cannot', async () => {
+    const gone = join(home, 'gone');
+    const res = await (await packedFrom(gone, process.getuid?.() ?? 0))(['start']);
     assert.equal(res.code, 2, res.stderr);
     assert.equal(
       res.stderr,
-      `agenthost: INVALID_INPUT: agenthost start runs the platform from the clone this CLI was packed from, and ${join(home, 'gone')} holds none (fix: pack and install the CLI again from your clone: npm run cli:install there (docs/cli.md "Install"))\n`,
+      `agenthost: INVALID_INPUT: agenthost start runs the platform from the clone this CLI was packed from, and ${gone} holds none (fix: pack and install the CLI again from your clone: npm run cli:install there (docs/cli.md "Install"))\n`,
     );
+
+    // A clone at a path with spaces and quotes, without its node_modules: the fix runs as copied.
+    const bare = join(home, `my "clone" it's`);
+    const owner = await fakeClone(bare, false);
+    const res2 = await (await packedFrom(bare, owner))(['run', '.']);
+    assert.equal(res2.code, 2, res2.stderr);
+    const fix = /\(fix: (cd .+) && npm install\)\n$/.exec(res2.stderr)?.[1];
+    assert.ok(fix, res2.stderr);
+    const pwd = await collect(
+      spawn('sh', ['-c', `${fix} && pwd`], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    assert.equal(pwd.stdout, `${bare}\n`, pwd.stderr);
+  });
+
+  it('runs the clone’s code with the arguments as given, only while who owned the clone when packed owns it still', async () => {
+    // The clone removed from a shared directory and made again there by someone else, or handed
+    // over: whoever owns it now is not who the CLI was packed from.
+    const clone = join(home, 'shared clone');
+    const owner = await fakeClone(clone);
+    const mark = join(home, 'ran');
+    const args = ['run', 'my dir', '--input', `{"it's":"a \\"b\\" c"}`];
+    const foreign = await (await packedFrom(clone, owner + 1))(args, { MARK: mark });
+    assert.equal(foreign.code, 4, foreign.stderr);
+    assert.match(
+      foreign.stderr,
+      new RegExp(
+        `^agenthost: FORBIDDEN: agenthost run runs the platform from the clone this CLI was packed from, ${clone}, which user ${owner + 1} owned then and user ${owner} owns now: its code is not run \\(fix: pack and install the CLI again`,
+      ),
+    );
+    await assert.rejects(stat(mark), 'nothing of the clone ran');
+
+    // Owned as packed: its pinned Node runs the clone's CLI with the arguments, its exit code the CLI's.
+    const own = await (await packedFrom(clone, owner))(args, { MARK: mark });
+    assert.equal(own.code, 7, own.stderr);
+    assert.deepEqual((await readFile(mark, 'utf8')).split('\n').slice(0, -1), [
+      '--max-semi-space-size=16',
+      join(clone, 'bin', 'agenthost.ts'),
+      ...args,
+    ]);
   });
 });
 

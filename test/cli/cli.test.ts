@@ -370,6 +370,10 @@ describe('the CLI against the local platform', () => {
         supported_providers: ['anthropic'],
         required_secrets: [],
         prompt_template: 'Count the words of {{text}}.',
+        input_schema: {
+          type: 'object',
+          properties: { text: { type: 'string' }, style: { type: 'string', deprecated: true } },
+        },
       },
     });
     assert.equal(published.status, 201, published.text);
@@ -379,17 +383,17 @@ describe('the CLI against the local platform', () => {
       toolCalls: [{ name: 'submit_result', input: { words: 3, longest: 'three' } }],
     });
     const loop = await runCliOnTerminal(
-      ['call', 'cli-loop/tallier', '--input', '{"text":"one two three"}'],
+      ['call', 'cli-loop/tallier', '--input', '{"text":"one two three","style":"terse"}'],
       envOf(author.key),
     );
     assert.equal(loop.code, 0, loop.output);
-    // The step's note (stderr), then the last words and the result (stdout), on the one terminal.
-    const [step, ...rest] = loop.output.split('\n');
+    // The step's note (stderr), the last words (stdout), the input's warning on a line of its own
+    // (stderr), then the result (stdout), on the one terminal.
+    const [step, words, warning, ...rest] = loop.output.split('\n');
     assert.match(step ?? '', /^tool submit_result: ok \(\d+ ms\)$/, loop.output);
-    assert.equal(
-      rest.join('\n'),
-      `Counted: three words.\n${JSON.stringify({ words: 3, longest: 'three' }, null, 2)}\n`,
-    );
+    assert.equal(words, 'Counted: three words.', loop.output);
+    assert.match(warning ?? '', /^warning DEPRECATED_FIELD: style is deprecated/, loop.output);
+    assert.equal(rest.join('\n'), `${JSON.stringify({ words: 3, longest: 'three' }, null, 2)}\n`);
 
     // A prompt agent's data is the streamed text: not printed a second time.
     fake.enqueue({ text: 'Hello, Ada!', chunks: ['Hello, ', 'Ada!'] });

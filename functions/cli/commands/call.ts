@@ -116,18 +116,17 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           }
         } else result = await client.agents.call(fullRef, input, options);
         if (!result) throw new CliError('the call ended without a result', EXIT.server);
+        // The streamed text's line ends before the warnings (stderr), which share its terminal.
+        if (streamed) ctx.write('\n');
         for (const w of result.warnings ?? []) ctx.note(`warning ${w.code}: ${w.message}`);
         if (result.deprecation)
           ctx.note(
             `warning DEPRECATED: ${fullRef} is deprecated${result.deprecation.sunset ? `, sunset ${result.deprecation.sunset}` : ''}${result.deprecation.successor ? `; successor ${result.deprecation.successor}` : ''}`,
           );
         if (!streamed) printJson(ctx, ctx.json ? callResultJson(result) : result.data);
-        else {
-          ctx.write('\n');
-          // A prompt agent's data is the text on the screen already; a managed loop's is the object
-          // it submitted, which its last words (the streamed text) only talk about: printed after.
-          if (!isStreamedText(result.data, streamed)) printJson(ctx, result.data);
-        }
+        // A prompt agent's data is the text on the screen already; a managed loop's is the object
+        // it submitted, which its last words (the streamed text) only talk about: printed after.
+        else if (!isStreamedText(result.data, streamed)) printJson(ctx, result.data);
       }),
     );
 }

@@ -6,6 +6,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { shellWord } from '../../shared/shell-quote.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
@@ -103,12 +104,12 @@ const CLI = CLI_COMMAND;
 
 /** Each line runs as copied, on its own, from the directory init ran in (hence each its own cd). */
 function nextSteps(type: InitType, name: string, dir: string): string {
-  const cd = dir === '.' ? '' : `cd ${dir.includes(' ') ? `'${dir}'` : dir} && `;
+  const cd = dir === '.' ? '' : `cd ${shellWord(dir)} && `;
   const publish = `${cd}${CLI} publish .${NEEDS_ALLOW_NO_SECRETS[type] ? ' --allow-no-secrets' : ''}`;
   const lines =
     type === 'skill'
       ? [
-          `try it:      ${CLI} run AGENT_DIR --skill ${dir}`,
+          `try it:      ${CLI} run AGENT_DIR --skill ${shellWord(dir)}`,
           `publish it:  ${publish}`,
           `attach it:   ${CLI} call <org>/<agent> --skills <org>/${name} …`,
         ]
