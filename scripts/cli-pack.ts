@@ -111,7 +111,8 @@ export async function packCli(destination: string): Promise<string> {
       private: true,
       type: 'module',
       bin: { agenthost: 'bin/agenthost.js' },
-      engines: { node: '>=20' },
+      // path.matchesGlob (every command's code) came in 20.17: the floor npm 11 itself needs.
+      engines: { node: '^20.17.0 || >=22.9.0' },
       // Who owns the clone now: the installed CLI runs its code only while they still do
       // (functions/cli/clone-commands.ts).
       agenthost: { clone: root.replace(/\/$/, ''), owner: statSync(root).uid },

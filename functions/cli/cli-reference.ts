@@ -52,7 +52,7 @@ that runs the CLI from source on the clone's pinned Node, so \`npm install -g <c
 the clone), \`npm link\` and \`npx --prefix <clone> agenthost\` work on any Node too, at the cost of
 starting two Node processes instead of one.
 
-The package (scripts/cli-pack.ts) is the CLI compiled by esbuild into JavaScript for Node 20 and up,
+The package (scripts/cli-pack.ts) is the CLI compiled by esbuild into JavaScript for Node 20.17 and up,
 with every dependency it loads and no \`dependencies\`: it installs offline and runs on whatever
 Node \`npm\` runs on, from any directory. Three commands run the platform's own code, which needs
 the clone (its dependencies, the sandbox's programs, the dashboard's build, the CDK app) and
