@@ -8,6 +8,7 @@ import type { FetchHandler } from '../platform/edge/edge-context.ts';
 import { NodeShell, type NodeShellOptions } from '../platform/edge/node-shell.ts';
 import { createPlatformApp } from '../platform/edge/platform-app.ts';
 import { sharedDownload } from '../platform/local-downloads.ts';
+import type { UnreadAnswers } from '../platform/unread-answers.ts';
 
 /**
  * The local platform's HTTP server: the platform's app with every module's operations (the same
@@ -17,6 +18,8 @@ import { sharedDownload } from '../platform/local-downloads.ts';
  */
 export class LocalServer {
   readonly server: Server;
+  /** Bytes of answers their clients have not read yet (the tests' view of them). */
+  readonly unread: UnreadAnswers;
   private readonly deps: Deps;
   private readonly shell: NodeShell;
 
@@ -34,6 +37,7 @@ export class LocalServer {
     };
     this.shell = new NodeShell(app, deps, shellOptions(deps));
     this.server = this.shell.server;
+    this.unread = this.shell.unread;
   }
 
   async listen(port: number, host: string): Promise<string> {

@@ -33,6 +33,11 @@ export class CallReport {
   billed = 0;
   /** The concurrency slot, released with the record (calls with a run's service key have none). */
   admission: Admission | undefined;
+  /** The slot outlives the record: released once the answer is delivered (holdSlotUntilDelivered). */
+  private slotKept = false;
+  /** Settles once the call has ended and its record's write has settled. */
+  private readonly ended: Promise<void>;
+  private markEnded!: () => void;
   /** The run's sandbox time as it goes, for a call that ends before its engine reports it. */
   readonly meter = new ComputeMeter();
   private readonly closers: (() => Promise<void>)[] = [];
@@ -40,11 +45,30 @@ export class CallReport {
 
   constructor(call: CallBasis) {
     this.call = call;
+    this.ended = new Promise((resolve) => {
+      this.markEnded = resolve;
+    });
   }
 
   /** Runs `close` when the call ends (the latest registered first); its failure is ignored. */
   onEnd(close: (() => Promise<void>) | undefined): void {
     if (close) this.closers.unshift(close);
+  }
+
+  /**
+   * A streamed call's slot is held until its answer has been delivered or its client is gone, not
+   * only until the call ends: its last events may still wait for the client, and a client that
+   * does not read must not hold more streams than its concurrency (issue 56). The host runs the
+   * release (`onDelivered`), after the record has been written.
+   */
+  holdSlotUntilDelivered(onDelivered: (run: () => Promise<void>) => void): void {
+    const admission = this.admission;
+    if (!admission) return;
+    this.slotKept = true;
+    onDelivered(async () => {
+      await this.ended;
+      await admission.release();
+    });
   }
 
   /** The engine's run, as the record keeps it. */
@@ -75,10 +99,14 @@ export class CallReport {
    * requested before this returns.
    */
   async end(deps: CoreDeps, waitUntil?: (work: Promise<void>) => void): Promise<void> {
-    for (const close of this.closers) await close().catch(() => undefined);
-    const recorded = recordCall(deps, this);
-    if (waitUntil) waitUntil(recorded);
-    else await recorded;
+    try {
+      for (const close of this.closers) await close().catch(() => undefined);
+    } finally {
+      const recorded = recordCall(deps, this, this.slotKept);
+      void recorded.then(this.markEnded);
+      if (waitUntil) waitUntil(recorded);
+      else await recorded;
+    }
   }
 }
 
@@ -101,9 +129,9 @@ export function callIdentity(call: CallBasis): InterruptedCallFields {
  * Writes the call's record; never throws. Its write is requested before the first await, so a host
  * that answers before it settles (waitUntil) finds it already requested of the store.
  */
-async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
+async function recordCall(deps: CoreDeps, report: CallReport, keepSlot: boolean): Promise<void> {
   try {
-    await writeRecord(deps, report);
+    await writeRecord(deps, report, keepSlot);
   } catch (err) {
     // A failed record must not turn the caller's answer into an error.
     deps.logger.error('call record not written', {
@@ -113,7 +141,7 @@ async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
   }
 }
 
-async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
+async function writeRecord(deps: CoreDeps, report: CallReport, keepSlot: boolean): Promise<void> {
   const { call, outcome, engine } = report;
   const { agent } = call;
   const requestId = call.request.requestId;
@@ -168,8 +196,9 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
     ttl: log.ttl,
   }));
   const items = [record, log, ...extraLogs];
-  // Admitted calls release their concurrency slot in the same transaction.
-  if (report.admission) await report.admission.finish(items, settle);
+  // Admitted calls release their concurrency slot in the same transaction (a streamed call's once
+  // its answer is delivered: CallReport.holdSlotUntilDelivered).
+  if (report.admission) await report.admission.finish(items, settle, keepSlot);
   else await deps.store.transactWrite([...items.map((item) => ({ put: item })), ...settle]);
 }
 

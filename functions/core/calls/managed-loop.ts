@@ -108,7 +108,7 @@ export async function runManagedLoop(
       throw loopFailure(state, err, { provider, callSignal: run.signal, tier: call.auth.tier });
     }
     // The model's last words, for a streamed call (its result is the submitted object).
-    if (run.events && loop.text) run.events.delta(loop.text);
+    if (run.events && loop.text) await run.events.delta(loop.text);
     return await loopResult(state, loop, {
       provider,
       model,
