@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { INLINE_OUTPUT_BYTES } from '../core/payloads/output-answer.ts';
 import { PlatformError } from '../shared/errors.ts';
 
 /*
@@ -13,9 +14,11 @@ import { PlatformError } from '../shared/errors.ts';
  *   counted whole (its body is held until then);
  * - the bytes of answers not yet taken by the network are counted per client address and in all:
  *   a large answer that would take its address past `perAddressBytes`, or the server past
- *   `totalBytes`, is refused with 429 instead, and an address that holds its share already has its
- *   next requests refused before they run. Small answers (SMALL_ANSWER_BYTES) always go out, so a
- *   health check or another client's small request is never refused for someone else's load;
+ *   `totalBytes`, is refused with 429 instead, and an address left without room for one more
+ *   answer of the largest size (a page, an inline output) has its next requests refused before
+ *   they run (building a 6 MB page is the costly part). Small answers (SMALL_ANSWER_BYTES) of other
+ *   addresses always go out, so a health check or another client's small request is never refused
+ *   for someone else's load;
  * - a connection that takes nothing of its answer for `writeTimeoutMs` is closed, which frees what
  *   it held and ends a streamed call as a client that hung up does.
  */
@@ -54,9 +57,14 @@ export class UnreadAnswers {
     return this.byAddress.get(address) ?? 0;
   }
 
-  /** Whether `address` holds its share already: its next requests are refused before they run. */
+  /**
+   * Whether `address` holds so much unread that the largest answer would not fit beside it: its
+   * next requests are refused before they run, so a client that reads nothing does not have the
+   * server build pages only to refuse them.
+   */
   full(address: string): boolean {
-    return this.bytesOf(address) >= this.limits.perAddressBytes;
+    const held = this.bytesOf(address);
+    return held > 0 && held + INLINE_OUTPUT_BYTES > this.limits.perAddressBytes;
   }
 
   /** Whether an answer of `bytes` for `address` may be written now. */
