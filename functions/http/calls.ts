@@ -6,7 +6,7 @@ import { Reply, StreamReply } from '../platform/operation-replies.ts';
 import { streamedCall, wantsEventStream } from '../platform/streamed-call.ts';
 
 export const operations: Operations<'calls'> = {
-  callAgent: async ({ deps, auth, params, body, requestId, header, waitUntil }) => {
+  callAgent: async ({ deps, auth, params, body, requestId, header, waitUntil, onDelivered }) => {
     const request = {
       ...params,
       body: body.source,
@@ -14,6 +14,7 @@ export const operations: Operations<'calls'> = {
       headers: header,
       requestId,
       waitUntil,
+      onDelivered,
     };
     // Accept: text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
     const answer = wantsEventStream(header('accept'))

@@ -9,6 +9,7 @@ import type { FetchHandler } from '../platform/edge/edge-context.ts';
 import { NodeShell, type NodeShellOptions } from '../platform/edge/node-shell.ts';
 import { createPlatformApp } from '../platform/edge/platform-app.ts';
 import { sharedDownload } from '../platform/local-downloads.ts';
+import type { UnreadAnswers } from '../platform/unread-answers.ts';
 
 /**
  * The local platform's HTTP server: the platform's app with every module's operations (the same
@@ -18,6 +19,8 @@ import { sharedDownload } from '../platform/local-downloads.ts';
  */
 export class LocalServer {
   readonly server: Server;
+  /** Bytes of answers their clients have not read yet (the tests' view of them). */
+  readonly unread: UnreadAnswers;
   private readonly deps: Deps;
   private readonly shell: NodeShell;
 
@@ -35,6 +38,7 @@ export class LocalServer {
     };
     this.shell = new NodeShell(app, deps, shellOptions(deps));
     this.server = this.shell.server;
+    this.unread = this.shell.unread;
   }
 
   /** On `port` of `host`, or on a port bound beforehand (port-reservation.ts), which it takes over. */

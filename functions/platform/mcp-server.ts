@@ -157,7 +157,7 @@ function progressEvents(
 ): CallEvents {
   let progress = 0;
   const notify = (message: string) =>
-    void send({
+    send({
       method: 'notifications/progress',
       params: { progressToken, progress: ++progress, message },
     }).catch(() => undefined);

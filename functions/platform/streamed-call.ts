@@ -14,7 +14,15 @@ import { routes } from './routes.ts';
  * the engine reports them, a comment line while nothing else is sent, and last `result` (exactly
  * the body of a plain call) or `error` (the error envelope). A client that goes away aborts the
  * call (its signal), which ends it as a caller gone.
+ *
+ * The stream is pulled, not pushed: an event waits until the shell has written the ones before it
+ * to the client's socket (STREAM_BUFFER_BYTES queued at most), and the engine awaits each event it
+ * reports, so a client that stops reading stops the model's stream too (the AI SDK reads the
+ * vendor's answer only as asked), instead of the events piling up in memory (issue 56).
  */
+
+/** Bytes of events queued for the shell before the engine waits for the client to read them. */
+export const STREAM_BUFFER_BYTES = 16 * 1024;
 
 /** A comment line goes out after this long with nothing else sent (proxies close idle streams). */
 export const HEARTBEAT_MS = 15_000;
@@ -44,35 +52,58 @@ export function streamedCall(
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
-  const send = (bytes: Uint8Array) => {
-    if (closed) return;
+  // The engine's wait for the client to read (resolved by the shell's next pull, or the cancel).
+  let demand: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  const wanted = () => {
+    wake?.();
+    demand = wake = undefined;
+  };
+  /** Queues `bytes`; resolves once the client has read enough that more may be queued. */
+  const send = (bytes: Uint8Array): Promise<void> => {
+    if (closed) return Promise.resolve();
     controller.enqueue(bytes);
     heartbeat?.refresh();
+    if ((controller.desiredSize ?? 1) > 0) return Promise.resolve();
+    demand ??= new Promise((resolve) => {
+      wake = resolve;
+    });
+    return demand;
   };
   const finish = (last: Uint8Array) => {
     if (closed) return;
-    send(last);
+    void send(last);
     closed = true;
     clearInterval(heartbeat);
     controller.close();
   };
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      pull() {
+        wanted();
+      },
+      cancel() {
+        // The client hung up: the call stops now (its model request, its sandbox run).
+        closed = true;
+        clearInterval(heartbeat);
+        wanted();
+        gone.abort();
+      },
     },
-    cancel() {
-      // The client hung up: the call stops now (its model request, its sandbox run).
-      closed = true;
-      clearInterval(heartbeat);
-      gone.abort();
-    },
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: STREAM_BUFFER_BYTES }),
+  );
   return new Promise((resolve, reject) => {
     let opened = false;
     const stream: CallStream = {
       open(headers): CallEvents {
         opened = true;
-        heartbeat = setInterval(() => send(encoder.encode(': keep-alive\n\n')), heartbeatMs);
+        // A stream its client is not reading needs no keep-alive (nor a comment queued behind it).
+        heartbeat = setInterval(() => {
+          if ((controller.desiredSize ?? 0) > 0) void send(encoder.encode(': keep-alive\n\n'));
+        }, heartbeatMs);
         heartbeat.unref();
         resolve(new StreamReply(body, headers));
         return {

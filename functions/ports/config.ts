@@ -104,6 +104,13 @@ const settings = {
   // How long a connection refused before its body was read stays open after its answer, so the
   // client reads the answer before the close (functions/platform/lingering-close.ts).
   lingerMs: int(100, 60_000).default(5_000),
+  // Answers a client does not read (docs/http.md "Answers a client does not read"): a connection
+  // that takes nothing of its answer for this long is closed; bytes of answers waiting for their
+  // readers, per client address and in all, past which large answers are refused (429). Each
+  // bound holds the largest answer (a 6 MB page) with room to spare.
+  writeTimeoutMs: int(100, 600_000).default(30_000),
+  maxUnreadBytesPerAddress: int(8 * 1024 * 1024, 2 ** 40).default(32 * 1024 * 1024),
+  maxUnreadBytes: int(8 * 1024 * 1024, 2 ** 40).default(128 * 1024 * 1024),
   /** The most a call may run (below API Gateway's integration timeout in AWS). */
   maxCallSeconds: int(1, 300).default(300),
   // A streamed call's cap (docs/calls.md, "Streamed calls"): in AWS its integration streams, so it is

@@ -20,9 +20,10 @@ export interface LlmRequest {
   maxOutputTokens?: number;
   /**
    * Streams the answer: the model is asked to stream, and each piece of its text is handed here as
-   * it arrives; the result is the same as without it. Ignored with outputSchema.
+   * it arrives; the result is the same as without it. Ignored with outputSchema. The model's stream
+   * is read no further until the promise it returns resolves (the caller's backpressure).
    */
-  onText?: ((text: string) => void) | undefined;
+  onText?: ((text: string) => void | Promise<void>) | undefined;
   /**
    * With onText: told the provider's own token counts as its stream reports them, before the
    * answer's end (Anthropic's message_start carries the input tokens): what a request cut off

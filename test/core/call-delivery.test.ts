@@ -12,8 +12,12 @@ function streamedReport(signal = new AbortController().signal) {
   const report = new CallReport({ request: { signal } } as unknown as CallBasis);
   const sent: (string | CallStep)[] = [];
   const events = report.delivering({
-    delta: (text) => sent.push(text),
-    step: (step) => sent.push(step),
+    delta: async (text) => {
+      sent.push(text);
+    },
+    step: async (step) => {
+      sent.push(step);
+    },
   } satisfies CallEvents);
   return { report, events, sent };
 }

@@ -25,7 +25,12 @@ describe('the steps of a streamed managed loop', () => {
         tool('ask_weather', async () => '{"error":{"code":"TIMEOUT","message":"late"}}'),
         tool('ask_maps', async () => '{"data":{"ok":true},"warnings":[]}'),
       ],
-      { delta: () => undefined, step: (s) => steps.push(s) },
+      {
+        delta: async () => undefined,
+        step: async (s) => {
+          steps.push(s);
+        },
+      },
       new Map([
         ['ask_weather', 'acme/weather'],
         ['ask_maps', 'acme/maps'],

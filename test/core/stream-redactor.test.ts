@@ -128,7 +128,14 @@ describe('StreamRedactor', () => {
     const deltas: string[] = [];
     const steps: unknown[] = [];
     const redacted = redactedEvents(
-      { delta: (t) => deltas.push(t), step: (s) => steps.push(s) },
+      {
+        delta: async (t) => {
+          deltas.push(t);
+        },
+        step: async (s) => {
+          steps.push(s);
+        },
+      },
       { S: secret },
     );
     for (const c of text) redacted.events.delta(c);

@@ -51,6 +51,11 @@ export interface FakeLlmCall {
   toolResults: FakeToolResult[];
   /** Resolves when the fake has answered, or when the client went away first. */
   settled: Promise<'answered' | 'disconnected'>;
+  /**
+   * A streamed answer: how many times the platform had not taken what the fake wrote (its write
+   * returned false), so the fake waited for it to read on, as a vendor's server does.
+   */
+  pausedWrites: number;
 }
 
 export interface FakeToolResult {
@@ -182,6 +187,7 @@ export async function start(options: FakeLlmOptions = {}): Promise<FakeLlmProvid
       body,
       rawRequest: raw,
       settled,
+      pausedWrites: 0,
     };
     if (record) calls.push(call);
 
@@ -616,13 +622,26 @@ async function streamAnswer(
     }
     if (r.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, r.chunkDelayMs));
     if (res.destroyed) return;
-    if (provider === 'openai') chunk({ content: piece }, null);
-    else
-      send('content_block_delta', {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'text_delta', text: piece },
+    const taken =
+      provider === 'openai'
+        ? chunk({ content: piece }, null)
+        : send('content_block_delta', {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'text_delta', text: piece },
+          });
+    if (!taken) {
+      // The platform is not reading: wait until it does (or hangs up), as a vendor's server does.
+      call.pausedWrites++;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
       });
+      if (res.destroyed) return;
+    }
   }
   const finish = r.finish === 'length';
   if (provider === 'openai') {

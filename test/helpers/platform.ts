@@ -51,6 +51,8 @@ export interface TestPlatform {
     options?: RequestOptions,
   ): Promise<ApiResponse<T>>;
   createAccount(org: string, tier?: Tier): Promise<{ key: string; accountId: string; workspaceId: string }>;
+  /** Bytes of answers the server has written and its clients not yet read (unread-answers.ts). */
+  unreadBytes(): number;
   close(): Promise<void>;
 }
 
@@ -144,6 +146,7 @@ export async function startTestPlatform(
       const created = await createAccount(deps, { org, tier });
       return { key: created.api_key, accountId: created.account.id, workspaceId: created.workspace_id };
     },
+    unreadBytes: () => server.unread.bytes,
     async close() {
       await server.close();
       await deps.serviceRunner.close();

@@ -166,7 +166,7 @@ export class AiSdkGateway implements LlmGateway {
    */
   private async sdkStream(model: ModelV4, request: LlmRequest): Promise<LlmResult> {
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
-    const onText = request.onText as (text: string) => void;
+    const onText = request.onText as (text: string) => void | Promise<void>;
     const onUsage = request.onUsage;
     try {
       // The vendor's own chunks too, when its usage events are wanted: the SDK's parts report usage
@@ -183,7 +183,8 @@ export class AiSdkGateway implements LlmGateway {
           if (usage) onUsage?.(usage);
         } else if (part.type === 'text-delta') {
           text += part.delta;
-          if (part.delta) onText(part.delta);
+          // Awaited: the provider's stream (and the vendor's connection) waits for the caller.
+          if (part.delta) await onText(part.delta);
         } else if (part.type === 'finish') {
           finish = {
             reason: part.finishReason.unified,

@@ -36,6 +36,13 @@ export interface CallRequest {
    */
   waitUntil?: ((work: Promise<void>) => void) | undefined;
   /**
+   * The host runs `run` once the answer has been delivered whole or its client is gone (and sees it
+   * through): a streamed call holds its concurrency slot until then, not only until it ends, so an
+   * account cannot hold more unread streams than its concurrency (docs/calls.md, "Streamed calls").
+   * Absent, the slot is released with the call's record.
+   */
+  onDelivered?: ((run: () => Promise<void>) => void) | undefined;
+  /**
    * The caller keeps the whole output itself (a schedule run stores it with its record), so an
    * output too large to answer inline is not turned into a download link (payloads/output-answer.ts).
    */
@@ -61,12 +68,16 @@ export interface CallStream {
   open(headers: Record<string, string>): CallEvents;
 }
 
-/** What an engine reports while it runs (redacted like logs by whoever sends them on). */
+/**
+ * What an engine reports while it runs (redacted like logs by whoever sends them on). Each report
+ * resolves once the caller has taken it: an engine awaits it before reading more of its model's
+ * stream, so a caller that stops reading pauses the model instead of piling up events (issue 56).
+ */
 export interface CallEvents {
   /** Text as the model writes it (a prompt agent's answer; a managed loop's final answer). */
-  delta(text: string): void;
+  delta(text: string): Promise<void>;
   /** A managed loop's tool call or sub-agent call, once it ended. */
-  step(step: CallStep): void;
+  step(step: CallStep): Promise<void>;
 }
 
 export interface CallStep {

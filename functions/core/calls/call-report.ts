@@ -40,6 +40,11 @@ export class CallReport {
    * else only their outlines (call-log-lines.ts). Settled when the call ends.
    */
   content: LineContent = 'outline';
+  /** The slot outlives the record: released once the answer is delivered (holdSlotUntilDelivered). */
+  private slotKept = false;
+  /** Settles once the call has ended and its record's write has settled. */
+  private readonly ended: Promise<void>;
+  private markEnded!: () => void;
   /** The run's sandbox time as it goes, for a call that ends before its engine reports it. */
   readonly meter = new ComputeMeter();
   /** The model's tokens as they go, likewise. */
@@ -54,11 +59,30 @@ export class CallReport {
 
   constructor(call: CallBasis) {
     this.call = call;
+    this.ended = new Promise((resolve) => {
+      this.markEnded = resolve;
+    });
   }
 
   /** Runs `close` when the call ends (the latest registered first); its failure is ignored. */
   onEnd(close: (() => Promise<void>) | undefined): void {
     if (close) this.closers.unshift(close);
+  }
+
+  /**
+   * A streamed call's slot is held until its answer has been delivered or its client is gone, not
+   * only until the call ends: its last events may still wait for the client, and a client that
+   * does not read must not hold more streams than its concurrency (issue 56). The host runs the
+   * release (`onDelivered`), after the record has been written.
+   */
+  holdSlotUntilDelivered(onDelivered: (run: () => Promise<void>) => void): void {
+    const admission = this.admission;
+    if (!admission) return;
+    this.slotKept = true;
+    onDelivered(async () => {
+      await this.ended;
+      await admission.release();
+    });
   }
 
   /** The engine's run, as the record keeps it. */
@@ -80,15 +104,15 @@ export class CallReport {
     const gone = this.call.request.signal;
     const sending = () => this.outcome.status === 'success';
     return {
-      delta: (text) => {
+      delta: async (text) => {
         if (!sending()) return;
         if (text && !gone?.aborted) this.delivered = true;
-        events.delta(text);
+        await events.delta(text);
       },
-      step: (step) => {
+      step: async (step) => {
         if (!sending()) return;
         if (!gone?.aborted) this.delivered = true;
-        events.step(step);
+        await events.step(step);
       },
     };
   }
@@ -122,12 +146,17 @@ export class CallReport {
    * requested before this returns.
    */
   async end(deps: CoreDeps, waitUntil?: (work: Promise<void>) => void): Promise<void> {
-    for (const close of this.closers) await close().catch(() => undefined);
-    // Only a call with lines of its engine's needs to know (a sandboxed run has looked it up already).
-    if (this.engine.logs.length > 0 && (await this.call.vault.isAgentWorkspace(deps))) this.content = 'whole';
-    const recorded = recordCall(deps, this);
-    if (waitUntil) waitUntil(recorded);
-    else await recorded;
+    try {
+      for (const close of this.closers) await close().catch(() => undefined);
+      // Only a call with lines of its engine's needs to know (a sandboxed run has looked it up already).
+      if (this.engine.logs.length > 0 && (await this.call.vault.isAgentWorkspace(deps)))
+        this.content = 'whole';
+    } finally {
+      const recorded = recordCall(deps, this, this.slotKept);
+      void recorded.then(this.markEnded);
+      if (waitUntil) waitUntil(recorded);
+      else await recorded;
+    }
   }
 }
 
@@ -150,9 +179,9 @@ export function callIdentity(call: CallBasis): InterruptedCallFields {
  * Writes the call's record; never throws. Its write is requested before the first await, so a host
  * that answers before it settles (waitUntil) finds it already requested of the store.
  */
-async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
+async function recordCall(deps: CoreDeps, report: CallReport, keepSlot: boolean): Promise<void> {
   try {
-    await writeRecord(deps, report);
+    await writeRecord(deps, report, keepSlot);
   } catch (err) {
     // A failed record must not turn the caller's answer into an error.
     deps.logger.error('call record not written', {
@@ -162,7 +191,7 @@ async function recordCall(deps: CoreDeps, report: CallReport): Promise<void> {
   }
 }
 
-async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
+async function writeRecord(deps: CoreDeps, report: CallReport, keepSlot: boolean): Promise<void> {
   const { call, outcome, engine } = report;
   const { agent } = call;
   const requestId = call.request.requestId;
@@ -222,8 +251,9 @@ async function writeRecord(deps: CoreDeps, report: CallReport): Promise<void> {
     ttl: log.ttl,
   }));
   const items = [record, log, ...extraLogs];
-  // Admitted calls release their concurrency slot in the same transaction.
-  if (report.admission) await report.admission.finish(items, settle);
+  // Admitted calls release their concurrency slot in the same transaction (a streamed call's once
+  // its answer is delivered: CallReport.holdSlotUntilDelivered).
+  if (report.admission) await report.admission.finish(items, settle, keepSlot);
   else await deps.store.transactWrite([...items.map((item) => ({ put: item })), ...settle]);
 }
 

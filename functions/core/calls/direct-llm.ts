@@ -198,7 +198,7 @@ export async function runDirectLlm(deps: CoreDeps, call: CallContext, run: Engin
         ? {
             onText: (text: string) => {
               tokens?.streamed(text);
-              events.delta(text);
+              return events.delta(text);
             },
             ...(tokens ? { onUsage: (usage: LlmStreamedUsage) => tokens.reported(usage) } : {}),
           }

@@ -119,6 +119,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     try {
       report.admission = await admitCall(deps, auth, call.deadline.platformMs(), kind);
       admissionSpan(call, admitted, kind);
+      if (request.stream && request.onDelivered) report.holdSlotUntilDelivered(request.onDelivered);
     } catch (err) {
       admissionSpan(call, admitted, kind, err);
       throw err;

@@ -24,10 +24,10 @@ export function reportingSteps(tools: LlmTool[], events: CallEvents, agents: Map
         });
       try {
         const result = await tool.execute(args);
-        step(agent && subCallError(result) ? 'error' : 'ok');
+        await step(agent && subCallError(result) ? 'error' : 'ok');
         return result;
       } catch (err) {
-        step('error');
+        await step('error');
         throw err;
       }
     },

@@ -122,8 +122,8 @@ export async function runManagedLoop(
     run.tokens?.finished(provider, model, tokenUsage(loop.usage));
     // The model's last words, for a streamed call (its result is the submitted object).
     if (streamed) {
-      if (loop.text) streamed.events.delta(loop.text);
-      streamed.end();
+      if (loop.text) await streamed.events.delta(loop.text);
+      await streamed.end();
     }
     return await loopResult(state, loop, {
       provider,

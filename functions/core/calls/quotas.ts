@@ -33,10 +33,13 @@ const concurrencySlotKey = (accountId: string, n: number): ItemKey => ({
 
 export interface Admission {
   /**
-   * Releases the concurrency slot, writing `items` (the call's records) in the same transaction.
-   * Never throws for a slot that expired and was taken over meanwhile.
+   * Releases the concurrency slot, writing `items` (the call's records) in the same transaction;
+   * with `keepSlot`, writes them alone and leaves the slot to `release`. Never throws for a slot
+   * that expired and was taken over meanwhile.
    */
-  finish(items: Item[], ops?: TransactOp[]): Promise<void>;
+  finish(items: Item[], ops?: TransactOp[], keepSlot?: boolean): Promise<void>;
+  /** Releases the slot alone (a streamed call's, once its answer is delivered); at most once. */
+  release(): Promise<void>;
 }
 
 /** Paid calls bypass the tier's daily limit but count against this abuse cap (spec "Limits"). */
@@ -103,24 +106,39 @@ export async function admitCall(
       continue; // that slot is held: try the next one
     }
     heldSlots.hold(auth.accountId, slot);
+    let released = false;
+    // The slot freed by expiring it now, if this call's lease still holds it.
+    const freeSlot = (): TransactOp => {
+      released = true;
+      heldSlots.release(auth.accountId, slot);
+      return {
+        update: slotKey,
+        spec: { set: { ttl: Math.floor(deps.clock.now().getTime() / 1000) }, remove: ['lease_id'] },
+        condition: cond.eq('lease_id', id),
+      };
+    };
+    const records = (items: Item[], ops: TransactOp[]) => [...items.map((item) => ({ put: item })), ...ops];
     return {
-      finish: async (items, ops = []) => {
-        heldSlots.release(auth.accountId, slot);
+      finish: async (items, ops = [], keepSlot = false) => {
+        if (keepSlot || released) {
+          if (items.length + ops.length > 0) await deps.store.transactWrite(records(items, ops));
+          return;
+        }
         try {
-          await deps.store.transactWrite([
-            {
-              update: slotKey,
-              spec: { set: { ttl: Math.floor(deps.clock.now().getTime() / 1000) }, remove: ['lease_id'] },
-              condition: cond.eq('lease_id', id),
-            },
-            ...items.map((item) => ({ put: item })),
-            ...ops,
-          ]);
+          await deps.store.transactWrite([freeSlot(), ...records(items, ops)]);
         } catch (err) {
           if (!(err instanceof TransactionCanceledError)) throw err;
           // The lease expired and another call holds the slot now: write the records alone.
-          if (items.length + ops.length > 0)
-            await deps.store.transactWrite([...items.map((item) => ({ put: item })), ...ops]);
+          if (items.length + ops.length > 0) await deps.store.transactWrite(records(items, ops));
+        }
+      },
+      release: async () => {
+        if (released) return;
+        try {
+          await deps.store.transactWrite([freeSlot()]);
+        } catch (err) {
+          // The lease expired and another call holds the slot now: nothing of this call's is left.
+          if (!(err instanceof TransactionCanceledError)) throw err;
         }
       },
     };

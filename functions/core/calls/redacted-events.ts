@@ -13,19 +13,20 @@ import type { CallEvents, CallStep } from './call-context.ts';
 export function redactedEvents(
   events: CallEvents,
   secrets: Record<string, string>,
-): { events: CallEvents; end(): void } {
+): { events: CallEvents; end(): Promise<void> } {
   const text = new StreamRedactor(secrets);
+  // Each returns the event's promise: the engine waits on the client's pace through them.
   return {
     events: {
-      delta: (piece) => {
+      delta: async (piece) => {
         const out = text.push(piece);
-        if (out) events.delta(out);
+        if (out) await events.delta(out);
       },
       step: (step) => events.step(redactSecretsInJson(step, secrets) as CallStep),
     },
-    end: () => {
+    end: async () => {
       const rest = text.end();
-      if (rest) events.delta(rest);
+      if (rest) await events.delta(rest);
     },
   };
 }

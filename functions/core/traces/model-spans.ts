@@ -37,7 +37,7 @@ export async function tracedGenerate(
         ...request,
         onText: (text: string) => {
           firstTokenMs ??= Date.now() - startedMs;
-          onText(text);
+          return onText(text);
         },
       }
     : request;

@@ -33,6 +33,12 @@ export interface EdgeContext {
  */
 export interface AfterAnswer {
   waitUntil(work: Promise<unknown>): void;
+  /**
+   * Runs `run` once the answer has been delivered whole (the network took its last byte) or its
+   * client is gone, and sees it through as waitUntil's work (a streamed call's concurrency slot is
+   * released so: docs/calls.md, "Streamed calls"). A shell that cannot tell leaves it out.
+   */
+  onDelivered?(run: () => Promise<unknown>): void;
 }
 
 /** The edge's one function: what every shell calls. */
@@ -44,6 +50,8 @@ export interface RequestScope {
   address: string;
   /** The shell's AfterAnswer.waitUntil, for the operation. */
   waitUntil: (work: Promise<unknown>) => void;
+  /** The shell's AfterAnswer.onDelivered, for the operation (absent where the shell cannot tell). */
+  onDelivered?: ((run: () => Promise<unknown>) => void) | undefined;
   /** The request's Origin header, for CORS. */
   origin: string | undefined;
   deps: Deps;

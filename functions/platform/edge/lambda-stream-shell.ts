@@ -43,7 +43,12 @@ export type StreamedApiHandler = (event: APIGatewayProxyEvent, responseStream: W
 export function lambdaStreamShell(app: FetchHandler, finish?: () => Promise<void>): StreamedApiHandler {
   const handler: StreamedApiHandler = async (event, responseStream) => {
     const work: Promise<unknown>[] = [];
-    const response = await app(toRequest(event), edgeContext(event), { waitUntil: (p) => void work.push(p) });
+    // Run once the stream has ended or its client is gone (a streamed call's slot's release).
+    const delivered: (() => Promise<unknown>)[] = [];
+    const response = await app(toRequest(event), edgeContext(event), {
+      waitUntil: (p) => void work.push(p),
+      onDelivered: (run) => void delivered.push(run),
+    });
     const out = withPrelude(responseStream, prelude(response));
     const reader = response.body?.getReader();
     // A client gone (API Gateway closed the stream) cancels the body at once, not at the next
@@ -51,12 +56,12 @@ export function lambdaStreamShell(app: FetchHandler, finish?: () => Promise<void
     const cancel = () => void reader?.cancel().catch(() => undefined);
     out.once('close', cancel).once('error', cancel);
     try {
+      // The next chunk is read only once the stream has taken the last: a streamed call's events
+      // (and its model's stream) wait for API Gateway, which waits for the client.
       for (;;) {
         const read = await (reader?.read() ?? { done: true as const, value: undefined });
         if (read.done || out.destroyed) break;
-        if (!out.write(read.value)) {
-          await new Promise((resolve) => out.once('drain', resolve).once('close', resolve));
-        }
+        if (!out.write(read.value)) await drained(out);
       }
     } catch {
       // The body failed or was cancelled: what was written stands, the stream ends below.
@@ -67,11 +72,23 @@ export function lambdaStreamShell(app: FetchHandler, finish?: () => Promise<void
           out.end(resolve);
         });
     }
+    work.push(...delivered.map((run) => run()));
     await Promise.allSettled(work);
     await finish?.().catch(() => undefined);
   };
   const runtime = lambdaRuntime();
   return runtime ? runtime.streamifyResponse(handler) : handler;
+}
+
+/** Resolves once `out` has taken what it was given, or closed (one listener each, removed after). */
+function drained(out: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done).off('close', done);
+      resolve();
+    };
+    out.on('drain', done).on('close', done);
+  });
 }
 
 function prelude(response: Response): Prelude {

@@ -1,4 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  ANSWER_SLICE_BYTES,
+  type AnswerWriter,
+  SMALL_ANSWER_BYTES,
+  type UnreadAnswers,
+} from '../unread-answers.ts';
 import { fetchRequest } from './fetch-request.ts';
 import { forwardGetters, forwardMethods } from './lazy-members.ts';
 import { distinctHeaders, responseParts } from './lazy-response.ts';
@@ -208,10 +214,30 @@ function incomingBody(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /**
- * Writes `response` to `res`: a body of one chunk (every JSON answer) with its Content-Length in one
- * writeHead, a longer one as it comes (chunked), waiting on the client's reading.
+ * The size in bytes of an answer's body of one piece (every JSON answer), before it is written;
+ * undefined for a streamed body. A string short enough to be small whatever its characters is not
+ * measured: measuring is a pass over it.
  */
-export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+export function answerBytes(response: Response): number | undefined {
+  const body = responseParts(response)?.body;
+  if (body === undefined) return undefined;
+  if (body === null) return 0;
+  if (typeof body !== 'string') return body.byteLength;
+  return body.length * 3 <= SMALL_ANSWER_BYTES ? body.length : Buffer.byteLength(body);
+}
+
+/**
+ * Writes `response` to `res`: a body of one piece (every JSON answer) with its Content-Length in
+ * one writeHead, a longer one as it comes (chunked); either way a large body goes out a slice at a
+ * time, each once the client has taken the last, counted in `unread` for the client's `address`
+ * until it has (unread-answers.ts).
+ */
+export async function writeResponse(
+  res: ServerResponse,
+  response: Response,
+  unread: UnreadAnswers,
+  address: string,
+): Promise<void> {
   const parts = responseParts(response);
   if (parts) {
     // One writeHead with every header, not a setHeader each: Node then skips its header map and
@@ -220,7 +246,9 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
     const body = typeof parts.body === 'string' ? Buffer.from(parts.body) : parts.body;
     if (body && body.byteLength > 0) headers['Content-Length'] = body.byteLength;
     res.writeHead(parts.status, headers);
-    return void res.end(body ?? undefined);
+    if (body && body.byteLength > ANSWER_SLICE_BYTES) return unread.writer(res, address).body(body);
+    res.end(body ?? undefined);
+    return unread.ended(res, address);
   }
   const headers: Record<string, string | number | string[]> = {};
   response.headers.forEach((value, name) => {
@@ -234,30 +262,36 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
   res.once('close', () => {
     if (!res.writableFinished) void reader?.cancel().catch(() => undefined);
   });
+  const writer = unread.writer(res, address);
   if (reader && response.headers.get('content-type')?.startsWith('text/event-stream')) {
     // Events go out as they are written, the headers first: no chunk is held back to learn the length.
     res.writeHead(response.status, headers);
     res.flushHeaders();
-    return pipeChunks(res, reader, undefined);
+    return pipeChunks(writer, res, reader, undefined);
   }
   const first = reader ? await reader.read() : { done: true as const, value: undefined };
   if (first.done) {
     res.writeHead(response.status, headers);
-    return void res.end();
+    return writer.end();
   }
   const second = await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
   if (second.done) {
     headers['content-length'] = first.value.byteLength;
     res.writeHead(response.status, headers);
-    return void res.end(first.value);
+    return writer.body(first.value);
   }
   res.writeHead(response.status, headers);
-  res.write(first.value);
-  return pipeChunks(res, reader as ReadableStreamDefaultReader<Uint8Array>, second.value);
+  await writer.chunk(first.value);
+  return pipeChunks(writer, res, reader as ReadableStreamDefaultReader<Uint8Array>, second.value);
 }
 
-/** Writes `first` and then each chunk `reader` gives to `res` as it comes, waiting on the client. */
+/**
+ * Writes `first` and then each chunk `reader` gives to `res` as it comes, reading the next only
+ * once the client has taken the last: a body pulled from its source (a streamed call's events, a
+ * file) is read no faster than the client reads.
+ */
 async function pipeChunks(
+  writer: AnswerWriter,
   res: ServerResponse,
   reader: ReadableStreamDefaultReader<Uint8Array>,
   first: Uint8Array | undefined,
@@ -266,11 +300,11 @@ async function pipeChunks(
   for (;;) {
     if (next) {
       if (res.destroyed) return void (await reader.cancel().catch(() => undefined));
-      if (!res.write(next)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      await writer.chunk(next);
     }
     const read = await reader.read().catch(() => ({ done: true as const, value: undefined }));
     if (read.done) break;
     next = read.value;
   }
-  if (!res.destroyed) res.end();
+  if (!res.destroyed) writer.end();
 }

@@ -6,15 +6,17 @@ import { ConnectionGuard, edgeServerOptions } from '../connection-guard.ts';
 import type { Deps } from '../deps.ts';
 import { errorEnvelope } from '../error-answer.ts';
 import { LingeringClose } from '../lingering-close.ts';
+import { UnreadAnswers } from '../unread-answers.ts';
 import type { FetchHandler } from './edge-context.ts';
-import { hasBody, toFetchRequest, writeResponse } from './node-request.ts';
+import { lazyResponse, responseParts } from './lazy-response.ts';
+import { answerBytes, hasBody, toFetchRequest, writeResponse } from './node-request.ts';
 
 /*
  * The Node shell: Node's HTTP server serving one FetchHandler. What it does is about connections
  * only: at most so many per address (connection-guard.ts), a request's body left on the socket
  * until the handler reads it, and a connection whose request body was not read whole closed after
- * its answer without a reset (lingering-close.ts). It holds no routing, no authentication and no
- * per-route rule.
+ * its answer without a reset (lingering-close.ts), and answers a client does not read bounded and
+ * timed out (unread-answers.ts). It holds no routing, no authentication and no per-route rule.
  */
 
 export interface NodeShellOptions {
@@ -49,11 +51,18 @@ export class NodeShell {
   private readonly lingering: LingeringClose;
   /** Connections per address, and what Node refuses itself counted against the address. */
   private readonly connections: ConnectionGuard;
+  /** Bytes of answers their clients have not read yet, per address and in all. */
+  readonly unread: UnreadAnswers;
 
   constructor(app: FetchHandler, deps: Deps, options: NodeShellOptions = {}) {
     this.app = app;
     this.deps = deps;
     this.lingering = new LingeringClose(deps.config.lingerMs);
+    this.unread = new UnreadAnswers({
+      perAddressBytes: deps.config.maxUnreadBytesPerAddress,
+      totalBytes: deps.config.maxUnreadBytes,
+      writeTimeoutMs: deps.config.writeTimeoutMs,
+    });
     this.server = createServer(edgeServerOptions(deps.config), (req, res) => {
       // A request behind a refused one on its connection is not run (RFC 9112 §9.6: the refusal
       // said the connection closes), nor is its body read: the connection closes as it would.
@@ -121,23 +130,58 @@ export class NodeShell {
     const url = requestUrl(req.url);
     const refusal = overCap
       ? this.connections.refusal()
-      : url
-        ? undefined
-        : new PlatformError('NOT_FOUND', `No route for ${method}`);
+      : // An address whose answers wait unread already: nothing more is run for it.
+        this.unread.full(address)
+        ? this.unread.refusal()
+        : url
+          ? undefined
+          : new PlatformError('NOT_FOUND', `No route for ${method}`);
     const request = toFetchRequest(req, url ?? new URL('http://localhost/'), method);
     // Work the answer waits for: what waitUntil is handed and the early-answer policy does not take.
     const held: Promise<unknown>[] = [];
     const waitUntil = (work: Promise<unknown>) => {
       if (!early?.take(work)) held.push(work);
     };
-    const response = await this.app(
-      request,
-      { requestId: newRequestId(), address, ...(refusal ? { refusal } : {}) },
-      { waitUntil },
-    );
-    if (held.length > 0) await this.settled(held.splice(0));
-    // The client went away mid-body: nobody is left to answer.
-    if (res.destroyed || socket.destroyed) return void res.destroy();
+    // Work run once the answer is delivered or its client gone (a streamed call's slot's release).
+    const delivered: (() => Promise<unknown>)[] = [];
+    const onDelivered = (run: () => Promise<unknown>) => void delivered.push(run);
+    let writing = false;
+    try {
+      const requestId = newRequestId();
+      let response = await this.app(
+        request,
+        { requestId, address, ...(refusal ? { refusal } : {}) },
+        { waitUntil, onDelivered },
+      );
+      if (held.length > 0) await this.settled(held.splice(0));
+      // The client went away mid-body: nobody is left to answer.
+      if (res.destroyed || socket.destroyed) return void res.destroy();
+      // A large answer past what its address (or the server) may leave unread is not written.
+      const bytes = answerBytes(response);
+      if (bytes !== undefined && !this.unread.fits(address, bytes))
+        response = unreadRefusal(response, this.unread.refusal(), requestId);
+      writing = true;
+      await this.write(req, res, socket, address, response, overCap);
+      // A streamed answer's producer hands its work over as it ends, after the answer began.
+      if (held.length > 0) await this.settled(held.splice(0));
+    } finally {
+      // Not waited for when nothing was written (the shell's 500 goes out after this returns).
+      if (delivered.length > 0) {
+        if (writing) await delivery(res);
+        await this.settled(delivered.map((run) => run()));
+      }
+    }
+  }
+
+  /** Writes the answer: the connection then reads its next request, or closes after it. */
+  private async write(
+    req: IncomingMessage,
+    res: ServerResponse,
+    socket: IncomingMessage['socket'],
+    address: string,
+    response: Response,
+    overCap: boolean,
+  ): Promise<void> {
     if (overCap || (hasBody(req) && !req.complete)) {
       // The connection closes after the answer without a reset the client could meet before
       // reading it (lingering-close.ts).
@@ -148,9 +192,7 @@ export class NodeShell {
       req.resume();
       socket.resume();
     }
-    await writeResponse(res, response);
-    // A streamed answer's producer hands its work over as it ends, after the answer began.
-    if (held.length > 0) await this.settled(held.splice(0));
+    await writeResponse(res, response, this.unread, address);
   }
 
   /** Waits for work an answer waits for; a failure of it is logged, never the answer's. */
@@ -182,6 +224,27 @@ export class NodeShell {
 
 /** A listener that drops what it is given. */
 const ignore = () => undefined;
+
+/** Settles once `res` has been written whole (the network took its last byte) or closed. */
+function delivery(res: ServerResponse): Promise<void> {
+  if (res.writableFinished || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    res.once('finish', () => resolve()).once('close', () => resolve());
+  });
+}
+
+/**
+ * The 429 written instead of an answer too large to leave unread now (UnreadAnswers.fits): the
+ * answer's own headers (request id, rate limits, CORS), the error's envelope and Retry-After.
+ */
+function unreadRefusal(response: Response, refusal: PlatformError, requestId: string): Response {
+  const headers = responseParts(response)?.headers ?? {};
+  return lazyResponse(JSON.stringify(errorEnvelope(refusal, requestId)), refusal.status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Retry-After': String(refusal.details?.suggested_wait_time ?? 1),
+  });
+}
 
 /**
  * The request target as a URL whose pathname is exactly the path sent. `new URL('//evil.com/tasks',

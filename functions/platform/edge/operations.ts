@@ -27,6 +27,8 @@ export interface OperationInput<R extends RouteDef> {
   header: (name: string) => string | undefined;
   /** Hands the shell work the answer need not wait for (AfterAnswer.waitUntil, edge-context.ts). */
   waitUntil: (work: Promise<unknown>) => void;
+  /** Hands the shell work to run once the answer is delivered (AfterAnswer.onDelivered); absent where it cannot tell. */
+  onDelivered?: ((run: () => Promise<unknown>) => void) | undefined;
 }
 
 type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
@@ -53,4 +55,5 @@ export type AnyOperation = (input: {
   requestId: string;
   header: (name: string) => string | undefined;
   waitUntil: (work: Promise<unknown>) => void;
+  onDelivered?: ((run: () => Promise<unknown>) => void) | undefined;
 }) => Promise<unknown>;

@@ -45,6 +45,7 @@ export function createPlatformApp(
       requestId: context.requestId,
       address: context.address,
       waitUntil: after.waitUntil,
+      onDelivered: after.onDelivered,
       origin: request.headers.get('origin') ?? undefined,
     } as RequestScope;
     let template: string | undefined;

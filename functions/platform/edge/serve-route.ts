@@ -73,6 +73,7 @@ export async function serveRoute(
       requestId: scope.requestId,
       header,
       waitUntil: scope.waitUntil,
+      onDelivered: scope.onDelivered,
     });
     return await answer(scope, result, { method: request.method, path: route.path, header });
   } finally {
