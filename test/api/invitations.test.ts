@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { joinWorkspace } from '../helpers/membership.ts';
 import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /**
@@ -282,6 +283,89 @@ for (const backend of BACKENDS) {
         const res = await p.request('POST', `/invitations/${id}/accept`, { key: carol.key });
         assert.equal(res.status, 404, id);
       }
+    });
+
+    it('a removed owner’s pending invitations are withdrawn: its second account cannot come back as owner', async () => {
+      const original = await account('wd-original');
+      const attacker = await account('wd-attacker');
+      const second = await account('wd-second');
+      const bystander = await account('wd-bystander');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: original.key, body: { name: 'Withdrawn' } })
+      ).body;
+      await joinWorkspace(p.request, ws.id, original.key, attacker, { role: 'owner' });
+      // While an owner, the attacker invites its own second account as owner, and a bystander as member.
+      const toSecond = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: attacker.key,
+        body: { account_id: second.id, role: 'owner' },
+      });
+      assert.equal(toSecond.status, 201, toSecond.text);
+      const toBystander = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: attacker.key,
+        body: { account_id: bystander.id },
+      });
+      assert.equal(toBystander.status, 201, toBystander.text);
+
+      const removed = await p.request('DELETE', `/workspaces/${ws.id}/members/${attacker.id}`, {
+        key: original.key,
+      });
+      assert.equal(removed.status, 204, removed.text);
+
+      // The invitations are withdrawn: not listed for their addressees nor for the owners...
+      const inbox = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', { key: second.key });
+      assert.deepEqual(inbox.body.invitations, []);
+      const pending = await p.request<{ invitations: Invitation[] }>(
+        'GET',
+        `/workspaces/${ws.id}/invitations`,
+        { key: original.key },
+      );
+      assert.deepEqual(pending.body.invitations, []);
+      // ... and not accepted.
+      const accepted = await p.request('POST', `/invitations/${toSecond.body.id}/accept`, { key: second.key });
+      assert.equal(accepted.status, 404, accepted.text);
+      assert.match(errorOf(accepted).message, /withdrawn/);
+      const joined = await p.request('POST', `/invitations/${toBystander.body.id}/accept`, {
+        key: bystander.key,
+      });
+      assert.equal(joined.status, 404, joined.text);
+
+      // The second account is no member, so it cannot remove the original owner.
+      const members = await p.request('GET', `/workspaces/${ws.id}/members`, { key: second.key });
+      assert.equal(members.status, 404);
+      const coup = await p.request('DELETE', `/workspaces/${ws.id}/members/${original.id}`, { key: second.key });
+      assert.equal(coup.status, 404);
+      const still = await p.request<{ members: Member[] }>('GET', `/workspaces/${ws.id}/members`, {
+        key: original.key,
+      });
+      assert.deepEqual(
+        still.body.members.map((m) => [m.account_id, m.role]),
+        [[original.id, 'owner']],
+      );
+      // The withdrawn invitation is gone: the remaining owner may invite the account again.
+      const again = await p.request('POST', `/workspaces/${ws.id}/invite`, {
+        key: original.key,
+        body: { account_id: second.id },
+      });
+      assert.equal(again.status, 201, again.text);
+    });
+
+    it('an owner who leaves withdraws its pending invitations too', async () => {
+      const original = await account('lv-original');
+      const leaver = await account('lv-leaver');
+      const invitee = await account('lv-invitee');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: original.key, body: { name: 'Leaving' } })
+      ).body;
+      await joinWorkspace(p.request, ws.id, original.key, leaver, { role: 'owner' });
+      const invited = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: leaver.key,
+        body: { account_id: invitee.id, role: 'owner' },
+      });
+      assert.equal(invited.status, 201, invited.text);
+      const left = await p.request('DELETE', `/workspaces/${ws.id}/members/${leaver.id}`, { key: leaver.key });
+      assert.equal(left.status, 204, left.text);
+      const accepted = await p.request('POST', `/invitations/${invited.body.id}/accept`, { key: invitee.key });
+      assert.equal(accepted.status, 404, accepted.text);
     });
 
     it('two racing accepts of one owner invitation make one membership and count one owner', async () => {

@@ -26,6 +26,7 @@ import type { Workspace } from './workspace-schemas.ts';
  */
 
 const NOT_FOUND = 'Invitation not found';
+const WITHDRAWN = 'Invitation not found: it was withdrawn, as whoever sent it is no longer an owner of the workspace';
 
 /** Invites an account (by id) or whoever has an email to a workspace (owners only). */
 export async function inviteToWorkspace(
@@ -118,8 +119,11 @@ export async function listMyInvitations(deps: CoreDeps, auth: AuthContext): Prom
 
 /**
  * Accepts an invitation addressed to the caller: in one transaction the invitation is deleted (it
- * must still exist, so of two racing accepts one wins), the membership created (it must not exist)
- * and the workspace's owner count raised for an owner's role.
+ * must still exist, so of two racing accepts one wins), the membership created (it must not exist),
+ * the workspace's owner count raised for an owner's role, and its inviter checked to be an owner
+ * still. An invitation speaks for its inviter only while the inviter may invite: one whose inviter
+ * left, was removed or lost the owner role is withdrawn, so a removed owner cannot come back
+ * through an invitation it sent its own second account before it went (docs/roles.md).
  */
 export async function acceptInvitation(deps: CoreDeps, auth: AuthContext, id: string): Promise<Workspace> {
   const invitation = await addressedToCaller(deps, auth, id);
@@ -143,10 +147,19 @@ export async function acceptInvitation(deps: CoreDeps, auth: AuthContext, id: st
         spec: { add: { owner_count: invitation.role === 'owner' ? 1 : 0 } },
         condition: cond.exists(),
       },
+      {
+        name: 'inviter',
+        check: memberKeys.member(invitation.workspace_id, invitation.invited_by),
+        condition: cond.eq('role', 'owner'),
+      },
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
     if (err.conditionFailed('invitation')) throw new PlatformError('NOT_FOUND', NOT_FOUND);
+    if (err.conditionFailed('inviter')) {
+      await deps.store.delete(invitationKeys.invitation(id));
+      throw new PlatformError('NOT_FOUND', WITHDRAWN);
+    }
     if (err.conditionFailed('member')) {
       // A member already (it accepted another invitation to the workspace): this one has no use left.
       await deps.store.delete(invitationKeys.invitation(id));
@@ -206,14 +219,16 @@ async function presentAll(deps: CoreDeps, records: InvitationRecord[]): Promise<
 
 /**
  * The invitation as the API shows it: the workspace's name and the inviter's org beside it
- * (undefined when its workspace is gone).
+ * (undefined when its workspace is gone, or when its inviter is no owner of it any more: such an
+ * invitation is withdrawn, and accepting it is refused).
  */
 async function present(deps: CoreDeps, r: InvitationRecord): Promise<Invitation | undefined> {
-  const [wsItem, inviter] = await Promise.all([
+  const [wsItem, inviter, inviterMembership] = await Promise.all([
     deps.store.get(workspaceKeys.workspace(r.workspace_id)),
     getAccount(deps, r.invited_by),
+    deps.store.get(memberKeys.member(r.workspace_id, r.invited_by)),
   ]);
-  if (!wsItem) return undefined;
+  if (!wsItem || inviterMembership?.role !== 'owner') return undefined;
   const ws = workspaceEntity.fromItem(wsItem);
   return {
     id: r.id,
