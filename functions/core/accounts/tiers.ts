@@ -9,11 +9,17 @@ export interface TierLimits {
   scheduling: boolean;
   services: number;
   instancesPerService: number;
+  /** Workspaces an account owns at once, its personal one included (docs/limits.md, "Counts per account"). */
+  ownedWorkspaces: number;
+  /** Invitations an account has sent that wait for an answer, over all its workspaces. */
+  pendingInvitations: number;
 }
 
 /**
  * Free and Pro are the spec's numbers. The spec gives Team only service limits and Enterprise
- * "custom"; the other Team and Enterprise values are our defaults (docs/decisions.md).
+ * "custom"; the other Team and Enterprise values are our defaults (docs/decisions.md). The spec
+ * shows no limit of workspaces, invitations or requests a minute: ours bound what one account may
+ * make and take (issue 56: a free account made 2,000 workspaces and 2,000 invitations in 10 s).
  */
 export const TIER_LIMITS: Record<Tier, TierLimits> = {
   free: {
@@ -24,6 +30,8 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: false,
     services: 0,
     instancesPerService: 0,
+    ownedWorkspaces: 5,
+    pendingInvitations: 20,
   },
   pro: {
     dailyCalls: 10_000,
@@ -33,6 +41,8 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: true,
     services: 5,
     instancesPerService: 3,
+    ownedWorkspaces: 25,
+    pendingInvitations: 100,
   },
   team: {
     dailyCalls: 50_000,
@@ -42,6 +52,8 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: true,
     services: 20,
     instancesPerService: 10,
+    ownedWorkspaces: 100,
+    pendingInvitations: 500,
   },
   enterprise: {
     dailyCalls: 250_000,
@@ -51,5 +63,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: true,
     services: 100,
     instancesPerService: 20,
+    ownedWorkspaces: 500,
+    pendingInvitations: 1000,
   },
 };
