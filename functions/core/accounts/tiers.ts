@@ -13,6 +13,11 @@ export interface TierLimits {
   ownedWorkspaces: number;
   /** Invitations an account has sent that wait for an answer, over all its workspaces. */
   pendingInvitations: number;
+  /**
+   * Request units an account may spend a minute on the API's routes other than agent calls: a
+   * request costs 1, its answer 1 more per ANSWER_BYTES_PER_UNIT (docs/http.md, "Request rate").
+   */
+  requestUnitsPerMinute: number;
 }
 
 /**
@@ -32,6 +37,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     instancesPerService: 0,
     ownedWorkspaces: 5,
     pendingInvitations: 20,
+    requestUnitsPerMinute: 1_200,
   },
   pro: {
     dailyCalls: 10_000,
@@ -43,6 +49,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     instancesPerService: 3,
     ownedWorkspaces: 25,
     pendingInvitations: 100,
+    requestUnitsPerMinute: 6_000,
   },
   team: {
     dailyCalls: 50_000,
@@ -54,6 +61,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     instancesPerService: 10,
     ownedWorkspaces: 100,
     pendingInvitations: 500,
+    requestUnitsPerMinute: 12_000,
   },
   enterprise: {
     dailyCalls: 250_000,
@@ -65,5 +73,6 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     instancesPerService: 20,
     ownedWorkspaces: 500,
     pendingInvitations: 1000,
+    requestUnitsPerMinute: 60_000,
   },
 };
