@@ -18,14 +18,13 @@ export const operations: Operations<'workspaces'> = {
     members: await listMembers(deps, auth, params.workspace_id),
   }),
   inviteMember: ({ deps, auth, params, body }) => inviteToWorkspace(deps, auth, params.workspace_id, body),
-  listWorkspaceInvitations: async ({ deps, auth, params }) => ({
-    invitations: await listWorkspaceInvitations(deps, auth, params.workspace_id),
-  }),
+  listWorkspaceInvitations: ({ deps, auth, params, query }) =>
+    listWorkspaceInvitations(deps, auth, params.workspace_id, query),
   revokeInvitation: async ({ deps, auth, params }) => {
     await revokeInvitation(deps, auth, params.workspace_id, params.invitation_id);
     return undefined;
   },
-  listInvitations: async ({ deps, auth }) => ({ invitations: await listMyInvitations(deps, auth) }),
+  listInvitations: ({ deps, auth, query }) => listMyInvitations(deps, auth, query),
   acceptInvitation: ({ deps, auth, params }) => acceptInvitation(deps, auth, params.invitation_id),
   declineInvitation: async ({ deps, auth, params }) => {
     await declineInvitation(deps, auth, params.invitation_id);

@@ -95,6 +95,9 @@ const settings = {
   // Requests a minute from one client address to the routes without an API key, and to any route
   // when the request carries no valid key (docs/http.md).
   addressRateLimit: int(1, 1_000_000).default(1200),
+  // Each account's request rate by its tier (docs/http.md, "Request rate"); `off` only for a
+  // platform with one tenant, or to measure the rate against none (bench:read-rate).
+  requestRate: z.enum(['on', 'off']).default('on'),
   // The local server's edge (docs/http.md "Slow and many connections"): connections one client
   // address may hold open at once; the most a request's headers, and the whole request with its
   // body, may take to arrive.

@@ -24,6 +24,7 @@ export const ENV = {
   corsOrigins: 'PLATFORM_CORS_ORIGINS',
   allowedHosts: 'PLATFORM_ALLOWED_HOSTS',
   addressRateLimit: 'PLATFORM_ADDRESS_RATE_LIMIT',
+  requestRate: 'PLATFORM_REQUEST_RATE',
   maxConnectionsPerAddress: 'PLATFORM_MAX_CONNECTIONS_PER_ADDRESS',
   headersTimeoutMs: 'PLATFORM_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'PLATFORM_REQUEST_TIMEOUT_MS',

@@ -63,7 +63,9 @@ export interface PlatformFunctionProps {
   environment?: Record<string, string>;
   /**
    * An API function: it counts requests without a valid key per client address (the address
-   * counters, keys ADDRESS#…; core/usage/address-rate-limit.ts), whatever its table access.
+   * counters, keys ADDRESS#…; core/usage/address-rate-limit.ts) and authenticated requests per
+   * account (the request-rate counters, keys REQUESTS#…; core/usage/account-request-rate.ts),
+   * whatever its table access.
    */
   countsAddresses?: boolean;
   /**
@@ -225,12 +227,15 @@ export class PlatformFunction extends Construct {
     }
 
     if (props.countsAddresses && access.table !== 'read-write') {
-      // The address counters only: an update of an item whose partition key starts with ADDRESS#.
+      // The rate counters only: an update of an item whose partition key starts with ADDRESS# (an
+      // address's minute) or REQUESTS# (an account's minute).
       this.role.addToPrincipalPolicy(
         new iam.PolicyStatement({
           actions: ['dynamodb:UpdateItem'],
           resources: [props.table.arn],
-          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ADDRESS#*'] } },
+          conditions: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ADDRESS#*', 'REQUESTS#*'] },
+          },
         }),
       );
     }

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
+import { memberKeys } from '../../functions/core/workspaces/member-record.ts';
+import { workspaceKeys } from '../../functions/core/workspaces/workspace-record.ts';
+import { joinWorkspace } from '../helpers/membership.ts';
 import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /**
@@ -207,15 +210,20 @@ for (const backend of BACKENDS) {
       });
       assert.equal(lastOwner.status, 409);
 
-      const pending = await p.request<{ invitations: Invitation[] }>(
-        'GET',
-        `/workspaces/${ws.id}/invitations`,
-        {
+      const listPending = () =>
+        p.request<{ invitations: Invitation[] }>('GET', `/workspaces/${ws.id}/invitations`, {
           key: alice.key,
-        },
-      );
+        });
+      // The invitation the owner sent went with it (docs/roles.md): the remaining owner invites anew.
+      assert.deepEqual((await listPending()).body.invitations, []);
+      const reinvited = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: alice.key,
+        body: { email: 'nobody@example.test' },
+      });
+      assert.equal(reinvited.status, 201, reinvited.text);
+      assert.equal(reinvited.body.id, toNobody.body.id, 'the same addressee, the same id');
       assert.deepEqual(
-        pending.body.invitations.map((i) => i.email),
+        (await listPending()).body.invitations.map((i) => i.email),
         ['nobody@example.test'],
       );
       const revoked = await p.request('DELETE', `/workspaces/${ws.id}/invitations/${toNobody.body.id}`, {
@@ -281,6 +289,222 @@ for (const backend of BACKENDS) {
       for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
         const res = await p.request('POST', `/invitations/${id}/accept`, { key: carol.key });
         assert.equal(res.status, 404, id);
+      }
+    });
+
+    it('a removed owner’s pending invitations are withdrawn: its second account cannot come back as owner', async () => {
+      const original = await account('wd-original');
+      const attacker = await account('wd-attacker');
+      const second = await account('wd-second');
+      const bystander = await account('wd-bystander');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: original.key, body: { name: 'Withdrawn' } })
+      ).body;
+      await joinWorkspace(p.request, ws.id, original.key, attacker, { role: 'owner' });
+      // While an owner, the attacker invites its own second account as owner, and a bystander as member.
+      const toSecond = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: attacker.key,
+        body: { account_id: second.id, role: 'owner' },
+      });
+      assert.equal(toSecond.status, 201, toSecond.text);
+      const toBystander = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: attacker.key,
+        body: { account_id: bystander.id },
+      });
+      assert.equal(toBystander.status, 201, toBystander.text);
+
+      const removed = await p.request('DELETE', `/workspaces/${ws.id}/members/${attacker.id}`, {
+        key: original.key,
+      });
+      assert.equal(removed.status, 204, removed.text);
+
+      // The invitations are withdrawn: not listed for their addressees nor for the owners...
+      const inbox = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', {
+        key: second.key,
+      });
+      assert.deepEqual(inbox.body.invitations, []);
+      const pending = await p.request<{ invitations: Invitation[] }>(
+        'GET',
+        `/workspaces/${ws.id}/invitations`,
+        { key: original.key },
+      );
+      assert.deepEqual(pending.body.invitations, []);
+      // ... and not accepted.
+      const accepted = await p.request('POST', `/invitations/${toSecond.body.id}/accept`, {
+        key: second.key,
+      });
+      assert.equal(accepted.status, 404, accepted.text);
+      const joined = await p.request('POST', `/invitations/${toBystander.body.id}/accept`, {
+        key: bystander.key,
+      });
+      assert.equal(joined.status, 404, joined.text);
+
+      // The second account is no member, so it cannot remove the original owner.
+      const members = await p.request('GET', `/workspaces/${ws.id}/members`, { key: second.key });
+      assert.equal(members.status, 404);
+      const coup = await p.request('DELETE', `/workspaces/${ws.id}/members/${original.id}`, {
+        key: second.key,
+      });
+      assert.equal(coup.status, 404);
+      const still = await p.request<{ members: Member[] }>('GET', `/workspaces/${ws.id}/members`, {
+        key: original.key,
+      });
+      assert.deepEqual(
+        still.body.members.map((m) => [m.account_id, m.role]),
+        [[original.id, 'owner']],
+      );
+      // The withdrawn invitation is gone: the remaining owner may invite the account again.
+      const again = await p.request('POST', `/workspaces/${ws.id}/invite`, {
+        key: original.key,
+        body: { account_id: second.id },
+      });
+      assert.equal(again.status, 201, again.text);
+    });
+
+    it('an owner who leaves withdraws its pending invitations too', async () => {
+      const original = await account('lv-original');
+      const leaver = await account('lv-leaver');
+      const invitee = await account('lv-invitee');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: original.key, body: { name: 'Leaving' } })
+      ).body;
+      await joinWorkspace(p.request, ws.id, original.key, leaver, { role: 'owner' });
+      const invited = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: leaver.key,
+        body: { account_id: invitee.id, role: 'owner' },
+      });
+      assert.equal(invited.status, 201, invited.text);
+      const left = await p.request('DELETE', `/workspaces/${ws.id}/members/${leaver.id}`, {
+        key: leaver.key,
+      });
+      assert.equal(left.status, 204, left.text);
+      const accepted = await p.request('POST', `/invitations/${invited.body.id}/accept`, {
+        key: invitee.key,
+      });
+      assert.equal(accepted.status, 404, accepted.text);
+    });
+
+    it('an accept checks its inviter is an owner still, also where its invitations were not withdrawn', async () => {
+      const original = await account('chk-original');
+      const attacker = await account('chk-attacker');
+      const second = await account('chk-second');
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: original.key, body: { name: 'Checked' } })
+      ).body;
+      await joinWorkspace(p.request, ws.id, original.key, attacker, { role: 'owner' });
+      const invited = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+        key: attacker.key,
+        body: { account_id: second.id, role: 'owner' },
+      });
+      assert.equal(invited.status, 201, invited.text);
+      // The attacker's membership gone with its invitation left in place, as a removal whose
+      // withdrawal of invitations never ran (the process stopped in between).
+      await p.deps.store.transactWrite([
+        { delete: memberKeys.member(ws.id, attacker.id) },
+        { update: workspaceKeys.workspace(ws.id), spec: { add: { owner_count: -1 } } },
+      ]);
+      const accepted = await p.request('POST', `/invitations/${invited.body.id}/accept`, { key: second.key });
+      assert.equal(accepted.status, 404, accepted.text);
+      assert.match(errorOf(accepted).message, /withdrawn/);
+      const members = await p.request('GET', `/workspaces/${ws.id}/members`, { key: second.key });
+      assert.equal(members.status, 404, 'no membership was made');
+      const inbox = await p.request<{ invitations: Invitation[] }>('GET', '/invitations', {
+        key: second.key,
+      });
+      assert.deepEqual(inbox.body.invitations, [], 'and the invitation is gone');
+    });
+
+    it('bounds an account’s pending invitations by its tier, also when its invites race; answered or expired ones free their place', async () => {
+      const c = await createAccount(p.deps, { org: 'lim-spammer', tier: 'free' });
+      const spammer = { key: c.api_key, id: c.account.id };
+      const ws = (
+        await p.request<Workspace>('POST', '/workspaces', { key: spammer.key, body: { name: 'Spam' } })
+      ).body;
+      const invite = (email: string) =>
+        p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, { key: spammer.key, body: { email } });
+      // A free account has 20 pending invitations at a time: 30 racing invites make 20.
+      const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => invite(`lim-${i}@example.test`)));
+      const statuses = sent.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 201).length, 20, statuses.join());
+      for (const refused of sent.filter((r) => r.status !== 201)) {
+        assert.equal(refused.status, 403, refused.text);
+        assert.equal(errorOf(refused).code, 'FORBIDDEN');
+        assert.match(errorOf(refused).message, /free plan allows 20 pending invitations/);
+      }
+      const pending = await p.request<{ invitations: Invitation[]; total: number }>(
+        'GET',
+        `/workspaces/${ws.id}/invitations`,
+        { key: spammer.key },
+      );
+      assert.equal(pending.body.total, 20);
+
+      // A revoked invitation frees its place.
+      const first = sent.find((r) => r.status === 201);
+      assert.ok(first);
+      const revoked = await p.request('DELETE', `/workspaces/${ws.id}/invitations/${first.body.id}`, {
+        key: spammer.key,
+      });
+      assert.equal(revoked.status, 204);
+      assert.equal((await invite('lim-after-revoke@example.test')).status, 201);
+      const target = await createAccount(p.deps, { org: 'lim-target', tier: 'free' });
+      assert.equal((await invite('lim-one-more@example.test')).status, 403);
+      // Another account is not held back by this one's invitations.
+      const other = await account('lim-other');
+      const theirs = await p.request('POST', `/workspaces/${other.personal}/invite`, {
+        key: other.key,
+        body: { account_id: target.account.id },
+      });
+      assert.equal(theirs.status, 201, theirs.text);
+
+      // Unanswered, they expire after 14 days, and their places with them.
+      p.clock.advance(14 * 86_400_000 + 1000);
+      assert.equal((await invite('lim-next-fortnight@example.test')).status, 201);
+    });
+
+    it('pages an inbox that many workspaces invite to', async () => {
+      const target = await account('page-target', 'page-target@example.test');
+      const inviters = await Promise.all([1, 2, 3].map((i) => account(`page-inviter-${i}`)));
+      // 3 inviters, 25 workspaces each would pass the pro limit of owned workspaces: 20 each, 60 in all.
+      const sent: string[] = [];
+      for (const inviter of inviters) {
+        for (let i = 0; i < 20; i++) {
+          const ws = (
+            await p.request<Workspace>('POST', '/workspaces', {
+              key: inviter.key,
+              body: { name: `Page ${i}` },
+            })
+          ).body;
+          const invited = await p.request<Invitation>('POST', `/workspaces/${ws.id}/invite`, {
+            key: inviter.key,
+            body: { email: 'page-target@example.test' },
+          });
+          assert.equal(invited.status, 201, invited.text);
+          sent.push(invited.body.id);
+          p.clock.advance(1000);
+        }
+      }
+      type Page = { invitations: Invitation[]; total: number; next_offset: number | null };
+      const first = await p.request<Page>('GET', '/invitations', { key: target.key });
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.body.invitations.length, 50, 'the default page');
+      assert.equal(first.body.total, 60);
+      assert.equal(first.body.next_offset, 50);
+      const rest = await p.request<Page>('GET', '/invitations?offset=50&limit=200', { key: target.key });
+      assert.equal(rest.body.next_offset, null);
+      assert.deepEqual(
+        [...first.body.invitations, ...rest.body.invitations].map((i) => i.id),
+        sent,
+        'every invitation once, oldest first',
+      );
+      const small = await p.request<Page>('GET', '/invitations?limit=7&offset=3', { key: target.key });
+      assert.deepEqual(
+        small.body.invitations.map((i) => i.id),
+        sent.slice(3, 10),
+      );
+      for (const query of ['limit=0', 'limit=201', 'offset=-1', 'limit=x', 'page=2']) {
+        const bad = await p.request('GET', `/invitations?${query}`, { key: target.key });
+        assert.equal(bad.status, 400, query);
+        assert.equal(errorOf(bad).code, 'INVALID_INPUT');
       }
     });
 

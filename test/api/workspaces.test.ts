@@ -132,6 +132,56 @@ for (const backend of BACKENDS) {
       assert.equal(personal.status, 409, 'nobody leaves their personal workspace ownerless');
     });
 
+    it('bounds the workspaces an account owns by its tier, also when its creates race', async () => {
+      const c = await createAccount(p.deps, { org: 'ws-hoarder', tier: 'free' });
+      const hoarder = { key: c.api_key, id: c.account.id };
+      // A free account owns 5, its personal one included: 10 racing creates make exactly 4.
+      const made = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          p.request<Workspace>('POST', '/workspaces', { key: hoarder.key, body: { name: `Hoard ${i}` } }),
+        ),
+      );
+      const statuses = made.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 201).length, 4, statuses.join());
+      for (const refused of made.filter((r) => r.status !== 201)) {
+        assert.equal(refused.status, 403, refused.text);
+        assert.equal(errorOf(refused).code, 'FORBIDDEN');
+        assert.match(errorOf(refused).message, /free plan allows an account to own 5 workspaces/);
+        assert.equal(JSON.parse(refused.text).error.details.limit, 5);
+      }
+      const listed = await p.request<{ workspaces: Workspace[] }>('GET', '/workspaces', { key: hoarder.key });
+      assert.equal(listed.body.workspaces.length, 5);
+
+      // An owner's invitation counts too; a member's does not.
+      const other = await account('ws-hoard-other');
+      const shared = (
+        await p.request<Workspace>('POST', '/workspaces', { key: other.key, body: { name: 'Shared' } })
+      ).body;
+      const asOwner = await p.request<{ id: string }>('POST', `/workspaces/${shared.id}/invite`, {
+        key: other.key,
+        body: { account_id: hoarder.id, role: 'owner' },
+      });
+      const refused = await p.request('POST', `/invitations/${asOwner.body.id}/accept`, { key: hoarder.key });
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(errorOf(refused).code, 'FORBIDDEN');
+
+      // Leaving one as owner frees its place.
+      const owned = listed.body.workspaces.find((w) => !w.personal);
+      assert.ok(owned);
+      await joinWorkspace(p.request, owned.id, hoarder.key, other, { role: 'owner' });
+      const left = await p.request('DELETE', `/workspaces/${owned.id}/members/${hoarder.id}`, {
+        key: hoarder.key,
+      });
+      assert.equal(left.status, 204, left.text);
+      const again = await p.request('POST', `/invitations/${asOwner.body.id}/accept`, { key: hoarder.key });
+      assert.equal(again.status, 200, again.text);
+      const full = await p.request('POST', '/workspaces', { key: hoarder.key, body: { name: 'One more' } });
+      assert.equal(full.status, 403, full.text);
+      // Another account is not held back by the first one's count.
+      const theirs = await p.request('POST', '/workspaces', { key: other.key, body: { name: 'Theirs' } });
+      assert.equal(theirs.status, 201, theirs.text);
+    });
+
     it('answers 404 for unknown and malformed workspace ids', async () => {
       for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '..%2F..']) {
         for (const path of [

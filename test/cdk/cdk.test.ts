@@ -383,7 +383,8 @@ describe('stateless stack: least privilege', () => {
     for (const module of MODULES) {
       const access = MODULE_ACCESS[module].table;
       const all = statementsOf(module).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
-      // Every API function may count keyless requests: an update of the ADDRESS# partitions only.
+      // Every API function may count keyless requests and its callers' request rate: an update of
+      // the ADDRESS# and REQUESTS# partitions only.
       const counters = all.filter((s) => JSON.stringify(s.Condition ?? {}).includes('ADDRESS#*'));
       const dynamo = all.filter((s) => !counters.includes(s));
       if (access === 'read-write') assert.deepEqual(counters, [], `${module} needs no second grant`);
@@ -391,7 +392,7 @@ describe('stateless stack: least privilege', () => {
         assert.equal(counters.length, 1, module);
         assert.deepEqual(actionsOf(counters[0] as Statement), ['dynamodb:UpdateItem'], module);
         assert.deepEqual((counters[0] as Statement).Condition, {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ADDRESS#*'] },
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ADDRESS#*', 'REQUESTS#*'] },
         });
       }
       if (access === 'none') {

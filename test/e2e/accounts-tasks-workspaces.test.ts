@@ -256,6 +256,90 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(secret.status, 403);
       assert.equal(errorOf(secret).code, 'FORBIDDEN');
     });
+    it('withdraws a removed owner’s invitations, bounds workspaces by tier and pages the inbox (issue 56)', async () => {
+      const original = await d.createAccount(`wd-original-${kind}`, 'free');
+      const attacker = await d.createAccount(`wd-attacker-${kind}`, 'free');
+      const second = await d.createAccount(`wd-second-${kind}`, 'free');
+      const ws = await d.request<{ id: string }>('POST', '/workspaces', {
+        key: original.key,
+        body: { name: `Withdrawn ${kind}` },
+      });
+      assert.equal(ws.status, 201, ws.text);
+      const toAttacker = await d.request<{ id: string }>('POST', `/workspaces/${ws.body.id}/invite`, {
+        key: original.key,
+        body: { account_id: attacker.accountId, role: 'owner' },
+      });
+      const joined = await d.request('POST', `/invitations/${toAttacker.body.id}/accept`, {
+        key: attacker.key,
+      });
+      assert.equal(joined.status, 200, joined.text);
+      const toSecond = await d.request<{ id: string }>('POST', `/workspaces/${ws.body.id}/invite`, {
+        key: attacker.key,
+        body: { account_id: second.accountId, role: 'owner' },
+      });
+      assert.equal(toSecond.status, 201, toSecond.text);
+      const removed = await d.request('DELETE', `/workspaces/${ws.body.id}/members/${attacker.accountId}`, {
+        key: original.key,
+      });
+      assert.equal(removed.status, 204, removed.text);
+      const inbox = await d.request<{ invitations: unknown[]; total: number; next_offset: number | null }>(
+        'GET',
+        '/invitations',
+        { key: second.key },
+      );
+      assert.deepEqual([inbox.body.invitations, inbox.body.total, inbox.body.next_offset], [[], 0, null]);
+      const accepted = await d.request('POST', `/invitations/${toSecond.body.id}/accept`, {
+        key: second.key,
+      });
+      assert.equal(accepted.status, 404, accepted.text);
+      const coup = await d.request('DELETE', `/workspaces/${ws.body.id}/members/${original.accountId}`, {
+        key: second.key,
+      });
+      assert.equal(coup.status, 404, 'the second account is no member');
+
+      // A free account owns 5 workspaces, its personal one and the one above included.
+      const made = [];
+      for (let i = 0; i < 4; i++) {
+        made.push(
+          (await d.request('POST', '/workspaces', { key: original.key, body: { name: `More ${kind} ${i}` } }))
+            .status,
+        );
+      }
+      assert.deepEqual(made, [201, 201, 201, 403]);
+    });
+
+    it('refuses a free account whose large pages spent its request units, not another tenant (issue 56)', async () => {
+      const heavy = await d.createAccount(`rate-heavy-${kind}`, 'free');
+      const light = await d.createAccount(`rate-light-${kind}`, 'free');
+      for (let i = 0; i < 20; i++) {
+        const made = await d.request('POST', '/tasks', {
+          key: heavy.key,
+          body: { title: `big ${i}`, description: 'd'.repeat(50_000) },
+        });
+        assert.equal(made.status, 201, made.text);
+      }
+      // 1 MB pages cost about 31 units each: a free account's 1,200 a minute buy about 38 of them.
+      let refused: { status: number; headers: Headers; text: string } | undefined;
+      let served = 0;
+      for (let round = 0; round < 30 && !refused; round++) {
+        const answers = await Promise.all(
+          [1, 2, 3, 4].map(() => d.request('GET', '/tasks?limit=200', { key: heavy.key })),
+        );
+        for (const a of answers) {
+          if (a.status === 200) served++;
+          else refused ??= a;
+        }
+      }
+      assert.ok(refused, `the heavy account is refused (${served} pages served)`);
+      assert.equal(refused.status, 429, refused.text);
+      assert.equal(errorOf(refused as Parameters<typeof errorOf>[0]).code, 'RATE_LIMITED');
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      // The minute may turn once while it pulls: twice its units, and the four in flight.
+      assert.ok(served <= 2 * 39 + 4, `${served} pages served`);
+      const other = await d.request('GET', '/tasks', { key: light.key });
+      assert.equal(other.status, 200, other.text);
+    });
+
     it('creates an account with the CLI (agenthost accounts create) on the running deployment’s data dir', async () => {
       const out = await runCli(['accounts', 'create', '--org', `cli-${kind}`, '--tier', 'team', '--json'], {
         PLATFORM_DATA_DIR: d.dataDir,

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import type { Client } from '../cli-context.ts';
 import { printList, printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
+import { noteMore, type PageFlags, pageOptions, readPages } from '../paging.ts';
 
 export type Invitation = Awaited<ReturnType<Client['invitations']['list']>>['invitations'][number];
 
@@ -25,17 +26,25 @@ export function registerInvitations(program: Command, cli: CliRuntime): void {
     .command('invitations')
     .description('Invitations to workspaces addressed to you: list, accept, decline');
 
-  invitations
-    .command('list')
-    .description('List the pending invitations addressed to you (by account id or by your email)')
-    .addHelpText('after', '\nExample:\n  agenthost invitations list --json')
-    .action(
-      cli.action(async (ctx) => {
-        const client = await ctx.client();
-        const page = await client.invitations.list();
-        printList(ctx, page, page.invitations, invitationColumns, 'no pending invitations');
-      }),
-    );
+  pageOptions(
+    invitations
+      .command('list')
+      .description(
+        'List the pending invitations addressed to you (by account id or by your email), oldest first',
+      )
+      .addHelpText('after', '\nExample:\n  agenthost invitations list --all --json'),
+    'invitations',
+  ).action(
+    cli.action(async (ctx, flags: PageFlags) => {
+      const client = await ctx.client();
+      const { items, total } = await readPages(flags, async (page) => {
+        const answer = await client.invitations.list(page);
+        return { items: answer.invitations, total: answer.total };
+      });
+      printList(ctx, { invitations: items, total }, items, invitationColumns, 'no pending invitations');
+      noteMore(ctx, flags, items.length, total);
+    }),
+  );
 
   invitations
     .command('accept')

@@ -12,6 +12,7 @@ import { CliError, EXIT } from '../cli-errors.ts';
 import { printList, printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
 import { ownAccount } from '../own-account.ts';
+import { noteMore, type PageFlags, pageOptions, readPages } from '../paging.ts';
 import { invitationColumns } from './invitations.ts';
 
 type Workspace = Awaited<ReturnType<Client['workspaces']['list']>>['workspaces'][number];
@@ -155,19 +156,25 @@ export function registerWorkspaces(program: Command, cli: CliRuntime): void {
       }),
     );
 
-  workspaces
-    .command('invitations')
-    .description('List a workspace’s pending invitations (owners)')
-    .argument('[workspace]', 'a workspace id or slug (default: -w, the profile’s, else the personal one)')
-    .addHelpText('after', '\nExample:\n  agenthost workspaces invitations acme-research')
-    .action(
-      cli.action(async (ctx, ref: string | undefined) => {
-        const client = await ctx.client();
-        const id = ref ? (await findWorkspace(client, ref)).id : await ctx.workspace(client);
-        const page = await client.workspaces.invitations(id);
-        printList(ctx, page, page.invitations, invitationColumns, 'no pending invitations');
-      }),
-    );
+  pageOptions(
+    workspaces
+      .command('invitations')
+      .description('List a workspace’s pending invitations, oldest first (owners)')
+      .argument('[workspace]', 'a workspace id or slug (default: -w, the profile’s, else the personal one)')
+      .addHelpText('after', '\nExample:\n  agenthost workspaces invitations acme-research --all'),
+    'invitations',
+  ).action(
+    cli.action(async (ctx, ref: string | undefined, flags: PageFlags) => {
+      const client = await ctx.client();
+      const id = ref ? (await findWorkspace(client, ref)).id : await ctx.workspace(client);
+      const { items, total } = await readPages(flags, async (page) => {
+        const answer = await client.workspaces.invitations(id, page);
+        return { items: answer.invitations, total: answer.total };
+      });
+      printList(ctx, { invitations: items, total }, items, invitationColumns, 'no pending invitations');
+      noteMore(ctx, flags, items.length, total);
+    }),
+  );
 
   workspaces
     .command('revoke')

@@ -8,13 +8,15 @@ import { apiKeyItems } from '../api-keys/api-key-items.ts';
 import { generateApiKey } from '../api-keys/api-key-secret.ts';
 import { defineEntity } from '../entity.ts';
 import { memberEntity } from '../workspaces/member-record.ts';
+import { OWNED_WORKSPACES_ATTR } from '../workspaces/owned-workspaces.ts';
 import { workspaceEntity, workspaceKeys } from '../workspaces/workspace-record.ts';
 import { accountKeys } from './account-keys.ts';
 import { slugSchema } from './slug.ts';
 
 /**
- * The account record (docs/data-model.md). Its item also holds `key_count`, which only the API-key
- * transactions touch (by update), so the schema leaves it out and reads strip it.
+ * The account record (docs/data-model.md). Its item also holds `key_count` and `owned_workspaces`,
+ * which only the API-key and membership transactions touch (by update), so the schema leaves them
+ * out and reads strip them.
  */
 export const accountEntity = defineEntity({
   name: 'account',
@@ -83,7 +85,7 @@ export async function createAccount(
     { name: 'key', put: key.byHash, condition: cond.notExists() },
     {
       name: 'account',
-      put: { ...accountEntity.toItem(account), key_count: 1 },
+      put: { ...accountEntity.toItem(account), key_count: 1, [OWNED_WORKSPACES_ATTR]: 1 },
       condition: cond.notExists(),
     },
     {

@@ -9,11 +9,22 @@ export interface TierLimits {
   scheduling: boolean;
   services: number;
   instancesPerService: number;
+  /** Workspaces an account owns at once, its personal one included (docs/limits.md, "Counts per account"). */
+  ownedWorkspaces: number;
+  /** Invitations an account has sent that wait for an answer, over all its workspaces. */
+  pendingInvitations: number;
+  /**
+   * Request units an account may spend a minute on the API's routes other than agent calls: a
+   * request costs 1, its answer 1 more per ANSWER_BYTES_PER_UNIT (docs/http.md, "Request rate").
+   */
+  requestUnitsPerMinute: number;
 }
 
 /**
  * Free and Pro are the spec's numbers. The spec gives Team only service limits and Enterprise
- * "custom"; the other Team and Enterprise values are our defaults (docs/decisions.md).
+ * "custom"; the other Team and Enterprise values are our defaults (docs/decisions.md). The spec
+ * shows no limit of workspaces, invitations or requests a minute: ours bound what one account may
+ * make and take (issue 56: a free account made 2,000 workspaces and 2,000 invitations in 10 s).
  */
 export const TIER_LIMITS: Record<Tier, TierLimits> = {
   free: {
@@ -24,6 +35,9 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: false,
     services: 0,
     instancesPerService: 0,
+    ownedWorkspaces: 5,
+    pendingInvitations: 20,
+    requestUnitsPerMinute: 1_200,
   },
   pro: {
     dailyCalls: 10_000,
@@ -33,6 +47,9 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: true,
     services: 5,
     instancesPerService: 3,
+    ownedWorkspaces: 25,
+    pendingInvitations: 100,
+    requestUnitsPerMinute: 6_000,
   },
   team: {
     dailyCalls: 50_000,
@@ -42,6 +59,9 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: true,
     services: 20,
     instancesPerService: 10,
+    ownedWorkspaces: 100,
+    pendingInvitations: 500,
+    requestUnitsPerMinute: 12_000,
   },
   enterprise: {
     dailyCalls: 250_000,
@@ -51,5 +71,8 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     scheduling: true,
     services: 100,
     instancesPerService: 20,
+    ownedWorkspaces: 500,
+    pendingInvitations: 1000,
+    requestUnitsPerMinute: 60_000,
   },
 };

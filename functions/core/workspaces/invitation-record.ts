@@ -49,6 +49,8 @@ export const invitationEntity = defineEntity({
     invited_by: z.string(),
     created_at: z.string(),
     expires_at: z.string(),
+    /** The inviter's pending-invitation slot it holds (invitation-slots.ts); null if sent before slots. */
+    slot: z.number().int().nullable().default(null),
   }),
   locate: (i) => ({
     ...invitationKeys.invitation(i.id),

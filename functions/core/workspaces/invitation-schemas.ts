@@ -1,4 +1,6 @@
 import * as z from 'zod';
+import { intParam } from '../../shared/query-params.ts';
+import { nextOffsetSchema } from '../payloads/answer-page.ts';
 import { ROLES } from './workspace-schemas.ts';
 
 /** How long an invitation waits for its answer (docs/roles.md). */
@@ -31,7 +33,17 @@ export const invitationSchema = z.object({
   expires_at: z.string(),
 });
 
-export const invitationListSchema = z.object({ invitations: z.array(invitationSchema) });
+export const invitationListSchema = z.object({
+  invitations: z.array(invitationSchema),
+  total: z.number().int().describe('Pending invitations in all, over every page'),
+  next_offset: nextOffsetSchema,
+});
+
+/** Invitation lists page like the other lists (docs/http.md "Pages"). */
+export const invitationListQuery = z.strictObject({
+  limit: intParam(1, 200).default(50),
+  offset: intParam(0, 1_000_000).default(0),
+});
 
 export const invitationParams = z.strictObject({ invitation_id: z.string().min(1).max(100) });
 export const workspaceInvitationParams = z.strictObject({
@@ -40,3 +52,5 @@ export const workspaceInvitationParams = z.strictObject({
 });
 
 export type Invitation = z.infer<typeof invitationSchema>;
+export type InvitationListQuery = z.infer<typeof invitationListQuery>;
+export type InvitationList = z.infer<typeof invitationListSchema>;

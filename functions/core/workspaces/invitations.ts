@@ -3,7 +3,9 @@ import { ConditionFailedError, cond, queryAll, TransactionCanceledError } from '
 import { PlatformError } from '../../shared/errors.ts';
 import { getAccount } from '../accounts/account.ts';
 import { accountKeys } from '../accounts/account-keys.ts';
+import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
+import { sizedPageOf } from '../payloads/answer-page.ts';
 import { type Role, requireMembership } from './authorize.ts';
 import {
   type InvitationRecord,
@@ -11,8 +13,15 @@ import {
   invitationId,
   invitationKeys,
 } from './invitation-record.ts';
-import { INVITATION_LIFETIME_DAYS, type Invitation } from './invitation-schemas.ts';
+import {
+  INVITATION_LIFETIME_DAYS,
+  type Invitation,
+  type InvitationList,
+  type InvitationListQuery,
+} from './invitation-schemas.ts';
+import { freeInvitationSlot, releaseInvitationSlot, takeInvitationSlot } from './invitation-slots.ts';
 import { memberEntity, memberKeys } from './member-record.ts';
+import { ownedWorkspacesExceeded, takeOwnedWorkspace } from './owned-workspaces.ts';
 import { workspaceEntity, workspaceKeys } from './workspace-record.ts';
 import type { Workspace } from './workspace-schemas.ts';
 
@@ -26,6 +35,8 @@ import type { Workspace } from './workspace-schemas.ts';
  */
 
 const NOT_FOUND = 'Invitation not found';
+const WITHDRAWN =
+  'Invitation not found: it was withdrawn, as whoever sent it is no longer an owner of the workspace';
 
 /** Invites an account (by id) or whoever has an email to a workspace (owners only). */
 export async function inviteToWorkspace(
@@ -47,42 +58,59 @@ export async function inviteToWorkspace(
     throw new PlatformError('CONFLICT', 'That account is already a member of the workspace');
   }
   const now = deps.clock.now();
-  const record: InvitationRecord = {
-    id: invitationId(workspaceId, addressee),
-    workspace_id: workspaceId,
-    account_id: addressee.account_id ?? null,
-    email: email ?? null,
-    role: input.role,
-    invited_by: auth.accountId,
-    created_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + INVITATION_LIFETIME_DAYS * 86_400_000).toISOString(),
-  };
-  try {
-    // An expired invitation reads as absent, so inviting again after expiry starts a new one.
-    await deps.store.put(invitationEntity.toItem(record), { condition: cond.notExists() });
-  } catch (err) {
-    if (!(err instanceof ConditionFailedError)) throw err;
-    throw new PlatformError(
-      'CONFLICT',
-      `${email ? 'That email' : 'That account'} already has a pending invitation to this workspace`,
-    );
+  const id = invitationId(workspaceId, addressee);
+  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_DAYS * 86_400_000).toISOString();
+  // A slot a racing invite took first sends us to another free one. Each lost round is another
+  // invite's won slot, so the rounds end, at the latest when the slots are all taken (403).
+  for (let round = 0; ; round++) {
+    const slot = await freeInvitationSlot(deps, auth.accountId, auth.tier);
+    const record: InvitationRecord = {
+      id,
+      workspace_id: workspaceId,
+      account_id: addressee.account_id ?? null,
+      email: email ?? null,
+      role: input.role,
+      invited_by: auth.accountId,
+      created_at: now.toISOString(),
+      expires_at: expiresAt,
+      slot,
+    };
+    try {
+      // An expired invitation reads as absent, so inviting again after expiry starts a new one.
+      await deps.store.transactWrite([
+        { name: 'invitation', put: invitationEntity.toItem(record), condition: cond.notExists() },
+        takeInvitationSlot(auth.accountId, slot, record),
+      ]);
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledError)) throw err;
+      if (err.conditionFailed('invitation')) {
+        throw new PlatformError(
+          'CONFLICT',
+          `${email ? 'That email' : 'That account'} already has a pending invitation to this workspace`,
+        );
+      }
+      if (err.conditionFailed('slot') && round <= TIER_LIMITS[auth.tier].pendingInvitations) continue;
+      throw new PlatformError('CONFLICT', 'Invitations were being sent at the same time; try again');
+    }
+    const shown = await present(deps, record);
+    if (!shown) throw new PlatformError('NOT_FOUND', 'Workspace not found');
+    return shown;
   }
-  const shown = await present(deps, record);
-  if (!shown) throw new PlatformError('NOT_FOUND', 'Workspace not found');
-  return shown;
 }
 
-/** A workspace's pending invitations, oldest first (owners only). */
+/** A workspace's pending invitations, oldest first, a page at a time (owners only). */
 export async function listWorkspaceInvitations(
   deps: CoreDeps,
   auth: AuthContext,
   workspaceId: string,
-): Promise<Invitation[]> {
+  query: InvitationListQuery,
+): Promise<InvitationList> {
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
   const items = await queryAll(deps.store, { index: 'gsi2', pk: invitationKeys.ofWorkspace(workspaceId) });
-  return presentAll(
+  return presentPage(
     deps,
     items.map((i) => invitationEntity.fromItem(i)),
+    query,
   );
 }
 
@@ -95,14 +123,39 @@ export async function revokeInvitation(
 ): Promise<void> {
   await requireMembership(deps, auth.accountId, workspaceId, 'owner');
   const item = await deps.store.get(invitationKeys.invitation(id));
-  if (!item || invitationEntity.fromItem(item).workspace_id !== workspaceId) {
+  const invitation = item ? invitationEntity.fromItem(item) : undefined;
+  if (!invitation || invitation.workspace_id !== workspaceId) {
     throw new PlatformError('NOT_FOUND', NOT_FOUND);
   }
   await deps.store.delete(invitationKeys.invitation(id));
+  await releaseInvitationSlot(deps, invitation);
 }
 
-/** The pending invitations addressed to the caller: to its account id, and to its email. */
-export async function listMyInvitations(deps: CoreDeps, auth: AuthContext): Promise<Invitation[]> {
+/**
+ * Withdraws the pending invitations `accountId` sent to a workspace it is no owner of any more
+ * (removed, or left). Accepting them is refused anyway (acceptInvitation checks the inviter); this
+ * takes them out of the lists and frees the inviter's slots. Not atomic with the removal: an
+ * invitation it misses stays refused at accept and expires.
+ */
+export async function withdrawInvitationsOf(deps: CoreDeps, workspaceId: string, accountId: string) {
+  const items = await queryAll(deps.store, { index: 'gsi2', pk: invitationKeys.ofWorkspace(workspaceId) });
+  const theirs = items.map((i) => invitationEntity.fromItem(i)).filter((i) => i.invited_by === accountId);
+  for (const invitation of theirs) {
+    await deps.store.delete(invitationKeys.invitation(invitation.id));
+    await releaseInvitationSlot(deps, invitation);
+  }
+}
+
+/**
+ * The pending invitations addressed to the caller (to its account id, and to its email), oldest
+ * first, a page at a time: anyone may invite an email, so an inbox has no bound of its own, and
+ * only the page's invitations are read beside their workspaces.
+ */
+export async function listMyInvitations(
+  deps: CoreDeps,
+  auth: AuthContext,
+  query: InvitationListQuery,
+): Promise<InvitationList> {
   const email = (await getAccount(deps, auth.accountId))?.email;
   const partitions = [
     invitationKeys.ofAccount(auth.accountId),
@@ -113,13 +166,16 @@ export async function listMyInvitations(deps: CoreDeps, auth: AuthContext): Prom
   ).flat();
   const records = items.map((i) => invitationEntity.fromItem(i));
   records.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
-  return presentAll(deps, records);
+  return presentPage(deps, records, query);
 }
 
 /**
  * Accepts an invitation addressed to the caller: in one transaction the invitation is deleted (it
- * must still exist, so of two racing accepts one wins), the membership created (it must not exist)
- * and the workspace's owner count raised for an owner's role.
+ * must still exist, so of two racing accepts one wins), the membership created (it must not exist),
+ * the workspace's owner count raised for an owner's role, and its inviter checked to be an owner
+ * still. An invitation speaks for its inviter only while the inviter may invite: one whose inviter
+ * left, was removed or lost the owner role is withdrawn, so a removed owner cannot come back
+ * through an invitation it sent its own second account before it went (docs/roles.md).
  */
 export async function acceptInvitation(deps: CoreDeps, auth: AuthContext, id: string): Promise<Workspace> {
   const invitation = await addressedToCaller(deps, auth, id);
@@ -143,18 +199,32 @@ export async function acceptInvitation(deps: CoreDeps, auth: AuthContext, id: st
         spec: { add: { owner_count: invitation.role === 'owner' ? 1 : 0 } },
         condition: cond.exists(),
       },
+      {
+        name: 'inviter',
+        check: memberKeys.member(invitation.workspace_id, invitation.invited_by),
+        condition: cond.eq('role', 'owner'),
+      },
+      ...(invitation.role === 'owner' ? [takeOwnedWorkspace(auth.accountId, auth.tier)] : []),
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
     if (err.conditionFailed('invitation')) throw new PlatformError('NOT_FOUND', NOT_FOUND);
+    if (err.conditionFailed('inviter')) {
+      await deps.store.delete(invitationKeys.invitation(id));
+      await releaseInvitationSlot(deps, invitation);
+      throw new PlatformError('NOT_FOUND', WITHDRAWN);
+    }
+    if (err.conditionFailed('owned')) throw ownedWorkspacesExceeded(auth.tier);
     if (err.conditionFailed('member')) {
       // A member already (it accepted another invitation to the workspace): this one has no use left.
       await deps.store.delete(invitationKeys.invitation(id));
+      await releaseInvitationSlot(deps, invitation);
       throw new PlatformError('CONFLICT', 'You are already a member of this workspace');
     }
     if (err.conditionFailed('workspace')) throw new PlatformError('NOT_FOUND', 'Workspace not found');
     throw new PlatformError('CONFLICT', 'The invitation changed meanwhile; try again');
   }
+  await releaseInvitationSlot(deps, invitation);
   const ws = await deps.store.get(workspaceKeys.workspace(invitation.workspace_id));
   if (!ws) throw new PlatformError('NOT_FOUND', 'Workspace not found');
   const w = workspaceEntity.fromItem(ws);
@@ -170,13 +240,14 @@ export async function acceptInvitation(deps: CoreDeps, auth: AuthContext, id: st
 
 /** Declines an invitation addressed to the caller: it is deleted, and no membership is made. */
 export async function declineInvitation(deps: CoreDeps, auth: AuthContext, id: string): Promise<void> {
-  await addressedToCaller(deps, auth, id);
+  const invitation = await addressedToCaller(deps, auth, id);
   try {
     await deps.store.delete(invitationKeys.invitation(id), { condition: cond.exists() });
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;
     throw new PlatformError('NOT_FOUND', NOT_FOUND);
   }
+  await releaseInvitationSlot(deps, invitation);
 }
 
 /**
@@ -198,10 +269,28 @@ function isPast(invitation: InvitationRecord, deps: CoreDeps): boolean {
   return Date.parse(invitation.expires_at) <= deps.clock.now().getTime();
 }
 
-async function presentAll(deps: CoreDeps, records: InvitationRecord[]): Promise<Invitation[]> {
+/**
+ * A page of the open invitations among `records` (docs/http.md "Pages"): at most `limit`, bounded
+ * by size like the other lists, and only the page's invitations read beside their workspace and
+ * inviter (a list of 900 once took 4 s on AWS, reading every one of them).
+ */
+async function presentPage(
+  deps: CoreDeps,
+  records: InvitationRecord[],
+  query: InvitationListQuery,
+): Promise<InvitationList> {
   const open = records.filter((r) => !isPast(r, deps));
-  const shown = await Promise.all(open.map((r) => present(deps, r)));
-  return shown.filter((i): i is Invitation => i !== undefined);
+  const { page, next_offset } = await sizedPageOf(
+    open.slice(query.offset, query.offset + query.limit),
+    query.offset,
+    open.length,
+    (r) => present(deps, r),
+  );
+  return {
+    invitations: page.filter((i): i is Invitation => i !== undefined),
+    total: open.length,
+    next_offset,
+  };
 }
 
 /**

@@ -7,13 +7,16 @@ import { getAccount } from '../accounts/account.ts';
 import { slugSchema } from '../accounts/slug.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { type Role, requireMembership } from './authorize.ts';
+import { withdrawInvitationsOf } from './invitations.ts';
 import { memberEntity, memberKeys } from './member-record.ts';
+import { ownedWorkspacesExceeded, releaseOwnedWorkspace, takeOwnedWorkspace } from './owned-workspaces.ts';
 import { workspaceEntity, workspaceKeys } from './workspace-record.ts';
 import type { Member, Workspace } from './workspace-schemas.ts';
 
 /**
- * Creates a workspace with the caller as its only owner. An explicit slug that is taken is a 409;
- * a slug derived from the name gets a short random suffix until it is free.
+ * Creates a workspace with the caller as its only owner, counted against the workspaces its tier
+ * lets it own (owned-workspaces.ts). An explicit slug that is taken is a 409; a slug derived from
+ * the name gets a short random suffix until it is free.
  */
 export async function createWorkspace(
   deps: CoreDeps,
@@ -46,9 +49,13 @@ export async function createWorkspace(
             joined_at: now,
           }),
         },
+        takeOwnedWorkspace(auth.accountId, auth.tier),
       ]);
       return { id, name: input.name, slug, role: 'owner', personal: false, created_at: now };
     } catch (err) {
+      if (err instanceof TransactionCanceledError && err.cancelledBy('owned')) {
+        throw ownedWorkspacesExceeded(auth.tier);
+      }
       if (!(err instanceof TransactionCanceledError) || !err.cancelledBy('slug')) throw err;
     }
   }
@@ -135,6 +142,7 @@ export async function removeMember(
         spec: { add: { owner_count: wasOwner ? -1 : 0 } },
         condition: wasOwner ? cond.gt('owner_count', 1) : cond.exists(),
       },
+      ...(wasOwner ? [releaseOwnedWorkspace(accountId)] : []),
     ]);
   } catch (err) {
     if (!(err instanceof TransactionCanceledError)) throw err;
@@ -143,6 +151,9 @@ export async function removeMember(
     }
     throw new PlatformError('CONFLICT', 'The membership changed meanwhile; try again');
   }
+  // The invitations it sent are withdrawn: accepting them is refused anyway (invitations.ts), and
+  // this keeps them out of the lists and frees the inviter's pending-invitation slots.
+  if (wasOwner) await withdrawInvitationsOf(deps, workspaceId, accountId);
 }
 
 function toWorkspace(ws: z.output<typeof workspaceEntity.schema>, role: Role): Workspace {

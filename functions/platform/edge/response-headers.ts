@@ -38,7 +38,8 @@ export async function responseHeaders(
 /** The quota a 429 came from when it is not the daily call quota the headers show by default. */
 export function refusingQuota(err: PlatformError): RateLimitState | undefined {
   const d = err.details;
-  if (err.code !== 'RATE_LIMITED' || !d || !['sandbox', 'paid'].includes(String(d.quota))) return undefined;
+  if (err.code !== 'RATE_LIMITED' || !d || !['sandbox', 'paid', 'requests'].includes(String(d.quota)))
+    return undefined;
   if (typeof d.limit !== 'number' || typeof d.reset !== 'number') return undefined;
   return { limit: d.limit, remaining: 0, reset: d.reset };
 }

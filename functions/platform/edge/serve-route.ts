@@ -3,6 +3,7 @@ import { bodyTooLarge } from '../../shared/errors.ts';
 import { bodySizing } from '../carried-body-meter.ts';
 import { IGNORED_KEYLESS_BODY_BYTES } from '../keyless-bodies.ts';
 import { parseInput } from '../operation-input.ts';
+import { admitAccount, chargeAnswer } from './account-admission.ts';
 import { type KeylessReads, refuseCounted } from './address-admission.ts';
 import { answer } from './answer-mapping.ts';
 import { authenticateKey } from './authentication.ts';
@@ -13,8 +14,8 @@ import type { RouteMatch } from './route-matcher.ts';
 
 /*
  * One matched route, in the order that keeps a body unread until someone may send it: the caller
- * (authentication.ts; keyless, the address's count and the path's credential: address-admission.ts),
- * then the declared size, then the body (body-reading.ts), then the route's schemas
+ * (authentication.ts; keyless, the address's count and the path's credential: address-admission.ts)
+ * and its account's request rate (account-admission.ts), then the declared size, then the body (body-reading.ts), then the route's schemas
  * (operation-input.ts), the operation, and its answer (answer-mapping.ts).
  */
 export async function serveRoute(
@@ -47,6 +48,7 @@ export async function serveRoute(
     releaseRead = await keylessReads.admit(scope, params, takesBody);
   } else {
     await authenticateKey(scope, header('authorization'), route.acceptsRunCredential === true);
+    await admitAccount(scope);
     if (sizing.declaredRefusal) throw sizing.declaredRefusal;
   }
 
@@ -75,7 +77,9 @@ export async function serveRoute(
       waitUntil: scope.waitUntil,
       onDelivered: scope.onDelivered,
     });
-    return await answer(scope, result, { method: request.method, path: route.path, header });
+    const response = await answer(scope, result, { method: request.method, path: route.path, header });
+    chargeAnswer(scope, response);
+    return response;
   } finally {
     // Removed before the answer goes out, also when the operation fails.
     if (body && !Buffer.isBuffer(body) && 'path' in body) await rm(body.path, { force: true });

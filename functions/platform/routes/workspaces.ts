@@ -4,6 +4,7 @@
  */
 
 import {
+  invitationListQuery,
   invitationListSchema,
   invitationParams,
   invitationSchema,
@@ -38,7 +39,7 @@ export const workspaceRoutes = {
     summary: 'Create a workspace; the caller becomes its owner',
     tag: 'Workspaces',
     body: workspaceCreateBody,
-    errors: ['CONFLICT'],
+    errors: ['CONFLICT', 'FORBIDDEN'],
     success: { status: 201, schema: workspaceSchema, description: 'Created' },
   }),
   listMembers: route({
@@ -63,7 +64,7 @@ export const workspaceRoutes = {
     tag: 'Workspaces',
     params: workspaceParams,
     body: inviteBody,
-    errors: ['CONFLICT'],
+    errors: ['CONFLICT', 'FORBIDDEN'],
     success: { status: 201, schema: invitationSchema, description: 'The pending invitation' },
   }),
   listWorkspaceInvitations: route({
@@ -72,10 +73,15 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     workspaceRole: 'owner',
-    summary: 'List a workspace’s pending invitations',
+    summary: 'List a workspace’s pending invitations, oldest first (paged)',
     tag: 'Workspaces',
     params: workspaceParams,
-    success: { status: 200, schema: invitationListSchema, description: 'The pending invitations' },
+    query: invitationListQuery,
+    success: {
+      status: 200,
+      schema: invitationListSchema,
+      description: 'A page of the pending invitations and their total',
+    },
   }),
   revokeInvitation: route({
     method: 'DELETE',
@@ -93,9 +99,15 @@ export const workspaceRoutes = {
     path: '/invitations',
     module: 'workspaces',
     auth: 'api-key',
-    summary: 'List the pending invitations addressed to the caller (by account id or by its email)',
+    summary:
+      'List the pending invitations addressed to the caller (by account id or by its email), oldest first (paged)',
     tag: 'Workspaces',
-    success: { status: 200, schema: invitationListSchema, description: 'The caller’s pending invitations' },
+    query: invitationListQuery,
+    success: {
+      status: 200,
+      schema: invitationListSchema,
+      description: 'A page of the caller’s pending invitations and their total',
+    },
   }),
   acceptInvitation: route({
     method: 'POST',
@@ -105,7 +117,7 @@ export const workspaceRoutes = {
     summary: 'Accept an invitation addressed to the caller: the caller becomes a member with its role',
     tag: 'Workspaces',
     params: invitationParams,
-    errors: ['CONFLICT'],
+    errors: ['CONFLICT', 'FORBIDDEN'],
     success: {
       status: 200,
       schema: workspaceSchema,

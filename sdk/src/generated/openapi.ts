@@ -235,7 +235,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List a workspace’s pending invitations
+         * List a workspace’s pending invitations, oldest first (paged)
          * @description Needs the owner role in the workspace (callers who are not members get 404).
          */
         get: operations["listWorkspaceInvitations"];
@@ -274,7 +274,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the pending invitations addressed to the caller (by account id or by its email) */
+        /** List the pending invitations addressed to the caller (by account id or by its email), oldest first (paged) */
         get: operations["listInvitations"];
         put?: never;
         post?: never;
@@ -2937,6 +2937,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                        };
+                    };
+                };
+            };
             /** @description Conflict with the current state (it already exists, or something depends on it) */
             409: {
                 headers: {
@@ -3391,7 +3409,10 @@ export interface operations {
     };
     listWorkspaceInvitations: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
             header?: never;
             path: {
                 workspace_id: string;
@@ -3400,7 +3421,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The pending invitations */
+            /** @description A page of the pending invitations and their total */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3437,6 +3458,10 @@ export interface operations {
                             created_at: string;
                             expires_at: string;
                         }[];
+                        /** @description Pending invitations in all, over every page */
+                        total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
                     };
                 };
@@ -3690,14 +3715,17 @@ export interface operations {
     };
     listInvitations: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The caller’s pending invitations */
+            /** @description A page of the caller’s pending invitations and their total */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3734,7 +3762,29 @@ export interface operations {
                             created_at: string;
                             expires_at: string;
                         }[];
+                        /** @description Pending invitations in all, over every page */
+                        total: number;
+                        /** @description Offset of the next page, null when this is the last; a page may hold fewer than `limit` items when they are large (docs/http.md "Pages") */
+                        next_offset: number | null;
                         metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description Invalid input (error.details.fields names each offending field) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                        };
                     };
                 };
             };
@@ -3866,6 +3916,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
                         };
                     };
                 };

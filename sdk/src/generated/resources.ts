@@ -62,14 +62,14 @@ export function createResources(api: Client<paths>) {
   const inviteMember = method('inviteMember', async (workspace_id: string, body: JsonBody<'inviteMember'>) =>
     unwrap(await api.POST('/workspaces/{workspace_id}/invite', { params: { path: { workspace_id } }, body })),
   );
-  const listWorkspaceInvitations = method('listWorkspaceInvitations', async (workspace_id: string) =>
-    unwrap(await api.GET('/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id } } })),
+  const listWorkspaceInvitations = method('listWorkspaceInvitations', async (workspace_id: string, query: Query<'listWorkspaceInvitations'> = {}) =>
+    unwrap(await api.GET('/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id }, query } })),
   );
   const revokeInvitation = method('revokeInvitation', async (workspace_id: string, invitation_id: string) =>
     unwrap(await api.DELETE('/workspaces/{workspace_id}/invitations/{invitation_id}', { params: { path: { workspace_id, invitation_id } } })),
   );
-  const listInvitations = method('listInvitations', async () =>
-    unwrap(await api.GET('/invitations')),
+  const listInvitations = method('listInvitations', async (query: Query<'listInvitations'> = {}) =>
+    unwrap(await api.GET('/invitations', { params: { query } })),
   );
   const acceptInvitation = method('acceptInvitation', async (invitation_id: string) =>
     unwrap(await api.POST('/invitations/{invitation_id}/accept', { params: { path: { invitation_id } } })),
@@ -284,16 +284,24 @@ export function createResources(api: Client<paths>) {
       members: listMembers,
       /** Invite an account (by account_id) or an email to a workspace: a pending invitation, a membership only once the invited account accepts it */
       invite: inviteMember,
-      /** List a workspace’s pending invitations */
+      /** List a workspace’s pending invitations, oldest first (paged) */
       invitations: listWorkspaceInvitations,
+      /** Every item of workspaces.invitations, fetching pageSize at a time. */
+      iterateInvitations: helper('listWorkspaceInvitations', (workspace_id: string, pageSize = 50) =>
+        offsetItems('invitations', (page) => listWorkspaceInvitations(workspace_id, page), pageSize),
+      ),
       /** Withdraw a pending invitation of the workspace */
       revokeInvitation,
       /** Remove a member (owners), or leave (any member, own account id); the last owner stays */
       removeMember,
     },
     invitations: {
-      /** List the pending invitations addressed to the caller (by account id or by its email) */
+      /** List the pending invitations addressed to the caller (by account id or by its email), oldest first (paged) */
       list: listInvitations,
+      /** Every item of invitations.list, fetching pageSize at a time. */
+      iterate: helper('listInvitations', (pageSize = 50) =>
+        offsetItems('invitations', (page) => listInvitations(page), pageSize),
+      ),
       /** Accept an invitation addressed to the caller: the caller becomes a member with its role */
       accept: acceptInvitation,
       /** Decline an invitation addressed to the caller: it is deleted, no membership is made */
