@@ -43,6 +43,13 @@ for (const backend of BACKENDS) {
         201,
       );
 
+      const spare = await p.request<{ api_key: string }>('POST', '/api-keys', {
+        key: heavy.key,
+        body: { name: 'spare' },
+      });
+      assert.equal(spare.status, 201, spare.text);
+      const spareKey = spare.body.api_key;
+
       // The heavy account pulls its 2 MB page four at a time until it is refused.
       const limit = TIER_LIMITS.free.requestUnitsPerMinute;
       let served = 0;
@@ -89,6 +96,13 @@ for (const backend of BACKENDS) {
       assert.equal(mine.headers.get('x-ratelimit-limit'), String(TIER_LIMITS.free.dailyCalls));
       const again = await p.request('GET', '/tasks?limit=1', { key: heavy.key });
       assert.equal(again.status, 429, 'small requests too, until the minute turns');
+      // The rate is the account's, not its key's: another key of the same account gets no fresh minute.
+      const viaOther = await p.request('GET', '/tasks?limit=1', { key: spareKey });
+      assert.equal(viaOther.status, 429, 'a second key of the account shares its minute');
+      assert.equal(errorOf(viaOther).code, 'RATE_LIMITED');
+      // The routes without a key have the address rate, not the account's: sent with the spent key, still answered.
+      const keyless = await p.request('GET', '/openapi.json', { key: heavy.key });
+      assert.equal(keyless.status, 200, 'a keyless route is not counted against the account');
 
       // The next minute the account has its units again.
       p.clock.advance(60_000);
