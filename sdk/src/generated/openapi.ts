@@ -1378,7 +1378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1550,7 +1550,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1666,7 +1666,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1814,7 +1814,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2002,7 +2002,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2138,7 +2138,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2254,7 +2254,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2439,7 +2439,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2575,7 +2575,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2723,7 +2723,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2818,7 +2818,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2937,7 +2937,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3009,7 +3009,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3138,7 +3138,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3278,7 +3278,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3368,7 +3368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3503,7 +3503,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3539,7 +3539,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3638,7 +3638,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3674,7 +3674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3807,7 +3807,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3920,7 +3920,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3974,7 +3974,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4090,7 +4090,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4189,7 +4189,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4243,7 +4243,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4368,7 +4368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4482,7 +4482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4554,7 +4554,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4653,7 +4653,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4689,7 +4689,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4845,7 +4845,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5098,7 +5098,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5188,7 +5188,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5354,7 +5354,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5456,7 +5456,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5510,7 +5510,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5756,7 +5756,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5828,7 +5828,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5987,7 +5987,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6077,7 +6077,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6203,7 +6203,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6239,7 +6239,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6382,7 +6382,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6526,7 +6526,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6684,7 +6684,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6774,7 +6774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7108,7 +7108,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7303,7 +7303,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7393,7 +7393,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7534,7 +7534,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7588,7 +7588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7746,7 +7746,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7903,7 +7903,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8059,7 +8059,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8209,7 +8209,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8375,7 +8375,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8530,7 +8530,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8688,7 +8688,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8724,7 +8724,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8883,7 +8883,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8919,7 +8919,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9077,7 +9077,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9113,7 +9113,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9281,7 +9281,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9317,7 +9317,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9496,7 +9496,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9659,7 +9659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9749,7 +9749,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9900,7 +9900,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9999,7 +9999,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10035,7 +10035,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10186,7 +10186,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10276,7 +10276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10404,7 +10404,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10494,7 +10494,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10648,7 +10648,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10782,7 +10782,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10889,7 +10889,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10925,7 +10925,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11032,7 +11032,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11122,7 +11122,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11279,7 +11279,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11424,7 +11424,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11532,7 +11532,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11664,7 +11664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11763,7 +11763,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11799,7 +11799,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11930,7 +11930,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12038,7 +12038,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12152,7 +12152,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12224,7 +12224,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12345,7 +12345,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, or (MCP) the Host or Origin is not one the platform answers under */
+            /** @description Forbidden: the owner role is needed, the caller may not use this agent or skill, a per-tier count is reached (error.details.quota "workspaces" or "invitations", with details.limit), or (MCP) the Host or Origin is not one the platform answers under */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12453,7 +12453,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12598,7 +12598,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12683,7 +12683,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12831,7 +12831,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12945,7 +12945,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13059,7 +13059,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Daily quota or concurrency limit reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
