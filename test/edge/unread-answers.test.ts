@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ENV } from '../../functions/shared/env-names.ts';
@@ -168,6 +169,52 @@ describe('answers a client does not read', () => {
     assert.ok(held.unreadBytes() > 0, 'the unread pages still wait');
 
     for (const c of [...first, second, third]) c.socket.destroy();
+    await waitFor('the unread pages dropped', () => (held.unreadBytes() === 0 ? true : undefined));
+  });
+
+  it('delivers the large answer of a call that ran, even with the unread budget taken, instead of a 429 for work done and charged', async () => {
+    const { key } = await withLargePage(held, 'fullbudget');
+    await publish(held, key, 'large', { type: 'object', properties: { text: { type: 'string' } } });
+    const port = portOf(held);
+    // Two pages left unread from two addresses: the server's budget (12 MiB) has less than 1 MB left.
+    const pages = ['127.0.0.71', '127.0.0.72'].map((from) => unread(port, from, getTasks(key)));
+    for (const p of pages) assert.equal(status(await p.head), '200');
+    assert.ok(held.unreadBytes() + 1_000_000 > TOTAL, `unread bytes: ${held.unreadBytes()}`);
+    // A call whose answer (about 1 MB) is past what is left: it ran, so its answer is sent.
+    fake.setResponder(() => ({ json: { text: 'r'.repeat(1_000_000) } }));
+    try {
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            localAddress: '127.0.0.73',
+            method: 'POST',
+            path: '/fullbudget/large/v1/run',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
+            );
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ text: 'large' }));
+      });
+      assert.equal(answer.status, 200, answer.text.slice(0, 300));
+      assert.equal((JSON.parse(answer.text) as { data: { text: string } }).data.text.length, 1_000_000);
+      // A page asked for now is a read the client can repeat: still refused.
+      const third = unread(port, '127.0.0.74', getTasks(key));
+      assert.equal(status(await third.head), '429');
+      third.socket.destroy();
+    } finally {
+      fake.reset();
+      for (const p of pages) p.socket.destroy();
+    }
     await waitFor('the unread pages dropped', () => (held.unreadBytes() === 0 ? true : undefined));
   });
 
