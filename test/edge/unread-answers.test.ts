@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { writeResponse } from '../../functions/platform/edge/node-request.ts';
+import { UnreadAnswers } from '../../functions/platform/unread-answers.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -353,6 +355,44 @@ describe('answers a client does not read', () => {
       assert.ok(rest < STREAMED_PIECES.length * 16_000, `read ${rest} bytes`);
     } finally {
       fake.reset();
+    }
+  });
+});
+
+describe('an answer written after its client hung up', () => {
+  it('is not counted as unread: a client gone before a streamed body’s end leaves its address nothing held', async () => {
+    const answers = new UnreadAnswers({
+      perAddressBytes: 8 * MIB,
+      totalBytes: 12 * MIB,
+      writeTimeoutMs: 600_000,
+    });
+    let written!: Promise<void>;
+    const server = createServer((_req, res) => {
+      // A body of one large chunk (a file read, say) whose end comes only once the client has gone.
+      let pulls = 0;
+      const body = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            if (pulls++ === 0) return controller.enqueue(new Uint8Array(6 * MIB));
+            if (!res.destroyed) await new Promise((resolve) => res.once('close', resolve));
+            controller.close();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      written = writeResponse(res, new Response(body), answers, '127.0.0.81');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const client = unread(port, '127.0.0.81', 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      await waitFor('the request handled', () => (written ? true : undefined));
+      client.socket.destroy();
+      await written;
+      assert.equal(answers.bytesOf('127.0.0.81'), 0);
+      assert.equal(answers.bytes, 0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
