@@ -366,7 +366,7 @@ describe('an answer written after its client hung up', () => {
       totalBytes: 12 * MIB,
       writeTimeoutMs: 600_000,
     });
-    let written!: Promise<void>;
+    let written: Promise<void> | undefined;
     const server = createServer((_req, res) => {
       // A body of one large chunk (a file read, say) whose end comes only once the client has gone.
       let pulls = 0;
