@@ -167,7 +167,11 @@ export class AnswerWriter {
 
   /** Counts the answer as it stands now; watches it while bytes wait. */
   sync(): void {
-    const now = this.closed || this.res.writableFinished ? 0 : this.whole + this.res.writableLength;
+    // A response already destroyed holds nothing, and its 'close' may have gone by before this
+    // writer watched it (a client gone while a streamed body's first chunk was awaited): counted,
+    // its bytes would never be taken off, and enough such would lock its address out for good.
+    const gone = this.closed || this.res.destroyed || this.res.writableFinished;
+    const now = gone ? 0 : this.whole + this.res.writableLength;
     this.owner.add(this.address, now - this.counted);
     this.counted = now;
     if (now > 0) this.watch();

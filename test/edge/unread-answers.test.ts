@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { createServer, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { writeResponse } from '../../functions/platform/edge/node-request.ts';
+import { UnreadAnswers } from '../../functions/platform/unread-answers.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -171,6 +174,52 @@ describe('answers a client does not read', () => {
     await waitFor('the unread pages dropped', () => (held.unreadBytes() === 0 ? true : undefined));
   });
 
+  it('delivers the large answer of a call that ran, even with the unread budget taken, instead of a 429 for work done and charged', async () => {
+    const { key } = await withLargePage(held, 'fullbudget');
+    await publish(held, key, 'large', { type: 'object', properties: { text: { type: 'string' } } });
+    const port = portOf(held);
+    // Two pages left unread from two addresses: the server's budget (12 MiB) has less than 1 MB left.
+    const pages = ['127.0.0.71', '127.0.0.72'].map((from) => unread(port, from, getTasks(key)));
+    for (const p of pages) assert.equal(status(await p.head), '200');
+    assert.ok(held.unreadBytes() + 1_000_000 > TOTAL, `unread bytes: ${held.unreadBytes()}`);
+    // A call whose answer (about 1 MB) is past what is left: it ran, so its answer is sent.
+    fake.setResponder(() => ({ json: { text: 'r'.repeat(1_000_000) } }));
+    try {
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            localAddress: '127.0.0.73',
+            method: 'POST',
+            path: '/fullbudget/large/v1/run',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
+            );
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ text: 'large' }));
+      });
+      assert.equal(answer.status, 200, answer.text.slice(0, 300));
+      assert.equal((JSON.parse(answer.text) as { data: { text: string } }).data.text.length, 1_000_000);
+      // A page asked for now is a read the client can repeat: still refused.
+      const third = unread(port, '127.0.0.74', getTasks(key));
+      assert.equal(status(await third.head), '429');
+      third.socket.destroy();
+    } finally {
+      fake.reset();
+      for (const p of pages) p.socket.destroy();
+    }
+    await waitFor('the unread pages dropped', () => (held.unreadBytes() === 0 ? true : undefined));
+  });
+
   it('closes a connection that reads nothing of its answer for the write timeout, freeing what it held', async () => {
     const { key } = await withLargePage(timed, 'stalled');
     const c = unread(portOf(timed), '127.0.0.31', getTasks(key));
@@ -306,6 +355,44 @@ describe('answers a client does not read', () => {
       assert.ok(rest < STREAMED_PIECES.length * 16_000, `read ${rest} bytes`);
     } finally {
       fake.reset();
+    }
+  });
+});
+
+describe('an answer written after its client hung up', () => {
+  it('is not counted as unread: a client gone before a streamed body’s end leaves its address nothing held', async () => {
+    const answers = new UnreadAnswers({
+      perAddressBytes: 8 * MIB,
+      totalBytes: 12 * MIB,
+      writeTimeoutMs: 600_000,
+    });
+    let written: Promise<void> | undefined;
+    const server = createServer((_req, res) => {
+      // A body of one large chunk (a file read, say) whose end comes only once the client has gone.
+      let pulls = 0;
+      const body = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            if (pulls++ === 0) return controller.enqueue(new Uint8Array(6 * MIB));
+            if (!res.destroyed) await new Promise((resolve) => res.once('close', resolve));
+            controller.close();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      written = writeResponse(res, new Response(body), answers, '127.0.0.81');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const client = unread(port, '127.0.0.81', 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      await waitFor('the request handled', () => (written ? true : undefined));
+      client.socket.destroy();
+      await written;
+      assert.equal(answers.bytesOf('127.0.0.81'), 0);
+      assert.equal(answers.bytes, 0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -156,9 +156,13 @@ export class NodeShell {
       if (held.length > 0) await this.settled(held.splice(0));
       // The client went away mid-body: nobody is left to answer.
       if (res.destroyed || socket.destroyed) return void res.destroy();
-      // A large answer past what its address (or the server) may leave unread is not written.
+      // A large answer past what its address (or the server) may leave unread is not written, if
+      // its request is a read the client can repeat. Any other request's work is done (a paid call
+      // charged, a task created): its answer goes out whatever it costs, or the client would pay
+      // for nothing and retry a write. The refusal before the run (`full`) still bounds what one
+      // address leaves unread (docs/http.md, "Answers a client does not read").
       const bytes = answerBytes(response);
-      if (bytes !== undefined && !this.unread.fits(address, bytes))
+      if (bytes !== undefined && REPEATABLE.has(method) && !this.unread.fits(address, bytes))
         response = unreadRefusal(response, this.unread.refusal(), requestId);
       writing = true;
       await this.write(req, res, socket, address, response, overCap);
@@ -221,6 +225,9 @@ export class NodeShell {
     res.end(body);
   }
 }
+
+/** Methods whose answer may be refused once built (RFC 9110 §9.2.1: safe, their work repeatable). */
+const REPEATABLE = new Set(['GET', 'HEAD']);
 
 /** A listener that drops what it is given. */
 const ignore = () => undefined;
