@@ -146,6 +146,7 @@ export class NodeShell {
     const delivered: (() => Promise<unknown>)[] = [];
     const onDelivered = (run: () => Promise<unknown>) => void delivered.push(run);
     let writing = false;
+    let written = false;
     try {
       const requestId = newRequestId();
       let response = await this.app(
@@ -154,8 +155,12 @@ export class NodeShell {
         { waitUntil, onDelivered },
       );
       if (held.length > 0) await this.settled(held.splice(0));
-      // The client went away mid-body: nobody is left to answer.
-      if (res.destroyed || socket.destroyed) return void res.destroy();
+      // The client went away mid-body: nobody is left to answer. A streamed answer's producer is
+      // told as a hang-up is (its call stops and its slot goes), or it would wait on a reader.
+      if (res.destroyed || socket.destroyed) {
+        void response.body?.cancel().catch(ignore);
+        return void res.destroy();
+      }
       // A large answer past what its address (or the server) may leave unread is not written, if
       // its request is a read the client can repeat. Any other request's work is done (a paid call
       // charged, a task created): its answer goes out whatever it costs, or the client would pay
@@ -166,13 +171,17 @@ export class NodeShell {
         response = unreadRefusal(response, this.unread.refusal(), requestId);
       writing = true;
       await this.write(req, res, socket, address, response, overCap);
+      written = true;
       // A streamed answer's producer hands its work over as it ends, after the answer began.
       if (held.length > 0) await this.settled(held.splice(0));
     } finally {
-      // Not waited for when nothing was written (the shell's 500 goes out after this returns).
       if (delivered.length > 0) {
-        if (writing) await delivery(res);
-        await this.settled(delivered.map((run) => run()));
+        const release = () => this.settled(delivered.map((run) => run()));
+        // Nothing written: nothing to wait for. A write that threw ends in the shell's 500 or a
+        // destroyed connection, after this returns: the release follows that end, unawaited.
+        if (!writing) await release();
+        else if (written) await delivery(res).then(release);
+        else void delivery(res).then(release);
       }
     }
   }
