@@ -16,6 +16,7 @@ import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { newRequestId } from '../shared/request-ids.ts';
 import type { Deps } from './deps.ts';
+import { acceptsMediaType } from './edge/accept-negotiation.ts';
 import { errorEnvelope } from './error-answer.ts';
 
 /*
@@ -134,7 +135,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
  * from a client that reads SSE: then the answer is a stream, which carries the progress.
  */
 function wantsProgress(body: Buffer, accept: string | undefined): boolean {
-  if (!accept?.includes('text/event-stream')) return false;
+  if (accept === undefined || !acceptsMediaType(accept, 'text/event-stream')) return false;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));

@@ -251,6 +251,28 @@ describe('POST /mcp: agents as MCP tools', () => {
     });
     assert.deepEqual(plain.structuredContent, { text: 'whole' });
     assert.notEqual(fake.calls.at(-1)?.body.stream, true);
+
+    // A client that lists SSE with weight 0 finds it not acceptable (RFC 9110): a JSON answer, no stream.
+    fake.enqueue({ text: 'plain json' });
+    const refused = await postMcpAs(
+      p.url,
+      alpha.key,
+      { accept: 'application/json, text/event-stream;q=0' },
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: {
+          name: 'mcp-alpha__summarise',
+          arguments: { text: 'A long text.', sentences: 2 },
+          _meta: { progressToken: 'p1' },
+        },
+      },
+    );
+    assert.equal(refused.status, 200, refused.body);
+    assert.match(String(refused.headers['content-type']), /^application\/json/);
+    assert.deepEqual(JSON.parse(refused.body).result.structuredContent, { text: 'plain json' });
+    assert.notEqual(fake.calls.at(-1)?.body.stream, true);
   });
 
   it('calls a tool agent in the sandbox, its answer checked against its output schema by the client', async () => {
