@@ -16,6 +16,7 @@ import {
   LlmNotConfiguredError,
   type LlmProviderId,
   type LlmRequest,
+  type LlmResponseFacts,
   type LlmResult,
   type LlmToolLoopRequest,
   type LlmToolLoopResult,
@@ -26,6 +27,7 @@ import {
   isAbortLike,
   mapFinishReason,
   mapUsage,
+  responseFacts,
   sanitize,
   submitted,
   toResult,
@@ -124,9 +126,10 @@ export class AiSdkGateway implements LlmGateway {
     }
     const read =
       answer.status >= 200 && answer.status < 300 && answer.bodyError === undefined
-        ? readPromptAnswer(request.provider, answer.bytes)
+        ? readPromptAnswer(request.provider, answer.bytes, request.model)
         : undefined;
-    if (read) return toResult(request, read.text, read.finishReason, read.inputTokens, read.outputTokens);
+    if (read)
+      return toResult(request, read.text, read.finishReason, read.inputTokens, read.outputTokens, read);
     return offline({ answer, live: this.fetch ?? globalThis.fetch }, async () =>
       this.sdkGenerate(await this.model(request, 'offline'), request),
     );
@@ -153,6 +156,7 @@ export class AiSdkGateway implements LlmGateway {
         result.finishReason.unified,
         result.usage.inputTokens.total,
         result.usage.outputTokens.total,
+        responseFacts(result.finishReason, result.response),
         result.structuredOutputText,
       );
     } catch (error) {
@@ -173,21 +177,26 @@ export class AiSdkGateway implements LlmGateway {
       const { stream } = await model.doStream(callOptions(request));
       let text = '';
       let finish: { reason: string; input: number | undefined; output: number | undefined } | undefined;
+      let facts: LlmResponseFacts = {};
+      let metadata: { id?: string | undefined; modelId?: string | undefined } | undefined;
       for await (const part of stream) {
         if (part.type === 'text-delta') {
           text += part.delta;
           if (part.delta) onText(part.delta);
+        } else if (part.type === 'response-metadata') {
+          metadata = part;
         } else if (part.type === 'finish') {
           finish = {
             reason: part.finishReason.unified,
             input: part.usage.inputTokens.total,
             output: part.usage.outputTokens.total,
           };
+          facts = responseFacts(part.finishReason, metadata);
         } else if (part.type === 'error') throw part.error;
       }
       if (!finish)
         throw new LlmError(request.provider, `The ${request.provider} stream ended before its finish`);
-      return toResult(request, text, finish.reason, finish.input, finish.output);
+      return toResult(request, text, finish.reason, finish.input, finish.output, facts);
     } catch (error) {
       throw this.mapError(request, error);
     }
@@ -335,6 +344,7 @@ function timedTurns(model: ModelV4, report: LlmToolLoopRequest['onModelCall']): 
             startedMs,
             endedMs: Date.now(),
             finishReason: mapFinishReason(result.finishReason.unified),
+            ...responseFacts(result.finishReason, result.response),
             usage: {
               inputTokens: result.usage.inputTokens.total,
               outputTokens: result.usage.outputTokens.total,

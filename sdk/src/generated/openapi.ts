@@ -6242,7 +6242,7 @@ export interface operations {
                             /** @enum {string} */
                             status: "ok" | "error";
                             attributes: {
-                                [key: string]: string | number | boolean;
+                                [key: string]: string | number | boolean | string[];
                             };
                             request_id: string;
                             agent: string;
