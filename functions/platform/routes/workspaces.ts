@@ -27,6 +27,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'List the caller’s workspaces with the caller’s role in each',
+    description:
+      'The workspaces the caller is a member of (ones it created, ones it joined by accepting an invitation), each with the caller’s role (docs/roles.md).',
     tag: 'Workspaces',
     success: { status: 200, schema: workspaceListSchema, description: 'The workspaces' },
   }),
@@ -36,6 +38,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'Create a workspace; the caller becomes its owner',
+    description:
+      'Makes a workspace owned by the caller; its slug (the org in agent paths) is given or derived from the name, and 409 CONFLICT when taken.',
     tag: 'Workspaces',
     body: workspaceCreateBody,
     errors: ['CONFLICT'],
@@ -94,6 +98,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'List the pending invitations addressed to the caller (by account id or by its email)',
+    description:
+      'The invitations to workspaces addressed to the caller’s account id or to its email, not yet accepted, declined or expired (docs/roles.md, "Invitations").',
     tag: 'Workspaces',
     success: { status: 200, schema: invitationListSchema, description: 'The caller’s pending invitations' },
   }),
@@ -103,6 +109,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'Accept an invitation addressed to the caller: the caller becomes a member with its role',
+    description:
+      'Joins the invitation’s workspace with the role it names; only the account it is addressed to may (404 for any other). 409 CONFLICT when already a member.',
     tag: 'Workspaces',
     params: invitationParams,
     errors: ['CONFLICT'],
@@ -118,6 +126,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'Decline an invitation addressed to the caller: it is deleted, no membership is made',
+    description:
+      'Deletes the invitation addressed to the caller without joining; 404 for an invitation addressed to another account.',
     tag: 'Workspaces',
     params: invitationParams,
     success: { status: 204, description: 'Declined' },
