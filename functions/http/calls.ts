@@ -19,7 +19,7 @@ export const operations: Operations<'calls'> = {
       // For the call's exported span alone (OpenTelemetry's HTTP server conventions).
       http: deps.tracer.exporting ? httpRequest(deps.config.publicUrl, path) : undefined,
     };
-    // Accept: text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
+    // An Accept that prefers text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
     const answer = wantsEventStream(header('accept'))
       ? await streamedCall(
           requestId,
