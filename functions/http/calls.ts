@@ -1,12 +1,14 @@
+import type { CallHttpRequest } from '../core/calls/call-context.ts';
 import { callAgent } from '../core/calls/gateway.ts';
 import type { Operations } from '../platform/edge/operations.ts';
 import { createStreamedModuleHandler } from '../platform/edge/streamed-module-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { Reply, StreamReply } from '../platform/operation-replies.ts';
+import { routes } from '../platform/routes.ts';
 import { streamedCall, wantsEventStream } from '../platform/streamed-call.ts';
 
 export const operations: Operations<'calls'> = {
-  callAgent: async ({ deps, auth, params, body, requestId, header, waitUntil, onDelivered }) => {
+  callAgent: async ({ deps, auth, params, body, requestId, path, header, waitUntil, onDelivered }) => {
     const request = {
       ...params,
       body: body.source,
@@ -15,8 +17,10 @@ export const operations: Operations<'calls'> = {
       requestId,
       waitUntil,
       onDelivered,
+      // For the call's exported span alone (OpenTelemetry's HTTP server conventions).
+      http: deps.tracer.exporting ? httpRequest(deps.config.publicUrl, path) : undefined,
     };
-    // Accept: text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
+    // An Accept that prefers text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
     const answer = wantsEventStream(header('accept'))
       ? await streamedCall(
           requestId,
@@ -27,6 +31,12 @@ export const operations: Operations<'calls'> = {
     return answer instanceof StreamReply ? answer : new Reply(answer.body as never, answer.headers);
   },
 };
+
+/** The call route's request as its span says it: the client's scheme is the public URL's. */
+function httpRequest(publicUrl: string | undefined, path: string): CallHttpRequest {
+  const { method, path: route } = routes.callAgent;
+  return { method, route, path, scheme: publicUrl?.startsWith('https:') ? 'https' : 'http' };
+}
 
 // The call route's integration streams (lib/stateless-stack.ts): its answer is written as it comes.
 export const handler = createStreamedModuleHandler('calls', operations, lambdaDeps);

@@ -5,7 +5,6 @@ import {
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthContext } from '../core/api-keys/api-keys.ts';
@@ -16,6 +15,7 @@ import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { newRequestId } from '../shared/request-ids.ts';
 import type { Deps } from './deps.ts';
+import { acceptsMediaType } from './edge/accept-negotiation.ts';
 import { errorEnvelope } from './error-answer.ts';
 
 /*
@@ -75,7 +75,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
     }
     // Not one of the caller's tools (whether the agent exists or is another workspace's private
     // one is not told): a protocol error, as MCP has it for an unknown tool.
-    if (!agent) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    if (!agent) throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     try {
       const token = params._meta?.progressToken;
       const result = await callAgentTool(deps, auth, agent, {
@@ -134,7 +134,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
  * from a client that reads SSE: then the answer is a stream, which carries the progress.
  */
 function wantsProgress(body: Buffer, accept: string | undefined): boolean {
-  if (!accept?.includes('text/event-stream')) return false;
+  if (accept === undefined || !acceptsMediaType(accept, 'text/event-stream')) return false;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -170,6 +170,9 @@ function progressEvents(
 /** The agent's answer: its data as structured content, and as JSON text for clients that read only text. */
 function toolResult(result: CallResponse, requestId: string): CallToolResult {
   const { data, warnings, metadata } = result.body;
+  // Deprecation, Sunset and Link of a deprecated version, as the HTTP call answers them (its
+  // X-Trace-Id is the metadata's trace_id, as in the HTTP envelope).
+  const deprecation = Object.entries(result.headers).filter(([name]) => DEPRECATION_HEADERS.has(name));
   return {
     content: [{ type: 'text', text: JSON.stringify(data) }],
     structuredContent: data,
@@ -178,13 +181,16 @@ function toolResult(result: CallResponse, requestId: string): CallToolResult {
         request_id: requestId,
         version: metadata.version,
         processing_time_ms: metadata.processing_time_ms,
+        ...(metadata.trace_id !== undefined ? { trace_id: metadata.trace_id } : {}),
         warnings,
-        // Deprecation, Sunset and Link of a deprecated version, as the HTTP call answers them.
-        ...(Object.keys(result.headers).length > 0 ? { headers: result.headers } : {}),
+        ...(deprecation.length > 0 ? { headers: Object.fromEntries(deprecation) } : {}),
       },
     },
   };
 }
+
+/** The headers a call of a deprecated version answers with (core/calls/gateway.ts, deprecationHeaders). */
+const DEPRECATION_HEADERS = new Set(['Deprecation', 'Sunset', 'Link']);
 
 /**
  * The call failed (quota, credits, input, deadline, the model…): a tool result with isError, so
@@ -200,10 +206,25 @@ function toolError(deps: Deps, err: unknown, requestId: string): CallToolResult 
   };
 }
 
+/**
+ * A JSON-RPC error as the SDK's server answers a handler's: its code, data and message as they are.
+ * Not an McpError, whose message is already `MCP error <code>: …`: the server sends that message,
+ * and the SDK's client prefixes it again (`MCP error -32602: MCP error -32602: Unknown tool: …`).
+ */
+class JsonRpcError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
 /** A failure outside a call (listing, resolving a tool) as a JSON-RPC error that says nothing internal. */
-function protocolError(deps: Deps, err: unknown, requestId: string): McpError {
+function protocolError(deps: Deps, err: unknown, requestId: string): JsonRpcError {
   const error = asPlatformError(deps, err, requestId);
-  return new McpError(ErrorCode.InternalError, error.message, errorEnvelope(error, requestId).error);
+  return new JsonRpcError(ErrorCode.InternalError, error.message, errorEnvelope(error, requestId).error);
 }
 
 /** A PlatformError as it is; anything else logged, and answered as INTERNAL_ERROR without its details. */

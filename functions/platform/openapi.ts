@@ -30,6 +30,14 @@ function successSchema(route: RouteDef): JsonObject | undefined {
   };
 }
 
+/** The route's own description, then the role a workspace-scoped route needs. */
+function description(route: RouteDef): string | undefined {
+  const role = route.workspaceRole
+    ? `Needs the ${route.workspaceRole} role in the workspace (callers who are not members get 404).`
+    : undefined;
+  return [route.description, role].filter(Boolean).join(' ') || undefined;
+}
+
 function parameters(route: RouteDef): JsonObject[] {
   const out: JsonObject[] = [];
   for (const [where, schema] of [
@@ -151,13 +159,28 @@ function successResponse(route: RouteDef): JsonObject {
     };
   }
   const schema = successSchema(route);
-  const streamed = route.success.eventStream
-    ? { 'text/event-stream': { schema: { type: 'string', description: route.success.eventStream } } }
-    : {};
+  const stream = route.success.eventStream;
+  const streamed = stream ? { 'text/event-stream': { schema: eventStreamSchema(stream) } } : {};
   return {
     description: route.success.description,
     headers,
     ...(schema ? { content: { 'application/json': { schema }, ...streamed } } : {}),
+  };
+}
+
+/**
+ * A Server-Sent Events answer: OpenAPI 3.1 has no schema for a stream's items (3.2's itemSchema),
+ * so, as the vendors' own documents do, the schema is what each event's `data:` line holds, one of
+ * the events' JSON objects, each variant titled with its `event:` name.
+ */
+function eventStreamSchema(stream: NonNullable<RouteDef['success']['eventStream']>): JsonObject {
+  return {
+    description: stream.description,
+    oneOf: stream.events.map((e) => ({
+      ...toSchema(e.data, 'output'),
+      title: e.event,
+      description: `event: ${e.event}. ${e.description}`,
+    })),
   };
 }
 
@@ -200,13 +223,9 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
     (paths[route.path] as Record<string, JsonObject>)[route.method.toLowerCase()] = {
       operationId,
       summary: route.summary,
+      ...(description(route) ? { description: description(route) } : {}),
       tags: [route.tag],
-      ...(route.workspaceRole
-        ? {
-            description: `Needs the ${route.workspaceRole} role in the workspace (callers who are not members get 404).`,
-            'x-workspace-role': route.workspaceRole,
-          }
-        : {}),
+      ...(route.workspaceRole ? { 'x-workspace-role': route.workspaceRole } : {}),
       ...(route.auth === 'api-key' ? { security: [{ apiKey: [] }] } : { security: [] }),
       // The one route a run credential (an orchestrator run's PLATFORM_SERVICE_KEY) may use.
       ...(route.acceptsRunCredential ? { 'x-accepts-run-credential': true } : {}),

@@ -2,6 +2,7 @@ import type { CallEvents, CallResponse, CallStream } from '../core/calls/call-co
 import { PlatformError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { logServerError } from '../shared/server-error-log.ts';
+import { preferredMediaType } from './edge/accept-negotiation.ts';
 import { errorEnvelope, toPlatformError } from './error-answer.ts';
 import { StreamReply } from './operation-replies.ts';
 import { routes } from './routes.ts';
@@ -27,9 +28,15 @@ export const STREAM_BUFFER_BYTES = 16 * 1024;
 /** A comment line goes out after this long with nothing else sent (proxies close idle streams). */
 export const HEARTBEAT_MS = 15_000;
 
-/** Whether the caller asked for the call as Server-Sent Events. */
+/** The call route's answers, its default (the JSON envelope) first. */
+const CALL_ANSWER_TYPES = ['application/json; charset=utf-8', 'text/event-stream; charset=utf-8'] as const;
+
+/**
+ * Whether the caller prefers the call as Server-Sent Events by its Accept header (RFC 9110's
+ * negotiation: a tie, or neither acceptable, is the JSON answer).
+ */
 export function wantsEventStream(accept: string | undefined): boolean {
-  return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
+  return preferredMediaType(accept, CALL_ANSWER_TYPES) === CALL_ANSWER_TYPES[1];
 }
 
 const encoder = new TextEncoder();

@@ -49,7 +49,7 @@ export type LlmFinishReason =
   | 'other'
   | 'unknown';
 
-export interface LlmResult {
+export interface LlmResult extends LlmResponseFacts {
   /** The model's text (with outputSchema: the JSON text it produced). */
   text: string;
   /** With outputSchema: the parsed object, before the platform validates it. */
@@ -60,6 +60,19 @@ export interface LlmResult {
     outputTokens: number | undefined;
     totalTokens: number | undefined;
   };
+}
+
+/**
+ * What the vendor's answer says of itself, as the AI SDK's provider reads it, where it says it: for
+ * the model request's span (OpenTelemetry's `gen_ai.response.*`: core/traces/model-spans.ts).
+ */
+export interface LlmResponseFacts {
+  /** The vendor's own finish reason (`end_turn`, `STOP`, `stop`…), before it is unified. */
+  rawFinishReason?: string | undefined;
+  /** The vendor's id of its answer (`chatcmpl-…`, `msg_…`). */
+  responseId?: string | undefined;
+  /** The model that answered, as the vendor names it (a dated version of the one asked for). */
+  responseModel?: string | undefined;
 }
 
 /**
@@ -154,7 +167,7 @@ export interface LlmToolLoopRequest {
 }
 
 /** One model request of a tool loop: when it ran and what it used. */
-export interface LlmModelCall {
+export interface LlmModelCall extends LlmResponseFacts {
   /** Epoch ms (process clock). */
   startedMs: number;
   endedMs: number;

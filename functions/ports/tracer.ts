@@ -15,7 +15,8 @@ export interface TraceParent {
 }
 
 export type SpanKind = 'server' | 'client' | 'internal';
-export type SpanValue = string | number | boolean;
+/** A string list is for the conventions that call for one (`gen_ai.response.finish_reasons`). */
+export type SpanValue = string | number | boolean | string[];
 /** Attributes to set; an undefined value is left out. */
 export type SpanAttributes = Record<string, SpanValue | undefined>;
 

@@ -8,6 +8,7 @@ import { ollamaApiUrl } from '../../functions/adapters/llm/provider-models.ts';
 import {
   LlmAbortedError,
   LlmError,
+  type LlmModelCall,
   LlmNotConfiguredError,
   type LlmProviderId,
   type LlmRequest,
@@ -28,6 +29,21 @@ const MODELS: Record<LlmProviderId, string> = {
   openai: 'gpt-5-mini',
   google: 'gemini-2.5-flash',
   ollama: 'llama3.2',
+};
+
+/** Each vendor's own finish reason for a finished answer, before the AI SDK unifies it. */
+const RAW_STOP: Record<LlmProviderId, string> = {
+  anthropic: 'end_turn',
+  openai: 'stop',
+  google: 'STOP',
+  ollama: 'stop',
+};
+/** The ids the fake gives its answers (Ollama's have none). */
+const RESPONSE_ID: Record<LlmProviderId, RegExp> = {
+  anthropic: /^msg_fake\d+$/,
+  openai: /^chatcmpl-fake\d+$/,
+  google: /^fake\d+$/,
+  ollama: /^undefined$/,
 };
 
 const ENV_NAMES: Record<LlmProviderId, string> = {
@@ -146,6 +162,10 @@ for (const via of ['global fetch', 'pooled fetch'] as const)
         assert.equal(call.maxTokens, 64);
         assert.equal(call.structured, undefined);
         assertAuth(provider, call);
+        // What the answer says of itself, as the provider reads it (the model request's span).
+        assert.equal(result.rawFinishReason, RAW_STOP[provider]);
+        assert.match(String(result.responseId), RESPONSE_ID[provider]);
+        assert.equal(result.responseModel, provider === 'google' ? undefined : MODELS[provider]);
       });
 
       it('reports explicit usage from the provider', async () => {
@@ -322,6 +342,41 @@ describe('AiSdkGateway: details', () => {
         },
       );
     });
+
+  for (const provider of ['openai', 'anthropic'] as const)
+    it(`reads a streamed answer's own finish reason, id and model (${provider})`, async () => {
+      const result = await gateway.generate(request(provider, { onText: () => undefined }));
+      assert.equal(lastCall().body.stream, true);
+      assert.equal(result.rawFinishReason, RAW_STOP[provider]);
+      assert.match(String(result.responseId), RESPONSE_ID[provider]);
+      assert.equal(result.responseModel, MODELS[provider]);
+    });
+
+  it("reports each tool loop turn's own finish reason, id and model", async () => {
+    fake.enqueue({ toolCalls: [{ name: 'submit_result', input: { ok: true } }] });
+    const turns: LlmModelCall[] = [];
+    await gateway.runToolLoop({
+      provider: 'anthropic',
+      model: MODELS.anthropic,
+      prompt: 'Submit.',
+      tools: [
+        {
+          name: 'submit_result',
+          description: 'Submits.',
+          inputSchema: { type: 'object' },
+          execute: async () => 'submitted',
+        },
+      ],
+      maxTurns: 2,
+      submitTool: 'submit_result',
+      signal: new AbortController().signal,
+      onModelCall: (turn) => turns.push(turn),
+    });
+    assert.equal(turns.length, 1);
+    assert.equal(turns[0]?.rawFinishReason, 'tool_use');
+    assert.match(String(turns[0]?.responseId), RESPONSE_ID.anthropic);
+    assert.equal(turns[0]?.responseModel, MODELS.anthropic);
+  });
 
   it('sends no system instructions when there are none', async () => {
     await gateway.generate(request('anthropic', { system: undefined }));

@@ -17,7 +17,15 @@ import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platfo
  * are tool errors carrying the platform's error code, and another tenant's private agent is no tool.
  */
 
-type Meta = { 'agenthost/call': { request_id: string; version: string; warnings: unknown[] } };
+type Meta = {
+  'agenthost/call': {
+    request_id: string;
+    version: string;
+    warnings: unknown[];
+    trace_id?: string;
+    headers?: Record<string, string>;
+  };
+};
 
 const summariseSchema = {
   type: 'object',
@@ -170,7 +178,8 @@ describe('POST /mcp: agents as MCP tools', () => {
   const unknownTool = (err: unknown) => {
     assert.ok(err instanceof McpError, String(err));
     assert.equal(err.code, ErrorCode.InvalidParams);
-    assert.match(err.message, /Unknown tool/);
+    // The client prefixes the server's message once (not `MCP error -32602: MCP error -32602: …`).
+    assert.match(err.message, /^MCP error -32602: Unknown tool: [^:]+$/);
     return true;
   };
 
@@ -200,6 +209,9 @@ describe('POST /mcp: agents as MCP tools', () => {
     const meta = (result._meta as Meta)['agenthost/call'];
     assert.equal(meta.version, 'v1');
     assert.match(meta.request_id, /^req_/);
+    // The envelope's metadata: its trace id too; `headers` only for a deprecated version (docs/mcp.md).
+    assert.match(meta.trace_id ?? '', /^[0-9a-f]{32}$/);
+    assert.equal(meta.headers, undefined);
     assert.equal(fake.calls.at(-1)?.prompt, 'Summarise in 2 sentences: A long text.');
     assert.equal(await readDailyCalls(p.deps, alpha.accountId), before + 1, 'counted against the quota');
     const logs = await p.request<{ logs: { request_id: string; agent: string; status: string }[] }>(
@@ -250,6 +262,28 @@ describe('POST /mcp: agents as MCP tools', () => {
       arguments: { text: 'A long text.', sentences: 2 },
     });
     assert.deepEqual(plain.structuredContent, { text: 'whole' });
+    assert.notEqual(fake.calls.at(-1)?.body.stream, true);
+
+    // A client that lists SSE with weight 0 finds it not acceptable (RFC 9110): a JSON answer, no stream.
+    fake.enqueue({ text: 'plain json' });
+    const refused = await postMcpAs(
+      p.url,
+      alpha.key,
+      { accept: 'application/json, text/event-stream;q=0' },
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: {
+          name: 'mcp-alpha__summarise',
+          arguments: { text: 'A long text.', sentences: 2 },
+          _meta: { progressToken: 'p1' },
+        },
+      },
+    );
+    assert.equal(refused.status, 200, refused.body);
+    assert.match(String(refused.headers['content-type']), /^application\/json/);
+    assert.deepEqual(JSON.parse(refused.body).result.structuredContent, { text: 'plain json' });
     assert.notEqual(fake.calls.at(-1)?.body.stream, true);
   });
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { agentKeys } from '../../functions/core/agents/agent-keys.ts';
@@ -16,6 +17,19 @@ import { waitFor } from '../helpers/wait-for.ts';
  * OTEL_TRACES_EXPORTER=none, nothing is sent; a collector that never answers neither fails nor
  * holds up a call, and the spans it cost are counted as dropped.
  */
+
+/** Set for an exporter alone, never stored (functions/core/traces/stored-attributes.ts). */
+const EXPORTED_ONLY = [
+  'http.request.method',
+  'http.route',
+  'url.path',
+  'url.scheme',
+  'gen_ai.response.id',
+  'gen_ai.response.model',
+];
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 describe('trace export over OTLP', () => {
   const closers: (() => Promise<void>)[] = [];
@@ -119,21 +133,53 @@ describe('trace export over OTLP', () => {
         'the same spans, ids and links as stored',
       );
       // What the stored line leaves out and reads back (its fields, the call's record) is on the
-      // exported spans themselves: a collector has nothing else to read it from.
-      for (const span of view.spans)
-        assert.deepEqual(
-          spans.find((s) => s.spanId === span.span_id)?.attributes,
-          span.attributes,
-          `${span.name}: the attributes as stored`,
-        );
+      // exported spans themselves: a collector has nothing else to read it from. What only an
+      // exporter reads (the HTTP request, a model answer's id and model) is on them alone.
+      for (const span of view.spans) {
+        const exported = { ...spans.find((s) => s.spanId === span.span_id)?.attributes };
+        for (const name of EXPORTED_ONLY) delete exported[name];
+        assert.deepEqual(exported, span.attributes, `${span.name}: the attributes as stored`);
+      }
       const model = spans.find((s) => s.name.startsWith('chat '));
       assert.equal(model?.attributes['gen_ai.usage.input_tokens'], 7);
       assert.equal(model?.kind, 3, 'SPAN_KIND_CLIENT');
+      // OpenTelemetry's GenAI conventions: the finish reasons a list of the vendor's own, the
+      // answer's id and model as the vendor named them.
+      assert.deepEqual(model?.attributes['gen_ai.response.finish_reasons'], ['stop']);
+      assert.match(String(model?.attributes['gen_ai.response.id']), /^chatcmpl-fake\d+$/);
+      assert.equal(typeof model?.attributes['gen_ai.request.model'], 'string');
+      assert.equal(model?.attributes['gen_ai.response.model'], model?.attributes['gen_ai.request.model']);
+      const storedModel = view.spans.find((s) => s.name.startsWith('chat '));
+      assert.deepEqual(
+        storedModel?.attributes['gen_ai.response.finish_reasons'],
+        ['stop'],
+        'a list as stored',
+      );
       const root = spans.find((s) => s.name === 'call exp/echo/v1');
       assert.equal(root?.kind, 2, 'SPAN_KIND_SERVER');
       assert.equal(root?.attributes['agenthost.request_id'], request_id);
+      // The HTTP server span's conventions: the method, the route's template, the URL's path and scheme.
+      assert.deepEqual(
+        Object.fromEntries(
+          ['http.request.method', 'http.route', 'url.path', 'url.scheme', 'http.response.status_code'].map(
+            (name) => [name, root?.attributes[name]],
+          ),
+        ),
+        {
+          'http.request.method': 'POST',
+          'http.route': '/{org}/{agent}/{version}/{endpoint}',
+          'url.path': '/exp/echo/v1/run',
+          'url.scheme': 'http',
+          'http.response.status_code': 200,
+        },
+      );
       assert.equal(root?.resource['service.name'], 'agenthost-under-test');
       assert.equal(root?.resource['deployment.environment'], 'test');
+      // The resource: the platform's release, and the SDK that put the spans on the wire.
+      assert.equal(root?.resource['service.version'], PACKAGE_VERSION);
+      assert.equal(root?.resource['telemetry.sdk.name'], 'opentelemetry');
+      assert.equal(root?.resource['telemetry.sdk.language'], 'nodejs');
+      assert.match(String(root?.resource['telemetry.sdk.version']), /^\d+\.\d+\.\d+/);
     });
   }
 

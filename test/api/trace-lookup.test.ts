@@ -118,7 +118,7 @@ describe('a call trace found through its record', () => {
     assert.ok(model, whole.text);
     assert.equal(model.attributes['gen_ai.provider.name'], record.provider);
     assert.equal(model.attributes['gen_ai.request.model'], record.model);
-    assert.equal(model.attributes['gen_ai.response.finish_reasons'], 'stop');
+    assert.deepEqual(model.attributes['gen_ai.response.finish_reasons'], ['stop']);
   });
 
   it("reads the author's own call, and refuses a third account as for a call that does not exist", async () => {

@@ -203,6 +203,45 @@ describe('a call trace on its log line', () => {
     assert.equal(traceOfItem(line)?.spans[0]?.name, 'call acme/planner/v3');
   });
 
+  it('stores a list of one string as the string and reads it back as the list (lines before stored the string)', () => {
+    const one = span('eeeeeeeeeeeeeeee', 'aaaaaaaaaaaaaaaa', 'chat gpt-5-mini', 1, {
+      kind: 'client',
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.response.finish_reasons': ['end_turn'] },
+    });
+    const two = span('dddddddddddddddd', 'aaaaaaaaaaaaaaaa', 'chat gpt-5-mini', 2, {
+      kind: 'client',
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.response.finish_reasons': ['stop', 'length'] },
+    });
+    const line = stored(input([one, two, ...spans]));
+    const text = JSON.stringify(line.spans);
+    assert.ok(text.includes(',"end_turn"'), 'one reason: its string');
+    assert.ok(text.includes('["stop","length"]'), 'more: the list');
+    const back = traceOfItem(line)?.spans;
+    assert.deepEqual(back?.find((s) => s.span_id === one.span_id)?.attributes, one.attributes);
+    assert.deepEqual(back?.find((s) => s.span_id === two.span_id)?.attributes, two.attributes);
+  });
+
+  it('leaves out what only an exporter reads, when its spans were exported', () => {
+    const exportedOnly = {
+      'http.request.method': 'POST',
+      'http.route': '/{org}/{agent}/{version}/{endpoint}',
+      'url.path': '/acme/planner/v3/run',
+      'url.scheme': 'https',
+      'gen_ai.response.id': 'chatcmpl-1',
+      'gen_ai.response.model': 'gpt-5-mini-2026-01-01',
+    };
+    const chat = span('eeeeeeeeeeeeeeee', 'aaaaaaaaaaaaaaaa', 'chat gpt-5-mini', 1, {
+      kind: 'client',
+      attributes: { 'gen_ai.operation.name': 'chat', ...exportedOnly },
+    });
+    const line = stored(input([chat, ...spans], { exported: true }));
+    const text = JSON.stringify(line.spans);
+    for (const value of Object.values(exportedOnly)) assert.ok(!text.includes(value), value);
+    assert.deepEqual(traceOfItem(line)?.spans.find((s) => s.span_id === chat.span_id)?.attributes, {
+      'gen_ai.operation.name': 'chat',
+    });
+  });
+
   it('leaves out a trace id the request id names, and reads it back; keeps any other', () => {
     const own = '01a21604241f7b47b15a20a6795e5456';
     const began = stored(input(spans, { trace_id: own, traced_by_request_id: true }));
@@ -248,7 +287,7 @@ describe('a call trace on its log line', () => {
         'gen_ai.provider.name': 'openai',
         'gen_ai.request.model': 'gpt-5-mini',
         'gen_ai.usage.input_tokens': 4,
-        'gen_ai.response.finish_reasons': 'stop',
+        'gen_ai.response.finish_reasons': ['stop'],
       },
     });
     // Another model than the call's (a sub-agent's own is its call's; a span may still name one).
@@ -392,6 +431,21 @@ describe('request ids', () => {
     assert.equal(Number.parseInt(id.slice(0, 13).replace('-', ''), 16), at);
     assert.ok(builtUuidV7(at) < builtUuidV7(at + 1), 'a later millisecond sorts after');
     assert.notEqual(builtUuidV7(at), builtUuidV7(at), 'the rest is random');
+  });
+});
+
+describe('a span attribute that is a list', () => {
+  it('keeps at most 16 strings, each cut at 256 characters like any value', () => {
+    const tracer = new OtelTracer({ serviceName: 'test' });
+    const s = tracer.startSpan('chat x', {});
+    s.setAttribute(
+      'gen_ai.response.finish_reasons',
+      [...Array(20).keys()].map((i) => `${i}`.padEnd(300, 'x')),
+    );
+    const [, kept] = s.end()?.attributes ?? [];
+    assert.ok(Array.isArray(kept));
+    assert.equal(kept.length, 16);
+    assert.ok(kept.every((v) => v.length === 256));
   });
 });
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
@@ -23,13 +24,13 @@ describe('streamed calls', { concurrency: 2 }, () => {
       let d: Deployment;
       let fake: FakeLlmProviders;
 
-      const stream = (body: unknown, signal?: AbortSignal) =>
+      const stream = (body: unknown, signal?: AbortSignal, accept = 'text/event-stream') =>
         fetch(`${d.url}/${org}/teller/v1/run`, {
           method: 'POST',
           headers: {
             authorization: `Bearer ${key}`,
             'content-type': 'application/json',
-            accept: 'text/event-stream',
+            accept,
           },
           body: JSON.stringify(body),
           ...(signal ? { signal } : {}),
@@ -94,6 +95,57 @@ describe('streamed calls', { concurrency: 2 }, () => {
         // The first piece came while the model was still writing (not all at once at the end).
         const gap = (events.at(-1)?.at ?? 0) - (events[0]?.at ?? 0);
         assert.ok(gap >= 600, `events at ${events.map((e) => e.at)}`);
+      });
+
+      it('streams only when the client prefers it by its Accept header (RFC 9110), JSON otherwise', async () => {
+        // Node's fetch sends `accept: */*` when none is given: the absent header goes by node:http.
+        const withoutAccept = () =>
+          new Promise<{ type: string; body: string }>((resolve, reject) => {
+            const req = httpRequest(`${d.url}/${org}/teller/v1/run`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            });
+            req.on('error', reject);
+            req.on('response', (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => {
+                body += chunk;
+              });
+              res.on('end', () => resolve({ type: res.headers['content-type'] ?? '', body }));
+              res.on('error', reject);
+            });
+            req.end(JSON.stringify({ topic: 'x' }));
+          });
+        const cases: [string | undefined, 'sse' | 'json'][] = [
+          ['text/event-stream', 'sse'],
+          ['text/event-stream, application/json;q=0.5', 'sse'],
+          ['text/event-stream;q=0', 'json'],
+          ['application/json, text/event-stream', 'json'],
+          ['*/*', 'json'],
+          [undefined, 'json'],
+        ];
+        for (const [accept, expected] of cases) {
+          fake.enqueue({ text: 'told', chunks: ['to', 'ld'] });
+          const what = `Accept: ${accept ?? '(none)'}`;
+          if (accept === undefined) {
+            const res = await withoutAccept();
+            assert.match(res.type, /^application\/json/, what);
+            assert.deepEqual(JSON.parse(res.body).data, { text: 'told' }, what);
+            continue;
+          }
+          const res = await stream({ topic: 'x' }, undefined, accept);
+          const type = res.headers.get('content-type') ?? '';
+          if (expected === 'json') {
+            assert.match(type, /^application\/json/, what);
+            assert.deepEqual(((await res.json()) as { data: unknown }).data, { text: 'told' }, what);
+          } else {
+            assert.match(type, /^text\/event-stream/, what);
+            const { events } = await readEventStream(res, Date.now());
+            assert.equal(events.at(-1)?.event, 'result', what);
+            assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { text: 'told' }, what);
+          }
+        }
       });
 
       it('runs past API Gateway’s 29 s for buffered answers when streamed (a 40 s prompt call)', async () => {

@@ -1,12 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { CallResponse } from '../../functions/core/calls/call-context.ts';
 import { buildOpenApi } from '../../functions/platform/openapi.ts';
+import { StreamReply } from '../../functions/platform/operation-replies.ts';
 import { routeList } from '../../functions/platform/routes.ts';
-import { ERROR_CODES } from '../../functions/shared/errors.ts';
+import { streamedCall } from '../../functions/platform/streamed-call.ts';
+import { ERROR_CODES, PlatformError } from '../../functions/shared/errors.ts';
+import { readEventStream } from '../helpers/event-stream.ts';
 
 type Json = Record<string, unknown>;
 interface Operation {
   operationId: string;
+  summary: string;
+  description?: string;
   parameters?: { name: string; in: string }[];
   requestBody?: { content: Record<string, { schema: Json }> };
   responses: Record<
@@ -117,5 +124,77 @@ describe('the OpenAPI document is fully typed', () => {
       assert.equal(o.operationId, id);
       assert.deepEqual(o.security, route.auth === 'api-key' ? [{ apiKey: [] }] : []);
     }
+  });
+});
+
+describe('the OpenAPI document describes every operation and the streamed answer', () => {
+  it('gives every operation a description of its own (Spectral’s operation-description)', () => {
+    const without = operations.filter((o) => !o.description?.trim()).map((o) => o.operationId);
+    assert.deepEqual(without, []);
+    for (const o of operations) assert.notEqual(o.description, o.summary, o.operationId);
+    assert.match(op('getAgent').description ?? '', /Needs the member role/, 'a role route says its role');
+  });
+
+  /** The call route's text/event-stream schema: what each event's `data:` line holds. */
+  const sse = op('callAgent').responses['200']?.content?.['text/event-stream']?.schema as {
+    description: string;
+    oneOf: (Json & { title: string })[];
+  };
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const validate = (schema: Json) => ajv.compile({ ...schema, components: doc.components });
+
+  /** Every event a streamed call sends (the call's own writer: streamed-call.ts), in order. */
+  const sent = async (call: Parameters<typeof streamedCall>[1]) => {
+    const reply = await streamedCall('req_doc', call);
+    assert.ok(reply instanceof StreamReply);
+    return (await readEventStream(new Response(reply.stream), Date.now())).events;
+  };
+  const body: CallResponse = {
+    body: {
+      data: { ok: true },
+      warnings: [],
+      metadata: { processing_time_ms: 3, version: 'v1', trace_id: 'a'.repeat(32) },
+    },
+    headers: {},
+  };
+
+  it('describes the streamed call’s events as a schema: each event the code sends is the variant of its name', async () => {
+    assert.match(sse.description, /data:/);
+    const events = [
+      ...(await sent(async (stream) => {
+        const events = stream.open({});
+        events.delta('Hello');
+        events.step({ kind: 'tool', name: 'search', outcome: 'ok', duration_ms: 12.5 });
+        events.step({ kind: 'agent', name: 'acme/helper/v2', outcome: 'error', duration_ms: 3 });
+        return body;
+      })),
+      ...(await sent(async (stream) => {
+        stream.open({});
+        throw new PlatformError('LLM_ERROR', 'The model failed mid-stream');
+      })),
+    ];
+    assert.deepEqual([...new Set(events.map((e) => e.event))], ['delta', 'step', 'result', 'error']);
+    assert.deepEqual(
+      sse.oneOf.map((v) => v.title).sort(),
+      ['delta', 'error', 'result', 'step'],
+      'one variant for each event the code sends, and no other',
+    );
+    const whole = validate(sse as unknown as Json);
+    for (const e of events) {
+      const data = JSON.parse(e.data) as unknown;
+      const variant = sse.oneOf.find((v) => v.title === e.event);
+      assert.ok(variant, `${e.event}: documented`);
+      const check = validate(variant);
+      assert.ok(check(data), `${e.event}: ${ajv.errorsText(check.errors)} in ${e.data}`);
+      assert.ok(whole(data), `${e.event}: exactly one variant (${ajv.errorsText(whole.errors)})`);
+    }
+    // The result is the plain call's JSON answer, schema and all.
+    const json = op('callAgent').responses['200']?.content?.['application/json']?.schema;
+    assert.deepEqual(
+      Object.keys(
+        (sse.oneOf.find((v) => v.title === 'result') as unknown as { properties: Json }).properties,
+      ),
+      Object.keys((json as { properties: Json }).properties),
+    );
   });
 });

@@ -14,9 +14,12 @@ const body: CallResponse = {
 const text = (reply: StreamReply) => new Response(reply.stream).text();
 
 describe('a streamed call', () => {
-  it('is asked for with Accept: text/event-stream, alone or among others', () => {
+  it('is asked for with Accept: text/event-stream, preferred to JSON (RFC 9110; test/edge/accept-negotiation.test.ts)', () => {
     assert.equal(wantsEventStream('text/event-stream'), true);
-    assert.equal(wantsEventStream('application/json, text/event-stream;q=0.9'), true);
+    assert.equal(wantsEventStream('text/event-stream, application/json;q=0.9'), true);
+    assert.equal(wantsEventStream('application/json, text/event-stream'), false);
+    assert.equal(wantsEventStream('application/json, text/event-stream;q=0.9'), false);
+    assert.equal(wantsEventStream('text/event-stream;q=0'), false);
     assert.equal(wantsEventStream('application/json'), false);
     assert.equal(wantsEventStream('text/event-streams'), false);
     assert.equal(wantsEventStream(undefined), false);

@@ -14,10 +14,10 @@ export interface ReceivedSpan {
   parentSpanId: string;
   name: string;
   kind: number;
-  attributes: Record<string, string | number | boolean>;
+  attributes: Record<string, Value>;
   /** 2: error (opentelemetry.proto.trace.v1.Status.StatusCode). */
   statusCode: number;
-  resource: Record<string, string | number | boolean>;
+  resource: Record<string, Value>;
 }
 
 export interface OtlpReceiver {
@@ -69,12 +69,20 @@ export async function startOtlpReceiver(options: { hang?: boolean } = {}): Promi
   };
 }
 
-type Value = string | number | boolean;
+/** An attribute's value: a scalar, or an array of them (AnyValue's array_value). */
+export type Value = string | number | boolean | (string | number | boolean)[];
 
 /** OTLP/JSON's shapes (ids as hex, int64 as strings), as far as the tests read them. */
+interface JsonAnyValue {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string | number;
+  doubleValue?: number;
+  arrayValue?: { values?: JsonAnyValue[] };
+}
 interface JsonKeyValue {
   key: string;
-  value?: { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number };
+  value?: JsonAnyValue;
 }
 interface JsonRequest {
   resourceSpans?: {
@@ -113,12 +121,17 @@ function fromJson(request: JsonRequest): ReceivedSpan[] {
   return out;
 }
 
+function jsonScalar(v: JsonAnyValue): string | number | boolean | undefined {
+  return v.stringValue ?? v.boolValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.doubleValue);
+}
+
 function jsonAttributes(list: JsonKeyValue[] | undefined): Record<string, Value> {
   const out: Record<string, Value> = {};
   for (const kv of list ?? []) {
     const v = kv.value ?? {};
-    const value =
-      v.stringValue ?? v.boolValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.doubleValue);
+    const value = v.arrayValue
+      ? (v.arrayValue.values ?? []).flatMap((item) => jsonScalar(item) ?? [])
+      : jsonScalar(v);
     if (value !== undefined) out[kv.key] = value;
   }
   return out;
@@ -163,16 +176,26 @@ function fields(buf: Buffer): Map<number, (bigint | Buffer)[]> {
 const bytes = (m: Map<number, (bigint | Buffer)[]>, f: number) => (m.get(f) ?? []) as Buffer[];
 const first = (m: Map<number, (bigint | Buffer)[]>, f: number) => m.get(f)?.[0];
 
+/** An AnyValue's scalar (fields 1 to 4: string, bool, int, double). */
+function pbScalar(any: Map<number, (bigint | Buffer)[]>): string | number | boolean | undefined {
+  if (any.has(1)) return (first(any, 1) as Buffer).toString('utf8');
+  if (any.has(2)) return first(any, 2) === 1n;
+  if (any.has(3)) return Number(BigInt.asIntN(64, first(any, 3) as bigint));
+  if (any.has(4)) return (first(any, 4) as Buffer).readDoubleLE(0);
+  return undefined;
+}
+
 function pbAttributes(list: Buffer[]): Record<string, Value> {
   const out: Record<string, Value> = {};
   for (const kvBytes of list) {
     const kv = fields(kvBytes);
     const key = (first(kv, 1) as Buffer).toString('utf8');
     const any = fields((first(kv, 2) as Buffer | undefined) ?? Buffer.alloc(0));
-    if (any.has(1)) out[key] = (first(any, 1) as Buffer).toString('utf8');
-    else if (any.has(2)) out[key] = first(any, 2) === 1n;
-    else if (any.has(3)) out[key] = Number(BigInt.asIntN(64, first(any, 3) as bigint));
-    else if (any.has(4)) out[key] = (first(any, 4) as Buffer).readDoubleLE(0);
+    // Field 5: an ArrayValue, whose field 1 repeats its AnyValues.
+    const value = any.has(5)
+      ? bytes(fields(first(any, 5) as Buffer), 1).flatMap((item) => pbScalar(fields(item)) ?? [])
+      : pbScalar(any);
+    if (value !== undefined) out[key] = value;
   }
   return out;
 }

@@ -15,8 +15,10 @@ export interface SpanFact {
 export function spanFacts(span: TraceSpan): SpanFact[] {
   const a = span.attributes;
   const facts: SpanFact[] = [];
-  const add = (label: string, value: string | number | boolean | undefined) => {
-    if (value !== undefined && value !== '') facts.push({ label, value: String(value) });
+  // A list (the finish reasons) reads as its items.
+  const add = (label: string, value: string | number | boolean | string[] | undefined) => {
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    if (text !== undefined && text !== '') facts.push({ label, value: String(text) });
   };
   const operation = a['gen_ai.operation.name'];
   if (span.name.startsWith('call ')) {

@@ -15,6 +15,7 @@ import {
   LlmNotConfiguredError,
   type LlmProviderId,
   type LlmRequest,
+  type LlmResponseFacts,
   type LlmResult,
   type LlmToolLoopRequest,
   type LlmToolLoopResult,
@@ -24,6 +25,7 @@ import {
   callOptions,
   mapFinishReason,
   mapUsage,
+  responseFacts,
   streamedUsage,
   submitted,
   toResult,
@@ -122,9 +124,10 @@ export class AiSdkGateway implements LlmGateway {
     }
     const read =
       answer.status >= 200 && answer.status < 300 && answer.bodyError === undefined
-        ? readPromptAnswer(request.provider, answer.bytes)
+        ? readPromptAnswer(request.provider, answer.bytes, request.model)
         : undefined;
-    if (read) return toResult(request, read.text, read.finishReason, read.inputTokens, read.outputTokens);
+    if (read)
+      return toResult(request, read.text, read.finishReason, read.inputTokens, read.outputTokens, read);
     return offline({ answer, live: this.fetch ?? globalThis.fetch }, async () =>
       this.sdkGenerate(await this.model(request, 'offline'), request),
     );
@@ -151,6 +154,7 @@ export class AiSdkGateway implements LlmGateway {
         result.finishReason.unified,
         result.usage.inputTokens.total,
         result.usage.outputTokens.total,
+        responseFacts(result.finishReason, result.response),
         result.structuredOutputText,
       );
     } catch (error) {
@@ -177,6 +181,8 @@ export class AiSdkGateway implements LlmGateway {
       });
       let text = '';
       let finish: { reason: string; input: number | undefined; output: number | undefined } | undefined;
+      let facts: LlmResponseFacts = {};
+      let metadata: { id?: string | undefined; modelId?: string | undefined } | undefined;
       for await (const part of stream) {
         if (part.type === 'raw') {
           const usage = streamedUsage(part.rawValue);
@@ -185,19 +191,22 @@ export class AiSdkGateway implements LlmGateway {
           text += part.delta;
           // Awaited: the provider's stream (and the vendor's connection) waits for the caller.
           if (part.delta) await onText(part.delta);
+        } else if (part.type === 'response-metadata') {
+          metadata = part;
         } else if (part.type === 'finish') {
           finish = {
             reason: part.finishReason.unified,
             input: part.usage.inputTokens.total,
             output: part.usage.outputTokens.total,
           };
+          facts = responseFacts(part.finishReason, metadata);
         } else if (part.type === 'error') throw part.error;
       }
       if (!finish)
         throw new LlmError(request.provider, 'stream_error', {
           providerText: 'the stream ended before its finish event',
         });
-      return toResult(request, text, finish.reason, finish.input, finish.output);
+      return toResult(request, text, finish.reason, finish.input, finish.output, facts);
     } catch (error) {
       throw this.mapError(request, error);
     }
@@ -312,6 +321,7 @@ function timedTurns(model: ModelV4, report: LlmToolLoopRequest['onModelCall']): 
             startedMs,
             endedMs: Date.now(),
             finishReason: mapFinishReason(result.finishReason.unified),
+            ...responseFacts(result.finishReason, result.response),
             usage: {
               inputTokens: result.usage.inputTokens.total,
               outputTokens: result.usage.outputTokens.total,

@@ -3,7 +3,13 @@
  * answers and a prompt call's options (ai-sdk-gateway.ts; its errors: provider-errors.ts).
  */
 import type { FinishReason, JSONSchema7, LanguageModelUsage } from 'ai';
-import type { LlmFinishReason, LlmRequest, LlmResult, LlmStreamedUsage } from '../../ports/llm-gateway.ts';
+import type {
+  LlmFinishReason,
+  LlmRequest,
+  LlmResponseFacts,
+  LlmResult,
+  LlmStreamedUsage,
+} from '../../ports/llm-gateway.ts';
 import { jsonTooDeep } from '../../shared/json-depth.ts';
 import type { ModelV4 } from './provider-models.ts';
 
@@ -81,6 +87,7 @@ export function toResult(
   unifiedFinishReason: string,
   input: number | undefined,
   output: number | undefined,
+  facts: LlmResponseFacts,
   structuredOutputText?: string,
 ): LlmResult {
   const finishReason = mapFinishReason(unifiedFinishReason);
@@ -89,11 +96,28 @@ export function toResult(
     outputTokens: output,
     totalTokens: input === undefined && output === undefined ? undefined : (input ?? 0) + (output ?? 0),
   };
-  if (!request.outputSchema) return { text, finishReason, usage };
+  // Every key on every result, whichever path read the answer (the direct reader or the SDK's).
+  const { rawFinishReason, responseId, responseModel } = facts;
+  if (!request.outputSchema) return { text, finishReason, usage, rawFinishReason, responseId, responseModel };
   const answered = finishReason === 'stop' || (finishReason !== 'tool-calls' && text.length > 0);
-  if (!answered) return { text, object: undefined, finishReason, usage };
-  const structured = structuredOutputText ?? text;
-  return { text: structured, object: parseAnswer(structured), finishReason, usage };
+  const object = answered ? parseAnswer(structuredOutputText ?? text) : undefined;
+  return {
+    text: answered ? (structuredOutputText ?? text) : text,
+    object,
+    finishReason,
+    usage,
+    rawFinishReason,
+    responseId,
+    responseModel,
+  };
+}
+
+/** What the AI SDK's provider read of the vendor's answer about itself (LlmResponseFacts). */
+export function responseFacts(
+  finishReason: { raw: string | undefined },
+  response: { id?: string | undefined; modelId?: string | undefined } | undefined,
+): LlmResponseFacts {
+  return { rawFinishReason: finishReason.raw, responseId: response?.id, responseModel: response?.modelId };
 }
 
 type Json = Record<string, unknown>;

@@ -1,11 +1,12 @@
 import { secureJsonParse } from '@ai-sdk/provider-utils';
-import type { LlmProviderId } from '../../ports/llm-gateway.ts';
+import type { LlmProviderId, LlmResponseFacts } from '../../ports/llm-gateway.ts';
 
 /**
  * What a prompt call needs from a vendor's successful answer: the text, the finish reason in the
- * AI SDK's unified terms, and the token counts as the SDK's providers count them.
+ * AI SDK's unified terms, and the token counts as the SDK's providers count them; and what the
+ * answer says of itself (its raw finish reason, id and model) where the SDK's provider reads it.
  */
-export interface PromptAnswer {
+export interface PromptAnswer extends LlmResponseFacts {
   text: string;
   /** The AI SDK's unified finish reason (`stop`, `length`, `content-filter`, `tool-calls`, `error`, `other`). */
   finishReason: string;
@@ -25,7 +26,10 @@ export interface PromptAnswer {
  * Each mapping mirrors the provider package's own (the functions named in each reader), at the
  * versions in package.json; the comparison test fails if an upgrade changes one.
  */
-export const PROMPT_ANSWER_READERS: Record<LlmProviderId, (answer: unknown) => PromptAnswer | undefined> = {
+export const PROMPT_ANSWER_READERS: Record<
+  LlmProviderId,
+  (answer: unknown, model: string) => PromptAnswer | undefined
+> = {
   openai: readOpenAiChat,
   anthropic: readAnthropicMessages,
   google: readGoogleGenerateContent,
@@ -37,14 +41,18 @@ export const PROMPT_ANSWER_READERS: Record<LlmProviderId, (answer: unknown) => P
  * the SDK's secure parse refuses (a `__proto__` key or a `constructor.prototype`: the same parse
  * the providers use), or a shape the reader leaves to the SDK.
  */
-export function readPromptAnswer(provider: LlmProviderId, bytes: Buffer): PromptAnswer | undefined {
+export function readPromptAnswer(
+  provider: LlmProviderId,
+  bytes: Buffer,
+  model: string,
+): PromptAnswer | undefined {
   let json: unknown;
   try {
     json = secureJsonParse(bytes.toString('utf8'));
   } catch {
     return undefined;
   }
-  return PROMPT_ANSWER_READERS[provider](json);
+  return PROMPT_ANSWER_READERS[provider](json, model);
 }
 
 type Json = Record<string, unknown>;
@@ -107,6 +115,10 @@ function readOpenAiChat(answer: unknown): PromptAnswer | undefined {
     finishReason: chatFinishReason(finish),
     inputTokens: usage == null ? undefined : ((usage.prompt_tokens as number | null) ?? 0),
     outputTokens: usage == null ? undefined : ((usage.completion_tokens as number | null) ?? 0),
+    // getResponseMetadata and the finish reason's raw value.
+    rawFinishReason: finish ?? undefined,
+    responseId: (answer.id as string | null | undefined) ?? undefined,
+    responseModel: (answer.model as string | null | undefined) ?? undefined,
   };
 }
 
@@ -185,6 +197,9 @@ function readAnthropicMessages(answer: unknown): PromptAnswer | undefined {
               : 'other',
     inputTokens: input + (cacheWrite ?? 0) + (cacheRead ?? 0),
     outputTokens: output,
+    rawFinishReason: stop ?? undefined,
+    responseId: (answer.id as string | null | undefined) ?? undefined,
+    responseModel: (answer.model as string | null | undefined) ?? undefined,
   };
 }
 
@@ -199,7 +214,8 @@ const GOOGLE_CONTENT_FILTER = new Set([
 
 /** Gemini generateContent (@ai-sdk/google: convertGenerateContentResponse, mapGoogleFinishReason, convertGoogleUsage). */
 function readGoogleGenerateContent(answer: unknown): PromptAnswer | undefined {
-  if (!isObject(answer) || !Array.isArray(answer.candidates)) return undefined;
+  if (!isObject(answer) || !Array.isArray(answer.candidates) || !isOptional(answer.responseId, 'string'))
+    return undefined;
   // A blocked prompt and a continued answer (CONTINUATION: the SDK asks again) are the SDK's.
   if (answer.promptFeedback != null) return undefined;
   const candidate: unknown = answer.candidates[0];
@@ -254,11 +270,18 @@ function readGoogleGenerateContent(answer: unknown): PromptAnswer | undefined {
         ? undefined
         : ((usage.candidatesTokenCount as number | null) ?? 0) +
           ((usage.thoughtsTokenCount as number | null) ?? 0),
+    // The provider gives the answer's id, not its model (modelVersion).
+    rawFinishReason: finish,
+    responseId: (answer.responseId as string | null | undefined) ?? undefined,
+    responseModel: undefined,
   };
 }
 
-/** Ollama /api/chat (ollama-ai-provider-v2: OllamaResponseProcessor, mapOllamaFinishReason). */
-function readOllamaChat(answer: unknown): PromptAnswer | undefined {
+/**
+ * Ollama /api/chat (ollama-ai-provider-v2: OllamaResponseProcessor, mapOllamaFinishReason, and
+ * doGenerate's response, which names the model asked for, `model`, and no id).
+ */
+function readOllamaChat(answer: unknown, model: string): PromptAnswer | undefined {
   if (
     !isObject(answer) ||
     typeof answer.model !== 'string' ||
@@ -286,5 +309,8 @@ function readOllamaChat(answer: unknown): PromptAnswer | undefined {
     finishReason: chatFinishReason(done),
     inputTokens: input ?? 0,
     outputTokens: output ?? 0,
+    rawFinishReason: done,
+    responseId: undefined,
+    responseModel: model,
   };
 }

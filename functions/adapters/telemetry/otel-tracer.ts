@@ -13,8 +13,9 @@
 import { randomFillSync } from 'node:crypto';
 import { type SpanContext, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { millisToHrTime, parseTraceParent } from '@opentelemetry/core';
-import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace';
+import platformPackage from '../../../package.json' with { type: 'json' };
 import type {
   EndedSpan,
   SpanKind as PortSpanKind,
@@ -29,6 +30,8 @@ import type {
 const KINDS = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL } as const;
 /** An attribute value at most (a caller's model name is one): longer ones are cut. */
 const MAX_VALUE = 256;
+/** Strings a list value keeps at most (a finish reason per answer: one, for a platform that asks for one). */
+const MAX_LIST = 16;
 /** Attributes a span keeps at most. */
 const MAX_ATTRIBUTES = 64;
 const SCOPE = { name: 'agenthost' };
@@ -52,10 +55,15 @@ export class OtelTracer implements Tracer {
   constructor(options: OtelTracerOptions) {
     this.processors = options.processors ?? [];
     this.exporting = this.processors.length > 0;
-    this.resource = resourceFromAttributes({
-      'service.name': options.serviceName,
-      ...options.resourceAttributes,
-    });
+    // The SDK's own resource says which SDK (telemetry.sdk.name, .language, .version: the exporter's,
+    // which puts the spans on the wire); service.version is the platform's release.
+    this.resource = defaultResource().merge(
+      resourceFromAttributes({
+        'service.name': options.serviceName,
+        'service.version': platformPackage.version,
+        ...options.resourceAttributes,
+      }),
+    );
   }
 
   startSpan(name: string, options: SpanOptions): TraceSpan {
@@ -132,7 +140,14 @@ class RecordedSpan implements TraceSpan, EndedSpan, TraceParent {
   setAttribute(name: string, value: SpanValue | undefined): void {
     // Neither JSON nor OTLP holds NaN or Infinity (a stored one would read back as null).
     if (this.ended || value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return;
-    const kept = typeof value === 'string' && value.length > MAX_VALUE ? value.slice(0, MAX_VALUE) : value;
+    const kept =
+      typeof value === 'string'
+        ? value.length > MAX_VALUE
+          ? value.slice(0, MAX_VALUE)
+          : value
+        : typeof value === 'object'
+          ? value.slice(0, MAX_LIST).map((v) => (v.length > MAX_VALUE ? v.slice(0, MAX_VALUE) : v))
+          : value;
     let list = this.attributes as SpanValue[];
     if (list === NO_ATTRIBUTES) {
       list = [name, kept];

@@ -60,6 +60,21 @@ export interface CallRequest {
    * dependency on the platform's side); HTTP callers send a `traceparent` header instead.
    */
   traceParent?: TraceParent | undefined;
+  /**
+   * The HTTP request the call is, for its span's HTTP server attributes (OpenTelemetry's
+   * conventions: call-trace-start.ts). Given by the call route alone, and only when spans are
+   * exported: nothing stores them. A call through MCP, a schedule or an orchestrator has none.
+   */
+  http?: CallHttpRequest | undefined;
+}
+
+export interface CallHttpRequest {
+  method: string;
+  /** The route's template (`/{org}/{agent}/{version}/{endpoint}`). */
+  route: string;
+  path: string;
+  /** As the client sent it: the platform's public URL's. */
+  scheme: string;
 }
 
 /** Where a streamed call's events go, from the moment the call runs. */

@@ -305,6 +305,7 @@ function traceOnLine(line: Item, report: CallReport, record: CallRecord, indexed
     indexed,
     traced_by_request_id: trace.namedTrace,
     record,
+    exported: exporting,
   });
   return true;
 }

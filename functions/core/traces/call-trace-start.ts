@@ -63,12 +63,21 @@ function begin(
   startedMs: number,
 ): CallTrace {
   const parent = parentOf(deps, auth, req);
-  return new CallTrace(deps.tracer, rootName(agentRef(agent.org, agent.name, agent.version)), {
+  const trace = new CallTrace(deps.tracer, rootName(agentRef(agent.org, agent.name, agent.version)), {
     parent,
     // A new trace is named by the call's request id (its stored trace then need not say it).
     traceId: parent ? undefined : traceIdOfRequestId(req.requestId),
     startMs: startedMs,
   });
+  // The HTTP server span's attributes (known at its start, as the conventions ask), for an exporter.
+  const http = req.http;
+  if (http) {
+    trace.root.setAttribute('http.request.method', http.method);
+    trace.root.setAttribute('http.route', http.route);
+    trace.root.setAttribute('url.path', http.path);
+    trace.root.setAttribute('url.scheme', http.scheme);
+  }
+  return trace;
 }
 
 function parentOf(deps: CoreDeps, auth: AuthContext, req: CallRequest): TraceParent | undefined {

@@ -1,9 +1,9 @@
 /**
  * Model request spans (OpenTelemetry's GenAI conventions: `chat {model}`, gen_ai.* attributes): the
- * provider, the model, the tokens in and out, the finish reason and, for a streamed answer, the time
- * to its first token. No prompt and no answer text: they may hold the caller's data and secrets.
+ * provider, the model, the tokens in and out, the finish reasons, the answer's id and model (exported
+ * only) and, for a streamed answer, the time to its first token. No prompt and no answer text: they may hold the caller's data and secrets.
  */
-import type { LlmModelCall, LlmRequest, LlmResult } from '../../ports/llm-gateway.ts';
+import type { LlmModelCall, LlmRequest, LlmResponseFacts, LlmResult } from '../../ports/llm-gateway.ts';
 import type { TraceSpan } from '../../ports/tracer.ts';
 import { type CallTrace, errorCode } from './call-trace.ts';
 
@@ -14,10 +14,23 @@ function setModel(span: TraceSpan, provider: string, model: string): void {
   span.setAttribute('gen_ai.request.model', model);
 }
 
-function setUsage(span: TraceSpan, result: Pick<LlmResult, 'usage' | 'finishReason'>): void {
+/**
+ * The answer's usage and finish reason, as the conventions have them: a list of the vendor's own
+ * reasons (one answer asked for, one reason), the unified one where the vendor gave none. Its id and
+ * the model that answered only for an exporter: the stored trace would keep a unique id a model
+ * request for no reader (docs/traces.md, "Cost").
+ */
+function setUsage(
+  span: TraceSpan,
+  result: Pick<LlmResult, 'usage' | 'finishReason' | keyof LlmResponseFacts>,
+  exporting: boolean,
+): void {
   span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
   span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
-  span.setAttribute('gen_ai.response.finish_reasons', result.finishReason);
+  span.setAttribute('gen_ai.response.finish_reasons', [result.rawFinishReason ?? result.finishReason]);
+  if (!exporting) return;
+  span.setAttribute('gen_ai.response.id', result.responseId);
+  span.setAttribute('gen_ai.response.model', result.responseModel);
 }
 
 /** One model request (a prompt agent's), as a span of the current call. */
@@ -43,7 +56,7 @@ export async function tracedGenerate(
     : request;
   try {
     const result = await generate(timed);
-    setUsage(span, result);
+    setUsage(span, result, trace.tracer.exporting);
     span.setAttribute('agenthost.time_to_first_token_ms', firstTokenMs);
     span.end();
     return result;
@@ -63,7 +76,7 @@ export function modelCallRecorder(
   return (call) => {
     const span = trace.start(`chat ${model}`, { kind: 'client', startMs: call.startedMs });
     setModel(span, provider, model);
-    setUsage(span, call);
+    setUsage(span, call, trace.tracer.exporting);
     span.end({ error: call.error, endMs: call.endedMs });
   };
 }

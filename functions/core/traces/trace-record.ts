@@ -23,7 +23,8 @@ import { agentKeys } from '../agents/agent-keys.ts';
 import { compactAttributes, expandAttributes } from './stored-attributes.ts';
 import { type CallOfLine, chatName, fromRecord, isChatName, isModelRequest } from './trace-from-record.ts';
 
-const spanValue = z.union([z.string(), z.number(), z.boolean()]);
+/** A list only where a convention calls for one (`gen_ai.response.finish_reasons`). */
+const spanValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]);
 
 /** A span as GET /agents/{id}/calls/{request_id}/trace shows it (trace-schemas.ts adds whose it is). */
 export const spanViewSchema = z.object({
@@ -73,6 +74,8 @@ export type CallTraceInput = Omit<CallTraceRecord, 'spans'> & {
   traced_by_request_id: boolean;
   /** The call's record as written with the line: what a line it alone links need not say again. */
   record: CallOfLine;
+  /** Whether its spans were exported: what only an exporter reads is then left out (stored-attributes.ts). */
+  exported?: boolean;
 };
 
 const KIND_CODES = ['internal', 'server', 'client'] as const;
@@ -202,7 +205,7 @@ export function writeTraceOnLine(line: Item, t: CallTraceInput): void {
       KIND_CODES.indexOf(span.kind),
       Math.round((span.startMs - start) * 1000),
       Math.round(span.durationMs * 1000),
-      compactAttributes(span.attributes, said, record),
+      compactAttributes(span.attributes, said, record, t.exported === true),
     ];
   }
   // A trace the call began is named by its request id: read back from it (no 45 bytes a line).

@@ -23,6 +23,8 @@ export interface OperationInput<R extends RouteDef> {
   auth: R['auth'] extends 'api-key' ? AuthContext : undefined;
   deps: Deps;
   requestId: string;
+  /** The request's path as sent (its percent-encoding kept), without the query. */
+  path: string;
   /** A request header by lower-case name. */
   header: (name: string) => string | undefined;
   /** Hands the shell work the answer need not wait for (AfterAnswer.waitUntil, edge-context.ts). */
@@ -53,6 +55,7 @@ export type AnyOperation = (input: {
   auth: AuthContext | undefined;
   deps: Deps;
   requestId: string;
+  path: string;
   header: (name: string) => string | undefined;
   waitUntil: (work: Promise<unknown>) => void;
   onDelivered?: ((run: () => Promise<unknown>) => void) | undefined;

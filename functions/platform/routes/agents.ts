@@ -48,6 +48,8 @@ export const agentRoutes = {
     module: 'agents',
     auth: 'api-key',
     summary: 'List the agent versions of the caller’s workspaces',
+    description:
+      'The agent versions of every workspace the caller is a member of, paged by offset (a page may hold fewer than `limit` when manifests are large: docs/http.md, "Pages").',
     tag: 'Agents',
     query: agentListQuery,
     success: { status: 200, schema: agentListSchema, description: 'Agent versions' },
@@ -109,6 +111,8 @@ export const agentRoutes = {
     auth: 'api-key',
     summary:
       "A call's trace: its spans and its sub-calls', whole for the owners of each agent's workspace, in outline (timing and outcome) for the call's caller and for public agents called on the way; 404 for anyone else (docs/traces.md)",
+    description:
+      'The trace of a call, found by its request id (metadata.request_id of its answer) under the agent it called: the call’s spans and its sub-calls’, by start time, whole or in outline by who reads (docs/traces.md, "Who sees what"). Any other reader, an unknown request id or another agent’s id: 404.',
     tag: 'Agents',
     params: traceParams,
     success: { status: 200, schema: traceViewSchema, description: 'The spans by start time' },

@@ -4,6 +4,7 @@
  */
 
 import { CALL_BODY, callEnvelopeSchema, callHeaders, callParams } from '../../core/calls/call-schemas.ts';
+import { CALL_STREAM_EVENTS } from '../call-stream-events.ts';
 import { route } from './route-def.ts';
 
 export const callRoutes = {
@@ -14,6 +15,8 @@ export const callRoutes = {
     auth: 'api-key',
     acceptsRunCredential: true,
     summary: 'Call an agent: a JSON object matching its input_schema, or multipart/form-data with files',
+    description:
+      'Runs the agent version’s endpoint with the body as its input (checked against its input_schema) and answers its output in the success envelope, or, when the client prefers text/event-stream, as Server-Sent Events. Counts against the daily quota and concurrency, may cost credits, and is recorded with its trace (docs/calls.md). The one route a run credential may use, within its run’s dependencies, hops, deadline and budget.',
     tag: 'Calls',
     params: callParams,
     binaryBody: CALL_BODY,
@@ -25,8 +28,11 @@ export const callRoutes = {
       description:
         'The success envelope with the call’s trace (X-Trace-Id); a deprecated version adds Deprecation, Sunset and a Link to its successor',
       headers: ['X-Trace-Id', 'Deprecation', 'Sunset', 'Link'],
-      eventStream:
-        'With Accept: text/event-stream, the call as Server-Sent Events once it runs: `delta` ({"text"}) as the model writes, `step` ({"kind", "name", "outcome", "duration_ms"}) for each tool or sub-agent call of a managed loop, a comment line every 15 s, and last `result` (the success envelope) or `error` (the error envelope). Refusals before it runs are the ordinary JSON answers (docs/calls.md, "Streamed calls").',
+      eventStream: {
+        description:
+          'When the client’s Accept prefers text/event-stream (RFC 9110: `text/event-stream` alone, or weighted above application/json; a tie is JSON), the call as Server-Sent Events once it runs: `delta` events as the model writes, `step` for each tool or sub-agent call of a managed loop, a comment line after 15 s with nothing sent, and last `result` or `error`. Each event’s `data:` line is one JSON object, of the schema its `event:` name gives (the variant of that title). Refusals before it runs are the ordinary JSON answers (docs/calls.md, "Streamed calls").',
+        events: CALL_STREAM_EVENTS,
+      },
     },
   }),
 } as const;

@@ -23,6 +23,8 @@ export const mcpRoutes = {
     protocol: 'mcp',
     summary:
       'MCP (Streamable HTTP, stateless): the agents of the caller’s workspaces, and the public agents named in ?public=, as tools',
+    description:
+      'A stateless MCP server over Streamable HTTP (docs/mcp.md): tools/list and tools/call, each tool an agent the caller may call (a tool call is an agent call: quota, credits, record). The answer is JSON-RPC as MCP has it, or an SSE stream for a tool call that asks for progress; 403 for a Host or Origin the platform does not answer under.',
     tag: 'MCP',
     query: mcpQuery,
     binaryBody: { maxBytes: MAX_MCP_BODY_BYTES, contentTypes: ['application/json'] },

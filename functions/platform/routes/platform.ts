@@ -13,6 +13,8 @@ export const platformRoutes = {
     module: 'health',
     auth: 'none',
     summary: 'Readiness check',
+    description:
+      'Answers 200 `{"status":"ok"}` once the platform serves requests; no API key. For load balancers and uptime checks.',
     tag: 'Platform',
     success: { status: 200, schema: z.object({ status: z.literal('ok') }), description: 'Ready' },
   }),
@@ -22,6 +24,8 @@ export const platformRoutes = {
     module: 'openapi',
     auth: 'none',
     summary: 'This API’s OpenAPI 3.1 description',
+    description:
+      'This document, as served: generated from the route table and its schemas (the SDK’s types are generated from it); `servers` names the platform’s public URL. No API key.',
     tag: 'Platform',
     success: { status: 200, schema: z.record(z.string(), z.unknown()), description: 'OpenAPI document' },
     document: true,

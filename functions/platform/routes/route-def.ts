@@ -47,6 +47,12 @@ export interface RouteDef {
    */
   workspaceRole?: 'member' | 'owner';
   summary: string;
+  /**
+   * What the operation does beyond its summary (who may, what it answers, where docs/ says more):
+   * /openapi.json's description, followed by the role a workspace-scoped route needs. Every
+   * operation has one (test/edge/openapi-document.test.ts).
+   */
+  description?: string;
   tag: string;
   params?: z.ZodType;
   query?: z.ZodType;
@@ -77,10 +83,11 @@ export interface RouteDef {
     /** A body that is not JSON (the local checkout page): documented as this type, a string. */
     contentType?: 'text/html';
     /**
-     * The route also answers as Server-Sent Events when asked (`Accept: text/event-stream`; the call
-     * route: platform/streamed-call.ts): documented as that type too, a string, with this description.
+     * The route also answers as Server-Sent Events when the client prefers them (`Accept`; the call
+     * route: platform/streamed-call.ts): documented as that type too, each event's `data:` line one
+     * of `events`.
      */
-    eventStream?: string;
+    eventStream?: { description: string; events: readonly StreamEventDoc[] };
     /** Response headers beyond the ones every response carries (X-Request-Id, X-RateLimit-*). */
     headers?: ('Deprecation' | 'Sunset' | 'Link' | 'X-Trace-Id')[];
   };
@@ -96,6 +103,13 @@ export interface RouteDef {
    * query) still answers the platform's error envelope.
    */
   protocol?: 'mcp';
+}
+
+/** One kind of Server-Sent Event a route sends: its `event:` name and the JSON of its `data:` line. */
+export interface StreamEventDoc {
+  event: string;
+  description: string;
+  data: z.ZodType;
 }
 
 /** Checks an entry against RouteDef while keeping its literal type (the handlers are typed by it). */

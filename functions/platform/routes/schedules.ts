@@ -142,6 +142,8 @@ export const scheduleRoutes = {
     auth: 'none',
     summary:
       'Run a webhook schedule: the secret in the URL is the credential; any JSON body (objects merged over input_data); optional idempotency-key header',
+    description:
+      'Runs the webhook schedule now, as its caller: no API key, the secret in the URL is the credential (a wrong one, like an unknown schedule, is 404). A JSON object body is merged over the schedule’s input_data; an idempotency-key header makes a repeated request answer the first run (deduplicated). The answer is the Run (docs/schedules.md, "Webhook trigger").',
     tag: 'Schedules',
     params: webhookParams,
     binaryBody: { maxBytes: MAX_WEBHOOK_BODY_BYTES, contentTypes: ['application/json'] },

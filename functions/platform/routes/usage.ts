@@ -31,6 +31,8 @@ export const usageRoutes = {
     module: 'usage',
     auth: 'api-key',
     summary: 'Totals of the caller’s agent calls in a range, and today’s quota',
+    description:
+      'Totals over the calling account’s agent calls in the range, whatever agent they called, and today’s quota and its use (docs/usage.md).',
     tag: 'Usage',
     query: usageQuery,
     errors: ['TIMEOUT'],
@@ -42,6 +44,8 @@ export const usageRoutes = {
     module: 'usage',
     auth: 'api-key',
     summary: 'The caller’s agent calls per hour or day, empty buckets included',
+    description:
+      'The calling account’s agent calls in the range, counted per hour or day, every bucket of the range present (docs/usage.md).',
     tag: 'Usage',
     query: usageTimeseriesQuery,
     errors: ['TIMEOUT'],
@@ -54,6 +58,8 @@ export const usageRoutes = {
     auth: 'api-key',
     summary:
       'The caller’s agent calls grouped by agent, version, status, provider, model, tenant or endpoint',
+    description:
+      'The calling account’s agent calls in the range, grouped by the field `group_by` names, most calls first (docs/usage.md).',
     tag: 'Usage',
     query: usageBreakdownQuery,
     errors: ['TIMEOUT'],
@@ -65,6 +71,8 @@ export const usageRoutes = {
     module: 'usage',
     auth: 'api-key',
     summary: 'The caller’s agent calls per X-Platform-Tenant value',
+    description:
+      'The calling account’s agent calls in the range, grouped by the X-Platform-Tenant header they were sent with, most calls first (docs/usage.md).',
     tag: 'Usage',
     query: usageTenantsQuery,
     errors: ['TIMEOUT'],
@@ -76,6 +84,8 @@ export const usageRoutes = {
     module: 'usage',
     auth: 'api-key',
     summary: 'The caller’s call records, newest first, paged by cursor',
+    description:
+      'The calling account’s call records in the range, newest first, one page at a time with `cursor` (docs/usage.md; records are kept 90 days).',
     tag: 'Usage',
     query: usageLogsQuery,
     errors: ['TIMEOUT'],
@@ -87,6 +97,8 @@ export const usageRoutes = {
     module: 'usage',
     auth: 'api-key',
     summary: 'Sandbox compute used by the caller’s calls to code-runtime and managed-loop agents',
+    description:
+      'Sandbox time of the calling account’s calls to sandboxed agents (code runtime, managed loop) in the range, in total and per agent (docs/usage.md).',
     tag: 'Usage',
     query: usageComputeQuery,
     errors: ['TIMEOUT'],

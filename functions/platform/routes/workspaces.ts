@@ -28,6 +28,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'List the caller’s workspaces with the caller’s role in each',
+    description:
+      'The workspaces the caller is a member of (ones it created, ones it joined by accepting an invitation), each with the caller’s role (docs/roles.md).',
     tag: 'Workspaces',
     success: { status: 200, schema: workspaceListSchema, description: 'The workspaces' },
   }),
@@ -37,6 +39,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'Create a workspace; the caller becomes its owner',
+    description:
+      'Makes a workspace owned by the caller; its slug (the org in agent paths) is given or derived from the name, and 409 CONFLICT when taken; 403 FORBIDDEN past the workspaces the caller’s tier may own (docs/limits.md, "Counts per account").',
     tag: 'Workspaces',
     body: workspaceCreateBody,
     errors: ['CONFLICT', 'FORBIDDEN'],
@@ -101,6 +105,8 @@ export const workspaceRoutes = {
     auth: 'api-key',
     summary:
       'List the pending invitations addressed to the caller (by account id or by its email), oldest first (paged)',
+    description:
+      'The invitations to workspaces addressed to the caller’s account id or to its email, not yet accepted, declined or expired, paged by count and size (docs/roles.md, "Invitations").',
     tag: 'Workspaces',
     query: invitationListQuery,
     success: {
@@ -115,6 +121,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'Accept an invitation addressed to the caller: the caller becomes a member with its role',
+    description:
+      'Joins the invitation’s workspace with the role it names; only the account it is addressed to may (404 for any other). 409 CONFLICT when already a member.',
     tag: 'Workspaces',
     params: invitationParams,
     errors: ['CONFLICT', 'FORBIDDEN'],
@@ -130,6 +138,8 @@ export const workspaceRoutes = {
     module: 'workspaces',
     auth: 'api-key',
     summary: 'Decline an invitation addressed to the caller: it is deleted, no membership is made',
+    description:
+      'Deletes the invitation addressed to the caller without joining; 404 for an invitation addressed to another account.',
     tag: 'Workspaces',
     params: invitationParams,
     success: { status: 204, description: 'Declined' },

@@ -15,7 +15,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness check */
+        /**
+         * Readiness check
+         * @description Answers 200 `{"status":"ok"}` once the platform serves requests; no API key. For load balancers and uptime checks.
+         */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -32,7 +35,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This API’s OpenAPI 3.1 description */
+        /**
+         * This API’s OpenAPI 3.1 description
+         * @description This document, as served: generated from the route table and its schemas (the SDK’s types are generated from it); `servers` names the platform’s public URL. No API key.
+         */
         get: operations["getOpenApi"];
         put?: never;
         post?: never;
@@ -49,10 +55,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the account’s API keys (never the keys themselves) */
+        /**
+         * List the account’s API keys (never the keys themselves)
+         * @description Every key of the caller’s account, with its name, prefix (to recognise it) and the agent it is marked for; the keys themselves are kept only as hashes and never shown again.
+         */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key; the key is shown once, in this response */
+        /**
+         * Create an API key; the key is shown once, in this response
+         * @description A new key for the caller’s account, named, and optionally marked as an agent’s (tasks created with it record that agent). The key is in this response only: store it now.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -70,7 +82,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an API key; it is refused from the next request on */
+        /**
+         * Delete an API key; it is refused from the next request on
+         * @description Deletes one of the account’s keys, the one making the request included; 409 CONFLICT for the account’s last key (create another first).
+         */
         delete: operations["deleteApiKey"];
         options?: never;
         head?: never;
@@ -176,10 +191,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller’s workspaces with the caller’s role in each */
+        /**
+         * List the caller’s workspaces with the caller’s role in each
+         * @description The workspaces the caller is a member of (ones it created, ones it joined by accepting an invitation), each with the caller’s role (docs/roles.md).
+         */
         get: operations["listWorkspaces"];
         put?: never;
-        /** Create a workspace; the caller becomes its owner */
+        /**
+         * Create a workspace; the caller becomes its owner
+         * @description Makes a workspace owned by the caller; its slug (the org in agent paths) is given or derived from the name, and 409 CONFLICT when taken; 403 FORBIDDEN past the workspaces the caller’s tier may own (docs/limits.md, "Counts per account").
+         */
         post: operations["createWorkspace"];
         delete?: never;
         options?: never;
@@ -274,7 +295,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the pending invitations addressed to the caller (by account id or by its email), oldest first (paged) */
+        /**
+         * List the pending invitations addressed to the caller (by account id or by its email), oldest first (paged)
+         * @description The invitations to workspaces addressed to the caller’s account id or to its email, not yet accepted, declined or expired, paged by count and size (docs/roles.md, "Invitations").
+         */
         get: operations["listInvitations"];
         put?: never;
         post?: never;
@@ -293,7 +317,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation addressed to the caller: the caller becomes a member with its role */
+        /**
+         * Accept an invitation addressed to the caller: the caller becomes a member with its role
+         * @description Joins the invitation’s workspace with the role it names; only the account it is addressed to may (404 for any other). 409 CONFLICT when already a member.
+         */
         post: operations["acceptInvitation"];
         delete?: never;
         options?: never;
@@ -310,7 +337,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decline an invitation addressed to the caller: it is deleted, no membership is made */
+        /**
+         * Decline an invitation addressed to the caller: it is deleted, no membership is made
+         * @description Deletes the invitation addressed to the caller without joining; 404 for an invitation addressed to another account.
+         */
         post: operations["declineInvitation"];
         delete?: never;
         options?: never;
@@ -389,7 +419,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the agent versions of the caller’s workspaces */
+        /**
+         * List the agent versions of the caller’s workspaces
+         * @description The agent versions of every workspace the caller is a member of, paged by offset (a page may hold fewer than `limit` when manifests are large: docs/http.md, "Pages").
+         */
         get: operations["listAgents"];
         put?: never;
         /**
@@ -478,7 +511,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A call's trace: its spans and its sub-calls', whole for the owners of each agent's workspace, in outline (timing and outcome) for the call's caller and for public agents called on the way; 404 for anyone else (docs/traces.md) */
+        /**
+         * A call's trace: its spans and its sub-calls', whole for the owners of each agent's workspace, in outline (timing and outcome) for the call's caller and for public agents called on the way; 404 for anyone else (docs/traces.md)
+         * @description The trace of a call, found by its request id (metadata.request_id of its answer) under the agent it called: the call’s spans and its sub-calls’, by start time, whole or in outline by who reads (docs/traces.md, "Who sees what"). Any other reader, an unknown request id or another agent’s id: 404.
+         */
         get: operations["callTrace"];
         put?: never;
         post?: never;
@@ -535,7 +571,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The public agent directory */
+        /**
+         * The public agent directory
+         * @description The directory of public agents across all workspaces, each at its newest version that still answers calls; no API key (the per-address limit of keyless requests applies: docs/http.md).
+         */
         get: operations["listPublicAgents"];
         put?: never;
         post?: never;
@@ -552,7 +591,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A public agent version; prompt, manifest and skill files only for source-available agents */
+        /**
+         * A public agent version; prompt, manifest and skill files only for source-available agents
+         * @description One public agent version as the directory shows it; its prompt, manifest and skill files only when the agent is source-available. No API key.
+         */
         get: operations["publicAgentDetails"];
         put?: never;
         post?: never;
@@ -569,7 +611,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Everything needed to run a source-available agent locally */
+        /**
+         * Everything needed to run a source-available agent locally
+         * @description For a source-available agent: its data and a short-lived URL of its code bundle, to run it locally. 403 DOWNLOAD_DISABLED for a server-only agent, PAID_AGENT_SERVER_ONLY for a paid one. No API key.
+         */
         get: operations["downloadPublicAgent"];
         put?: never;
         post?: never;
@@ -588,7 +633,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Call an agent: a JSON object matching its input_schema, or multipart/form-data with files */
+        /**
+         * Call an agent: a JSON object matching its input_schema, or multipart/form-data with files
+         * @description Runs the agent version’s endpoint with the body as its input (checked against its input_schema) and answers its output in the success envelope, or, when the client prefers text/event-stream, as Server-Sent Events. Counts against the daily quota and concurrency, may cost credits, and is recorded with its trace (docs/calls.md). The one route a run credential may use, within its run’s dependencies, hops, deadline and budget.
+         */
         post: operations["callAgent"];
         delete?: never;
         options?: never;
@@ -605,7 +653,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** MCP (Streamable HTTP, stateless): the agents of the caller’s workspaces, and the public agents named in ?public=, as tools */
+        /**
+         * MCP (Streamable HTTP, stateless): the agents of the caller’s workspaces, and the public agents named in ?public=, as tools
+         * @description A stateless MCP server over Streamable HTTP (docs/mcp.md): tools/list and tools/call, each tool an agent the caller may call (a tool call is an agent call: quota, credits, record). The answer is JSON-RPC as MCP has it, or an SSE stream for a tool call that asks for progress; 403 for a Host or Origin the platform does not answer under.
+         */
         post: operations["mcpPost"];
         delete?: never;
         options?: never;
@@ -620,7 +671,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Totals of the caller’s agent calls in a range, and today’s quota */
+        /**
+         * Totals of the caller’s agent calls in a range, and today’s quota
+         * @description Totals over the calling account’s agent calls in the range, whatever agent they called, and today’s quota and its use (docs/usage.md).
+         */
         get: operations["usageSummary"];
         put?: never;
         post?: never;
@@ -637,7 +691,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s agent calls per hour or day, empty buckets included */
+        /**
+         * The caller’s agent calls per hour or day, empty buckets included
+         * @description The calling account’s agent calls in the range, counted per hour or day, every bucket of the range present (docs/usage.md).
+         */
         get: operations["usageTimeseries"];
         put?: never;
         post?: never;
@@ -654,7 +711,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s agent calls grouped by agent, version, status, provider, model, tenant or endpoint */
+        /**
+         * The caller’s agent calls grouped by agent, version, status, provider, model, tenant or endpoint
+         * @description The calling account’s agent calls in the range, grouped by the field `group_by` names, most calls first (docs/usage.md).
+         */
         get: operations["usageBreakdown"];
         put?: never;
         post?: never;
@@ -671,7 +731,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s agent calls per X-Platform-Tenant value */
+        /**
+         * The caller’s agent calls per X-Platform-Tenant value
+         * @description The calling account’s agent calls in the range, grouped by the X-Platform-Tenant header they were sent with, most calls first (docs/usage.md).
+         */
         get: operations["usageTenants"];
         put?: never;
         post?: never;
@@ -688,7 +751,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s call records, newest first, paged by cursor */
+        /**
+         * The caller’s call records, newest first, paged by cursor
+         * @description The calling account’s call records in the range, newest first, one page at a time with `cursor` (docs/usage.md; records are kept 90 days).
+         */
         get: operations["usageLogs"];
         put?: never;
         post?: never;
@@ -705,7 +771,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Sandbox compute used by the caller’s calls to code-runtime and managed-loop agents */
+        /**
+         * Sandbox compute used by the caller’s calls to code-runtime and managed-loop agents
+         * @description Sandbox time of the calling account’s calls to sandboxed agents (code runtime, managed loop) in the range, in total and per agent (docs/usage.md).
+         */
         get: operations["usageCompute"];
         put?: never;
         post?: never;
@@ -936,7 +1005,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run a webhook schedule: the secret in the URL is the credential; any JSON body (objects merged over input_data); optional idempotency-key header */
+        /**
+         * Run a webhook schedule: the secret in the URL is the credential; any JSON body (objects merged over input_data); optional idempotency-key header
+         * @description Runs the webhook schedule now, as its caller: no API key, the secret in the URL is the credential (a wrong one, like an unknown schedule, is 404). A JSON object body is merged over the schedule’s input_data; an idempotency-key header makes a repeated request answer the first run (deduplicated). The answer is the Run (docs/schedules.md, "Webhook trigger").
+         */
         post: operations["triggerWebhook"];
         delete?: never;
         options?: never;
@@ -1063,7 +1135,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account’s credit balance */
+        /**
+         * The account’s credit balance
+         * @description The calling account’s credits: what paid calls of others’ agents draw on (docs/billing.md).
+         */
         get: operations["getBalance"];
         put?: never;
         post?: never;
@@ -1082,7 +1157,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a top-up: a checkout session for the credits (500 to 1,000,000; one credit is one cent) */
+        /**
+         * Start a top-up: a checkout session for the credits (500 to 1,000,000; one credit is one cent)
+         * @description Opens a payment for the credits asked: a Stripe Checkout session, or with local payments (`npm start`) the platform’s own checkout page; the credits land once the payment is confirmed (docs/billing.md).
+         */
         post: operations["createCheckout"];
         delete?: never;
         options?: never;
@@ -1097,7 +1175,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Ledger entries (top-ups, charges, refunds), newest first */
+        /**
+         * Ledger entries (top-ups, charges, refunds), newest first
+         * @description The calling account’s ledger: top-ups, charges of paid calls and their refunds, newest first, with the total (docs/billing.md, "The ledger").
+         */
         get: operations["listTransactions"];
         put?: never;
         post?: never;
@@ -1114,7 +1195,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Alias of /billing/transactions */
+        /**
+         * Alias of /billing/transactions
+         * @description The same answer as GET /billing/transactions, under the other path the spec lists for it.
+         */
         get: operations["listBillingHistory"];
         put?: never;
         post?: never;
@@ -1133,7 +1217,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Stripe’s webhook: a signed checkout.session.completed lands its credits, once */
+        /**
+         * Stripe’s webhook: a signed checkout.session.completed lands its credits, once
+         * @description For Stripe alone: an event signed with the webhook secret (Stripe-Signature) is checked before anything else; a completed checkout session lands its credits once, however often it is sent. No API key (docs/billing.md, "Payments").
+         */
         post: operations["paymentWebhook"];
         delete?: never;
         options?: never;
@@ -1148,7 +1235,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Local payments only: the checkout page (HTML) with its confirm button */
+        /**
+         * Local payments only: the checkout page (HTML) with its confirm button
+         * @description With local payments (`npm start`) only: the page a checkout’s URL opens, whose button confirms the payment. Elsewhere 404. No API key: the session id, known to the account that opened it, is the credential.
+         */
         get: operations["localCheckoutPage"];
         put?: never;
         post?: never;
@@ -1167,7 +1257,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Local payments only: confirm the payment; the credits land once */
+        /**
+         * Local payments only: confirm the payment; the credits land once
+         * @description With local payments (`npm start`) only: marks the checkout paid and lands its credits, once (a second confirm changes nothing). Elsewhere 404. No API key: the session id, known to the account that opened it, is the credential.
+         */
         post: operations["confirmLocalCheckout"];
         delete?: never;
         options?: never;
@@ -6314,7 +6407,7 @@ export interface operations {
                             /** @enum {string} */
                             status: "ok" | "error";
                             attributes: {
-                                [key: string]: string | number | boolean;
+                                [key: string]: string | number | boolean | string[];
                             };
                             request_id: string;
                             agent: string;
@@ -7245,7 +7338,52 @@ export interface operations {
                             trace_id?: string;
                         };
                     };
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        kind: "tool" | "agent";
+                        /** @description The tool’s name, or the called agent’s org/name/version */
+                        name: string;
+                        /** @enum {string} */
+                        outcome: "ok" | "error";
+                        duration_ms: number;
+                    } | {
+                        /** @description The agent’s output; when too large to answer inline (docs/calls.md, "Large outputs"), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with the warning OUTPUT_AS_URL */
+                        data: {
+                            [key: string]: components["schemas"]["JsonValue"];
+                        };
+                        warnings: {
+                            code: string;
+                            field?: string;
+                            message: string;
+                        }[];
+                        metadata: {
+                            request_id: string;
+                            processing_time_ms: number;
+                            version: string;
+                            trace_id?: string;
+                        };
+                    } | {
+                        error: {
+                            code: string;
+                            message: string;
+                            is_retryable: boolean;
+                            suggested_wait_time?: number;
+                            details?: {
+                                fields?: {
+                                    field: string;
+                                    message: string;
+                                }[];
+                            } & {
+                                [key: string]: components["schemas"]["JsonValue"];
+                            };
+                        };
+                        metadata: {
+                            request_id: string;
+                            trace_id?: string;
+                        };
+                    };
                 };
             };
             /** @description Invalid input (error.details.fields names each offending field) */
