@@ -352,6 +352,40 @@ describe('AiSdkGateway: details', () => {
       assert.equal(result.responseModel, MODELS[provider]);
     });
 
+  it("reads the vendor's stream no further while the caller has not taken the last piece (backpressure)", async () => {
+    const pieces = Array.from({ length: 26 }, (_, i) => String.fromCharCode(97 + i));
+    fake.enqueue({ text: pieces.join(''), chunks: pieces });
+    let taken = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let first!: () => void;
+    const firstTaken = new Promise<void>((resolve) => {
+      first = resolve;
+    });
+    const answer = gateway.generate(
+      request('anthropic', {
+        // The first piece is not taken until released: a client that stopped reading.
+        onText: async () => {
+          taken++;
+          if (taken === 1) {
+            first();
+            await held;
+          }
+        },
+      }),
+    );
+    await firstTaken;
+    // Turns of the event loop, not a clock: every piece the fake sent has long been parsed by now.
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(taken, 1, 'no piece was handed on while the first was not taken');
+    release();
+    const result = await answer;
+    assert.equal(taken, 26);
+    assert.equal(result.text, pieces.join(''));
+  });
+
   it("reports each tool loop turn's own finish reason, id and model", async () => {
     fake.enqueue({ toolCalls: [{ name: 'submit_result', input: { ok: true } }] });
     const turns: LlmModelCall[] = [];

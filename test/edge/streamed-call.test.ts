@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CallResponse } from '../../functions/core/calls/call-context.ts';
 import { StreamReply } from '../../functions/platform/operation-replies.ts';
-import { streamedCall, wantsEventStream } from '../../functions/platform/streamed-call.ts';
+import {
+  STREAM_BUFFER_BYTES,
+  streamedCall,
+  wantsEventStream,
+} from '../../functions/platform/streamed-call.ts';
 import { PlatformError } from '../../functions/shared/errors.ts';
 
 /** A streamed call's answer (functions/platform/streamed-call.ts), with its heartbeat shortened. */
@@ -23,6 +27,41 @@ describe('a streamed call', () => {
     assert.equal(wantsEventStream('application/json'), false);
     assert.equal(wantsEventStream('text/event-streams'), false);
     assert.equal(wantsEventStream(undefined), false);
+  });
+
+  it('holds the engine at its next event while the client reads nothing (backpressure), and lets it go on as the client reads', async () => {
+    const piece = 'x'.repeat(1024);
+    let sent = 0;
+    let signal!: AbortSignal;
+    const reply = await streamedCall('req_bp', async (stream, gone) => {
+      signal = gone;
+      const events = stream.open({});
+      for (let i = 0; i < 1000 && !gone.aborted; i++) {
+        await events.delta(piece);
+        sent++;
+      }
+      return body;
+    });
+    assert.ok(reply instanceof StreamReply);
+    const turns = async () => {
+      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    // Nothing read: the engine waits once about STREAM_BUFFER_BYTES of events are queued.
+    await turns();
+    const bound = Math.ceil(STREAM_BUFFER_BYTES / piece.length) + 1;
+    assert.ok(sent > 0 && sent <= bound, `${sent} events went out unread (at most ${bound})`);
+    const before = sent;
+    // The client reads a little: the engine goes on by about as much, no further.
+    const reader = reply.stream.getReader();
+    let read = 0;
+    while (read < 8 * piece.length) read += (await reader.read()).value?.byteLength ?? 0;
+    await turns();
+    assert.ok(sent > before && sent <= before + bound, `${before} then ${sent}`);
+    // The client goes: the engine is let go and told.
+    await reader.cancel();
+    await turns();
+    assert.equal(signal.aborted, true);
+    assert.ok(sent < 1000, 'the engine stopped when its client went');
   });
 
   it('sends a comment line while nothing else goes out, then the result with the request id', async () => {
