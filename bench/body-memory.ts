@@ -17,15 +17,12 @@
  * both figures come from one run on one machine. Results go to docs/performance.md.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
-import { connect, createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { MAX_FILE_BYTES } from '../functions/core/calls/call-limits.ts';
-import { platformStartArgs } from './platform-command.ts';
+import { startBenchPlatform, stopBenchPlatform } from './bench-platform.ts';
 import { checkDescriptors } from './proc-stats.ts';
 import { machineLine, writeReport } from './report.ts';
 
@@ -37,56 +34,17 @@ const uploadMb = (UPLOAD_BYTES / 1e6).toFixed(1);
 const KEY = 'ahk_bench_body_memory_owner_key_0123456789';
 const HERE = fileURLToPath(new URL('..', import.meta.url));
 
-interface Platform {
-  child: ChildProcess;
-  port: number;
-  dataDir: string;
-}
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-async function startPlatform(root: string): Promise<Platform> {
-  const port = await freePort();
-  const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-bench-body-'));
-  const child = spawn(process.execPath, platformStartArgs(root), {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
+const startPlatform = (root: string) =>
+  startBenchPlatform(root, {
+    key: KEY,
+    name: 'body',
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PLATFORM_DATA_DIR: dataDir,
-      PLATFORM_BOOTSTRAP_API_KEY: KEY,
-      PLATFORM_LOG_LEVEL: 'silent',
       ANTHROPIC_API_KEY: 'sk-ant-bench',
       // Nothing listens here: the call fails after its body is parsed, which is what is measured.
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
     },
   });
-  for (let i = 0; i < 300; i++) {
-    const up = await send('GET', port, '/health', {}).catch(() => undefined);
-    if (up?.status === 200) return { child, port, dataDir };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill();
-  throw new Error(`the platform in ${root} did not start`);
-}
-
-async function stopPlatform(p: Platform): Promise<void> {
-  const exited = new Promise((r) => p.child.once('exit', r));
-  p.child.kill('SIGTERM');
-  await exited;
-  await rm(p.dataDir, { recursive: true, force: true });
-}
+const stopPlatform = stopBenchPlatform;
 
 /** One request; the body (if any) is written whole, and the answer read to its end. */
 function send(

@@ -26,9 +26,14 @@ import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-acce
  * matching its request against the route table and reading its body itself, about 3 KB more than
  * the middy chain it replaced. 555 KB since issue 36: the trace route with its schema in the route
  * table every handler carries, the call route's traceparent header, and the OpenTelemetry settings
- * in the shared config (about 5 KB); the tracer itself only in the handlers that run calls.
+ * in the shared config (about 5 KB); the tracer itself only in the handlers that run calls. 570 KB
+ * since issue 56: a description for every operation and the streamed answer's events as a schema
+ * in the route table every handler carries (about 6 KB), the per-account request rate's admission
+ * and Accept's negotiation in the edge every handler serves (about 3 KB), and the call's log lines
+ * kept in outline (about 1 KB): every handler grew by about 10 KB. The table's descriptions serve
+ * /openapi.json alone; leaving them out of the other handlers is the next cut.
  */
-export const BUDGET_BYTES = 555 * 1024;
+export const BUDGET_BYTES = 570 * 1024;
 
 /**
  * What any handler's cold start may read, exceptions none (issue 16, point 5): the entry chunk and
@@ -40,9 +45,9 @@ export const LOAD_BUDGET_BYTES = 500 * 1024;
 /** The handlers whose cold start may read more, each with its reason. */
 export const LOAD_BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; reason: string }>> = {
   'agent-authoring': {
-    bytes: 540 * 1024,
+    bytes: 555 * 1024,
     reason:
-      'publish, patch and fork each check the users’ JSON Schemas in the manifest (ajv with re2js, about 290 KB), inside the manifest parser’s synchronous zod schema; the SKILL.md reader (yaml) and the archive readers (tar, yauzl) are imported by the routes that need them. Like every handler it also reads the route table, whose schemas now type every body of /openapi.json (about 10 KB more since issue 17), and since issue 33 the count of a request body as Lambda’s event carries it (about 1 KB), which took it past 520 KB; since issue 34 every handler serves the one Fetch API edge (functions/platform/edge/: the route matched again, the body read and the answer built by the function itself, about 3 KB), which took it past 524 KB; since issue 36 the trace route’s schema in the route table and the OpenTelemetry settings in the shared config (about 4 KB), which took it past 528 KB',
+      'publish, patch and fork each check the users’ JSON Schemas in the manifest (ajv with re2js, about 290 KB), inside the manifest parser’s synchronous zod schema; the SKILL.md reader (yaml) and the archive readers (tar, yauzl) are imported by the routes that need them. Like every handler it also reads the route table, whose schemas now type every body of /openapi.json (about 10 KB more since issue 17), and since issue 33 the count of a request body as Lambda’s event carries it (about 1 KB), which took it past 520 KB; since issue 34 every handler serves the one Fetch API edge (functions/platform/edge/: the route matched again, the body read and the answer built by the function itself, about 3 KB), which took it past 524 KB; since issue 36 the trace route’s schema in the route table and the OpenTelemetry settings in the shared config (about 4 KB), which took it past 528 KB; since issue 56 the operations’ descriptions in the route table, the request rate’s admission and the manifest’s loop.secrets_in_sandbox (about 11 KB), past 546 KB',
   },
 };
 
@@ -59,14 +64,14 @@ export type HandlerName = ResourceModule | keyof typeof JOB_ACCESS;
 
 export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; reason: string }>> = {
   openapi: {
-    bytes: 560 * 1024,
+    bytes: 575 * 1024,
     reason:
-      'serves /openapi.json, built from the route table with every schema and description, so it carries the most of the table’s text of any handler; since issue 35 the call route also documents its Server-Sent Events answer (about 1 KB), which took it past 545 KB, and since issue 36 the trace route (about 5 KB, as every handler), past 550 KB',
+      'serves /openapi.json, built from the route table with every schema and description, so it carries the most of the table’s text of any handler; since issue 35 the call route also documents its Server-Sent Events answer (about 1 KB), which took it past 545 KB, and since issue 36 the trace route (about 5 KB, as every handler), past 550 KB; since issue 56 a description for every operation and the streamed events as a schema (about 10 KB, as every handler), past 563 KB',
   },
   agents: {
-    bytes: 560 * 1024,
+    bytes: 575 * 1024,
     reason:
-      'reads agent records and their logs, and since issue 36 serves a call’s trace: its reading and who-sees-what (core/traces/trace-read.ts and the stored form it parses, about 3 KB), which took it past 555 KB',
+      'reads agent records and their logs, and since issue 36 serves a call’s trace: its reading and who-sees-what (core/traces/trace-read.ts and the stored form it parses, about 3 KB), which took it past 555 KB; since issue 56 what every handler carries more (about 10 KB: the operations’ descriptions, the request rate), past 569 KB',
   },
   calls: {
     bytes: 2900 * 1024,
@@ -74,14 +79,14 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'the agent-call route: the Vercel AI SDK with its four provider packages (about 600 KB; a call imports its provider’s alone, on that provider’s first call), the SDK’s own zod, bundled from zod’s CommonJS build (about 600 KB with its locales; kept apart from the platform’s zod so that the cold start does not read it, see lib/lambda-bundling.ts), for sandboxed runs the ECS and S3 clients (about 330 KB), and ajv with re2js, the linear-time engine for users’ schema patterns (about 290 KB; a backtracking pattern froze every tenant); each loads on its first use, so the cold start reads about 240 KB (the "at load" column); since issue 35 the ECS sandbox claims warm runners (the pool and its claims, about 7 KB, loaded with the sandbox), which took it past 2800 KB; since issue 36 the OpenTelemetry SDK (its tracer, about 55 KB, loaded with a call’s first span) and its OTLP exporters with the signed X-Ray transport (loaded only when export is configured), which took it past 2820 KB',
   },
   schedules: {
-    bytes: 645 * 1024,
+    bytes: 660 * 1024,
     reason:
-      'schedule records keep EventBridge Scheduler in step on every change, so this module carries the Scheduler client (about 60 KB with its share of the SDK core) besides the cron parser (croner) and the outbound URL checks for alert webhooks, and the zod schemas that check the items it reads (schedules, their runs and timeline, agent versions: about 3 KB); plus the route table every handler carries, which documents every body of /openapi.json since issue 17 (about 10 KB), and since issue 33 the reading back of runs’ outputs stored apart and the pages bounded by size (about 3 KB); since issue 36 the trace route and the OpenTelemetry settings every handler carries (about 5 KB), which took it past 640 KB',
+      'schedule records keep EventBridge Scheduler in step on every change, so this module carries the Scheduler client (about 60 KB with its share of the SDK core) besides the cron parser (croner) and the outbound URL checks for alert webhooks, and the zod schemas that check the items it reads (schedules, their runs and timeline, agent versions: about 3 KB); plus the route table every handler carries, which documents every body of /openapi.json since issue 17 (about 10 KB), and since issue 33 the reading back of runs’ outputs stored apart and the pages bounded by size (about 3 KB); since issue 36 the trace route and the OpenTelemetry settings every handler carries (about 5 KB), which took it past 640 KB; since issue 56 the operations’ descriptions and the request rate every handler carries (about 10 KB), past 650 KB',
   },
   secrets: {
-    bytes: 580 * 1024,
+    bytes: 595 * 1024,
     reason:
-      'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler shares; it sat just under 500 KB before the service settings joined the shared config, the route table every handler carries grew about 10 KB when it came to type every body of /openapi.json (issue 17), and the shared code a little more since (the store retrying within a call’s deadline, issue 32, took it past 560 KB by 11 bytes; the trace route in the route table and the OpenTelemetry settings, issue 36, past 570 KB)',
+      'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler shares; it sat just under 500 KB before the service settings joined the shared config, the route table every handler carries grew about 10 KB when it came to type every body of /openapi.json (issue 17), and the shared code a little more since (the store retrying within a call’s deadline, issue 32, took it past 560 KB by 11 bytes; the trace route in the route table and the OpenTelemetry settings, issue 36, past 570 KB; the operations’ descriptions and the request rate, issue 56, past 585 KB)',
   },
   billing: {
     bytes: 850 * 1024,
@@ -109,9 +114,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'supervises services from ECS task state changes: a pause goes through the same ECS, load balancer and scaling clients as `services`; it is invoked by EventBridge, not behind API Gateway; since issue 36 a restart is a span (the OpenTelemetry SDK and its exporters, about 60 KB, loaded with the first span)',
   },
   'schedule-runs': {
-    bytes: 3100 * 1024,
+    bytes: 3130 * 1024,
     reason:
-      'the schedule trigger and webhook routes run agents synchronously through the same call path as `calls`, so they carry the same SDKs, plus the Lambda client that queues alerts; since issue 35 the warm runners of the ECS sandbox too (about 7 KB, loaded with the sandbox), which took it past 3000 KB; since issue 36 the OpenTelemetry SDK and its exporters as in `calls` (about 65 KB)',
+      'the schedule trigger and webhook routes run agents synchronously through the same call path as `calls`, so they carry the same SDKs, plus the Lambda client that queues alerts; since issue 35 the warm runners of the ECS sandbox too (about 7 KB, loaded with the sandbox), which took it past 3000 KB; since issue 36 the OpenTelemetry SDK and its exporters as in `calls` (about 65 KB); since issue 56 what the call path and every handler carry more (provider errors told by kind, the stream’s redaction and token meter, the operations’ descriptions: about 27 KB), past 3100 KB',
   },
   mcp: {
     bytes: 3000 * 1024,
@@ -124,9 +129,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'runs scheduled slots through the same call path as `calls` (not behind API Gateway: no cold-start cost to a caller), with the OpenTelemetry SDK and its exporters since issue 36',
   },
   'agent-authoring': {
-    bytes: 1330 * 1024,
+    bytes: 1345 * 1024,
     reason:
-      'publish, patch, upload and fork: the manifest validators (ajv for users’ JSON Schemas with re2js, its linear-time pattern engine, yaml for SKILL.md), the archive readers (tar, yauzl) and the S3 client are inherent to these routes; they serve authors publishing, not calls (yaml and the archive readers load with the routes that use them). Issue 32 added about 5 KB to every handler (the invitation routes in the route table, the store’s retry of DynamoDB conflicts and throttling), which took this one past 1,300 KB; issue 36 about 5 KB more (the trace route, the OpenTelemetry settings), past 1,320 KB',
+      'publish, patch, upload and fork: the manifest validators (ajv for users’ JSON Schemas with re2js, its linear-time pattern engine, yaml for SKILL.md), the archive readers (tar, yauzl) and the S3 client are inherent to these routes; they serve authors publishing, not calls (yaml and the archive readers load with the routes that use them). Issue 32 added about 5 KB to every handler (the invitation routes in the route table, the store’s retry of DynamoDB conflicts and throttling), which took this one past 1,300 KB; issue 36 about 5 KB more (the trace route, the OpenTelemetry settings), past 1,320 KB; issue 56 about 11 KB more (the operations’ descriptions, the request rate, the manifest’s loop.secrets_in_sandbox), past 1,331 KB',
   },
 };
 
@@ -318,7 +323,7 @@ npm run bundle-sizes
 
 It rewrites the table below and exits non-zero if a handler is over budget.
 
-Targets: **at most 555 KB per handler** (500 KB before code splitting, which adds about 30 KB of
+Targets: **at most 570 KB per handler** (500 KB before code splitting, which adds about 30 KB of
 chunk glue per handler), and **at most 500 KB read at load** by every handler. A Lambda cold start reads, parses and evaluates the whole
 bundle before the first request is served, so init time grows with bundle size; it is paid on
 every new container (scale-out, deploys, idle recycling), which for an API means user-visible

@@ -18,11 +18,12 @@
  *   npm run bench:cli-start              BENCH_REPEATS=n (default 15); --no-write to only print
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packCli } from '../scripts/cli-pack.ts';
+import { machineNode } from '../test/helpers/machine-node.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { platformStartArgs } from './platform-command.ts';
 import { machineLine, median, writeReport } from './report.ts';
@@ -32,18 +33,6 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 15);
 const TARGET_MS = 500;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-
-/** The machine's own node: the first on PATH outside any node_modules (npm puts the pinned one first). */
-function machineNode(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir || dir.includes('node_modules')) continue;
-    try {
-      accessSync(join(dir, 'node'), constants.X_OK);
-      return join(dir, 'node');
-    } catch {}
-  }
-  return undefined;
-}
 
 const home = mkdtempSync(join(tmpdir(), 'agenthost-bench-cli-'));
 /** A timed command's stderr, shown if it fails. */

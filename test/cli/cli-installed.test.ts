@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, constants, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { packCli } from '../../scripts/cli-pack.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { machineNode } from '../helpers/machine-node.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -22,18 +23,6 @@ import { waitFor } from '../helpers/wait-for.ts';
  */
 
 const run = promisify(execFile);
-
-/** The machine's own node: the first on PATH outside any node_modules (npm puts the pinned one first). */
-function machineNode(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir || dir.includes('node_modules')) continue;
-    try {
-      accessSync(join(dir, 'node'), constants.X_OK);
-      return join(dir, 'node');
-    } catch {}
-  }
-  return undefined;
-}
 
 const pinned = process.execPath;
 const machine = machineNode();
