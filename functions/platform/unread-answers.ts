@@ -116,7 +116,8 @@ export class UnreadAnswers {
 /**
  * One answer as it is written: its bytes not yet handed to the connection and those the
  * connection has not yet given the network (`res.writableLength`), counted in UnreadAnswers, and
- * the write timeout, started while bytes wait and restarted each time the connection drains.
+ * the write timeout, which runs while the connection is full (its client reading nothing) and
+ * stops each time the connection drains.
  */
 export class AnswerWriter {
   private readonly owner: UnreadAnswers;
@@ -175,6 +176,13 @@ export class AnswerWriter {
     this.owner.add(this.address, now - this.counted);
     this.counted = now;
     if (now > 0) this.watch();
+    // The clock runs only while the connection is full (what was written waits for the client to
+    // read: a drain, or the end's finish, is the client taking it). Bytes waiting behind a connection
+    // that is not full are being taken: a stream that writes a little every few seconds to a client
+    // that reads it is no stalled client, whatever time passes between its events.
+    const stalled =
+      !gone && (this.res.writableNeedDrain || (this.res.writableEnded && this.res.writableLength > 0));
+    if (stalled) this.arm();
     else if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -199,26 +207,26 @@ export class AnswerWriter {
     });
   }
 
+  /** Starts the write timeout, unless it runs already (a stall is timed from its start). */
+  private arm(): void {
+    if (this.timer) return;
+    // A client that takes nothing for the timeout is gone in all but name: its connection is
+    // closed, which frees what it held and ends a streamed call as a hang-up does. Reset, not
+    // closed with a FIN: a FIN would wait behind the bytes the client is not reading, and the
+    // kernel would keep them (megabytes a connection) until it gave up on them.
+    this.timer = setTimeout(() => {
+      const socket = this.res.socket;
+      if (socket && !socket.destroyed) socket.resetAndDestroy();
+      else this.res.destroy();
+    }, this.owner.limits.writeTimeoutMs);
+    this.timer.unref();
+  }
+
   private watch(): void {
-    if (!this.timer) {
-      // A client that takes nothing for the timeout is gone in all but name: its connection is
-      // closed, which frees what it held and ends a streamed call as a hang-up does. Reset, not
-      // closed with a FIN: a FIN would wait behind the bytes the client is not reading, and the
-      // kernel would keep them (megabytes a connection) until it gave up on them.
-      this.timer = setTimeout(() => {
-        const socket = this.res.socket;
-        if (socket && !socket.destroyed) socket.resetAndDestroy();
-        else this.res.destroy();
-      }, this.owner.limits.writeTimeoutMs);
-      this.timer.unref();
-    }
     if (this.watching) return;
     this.watching = true;
-    const drain = () => {
-      // The client read: the timeout starts again.
-      this.timer?.refresh();
-      this.sync();
-    };
+    // The client read: the connection is no longer full, and the timeout stops until it is again.
+    const drain = () => this.sync();
     this.res.on('drain', drain);
     // Written whole (the network took every byte), or the connection closed (whatever was left of
     // the answer is dropped with it).

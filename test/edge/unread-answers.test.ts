@@ -326,6 +326,30 @@ describe('answers a client does not read', () => {
     }
   });
 
+  it('keeps a stream whose client reads it, however long between its events (the timeout runs only while the connection is full)', async () => {
+    const { key } = await timed.createAccount('patient');
+    await publish(timed, key, 'slowtalker');
+    const chunks = ['one ', 'two ', 'three'];
+    // Events further apart than the write timeout (300 ms here), each read as it comes.
+    fake.enqueue({ text: chunks.join(''), chunks, chunkDelayMs: 700 });
+    const res = await fetch(`${timed.url}/patient/slowtalker/v1/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
+      body: JSON.stringify({ text: 'slowly' }),
+    });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /event: result\n/, text);
+    assert.equal(
+      [...text.matchAll(/event: delta\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1] ?? '{}').text).join(''),
+      chunks.join(''),
+    );
+  });
+
   it('ends a streamed call whose client reads nothing for the write timeout, as a client that hung up', async () => {
     const { key } = await timed.createAccount('stalledstream');
     await publish(timed, key, 'talker');

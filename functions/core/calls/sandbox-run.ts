@@ -105,7 +105,7 @@ export async function openRunSession(
     // The service key is redacted from logs (and spans) like any secret.
     const serviceKey = run.extras?.env?.PLATFORM_SERVICE_KEY;
     const redacted = serviceKey ? { ...secrets, PLATFORM_SERVICE_KEY: serviceKey } : secrets;
-    // A command's program is named only on the agent's own workspace's calls (sandbox-spans.ts).
+    // A loop's command's program is named only on the agent's own workspace's calls (sandbox-spans.ts).
     const withSpans = traced
       ? tracedSession(opened, traced, redacted, secretsWs === agent.workspace_id)
       : opened;

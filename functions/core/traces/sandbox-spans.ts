@@ -4,10 +4,11 @@
  * sandbox measures it, CPU time: under the managed loop's tool call that ran it (`execute_tool`),
  * or under `sandbox` for a command no tool ran (a code agent's run). Only the program's name is kept, never the command's
  * arguments (a tool's command carries the model's arguments, which may hold secrets), and that name
- * is redacted like the run's logs. Of a call from outside the agent's workspace not even that: a
- * loop's command is the model's, which the caller steers and which may have read the caller's own
- * secrets, so its first word is the caller's output like the rest (docs/logs.md, "Whose lines");
- * the agent's owners read such a span whole, so it names no program (`exec`).
+ * is redacted like the run's logs. Of a loop's command in a call from outside the agent's workspace
+ * not even that: it is the model's, which the caller steers and which may have read the caller's
+ * own secrets, so its first word is the caller's output like the rest (docs/logs.md, "Whose lines");
+ * the agent's owners read such a span whole, so it names no program (`exec`). A code agent's
+ * command is its manifest's, named whoever calls.
  */
 import type { SandboxSession } from '../../ports/sandbox.ts';
 import type { TraceSpan } from '../../ports/tracer.ts';
@@ -36,9 +37,13 @@ export function tracedSession(
       return session.workDir;
     },
     exec: async (command, options) => {
-      const program = namePrograms ? programOf(redactSecrets(command, secrets)) : undefined;
+      // A command a loop's tool ran (under its execute_tool) is the model's; a code agent's is its
+      // manifest's, the author's own, named whoever calls.
+      const tool = trace.scopeHere();
+      const program =
+        namePrograms || tool === undefined ? programOf(redactSecrets(command, secrets)) : undefined;
       const exec = trace.start(program ? `exec ${program}` : 'exec', {
-        parent: trace.scopeHere() ?? span.context,
+        parent: tool ?? span.context,
         ...(program ? { attributes: { 'process.executable.name': program } } : {}),
       });
       try {
