@@ -5,7 +5,7 @@ import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { ProtocolReply, StreamReply } from '../platform/operation-replies.ts';
 
 export const operations: Operations<'mcp'> = {
-  mcpPost: async ({ deps, auth, query, body, requestId, header }) => {
+  mcpPost: async ({ deps, auth, query, body, requestId, gatewayRequestId, header }) => {
     assertAllowedHost(deps.config, header('host'), header('origin'));
     // The MCP SDK loads with the first MCP request, not at the Lambda's cold start.
     const { serveMcp } = await import('../platform/mcp-server.ts');
@@ -13,6 +13,7 @@ export const operations: Operations<'mcp'> = {
       body: body.data,
       header,
       requestId,
+      gatewayRequestId,
       publicRefs: query.public,
     });
     // A tool call that asked for progress is answered as the SDK's SSE stream, sent as it comes.

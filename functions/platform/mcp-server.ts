@@ -33,6 +33,8 @@ export interface McpRequest {
   header: (name: string) => string | undefined;
   /** The HTTP request's id: the first tool call's too, so its usage record and logs carry it. */
   requestId: string;
+  /** API Gateway's id of the HTTP request, on AWS: every tool call it carries is on its access log line. */
+  gatewayRequestId?: string | undefined;
   publicRefs: readonly string[];
 }
 
@@ -82,6 +84,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
         arguments: params.arguments,
         headers: request.header,
         requestId,
+        gatewayRequestId: request.gatewayRequestId,
         ...(token !== undefined && streamed ? { events: progressEvents(token, extra.sendNotification) } : {}),
       });
       return toolResult(result, requestId);

@@ -308,7 +308,7 @@ describe('stateless stack: API generated from the route table', () => {
       assert.equal(body.error.code, code, type);
       assert.equal(typeof body.error.message, 'string', type);
       assert.equal(body.error.is_retryable, ERROR_CODES[errorCode].retryable, type);
-      // The functions' shape: API Gateway's id with the platform's prefix.
+      // The shape the functions answer with (their own ids), API Gateway's id with the platform's prefix.
       assert.deepEqual(body.metadata, { request_id: 'req_0f3c1a2b-aaaa-bbbb-cccc-1234567890ab' }, type);
       if (status) assert.equal(String(ERROR_CODES[errorCode].status), status, type);
       assert.equal(

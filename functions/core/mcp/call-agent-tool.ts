@@ -18,6 +18,7 @@ export function callAgentTool(
     arguments: Record<string, unknown> | undefined;
     headers: (name: string) => string | undefined;
     requestId: string;
+    gatewayRequestId?: string | undefined;
     /** The call's events, for a client that asked for progress (docs/mcp.md). */
     events?: CallEvents | undefined;
   },
@@ -32,6 +33,7 @@ export function callAgentTool(
     contentType: 'application/json',
     headers: call.headers,
     requestId: call.requestId,
+    gatewayRequestId: call.gatewayRequestId,
     ...(events ? { stream: { open: () => events } } : {}),
   });
 }
