@@ -1,6 +1,6 @@
 import { assertAllowedHost } from '../platform/allowed-hosts.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
 import type { Operations } from '../platform/edge/operations.ts';
+import { createStreamedModuleHandler } from '../platform/edge/streamed-module-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { ProtocolReply, StreamReply } from '../platform/operation-replies.ts';
 
@@ -22,4 +22,6 @@ export const operations: Operations<'mcp'> = {
   },
 };
 
-export const handler = createModuleHandler('mcp', operations, lambdaDeps);
+// The route's integration streams, as the call route's (lib/stateless-stack.ts): a tool call with a
+// progress token is answered as SSE as it runs, and may run a streamed call's deadline.
+export const handler = createStreamedModuleHandler('mcp', operations, lambdaDeps);

@@ -85,7 +85,11 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
         headers: request.header,
         requestId,
         gatewayRequestId: request.gatewayRequestId,
-        ...(token !== undefined && streamed ? { events: progressEvents(token, extra.sendNotification) } : {}),
+        // A streamed call's client gone (its stream cancelled, which closes this server, aborting
+        // the handler's signal) ends the call as a hang-up ends a streamed call of the call route.
+        ...(token !== undefined && streamed
+          ? { events: progressEvents(token, extra.sendNotification), signal: extra.signal }
+          : {}),
       });
       return toolResult(result, requestId);
     } catch (err) {

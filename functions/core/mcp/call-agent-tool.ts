@@ -21,6 +21,8 @@ export function callAgentTool(
     gatewayRequestId?: string | undefined;
     /** The call's events, for a client that asked for progress (docs/mcp.md). */
     events?: CallEvents | undefined;
+    /** Aborted when the streamed call's client is gone: the call ends at once. */
+    signal?: AbortSignal | undefined;
   },
 ): Promise<CallResponse> {
   const events = call.events;
@@ -34,6 +36,6 @@ export function callAgentTool(
     headers: call.headers,
     requestId: call.requestId,
     gatewayRequestId: call.gatewayRequestId,
-    ...(events ? { stream: { open: () => events } } : {}),
+    ...(events ? { stream: { open: () => events }, signal: call.signal } : {}),
   });
 }
