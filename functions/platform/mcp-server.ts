@@ -33,7 +33,7 @@ export interface McpRequest {
   header: (name: string) => string | undefined;
   /** The HTTP request's id: the first tool call's too, so its usage record and logs carry it. */
   requestId: string;
-  /** API Gateway's id of the HTTP request, on AWS: every tool call it carries is on its access log line. */
+  /** API Gateway's id of the HTTP request, on AWS: its tool calls' log lines keep it (its access log's). */
   gatewayRequestId?: string | undefined;
   publicRefs: readonly string[];
 }

@@ -26,8 +26,9 @@ const UUID_V7_ID = /^req_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 
 /**
  * The time (epoch ms) a request id minted by newRequestId carries, or undefined for an id of
- * another shape (a schedule run's, or an API Gateway id of an earlier build). The call's record is keyed by its time and request id, so
- * a call whose time is its id's can be found from the id alone (docs/traces.md, "Where a trace is").
+ * another shape (a schedule run's, or API Gateway's of an earlier build). The call's record is
+ * keyed by its time and request id, so a call whose time is its id's can be found from the id
+ * alone (docs/traces.md, "Where a trace is").
  */
 export function requestIdTime(requestId: string): number | undefined {
   return UUID_V7_ID.test(requestId) ? mintedRequestIdTime(requestId) : undefined;
