@@ -70,8 +70,9 @@ export function addGatewayResponses(api: apigateway.RestApi): void {
 }
 
 /**
- * The envelope as an API Gateway template. The functions report API Gateway's request id with the
- * platform's `req_` prefix (request-id.ts platformRequestId), and so does this.
+ * The envelope as an API Gateway template. An answer of API Gateway's own reached no function,
+ * which would have minted the platform's id (edge/lambda-shell.ts): it reports API Gateway's id
+ * (its access log's) with the platform's `req_` prefix, so the field has one shape.
  */
 export function gatewayErrorBody(code: ErrorCode, message: string, waitSeconds?: number): string {
   const wait = waitSeconds === undefined ? '' : `,"suggested_wait_time":${waitSeconds}`;

@@ -171,14 +171,14 @@ export class StatelessStack extends Stack {
           ...(props.corsOrigins ? { [ENV.corsOrigins]: props.corsOrigins } : {}),
           ...(module === 'mcp' && props.allowedHosts ? { [ENV.allowedHosts]: props.allowedHosts } : {}),
           ...(runsAgents(module) ? { [ENV.maxCallSeconds]: String(Math.max(1, callTimeout - 1)) } : {}),
-          ...(module === 'calls' ? { [ENV.maxStreamedCallSeconds]: String(MAX_CALL_SECONDS) } : {}),
+          ...(streams(module) ? { [ENV.maxStreamedCallSeconds]: String(MAX_CALL_SECONDS) } : {}),
         },
         ...(runsAgents(module)
           ? {
               functionProps: {
                 timeout: Duration.seconds(
-                  // The call route streams: a streamed call may run MAX_CALL_SECONDS.
-                  (module === 'calls' ? Math.max(callTimeout, MAX_CALL_SECONDS) : callTimeout) + 5,
+                  // The call and MCP routes stream: a streamed call may run MAX_CALL_SECONDS.
+                  (streams(module) ? Math.max(callTimeout, MAX_CALL_SECONDS) : callTimeout) + 5,
                 ),
                 memorySize: 1024,
               },
@@ -195,8 +195,9 @@ export class StatelessStack extends Stack {
         ...(runsAgents(module) ? { timeout: Duration.seconds(callTimeout) } : {}),
         // The call route streams its answer (docs/calls.md, "Streamed calls"): a call asked for as
         // Server-Sent Events may run the agent's timeout, up to MAX_CALL_SECONDS; a buffered one is
-        // still held to callTimeout (PLATFORM_MAX_CALL_SECONDS) by the platform itself.
-        ...(module === 'calls'
+        // still held to callTimeout (PLATFORM_MAX_CALL_SECONDS) by the platform itself. So does
+        // POST /mcp, whose tool call with a progress token is a streamed call (docs/mcp.md).
+        ...(streams(module)
           ? {
               responseTransferMode: apigateway.ResponseTransferMode.STREAM,
               timeout: Duration.seconds(Math.max(callTimeout, MAX_CALL_SECONDS) + 1),
@@ -357,6 +358,15 @@ function resourcePaths(): string[] {
 /** Modules that run agents synchronously behind the API: their integration timeout is the call timeout. */
 function runsAgents(module: ResourceModule): boolean {
   return module === 'calls' || module === 'schedule-runs' || module === 'mcp';
+}
+
+/**
+ * Modules whose integration streams (ResponseTransferMode STREAM): the call route and POST /mcp,
+ * whose streamed calls may run MAX_CALL_SECONDS. A streamed call behind a buffered integration
+ * would be cut by API Gateway at callTimeout while it ran on, holding its slot (issue 57, point 5).
+ */
+function streams(module: ResourceModule): boolean {
+  return module === 'calls' || module === 'mcp';
 }
 
 function pascal(module: string): string {

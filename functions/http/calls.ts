@@ -8,13 +8,25 @@ import { routes } from '../platform/routes.ts';
 import { streamedCall, wantsEventStream } from '../platform/streamed-call.ts';
 
 export const operations: Operations<'calls'> = {
-  callAgent: async ({ deps, auth, params, body, requestId, path, header, waitUntil, onDelivered }) => {
+  callAgent: async ({
+    deps,
+    auth,
+    params,
+    body,
+    requestId,
+    gatewayRequestId,
+    path,
+    header,
+    waitUntil,
+    onDelivered,
+  }) => {
     const request = {
       ...params,
       body: body.source,
       contentType: body.contentType,
       headers: header,
       requestId,
+      gatewayRequestId,
       waitUntil,
       onDelivered,
       // For the call's exported span alone (OpenTelemetry's HTTP server conventions).

@@ -1,11 +1,11 @@
 import { assertAllowedHost } from '../platform/allowed-hosts.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
 import type { Operations } from '../platform/edge/operations.ts';
+import { createStreamedModuleHandler } from '../platform/edge/streamed-module-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { ProtocolReply, StreamReply } from '../platform/operation-replies.ts';
 
 export const operations: Operations<'mcp'> = {
-  mcpPost: async ({ deps, auth, query, body, requestId, header }) => {
+  mcpPost: async ({ deps, auth, query, body, requestId, gatewayRequestId, header }) => {
     assertAllowedHost(deps.config, header('host'), header('origin'));
     // The MCP SDK loads with the first MCP request, not at the Lambda's cold start.
     const { serveMcp } = await import('../platform/mcp-server.ts');
@@ -13,6 +13,7 @@ export const operations: Operations<'mcp'> = {
       body: body.data,
       header,
       requestId,
+      gatewayRequestId,
       publicRefs: query.public,
     });
     // A tool call that asked for progress is answered as the SDK's SSE stream, sent as it comes.
@@ -21,4 +22,6 @@ export const operations: Operations<'mcp'> = {
   },
 };
 
-export const handler = createModuleHandler('mcp', operations, lambdaDeps);
+// The route's integration streams, as the call route's (lib/stateless-stack.ts): a tool call with a
+// progress token is answered as SSE as it runs, and may run a streamed call's deadline.
+export const handler = createStreamedModuleHandler('mcp', operations, lambdaDeps);

@@ -33,6 +33,8 @@ export interface McpRequest {
   header: (name: string) => string | undefined;
   /** The HTTP request's id: the first tool call's too, so its usage record and logs carry it. */
   requestId: string;
+  /** API Gateway's id of the HTTP request, on AWS: its tool calls' log lines keep it (its access log's). */
+  gatewayRequestId?: string | undefined;
   publicRefs: readonly string[];
 }
 
@@ -82,7 +84,12 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
         arguments: params.arguments,
         headers: request.header,
         requestId,
-        ...(token !== undefined && streamed ? { events: progressEvents(token, extra.sendNotification) } : {}),
+        gatewayRequestId: request.gatewayRequestId,
+        // A streamed call's client gone (its stream cancelled, which closes this server, aborting
+        // the handler's signal) ends the call as a hang-up ends a streamed call of the call route.
+        ...(token !== undefined && streamed
+          ? { events: progressEvents(token, extra.sendNotification), signal: extra.signal }
+          : {}),
       });
       return toolResult(result, requestId);
     } catch (err) {

@@ -5,7 +5,8 @@ import * as crypto from 'node:crypto';
  * time in milliseconds, the rest random. Ids made one after another sort one after another, so an
  * index keyed by them grows at its end: the embedded store finds a call's trace by its request id
  * (GSI2), and with random ids each call's entry went to a page of its own in the index, written
- * with the commit (docs/traces.md, "Cost"). On AWS the id is API Gateway's (request-id.ts).
+ * with the commit (docs/traces.md, "Cost"). Minted on AWS too (edge/lambda-shell.ts): there the
+ * time it carries finds the call's record, so the line needs no index entry (a write less).
  */
 export function newRequestId(): string {
   return `req_${nodeUuidV7 ? nodeUuidV7() : builtUuidV7()}`;
@@ -25,8 +26,9 @@ const UUID_V7_ID = /^req_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 
 /**
  * The time (epoch ms) a request id minted by newRequestId carries, or undefined for an id of
- * another shape (API Gateway's, on AWS). The call's record is keyed by its time and request id, so
- * a call whose time is its id's can be found from the id alone (docs/traces.md, "Where a trace is").
+ * another shape (a schedule run's, or API Gateway's of an earlier build). The call's record is
+ * keyed by its time and request id, so a call whose time is its id's can be found from the id
+ * alone (docs/traces.md, "Where a trace is").
  */
 export function requestIdTime(requestId: string): number | undefined {
   return UUID_V7_ID.test(requestId) ? mintedRequestIdTime(requestId) : undefined;
@@ -44,7 +46,7 @@ export function mintedRequestIdTime(requestId: string): number {
  * The trace id of a call that starts a trace, from its request id when the platform minted it: the
  * UUID's 32 hex digits (W3C's trace id is 16 bytes, lowercase hex, not all zero; a version 7 UUID's
  * last 62 bits are random). The call's stored trace then need not say it: it is read back from the
- * request id (docs/traces.md, "Cost"). Undefined for an id of another shape (API Gateway's).
+ * request id (docs/traces.md, "Cost"). Undefined for an id of another shape.
  */
 export function traceIdOfRequestId(requestId: string): string | undefined {
   if (!UUID_V7_ID.test(requestId)) return undefined;

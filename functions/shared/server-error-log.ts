@@ -4,6 +4,8 @@ import { type Logger, redact } from './logger.ts';
 export interface ServerErrorAnswer {
   /** The id the client got in X-Request-Id and the error envelope. */
   requestId: string;
+  /** API Gateway's own id of the request, on AWS: what its access log line is found by. */
+  gatewayRequestId?: string | undefined;
   method: string;
   /**
    * The route's template (`/webhooks/{schedule_id}/{webhook_secret}`), never the path sent, which
@@ -29,6 +31,7 @@ export function logServerError(logger: Logger | undefined, answer: ServerErrorAn
   const { cause } = answer;
   const fields = {
     request_id: answer.requestId,
+    ...(answer.gatewayRequestId ? { gateway_request_id: answer.gatewayRequestId } : {}),
     method: answer.method,
     route: answer.route,
     status: answer.status,

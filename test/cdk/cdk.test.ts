@@ -308,7 +308,7 @@ describe('stateless stack: API generated from the route table', () => {
       assert.equal(body.error.code, code, type);
       assert.equal(typeof body.error.message, 'string', type);
       assert.equal(body.error.is_retryable, ERROR_CODES[errorCode].retryable, type);
-      // The functions' shape: API Gateway's id with the platform's prefix.
+      // The shape the functions answer with (their own ids), API Gateway's id with the platform's prefix.
       assert.deepEqual(body.metadata, { request_id: 'req_0f3c1a2b-aaaa-bbbb-cccc-1234567890ab' }, type);
       if (status) assert.equal(String(ERROR_CODES[errorCode].status), status, type);
       assert.equal(
@@ -1691,12 +1691,13 @@ describe('agent-call timeout (deploy-time setting)', () => {
         r.Type === 'AWS::ApiGateway::Method' &&
         (r.Properties.Integration as { TimeoutInMillis?: number } | undefined)?.TimeoutInMillis !== undefined,
     );
-  const callsFunction = (stack: typeof stateless, template: Template) =>
+  const moduleFunction = (module: 'calls' | 'mcp') => (stack: typeof stateless, template: Template) =>
     (template.toJSON().Resources as Record<string, CfnResourceJson>)[
-      stack.getLogicalId(stack.functions.calls.function.node.defaultChild as CfnFunction)
+      stack.getLogicalId(stack.functions[module].function.node.defaultChild as CfnFunction)
     ] as CfnResourceJson;
+  const callsFunction = moduleFunction('calls');
 
-  test('defaults to API Gateway’s 29 s, with the platform deadline one second under it; the call route streams', () => {
+  test('defaults to API Gateway’s 29 s, with the platform deadline one second under it; the call and MCP routes stream', () => {
     const methods = callsMethods(statelessTemplate);
     // The agent call, the schedule trigger and webhook, and POST /mcp (tools/call), which run
     // agents synchronously too. (The ANY methods go to the edge function, without one.)
@@ -1704,28 +1705,33 @@ describe('agent-call timeout (deploy-time setting)', () => {
     const integration = (m: CfnResourceJson) =>
       m.Properties.Integration as { TimeoutInMillis: number; ResponseTransferMode?: string; Uri: unknown };
     const streamed = methods.filter((m) => integration(m).ResponseTransferMode === 'STREAM');
-    assert.equal(streamed.length, 1, 'the call route alone streams');
-    const call = streamed[0] as CfnResourceJson;
-    assert.match(JSON.stringify(integration(call).Uri), /CallsFunction/);
-    const buffered = methods.filter((m) => m !== call);
-    // The call route: its integration streams (a streamed call runs up to 300 s), through Lambda's
+    // The call route and POST /mcp (a tool call with a progress token is a streamed call: issue 57,
+    // point 5): their integrations stream (a streamed call runs up to 300 s), through Lambda's
     // response-streaming invocation.
-    assert.equal(integration(call).ResponseTransferMode, 'STREAM');
-    assert.equal(integration(call).TimeoutInMillis, 301_000);
-    assert.match(
-      JSON.stringify(integration(call).Uri),
-      /2021-11-15\/functions\/.*\/response-streaming-invocations/,
+    assert.deepEqual(
+      streamed.map((m) => /(Calls|Mcp)Function/.exec(JSON.stringify(integration(m).Uri))?.[1]).sort(),
+      ['Calls', 'Mcp'],
     );
+    for (const m of streamed) {
+      assert.equal(integration(m).TimeoutInMillis, 301_000);
+      assert.match(
+        JSON.stringify(integration(m).Uri),
+        /2021-11-15\/functions\/.*\/response-streaming-invocations/,
+      );
+    }
+    const buffered = methods.filter((m) => !streamed.includes(m));
     for (const m of buffered) {
       assert.equal(integration(m).TimeoutInMillis, 29_000);
       assert.equal(integration(m).ResponseTransferMode, undefined);
     }
-    const fn = callsFunction(stateless, statelessTemplate);
-    assert.equal(fn.Properties.Timeout, 305);
-    const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
-    // A buffered call still ends one second under API Gateway's 29 s; a streamed one may run 300 s.
-    assert.equal(env.PLATFORM_MAX_CALL_SECONDS, '28');
-    assert.equal(env.PLATFORM_MAX_STREAMED_CALL_SECONDS, '300');
+    for (const module of ['calls', 'mcp'] as const) {
+      const fn = moduleFunction(module)(stateless, statelessTemplate);
+      assert.equal(fn.Properties.Timeout, 305, module);
+      const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
+      // A buffered call still ends one second under API Gateway's 29 s; a streamed one may run 300 s.
+      assert.equal(env.PLATFORM_MAX_CALL_SECONDS, '28', module);
+      assert.equal(env.PLATFORM_MAX_STREAMED_CALL_SECONDS, '300', module);
+    }
   });
 
   test('takes up to 300 s from the callTimeoutSeconds setting, and refuses values out of range', () => {
@@ -1737,10 +1743,10 @@ describe('agent-call timeout (deploy-time setting)', () => {
     const stacks = addAgenthostStacks(other, { callTimeoutSeconds: 300 });
     const template = Template.fromStack(stacks.stateless);
     const methods = callsMethods(template);
-    // The call route streams (301 s); the other routes that run agents take the setting.
+    // The call and MCP routes stream (301 s); the other routes that run agents take the setting.
     assert.deepEqual(
       methods.map((m) => (m.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis).sort(),
-      [300_000, 300_000, 300_000, 301_000],
+      [300_000, 300_000, 301_000, 301_000],
     );
     const fn = callsFunction(stacks.stateless, template);
     assert.equal(fn.Properties.Timeout, 305);

@@ -15,6 +15,8 @@ import { BwrapSandbox } from '../../functions/adapters/local/bwrap/sandboxes.ts'
 import { LocalServiceHost } from '../../functions/adapters/local/local-service-host.ts';
 import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import { parseConfig } from '../../functions/platform/config.ts';
+import { lambdaShell } from '../../functions/platform/edge/lambda-shell.ts';
+import { logServerError } from '../../functions/shared/server-error-log.ts';
 import { SupervisionRecorder } from '../contract/service-runner-contract.ts';
 import { bundleOf } from '../helpers/bundles.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
@@ -203,5 +205,38 @@ createServer((req) => req.socket.destroy()).listen(Number(process.env.PORT));
       code: 'BAD_GATEWAY',
     });
     assert.ok(!JSON.stringify(lines).includes('path-not-logged'));
+  });
+});
+
+describe('the operator line on AWS', () => {
+  it('names API Gateway’s own id beside the platform’s, so the access log’s line is found (issue 57)', async () => {
+    const lines: { msg: string; fields?: Record<string, unknown> }[] = [];
+    const record = (msg: string, fields?: Record<string, unknown>) => void lines.push({ msg, fields });
+    const logger = { debug: record, info: record, warn: record, error: record };
+    // A function behind API Gateway: the buffered Lambda shell's app answers a 503.
+    const handler = lambdaShell(async (_request, context) => {
+      logServerError(logger, {
+        requestId: context.requestId,
+        gatewayRequestId: context.gatewayRequestId,
+        method: 'GET',
+        route: '/tasks',
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+      });
+      return new Response('{}', { status: 503 });
+    });
+    await handler({
+      httpMethod: 'GET',
+      resource: '/tasks',
+      path: '/tasks',
+      headers: {},
+      requestContext: {
+        requestId: 'c0ffee00-1111-2222-3333-444455556666',
+        identity: { sourceIp: '127.0.0.9' },
+      },
+    } as never);
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0]?.fields?.gateway_request_id, 'c0ffee00-1111-2222-3333-444455556666');
+    assert.match(String(lines[0]?.fields?.request_id), /^req_[0-9a-f]{8}-[0-9a-f]{4}-7/);
   });
 });

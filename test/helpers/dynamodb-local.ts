@@ -29,7 +29,8 @@ export const SHARED_DYNAMODB_ENDPOINT = 'AGENTHOST_TEST_DYNAMODB_ENDPOINT';
 let engine: Promise<Pick<DynamoDbEngine, 'endpoint'>> | undefined;
 let tables = 0;
 
-export async function startDynamoDbLocal(name = 'agenthost-test'): Promise<DynamoDbLocal> {
+/** The engine's endpoint: the run's shared one, else this process's own, started on first use. */
+export async function dynamoDbLocalEndpoint(): Promise<string> {
   const shared = process.env[SHARED_DYNAMODB_ENDPOINT];
   if (shared) engine ??= Promise.resolve({ endpoint: shared });
   engine ??= startDynamoDbEngine().then(
@@ -44,7 +45,11 @@ export async function startDynamoDbLocal(name = 'agenthost-test'): Promise<Dynam
       throw err;
     },
   );
-  const { endpoint } = await engine;
+  return (await engine).endpoint;
+}
+
+export async function startDynamoDbLocal(name = 'agenthost-test'): Promise<DynamoDbLocal> {
+  const endpoint = await dynamoDbLocalEndpoint();
   const tableName = `${name}-${process.pid}-${++tables}`;
   const client = new DynamoDBClient({
     endpoint,

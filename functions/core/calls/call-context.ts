@@ -30,6 +30,11 @@ export interface CallRequest {
   headers: (name: string) => string | undefined;
   requestId: string;
   /**
+   * API Gateway's own id of the HTTP request the call came in (on AWS): written beside the
+   * platform's on the call's log line, so an operator finds the request in API Gateway's access log.
+   */
+  gatewayRequestId?: string | undefined;
+  /**
    * The host's waitUntil: takes the call's record (`work`, which never rejects) as work the answer
    * need not wait for; whether the answer goes out first is the host's choice. Absent, the call
    * waits for its record before answering (docs/calls.md, "The answer and the record").

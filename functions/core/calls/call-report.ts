@@ -231,6 +231,8 @@ async function writeRecord(deps: CoreDeps, report: CallReport, keepSlot: boolean
     request_id: requestId,
     ttl: Math.floor(Date.parse(call.at) / 1000) + 30 * 86_400,
   };
+  // On AWS, API Gateway's own id beside the platform's: its access log knows the request by it.
+  if (call.request.gatewayRequestId) log.gateway_request_id = call.request.gatewayRequestId;
   // The call's trace rides on its line (trace-record.ts): no item of its own to write. A call whose
   // record is found from its request id (its time is the id's) links the line from the record;
   // another's line is indexed by the id (GSI2).

@@ -11,9 +11,9 @@ const ARRIVAL_WINDOW_MS = 60_000;
  * When a call began (ISO, the time of its record): the time its request id carries when the id was
  * minted by this platform's edge for it (newRequestId), else the platform clock's now. A call whose
  * time is its id's is found from the id alone (its record's key is time and id), so its trace needs
- * no index entry of its own (trace-record.ts). An id of another shape (API Gateway's on AWS, a
- * schedule run's), or one the platform clock disagrees with (a clock set in tests, an id from long
- * before), keeps the clock's time, and its trace is indexed by its id as before.
+ * no index entry of its own (trace-record.ts). An id of another shape (a schedule run's, or API
+ * Gateway's of an earlier build on AWS), or one the platform clock disagrees with (a clock set in
+ * tests, an id from long before), keeps the clock's time, and its trace is indexed by its id as before.
  */
 export function callTime(deps: CoreDeps, requestId: string): string {
   const now = deps.clock.now();

@@ -18,8 +18,11 @@ export function callAgentTool(
     arguments: Record<string, unknown> | undefined;
     headers: (name: string) => string | undefined;
     requestId: string;
+    gatewayRequestId?: string | undefined;
     /** The call's events, for a client that asked for progress (docs/mcp.md). */
     events?: CallEvents | undefined;
+    /** Aborted when the streamed call's client is gone: the call ends at once. */
+    signal?: AbortSignal | undefined;
   },
 ): Promise<CallResponse> {
   const events = call.events;
@@ -32,6 +35,7 @@ export function callAgentTool(
     contentType: 'application/json',
     headers: call.headers,
     requestId: call.requestId,
-    ...(events ? { stream: { open: () => events } } : {}),
+    gatewayRequestId: call.gatewayRequestId,
+    ...(events ? { stream: { open: () => events }, signal: call.signal } : {}),
   });
 }

@@ -3,8 +3,8 @@
  * time is its request id's (call-time.ts) is found through its record, whose key is that time and
  * the id: the record's `log_at` names the call's log line, which holds the trace; no index entry of
  * the line's own is written for it (one less page in the call's commit: docs/traces.md, "Cost").
- * Any other call's line (an id of another shape, API Gateway's on AWS or a schedule run's, or a
- * line written before) is found by its index entry under the id (GSI2).
+ * Any other call's line (an id of another shape, a schedule run's or, on AWS, API Gateway's of an
+ * earlier build, or a line written before) is found by its index entry under the id (GSI2).
  */
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';

@@ -35,6 +35,7 @@ export async function answer(
     const common = Object.entries(await responseHeaders(scope)).filter(([k]) => !own.has(k.toLowerCase()));
     logServerError(scope.deps.logger, {
       requestId: scope.requestId,
+      gatewayRequestId: scope.gatewayRequestId,
       method: request.method,
       route: scope.route?.def.path ?? request.path,
       status: result.status,

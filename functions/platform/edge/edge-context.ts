@@ -13,8 +13,13 @@ import type { OperationId, RouteDef } from '../routes.ts';
 
 /** What a shell knows about a request besides the Request itself. */
 export interface EdgeContext {
-  /** The platform's request id (`req_…`): the shell's own, or API Gateway's with the prefix. */
+  /** The platform's request id (`req_<UUID v7>`), minted by the shell as the request arrives. */
   requestId: string;
+  /**
+   * API Gateway's own id of the request (on AWS; the one its access log and `x-amzn-RequestId`
+   * carry), kept beside the platform's in the call's log line and the operator's error line.
+   */
+  gatewayRequestId?: string | undefined;
   /** The client's address: the connection's peer, or API Gateway's sourceIp; never a header. */
   address: string;
   /** The whole body is in memory already (API Gateway buffered it): read it so, never to a file. */
@@ -47,6 +52,8 @@ export type FetchHandler = (request: Request, context: EdgeContext, after: After
 /** One request's state as the middleware units fill it in, in order. */
 export interface RequestScope {
   requestId: string;
+  /** EdgeContext.gatewayRequestId. */
+  gatewayRequestId?: string | undefined;
   address: string;
   /** The shell's AfterAnswer.waitUntil, for the operation. */
   waitUntil: (work: Promise<unknown>) => void;

@@ -13,7 +13,10 @@ import { refusingQuota, responseHeaders } from './response-headers.ts';
  */
 
 export async function errorAnswer(
-  scope: Pick<RequestScope, 'requestId' | 'origin' | 'auth' | 'addressAdmission' | 'allow' | 'route'> & {
+  scope: Pick<
+    RequestScope,
+    'requestId' | 'gatewayRequestId' | 'origin' | 'auth' | 'addressAdmission' | 'allow' | 'route'
+  > & {
     deps?: RequestScope['deps'];
   },
   error: unknown,
@@ -22,6 +25,7 @@ export async function errorAnswer(
   const err = toPlatformError(error, scope.requestId);
   logServerError(scope.deps?.logger, {
     requestId: scope.requestId,
+    gatewayRequestId: scope.gatewayRequestId,
     method: request.method,
     route: scope.route?.def.path ?? request.path,
     status: err.status,

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { newRequestId } from '../../shared/request-ids.ts';
 import { carriedAsBase64 } from '../binary-media-types.ts';
-import { platformRequestId } from '../request-id.ts';
 import type { EdgeContext, FetchHandler } from './edge-context.ts';
 import { fetchRequest } from './fetch-request.ts';
 import { distinctHeaders, responseParts } from './lazy-response.ts';
@@ -28,10 +28,18 @@ export function lambdaShell(app: FetchHandler, finish?: () => Promise<void>): Ap
   };
 }
 
-/** What the event says of its request besides the request itself. */
+/**
+ * What the event says of its request besides the request itself. The platform mints the request's
+ * id here as locally (`req_<UUID v7>`, its time then random bits), not API Gateway's (a random
+ * UUID): a call whose id carries its time is found from the id alone, so its trace needs no index
+ * entry of its own, a write less a call (docs/traces.md, "Where a trace is"). API Gateway's id is
+ * kept beside it, for the call's log line and the operator's error line, so its access log's line
+ * is still found.
+ */
 export function edgeContext(event: APIGatewayProxyEvent): EdgeContext {
   return {
-    requestId: platformRequestId(event.requestContext?.requestId),
+    requestId: newRequestId(),
+    gatewayRequestId: event.requestContext?.requestId || undefined,
     address: event.requestContext?.identity?.sourceIp ?? '',
     bodyBuffered: true,
   };

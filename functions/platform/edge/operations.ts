@@ -23,6 +23,8 @@ export interface OperationInput<R extends RouteDef> {
   auth: R['auth'] extends 'api-key' ? AuthContext : undefined;
   deps: Deps;
   requestId: string;
+  /** API Gateway's own id of the request, on AWS (EdgeContext.gatewayRequestId). */
+  gatewayRequestId?: string | undefined;
   /** The request's path as sent (its percent-encoding kept), without the query. */
   path: string;
   /** A request header by lower-case name. */
@@ -55,6 +57,7 @@ export type AnyOperation = (input: {
   auth: AuthContext | undefined;
   deps: Deps;
   requestId: string;
+  gatewayRequestId?: string | undefined;
   path: string;
   header: (name: string) => string | undefined;
   waitUntil: (work: Promise<unknown>) => void;

@@ -43,6 +43,7 @@ export function createPlatformApp(
     const method = request.method;
     const scope = {
       requestId: context.requestId,
+      gatewayRequestId: context.gatewayRequestId,
       address: context.address,
       waitUntil: after.waitUntil,
       onDelivered: after.onDelivered,

@@ -73,6 +73,7 @@ export async function serveRoute(
       auth: scope.auth,
       deps,
       requestId: scope.requestId,
+      gatewayRequestId: scope.gatewayRequestId,
       path: url.pathname,
       header,
       waitUntil: scope.waitUntil,

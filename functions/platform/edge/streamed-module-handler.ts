@@ -5,9 +5,9 @@ import type { AnyOperation, Operations } from './operations.ts';
 import { createPlatformApp } from './platform-app.ts';
 
 /**
- * The Lambda handler of a resource module whose method's integration streams (the call route, so
- * a streamed call is sent as it runs and may outlast API Gateway's buffered limit): the platform's
- * app with that module's operations, in the streamed Lambda shell. Its own file, so the other
+ * The Lambda handler of a resource module whose method's integration streams (the call route and
+ * POST /mcp, so a streamed call is sent as it runs and may outlast API Gateway's buffered limit):
+ * the platform's app with that module's operations, in the streamed Lambda shell. Its own file, so the other
  * handlers do not bundle the streamed shell.
  */
 export function createStreamedModuleHandler<M extends ResourceModule>(
