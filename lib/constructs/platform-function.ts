@@ -42,6 +42,17 @@ export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 
  */
 export const PLATFORM_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
+/**
+ * The memory of the functions that run agents (calls, mcp, schedule-runs, schedule-fire): most of
+ * their billed time is spent waiting on a model or a sandbox, and Lambda bills that wait at the
+ * configured memory. Measured (npm run bench:aws-cost, docs/performance.md "AWS cost"): the calls
+ * function's peak resident set is about 200 MB over prompt calls, a 40 s streamed call, an agent
+ * calling another and tool calls; 512 MB leaves more than twice that for the largest bodies a call
+ * may hold (6 MB in and out, each parsed and encoded), where 1024 MB paid twice over for the wait.
+ * The others run the same engine with the same bodies.
+ */
+export const AGENT_RUNNER_MEMORY_MB = 512;
+
 /** A resource from the stateful stack: its name and ARN (tokens, usually imports). */
 export interface SharedResource {
   name: string;
