@@ -64,11 +64,19 @@ const MODEL_MS = 1000;
 
 const TARGETS: Record<string, number> = { prompt: 15, 'steady tool': 40, 'sparse tools': 300 };
 
+/** Failed calls of the current shape: status and the start of the answer, for its row. */
+let failures: string[] = [];
+const failure = (r: { status: number; text: string }) => {
+  if (r.status !== 200) failures.push(`${r.status} ${r.text.replace(/\s+/g, ' ').slice(0, 120)}`);
+  return r;
+};
+
 interface ShapeResult {
   name: string;
   what: string;
   calls: number;
   failed: number;
+  failures: string[];
   snapshot: MeterSnapshot;
 }
 
@@ -109,8 +117,10 @@ try {
     // Steady state: the instances (and runner) the shape needs are up before its window.
     await warmUp();
     await resetMeter(meterEndpoint);
+    failures = [];
     const { calls, failed } = await run();
-    results.push({ name, what, calls, failed, snapshot: await readMeter(meterEndpoint) });
+    results.push({ name, what, calls, failed, failures, snapshot: await readMeter(meterEndpoint) });
+    for (const f of new Set(failures)) process.stdout.write(`  failed: ${f}\n`);
   };
   const wanted = (name: string) => !ONLY || ONLY.includes(name);
 
@@ -123,8 +133,8 @@ try {
     return { calls: 0, failed: 0 };
   });
 
-  const prompt = () => d.request('POST', '/local/bench-echo/v1/run', { body: { text: 'hi' } });
-  const relay = () => d.request('POST', '/local/bench-relay/v1/run', { body: {} });
+  const prompt = () => d.request('POST', '/local/bench-echo/v1/run', { body: { text: 'hi' } }).then(failure);
+  const relay = () => d.request('POST', '/local/bench-relay/v1/run', { body: {} }).then(failure);
   const tool = () => d.request('POST', '/local/bench-tool/v1/run', { body: { warm: true } });
   if (wanted('prompt'))
     await measure(
@@ -160,7 +170,7 @@ try {
       async () => {
         const pending: Promise<{ status: number }>[] = [];
         for (let i = 0; i < STEADY_SECONDS; i++) {
-          pending.push(d.request('POST', '/local/bench-tool/v1/run', { body: { i } }));
+          pending.push(d.request('POST', '/local/bench-tool/v1/run', { body: { i } }).then(failure));
           await sleep(1000);
         }
         const statuses = (await Promise.all(pending)).map((r) => r.status);
@@ -180,7 +190,9 @@ try {
         const floorTasks = await openTasks(meterEndpoint);
         const pending: Promise<{ status: number }>[] = [];
         for (const a of accounts) {
-          pending.push(d.request('POST', `/${a.org}/bench-tool/v1/run`, { key: a.key, body: { n: 1 } }));
+          pending.push(
+            d.request('POST', `/${a.org}/bench-tool/v1/run`, { key: a.key, body: { n: 1 } }).then(failure),
+          );
           await sleep(12_000);
         }
         const statuses = (await Promise.all(pending)).map((r) => r.status);
@@ -206,7 +218,8 @@ try {
       const target = TARGETS[r.name];
       const verdict =
         target === undefined ? '' : cost.total <= target ? `≤ $${target}: met` : `≤ $${target}: **not met**`;
-      return `| ${r.name} | ${r.what}${r.failed ? ` (${r.failed} failed)` : ''} | ${SERVICES.map((k) => $(cost[k])).join(' | ')} | **${$(cost.total)}** | ${verdict} |`;
+      const why = [...new Set(r.failures.map((f) => f.split(' ')[0]))].join(', ');
+      return `| ${r.name} | ${r.what}${r.failed ? ` (${r.failed} failed: ${why})` : ''} | ${SERVICES.map((k) => $(cost[k])).join(' | ')} | **${$(cost.total)}** | ${verdict} |`;
     });
 
   const idleMonths = (['production defaults', '-c stage=dev'] as const).map((context) => {

@@ -1,3 +1,4 @@
+import type { FargateProviderUsage } from './fargate-usage.ts';
 import type { StandingResources } from './standing-resources.ts';
 
 /**
@@ -17,8 +18,8 @@ import type { StandingResources } from './standing-resources.ts';
  *   carries no figure in its error but is billed (at least 1 WRU): counted apart.
  * - S3: requests by price class (tier 1: PUT, COPY, POST, LIST; tier 2: GET, HEAD and the rest;
  *   DELETE is free) and the bytes stored at the snapshot.
- * - Fargate: each task's vCPU and memory, its start (created: the image pull, where billing
- *   starts) and stop, and capacity provider, overlapped with the window at the snapshot.
+ * - Fargate: the vCPU- and GB-seconds each capacity provider billed in the window, read from ECS
+ *   as an operator's script reads it (ListTasks, DescribeTasks: fargate-usage.ts).
  * - Standing resources: read from the synthesized templates, billed by the hour whatever the traffic.
  */
 
@@ -33,16 +34,6 @@ export interface LambdaUsage {
   coldStarts: number;
   /** The most any instance held, MB (Lambda's "Max Memory Used"). */
   maxMemoryUsedMb: number;
-}
-
-export interface FargateTaskRecord {
-  taskArn: string;
-  vcpu: number;
-  memoryGb: number;
-  capacityProvider: string;
-  /** Epoch ms: billing starts at the image pull (createdAt) and ends at stoppedAt. */
-  createdAt: number;
-  stoppedAt?: number | undefined;
 }
 
 export interface MeterSnapshot {
@@ -63,13 +54,17 @@ export interface MeterSnapshot {
   };
   s3: { tier1Requests: number; tier2Requests: number; freeRequests: number; storedBytes: number };
   /** vCPU- and GB-seconds per capacity provider (FARGATE, FARGATE_SPOT) within the window. */
-  fargate: Record<string, { tasks: number; vcpuSeconds: number; gbSeconds: number }>;
-  /** Tasks running (or starting) at the snapshot. */
+  fargate: Record<string, FargateProviderUsage>;
+  /** Tasks not stopped at the snapshot. */
   fargateOpenTasks: number;
   standing: StandingResources;
 }
 
-const FARGATE_MINIMUM_MS = 60_000;
+/** What ECS says about the account's tasks: their billed usage in [from, to) and how many run. */
+export type FargateReader = (
+  from: number,
+  to: number,
+) => Promise<{ usage: Record<string, FargateProviderUsage>; open: number }>;
 
 export class DeploymentMeter {
   private since = Date.now();
@@ -83,14 +78,19 @@ export class DeploymentMeter {
     conditionFailures: 0,
   };
   private s3 = { tier1Requests: 0, tier2Requests: 0, freeRequests: 0 };
-  /** Kept across resets: a task started before the window is billed for its part inside it. */
-  private readonly tasks = new Map<string, FargateTaskRecord>();
+  private readonly fargate: FargateReader | undefined;
   private readonly standing: StandingResources;
   private readonly storedBytes: () => number;
   private readonly now: () => number;
 
-  constructor(options: { standing: StandingResources; storedBytes?: () => number; now?: () => number }) {
+  constructor(options: {
+    standing: StandingResources;
+    storedBytes?: () => number;
+    fargate?: FargateReader;
+    now?: () => number;
+  }) {
     this.standing = options.standing;
+    this.fargate = options.fargate;
     this.storedBytes = options.storedBytes ?? (() => 0);
     this.now = options.now ?? Date.now;
     this.since = this.now();
@@ -156,16 +156,6 @@ export class DeploymentMeter {
     else this.s3.tier2Requests++;
   }
 
-  /** A Fargate task as ECS describes it (recorded again when it stops). */
-  fargateTask(task: FargateTaskRecord): void {
-    this.tasks.set(task.taskArn, task);
-  }
-
-  /** Tasks not yet seen stopped (their stop is asked for before a snapshot). */
-  openTasks(): string[] {
-    return [...this.tasks.values()].filter((t) => t.stoppedAt === undefined).map((t) => t.taskArn);
-  }
-
   reset(): void {
     this.since = this.now();
     this.lambdaUsage = new Map();
@@ -178,12 +168,11 @@ export class DeploymentMeter {
       conditionFailures: 0,
     };
     this.s3 = { tier1Requests: 0, tier2Requests: 0, freeRequests: 0 };
-    for (const [arn, t] of this.tasks)
-      if (t.stoppedAt !== undefined && t.stoppedAt < this.since) this.tasks.delete(arn);
   }
 
-  snapshot(): MeterSnapshot {
+  async snapshot(): Promise<MeterSnapshot> {
     const at = this.now();
+    const fargate = this.fargate ? await this.fargate(this.since, at) : { usage: {}, open: 0 };
     return {
       since: this.since,
       at,
@@ -192,36 +181,9 @@ export class DeploymentMeter {
       apiGateway: { ...this.api },
       dynamodb: { ...this.dynamo, unmeteredRequests: { ...this.dynamo.unmeteredRequests } },
       s3: { ...this.s3, storedBytes: this.storedBytes() },
-      fargate: fargateWithin([...this.tasks.values()], this.since, at),
-      fargateOpenTasks: this.openTasks().length,
+      fargate: { ...fargate.usage },
+      fargateOpenTasks: fargate.open,
       standing: this.standing,
     };
   }
-}
-
-/**
- * Fargate's billed seconds of each task inside [since, at]: from its image pull to its stop (or
- * now), rounded up to the second, with the one-minute minimum a task is billed counted for tasks
- * that started inside the window.
- */
-export function fargateWithin(
-  tasks: FargateTaskRecord[],
-  since: number,
-  at: number,
-): MeterSnapshot['fargate'] {
-  const out: MeterSnapshot['fargate'] = {};
-  for (const t of tasks) {
-    const start = Math.max(t.createdAt, since);
-    let end = Math.min(t.stoppedAt ?? at, at);
-    if (end <= start && t.createdAt < since) continue;
-    if (t.createdAt >= since && t.stoppedAt !== undefined)
-      end = Math.max(end, t.createdAt + FARGATE_MINIMUM_MS);
-    const seconds = Math.ceil(Math.max(0, end - start) / 1000);
-    const p = out[t.capacityProvider] ?? { tasks: 0, vcpuSeconds: 0, gbSeconds: 0 };
-    out[t.capacityProvider] = p;
-    p.tasks++;
-    p.vcpuSeconds += seconds * t.vcpu;
-    p.gbSeconds += seconds * t.memoryGb;
-  }
-  return out;
 }

@@ -1,6 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ECSClient } from '@aws-sdk/client-ecs';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { removeStaleRuns } from '../adapters/local/bwrap/run-dir.ts';
 import { BwrapSandbox } from '../adapters/local/bwrap/sandboxes.ts';
@@ -12,7 +13,7 @@ import { ApplicationAutoScalingEmulator } from './application-auto-scaling-emula
 import { TemplateResolver } from './cloudformation-template.ts';
 import { CloudWatchLogsEmulator } from './cloudwatch-logs-emulator.ts';
 import { dynamoDbEngineFor } from './deployment-dynamodb.ts';
-import { DeploymentMeter } from './deployment-meter.ts';
+import { DeploymentMeter, type FargateReader } from './deployment-meter.ts';
 import { DYNAMODB_LOCAL_CREDENTIALS, freeLoopbackPort } from './dynamodb-local.ts';
 import { EcsEmulator } from './ecs-emulator.ts';
 import { EcsServiceEmulator } from './ecs-service-emulator.ts';
@@ -20,6 +21,7 @@ import { Elbv2Emulator } from './elbv2-emulator.ts';
 import { type EmulatedEndpoints, removeEndpointsFile, writeEndpointsFile } from './emulated-endpoints.ts';
 import { emulatedTableDeps } from './emulated-table-deps.ts';
 import { EventPatternRules } from './event-pattern-rules.ts';
+import { fargateReader } from './fargate-meter.ts';
 import { LambdaApiEmulator } from './lambda-api-emulator.ts';
 import { LambdaHost } from './lambda-host.ts';
 import { LoadBalancerFront } from './load-balancer-front.ts';
@@ -33,7 +35,7 @@ import { synthesize } from './synthesized-deployment.ts';
 import { createTablesFromTemplate } from './table-from-template.ts';
 import { lambdaFunctions } from './template-functions.ts';
 import { eventInvokeConfigs, seedTemplateSecrets } from './template-seeds.ts';
-import { describeOpenTasks, meterDynamoDb, meterEcs, meteredEndpoint, taskSizes } from './wire-metering.ts';
+import { meterDynamoDb, meteredEndpoint } from './wire-metering.ts';
 
 /**
  * The AWS deployment on one machine (`npm run start:emulated`), built from what `cdk synth`
@@ -108,10 +110,13 @@ export async function startEmulatedDeployment(
     );
     const resolver = new TemplateResolver(assembly.stacks, EMULATED_ACCOUNT);
     const region = EMULATED_ACCOUNT.region;
+    // The meter reads S3's bytes and ECS's tasks once they are up.
     let s3ForMeter: S3Emulator | undefined;
+    let readFargate: FargateReader | undefined;
     const meter = new DeploymentMeter({
       standing: standingResources(assembly.stacks),
       storedBytes: () => s3ForMeter?.storedBytes() ?? 0,
+      fargate: async (from, to) => (readFargate ? readFargate(from, to) : { usage: {}, open: 0 }),
     });
 
     const engine = await dynamoDbEngineFor(config, root, resolver);
@@ -213,10 +218,11 @@ export async function startEmulatedDeployment(
       },
       log,
     });
-    const ecsDirect = await ecs.listen(0, '127.0.0.1');
+    const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
     closers.push(() => ecs.close());
-    // RunTask and DescribeTasks answers through the meter's pass-through: each task's billed time.
-    const ecsEndpoint = await meteredEndpoint(ecsDirect, meterEcs(meter, taskSizes(resolver)), closers);
+    const ecsClient = new ECSClient({ endpoint: ecsEndpoint, region, credentials });
+    closers.push(async () => ecsClient.destroy());
+    readFargate = fargateReader(ecsClient);
 
     // Always-on services: the load balancer (its API, and its listener as a plain-HTTP loopback
     // front routing by Host), the services' log group, the scaling targets, the task state change
@@ -336,8 +342,8 @@ export async function startEmulatedDeployment(
       await writeFile(file, `${boot.generatedKey}\n`, { mode: 0o600 });
       await chmod(file, 0o600);
     }
-    // The meter for the cost bench; a snapshot first asks ECS for the stops of the tasks still running.
-    const meterEndpoint = new MeterEndpoint(meter, () => describeOpenTasks(meter, ecsEndpoint));
+    // The meter, for the cost bench.
+    const meterEndpoint = new MeterEndpoint(meter);
     endpoints.meterEndpoint = await meterEndpoint.listen();
     closers.push(() => meterEndpoint.close());
     await writeEndpointsFile(config.dataDir, endpoints);

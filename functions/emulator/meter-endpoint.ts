@@ -4,17 +4,14 @@ import type { DeploymentMeter, MeterSnapshot } from './deployment-meter.ts';
 
 /**
  * The deployment meter on loopback, for a process other than the emulator's (the cost bench):
- * `GET /` answers a snapshot (after `refresh`, which brings the tasks' stops up to date), `POST
- * /reset` starts a new window. It holds counts only, nothing a tenant sent.
+ * `GET /` answers a snapshot, `POST /reset` starts a new window. It holds counts only, nothing a tenant sent.
  */
 export class MeterEndpoint {
   private server: Server | undefined;
   private readonly meter: DeploymentMeter;
-  private readonly refresh: () => Promise<void>;
 
-  constructor(meter: DeploymentMeter, refresh: () => Promise<void> = async () => undefined) {
+  constructor(meter: DeploymentMeter) {
     this.meter = meter;
-    this.refresh = refresh;
   }
 
   async listen(): Promise<string> {
@@ -29,9 +26,10 @@ export class MeterEndpoint {
         return answer(200, { reset: true });
       }
       if (req.method === 'GET' && req.url === '/') {
-        this.refresh()
-          .catch(() => undefined)
-          .then(() => answer(200, this.meter.snapshot()));
+        this.meter.snapshot().then(
+          (snapshot) => answer(200, snapshot),
+          (err: unknown) => answer(500, { message: `meter: ${String(err)}` }),
+        );
         return;
       }
       answer(404, { message: 'GET / or POST /reset' });

@@ -2,11 +2,11 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A loopback pass-through in front of an AWS JSON-protocol endpoint (DynamoDB Local, the emulated
- * ECS) that hands each exchange to the deployment's meter: the operation (X-Amz-Target's last
- * part), the request's and the answer's JSON. Bytes go through unchanged (DynamoDB's answers carry
- * a CRC32 of their body), so the functions' SDK clients see the engine itself; what the meter
- * reads is what the engine answered: DynamoDB's ConsumedCapacity, ECS's task ARNs.
+ * A loopback pass-through in front of an AWS JSON-protocol endpoint (DynamoDB Local) that hands
+ * each exchange to the deployment's meter: the operation (X-Amz-Target's last part), the request's
+ * and the answer's JSON. Bytes go through unchanged (DynamoDB's answers carry a CRC32 of their
+ * body), so the functions' SDK clients see the engine itself; what the meter reads is what the
+ * engine answered (DynamoDB's ConsumedCapacity).
  */
 export type Exchange = (operation: string, request: unknown, status: number, answer: unknown) => void;
 

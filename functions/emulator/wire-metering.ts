@@ -1,9 +1,8 @@
-import type { TemplateResolver } from './cloudformation-template.ts';
 import type { DeploymentMeter } from './deployment-meter.ts';
 import { type Exchange, MeteringProxy } from './metering-proxy.ts';
 
 /*
- * What the meter reads off the DynamoDB and ECS wires (metering-proxy.ts).
+ * What the meter reads off the DynamoDB wire (metering-proxy.ts).
  */
 
 const READS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
@@ -63,56 +62,6 @@ export function meterDynamoDb(meter: DeploymentMeter): Exchange {
   };
 }
 
-export interface TaskSize {
-  vcpu: number;
-  memoryGb: number;
-}
-
-/**
- * ECS's RunTask and DescribeTasks answers: each task's start and stop, its size (the answer's cpu
- * and memory where ECS gives them, else its task definition's) and capacity provider.
- */
-export function meterEcs(
-  meter: DeploymentMeter,
-  sizeOf: (taskDefinitionArn: string) => TaskSize | undefined,
-): Exchange {
-  return (operation, _request, status, answer) => {
-    if (status !== 200 || (operation !== 'RunTask' && operation !== 'DescribeTasks')) return;
-    for (const t of ((answer ?? {}) as { tasks?: DescribedTask[] }).tasks ?? []) recordTask(meter, t, sizeOf);
-  };
-}
-
-export interface DescribedTask {
-  taskArn?: string;
-  taskDefinitionArn?: string;
-  cpu?: string;
-  memory?: string;
-  capacityProviderName?: string;
-  /** Epoch seconds, as the JSON protocol carries ECS's timestamps. */
-  createdAt?: number;
-  stoppedAt?: number;
-}
-
-export function recordTask(
-  meter: DeploymentMeter,
-  t: DescribedTask,
-  sizeOf: (taskDefinitionArn: string) => TaskSize | undefined,
-): void {
-  if (!t.taskArn || t.createdAt === undefined) return;
-  const size =
-    t.cpu !== undefined && t.memory !== undefined
-      ? { vcpu: Number(t.cpu) / 1024, memoryGb: Number(t.memory) / 1024 }
-      : sizeOf(t.taskDefinitionArn ?? '');
-  if (!size) return;
-  meter.fargateTask({
-    taskArn: t.taskArn,
-    ...size,
-    capacityProvider: t.capacityProviderName ?? 'FARGATE',
-    createdAt: t.createdAt * 1000,
-    stoppedAt: t.stoppedAt === undefined ? undefined : t.stoppedAt * 1000,
-  });
-}
-
 /** `target` behind a metering pass-through, closed with the deployment. */
 export async function meteredEndpoint(
   target: string,
@@ -123,32 +72,4 @@ export async function meteredEndpoint(
   const endpoint = await proxy.listen();
   closers.push(() => proxy.close());
   return endpoint;
-}
-
-/** Each task definition's size, by the ARN RunTask answers with. */
-export function taskSizes(resolver: TemplateResolver): (taskDefinitionArn: string) => TaskSize | undefined {
-  const sizes = new Map<string, TaskSize>();
-  for (const { stack, logicalId, resource } of resolver.resourcesOfType('AWS::ECS::TaskDefinition')) {
-    const p = resource.Properties ?? {};
-    sizes.set(String(resolver.resolve(stack, { Ref: logicalId }, logicalId)), {
-      vcpu: Number(p.Cpu ?? 1024) / 1024,
-      memoryGb: Number(p.Memory ?? 2048) / 1024,
-    });
-  }
-  return (arn) => sizes.get(arn);
-}
-
-/** DescribeTasks for the tasks the meter has not seen stop, through the metered endpoint. */
-export async function describeOpenTasks(meter: DeploymentMeter, ecsEndpoint: string): Promise<void> {
-  const open = meter.openTasks();
-  if (open.length === 0) return;
-  const res = await fetch(ecsEndpoint, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-amz-json-1.1',
-      'x-amz-target': 'AmazonEC2ContainerServiceV20141113.DescribeTasks',
-    },
-    body: JSON.stringify({ tasks: open }),
-  });
-  await res.arrayBuffer();
 }

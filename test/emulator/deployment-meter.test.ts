@@ -4,7 +4,7 @@
  * metering pass-through (the request units DynamoDB reports, every request asking for them); S3
  * through the SDK against the S3 emulator (requests by price class, bytes stored); Lambda through
  * the emulated Lambda service (requests, billed GB-seconds at the configured memory, cold starts,
- * the peak memory); Fargate's billed seconds of tasks in and across a window.
+ * the peak memory). Fargate's figures are ECS's own answers summed (test/emulator/fargate-usage.test.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -21,7 +21,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { DynamoDbStore } from '../../functions/adapters/aws/dynamodb-store.ts';
-import { DeploymentMeter, fargateWithin } from '../../functions/emulator/deployment-meter.ts';
+import { DeploymentMeter } from '../../functions/emulator/deployment-meter.ts';
 import { DYNAMODB_LOCAL_CREDENTIALS, freeLoopbackPort } from '../../functions/emulator/dynamodb-local.ts';
 import { LambdaHost } from '../../functions/emulator/lambda-host.ts';
 import { MeteringProxy } from '../../functions/emulator/metering-proxy.ts';
@@ -79,7 +79,7 @@ describe('the meter: DynamoDB request units from the store adapter’s requests'
     await store.transactWrite([{ put: { pk: 'WS#1', sk: 'ITEM#3' } }, { put: { pk: 'WS#1', sk: 'ITEM#4' } }]);
     await assert.rejects(store.put({ ...key, n: 3 }, { condition: cond.notExists() }), ConditionFailedError);
     await store.delete({ pk: 'WS#1', sk: 'ITEM#4' }); // 1 WRU
-    const s = meter.snapshot();
+    const s = await meter.snapshot();
     assert.deepEqual(s.dynamodb.unmeteredRequests, {}, 'every request asked for its consumed capacity');
     assert.equal(s.dynamodb.readRequestUnits, 2);
     assert.equal(s.dynamodb.writeRequestUnits, 1 + 1 + 2 + 4 + 1);
@@ -128,7 +128,7 @@ describe('the meter: S3 requests by price class and bytes stored', () => {
     await client.send(new HeadObjectCommand({ Bucket: 'metered', Key: 'a/two' }));
     await client.send(new ListObjectsV2Command({ Bucket: 'metered', Prefix: 'a/' }));
     await client.send(new DeleteObjectCommand({ Bucket: 'metered', Key: 'a/two' }));
-    const s = meter.snapshot();
+    const s = await meter.snapshot();
     assert.deepEqual({ ...s.s3 }, { tier1Requests: 3, tier2Requests: 2, freeRequests: 1, storedBytes: 1000 });
   });
 });
@@ -181,7 +181,7 @@ describe('the meter: Lambda invocations as the REPORT line bills them', () => {
     meter.reset();
     await host.invoke('metered', {});
     await host.invoke('metered', {});
-    const u = meter.snapshot().lambda.Metered;
+    const u = (await meter.snapshot()).lambda.Metered;
     assert.ok(u, 'the function was metered');
     assert.equal(u.requests, 2);
     assert.equal(u.coldStarts, 1);
@@ -191,40 +191,5 @@ describe('the meter: Lambda invocations as the REPORT line bills them', () => {
     assert.ok(u.billedMs >= 100, `two invocations of at least 50 ms each: ${u.billedMs}`);
     assert.ok(Math.abs(u.gbSeconds - (u.billedMs / 1000) * 0.5) < 1e-9, 'GB-s at 512 MB');
     assert.ok(u.maxMemoryUsedMb >= 40, `the peak includes the 40 MB held: ${u.maxMemoryUsedMb}`);
-  });
-});
-
-describe('the meter: Fargate billed seconds within a window', () => {
-  const task = (over: Partial<Parameters<DeploymentMeter['fargateTask']>[0]>) => ({
-    taskArn: 'arn:t',
-    vcpu: 1,
-    memoryGb: 2,
-    capacityProvider: 'FARGATE',
-    createdAt: 0,
-    ...over,
-  });
-
-  it('bills a short task its minute, a running one until now, an earlier one from the window’s start', () => {
-    const since = 1_000_000;
-    const at = since + 600_000;
-    const out = fargateWithin(
-      [
-        task({ taskArn: 'a', createdAt: since + 10_000, stoppedAt: since + 20_000 }), // 10 s: billed 60 s
-        task({ taskArn: 'b', createdAt: since + 100_000 }), // running: 500 s
-        task({
-          taskArn: 'c',
-          createdAt: since - 50_000,
-          stoppedAt: since + 30_500,
-          capacityProvider: 'FARGATE_SPOT',
-        }), // 31 s inside
-        task({ taskArn: 'd', createdAt: since - 90_000, stoppedAt: since - 10_000 }), // before: nothing
-      ],
-      since,
-      at,
-    );
-    assert.deepEqual(out, {
-      FARGATE: { tasks: 2, vcpuSeconds: 560, gbSeconds: 1120 },
-      FARGATE_SPOT: { tasks: 1, vcpuSeconds: 31, gbSeconds: 62 },
-    });
   });
 });
