@@ -60,6 +60,8 @@ interface Instance {
   initMs?: number | undefined;
   /** The process's peak resident set, KB, as of its last answer. */
   maxRssKb: number;
+  /** When the current event was handed to the handler (performance.now()). */
+  sentAt?: number | undefined;
   pending?: {
     id: number;
     resolve: (v: unknown) => void;
@@ -105,18 +107,18 @@ class FunctionPool {
 
   async invoke(event: unknown, requestId: string, stream?: ResponseStreamSink): Promise<unknown> {
     const instance = await this.acquire();
-    let started = performance.now();
     try {
-      await instance.ready.catch(() => undefined);
-      started = performance.now();
       return await this.run(instance, event, requestId, stream);
     } finally {
       instance.busy = false;
+      // Billed from when the event reached the handler (INIT apart), to its answer or its end.
+      const sent = instance.sentAt;
       const initMs = instance.initMs;
+      instance.sentAt = undefined;
       instance.initMs = undefined;
       this.report?.({
         fn: this.fn,
-        durationMs: performance.now() - started,
+        durationMs: sent === undefined ? 0 : performance.now() - sent,
         initMs,
         maxMemoryUsedMb: instance.maxRssKb / 1024,
       });
@@ -225,6 +227,7 @@ class FunctionPool {
             new Promise<unknown>((resolve, reject) => {
               const id = ++this.nextId;
               instance.pending = { id, resolve, reject, onChunk: stream?.onChunk };
+              instance.sentAt = performance.now();
               stream?.signal?.addEventListener(
                 'abort',
                 () => {
