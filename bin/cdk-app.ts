@@ -18,6 +18,7 @@ const allowedHosts = app.node.tryGetContext('allowedHosts') as string | undefine
 const sandboxPoolMin = app.node.tryGetContext('sandboxPoolMin') as string | number | undefined;
 const sandboxPoolMax = app.node.tryGetContext('sandboxPoolMax') as string | number | undefined;
 const tracing = app.node.tryGetContext('tracing') as string | undefined;
+const sandboxAzs = app.node.tryGetContext('sandboxAzs') as string | number | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -35,6 +36,7 @@ const { stateful, stateless } = addAgenthostStacks(app, {
     max: sandboxPoolMax === undefined ? undefined : Number(sandboxPoolMax),
   },
   tracing: tracing === undefined ? undefined : String(tracing),
+  sandboxAzs: sandboxAzs === undefined ? undefined : Number(sandboxAzs),
 });
 const assembly = app.synth();
 if (!underCli) {

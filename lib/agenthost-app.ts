@@ -36,6 +36,12 @@ export interface AgenthostAppOptions {
    */
   sandboxPool?: { min?: number | undefined; max?: number | undefined } | undefined;
   /**
+   * Availability zones of the sandbox VPC (`-c sandboxAzs=1`), 1 to 3: each holds three interface
+   * endpoints billed by the hour whatever the traffic (docs/sandbox-aws.md, "Cost of this choice").
+   * Default 2, or 1 with a stage: a named stage is the cheaper second copy.
+   */
+  sandboxAzs?: number | undefined;
+  /**
    * Where the platform's own spans go besides each call's record (`-c tracing=xray`; docs/deploy.md,
    * "Traces to X-Ray"): `off` (the default) exports none; `xray` sends them to X-Ray's OTLP
    * endpoint from every function. Checked at synthesis: anything else fails it.
@@ -56,6 +62,15 @@ function sandboxPoolSizes(given: AgenthostAppOptions['sandboxPool']): { min: num
     throw new Error(`sandboxPoolMin must be a whole number from 0 to 100 (got ${given?.min})`);
   }
   return { min, max };
+}
+
+/** The sandbox VPC's zones: as given, else one for a named stage and two for production. */
+function sandboxAzCount(given: number | undefined, stage: string | undefined): number {
+  const azs = given ?? (stage ? 1 : 2);
+  if (!(Number.isInteger(azs) && azs >= 1 && azs <= 3)) {
+    throw new Error(`sandboxAzs must be 1, 2 or 3 (got ${given})`);
+  }
+  return azs;
 }
 
 /**
@@ -88,6 +103,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     sandboxPool: sandboxPoolSizes(options.sandboxPool),
+    sandboxAzs: sandboxAzCount(options.sandboxAzs, stage),
     tracing,
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.

@@ -14,7 +14,7 @@ import { BillingJobs } from './constructs/billing-jobs.ts';
 import { DashboardSite } from './constructs/dashboard-site.ts';
 import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
 import { Operations } from './constructs/operations.ts';
-import { PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
+import { AGENT_RUNNER_MEMORY_MB, PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
 import { ServiceHosting } from './constructs/service-hosting.ts';
@@ -27,6 +27,8 @@ import type { TracingMode } from './tracing.ts';
 export interface StatelessStackProps extends StackProps {
   /** The sandbox's warm runner pool: floor and ceiling (0 turns it off). @default 2 and 10 */
   sandboxPool?: { min: number; max: number };
+  /** Availability zones of the sandbox VPC (each adds three interface endpoints). @default 2 */
+  sandboxAzs?: number;
   /** What the stateful stack exports (table, bundle bucket), by export name. */
   shared: StatefulExports;
   /** The API Gateway stage name: the first segment of every URL path. @default 'prod' */
@@ -180,7 +182,7 @@ export class StatelessStack extends Stack {
                   // The call and MCP routes stream: a streamed call may run MAX_CALL_SECONDS.
                   (streams(module) ? Math.max(callTimeout, MAX_CALL_SECONDS) : callTimeout) + 5,
                 ),
-                memorySize: 1024,
+                memorySize: AGENT_RUNNER_MEMORY_MB,
               },
             }
           : {}),
@@ -211,6 +213,7 @@ export class StatelessStack extends Stack {
     this.sandbox = new SandboxCluster(this, 'Sandbox', {
       bundleBucket,
       pool: props.sandboxPool ?? WARM_POOL_SIZE,
+      ...(props.sandboxAzs !== undefined ? { maxAzs: props.sandboxAzs } : {}),
     });
     this.warmPool =
       (props.sandboxPool ?? WARM_POOL_SIZE).max > 0

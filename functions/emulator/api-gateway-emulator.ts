@@ -56,9 +56,18 @@ export class ApiGatewayEmulator {
   private server: Server | undefined;
   private readonly log: (line: string) => void;
 
-  constructor(resolver: TemplateResolver, invoke: Invoke, log: (line: string) => void = () => {}) {
+  /** Each request the API answered (its own refusals too): REST APIs bill them all alike. */
+  private readonly onRequest: (streamed: boolean) => void;
+
+  constructor(
+    resolver: TemplateResolver,
+    invoke: Invoke,
+    log: (line: string) => void = () => {},
+    onRequest: (streamed: boolean) => void = () => {},
+  ) {
     this.invoke = invoke;
     this.log = log;
+    this.onRequest = onRequest;
     const api = restApiFromTemplate(resolver);
     this.apiId = api.apiId;
     this.binaryTypes = api.binaryTypes;
@@ -130,6 +139,8 @@ export class ApiGatewayEmulator {
     const method = (req.method ?? 'GET').toUpperCase();
     const target = req.url ?? '/';
     const [rawPath = '/', rawQuery = ''] = target.split(/\?(.*)/s);
+    let streamed = false;
+    res.once('finish', () => this.onRequest(streamed));
     if (this.throttle && !this.throttle.take()) {
       req.resume();
       return this.gatewayResponse(res, 'THROTTLED', requestId, 'Too Many Requests');
@@ -175,6 +186,7 @@ export class ApiGatewayEmulator {
     }
 
     if (match.route.streaming) {
+      streamed = true;
       return answerStreamed(res, match.route, JSON.parse(payload), requestId, this.invoke, (type, why) => {
         this.log(
           `${method} ${match.route.path}: ${type === 'INTEGRATION_TIMEOUT' ? 'timed out' : `function error ${why}`}`,

@@ -1,6 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ECSClient } from '@aws-sdk/client-ecs';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { removeStaleRuns } from '../adapters/local/bwrap/run-dir.ts';
 import { BwrapSandbox } from '../adapters/local/bwrap/sandboxes.ts';
@@ -12,6 +13,7 @@ import { ApplicationAutoScalingEmulator } from './application-auto-scaling-emula
 import { TemplateResolver } from './cloudformation-template.ts';
 import { CloudWatchLogsEmulator } from './cloudwatch-logs-emulator.ts';
 import { dynamoDbEngineFor } from './deployment-dynamodb.ts';
+import { DeploymentMeter, type FargateReader } from './deployment-meter.ts';
 import { DYNAMODB_LOCAL_CREDENTIALS, freeLoopbackPort } from './dynamodb-local.ts';
 import { EcsEmulator } from './ecs-emulator.ts';
 import { EcsServiceEmulator } from './ecs-service-emulator.ts';
@@ -19,16 +21,21 @@ import { Elbv2Emulator } from './elbv2-emulator.ts';
 import { type EmulatedEndpoints, removeEndpointsFile, writeEndpointsFile } from './emulated-endpoints.ts';
 import { emulatedTableDeps } from './emulated-table-deps.ts';
 import { EventPatternRules } from './event-pattern-rules.ts';
+import { fargateReader } from './fargate-meter.ts';
 import { LambdaApiEmulator } from './lambda-api-emulator.ts';
-import { type EmulatedFunction, LambdaHost } from './lambda-host.ts';
+import { LambdaHost } from './lambda-host.ts';
 import { LoadBalancerFront } from './load-balancer-front.ts';
-import { newEmulatorCredentials, type S3Credentials, S3Emulator } from './s3-emulator.ts';
+import { MeterEndpoint } from './meter-endpoint.ts';
+import { newEmulatorCredentials, S3Emulator } from './s3-emulator.ts';
 import { startScheduledRules } from './scheduled-rules.ts';
 import { SchedulerEmulator } from './scheduler-emulator.ts';
 import { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
+import { standingResources } from './standing-resources.ts';
 import { synthesize } from './synthesized-deployment.ts';
 import { createTablesFromTemplate } from './table-from-template.ts';
+import { lambdaFunctions } from './template-functions.ts';
 import { eventInvokeConfigs, seedTemplateSecrets } from './template-seeds.ts';
+import { meterDynamoDb, meteredEndpoint } from './wire-metering.ts';
 
 /**
  * The AWS deployment on one machine (`npm run start:emulated`), built from what `cdk synth`
@@ -68,6 +75,8 @@ export interface EmulatedDeployment {
   endpoints: EmulatedEndpoints;
   boot: BootstrapResult;
   lambdas: LambdaHost;
+  /** What the deployment used, in AWS's billing units (deployment-meter.ts). */
+  meter: DeploymentMeter;
   close(): Promise<void>;
 }
 
@@ -76,11 +85,6 @@ export interface EmulatorOptions {
   log?: (line: string) => void;
   /** Progress lines for the person starting it (default: standard output). */
   progress?: (line: string) => void;
-}
-
-/** A function's name for its log lines: the logical id without CDK's hash (`CallsFunction`). */
-function shortName(logicalId: string): string {
-  return logicalId.replace(/[0-9A-F]{8}$/, '');
 }
 
 export async function startEmulatedDeployment(
@@ -106,9 +110,19 @@ export async function startEmulatedDeployment(
     );
     const resolver = new TemplateResolver(assembly.stacks, EMULATED_ACCOUNT);
     const region = EMULATED_ACCOUNT.region;
+    // The meter reads S3's bytes and ECS's tasks once they are up.
+    let s3ForMeter: S3Emulator | undefined;
+    let readFargate: FargateReader | undefined;
+    const meter = new DeploymentMeter({
+      standing: standingResources(assembly.stacks),
+      storedBytes: () => s3ForMeter?.storedBytes() ?? 0,
+      fargate: async (from, to) => (readFargate ? readFargate(from, to) : { usage: {}, open: 0 }),
+    });
 
     const engine = await dynamoDbEngineFor(config, root, resolver);
     closers.push(() => engine.close());
+    // The functions reach the table through the meter's pass-through (ConsumedCapacity read off it).
+    const dynamoEndpoint = await meteredEndpoint(engine.endpoint, meterDynamoDb(meter), closers);
     const dynamo = new DynamoDBClient({
       endpoint: engine.endpoint,
       region,
@@ -132,7 +146,9 @@ export async function startEmulatedDeployment(
       buckets,
       credentials,
       region,
+      onRequest: (method, path, query) => meter.s3Request(method, path, query),
     });
+    s3ForMeter = s3;
     const s3Endpoint = await s3.listen();
     closers.push(() => s3.close());
 
@@ -145,6 +161,7 @@ export async function startEmulatedDeployment(
         return lambdas.invoke(arn, event, requestId, stream);
       },
       (line) => log(`[api-gateway] ${line}`),
+      (streamed) => meter.apiRequest(streamed),
     );
     const url = await gateway.listen(config.port, config.host);
     closers.push(() => gateway.close());
@@ -194,10 +211,18 @@ export async function startEmulatedDeployment(
       hostPorts: [Number(new URL(s3Endpoint).port)],
       ...EMULATED_ACCOUNT,
       taskStartMs: config.emulatorTaskStartMs,
+      // The account's Fargate vCPU quotas, which the services' tasks count against too (the ledger).
+      quotas: {
+        onDemandVcpu: config.emulatorFargateVcpuQuota,
+        spotVcpu: config.emulatorFargateSpotVcpuQuota ?? config.emulatorFargateVcpuQuota,
+      },
       log,
     });
     const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
     closers.push(() => ecs.close());
+    const ecsClient = new ECSClient({ endpoint: ecsEndpoint, region, credentials });
+    closers.push(async () => ecsClient.destroy());
+    readFargate = fargateReader(ecsClient);
 
     // Always-on services: the load balancer (its API, and its listener as a plain-HTTP loopback
     // front routing by Host), the services' log group, the scaling targets, the task state change
@@ -230,6 +255,7 @@ export async function startEmulatedDeployment(
       hostPorts: [Number(new URL(s3Endpoint).port)],
       ...EMULATED_ACCOUNT,
       taskStartMs: config.emulatorTaskStartMs,
+      ledger: ecs.ledger,
       freePort: freeLoopbackPort,
       secretValue: async (valueFrom) => {
         const out = await secretsClient.send(new GetSecretValueCommand({ SecretId: valueFrom }));
@@ -255,7 +281,7 @@ export async function startEmulatedDeployment(
     const awsEndpoints: Record<string, string> = {
       AWS_ENDPOINT_URL_ECS: ecsEndpoint,
       AWS_ENDPOINT_URL_SCHEDULER: schedulerEndpoint,
-      AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
       [ENV.s3Endpoint]: s3Endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint,
       AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
@@ -265,13 +291,26 @@ export async function startEmulatedDeployment(
     };
     const functions = lambdaFunctions(resolver, (key) => assembly.assetDir(key), {
       region,
+      accountId: EMULATED_ACCOUNT.accountId,
       publicUrl: url,
       endpoints: awsEndpoints,
       stripeApiBase: config.payments.stripeApiBase,
       servicesPort: frontPort,
       credentials,
     });
-    lambdas = new LambdaHost(functions, (fn, line) => log(`[${fn}] ${line}`));
+    lambdas = new LambdaHost(
+      functions,
+      (fn, line) => log(`[${fn}] ${line}`),
+      (r) =>
+        meter.lambdaInvocation({
+          name: r.fn.logName,
+          memoryMb: r.fn.memoryMb,
+          architecture: r.fn.architecture ?? 'x86_64',
+          durationMs: r.durationMs,
+          initMs: r.initMs,
+          maxMemoryUsedMb: r.maxMemoryUsedMb,
+        }),
+    );
     closers.push(() => (lambdas as LambdaHost).close());
 
     // EventBridge rules on a timetable (housekeeping every 5 minutes).
@@ -303,88 +342,17 @@ export async function startEmulatedDeployment(
       await writeFile(file, `${boot.generatedKey}\n`, { mode: 0o600 });
       await chmod(file, 0o600);
     }
+    // The meter, for the cost bench.
+    const meterEndpoint = new MeterEndpoint(meter);
+    endpoints.meterEndpoint = await meterEndpoint.listen();
+    closers.push(() => meterEndpoint.close());
     await writeEndpointsFile(config.dataDir, endpoints);
     closers.push(() => removeEndpointsFile(config.dataDir, process.pid));
 
     const servicesUrl = `http://${EMULATED_CONTEXT.servicesDomain}:${frontPort ?? 0}`;
-    return { url, servicesUrl, endpoints, boot, lambdas, close };
+    return { url, servicesUrl, endpoints, boot, lambdas, meter, close };
   } catch (err) {
     await close();
     throw err;
   }
-}
-
-/** Every AWS::Lambda::Function of the templates, as the emulated Lambda service runs it. */
-function lambdaFunctions(
-  resolver: TemplateResolver,
-  assetDir: (s3Key: string) => string,
-  options: {
-    region: string;
-    publicUrl: string;
-    endpoints: Record<string, string>;
-    stripeApiBase: string | undefined;
-    servicesPort: number | undefined;
-    credentials: S3Credentials;
-  },
-): EmulatedFunction[] {
-  return resolver.resourcesOfType('AWS::Lambda::Function').map(({ stack, logicalId, resource }) => {
-    const p = resource.Properties ?? {};
-    const name = resolver.physicalName(stack, logicalId);
-    const code = p.Code as { S3Key?: unknown };
-    const dir = assetDir(String(resolver.resolve(stack, code.S3Key, `${logicalId}.Code.S3Key`)));
-    const declared = resolver.resolve(
-      stack,
-      (p.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
-      `${logicalId}.Environment`,
-    ) as Record<string, unknown>;
-    const environment: Record<string, string> = {};
-    for (const [k, v] of Object.entries(declared)) {
-      const value = String(v);
-      // The asset is Lambda's /var/task; here it is the asset's own folder.
-      environment[k] = value.startsWith('/var/task/') ? join(dir, value.slice('/var/task/'.length)) : value;
-    }
-    // The API is reached where the emulator serves it, not at an execute-api host.
-    if (ENV.publicUrl in environment) environment[ENV.publicUrl] = options.publicUrl;
-    // Stripe is outside AWS: a Stripe test double's address (STRIPE_API_BASE) reaches the functions
-    // that take payments (docs/deploy.md lists what the emulator adds beyond the template).
-    if (ENV.stripeSecretArn in environment && options.stripeApiBase) {
-      environment[ENV.stripeApiBase] = options.stripeApiBase;
-    }
-    // Service URLs name the load balancer's loopback front (plain HTTP on its port), not https on 443.
-    if (ENV.servicesDomain in environment && options.servicesPort !== undefined) {
-      environment[ENV.servicesUrlScheme] = 'http';
-      environment[ENV.servicesUrlPort] = String(options.servicesPort);
-    }
-    const memoryMb = Number(p.MemorySize ?? 128);
-    const runtime = String(p.Runtime ?? 'nodejs');
-    return {
-      name,
-      arn: `arn:aws:lambda:${options.region}:${EMULATED_ACCOUNT.accountId}:function:${name}`,
-      assetDir: dir,
-      handler: String(p.Handler ?? 'index.handler'),
-      timeoutSeconds: Number(p.Timeout ?? 3),
-      memoryMb,
-      maxInstances:
-        p.ReservedConcurrentExecutions !== undefined ? Number(p.ReservedConcurrentExecutions) : 16,
-      logName: shortName(logicalId),
-      environment: {
-        // What Lambda's runtime puts in every function's environment.
-        PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
-        TZ: ':UTC',
-        LANG: 'en_US.UTF-8',
-        LAMBDA_TASK_ROOT: dir,
-        [ENV.awsRegion]: options.region,
-        AWS_DEFAULT_REGION: options.region,
-        AWS_EXECUTION_ENV: `AWS_Lambda_${runtime}`,
-        AWS_LAMBDA_FUNCTION_NAME: name,
-        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
-        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-        // The role's credentials on Lambda; here the deployment's key pair.
-        AWS_ACCESS_KEY_ID: options.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: options.credentials.secretAccessKey,
-        ...options.endpoints,
-        ...environment,
-      },
-    };
-  });
 }

@@ -19,6 +19,8 @@ export interface EmulatedEndpoints {
   lambdaEndpoint: string;
   schedulerEndpoint: string;
   ecsEndpoint: string;
+  /** The deployment's meter (meter-endpoint.ts): GET a snapshot, POST /reset. */
+  meterEndpoint?: string;
 }
 
 const FILE = join('aws', 'endpoints.json');

@@ -30,6 +30,8 @@ export interface EmulatedFunction {
   handler: string;
   timeoutSeconds: number;
   memoryMb: number;
+  /** What the template's Architectures names (Lambda's default is x86_64). */
+  architecture?: 'arm64' | 'x86_64';
   /** The function's whole environment. */
   environment: Record<string, string>;
   /** Most instances at once (reserved concurrency, or the emulator's cap). */
@@ -54,6 +56,12 @@ interface Instance {
   child: ChildProcess;
   busy: boolean;
   ready: Promise<void>;
+  /** The INIT phase's milliseconds, until the first event has been billed for it. */
+  initMs?: number | undefined;
+  /** The process's peak resident set, KB, as of its last answer. */
+  maxRssKb: number;
+  /** When the current event was handed to the handler (performance.now()). */
+  sentAt?: number | undefined;
   pending?: {
     id: number;
     resolve: (v: unknown) => void;
@@ -73,17 +81,28 @@ export interface ResponseStreamSink {
 
 type LogSink = (fn: string, line: string) => void;
 
+/** One finished invocation, as Lambda's REPORT line gives it (for the deployment's meter). */
+export interface InvocationReport {
+  fn: EmulatedFunction;
+  durationMs: number;
+  /** Set on the invocation that started its instance (a cold start). */
+  initMs?: number | undefined;
+  maxMemoryUsedMb: number;
+}
+
 class FunctionPool {
   readonly fn: EmulatedFunction;
   private readonly instances = new Set<Instance>();
   private readonly waiting: (() => void)[] = [];
   private readonly log: LogSink;
+  private readonly report: ((r: InvocationReport) => void) | undefined;
   private nextId = 0;
   private closed = false;
 
-  constructor(fn: EmulatedFunction, log: LogSink) {
+  constructor(fn: EmulatedFunction, log: LogSink, report?: (r: InvocationReport) => void) {
     this.fn = fn;
     this.log = log;
+    this.report = report;
   }
 
   async invoke(event: unknown, requestId: string, stream?: ResponseStreamSink): Promise<unknown> {
@@ -92,6 +111,17 @@ class FunctionPool {
       return await this.run(instance, event, requestId, stream);
     } finally {
       instance.busy = false;
+      // Billed from when the event reached the handler (INIT apart), to its answer or its end.
+      const sent = instance.sentAt;
+      const initMs = instance.initMs;
+      instance.sentAt = undefined;
+      instance.initMs = undefined;
+      this.report?.({
+        fn: this.fn,
+        durationMs: sent === undefined ? 0 : performance.now() - sent,
+        initMs,
+        maxMemoryUsedMb: instance.maxRssKb / 1024,
+      });
       this.waiting.shift()?.();
     }
   }
@@ -128,10 +158,15 @@ class FunctionPool {
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on('line', (line) => this.log(fn.logName, line));
     }
-    const instance: Instance = { child, busy: false, ready: Promise.resolve() };
+    const instance: Instance = { child, busy: false, ready: Promise.resolve(), maxRssKb: 0 };
+    const forked = performance.now();
     instance.ready = new Promise<void>((resolve, reject) => {
       child.on('message', (message: Record<string, unknown>) => {
-        if (message.ready) return resolve();
+        if (typeof message.maxRssKb === 'number') instance.maxRssKb = message.maxRssKb;
+        if (message.ready) {
+          instance.initMs = performance.now() - forked;
+          return resolve();
+        }
         if (message.initError) {
           const e = message.initError as { errorType: string; errorMessage: string };
           return reject(new FunctionError(e.errorType, e.errorMessage));
@@ -192,6 +227,7 @@ class FunctionPool {
             new Promise<unknown>((resolve, reject) => {
               const id = ++this.nextId;
               instance.pending = { id, resolve, reject, onChunk: stream?.onChunk };
+              instance.sentAt = performance.now();
               stream?.signal?.addEventListener(
                 'abort',
                 () => {
@@ -244,8 +280,8 @@ class FunctionPool {
 export class LambdaHost {
   private readonly pools = new Map<string, FunctionPool>();
 
-  constructor(functions: EmulatedFunction[], log: LogSink) {
-    for (const fn of functions) this.pools.set(fn.name, new FunctionPool(fn, log));
+  constructor(functions: EmulatedFunction[], log: LogSink, report?: (r: InvocationReport) => void) {
+    for (const fn of functions) this.pools.set(fn.name, new FunctionPool(fn, log, report));
   }
 
   /** The function a name, partial ARN or full ARN (with or without a qualifier) refers to. */

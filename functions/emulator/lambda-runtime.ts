@@ -12,6 +12,9 @@
  * and its eight NUL bytes before the body. A streaming handler invoked with `stream` writes to a
  * response stream whose chunks go to the host as they are written; invoked without, its bytes are
  * answered whole, as Lambda buffers them.
+ *
+ * Each answer carries the process's peak resident set (what Lambda's REPORT line gives as "Max
+ * Memory Used"), for the deployment's meter.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -111,16 +114,21 @@ async function main(): Promise<void> {
           send({
             id: message.id,
             result: streaming && !message.stream ? Buffer.concat(kept).toString('utf8') : (result ?? null),
+            maxRssKb: process.resourceUsage().maxRSS,
           }),
         (err: unknown) => {
           const e = err instanceof Error ? err : new Error(String(err));
           // What Lambda logs and reports for an unhandled error.
           console.error(JSON.stringify({ errorType: e.name, errorMessage: e.message, stack: e.stack }));
-          return send({ id: message.id, error: { errorType: e.name, errorMessage: e.message } });
+          return send({
+            id: message.id,
+            error: { errorType: e.name, errorMessage: e.message },
+            maxRssKb: process.resourceUsage().maxRSS,
+          });
         },
       );
   });
-  await send({ ready: true });
+  await send({ ready: true, maxRssKb: process.resourceUsage().maxRSS });
 }
 
 main().catch(async (err: unknown) => {

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import S3rver from '@20minutes/s3rver';
 import { type S3Credentials, verifyS3Request } from './s3-request-signature.ts';
@@ -41,6 +43,8 @@ export interface S3EmulatorOptions {
   credentials: S3Credentials;
   /** The region signatures must be scoped to (default us-east-1). */
   region?: string;
+  /** Each request S3 served (for the deployment's meter: S3 bills by request class). */
+  onRequest?: (method: string, path: string, query: string) => void;
 }
 
 export class S3Emulator {
@@ -78,6 +82,8 @@ export class S3Emulator {
         region,
       );
       if (!refused) {
+        const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s);
+        this.options.onRequest?.(req.method ?? 'GET', path, query);
         serve(req, res);
         return;
       }
@@ -105,6 +111,20 @@ export class S3Emulator {
     this.server = server;
     const address = server.address() as AddressInfo;
     return `http://${address.address}:${address.port}`;
+  }
+
+  /** Bytes of every object stored (s3rver keeps each object's bytes in one `._S3rver_object` file). */
+  storedBytes(): number {
+    let total = 0;
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith('._S3rver_object')) total += statSync(path).size;
+      }
+    };
+    walk(this.options.directory);
+    return total;
   }
 
   async close(): Promise<void> {

@@ -7,7 +7,12 @@ import { Construct } from 'constructs';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { JOB_ACCESS } from '../module-access.ts';
-import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
+import {
+  AGENT_RUNNER_MEMORY_MB,
+  PlatformFunction,
+  PROJECT_ROOT,
+  type SharedResource,
+} from './platform-function.ts';
 
 export interface ScheduleFiringProps {
   table: SharedResource;
@@ -72,7 +77,7 @@ export class ScheduleFiring extends Construct {
       // its error go to the dead-letter queue, next to Scheduler's own undeliverable events.
       functionProps: {
         timeout: Duration.seconds(FIRE_RUN_SECONDS + 30),
-        memorySize: 1024,
+        memorySize: AGENT_RUNNER_MEMORY_MB,
         retryAttempts: 2,
         maxEventAge: Duration.hours(1),
         onFailure: new destinations.SqsDestination(this.deadLetters),

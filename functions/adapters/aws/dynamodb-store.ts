@@ -23,6 +23,7 @@ import {
   type WriteOptions,
 } from '../../ports/store.ts';
 import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+import { askConsumedCapacity } from './dynamodb-consumed-capacity.ts';
 import {
   checkUpdate,
   Expr,
@@ -77,6 +78,7 @@ export class DynamoDbStore implements Store {
     this.tableName = options.tableName;
     this.ownsClient = options.client === undefined;
     this.client = options.client ?? new DynamoDBClient({});
+    askConsumedCapacity(this.client);
     this.doc = DynamoDBDocumentClient.from(this.client, { marshallOptions: { removeUndefinedValues: true } });
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import type { PlatformFunction } from '../../lib/constructs/platform-function.ts';
+
+// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
+process.env.CDK_VALIDATION = 'false';
+
+/**
+ * The functions that run agents wait on a model or a sandbox for most of what they are billed, at
+ * their configured memory (issue 57, point 4). They get what their measured work needs: the calls
+ * function's peak resident set was 256 MB (npm run bench:aws-cost, docs/performance.md), so
+ * 512 MB, not 1 GB; every other function keeps its own smaller size.
+ */
+
+const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-memory-'));
+after(() => rmSync(outdir, { recursive: true, force: true }));
+
+describe('stateless stack: the memory of the functions that wait on a model or a sandbox', () => {
+  test('calls, mcp, schedule-runs and schedule-fire: 512 MB; no function above it', () => {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const { stateless } = addAgenthostStacks(app);
+    const resources = Template.fromStack(stateless).toJSON().Resources as Record<
+      string,
+      { Type: string; Properties: { MemorySize?: number } }
+    >;
+    const memory = (fn: PlatformFunction) =>
+      resources[stateless.getLogicalId(fn.function.node.defaultChild as CfnFunction)]?.Properties.MemorySize;
+    for (const [name, fn] of [
+      ['calls', stateless.functions.calls],
+      ['mcp', stateless.functions.mcp],
+      ['schedule-runs', stateless.functions['schedule-runs']],
+      ['schedule-fire', stateless.schedules.fireFunction],
+    ] as const) {
+      assert.equal(memory(fn), 512, name);
+    }
+    const sizes = Object.entries(resources)
+      // CDK's own deploy-time functions (the dashboard's upload) run once a deploy, not per request.
+      .filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && !id.startsWith('Custom'))
+      .map(([id, r]) => [id, r.Properties.MemorySize ?? 128] as const);
+    assert.deepEqual(
+      sizes.filter(([, mb]) => mb > 512),
+      [],
+      'no function is given more than the ones that run agents',
+    );
+  });
+});
