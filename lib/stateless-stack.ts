@@ -27,6 +27,10 @@ import type { TracingMode } from './tracing.ts';
 export interface StatelessStackProps extends StackProps {
   /** The sandbox's warm runner pool: floor and ceiling (0 turns it off). @default 2 and 10 */
   sandboxPool?: { min: number; max: number };
+  /** The unbound warm runners on Fargate Spot, on-demand as a fallback. @default false */
+  sandboxSpot?: boolean;
+  /** A bound warm runner's shortest wait, seconds. @default 60 (the adapter's own) */
+  sandboxIdleMinSeconds?: number;
   /** What the stateful stack exports (table, bundle bucket), by export name. */
   shared: StatefulExports;
   /** The API Gateway stage name: the first segment of every URL path. @default 'prod' */
@@ -210,6 +214,8 @@ export class StatelessStack extends Stack {
     this.sandbox = new SandboxCluster(this, 'Sandbox', {
       bundleBucket,
       pool: props.sandboxPool ?? WARM_POOL_SIZE,
+      spot: props.sandboxSpot ?? false,
+      ...(props.sandboxIdleMinSeconds !== undefined ? { idleMinSeconds: props.sandboxIdleMinSeconds } : {}),
     });
     this.warmPool =
       (props.sandboxPool ?? WARM_POOL_SIZE).max > 0

@@ -55,7 +55,13 @@ export interface PoolManifest {
   runner: { url: string };
   /** Claim slot k (1-based): the GET URL of `sandbox-inputs/pool/<runnerId>/claim-<k>.json`. */
   claims: { url: string }[];
+  /** How long the runner waits for a claim after a run when the claim says nothing (idleMs). */
   idleMs: number;
+  /**
+   * Epoch ms: the runner waits for its first claim until then (the platform's records count its
+   * task until then); without it, idleMs from the runner's start.
+   */
+  firstClaimByMs?: number;
   /** Epoch ms: the runner waits for no claim after this. */
   expiresAtMs: number;
   pollMs: [number, number];
@@ -74,6 +80,11 @@ export interface RunnerClaim {
   v: 3;
   binding: RunnerBinding;
   run: RunManifest;
+  /**
+   * How long the runner waits for its pair's next claim after this run (the pair's traffic decides:
+   * functions/adapters/aws/runner-idle-wait.ts); the pool manifest's idleMs without it.
+   */
+  idleMs?: number;
 }
 
 /** What the platform writes to `sandbox-inputs/<runId>/exec-<n>.json`. */
