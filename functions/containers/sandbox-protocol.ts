@@ -65,6 +65,11 @@ export interface PoolManifest {
   /** Epoch ms: the runner waits for no claim after this. */
   expiresAtMs: number;
   pollMs: [number, number];
+  /**
+   * The first and longest wait between reads of the next claim slot, while it waits for a claim:
+   * longer than a run's pollMs, since an idle runner reads S3 all the time it waits. @default pollMs
+   */
+  claimPollMs?: [number, number];
   /** Directories the run's user may write besides the working directory, emptied between runs (/tmp). */
   scratchDirs: string[];
 }

@@ -30,7 +30,7 @@ export async function servePool(p: PoolManifest, steps: RunnerSteps): Promise<vo
   let until = Math.min(p.firstClaimByMs ?? Date.now() + p.idleMs, p.expiresAtMs);
   for (let k = 1; k <= p.claims.length; k++) {
     const slot = p.claims[k - 1] as PoolManifest['claims'][number];
-    const claim = await steps.nextObject<RunnerClaim>(slot.url, until, p.pollMs);
+    const claim = await steps.nextObject<RunnerClaim>(slot.url, until, p.claimPollMs ?? p.pollMs);
     if (claim === null) {
       steps.log('idle: no claim came', { runnerId, k });
       return;

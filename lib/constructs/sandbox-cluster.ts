@@ -166,7 +166,7 @@ export class SandboxCluster extends Construct {
       description: 'agenthost sandbox: pulls the image and writes the log group; never reaches user code',
     });
 
-    // The default runner's size (half a vCPU, 1 GiB): RunTask overrides it for agents that declare
+    // The default runner's size (a quarter vCPU, 1 GiB): RunTask overrides it for agents that declare
     // another (functions/adapters/aws/fargate-size.ts), so the two must agree.
     this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
       cpu: DEFAULT_RUNNER_SIZE.cpu,

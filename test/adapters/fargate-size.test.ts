@@ -8,18 +8,19 @@ import {
 
 /**
  * A runner's size (issue 57, point 2): the smallest Fargate size that fits what its agent declares,
- * the default (half a vCPU, 1 GiB) where it declares nothing, and only Fargate's own combinations.
+ * the default (a quarter vCPU, 1 GiB) where it declares nothing, and only Fargate's own combinations.
  */
 
 describe('the smallest Fargate size that fits', () => {
-  test('nothing declared: the default, half a vCPU and 1 GiB', () => {
-    assert.deepEqual(fargateSize(), { cpu: 512, memory: 1024 });
+  test('nothing declared: the default, a quarter vCPU and 1 GiB', () => {
+    assert.deepEqual(fargateSize(), { cpu: 256, memory: 1024 });
     assert.deepEqual(fargateSize({}), DEFAULT_RUNNER_SIZE);
   });
 
   test('both declared: the cheapest size with at least as much of each', () => {
     assert.deepEqual(fargateSize({ cpu: 0.25, memoryMb: 512 }), { cpu: 256, memory: 512 });
     assert.deepEqual(fargateSize({ cpu: 0.25, memoryMb: 3000 }), { cpu: 512, memory: 3072 });
+    assert.deepEqual(fargateSize({ cpu: 0.5, memoryMb: 512 }), { cpu: 512, memory: 1024 });
     assert.deepEqual(fargateSize({ cpu: 1, memoryMb: 2048 }), { cpu: 1024, memory: 2048 });
     assert.deepEqual(fargateSize({ cpu: 2, memoryMb: 1024 }), { cpu: 2048, memory: 4096 });
     assert.deepEqual(fargateSize({ cpu: 0.5, memoryMb: 9000 }), { cpu: 2048, memory: 9216 });
@@ -27,7 +28,8 @@ describe('the smallest Fargate size that fits', () => {
 
   test('one declared: the other is the default’s', () => {
     assert.deepEqual(fargateSize({ cpu: 0.25 }), { cpu: 256, memory: 1024 });
-    assert.deepEqual(fargateSize({ memoryMb: 512 }), { cpu: 512, memory: 1024 });
+    assert.deepEqual(fargateSize({ memoryMb: 512 }), { cpu: 256, memory: 512 });
+    assert.deepEqual(fargateSize({ memoryMb: 4096 }), { cpu: 512, memory: 4096 });
     assert.deepEqual(fargateSize({ cpu: 1 }), { cpu: 1024, memory: 2048 });
   });
 

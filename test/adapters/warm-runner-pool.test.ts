@@ -186,7 +186,7 @@ describe('the warm runner pool on DynamoDB Local', () => {
     const unbound = await pool.add(runner());
     const other = await pool.add(runner({ binding: 'ws_bravo|agv_2', nextClaim: 2 }));
     assert.ok(mine && busy && unbound && other);
-    const size = { cpu: 512, memory: 1024 };
+    const size = { cpu: 256, memory: 1024 };
     assert.equal((await pool.evict(alpha, size))?.runnerId, other.runnerId);
     assert.equal(
       await pool.evict(alpha, size),

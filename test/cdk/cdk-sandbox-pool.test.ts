@@ -144,7 +144,7 @@ describe('stateless stack: the warm runner pool’s size', () => {
       'the adapter’s 60 s',
     );
     // The task definition is the default runner's size; larger agents' runs override it.
-    template.hasResourceProperties('AWS::ECS::TaskDefinition', { Cpu: '512', Memory: '1024' });
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', { Cpu: '256', Memory: '1024' });
     assert.throws(
       () => addAgenthostStacks(new App({ outdir }), { sandboxSpot: 'yes' }),
       /sandboxSpot must be on or off/,

@@ -18,11 +18,13 @@ export interface RunnerNeeds {
 }
 
 /**
- * The size of a run that declares nothing, and of the unbound runners the pool keeps: half a vCPU
- * and 1 GiB, the memory every exec gets locally (DEFAULT_SANDBOX_LIMITS.memoryBytes), so a tool
- * that runs under `npm start` fits here too, at half the price of the 1 vCPU and 2 GiB before.
+ * The size of a run that declares nothing, and of the unbound runners the pool keeps: a quarter of
+ * a vCPU and 1 GiB. 1 GiB is the memory every exec gets locally (DEFAULT_SANDBOX_LIMITS.memoryBytes),
+ * so a tool that runs under `npm start` fits here too; a quarter vCPU is Fargate's smallest, and
+ * most tool runs wait on I/O, not CPU. It costs 30% of the 1 vCPU and 2 GiB before, which matters
+ * most where a task mostly waits: its start, and its idle time after a run.
  */
-export const DEFAULT_RUNNER_SIZE: FargateSize = { cpu: 512, memory: 1024 };
+export const DEFAULT_RUNNER_SIZE: FargateSize = { cpu: 256, memory: 1024 };
 
 const range = (from: number, to: number, step: number) =>
   Array.from({ length: Math.floor((to - from) / step) + 1 }, (_, i) => from + i * step);
