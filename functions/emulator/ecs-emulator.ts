@@ -4,13 +4,23 @@ import { DEFAULT_SANDBOX_LIMITS } from '../ports/sandbox.ts';
 import { shellQuote } from '../shared/shell-quote.ts';
 import { AwsJsonServer, type JsonOperation } from './aws-json-server.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
+import {
+  type CapacityProviderName,
+  EcsTaskLedger,
+  type FargateQuotas,
+  VCPU_LIMIT_REASON,
+} from './ecs-task-ledger.ts';
 import { AwsWireError } from './emulator-http.ts';
+import { capacityProvider } from './fargate-capacity-provider.ts';
+import { type FargateSize, fargateSize } from './fargate-sizes.ts';
 import { waitForTaskStart } from './task-start-delay.ts';
 
 /**
  * ECS for the emulated deployment: the JSON protocol (awsJson1_1, X-Amz-Target
  * AmazonEC2ContainerServiceV20141113.<Operation>) for the operations the sandbox adapter sends
- * (RunTask, DescribeTasks, StopTask). A task runs its task definition's one container as written in
+ * (RunTask, DescribeTasks, StopTask) and those an operator's script reads the account with
+ * (ListClusters, ListTasks; ecs-task-ledger.ts, which also keeps the account's Fargate vCPU quotas
+ * that RunTask answers past as ECS does). A task runs its task definition's one container as written in
  * the template (its EntryPoint and Command, its environment with RunTask's overrides) under
  * bubblewrap instead of Fargate: the same program, the runner the ECS sandbox uploads, in a
  * namespace of its own whose only way out is the listed host ports (the S3 emulator's, which the
@@ -35,7 +45,9 @@ interface TaskDefinition {
   arn: string;
   family: string;
   containers: ContainerDefinition[];
-  memoryMib: number;
+  /** The task-level size as the template writes it (checked at RunTask, with the overrides). */
+  cpu: unknown;
+  memory: unknown;
 }
 
 interface EmulatedTask {
@@ -43,7 +55,9 @@ interface EmulatedTask {
   clusterArn: string;
   taskDefinitionArn: string;
   startedBy?: string;
-  group?: string;
+  group: string;
+  size: FargateSize;
+  capacityProviderName: CapacityProviderName;
   lastStatus: 'PENDING' | 'RUNNING' | 'STOPPED';
   desiredStatus: 'RUNNING' | 'STOPPED';
   createdAt: number;
@@ -67,8 +81,13 @@ export interface EcsEmulatorOptions {
   accountId: string;
   /** How long a task stays PENDING before its container runs (Fargate's start; 0: at once). */
   taskStartMs?: number;
+  /** The account's Fargate vCPU quotas (default 6 each, a new account's). */
+  quotas?: FargateQuotas;
   log?: (line: string) => void;
 }
+
+/** RunTask starts at most 10 tasks a call (ECS's `count`). */
+const MAX_COUNT = 10;
 
 export class EcsEmulator {
   private readonly options: EcsEmulatorOptions;
@@ -77,13 +96,24 @@ export class EcsEmulator {
   private readonly running = new Set<Promise<void>>();
   private readonly operations: Record<string, JsonOperation> = {};
   private readonly server: AwsJsonServer;
+  /** The account's tasks (this emulator's and the services'), its quotas and its read operations. */
+  readonly ledger: EcsTaskLedger;
 
   constructor(options: EcsEmulatorOptions) {
     this.options = options;
     const { resolver } = options;
+    this.ledger = new EcsTaskLedger({
+      region: options.region,
+      accountId: options.accountId,
+      ...(options.quotas ? { quotas: options.quotas } : {}),
+      clusters: resolver
+        .resourcesOfType('AWS::ECS::Cluster')
+        .map(({ stack, logicalId }) => resolver.physicalName(stack, logicalId)),
+    });
     for (const { stack, logicalId, resource } of resolver.resourcesOfType('AWS::ECS::TaskDefinition')) {
       const p = resolver.resolve(stack, resource.Properties ?? {}, logicalId) as {
         ContainerDefinitions?: ContainerDefinition[];
+        Cpu?: string;
         Memory?: string;
       };
       const arn = String(resolver.resolve(stack, { Ref: logicalId }, logicalId));
@@ -92,15 +122,16 @@ export class EcsEmulator {
         arn,
         family,
         containers: p.ContainerDefinitions ?? [],
-        memoryMib: Number(p.Memory ?? 2048),
+        cpu: p.Cpu,
+        memory: p.Memory,
       };
       this.definitions.set(arn, def);
       this.definitions.set(family, def);
       this.definitions.set(`${family}:1`, def);
     }
     this.operations.RunTask = (b) => this.runTask(b);
-    this.operations.DescribeTasks = (b) => this.describeTasks(b);
     this.operations.StopTask = (b) => this.stopTask(b);
+    Object.assign(this.operations, this.ledger.operations());
     this.server = new AwsJsonServer(TARGET_PREFIX, this.operations);
   }
 
@@ -121,13 +152,6 @@ export class EcsEmulator {
     await this.server.close();
   }
 
-  private clusterArn(cluster: unknown): string {
-    const name = typeof cluster === 'string' && cluster ? cluster : 'default';
-    return name.startsWith('arn:')
-      ? name
-      : `arn:aws:ecs:${this.options.region}:${this.options.accountId}:cluster/${name}`;
-  }
-
   private runTask(body: Record<string, unknown>): unknown {
     const definition = this.definitions.get(String(body.taskDefinition ?? ''));
     if (!definition) {
@@ -145,39 +169,70 @@ export class EcsEmulator {
         'The emulator runs task definitions with exactly one container',
       );
     }
-    const clusterArn = this.clusterArn(body.cluster);
+    const count = body.count === undefined ? 1 : Number(body.count);
+    if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT) {
+      throw new AwsWireError('InvalidParameterException', 400, 'Count must be between 1 and 10.');
+    }
+    const provider = capacityProvider(body);
+    const overrides = (body.overrides ?? {}) as {
+      cpu?: string;
+      memory?: string;
+      containerOverrides?: { name?: string; environment?: { name: string; value: string }[] }[];
+    };
+    // The task's size: the overrides' where given, else the definition's (ECS's taskOverride).
+    const size = fargateSize(overrides.cpu ?? definition.cpu, overrides.memory ?? definition.memory);
+    const clusterArn = this.ledger.useCluster(body.cluster);
     const clusterName = clusterArn.split('/').pop() as string;
-    const id = randomUUID().replaceAll('-', '');
-    const overrides = (
-      (
-        body.overrides as {
-          containerOverrides?: { name?: string; environment?: { name: string; value: string }[] }[];
-        }
-      )?.containerOverrides ?? []
-    ).find((o) => o.name === container.Name);
+    const containerOverride = (overrides.containerOverrides ?? []).find((o) => o.name === container.Name);
     const env: Record<string, string> = {};
     for (const e of container.Environment ?? []) env[e.Name] = e.Value;
-    for (const e of overrides?.environment ?? []) env[e.name] = e.value;
-    const task: EmulatedTask = {
-      taskArn: `arn:aws:ecs:${this.options.region}:${this.options.accountId}:task/${clusterName}/${id}`,
-      clusterArn,
-      taskDefinitionArn: definition.arn,
-      ...(typeof body.startedBy === 'string' ? { startedBy: body.startedBy } : {}),
-      lastStatus: 'PENDING',
-      desiredStatus: 'RUNNING',
-      createdAt: Date.now(),
-      containerName: container.Name,
-      abort: new AbortController(),
-      tags: (body.tags as { key: string; value: string }[] | undefined) ?? [],
-    };
-    this.tasks.set(task.taskArn, task);
+    for (const e of containerOverride?.environment ?? []) env[e.name] = e.value;
     const command = [...(container.EntryPoint ?? []), ...(container.Command ?? [])].map(shellQuote).join(' ');
-    const run = this.start(task, command, env, definition.memoryMib).finally(() => this.running.delete(run));
-    this.running.add(run);
-    return { tasks: [this.describe(task)], failures: [] };
+    const tasks: unknown[] = [];
+    const failures: unknown[] = [];
+    for (let i = 0; i < count; i++) {
+      if (!this.ledger.fits(provider, size.cpu)) {
+        failures.push({ reason: VCPU_LIMIT_REASON });
+        continue;
+      }
+      const id = randomUUID().replaceAll('-', '');
+      const task: EmulatedTask = {
+        taskArn: `arn:aws:ecs:${this.options.region}:${this.options.accountId}:task/${clusterName}/${id}`,
+        clusterArn,
+        taskDefinitionArn: definition.arn,
+        ...(typeof body.startedBy === 'string' ? { startedBy: body.startedBy } : {}),
+        // ECS's default group of a standalone task is its definition's family.
+        group: typeof body.group === 'string' && body.group ? body.group : `family:${definition.family}`,
+        size,
+        capacityProviderName: provider,
+        lastStatus: 'PENDING',
+        desiredStatus: 'RUNNING',
+        createdAt: Date.now(),
+        containerName: container.Name,
+        abort: new AbortController(),
+        tags: (body.tags as { key: string; value: string }[] | undefined) ?? [],
+      };
+      this.tasks.set(task.taskArn, task);
+      this.ledger.add({
+        arn: task.taskArn,
+        clusterArn,
+        family: definition.family,
+        ...(task.startedBy !== undefined ? { startedBy: task.startedBy } : {}),
+        cpu: size.cpu,
+        capacityProviderName: provider,
+        createdAt: task.createdAt,
+        state: () => task,
+        describe: () => this.describe(task),
+        forget: () => this.tasks.delete(task.taskArn),
+      });
+      const run = this.start(task, command, env).finally(() => this.running.delete(run));
+      this.running.add(run);
+      tasks.push(this.describe(task));
+    }
+    return { tasks, failures };
   }
 
-  private async start(task: EmulatedTask, command: string, env: Record<string, string>, memoryMib: number) {
+  private async start(task: EmulatedTask, command: string, env: Record<string, string>) {
     let session: SandboxSession | undefined;
     try {
       // Stopped while still starting: no container ran, as StopTask on a PENDING Fargate task.
@@ -188,7 +243,7 @@ export class EcsEmulator {
         env,
         network: 'egress',
         hostLoopbackPorts: this.options.hostPorts,
-        limits: { ...DEFAULT_SANDBOX_LIMITS, memoryBytes: memoryMib * 1024 * 1024 },
+        limits: { ...DEFAULT_SANDBOX_LIMITS, memoryBytes: task.size.memory * 1024 * 1024 },
         deadlineMs: Date.now() + MAX_TASK_MS,
       });
       task.lastStatus = 'RUNNING';
@@ -216,20 +271,10 @@ export class EcsEmulator {
     }
   }
 
-  private describeTasks(body: Record<string, unknown>): unknown {
-    const tasks: unknown[] = [];
-    const failures: unknown[] = [];
-    for (const ref of (body.tasks as string[] | undefined) ?? []) {
-      const task = this.tasks.get(ref) ?? [...this.tasks.values()].find((t) => t.taskArn.endsWith(`/${ref}`));
-      if (task) tasks.push(this.describe(task));
-      else failures.push({ arn: ref, reason: 'MISSING' });
-    }
-    return { tasks, failures };
-  }
-
   private stopTask(body: Record<string, unknown>): unknown {
     const ref = String(body.task ?? '');
-    const task = this.tasks.get(ref) ?? [...this.tasks.values()].find((t) => t.taskArn.endsWith(`/${ref}`));
+    const found = this.ledger.find(body.cluster, ref);
+    const task = found ? this.tasks.get(found.arn) : undefined;
     if (!task) throw new AwsWireError('InvalidParameterException', 400, 'The referenced task was not found.');
     if (task.lastStatus !== 'STOPPED') {
       task.desiredStatus = 'STOPPED';
@@ -240,16 +285,30 @@ export class EcsEmulator {
     return { task: this.describe(task) };
   }
 
+  /**
+   * The task as DescribeTasks gives it, with what an operator reads of its size and time: cpu and
+   * memory as strings (ECS's), its capacity provider, and the image pull's times that Fargate's
+   * bill starts from. The emulator's start delay stands for the ENI, the pull and the container's
+   * start at once, so the pull is shown from the task's placement to its start (at most the ENI's
+   * few seconds earlier than on AWS).
+   */
   private describe(task: EmulatedTask): Record<string, unknown> {
     const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
     return {
       taskArn: task.taskArn,
       clusterArn: task.clusterArn,
       taskDefinitionArn: task.taskDefinitionArn,
+      group: task.group,
+      cpu: String(task.size.cpu),
+      memory: String(task.size.memory),
       lastStatus: task.lastStatus,
       desiredStatus: task.desiredStatus,
       launchType: 'FARGATE',
+      capacityProviderName: task.capacityProviderName,
+      platformVersion: '1.4.0',
       createdAt: seconds(task.createdAt),
+      pullStartedAt: seconds(task.createdAt),
+      pullStoppedAt: seconds(task.startedAt),
       startedAt: seconds(task.startedAt),
       stoppedAt: seconds(task.stoppedAt),
       stopCode: task.stopCode,

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type {
-  ContainerDefinition,
   Deployment,
   EcsServiceEmulatorOptions,
   EmulatedService,
@@ -8,13 +7,17 @@ import type {
   TaskDefinition,
 } from './ecs-service-model.ts';
 import {
+  describeServiceTask,
   runServiceTask,
   type ServiceTaskHost,
   STOP_FILE,
   STOP_TIMEOUT_MS,
   taskStateChangeDetail,
 } from './ecs-service-task.ts';
+import { TaskDefinitions } from './ecs-task-definitions.ts';
+import { EcsTaskLedger, VCPU_LIMIT_REASON } from './ecs-task-ledger.ts';
 import { AwsWireError } from './emulator-http.ts';
+import { capacityProvider } from './fargate-capacity-provider.ts';
 
 /**
  * ECS services for the emulated deployment, added to EcsEmulator (`addOperations`): the
@@ -35,12 +38,18 @@ import { AwsWireError } from './emulator-http.ts';
  * does; awslogs lines go to the CloudWatch Logs emulator; every change of a task's status or health
  * becomes an "ECS Task State Change" event on the EventBridge emulator.
  *
+ * Its tasks count against the account's Fargate vCPU quota with RunTask's (the shared ledger,
+ * ecs-task-ledger.ts): a task that does not fit is not placed, the service's events say why, as
+ * ECS's do, and the scheduler tries again every few seconds until it fits.
+ *
  * This file holds the operations and the scheduler; a task's supervision is ecs-service-task.ts,
  * the state's shapes ecs-service-model.ts.
  */
 
-/** Container definitions of a task definition must fit in 64 KiB. */
-const MAX_CONTAINER_DEFINITIONS_BYTES = 64 * 1024;
+/** How often a service retries a task it could not place (ECS retries on its own schedule). */
+const PLACEMENT_RETRY_MS = 2000;
+/** DescribeServices shows a service's newest events (ECS: 100). */
+const MAX_EVENTS = 100;
 
 type Body = Record<string, unknown>;
 
@@ -49,11 +58,11 @@ const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms /
 
 export class EcsServiceEmulator {
   private readonly o: EcsServiceEmulatorOptions;
-  private readonly definitions = new Map<string, TaskDefinition>();
-  private readonly revisions = new Map<string, number>();
+  private readonly definitions: TaskDefinitions;
   private readonly services = new Map<string, EmulatedService>();
   private readonly tasks = new Map<string, ServiceTask>();
   private readonly running = new Set<Promise<void>>();
+  private readonly ledger: EcsTaskLedger;
   private closed = false;
 
   /** The steps of the scheduler a task's supervision (ecs-service-task.ts) takes. */
@@ -61,6 +70,9 @@ export class EcsServiceEmulator {
 
   constructor(options: EcsServiceEmulatorOptions) {
     this.o = options;
+    this.definitions = new TaskDefinitions(options);
+    this.ledger =
+      options.ledger ?? new EcsTaskLedger({ region: options.region, accountId: options.accountId });
     this.host = {
       options,
       register: (t) => this.register(t),
@@ -74,7 +86,7 @@ export class EcsServiceEmulator {
   /** The operations for EcsEmulator.addOperations. */
   operations(): Record<string, (body: Body) => unknown> {
     return {
-      RegisterTaskDefinition: (b) => this.registerTaskDefinition(b),
+      RegisterTaskDefinition: (b) => this.definitions.register(b),
       CreateService: (b) => this.createService(b),
       UpdateService: (b) => this.updateService(b),
       DescribeServices: (b) => this.describeServices(b),
@@ -106,10 +118,7 @@ export class EcsServiceEmulator {
   // Operations
 
   private clusterArn(cluster: unknown): string {
-    const name = typeof cluster === 'string' && cluster ? cluster : 'default';
-    return name.startsWith('arn:')
-      ? name
-      : `arn:aws:ecs:${this.o.region}:${this.o.accountId}:cluster/${name}`;
+    return this.ledger.clusterArn(cluster);
   }
 
   private find(cluster: unknown, service: string): EmulatedService | undefined {
@@ -117,43 +126,8 @@ export class EcsServiceEmulator {
     return this.services.get(`${this.clusterArn(cluster)}|${name}`);
   }
 
-  private registerTaskDefinition(b: Body): unknown {
-    const family = String(b.family ?? '');
-    if (!/^[A-Za-z0-9_-]{1,255}$/.test(family))
-      throw new AwsWireError('ClientException', 400, 'Family is invalid');
-    const containers = b.containerDefinitions as ContainerDefinition[] | undefined;
-    if (!Array.isArray(containers) || containers.length === 0) {
-      throw new AwsWireError('ClientException', 400, 'Container list cannot be empty.');
-    }
-    if (Buffer.byteLength(JSON.stringify(containers)) > MAX_CONTAINER_DEFINITIONS_BYTES) {
-      throw new AwsWireError(
-        'ClientException',
-        400,
-        'Actual length of containerDefinitions exceeds 65536 bytes',
-      );
-    }
-    const revision = (this.revisions.get(family) ?? 0) + 1;
-    this.revisions.set(family, revision);
-    const arn = `arn:aws:ecs:${this.o.region}:${this.o.accountId}:task-definition/${family}:${revision}`;
-    const { tags: _tags, ...rest } = b;
-    const def: TaskDefinition = {
-      arn,
-      family,
-      revision,
-      containerDefinitions: containers,
-      memoryMib: Number(b.memory ?? 512),
-      raw: { ...rest, taskDefinitionArn: arn, revision, status: 'ACTIVE', registeredAt: Date.now() / 1000 },
-    };
-    this.definitions.set(arn, def);
-    this.definitions.set(`${family}:${revision}`, def);
-    this.definitions.set(family, def);
-    return { taskDefinition: def.raw, tags: b.tags ?? [] };
-  }
-
   private definition(ref: unknown): TaskDefinition {
-    const def = this.definitions.get(String(ref ?? ''));
-    if (!def) throw new AwsWireError('ClientException', 400, 'TaskDefinition not found.');
-    return def;
+    return this.definitions.get(ref);
   }
 
   private createService(b: Body): unknown {
@@ -167,6 +141,8 @@ export class EcsServiceEmulator {
       throw invalid('Unable to Start a service that is still Draining.');
     const def = this.definition(b.taskDefinition);
     const desired = Number(b.desiredCount ?? 0);
+    const provider = capacityProvider(b);
+    this.ledger.useCluster(clusterArn);
     const s: EmulatedService = {
       arn: `arn:aws:ecs:${this.o.region}:${this.o.accountId}:service/${clusterArn.split('/').pop()}/${name}`,
       name,
@@ -185,6 +161,8 @@ export class EcsServiceEmulator {
         containerName: l.containerName,
         containerPort: Number(l.containerPort),
       })),
+      capacityProviderName: provider,
+      events: [],
       createdAt: Date.now(),
       raw: b,
       failures: 0,
@@ -252,7 +230,9 @@ export class EcsServiceEmulator {
       desiredCount: s.desiredCount,
       runningCount: live.filter((t) => t.lastStatus === 'RUNNING').length,
       pendingCount: live.filter((t) => t.lastStatus !== 'RUNNING').length,
-      launchType: 'FARGATE',
+      ...(s.raw.capacityProviderStrategy
+        ? { capacityProviderStrategy: s.raw.capacityProviderStrategy }
+        : { launchType: 'FARGATE' }),
       taskDefinition: primary.taskDefinition.arn,
       loadBalancers: s.loadBalancers,
       networkConfiguration: s.raw.networkConfiguration,
@@ -272,7 +252,7 @@ export class EcsServiceEmulator {
           rolloutState: i === 0 ? 'IN_PROGRESS' : undefined,
         };
       }),
-      events: [],
+      events: s.events.map((e) => ({ id: e.id, createdAt: seconds(e.createdAt), message: e.message })),
     };
   }
 
@@ -294,7 +274,7 @@ export class EcsServiceEmulator {
         s.timer = setTimeout(() => this.reconcile(s), wait);
         s.timer.unref();
       } else {
-        for (let i = current.length; i < desired; i++) this.launch(s, primary);
+        for (let i = current.length; i < desired; i++) if (!this.launch(s, primary)) break;
       }
     }
     if (current.length > desired) {
@@ -319,9 +299,24 @@ export class EcsServiceEmulator {
     return t.definition.containerDefinitions.some((c) => c.healthCheck);
   }
 
-  private launch(s: EmulatedService, deployment: Deployment): void {
-    const id = randomUUID().replaceAll('-', '');
+  /** Starts one task of the deployment, or says why it cannot (the quota) and tries again later. */
+  private launch(s: EmulatedService, deployment: Deployment): boolean {
     const def = deployment.taskDefinition;
+    if (!this.ledger.fits(s.capacityProviderName, def.cpu)) {
+      const message = `(service ${s.name}) was unable to place a task. Reason: ${VCPU_LIMIT_REASON}.`;
+      // One event while it stays unplaceable, as ECS does not repeat an unchanged message at once.
+      if (s.events[0]?.message !== message) {
+        s.events.unshift({ id: randomUUID(), createdAt: Date.now(), message });
+        s.events.splice(MAX_EVENTS);
+        this.o.log?.(`[ecs] ${message}`);
+      }
+      if (!s.timer) {
+        s.timer = setTimeout(() => this.reconcile(s), PLACEMENT_RETRY_MS);
+        s.timer.unref();
+      }
+      return false;
+    }
+    const id = randomUUID().replaceAll('-', '');
     const task: ServiceTask = {
       id,
       arn: `arn:aws:ecs:${this.o.region}:${this.o.accountId}:task/${s.clusterArn.split('/').pop()}/${id}`,
@@ -342,11 +337,25 @@ export class EcsServiceEmulator {
       registered: false,
     };
     this.tasks.set(task.arn, task);
+    this.ledger.add({
+      arn: task.arn,
+      clusterArn: s.clusterArn,
+      family: def.family,
+      startedBy: deployment.id,
+      serviceName: s.name,
+      cpu: def.cpu,
+      capacityProviderName: s.capacityProviderName,
+      createdAt: task.createdAt,
+      state: () => task,
+      describe: () => describeServiceTask(task, this.o.region, this.o.accountId),
+      forget: () => this.tasks.delete(task.arn),
+    });
     this.emit(task);
     const run = runServiceTask(this.host, task)
       .catch((err: unknown) => this.o.log?.(`[ecs] task ${id.slice(0, 8)} failed: ${String(err)}`))
       .finally(() => this.running.delete(run));
     this.running.add(run);
+    return true;
   }
 
   private stop(t: ServiceTask, stopCode: string, reason: string): void {

@@ -5,6 +5,7 @@
  * (ecs-service-task.ts).
  */
 import type { Sandbox, SandboxSession } from '../ports/sandbox.ts';
+import type { CapacityProviderName, EcsTaskLedger } from './ecs-task-ledger.ts';
 
 export interface ContainerDefinition {
   name: string;
@@ -30,6 +31,8 @@ export interface TaskDefinition {
   family: string;
   revision: number;
   containerDefinitions: ContainerDefinition[];
+  /** Task-level CPU units (a definition without them counts as Fargate's smallest, 256). */
+  cpu: number;
   memoryMib: number;
   raw: Record<string, unknown>;
 }
@@ -48,6 +51,9 @@ export interface EmulatedService {
   desiredCount: number;
   deployments: Deployment[];
   loadBalancers: { targetGroupArn: string; containerName: string; containerPort: number }[];
+  capacityProviderName: CapacityProviderName;
+  /** Its service events, newest first (DescribeServices), as a task it could not place. */
+  events: { id: string; createdAt: number; message: string }[];
   createdAt: number;
   raw: Record<string, unknown>;
   failures: number;
@@ -104,5 +110,11 @@ export interface EcsServiceEmulatorOptions {
   taskStateChange: (detail: Record<string, unknown>, resources: string[]) => Promise<void>;
   /** How long a task stays PROVISIONING before its containers start (Fargate's start; 0: at once). */
   taskStartMs?: number;
+  /**
+   * The account's tasks, shared with EcsEmulator (its `ledger`): service tasks count against the
+   * same Fargate vCPU quotas and are listed and described with RunTask's. Without it the services'
+   * tasks have a ledger of their own (default quotas), read by no operation.
+   */
+  ledger?: EcsTaskLedger;
   log?: (line: string) => void;
 }

@@ -252,9 +252,10 @@ export function taskStateChangeDetail(
     group: `service:${s.name}`,
     startedBy: task.deploymentId,
     launchType: 'FARGATE',
+    capacityProviderName: s.capacityProviderName,
     platformVersion: '1.4.0',
-    cpu: String(task.definition.raw.cpu ?? ''),
-    memory: String(task.definition.raw.memory ?? ''),
+    cpu: String(task.definition.cpu),
+    memory: String(task.definition.memoryMib),
     lastStatus: task.lastStatus,
     desiredStatus: task.desiredStatus,
     healthStatus: task.healthStatus,
@@ -276,4 +277,51 @@ export function taskStateChangeDetail(
     updatedAt: new Date().toISOString(),
   };
   return JSON.parse(JSON.stringify(detail));
+}
+
+/**
+ * The task as DescribeTasks gives it (dates in epoch seconds). Its image pull is shown from its
+ * placement to its start, as the start delay stands for the ENI, the pull and the containers'
+ * start at once (ecs-emulator.ts says the same of RunTask's tasks).
+ */
+export function describeServiceTask(
+  task: ServiceTask,
+  region: string,
+  accountId: string,
+): Record<string, unknown> {
+  const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
+  const s = task.service;
+  return JSON.parse(
+    JSON.stringify({
+      taskArn: task.arn,
+      clusterArn: s.clusterArn,
+      taskDefinitionArn: task.definition.arn,
+      group: `service:${s.name}`,
+      startedBy: task.deploymentId,
+      cpu: String(task.definition.cpu),
+      memory: String(task.definition.memoryMib),
+      lastStatus: task.lastStatus,
+      desiredStatus: task.desiredStatus,
+      healthStatus: task.healthStatus,
+      launchType: 'FARGATE',
+      capacityProviderName: s.capacityProviderName,
+      platformVersion: '1.4.0',
+      createdAt: seconds(task.createdAt),
+      pullStartedAt: seconds(task.createdAt),
+      pullStoppedAt: seconds(task.startedAt),
+      startedAt: seconds(task.startedAt),
+      stoppingAt: seconds(task.stoppingAt),
+      stoppedAt: seconds(task.stoppedAt),
+      stopCode: task.stopCode,
+      stoppedReason: task.stoppedReason,
+      containers: task.containers.map((c) => ({
+        containerArn: `arn:aws:ecs:${region}:${accountId}:container/${task.id}/${c.name}`,
+        name: c.name,
+        taskArn: task.arn,
+        lastStatus: c.lastStatus,
+        healthStatus: c.healthStatus,
+        ...(c.exitCode !== undefined ? { exitCode: c.exitCode } : {}),
+      })),
+    }),
+  );
 }

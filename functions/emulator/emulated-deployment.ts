@@ -194,6 +194,11 @@ export async function startEmulatedDeployment(
       hostPorts: [Number(new URL(s3Endpoint).port)],
       ...EMULATED_ACCOUNT,
       taskStartMs: config.emulatorTaskStartMs,
+      // The account's Fargate vCPU quotas, which the services' tasks count against too (the ledger).
+      quotas: {
+        onDemandVcpu: config.emulatorFargateVcpuQuota,
+        spotVcpu: config.emulatorFargateSpotVcpuQuota ?? config.emulatorFargateVcpuQuota,
+      },
       log,
     });
     const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
@@ -230,6 +235,7 @@ export async function startEmulatedDeployment(
       hostPorts: [Number(new URL(s3Endpoint).port)],
       ...EMULATED_ACCOUNT,
       taskStartMs: config.emulatorTaskStartMs,
+      ledger: ecs.ledger,
       freePort: freeLoopbackPort,
       secretValue: async (valueFrom) => {
         const out = await secretsClient.send(new GetSecretValueCommand({ SecretId: valueFrom }));

@@ -48,6 +48,11 @@ const settings = {
   // npm run start:emulated: how long an emulated ECS task takes to start, RunTask and service tasks
   // alike, as Fargate's 20 to 60 s do on AWS (docs/deploy.md, "Timing"); 0 starts them at once.
   emulatorTaskStartMs: int(0, 600_000).default(0),
+  // npm run start:emulated: the emulated account's Fargate vCPU quotas, on-demand and Spot apart as
+  // AWS counts them; RunTask past one is refused as ECS refuses it (docs/deploy.md). 6 is a new
+  // account's; Spot's is on-demand's unless set.
+  emulatorFargateVcpuQuota: int(0, 1_000_000).default(6),
+  emulatorFargateSpotVcpuQuota: int(0, 1_000_000).optional(),
   // npm run start:emulated: a DynamoDB Local already running (http://127.0.0.1:8000) to keep the
   // deployment's table on, instead of starting one of its own; the table is named for the data dir,
   // so several emulated deployments share one engine (docs/deploy.md).

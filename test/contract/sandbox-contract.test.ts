@@ -81,6 +81,7 @@ sandboxContract('ECS (emulated: the ECS emulator running the runner under bubble
             SandboxTask: {
               Type: 'AWS::ECS::TaskDefinition',
               Properties: {
+                Cpu: '1024',
                 Memory: '2048',
                 ContainerDefinitions: [
                   { Name: 'runner', User: '0', EntryPoint: ['node', '-e', RUNNER_BOOTSTRAP] },

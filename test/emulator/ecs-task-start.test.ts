@@ -53,6 +53,7 @@ describe('emulated ECS tasks start after PLATFORM_EMULATOR_TASK_START_MS, as Far
               Task: {
                 Type: 'AWS::ECS::TaskDefinition',
                 Properties: {
+                  Cpu: '256',
                   Memory: '512',
                   ContainerDefinitions: [{ Name: 'main', EntryPoint: ['sh', '-c'], Command: ['exit 7'] }],
                 },

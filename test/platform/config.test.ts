@@ -81,6 +81,24 @@ describe('configuration', () => {
     }
   });
 
+  it("reads the emulated account's Fargate vCPU quotas (6, and Spot's as on-demand's unless set)", () => {
+    assert.equal(parseConfig({}).emulatorFargateVcpuQuota, 6);
+    assert.equal(parseConfig({}).emulatorFargateSpotVcpuQuota, undefined);
+    const set = parseConfig({
+      PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA: '4',
+      PLATFORM_EMULATOR_FARGATE_SPOT_VCPU_QUOTA: '20',
+    });
+    assert.equal(set.emulatorFargateVcpuQuota, 4);
+    assert.equal(set.emulatorFargateSpotVcpuQuota, 20);
+    for (const bad of ['-1', '1.5', 'many']) {
+      assert.throws(
+        () => parseConfig({ PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA: bad }),
+        /PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA/,
+        bad,
+      );
+    }
+  });
+
   it('needs a table name in aws mode', () => {
     assert.throws(
       () => parseConfig({ PLATFORM_MODE: 'aws' }),
