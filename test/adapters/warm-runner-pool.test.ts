@@ -73,7 +73,7 @@ describe('the warm runner pool on DynamoDB Local', () => {
     assert.equal(first?.slot, 1);
     assert.equal(first?.record.binding, 'ws_alpha|agv_1');
     assert.equal(await pool.claim(alpha), undefined, 'busy: not claimed twice');
-    await pool.release(first, now + 300_000);
+    assert.equal(await pool.release(first, now + 300_000), true);
     assert.equal(await pool.claim(bravo), undefined, 'bound to alpha: bravo does not get it');
     assert.equal(await pool.claim({ ...alpha, agentVersion: 'agv_2' }), undefined, 'nor another version');
     const again = await pool.claim(alpha);
@@ -120,30 +120,24 @@ describe('the warm runner pool on DynamoDB Local', () => {
     );
   });
 
-  test('a runner whose last slot was used, or that will not wait, is never claimed again but holds its slot until it exits', async () => {
+  test('a runner whose last slot was used, or that would not wait long enough, is not released: it counts until it is stopped', async () => {
     await pool.add(runner({ claimSlots: 1 }));
     const last = await pool.claim(alpha);
     assert.ok(last);
-    await pool.release(last, now + 300_000);
-    assert.equal(await pool.claim(alpha), undefined, 'no claim slot left');
+    assert.equal(await pool.release(last, now + 300_000), false, 'no claim slot left');
     await pool.add(runner());
     const short = await pool.claim(alpha);
     assert.ok(short);
-    await pool.release(short, now + 1000);
-    assert.equal(await pool.claim(alpha), undefined, 'about to exit');
+    assert.equal(await pool.release(short, now + 1000), false, 'about to exit');
+    assert.equal(await pool.claim(alpha), undefined);
     assert.deepEqual(
       (await pool.list()).map((r) => r.status),
       ['busy', 'busy'],
       'both still count against the ceiling',
     );
-    const later = new WarmRunnerPool({
-      doc,
-      tableName: dynamo.tableName,
-      floor: 2,
-      ceiling: 5,
-      now: () => now + 300_000 + EXIT_MARGIN_MS + 1,
-    });
-    assert.equal(await later.deficit(), 2, 'once they have exited, their slots are free');
+    await pool.remove(last.record);
+    await pool.remove(short.record);
+    assert.deepEqual(await pool.list(), [], 'once their tasks are stopped, their slots are free');
   });
 
   test('every task holds a slot: runners started for claims count, and starts racing past the ceiling are refused', async () => {
@@ -189,6 +183,12 @@ describe('the warm runner pool on DynamoDB Local', () => {
     const size = { cpu: 256, memory: 1024 };
     assert.equal((await pool.evict(alpha, size))?.runnerId, other.runnerId);
     assert.equal(
+      (await pool.list()).find((r) => r.runnerId === other.runnerId)?.status,
+      'busy',
+      'taken out of the pool, and still counted until its task is stopped',
+    );
+    await pool.remove(other);
+    assert.equal(
       await pool.evict(alpha, size),
       undefined,
       'an unbound runner that fits is claimed, not evicted',
@@ -198,6 +198,7 @@ describe('the warm runner pool on DynamoDB Local', () => {
       unbound.runnerId,
       'one too small for the run is',
     );
+    await pool.remove(unbound);
     assert.deepEqual(
       (await pool.list()).map((r) => r.runnerId).sort(),
       [mine.runnerId, busy.runnerId].sort(),

@@ -22,7 +22,7 @@ import { WARM_POOL_PREFIX } from './ecs-sandbox-staging.ts';
 import { sandboxTaskInput, startSandboxTask, stopSandboxTask, type TaskRefusal } from './ecs-sandbox-task.ts';
 import { DEFAULT_RUNNER_SIZE, type FargateSize } from './fargate-size.ts';
 import { idleWaitMs } from './runner-idle-wait.ts';
-import { CLAIM_MARGIN_MS, type ClaimedRunner } from './warm-runner-pool.ts';
+import { CLAIM_MARGIN_MS, type ClaimedRunner, type RunnerRecord } from './warm-runner-pool.ts';
 
 type Put = (key: string, body: Buffer, contentType: string) => Promise<void>;
 
@@ -199,9 +199,7 @@ async function acquireRunner(
     // Idle runners of other pairs hold slots and vCPUs that this run needs now: the longest idle goes.
     const evicted = reason === 'capacity' ? undefined : await warm.pool.evict(binding, size);
     if (evicted) {
-      await stopSandboxTask(ctx, evicted.taskArn, 'agenthost: room for a run of another agent').catch(
-        () => undefined,
-      );
+      await stopRunner(ctx, warm, evicted, 'agenthost: room for a run of another agent');
       // Its slot is free at once; its vCPUs once ECS has stopped it (the next try, or a later one).
       if (reason === 'ceiling') continue;
     }
@@ -210,6 +208,19 @@ async function acquireRunner(
     }
     await sleep(ctx.capacityPollMs);
   }
+}
+
+/**
+ * Stops a runner taken out of the pool and frees its slot. Its slot stays held if StopTask failed:
+ * the runner then exits by itself, at the latest when its record says.
+ */
+async function stopRunner(ctx: SessionContext, warm: WarmRunners, runner: RunnerRecord, why: string) {
+  try {
+    await stopSandboxTask(ctx, runner.taskArn, why);
+  } catch {
+    return;
+  }
+  await warm.pool.remove(runner);
 }
 
 /** The error a run that found no sandbox in time answers with (503, Retry-After). */
@@ -258,11 +269,15 @@ export async function leaseWarmRunner(
   return {
     taskArn: record.taskArn,
     refilled,
-    release: () =>
-      warm.pool.release(
+    release: async () => {
+      const kept = await warm.pool.release(
         claimed,
         Math.min(Date.now() + idleMs, record.expiresAt ?? record.startedAt + warm.lifetimeMs),
-      ),
+      );
+      // A runner no claim can reach in time (no slot left, or its wait too short): stopped now
+      // rather than left to idle out with its slot held.
+      if (!kept) await stopRunner(ctx, warm, record, 'agenthost: runner done');
+    },
     drop: () => warm.pool.remove(record),
   };
 }

@@ -253,16 +253,13 @@ export class WarmRunnerPool {
   }
 
   /**
-   * After a run: the runner waits for its next claim (bound as it is) until `usableUntil`, or is
-   * forgotten when it has no slot left or will not wait. Only from the claim that made it busy.
+   * After a run: the runner waits for its next claim (bound as it is) until `usableUntil`. False
+   * when it will not: it has no claim slot left, or would wait too little for a claim to reach it;
+   * the caller then stops its task and removes it (its slot is free only then).
    */
-  async release(claimed: ClaimedRunner, usableUntil: number): Promise<void> {
+  async release(claimed: ClaimedRunner, usableUntil: number): Promise<boolean> {
     const { record, slot } = claimed;
-    if (slot >= record.claimSlots || usableUntil <= this.now() + CLAIM_MARGIN_MS) {
-      // It exits (no slot left) or is about to: its slot stays held until it surely has.
-      await this.holdUntilExit(record, Math.max(this.now(), usableUntil));
-      return;
-    }
+    if (slot >= record.claimSlots || usableUntil <= this.now() + CLAIM_MARGIN_MS) return false;
     try {
       await this.doc.send(
         new UpdateCommand({
@@ -281,29 +278,11 @@ export class WarmRunnerPool {
           },
         }),
       );
+      return true;
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
-    }
-  }
-
-  /**
-   * A runner no run will claim again but whose task may still run (it exits by itself at `until`):
-   * its record stays, busy, so that its slot counts until then.
-   */
-  private async holdUntilExit(record: RunnerRecord, until: number): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: POOL_PK, sk: slotSk(record.slot as number) },
-          UpdateExpression: 'SET runner.#status = :busy, runner.usableUntil = :until',
-          ConditionExpression: 'runner.runnerId = :id',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':id': record.runnerId, ':busy': 'busy', ':until': until },
-        }),
-      );
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
+      // Taken out of the pool meanwhile (evicted): whoever took it stops it.
+      return true;
     }
   }
 
@@ -329,9 +308,10 @@ export class WarmRunnerPool {
 
   /**
    * Takes out of the pool an idle runner that a run of `binding` and `size` cannot use (bound to
-   * another pair, or unbound and too small), to stop its task and free its slot for that run: the
-   * one bound elsewhere that has waited the longest first. Atomic with claims: a runner that a run
-   * claims meanwhile is not taken. Undefined when there is none.
+   * another pair, about to exit, or unbound and too small), to stop its task and free its slot for
+   * that run: the one bound elsewhere that has waited the longest first. Atomic with claims: a
+   * runner that a run claims meanwhile is not taken. It is marked busy (no run claims it, and it
+   * still counts); the caller stops its task, then removes it. Undefined when there is none.
    */
   async evict(binding: RunnerBinding, size: FargateSize): Promise<RunnerRecord | undefined> {
     const key = bindingKey(binding);
@@ -342,8 +322,8 @@ export class WarmRunnerPool {
         r.slot !== undefined &&
         r.taskArn !== '' &&
         WarmRunnerPool.holds(r, now) &&
-        r.binding !== key &&
-        (r.binding !== '' || !fitsSize(r, size)),
+        (r.usableUntil <= now + CLAIM_MARGIN_MS ||
+          (r.binding !== key && (r.binding !== '' || !fitsSize(r, size)))),
     );
     const order = [
       ...idle.filter((r) => r.binding !== '').sort((a, b) => a.usableUntil - b.usableUntil),
@@ -352,13 +332,19 @@ export class WarmRunnerPool {
     for (const r of order) {
       try {
         await this.doc.send(
-          new DeleteCommand({
+          new UpdateCommand({
             TableName: this.tableName,
             Key: { pk: POOL_PK, sk: slotSk(r.slot as number) },
+            UpdateExpression: 'SET runner.#status = :busy',
             ConditionExpression:
               'runner.runnerId = :id AND runner.#status = :idle AND runner.nextClaim = :next',
             ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':id': r.runnerId, ':idle': 'idle', ':next': r.nextClaim },
+            ExpressionAttributeValues: {
+              ':id': r.runnerId,
+              ':idle': 'idle',
+              ':busy': 'busy',
+              ':next': r.nextClaim,
+            },
           }),
         );
         return r;
