@@ -47,14 +47,9 @@ describe('the manifest’s sandbox size', () => {
   it('past the tier: 400 naming the field and the tier’s limit', async () => {
     const res = await publish(free, tool('too-big', { cpu: 2, memory_mb: 4096 }));
     assert.equal(res.status, 400, res.text);
-    const fields = (errorOf(res).details?.fields ?? []) as { field: string; message: string }[];
-    assert.deepEqual(
-      fields.map((f) => [f.field, f.message]),
-      [
-        ['body.sandbox.cpu', 'must be at most 1 on the free tier'],
-        ['body.sandbox.memory_mb', 'must be at most 2048 on the free tier'],
-      ],
-    );
+    assert.deepEqual(errorOf(res).fields, ['body.sandbox.cpu', 'body.sandbox.memory_mb']);
+    assert.match(errorOf(res).message, /must be at most 1 on the free tier/);
+    assert.match(errorOf(res).message, /must be at most 2048 on the free tier/);
   });
 
   it('only Fargate’s vCPU steps and a memory in range; not empty', async () => {
@@ -67,11 +62,8 @@ describe('the manifest’s sandbox size', () => {
     ] as const) {
       const res = await publish(pro, tool('odd', sandbox));
       assert.equal(res.status, 400, `${JSON.stringify(sandbox)}: ${res.text}`);
-      const fields = (errorOf(res).details?.fields ?? []) as { field: string }[];
-      assert.ok(
-        fields.some((f) => f.field === field),
-        `${JSON.stringify(sandbox)}: ${JSON.stringify(fields)}`,
-      );
+      const fields = errorOf(res).fields;
+      assert.ok(fields.includes(field), `${JSON.stringify(sandbox)}: ${JSON.stringify(fields)}`);
     }
   });
 
