@@ -2,8 +2,9 @@ import { AwsWireError } from './emulator-http.ts';
 
 /**
  * The sizes a Fargate task may have (Linux): its task-level cpu (in CPU units, 1024 a vCPU) and the
- * memory (MiB) each allows, as AWS lists them ("Task CPU and memory", Amazon ECS Developer Guide;
- * https://docs.aws.amazon.com/AmazonECS/latest/developerguide/fargate-tasks-services.html#fargate-tasks-size).
+ * memory (MiB) each allows, as AWS lists them (Amazon ECS Developer Guide, "Task CPU and memory",
+ * and its troubleshooting page for the error below,
+ * https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-cpu-memory-error.html).
  * The emulated ECS checks every task against them, a RunTask's (its definition's size or its
  * overrides') and a service's (its definition's, at RegisterTaskDefinition), as ECS does.
  */

@@ -3,9 +3,13 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ECSClient, ListClustersCommand } from '@aws-sdk/client-ecs';
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
+import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
+import { listFargateTasks } from '../../functions/emulator/fargate-usage.ts';
 import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
+import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { joinWorkspace } from '../helpers/membership.ts';
 import { errorOf } from '../helpers/platform.ts';
@@ -83,6 +87,38 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(res.body.data.tokenLength, secret.length, 'the declared secret reached the command');
       assert.ok(!res.text.includes(secret), 'the secret is redacted from the answer');
     });
+
+    if (kind === 'emulated') {
+      it("shows an operator's script with the AWS SDK the sandbox's ECS tasks, their size and capacity provider, within the account's quota (issue 57)", async () => {
+        // As a script pointed at the deployment's ECS (the endpoints file names it) would read it.
+        const endpoints = readEndpointsFile(d.dataDir);
+        assert.ok(endpoints?.ecsEndpoint);
+        const ecs = new ECSClient({
+          region: endpoints.region,
+          endpoint: endpoints.ecsEndpoint,
+          credentials: S3_EMULATOR_CREDENTIALS,
+        });
+        try {
+          const clusters = (await ecs.send(new ListClustersCommand({}))).clusterArns ?? [];
+          assert.ok(clusters.length > 0, "the template's cluster");
+          // The tool call above ran on a task: the warm pool's, started for it or kept for it.
+          const tasks = await listFargateTasks(ecs);
+          assert.ok(tasks.length > 0, 'its task is listed');
+          for (const t of tasks) {
+            assert.equal(t.cpu, '1024', t.taskArn);
+            assert.equal(t.memory, '2048', t.taskArn);
+            assert.equal(t.capacityProviderName, 'FARGATE', t.taskArn);
+            assert.ok(t.createdAt && clusters.includes(t.clusterArn as string), t.taskArn);
+          }
+          const live = tasks.filter((t) => t.lastStatus !== 'STOPPED');
+          assert.ok(live.length > 0, 'the warm runners run');
+          // A new account's 6 vCPUs (PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA's default) bound them.
+          assert.ok(live.reduce((n, t) => n + Number(t.cpu) / 1024, 0) <= 6);
+        } finally {
+          ecs.destroy();
+        }
+      });
+    }
 
     it('a run sees no file or process an earlier run left, even on a warm runner; another workspace never gets that runner', async () => {
       // Tried from the other side: the first run leaves a file in its working directory and in
