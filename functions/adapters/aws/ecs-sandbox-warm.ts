@@ -139,10 +139,14 @@ async function startRunner(
     // The unbound floor may run on Spot: a run claims it within seconds, and a Spot interruption
     // (two minutes' notice) costs a warm start, not a run. Without Spot capacity or quota, on-demand.
     const spot = ctx.spot && !claimFor;
-    let out = await startSandboxTask(ctx, input(spot, runnerId));
-    if (spot && out.refused && out.refused.kind !== 'other') {
-      out = await startSandboxTask(ctx, input(false, `${runnerId}-on-demand`));
+    let out: Awaited<ReturnType<typeof startSandboxTask>> | undefined;
+    if (spot) {
+      // Whatever Spot answers short of a task (no capacity, its quota, even a cluster without
+      // FARGATE_SPOT), the floor is started on-demand rather than left empty.
+      out = await startSandboxTask(ctx, input(true, runnerId)).catch(() => undefined);
     }
+    if (!out || out.refused)
+      out = await startSandboxTask(ctx, input(false, spot ? `${runnerId}-on-demand` : runnerId));
     if (out.refused) {
       if (out.taskArn)
         await stopSandboxTask(ctx, out.taskArn, 'agenthost: refused start').catch(() => undefined);
