@@ -17,6 +17,8 @@ const corsOrigins = app.node.tryGetContext('corsOrigins') as string | undefined;
 const allowedHosts = app.node.tryGetContext('allowedHosts') as string | undefined;
 const sandboxPoolMin = app.node.tryGetContext('sandboxPoolMin') as string | number | undefined;
 const sandboxPoolMax = app.node.tryGetContext('sandboxPoolMax') as string | number | undefined;
+const sandboxSpot = app.node.tryGetContext('sandboxSpot') as string | boolean | undefined;
+const sandboxIdleMin = app.node.tryGetContext('sandboxIdleMinSeconds') as string | number | undefined;
 const tracing = app.node.tryGetContext('tracing') as string | undefined;
 const sandboxAzs = app.node.tryGetContext('sandboxAzs') as string | number | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
@@ -35,6 +37,8 @@ const { stateful, stateless } = addAgenthostStacks(app, {
     min: sandboxPoolMin === undefined ? undefined : Number(sandboxPoolMin),
     max: sandboxPoolMax === undefined ? undefined : Number(sandboxPoolMax),
   },
+  sandboxSpot: sandboxSpot === undefined ? undefined : String(sandboxSpot),
+  sandboxIdleMinSeconds: sandboxIdleMin === undefined ? undefined : Number(sandboxIdleMin),
   tracing: tracing === undefined ? undefined : String(tracing),
   sandboxAzs: sandboxAzs === undefined ? undefined : Number(sandboxAzs),
 });

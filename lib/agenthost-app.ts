@@ -42,6 +42,16 @@ export interface AgenthostAppOptions {
    */
   sandboxAzs?: number | undefined;
   /**
+   * The unbound warm runners on Fargate Spot (`-c sandboxSpot=on`; docs/sandbox-aws.md), on-demand
+   * when Spot has no capacity or its quota is reached. `on` or `off` (the default); checked at synthesis.
+   */
+  sandboxSpot?: string | undefined;
+  /**
+   * A bound warm runner's shortest wait for its pair's next run, seconds (`-c sandboxIdleMinSeconds=60`,
+   * the default; 1 to 600; docs/sandbox-aws.md, "How long a bound runner waits").
+   */
+  sandboxIdleMinSeconds?: number | undefined;
+  /**
    * Where the platform's own spans go besides each call's record (`-c tracing=xray`; docs/deploy.md,
    * "Traces to X-Ray"): `off` (the default) exports none; `xray` sends them to X-Ray's OTLP
    * endpoint from every function. Checked at synthesis: anything else fails it.
@@ -71,6 +81,20 @@ function sandboxAzCount(given: number | undefined, stage: string | undefined): n
     throw new Error(`sandboxAzs must be 1, 2 or 3 (got ${given})`);
   }
   return azs;
+}
+
+/** A context switch: `on` or `off` (or a boolean from cdk.json), anything else fails the synthesis. */
+function onOff(name: string, given: string | boolean | undefined): boolean {
+  if (given === undefined || given === false || given === 'off') return false;
+  if (given === true || given === 'on') return true;
+  throw new Error(`${name} must be on or off (got ${given})`);
+}
+
+function idleMinSeconds(given: number): number {
+  if (!(Number.isInteger(given) && given >= 1 && given <= 600)) {
+    throw new Error(`sandboxIdleMinSeconds must be a whole number from 1 to 600 (got ${given})`);
+  }
+  return given;
 }
 
 /**
@@ -104,6 +128,10 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     sandboxPool: sandboxPoolSizes(options.sandboxPool),
     sandboxAzs: sandboxAzCount(options.sandboxAzs, stage),
+    sandboxSpot: onOff('sandboxSpot', options.sandboxSpot),
+    ...(options.sandboxIdleMinSeconds !== undefined
+      ? { sandboxIdleMinSeconds: idleMinSeconds(options.sandboxIdleMinSeconds) }
+      : {}),
     tracing,
   });
   // The stacks share values through named exports (Fn.importValue), which CDK does not track.

@@ -29,6 +29,10 @@ export interface StatelessStackProps extends StackProps {
   sandboxPool?: { min: number; max: number };
   /** Availability zones of the sandbox VPC (each adds three interface endpoints). @default 2 */
   sandboxAzs?: number;
+  /** The unbound warm runners on Fargate Spot, on-demand as a fallback. @default false */
+  sandboxSpot?: boolean;
+  /** A bound warm runner's shortest wait, seconds. @default 60 (the adapter's own) */
+  sandboxIdleMinSeconds?: number;
   /** What the stateful stack exports (table, bundle bucket), by export name. */
   shared: StatefulExports;
   /** The API Gateway stage name: the first segment of every URL path. @default 'prod' */
@@ -214,6 +218,8 @@ export class StatelessStack extends Stack {
       bundleBucket,
       pool: props.sandboxPool ?? WARM_POOL_SIZE,
       ...(props.sandboxAzs !== undefined ? { maxAzs: props.sandboxAzs } : {}),
+      spot: props.sandboxSpot ?? false,
+      ...(props.sandboxIdleMinSeconds !== undefined ? { idleMinSeconds: props.sandboxIdleMinSeconds } : {}),
     });
     this.warmPool =
       (props.sandboxPool ?? WARM_POOL_SIZE).max > 0

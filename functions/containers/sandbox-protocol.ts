@@ -55,10 +55,21 @@ export interface PoolManifest {
   runner: { url: string };
   /** Claim slot k (1-based): the GET URL of `sandbox-inputs/pool/<runnerId>/claim-<k>.json`. */
   claims: { url: string }[];
+  /** How long the runner waits for a claim after a run when the claim says nothing (idleMs). */
   idleMs: number;
+  /**
+   * Epoch ms: the runner waits for its first claim until then (the platform's records count its
+   * task until then); without it, idleMs from the runner's start.
+   */
+  firstClaimByMs?: number;
   /** Epoch ms: the runner waits for no claim after this. */
   expiresAtMs: number;
   pollMs: [number, number];
+  /**
+   * The first and longest wait between reads of the next claim slot, while it waits for a claim:
+   * longer than a run's pollMs, since an idle runner reads S3 all the time it waits. @default pollMs
+   */
+  claimPollMs?: [number, number];
   /** Directories the run's user may write besides the working directory, emptied between runs (/tmp). */
   scratchDirs: string[];
 }
@@ -74,6 +85,11 @@ export interface RunnerClaim {
   v: 3;
   binding: RunnerBinding;
   run: RunManifest;
+  /**
+   * How long the runner waits for its pair's next claim after this run (the pair's traffic decides:
+   * functions/adapters/aws/runner-idle-wait.ts); the pool manifest's idleMs without it.
+   */
+  idleMs?: number;
 }
 
 /** What the platform writes to `sandbox-inputs/<runId>/exec-<n>.json`. */

@@ -25,10 +25,12 @@ export async function servePool(p: PoolManifest, steps: RunnerSteps): Promise<vo
   const runnerId = p.runnerId;
   steps.log('warm runner waiting', { runnerId, slots: p.claims.length });
   let binding: RunnerBinding | undefined;
+  // Until the first claim, the pool manifest says how long; after each run, that run's claim (the
+  // wait follows its pair's traffic).
+  let until = Math.min(p.firstClaimByMs ?? Date.now() + p.idleMs, p.expiresAtMs);
   for (let k = 1; k <= p.claims.length; k++) {
     const slot = p.claims[k - 1] as PoolManifest['claims'][number];
-    const until = Math.min(Date.now() + p.idleMs, p.expiresAtMs);
-    const claim = await steps.nextObject<RunnerClaim>(slot.url, until, p.pollMs);
+    const claim = await steps.nextObject<RunnerClaim>(slot.url, until, p.claimPollMs ?? p.pollMs);
     if (claim === null) {
       steps.log('idle: no claim came', { runnerId, k });
       return;
@@ -49,6 +51,7 @@ export async function servePool(p: PoolManifest, steps: RunnerSteps): Promise<vo
     await steps.serve(claim.run);
     resetRunner(claim.run.workDir, p.scratchDirs, steps.log);
     steps.log('reset', { runnerId, k });
+    until = Math.min(Date.now() + (claim.idleMs ?? p.idleMs), p.expiresAtMs);
   }
   steps.log('all claim slots used', { runnerId });
 }

@@ -295,6 +295,7 @@ export async function startEmulatedDeployment(
       publicUrl: url,
       endpoints: awsEndpoints,
       stripeApiBase: config.payments.stripeApiBase,
+      sandboxIdleMinMs: config.sandboxIdleMinMs,
       servicesPort: frontPort,
       credentials,
     });

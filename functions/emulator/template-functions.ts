@@ -24,6 +24,8 @@ export function lambdaFunctions(
     publicUrl: string;
     endpoints: Record<string, string>;
     stripeApiBase: string | undefined;
+    /** PLATFORM_SANDBOX_IDLE_MIN_MS given to the emulator, for the functions that run sandboxes. */
+    sandboxIdleMinMs: number | undefined;
     servicesPort: number | undefined;
     credentials: S3Credentials;
   },
@@ -50,6 +52,11 @@ export function lambdaFunctions(
     // that take payments (docs/deploy.md lists what the emulator adds beyond the template).
     if (ENV.stripeSecretArn in environment && options.stripeApiBase) {
       environment[ENV.stripeApiBase] = options.stripeApiBase;
+    }
+    // A bound warm runner's shortest wait, which a test keeps short (the template's is 60 s unless
+    // `-c sandboxIdleMinSeconds` said otherwise at synthesis).
+    if (ENV.sandboxPoolMax in environment && options.sandboxIdleMinMs !== undefined) {
+      environment[ENV.sandboxIdleMinMs] = String(options.sandboxIdleMinMs);
     }
     // Service URLs name the load balancer's loopback front (plain HTTP on its port), not https on 443.
     if (ENV.servicesDomain in environment && options.servicesPort !== undefined) {

@@ -97,6 +97,7 @@ const statusText: Record<number, string> = {
   429: 'Daily quota, concurrency limit or the account\'s request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After)',
   500: 'Internal error (retryable)',
   502: 'Upstream LLM provider error (retryable)',
+  503: "No sandbox could be started for the run within its deadline: the platform's ceiling of sandboxes or its cloud account's quota is reached (error.details.cause); retry after error.suggested_wait_time seconds (Retry-After)",
   504: 'Timeout, or a sub-call would exceed the remaining deadline (retryable)',
 };
 
@@ -106,7 +107,7 @@ function errorResponse(status: number, codes: ErrorCode[]): JsonObject {
     description: statusText[status] ?? `Error ${status}`,
     headers: {
       ...RESPONSE_HEADERS.common,
-      ...(status === 429 ? RESPONSE_HEADERS.retry : {}),
+      ...(status === 429 || status === 503 ? RESPONSE_HEADERS.retry : {}),
       ...(status === 401 ? RESPONSE_HEADERS.challenge : {}),
     },
     content: {

@@ -152,6 +152,15 @@ const settings = {
   // run starts its own task.
   sandboxPoolMin: int(0, 100).optional(),
   sandboxPoolMax: int(1, 1000).optional(),
+  // A bound runner's shortest wait for its pair's next run (docs/sandbox-aws.md, "How long a bound
+  // runner waits"): 60 s unless the stack says otherwise (`-c sandboxIdleMinSeconds`); the
+  // emulated deployment passes its own through, so tests need not wait a minute.
+  sandboxIdleMinMs: int(1000, 600_000).optional(),
+  // The unbound runners on Fargate Spot, on-demand when Spot has none (`-c sandboxSpot=on`).
+  sandboxSpot: z
+    .enum(['on', 'off'])
+    .optional()
+    .transform((v) => v === 'on'),
   secretsPrefix: z
     .string()
     .regex(

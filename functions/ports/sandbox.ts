@@ -54,6 +54,12 @@ export interface SessionSpec {
    */
   hostLoopbackPorts?: number[];
   limits: SandboxLimits;
+  /**
+   * What the agent declares it needs (its manifest's `sandbox`: vCPUs, MiB). The ECS sandbox runs
+   * it on the smallest Fargate size that fits; the local sandbox ignores it (its exec memory limit
+   * is `limits.memoryBytes`).
+   */
+  resources?: { cpu?: number | undefined; memoryMb?: number | undefined } | undefined;
   /** Epoch ms: every exec is killed (its whole process tree) at this time at the latest. */
   deadlineMs: number;
 }
@@ -133,6 +139,24 @@ export interface Sandbox {
 /** The sandbox cannot run (bwrap missing and no opt-out, ECS misconfigured): 500, logged loudly. */
 export class SandboxUnavailableError extends Error {
   override name = 'SandboxUnavailableError';
+}
+
+/**
+ * No sandbox can start now, for a reason that passes with time: the deployment's ceiling of
+ * sandboxes is reached (`ceiling`), or the cloud account's quota (`quota`) or capacity
+ * (`capacity`). The run waited for one within its deadline; the call answers 503 with Retry-After
+ * (docs/sandbox-aws.md, "When no runner can start"), never 500.
+ */
+export class SandboxCapacityError extends Error {
+  override name = 'SandboxCapacityError';
+  readonly reason: 'ceiling' | 'quota' | 'capacity';
+  /** Seconds after which a new call is likely to find a sandbox. */
+  readonly retryAfterSeconds: number;
+  constructor(reason: 'ceiling' | 'quota' | 'capacity', message: string, retryAfterSeconds: number) {
+    super(message);
+    this.reason = reason;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
 }
 
 /**

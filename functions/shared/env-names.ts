@@ -58,6 +58,8 @@ export const ENV = {
   sandboxRunnerFile: 'PLATFORM_SANDBOX_RUNNER_FILE',
   sandboxPoolMin: 'PLATFORM_SANDBOX_POOL_MIN',
   sandboxPoolMax: 'PLATFORM_SANDBOX_POOL_MAX',
+  sandboxIdleMinMs: 'PLATFORM_SANDBOX_IDLE_MIN_MS',
+  sandboxSpot: 'PLATFORM_SANDBOX_SPOT',
   secretsPrefix: 'PLATFORM_SECRETS_PREFIX',
   secretsKmsKeyId: 'PLATFORM_SECRETS_KMS_KEY_ID',
   bundleBucket: 'PLATFORM_BUNDLE_BUCKET',

@@ -2,8 +2,9 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.ts';
 /**
  * Error codes, their HTTP statuses and retryability: the spec's "Errors" table, plus CONFLICT
  * (409), which the spec does not list but which a create of something that already exists needs,
- * and METHOD_NOT_ALLOWED (405), for a known path asked with a method it does not have
- * (docs/decisions.md).
+ * METHOD_NOT_ALLOWED (405), for a known path asked with a method it does not have, and
+ * SERVICE_UNAVAILABLE (503), for a run no sandbox could be started for in time, the platform's
+ * ceiling or its cloud account's quota reached (docs/decisions.md).
  */
 export const ERROR_CODES = {
   INVALID_INPUT: { status: 400, retryable: false },
@@ -22,6 +23,7 @@ export const ERROR_CODES = {
   RATE_LIMITED: { status: 429, retryable: true },
   INTERNAL_ERROR: { status: 500, retryable: true },
   LLM_ERROR: { status: 502, retryable: true },
+  SERVICE_UNAVAILABLE: { status: 503, retryable: true },
   TIMEOUT: { status: 504, retryable: true },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 
@@ -35,7 +37,7 @@ export interface FieldIssue {
 
 export interface ErrorDetails {
   fields?: FieldIssue[];
-  /** Seconds; set on RATE_LIMITED. */
+  /** Seconds; set on RATE_LIMITED and SERVICE_UNAVAILABLE. */
   suggested_wait_time?: number;
   [key: string]: unknown;
 }

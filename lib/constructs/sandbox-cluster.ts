@@ -12,6 +12,7 @@ import {
   WARM_POOL_PREFIX,
 } from '../../functions/adapters/aws/ecs-sandbox-staging.ts';
 import { SANDBOX_CONTAINER_NAME } from '../../functions/adapters/aws/ecs-sandbox-task.ts';
+import { DEFAULT_RUNNER_SIZE } from '../../functions/adapters/aws/fargate-size.ts';
 import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
@@ -26,10 +27,6 @@ export interface SandboxClusterProps {
   bundleBucket: SharedResource;
   /** Availability zones of the sandbox subnets (each adds three interface endpoints). @default 2 */
   maxAzs?: number;
-  /** Task CPU units (ARM64 Fargate sizes). @default 1024 */
-  cpu?: number;
-  /** Task memory, MiB; the command's memory limit in practice. @default 2048 */
-  memoryLimitMiB?: number;
   /**
    * The container image; it must have `node` (22 or newer), `/bin/sh` and `chown` (docs/sandbox-aws.md).
    * @default node:24-bookworm-slim from ECR Public through a pull-through cache rule
@@ -39,6 +36,14 @@ export interface SandboxClusterProps {
   logRetention?: logs.RetentionDays;
   /** Warm runners: idle unbound runners kept ready, and the most in all (0: none). @default 2 and 10 */
   pool?: { min: number; max: number };
+  /**
+   * The unbound warm runners on Fargate Spot (`-c sandboxSpot=on`): the cluster gets the FARGATE and
+   * FARGATE_SPOT capacity providers, and the functions that start runners PLATFORM_SANDBOX_SPOT=on.
+   * @default false
+   */
+  spot?: boolean;
+  /** A bound warm runner's shortest wait, seconds (PLATFORM_SANDBOX_IDLE_MIN_MS). @default the adapter's, 60 */
+  idleMinSeconds?: number;
 }
 
 /**
@@ -58,12 +63,16 @@ export class SandboxCluster extends Construct {
   readonly logGroup: logs.LogGroup;
   private readonly bundleBucket: SharedResource;
   private readonly pool: { min: number; max: number };
+  private readonly spot: boolean;
+  private readonly idleMinSeconds: number | undefined;
 
   constructor(scope: Construct, id: string, props: SandboxClusterProps) {
     super(scope, id);
     const stack = Stack.of(this);
     this.bundleBucket = props.bundleBucket;
     this.pool = props.pool ?? WARM_POOL_SIZE;
+    this.spot = props.spot ?? false;
+    this.idleMinSeconds = props.idleMinSeconds;
 
     const flowLogs = new logs.LogGroup(this, 'FlowLogs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -139,6 +148,9 @@ export class SandboxCluster extends Construct {
     this.cluster = new ecs.Cluster(this, 'Cluster', {
       vpc: this.vpc,
       containerInsightsV2: ecs.ContainerInsights.ENABLED,
+      // RunTask names FARGATE_SPOT in its capacity provider strategy only with `sandboxSpot`;
+      // every other task keeps `launchType: FARGATE`, which needs no capacity provider.
+      ...(this.spot ? { enableFargateCapacityProviders: true } : {}),
     });
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
@@ -154,9 +166,11 @@ export class SandboxCluster extends Construct {
       description: 'agenthost sandbox: pulls the image and writes the log group; never reaches user code',
     });
 
+    // The default runner's size (a quarter vCPU, 1 GiB): RunTask overrides it for agents that declare
+    // another (functions/adapters/aws/fargate-size.ts), so the two must agree.
     this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
-      cpu: props.cpu ?? 1024,
-      memoryLimitMiB: props.memoryLimitMiB ?? 2048,
+      cpu: DEFAULT_RUNNER_SIZE.cpu,
+      memoryLimitMiB: DEFAULT_RUNNER_SIZE.memory,
       runtimePlatform: {
         cpuArchitecture: ecs.CpuArchitecture.ARM64,
         operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
@@ -291,6 +305,10 @@ export class SandboxCluster extends Construct {
     if (this.pool.max > 0) {
       fn.function.addEnvironment(ENV.sandboxPoolMin, String(this.pool.min));
       fn.function.addEnvironment(ENV.sandboxPoolMax, String(this.pool.max));
+      if (this.spot) fn.function.addEnvironment(ENV.sandboxSpot, 'on');
+      if (this.idleMinSeconds !== undefined) {
+        fn.function.addEnvironment(ENV.sandboxIdleMinMs, String(this.idleMinSeconds * 1000));
+      }
     }
 
     const tasks = stack.formatArn({

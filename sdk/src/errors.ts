@@ -49,6 +49,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   LLM_ERROR: 502,
+  SERVICE_UNAVAILABLE: 503,
   TIMEOUT: 504,
 };
 

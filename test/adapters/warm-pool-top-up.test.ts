@@ -6,6 +6,7 @@ import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, S3Client } fr
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { EcsSandbox } from '../../functions/adapters/aws/ecs-sandbox.ts';
+import { IDLE_WAIT_BOUNDS } from '../../functions/adapters/aws/runner-idle-wait.ts';
 import { WarmRunnerPool } from '../../functions/adapters/aws/warm-runner-pool.ts';
 import {
   type PoolManifest,
@@ -85,7 +86,7 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
         },
       ),
       runnerSource: 'module.exports = {}',
-      warm: { pool, idleMs: 600_000, claimSlots: 5, lifetimeMs: 3_000_000 },
+      warm: { pool, idleMs: 600_000, boundIdle: IDLE_WAIT_BOUNDS, claimSlots: 5, lifetimeMs: 3_000_000 },
     });
 
   test('starts the floor of unbound runners with their pool manifests, then nothing while the floor holds', async () => {

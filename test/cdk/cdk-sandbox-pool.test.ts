@@ -106,4 +106,52 @@ describe('stateless stack: the warm runner pool’s size', () => {
     });
     assert.deepEqual(rules, {});
   });
+
+  test('sandboxSpot=on: the cluster has FARGATE_SPOT among its capacity providers, and the runners’ starters know it', () => {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const { stateless } = addAgenthostStacks(app, { sandboxSpot: 'on', sandboxIdleMinSeconds: 30 });
+    const template = Template.fromStack(stateless);
+    const cluster = stateless.getLogicalId(stateless.sandbox.cluster.node.defaultChild as never);
+    template.hasResourceProperties('AWS::ECS::ClusterCapacityProviderAssociations', {
+      Cluster: { Ref: cluster },
+      CapacityProviders: ['FARGATE', 'FARGATE_SPOT'],
+    });
+    const resources = template.toJSON().Resources as Record<
+      string,
+      { Properties: { Environment?: { Variables: Record<string, unknown> } } }
+    >;
+    const variables = (fn: { function: { node: { defaultChild?: unknown } } }) =>
+      resources[stateless.getLogicalId(fn.function.node.defaultChild as never)]?.Properties.Environment
+        ?.Variables ?? {};
+    for (const fn of [stateless.functions.calls, (stateless.warmPool as WarmPoolRefill).function]) {
+      assert.equal(variables(fn)[ENV.sandboxSpot], 'on');
+      assert.equal(variables(fn)[ENV.sandboxIdleMinMs], '30000');
+    }
+  });
+
+  test('without sandboxSpot: no capacity providers, no Spot; anything but on or off fails the synthesis', () => {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const { stateless } = addAgenthostStacks(app);
+    const template = Template.fromStack(stateless);
+    assert.deepEqual(template.findResources('AWS::ECS::ClusterCapacityProviderAssociations'), {});
+    const calls = template.toJSON().Resources[
+      stateless.getLogicalId(stateless.functions.calls.function.node.defaultChild as never)
+    ] as { Properties: { Environment: { Variables: Record<string, unknown> } } };
+    assert.equal(calls.Properties.Environment.Variables[ENV.sandboxSpot], undefined);
+    assert.equal(
+      calls.Properties.Environment.Variables[ENV.sandboxIdleMinMs],
+      undefined,
+      'the adapter’s 60 s',
+    );
+    // The task definition is the default runner's size; larger agents' runs override it.
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', { Cpu: '256', Memory: '1024' });
+    assert.throws(
+      () => addAgenthostStacks(new App({ outdir }), { sandboxSpot: 'yes' }),
+      /sandboxSpot must be on or off/,
+    );
+    assert.throws(
+      () => addAgenthostStacks(new App({ outdir }), { sandboxIdleMinSeconds: 0 }),
+      /sandboxIdleMinSeconds must be a whole number from 1 to 600/,
+    );
+  });
 });

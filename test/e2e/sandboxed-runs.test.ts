@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ECSClient, ListClustersCommand } from '@aws-sdk/client-ecs';
+import { DEFAULT_RUNNER_SIZE } from '../../functions/adapters/aws/fargate-size.ts';
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
 import { listFargateTasks } from '../../functions/emulator/fargate-usage.ts';
@@ -105,8 +106,9 @@ for (const kind of DEPLOYMENTS) {
           const tasks = await listFargateTasks(ecs);
           assert.ok(tasks.length > 0, 'its task is listed');
           for (const t of tasks) {
-            assert.equal(t.cpu, '1024', t.taskArn);
-            assert.equal(t.memory, '2048', t.taskArn);
+            // The default runner's size (issue 57): no agent here declares another.
+            assert.equal(t.cpu, String(DEFAULT_RUNNER_SIZE.cpu), t.taskArn);
+            assert.equal(t.memory, String(DEFAULT_RUNNER_SIZE.memory), t.taskArn);
             assert.equal(t.capacityProviderName, 'FARGATE', t.taskArn);
             assert.ok(t.createdAt && clusters.includes(t.clusterArn as string), t.taskArn);
           }

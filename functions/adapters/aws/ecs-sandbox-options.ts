@@ -5,6 +5,7 @@
  */
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { IdleWaitBounds } from './runner-idle-wait.ts';
 import type { WarmRunnerPool } from './warm-runner-pool.ts';
 
 /** The warm runner pool's floor and ceiling where CDK context gives none (docs/sandbox-aws.md). */
@@ -50,13 +51,22 @@ export interface EcsSandboxOptions {
   runnerSource: string;
   /** Warm runners (docs/sandbox-aws.md, "Warm runners"); without them every run starts its own task. */
   warm?: WarmRunners;
+  /**
+   * The unbound runners on Fargate Spot (`-c sandboxSpot=on`, PLATFORM_SANDBOX_SPOT), on-demand
+   * when Spot has no capacity or its quota is reached. @default false
+   */
+  spot?: boolean;
+  /** How often a run that waits for a runner (past the ceiling or the quota) tries again, ms. @default 1000 */
+  capacityPollMs?: number;
 }
 
 /** The warm runner pool and how its runners live. */
 export interface WarmRunners {
   pool: WarmRunnerPool;
-  /** A runner exits when no claim comes this long after its last run. @default 10 minutes */
+  /** An unbound runner exits when no claim comes this long after its start. @default 10 minutes */
   idleMs: number;
+  /** A bound runner's wait for its pair's next run, between these, by the pair's traffic (runner-idle-wait.ts). */
+  boundIdle: IdleWaitBounds;
   /** Runs one runner serves at most. @default 50 */
   claimSlots: number;
   /** The most a runner lives: its presigned URLs expire then. @default 50 minutes */

@@ -28,7 +28,14 @@ import {
   stoppedTaskResult,
   stopSandboxTask,
 } from './ecs-sandbox-task.ts';
-import { leaseWarmRunner, type WarmLease } from './ecs-sandbox-warm.ts';
+import {
+  CAPACITY_WAIT_MARGIN_MS,
+  capacityError,
+  leaseWarmRunner,
+  sleep as pause,
+  type WarmLease,
+} from './ecs-sandbox-warm.ts';
+import { type FargateSize, fargateSize } from './fargate-size.ts';
 
 /**
  * The S3 client and presigner are loaded on first use: lib/lambda-bundling.ts leaves them out of
@@ -154,19 +161,55 @@ export class EcsSession implements SandboxSession {
     const { warm } = this.ctx;
     const scope = this.spec.reuseScope;
     const claimed = warm !== undefined && scope !== undefined;
+    const size = fargateSize(this.spec.resources);
+    if (!size) {
+      throw new SandboxUnavailableError(
+        `no Fargate size has the ${this.spec.resources?.cpu} vCPU and ${this.spec.resources?.memoryMb} MiB run ${this.spec.runId} declares`,
+      );
+    }
     // A warm runner gets the manifest in its claim and has its runner already.
     const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put, { forClaim: claimed });
     if (warm && scope) {
       // The runner's own objects outlive the run: not deleted at close.
       const poolPut = (key: string, body: Buffer, contentType: string) =>
         this.put(key, body, contentType, false);
-      this.lease = await leaseWarmRunner(this.ctx, warm, scope, manifest, put, poolPut);
+      this.lease = await leaseWarmRunner(
+        this.ctx,
+        warm,
+        { binding: scope, manifest, size, deadlineMs: this.spec.deadlineMs },
+        put,
+        poolPut,
+      );
       this.taskArn = this.lease.taskArn;
       return;
     }
-    const { taskArn, error } = await runSandboxTask(this.ctx, this.spec, url);
-    if (taskArn) this.taskArn = taskArn;
-    if (error) throw error;
+    await this.runOwnTask(url, size);
+  }
+
+  /**
+   * The run's own task (no warm runners): past the account's quota or Fargate's capacity it tries
+   * again every capacityPollMs (each try its own idempotency token) until the deadline leaves no
+   * time to run, then a SandboxCapacityError (503, Retry-After).
+   */
+  private async runOwnTask(url: string, size: FargateSize): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const token = attempt === 1 ? this.spec.runId : `${this.spec.runId.slice(0, 56)}-try${attempt}`;
+      const { taskArn, refused } = await runSandboxTask(this.ctx, this.spec, url, size, token);
+      if (taskArn) this.taskArn = taskArn;
+      if (!refused) return;
+      if (taskArn) return this.failStart(refused.why);
+      if (refused.kind === 'other') return this.failStart(refused.why);
+      if (this.spec.deadlineMs - Date.now() < this.ctx.capacityPollMs + CAPACITY_WAIT_MARGIN_MS) {
+        throw capacityError(refused.kind);
+      }
+      await pause(this.ctx.capacityPollMs);
+    }
+  }
+
+  private failStart(why: string): never {
+    throw new SandboxUnavailableError(
+      `ECS could not start the sandbox task for run ${this.spec.runId}: ${why}`,
+    );
   }
 
   /**

@@ -7,19 +7,23 @@ import {
   DescribeTasksCommand,
   RunTaskCommand,
   type RunTaskCommandInput,
+  type RunTaskCommandOutput,
   StopTaskCommand,
   type Task,
 } from '@aws-sdk/client-ecs';
 import { SANDBOX_MANIFEST_ENV } from '../../containers/sandbox-protocol.ts';
 import { type ExecResult, SandboxUnavailableError, type SessionSpec } from '../../ports/sandbox.ts';
 import type { SessionContext } from './ecs-sandbox-options.ts';
+import { DEFAULT_RUNNER_SIZE, type FargateSize } from './fargate-size.ts';
 
 /** The container of the task definition that runs RUNNER_BOOTSTRAP. */
 export const SANDBOX_CONTAINER_NAME = 'runner';
 
 /**
- * RunTask of the sandbox task definition, in the sandbox's subnets with no public IP: its one
- * override is the manifest's URL (a run's, or a warm runner's pool manifest).
+ * RunTask of the sandbox task definition, in the sandbox's subnets with no public IP: its overrides
+ * are the manifest's URL (a run's, or a warm runner's pool manifest) and, when it is not the task
+ * definition's own (DEFAULT_RUNNER_SIZE), the task's size. On Fargate Spot (`spot`) through the
+ * cluster's FARGATE_SPOT capacity provider, else on-demand Fargate.
  */
 export function sandboxTaskInput(
   ctx: SessionContext,
@@ -28,12 +32,19 @@ export function sandboxTaskInput(
     startedBy: string;
     manifestUrl: string;
     tags: { key: string; value: string }[];
+    size?: FargateSize | undefined;
+    spot?: boolean;
   },
 ): RunTaskCommandInput {
+  const size = task.size ?? DEFAULT_RUNNER_SIZE;
+  const ownSize = size.cpu !== DEFAULT_RUNNER_SIZE.cpu || size.memory !== DEFAULT_RUNNER_SIZE.memory;
   return {
     cluster: ctx.cluster,
     taskDefinition: ctx.taskDefinition,
-    launchType: 'FARGATE',
+    // A capacity provider strategy and a launch type are exclusive (RunTask refuses both).
+    ...(task.spot
+      ? { capacityProviderStrategy: [{ capacityProvider: 'FARGATE_SPOT', weight: 1 }] }
+      : { launchType: 'FARGATE' as const }),
     count: 1,
     clientToken: task.clientToken,
     startedBy: task.startedBy,
@@ -51,30 +62,52 @@ export function sandboxTaskInput(
           environment: [{ name: SANDBOX_MANIFEST_ENV, value: task.manifestUrl }],
         },
       ],
+      ...(ownSize ? { cpu: String(size.cpu), memory: String(size.memory) } : {}),
     },
     tags: task.tags,
   };
 }
 
 /**
- * Starts the run's task. Returns its ARN, and the error when ECS reported failures or no task (the
- * ARN is then that of a task it may have started anyway, for the session to stop at close).
+ * Why RunTask started no task, as the platform answers it: `quota` (the account's Fargate vCPU
+ * quota, or Spot's, is reached) and `capacity` (Fargate has none now) pass with time, so the run
+ * waits and then answers 503 with Retry-After; anything else is the deployment's fault.
  */
-export async function runSandboxTask(
+export interface TaskRefusal {
+  kind: 'quota' | 'capacity' | 'other';
+  /** ECS's own words (reasons and details, or the error's message): no secret is in them. */
+  why: string;
+}
+
+const QUOTA_REFUSAL = /limit on the number of|LimitExceeded|quota/i;
+const CAPACITY_REFUSAL = /capacity is unavailable|insufficient capacity|no capacity/i;
+
+function refusal(why: string): TaskRefusal {
+  const kind = QUOTA_REFUSAL.test(why) ? 'quota' : CAPACITY_REFUSAL.test(why) ? 'capacity' : 'other';
+  return { kind, why };
+}
+
+/**
+ * RunTask: the task's ARN, or why ECS started none. ECS refuses a task past a quota either in
+ * `failures` or as an error (LimitExceededException and the like): both are a refusal here; a
+ * network or permission error is thrown as it came.
+ */
+export async function startSandboxTask(
   ctx: SessionContext,
-  spec: SessionSpec,
-  manifestUrl: string,
-): Promise<{ taskArn: string | undefined; error?: SandboxUnavailableError }> {
-  const input = sandboxTaskInput(ctx, {
-    clientToken: spec.runId,
-    startedBy: spec.runId,
-    manifestUrl,
-    tags: [
-      { key: 'agenthost:run-id', value: spec.runId },
-      { key: 'agenthost:workspace-id', value: spec.workspaceId },
-    ],
-  });
-  const out = await ctx.ecs.send(new RunTaskCommand(input));
+  input: RunTaskCommandInput,
+): Promise<
+  { taskArn: string; refused?: undefined } | { taskArn?: string | undefined; refused: TaskRefusal }
+> {
+  let out: RunTaskCommandOutput;
+  try {
+    out = await ctx.ecs.send(new RunTaskCommand(input));
+  } catch (err) {
+    const e = err as Error;
+    const why = `${e.name}: ${e.message}`;
+    const r = refusal(why);
+    if (r.kind === 'other') throw err;
+    return { refused: r };
+  }
   const taskArn = out.tasks?.[0]?.taskArn;
   if (!taskArn || (out.failures?.length ?? 0) > 0) {
     const why =
@@ -82,14 +115,35 @@ export async function runSandboxTask(
         .map((f) => [f.reason, f.detail].filter(Boolean).join(': '))
         .filter(Boolean)
         .join('; ') || 'no task and no failure reported';
-    return {
-      taskArn,
-      error: new SandboxUnavailableError(
-        `ECS could not start the sandbox task for run ${spec.runId}: ${why}`,
-      ),
-    };
+    return { taskArn, refused: refusal(why) };
   }
   return { taskArn };
+}
+
+/**
+ * Starts the run's task (no warm runners). Returns its ARN, and the refusal when ECS reported
+ * failures or no task (the ARN is then that of a task it may have started anyway, for the session
+ * to stop at close).
+ */
+export async function runSandboxTask(
+  ctx: SessionContext,
+  spec: SessionSpec,
+  manifestUrl: string,
+  size?: FargateSize,
+  /** RunTask's idempotency token: the run id, or one of its own for each new try after a refusal. */
+  clientToken = spec.runId,
+): Promise<{ taskArn?: string | undefined; refused?: TaskRefusal | undefined }> {
+  const input = sandboxTaskInput(ctx, {
+    clientToken,
+    startedBy: spec.runId,
+    manifestUrl,
+    size,
+    tags: [
+      { key: 'agenthost:run-id', value: spec.runId },
+      { key: 'agenthost:workspace-id', value: spec.workspaceId },
+    ],
+  });
+  return startSandboxTask(ctx, input);
 }
 
 /** The task as ECS describes it now. */

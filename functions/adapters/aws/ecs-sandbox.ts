@@ -18,10 +18,12 @@ import {
   WARM_POOL_SIZE,
   type WarmRunners,
 } from './ecs-sandbox-options.ts';
+import { askConsumedCapacity } from './dynamodb-consumed-capacity.ts';
 import { safeRelativePath } from './ecs-sandbox-paths.ts';
 import { EcsSession } from './ecs-sandbox-session.ts';
 import { createS3Presigner } from './ecs-sandbox-staging.ts';
 import { topUpPool } from './ecs-sandbox-warm.ts';
+import { IDLE_WAIT_BOUNDS } from './runner-idle-wait.ts';
 import { WarmRunnerPool } from './warm-runner-pool.ts';
 
 /**
@@ -56,6 +58,10 @@ export interface EcsSandboxConfig {
   /** Warm runners: the pool's floor and ceiling (PLATFORM_SANDBOX_POOL_MIN, _MAX), and its table. */
   sandboxPoolMin?: number | undefined;
   sandboxPoolMax?: number | undefined;
+  /** A bound runner's shortest wait for its pair's next run, ms (PLATFORM_SANDBOX_IDLE_MIN_MS). */
+  sandboxIdleMinMs?: number | undefined;
+  /** The unbound runners on Fargate Spot (PLATFORM_SANDBOX_SPOT, from `-c sandboxSpot=on`). */
+  sandboxSpot?: boolean | undefined;
   tableName?: string | undefined;
   dynamodbEndpoint?: string | undefined;
 }
@@ -63,6 +69,7 @@ export interface EcsSandboxConfig {
 /** A warm runner's life (docs/sandbox-aws.md, "Warm runners"). */
 export const WARM_RUNNER_DEFAULTS = {
   idleMs: 10 * 60_000,
+  boundIdle: IDLE_WAIT_BOUNDS,
   claimSlots: 50,
   // Its presigned URLs are signed with the function's role credentials, which last about an hour.
   lifetimeMs: 50 * 60_000,
@@ -75,13 +82,19 @@ function warmRunners(config: EcsSandboxConfig): WarmRunners | undefined {
     region: config.awsRegion,
     ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
   });
+  // The pool's reads and writes are metered like the store's (docs/performance.md, "AWS cost").
+  askConsumedCapacity(client);
   const pool = new WarmRunnerPool({
     doc: DynamoDBDocumentClient.from(client),
     tableName: config.tableName,
     floor: Math.min(config.sandboxPoolMin ?? WARM_POOL_SIZE.min, config.sandboxPoolMax),
     ceiling: config.sandboxPoolMax,
   });
-  return { pool, ...WARM_RUNNER_DEFAULTS };
+  const boundIdle =
+    config.sandboxIdleMinMs === undefined
+      ? IDLE_WAIT_BOUNDS
+      : { ...IDLE_WAIT_BOUNDS, minMs: Math.min(config.sandboxIdleMinMs, IDLE_WAIT_BOUNDS.maxMs) };
+  return { pool, ...WARM_RUNNER_DEFAULTS, boundIdle };
 }
 
 /** The adapter from config; a missing setting is a SandboxUnavailableError naming its variable. */
@@ -105,6 +118,7 @@ export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
     region: config.awsRegion as string,
     runnerSource: readRunner(config.sandboxRunnerFile as string),
     warm: warmRunners(config),
+    spot: config.sandboxSpot ?? false,
   });
 }
 
@@ -165,6 +179,8 @@ export class EcsSandbox implements Sandbox {
       describeMs: options.describeMs ?? 2000,
       maxExecs: options.maxExecs ?? 200,
       runnerSource: options.runnerSource,
+      spot: options.spot ?? false,
+      capacityPollMs: options.capacityPollMs ?? 1000,
     };
     this.warm = options.warm;
     this.ecs = options.ecs ?? new ECSClient({ region: options.region });

@@ -6,6 +6,9 @@ export interface TierLimits {
   concurrentRequests: number;
   sandboxDailyCalls: number;
   sandboxMaxTimeoutSeconds: number;
+  /** The most vCPUs and MiB an agent published by an account of this tier may declare (manifest `sandbox`). */
+  sandboxMaxCpu: number;
+  sandboxMaxMemoryMb: number;
   scheduling: boolean;
   services: number;
   instancesPerService: number;
@@ -28,6 +31,8 @@ export interface TierLimits {
  */
 export const TIER_LIMITS: Record<Tier, TierLimits> = {
   free: {
+    sandboxMaxCpu: 1,
+    sandboxMaxMemoryMb: 2048,
     dailyCalls: 1_000,
     concurrentRequests: 10,
     sandboxDailyCalls: 50,
@@ -40,6 +45,8 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     requestUnitsPerMinute: 1_200,
   },
   pro: {
+    sandboxMaxCpu: 2,
+    sandboxMaxMemoryMb: 4096,
     dailyCalls: 10_000,
     concurrentRequests: 50,
     sandboxDailyCalls: 500,
@@ -52,6 +59,8 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     requestUnitsPerMinute: 6_000,
   },
   team: {
+    sandboxMaxCpu: 4,
+    sandboxMaxMemoryMb: 8192,
     dailyCalls: 50_000,
     concurrentRequests: 100,
     sandboxDailyCalls: 2_500,
@@ -64,6 +73,8 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     requestUnitsPerMinute: 12_000,
   },
   enterprise: {
+    sandboxMaxCpu: 4,
+    sandboxMaxMemoryMb: 16384,
     dailyCalls: 250_000,
     concurrentRequests: 500,
     sandboxDailyCalls: 10_000,

@@ -10,6 +10,7 @@ import { loadAgent, refreshHead } from './agents.ts';
 import { type Manifest, parseManifest } from './manifest.ts';
 import { isPaid } from './pricing.ts';
 import { checkReferences, ownedWorkspace, parsePublishBody, publishVersion } from './publish.ts';
+import { checkSandboxSize } from './sandbox-size.ts';
 import { requireVisible } from './visibility.ts';
 
 /*
@@ -26,6 +27,7 @@ export async function publishAgent(
 ) {
   const workspace = await ownedWorkspace(deps, auth, options.workspaceId);
   const { manifest, warnings, skillFiles } = await parsePublishBody(body, options);
+  checkSandboxSize(manifest, auth.tier);
   await checkReferences(deps, workspace, manifest);
   const agent = await publishVersion(deps, { workspace, manifest, skillFiles, publishedBy: auth.accountId });
   return toRecord(agent, deps.clock.now(), warnings);
@@ -40,6 +42,8 @@ const IMMUTABLE_FIELDS = [
   'loop',
   'callable',
   'skills_locked',
+  // A version's sandbox size is its warm runners' too (docs/sandbox-aws.md, "Sizes").
+  'sandbox',
 ] as const;
 
 /**
@@ -201,6 +205,7 @@ export async function forkAgent(
     { allowNoSecrets: source.manifest.required_secrets.length === 0 },
   );
   if (!parsed.ok) throw invalidInput(parsed.issues.map((i) => ({ ...i, field: `body.${i.field}` })));
+  checkSandboxSize(parsed.manifest, auth.tier);
   await checkReferences(deps, workspace, parsed.manifest);
   const fork = await publishVersion(deps, {
     workspace,

@@ -50,6 +50,9 @@ function hasCredentials(url: string): boolean {
 const text = (max: number) =>
   z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 
+/** The vCPUs a manifest's `sandbox.cpu` may ask for (Fargate's task sizes up to 4 vCPUs). */
+export const SANDBOX_CPUS = [0.25, 0.5, 1, 2, 4] as const;
+
 const int = (min: number, max: number, maxNote = '') =>
   z
     .number()
@@ -181,6 +184,20 @@ export const baseSchema = z.strictObject({
     .refine((u) => !hasCredentials(u), 'must not contain credentials (the manifest can be public)')
     .optional(),
   run_command: text(4096).optional(),
+  /** What its sandbox needs (docs/manifest.md; within the publisher's tier: sandbox-size.ts). */
+  sandbox: z
+    .strictObject({
+      cpu: z
+        .number('must be a number of vCPUs')
+        .refine(
+          (v) => (SANDBOX_CPUS as readonly number[]).includes(v),
+          'must be 0.25, 0.5, 1, 2 or 4 (vCPUs)',
+        )
+        .optional(),
+      memory_mb: int(512, 30_720).optional(),
+    })
+    .refine((s) => s.cpu !== undefined || s.memory_mb !== undefined, 'must give cpu, memory_mb or both')
+    .optional(),
   bundle: z
     .strictObject({
       exclude: z.array(text(256)).max(100, 'must have at most 100 items').default([]),

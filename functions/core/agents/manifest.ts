@@ -59,6 +59,7 @@ function normalise(m: BaseManifest) {
     ...(m.entrypoint !== undefined ? { entrypoint: m.entrypoint } : {}),
     ...(m.source_url !== undefined ? { source_url: m.source_url } : {}),
     ...(m.run_command !== undefined ? { run_command: m.run_command } : {}),
+    ...(m.sandbox !== undefined ? { sandbox: m.sandbox } : {}),
     ...(m.accepted_file_types !== undefined
       ? { accepted_file_types: [...new Set(m.accepted_file_types)] }
       : {}),

@@ -9,6 +9,7 @@ import { startSandboxSpan, tracedSession } from '../traces/sandbox-spans.ts';
 import type { CallContext, EngineRun } from './call-context.ts';
 import type { CallFile } from './call-input.ts';
 import { Deadline } from './deadline.ts';
+import { answeringCapacity } from './sandbox-capacity.ts';
 
 /**
  * The declared secrets of a run: required ones must all be in the vault (400 MISSING_SECRETS
@@ -100,6 +101,9 @@ export async function openRunSession(
       network: run.extras?.network ?? 'none',
       ...(run.extras?.hostLoopbackPorts ? { hostLoopbackPorts: run.extras.hostLoopbackPorts } : {}),
       limits: DEFAULT_SANDBOX_LIMITS,
+      ...(agent.manifest.sandbox
+        ? { resources: { cpu: agent.manifest.sandbox.cpu, memoryMb: agent.manifest.sandbox.memory_mb } }
+        : {}),
       deadlineMs: runDeadline.processMs,
     });
     // The service key is redacted from logs (and spans) like any secret.
@@ -107,8 +111,8 @@ export async function openRunSession(
     const redacted = serviceKey ? { ...secrets, PLATFORM_SERVICE_KEY: serviceKey } : secrets;
     // A loop's command's program is named only on the agent's own workspace's calls (sandbox-spans.ts).
     const withSpans = traced
-      ? tracedSession(opened, traced, redacted, secretsWs === agent.workspace_id)
-      : opened;
+      ? tracedSession(answeringCapacity(opened), traced, redacted, secretsWs === agent.workspace_id)
+      : answeringCapacity(opened);
     const session = run.meter ? run.meter.meter(withSpans) : withSpans;
     return {
       session,

@@ -7,7 +7,7 @@ import { refusingQuota, responseHeaders } from './response-headers.ts';
 
 /*
  * The one place an error becomes an answer: the spec's envelope and status (spec "Errors"), with
- * the headers of every answer, Retry-After on a 429 that suggests a wait, Allow on a 405 and the
+ * the headers of every answer, Retry-After on a 429 or 503 that suggests a wait, Allow on a 405 and the
  * bearer challenge on a 401. An unexpected error is a 500 whose message names the request id and
  * nothing else, logged with its cause.
  */
@@ -33,7 +33,10 @@ export async function errorAnswer(
     ...(error instanceof PlatformError ? {} : { cause: error }),
   });
   const headers = await responseHeaders(scope, refusingQuota(err));
-  if (err.code === 'RATE_LIMITED' && typeof err.details?.suggested_wait_time === 'number') {
+  if (
+    (err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE') &&
+    typeof err.details?.suggested_wait_time === 'number'
+  ) {
     headers['Retry-After'] = String(err.details.suggested_wait_time);
   }
   if (err.code === 'METHOD_NOT_ALLOWED' && scope.allow) headers.Allow = scope.allow.join(', ');

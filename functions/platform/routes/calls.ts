@@ -21,7 +21,15 @@ export const callRoutes = {
     params: callParams,
     binaryBody: CALL_BODY,
     headers: callHeaders,
-    errors: ['MISSING_SECRETS', 'INSUFFICIENT_CREDITS', 'FORBIDDEN', 'UNPROCESSABLE', 'LLM_ERROR', 'TIMEOUT'],
+    errors: [
+      'MISSING_SECRETS',
+      'INSUFFICIENT_CREDITS',
+      'FORBIDDEN',
+      'UNPROCESSABLE',
+      'LLM_ERROR',
+      'SERVICE_UNAVAILABLE',
+      'TIMEOUT',
+    ],
     success: {
       status: 200,
       schema: callEnvelopeSchema,

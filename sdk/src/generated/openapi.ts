@@ -1277,7 +1277,7 @@ export interface components {
         ErrorEnvelope: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_INPUT" | "MISSING_SECRETS" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "FORBIDDEN" | "DOWNLOAD_DISABLED" | "PAID_AGENT_SERVER_ONLY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DOCUMENT_TOO_LARGE" | "UNSUPPORTED_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "LLM_ERROR" | "TIMEOUT";
+                code: "INVALID_INPUT" | "MISSING_SECRETS" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "FORBIDDEN" | "DOWNLOAD_DISABLED" | "PAID_AGENT_SERVER_ONLY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DOCUMENT_TOO_LARGE" | "UNSUPPORTED_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "LLM_ERROR" | "SERVICE_UNAVAILABLE" | "TIMEOUT";
                 message: string;
                 is_retryable: boolean;
                 suggested_wait_time?: number;
@@ -5040,6 +5040,10 @@ export interface operations {
                     entrypoint?: string;
                     source_url?: string;
                     run_command?: string;
+                    sandbox?: {
+                        cpu?: number;
+                        memory_mb?: number;
+                    };
                     bundle?: {
                         /** @default [] */
                         exclude?: string[];
@@ -5702,6 +5706,10 @@ export interface operations {
                     entrypoint?: string;
                     source_url?: string;
                     run_command?: string;
+                    sandbox?: {
+                        cpu?: number;
+                        memory_mb?: number;
+                    };
                     bundle?: {
                         /** @default [] */
                         exclude?: string[];
@@ -7582,6 +7590,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "LLM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description No sandbox could be started for the run within its deadline: the platform's ceiling of sandboxes or its cloud account's quota is reached (error.details.cause); retry after error.suggested_wait_time seconds (Retry-After) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
