@@ -15,12 +15,13 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
  * "no stack trace" still sees it.
  *
  * Why not a subprocess (test/helpers/process.ts runCli): a CLI process costs about 0.35 s of CPU
- * (Node's start and the command tree's modules), and the files that check every command's output
- * run hundreds of them: cli-admin's 141 runs cost 130 s of CPU, a third of the suite's two cores
- * for two minutes. The process itself (its start, exit code, signals, what it loads) is checked
+ * (Node's start and the command tree's modules; a `run` more, the whole platform's), and the files
+ * that check every command's output ran hundreds of them: cli-admin's 141 cost 130 s of CPU, and
+ * with cli.test.ts, cli-init-run and cli-schedules, about 300 s, the most of npm test's two cores for
+ * its first minutes. The process itself (its start, exit code, signals, what it loads) is checked
  * in cli.test.ts, cli-start-modules.test.ts and cli-installed.test.ts, which keep subprocesses.
- * Only for commands that use nothing of the process but their io: not start, run, logs --follow
- * or service runs (signals, the clone), which stay subprocesses.
+ * Not for what needs a process of its own: another working directory, a signal (a service's run,
+ * logs --follow stopped), a terminal, or `start`.
  */
 export async function runCliInProcess(
   args: string[],
