@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { writeAgentDir } from '../helpers/agent-dir.ts';
+import { runCliInProcess } from '../helpers/cli-in-process.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { runCli } from '../helpers/process.ts';
 
 /**
- * The CLI's account and workspace administration (issue 18, point 5) as its users run it: a
- * subprocess against the local platform. secrets, keys, workspaces (and `use`), tasks, usage and
+ * The CLI's account and workspace administration (issue 18, point 5) as its users run it, against
+ * the local platform: its command tree in this process (helpers/cli-in-process.ts says why not a
+ * subprocess each). secrets, keys, workspaces (and `use`), tasks, usage and
  * billing: each command's human and --json output with real values, and the failures with their
  * documented exit codes (2 usage, 3 conflict, 4 auth or role, 5 not found).
  */
@@ -34,7 +35,7 @@ describe('the CLI’s admin commands against the local platform', () => {
 
   /** Runs the CLI and checks that no secret value reached its output, whatever the command. */
   async function run(args: string[], env: Record<string, string>, options: { input?: string } = {}) {
-    const res = await runCli(args, env, options);
+    const res = await runCliInProcess(args, env, options);
     for (const value of SECRET_VALUES) {
       assert.ok(!res.stdout.includes(value), `${args.join(' ')} printed a secret on stdout`);
       assert.ok(!res.stderr.includes(value), `${args.join(' ')} printed a secret on stderr`);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { parseSecretsFile } from '../../functions/cli/secrets-file.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
+import { runCliInProcess } from '../helpers/cli-in-process.ts';
 import {
   type FakeLlmCall,
   type FakeLlmProviders,
@@ -18,7 +19,9 @@ import { waitFor } from '../helpers/wait-for.ts';
  * `agenthost init` and `agenthost run` (issue 18): every type init writes publishes and answers as
  * written (prompt and agent through the fake LLM, tool in the bubblewrap sandbox, the service
  * deployed, the skill published and attached), and `run` gives the same answer from the directory
- * without publishing, with the platform's input validation and secrets rule.
+ * without publishing, with the platform's input validation and secrets rule. Each command by the
+ * CLI's command tree in this process (helpers/cli-in-process.ts says why), but for what needs its
+ * own process: init in another working directory, and a service's run stopped by a signal.
  */
 
 const SKY_PROMPT =
@@ -68,23 +71,23 @@ describe('agenthost init and run', () => {
 
   const platformEnv = () => ({ ...env, AGENTHOST_URL: p.url, AGENTHOST_API_KEY: author.key });
   const init = async (type: string, name: string) => {
-    const res = await runCli(['init', '--type', type, dirOf(name)], env);
+    const res = await runCliInProcess(['init', '--type', type, dirOf(name)], env);
     assert.equal(res.code, 0, res.stderr);
     return res;
   };
   const publish = async (name: string, ...flags: string[]) => {
-    const res = await runCli(['publish', dirOf(name), ...flags], platformEnv());
+    const res = await runCliInProcess(['publish', dirOf(name), ...flags], platformEnv());
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, new RegExp(`^published +authors/${name}@v1$`, 'm'));
     return res;
   };
   const callJson = async (ref: string, ...args: string[]) => {
-    const res = await runCli(['call', ref, ...args], platformEnv());
+    const res = await runCliInProcess(['call', ref, ...args], platformEnv());
     assert.equal(res.code, 0, res.stderr);
     return JSON.parse(res.stdout) as Record<string, unknown>;
   };
   const runJson = async (name: string, ...args: string[]) => {
-    const res = await runCli(['run', dirOf(name), ...args], env);
+    const res = await runCliInProcess(['run', dirOf(name), ...args], env);
     assert.equal(res.code, 0, res.stderr);
     return JSON.parse(res.stdout) as Record<string, unknown>;
   };
@@ -98,7 +101,7 @@ describe('agenthost init and run', () => {
     assert.equal(manifest.name, 'explainer', 'named for its directory');
     assert.equal(manifest.type, 'prompt');
 
-    const named = await runCli(
+    const named = await runCliInProcess(
       ['init', '--type', 'agent', '--name', 'word-reader', dirOf('some-dir'), '--json'],
       env,
     );
@@ -132,32 +135,32 @@ describe('agenthost init and run', () => {
     await init('tool', 'keep-me');
     const index = join(dirOf('keep-me'), 'index.js');
     await writeFile(index, '// my own work\n');
-    const again = await runCli(['init', '--type', 'tool', dirOf('keep-me')], env);
+    const again = await runCliInProcess(['init', '--type', 'tool', dirOf('keep-me')], env);
     assert.equal(again.code, 2, again.stderr);
     assert.match(
       again.stderr,
       /already has agent\.json, index\.js, input\.json, README\.md; nothing was written \(fix: .*--force\)/,
     );
     assert.equal(await readFile(index, 'utf8'), '// my own work\n', 'left as it was');
-    const forced = await runCli(['init', '--type', 'tool', dirOf('keep-me'), '--force'], env);
+    const forced = await runCliInProcess(['init', '--type', 'tool', dirOf('keep-me'), '--force'], env);
     assert.equal(forced.code, 0, forced.stderr);
     assert.match(await readFile(index, 'utf8'), /process\.stdin/);
 
-    const badName = await runCli(['init', '--name', 'Bad_Name', dirOf('bad')], env);
+    const badName = await runCliInProcess(['init', '--name', 'Bad_Name', dirOf('bad')], env);
     assert.equal(badName.code, 2);
     assert.match(
       badName.stderr,
       /^agenthost: INVALID_INPUT: the agent name "Bad_Name" must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit \(fix: pass another --name\)$/m,
     );
-    const badDir = await runCli(['init', dirOf('My Agent')], env);
+    const badDir = await runCliInProcess(['init', dirOf('My Agent')], env);
     assert.equal(badDir.code, 2);
     assert.match(badDir.stderr, /"My Agent" must be .*\(fix: name it with --name, e\.g\. --name my-agent\)/);
     await assert.rejects(stat(dirOf('My Agent')), 'nothing was created');
-    const badType = await runCli(['init', '--type', 'robot', dirOf('robot')], env);
+    const badType = await runCliInProcess(['init', '--type', 'robot', dirOf('robot')], env);
     assert.equal(badType.code, 2);
     assert.match(badType.stderr, /Allowed choices are prompt, tool, agent, skill, service/);
     await writeFile(dirOf('a-file'), 'x');
-    const onFile = await runCli(['init', dirOf('a-file')], env);
+    const onFile = await runCliInProcess(['init', dirOf('a-file')], env);
     assert.equal(onFile.code, 2);
     assert.match(onFile.stderr, /is not a directory/);
   });
@@ -171,7 +174,10 @@ describe('agenthost init and run', () => {
     const platformProvider = fake.calls.at(-1)?.provider;
 
     fake.reset();
-    const ran = await runCli(['run', dirOf('sky'), '--input-file', join(dirOf('sky'), 'input.json')], env);
+    const ran = await runCliInProcess(
+      ['run', dirOf('sky'), '--input-file', join(dirOf('sky'), 'input.json')],
+      env,
+    );
     assert.equal(ran.code, 0, ran.stderr);
     assert.deepEqual(JSON.parse(ran.stdout), called, 'the same data as the platform’s');
     const sent = fake.calls.at(-1);
@@ -196,17 +202,20 @@ describe('agenthost init and run', () => {
   });
 
   it('run validates the input against input_schema as the platform does: exit 2 naming the field', async () => {
-    const platform = await runCli(['call', 'authors/sky', '--input', '{"topic": 3}'], platformEnv());
-    const local = await runCli(['run', dirOf('sky'), '--input', '{"topic": 3}'], env);
+    const platform = await runCliInProcess(['call', 'authors/sky', '--input', '{"topic": 3}'], platformEnv());
+    const local = await runCliInProcess(['run', dirOf('sky'), '--input', '{"topic": 3}'], env);
     for (const res of [platform, local]) {
       assert.equal(res.code, 2, res.stderr);
       assert.match(res.stderr, /^agenthost: INVALID_INPUT: Invalid input: body\.topic: must be string$/m);
       assert.doesNotMatch(res.stderr, /\n\s+at /, 'no stack trace');
     }
-    const extra = await runCli(['run', dirOf('sky'), '--input', '{"topic": "x", "colour": "red"}'], env);
+    const extra = await runCliInProcess(
+      ['run', dirOf('sky'), '--input', '{"topic": "x", "colour": "red"}'],
+      env,
+    );
     assert.equal(extra.code, 2);
     assert.match(extra.stderr, /body: must NOT have additional properties/);
-    const missing = await runCli(['run', dirOf('sky'), '--input', '{}'], env);
+    const missing = await runCliInProcess(['run', dirOf('sky'), '--input', '{}'], env);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /body\.topic: must have required property 'topic'/);
     assert.equal(fake.calls.length, 0, 'no model was called');
@@ -216,7 +225,7 @@ describe('agenthost init and run', () => {
     await init('tool', 'counter');
     // It declares no secrets: the platform refuses it until the author says it needs none, and the
     // one line names the flag that says so (issue 18 point 6).
-    const refused = await runCli(['publish', dirOf('counter')], platformEnv());
+    const refused = await runCliInProcess(['publish', dirOf('counter')], platformEnv());
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(
       refused.stderr,
@@ -243,7 +252,7 @@ describe('agenthost init and run', () => {
       characters: 8,
       longest_word: 'one',
     });
-    const bad = await runCli(['run', dirOf('counter'), '--input', '{"text": ["a"]}'], env);
+    const bad = await runCliInProcess(['run', dirOf('counter'), '--input', '{"text": ["a"]}'], env);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /INVALID_INPUT: .*body\.text: must be string/);
   });
@@ -254,7 +263,7 @@ describe('agenthost init and run', () => {
       join(dirOf('broken'), 'index.js'),
       "process.stderr.write('cannot parse the frobnicator\\n'); process.exit(3);\n",
     );
-    const res = await runCli(['run', dirOf('broken')], env);
+    const res = await runCliInProcess(['run', dirOf('broken')], env);
     assert.equal(res.code, 1, res.stderr);
     assert.match(
       res.stderr,
@@ -278,7 +287,7 @@ describe('agenthost init and run', () => {
 
     fake.reset();
     fake.setResponder(agentModel);
-    const ran = await runCli(['run', dirOf('reader')], env);
+    const ran = await runCliInProcess(['run', dirOf('reader')], env);
     assert.equal(ran.code, 0, ran.stderr);
     assert.deepEqual(JSON.parse(ran.stdout), expected);
     assert.match(ran.stderr, /^log INFO +count_words .* → exit code 0 in \d+ ms$/m, 'the loop’s tool calls');
@@ -339,7 +348,10 @@ describe('agenthost init and run', () => {
       join(dirOf('greeter'), 'server.js'),
       'console.error("no config found"); process.exit(1);\n',
     );
-    const crashing = await runCli(['run', dirOf('greeter')], { ...env, [ENV.serviceBackoffMs]: '20' });
+    const crashing = await runCliInProcess(['run', dirOf('greeter')], {
+      ...env,
+      [ENV.serviceBackoffMs]: '20',
+    });
     assert.equal(crashing.code, 1, crashing.stderr);
     assert.match(crashing.stderr, /^log ERROR +no config found$/m);
     assert.match(
@@ -348,7 +360,7 @@ describe('agenthost init and run', () => {
     );
     assert.equal(crashing.stdout, '', 'no URL for a service that never ran');
 
-    const withInput = await runCli(['run', dirOf('greeter'), '--input', '{}'], env);
+    const withInput = await runCliInProcess(['run', dirOf('greeter'), '--input', '{}'], env);
     assert.equal(withInput.code, 2);
     assert.match(withInput.stderr, /always-on service: it takes HTTP requests at its URL, not --input/);
   });
@@ -362,7 +374,7 @@ describe('agenthost init and run', () => {
       /## Skill: authors\/warm-tone\n.*Start with the answer itself/s,
     );
 
-    const refused = await runCli(['run', dirOf('warm-tone')], env);
+    const refused = await runCliInProcess(['run', dirOf('warm-tone')], env);
     assert.equal(refused.code, 2);
     assert.match(
       refused.stderr,
@@ -370,7 +382,7 @@ describe('agenthost init and run', () => {
     );
 
     fake.reset();
-    const ran = await runCli(['run', dirOf('sky'), '--skill', dirOf('warm-tone')], env);
+    const ran = await runCliInProcess(['run', dirOf('sky'), '--skill', dirOf('warm-tone')], env);
     assert.equal(ran.code, 0, ran.stderr);
     assert.match(
       fake.calls.at(-1)?.system ?? '',
@@ -378,7 +390,7 @@ describe('agenthost init and run', () => {
     );
 
     await writeFile(join(dirOf('warm-tone'), 'SKILL.md'), '---\nname: warm-tone\n---\n\nBody.\n');
-    const invalid = await runCli(['run', dirOf('warm-tone')], env);
+    const invalid = await runCliInProcess(['run', dirOf('warm-tone')], env);
     assert.equal(invalid.code, 2);
     assert.match(invalid.stderr, /INVALID_INPUT: .*body\.skill_md\.frontmatter\.description/);
   });
@@ -399,7 +411,10 @@ describe('agenthost init and run', () => {
 
     // The platform: published without the bypass, since it declares one; the call needs it.
     await publish('keyed');
-    const platformMissing = await runCli(['call', 'authors/keyed', '--input', '{"text":""}'], platformEnv());
+    const platformMissing = await runCliInProcess(
+      ['call', 'authors/keyed', '--input', '{"text":""}'],
+      platformEnv(),
+    );
     assert.equal(platformMissing.code, 2);
     // The fix is the vault, not publishing again: --allow-no-secrets would not help here.
     assert.match(
@@ -408,14 +423,14 @@ describe('agenthost init and run', () => {
     );
     assert.doesNotMatch(platformMissing.stderr, /allow-no-secrets/);
 
-    const missing = await runCli(['run', dirOf('keyed')], env);
+    const missing = await runCliInProcess(['run', dirOf('keyed')], env);
     assert.equal(missing.code, 2);
     assert.match(
       missing.stderr,
       /^agenthost: INVALID_INPUT: missing required secret SERVICE_TOKEN of keyed \(fix: set it in the environment \(SERVICE_TOKEN=… agenthost run …\) or in a --secrets-file of KEY=VALUE lines\)$/m,
     );
 
-    const fromEnv = await runCli(['run', dirOf('keyed')], {
+    const fromEnv = await runCliInProcess(['run', dirOf('keyed')], {
       ...env,
       SERVICE_TOKEN: 'abcdefgh',
       NOT_DECLARED: 'never injected',
@@ -428,7 +443,7 @@ describe('agenthost init and run', () => {
       file,
       '# local secrets\nexport SERVICE_TOKEN="0123456789"\nREGION_NAME=eu-west # a comment\nEXTRA=1\n',
     );
-    const fromFile = await runCli(['run', dirOf('keyed'), '--secrets-file', file], {
+    const fromFile = await runCliInProcess(['run', dirOf('keyed'), '--secrets-file', file], {
       ...env,
       SERVICE_TOKEN: 'abcdefgh',
     });
@@ -441,11 +456,14 @@ describe('agenthost init and run', () => {
     assert.doesNotMatch(fromFile.stderr + fromFile.stdout, /0123456789/, 'no value is printed');
 
     await writeFile(file, 'SERVICE_TOKEN=fine\nthis line holds s3cr3t-value\n');
-    const badFile = await runCli(['run', dirOf('keyed'), '--secrets-file', file], env);
+    const badFile = await runCliInProcess(['run', dirOf('keyed'), '--secrets-file', file], env);
     assert.equal(badFile.code, 2);
     assert.match(badFile.stderr, /keyed\.env line 2 is not KEY=VALUE/);
     assert.doesNotMatch(badFile.stderr, /s3cr3t/);
-    const noFile = await runCli(['run', dirOf('keyed'), '--secrets-file', join(home, 'none.env')], env);
+    const noFile = await runCliInProcess(
+      ['run', dirOf('keyed'), '--secrets-file', join(home, 'none.env')],
+      env,
+    );
     assert.equal(noFile.code, 2);
     assert.match(noFile.stderr, /cannot read .*none\.env: ENOENT/);
   });
@@ -462,13 +480,13 @@ describe('agenthost init and run', () => {
       [['run', dirOf('sky'), '--skill', dirOf('counter')], /--skill .*counter has no SKILL\.md/],
     ];
     for (const [args, message] of cases) {
-      const res = await runCli(args, env);
+      const res = await runCliInProcess(args, env);
       assert.equal(res.code, 2, `${args.join(' ')}: ${res.stderr}`);
       assert.match(res.stderr, message);
     }
 
     await writeFile(join(empty, 'agent.json'), JSON.stringify({ name: 'Bad Name', description: 'x' }));
-    const invalid = await runCli(['run', empty], env);
+    const invalid = await runCliInProcess(['run', empty], env);
     assert.equal(invalid.code, 2);
     assert.match(invalid.stderr, /INVALID_INPUT: .*body\.name: must be 1 to 64 lowercase/);
     assert.match(invalid.stderr, /body\.supported_providers/, 'every issue at once');
@@ -489,7 +507,7 @@ describe('agenthost init and run', () => {
         },
       }),
     );
-    const orchestrator = await runCli(['run', empty], env);
+    const orchestrator = await runCliInProcess(['run', empty], env);
     assert.equal(orchestrator.code, 2);
     assert.match(
       orchestrator.stderr,

@@ -4,15 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
+import { runCliInProcess } from '../helpers/cli-in-process.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { joinWorkspace } from '../helpers/membership.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
-import { runCli } from '../helpers/process.ts';
 import { startRunsPlatform } from '../helpers/schedules.ts';
 
 /**
- * `agenthost schedules …` as its users run it: the CLI as a subprocess against the local platform,
- * a prompt agent on the fake LLM, alerts and webhooks on loopback only (issue 18, point 5).
+ * `agenthost schedules …` as its users run it: the CLI's command tree (in this process:
+ * helpers/cli-in-process.ts says why not a subprocess each) against the local platform, a prompt
+ * agent on the fake LLM, alerts and webhooks on loopback only (issue 18, point 5).
  */
 
 type Schedule = {
@@ -49,7 +50,7 @@ describe('agenthost schedules against the local platform', () => {
     AGENTHOST_API_KEY: key,
     XDG_CONFIG_HOME: join(home, 'none'),
   });
-  const cli = (args: string[], key = alpha.key) => runCli(args, envOf(key));
+  const cli = (args: string[], key = alpha.key) => runCliInProcess(args, envOf(key));
   /** Runs a command that must succeed, and parses its --json answer. */
   const json = async <T>(args: string[], key = alpha.key): Promise<T> => {
     const res = await cli([...args, '--json'], key);
@@ -469,7 +470,7 @@ describe('agenthost schedules against the local platform', () => {
         }),
       );
     }
-    const noKey = await runCli(['schedules', 'list'], {
+    const noKey = await runCliInProcess(['schedules', 'list'], {
       AGENTHOST_URL: p.url,
       XDG_CONFIG_HOME: join(home, 'none'),
     });

@@ -12,15 +12,19 @@ import { type LogQuery, showLogs } from '../../functions/cli/log-follow.ts';
 import { buildProgram } from '../../functions/cli/program.ts';
 import { freeLoopbackPort } from '../../functions/emulator/dynamodb-local.ts';
 import { writeAgentDir } from '../helpers/agent-dir.ts';
+import { runCliInProcess } from '../helpers/cli-in-process.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { runCli, runCliOnTerminal, spawnCli } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * The CLI as its users run it: a subprocess against the local platform (issue 18). Each command's
- * success, its --json, and the failures a person must be able to act on (one line, the code, the
- * fix; documented exit codes; no stack trace).
+ * The CLI as its users run it against the local platform (issue 18). Each command's success, its
+ * --json, and the failures a person must be able to act on (one line, the code, the fix; documented
+ * exit codes; no stack trace). The process itself (its version, usage mistakes, an unreachable
+ * platform, keys from flags, variables and profiles, a terminal, --stream, logs --follow) as a
+ * subprocess; each command's output by its command tree in this process (every --help, the commands
+ * against the platform: helpers/cli-in-process.ts says why).
  */
 
 /** Every command path of the CLI, from its own tree. */
@@ -55,7 +59,7 @@ describe('the CLI without a platform', () => {
     for (let i = 0; i < paths.length; i += 4) {
       await Promise.all(
         paths.slice(i, i + 4).map(async (path) => {
-          const res = await runCli([...path, '--help'], env);
+          const res = await runCliInProcess([...path, '--help'], env);
           assert.equal(res.code, 0, `${path.join(' ')} --help: ${res.stderr}`);
           assert.match(res.stdout, new RegExp(`^Usage: agenthost ${path.join(' ')}`), path.join(' '));
           assert.equal(res.stderr, '');
@@ -240,7 +244,7 @@ describe('the CLI against the local platform', () => {
       allow_local_download: true,
     });
     for (let i = 0; i < 2; i++) {
-      const res = await runCli(['publish', dir], envOf(alpha.key));
+      const res = await runCliInProcess(['publish', dir], envOf(alpha.key));
       assert.equal(res.code, 0, res.stderr);
     }
   });
@@ -252,12 +256,12 @@ describe('the CLI against the local platform', () => {
 
   it('logs in with a key from stdin into a 0600 config file, and whoami shows the account', async () => {
     const env = { XDG_CONFIG_HOME: join(home, 'cfg'), HOME: home };
-    const bad = await runCli(['login', '--url', p.url], env, { input: 'ahk_not-a-real-key\n' });
+    const bad = await runCliInProcess(['login', '--url', p.url], env, { input: 'ahk_not-a-real-key\n' });
     assert.equal(bad.code, 4, bad.stderr);
     assert.match(bad.stderr, /^agenthost: UNAUTHORIZED: .*\(fix: sign in with `agenthost login`/m);
     await assert.rejects(stat(join(home, 'cfg', 'agenthost', 'config.json')), 'a bad key is not saved');
 
-    const ok = await runCli(['login', '--url', p.url], env, { input: `${alpha.key}\n` });
+    const ok = await runCliInProcess(['login', '--url', p.url], env, { input: `${alpha.key}\n` });
     assert.equal(ok.code, 0, ok.stderr);
     const file = join(home, 'cfg', 'agenthost', 'config.json');
     assert.equal((await stat(file)).mode & 0o777, 0o600);
@@ -270,7 +274,7 @@ describe('the CLI against the local platform', () => {
       profiles: { default: { url: p.url, api_key: alpha.key } },
     });
 
-    const who = await runCli(['whoami', '--json'], env);
+    const who = await runCliInProcess(['whoami', '--json'], env);
     assert.equal(who.code, 0, who.stderr);
     const me = JSON.parse(who.stdout) as Record<string, unknown> & { quota: { remaining: number } };
     assert.equal(me.org, 'cli-alpha');
@@ -278,26 +282,30 @@ describe('the CLI against the local platform', () => {
     assert.equal(me.tier, 'pro');
     assert.equal(me.default_workspace, alpha.workspaceId);
     assert.equal(typeof me.quota.remaining, 'number');
-    const human = await runCli(['whoami'], env);
+    const human = await runCliInProcess(['whoami'], env);
     assert.match(human.stdout, /^org +cli-alpha$/m);
 
     // A second profile, chosen per command; the variables override the file.
-    const second = await runCli(['login', '--profile', 'bravo', '--url', p.url], env, { input: bravo.key });
+    const second = await runCliInProcess(['login', '--profile', 'bravo', '--url', p.url], env, {
+      input: bravo.key,
+    });
     assert.equal(second.code, 0, second.stderr);
-    const asBravo = JSON.parse((await runCli(['whoami', '--json', '--profile', 'bravo'], env)).stdout) as {
+    const asBravo = JSON.parse(
+      (await runCliInProcess(['whoami', '--json', '--profile', 'bravo'], env)).stdout,
+    ) as {
       org: string;
     };
     assert.equal(asBravo.org, 'cli-bravo');
     const viaEnv = JSON.parse(
-      (await runCli(['whoami', '--json'], { ...env, AGENTHOST_API_KEY: alpha.key })).stdout,
+      (await runCliInProcess(['whoami', '--json'], { ...env, AGENTHOST_API_KEY: alpha.key })).stdout,
     ) as {
       org: string;
     };
     assert.equal(viaEnv.org, 'cli-alpha');
 
-    const out = await runCli(['logout'], env);
+    const out = await runCliInProcess(['logout'], env);
     assert.equal(out.code, 0, out.stderr);
-    const gone = await runCli(['whoami'], env);
+    const gone = await runCliInProcess(['whoami'], env);
     assert.equal(gone.code, 4);
     assert.match(
       gone.stderr,
@@ -307,7 +315,10 @@ describe('the CLI against the local platform', () => {
 
   it('calls an agent: data on stdout, the envelope with --json, the newest version without @vN', async () => {
     fake.enqueue({ text: 'Hello, Ada!' });
-    const res = await runCli(['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}'], envOf(bravo.key));
+    const res = await runCliInProcess(
+      ['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}'],
+      envOf(bravo.key),
+    );
     assert.equal(res.code, 0, res.stderr);
     assert.deepEqual(JSON.parse(res.stdout), { text: 'Hello, Ada!' });
     assert.equal(fake.calls.at(-1)?.prompt, 'Say hello to Ada');
@@ -315,7 +326,7 @@ describe('the CLI against the local platform', () => {
     fake.enqueue({ text: 'Hi' });
     const inputFile = join(home, 'input.json');
     await writeFile(inputFile, '{"who":"Grace"}');
-    const env = await runCli(
+    const env = await runCliInProcess(
       ['call', 'cli-alpha/greet@v1', '--input-file', inputFile, '--json'],
       envOf(bravo.key),
     );
@@ -342,14 +353,14 @@ describe('the CLI against the local platform', () => {
     assert.equal(await cli.stop().then(() => cli.stdout()), 'Hello, ');
     // (stopped mid-stream: the call was abandoned; the next one runs whole)
     fake.enqueue({ text: 'Hello, Ada!', chunks: ['Hello, ', 'Ada!'], chunkDelayMs: 50 });
-    const streamed = await runCli(
+    const streamed = await runCliInProcess(
       ['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}', '--stream'],
       envOf(bravo.key),
     );
     assert.equal(streamed.code, 0, streamed.stderr);
     assert.equal(streamed.stdout, 'Hello, Ada!\n');
     fake.enqueue({ text: 'Hello, Ada!', chunks: ['Hello, ', 'Ada!'] });
-    const whole = await runCli(
+    const whole = await runCliInProcess(
       ['call', 'cli-alpha/greet', '--input', '{"who":"Ada"}', '--no-stream'],
       envOf(bravo.key),
     );
@@ -418,7 +429,7 @@ describe('the CLI against the local platform', () => {
     });
     // An account of its own: the other tests list alpha's and bravo's agents.
     const author = await p.createAccount('cli-brief', 'pro');
-    const published = await runCli(['publish', dir], envOf(author.key));
+    const published = await runCliInProcess(['publish', dir], envOf(author.key));
     assert.equal(published.code, 0, published.stderr);
     const url = /^url +POST (\S+)$/m.exec(published.stdout)?.[1];
     assert.equal(url, `${p.url}/cli-brief/brief/v1/summarize`);
@@ -436,13 +447,16 @@ describe('the CLI against the local platform', () => {
     // A call naming no endpoint reaches the agent's own, with or without a version.
     for (const ref of ['cli-brief/brief', 'cli-brief/brief@v1']) {
       fake.enqueue({ text: `Short, via ${ref}.` });
-      const res = await runCli(['call', ref, '--input', '{"text":"Another text."}'], envOf(bravo.key));
+      const res = await runCliInProcess(
+        ['call', ref, '--input', '{"text":"Another text."}'],
+        envOf(bravo.key),
+      );
       assert.equal(res.code, 0, `${ref}: ${res.stderr}`);
       assert.deepEqual(JSON.parse(res.stdout), { text: `Short, via ${ref}.` });
       assert.equal(fake.calls.at(-1)?.prompt, 'Sum up Another text.');
     }
     // A named endpoint is taken as named: the agent has no `run`.
-    const wrong = await runCli(
+    const wrong = await runCliInProcess(
       ['call', 'cli-brief/brief@v1/run', '--input', '{"text":"x"}'],
       envOf(bravo.key),
     );
@@ -458,7 +472,7 @@ describe('the CLI against the local platform', () => {
     const publishDir = async (name: string, file: string, text: string) => {
       await mkdir(join(home, name));
       await writeFile(join(home, name, file), text);
-      const res = await runCli(['publish', join(home, name)], env);
+      const res = await runCliInProcess(['publish', join(home, name)], env);
       assert.equal(res.code, 0, res.stderr);
     };
     await publishDir(
@@ -494,7 +508,7 @@ describe('the CLI against the local platform', () => {
 
     // --file twice, --metadata as the input beside them, a chosen provider and model.
     fake.enqueue({ text: 'Read them.' });
-    const chosen = await runCli(
+    const chosen = await runCliInProcess(
       [
         'call',
         'cli-flags/reader',
@@ -524,7 +538,7 @@ describe('the CLI against the local platform', () => {
 
     // Without the flags: the agent's first provider and its default model, and no warning.
     fake.enqueue({ text: 'Read it.' });
-    const plain = await runCli(
+    const plain = await runCliInProcess(
       ['call', 'cli-flags/reader', '--file', notes, '--metadata', '{"purpose":"a summary"}'],
       env,
     );
@@ -536,7 +550,7 @@ describe('the CLI against the local platform', () => {
 
     // --skills attaches a published skill: its instructions reach the model's system text.
     fake.enqueue({ text: 'One line.' });
-    const skilled = await runCli(
+    const skilled = await runCliInProcess(
       [
         'call',
         'cli-flags/reader',
@@ -564,7 +578,7 @@ describe('the CLI against the local platform', () => {
     const handSet = p.clock.now();
     p.clock.set(new Date());
     const started = Date.now();
-    const late = await runCli(
+    const late = await runCliInProcess(
       ['call', 'cli-flags/reader', '--file', notes, '--metadata', '{"purpose":"x"}', '--timeout', '0.5'],
       env,
     ).finally(() => p.clock.set(handSet));
@@ -573,7 +587,7 @@ describe('the CLI against the local platform', () => {
     assert.equal(late.stdout, '');
     assert.ok(Date.now() - started < 30_000, 'the platform gave up at the deadline, not the model');
 
-    const stray = await runCli(['call', 'cli-flags/reader', '--metadata', '{"purpose":"x"}'], env);
+    const stray = await runCliInProcess(['call', 'cli-flags/reader', '--metadata', '{"purpose":"x"}'], env);
     assert.equal(stray.code, 2);
     assert.match(stray.stderr, /^agenthost: INVALID_INPUT: --metadata goes with --file/m);
   });
@@ -615,7 +629,7 @@ describe('the CLI against the local platform', () => {
       ],
     ];
     for (const [args, env, code, pattern] of cases) {
-      const res = await runCli(args, env);
+      const res = await runCliInProcess(args, env);
       assert.equal(res.code, code, `${args.join(' ')}: ${res.stderr}`);
       assert.match(res.stderr, pattern, args.join(' '));
       assert.equal(res.stderr.trim().split('\n').length, 1, `one line: ${res.stderr}`);
@@ -624,32 +638,32 @@ describe('the CLI against the local platform', () => {
   });
 
   it('lists, shows, versions, checks, forks and deletes agents', async () => {
-    const list = await runCli(['agents', 'list', '--json'], envOf(alpha.key));
+    const list = await runCliInProcess(['agents', 'list', '--json'], envOf(alpha.key));
     assert.equal(list.code, 0, list.stderr);
     const listed = JSON.parse(list.stdout) as { agents: { org: string; name: string; version: string }[] };
     assert.deepEqual(
       listed.agents.map((a) => `${a.org}/${a.name}@${a.version}`),
       ['cli-alpha/greet@v2', 'cli-alpha/greet@v1'],
     );
-    const table = await runCli(['agents', 'list'], envOf(alpha.key));
+    const table = await runCliInProcess(['agents', 'list'], envOf(alpha.key));
     assert.match(table.stdout, /^AGENT +TYPE +STATUS +ID$/m);
     assert.match(table.stdout, /^cli-alpha\/greet@v2 +prompt /m);
 
     const got = JSON.parse(
-      (await runCli(['agents', 'get', 'cli-alpha/greet', '--json'], envOf(alpha.key))).stdout,
+      (await runCliInProcess(['agents', 'get', 'cli-alpha/greet', '--json'], envOf(alpha.key))).stdout,
     ) as {
       version: string;
     };
     assert.equal(got.version, 'v2', 'org/name is the newest version');
-    const versions = await runCli(['agents', 'versions', 'cli-alpha/greet'], envOf(alpha.key));
+    const versions = await runCliInProcess(['agents', 'versions', 'cli-alpha/greet'], envOf(alpha.key));
     assert.match(versions.stdout, /^v2 /m);
     assert.match(versions.stdout, /^v1 /m);
-    const check = await runCli(['agents', 'delete-check', 'cli-alpha/greet@v1'], envOf(alpha.key));
+    const check = await runCliInProcess(['agents', 'delete-check', 'cli-alpha/greet@v1'], envOf(alpha.key));
     assert.equal(check.code, 0, check.stderr);
     assert.match(check.stdout, /^can delete +yes$/m);
 
     // Bravo forks alpha's public agent into its own workspace, then deletes the fork.
-    const fork = await runCli(
+    const fork = await runCliInProcess(
       ['agents', 'fork', 'cli-alpha/greet@v1', '--name', 'my-greet', '--json'],
       envOf(bravo.key),
     );
@@ -657,11 +671,16 @@ describe('the CLI against the local platform', () => {
     const forked = JSON.parse(fork.stdout) as { org: string; name: string };
     assert.deepEqual([forked.org, forked.name], ['cli-bravo', 'my-greet']);
     // Not bravo's to delete: alpha's agent is not in bravo's workspaces.
-    const notYours = await runCli(['agents', 'delete', 'cli-alpha/greet@v1'], envOf(bravo.key));
+    const notYours = await runCliInProcess(['agents', 'delete', 'cli-alpha/greet@v1'], envOf(bravo.key));
     assert.equal(notYours.code, 5, notYours.stderr);
-    const del = await runCli(['agents', 'delete', 'cli-bravo/my-greet', '--all-versions'], envOf(bravo.key));
+    const del = await runCliInProcess(
+      ['agents', 'delete', 'cli-bravo/my-greet', '--all-versions'],
+      envOf(bravo.key),
+    );
     assert.equal(del.code, 0, del.stderr);
-    const after = JSON.parse((await runCli(['agents', 'list', '--json'], envOf(bravo.key))).stdout) as {
+    const after = JSON.parse(
+      (await runCliInProcess(['agents', 'list', '--json'], envOf(bravo.key))).stdout,
+    ) as {
       agents: unknown[];
     };
     assert.deepEqual(after.agents, []);
@@ -670,14 +689,15 @@ describe('the CLI against the local platform', () => {
   it('shows an agent’s logs to its owner, and follows new lines as they come', async () => {
     fake.enqueue({ text: 'one' });
     assert.equal(
-      (await runCli(['call', 'cli-alpha/greet@v2', '--input', '{"who":"A"}'], envOf(bravo.key))).code,
+      (await runCliInProcess(['call', 'cli-alpha/greet@v2', '--input', '{"who":"A"}'], envOf(bravo.key)))
+        .code,
       0,
     );
-    const logs = await runCli(['logs', 'cli-alpha/greet@v2'], envOf(alpha.key));
+    const logs = await runCliInProcess(['logs', 'cli-alpha/greet@v2'], envOf(alpha.key));
     assert.equal(logs.code, 0, logs.stderr);
     assert.match(logs.stdout, /^\S+Z INFO +call \S+ succeeded/m);
     const json = JSON.parse(
-      (await runCli(['logs', 'cli-alpha/greet@v2', '--json'], envOf(alpha.key))).stdout,
+      (await runCliInProcess(['logs', 'cli-alpha/greet@v2', '--json'], envOf(alpha.key))).stdout,
     ) as {
       logs: unknown[];
       next_cursor: string | null;
@@ -704,7 +724,8 @@ describe('the CLI against the local platform', () => {
       );
       fake.enqueue({ text: 'two' });
       assert.equal(
-        (await runCli(['call', 'cli-alpha/greet@v2', '--input', '{"who":"B"}'], envOf(bravo.key))).code,
+        (await runCliInProcess(['call', 'cli-alpha/greet@v2', '--input', '{"who":"B"}'], envOf(bravo.key)))
+          .code,
         0,
       );
       const before = json.logs.length;
@@ -725,7 +746,7 @@ describe('the CLI against the local platform', () => {
       await follow.stop();
     }
     // Another account may not read them.
-    const denied = await runCli(['logs', 'cli-alpha/greet@v2'], envOf(bravo.key));
+    const denied = await runCliInProcess(['logs', 'cli-alpha/greet@v2'], envOf(bravo.key));
     assert.equal(denied.code, 5, denied.stderr);
   });
 });

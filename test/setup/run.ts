@@ -28,7 +28,6 @@ const PATTERNS = ['test/**/*.test.ts', 'functions/**/*.test.ts'];
 const START_FIRST = [
   'test/e2e/schedules.test.ts',
   'test/e2e/',
-  'test/cli/cli-init-run.test.ts',
   'test/cli/',
   'test/dashboard/dashboard-a11y.test.ts',
   'test/cdk/cdk.test.ts',
