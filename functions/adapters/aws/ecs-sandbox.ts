@@ -11,6 +11,7 @@ import {
   type SessionSpec,
 } from '../../ports/sandbox.ts';
 import { ENV } from '../../shared/env-names.ts';
+import { askConsumedCapacity } from './dynamodb-consumed-capacity.ts';
 import {
   type EcsSandboxOptions,
   type Presign,
@@ -18,7 +19,6 @@ import {
   WARM_POOL_SIZE,
   type WarmRunners,
 } from './ecs-sandbox-options.ts';
-import { askConsumedCapacity } from './dynamodb-consumed-capacity.ts';
 import { safeRelativePath } from './ecs-sandbox-paths.ts';
 import { EcsSession } from './ecs-sandbox-session.ts';
 import { createS3Presigner } from './ecs-sandbox-staging.ts';
