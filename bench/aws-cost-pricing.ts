@@ -85,13 +85,15 @@ export function standingMonth(r: StandingResources, prices: Prices = AWS_PRICES)
   const h = HOURS_PER_MONTH;
   const floor = r.warmPoolFloor;
   const rate = prices.fargate.onDemand[floor.architecture];
+  const spotFactor = floor.spot ? 1 - prices.fargate.spotDiscount : 1;
   return {
     interfaceEndpoints: r.interfaceEndpointAzHours * prices.vpc.interfaceEndpointPerAzHour * h,
     natGateways: r.natGateways * prices.vpc.natGatewayPerHour * h,
     loadBalancers:
       (r.applicationLoadBalancers * prices.elb.albPerHour + r.networkLoadBalancers * prices.elb.nlbPerHour) *
       h,
-    warmPoolFloor: floor.tasks * (floor.vcpu * rate.perVcpuHour + floor.memoryGb * rate.perGbHour) * h,
+    warmPoolFloor:
+      floor.tasks * (floor.vcpu * rate.perVcpuHour + floor.memoryGb * rate.perGbHour) * spotFactor * h,
     secrets: r.secrets * prices.secretsManager.perSecretMonth,
     kmsKeys: r.kmsKeys * prices.kms.perKeyMonth,
     alarms: r.alarms * prices.cloudwatch.perStandardAlarmMonth,
@@ -102,14 +104,44 @@ export function standingMonth(r: StandingResources, prices: Prices = AWS_PRICES)
  * The idle month: the standing resources, and what the idle deployment metered per second (its
  * timers' functions, the pool's refills and reads) for a month. The floor's Fargate tasks are
  * metered at rest too, so the metered Fargate is left out here (it is `warmPoolFloor`).
+ *
+ * `pool` is the part of `idlePerSecond` the measured deployment's floor made (the refill function,
+ * the idle runners' reads of their claim slots, the pool's table items) and how many runners that
+ * floor had: a context whose templates keep another floor gets it in proportion (none without one).
  */
 export function idleMonth(
   standing: StandingResources,
   idlePerSecond: ServiceCosts,
   prices: Prices = AWS_PRICES,
+  pool?: { perSecond: ServiceCosts; measuredFloor: number },
 ): { items: Record<string, number>; total: number } {
   const seconds = HOURS_PER_MONTH * 3600;
   const items: Record<string, number> = { ...standingMonth(standing, prices) };
-  for (const k of SERVICES) if (k !== 'fargate') items[`metered ${k}`] = idlePerSecond[k] * seconds;
+  const share = pool && pool.measuredFloor > 0 ? standing.warmPoolFloor.tasks / pool.measuredFloor : 1;
+  for (const k of SERVICES) {
+    if (k === 'fargate') continue;
+    const ofPool = pool ? pool.perSecond[k] : 0;
+    items[`metered ${k}`] = (idlePerSecond[k] - ofPool + ofPool * share) * seconds;
+  }
   return { items, total: Object.values(items).reduce((a, b) => a + b, 0) };
+}
+
+/**
+ * What of an idle window the warm pool's floor made, per second: the refill function's Lambda, the
+ * S3 requests (idle runners reading their claim slots, the refill writing them) and DynamoDB (the
+ * pool's items). Nothing else runs on S3 or the table while no one calls.
+ */
+export function poolPerSecond(s: MeterSnapshot, prices: Prices = AWS_PRICES): ServiceCosts {
+  const refill = Object.fromEntries(Object.entries(s.lambda).filter(([name]) => /WarmPool/.test(name)));
+  const costs = priceSnapshot(
+    {
+      ...s,
+      lambda: refill,
+      apiGateway: { requests: 0, streamedRequests: 0 },
+      s3: { ...s.s3, storedBytes: 0 },
+      fargate: {},
+    },
+    prices,
+  );
+  return perSecond(costs, s.windowSeconds);
 }

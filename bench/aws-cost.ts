@@ -46,8 +46,15 @@ import { addAgenthostStacks } from '../lib/agenthost-app.ts';
 import { bundleOf } from '../test/helpers/bundles.ts';
 import { type Deployment, startDeployment } from '../test/helpers/deployment.ts';
 import { start as startFakeLlm } from '../test/helpers/fake-llm-providers.ts';
-import { idleMonth, perMillionCalls, perSecond, priceSnapshot, SERVICES } from './aws-cost-pricing.ts';
-import { PRICES_CHECKED } from './aws-prices.ts';
+import {
+  idleMonth,
+  perMillionCalls,
+  perSecond,
+  poolPerSecond,
+  priceSnapshot,
+  SERVICES,
+} from './aws-cost-pricing.ts';
+import { AWS_PRICES, PRICES_CHECKED } from './aws-prices.ts';
 import { machineLine, writeReport } from './report.ts';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -224,7 +231,10 @@ try {
 
   const idleMonths = (['production defaults', '-c stage=dev'] as const).map((context) => {
     const standing = standingOf(context === '-c stage=dev' ? { stage: 'dev' } : {});
-    const month = idleMonth(standing, idleRate);
+    const month = idleMonth(standing, idleRate, AWS_PRICES, {
+      perSecond: poolPerSecond(idle.snapshot),
+      measuredFloor: idle.snapshot.standing.warmPoolFloor.tasks,
+    });
     const items = Object.entries(month.items)
       .filter(([, v]) => v >= 0.005)
       .map(([k, v]) => `${k} ${$(v)}`)

@@ -74,9 +74,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'reads agent records and their logs, and since issue 36 serves a call’s trace: its reading and who-sees-what (core/traces/trace-read.ts and the stored form it parses, about 3 KB), which took it past 555 KB; since issue 56 what every handler carries more (about 10 KB: the operations’ descriptions, the request rate), past 569 KB',
   },
   calls: {
-    bytes: 2900 * 1024,
+    bytes: 2920 * 1024,
     reason:
-      'the agent-call route: the Vercel AI SDK with its four provider packages (about 600 KB; a call imports its provider’s alone, on that provider’s first call), the SDK’s own zod, bundled from zod’s CommonJS build (about 600 KB with its locales; kept apart from the platform’s zod so that the cold start does not read it, see lib/lambda-bundling.ts), for sandboxed runs the ECS and S3 clients (about 330 KB), and ajv with re2js, the linear-time engine for users’ schema patterns (about 290 KB; a backtracking pattern froze every tenant); each loads on its first use, so the cold start reads about 240 KB (the "at load" column); since issue 35 the ECS sandbox claims warm runners (the pool and its claims, about 7 KB, loaded with the sandbox), which took it past 2800 KB; since issue 36 the OpenTelemetry SDK (its tracer, about 55 KB, loaded with a call’s first span) and its OTLP exporters with the signed X-Ray transport (loaded only when export is configured), which took it past 2820 KB',
+      'the agent-call route: the Vercel AI SDK with its four provider packages (about 600 KB; a call imports its provider’s alone, on that provider’s first call), the SDK’s own zod, bundled from zod’s CommonJS build (about 600 KB with its locales; kept apart from the platform’s zod so that the cold start does not read it, see lib/lambda-bundling.ts), for sandboxed runs the ECS and S3 clients (about 330 KB), and ajv with re2js, the linear-time engine for users’ schema patterns (about 290 KB; a backtracking pattern froze every tenant); each loads on its first use, so the cold start reads about 240 KB (the "at load" column); since issue 35 the ECS sandbox claims warm runners (the pool and its claims, about 7 KB, loaded with the sandbox), which took it past 2800 KB; since issue 36 the OpenTelemetry SDK (its tracer, about 55 KB, loaded with a call’s first span) and its OTLP exporters with the signed X-Ray transport (loaded only when export is configured), which took it past 2820 KB; since issue 57 runners by demand (the pool’s ceiling slots, the idle wait that follows a pair’s traffic, Fargate sizes, the wait for capacity) and the store asking DynamoDB what each request consumed, which took it past 2900 KB',
   },
   schedules: {
     bytes: 660 * 1024,
@@ -94,9 +94,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'takes payments: Stripe’s SDK (about 250 KB) and the Secrets Manager client that reads Stripe’s keys; only the billing routes carry them',
   },
   housekeeping: {
-    bytes: 700 * 1024,
+    bytes: 710 * 1024,
     reason:
-      'deletes the bundles of purged agent versions, so it carries the S3 client (about 155 KB); it runs on a five-minute schedule, never behind API Gateway',
+      'deletes the bundles of purged agent versions, so it carries the S3 client (about 155 KB); it runs on a five-minute schedule, never behind API Gateway; the store asking DynamoDB what each request consumed (issue 57) took it past 700 KB',
   },
   'sandbox-pool': {
     bytes: 840 * 1024,
@@ -104,9 +104,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'keeps the ECS sandbox’s warm runner pool at its floor (issue 35): it starts runner tasks and uploads their program and manifest, so it carries the ECS and S3 clients and the presigner (about 330 KB) besides the store’s DynamoDB client; it runs every minute from an EventBridge rule, never behind API Gateway',
   },
   services: {
-    bytes: 1000 * 1024,
+    bytes: 1010 * 1024,
     reason:
-      'deploys always-on services on AWS: the ECS, Elastic Load Balancing v2, Application Auto Scaling and CloudWatch Logs clients (about 400 KB together) are inherent to deploy, restart, pause, delete and logs',
+      'deploys always-on services on AWS: the ECS, Elastic Load Balancing v2, Application Auto Scaling and CloudWatch Logs clients (about 400 KB together) are inherent to deploy, restart, pause, delete and logs; the capacity error and the metered store of issue 57 took it past 1000 KB',
   },
   'service-events': {
     bytes: 1070 * 1024,

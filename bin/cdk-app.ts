@@ -21,6 +21,7 @@ const sandboxSpot = app.node.tryGetContext('sandboxSpot') as string | boolean | 
 const sandboxIdleMin = app.node.tryGetContext('sandboxIdleMinSeconds') as string | number | undefined;
 const tracing = app.node.tryGetContext('tracing') as string | undefined;
 const sandboxAzs = app.node.tryGetContext('sandboxAzs') as string | number | undefined;
+const functionAlarms = app.node.tryGetContext('functionAlarms') as string | boolean | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -41,6 +42,7 @@ const { stateful, stateless } = addAgenthostStacks(app, {
   sandboxIdleMinSeconds: sandboxIdleMin === undefined ? undefined : Number(sandboxIdleMin),
   tracing: tracing === undefined ? undefined : String(tracing),
   sandboxAzs: sandboxAzs === undefined ? undefined : Number(sandboxAzs),
+  functionAlarms: functionAlarms === undefined ? undefined : String(functionAlarms),
 });
 const assembly = app.synth();
 if (!underCli) {

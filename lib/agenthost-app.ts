@@ -42,8 +42,10 @@ export interface AgenthostAppOptions {
    */
   sandboxAzs?: number | undefined;
   /**
-   * The unbound warm runners on Fargate Spot (`-c sandboxSpot=on`; docs/sandbox-aws.md), on-demand
-   * when Spot has no capacity or its quota is reached. `on` or `off` (the default); checked at synthesis.
+   * The unbound warm runners on Fargate Spot (`-c sandboxSpot=off` to keep them on demand;
+   * docs/sandbox-aws.md, "Spot"), on-demand when Spot has no capacity or its quota is reached. `on`
+   * (the default: an idle runner Spot takes back costs nothing but a restart) or `off`; checked at
+   * synthesis.
    */
   sandboxSpot?: string | undefined;
   /**
@@ -51,6 +53,12 @@ export interface AgenthostAppOptions {
    * the default; 1 to 600; docs/sandbox-aws.md, "How long a bound runner waits").
    */
   sandboxIdleMinSeconds?: number | undefined;
+  /**
+   * One alarm per function besides the API's 5xx and the lost cron fires (`-c functionAlarms=off`;
+   * docs/deploy.md, "What to watch"): `on` by default, `off` by default with a stage, whose copy
+   * nobody is paged for and whose twenty-odd alarms would be a tenth of its idle month.
+   */
+  functionAlarms?: string | undefined;
   /**
    * Where the platform's own spans go besides each call's record (`-c tracing=xray`; docs/deploy.md,
    * "Traces to X-Ray"): `off` (the default) exports none; `xray` sends them to X-Ray's OTLP
@@ -61,10 +69,17 @@ export interface AgenthostAppOptions {
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
 
-/** The warm runner pool's floor and ceiling (WARM_POOL_SIZE unless given); checked at synthesis. */
-function sandboxPoolSizes(given: AgenthostAppOptions['sandboxPool']): { min: number; max: number } {
+/**
+ * The warm runner pool's floor and ceiling (WARM_POOL_SIZE unless given); checked at synthesis. A
+ * named stage has no floor unless given one: idle runners are most of a second copy's idle month,
+ * and its first tool call may wait for a task to start (docs/sandbox-aws.md, "Cost of this choice").
+ */
+function sandboxPoolSizes(
+  given: AgenthostAppOptions['sandboxPool'],
+  stage: string | undefined,
+): { min: number; max: number } {
   const max = given?.max ?? WARM_POOL_SIZE.max;
-  const min = Math.min(given?.min ?? WARM_POOL_SIZE.min, max);
+  const min = Math.min(given?.min ?? (stage ? 0 : WARM_POOL_SIZE.min), max);
   if (!(Number.isInteger(max) && max >= 0 && max <= 1000)) {
     throw new Error(`sandboxPoolMax must be a whole number from 0 to 1000 (got ${given?.max})`);
   }
@@ -126,9 +141,10 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     ...(options.services ? { services: options.services } : {}),
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
-    sandboxPool: sandboxPoolSizes(options.sandboxPool),
+    sandboxPool: sandboxPoolSizes(options.sandboxPool, stage),
     sandboxAzs: sandboxAzCount(options.sandboxAzs, stage),
-    sandboxSpot: onOff('sandboxSpot', options.sandboxSpot),
+    sandboxSpot: onOff('sandboxSpot', options.sandboxSpot ?? 'on'),
+    functionAlarms: onOff('functionAlarms', options.functionAlarms ?? (stage ? 'off' : 'on')),
     ...(options.sandboxIdleMinSeconds !== undefined
       ? { sandboxIdleMinSeconds: idleMinSeconds(options.sandboxIdleMinSeconds) }
       : {}),

@@ -31,6 +31,8 @@ export interface StatelessStackProps extends StackProps {
   sandboxAzs?: number;
   /** The unbound warm runners on Fargate Spot, on-demand as a fallback. @default false */
   sandboxSpot?: boolean;
+  /** An alarm per function besides the API's and the lost cron fires'. @default true */
+  functionAlarms?: boolean;
   /** A bound warm runner's shortest wait, seconds. @default 60 (the adapter's own) */
   sandboxIdleMinSeconds?: number;
   /** What the stateful stack exports (table, bundle bucket), by export name. */
@@ -89,7 +91,10 @@ export class StatelessStack extends Stack {
   readonly api: apigateway.RestApi;
   readonly functions: Record<ResourceModule, PlatformFunction>;
   readonly sandbox: SandboxCluster;
-  /** The warm runner pool's refill every minute, unless the pool is off (sandboxPoolMax=0). */
+  /**
+   * The warm runner pool's refill every minute, unless the pool has no floor to keep (sandboxPoolMin=0,
+   * or sandboxPoolMax=0): a claim starts its own runner and no minute's refill would start one.
+   */
   readonly warmPool: WarmPoolRefill | undefined;
   readonly schedules: ScheduleFiring;
   readonly services: ServiceHosting | undefined;
@@ -221,8 +226,9 @@ export class StatelessStack extends Stack {
       spot: props.sandboxSpot ?? false,
       ...(props.sandboxIdleMinSeconds !== undefined ? { idleMinSeconds: props.sandboxIdleMinSeconds } : {}),
     });
+    const pool = props.sandboxPool ?? WARM_POOL_SIZE;
     this.warmPool =
-      (props.sandboxPool ?? WARM_POOL_SIZE).max > 0
+      pool.max > 0 && pool.min > 0
         ? new WarmPoolRefill(this, 'WarmPool', {
             sandbox: this.sandbox,
             table,
@@ -293,6 +299,7 @@ export class StatelessStack extends Stack {
         ...(this.services ? { 'service-events': this.services.eventsFunction.function } : {}),
       },
       deadLetters: this.schedules.deadLetters,
+      functionAlarms: props.functionAlarms ?? true,
     });
 
     // The web dashboard (docs/dashboard.md): web/'s build on S3 behind CloudFront, which also

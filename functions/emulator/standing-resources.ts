@@ -21,7 +21,14 @@ export interface StandingResources {
   secrets: number;
   alarms: number;
   /** Idle unbound sandbox runners kept up (the warm pool's floor), each a Fargate task of this size. */
-  warmPoolFloor: { tasks: number; vcpu: number; memoryGb: number; architecture: 'arm64' | 'x86_64' };
+  warmPoolFloor: {
+    tasks: number;
+    vcpu: number;
+    memoryGb: number;
+    architecture: 'arm64' | 'x86_64';
+    /** On Fargate Spot (`-c sandboxSpot`, on by default), priced at Spot's rate. */
+    spot: boolean;
+  };
 }
 
 export function standingResources(stacks: StackTemplate[]): StandingResources {
@@ -30,6 +37,12 @@ export function standingResources(stacks: StackTemplate[]): StandingResources {
   const endpoints = ofType('AWS::EC2::VPCEndpoint');
   const interfaces = endpoints.filter((e) => e.Properties?.VpcEndpointType === 'Interface');
   const balancers = ofType('AWS::ElasticLoadBalancingV2::LoadBalancer');
+  const spot = ofType('AWS::Lambda::Function').some(
+    (f) =>
+      (f.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.[
+        ENV.sandboxSpot
+      ] === 'on',
+  );
   const floor = Math.max(
     0,
     ...ofType('AWS::Lambda::Function').map((f) => {
@@ -66,6 +79,7 @@ export function standingResources(stacks: StackTemplate[]): StandingResources {
       vcpu: Number(sandboxTask?.Properties?.Cpu ?? 1024) / 1024,
       memoryGb: Number(sandboxTask?.Properties?.Memory ?? 2048) / 1024,
       architecture: platform === 'X86_64' ? 'x86_64' : 'arm64',
+      spot,
     },
   };
 }

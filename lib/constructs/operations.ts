@@ -11,6 +11,8 @@ export interface OperationsProps {
   functions: Record<string, lambda.IFunction>;
   /** Cron fires that could not be delivered or failed after Lambda's retries (docs/schedules.md). */
   deadLetters: sqs.IQueue;
+  /** An alarm on each function's errors (off in a stage's copy: `-c functionAlarms`). */
+  functionAlarms: boolean;
 }
 
 /**
@@ -40,7 +42,9 @@ export class Operations extends Construct {
       }),
     );
     // A function error is an unhandled exception or a timeout (client mistakes are answered, not thrown).
-    for (const [name, fn] of Object.entries(props.functions)) {
+    // Each is $0.10 a month: a stage's copy keeps the API's and the cron's, and its dashboard's
+    // error widgets still show every function (docs/deploy.md, "What to watch").
+    for (const [name, fn] of props.functionAlarms ? Object.entries(props.functions) : []) {
       this.alarms.push(
         fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }).createAlarm(this, `Errors-${name}`, {
           alarmDescription: `agenthost: the ${name} function failed (an unhandled error or a timeout) more than 3 times in 5 minutes`,

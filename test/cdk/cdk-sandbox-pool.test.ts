@@ -107,9 +107,9 @@ describe('stateless stack: the warm runner pool’s size', () => {
     assert.deepEqual(rules, {});
   });
 
-  test('sandboxSpot=on: the cluster has FARGATE_SPOT among its capacity providers, and the runners’ starters know it', () => {
+  test('by default (sandboxSpot on): the cluster has FARGATE_SPOT among its capacity providers, and the runners’ starters know it', () => {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const { stateless } = addAgenthostStacks(app, { sandboxSpot: 'on', sandboxIdleMinSeconds: 30 });
+    const { stateless } = addAgenthostStacks(app, { sandboxIdleMinSeconds: 30 });
     const template = Template.fromStack(stateless);
     const cluster = stateless.getLogicalId(stateless.sandbox.cluster.node.defaultChild as never);
     template.hasResourceProperties('AWS::ECS::ClusterCapacityProviderAssociations', {
@@ -129,9 +129,9 @@ describe('stateless stack: the warm runner pool’s size', () => {
     }
   });
 
-  test('without sandboxSpot: no capacity providers, no Spot; anything but on or off fails the synthesis', () => {
+  test('sandboxSpot=off: no capacity providers, no Spot; anything but on or off fails the synthesis', () => {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const { stateless } = addAgenthostStacks(app);
+    const { stateless } = addAgenthostStacks(app, { sandboxSpot: 'off' });
     const template = Template.fromStack(stateless);
     assert.deepEqual(template.findResources('AWS::ECS::ClusterCapacityProviderAssociations'), {});
     const calls = template.toJSON().Resources[
@@ -153,5 +153,35 @@ describe('stateless stack: the warm runner pool’s size', () => {
       () => addAgenthostStacks(new App({ outdir }), { sandboxIdleMinSeconds: 0 }),
       /sandboxIdleMinSeconds must be a whole number from 1 to 600/,
     );
+  });
+
+  test('a named stage: no floor and so no refill, no alarm per function, unless told; production keeps both', () => {
+    const synth = (options: Parameters<typeof addAgenthostStacks>[1]) => {
+      const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+      const { stateless } = addAgenthostStacks(app, options);
+      const template = Template.fromStack(stateless);
+      return {
+        stateless,
+        refills: Object.keys(
+          template.findResources('AWS::Events::Rule', {
+            Properties: { ScheduleExpression: 'rate(1 minute)' },
+          }),
+        ).length,
+        alarms: Object.keys(template.findResources('AWS::CloudWatch::Alarm')).length,
+      };
+    };
+    const production = synth({});
+    const dev = synth({ stage: 'dev' });
+    const devTold = synth({ stage: 'dev', sandboxPool: { min: 1 }, functionAlarms: 'on' });
+    assert.equal(production.stateless.warmPool !== undefined, true);
+    assert.equal(production.refills, 1);
+    assert.equal(dev.stateless.warmPool, undefined, 'no floor to keep: no refill function');
+    assert.equal(dev.refills, 0);
+    assert.equal(devTold.stateless.warmPool !== undefined, true);
+    // The API's 5xx and the lost cron fires' alarms stay in a stage; one more per function otherwise.
+    assert.equal(dev.alarms, 2);
+    assert.ok(production.alarms > 10, `${production.alarms}`);
+    assert.equal(devTold.alarms, production.alarms, 'functionAlarms=on brings them back in a stage');
+    assert.throws(() => synth({ functionAlarms: 'maybe' }), /functionAlarms must be on or off/);
   });
 });

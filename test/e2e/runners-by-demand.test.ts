@@ -38,6 +38,8 @@ describe('sandbox runners by demand on the emulated deployment', { timeout: 300_
     d = await startDeployment('emulated', {
       PLATFORM_EMULATOR_TASK_START_MS: '500',
       PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA: String(QUOTA_VCPU),
+      // The floor runs on Spot (sandboxSpot's default), whose quota is AWS's other one: the same here.
+      PLATFORM_EMULATOR_FARGATE_SPOT_VCPU_QUOTA: String(QUOTA_VCPU),
       [ENV.sandboxIdleMinMs]: '15000',
     });
     const endpoints = readEndpointsFile(d.dataDir);
@@ -97,14 +99,16 @@ describe('sandbox runners by demand on the emulated deployment', { timeout: 300_
   /** Polls the account's tasks until stopped; the most vCPUs and tasks seen at once. */
   function watchTasks() {
     let stop = false;
-    const peak = { vcpu: 0, tasks: 0, polls: 0 };
+    // On-demand and Spot vCPUs apart: AWS counts each against its own quota.
+    const peak = { vcpu: 0, spotVcpu: 0, tasks: 0, polls: 0 };
+    const vcpus = (tasks: { cpu?: string | undefined }[]) =>
+      tasks.reduce((sum, t) => sum + Number(t.cpu) / 1024, 0);
     const done = (async () => {
       while (!stop) {
         const tasks = await liveTasks();
-        peak.vcpu = Math.max(
-          peak.vcpu,
-          tasks.reduce((sum, t) => sum + Number(t.cpu) / 1024, 0),
-        );
+        const spot = tasks.filter((t) => t.capacityProviderName === 'FARGATE_SPOT');
+        peak.vcpu = Math.max(peak.vcpu, vcpus(tasks.filter((t) => !spot.includes(t))));
+        peak.spotVcpu = Math.max(peak.spotVcpu, vcpus(spot));
         peak.tasks = Math.max(peak.tasks, tasks.length);
         peak.polls++;
         await new Promise((r) => setTimeout(r, 200));
@@ -160,6 +164,10 @@ describe('sandbox runners by demand on the emulated deployment', { timeout: 300_
     assert.ok(answers.filter((s) => s === 200).length >= 12, `most calls run: ${answers}`);
     assert.ok(watch.peak.polls > 5, 'the tasks were counted while the calls ran');
     assert.ok(watch.peak.vcpu <= QUOTA_VCPU, `at most ${QUOTA_VCPU} vCPUs at once, seen ${watch.peak.vcpu}`);
+    assert.ok(
+      watch.peak.spotVcpu <= QUOTA_VCPU,
+      `at most ${QUOTA_VCPU} Spot vCPUs, seen ${watch.peak.spotVcpu}`,
+    );
     assert.ok(watch.peak.tasks <= CEILING, `at most ${CEILING} tasks at once, seen ${watch.peak.tasks}`);
     assert.ok(watch.peak.tasks > 2, `more than the floor ran: ${watch.peak.tasks}`);
   });

@@ -109,13 +109,18 @@ for (const kind of DEPLOYMENTS) {
             // The default runner's size (issue 57): no agent here declares another.
             assert.equal(t.cpu, String(DEFAULT_RUNNER_SIZE.cpu), t.taskArn);
             assert.equal(t.memory, String(DEFAULT_RUNNER_SIZE.memory), t.taskArn);
-            assert.equal(t.capacityProviderName, 'FARGATE', t.taskArn);
+            // The floor's runners on Spot (sandboxSpot's default), a run's own on demand.
+            assert.ok(['FARGATE', 'FARGATE_SPOT'].includes(String(t.capacityProviderName)), t.taskArn);
             assert.ok(t.createdAt && clusters.includes(t.clusterArn as string), t.taskArn);
           }
           const live = tasks.filter((t) => t.lastStatus !== 'STOPPED');
           assert.ok(live.length > 0, 'the warm runners run');
-          // A new account's 6 vCPUs (PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA's default) bound them.
-          assert.ok(live.reduce((n, t) => n + Number(t.cpu) / 1024, 0) <= 6);
+          // A new account's 6 vCPUs (PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA's default) bound them,
+          // on demand and on Spot each.
+          for (const provider of ['FARGATE', 'FARGATE_SPOT']) {
+            const of = live.filter((t) => t.capacityProviderName === provider);
+            assert.ok(of.reduce((n, t) => n + Number(t.cpu) / 1024, 0) <= 6, provider);
+          }
         } finally {
           ecs.destroy();
         }

@@ -41,7 +41,7 @@ const STANDING: StandingResources = {
   kmsKeys: 0,
   secrets: 0,
   alarms: 0,
-  warmPoolFloor: { tasks: 0, vcpu: 1, memoryGb: 2, architecture: 'arm64' },
+  warmPoolFloor: { tasks: 0, vcpu: 1, memoryGb: 2, architecture: 'arm64', spot: false },
 };
 
 describe('the meter: DynamoDB request units from the store adapter’s requests', () => {

@@ -22,7 +22,7 @@ const standing: StandingResources = {
   kmsKeys: 2,
   secrets: 5,
   alarms: 10,
-  warmPoolFloor: { tasks: 2, vcpu: 1, memoryGb: 2, architecture: 'arm64' },
+  warmPoolFloor: { tasks: 2, vcpu: 1, memoryGb: 2, architecture: 'arm64', spot: false },
 };
 
 const snapshot: MeterSnapshot = {
@@ -109,5 +109,34 @@ describe('the cost bench’s arithmetic', () => {
     const sum = Object.values(items).reduce((a, b) => a + b, 0) + 1e-6 * 730 * 3600;
     close(month.total, sum, 'total');
     assert.equal(AWS_PRICES.dynamodb.perWriteRequestUnit, 0.625e-6, 'the Nov 2024 on-demand price');
+  });
+
+  it('a floor on Spot is priced at Spot’s rate, and a context without a floor pays none of its metering', () => {
+    const onDemand = standingMonth(standing).warmPoolFloor ?? 0;
+    const spot = standingMonth({ ...standing, warmPoolFloor: { ...standing.warmPoolFloor, spot: true } });
+    close(spot.warmPoolFloor ?? 0, onDemand * (1 - AWS_PRICES.fargate.spotDiscount), 'Spot');
+    const idle = { lambda: 3e-6, apiGateway: 0, dynamodb: 2e-6, fargate: 1, s3: 5e-6 };
+    const pool = {
+      perSecond: { lambda: 1e-6, apiGateway: 0, dynamodb: 2e-6, fargate: 0, s3: 4e-6 },
+      measuredFloor: 2,
+    };
+    const seconds = 730 * 3600;
+    const none = idleMonth(
+      { ...standing, warmPoolFloor: { ...standing.warmPoolFloor, tasks: 0 } },
+      idle,
+      AWS_PRICES,
+      pool,
+    );
+    close(none.items['metered lambda'] ?? 0, 2e-6 * seconds, 'the refill’s Lambda gone');
+    close(none.items['metered s3'] ?? 0, 1e-6 * seconds, 'the runners’ reads gone');
+    close(none.items['metered dynamodb'] ?? 0, 0, 'the pool’s items gone');
+    close(none.items.warmPoolFloor ?? 0, 0, 'no floor');
+    const one = idleMonth(
+      { ...standing, warmPoolFloor: { ...standing.warmPoolFloor, tasks: 1 } },
+      idle,
+      AWS_PRICES,
+      pool,
+    );
+    close(one.items['metered s3'] ?? 0, (1e-6 + 2e-6) * seconds, 'half the runners’ reads');
   });
 });
