@@ -158,6 +158,24 @@ describe('sandbox runners by demand: the ceiling, the quota, sizes and Spot', ()
     assert.equal(runTasks().length, 1);
   });
 
+  test('a steady pair’s run waits a moment for the pair’s busy runner rather than starting a task', async () => {
+    const { lease } = setup({ ceiling: 5 });
+    const first = await lease(alpha);
+    const waiting = lease(alpha, Date.now() + 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await first.release();
+    const second = await waiting;
+    assert.equal(second.taskArn, first.taskArn, 'the runner the last run released');
+    assert.equal(runTasks().length, 1, 'no task started while the pair’s runner was about to be free');
+    await second.release();
+    // Another pair has no runner of its own busy: it starts one at once.
+    const started = Date.now();
+    const other = await lease(bravo);
+    assert.ok(Date.now() - started < 1500, 'no wait for a pair with nothing busy');
+    assert.notEqual(other.taskArn, first.taskArn);
+    await other.release();
+  });
+
   test('past the ceiling, an idle runner of another pair is stopped to make room', async () => {
     const { pool, lease } = setup({ ceiling: 1 });
     const first = await lease(alpha);

@@ -22,7 +22,7 @@ import { WARM_POOL_PREFIX } from './ecs-sandbox-staging.ts';
 import { sandboxTaskInput, startSandboxTask, stopSandboxTask, type TaskRefusal } from './ecs-sandbox-task.ts';
 import { DEFAULT_RUNNER_SIZE, type FargateSize } from './fargate-size.ts';
 import { idleWaitMs } from './runner-idle-wait.ts';
-import { CLAIM_MARGIN_MS, type ClaimedRunner, type RunnerRecord } from './warm-runner-pool.ts';
+import { bindingKey, CLAIM_MARGIN_MS, type ClaimedRunner, type RunnerRecord } from './warm-runner-pool.ts';
 
 type Put = (key: string, body: Buffer, contentType: string) => Promise<void>;
 
@@ -44,6 +44,16 @@ export const CAPACITY_WAIT_MARGIN_MS = 3000;
  * stopped it, and Fargate's capacity comes back at its own pace.
  */
 export const CAPACITY_RETRY_AFTER_SECONDS = { ceiling: 5, quota: 15, capacity: 30 } as const;
+/**
+ * How long a run whose pair has a runner busy with an earlier run waits for it to be released
+ * before starting a task of its own: a tool called every second finds its runner still finishing the
+ * last call (a warm run is about a second), and a new task would take Fargate's start (20 to 60 s),
+ * so that every call of a steady pair started a task, up to the ceiling, and most failed (the cost
+ * bench's steady tool, issue 57). A longer run's caller waits this much more before its task starts.
+ */
+export const PAIR_RELEASE_WAIT_MS = 2000;
+/** How often a run waiting for its pair's runner looks for it (a pool query each time). */
+const PAIR_RELEASE_POLL_MS = 200;
 
 /** Where runner `id`'s objects live: its pool manifest, its runner and its claims. */
 const poolKey = (runnerId: string, name: string) => `${WARM_POOL_PREFIX}${runnerId}/${name}`;
@@ -187,6 +197,8 @@ async function acquireRunner(
   deadlineMs: number,
   put: Put,
 ): Promise<ClaimedRunner> {
+  const released = await claimReleased(warm, binding, size, busyUntil, deadlineMs);
+  if (released) return released;
   for (;;) {
     const claimed = await warm.pool.claim(binding, size, busyUntil);
     if (claimed) return claimed;
@@ -212,6 +224,32 @@ async function acquireRunner(
     }
     await sleep(ctx.capacityPollMs);
   }
+}
+
+/**
+ * An idle runner claimed at once, else, when the pair has one busy with an earlier run, that one
+ * once released within PAIR_RELEASE_WAIT_MS (and the run's deadline); undefined when neither.
+ */
+async function claimReleased(
+  warm: WarmRunners,
+  binding: RunnerBinding,
+  size: FargateSize,
+  busyUntil: number,
+  deadlineMs: number,
+): Promise<ClaimedRunner | undefined> {
+  const claimed = await warm.pool.claim(binding, size, busyUntil);
+  if (claimed) return claimed;
+  const key = bindingKey(binding);
+  // A pair's runners are all of its agent version's size: any busy one will do.
+  const busy = (await warm.pool.list()).some((r) => r.binding === key && r.status === 'busy');
+  if (!busy) return undefined;
+  const until = Math.min(Date.now() + PAIR_RELEASE_WAIT_MS, deadlineMs - CAPACITY_WAIT_MARGIN_MS);
+  while (Date.now() + PAIR_RELEASE_POLL_MS < until) {
+    await sleep(PAIR_RELEASE_POLL_MS);
+    const again = await warm.pool.claim(binding, size, busyUntil);
+    if (again) return again;
+  }
+  return undefined;
 }
 
 /**
