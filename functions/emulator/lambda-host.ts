@@ -39,6 +39,9 @@ export interface EmulatedFunction {
 }
 
 /** A failed invocation, as Lambda reports it (`errorType`, `errorMessage`). */
+/** Lambda's limit on an instance's INIT phase, apart from the function's timeout. */
+const INIT_PHASE_LIMIT_MS = 10_000;
+
 export class FunctionError extends Error {
   readonly errorType: string;
   constructor(errorType: string, message: string) {
@@ -205,19 +208,32 @@ class FunctionPool {
     stream?: ResponseStreamSink,
   ): Promise<unknown> {
     const fn = this.fn;
-    const deadlineMs = Date.now() + fn.timeoutSeconds * 1000;
+    const timeoutMs = fn.timeoutSeconds * 1000;
+    // The function's timeout counts from the handler's start: a new instance's INIT phase has a
+    // limit of its own (10 s), and only an INIT longer than that runs on into the invocation's time,
+    // as Lambda's suppressed init does. Counting INIT in the timeout failed a cold start of a large
+    // bundle on a loaded machine with a 502 that Lambda would not give.
     let timer: NodeJS.Timeout | undefined;
+    let initTimer: NodeJS.Timeout | undefined;
+    let deadlineMs = Date.now() + INIT_PHASE_LIMIT_MS + timeoutMs;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        // Lambda ends the instance: nothing the handler left running survives into the next event.
-        instance.child.kill('SIGKILL');
-        reject(
-          new FunctionError(
-            'Sandbox.Timedout',
-            `${requestId} Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds`,
-          ),
-        );
-      }, fn.timeoutSeconds * 1000);
+      const arm = () => {
+        if (timer) return;
+        clearTimeout(initTimer);
+        deadlineMs = Date.now() + timeoutMs;
+        timer = setTimeout(() => {
+          // Lambda ends the instance: nothing the handler left running survives into the next event.
+          instance.child.kill('SIGKILL');
+          reject(
+            new FunctionError(
+              'Sandbox.Timedout',
+              `${requestId} Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds`,
+            ),
+          );
+        }, timeoutMs);
+      };
+      initTimer = setTimeout(arm, INIT_PHASE_LIMIT_MS);
+      instance.ready.then(arm, () => undefined);
     });
     try {
       return await Promise.race([
@@ -252,6 +268,7 @@ class FunctionPool {
         ),
       ]);
     } finally {
+      clearTimeout(initTimer);
       clearTimeout(timer);
     }
   }
