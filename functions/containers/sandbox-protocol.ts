@@ -13,6 +13,16 @@ export const SANDBOX_RUN_UID = 1000;
 /** The runner stops the command this long before the deadline, to upload the result in time. */
 export const RUNNER_DEADLINE_MARGIN_MS = 1500;
 
+/**
+ * The runner's protocol, raised when a runner started by an earlier version would misread what the
+ * platform writes now (4: a manifest's `first` command and a command's `last`, which an older runner
+ * would ignore, waiting for an `exec-1.json` or a stop never written). A warm runner's record names
+ * the protocol of the runner it runs, and runs claim only runners of this one
+ * (functions/adapters/aws/warm-runner-pool.ts): a deploy never hands a run to a runner started
+ * before it, which idles out or is stopped for room.
+ */
+export const RUNNER_PROTOCOL = 4;
+
 /** What the runner reads from `sandbox-inputs/<runId>/run.json`. */
 export interface RunManifest {
   v: 2;
@@ -28,6 +38,12 @@ export interface RunManifest {
    * `sandbox-results/<runId>/exec-<n>.json` (its RunResult).
    */
   execs: { commandUrl: string; resultUrl: string }[];
+  /**
+   * Command 1 itself, when the platform knew it as it wrote this manifest (or the claim carrying
+   * it): the runner then reads no `exec-1.json`, and the platform writes none (one S3 PUT and the
+   * runner's polls of it fewer a run: docs/sandbox-aws.md, "What a run costs in S3").
+   */
+  first?: ExecCommand;
   /** The runner's wait between polls of a command object: first, growing by half up to second. */
   pollMs: [number, number];
   /** Epoch ms; the runner kills a command RUNNER_DEADLINE_MARGIN_MS before it and then exits. */
@@ -100,6 +116,11 @@ export type ExecCommand =
       stdin: string;
       /** Epoch ms at which the runner kills the command (an exec's timeoutMs, a little early). */
       killAtMs: number;
+      /**
+       * No command follows: the runner ends the run once this one's result is uploaded, as at a
+       * stop, and the platform writes no stop command (one S3 PUT fewer a run).
+       */
+      last?: true;
     }
   | { v: 2; stop: true };
 

@@ -21,10 +21,10 @@ import { servePool } from './warm-runner.ts';
  * It downloads the bundle (unpacked with the same code as the local sandbox: extractBundle) and
  * the files into the working directory and, when it runs as root, hands the directory to
  * SANDBOX_RUN_UID. Then it polls for command n = 1, 2, ... through the manifest's presigned GET
- * URLs (404 or 403: not yet), runs each as that user, so the command can neither read the
- * runner's environment or memory (the manifest and every URL stay there, never in a file or the
- * command's env) nor stop it, and PUTs the result through command n's presigned PUT URL;
- * `{ stop: true }` or the deadline ends it. Limits per command: RLIMIT_CPU, RLIMIT_FSIZE and (as
+ * URLs (404 or 403: not yet; command 1 may come in the manifest itself), runs each as that user,
+ * so the command can neither read the runner's environment or memory (the manifest and every URL
+ * stay there, never in a file or the command's env) nor stop it, and PUTs the result through
+ * command n's presigned PUT URL; `{ stop: true }`, a command marked last, or the deadline ends it. Limits per command: RLIMIT_CPU, RLIMIT_FSIZE and (as
  * root) RLIMIT_NPROC through the shell's ulimit, stdout capped, the last 8 KiB of stderr kept, the
  * process group killed at the command's killAtMs and at the latest RUNNER_DEADLINE_MARGIN_MS
  * before the deadline. A failure before the first command (download, archive) is reported as the
@@ -251,7 +251,10 @@ async function serve(m: RunManifest): Promise<void> {
   log('ready', { runId: m.runId });
   for (let n = 1; n <= m.execs.length; n++) {
     const slot = m.execs[n - 1] as RunManifest['execs'][number];
-    const c = await nextObject<ExecCommand>(slot.commandUrl, m.deadlineMs, m.pollMs || [100, 250]);
+    const c =
+      n === 1 && m.first
+        ? m.first
+        : await nextObject<ExecCommand>(slot.commandUrl, m.deadlineMs, m.pollMs || [100, 250]);
     if (c === null) {
       log('deadline reached', { runId: m.runId, n });
       return;
@@ -293,6 +296,10 @@ async function serve(m: RunManifest): Promise<void> {
     }
     await upload(slot.resultUrl, JSON.stringify(result));
     log('result uploaded', { runId: m.runId, n });
+    if (c.last) {
+      log('last command done', { runId: m.runId, n });
+      return;
+    }
   }
   log('all command slots used', { runId: m.runId });
 }

@@ -87,6 +87,21 @@ export function bundleKey(org: string, agent: string, version: string, format: B
 }
 
 /**
+ * Whether `key` is shaped as an agent version's bundle key (bundleKey's `bundles/<org>/<agent>/
+ * <version>.tar.gz|.zip`), never a payload's (`bundles/payloads/…/<id>.json`): what the ECS
+ * sandbox may hand a run's task a GET URL to.
+ */
+export function isAgentBundleKey(key: string): boolean {
+  const m = /^bundles\/([^/]+)\/([^/]+)\/([^/]+)\.(tar\.gz|zip)$/.exec(key);
+  return (
+    m !== null &&
+    KEY_PART.test(m[1] as string) &&
+    KEY_PART.test(m[2] as string) &&
+    VERSION.test(m[3] as string)
+  );
+}
+
+/**
  * Throws InvalidBundleKeyError unless the key is `bundles/` followed by non-empty segments of
  * [A-Za-z0-9._-], none of them '.' or '..': never absolute, never escaping, no empty segments.
  * Every adapter checks every key it is handed with this.

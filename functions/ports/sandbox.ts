@@ -40,7 +40,17 @@ export interface SessionSpec {
    */
   reuseScope?: { workspaceId: string; agentVersion: string } | undefined;
   /** The agent's code bundle, unpacked into the working directory before anything runs. */
-  bundle?: { data: Buffer; format: 'tar.gz' | 'zip' } | undefined;
+  bundle?:
+    | {
+        data: Buffer;
+        format: 'tar.gz' | 'zip';
+        /**
+         * Its key in the bundle store, when it is an agent version's: the ECS sandbox hands the
+         * task a URL to that object instead of uploading a copy for every run.
+         */
+        key?: string;
+      }
+    | undefined;
   /** Files placed under the working directory (paths relative to it, e.g. `input/report.pdf`). */
   files?: { path: string; data: Buffer }[];
   /** Environment of every exec: the declared secrets and the platform's variables, nothing else. */
@@ -98,6 +108,12 @@ export interface ExecOptions {
    * behind its gateway). Nothing else inside is reachable from the host.
    */
   publish?: { hostPort: number; port: number };
+  /**
+   * The session's last command: nothing but close follows it, and every adapter refuses a command
+   * or file operation after it. The ECS sandbox's runner then ends the run with the command (no
+   * stop object to write: one S3 request fewer a run).
+   */
+  last?: boolean;
 }
 
 export interface SandboxSession {

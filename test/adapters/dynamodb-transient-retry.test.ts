@@ -234,17 +234,17 @@ describe('call admission on DynamoDB Local behind the fault injector: 429 only f
     await backend.close();
   });
 
-  it('a counter transaction that only ever conflicts answers a retryable 500 and counts nothing', async (t) => {
+  it('an admission whose writes only ever conflict answers a retryable 500 and counts nothing', async (t) => {
     const faults = backend.faults;
     assert.ok(faults);
     await store.put({ ...counter, calls: limit - 1 });
-    faults.shares.conflictShare = 1;
+    faults.shares.writeConflictShare = 1;
     t.after(() => {
-      faults.shares.conflictShare = 0;
+      faults.shares.writeConflictShare = 0;
     });
     await assert.rejects(admitCall(deps, auth, nowMs + 1_000), isBusy);
-    assert.ok(faults.conflicts > 1);
-    faults.shares.conflictShare = 0;
+    assert.ok(faults.writeConflicts > 1);
+    faults.shares.writeConflictShare = 0;
     assert.equal((await store.get(counter))?.calls, limit - 1);
     // The quota was not used up: the call is admitted once the conflicts stop.
     await (await admitCall(deps, auth, nowMs + 1_000)).finish([]);
@@ -272,14 +272,14 @@ describe('what a client sees while DynamoDB keeps refusing writes (over HTTP)', 
     await llm.close();
   });
 
-  /** Every transaction conflicts for `ms` of real time (single writes and reads pass). */
+  /** Every write (transactions and single items) conflicts for `ms` of real time (reads pass). */
   const conflictFor = (ms: number) => {
     const faults = p.faults;
     assert.ok(faults);
-    Object.assign(faults.shares, { conflictShare: 1, writeConflictShare: 0, throttleShare: 0 });
+    Object.assign(faults.shares, { conflictShare: 1, writeConflictShare: 1, throttleShare: 0 });
     return new Promise<void>((resolve) =>
       setTimeout(() => {
-        faults.shares.conflictShare = 0;
+        Object.assign(faults.shares, { conflictShare: 0, writeConflictShare: 0 });
         resolve();
       }, ms),
     );
@@ -305,7 +305,7 @@ describe('what a client sees while DynamoDB keeps refusing writes (over HTTP)', 
     await cleared;
     assert.equal(res.status, 200, res.text);
     assert.equal(llm.calls.length, 1, 'the model was asked once');
-    assert.ok(p.faults && p.faults.conflicts > 10, 'the admission met conflicts for seconds');
+    assert.ok(p.faults && p.faults.writeConflicts > 10, 'the admission met conflicts for seconds');
   });
 
   it('stops retrying at the caller’s X-Platform-Deadline-Ms, before the 3 s a route without a call gets', async () => {

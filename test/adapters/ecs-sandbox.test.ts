@@ -142,7 +142,7 @@ beforeEach(() => {
 });
 
 describe('EcsSandbox: one long-lived Fargate task per session', () => {
-  test('one RunTask with the manifest URL; three execs go through command and result objects', async () => {
+  test('one RunTask with the manifest URL; three execs, the first in the manifest, the others through command objects', async () => {
     for (const n of [1, 2, 3]) {
       results.set(resultKey(n), { value: { ...okResult, stdout: `out-${n}` }, version: `result-v${n}` });
     }
@@ -205,7 +205,7 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     assert.ok(!runInput.includes(SECRET));
     assert.ok(!runInput.includes('{"q":1}'));
 
-    const manifest = manifestUploaded();
+    const { first: c1, ...manifest } = manifestUploaded();
     assert.ok(manifest.deadlineMs > Date.now());
     const slot = (n: number) => ({
       commandUrl: `https://signed.example/GET/sandbox-inputs/req-0b7e/exec-${n}.json`,
@@ -242,13 +242,14 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     );
     for (const s of signed) assert.ok(s.ttl >= 60 && s.ttl <= 121, `${s.key}: ${s.ttl}`);
 
-    // The commands (stdin included) and then the stop command, in the next slot.
+    // The first command (stdin included) rode in the manifest: the task started for it. The others
+    // and then the stop command, each in its slot's object.
     const commands = commandsUploaded();
     assert.deepEqual(
       commands.map((c) => c.key),
-      [1, 2, 3, 4].map((n) => `sandbox-inputs/req-0b7e/exec-${n}.json`),
+      [2, 3, 4].map((n) => `sandbox-inputs/req-0b7e/exec-${n}.json`),
     );
-    const [c1, c2, c3, c4] = commands.map((c) => c.value);
+    const [c2, c3, c4] = commands.map((c) => c.value);
     assert.ok(c1 && 'command' in c1 && c2 && 'command' in c2 && c3 && 'command' in c3);
     assert.equal(c1.command, 'node index.js');
     assert.equal(c1.stdin, '{"q":1}');
@@ -282,7 +283,6 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
       deleted.map((o) => o.Key).sort(),
       [
         'sandbox-inputs/req-0b7e/bundle.tar.gz',
-        'sandbox-inputs/req-0b7e/exec-1.json',
         'sandbox-inputs/req-0b7e/exec-2.json',
         'sandbox-inputs/req-0b7e/exec-3.json',
         'sandbox-inputs/req-0b7e/exec-4.json',
@@ -311,7 +311,11 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     await session.exec('true');
     await assert.rejects(session.exec('true'), /has used all 2 commands/);
     await session.close();
-    assert.equal(commandsUploaded().length, 2, 'no slot is left for the stop command: StopTask ends it');
+    assert.equal(
+      commandsUploaded().length,
+      1,
+      'the second command only (the first rode in the manifest); no slot is left for the stop command: StopTask ends it',
+    );
     assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 1);
   });
 
@@ -343,7 +347,12 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     );
     await session.close();
     assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 1, 'close does not stop it twice');
-    assert.equal(commandsUploaded().length, 1, 'no stop command for a stopped task');
+    assert.equal(
+      commandsUploaded().length,
+      0,
+      'the command rode in the manifest, and no stop command goes to a stopped task',
+    );
+    assert.equal((manifestUploaded().first as { command?: string } | undefined)?.command, 'sleep 600');
   });
 
   test('an exec timeout with no result stops the task; later commands are refused clearly', async () => {
@@ -365,7 +374,7 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     const result = await session.exec('sleep 600', { signal: controller.signal, timeoutMs: 50_000 });
     assert.equal(result.timedOut, true);
     assert.equal(ecsMock.commandCalls(StopTaskCommand)[0]?.args[0].input.reason, 'agenthost: run aborted');
-    const command = commandsUploaded()[0]?.value;
+    const command = manifestUploaded().first;
     assert.ok(command && 'killAtMs' in command && command.killAtMs <= Date.now() + 50_000);
   });
 
@@ -475,7 +484,8 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     });
     assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 1);
 
-    const [read, write, list, read2] = commandsUploaded().map((c) => c.value);
+    // The first file operation started the task: it rode in the manifest.
+    const [read, write, list, read2] = [manifestUploaded().first, ...commandsUploaded().map((c) => c.value)];
     assert.ok(read && 'command' in read && write && 'command' in write && list && 'command' in list);
     assert.match(read.command, /base64 -w 0 < "\$f"$/);
     assert.ok(read.command.startsWith("f='notes/a.txt';"));
@@ -511,6 +521,74 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
       [{ cluster: 'agenthost-sandbox', task: TASK_ARN, reason: 'agenthost: session closed' }],
     );
     await assert.rejects(session.exec('true'), /session is closed/);
+  });
+
+  test('a command marked last ends the run in the runner: no stop object, and nothing but close may follow', async () => {
+    results.set(resultKey(1), { value: okResult });
+    const session = await sandbox().openSession(spec());
+    const r = await session.exec('node index.js', { stdin: '{}', last: true });
+    assert.equal(r.exitCode, 0);
+    assert.deepEqual(
+      { ...manifestUploaded().first, killAtMs: 0 },
+      {
+        v: 2,
+        command: 'node index.js',
+        stdin: '{}',
+        killAtMs: 0,
+        last: true,
+      },
+    );
+    await assert.rejects(session.exec('true'), /has run its last command/);
+    await assert.rejects(session.readFile('out.txt'), /has run its last command/);
+    await session.close();
+    assert.deepEqual(commandsUploaded(), [], 'neither a command object nor a stop');
+    // An own task still gets its StopTask (it exits by itself; this makes sure).
+    assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 1);
+    // What the run wrote to S3: its inputs and manifest only, every one deleted at close.
+    const written = s3Mock.commandCalls(PutObjectCommand).map((c) => String(c.args[0].input.Key));
+    assert.deepEqual(written.sort(), [
+      'sandbox-inputs/req-0b7e/bundle.tar.gz',
+      'sandbox-inputs/req-0b7e/files/0',
+      'sandbox-inputs/req-0b7e/run.json',
+      'sandbox-inputs/req-0b7e/runner.cjs',
+    ]);
+  });
+
+  test("an agent version's bundle is read where the store keeps it: no copy a run, and a payload's key never", async () => {
+    results.set(resultKey(1), { value: okResult });
+    const key = 'bundles/acme/tool/v3.tar.gz';
+    const session = await sandbox().openSession(
+      spec({ bundle: { data: Buffer.from('bundle-bytes'), format: 'tar.gz', key } }),
+    );
+    await session.exec('true', { last: true });
+    await session.close();
+    assert.deepEqual(manifestUploaded().bundle, {
+      url: `https://signed.example/GET/${key}`,
+      format: 'tar.gz',
+    });
+    const written = s3Mock.commandCalls(PutObjectCommand).map((c) => String(c.args[0].input.Key));
+    assert.ok(!written.some((k) => k.includes('bundle')), written.join(', '));
+    const deleted = s3Mock
+      .commandCalls(DeleteObjectsCommand)
+      .flatMap((c) => c.args[0].input.Delete?.Objects ?? [])
+      .map((o) => o.Key);
+    assert.ok(!deleted.includes(key), 'the stored bundle outlives the run');
+
+    // A key that is not an agent version's (a payload's) is copied like any other bytes.
+    s3Mock.resetHistory();
+    signed.length = 0;
+    const other = await sandbox().openSession(
+      spec({
+        bundle: { data: Buffer.from('x'), format: 'tar.gz', key: 'bundles/payloads/answers/req-1.json' },
+      }),
+    );
+    await other.exec('true', { last: true });
+    await other.close();
+    assert.ok(!signed.some((x) => x.key.startsWith('bundles/')));
+    assert.deepEqual(manifestUploaded().bundle, {
+      url: 'https://signed.example/GET/sandbox-inputs/req-0b7e/bundle.tar.gz',
+      format: 'tar.gz',
+    });
   });
 
   test('createEcsSandbox names every missing setting', () => {
@@ -556,7 +634,14 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     );
     const get = new URL(await sign('GET', 'sandbox-inputs/req-1/run.json', 300));
     assert.equal(get.searchParams.get('x-id'), 'GetObject');
-    await assert.rejects(sign('GET', 'bundles/acme/tool/v1.tar.gz', 300), /will not sign/);
+    // An agent version's bundle may be read (the run's task reads it where it is stored), never
+    // written; a payload, or any other key, is signed for nothing.
+    const bundle = new URL(await sign('GET', 'bundles/acme/tool/v1.tar.gz', 300));
+    assert.equal(bundle.pathname, '/bundles/acme/tool/v1.tar.gz');
+    await assert.rejects(sign('PUT', 'bundles/acme/tool/v1.tar.gz', 300), /will not sign/);
+    await assert.rejects(sign('GET', 'bundles/payloads/answers/req-1.json', 300), /will not sign/);
+    await assert.rejects(sign('GET', 'bundles/acme/../x/v1.tar.gz', 300), /will not sign/);
+    await assert.rejects(sign('GET', 'secrets/acme.json', 300), /will not sign/);
   });
 });
 
@@ -768,6 +853,25 @@ describe('the runner (the bootstrap and the bundled runner) against a loopback S
       assert.ok(!objects.has('results/many/exec-4.json'));
       assert.match(runner.logs(), /"msg":"stopped"/);
       assert.ok(!runner.logs().includes('tok-9'));
+    } finally {
+      runner.child.kill('SIGKILL');
+    }
+  });
+
+  test('the first command from the manifest, and a command marked last ends the run: no command object read for either end', async () => {
+    // Were the runner to read command 1's object, it would run this instead.
+    send('inline', 1, { v: 2, command: 'echo object', stdin: '', killAtMs: Date.now() + 10_000 });
+    const runner = startRunner(
+      'inline',
+      { first: { v: 2, command: 'echo first', stdin: '', killAtMs: Date.now() + 10_000 } },
+      5,
+    );
+    try {
+      assert.equal((await resultOf('inline', 1, runner.logs)).stdout, 'first\n');
+      send('inline', 2, { v: 2, command: 'echo last', stdin: '', killAtMs: Date.now() + 10_000, last: true });
+      assert.equal((await resultOf('inline', 2, runner.logs)).stdout, 'last\n');
+      assert.equal(await runner.exited, 0, 'no stop command: it ended with the last one');
+      assert.match(runner.logs(), /"msg":"last command done"/);
     } finally {
       runner.child.kill('SIGKILL');
     }

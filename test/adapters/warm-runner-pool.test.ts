@@ -7,6 +7,7 @@ import {
   type RunnerRecord,
   WarmRunnerPool,
 } from '../../functions/adapters/aws/warm-runner-pool.ts';
+import { RUNNER_PROTOCOL } from '../../functions/containers/sandbox-protocol.ts';
 import {
   DYNAMODB_LOCAL_CREDENTIALS,
   DYNAMODB_LOCAL_REGION,
@@ -61,6 +62,7 @@ describe('the warm runner pool on DynamoDB Local', () => {
       claimSlots: 10,
       usableUntil: now + 600_000,
       startedAt: now,
+      protocol: RUNNER_PROTOCOL,
       ...extra,
     };
   };
@@ -209,6 +211,25 @@ describe('the warm runner pool on DynamoDB Local', () => {
     await pool.add(runner());
     assert.equal(await pool.claim(alpha, { cpu: 1024, memory: 2048 }), undefined);
     assert.ok(await pool.claim(alpha, { cpu: 256, memory: 512 }));
+  });
+
+  test('a runner of an earlier protocol (started before a deploy) is never claimed, counts for no floor, and is stopped for room, even for its own pair', async () => {
+    const { protocol: _, ...before } = runner();
+    const old = await pool.add(before);
+    const older = await pool.add(runner({ protocol: RUNNER_PROTOCOL - 1, binding: 'ws_alpha|agv_1' }));
+    assert.ok(old && older);
+    assert.equal(await pool.claim(alpha), undefined, 'neither is claimed, bound to the pair or not');
+    assert.equal(await pool.deficit(), 2, 'the floor is started anew beside them');
+    const size = { cpu: 256, memory: 1024 };
+    const first = await pool.evict(alpha, size);
+    const second = await pool.evict(alpha, size);
+    assert.deepEqual(
+      [first?.runnerId, second?.runnerId].sort(),
+      [old.runnerId, older.runnerId].sort(),
+      'both are stopped to make room, its own pair’s too',
+    );
+    const current = await pool.add(runner());
+    assert.equal((await pool.claim(alpha))?.record.runnerId, current?.runnerId);
   });
 
   test("a pair's calls: the gaps between its last three, latest first", async () => {

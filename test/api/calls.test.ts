@@ -550,21 +550,22 @@ describe('quotas and concurrency (exact under races)', () => {
     const { heldSlots } = await import('../../functions/core/calls/held-slots.ts');
     const { authenticate } = await import('../../functions/core/api-keys/api-keys.ts');
     const auth = await authenticate(p.deps, `Bearer ${acct.api_key}`);
+    // The admission's and the finish's writes (Store.writeEach, one commit locally).
     let attempts = 0;
     const store = p.deps.store;
     const counted = {
       ...p.deps,
       store: Object.assign(Object.create(store) as typeof store, {
-        transactWrite: (ops: Parameters<typeof store.transactWrite>[0]) => {
+        writeEach: (ops: Parameters<typeof store.writeEach>[0]) => {
           attempts++;
-          return store.transactWrite(ops);
+          return store.writeEach(ops);
         },
       }),
     };
     const c = TIER_LIMITS.pro.concurrentRequests;
     const deadline = p.clock.now().getTime() + 60_000;
-    // Every slot, one call after another, none released: each admission is one transaction (a
-    // search from a random slot would try held ones, one transaction each).
+    // Every slot, one call after another, none released: each admission takes one slot at its first
+    // try (a search from a random slot would try held ones, one writeEach each).
     const admissions = [];
     for (let i = 0; i < c; i++) admissions.push(await admitCall(counted, auth, deadline));
     assert.equal(attempts, c);
@@ -575,13 +576,13 @@ describe('quotas and concurrency (exact under races)', () => {
     const otherAuth = await authenticate(p.deps, `Bearer ${other.api_key}`);
     attempts = 0;
     await (await admitCall(counted, otherAuth, deadline)).finish([]);
-    assert.equal(attempts, 2, "another account's admission and finish: one transaction each");
+    assert.equal(attempts, 2, "another account's admission and finish: one writeEach each");
     assert.equal(heldSlots.heldBy(other.account.id), 0);
     for (const a of admissions) await a.finish([]);
     assert.equal(heldSlots.heldBy(acct.account.id), 0, 'every slot released');
     attempts = 0;
     await (await admitCall(counted, auth, deadline)).finish([]);
-    assert.equal(attempts, 2, 'one transaction to admit, one to finish');
+    assert.equal(attempts, 2, 'one writeEach to admit, one to finish');
   });
 
   it('frees a crashed call’s slot when its lease expires', async () => {

@@ -345,6 +345,20 @@ export function sandboxContract(label: string, open: () => Promise<SandboxFixtur
       }
     });
 
+    it('a command marked last runs as any other; then every command and file operation is refused, and close cleans up', async () => {
+      const spec = sessionSpec({ files: [{ path: 'input/data.txt', data: Buffer.from('x') }] });
+      const session = await openSession(spec);
+      const r = await session.exec('cat; cat input/data.txt', { stdin: 'in ', last: true });
+      assert.equal(r.exitCode, 0, r.stderrTail);
+      assert.equal(r.stdout, 'in x');
+      await assert.rejects(session.exec('true'), /last command/);
+      await assert.rejects(session.readFile('input/data.txt'), /last command/);
+      await assert.rejects(session.writeFile('more.txt', 'y'), /last command/);
+      await assert.rejects(session.listFiles(), /last command/);
+      await session.close();
+      assert.deepEqual(await fx.leftovers(spec.runId, { afterClose: true }), []);
+    });
+
     it('close() kills what runs, removes everything of the run, and ends the session', async () => {
       const spec = sessionSpec({
         bundle: { data: bundle, format: 'tar.gz' },

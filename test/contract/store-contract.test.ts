@@ -675,6 +675,54 @@ function storeContract(name: string, start: () => Promise<StoreBackend>): void {
         assert.equal(await store.get({ pk, sk: 'blocked' }), undefined);
       });
 
+      it('writeEach writes in order, each op on its own, and stops at the first failed condition', async () => {
+        const pk = partition('each');
+        await store.put({ pk, sk: 'held', v: 1 });
+        await store.put({ pk, sk: 'gone', v: 1 });
+        // Every op holds: all written, nothing answered.
+        assert.equal(
+          await store.writeEach([
+            { name: 'a', put: { pk, sk: 'a', v: 1 }, condition: cond.notExists() },
+            { update: { pk, sk: 'count' }, spec: { add: { n: 1 } } },
+            { delete: { pk, sk: 'gone' }, condition: cond.exists() },
+          ]),
+          undefined,
+        );
+        assert.deepEqual(await store.get({ pk, sk: 'a' }), { pk, sk: 'a', v: 1 });
+        assert.deepEqual(await store.get({ pk, sk: 'count' }), { pk, sk: 'count', n: 1 });
+        assert.equal(await store.get({ pk, sk: 'gone' }), undefined);
+        // The second fails: the first stays written (not all-or-nothing), the third is not tried.
+        assert.equal(
+          await store.writeEach([
+            { name: 'first', update: { pk, sk: 'count' }, spec: { add: { n: 1 } } },
+            { name: 'taken', put: { pk, sk: 'held', v: 2 }, condition: cond.notExists() },
+            { name: 'after', put: { pk, sk: 'after', v: 1 } },
+          ]),
+          'taken',
+        );
+        assert.deepEqual(await store.get({ pk, sk: 'count' }), { pk, sk: 'count', n: 2 });
+        assert.deepEqual(await store.get({ pk, sk: 'held' }), { pk, sk: 'held', v: 1 });
+        assert.equal(await store.get({ pk, sk: 'after' }), undefined);
+        // An unnamed op answers ''; a check op or two ops on one key are refused before any write.
+        assert.equal(
+          await store.writeEach([{ put: { pk, sk: 'held', v: 3 }, condition: cond.notExists() }]),
+          '',
+        );
+        await assert.rejects(
+          store.writeEach([
+            { put: { pk, sk: 'x', v: 1 } },
+            { check: { pk, sk: 'held' }, condition: cond.exists() },
+          ]),
+          /no check/,
+        );
+        await assert.rejects(
+          store.writeEach([{ put: { pk, sk: 'y', v: 1 } }, { delete: { pk, sk: 'y' } }]),
+          /two/,
+        );
+        assert.equal(await store.get({ pk, sk: 'x' }), undefined);
+        assert.equal(await store.get({ pk, sk: 'y' }), undefined);
+      });
+
       it('rejects two ops on one key, and empty transactions, before writing anything', async () => {
         const pk = partition('tx-dup');
         await assert.rejects(

@@ -15,8 +15,8 @@ import { statementsRun } from '../helpers/sqlite-statements.ts';
 
 /**
  * A successful prompt call: the key and its account (authentication), the version's ref and item,
- * the caller's membership of the agent's workspace (visibility), the admission transaction, the
- * completion transaction, and today's counter for the X-RateLimit headers (docs/performance.md).
+ * the caller's membership of the agent's workspace (visibility), the admission's writes and the
+ * completion's (Store.writeEach: one commit each here), and today's counter for the X-RateLimit headers (docs/performance.md).
  */
 const MAX_STORE_OPERATIONS = 8;
 

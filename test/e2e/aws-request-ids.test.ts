@@ -30,14 +30,22 @@ interface AttrMap {
   [name: string]: { S?: string } | undefined;
 }
 
-/** The call's own log line among the items a transaction wrote. */
+/** The call's own log line, when `write` wrote it (a PutItem, or an item of a transaction). */
 function lineIn(write: MeteredWrite, requestId: string): AttrMap | undefined {
+  const isLine = (item: AttrMap | undefined) =>
+    item?.sk?.S?.startsWith('LOG#') && item.request_id?.S === requestId;
+  if (write.operation === 'PutItem') {
+    const { Item } = JSON.parse(write.body) as { Item: AttrMap };
+    return isLine(Item) ? Item : undefined;
+  }
   if (write.operation !== 'TransactWriteItems') return undefined;
   const { TransactItems } = JSON.parse(write.body) as { TransactItems: { Put?: { Item: AttrMap } }[] };
-  return TransactItems.map((t) => t.Put?.Item).find(
-    (item) => item?.sk?.S?.startsWith('LOG#') && item.request_id?.S === requestId,
-  );
+  return TransactItems.map((t) => t.Put?.Item).find(isLine);
 }
+
+/** Whether `write` frees a concurrency slot (the last write of a finished call). */
+const freesSlot = (write: MeteredWrite) =>
+  write.operation === 'UpdateItem' && /"sk":\{"S":"LEASE#\d+"\}/.test(write.body);
 
 describe('request ids and writes of a call on AWS (emulated deployment)', { timeout: 240_000 }, () => {
   let d: Deployment;
@@ -96,18 +104,30 @@ describe('request ids and writes of a call on AWS (emulated deployment)', { time
       );
       assert.equal(res.status, 200, res.text);
       const requestId = res.body.metadata.request_id;
-      // The call's record transaction (with its log line) may follow the answer: waited for.
-      const at = await waitFor(`the record transaction of ${requestId}`, () => {
+      // The call's record and log line, then its slot's release, may follow the answer: waited for.
+      const at = await waitFor(`the log line of ${requestId}`, () => {
         const i = meter.writes.findIndex((w, j) => j >= from && lineIn(w, requestId));
         return i >= 0 ? i : undefined;
       });
+      const released = await waitFor(`the slot release of ${requestId}`, () => {
+        const i = meter.writes.findIndex((w, j) => j > at && freesSlot(w));
+        return i >= 0 ? i : undefined;
+      });
       const record = meter.writes[at] as MeteredWrite;
-      const units = meter.writes.slice(from, at + 1).reduce((sum, w) => sum + w.units, 0);
+      const writes = meter.writes.slice(from, released + 1);
+      const units = writes.reduce((sum, w) => sum + w.units, 0);
       perCall.push(units);
       // What a prompt call writes, in write units (issue 57's cost figures read the same meter).
       console.log(
-        `call ${n}: ${units} write units, its record's transaction ${JSON.stringify(record.byPlace)}`,
+        `call ${n}: ${units} write units in ${writes.map((w) => `${w.operation} ${w.units}`).join(', ')}; its line ${JSON.stringify(record.byPlace)}`,
       );
+      // Slot, counter, record, line, release: one request each and no transaction (which DynamoDB
+      // bills twice), so at most a unit each but the line's (its trace: up to 2 KB).
+      assert.ok(
+        writes.every((w) => w.operation !== 'TransactWriteItems'),
+        'a call with nothing to settle writes no transaction',
+      );
+      assert.ok(units <= 6, `${units} write units`);
 
       // The local shape: req_<UUID v7>, carrying the time it was minted, in the order calls came.
       const minted = requestIdTime(requestId);

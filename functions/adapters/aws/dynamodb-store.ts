@@ -22,7 +22,7 @@ import {
   type UpdateSpec,
   type WriteOptions,
 } from '../../ports/store.ts';
-import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+import { evaluateCondition, validateEach, validateTransaction } from '../store-semantics.ts';
 import { askConsumedCapacity } from './dynamodb-consumed-capacity.ts';
 import {
   checkUpdate,
@@ -213,6 +213,23 @@ export class DynamoDbStore implements Store {
       items: (out.Items ?? []) as Item[],
       cursor: last ? Buffer.from(JSON.stringify(last)).toString('base64url') : undefined,
     };
+  }
+
+  /** One request an op, in order (each retried as put, update and delete are). */
+  async writeEach(ops: TransactOp[]): Promise<string | undefined> {
+    validateEach(ops);
+    for (const op of ops) {
+      try {
+        const options = { condition: op.condition };
+        if ('put' in op) await this.put(op.put, options);
+        else if ('update' in op) await this.update(op.update, op.spec, options);
+        else if ('delete' in op) await this.delete(op.delete, options);
+      } catch (err) {
+        if (err instanceof ConditionFailedError) return op.name ?? '';
+        throw err;
+      }
+    }
+    return undefined;
   }
 
   /**

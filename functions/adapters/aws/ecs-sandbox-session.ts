@@ -4,6 +4,7 @@
  * the file operations, which are small shell commands; and the close that stops the task and
  * deletes the run's objects.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Task } from '@aws-sdk/client-ecs';
 import {
   type ExecCommand,
@@ -17,11 +18,16 @@ import {
   type SessionSpec,
 } from '../../ports/sandbox.ts';
 import { SANDBOX_WORK_DIR, SandboxPathError } from '../../shared/sandbox-conventions.ts';
-import { shellQuote } from '../../shared/shell-quote.ts';
+import {
+  listedFiles,
+  listFilesCommand,
+  readFileCommand,
+  writeFileCommand,
+} from './ecs-sandbox-file-commands.ts';
 import type { SessionContext } from './ecs-sandbox-options.ts';
 import { checkedPath } from './ecs-sandbox-paths.ts';
 import { readRunResult, timedOutResult, toExecResult } from './ecs-sandbox-results.ts';
-import { sandboxInputKey, sandboxResultKey, stageRun } from './ecs-sandbox-staging.ts';
+import { deleteRunObjects, sandboxInputKey, sandboxResultKey, stageRun } from './ecs-sandbox-staging.ts';
 import {
   describeSandboxTask,
   runSandboxTask,
@@ -32,7 +38,6 @@ import {
   CAPACITY_WAIT_MARGIN_MS,
   capacityError,
   leaseWarmRunner,
-  sleep as pause,
   type WarmLease,
 } from './ecs-sandbox-warm.ts';
 import { type FargateSize, fargateSize } from './fargate-size.ts';
@@ -43,11 +48,6 @@ import { type FargateSize, fargateSize } from './fargate-size.ts';
  */
 const s3Sdk = () => import('@aws-sdk/client-s3');
 
-/** listFiles returns at most this many paths (as the local adapter). */
-const MAX_LISTED_FILES = 10_000;
-/** DeleteObjects takes at most this many keys a request. */
-const DELETE_BATCH = 1000;
-
 export class EcsSession implements SandboxSession {
   readonly workDir = SANDBOX_WORK_DIR;
   private closed = false;
@@ -57,8 +57,12 @@ export class EcsSession implements SandboxSession {
   /** Set when RunTask failed: every later call fails the same way. */
   private startError: Error | undefined;
   private taskStopped = false;
-  /** The number of the last command object written (exec-<n>.json). */
+  /** The number of the last command sent (exec-<n>.json, or command 1 in the manifest). */
   private sent = 0;
+  /** A command marked last (ExecOptions.last) was sent: nothing but close may follow. */
+  private lastSent = false;
+  /** The runner answered that last command: it has ended the run by itself, no stop to write. */
+  private ended = false;
   /** Commands run one at a time: the runner takes them in order. */
   private queue: Promise<unknown> = Promise.resolve();
   /** Objects this session wrote or read, deleted (that version) at close. */
@@ -76,9 +80,9 @@ export class EcsSession implements SandboxSession {
 
   async exec(
     command: string,
-    options: { stdin?: string; timeoutMs?: number; signal?: AbortSignal } = {},
+    options: { stdin?: string; timeoutMs?: number; signal?: AbortSignal; last?: boolean } = {},
   ): Promise<ExecResult> {
-    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    this.assertOpen();
     return this.serial(async () => {
       const started = Date.now();
       const deadlineMs =
@@ -86,8 +90,13 @@ export class EcsSession implements SandboxSession {
           ? this.spec.deadlineMs
           : Math.min(this.spec.deadlineMs, started + Math.max(0, options.timeoutMs));
       if (options.signal?.aborted || deadlineMs <= started) return timedOutResult(0, '');
-      return this.run(command, options.stdin ?? '', deadlineMs, started, options.signal);
+      return this.run(command, options.stdin ?? '', deadlineMs, started, options.signal, options.last);
     });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    if (this.lastSent) throw new Error(`ECS sandbox: run ${this.spec.runId} has run its last command`);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -96,15 +105,24 @@ export class EcsSession implements SandboxSession {
     return next;
   }
 
-  /** Writes the next command object and waits for its result (starting the task first if need be). */
+  /**
+   * Writes the next command object and waits for its result. The command that starts the task goes
+   * in the task's manifest (or the warm runner's claim) instead: no object of its own.
+   */
   private async run(
     command: string,
     stdin: string,
     deadlineMs: number,
     started: number,
     signal?: AbortSignal,
+    last = false,
   ): Promise<ExecResult> {
-    await this.ensureTask();
+    this.assertOpen();
+    // The runner kills the command a little before the deadline, to upload its result in time.
+    const killAtMs = deadlineMs - Math.min(RUNNER_DEADLINE_MARGIN_MS, Math.floor((deadlineMs - started) / 4));
+    const body: ExecCommand = { v: 2, command, stdin, killAtMs, ...(last ? { last: true as const } : {}) };
+    const inline = this.taskArn === undefined && this.startError === undefined;
+    await this.ensureTask(inline ? body : undefined);
     if (this.taskStopped) {
       throw new SandboxUnavailableError(
         `the sandbox task of run ${this.spec.runId} is no longer running (stopped at a timeout, an abort or by ECS)`,
@@ -116,15 +134,16 @@ export class EcsSession implements SandboxSession {
       );
     }
     const n = ++this.sent;
-    // The runner kills the command a little before the deadline, to upload its result in time.
-    const killAtMs = deadlineMs - Math.min(RUNNER_DEADLINE_MARGIN_MS, Math.floor((deadlineMs - started) / 4));
-    const body: ExecCommand = { v: 2, command, stdin, killAtMs };
-    await this.put(
-      sandboxInputKey(this.spec.runId, `exec-${n}.json`),
-      Buffer.from(JSON.stringify(body)),
-      'application/json',
-    );
+    if (last) this.lastSent = true;
+    if (!(inline && n === 1)) {
+      await this.put(
+        sandboxInputKey(this.spec.runId, `exec-${n}.json`),
+        Buffer.from(JSON.stringify(body)),
+        'application/json',
+      );
+    }
     const outcome = await this.waitForResult(n, deadlineMs, signal);
+    if (last && outcome.result) this.ended = true;
     const elapsed = Date.now() - started;
     const result = outcome.result;
     if (result && 'error' in result) {
@@ -144,19 +163,22 @@ export class EcsSession implements SandboxSession {
     return stoppedTaskResult(outcome.task, elapsed, this.spec.runId);
   }
 
-  /** The first call that needs the task starts it: uploads the inputs and the manifest, then RunTask. */
-  private async ensureTask(): Promise<void> {
+  /**
+   * The first call that needs the task starts it: uploads the inputs and the manifest (carrying
+   * `first`, the command that starts it), then RunTask.
+   */
+  private async ensureTask(first?: ExecCommand): Promise<void> {
     if (this.startError) throw this.startError;
     if (this.taskArn) return;
     try {
-      await this.startTask();
+      await this.startTask(first);
     } catch (err) {
       this.startError = err as Error;
       throw err;
     }
   }
 
-  private async startTask(): Promise<void> {
+  private async startTask(first: ExecCommand | undefined): Promise<void> {
     const put = (key: string, body: Buffer, contentType: string) => this.put(key, body, contentType);
     const { warm } = this.ctx;
     const scope = this.spec.reuseScope;
@@ -168,7 +190,10 @@ export class EcsSession implements SandboxSession {
       );
     }
     // A warm runner gets the manifest in its claim and has its runner already.
-    const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put, { forClaim: claimed });
+    const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put, {
+      forClaim: claimed,
+      first,
+    });
     if (warm && scope) {
       // The runner's own objects outlive the run: not deleted at close.
       const poolPut = (key: string, body: Buffer, contentType: string) =>
@@ -202,7 +227,7 @@ export class EcsSession implements SandboxSession {
       if (this.spec.deadlineMs - Date.now() < this.ctx.capacityPollMs + CAPACITY_WAIT_MARGIN_MS) {
         throw capacityError(refused.kind);
       }
-      await pause(this.ctx.capacityPollMs);
+      await sleep(this.ctx.capacityPollMs);
     }
   }
 
@@ -241,7 +266,8 @@ export class EcsSession implements SandboxSession {
           return last ? { result: last } : { task };
         }
       }
-      await sleep(Math.min(delay, deadlineMs - now), signal);
+      // An abort ends the wait early (the next turn stops the task), not the session with an error.
+      await sleep(Math.min(delay, deadlineMs - now), undefined, { signal }).catch(() => undefined);
       delay = Math.min(Math.ceil(delay * 1.5), this.ctx.maxPollMs);
     }
   }
@@ -272,7 +298,7 @@ export class EcsSession implements SandboxSession {
    * failures are SandboxPathErrors (the managed loop shows them to the model).
    */
   private async fileOp(what: string, path: string, command: string, stdin = ''): Promise<ExecResult> {
-    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    this.assertOpen();
     const r = await this.serial(() => {
       const started = Date.now();
       if (this.spec.deadlineMs <= started) return Promise.resolve(timedOutResult(0, ''));
@@ -293,11 +319,7 @@ export class EcsSession implements SandboxSession {
   /** A regular file (not a symbolic link) of the working directory, read in the task as base64. */
   async readFile(path: string): Promise<Buffer> {
     const rel = checkedPath(path);
-    const r = await this.fileOp(
-      'readFile',
-      path,
-      `f=${shellQuote(rel)}; if [ -L "$f" ] || [ ! -f "$f" ]; then echo "not a regular file" >&2; exit 2; fi; base64 -w 0 < "$f"`,
-    );
+    const r = await this.fileOp('readFile', path, readFileCommand(rel));
     if (r.stdoutTruncated) {
       throw new SandboxPathError(
         `readFile ${JSON.stringify(path)}: the file is too large to read from the ECS sandbox`,
@@ -312,45 +334,31 @@ export class EcsSession implements SandboxSession {
    */
   async writeFile(path: string, data: Buffer | string): Promise<void> {
     const rel = checkedPath(path);
-    if (this.closed) throw new Error('ECS sandbox: the session is closed');
+    this.assertOpen();
     if (!this.taskArn && !this.startError) {
       this.files.set(rel, Buffer.from(data));
       return;
     }
-    await this.fileOp(
-      'writeFile',
-      path,
-      `f=${shellQuote(rel)}; if [ -L "$f" ] || [ -d "$f" ]; then echo "not a regular file" >&2; exit 2; fi; mkdir -p -- "$(dirname -- "$f")" && base64 -d > "$f"`,
-      Buffer.from(data).toString('base64'),
-    );
+    await this.fileOp('writeFile', path, writeFileCommand(rel), Buffer.from(data).toString('base64'));
   }
 
   /** Regular files under `path`, relative to the working directory, sorted; links are not followed. */
   async listFiles(path?: string): Promise<string[]> {
     const rel = path === undefined || path === '' ? '' : checkedPath(path);
-    const dir = rel === '' ? '.' : rel;
-    const r = await this.fileOp(
-      'listFiles',
-      path ?? '',
-      `d=${shellQuote(dir)}; if [ -L "$d" ] || [ ! -d "$d" ]; then echo "not a directory" >&2; exit 2; fi; find "$d" -type f -print0`,
-    );
-    const found = r.stdout
-      .split('\0')
-      .filter(Boolean)
-      .map((p) => (p.startsWith('./') ? p.slice(2) : p))
-      .sort();
-    return found.slice(0, MAX_LISTED_FILES);
+    const r = await this.fileOp('listFiles', path ?? '', listFilesCommand(rel === '' ? '.' : rel));
+    return listedFiles(r.stdout);
   }
 
   /**
-   * Writes the stop command (the runner exits), stops the task if it may still run, and deletes
-   * the run's objects (the exact versions written and read).
+   * Writes the stop command (the runner exits) unless the runner ended the run at its last command,
+   * stops the task if it may still run, and deletes the run's objects (the exact versions written
+   * and read).
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    let stopSent = false;
-    if (this.taskArn && !this.taskStopped && this.sent < this.ctx.maxExecs) {
+    let stopSent = this.ended && !this.taskStopped;
+    if (this.taskArn && !this.taskStopped && !this.ended && this.sent < this.ctx.maxExecs) {
       try {
         const stop: ExecCommand = { v: 2, stop: true };
         await this.put(
@@ -382,32 +390,6 @@ export class EcsSession implements SandboxSession {
         // Already stopped or gone; a task left running still ends at its own deadline (the runner).
       }
     }
-    while (this.objects.length > 0) {
-      try {
-        const { DeleteObjectsCommand } = await s3Sdk();
-        const s3 = await this.ctx.s3();
-        await s3.send(
-          new DeleteObjectsCommand({
-            Bucket: this.ctx.bucket,
-            Delete: { Objects: this.objects.splice(0, DELETE_BATCH), Quiet: true },
-          }),
-        );
-      } catch {
-        // Left for the bucket's lifecycle rule (docs/sandbox-aws.md); never masks the run's outcome.
-      }
-    }
+    await deleteRunObjects(this.ctx, this.objects.splice(0));
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -5,7 +5,8 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { AwsCredentialIdentity, Provider } from '@smithy/types';
-import type { RunManifest } from '../../containers/sandbox-protocol.ts';
+import type { ExecCommand, RunManifest } from '../../containers/sandbox-protocol.ts';
+import { isAgentBundleKey } from '../../ports/bundle-store.ts';
 import type { SessionSpec } from '../../ports/sandbox.ts';
 import { SANDBOX_WORK_DIR } from '../../shared/sandbox-conventions.ts';
 import type { Presign, SessionContext } from './ecs-sandbox-options.ts';
@@ -24,6 +25,8 @@ export const WARM_POOL_PREFIX = `${SANDBOX_INPUTS_PREFIX}pool/`;
 const s3Sdk = () => import('@aws-sdk/client-s3');
 
 const MAX_URL_TTL_SECONDS = 7 * 24 * 60 * 60;
+/** DeleteObjects takes at most this many keys a request. */
+const DELETE_BATCH = 1000;
 
 /** The key of a run's input object `name` (manifest, runner, bundle, files, commands). */
 export function sandboxInputKey(runId: string, name: string): string {
@@ -40,19 +43,23 @@ export function sandboxResultKey(runId: string, n: number): string {
  * its manifest, and returns the manifest and its presigned GET URL: the task's only override.
  * `forClaim`: for a warm runner, which gets the manifest itself in its claim and runs its own
  * runner already, neither the runner nor the manifest is uploaded (and the URL is empty).
+ * `first`: the command that starts the run, carried in the manifest (no exec-1.json).
  */
 export async function stageRun(
   ctx: SessionContext,
   spec: SessionSpec,
   files: Map<string, Buffer>,
   put: (key: string, body: Buffer, contentType: string) => Promise<void>,
-  { forClaim = false }: { forClaim?: boolean } = {},
+  { forClaim = false, first }: { forClaim?: boolean; first?: ExecCommand | undefined } = {},
 ): Promise<{ manifest: RunManifest; url: string }> {
   const inputKey = (name: string) => sandboxInputKey(spec.runId, name);
   const deadlineMs = spec.deadlineMs;
   const ttl = Math.min(MAX_URL_TTL_SECONDS, Math.max(60, Math.ceil((deadlineMs - Date.now()) / 1000) + 60));
   const bundle = spec.bundle;
-  const bundleKey = bundle ? inputKey(`bundle.${bundle.format}`) : undefined;
+  // An agent version's bundle is read where the bundle store keeps it (the same bucket): no copy
+  // a run, so a steadily called tool writes one object fewer each call.
+  const stored = bundle?.key !== undefined && isAgentBundleKey(bundle.key) ? bundle.key : undefined;
+  const bundleKey = bundle ? (stored ?? inputKey(`bundle.${bundle.format}`)) : undefined;
   const placed = [...files].map(([path, data], i) => ({
     path,
     data,
@@ -62,7 +69,7 @@ export async function stageRun(
   const runnerKey = inputKey('runner.cjs');
   await Promise.all([
     ...(forClaim ? [] : [put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript')]),
-    ...(bundle && bundleKey ? [put(bundleKey, bundle.data, 'application/octet-stream')] : []),
+    ...(bundle && bundleKey && !stored ? [put(bundleKey, bundle.data, 'application/octet-stream')] : []),
     ...placed.map((f) => put(f.key, f.data, 'application/octet-stream')),
   ]);
   const slots = Array.from({ length: ctx.maxExecs }, (_, i) => i + 1);
@@ -82,6 +89,7 @@ export async function stageRun(
         resultUrl: await ctx.presign('PUT', sandboxResultKey(spec.runId, n), ttl),
       })),
     ),
+    ...(first ? { first } : {}),
     pollMs: [ctx.pollMs, ctx.maxPollMs],
     deadlineMs,
     runner: { url: forClaim ? '' : await ctx.presign('GET', runnerKey, ttl) },
@@ -96,6 +104,30 @@ export async function stageRun(
   const manifestKey = inputKey('run.json');
   await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
   return { manifest, url: await ctx.presign('GET', manifestKey, ttl) };
+}
+
+/**
+ * Deletes a run's objects, the exact versions it wrote and read. Best effort: what is left goes
+ * with the bucket's lifecycle rule (docs/sandbox-aws.md), and never masks the run's outcome.
+ */
+export async function deleteRunObjects(
+  ctx: SessionContext,
+  objects: { Key: string; VersionId?: string }[],
+): Promise<void> {
+  for (let i = 0; i < objects.length; i += DELETE_BATCH) {
+    try {
+      const { DeleteObjectsCommand } = await s3Sdk();
+      const s3 = await ctx.s3();
+      await s3.send(
+        new DeleteObjectsCommand({
+          Bucket: ctx.bucket,
+          Delete: { Objects: objects.slice(i, i + DELETE_BATCH), Quiet: true },
+        }),
+      );
+    } catch {
+      // Left for the lifecycle rule.
+    }
+  }
 }
 
 /**
@@ -119,7 +151,9 @@ export function createS3Presigner(options: {
     return client;
   };
   const presign: Presign = async (method, key, ttlSeconds) => {
-    if (!key.startsWith(SANDBOX_INPUTS_PREFIX) && !key.startsWith(SANDBOX_RESULTS_PREFIX)) {
+    // A run's objects, and (to read only) an agent version's bundle; never a payload or anything else.
+    const runObject = key.startsWith(SANDBOX_INPUTS_PREFIX) || key.startsWith(SANDBOX_RESULTS_PREFIX);
+    if (!runObject && !(method === 'GET' && isAgentBundleKey(key))) {
       throw new Error(`ECS sandbox: will not sign ${key}`);
     }
     const { GetObjectCommand, PutObjectCommand } = await s3Sdk();

@@ -10,11 +10,13 @@
  * runners no run of its own can use, then gives up with a SandboxCapacityError (503, Retry-After).
  */
 import { randomUUID } from 'node:crypto';
-import type {
-  PoolManifest,
-  RunManifest,
-  RunnerBinding,
-  RunnerClaim,
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type PoolManifest,
+  RUNNER_PROTOCOL,
+  type RunManifest,
+  type RunnerBinding,
+  type RunnerClaim,
 } from '../../containers/sandbox-protocol.ts';
 import { SandboxCapacityError, SandboxUnavailableError } from '../../ports/sandbox.ts';
 import type { SessionContext, WarmRunners } from './ecs-sandbox-options.ts';
@@ -110,6 +112,7 @@ async function startRunner(
     usableUntil: claimFor ? Math.max(start.busyUntil ?? 0, firstClaimByMs) : firstClaimByMs - CLAIM_MARGIN_MS,
     expiresAt: expiresAtMs,
     startedAt: started,
+    protocol: RUNNER_PROTOCOL,
     cpu: size.cpu,
     memory: size.memory,
   });
@@ -322,8 +325,4 @@ export async function leaseWarmRunner(
     },
     drop: () => warm.pool.remove(record),
   };
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -5,7 +5,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { RunnerBinding } from '../../containers/sandbox-protocol.ts';
+import { RUNNER_PROTOCOL, type RunnerBinding } from '../../containers/sandbox-protocol.ts';
 import { DEFAULT_RUNNER_SIZE, type FargateSize } from './fargate-size.ts';
 import { TABLE_SCHEMA } from './table-schema.ts';
 
@@ -57,6 +57,11 @@ export interface RunnerRecord {
   /** Epoch ms: when its URLs expire; it serves no claim after. */
   expiresAt?: number;
   startedAt: number;
+  /**
+   * The protocol of the runner its task runs (RUNNER_PROTOCOL when it started); runs claim only
+   * runners of the current one. Absent on records written before it was: an earlier protocol.
+   */
+  protocol?: number;
   /** Its task's size (CPU units, MiB). @default DEFAULT_RUNNER_SIZE */
   cpu?: number;
   memory?: number;
@@ -73,6 +78,9 @@ export const sizeOf = (r: Pick<RunnerRecord, 'cpu' | 'memory'>): FargateSize => 
   cpu: r.cpu ?? DEFAULT_RUNNER_SIZE.cpu,
   memory: r.memory ?? DEFAULT_RUNNER_SIZE.memory,
 });
+
+/** Whether `r` runs the runner this platform speaks to (RUNNER_PROTOCOL). */
+const current = (r: RunnerRecord) => r.protocol === RUNNER_PROTOCOL;
 
 const isConditionFailure = (err: unknown) => (err as Error)?.name === 'ConditionalCheckFailedException';
 
@@ -202,6 +210,7 @@ export class WarmRunnerPool {
     const usable = records.filter(
       (r) =>
         r.status === 'idle' &&
+        current(r) &&
         r.slot !== undefined &&
         r.taskArn !== '' &&
         r.usableUntil > now + CLAIM_MARGIN_MS &&
@@ -308,7 +317,7 @@ export class WarmRunnerPool {
 
   /**
    * Takes out of the pool an idle runner that a run of `binding` and `size` cannot use (bound to
-   * another pair, about to exit, or unbound and too small), to stop its task and free its slot for
+   * another pair, about to exit, of an earlier protocol, or unbound and too small), to stop its task and free its slot for
    * that run: the one bound elsewhere that has waited the longest first. Atomic with claims: a
    * runner that a run claims meanwhile is not taken. It is marked busy (no run claims it, and it
    * still counts); the caller stops its task, then removes it. Undefined when there is none.
@@ -323,6 +332,7 @@ export class WarmRunnerPool {
         r.taskArn !== '' &&
         WarmRunnerPool.holds(r, now) &&
         (r.usableUntil <= now + CLAIM_MARGIN_MS ||
+          !current(r) ||
           (r.binding !== key && (r.binding !== '' || !fitsSize(r, size)))),
     );
     const order = [
@@ -360,7 +370,7 @@ export class WarmRunnerPool {
     const now = this.now();
     const live = (await this.list()).filter((r) => WarmRunnerPool.holds(r, now));
     const ready = live.filter(
-      (r) => r.status !== 'busy' && r.binding === '' && r.usableUntil > now + CLAIM_MARGIN_MS,
+      (r) => r.status !== 'busy' && current(r) && r.binding === '' && r.usableUntil > now + CLAIM_MARGIN_MS,
     ).length;
     return Math.max(0, Math.min(this.floor - ready, this.ceiling - live.length));
   }

@@ -14,7 +14,7 @@ import {
   type UpdateSpec,
   type WriteOptions,
 } from '../../ports/store.ts';
-import { evaluateCondition, validateTransaction } from '../store-semantics.ts';
+import { evaluateCondition, validateEach, validateTransaction } from '../store-semantics.ts';
 import { decodeCursor, encodeCursor } from './sqlite-cursor.ts';
 import { openStoreDatabase } from './sqlite-database.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
@@ -184,6 +184,21 @@ export class SqliteStore implements Store {
         else if ('update' in op) this.upsert(applyUpdate(op.update, currents[i], op.spec), currents[i]);
         else if ('delete' in op) this.remove(op.delete);
       });
+    });
+  }
+
+  async writeEach(ops: TransactOp[]): Promise<string | undefined> {
+    validateEach(ops);
+    return this.commits.run(() => {
+      for (const op of ops) {
+        const current =
+          op.condition !== undefined || 'update' in op ? this.readForWrite(opKey(op)) : undefined;
+        if (!evaluateCondition(op.condition, current)) return op.name ?? '';
+        if ('put' in op) this.upsert(op.put, current, op.condition !== undefined);
+        else if ('update' in op) this.upsert(applyUpdate(op.update, current, op.spec), current);
+        else if ('delete' in op) this.remove(op.delete);
+      }
+      return undefined;
     });
   }
 

@@ -109,7 +109,13 @@ export async function runCodeRuntime(
             metadata: metadata ?? null,
           })
         : JSON.stringify(input);
-    const result = await session.exec(command, { stdin, timeoutMs: runDeadline.remainingMs(), signal });
+    // The tool's one command: the session ends with it (the ECS runner then needs no stop object).
+    const result = await session.exec(command, {
+      stdin,
+      timeoutMs: runDeadline.remainingMs(),
+      signal,
+      last: true,
+    });
     const stderr = redactSecrets(result.stderrTail, secrets).trim();
     const logs: CodeRunResult['logs'] = [];
     if (result.timedOut || signal.aborted) {

@@ -46,11 +46,19 @@ export interface Admission {
 export const PAID_DAILY_CAP = 100_000;
 
 /**
- * Admits a call in one transaction: today's counter +1 under `calls < limit`, and a free
- * concurrency slot taken with a conditional create (TTL at the deadline plus a grace period, so a
- * process that dies mid-call frees it by itself). A slot someone else holds only moves the search
- * to the next slot; the counter is never incremented for a call that is not admitted. Exact under
- * races: 2Q racing calls against a quota of Q admit Q; C slots never hold more than C calls.
+ * Admits a call: a free concurrency slot taken with a conditional create (TTL at the deadline plus
+ * a grace period, so a process that dies mid-call frees it by itself), then today's counter +1
+ * under `calls < limit` (and, for a sandboxed run, which is a call as well, the day's calls too:
+ * spec "Limits", issue 32). A slot someone else holds only moves the search to the next slot; a
+ * call a counter refuses gives back what it took. Exact under races: 2Q racing calls against a
+ * quota of Q admit Q; C slots never hold more than C calls.
+ *
+ * The writes go through Store.writeEach, in order and each on its own, not as one transaction:
+ * DynamoDB bills every item of a transaction twice, so admitting and finishing a prompt call cost
+ * 10 write units where these cost about 5 (docs/performance.md, "AWS cost"); the SQLite store still
+ * makes each one commit. What the transaction added, the counter never counting a call that was not
+ * admitted, holds but for a process that dies between two of the writes: its call is counted once
+ * and its slot expires with the lease.
  */
 export async function admitCall(
   deps: CoreDeps,
@@ -61,67 +69,67 @@ export async function admitCall(
   const limits = TIER_LIMITS[auth.tier];
   const now = deps.clock.now();
   const reset = nextUtcMidnight(now);
-  // Sandbox runs have their own, smaller daily quota (spec "Limits": separate from direct-LLM calls).
-  const counterKey =
-    kind === 'sandbox'
-      ? dailyCounterKeys.sandboxRuns(auth.accountId, utcDay(now))
-      : kind === 'paid'
-        ? dailyCounterKeys.paidCalls(auth.accountId, utcDay(now))
-        : dailyCounterKeys.calls(auth.accountId, utcDay(now));
-  const dailyLimit =
-    kind === 'sandbox' ? limits.sandboxDailyCalls : kind === 'paid' ? PAID_DAILY_CAP : limits.dailyCalls;
-  // A sandboxed run is a call as well (spec "Limits": a call counts 1 against the daily limit), so
-  // it also takes one of the day's calls, under the tier's daily limit (issue 32).
-  const alsoDailyCalls: TransactOp[] =
-    kind === 'sandbox'
-      ? [
-          {
-            name: 'calls',
-            update: dailyCounterKeys.calls(auth.accountId, utcDay(now)),
-            spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
-            condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', limits.dailyCalls)),
-          },
-        ]
-      : [];
+  const day = utcDay(now);
+  const own = dailyCounter(auth, kind, day);
+  const calls = dailyCounter(auth, 'llm', day);
+  const count = (name: string, c: { key: ItemKey; limit: number }): TransactOp => ({
+    name,
+    update: c.key,
+    spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
+    condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', c.limit)),
+  });
+  const uncount = (c: { key: ItemKey }): TransactOp => ({ update: c.key, spec: { add: { calls: -1 } } });
   const id = randomUUID();
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   // Slots this process's calls hold are tried last (held-slots.ts).
   for (const slot of heldSlots.order(auth.accountId, limits.concurrentRequests)) {
     const slotKey = concurrencySlotKey(auth.accountId, slot);
-    try {
-      await deps.store.transactWrite([
-        {
-          name: 'counter',
-          update: counterKey,
-          spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
-          condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', dailyLimit)),
-        },
-        ...alsoDailyCalls,
-        { name: 'slot', put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
-      ]);
-    } catch (err) {
-      if (!(err instanceof TransactionCanceledError)) throw err;
-      if (err.cancelledBy('counter')) throw quotaExceeded(auth, dailyLimit, reset, now, kind);
-      if (err.cancelledBy('calls')) throw quotaExceeded(auth, limits.dailyCalls, reset, now);
-      continue; // that slot is held: try the next one
-    }
-    heldSlots.hold(auth.accountId, slot);
-    let released = false;
+    let releasing = false;
     // The slot freed by expiring it now, if this call's lease still holds it.
     const freeSlot = (): TransactOp => {
-      released = true;
+      releasing = true;
       heldSlots.release(auth.accountId, slot);
       return {
+        name: 'release',
         update: slotKey,
         spec: { set: { ttl: Math.floor(deps.clock.now().getTime() / 1000) }, remove: ['lease_id'] },
         condition: cond.eq('lease_id', id),
       };
     };
+    const failed = await deps.store.writeEach([
+      { name: 'slot', put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
+      count('counter', own),
+      ...(kind === 'sandbox' ? [count('calls', calls)] : []),
+    ]);
+    if (failed === 'slot') continue; // that slot is held: try the next one
+    heldSlots.hold(auth.accountId, slot);
+    if (failed === 'counter') {
+      await deps.store.writeEach([freeSlot()]);
+      throw quotaExceeded(auth, own.limit, reset, now, kind);
+    }
+    if (failed === 'calls') {
+      await deps.store.writeEach([uncount(own), freeSlot()]);
+      throw quotaExceeded(auth, calls.limit, reset, now);
+    }
+    // A slot whose lease expired and that another call took since is not this call's to free: the
+    // release's condition fails, and that is all (writeEach answers 'release' and wrote nothing).
+    const release = async () => {
+      if (releasing) return;
+      await deps.store.writeEach([freeSlot()]);
+    };
     const records = (items: Item[], ops: TransactOp[]) => [...items.map((item) => ({ put: item })), ...ops];
     return {
       finish: async (items, ops = [], keepSlot = false) => {
-        if (keepSlot || released) {
-          if (items.length + ops.length > 0) await deps.store.transactWrite(records(items, ops));
+        if (ops.length === 0) {
+          // Nothing to settle: the records, then the slot's release, each on its own.
+          const writes = [...records(items, []), ...(keepSlot || releasing ? [] : [freeSlot()])];
+          if (writes.length > 0) await deps.store.writeEach(writes);
+          return;
+        }
+        // A settlement (a charge) is written in one transaction with the records: never one
+        // without the other. The slot goes with them.
+        if (keepSlot || releasing) {
+          await deps.store.transactWrite(records(items, ops));
           return;
         }
         try {
@@ -129,25 +137,49 @@ export async function admitCall(
         } catch (err) {
           if (!(err instanceof TransactionCanceledError)) throw err;
           // The lease expired and another call holds the slot now: write the records alone.
-          if (items.length + ops.length > 0) await deps.store.transactWrite(records(items, ops));
+          await deps.store.transactWrite(records(items, ops));
         }
       },
-      release: async () => {
-        if (released) return;
-        try {
-          await deps.store.transactWrite([freeSlot()]);
-        } catch (err) {
-          // The lease expired and another call holds the slot now: nothing of this call's is left.
-          if (!(err instanceof TransactionCanceledError)) throw err;
-        }
-      },
+      release,
     };
   }
+  // Every slot is held. A used-up day says so first: retrying in a second would not help.
+  await refuseUsedUpDay(deps, auth, kind, now, reset);
   throw new PlatformError(
     'RATE_LIMITED',
     `All ${limits.concurrentRequests} concurrent requests of the ${auth.tier} tier are in use; retry when one finishes`,
     { suggested_wait_time: 1, limit: limits.concurrentRequests, quota: 'concurrency' },
   );
+}
+
+/** The day's counter a call of `kind` counts against, and its limit. */
+function dailyCounter(
+  auth: AuthContext,
+  kind: 'llm' | 'sandbox' | 'paid',
+  day: string,
+): { key: ItemKey; limit: number } {
+  const limits = TIER_LIMITS[auth.tier];
+  if (kind === 'sandbox')
+    return { key: dailyCounterKeys.sandboxRuns(auth.accountId, day), limit: limits.sandboxDailyCalls };
+  if (kind === 'paid') return { key: dailyCounterKeys.paidCalls(auth.accountId, day), limit: PAID_DAILY_CAP };
+  return { key: dailyCounterKeys.calls(auth.accountId, day), limit: limits.dailyCalls };
+}
+
+/** Throws the quota's refusal when the day's counters of `kind` are used up (reads them). */
+async function refuseUsedUpDay(
+  deps: CoreDeps,
+  auth: AuthContext,
+  kind: 'llm' | 'sandbox' | 'paid',
+  now: Date,
+  reset: number,
+): Promise<void> {
+  const day = utcDay(now);
+  const own = dailyCounter(auth, kind, day);
+  const usedUp = async (c: { key: ItemKey; limit: number }) =>
+    Number((await deps.store.get(c.key))?.calls ?? 0) >= c.limit;
+  if (await usedUp(own)) throw quotaExceeded(auth, own.limit, reset, now, kind);
+  const calls = dailyCounter(auth, 'llm', day);
+  if (kind === 'sandbox' && (await usedUp(calls))) throw quotaExceeded(auth, calls.limit, reset, now);
 }
 
 function quotaExceeded(

@@ -1,6 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { DEFAULT_SANDBOX_LIMITS, type SandboxSession, SandboxUnavailableError } from '../../ports/sandbox.ts';
+import {
+  DEFAULT_SANDBOX_LIMITS,
+  type SandboxSession,
+  SandboxUnavailableError,
+  type SessionSpec,
+} from '../../ports/sandbox.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
@@ -68,12 +73,12 @@ export async function openRunSession(
   const runDeadline = call.deadline.earlier(
     Deadline.in(deps.clock, TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000),
   );
-  let bundle: { data: Buffer; format: 'tar.gz' | 'zip' } | undefined;
+  let bundle: SessionSpec['bundle'];
   if (agent.bundle) {
     const data = await deps.bundles.get(agent.bundle.key);
     if (!data)
       throw new Error(`Bundle ${agent.bundle.key} of ${agent.org}/${agent.name} is missing from the store`);
-    bundle = { data, format: agent.bundle.format };
+    bundle = { data, format: agent.bundle.format, key: agent.bundle.key };
   }
   const placed = run.files.map((file, i) => ({
     path: `input/${String(i + 1).padStart(2, '0')}-${safeName(file.original_name)}`,

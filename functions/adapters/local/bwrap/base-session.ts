@@ -13,6 +13,8 @@ export class BaseSession {
   protected readonly run: PreparedRun;
   protected readonly running = new Set<Running>();
   protected closed = false;
+  /** Set once a command marked `last` was given (ExecOptions.last): nothing but close may follow. */
+  private ended = false;
   private closing: Promise<void> | undefined;
 
   constructor(spec: SessionSpec, run: PreparedRun) {
@@ -63,6 +65,17 @@ export class BaseSession {
 
   protected assertOpen(): void {
     if (this.closed) throw new Error(`Sandbox session ${this.spec.runId} is closed`);
+    if (this.ended) throw new Error(`Sandbox session ${this.spec.runId} has run its last command`);
+  }
+
+  /** `exec` of a subclass: refused after the last command; one marked last ends the commands. */
+  protected async execGuarded<T>(options: { last?: boolean }, exec: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      return await exec();
+    } finally {
+      if (options.last) this.ended = true;
+    }
   }
 
   /** When this exec must end: the session's deadline or the exec's own timeout, whichever is first. */

@@ -59,12 +59,14 @@ export class BwrapSession extends BaseSession implements SandboxSession {
    * the next sandbox started.
    */
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    try {
-      return await this.execOnce(command, options);
-    } catch (err) {
-      if (!(err instanceof SandboxUnavailableError) || !err.message.startsWith(SETUP_FAILED)) throw err;
-      return this.execOnce(command, options);
-    }
+    return this.execGuarded(options, async () => {
+      try {
+        return await this.execOnce(command, options);
+      } catch (err) {
+        if (!(err instanceof SandboxUnavailableError) || !err.message.startsWith(SETUP_FAILED)) throw err;
+        return this.execOnce(command, options);
+      }
+    });
   }
 
   private async execOnce(command: string, options: ExecOptions): Promise<ExecResult> {

@@ -30,8 +30,11 @@ export class UnisolatedSession extends BaseSession implements SandboxSession {
     this.spawner = spawner;
   }
 
-  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    this.assertOpen();
+  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    return this.execGuarded(options, () => this.execOnce(command, options));
+  }
+
+  private async execOnce(command: string, options: ExecOptions): Promise<ExecResult> {
     const started = Date.now();
     const deadline = this.deadlineOf(options.timeoutMs, started);
     if (deadline <= started || options.signal?.aborted) return notRun(deadline <= started);
