@@ -1,26 +1,23 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
-import { MAX_CALL_SECONDS } from '../functions/core/calls/deadline.ts';
 import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
-import { ENV } from '../functions/shared/env-names.ts';
 import { acknowledge } from './acknowledge.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
 import { DashboardSite } from './constructs/dashboard-site.ts';
 import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
 import { Operations } from './constructs/operations.ts';
-import { AGENT_RUNNER_MEMORY_MB, PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
+import { PlatformFunction } from './constructs/platform-function.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
 import { ServiceHosting } from './constructs/service-hosting.ts';
 import { WarmPoolRefill } from './constructs/warm-pool-refill.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 import { moduleAccess } from './module-access.ts';
+import { moduleFunctions } from './module-functions.ts';
 import type { StatefulExports } from './stateful-stack.ts';
 import type { TracingMode } from './tracing.ts';
 
@@ -165,57 +162,15 @@ export class StatelessStack extends Stack {
         `allowedHosts must be comma-separated host names such as mcp.example.com (no scheme or port), or *; got ${props.allowedHosts}`,
       );
     }
-    const functions = {} as Record<ResourceModule, PlatformFunction>;
-    const integrations = {} as Record<ResourceModule, apigateway.LambdaIntegration>;
-    for (const module of MODULES) {
-      const entry = join(PROJECT_ROOT, 'functions', 'http', `${module}.ts`);
-      if (!existsSync(entry)) throw new Error(`Module "${module}" is in MODULES but ${entry} does not exist`);
-      const fn = new PlatformFunction(this, `${pascal(module)}Function`, {
-        entry,
-        access: moduleAccess(module),
-        countsAddresses: true,
-        table,
-        bundleBucket,
-        secretsPrefix: props.secretsPrefix,
-        environment: {
-          [ENV.publicUrl]: publicUrl,
-          ...(props.corsOrigins ? { [ENV.corsOrigins]: props.corsOrigins } : {}),
-          ...(module === 'mcp' && props.allowedHosts ? { [ENV.allowedHosts]: props.allowedHosts } : {}),
-          ...(runsAgents(module) ? { [ENV.maxCallSeconds]: String(Math.max(1, callTimeout - 1)) } : {}),
-          ...(streams(module) ? { [ENV.maxStreamedCallSeconds]: String(MAX_CALL_SECONDS) } : {}),
-        },
-        ...(runsAgents(module)
-          ? {
-              functionProps: {
-                timeout: Duration.seconds(
-                  // The call and MCP routes stream: a streamed call may run MAX_CALL_SECONDS.
-                  (streams(module) ? Math.max(callTimeout, MAX_CALL_SECONDS) : callTimeout) + 5,
-                ),
-                memorySize: AGENT_RUNNER_MEMORY_MB,
-              },
-            }
-          : {}),
-      });
-      functions[module] = fn;
-      // One invoke permission per function for the whole API (not one per method): every resource
-      // also has an ANY method (below), and a permission per method would take the stack past
-      // CloudFormation's 500 resources. The function still serves only the methods routed to it.
-      integrations[module] = new apigateway.LambdaIntegration(fn.function, {
-        proxy: true,
-        scopePermissionToMethod: false,
-        ...(runsAgents(module) ? { timeout: Duration.seconds(callTimeout) } : {}),
-        // The call route streams its answer (docs/calls.md, "Streamed calls"): a call asked for as
-        // Server-Sent Events may run the agent's timeout, up to MAX_CALL_SECONDS; a buffered one is
-        // still held to callTimeout (PLATFORM_MAX_CALL_SECONDS) by the platform itself. So does
-        // POST /mcp, whose tool call with a progress token is a streamed call (docs/mcp.md).
-        ...(streams(module)
-          ? {
-              responseTransferMode: apigateway.ResponseTransferMode.STREAM,
-              timeout: Duration.seconds(Math.max(callTimeout, MAX_CALL_SECONDS) + 1),
-            }
-          : {}),
-      });
-    }
+    const { functions, integrations } = moduleFunctions(this, {
+      table,
+      bundleBucket,
+      secretsPrefix: props.secretsPrefix,
+      publicUrl,
+      corsOrigins: props.corsOrigins,
+      allowedHosts: props.allowedHosts,
+      callTimeout,
+    });
     this.functions = functions;
 
     // Tool runs: Fargate tasks that the run paths start (docs/sandbox-aws.md).
@@ -369,24 +324,6 @@ function resourcePaths(): string[] {
     for (let i = 1; i <= segments.length; i++) out.add(`/${segments.slice(0, i).join('/')}`);
   }
   return [...out];
-}
-
-/** Modules that run agents synchronously behind the API: their integration timeout is the call timeout. */
-function runsAgents(module: ResourceModule): boolean {
-  return module === 'calls' || module === 'schedule-runs' || module === 'mcp';
-}
-
-/**
- * Modules whose integration streams (ResponseTransferMode STREAM): the call route and POST /mcp,
- * whose streamed calls may run MAX_CALL_SECONDS. A streamed call behind a buffered integration
- * would be cut by API Gateway at callTimeout while it ran on, holding its slot (issue 57, point 5).
- */
-function streams(module: ResourceModule): boolean {
-  return module === 'calls' || module === 'mcp';
-}
-
-function pascal(module: string): string {
-  return module.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
 }
 
 function accessLogFormat(): apigateway.AccessLogFormat {

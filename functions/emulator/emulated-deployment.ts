@@ -296,6 +296,7 @@ export async function startEmulatedDeployment(
       endpoints: awsEndpoints,
       stripeApiBase: config.payments.stripeApiBase,
       sandboxIdleMinMs: config.sandboxIdleMinMs,
+      sandboxTaskStartMs: config.emulatorTaskStartMs,
       servicesPort: frontPort,
       credentials,
     });

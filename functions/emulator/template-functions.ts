@@ -26,6 +26,8 @@ export function lambdaFunctions(
     stripeApiBase: string | undefined;
     /** PLATFORM_SANDBOX_IDLE_MIN_MS given to the emulator, for the functions that run sandboxes. */
     sandboxIdleMinMs: number | undefined;
+    /** The emulated ECS's task start (PLATFORM_EMULATOR_TASK_START_MS), for the same functions. */
+    sandboxTaskStartMs: number | undefined;
     servicesPort: number | undefined;
     credentials: S3Credentials;
   },
@@ -57,6 +59,10 @@ export function lambdaFunctions(
     // `-c sandboxIdleMinSeconds` said otherwise at synthesis).
     if (ENV.sandboxPoolMax in environment && options.sandboxIdleMinMs !== undefined) {
       environment[ENV.sandboxIdleMinMs] = String(options.sandboxIdleMinMs);
+    }
+    // A run that must start a task counts the emulated ECS's start, not Fargate's 20 s.
+    if (ENV.sandboxCluster in environment && options.sandboxTaskStartMs !== undefined) {
+      environment[ENV.sandboxTaskStartMs] = String(options.sandboxTaskStartMs);
     }
     // Service URLs name the load balancer's loopback front (plain HTTP on its port), not https on 443.
     if (ENV.servicesDomain in environment && options.servicesPort !== undefined) {

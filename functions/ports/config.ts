@@ -156,6 +156,10 @@ const settings = {
   // runner waits"): 60 s unless the stack says otherwise (`-c sandboxIdleMinSeconds`); the
   // emulated deployment passes its own through, so tests need not wait a minute.
   sandboxIdleMinMs: int(1000, 600_000).optional(),
+  // How long a sandbox task takes to start, as the platform counts it when deciding whether a run
+  // that must start one still has time (docs/sandbox-aws.md, "Past the ceiling or the quota"):
+  // Fargate's quickest, 20 s, unless told; the emulated deployment passes its own task start.
+  sandboxTaskStartMs: int(0, 600_000).optional(),
   // The unbound runners on Fargate Spot, on-demand when Spot has none (`-c sandboxSpot=on`).
   sandboxSpot: z
     .enum(['on', 'off'])

@@ -160,15 +160,18 @@ export class SandboxUnavailableError extends Error {
 /**
  * No sandbox can start now, for a reason that passes with time: the deployment's ceiling of
  * sandboxes is reached (`ceiling`), or the cloud account's quota (`quota`) or capacity
- * (`capacity`). The run waited for one within its deadline; the call answers 503 with Retry-After
+ * (`capacity`), or none is free and the run has less time left than a new one takes to start
+ * (`start`). The run waited for one within its deadline; the call answers 503 with Retry-After
  * (docs/sandbox-aws.md, "When no runner can start"), never 500.
  */
+export type SandboxCapacityReason = 'ceiling' | 'quota' | 'capacity' | 'start';
+
 export class SandboxCapacityError extends Error {
   override name = 'SandboxCapacityError';
-  readonly reason: 'ceiling' | 'quota' | 'capacity';
+  readonly reason: SandboxCapacityReason;
   /** Seconds after which a new call is likely to find a sandbox. */
   readonly retryAfterSeconds: number;
-  constructor(reason: 'ceiling' | 'quota' | 'capacity', message: string, retryAfterSeconds: number) {
+  constructor(reason: SandboxCapacityReason, message: string, retryAfterSeconds: number) {
     super(message);
     this.reason = reason;
     this.retryAfterSeconds = retryAfterSeconds;

@@ -60,6 +60,7 @@ export const ENV = {
   sandboxPoolMax: 'PLATFORM_SANDBOX_POOL_MAX',
   sandboxIdleMinMs: 'PLATFORM_SANDBOX_IDLE_MIN_MS',
   sandboxSpot: 'PLATFORM_SANDBOX_SPOT',
+  sandboxTaskStartMs: 'PLATFORM_SANDBOX_TASK_START_MS',
   secretsPrefix: 'PLATFORM_SECRETS_PREFIX',
   secretsKmsKeyId: 'PLATFORM_SECRETS_KMS_KEY_ID',
   bundleBucket: 'PLATFORM_BUNDLE_BUCKET',

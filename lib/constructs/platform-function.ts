@@ -46,13 +46,16 @@ export const PLATFORM_RUNTIME = lambda.Runtime.NODEJS_24_X;
  * The memory of the functions that run agents (calls, mcp, schedule-runs, schedule-fire): most of
  * their billed time is spent waiting on a model or a sandbox, and Lambda bills that wait at the
  * configured memory. Measured (npm run bench:aws-cost, docs/performance.md "AWS cost"): the calls
- * function's peak resident set was 256 MB at 1 GB over prompt calls, a 40 s streamed call, an agent
- * calling another and tool calls (V8 lets the heap grow toward its limit, so at less memory it
- * collects sooner); 512 MB is twice that, room for the largest bodies a call may hold (6 MB in and
- * out, each parsed and encoded), where 1024 MB paid twice over for the wait. Less than 512 would
- * leave too little over the measured peak. The others run the same engine with the same bodies.
+ * function's peak resident set was 256 MB at 1 GB and 279 MB at 512 MB over prompt calls, a 40 s
+ * streamed call, an agent calling another and tool calls (V8 lets the heap grow toward its limit,
+ * so with less memory it collects sooner). 384 MB leaves a quarter over that peak, and the largest
+ * bodies a call may hold (a 5 MB input and a tool's output too large for a Lambda response, parsed
+ * and encoded: test/e2e/large-values.test.ts) pass on the emulated deployment, whose functions'
+ * heap is capped at 85% of their memory, as Lambda's is bounded by it. At 512 MB a prompt call's
+ * one-second wait cost more than the issue's $15 a million allowed for the whole call. The others
+ * run the same engine with the same bodies.
  */
-export const AGENT_RUNNER_MEMORY_MB = 512;
+export const AGENT_RUNNER_MEMORY_MB = 384;
 
 /** A resource from the stateful stack: its name and ARN (tokens, usually imports). */
 export interface SharedResource {

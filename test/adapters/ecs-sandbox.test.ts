@@ -26,6 +26,7 @@ import {
 } from '../../functions/containers/sandbox-protocol.ts';
 import {
   DEFAULT_SANDBOX_LIMITS,
+  SandboxCapacityError,
   SandboxUnavailableError,
   type SessionSpec,
 } from '../../functions/ports/sandbox.ts';
@@ -49,7 +50,10 @@ const presign = async (method: 'GET' | 'PUT', key: string, ttl: number) => {
   return `https://signed.example/${method}/${key}`;
 };
 
-function sandbox(pollMs = 1, extra: { maxExecs?: number; describeMs?: number } = {}): EcsSandbox {
+function sandbox(
+  pollMs = 1,
+  extra: { maxExecs?: number; describeMs?: number; taskStartMs?: number } = {},
+): EcsSandbox {
   return new EcsSandbox({
     cluster: 'agenthost-sandbox',
     taskDefinition: TASK_DEFINITION,
@@ -65,6 +69,8 @@ function sandbox(pollMs = 1, extra: { maxExecs?: number; describeMs?: number } =
     describeMs: 1,
     maxExecs: 4,
     runnerSource: RUNNER,
+    // No start to wait for: a mocked RunTask answers at once (the refusal below sets its own).
+    taskStartMs: 0,
     ...extra,
   });
 }
@@ -334,7 +340,8 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
   });
 
   test('at the deadline the task is stopped and the run reported as timed out', async () => {
-    const session = await sandbox(5).openSession(spec({ deadlineMs: Date.now() + 80 }));
+    // Just over what a run must have left to start a task (none to wait for here, and 3 s to run).
+    const session = await sandbox(5).openSession(spec({ deadlineMs: Date.now() + 3200 }));
     const result = await session.exec('sleep 600');
     assert.equal(result.timedOut, true);
     assert.equal(result.exitCode, null);
@@ -376,6 +383,20 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     assert.equal(ecsMock.commandCalls(StopTaskCommand)[0]?.args[0].input.reason, 'agenthost: run aborted');
     const command = manifestUploaded().first;
     assert.ok(command && 'killAtMs' in command && command.killAtMs <= Date.now() + 50_000);
+  });
+
+  test('a run with less time left than a task takes to start starts none: 503 naming the start, at once', async () => {
+    const session = await sandbox(1, { taskStartMs: 20_000 }).openSession(
+      spec({ deadlineMs: Date.now() + 15_000 }),
+    );
+    await assert.rejects(session.exec('true'), (err: unknown) => {
+      assert.ok(err instanceof SandboxCapacityError, String(err));
+      assert.equal(err.reason, 'start');
+      assert.match(err.message, /starting one takes about 20 s, more than this call has left/);
+      return true;
+    });
+    assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 0);
+    await session.close();
   });
 
   test('a task that ECS cannot start is a clear SandboxUnavailableError, every time', async () => {

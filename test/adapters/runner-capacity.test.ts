@@ -80,7 +80,7 @@ describe('sandbox runners by demand: the ceiling, the quota, sizes and Spot', ()
     for (const r of await pool.list()) await pool.remove(r);
   });
 
-  const setup = (options: { floor?: number; ceiling: number; spot?: boolean }) => {
+  const setup = (options: { floor?: number; ceiling: number; spot?: boolean; taskStartMs?: number }) => {
     const pool = new WarmRunnerPool({
       doc: DynamoDBDocumentClient.from(client),
       tableName: dynamo.tableName,
@@ -108,6 +108,7 @@ describe('sandbox runners by demand: the ceiling, the quota, sizes and Spot', ()
       runnerSource: 'module.exports = {}',
       spot: options.spot ?? false,
       capacityPollMs: 100,
+      taskStartMs: options.taskStartMs ?? 0,
       warm,
       ecs: new ECSClient({ region: 'eu-west-1' }),
       s3: async () => new S3Client({ region: 'eu-west-1' }),
@@ -202,6 +203,29 @@ describe('sandbox runners by demand: the ceiling, the quota, sizes and Spot', ()
       [got.taskArn],
       'the refused starts left no slot held',
     );
+  });
+
+  test('a run with less time left than a task takes to start starts none: it takes a runner that frees up, or answers 503 naming the start', async () => {
+    const { pool, lease } = setup({ ceiling: 5, taskStartMs: 10_000 });
+    const started = Date.now();
+    await assert.rejects(lease(alpha, Date.now() + 4000), (err: unknown) => {
+      assert.ok(err instanceof SandboxCapacityError, String(err));
+      assert.equal(err.reason, 'start');
+      assert.equal(err.retryAfterSeconds, 5);
+      assert.match(err.message, /starting one takes about 10 s, more than this call has left/);
+      return true;
+    });
+    assert.ok(Date.now() - started >= 500, 'it waited for a runner to free up before giving up');
+    assert.equal(runTasks().length, 0, 'no task started that could only time out');
+    assert.deepEqual(await pool.list(), [], 'and no slot held');
+    // With time for a start, the same pair's run starts its runner; a later run with little time
+    // left then takes it once it is released.
+    const first = await lease(alpha, Date.now() + 30_000);
+    const waiting = lease(alpha, Date.now() + 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    await first.release();
+    assert.equal((await waiting).taskArn, first.taskArn);
+    assert.equal(runTasks().length, 1);
   });
 
   test('past the quota until the deadline: a SandboxCapacityError naming the quota, and no slot held', async () => {

@@ -8,6 +8,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { IdleWaitBounds } from './runner-idle-wait.ts';
 import type { WarmRunnerPool } from './warm-runner-pool.ts';
 
+/** Fargate's quickest task start (20 s; 20 to 60 s is usual): what a run must have left to start one. */
+export const FARGATE_TASK_START_MS = 20_000;
+
 /** The warm runner pool's floor and ceiling where CDK context gives none (docs/sandbox-aws.md). */
 export const WARM_POOL_SIZE = { min: 2, max: 10 } as const;
 
@@ -58,6 +61,11 @@ export interface EcsSandboxOptions {
   spot?: boolean;
   /** How often a run that waits for a runner (past the ceiling or the quota) tries again, ms. @default 1000 */
   capacityPollMs?: number;
+  /**
+   * How long a task takes to start, ms: a run with less time left than this (and a margin) starts
+   * none, which could only time out, and answers 503 with Retry-After. @default FARGATE_TASK_START_MS
+   */
+  taskStartMs?: number;
 }
 
 /** The warm runner pool and how its runners live. */

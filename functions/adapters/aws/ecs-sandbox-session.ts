@@ -38,6 +38,7 @@ import {
   CAPACITY_WAIT_MARGIN_MS,
   capacityError,
   leaseWarmRunner,
+  timeToStartTask,
   type WarmLease,
 } from './ecs-sandbox-warm.ts';
 import { type FargateSize, fargateSize } from './fargate-size.ts';
@@ -218,6 +219,9 @@ export class EcsSession implements SandboxSession {
    */
   private async runOwnTask(url: string, size: FargateSize): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      if (!timeToStartTask(this.ctx, this.spec.deadlineMs)) {
+        throw capacityError('start', undefined, this.ctx.taskStartMs);
+      }
       const token = attempt === 1 ? this.spec.runId : `${this.spec.runId.slice(0, 56)}-try${attempt}`;
       const { taskArn, refused } = await runSandboxTask(this.ctx, this.spec, url, size, token);
       if (taskArn) this.taskArn = taskArn;

@@ -18,7 +18,11 @@ import {
   type RunnerBinding,
   type RunnerClaim,
 } from '../../containers/sandbox-protocol.ts';
-import { SandboxCapacityError, SandboxUnavailableError } from '../../ports/sandbox.ts';
+import {
+  SandboxCapacityError,
+  type SandboxCapacityReason,
+  SandboxUnavailableError,
+} from '../../ports/sandbox.ts';
 import type { SessionContext, WarmRunners } from './ecs-sandbox-options.ts';
 import { WARM_POOL_PREFIX } from './ecs-sandbox-staging.ts';
 import { sandboxTaskInput, startSandboxTask, stopSandboxTask, type TaskRefusal } from './ecs-sandbox-task.ts';
@@ -40,12 +44,28 @@ const MIN_UNBOUND_LIFE_MS = 5 * 60_000;
 export const CLAIM_POLL_MS: [number, number] = [250, 500];
 /** A run stops waiting for a runner this long before its deadline: it would have no time to run. */
 export const CAPACITY_WAIT_MARGIN_MS = 3000;
+
+/**
+ * Whether a run with `deadlineMs` may still start a task: it needs the task's start (ctx.taskStartMs)
+ * and time to run after it. One that may not answers 503 with Retry-After rather than start a task
+ * that could only time out (its caller retries with a deadline of its own).
+ */
+export function timeToStartTask(ctx: SessionContext, deadlineMs: number): boolean {
+  return deadlineMs - Date.now() >= ctx.taskStartMs + CAPACITY_WAIT_MARGIN_MS;
+}
 /**
  * Retry-After of a run that found no runner: past the ceiling, a run ends or an idle runner is
  * stopped within seconds; past the account's quota, a stopped task frees its vCPUs once ECS has
  * stopped it, and Fargate's capacity comes back at its own pace.
  */
-export const CAPACITY_RETRY_AFTER_SECONDS = { ceiling: 5, quota: 15, capacity: 30 } as const;
+export const CAPACITY_RETRY_AFTER_SECONDS: Record<SandboxCapacityReason, number> = {
+  ceiling: 5,
+  quota: 15,
+  capacity: 30,
+  start: 5,
+};
+
+type CapacityReason = SandboxCapacityReason;
 /**
  * How long a run whose pair has a runner busy with an earlier run waits for it to be released
  * before starting a task of its own: a tool called every second finds its runner still finishing the
@@ -205,10 +225,18 @@ async function acquireRunner(
   for (;;) {
     const claimed = await warm.pool.claim(binding, size, busyUntil);
     if (claimed) return claimed;
+    // Too little time left to start a runner: only one that frees up can still serve this run.
+    if (!timeToStartTask(ctx, deadlineMs)) {
+      if (deadlineMs - Date.now() < ctx.capacityPollMs + CAPACITY_WAIT_MARGIN_MS) {
+        throw capacityError('start', warm.pool.ceiling, ctx.taskStartMs);
+      }
+      await sleep(ctx.capacityPollMs);
+      continue;
+    }
     const started = await startRunner(ctx, warm, put, { claimFor: binding, size, busyUntil });
     if (started.claimed) return started.claimed;
     const refused = started.refused ?? 'ceiling';
-    let reason: 'ceiling' | 'quota' | 'capacity' = 'ceiling';
+    let reason: CapacityReason = 'ceiling';
     if (refused !== 'ceiling') {
       if (refused.kind === 'other') {
         throw new SandboxUnavailableError(`ECS could not start a sandbox runner: ${refused.why}`);
@@ -270,17 +298,18 @@ async function stopRunner(ctx: SessionContext, warm: WarmRunners, runner: Runner
 
 /** The error a run that found no sandbox in time answers with (503, Retry-After). */
 export function capacityError(
-  reason: 'ceiling' | 'quota' | 'capacity',
+  reason: CapacityReason,
   ceiling?: number,
+  taskStartMs?: number,
 ): SandboxCapacityError {
   const wait = CAPACITY_RETRY_AFTER_SECONDS[reason];
-  const message =
-    reason === 'ceiling'
-      ? `All ${ceiling} sandboxes this platform may run at once are busy; try again in ${wait} s`
-      : reason === 'quota'
-        ? `No sandbox could start: the platform's cloud account has reached its Fargate vCPU quota; try again in ${wait} s`
-        : `No sandbox could start: AWS Fargate has no capacity for it now; try again in ${wait} s`;
-  return new SandboxCapacityError(reason, message, wait);
+  const messages: Record<CapacityReason, string> = {
+    ceiling: `All ${ceiling} sandboxes this platform may run at once are busy; try again in ${wait} s`,
+    quota: `No sandbox could start: the platform's cloud account has reached its Fargate vCPU quota; try again in ${wait} s`,
+    capacity: `No sandbox could start: AWS Fargate has no capacity for it now; try again in ${wait} s`,
+    start: `No sandbox is free, and starting one takes about ${Math.ceil((taskStartMs ?? 0) / 1000)} s, more than this call has left; try again in ${wait} s`,
+  };
+  return new SandboxCapacityError(reason, messages[reason], wait);
 }
 
 /**

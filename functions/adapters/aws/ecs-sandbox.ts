@@ -14,6 +14,7 @@ import { ENV } from '../../shared/env-names.ts';
 import { askConsumedCapacity } from './dynamodb-consumed-capacity.ts';
 import {
   type EcsSandboxOptions,
+  FARGATE_TASK_START_MS,
   type Presign,
   type SessionContext,
   WARM_POOL_SIZE,
@@ -62,6 +63,8 @@ export interface EcsSandboxConfig {
   sandboxIdleMinMs?: number | undefined;
   /** The unbound runners on Fargate Spot (PLATFORM_SANDBOX_SPOT, from `-c sandboxSpot=on`). */
   sandboxSpot?: boolean | undefined;
+  /** How long a task takes to start, ms (PLATFORM_SANDBOX_TASK_START_MS). @default 20000 */
+  sandboxTaskStartMs?: number | undefined;
   tableName?: string | undefined;
   dynamodbEndpoint?: string | undefined;
 }
@@ -119,6 +122,7 @@ export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
     runnerSource: readRunner(config.sandboxRunnerFile as string),
     warm: warmRunners(config),
     spot: config.sandboxSpot ?? false,
+    ...(config.sandboxTaskStartMs !== undefined ? { taskStartMs: config.sandboxTaskStartMs } : {}),
   });
 }
 
@@ -181,6 +185,7 @@ export class EcsSandbox implements Sandbox {
       runnerSource: options.runnerSource,
       spot: options.spot ?? false,
       capacityPollMs: options.capacityPollMs ?? 1000,
+      taskStartMs: options.taskStartMs ?? FARGATE_TASK_START_MS,
     };
     this.warm = options.warm;
     this.ecs = options.ecs ?? new ECSClient({ region: options.region });

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { RUNNER_PROTOCOL, type RunnerBinding } from '../../containers/sandbox-protocol.ts';
 import { DEFAULT_RUNNER_SIZE, type FargateSize } from './fargate-size.ts';
+import { recordPairCall } from './runner-pair-traffic.ts';
 import { TABLE_SCHEMA } from './table-schema.ts';
 
 /**
@@ -375,32 +376,9 @@ export class WarmRunnerPool {
     return Math.max(0, Math.min(this.floor - ready, this.ceiling - live.length));
   }
 
-  /**
-   * Notes a call of `binding` now and answers its last two gaps between calls, latest first
-   * (-1: none known), which its runner's idle wait follows (runner-idle-wait.ts). One UpdateItem
-   * on the pair's own item, which expires an hour after its last call.
-   */
-  async recordCall(binding: RunnerBinding): Promise<number[]> {
-    const now = this.now();
-    const out = await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: `SANDBOX_PAIR#${bindingKey(binding)}`, sk: 'TRAFFIC' },
-        UpdateExpression:
-          'SET gap2 = if_not_exists(gap1, :none), gap1 = :now - if_not_exists(lastCallAt, :never), lastCallAt = :now, #ttl = :ttl',
-        ExpressionAttributeNames: { '#ttl': TABLE_SCHEMA.ttlAttribute },
-        ExpressionAttributeValues: {
-          ':none': -1,
-          // No call before: a negative gap, which stands for none.
-          ':never': 2 * now,
-          ':now': now,
-          ':ttl': Math.ceil(now / 1000) + 3600,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    const gap = (v: unknown) => (typeof v === 'number' && v >= 0 && v < now ? v : -1);
-    return [gap(out.Attributes?.gap1), gap(out.Attributes?.gap2)];
+  /** Notes a call of `binding` now; its last two gaps between calls (runner-pair-traffic.ts). */
+  recordCall(binding: RunnerBinding): Promise<number[]> {
+    return recordPairCall(this.doc, this.tableName, bindingKey(binding), this.now());
   }
 }
 

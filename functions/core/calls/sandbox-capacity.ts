@@ -11,14 +11,17 @@ import { PlatformError } from '../../shared/errors.ts';
 export function capacityAnswer(err: SandboxCapacityError): PlatformError {
   return new PlatformError('SERVICE_UNAVAILABLE', err.message, {
     suggested_wait_time: err.retryAfterSeconds,
-    cause:
-      err.reason === 'ceiling'
-        ? 'sandbox_ceiling'
-        : err.reason === 'quota'
-          ? 'cloud_quota'
-          : 'cloud_capacity',
+    cause: CAUSES[err.reason],
   });
 }
+
+/** `details.cause` of the 503, by the sandbox's reason. */
+const CAUSES: Record<SandboxCapacityError['reason'], string> = {
+  ceiling: 'sandbox_ceiling',
+  quota: 'cloud_quota',
+  capacity: 'cloud_capacity',
+  start: 'sandbox_start',
+};
 
 /** The session, its capacity errors answered as capacityAnswer says (they come with its first command). */
 export function answeringCapacity(session: SandboxSession): SandboxSession {
