@@ -65,13 +65,13 @@ function compare(op: 'eq' | 'lt' | 'lte' | 'gt' | 'gte', a: Scalar, b: Scalar): 
   }
 }
 
-/** Rules DynamoDB enforces on TransactWriteItems, enforced identically by every adapter. */
 /** What Store.writeEach takes: a transaction's ops, no `check` among them (a check writes nothing). */
 export function validateEach(ops: TransactOp[]): void {
   validateTransaction(ops);
   if (ops.some((op) => 'check' in op)) throw new Error('writeEach takes no check operations');
 }
 
+/** Rules DynamoDB enforces on TransactWriteItems, enforced identically by every adapter. */
 export function validateTransaction(ops: TransactOp[]): void {
   if (ops.length === 0 || ops.length > MAX_TRANSACTION_OPS)
     throw new Error('A transaction holds 1 to 100 operations');

@@ -30,7 +30,11 @@ export interface RunManifest {
   workDir: string;
   /** Exactly the session's env: the declared secrets and the platform's variables. */
   env: Record<string, string>;
-  bundle: { url: string; format: 'tar.gz' | 'zip' } | null;
+  /**
+   * The agent's bundle; `sha256` when it is read where the bundle store keeps it (which a new
+   * upload may replace), checked by the runner before it unpacks anything.
+   */
+  bundle: { url: string; format: 'tar.gz' | 'zip'; sha256?: string } | null;
   files: { path: string; url: string }[];
   /**
    * Command slot n (1-based, in order): the presigned GET URL of `sandbox-inputs/<runId>/exec-<n>.json`

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { extractBundle } from '../shared/bundle-archive/extract.ts';
@@ -94,6 +95,11 @@ async function setup(m: RunManifest): Promise<void> {
     m.bundle ? download(m.bundle.url) : null,
     Promise.all(m.files.map(async (f) => [inside(root, f.path), await download(f.url)] as const)),
   ]);
+  // Read where the bundle store keeps it, the bundle may have been replaced since the run began
+  // (a new upload to the same version): the run gets the code it was started with, or fails.
+  if (bundle && m.bundle?.sha256 && createHash('sha256').update(bundle).digest('hex') !== m.bundle.sha256) {
+    throw new Error("the agent's bundle was replaced after this run began; run it again");
+  }
   if (bundle && m.bundle) await extractBundle(bundle, m.bundle.format, root);
   else mkdirSync(root, { recursive: true });
   chmodSync(root, 0o755);

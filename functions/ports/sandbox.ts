@@ -45,10 +45,12 @@ export interface SessionSpec {
         data: Buffer;
         format: 'tar.gz' | 'zip';
         /**
-         * Its key in the bundle store, when it is an agent version's: the ECS sandbox hands the
-         * task a URL to that object instead of uploading a copy for every run.
+         * Its key in the bundle store, when it is an agent version's, and its SHA-256 (hex): the
+         * ECS sandbox hands the task a URL to that object instead of uploading a copy for every
+         * run, and the task checks the digest (a new upload may replace the object meanwhile).
          */
         key?: string;
+        sha256?: string;
       }
     | undefined;
   /** Files placed under the working directory (paths relative to it, e.g. `input/report.pdf`). */

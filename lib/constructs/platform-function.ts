@@ -46,7 +46,7 @@ export const PLATFORM_RUNTIME = lambda.Runtime.NODEJS_24_X;
  * The memory of the functions that run agents (calls, mcp, schedule-runs, schedule-fire): most of
  * their billed time is spent waiting on a model or a sandbox, and Lambda bills that wait at the
  * configured memory. Measured (npm run bench:aws-cost, docs/performance.md "AWS cost"): the calls
- * function's peak resident set was 256 MB at 1 GB and 279 MB at 512 MB over prompt calls, a 40 s
+ * function's peak resident set was 256 MB at 1 GB and 279 to 281 MB at 512 and 384 MB over prompt calls, a 40 s
  * streamed call, an agent calling another and tool calls (V8 lets the heap grow toward its limit,
  * so with less memory it collects sooner). 384 MB leaves a quarter over that peak, and the largest
  * bodies a call may hold (a 5 MB input and a tool's output too large for a Lambda response, parsed

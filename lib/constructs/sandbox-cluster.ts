@@ -14,6 +14,7 @@ import {
 import { SANDBOX_CONTAINER_NAME } from '../../functions/adapters/aws/ecs-sandbox-task.ts';
 import { DEFAULT_RUNNER_SIZE } from '../../functions/adapters/aws/fargate-size.ts';
 import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
+import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { containerProgramFile } from '../container-programs.ts';
@@ -96,6 +97,9 @@ export class SandboxCluster extends Construct {
     const subnets = { subnets: this.vpc.isolatedSubnets };
 
     // The runner's GET and PUT (presigned by the calls function) and the image layers, nothing else.
+    // The GETs: a run's inputs, and the agent's bundle where the bundle store keeps it (an agent
+    // version's archive, `bundles/…/<version>.tar.gz|.zip`; never a payload, which is `.json`),
+    // read in place rather than copied for every run (docs/sandbox-aws.md).
     const s3 = this.vpc.addGatewayEndpoint('S3', {
       service: ec2.GatewayVpcEndpointAwsService.S3,
       subnets: [subnets],
@@ -106,6 +110,8 @@ export class SandboxCluster extends Construct {
         actions: ['s3:GetObject'],
         resources: [
           `${props.bundleBucket.arn}/${SANDBOX_INPUTS_PREFIX}*`,
+          `${props.bundleBucket.arn}/${BUNDLE_KEY_PREFIX}*.tar.gz`,
+          `${props.bundleBucket.arn}/${BUNDLE_KEY_PREFIX}*.zip`,
           `arn:${stack.partition}:s3:::prod-${stack.region}-starport-layer-bucket/*`,
         ],
       }),

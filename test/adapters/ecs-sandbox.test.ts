@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -392,7 +393,10 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     await assert.rejects(session.exec('true'), (err: unknown) => {
       assert.ok(err instanceof SandboxCapacityError, String(err));
       assert.equal(err.reason, 'start');
-      assert.match(err.message, /starting one takes about 20 s, more than this call has left/);
+      assert.match(
+        err.message,
+        /starting one and running in it takes about 23 s, more than this call has left/,
+      );
       return true;
     });
     assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 0);
@@ -578,15 +582,17 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
   test("an agent version's bundle is read where the store keeps it: no copy a run, and a payload's key never", async () => {
     results.set(resultKey(1), { value: okResult });
     const key = 'bundles/acme/tool/v3.tar.gz';
+    const sha256 = createHash('sha256').update('bundle-bytes').digest('hex');
     const session = await sandbox().openSession(
-      spec({ bundle: { data: Buffer.from('bundle-bytes'), format: 'tar.gz', key } }),
+      spec({ bundle: { data: Buffer.from('bundle-bytes'), format: 'tar.gz', key, sha256 } }),
     );
     await session.exec('true', { last: true });
     await session.close();
-    assert.deepEqual(manifestUploaded().bundle, {
-      url: `https://signed.example/GET/${key}`,
-      format: 'tar.gz',
-    });
+    assert.deepEqual(
+      manifestUploaded().bundle,
+      { url: `https://signed.example/GET/${key}`, format: 'tar.gz', sha256 },
+      'the runner checks what it reads against the digest the run began with',
+    );
     const written = s3Mock.commandCalls(PutObjectCommand).map((c) => String(c.args[0].input.Key));
     assert.ok(!written.some((k) => k.includes('bundle')), written.join(', '));
     const deleted = s3Mock
@@ -600,7 +606,12 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     signed.length = 0;
     const other = await sandbox().openSession(
       spec({
-        bundle: { data: Buffer.from('x'), format: 'tar.gz', key: 'bundles/payloads/answers/req-1.json' },
+        bundle: {
+          data: Buffer.from('x'),
+          format: 'tar.gz',
+          key: 'bundles/payloads/answers/req-1.json',
+          sha256: createHash('sha256').update('x').digest('hex'),
+        },
       }),
     );
     await other.exec('true', { last: true });
@@ -845,6 +856,17 @@ describe('the runner (the bootstrap and the bundled runner) against a loopback S
       bundle: { url: `${base}/inputs/denied/missing.tar.gz`, format: 'tar.gz' },
     });
     assert.match(String(denied.result.error), /download failed with HTTP 403/);
+    // A bundle read where the store keeps it, replaced since the run began: refused, not run.
+    objects.set('inputs/replaced/bundle.tar.gz', Buffer.from('new bytes'));
+    const replaced = await runRunner('replaced', {
+      command: 'true',
+      bundle: {
+        url: `${base}/inputs/replaced/bundle.tar.gz`,
+        format: 'tar.gz',
+        sha256: createHash('sha256').update('old bytes').digest('hex'),
+      },
+    });
+    assert.match(String(replaced.result.error), /bundle was replaced after this run began/);
   });
   test('one runner takes many commands in order, polling for each, until the stop command', async () => {
     const runner = startRunner('many', { env: { TOKEN: 'tok-9' } }, 5);

@@ -675,7 +675,7 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
     }
   });
 
-  test('the S3 gateway endpoint admits only the runner’s GET of inputs, PUT of results and image layers', () => {
+  test('the S3 gateway endpoint admits only the runner’s GET of inputs and agent bundles, PUT of results and image layers', () => {
     const endpoints = resourcesOfType('AWS::EC2::VPCEndpoint');
     const gateway = endpoints.filter(([, e]) => e.Properties.VpcEndpointType === 'Gateway');
     assert.equal(gateway.length, 1);
@@ -684,11 +684,14 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
     assert.deepEqual(
       policy.map((st) => [
         actions(st),
-        JSON.stringify(st.Resource).match(/sandbox-\w+|\/bundles\/|starport-layer-bucket/g),
+        JSON.stringify(st.Resource).match(/sandbox-\w+|\/bundles\/[^"]*|starport-layer-bucket/g),
       ]),
       [
-        // Not the bundles: the run path copies the agent's bundle into the run's inputs.
-        [['s3:GetObject'], ['sandbox-inputs', 'starport-layer-bucket']],
+        // An agent version's archive, read in place (never a payload: bundles/payloads/…/*.json).
+        [
+          ['s3:GetObject'],
+          ['sandbox-inputs', '/bundles/*.tar.gz', '/bundles/*.zip', 'starport-layer-bucket'],
+        ],
         [['s3:PutObject'], ['sandbox-results']],
       ],
     );

@@ -146,7 +146,7 @@ describe('sandbox runners by demand on the emulated deployment', { timeout: 300_
       assert.match(res.headers.get('retry-after') ?? '', /^\d+$/, 'Retry-After on a 503');
       assert.match(
         res.body.error.message,
-        /sandboxes this platform may run at once|Fargate vCPU quota|starting one takes about/,
+        /sandboxes this platform may run at once|Fargate vCPU quota|starting one and running in it takes about/,
       );
       return 503;
     }

@@ -190,6 +190,10 @@ export class EcsSession implements SandboxSession {
         `no Fargate size has the ${this.spec.resources?.cpu} vCPU and ${this.spec.resources?.memoryMb} MiB run ${this.spec.runId} declares`,
       );
     }
+    // A run's own task that could not start in time is refused before anything is staged.
+    if (!claimed && !timeToStartTask(this.ctx, this.spec.deadlineMs)) {
+      throw capacityError('start', undefined, this.ctx.taskStartMs);
+    }
     // A warm runner gets the manifest in its claim and has its runner already.
     const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put, {
       forClaim: claimed,

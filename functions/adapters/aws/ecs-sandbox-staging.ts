@@ -58,7 +58,10 @@ export async function stageRun(
   const bundle = spec.bundle;
   // An agent version's bundle is read where the bundle store keeps it (the same bucket): no copy
   // a run, so a steadily called tool writes one object fewer each call.
-  const stored = bundle?.key !== undefined && isAgentBundleKey(bundle.key) ? bundle.key : undefined;
+  const stored =
+    bundle?.key !== undefined && bundle.sha256 !== undefined && isAgentBundleKey(bundle.key)
+      ? bundle.key
+      : undefined;
   const bundleKey = bundle ? (stored ?? inputKey(`bundle.${bundle.format}`)) : undefined;
   const placed = [...files].map(([path, data], i) => ({
     path,
@@ -79,7 +82,13 @@ export async function stageRun(
     workDir: SANDBOX_WORK_DIR,
     env: { ...spec.env },
     bundle:
-      bundle && bundleKey ? { url: await ctx.presign('GET', bundleKey, ttl), format: bundle.format } : null,
+      bundle && bundleKey
+        ? {
+            url: await ctx.presign('GET', bundleKey, ttl),
+            format: bundle.format,
+            ...(stored && bundle.sha256 ? { sha256: bundle.sha256 } : {}),
+          }
+        : null,
     files: await Promise.all(
       placed.map(async (f) => ({ path: f.path, url: await ctx.presign('GET', f.key, ttl) })),
     ),

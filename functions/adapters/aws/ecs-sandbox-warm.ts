@@ -271,8 +271,11 @@ async function claimReleased(
   const claimed = await warm.pool.claim(binding, size, busyUntil);
   if (claimed) return claimed;
   const key = bindingKey(binding);
-  // A pair's runners are all of its agent version's size: any busy one will do.
-  const busy = (await warm.pool.list()).some((r) => r.binding === key && r.status === 'busy');
+  // A pair's runners are all of its agent version's size: any busy one of this protocol will do (one
+  // started before a deploy is never claimed: warm-runner-pool.ts).
+  const busy = (await warm.pool.list()).some(
+    (r) => r.binding === key && r.status === 'busy' && r.protocol === RUNNER_PROTOCOL,
+  );
   if (!busy) return undefined;
   const until = Math.min(Date.now() + PAIR_RELEASE_WAIT_MS, deadlineMs - CAPACITY_WAIT_MARGIN_MS);
   while (Date.now() + PAIR_RELEASE_POLL_MS < until) {
@@ -307,7 +310,7 @@ export function capacityError(
     ceiling: `All ${ceiling} sandboxes this platform may run at once are busy; try again in ${wait} s`,
     quota: `No sandbox could start: the platform's cloud account has reached its Fargate vCPU quota; try again in ${wait} s`,
     capacity: `No sandbox could start: AWS Fargate has no capacity for it now; try again in ${wait} s`,
-    start: `No sandbox is free, and starting one takes about ${Math.ceil((taskStartMs ?? 0) / 1000)} s, more than this call has left; try again in ${wait} s`,
+    start: `No sandbox is free, and starting one and running in it takes about ${Math.ceil(((taskStartMs ?? 0) + CAPACITY_WAIT_MARGIN_MS) / 1000)} s, more than this call has left; try again in ${wait} s`,
   };
   return new SandboxCapacityError(reason, messages[reason], wait);
 }

@@ -252,7 +252,9 @@ async function writeRecord(deps: CoreDeps, report: CallReport, keepSlot: boolean
     content: report.content,
     ttl: log.ttl,
   }));
-  const items = [record, log, ...extraLogs];
+  // The lines before the record that points to its line (log_at): written each on its own when
+  // nothing is settled (quotas.ts), a record found always finds its line.
+  const items = [log, ...extraLogs, record];
   // Admitted calls release their concurrency slot in the same transaction (a streamed call's once
   // its answer is delivered: CallReport.holdSlotUntilDelivered).
   if (report.admission) await report.admission.finish(items, settle, keepSlot);

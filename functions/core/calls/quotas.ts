@@ -33,9 +33,10 @@ const concurrencySlotKey = (accountId: string, n: number): ItemKey => ({
 
 export interface Admission {
   /**
-   * Releases the concurrency slot, writing `items` (the call's records) in the same transaction;
-   * with `keepSlot`, writes them alone and leaves the slot to `release`. Never throws for a slot
-   * that expired and was taken over meanwhile.
+   * Writes `items` (the call's records) and releases the concurrency slot: each on its own after
+   * the records, or, with `ops` (a charge to settle), in one transaction with them and the ops; with
+   * `keepSlot`, writes them alone and leaves the slot to `release`. Never throws for a slot that
+   * expired and was taken over meanwhile.
    */
   finish(items: Item[], ops?: TransactOp[], keepSlot?: boolean): Promise<void>;
   /** Releases the slot alone (a streamed call's, once its answer is delivered); at most once. */
@@ -55,10 +56,12 @@ export const PAID_DAILY_CAP = 100_000;
  *
  * The writes go through Store.writeEach, in order and each on its own, not as one transaction:
  * DynamoDB bills every item of a transaction twice, so admitting and finishing a prompt call cost
- * 10 write units where these cost about 5 (docs/performance.md, "AWS cost"); the SQLite store still
+ * 10 write units where these cost 6 (docs/performance.md, "AWS cost"); the SQLite store still
  * makes each one commit. What the transaction added, the counter never counting a call that was not
- * admitted, holds but for a process that dies between two of the writes: its call is counted once
- * and its slot expires with the lease.
+ * admitted and a retry never applying twice, holds but for a process that dies between two of the
+ * writes, or a store that fails part way or loses an answer that its retry then repeats: the call
+ * is counted once more and its slot expires with the lease. The slot's own put is idempotent (a
+ * retry finds this lease's id and holds).
  */
 export async function admitCall(
   deps: CoreDeps,
@@ -96,19 +99,40 @@ export async function admitCall(
         condition: cond.eq('lease_id', id),
       };
     };
-    const failed = await deps.store.writeEach([
-      { name: 'slot', put: { ...slotKey, lease_id: id, ttl }, condition: cond.notExists() },
-      count('counter', own),
-      ...(kind === 'sandbox' ? [count('calls', calls)] : []),
-    ]);
+    // Given back, best effort, when the call is not admitted after all: the slot (its release is
+    // conditional on this lease, so it is safe whether or not the put was applied) and what was
+    // counted. One that fails leaves the lease to expire, never the caller a 500 for it.
+    const giveBack = (counted: TransactOp[]) =>
+      Promise.allSettled([
+        deps.store.writeEach([freeSlot()]),
+        ...counted.map((op) => deps.store.writeEach([op])),
+      ]);
+    let failed: string | undefined;
+    try {
+      failed = await deps.store.writeEach([
+        // This lease's own put, retried after a lost answer, holds: not a slot someone else holds.
+        {
+          name: 'slot',
+          put: { ...slotKey, lease_id: id, ttl },
+          condition: cond.or(cond.notExists(), cond.eq('lease_id', id)),
+        },
+        count('counter', own),
+        ...(kind === 'sandbox' ? [count('calls', calls)] : []),
+      ]);
+    } catch (err) {
+      // The store failed part way (past its retries): whether the counters were applied is not
+      // known, so they are left as they are (the call counted at most once more); the slot is freed.
+      await giveBack([]);
+      throw err;
+    }
     if (failed === 'slot') continue; // that slot is held: try the next one
     heldSlots.hold(auth.accountId, slot);
     if (failed === 'counter') {
-      await deps.store.writeEach([freeSlot()]);
+      await giveBack([]);
       throw quotaExceeded(auth, own.limit, reset, now, kind);
     }
     if (failed === 'calls') {
-      await deps.store.writeEach([uncount(own), freeSlot()]);
+      await giveBack([uncount(own)]);
       throw quotaExceeded(auth, calls.limit, reset, now);
     }
     // A slot whose lease expired and that another call took since is not this call's to free: the

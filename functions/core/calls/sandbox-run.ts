@@ -78,7 +78,7 @@ export async function openRunSession(
     const data = await deps.bundles.get(agent.bundle.key);
     if (!data)
       throw new Error(`Bundle ${agent.bundle.key} of ${agent.org}/${agent.name} is missing from the store`);
-    bundle = { data, format: agent.bundle.format, key: agent.bundle.key };
+    bundle = { data, format: agent.bundle.format, key: agent.bundle.key, sha256: agent.bundle.sha256 };
   }
   const placed = run.files.map((file, i) => ({
     path: `input/${String(i + 1).padStart(2, '0')}-${safeName(file.original_name)}`,

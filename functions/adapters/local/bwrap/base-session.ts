@@ -68,14 +68,19 @@ export class BaseSession {
     if (this.ended) throw new Error(`Sandbox session ${this.spec.runId} has run its last command`);
   }
 
-  /** `exec` of a subclass: refused after the last command; one marked last ends the commands. */
+  /**
+   * `exec` of a subclass: refused after the last command; one marked last ends the commands from
+   * the moment it is given (anything but close, even while it runs, is refused, as on ECS).
+   */
   protected async execGuarded<T>(options: { last?: boolean }, exec: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    try {
-      return await exec();
-    } finally {
-      if (options.last) this.ended = true;
-    }
+    if (options.last) this.ended = true;
+    return exec();
+  }
+
+  /** What an exec checks once it runs (execGuarded checked the rest): the session is not closed. */
+  protected assertNotClosed(): void {
+    if (this.closed) throw new Error(`Sandbox session ${this.spec.runId} is closed`);
   }
 
   /** When this exec must end: the session's deadline or the exec's own timeout, whichever is first. */

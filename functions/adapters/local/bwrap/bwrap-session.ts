@@ -70,7 +70,7 @@ export class BwrapSession extends BaseSession implements SandboxSession {
   }
 
   private async execOnce(command: string, options: ExecOptions): Promise<ExecResult> {
-    this.assertOpen();
+    this.assertNotClosed();
     const started = Date.now();
     const deadline = this.deadlineOf(options.timeoutMs, started);
     if (deadline <= started || options.signal?.aborted) return notRun(deadline <= started);
