@@ -25,23 +25,13 @@ import {
   writeFileCommand,
 } from './ecs-sandbox-file-commands.ts';
 import type { SessionContext } from './ecs-sandbox-options.ts';
+import { startOwnTask } from './ecs-sandbox-own-task.ts';
 import { checkedPath } from './ecs-sandbox-paths.ts';
 import { readRunResult, timedOutResult, toExecResult } from './ecs-sandbox-results.ts';
 import { deleteRunObjects, sandboxInputKey, sandboxResultKey, stageRun } from './ecs-sandbox-staging.ts';
-import {
-  describeSandboxTask,
-  runSandboxTask,
-  stoppedTaskResult,
-  stopSandboxTask,
-} from './ecs-sandbox-task.ts';
-import {
-  CAPACITY_WAIT_MARGIN_MS,
-  capacityError,
-  leaseWarmRunner,
-  timeToStartTask,
-  type WarmLease,
-} from './ecs-sandbox-warm.ts';
-import { type FargateSize, fargateSize } from './fargate-size.ts';
+import { describeSandboxTask, stoppedTaskResult, stopSandboxTask } from './ecs-sandbox-task.ts';
+import { capacityError, leaseWarmRunner, timeToStartTask, type WarmLease } from './ecs-sandbox-warm.ts';
+import { fargateSize } from './fargate-size.ts';
 
 /**
  * The S3 client and presigner are loaded on first use: lib/lambda-bundling.ts leaves them out of
@@ -213,36 +203,9 @@ export class EcsSession implements SandboxSession {
       this.taskArn = this.lease.taskArn;
       return;
     }
-    await this.runOwnTask(url, size);
-  }
-
-  /**
-   * The run's own task (no warm runners): past the account's quota or Fargate's capacity it tries
-   * again every capacityPollMs (each try its own idempotency token) until the deadline leaves no
-   * time to run, then a SandboxCapacityError (503, Retry-After).
-   */
-  private async runOwnTask(url: string, size: FargateSize): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      if (!timeToStartTask(this.ctx, this.spec.deadlineMs)) {
-        throw capacityError('start', undefined, this.ctx.taskStartMs);
-      }
-      const token = attempt === 1 ? this.spec.runId : `${this.spec.runId.slice(0, 56)}-try${attempt}`;
-      const { taskArn, refused } = await runSandboxTask(this.ctx, this.spec, url, size, token);
-      if (taskArn) this.taskArn = taskArn;
-      if (!refused) return;
-      if (taskArn) return this.failStart(refused.why);
-      if (refused.kind === 'other') return this.failStart(refused.why);
-      if (this.spec.deadlineMs - Date.now() < this.ctx.capacityPollMs + CAPACITY_WAIT_MARGIN_MS) {
-        throw capacityError(refused.kind);
-      }
-      await sleep(this.ctx.capacityPollMs);
-    }
-  }
-
-  private failStart(why: string): never {
-    throw new SandboxUnavailableError(
-      `ECS could not start the sandbox task for run ${this.spec.runId}: ${why}`,
-    );
+    await startOwnTask(this.ctx, this.spec, url, size, (arn) => {
+      this.taskArn = arn;
+    });
   }
 
   /**
