@@ -102,6 +102,9 @@ fake.setResponder((call) => {
 
 const d = await startDeployment('emulated', {
   PLATFORM_EMULATOR_TASK_START_MS: String(TASK_START_MS),
+  // Each Lambda instance held to the CPU its memory buys (a 512 MB function 29% of a vCPU), so a
+  // function's billed duration, and the memory chosen on it, is what Lambda would bill.
+  PLATFORM_EMULATOR_LAMBDA_CPU: 'share',
   PLATFORM_BOOTSTRAP_TIER: 'enterprise',
   PLATFORM_LOG_LEVEL: 'warn',
   OPENAI_API_KEY: 'sk-bench',
@@ -271,8 +274,23 @@ try {
     }, {}),
   );
 
+  // Where a call's request units go: each shape's DynamoDB requests a call, by operation.
+  const per = (n: number, calls: number) => (n / calls).toFixed(1).replace(/\.0$/, '');
+  const dynamoRows = results
+    .filter((r) => r.name !== 'idle' && r.calls > 0)
+    .map((r) => {
+      const ops = Object.entries(r.snapshot.dynamodb.byOperation).sort(([a], [b]) => a.localeCompare(b));
+      const cell = (unit: 'read' | 'write') =>
+        ops
+          .filter(([, o]) => o[unit] > 0)
+          .map(([op, o]) => `${op} ${per(o.requests, r.calls)} (${per(o[unit], r.calls)})`)
+          .join(', ') || 'none';
+      const { readRequestUnits: rru, writeRequestUnits: wru } = r.snapshot.dynamodb;
+      return `| ${r.name} | ${per(rru, r.calls)} | ${cell('read')} | ${per(wru, r.calls)} | ${cell('write')} |`;
+    });
+
   const table = [
-    `${machineLine()}. Emulated deployment (its template: the warm pool's defaults, services on), every ECS task starting in ${TASK_START_MS} ms, the model answering in ${MODEL_MS} ms; priced with the us-east-1 list prices of bench/aws-prices.ts (checked ${PRICES_CHECKED}). Took ${((Date.now() - started) / 60_000).toFixed(0)} min.`,
+    `${machineLine()}. Emulated deployment (its template: the warm pool's defaults, services on), every ECS task starting in ${TASK_START_MS} ms, each Lambda instance held to its memory's share of a vCPU, the model answering in ${MODEL_MS} ms; priced with the us-east-1 list prices of bench/aws-prices.ts (checked ${PRICES_CHECKED}). Took ${((Date.now() - started) / 60_000).toFixed(0)} min.`,
     '',
     '| shape | measured | Lambda | API Gateway | DynamoDB | Fargate | S3 | per million calls | target |',
     '| --- | --- | --: | --: | --: | --: | --: | --: | --- |',
@@ -289,6 +307,12 @@ try {
     '| function | configured | max used | invocations | GB-s a call |',
     '| --- | --: | --: | --: | --: |',
     ...memoryRows,
+    '',
+    'DynamoDB a call, by operation: requests (their units), the idle deployment’s included:',
+    '',
+    '| shape | read units | reads | write units | writes |',
+    '| --- | --: | --- | --: | --- |',
+    ...dynamoRows,
     ...(unmetered.length
       ? [
           '',

@@ -51,6 +51,8 @@ export interface MeterSnapshot {
     unmeteredRequests: Record<string, number>;
     /** Conditional writes refused (billed at least 1 WRU each; DynamoDB returns no figure). */
     conditionFailures: number;
+    /** The same by operation (GetItem, Query, PutItem…): where a shape's units go. */
+    byOperation: Record<string, { requests: number; read: number; write: number }>;
   };
   s3: { tier1Requests: number; tier2Requests: number; freeRequests: number; storedBytes: number };
   /** vCPU- and GB-seconds per capacity provider (FARGATE, FARGATE_SPOT) within the window. */
@@ -76,6 +78,7 @@ export class DeploymentMeter {
     requests: 0,
     unmeteredRequests: {} as Record<string, number>,
     conditionFailures: 0,
+    byOperation: {} as Record<string, { requests: number; read: number; write: number }>,
   };
   private s3 = { tier1Requests: 0, tier2Requests: 0, freeRequests: 0 };
   private readonly fargate: FargateReader | undefined;
@@ -134,6 +137,11 @@ export class DeploymentMeter {
   /** One DynamoDB request and its answer's ConsumedCapacity (undefined: the answer had none). */
   dynamodbRequest(operation: string, consumed: { read: number; write: number } | undefined): void {
     this.dynamo.requests++;
+    const op = this.dynamo.byOperation[operation] ?? { requests: 0, read: 0, write: 0 };
+    this.dynamo.byOperation[operation] = op;
+    op.requests++;
+    op.read += consumed?.read ?? 0;
+    op.write += consumed?.write ?? 0;
     if (!consumed) {
       this.dynamo.unmeteredRequests[operation] = (this.dynamo.unmeteredRequests[operation] ?? 0) + 1;
       return;
@@ -166,6 +174,7 @@ export class DeploymentMeter {
       requests: 0,
       unmeteredRequests: {},
       conditionFailures: 0,
+      byOperation: {},
     };
     this.s3 = { tier1Requests: 0, tier2Requests: 0, freeRequests: 0 };
   }
@@ -179,7 +188,13 @@ export class DeploymentMeter {
       windowSeconds: (at - this.since) / 1000,
       lambda: Object.fromEntries([...this.lambdaUsage].map(([k, v]) => [k, { ...v }])),
       apiGateway: { ...this.api },
-      dynamodb: { ...this.dynamo, unmeteredRequests: { ...this.dynamo.unmeteredRequests } },
+      dynamodb: {
+        ...this.dynamo,
+        unmeteredRequests: { ...this.dynamo.unmeteredRequests },
+        byOperation: Object.fromEntries(
+          Object.entries(this.dynamo.byOperation).map(([k, v]) => [k, { ...v }]),
+        ),
+      },
       s3: { ...this.s3, storedBytes: this.storedBytes() },
       fargate: { ...fargate.usage },
       fargateOpenTasks: fargate.open,

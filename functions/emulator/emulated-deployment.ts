@@ -23,6 +23,7 @@ import { emulatedTableDeps } from './emulated-table-deps.ts';
 import { EventPatternRules } from './event-pattern-rules.ts';
 import { fargateReader } from './fargate-meter.ts';
 import { LambdaApiEmulator } from './lambda-api-emulator.ts';
+import { openCpuShares } from './lambda-cpu-share.ts';
 import { LambdaHost } from './lambda-host.ts';
 import { LoadBalancerFront } from './load-balancer-front.ts';
 import { MeterEndpoint } from './meter-endpoint.ts';
@@ -312,6 +313,7 @@ export async function startEmulatedDeployment(
           initMs: r.initMs,
           maxMemoryUsedMb: r.maxMemoryUsedMb,
         }),
+      config.emulatorLambdaCpu === 'share' ? openCpuShares() : undefined,
     );
     closers.push(() => (lambdas as LambdaHost).close());
 

@@ -3,13 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { CpuShareGroup, CpuShares } from './lambda-cpu-share.ts';
 
 /**
  * The emulated Lambda service: each function of the template runs in processes of its own, one
  * event at a time per process (a Lambda instance), started on the first event that finds no idle
  * instance (a cold start) and kept warm after. An instance gets the asset as its working directory,
  * the environment the template gives the function (plus what Lambda's runtime adds) and a heap
- * sized from the function's memory. An event that outlives the function's timeout kills its
+ * sized from the function's memory (and, with `cpuShares`, the CPU share Lambda gives that memory:
+ * lambda-cpu-share.ts). An event that outlives the function's timeout kills its
  * instance, as Lambda does, and fails with "Task timed out".
  */
 
@@ -65,6 +67,8 @@ interface Instance {
   maxRssKb: number;
   /** When the current event was handed to the handler (performance.now()). */
   sentAt?: number | undefined;
+  /** Its CPU cgroup, when the host models Lambda's CPU share. */
+  cpu?: CpuShareGroup | undefined;
   pending?: {
     id: number;
     resolve: (v: unknown) => void;
@@ -99,13 +103,21 @@ class FunctionPool {
   private readonly waiting: (() => void)[] = [];
   private readonly log: LogSink;
   private readonly report: ((r: InvocationReport) => void) | undefined;
+  private readonly cpuShares: CpuShares | undefined;
   private nextId = 0;
+  private started = 0;
   private closed = false;
 
-  constructor(fn: EmulatedFunction, log: LogSink, report?: (r: InvocationReport) => void) {
+  constructor(
+    fn: EmulatedFunction,
+    log: LogSink,
+    report: ((r: InvocationReport) => void) | undefined,
+    cpuShares: CpuShares | undefined,
+  ) {
     this.fn = fn;
     this.log = log;
     this.report = report;
+    this.cpuShares = cpuShares;
   }
 
   async invoke(event: unknown, requestId: string, stream?: ResponseStreamSink): Promise<unknown> {
@@ -162,6 +174,11 @@ class FunctionPool {
       if (stream) createInterface({ input: stream }).on('line', (line) => this.log(fn.logName, line));
     }
     const instance: Instance = { child, busy: false, ready: Promise.resolve(), maxRssKb: 0 };
+    if (this.cpuShares && child.pid !== undefined) {
+      // Placed as soon as forked: the few milliseconds before count as this machine's, not Lambda's.
+      instance.cpu = this.cpuShares.group(`${fn.logName}-${++this.started}`, fn.memoryMb);
+      instance.cpu.place(child.pid);
+    }
     const forked = performance.now();
     instance.ready = new Promise<void>((resolve, reject) => {
       child.on('message', (message: Record<string, unknown>) => {
@@ -185,6 +202,7 @@ class FunctionPool {
       });
       child.on('exit', (code, signal) => {
         this.instances.delete(instance);
+        instance.cpu?.remove();
         const why = new FunctionError(
           'Runtime.ExitError',
           `RequestId: ${instance.pending?.id ?? '-'} Error: Runtime exited ${signal ? `with signal ${signal}` : `with error: exit status ${code}`}`,
@@ -296,9 +314,17 @@ class FunctionPool {
 
 export class LambdaHost {
   private readonly pools = new Map<string, FunctionPool>();
+  private readonly cpuShares: CpuShares | undefined;
 
-  constructor(functions: EmulatedFunction[], log: LogSink, report?: (r: InvocationReport) => void) {
-    for (const fn of functions) this.pools.set(fn.name, new FunctionPool(fn, log, report));
+  /** With `cpuShares`, each instance gets the CPU share of its function's memory, as on Lambda. */
+  constructor(
+    functions: EmulatedFunction[],
+    log: LogSink,
+    report?: (r: InvocationReport) => void,
+    cpuShares?: CpuShares,
+  ) {
+    this.cpuShares = cpuShares;
+    for (const fn of functions) this.pools.set(fn.name, new FunctionPool(fn, log, report, cpuShares));
   }
 
   /** The function a name, partial ARN or full ARN (with or without a qualifier) refers to. */
@@ -335,5 +361,6 @@ export class LambdaHost {
 
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.close()));
+    this.cpuShares?.close();
   }
 }

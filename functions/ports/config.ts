@@ -49,6 +49,10 @@ const settings = {
   // npm run start:emulated: how long an emulated ECS task takes to start, RunTask and service tasks
   // alike, as Fargate's 20 to 60 s do on AWS (docs/deploy.md, "Timing"); 0 starts them at once.
   emulatorTaskStartMs: int(0, 600_000).default(0),
+  // npm run start:emulated: `share` runs each Lambda instance in a CPU cgroup holding the share of a
+  // vCPU Lambda gives its memory (emulator/lambda-cpu-share.ts; needs root); `all` lets it use this
+  // machine's cores, as the test suite does (docs/deploy.md, "The emulator's timing").
+  emulatorLambdaCpu: z.enum(['share', 'all']).default('all'),
   // npm run start:emulated: the emulated account's Fargate vCPU quotas, on-demand and Spot apart as
   // AWS counts them; RunTask past one is refused as ECS refuses it (docs/deploy.md). 6 is a new
   // account's; Spot's is on-demand's unless set.

@@ -15,6 +15,7 @@ export const ENV = {
   tableName: 'PLATFORM_TABLE_NAME',
   emulatorAssemblyDir: 'PLATFORM_EMULATOR_ASSEMBLY_DIR',
   emulatorTaskStartMs: 'PLATFORM_EMULATOR_TASK_START_MS',
+  emulatorLambdaCpu: 'PLATFORM_EMULATOR_LAMBDA_CPU',
   emulatorFargateVcpuQuota: 'PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA',
   emulatorFargateSpotVcpuQuota: 'PLATFORM_EMULATOR_FARGATE_SPOT_VCPU_QUOTA',
   emulatorDynamodbEndpoint: 'PLATFORM_EMULATOR_DYNAMODB_ENDPOINT',

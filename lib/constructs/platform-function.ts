@@ -45,17 +45,15 @@ export const PLATFORM_RUNTIME = lambda.Runtime.NODEJS_24_X;
 /**
  * The memory of the functions that run agents (calls, mcp, schedule-runs, schedule-fire): most of
  * their billed time is spent waiting on a model or a sandbox, and Lambda bills that wait at the
- * configured memory. Measured (npm run bench:aws-cost, docs/performance.md "AWS cost"): the calls
- * function's peak resident set was 256 MB at 1 GB and 279 to 281 MB at 512 and 384 MB over prompt
- * calls, a 40 s streamed call, an agent calling another and tool calls. 512 MB, not 384: at 384 MB
- * the peak is three quarters of the memory (the heap, which Lambda sizes from it, collected that
- * much more often) and Lambda gives the function 22% of a vCPU, which the emulator does not model,
- * so the saving it measured there (a prompt call $14.18 instead of about $16) would partly not be
- * one on AWS; and with the agent-running functions at 384 MB two fresh-clone runs of the suite
- * failed its timing tests under load (a warm first call, all-at-once tool calls, a cron run). Less
- * than 512 waits for a measurement of Lambda's CPU share (docs/performance.md).
+ * configured memory. Measured (npm run bench:aws-cost, docs/performance.md "AWS cost"), with each
+ * emulated instance held to the CPU Lambda gives its memory (a vCPU at 1,769 MB: 22% at 384 MB,
+ * 29% at 512; functions/emulator/lambda-cpu-share.ts): a prompt call with a 1 s model took 1.15 s at 384 MB
+ * and 1.14 s at 512 (its CPU work is a few tens of milliseconds), so 384 MB bills 25% less for
+ * the same wait ($13.95 a million calls against $15.77). The calls function's peak resident set was
+ * 281 MB over prompt calls, a 40 s streamed call, an agent calling another and tool calls; the
+ * large-values e2e passes at 384 MB. Less than 384 would leave a streamed call's peak too little room.
  */
-export const AGENT_RUNNER_MEMORY_MB = 512;
+export const AGENT_RUNNER_MEMORY_MB = 384;
 
 /** A resource from the stateful stack: its name and ARN (tokens, usually imports). */
 export interface SharedResource {

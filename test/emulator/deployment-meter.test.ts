@@ -85,6 +85,13 @@ describe('the meter: DynamoDB request units from the store adapter’s requests'
     assert.equal(s.dynamodb.writeRequestUnits, 1 + 1 + 2 + 4 + 1);
     assert.equal(s.dynamodb.conditionFailures, 1);
     assert.equal(s.dynamodb.requests, 7);
+    assert.deepEqual(s.dynamodb.byOperation.GetItem, { requests: 1, read: 1, write: 0 });
+    assert.deepEqual(
+      s.dynamodb.byOperation.PutItem,
+      { requests: 2, read: 0, write: 3 },
+      'the refused put apart',
+    );
+    assert.deepEqual(s.dynamodb.byOperation.TransactWriteItems, { requests: 1, read: 0, write: 4 });
   });
 });
 

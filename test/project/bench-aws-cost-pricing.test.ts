@@ -56,6 +56,7 @@ const snapshot: MeterSnapshot = {
     requests: 9000,
     unmeteredRequests: { Query: 10, UpdateItem: 20 },
     conditionFailures: 100,
+    byOperation: {},
   },
   s3: { tier1Requests: 2000, tier2Requests: 10_000, freeRequests: 5, storedBytes: 1024 ** 3 },
   fargate: {
