@@ -39,7 +39,8 @@ export interface RunManifest {
   /**
    * Command slot n (1-based, in order): the presigned GET URL of `sandbox-inputs/<runId>/exec-<n>.json`
    * (an ExecCommand, polled until it exists) and the presigned PUT URL of
-   * `sandbox-results/<runId>/exec-<n>.json` (its RunResult).
+   * `sandbox-results/<runId>/exec-<n>.json` (its RunResult). Command 1's GET URL is empty when
+   * `first` carries it, and a run whose `first` is marked `last` has only that one slot.
    */
   execs: { commandUrl: string; resultUrl: string }[];
   /**

@@ -229,7 +229,8 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
         files: [
           { path: 'input/01-report.txt', url: 'https://signed.example/GET/sandbox-inputs/req-0b7e/files/0' },
         ],
-        execs: [slot(1), slot(2), slot(3), slot(4)],
+        // Command 1 rides in the manifest: no URL to read it from.
+        execs: [{ ...slot(1), commandUrl: '' }, slot(2), slot(3), slot(4)],
         pollMs: [1, 5],
         deadlineMs: 0,
         // The runner travels with the run: the task's bootstrap downloads it.
@@ -563,6 +564,10 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
         last: true,
       },
     );
+    // One command, so one slot: its result's PUT URL, not maxExecs pairs of URLs to sign.
+    assert.deepEqual(manifestUploaded().execs, [
+      { commandUrl: '', resultUrl: 'https://signed.example/PUT/sandbox-results/req-0b7e/exec-1.json' },
+    ]);
     await assert.rejects(session.exec('true'), /has run its last command/);
     await assert.rejects(session.readFile('out.txt'), /has run its last command/);
     await session.close();

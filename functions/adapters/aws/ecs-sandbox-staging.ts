@@ -75,7 +75,13 @@ export async function stageRun(
     ...(bundle && bundleKey && !stored ? [put(bundleKey, bundle.data, 'application/octet-stream')] : []),
     ...placed.map((f) => put(f.key, f.data, 'application/octet-stream')),
   ]);
-  const slots = Array.from({ length: ctx.maxExecs }, (_, i) => i + 1);
+  // The command slots the run may use, each a pair of presigned URLs in the manifest: a run whose
+  // first command is its last (a tool's) uses one, and its command rides in the manifest, so one
+  // URL, not maxExecs pairs. Signing 200 pairs took most of a tool call's CPU in the calls
+  // function (at Lambda's share of a vCPU, about a second of its billed time) and made its claim
+  // 400 KB (docs/sandbox-aws.md, "What a run costs").
+  const oneCommand = first !== undefined && 'command' in first && first.last === true;
+  const slots = oneCommand ? [1] : Array.from({ length: ctx.maxExecs }, (_, i) => i + 1);
   const manifest: RunManifest = {
     v: 2,
     runId: spec.runId,
@@ -94,7 +100,8 @@ export async function stageRun(
     ),
     execs: await Promise.all(
       slots.map(async (n) => ({
-        commandUrl: await ctx.presign('GET', inputKey(`exec-${n}.json`), ttl),
+        // Command 1 given in the manifest is read from nowhere else.
+        commandUrl: n === 1 && first ? '' : await ctx.presign('GET', inputKey(`exec-${n}.json`), ttl),
         resultUrl: await ctx.presign('PUT', sandboxResultKey(spec.runId, n), ttl),
       })),
     ),

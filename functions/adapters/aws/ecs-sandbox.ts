@@ -33,7 +33,7 @@ import { WarmRunnerPool } from './warm-runner-pool.ts';
  * in isolated subnets whose only way out is the S3 gateway endpoint. The task is started by the
  * session's first exec, readFile or listFiles (files written before it are staged and uploaded
  * with it); its only override is the presigned GET URL of the run manifest, which holds the env,
- * the bundle's and files' URLs, and maxExecs (200) pairs of presigned URLs: GET for the command object
+ * the bundle's and files' URLs, and maxExecs (200) pairs of presigned URLs (one PUT URL for a run whose first command is its last, as a tool's is): GET for the command object
  * `sandbox-inputs/<runId>/exec-<n>.json`, PUT for its result `sandbox-results/<runId>/exec-<n>.json`.
  * The runner (functions/containers/sandbox-runner.ts, bundled; the task's entry point,
  * RUNNER_BOOTSTRAP, downloads it with the manifest) unpacks the working directory, then
