@@ -22,6 +22,7 @@ const sandboxIdleMin = app.node.tryGetContext('sandboxIdleMinSeconds') as string
 const tracing = app.node.tryGetContext('tracing') as string | undefined;
 const sandboxAzs = app.node.tryGetContext('sandboxAzs') as string | number | undefined;
 const functionAlarms = app.node.tryGetContext('functionAlarms') as string | boolean | undefined;
+const sandboxDnsFirewall = app.node.tryGetContext('sandboxDnsFirewall') as string | boolean | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -43,6 +44,7 @@ const { stateful, stateless } = addAgenthostStacks(app, {
   tracing: tracing === undefined ? undefined : String(tracing),
   sandboxAzs: sandboxAzs === undefined ? undefined : Number(sandboxAzs),
   functionAlarms: functionAlarms === undefined ? undefined : String(functionAlarms),
+  sandboxDnsFirewall: sandboxDnsFirewall === undefined ? undefined : String(sandboxDnsFirewall),
 });
 const assembly = app.synth();
 if (!underCli) {

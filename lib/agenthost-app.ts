@@ -49,6 +49,12 @@ export interface AgenthostAppOptions {
    */
   sandboxSpot?: string | undefined;
   /**
+   * The sandbox VPC's DNS Firewall (`-c sandboxDnsFirewall=off` to leave it out; docs/sandbox-aws.md,
+   * "What a sandboxed command can reach"): its tasks resolve only the AWS names they need. `on` (the
+   * default) or `off`; checked at synthesis.
+   */
+  sandboxDnsFirewall?: string | undefined;
+  /**
    * A bound warm runner's shortest wait for its pair's next run, seconds (`-c sandboxIdleMinSeconds=60`,
    * the default; 1 to 600; docs/sandbox-aws.md, "How long a bound runner waits").
    */
@@ -144,6 +150,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     sandboxPool: sandboxPoolSizes(options.sandboxPool, stage),
     sandboxAzs: sandboxAzCount(options.sandboxAzs, stage),
     sandboxSpot: onOff('sandboxSpot', options.sandboxSpot ?? 'on'),
+    sandboxDnsFirewall: onOff('sandboxDnsFirewall', options.sandboxDnsFirewall ?? 'on'),
     functionAlarms: onOff('functionAlarms', options.functionAlarms ?? (stage ? 'off' : 'on')),
     ...(options.sandboxIdleMinSeconds !== undefined
       ? { sandboxIdleMinSeconds: idleMinSeconds(options.sandboxIdleMinSeconds) }

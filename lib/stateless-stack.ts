@@ -28,6 +28,8 @@ export interface StatelessStackProps extends StackProps {
   sandboxAzs?: number;
   /** The unbound warm runners on Fargate Spot, on-demand as a fallback. @default false */
   sandboxSpot?: boolean;
+  /** The sandbox VPC's DNS Firewall: its tasks resolve only the AWS names they need. @default true */
+  sandboxDnsFirewall?: boolean;
   /** An alarm per function besides the API's and the lost cron fires'. @default true */
   functionAlarms?: boolean;
   /** A bound warm runner's shortest wait, seconds. @default 60 (the adapter's own) */
@@ -179,6 +181,7 @@ export class StatelessStack extends Stack {
       pool: props.sandboxPool ?? WARM_POOL_SIZE,
       ...(props.sandboxAzs !== undefined ? { maxAzs: props.sandboxAzs } : {}),
       spot: props.sandboxSpot ?? false,
+      dnsFirewall: props.sandboxDnsFirewall ?? true,
       ...(props.sandboxIdleMinSeconds !== undefined ? { idleMinSeconds: props.sandboxIdleMinSeconds } : {}),
     });
     const pool = props.sandboxPool ?? WARM_POOL_SIZE;

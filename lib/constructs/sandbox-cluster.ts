@@ -19,6 +19,8 @@ import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { containerProgramFile } from '../container-programs.ts';
 import type { PlatformFunction, SharedResource } from './platform-function.ts';
+import { SandboxDnsFirewall } from './sandbox-dns-firewall.ts';
+import { bindToAccount, SANDBOX_ENDPOINT_ACTIONS } from './sandbox-endpoint-policy.ts';
 
 /** The default sandbox image on ECR Public, pulled through this account's ECR cache. */
 export const SANDBOX_IMAGE = { repository: 'docker/library/node', tag: '24-bookworm-slim' } as const;
@@ -45,6 +47,8 @@ export interface SandboxClusterProps {
   spot?: boolean;
   /** A bound warm runner's shortest wait, seconds (PLATFORM_SANDBOX_IDLE_MIN_MS). @default the adapter's, 60 */
   idleMinSeconds?: number;
+  /** The VPC's DNS Firewall: its tasks resolve only the AWS names they need (sandbox-dns-firewall.ts). @default true */
+  dnsFirewall?: boolean;
 }
 
 /**
@@ -52,8 +56,10 @@ export interface SandboxClusterProps {
  * no task role (user code gets no AWS credentials), in private isolated subnets of their own VPC
  * (no NAT, no internet gateway, no public IP). The only ways out are the S3 gateway endpoint, whose
  * policy admits the run objects of the bundle bucket and ECR's layer bucket only, and the interface
- * endpoints the Fargate agent needs to pull the image and ship logs (ECR, CloudWatch Logs), which
- * answer nothing without credentials. The execution role pulls the image and writes the log group.
+ * endpoints the Fargate agent needs to pull the image and ship logs (ECR, CloudWatch Logs), whose
+ * policies admit this account's principals on this account's resources only
+ * (sandbox-endpoint-policy.ts); names resolve only for those (sandbox-dns-firewall.ts). The
+ * execution role pulls the image and writes the log group.
  */
 export class SandboxCluster extends Construct {
   readonly vpc: ec2.Vpc;
@@ -95,6 +101,7 @@ export class SandboxCluster extends Construct {
       },
     });
     const subnets = { subnets: this.vpc.isolatedSubnets };
+    if (props.dnsFirewall ?? true) new SandboxDnsFirewall(this, 'DnsFirewall', { vpc: this.vpc });
 
     // The runner's GET and PUT (presigned by the calls function) and the image layers, nothing else.
     // The GETs: a run's inputs, and the agent's bundle where the bundle store keeps it (an agent
@@ -136,11 +143,11 @@ export class SandboxCluster extends Construct {
     );
 
     // What Fargate's agent uses on the task's network interface: image pulls and log shipping.
-    // Reachable from the sandbox tasks only.
-    for (const [name, service] of [
-      ['EcrApi', ec2.InterfaceVpcEndpointAwsService.ECR],
-      ['EcrDocker', ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER],
-      ['Logs', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS],
+    // Reachable from the sandbox tasks only, and for this account's principals and resources only.
+    for (const [name, service, actions] of [
+      ['EcrApi', ec2.InterfaceVpcEndpointAwsService.ECR, SANDBOX_ENDPOINT_ACTIONS.ecr],
+      ['EcrDocker', ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER, SANDBOX_ENDPOINT_ACTIONS.ecr],
+      ['Logs', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS, SANDBOX_ENDPOINT_ACTIONS.logs],
     ] as const) {
       const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,
@@ -149,6 +156,7 @@ export class SandboxCluster extends Construct {
         open: false,
       });
       endpoint.connections.allowFrom(this.securityGroup, ec2.Port.tcp(443), 'HTTPS from the sandbox tasks');
+      bindToAccount(endpoint, actions);
     }
 
     this.cluster = new ecs.Cluster(this, 'Cluster', {

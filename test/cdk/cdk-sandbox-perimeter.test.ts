@@ -1,0 +1,268 @@
+/**
+ * Issue 58, point 1: the sandbox reaches only its own objects. Tried from the other side, on the
+ * synthesized templates: a sandboxed command that brought keys of another account sends what it
+ * holds through each interface endpoint of the sandbox VPC, to its own account's log groups and
+ * registries, and the endpoint's policy (as AWS would evaluate it: @cloud-copilot/iam-simulate, an
+ * outside IAM simulator) refuses it, while Fargate's agent pulling the image and shipping the
+ * runner's lines with the execution role is let through. The DNS Firewall resolves the names the
+ * real SDK and ECR put in the task's requests and answers any other NXDOMAIN; `-c
+ * sandboxDnsFirewall=off` leaves it out. No AWS account reaches these templates here, so the
+ * policies are judged by the simulator, the names by DNS Firewall's documented matching.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { runSimulation } from '@cloud-copilot/iam-simulate';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { SANDBOX_ENDPOINT_ACTIONS } from '../../lib/constructs/sandbox-endpoint-policy.ts';
+
+// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
+process.env.CDK_VALIDATION = 'false';
+
+const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-perimeter-'));
+after(() => rmSync(outdir, { recursive: true, force: true }));
+
+const OURS = '111122223333';
+const THEIRS = '999988887777';
+const REGION = 'us-east-1';
+
+/** A template value with the pseudo parameters of a deployment in OURS and REGION put in. */
+function resolve(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(resolve);
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (v.Ref === 'AWS::AccountId') return OURS;
+    if (v.Ref === 'AWS::Region') return REGION;
+    if (v.Ref === 'AWS::Partition') return 'aws';
+    if (v.Ref === 'AWS::URLSuffix') return 'amazonaws.com';
+    if (Array.isArray(v['Fn::Join'])) {
+      const [sep, parts] = v['Fn::Join'] as [string, unknown[]];
+      return (parts.map(resolve) as string[]).join(sep);
+    }
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolve(x)]));
+  }
+  return value;
+}
+
+function stateless(context: Record<string, string> = {}) {
+  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const { stateless } = addAgenthostStacks(app, context);
+  return Template.fromStack(stateless);
+}
+
+type Resource = { Properties: Record<string, unknown> };
+
+function interfaceEndpointPolicies(template: Template): Map<string, unknown> {
+  const endpoints = template.findResources('AWS::EC2::VPCEndpoint') as Record<string, Resource>;
+  const policies = new Map<string, unknown>();
+  for (const [id, e] of Object.entries(endpoints)) {
+    if (e.Properties.VpcEndpointType !== 'Interface') continue;
+    policies.set(id, resolve(e.Properties.PolicyDocument));
+  }
+  return policies;
+}
+
+/** What IAM decides for `principal` doing `action` on `resource` through the endpoint with `policy`. */
+async function decide(
+  policy: unknown,
+  principal: string,
+  action: string,
+  resource: string,
+  resourceAccount: string,
+) {
+  const result = await runSimulation(
+    {
+      request: {
+        principal,
+        action,
+        resource: { resource, accountId: resourceAccount },
+        // What AWS puts in every such request's context (the simulator takes it as given): the
+        // caller's account, and the resource's, for an action on a resource.
+        contextVariables: {
+          'aws:PrincipalAccount': principal.split(':')[4] as string,
+          ...(resource === '*' ? {} : { 'aws:ResourceAccount': resourceAccount }),
+        },
+      },
+      // The principal's own policies allow it everything: only the endpoint can stop it.
+      identityPolicies: [
+        {
+          name: 'everything',
+          policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] },
+        },
+      ],
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      resourcePolicy: undefined,
+      vpcEndpointPolicies: [{ name: 'endpoint', policy }],
+    },
+    {},
+  );
+  if (result.resultType === 'error') assert.fail(JSON.stringify(result.errors));
+  assert.equal(result.resultType, 'single', 'one resource, one evaluation');
+  if (result.resultType !== 'single') return undefined;
+  assert.deepEqual(result.result.ignoredContextKeys, [], 'every key given applies to the request');
+  return result.overallResult;
+}
+
+const logGroup = (account: string) => `arn:aws:logs:${REGION}:${account}:log-group:exfil:log-stream:x`;
+const repository = (account: string) => `arn:aws:ecr:${REGION}:${account}:repository/exfil`;
+
+describe('the sandbox VPC’s interface endpoints: this account’s principals on this account’s resources', () => {
+  const policies = interfaceEndpointPolicies(stateless());
+
+  test('every interface endpoint has a policy', () => {
+    assert.equal(policies.size, 3);
+    for (const [id, policy] of policies) assert.ok(policy, `${id} has a policy document`);
+  });
+
+  test('keys of another account reach neither that account’s nor ours through any endpoint', async () => {
+    const theirs = `arn:aws:iam::${THEIRS}:user/author`;
+    for (const [id, policy] of policies) {
+      for (const [action, resource] of [
+        ['logs:PutLogEvents', logGroup],
+        ['logs:CreateLogStream', logGroup],
+        ['ecr:InitiateLayerUpload', repository],
+        ['ecr:PutImage', repository],
+        ['ecr:BatchGetImage', repository],
+      ] as const) {
+        for (const account of [THEIRS, OURS]) {
+          assert.notEqual(
+            await decide(policy, theirs, action, resource(account), account),
+            'Allowed',
+            `${id}: ${action} by ${THEIRS} on ${account}'s`,
+          );
+        }
+      }
+    }
+  });
+
+  test('the deployment’s own role reaches no other account’s resources through them', async () => {
+    const ours = `arn:aws:iam::${OURS}:role/execution`;
+    for (const [id, policy] of policies) {
+      assert.notEqual(
+        await decide(policy, ours, 'logs:PutLogEvents', logGroup(THEIRS), THEIRS),
+        'Allowed',
+        id,
+      );
+      assert.notEqual(
+        await decide(policy, ours, 'ecr:BatchGetImage', repository(THEIRS), THEIRS),
+        'Allowed',
+        id,
+      );
+    }
+  });
+
+  test('Fargate’s agent, with the execution role, pulls the image and ships the runner’s lines', async () => {
+    const ours = `arn:aws:iam::${OURS}:role/execution`;
+    const allowedSomewhere = async (action: string, resource: string) => {
+      const decisions = await Promise.all(
+        [...policies.values()].map((p) => decide(p, ours, action, resource, OURS)),
+      );
+      return decisions.includes('Allowed');
+    };
+    // GetAuthorizationToken names no resource: IAM takes only "*" for it (in the caller's account).
+    for (const action of SANDBOX_ENDPOINT_ACTIONS.ecr)
+      assert.ok(
+        await allowedSomewhere(action, action === 'ecr:GetAuthorizationToken' ? '*' : repository(OURS)),
+        action,
+      );
+    for (const action of SANDBOX_ENDPOINT_ACTIONS.logs)
+      assert.ok(await allowedSomewhere(action, logGroup(OURS)), action);
+    // Only what the agent does: no push to our registry, no reading our logs back.
+    for (const [id, policy] of policies) {
+      assert.notEqual(await decide(policy, ours, 'ecr:PutImage', repository(OURS), OURS), 'Allowed', id);
+      assert.notEqual(await decide(policy, ours, 'logs:GetLogEvents', logGroup(OURS), OURS), 'Allowed', id);
+    }
+  });
+});
+
+/** DNS Firewall's matching: `*.example.com` is any name under example.com; else the name itself. */
+function matches(list: string[], name: string): boolean {
+  const n = name.toLowerCase().replace(/\.$/, '');
+  return list.some((d) => (d.startsWith('*.') ? n.endsWith(d.slice(1)) : n === d));
+}
+
+type Rule = { Priority: number; Action: string; BlockResponse?: string; FirewallDomainListId: unknown };
+
+/** The firewall of a template: its rules by priority, each with its list's names, and its associations. */
+function firewallOf(template: Template) {
+  const lists = template.findResources('AWS::Route53Resolver::FirewallDomainList') as Record<
+    string,
+    Resource
+  >;
+  const groups = Object.values(
+    template.findResources('AWS::Route53Resolver::FirewallRuleGroup'),
+  ) as Resource[];
+  const associations = Object.values(
+    template.findResources('AWS::Route53Resolver::FirewallRuleGroupAssociation'),
+  ) as Resource[];
+  const rules = groups
+    .flatMap((g) => (g.Properties.FirewallRules ?? []) as Rule[])
+    .sort((a, b) => a.Priority - b.Priority)
+    .map((rule) => {
+      const [listId] = (rule.FirewallDomainListId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
+      return { ...rule, domains: resolve(lists[listId]?.Properties.Domains) as string[] };
+    });
+  return { lists: Object.keys(lists).length, groups: groups.length, associations, rules };
+}
+
+describe('the sandbox VPC’s DNS Firewall: the names a task needs, NXDOMAIN for any other', () => {
+  test('allows the listed names first, blocks every other, on the sandbox VPC', () => {
+    const template = stateless();
+    const { groups, associations, rules } = firewallOf(template);
+    assert.equal(groups, 1);
+    assert.equal(associations.length, 1);
+    const vpcs = Object.keys(template.findResources('AWS::EC2::VPC'));
+    assert.deepEqual(associations[0]?.Properties.VpcId, { Ref: vpcs[0] }, 'associated with the sandbox VPC');
+    assert.deepEqual(
+      rules.map((r) => [r.Action, r.BlockResponse]),
+      [
+        ['ALLOW', undefined],
+        ['BLOCK', 'NXDOMAIN'],
+      ],
+    );
+    assert.deepEqual(rules[1]?.domains, ['*'], 'the last rule blocks every name');
+  });
+
+  test('the names in a task’s requests resolve; a name that carries data to another server does not', async () => {
+    const allowed = firewallOf(stateless()).rules.find((r) => r.Action === 'ALLOW')?.domains ?? [];
+    // The hosts the runner's presigned URLs name, as the SDK the calls function uses signs them.
+    const s3 = new S3Client({
+      region: REGION,
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'x' },
+    });
+    const signed = await getSignedUrl(
+      s3,
+      new GetObjectCommand({ Bucket: 'agenthost-bundles-abc', Key: 'k' }),
+    );
+    const needed = [
+      new URL(signed).hostname,
+      `prod-${REGION}-starport-layer-bucket.s3.${REGION}.amazonaws.com`,
+      `api.ecr.${REGION}.amazonaws.com`,
+      `${OURS}.dkr.ecr.${REGION}.amazonaws.com`,
+      `logs.${REGION}.amazonaws.com`,
+    ];
+    for (const name of needed) assert.ok(matches(allowed, name), `${name} resolves`);
+    for (const name of [
+      'c2VjcmV0.attacker.example',
+      'c2VjcmV0.amazonaws.com.attacker.example',
+      'sts.amazonaws.com',
+      `sts.${REGION}.amazonaws.com`,
+      `secretsmanager.${REGION}.amazonaws.com`,
+      'registry.npmjs.org',
+    ])
+      assert.ok(!matches(allowed, name), `${name} is blocked`);
+  });
+
+  test('-c sandboxDnsFirewall=off leaves it out; any other value fails the synthesis', () => {
+    const off = firewallOf(stateless({ sandboxDnsFirewall: 'off' }));
+    assert.equal(off.groups + off.associations.length + off.lists, 0);
+    assert.throws(() => stateless({ sandboxDnsFirewall: 'maybe' }), /sandboxDnsFirewall must be on or off/);
+  });
+});
