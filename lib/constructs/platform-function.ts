@@ -49,9 +49,10 @@ export const PLATFORM_RUNTIME = lambda.Runtime.NODEJS_24_X;
  * emulated instance held to the CPU Lambda gives its memory (a vCPU at 1,769 MB: 22% at 384 MB,
  * 29% at 512; functions/emulator/lambda-cpu-share.ts): a prompt call with a 1 s model took 1.15 s at 384 MB
  * and 1.14 s at 512 (its CPU work is a few tens of milliseconds), so 384 MB bills 25% less for
- * the same wait ($13.95 a million calls against $15.77). The calls function's peak resident set was
- * 281 MB over prompt calls, a 40 s streamed call, an agent calling another and tool calls; the
- * large-values e2e passes at 384 MB. Less than 384 would leave a streamed call's peak too little room.
+ * the same wait ($13.95 a million calls against $15.77). The calls function's peak resident set
+ * was 197 MB over prompt calls, a 40 s streamed call, an agent calling another and tool calls, and
+ * the large-values e2e passes at 384 MB. Lower is not measured: at 256 MB (14% of a vCPU) a call's
+ * CPU work would take half as long again, and a large value has less room above that peak.
  */
 export const AGENT_RUNNER_MEMORY_MB = 384;
 

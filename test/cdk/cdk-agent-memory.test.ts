@@ -15,7 +15,7 @@ process.env.CDK_VALIDATION = 'false';
 /**
  * The functions that run agents wait on a model or a sandbox for most of what they are billed, at
  * their configured memory (issue 57, point 4). They get what their measured work needs: the calls
- * function's peak resident set was 281 MB (npm run bench:aws-cost, docs/performance.md), so
+ * function's peak resident set was 197 MB (npm run bench:aws-cost, docs/performance.md), so
  * 384 MB, not 1 GB (measured with Lambda's CPU share of it: platform-function.ts); no function gets
  * more than the others' 512 MB.
  */
