@@ -71,9 +71,14 @@ function parameters(route: RouteDef): JsonObject[] {
   return out;
 }
 
+/** The modules that touch no data (lib/module-access.ts gives them no table): they never find it busy. */
+const STORELESS_MODULES = new Set(['health', 'openapi']);
+
 /** The error codes an operation may answer: implied by its declaration, plus the ones it lists. */
 export function errorCodes(route: RouteDef): ErrorCode[] {
   const codes = new Set<ErrorCode>(['INTERNAL_ERROR']);
+  // Any route that reads or writes data may find the store busy past its retries (StoreBusyError).
+  if (!STORELESS_MODULES.has(route.module)) codes.add('SERVICE_UNAVAILABLE');
   if (route.auth === 'api-key') codes.add('UNAUTHORIZED').add('RATE_LIMITED');
   if (route.params || route.query || route.body || route.binaryBody || route.headers)
     codes.add('INVALID_INPUT');
@@ -97,7 +102,7 @@ const statusText: Record<number, string> = {
   429: 'Daily quota, concurrency limit or the account\'s request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After)',
   500: 'Internal error (retryable)',
   502: 'Upstream LLM provider error (retryable)',
-  503: "No sandbox could be started for the run within its deadline: the platform's ceiling of sandboxes or its cloud account's quota is reached (error.details.cause); retry after error.suggested_wait_time seconds (Retry-After)",
+  503: 'Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform\'s ceiling of sandboxes or its cloud account\'s quota reached (error.details.cause)',
   504: 'Timeout, or a sub-call would exceed the remaining deadline (retryable)',
 };
 

@@ -183,16 +183,17 @@ export const STORE_BUSY_WAIT_SECONDS = 1;
 
 /**
  * Thrown when the store kept refusing a request for contention (a conflicting transaction) or
- * throughput (throttling) past the adapter's retry budget. Nothing was written and no condition
- * was judged, so it is a retryable 500 with a wait for the client, never a failed condition.
+ * throughput (throttling) past the adapter's retry budget, a few seconds. Nothing was written and
+ * no condition was judged, so it is a retryable 503 with Retry-After, never a failed condition
+ * (issue 58: a call does not hold its slot and its Lambda through a throttling episode).
  */
 export class StoreBusyError extends PlatformError {
   override name = 'StoreBusyError';
   constructor(cause?: unknown) {
     super(
-      'INTERNAL_ERROR',
+      'SERVICE_UNAVAILABLE',
       'The data store is busy (conflicting writes or throttling); nothing was changed, retry in a moment',
-      { suggested_wait_time: STORE_BUSY_WAIT_SECONDS },
+      { suggested_wait_time: STORE_BUSY_WAIT_SECONDS, cause: 'store_busy' },
     );
     this.cause = cause;
   }

@@ -4,7 +4,8 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.ts';
  * (409), which the spec does not list but which a create of something that already exists needs,
  * METHOD_NOT_ALLOWED (405), for a known path asked with a method it does not have, and
  * SERVICE_UNAVAILABLE (503), for a run no sandbox could be started for in time, the platform's
- * ceiling or its cloud account's quota reached (docs/decisions.md).
+ * ceiling or its cloud account's quota reached, and for a data store that stayed busy (conflicts
+ * or throttling) through a few seconds of retries (docs/decisions.md).
  */
 export const ERROR_CODES = {
   INVALID_INPUT: { status: 400, retryable: false },

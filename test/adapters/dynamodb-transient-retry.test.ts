@@ -45,13 +45,14 @@ import { faultyDynamoDbLocalBackend, type StoreBackend } from '../helpers/store-
 
 const BUDGET_MS = 1_000;
 
-/** StoreBusyError as a client sees it: a retryable 500 with a wait, saying nothing was changed. */
+/** StoreBusyError as a client sees it: a retryable 503 with a wait, saying nothing was changed. */
 function isBusy(err: unknown): boolean {
   assert.ok(err instanceof StoreBusyError, `expected StoreBusyError, got ${String(err)}`);
   assert.ok(err instanceof PlatformError);
   assert.ok(!(err instanceof TransactionCanceledError));
-  assert.equal(err.code, 'INTERNAL_ERROR');
-  assert.equal(err.status, 500);
+  assert.equal(err.code, 'SERVICE_UNAVAILABLE');
+  assert.equal(err.status, 503);
+  assert.equal(err.details?.cause, 'store_busy');
   assert.equal(err.retryable, true);
   assert.equal(err.details?.suggested_wait_time, 1);
   assert.match(err.message, /busy .* nothing was changed, retry/);
@@ -137,15 +138,22 @@ describe('DynamoDbStore: conflicts and throttling are retried, never a failed co
     assert.equal(docMock.commandCalls(TransactWriteCommand).length, 1);
   });
 
-  it('retries past the fixed budget while the call it is made for has time left', async () => {
+  it('gives up at the fixed budget even when the call it is made for has longer (issue 58)', async () => {
     docMock.reset();
     const clearsAt = Date.now() + 1.6 * BUDGET_MS;
     docMock.on(TransactWriteCommand).callsFake(() => {
       if (Date.now() < clearsAt) throw cancelled('TransactionConflict', 'None');
       return {};
     });
-    await withStoreDeadline(Date.now() + 3 * BUDGET_MS, () => store.transactWrite(transaction()));
-    assert.ok(Date.now() >= clearsAt, 'landed only once the conflicts stopped');
+    const started = Date.now();
+    await assert.rejects(
+      withStoreDeadline(started + 3 * BUDGET_MS, () => store.transactWrite(transaction())),
+      isBusy,
+    );
+    assert.ok(
+      Date.now() < clearsAt,
+      `gave up within the budget (${Date.now() - started} ms), not at the call's deadline`,
+    );
   });
 
   it('gives up at the call’s deadline when it comes before the fixed budget', async () => {
@@ -234,7 +242,7 @@ describe('call admission on DynamoDB Local behind the fault injector: 429 only f
     await backend.close();
   });
 
-  it('an admission whose writes only ever conflict answers a retryable 500 and counts nothing', async (t) => {
+  it('an admission whose writes only ever conflict answers a retryable 503 and counts nothing', async (t) => {
     const faults = backend.faults;
     assert.ok(faults);
     await store.put({ ...counter, calls: limit - 1 });
@@ -297,15 +305,24 @@ describe('what a client sees while DynamoDB keeps refusing writes (over HTTP)', 
     assert.equal(res.status, 201, res.text);
   };
 
-  it('retries a call’s admission for as long as the call has time, past the 3 s outside a call', async () => {
+  it('retries a call’s admission for 3 s, not its whole deadline, then answers 503 with Retry-After; it lands once the store is free', async () => {
     const caller = await p.createAccount('patientco', 'pro');
     await publishGreeter(caller.key);
-    const cleared = conflictFor(4_000);
+    const cleared = conflictFor(15_000);
+    const started = Date.now();
     const res = await p.request('POST', '/patientco/greet/v1/run', { key: caller.key, body: {} });
+    const waited = Date.now() - started;
     await cleared;
-    assert.equal(res.status, 200, res.text);
-    assert.equal(llm.calls.length, 1, 'the model was asked once');
+    assert.equal(res.status, 503, res.text);
+    assert.equal(res.headers.get('retry-after'), '1');
+    assert.equal(errorOf(res).code, 'SERVICE_UNAVAILABLE');
+    assert.equal((res.body.error as { details?: { cause?: string } }).details?.cause, 'store_busy');
+    // Its slot's write and the give-back of that slot each get the 3 s: about 6 s, never its 29 s.
+    assert.ok(waited < 10_000, `gave up after ${waited} ms, long before its 29 s deadline`);
+    assert.equal(llm.calls.length, 0, 'the model was never asked');
     assert.ok(p.faults && p.faults.writeConflicts > 10, 'the admission met conflicts for seconds');
+    const again = await p.request('POST', '/patientco/greet/v1/run', { key: caller.key, body: {} });
+    assert.equal(again.status, 200, again.text);
   });
 
   it('stops retrying at the caller’s X-Platform-Deadline-Ms, before the 3 s a route without a call gets', async () => {
@@ -320,20 +337,21 @@ describe('what a client sees while DynamoDB keeps refusing writes (over HTTP)', 
     });
     await cleared;
     // Within the 3 s budget alone the admission would have landed once the conflicts stopped at 2 s.
-    assert.equal(res.status, 500, res.text);
+    assert.equal(res.status, 503, res.text);
     assert.equal(errorOf(res).is_retryable, true);
     assert.match(errorOf(res).message, /data store is busy/);
   });
 
-  it('answers a retryable 500 with a wait that says nothing changed; the same request lands once it stops', async () => {
+  it('answers a retryable 503 with Retry-After that says nothing changed; the same request lands once it stops', async () => {
     const faults = p.faults;
     assert.ok(faults);
     Object.assign(faults.shares, { conflictShare: 1, writeConflictShare: 1, throttleShare: 0 });
     const refused = await p.request('POST', '/tasks', { body: { title: 'busy' } });
     Object.assign(faults.shares, { conflictShare: 0, writeConflictShare: 0 });
-    assert.equal(refused.status, 500, refused.text);
+    assert.equal(refused.status, 503, refused.text);
+    assert.equal(refused.headers.get('retry-after'), '1');
     const error = errorOf(refused);
-    assert.equal(error.code, 'INTERNAL_ERROR');
+    assert.equal(error.code, 'SERVICE_UNAVAILABLE');
     assert.equal(error.is_retryable, true);
     assert.equal((refused.body.error as { suggested_wait_time?: number }).suggested_wait_time, 1);
     assert.match(error.message, /data store is busy .* nothing was changed, retry/);

@@ -10,9 +10,9 @@ import { storeDeadline } from '../../ports/store-deadline.ts';
  * failed condition (a quota counter that conflicted is not used up). The SDK retries throttling
  * of a single request itself (its standard strategy, 3 attempts, keeping the request's
  * ClientRequestToken), but never a cancelled transaction or a TransactionConflictException: those
- * are retried here, and whatever throttling outlasts the SDK's attempts too: until the deadline of
- * the call the operation is made for (store-deadline.ts), or within a fixed budget outside a call
- * (docs/data-model.md, "Transient failures").
+ * are retried here, and whatever throttling outlasts the SDK's attempts too: within a fixed budget
+ * of a few seconds, or less when the call the operation is made for ends sooner (store-deadline.ts;
+ * docs/data-model.md, "Transient failures").
  */
 
 /**
@@ -46,8 +46,9 @@ export function onlyTransientReasons(codes: string[]): boolean {
 
 export interface RetryPolicy {
   /**
-   * Milliseconds from an operation's first attempt after which no retry starts, where no call's
-   * deadline bounds it (or that deadline has passed: a call's record and slot release still retry).
+   * Milliseconds from an operation's first attempt after which no retry starts: the most any
+   * operation waits on the store, a call's too (a call with less time left stops at its deadline;
+   * one whose deadline has passed, writing its record or releasing its slot, gets the budget).
    */
   budgetMs: number;
   /** The first retry's delay ceiling; it doubles with each retry up to `maxDelayMs`. */
@@ -59,8 +60,11 @@ export interface RetryPolicy {
 
 /**
  * Conflicts clear within milliseconds (the other transaction commits), so the first retries come
- * soon; throttling needs longer, which the doubling gives. Outside a call, three seconds bound what
- * a request can spend waiting on the store, well inside API Gateway's 29 s.
+ * soon; throttling needs longer, which the doubling gives. Three seconds bound what any request,
+ * a call's too, spends waiting on the store: a streamed call has up to 300 s, and retrying that
+ * long through a throttling episode would hold its concurrency slot and its Lambda, and add its
+ * own retries to the throttled table, for every tenant at once (issue 58). The client is told to
+ * come back instead (503, Retry-After).
  */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   budgetMs: 3_000,
@@ -70,8 +74,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /**
- * One operation's retries: exponential backoff with full jitter, never waiting past the deadline
- * of the call it is made for (when that is still ahead), or else past the policy's budget.
+ * One operation's retries: exponential backoff with full jitter, never waiting past the policy's
+ * budget, nor past the deadline of the call it is made for when that comes first.
  */
 export class Backoff {
   private retries = 0;
@@ -81,7 +85,8 @@ export class Backoff {
   constructor(policy: RetryPolicy, deadline: number | undefined = storeDeadline()) {
     this.policy = policy;
     const now = Date.now();
-    this.until = deadline !== undefined && deadline > now ? deadline : now + policy.budgetMs;
+    const budget = now + policy.budgetMs;
+    this.until = deadline !== undefined && deadline > now ? Math.min(deadline, budget) : budget;
   }
 
   /** Waits before the next attempt; false (without waiting) once the budget would be overrun. */

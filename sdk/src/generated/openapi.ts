@@ -1508,6 +1508,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     createApiKey: {
@@ -1680,6 +1699,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     deleteApiKey: {
@@ -1792,6 +1830,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -1940,6 +1997,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -2132,6 +2208,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     getTask: {
@@ -2268,6 +2363,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     deleteTask: {
@@ -2380,6 +2494,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -2569,6 +2702,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     completeTask: {
@@ -2701,6 +2853,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -2853,6 +3024,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listWorkspaces: {
@@ -2944,6 +3134,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -3139,6 +3348,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listMembers: {
@@ -3264,6 +3492,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -3498,6 +3745,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listWorkspaceInvitations: {
@@ -3669,6 +3935,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     revokeInvitation: {
@@ -3804,6 +4089,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listInvitations: {
@@ -3933,6 +4237,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -4104,6 +4427,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     declineInvitation: {
@@ -4216,6 +4558,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -4373,6 +4734,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listSecrets: {
@@ -4494,6 +4874,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -4684,6 +5083,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     deleteSecret: {
@@ -4815,6 +5233,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -4971,6 +5408,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -5322,6 +5778,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     getAgent: {
@@ -5488,6 +5963,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     deleteAgent: {
@@ -5640,6 +6134,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -5966,6 +6479,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     uploadBundle: {
@@ -6215,6 +6747,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     agentLogs: {
@@ -6377,6 +6928,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     callTrace: {
@@ -6516,6 +7086,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -6660,6 +7249,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -6912,6 +7520,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listPublicAgents: {
@@ -6998,6 +7625,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -7120,6 +7766,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -7259,6 +7924,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -7594,7 +8278,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No sandbox could be started for the run within its deadline: the platform's ceiling of sandboxes or its cloud account's quota is reached (error.details.cause); retry after error.suggested_wait_time seconds (Retry-After) */
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7790,6 +8474,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     usageSummary: {
@@ -7944,6 +8647,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -8105,6 +8827,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
             /** @description Timeout, or a sub-call would exceed the remaining deadline (retryable) */
             504: {
                 headers: {
@@ -8261,6 +9002,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
             /** @description Timeout, or a sub-call would exceed the remaining deadline (retryable) */
             504: {
                 headers: {
@@ -8407,6 +9167,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -8577,6 +9356,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
             /** @description Timeout, or a sub-call would exceed the remaining deadline (retryable) */
             504: {
                 headers: {
@@ -8728,6 +9526,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -8922,6 +9739,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -9121,6 +9957,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
             /** @description Timeout, or a sub-call would exceed the remaining deadline (retryable) */
             504: {
                 headers: {
@@ -9311,6 +10166,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -9519,6 +10393,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
             /** @description Timeout, or a sub-call would exceed the remaining deadline (retryable) */
             504: {
                 headers: {
@@ -9694,6 +10587,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -9951,6 +10863,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     getSchedule: {
@@ -10102,6 +11033,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     deleteSchedule: {
@@ -10233,6 +11183,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -10478,6 +11447,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     triggerSchedule: {
@@ -10696,6 +11684,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
             /** @description Timeout, or a sub-call would exceed the remaining deadline (retryable) */
             504: {
                 headers: {
@@ -10850,6 +11857,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listScheduleRuns: {
@@ -10980,6 +12006,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -11123,6 +12168,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -11324,6 +12388,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
             /** @description Timeout, or a sub-call would exceed the remaining deadline (retryable) */
             504: {
                 headers: {
@@ -11477,6 +12560,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -11734,6 +12836,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     getService: {
@@ -11862,6 +12983,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -11997,6 +13137,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -12240,6 +13399,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     restartService: {
@@ -12422,6 +13600,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -12655,6 +13852,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     serviceLogs: {
@@ -12800,6 +14016,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     getBalance: {
@@ -12881,6 +14116,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -13033,6 +14287,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     listTransactions: {
@@ -13143,6 +14416,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -13261,6 +14553,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     paymentWebhook: {
@@ -13366,6 +14677,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
         };
     };
     localCheckoutPage: {
@@ -13442,6 +14772,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -13529,6 +14878,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
