@@ -215,11 +215,8 @@ describe('local firing on the real clock', () => {
   it('fires a due slot within a second of its time, and survives a restart of the loop', async (t) => {
     const fake = await startFakeLlm({ record: false });
     fake.setResponder(() => ({ text: 'now' }));
-    // A clock whose next whole minute is 400 ms away, so the test waits well under a second.
-    const realNow = Date.now();
-    const shifted = Math.ceil(realNow / 60_000) * 60_000 + 120_000 - 400;
-    const offset = shifted - realNow;
     const p = await startRunsPlatform(fake);
+    let offset = 0;
     (p.deps as { clock: { now(): Date } }).clock = { now: () => new Date(Date.now() + offset) };
     try {
       const o = await createAccount(p.deps, { org: 'clockco', tier: 'pro' });
@@ -227,6 +224,10 @@ describe('local firing on the real clock', () => {
         key: o.api_key,
         body: { name: 'now', description: 'Now.', supported_providers: ['anthropic'] },
       });
+      // From here the clock's next whole minute is 1.5 s away: time for the loops and the schedule's
+      // creation on a loaded machine (400 ms from the test's start was not), and a short wait.
+      const realNow = Date.now();
+      offset = Math.ceil(realNow / 60_000) * 60_000 + 120_000 - 1_500 - realNow;
       const first = startScheduleLoop(p.deps);
       await first.stop();
       // The "restarted" loop reads the same stored records.
