@@ -23,6 +23,9 @@ const tracing = app.node.tryGetContext('tracing') as string | undefined;
 const sandboxAzs = app.node.tryGetContext('sandboxAzs') as string | number | undefined;
 const functionAlarms = app.node.tryGetContext('functionAlarms') as string | boolean | undefined;
 const sandboxDnsFirewall = app.node.tryGetContext('sandboxDnsFirewall') as string | boolean | undefined;
+const waf = app.node.tryGetContext('waf') as string | boolean | undefined;
+const apiThrottleRps = app.node.tryGetContext('apiThrottleRps') as string | number | undefined;
+const apiThrottleBurst = app.node.tryGetContext('apiThrottleBurst') as string | number | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
   throw new Error('Always-on services need both -c servicesDomain=… and -c servicesCertificateArn=…');
 }
@@ -45,6 +48,11 @@ const { stateful, stateless } = addAgenthostStacks(app, {
   sandboxAzs: sandboxAzs === undefined ? undefined : Number(sandboxAzs),
   functionAlarms: functionAlarms === undefined ? undefined : String(functionAlarms),
   sandboxDnsFirewall: sandboxDnsFirewall === undefined ? undefined : String(sandboxDnsFirewall),
+  waf: waf === undefined ? undefined : String(waf),
+  apiThrottle: {
+    rps: apiThrottleRps === undefined ? undefined : Number(apiThrottleRps),
+    burst: apiThrottleBurst === undefined ? undefined : Number(apiThrottleBurst),
+  },
 });
 const assembly = app.synth();
 if (!underCli) {

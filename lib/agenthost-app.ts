@@ -55,6 +55,19 @@ export interface AgenthostAppOptions {
    */
   sandboxDnsFirewall?: string | undefined;
   /**
+   * The API stage's throttle, for every account together (`-c apiThrottleRps=100
+   * -c apiThrottleBurst=200`, the defaults; docs/deploy.md, "Context values"): requests a second in
+   * the steady state and in a burst, past which API Gateway answers 429 before any function runs.
+   * Whole numbers, the burst at least the rate; checked at synthesis.
+   */
+  apiThrottle?: { rps?: number | undefined; burst?: number | undefined } | undefined;
+  /**
+   * An AWS WAF web ACL in front of the API stage (`-c waf=on`; docs/deploy.md, "Context values"):
+   * AWS's managed rule groups and a rate-based rule per source address. `off` (the default) or
+   * `on`; checked at synthesis.
+   */
+  waf?: string | undefined;
+  /**
    * A bound warm runner's shortest wait for its pair's next run, seconds (`-c sandboxIdleMinSeconds=60`,
    * the default; 1 to 600; docs/sandbox-aws.md, "How long a bound runner waits").
    */
@@ -111,6 +124,21 @@ function onOff(name: string, given: string | boolean | undefined): boolean {
   throw new Error(`${name} must be on or off (got ${given})`);
 }
 
+/** The stage throttle: as given (each 1 to 10,000 a second), else 100 a second with bursts of 200. */
+function apiThrottle(given: AgenthostAppOptions['apiThrottle']): { rateLimit: number; burstLimit: number } {
+  const rateLimit = given?.rps ?? 100;
+  const burstLimit = given?.burst ?? Math.max(200, rateLimit);
+  if (!(Number.isInteger(rateLimit) && rateLimit >= 1 && rateLimit <= 10_000)) {
+    throw new Error(`apiThrottleRps must be a whole number from 1 to 10000 (got ${given?.rps})`);
+  }
+  if (!(Number.isInteger(burstLimit) && burstLimit >= rateLimit && burstLimit <= 10_000)) {
+    throw new Error(
+      `apiThrottleBurst must be a whole number from apiThrottleRps (${rateLimit}) to 10000 (got ${given?.burst})`,
+    );
+  }
+  return { rateLimit, burstLimit };
+}
+
 function idleMinSeconds(given: number): number {
   if (!(Number.isInteger(given) && given >= 1 && given <= 600)) {
     throw new Error(`sandboxIdleMinSeconds must be a whole number from 1 to 600 (got ${given})`);
@@ -151,6 +179,8 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     sandboxAzs: sandboxAzCount(options.sandboxAzs, stage),
     sandboxSpot: onOff('sandboxSpot', options.sandboxSpot ?? 'on'),
     sandboxDnsFirewall: onOff('sandboxDnsFirewall', options.sandboxDnsFirewall ?? 'on'),
+    throttle: apiThrottle(options.apiThrottle),
+    waf: onOff('waf', options.waf ?? 'off'),
     functionAlarms: onOff('functionAlarms', options.functionAlarms ?? (stage ? 'off' : 'on')),
     ...(options.sandboxIdleMinSeconds !== undefined
       ? { sandboxIdleMinSeconds: idleMinSeconds(options.sandboxIdleMinSeconds) }

@@ -6,6 +6,7 @@ import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts
 import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { acknowledge } from './acknowledge.ts';
+import { ApiWaf } from './constructs/api-waf.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
 import { DashboardSite } from './constructs/dashboard-site.ts';
 import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
@@ -30,6 +31,8 @@ export interface StatelessStackProps extends StackProps {
   sandboxSpot?: boolean;
   /** The sandbox VPC's DNS Firewall: its tasks resolve only the AWS names they need. @default true */
   sandboxDnsFirewall?: boolean;
+  /** An AWS WAF web ACL in front of the API stage (constructs/api-waf.ts). @default false */
+  waf?: boolean;
   /** An alarm per function besides the API's and the lost cron fires'. @default true */
   functionAlarms?: boolean;
   /** A bound warm runner's shortest wait, seconds. @default 60 (the adapter's own) */
@@ -49,8 +52,9 @@ export interface StatelessStackProps extends StackProps {
    */
   callTimeoutSeconds?: number;
   /**
-   * Steady-state requests per second and burst for the whole stage: a ceiling that protects the
-   * account's Lambda concurrency and the table. Per-account daily quotas are the functions' job.
+   * Steady-state requests per second and burst for the whole stage (`-c apiThrottleRps`,
+   * `-c apiThrottleBurst`): a ceiling that protects the account's Lambda concurrency and the table.
+   * Per-account rates and daily quotas are the functions' job.
    * @default 100 per second, burst 200
    */
   throttle?: { rateLimit: number; burstLimit: number };
@@ -284,11 +288,13 @@ export class StatelessStack extends Stack {
       for (const c of this.node.findAll()) if (c instanceof PlatformFunction) c.exportTracesToXray();
     }
 
-    this.acknowledgeApiFindings();
+    // What the web ACL refuses never reaches a function or the table.
+    if (props.waf) new ApiWaf(this, 'Waf', { api: this.api });
+    this.acknowledgeApiFindings(props.waf ?? false);
   }
 
   /** The cdk-nag findings this design accepts, each with its reason. */
-  private acknowledgeApiFindings(): void {
+  private acknowledgeApiFindings(waf: boolean): void {
     acknowledge(this.api, [
       {
         id: 'AwsSolutions-APIG4',
@@ -305,11 +311,15 @@ export class StatelessStack extends Stack {
         reason:
           "Requests are validated in the functions with the route table's zod schemas, which report every failing field in the platform's error envelope (INVALID_INPUT with details.fields), identically on the local server; an API Gateway request validator would answer in a different shape.",
       },
-      {
-        id: 'AwsSolutions-APIG3',
-        reason:
-          'No WAF web ACL by default: abuse is bounded by stage throttling and the per-account daily quotas the functions enforce, and a web ACL is charged per month and per rule. Operators can associate one with the stage (docs/deploy.md).',
-      },
+      ...(waf
+        ? []
+        : [
+            {
+              id: 'AwsSolutions-APIG3',
+              reason:
+                'No WAF web ACL unless -c waf=on: abuse is bounded by the stage throttle and the per-account request rates and daily quotas the functions enforce, and a web ACL is charged per month, per rule and per request (docs/deploy.md, "Context values").',
+            },
+          ]),
       {
         id: `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]`,
         reason:
