@@ -24,6 +24,11 @@ const sandboxAzs = app.node.tryGetContext('sandboxAzs') as string | number | und
 const functionAlarms = app.node.tryGetContext('functionAlarms') as string | boolean | undefined;
 const sandboxDnsFirewall = app.node.tryGetContext('sandboxDnsFirewall') as string | boolean | undefined;
 const waf = app.node.tryGetContext('waf') as string | boolean | undefined;
+/** A whole-number context value, or undefined when not given. */
+const numberOf = (name: string) => {
+  const v = app.node.tryGetContext(name) as string | number | undefined;
+  return v === undefined ? undefined : Number(v);
+};
 const apiThrottleRps = app.node.tryGetContext('apiThrottleRps') as string | number | undefined;
 const apiThrottleBurst = app.node.tryGetContext('apiThrottleBurst') as string | number | undefined;
 if (Boolean(servicesDomain) !== Boolean(servicesCertificateArn)) {
@@ -49,6 +54,11 @@ const { stateful, stateless } = addAgenthostStacks(app, {
   functionAlarms: functionAlarms === undefined ? undefined : String(functionAlarms),
   sandboxDnsFirewall: sandboxDnsFirewall === undefined ? undefined : String(sandboxDnsFirewall),
   waf: waf === undefined ? undefined : String(waf),
+  reservedConcurrency: {
+    calls: numberOf('callsConcurrency'),
+    mcp: numberOf('mcpConcurrency'),
+    scheduleFire: numberOf('scheduleFireConcurrency'),
+  },
   apiThrottle: {
     rps: apiThrottleRps === undefined ? undefined : Number(apiThrottleRps),
     burst: apiThrottleBurst === undefined ? undefined : Number(apiThrottleBurst),

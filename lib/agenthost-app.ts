@@ -68,6 +68,17 @@ export interface AgenthostAppOptions {
    */
   waf?: string | undefined;
   /**
+   * Reserved concurrency of the functions that run agents (`-c callsConcurrency=N
+   * -c mcpConcurrency=N -c scheduleFireConcurrency=N`; docs/deploy.md, "Context values"): each
+   * gets at most N instances, held for it, so a flood of calls cannot take the account's Lambda
+   * concurrency from every other route, nor the other way round. None by default: a new account's
+   * concurrency quota may be too small to reserve any (Lambda keeps 100 unreserved), and an
+   * infra team sets them once it knows its quota. Whole numbers from 1 to 10,000.
+   */
+  reservedConcurrency?:
+    | { calls?: number | undefined; mcp?: number | undefined; scheduleFire?: number | undefined }
+    | undefined;
+  /**
    * A bound warm runner's shortest wait for its pair's next run, seconds (`-c sandboxIdleMinSeconds=60`,
    * the default; 1 to 600; docs/sandbox-aws.md, "How long a bound runner waits").
    */
@@ -139,6 +150,23 @@ function apiThrottle(given: AgenthostAppOptions['apiThrottle']): { rateLimit: nu
   return { rateLimit, burstLimit };
 }
 
+/** The reserved concurrency given, each checked; a function not named reserves none. */
+function reservedConcurrency(given: AgenthostAppOptions['reservedConcurrency']): {
+  calls?: number;
+  mcp?: number;
+  scheduleFire?: number;
+} {
+  const out: { calls?: number; mcp?: number; scheduleFire?: number } = {};
+  for (const [name, value] of Object.entries(given ?? {}) as [keyof typeof out, number | undefined][]) {
+    if (value === undefined) continue;
+    if (!(Number.isInteger(value) && value >= 1 && value <= 10_000)) {
+      throw new Error(`${name}Concurrency must be a whole number from 1 to 10000 (got ${value})`);
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
 function idleMinSeconds(given: number): number {
   if (!(Number.isInteger(given) && given >= 1 && given <= 600)) {
     throw new Error(`sandboxIdleMinSeconds must be a whole number from 1 to 600 (got ${given})`);
@@ -181,6 +209,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
     sandboxDnsFirewall: onOff('sandboxDnsFirewall', options.sandboxDnsFirewall ?? 'on'),
     throttle: apiThrottle(options.apiThrottle),
     waf: onOff('waf', options.waf ?? 'off'),
+    reservedConcurrency: reservedConcurrency(options.reservedConcurrency),
     functionAlarms: onOff('functionAlarms', options.functionAlarms ?? (stage ? 'off' : 'on')),
     ...(options.sandboxIdleMinSeconds !== undefined
       ? { sandboxIdleMinSeconds: idleMinSeconds(options.sandboxIdleMinSeconds) }

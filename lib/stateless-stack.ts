@@ -1,5 +1,6 @@
 import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
@@ -33,6 +34,8 @@ export interface StatelessStackProps extends StackProps {
   sandboxDnsFirewall?: boolean;
   /** An AWS WAF web ACL in front of the API stage (constructs/api-waf.ts). @default false */
   waf?: boolean;
+  /** Reserved concurrency of the functions that run agents. @default none reserved */
+  reservedConcurrency?: { calls?: number; mcp?: number; scheduleFire?: number };
   /** An alarm per function besides the API's and the lost cron fires'. @default true */
   functionAlarms?: boolean;
   /** A bound warm runner's shortest wait, seconds. @default 60 (the adapter's own) */
@@ -288,6 +291,16 @@ export class StatelessStack extends Stack {
       for (const c of this.node.findAll()) if (c instanceof PlatformFunction) c.exportTracesToXray();
     }
 
+    // Instances held for (and the most of) the functions that run agents, when the operator sets them.
+    const reserved = props.reservedConcurrency ?? {};
+    for (const [fn, n] of [
+      [functions.calls, reserved.calls],
+      [functions.mcp, reserved.mcp],
+      [this.schedules.fireFunction, reserved.scheduleFire],
+    ] as const) {
+      if (n !== undefined)
+        (fn.function.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = n;
+    }
     // What the web ACL refuses never reaches a function or the table.
     if (props.waf) new ApiWaf(this, 'Waf', { api: this.api });
     this.acknowledgeApiFindings(props.waf ?? false);
