@@ -132,7 +132,8 @@ describe('sandbox runners by demand: the ceiling, the quota, sizes and Spot', ()
     assert.equal((await pool.list()).length, 2, 'both started for claims, both in the pool');
     const started = Date.now();
     await assert.rejects(
-      lease({ workspaceId: 'ws_charlie', agentVersion: 'agv_1' }, Date.now() + 4000),
+      // 6 s: it waits for a runner until 3 s are left, even when the store answers slowly.
+      lease({ workspaceId: 'ws_charlie', agentVersion: 'agv_1' }, Date.now() + 6000),
       (err: unknown) => {
         assert.ok(err instanceof SandboxCapacityError, String(err));
         assert.equal(err.reason, 'ceiling');
@@ -234,7 +235,9 @@ describe('sandbox runners by demand: the ceiling, the quota, sizes and Spot', ()
   test('past the quota until the deadline: a SandboxCapacityError naming the quota, and no slot held', async () => {
     const { pool, lease } = setup({ ceiling: 5 });
     refuse = () => VCPU_LIMIT;
-    await assert.rejects(lease(alpha, Date.now() + 3500), (err: unknown) => {
+    // 6 s: RunTask is tried (and refused) until 3 s are left, even when the store answers slowly
+    // on a loaded machine (3.5 s left too little: the first try came too late, answered "start").
+    await assert.rejects(lease(alpha, Date.now() + 6000), (err: unknown) => {
       assert.ok(err instanceof SandboxCapacityError, String(err));
       assert.equal(err.reason, 'quota');
       assert.equal(err.retryAfterSeconds, 15);
