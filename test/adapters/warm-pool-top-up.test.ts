@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ECSClient, RunTaskCommand } from '@aws-sdk/client-ecs';
+import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand } from '@aws-sdk/client-ecs';
 import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -10,6 +10,7 @@ import { IDLE_WAIT_BOUNDS } from '../../functions/adapters/aws/runner-idle-wait.
 import { WarmRunnerPool } from '../../functions/adapters/aws/warm-runner-pool.ts';
 import {
   type PoolManifest,
+  RUNNER_PROTOCOL,
   type RunnerClaim,
   SANDBOX_MANIFEST_ENV,
 } from '../../functions/containers/sandbox-protocol.ts';
@@ -22,8 +23,9 @@ import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-loca
 
 /**
  * EcsSandbox.prepare (issue 35, point 2): what housekeeping calls on its schedule to keep the warm
- * runner pool at its floor while no run comes. ECS and S3 are the SDK's own mocks (control planes
- * with no local engine); the pool's records are on DynamoDB Local.
+ * runner pool at its floor while no run comes; and a session's claim of a runner, its release, and
+ * its handover when the runner it claimed had already gone. ECS and S3 are the SDK's own mocks
+ * (control planes with no local engine); the pool's records are on DynamoDB Local.
  */
 
 const ecsMock = mockClient(ECSClient);
@@ -69,8 +71,9 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
     for (const r of await pool.list()) await pool.remove(r);
   });
 
-  const sandbox = (credentialsEnd?: number) =>
+  const sandbox = (credentialsEnd?: number, describeMs?: number) =>
     new EcsSandbox({
+      ...(describeMs === undefined ? {} : { describeMs }),
       cluster: 'agenthost-sandbox',
       taskDefinition: 'arn:aws:ecs:eu-west-1:123456789012:task-definition/AgenthostSandbox:7',
       subnets: ['subnet-a'],
@@ -144,7 +147,11 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
   test('a runner waits for no claim past its signer’s credentials; none is started with too little left', async () => {
     const now = Date.now();
     assert.equal(await sandbox(now + 3 * 60_000).prepare(), 0, 'three minutes left: not worth a start');
-    assert.equal(ecsMock.commandCalls(RunTaskCommand).length, 0);
+    // The only tasks started are the pool's refill to its floor of unbound runners.
+    assert.equal(
+      ecsMock.commandCalls(RunTaskCommand).length,
+      (await pool.list()).filter((r) => r.binding === '').length,
+    );
     assert.equal(await sandbox(now + 20 * 60_000).prepare(), 2);
     const key = String(
       ecsMock.commandCalls(RunTaskCommand)[0]?.args[0].input.overrides?.containerOverrides?.[0]
@@ -204,6 +211,134 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
       bound.map((r) => [r.status, r.nextClaim]),
       [['idle', 2]],
       'released for the pair’s next run',
+    );
+  });
+
+  const okResult = JSON.stringify({
+    v: 1,
+    exitCode: 0,
+    signal: null,
+    stdout: 'ok\n',
+    stdoutTruncated: false,
+    stderrTail: '',
+    timedOut: false,
+    durationMs: 3,
+  });
+  const claimOf = (key: string) => JSON.parse(objects.get(key) ?? '{}') as RunnerClaim;
+  const claimKeys = () =>
+    [...objects.keys()].filter((k) => /^sandbox-inputs\/pool\/wr-[0-9a-f]+\/claim-\d+\.json$/.test(k));
+
+  test('a runner that ended the run at its last command is recorded as waiting from its upload, not from when the session read the result', async () => {
+    // The result was read 20 s after S3 took it (a loaded Lambda, a slow poll): the runner has
+    // been waiting for its next claim since its upload, so the record must not say later.
+    const uploadedAt = new Date(Math.floor((Date.now() - 20_000) / 1000) * 1000);
+    s3Mock.on(GetObjectCommand).callsFake((input: { Key: string }) => {
+      if (input.Key !== 'sandbox-results/run-w2/exec-1.json') {
+        throw Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+      }
+      return {
+        Body: { transformToString: async () => okResult },
+        ContentLength: okResult.length,
+        LastModified: uploadedAt,
+      };
+    });
+    s3Mock.on(DeleteObjectsCommand).resolves({});
+    const session = await sandbox().openSession({
+      runId: 'run-w2',
+      workspaceId: 'ws_agent',
+      reuseScope: { workspaceId: 'ws_caller', agentVersion: 'agv_8' },
+      env: {},
+      network: 'none',
+      limits: DEFAULT_SANDBOX_LIMITS,
+      deadlineMs: Date.now() + 30_000,
+    });
+    assert.equal((await session.exec('echo ok', { last: true })).stdout, 'ok\n');
+    await session.close();
+    const [key] = claimKeys();
+    assert.ok(key);
+    const { idleMs } = claimOf(key);
+    assert.ok(idleMs && idleMs > 20_000 + 10_000, `a wait long enough to keep: ${idleMs}`);
+    const [record] = (await pool.list()).filter((r) => r.binding === 'ws_caller|agv_8');
+    assert.equal(record?.status, 'idle');
+    assert.equal(record?.usableUntil, uploadedAt.getTime() + idleMs, 'its wait counted from the upload');
+  });
+
+  test('a claimed runner that exited idle before reading its claim: the run is placed again, on another runner, and answered', async () => {
+    // Two idle runners of the pair: the run claims one, which has already given up waiting (its
+    // task stops with status 0 and no result); the run must go to the other, not fail.
+    const now = Date.now();
+    for (const id of ['wr-aaaa01', 'wr-aaaa02']) {
+      await pool.add({
+        runnerId: id,
+        taskArn: `arn:aws:ecs:eu-west-1:123456789012:task/agenthost-sandbox/${id}`,
+        binding: 'ws_caller|agv_9',
+        status: 'idle',
+        nextClaim: 2,
+        claimSlots: 5,
+        usableUntil: now + 120_000,
+        startedAt: now - 60_000,
+        expiresAt: now + 600_000,
+        protocol: RUNNER_PROTOCOL,
+        cpu: 256,
+        memory: 1024,
+      });
+    }
+    let gone: string | undefined;
+    s3Mock.on(GetObjectCommand).callsFake((input: { Key: string }) => {
+      // The first claim found no runner; the result appears once a second claim is written.
+      const claims = claimKeys();
+      if (input.Key === 'sandbox-results/run-w3/exec-1.json' && claims.length === 2) {
+        return { Body: { transformToString: async () => okResult }, ContentLength: okResult.length };
+      }
+      throw Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+    });
+    ecsMock.on(DescribeTasksCommand).callsFake((input: { tasks: string[] }) => {
+      const arn = input.tasks[0] as string;
+      gone ??= arn;
+      return {
+        tasks: [
+          arn === gone
+            ? {
+                taskArn: arn,
+                lastStatus: 'STOPPED',
+                stopCode: 'EssentialContainerExited',
+                containers: [{ name: 'sandbox', exitCode: 0 }],
+              }
+            : { taskArn: arn, lastStatus: 'RUNNING' },
+        ],
+      };
+    });
+    ecsMock.on(StopTaskCommand).resolves({});
+    s3Mock.on(DeleteObjectsCommand).resolves({});
+    const session = await sandbox(undefined, 50).openSession({
+      runId: 'run-w3',
+      workspaceId: 'ws_agent',
+      reuseScope: { workspaceId: 'ws_caller', agentVersion: 'agv_9' },
+      env: {},
+      network: 'none',
+      limits: DEFAULT_SANDBOX_LIMITS,
+      deadlineMs: Date.now() + 30_000,
+    });
+    assert.equal((await session.exec('echo ok', { last: true })).stdout, 'ok\n');
+    await session.close();
+    const claims = claimKeys();
+    assert.equal(claims.length, 2, claims.join(' '));
+    assert.deepEqual(
+      claims.map((k) => claimOf(k).run.runId),
+      ['run-w3', 'run-w3'],
+    );
+    const records = (await pool.list()).filter((r) => r.binding === 'ws_caller|agv_9');
+    assert.ok(gone);
+    assert.ok(!records.some((r) => r.taskArn === gone), 'the runner that exited is forgotten');
+    assert.deepEqual(
+      records.map((r) => r.runnerId),
+      [gone.endsWith('wr-aaaa01') ? 'wr-aaaa02' : 'wr-aaaa01'],
+      'the run went to the other runner of its pair; no task of its own was started',
+    );
+    // The only tasks started are the pool's refill to its floor of unbound runners.
+    assert.equal(
+      ecsMock.commandCalls(RunTaskCommand).length,
+      (await pool.list()).filter((r) => r.binding === '').length,
     );
   });
 

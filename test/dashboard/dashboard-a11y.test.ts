@@ -16,7 +16,9 @@ const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
  * 45 s on a quiet 2-core machine and over two minutes on a loaded one: hence 300 s, as the other
  * browser files have.
  */
-describe('dashboard: every page passes axe’s WCAG 2.1 AA checks, light and dark', { timeout: 300_000 }, () => {
+describe('dashboard: every page passes axe’s WCAG 2.1 AA checks, light and dark', {
+  timeout: 300_000,
+}, () => {
   let harness: DashboardHarness;
   let key: string;
   let pages: { title: string; href: string }[] = [];

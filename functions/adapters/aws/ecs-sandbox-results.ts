@@ -24,7 +24,9 @@ const RESULT_OVERHEAD_BYTES = 1024 * 1024;
 /**
  * Command n's result object, or undefined while there is none. Without s3:ListBucket (the calls
  * role has none) S3 answers a missing key with 403 AccessDenied rather than NoSuchKey: both mean
- * "not yet".
+ * "not yet". `writtenAtMs` is when S3 took the object (its Last-Modified, whole seconds, so never
+ * later than the runner's upload ended): a warm runner's wait for its next claim is counted from
+ * its upload, so the pool's record of that wait is too (ecs-sandbox-warm.ts, `release`).
  */
 export async function readRunResult(
   ctx: SessionContext,
@@ -32,7 +34,7 @@ export async function readRunResult(
   key: string,
   /** The session's objects, deleted at close: the result's version is added to them. */
   objects: { Key: string; VersionId?: string }[],
-): Promise<RunResult | undefined> {
+): Promise<{ result: RunResult; writtenAtMs: number } | undefined> {
   const { GetObjectCommand } = await s3Sdk();
   const s3 = await ctx.s3();
   let out: GetObjectCommandOutput;
@@ -51,7 +53,7 @@ export async function readRunResult(
     throw new SandboxUnavailableError(`ECS sandbox: the result of run ${spec.runId} is too large`);
   }
   const text = (await out.Body?.transformToString()) ?? '';
-  return parseResult(text, spec.runId);
+  return { result: parseResult(text, spec.runId), writtenAtMs: out.LastModified?.getTime() ?? Date.now() };
 }
 
 /** What a runner may write as a command's result: RunResult, checked on read (the task is user code's). */

@@ -29,7 +29,7 @@ import { startOwnTask } from './ecs-sandbox-own-task.ts';
 import { checkedPath } from './ecs-sandbox-paths.ts';
 import { readRunResult, timedOutResult, toExecResult } from './ecs-sandbox-results.ts';
 import { deleteRunObjects, sandboxInputKey, sandboxResultKey, stageRun } from './ecs-sandbox-staging.ts';
-import { describeSandboxTask, stoppedTaskResult, stopSandboxTask } from './ecs-sandbox-task.ts';
+import { describeSandboxTask, exitedIdle, stoppedTaskResult, stopSandboxTask } from './ecs-sandbox-task.ts';
 import { capacityError, leaseWarmRunner, timeToStartTask, type WarmLease } from './ecs-sandbox-warm.ts';
 import { fargateSize } from './fargate-size.ts';
 
@@ -54,6 +54,10 @@ export class EcsSession implements SandboxSession {
   private lastSent = false;
   /** The runner answered that last command: it has ended the run by itself, no stop to write. */
   private ended = false;
+  /** When S3 took that last result: the warm runner's wait for its next claim began then. */
+  private endedAtMs: number | undefined;
+  /** The run was placed again after its first runner exited without reading its claim (once). */
+  private replaced = false;
   /** Commands run one at a time: the runner takes them in order. */
   private queue: Promise<unknown> = Promise.resolve();
   /** Objects this session wrote or read, deleted (that version) at close. */
@@ -134,7 +138,10 @@ export class EcsSession implements SandboxSession {
       );
     }
     const outcome = await this.waitForResult(n, deadlineMs, signal);
-    if (last && outcome.result) this.ended = true;
+    if (last && outcome.result) {
+      this.ended = true;
+      this.endedAtMs = outcome.writtenAtMs;
+    }
     const elapsed = Date.now() - started;
     const result = outcome.result;
     if (result && 'error' in result) {
@@ -151,7 +158,36 @@ export class EcsSession implements SandboxSession {
           : 'the sandbox task was stopped at the deadline',
       );
     }
+    if (this.lease && inline && n === 1 && !this.replaced && exitedIdle(outcome.task)) {
+      return this.placeAgain(command, stdin, deadlineMs, started, signal, last);
+    }
     return stoppedTaskResult(outcome.task, elapsed, this.spec.runId);
+  }
+
+  /**
+   * The warm runner this run claimed exited idle before it read the claim: its wait ran out while
+   * the claim was being written (a clock or a poll late by the claim margin). Nothing of the run
+   * ran, so it is placed again, once, as if it had just begun: another runner, or a task of its
+   * own, within the same deadline (or the 503 of a run that finds no sandbox in time).
+   */
+  private async placeAgain(
+    command: string,
+    stdin: string,
+    deadlineMs: number,
+    started: number,
+    signal: AbortSignal | undefined,
+    last: boolean,
+  ): Promise<ExecResult> {
+    this.replaced = true;
+    const lease = this.lease;
+    this.lease = undefined;
+    this.taskArn = undefined;
+    this.taskStopped = false;
+    this.sent = 0;
+    this.lastSent = false;
+    await lease?.drop().catch(() => undefined);
+    await lease?.refilled;
+    return this.run(command, stdin, deadlineMs, started, signal, last);
   }
 
   /**
@@ -217,12 +253,12 @@ export class EcsSession implements SandboxSession {
     n: number,
     deadlineMs: number,
     signal?: AbortSignal,
-  ): Promise<{ result?: RunResult; task?: Task }> {
+  ): Promise<{ result?: RunResult; writtenAtMs?: number; task?: Task }> {
     let delay = this.ctx.pollMs;
     let described = Date.now();
     for (;;) {
-      const result = await this.readResult(n);
-      if (result) return { result };
+      const read = await this.readResult(n);
+      if (read) return read;
       const now = Date.now();
       if (now >= deadlineMs || signal?.aborted) {
         await this.stopTask(signal?.aborted ? 'agenthost: run aborted' : 'agenthost: run deadline reached');
@@ -234,7 +270,7 @@ export class EcsSession implements SandboxSession {
         if (task?.lastStatus === 'STOPPED') {
           this.taskStopped = true;
           const last = await this.readResult(n);
-          return last ? { result: last } : { task };
+          return last ?? { task };
         }
       }
       // An abort ends the wait early (the next turn stops the task), not the session with an error.
@@ -249,8 +285,8 @@ export class EcsSession implements SandboxSession {
     await stopSandboxTask(this.ctx, this.taskArn, reason);
   }
 
-  /** Command n's result object, or undefined while there is none. */
-  private readResult(n: number): Promise<RunResult | undefined> {
+  /** Command n's result object and when S3 took it, or undefined while there is none. */
+  private readResult(n: number): Promise<{ result: RunResult; writtenAtMs: number } | undefined> {
     return readRunResult(this.ctx, this.spec, sandboxResultKey(this.spec.runId, n), this.objects);
   }
 
@@ -347,7 +383,7 @@ export class EcsSession implements SandboxSession {
     }
     if (this.lease && stopSent) {
       // A warm runner ends the run at the stop command and waits for its pair's next run.
-      await this.lease.release().catch(() => undefined);
+      await this.lease.release(this.ended ? this.endedAtMs : undefined).catch(() => undefined);
       await this.lease.refilled;
     } else {
       // Its task stopped, or it could not be told to stop: the pool forgets the runner.

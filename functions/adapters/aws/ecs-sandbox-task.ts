@@ -158,6 +158,17 @@ export async function stopSandboxTask(ctx: SessionContext, taskArn: string, reas
 }
 
 /**
+ * A warm runner's task that ended by itself with status 0 before its run's first result: the
+ * runner exits 0 with a run unanswered only when no claim came in its wait ("idle: no claim
+ * came", warm-runner.ts), since a claim it read is answered (a result, or an error result for a
+ * refused pair) and a runner failure exits 70. So nothing of that run ran in it.
+ */
+export function exitedIdle(task: Task): boolean {
+  const container = task.containers?.find((c) => c.name === SANDBOX_CONTAINER_NAME) ?? task.containers?.[0];
+  return container?.exitCode === 0;
+}
+
+/**
  * The task stopped without a result. The command runs as another user than the runner and cannot
  * stop it, so this is the task failing to start (image pull, capacity, networking), or the
  * container killed as a whole (out of memory): the latter is the run's failure, the rest is ours.

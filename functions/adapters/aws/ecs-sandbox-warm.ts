@@ -84,8 +84,14 @@ export const claimKey = (runnerId: string, slot: number) => poolKey(runnerId, `c
 /** A claimed runner, for the session: its task, and what to do with it at the end. */
 export interface WarmLease {
   taskArn: string;
-  /** The run ended with the runner still up: it waits for the pair's next run. */
-  release(): Promise<void>;
+  /**
+   * The run ended with the runner still up: it waits for the pair's next run, from `endedAtMs`
+   * when the runner ended the run by itself at its last command (it began waiting when it uploaded
+   * that result, which may be seconds before this session read it), else from now (it reads the
+   * stop command just written, later than now). So the record never says the runner waits longer
+   * than it does, and a claim made within the record's time finds the runner still polling.
+   */
+  release(endedAtMs?: number): Promise<void>;
   /** Its task was stopped (a deadline, an abort, a failure): the pool forgets it. */
   drop(): Promise<void>;
   /** The pool's refill this claim set off, awaited before the session ends. */
@@ -346,10 +352,11 @@ export async function leaseWarmRunner(
   return {
     taskArn: record.taskArn,
     refilled,
-    release: async () => {
+    release: async (endedAtMs?: number) => {
+      const from = Math.min(endedAtMs ?? Date.now(), Date.now());
       const kept = await warm.pool.release(
         claimed,
-        Math.min(Date.now() + idleMs, record.expiresAt ?? record.startedAt + warm.lifetimeMs),
+        Math.min(from + idleMs, record.expiresAt ?? record.startedAt + warm.lifetimeMs),
       );
       // A runner no claim can reach in time (no slot left, or its wait too short): stopped now
       // rather than left to idle out with its slot held.
