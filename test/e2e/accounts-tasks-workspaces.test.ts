@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import type { MeterSnapshot } from '../../functions/emulator/deployment-meter.ts';
+import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
 import { routeList } from '../../functions/platform/routes.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { errorOf } from '../helpers/platform.ts';
@@ -308,7 +310,7 @@ for (const kind of DEPLOYMENTS) {
       assert.deepEqual(made, [201, 201, 201, 403]);
     });
 
-    it('refuses a free account whose large pages spent its request units, not another tenant (issue 56)', async () => {
+    it('refuses a free account whose large pages spent its request units, not another tenant (issue 56); past its rate, no write', async (t) => {
       const heavy = await d.createAccount(`rate-heavy-${kind}`, 'free');
       const light = await d.createAccount(`rate-light-${kind}`, 'free');
       for (let i = 0; i < 20; i++) {
@@ -319,17 +321,21 @@ for (const kind of DEPLOYMENTS) {
         assert.equal(made.status, 201, made.text);
       }
       // 1 MB pages cost about 31 units each: a free account's 1,200 a minute buy about 38 of them.
-      let refused: { status: number; headers: Headers; text: string } | undefined;
-      let served = 0;
-      for (let round = 0; round < 30 && !refused; round++) {
-        const answers = await Promise.all(
-          [1, 2, 3, 4].map(() => d.request('GET', '/tasks?limit=200', { key: heavy.key })),
-        );
-        for (const a of answers) {
-          if (a.status === 200) served++;
-          else refused ??= a;
+      const spendMinute = async () => {
+        let refused: { status: number; headers: Headers; text: string } | undefined;
+        let served = 0;
+        for (let round = 0; round < 30 && !refused; round++) {
+          const answers = await Promise.all(
+            [1, 2, 3, 4].map(() => d.request('GET', '/tasks?limit=200', { key: heavy.key })),
+          );
+          for (const a of answers) {
+            if (a.status === 200) served++;
+            else refused ??= a;
+          }
         }
-      }
+        return { refused, served };
+      };
+      let { refused, served } = await spendMinute();
       assert.ok(refused, `the heavy account is refused (${served} pages served)`);
       assert.equal(refused.status, 429, refused.text);
       assert.equal(errorOf(refused as Parameters<typeof errorOf>[0]).code, 'RATE_LIMITED');
@@ -338,6 +344,35 @@ for (const kind of DEPLOYMENTS) {
       assert.ok(served <= 2 * 39 + 4, `${served} pages served`);
       const other = await d.request('GET', '/tasks', { key: light.key });
       assert.equal(other.status, 200, other.text);
+
+      if (kind !== 'emulated') return;
+      // What an account past its rate costs on AWS, read off the emulated deployment's meter: its
+      // key's reads, and no write (each Lambda instance writes once, at the refusal it learns from).
+      if (Number(refused.headers.get('retry-after')) < 5) {
+        await new Promise((r) => setTimeout(r, Number(refused?.headers.get('retry-after')) * 1000 + 200));
+        ({ refused, served } = await spendMinute());
+        assert.ok(refused, 'spent again in the next minute');
+      }
+      const meter = readEndpointsFile(d.dataDir)?.meterEndpoint;
+      assert.ok(meter, 'the emulated deployment serves its meter');
+      assert.equal((await fetch(`${meter}/reset`, { method: 'POST' })).status, 200);
+      const flood = 20;
+      for (let i = 0; i < flood; i++) {
+        const again = await d.request('GET', '/tasks?limit=1', { key: heavy.key });
+        assert.equal(again.status, 429, again.text);
+      }
+      const used = (await (await fetch(meter)).json()) as MeterSnapshot;
+      const ops = used.dynamodb.byOperation;
+      t.diagnostic(`${flood} refused requests: DynamoDB ${JSON.stringify(ops)}`);
+      const writes = Object.entries(ops).filter(([, o]) => o.write > 0);
+      const reads =
+        Object.values(ops).reduce((n, o) => n + o.requests, 0) -
+        writes.reduce((n, [, o]) => n + o.requests, 0);
+      assert.ok(
+        writes.reduce((n, [, o]) => n + o.requests, 0) <= 4,
+        `${flood} refused requests wrote ${JSON.stringify(ops)}`,
+      );
+      assert.ok(reads <= 2 * flood, `${flood} refused requests read ${JSON.stringify(ops)}`);
     });
 
     it('creates an account with the CLI (agenthost accounts create) on the running deployment’s data dir', async () => {

@@ -33,6 +33,26 @@ const counterKey = (accountId: string, windowStart: number): ItemKey => ({
   sk: `MINUTE#${windowStart}`,
 });
 
+/**
+ * Accounts this process saw past their minute's units, with the count it saw: refused again until
+ * that minute ends without a store write, since the count only grows within a minute and the answer
+ * is the same. So an account that floods past its rate costs its key's reads and no write (on AWS,
+ * no write unit and no hot item for its counter: test/e2e/accounts-tasks-workspaces.test.ts meters
+ * it), learnt once per process (a Lambda instance, from its first refusal). Checked against the
+ * account's tier at each request, so an upgrade in the minute counts again at once. At most
+ * SPENT_MAX accounts, the oldest forgotten first: a forgotten one costs its write again, no more.
+ */
+const spent = new Map<string, { windowStart: number; used: number }>();
+const SPENT_MAX = 10_000;
+
+function rememberSpent(accountId: string, windowStart: number, used: number): void {
+  spent.delete(accountId);
+  spent.set(accountId, { windowStart, used });
+  // A Map iterates in insertion order: its first key is the account remembered longest ago.
+  const oldest = spent.size > SPENT_MAX ? spent.keys().next().value : undefined;
+  if (oldest !== undefined) spent.delete(oldest);
+}
+
 function windowOf(deps: CoreDeps): { start: number; reset: number; nowSeconds: number } {
   const nowSeconds = deps.clock.now().getTime() / 1000;
   const start = Math.floor(nowSeconds) - (Math.floor(nowSeconds) % WINDOW_SECONDS);
@@ -41,16 +61,21 @@ function windowOf(deps: CoreDeps): { start: number; reset: number; nowSeconds: n
 
 /**
  * Counts one unit for the caller's request in the current minute, and throws the 429 when the
- * minute's units were spent already. A refused request is counted too (one more attempt).
+ * minute's units were spent already. A refused request is counted too (one more attempt), until
+ * this process knows the minute is spent (`spent` above): then it is refused without a write.
  */
 export async function admitAccountRequest(deps: CoreDeps, auth: AuthContext): Promise<void> {
   if (deps.config.requestRate === 'off') return;
   const limit = TIER_LIMITS[auth.tier].requestUnitsPerMinute;
   const { start, reset, nowSeconds } = windowOf(deps);
-  const used = await deps.store.atomicAdd(counterKey(auth.accountId, start), 'units', 1, {
-    ttl: reset + COUNTER_GRACE_SECONDS,
-  });
-  if (used <= limit) return;
+  const seen = spent.get(auth.accountId);
+  if (!(seen && seen.windowStart === start && seen.used > limit)) {
+    const used = await deps.store.atomicAdd(counterKey(auth.accountId, start), 'units', 1, {
+      ttl: reset + COUNTER_GRACE_SECONDS,
+    });
+    if (used <= limit) return;
+    rememberSpent(auth.accountId, start, used);
+  }
   const wait = Math.max(1, Math.ceil(reset - nowSeconds));
   throw new PlatformError(
     'RATE_LIMITED',
