@@ -7,6 +7,7 @@ import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts
 import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { acknowledge } from './acknowledge.ts';
+import { apiMethods } from './api-resource-tree.ts';
 import { ApiWaf } from './constructs/api-waf.ts';
 import { BillingJobs } from './constructs/billing-jobs.ts';
 import { DashboardSite } from './constructs/dashboard-site.ts';
@@ -239,15 +240,15 @@ export class StatelessStack extends Stack {
       if (access.alerts === 'queue') this.schedules.grantQueueAlerts(functions[module]);
     }
 
-    for (const [operationId, route] of routeList) {
-      const resource = this.api.root.resourceForPath(route.path);
-      resource.addMethod(route.method, integrations[route.module], { operationName: operationId });
-    }
-    // Every other method of every resource reaches a function too, which answers 405 with Allow, a
-    // CORS preflight, or 404, with the rate-limit headers API Gateway's own answers cannot carry
+    // The resource tree and its methods (api-resource-tree.ts): a one-module subtree is one
+    // resource and its greedy child, each with ANY to the module's function; a shared path has a
+    // method per route, and ANY to the edge function, which answers 405 with Allow, a CORS
+    // preflight, or 404, with the rate-limit headers API Gateway's own answers cannot carry
     // (docs/http.md). A request to a path outside the resource tree still gets the static 404.
-    for (const path of resourcePaths()) {
-      this.api.root.resourceForPath(path).addMethod('ANY', integrations.edge);
+    for (const m of apiMethods(routeList)) {
+      this.api.root
+        .resourceForPath(m.path)
+        .addMethod(m.method, integrations[m.target], m.operationId ? { operationName: m.operationId } : {});
     }
 
     addGatewayResponses(this.api);
@@ -340,16 +341,6 @@ export class StatelessStack extends Stack {
       },
     ]);
   }
-}
-
-/** Each resource of the API: every route path and each of its prefixes, and the root. */
-function resourcePaths(): string[] {
-  const out = new Set<string>(['/']);
-  for (const [, route] of routeList) {
-    const segments = route.path.split('/').filter(Boolean);
-    for (let i = 1; i <= segments.length; i++) out.add(`/${segments.slice(0, i).join('/')}`);
-  }
-  return [...out];
 }
 
 function accessLogFormat(): apigateway.AccessLogFormat {

@@ -150,6 +150,49 @@ export function restApiFromTemplate(resolver: TemplateResolver): RestApiDefiniti
 }
 
 function specificity(route: Route): number {
-  // Literal segments weigh more than parameters at each position, earlier positions most.
-  return route.segments.reduce((sum, seg, i) => sum + (seg.startsWith('{') ? 0 : 2 ** (20 - i)), 0);
+  // Literal segments weigh more than parameters at each position, earlier positions most; a
+  // greedy `{proxy+}` least of all, so that a path any other resource matches goes there.
+  const greedy = route.segments.at(-1)?.endsWith('+}') ? 0.5 : 0;
+  return route.segments.reduce((sum, seg, i) => sum + (seg.startsWith('{') ? 0 : 2 ** (20 - i)), 0) - greedy;
+}
+
+/**
+ * As API Gateway: the most specific resource whose path matches (`routes` are sorted so, by
+ * restApiFromTemplate), then its method, or its ANY method for any other; a resource without
+ * either answers as an unknown path. The emulator's and the CDK tests' matching.
+ */
+export function matchRoute(
+  routes: Route[],
+  method: string,
+  path: string,
+): { route: Route; params: Record<string, string> } | undefined {
+  const parts = path.split('/').filter(Boolean);
+  for (const route of routes) {
+    // A greedy last segment (`{proxy+}`) takes one segment or more, slashes and all.
+    const greedy = /^\{(\w+)\+\}$/.exec(route.segments.at(-1) ?? '')?.[1];
+    const fixed = greedy ? route.segments.length - 1 : route.segments.length;
+    if (greedy ? parts.length <= fixed : parts.length !== fixed) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    route.segments.slice(0, fixed).forEach((seg, i) => {
+      const part = parts[i] as string;
+      const name = /^\{(\w+)\}$/.exec(seg)?.[1];
+      if (name) params[name] = safeDecode(part);
+      else if (seg !== part) ok = false;
+    });
+    if (!ok) continue;
+    if (greedy) params[greedy] = parts.slice(fixed).map(safeDecode).join('/');
+    const onResource = routes.filter((r) => r.path === route.path);
+    const chosen = onResource.find((r) => r.method === method) ?? onResource.find((r) => r.method === 'ANY');
+    return chosen ? { route: chosen, params } : undefined;
+  }
+  return undefined;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import {
   type GatewayResponse,
+  matchRoute,
   type Route,
   restApiFromTemplate,
   type Throttle,
@@ -108,31 +109,6 @@ export class ApiGatewayEmulator {
     });
   }
 
-  /**
-   * As API Gateway: the most specific resource whose path matches, then its method, or its ANY
-   * method for any other; a resource without either answers as an unknown path.
-   */
-  private match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
-    const parts = path.split('/').filter(Boolean);
-    for (const route of this.routes) {
-      if (route.segments.length !== parts.length) continue;
-      const params: Record<string, string> = {};
-      let ok = true;
-      route.segments.forEach((seg, i) => {
-        const part = parts[i] as string;
-        const name = /^\{(\w+)\}$/.exec(seg)?.[1];
-        if (name) params[name] = safeDecode(part);
-        else if (seg !== part) ok = false;
-      });
-      if (!ok) continue;
-      const onResource = this.routes.filter((r) => r.path === route.path);
-      const chosen =
-        onResource.find((r) => r.method === method) ?? onResource.find((r) => r.method === 'ANY');
-      return chosen ? { route: chosen, params } : undefined;
-    }
-    return undefined;
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     const started = Date.now();
@@ -152,7 +128,7 @@ export class ApiGatewayEmulator {
         .slice(1)
         .some((s) => s === '') && rawPath !== '/'
         ? undefined
-        : this.match(method, rawPath);
+        : matchRoute(this.routes, method, rawPath);
     if (!match) {
       req.resume();
       return this.gatewayResponse(
@@ -278,13 +254,5 @@ export class ApiGatewayEmulator {
     );
     res.setHeader('Content-Length', Buffer.byteLength(body));
     res.end(body);
-  }
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
   }
 }

@@ -15,6 +15,8 @@ import { loadedAtStart } from '../../bench/bundle-sizes.ts';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
 import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
 import { slugSchema } from '../../functions/core/accounts/slug.ts';
+import { matchRoute, restApiFromTemplate } from '../../functions/emulator/api-gateway-definition.ts';
+import { type CfnTemplate, TemplateResolver } from '../../functions/emulator/cloudformation-template.ts';
 import { parseConfig } from '../../functions/platform/config.ts';
 import {
   DASHBOARD_CSP,
@@ -24,6 +26,7 @@ import {
 import { MODULES, type ResourceModule, routeList } from '../../functions/platform/routes.ts';
 import { ERROR_CODES } from '../../functions/shared/errors.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { apiMethods, GREEDY_SEGMENT } from '../../lib/api-resource-tree.ts';
 import { dashboardPaths, ROOT_TO_PAGE_CODE } from '../../lib/constructs/dashboard-site.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/platform-function.ts';
 import { SANDBOX_OBJECT_ACTIONS } from '../../lib/constructs/sandbox-cluster.ts';
@@ -200,14 +203,16 @@ describe('stateless stack: API generated from the route table', () => {
     };
   });
 
-  test('one method per route, ANY on every resource (405, preflight, 404), and no others', () => {
-    const resources = new Set(['/', ...resourcePaths.values()]);
-    const declared = [
-      ...routeList.map(([, r]) => `${r.method} ${r.path}`),
-      ...[...resources].map((path) => `ANY ${path}`),
-    ].sort();
+  test('the methods of api-resource-tree.ts: ANY on every resource (405, preflight, 404), a greedy child only under one module', () => {
     const deployed = methods.map((m) => `${m.method} ${m.path}`).sort();
-    assert.deepEqual(deployed, declared);
+    assert.deepEqual(
+      deployed,
+      apiMethods(routeList)
+        .map((m) => `${m.method} ${m.path}`)
+        .sort(),
+    );
+    const resources = new Set(['/', ...resourcePaths.values()]);
+    for (const path of resources) assert.ok(deployed.includes(`ANY ${path}`), `no ANY on ${path}`);
     // The ANY methods go to a platform function like the routes do.
     for (const m of methods.filter((x) => x.method === 'ANY')) {
       assert.equal(m.integration.Type, 'AWS_PROXY', m.path);
@@ -216,35 +221,55 @@ describe('stateless stack: API generated from the route table', () => {
         m.path,
       );
     }
+    // API Gateway allows one variable child a resource: a greedy one has no sibling.
+    for (const path of resources) {
+      if (!path.endsWith(`/${GREEDY_SEGMENT}`)) continue;
+      const parent = path.slice(0, -GREEDY_SEGMENT.length - 1);
+      const siblings = [...resources].filter(
+        (p) => p !== path && p.startsWith(`${parent}/`) && p.split('/').length === path.split('/').length,
+      );
+      assert.deepEqual(siblings, [], path);
+    }
   });
 
   test('stays within CloudFormation’s 500 resources a stack, with room to grow', () => {
     const count = Object.keys(statelessJson.Resources).length;
-    // 455 since the warm pool's refill (seven resources: its function, role, policy, log group,
-    // alarm, rule and invoke permission); 462 since the trace route (its three path resources, its
-    // method and its CORS method, one per path segment; 463 by issue 57); 467 since the sandbox
-    // VPC's DNS Firewall (issue 58, point 1: two domain lists, a rule group and its association). Issue 58, point 4
-    // moves the sandbox (its VPC and endpoints, cluster and pool) or the API's methods out of this
-    // stack (to at most 300 each) before anything else is added.
-    assert.ok(count <= 467, `the stateless stack has ${count} resources`);
+    // 467 by issue 58, point 1, with one API method per route and an ANY on each of 73 resources
+    // (222 resources); 352 since a one-module subtree of the API is one resource and its greedy
+    // child (api-resource-tree.ts: 107 resources). With every option on (WAF, X-Ray) 354. Issue 58,
+    // point 4 asks for at most 300 a stack: the rest is for a nested stack (docs/deploy.md).
+    assert.ok(count <= 352, `the stateless stack has ${count} resources`);
   });
 
-  test("every method is a Lambda proxy integration to its module's function", () => {
+  test("every route reaches its module's function, as API Gateway matches the template's resources", () => {
+    // The API as the emulator reads it and API Gateway matches it (api-gateway-definition.ts).
+    const resolver = new TemplateResolver(
+      [
+        { stackName: stateful.stackName, template: statefulTemplate.toJSON() as CfnTemplate },
+        { stackName: stateless.stackName, template: statelessJson as unknown as CfnTemplate },
+      ],
+      { region: 'eu-west-1', accountId: '123456789012' },
+    );
+    const api = restApiFromTemplate(resolver);
+    const statelessStack = resolver.stack(stateless.stackName);
+    const arnOf = (module: ResourceModule) =>
+      `arn:aws:lambda:eu-west-1:123456789012:function:${resolver.physicalName(statelessStack, functionLogicalId(module))}`;
     for (const [operationId, route] of routeList) {
-      const m = methods.find((x) => x.method === route.method && x.path === route.path);
-      assert.ok(m, `${operationId}: no ${route.method} ${route.path}`);
-      assert.equal(m.integration.Type, 'AWS_PROXY', operationId);
-      assert.equal(m.integration.IntegrationHttpMethod, 'POST', operationId);
-      const uri = JSON.stringify(m.integration.Uri);
-      const target = functionLogicalId(route.module);
-      assert.ok(
-        uri.includes(`{"Fn::GetAtt":["${target}","Arn"]}`),
-        `${operationId} -> ${route.module}: ${uri}`,
-      );
-      for (const other of MODULES.filter((x) => x !== route.module)) {
-        assert.ok(!uri.includes(`"${functionLogicalId(other)}"`), `${operationId} also targets ${other}`);
+      for (const m of methods.filter((x) => x.path === route.path || x.path.endsWith(GREEDY_SEGMENT))) {
+        assert.equal(m.integration.Type, 'AWS_PROXY', operationId);
+        assert.equal(m.integration.IntegrationHttpMethod, 'POST', operationId);
+      }
+      // Each parameter given a value, and a second value: a greedy resource takes both.
+      for (const fill of ['x1', 'a%2Fb']) {
+        const path = route.path.replace(/\{[^}]+\}/g, fill);
+        const found = matchRoute(api.routes, route.method, path);
+        assert.ok(found, `${operationId}: ${route.method} ${path} reaches no method`);
+        assert.equal(found.route.functionArn, arnOf(route.module), `${operationId}: ${route.method} ${path}`);
       }
     }
+    // A method no route has, on a route's path: a function that answers 405 with Allow.
+    const other = matchRoute(api.routes, 'PUT', '/tasks');
+    assert.ok(other && MODULES.some((m) => other.route.functionArn === arnOf(m)));
   });
 
   test('a REGIONAL REST API with tracing, throttling, access logs and no body logging', () => {
@@ -1704,9 +1729,15 @@ describe('agent-call timeout (deploy-time setting)', () => {
 
   test('defaults to API Gateway’s 29 s, with the platform deadline one second under it; the call and MCP routes stream', () => {
     const methods = callsMethods(statelessTemplate);
-    // The agent call, the schedule trigger and webhook, and POST /mcp (tools/call), which run
-    // agents synchronously too. (The ANY methods go to the edge function, without one.)
-    assert.equal(methods.length, 4, 'only the routes that run agents have their own timeout');
+    // The functions of the agent call, the schedule trigger and webhook, and POST /mcp (tools/call),
+    // which run agents synchronously too: /{org} and its greedy child (calls), the trigger, /webhooks
+    // and its greedy child (schedule-runs), and /mcp (api-resource-tree.ts). The ANY methods of
+    // shared paths go to the edge function, without one.
+    assert.equal(
+      methods.length,
+      6,
+      'only the methods of the functions that run agents have their own timeout',
+    );
     const integration = (m: CfnResourceJson) =>
       m.Properties.Integration as { TimeoutInMillis: number; ResponseTransferMode?: string; Uri: unknown };
     const streamed = methods.filter((m) => integration(m).ResponseTransferMode === 'STREAM');
@@ -1715,7 +1746,7 @@ describe('agent-call timeout (deploy-time setting)', () => {
     // response-streaming invocation.
     assert.deepEqual(
       streamed.map((m) => /(Calls|Mcp)Function/.exec(JSON.stringify(integration(m).Uri))?.[1]).sort(),
-      ['Calls', 'Mcp'],
+      ['Calls', 'Calls', 'Mcp'],
     );
     for (const m of streamed) {
       assert.equal(integration(m).TimeoutInMillis, 301_000);
@@ -1751,7 +1782,7 @@ describe('agent-call timeout (deploy-time setting)', () => {
     // The call and MCP routes stream (301 s); the other routes that run agents take the setting.
     assert.deepEqual(
       methods.map((m) => (m.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis).sort(),
-      [300_000, 300_000, 301_000, 301_000],
+      [300_000, 300_000, 300_000, 301_000, 301_000, 301_000],
     );
     const fn = callsFunction(stacks.stateless, template);
     assert.equal(fn.Properties.Timeout, 305);

@@ -74,6 +74,17 @@ describe('the buffered Lambda shell', () => {
     assert.deepEqual(context, { gatewayRequestId: 'abc', address: '127.0.0.7', bodyBuffered: true });
   });
 
+  it('fills a greedy resource (`{proxy+}`) segment by segment: its slashes stay, each segment is encoded', async () => {
+    const result = await lambdaShell(echo)(
+      event({
+        resource: '/tasks/{proxy+}',
+        path: '/base/tasks/task%201/complete',
+        pathParameters: { proxy: 'task 1/complete' },
+      }),
+    );
+    assert.equal(JSON.parse(result.body).path, '/tasks/task%201/complete');
+  });
+
   it('keeps the first of a repeated single-valued header, as Node does for the local platform', async () => {
     const app: FetchHandler = async (request) =>
       Response.json({

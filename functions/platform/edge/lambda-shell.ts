@@ -81,10 +81,13 @@ export function toRequest(event: APIGatewayProxyEvent): Request {
 function resourcePath(event: APIGatewayProxyEvent): string {
   const params = event.pathParameters ?? {};
   let complete = true;
-  const filled = (event.resource ?? '').replace(/\{(\w+)\+?\}/g, (_, name: string) => {
+  const filled = (event.resource ?? '').replace(/\{(\w+)(\+?)\}/g, (_, name: string, greedy: string) => {
     const value = params[name];
     if (value === undefined) complete = false;
-    return encodeURIComponent(value ?? '');
+    // A greedy parameter (`{proxy+}`) holds several segments: each is encoded, not the slashes.
+    return greedy
+      ? (value ?? '').split('/').map(encodeURIComponent).join('/')
+      : encodeURIComponent(value ?? '');
   });
   return complete && filled.startsWith('/') ? filled : (event.path ?? '/');
 }
