@@ -1,5 +1,5 @@
 import { type App, type StackProps, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
 import { StatefulStack } from './stateful-stack.ts';
 import { StatelessStack } from './stateless-stack.ts';
@@ -220,7 +220,11 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
   stateless.addStackDependency(stateful);
 
   // cdk-nag 3 is a CDK policy-validation plugin (no longer an Aspect): it runs at synthesis and
-  // fails it on any finding, error or warning, that is not acknowledged where it arises.
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  // fails it on any finding, error or warning, that is not acknowledged where it arises. Two packs:
+  // AwsSolutions, and Serverless (failure destinations, dead-letter queues, tracing: issue 58).
+  Validations.of(app).addPlugins(
+    new AwsSolutionsChecks(app, { verbose: true }),
+    new ServerlessChecks(app, { verbose: true }),
+  );
   return { stateful, stateless };
 }

@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import { MAX_CALL_SECONDS } from '../functions/core/calls/deadline.ts';
 import { MODULES, type ResourceModule } from '../functions/platform/routes.ts';
 import { ENV } from '../functions/shared/env-names.ts';
+import { acknowledge } from './acknowledge.ts';
 import { AGENT_RUNNER_MEMORY_MB, PlatformFunction, PROJECT_ROOT } from './constructs/platform-function.ts';
 import { moduleAccess } from './module-access.ts';
 
@@ -65,9 +66,16 @@ export function moduleFunctions(
         : {}),
     });
     functions[module] = fn;
-    // One invoke permission per function for the whole API (not one per method): every resource
-    // also has an ANY method (below), and a permission per method would take the stack past
-    // CloudFormation's 500 resources. The function still serves only the methods routed to it.
+    acknowledge(fn.function, [
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason:
+          'API Gateway invokes it synchronously: the caller gets the error (5xx, its request id), and there is no event to keep in a queue.',
+      },
+    ]);
+    // One invoke permission per function for the whole API (not one per method): a permission per
+    // method would add a resource for each of the API's methods to the stack. The function still
+    // serves only the methods routed to it.
     integrations[module] = new apigateway.LambdaIntegration(fn.function, {
       proxy: true,
       scopePermissionToMethod: false,

@@ -217,6 +217,7 @@ export class StatelessStack extends Stack {
           table,
           bundleBucket,
           secretsPrefix: props.secretsPrefix,
+          deadLetters: this.schedules.deadLetters,
         })
       : undefined;
     if (this.services) this.schedules.grantQueueAlerts(this.services.eventsFunction);

@@ -329,6 +329,11 @@ export class DashboardSite extends Construct {
       },
     ]);
     acknowledge(this.deploymentHandler, [
+      ...['Serverless-LambdaDLQ', 'Serverless-LambdaLatestVersion', 'Serverless-LambdaTracing'].map((id) => ({
+        id,
+        reason:
+          "CDK's BucketDeployment handler: CloudFormation invokes it synchronously during a deploy (a failure fails the deploy, nothing to keep in a queue), and its runtime and settings are aws-cdk-lib's, not ours to configure.",
+      })),
       {
         id: 'AwsSolutions-L1',
         reason:

@@ -58,8 +58,15 @@ export class ScheduleFiring extends Construct {
       ...common,
       entry: `${PROJECT_ROOT}/functions/jobs/alert-delivery.ts`,
       access: JOB_ACCESS['alert-delivery'],
-      // Three attempts of at most 5 s each, with 1 s and 4 s between them.
-      functionProps: { timeout: Duration.seconds(30), memorySize: 256, retryAttempts: 0 },
+      // Three attempts of at most 5 s each, with 1 s and 4 s between them, inside one invocation; an
+      // invocation that failed (a crash, the store unreachable) goes to the dead-letter queue with
+      // its error rather than vanish (cdk-nag Serverless-LambdaAsyncFailureDestination).
+      functionProps: {
+        timeout: Duration.seconds(30),
+        memorySize: 256,
+        retryAttempts: 0,
+        onFailure: new destinations.SqsDestination(this.deadLetters),
+      },
     });
 
     this.fireFunction = new PlatformFunction(this, 'Fire', {
@@ -115,7 +122,21 @@ export class ScheduleFiring extends Construct {
         reason:
           'This queue is the dead-letter queue of the EventBridge Scheduler schedules; a dead-letter queue of its own would only move the same messages again.',
       },
+      {
+        id: 'Serverless-SQSRedrivePolicy',
+        reason:
+          "This queue is the deployment's dead-letter queue (schedules, alert delivery, service events); a redrive policy would only move the same messages again.",
+      },
     ]);
+    for (const fn of [this.fireFunction, this.alertsFunction]) {
+      acknowledge(fn.function, [
+        {
+          id: 'Serverless-LambdaDLQ',
+          reason:
+            "Its failed invocations go to an on-failure destination, the deployment's dead-letter queue (Lambda's successor of a function DLQ, which keeps the error with the event).",
+        },
+      ]);
+    }
   }
 
   /** The group itself: `schedule-group/<group>`. */

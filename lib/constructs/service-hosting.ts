@@ -5,8 +5,10 @@ import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { SERVICE_PROGRAMS_PREFIX } from '../../functions/adapters/aws/ecs-service-names.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
@@ -28,6 +30,11 @@ export interface ServiceHostingProps {
   secretsPrefix: string;
   /** Availability zones (each adds a NAT gateway's worth of subnets). @default 2 */
   maxAzs?: number;
+  /**
+   * Where a task state change goes when it could not be handled: the rule's undeliverable events
+   * and the events function's failed invocations (the deployment's dead-letter queue, alarmed).
+   */
+  deadLetters: sqs.IQueue;
 }
 
 /**
@@ -163,7 +170,14 @@ export class ServiceHosting extends Construct {
       table: props.table,
       bundleBucket: props.bundleBucket,
       secretsPrefix: props.secretsPrefix,
-      functionProps: { timeout: Duration.seconds(60), retryAttempts: 2 },
+      // A change that still fails after two retries goes to the dead-letter queue with its error
+      // (cdk-nag Serverless-LambdaAsyncFailureDestination): the operator's alarm on its depth says
+      // a service's supervision missed a change, which would otherwise vanish.
+      functionProps: {
+        timeout: Duration.seconds(60),
+        retryAttempts: 2,
+        onFailure: new destinations.SqsDestination(props.deadLetters),
+      },
     });
     this.grantManage(this.eventsFunction);
     new events.Rule(this, 'TaskStateChanges', {
@@ -173,8 +187,21 @@ export class ServiceHosting extends Construct {
         detailType: ['ECS Task State Change'],
         detail: { clusterArn: [this.cluster.clusterArn] },
       },
-      targets: [new targets.LambdaFunction(this.eventsFunction.function, { retryAttempts: 2 })],
+      // An event EventBridge could not deliver to the function goes to the same queue.
+      targets: [
+        new targets.LambdaFunction(this.eventsFunction.function, {
+          retryAttempts: 2,
+          deadLetterQueue: props.deadLetters,
+        }),
+      ],
     });
+    acknowledge(this.eventsFunction.function, [
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason:
+          "Its failed invocations go to an on-failure destination, the deployment's dead-letter queue (Lambda's successor of a function DLQ, which keeps the error with the event).",
+      },
+    ]);
 
     acknowledge(albSecurityGroup, [
       {

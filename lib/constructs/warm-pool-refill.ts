@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
+import { acknowledge } from '../acknowledge.ts';
 import { JOB_ACCESS } from '../module-access.ts';
 import { PlatformFunction, PROJECT_ROOT, type SharedResource } from './platform-function.ts';
 import type { SandboxCluster } from './sandbox-cluster.ts';
@@ -34,10 +35,14 @@ export class WarmPoolRefill extends Construct {
       functionProps: { timeout: Duration.seconds(60) },
     });
     props.sandbox.grantPoolRefill(this.function);
-    new events.Rule(this, 'EveryMinute', {
+    const rule = new events.Rule(this, 'EveryMinute', {
       description: 'agenthost sandbox: keep the warm runner pool at its floor',
       schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [new targets.LambdaFunction(this.function.function, { retryAttempts: 0 })],
     });
+    const reason =
+      'The pool refill: a tick every minute, whose work the next tick does; a lost tick has nothing to replay, so no dead-letter queue.';
+    acknowledge(this.function.function, [{ id: 'Serverless-LambdaDLQ', reason }]);
+    acknowledge(rule, [{ id: 'Serverless-EventBusDLQ', reason }]);
   }
 }

@@ -8,7 +8,7 @@ import { App, type Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { build } from 'esbuild';
 import { loadedAtStart } from '../../bench/bundle-sizes.ts';
@@ -1439,7 +1439,7 @@ describe('stateless stack: the web dashboard (docs/dashboard.md)', () => {
   });
 });
 
-describe('cdk-nag AwsSolutions', () => {
+describe('cdk-nag AwsSolutions and Serverless', () => {
   const ACK_KEY = Validations.ACKNOWLEDGED_RULES_METADATA_KEY;
   const acknowledgedIds = (stack: Stack): Set<string> => {
     const ids = new Set<string>();
@@ -1455,11 +1455,13 @@ describe('cdk-nag AwsSolutions', () => {
     return ids;
   };
 
+  const PACKS = [AwsSolutionsChecks, ServerlessChecks];
   for (const stack of [stateful, stateless]) {
     test(`${stack.stackName}: no unacknowledged finding, error or warning`, () => {
-      const report = new AwsSolutionsChecks(app).validateScope(stack);
-      const open = report.violations.map(
-        (v) => `${v.severity} ${v.ruleName} at ${v.violatingResources[0]?.constructPath}`,
+      const open = PACKS.flatMap((Pack) =>
+        new Pack(app)
+          .validateScope(stack)
+          .violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingResources[0]?.constructPath}`),
       );
       assert.deepEqual(open, []);
       // cdk-nag 3 reports through CDK's validation framework, not annotations; any CDK error is still a failure.
@@ -1471,10 +1473,14 @@ describe('cdk-nag AwsSolutions', () => {
     });
 
     test(`${stack.stackName}: every acknowledgement matches a real finding`, () => {
-      const raw = new AwsSolutionsChecks(app);
       // The same checks with acknowledgements ignored: the findings the design accepts.
-      (raw as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
-      const found = new Set(raw.validateScope(stack).violations.map((v) => v.ruleName));
+      const found = new Set(
+        PACKS.flatMap((Pack) => {
+          const raw = new Pack(app);
+          (raw as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
+          return raw.validateScope(stack).violations.map((v) => v.ruleName);
+        }),
+      );
       // CDK itself acknowledges some CloudFormation-Validate findings (flow logs, literal AZs): not cdk-nag's.
       const acknowledged = new Set(
         [...acknowledgedIds(stack)].filter((id) => !id.startsWith('CloudFormation-Validate::')),
@@ -1490,6 +1496,35 @@ describe('cdk-nag AwsSolutions', () => {
       );
     });
   }
+});
+
+describe('stateless stack: no failed event vanishes (cdk-nag Serverless, issue 58)', () => {
+  const services = stateless.services as ServiceHosting;
+  const queue = { 'Fn::GetAtt': [logicalIdOf(stateless.schedules.deadLetters), 'Arn'] };
+
+  test('alert delivery and service events: a failed invocation goes to the dead-letter queue', () => {
+    for (const fn of [stateless.schedules.alertsFunction, services.eventsFunction]) {
+      statelessTemplate.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: logicalIdOf(fn.function) },
+        DestinationConfig: { OnFailure: { Destination: queue } },
+      });
+    }
+  });
+
+  test('the ECS task state-change rule dead-letters what it cannot deliver, to the same queue', () => {
+    statelessTemplate.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: Match.objectLike({ 'detail-type': ['ECS Task State Change'] }),
+      Targets: [Match.objectLike({ DeadLetterConfig: { Arn: queue } })],
+    });
+    // EventBridge may send to it: the queue's policy names the rule.
+    statelessTemplate.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage' }),
+        ]),
+      },
+    });
+  });
 });
 
 describe('stateless stack: model provider keys (docs/deploy.md)', () => {
