@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import {
@@ -105,6 +106,22 @@ export class StatefulStack extends Stack {
       serverAccessLogsPrefix: 'bundles/',
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // A run's inputs (its manifest with the secret values it declares, a warm runner's claims) are
+    // read by its sandbox task alone, through the sandbox VPC's S3 endpoint, with URLs the platform
+    // presigns; the platform itself never reads them back. So a read that came through no VPC
+    // endpoint is refused whoever signed it: a principal with broad S3 read (AWS's ReadOnlyAccess),
+    // or a presigned URL leaked from a RunTask override (DescribeTasks, CloudTrail) and used from
+    // the internet (issue 58, point 2; docs/sandbox-aws.md).
+    this.bundleBucket.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'RunInputsOnlyThroughAnEndpoint',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['s3:GetObject', 's3:GetObjectVersion'],
+        resources: [this.bundleBucket.arnForObjects(`${SANDBOX_INPUTS_PREFIX}*`)],
+        conditions: { Null: { 'aws:SourceVpce': 'true' } },
+      }),
+    );
 
     const exported = (name: string, value: string, description: string) => {
       const exportName = `${this.stackName}-${name}`;

@@ -266,3 +266,74 @@ describe('the sandbox VPC’s DNS Firewall: the names a task needs, NXDOMAIN for
     assert.throws(() => stateless({ sandboxDnsFirewall: 'maybe' }), /sandboxDnsFirewall must be on or off/);
   });
 });
+
+describe('the bundle bucket’s policy: a run’s inputs are read through a VPC endpoint only (issue 58, point 2)', () => {
+  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const { stateful } = addAgenthostStacks(app);
+  const template = Template.fromStack(stateful);
+  const bucketId = stateful.getLogicalId(stateful.bundleBucket.node.defaultChild as never);
+  const BUCKET = 'agenthost-bundles-abc';
+  /** The bucket's policy, with its own ARN and the pseudo parameters put in. */
+  const policy = (() => {
+    const [p] = Object.values(template.findResources('AWS::S3::BucketPolicy')).filter(
+      (r) => JSON.stringify(r.Properties.Bucket) === JSON.stringify({ Ref: bucketId }),
+    ) as Resource[];
+    const text = JSON.stringify(p?.Properties.PolicyDocument).replaceAll(
+      JSON.stringify({ 'Fn::GetAtt': [bucketId, 'Arn'] }),
+      JSON.stringify(`arn:aws:s3:::${BUCKET}`),
+    );
+    return resolve(JSON.parse(text));
+  })();
+
+  /** IAM's decision for a principal of this account whose own policy allows every S3 read. */
+  const read = async (key: string, context: Record<string, string>) => {
+    const principal = `arn:aws:iam::${OURS}:role/ReadOnlyAuditor`;
+    const result = await runSimulation(
+      {
+        request: {
+          principal,
+          action: 's3:GetObject',
+          resource: { resource: `arn:aws:s3:::${BUCKET}/${key}`, accountId: OURS },
+          contextVariables: {
+            'aws:PrincipalAccount': OURS,
+            'aws:ResourceAccount': OURS,
+            'aws:SecureTransport': 'true',
+            ...context,
+          },
+        },
+        // AWS's ReadOnlyAccess allows s3:Get* on every resource.
+        identityPolicies: [
+          {
+            name: 'read-only',
+            policy: {
+              Version: '2012-10-17',
+              Statement: [{ Effect: 'Allow', Action: 's3:Get*', Resource: '*' }],
+            },
+          },
+        ],
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+        resourcePolicy: policy as never,
+        vpcEndpointPolicies: [],
+      },
+      {},
+    );
+    if (result.resultType !== 'single') assert.fail(JSON.stringify(result));
+    return result.overallResult;
+  };
+
+  test('a run’s manifest or a warm runner’s claim, read from outside any VPC endpoint, is refused', async () => {
+    for (const key of ['sandbox-inputs/run-1/run.json', 'sandbox-inputs/pool/wr-1/claim-3.json']) {
+      assert.equal(await read(key, {}), 'ExplicitlyDenied', key);
+    }
+  });
+
+  test('through the sandbox’s endpoint it is read; the bundle bucket’s other objects are not touched', async () => {
+    assert.equal(
+      await read('sandbox-inputs/run-1/run.json', { 'aws:SourceVpce': 'vpce-0a1b2c3d' }),
+      'Allowed',
+    );
+    assert.equal(await read('bundles/ws/agv/1.tar.gz', {}), 'Allowed');
+    assert.equal(await read('sandbox-results/run-1/exec-1.json', {}), 'Allowed');
+  });
+});
