@@ -92,6 +92,9 @@ const LLM_EXTERNAL = [
 /** Left out of modules that never run sandboxes: the ECS sandbox adapter. */
 const SANDBOX_EXTERNAL = lazyImportPaths(lazyGroup('sandbox'));
 
+/** Left out of every module but housekeeping: the sweep of the sandbox's run objects. */
+const RUN_OBJECTS_EXTERNAL = lazyImportPaths(lazyGroup('runObjects'));
+
 /** The ECS client: for the sandbox and for always-on services. */
 const ECS_EXTERNAL = ['@aws-sdk/client-ecs'];
 
@@ -132,6 +135,7 @@ function externalsOf(access: ModuleAccess): string[] {
     // The ECS sandbox moves run inputs and results through S3, so sandbox modules keep the client.
     ...(access.bundles !== 'read-write' && !access.sandbox ? BUNDLES_EXTERNAL : []),
     ...(access.sandbox ? [] : SANDBOX_EXTERNAL),
+    ...(access.runObjects === 'sweep' ? [] : RUN_OBJECTS_EXTERNAL),
     ...(access.sandbox || access.services ? [] : ECS_EXTERNAL),
     ...(access.services ? [] : SERVICES_EXTERNAL),
     ...(access.payments ? [] : PAYMENTS_EXTERNAL),

@@ -52,6 +52,11 @@ export interface ModuleAccess {
   services?: boolean;
   /** Whether the module takes payments (Stripe's SDK). Modules without it leave the SDK out. */
   payments?: boolean;
+  /**
+   * `sweep`: deletes the ECS sandbox's run objects that sessions which never closed left (list
+   * their versions, delete them, read none: SandboxCluster.grantSweep). Housekeeping only.
+   */
+  runObjects?: 'sweep';
 }
 
 /** What a path that runs schedules needs: the call path's access, plus the streak's consequences. */
@@ -119,9 +124,9 @@ export const JOB_ACCESS = {
   'alert-delivery': { table: 'none', secrets: 'none', bundles: 'none', alerts: 'send' },
   // ECS task state changes of the services cluster: the supervision decisions, a pause (desired
   // count 0), and crash-loop alerts.
-  // Housekeeping: refunds charges whose calls never completed (the ledger), and deletes the
-  // bundles of purged agent versions.
-  housekeeping: { table: 'read-write', secrets: 'none', bundles: 'read-write' },
+  // Housekeeping: refunds charges whose calls never completed (the ledger), deletes the bundles of
+  // purged agent versions, and the run objects sessions that never closed left.
+  housekeeping: { table: 'read-write', secrets: 'none', bundles: 'read-write', runObjects: 'sweep' },
   // The warm runner pool's refill: the pool's records, and sandbox tasks started with the runner
   // (the sandbox cluster grants it RunTask and the pool's prefix only: grantPoolRefill).
   'sandbox-pool': { table: 'read-write', secrets: 'none', bundles: 'none', sandbox: true },

@@ -94,9 +94,10 @@ export class StatefulStack extends Stack {
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
         // The sandbox's run objects (a run's inputs hold its secret values; a warm runner's claims
-        // too) are deleted, every version, by the session that wrote them. What a crashed function
-        // left, or a result the runner wrote after the platform gave up, goes after a day, with its
-        // old versions and the delete marker left behind (docs/sandbox-aws.md).
+        // too) are deleted, every version, by the session that wrote them, and what a crashed
+        // function left by housekeeping within minutes (run-object-sweep.ts). Should that fail, it
+        // goes after a day, with its old versions and the delete marker left behind
+        // (docs/sandbox-aws.md).
         ...[SANDBOX_INPUTS_PREFIX, SANDBOX_RESULTS_PREFIX].flatMap((prefix) => [
           { prefix, expiration: Duration.days(1), noncurrentVersionExpiration: Duration.days(1) },
           { prefix, expiredObjectDeleteMarker: true },

@@ -227,6 +227,9 @@ export class StatelessStack extends Stack {
       bundleBucket,
       secretsPrefix: props.secretsPrefix,
     });
+    // Housekeeping deletes the run objects of sessions that never closed (docs/sandbox-aws.md;
+    // JOB_ACCESS.housekeeping.runObjects).
+    this.sandbox.grantSweep(this.billing.housekeepingFunction);
     // The model providers' keys, for every function that calls models (docs/deploy.md).
     this.providerKeys = new LlmProviderKeys(this, 'ProviderKeys');
     this.providerKeys.grantRead(this.schedules.fireFunction);

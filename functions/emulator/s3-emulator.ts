@@ -84,6 +84,23 @@ export class S3Emulator {
       if (!refused) {
         const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s);
         this.options.onRequest?.(req.method ?? 'GET', path, query);
+        const params = new URLSearchParams(query);
+        if (req.method === 'GET' && params.has('versions') && /^\/[^/]+\/?$/.test(path)) {
+          req.resume();
+          this.listVersions(decodeURIComponent(path.replaceAll('/', '')), params).then(
+            (xml) => {
+              res.writeHead(200, { 'content-type': 'application/xml' });
+              res.end(xml);
+            },
+            (err: unknown) => {
+              res.writeHead(500, { 'content-type': 'application/xml' });
+              res.end(
+                `<Error><Code>InternalError</Code><Message>${escapeXml(String(err))}</Message></Error>`,
+              );
+            },
+          );
+          return;
+        }
         serve(req, res);
         return;
       }
@@ -111,6 +128,43 @@ export class S3Emulator {
     this.server = server;
     const address = server.address() as AddressInfo;
     return `http://${address.address}:${address.port}`;
+  }
+
+  /**
+   * ListObjectVersions, which s3rver does not implement, answered as S3 answers it for a bucket
+   * that was never versioned: each object once, as its `null` version, the latest. The platform's
+   * sweep of run objects lists versions (functions/adapters/aws/run-object-sweep.ts), since the
+   * deployed bucket is versioned; the emulated bucket keeps one version of each object.
+   */
+  private async listVersions(bucket: string, params: URLSearchParams): Promise<string> {
+    const store = (
+      this.s3rver as unknown as {
+        store: {
+          listObjects(
+            bucket: string,
+            options: { prefix?: string; startAfter?: string; maxKeys?: number },
+          ): Promise<{
+            objects: { key: string; size: number; lastModifiedDate: Date; metadata: { etag?: string } }[];
+            isTruncated: boolean;
+          }>;
+        };
+      }
+    ).store;
+    const prefix = params.get('prefix') ?? '';
+    const maxKeys = Math.min(1000, Number(params.get('max-keys') ?? 1000) || 1000);
+    const keyMarker = params.get('key-marker') ?? '';
+    const listed = await store.listObjects(bucket, { prefix, startAfter: keyMarker, maxKeys });
+    const last = listed.objects.at(-1)?.key ?? '';
+    const versions = listed.objects
+      .map(
+        (o) =>
+          `<Version><Key>${escapeXml(o.key)}</Key><VersionId>null</VersionId><IsLatest>true</IsLatest><LastModified>${o.lastModifiedDate.toISOString()}</LastModified><ETag>${escapeXml(o.metadata.etag ?? '""')}</ETag><Size>${o.size}</Size><StorageClass>STANDARD</StorageClass></Version>`,
+      )
+      .join('');
+    const next = listed.isTruncated
+      ? `<NextKeyMarker>${escapeXml(last)}</NextKeyMarker><NextVersionIdMarker>null</NextVersionIdMarker>`
+      : '';
+    return `<?xml version="1.0" encoding="UTF-8"?>\n<ListVersionsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${escapeXml(bucket)}</Name><Prefix>${escapeXml(prefix)}</Prefix><KeyMarker>${escapeXml(keyMarker)}</KeyMarker><VersionIdMarker></VersionIdMarker><MaxKeys>${maxKeys}</MaxKeys><IsTruncated>${listed.isTruncated}</IsTruncated>${next}${versions}</ListVersionsResult>`;
   }
 
   /** Bytes of every object stored (s3rver keeps each object's bytes in one `._S3rver_object` file). */

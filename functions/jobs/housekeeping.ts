@@ -9,8 +9,9 @@ import { createDeps, type Deps } from '../platform/deps.ts';
  * Periodic housekeeping (every five minutes in AWS; every minute and at start-up locally):
  * refunds paid calls charged but never completed (docs/billing.md), records schedule runs that
  * were in flight when the platform died as interrupted (docs/schedules.md), deletes the
- * bundles of agent versions purged after a soft delete, and deletes stored large outputs whose
- * record or download link has expired (core/payloads/payload-sweep.ts).
+ * bundles of agent versions purged after a soft delete, deletes stored large outputs whose
+ * record or download link has expired (core/payloads/payload-sweep.ts), and deletes the run
+ * objects (secret values among them) that ECS sandbox sessions which never closed left.
  *
  * `afterRestart`: the local platform at start, holding its data dir's lock (data-dir-lock.ts), so
  * nothing in flight can still be running: every marker and pending charge is settled now, not
@@ -19,23 +20,42 @@ import { createDeps, type Deps } from '../platform/deps.ts';
 export async function runHousekeeping(
   deps: Deps,
   options: { afterRestart?: boolean } = {},
-): Promise<{ refunded: number; interrupted: number; purged: number; swept: number }> {
+): Promise<HousekeepingResult> {
   const all = options.afterRestart === true;
   const { refunded } = await reconcileCharges(deps, { all });
   const { interrupted } = await reconcileInterruptedRuns(deps, { all });
   const { purged } = await purgeDeletedBundles(deps);
   const { swept } = await sweepDuePayloads(deps);
-  return { refunded, interrupted, purged, swept };
+  const runObjects = await sweepRunObjects(deps);
+  return { refunded, interrupted, purged, swept, runObjects };
 }
 
-let deps: Promise<Deps> | undefined;
-
-export async function handler(): Promise<{
+interface HousekeepingResult {
   refunded: number;
   interrupted: number;
   purged: number;
   swept: number;
-}> {
+  /** Run objects (ECS sandbox manifests, claims, results) of sessions that never closed, deleted. */
+  runObjects: number;
+}
+
+/**
+ * The run objects sessions that never closed left (the ECS sandbox's: adapters/aws/run-object-sweep.ts),
+ * deleted once older than any session may live. A failure is logged and left for the next run (and the lifecycle rule).
+ */
+async function sweepRunObjects(deps: Deps): Promise<number> {
+  if (!deps.sandbox.sweep) return 0;
+  try {
+    return await deps.sandbox.sweep(deps.clock.now());
+  } catch (err) {
+    deps.logger.warn('run object sweep failed', { error: String(err) });
+    return 0;
+  }
+}
+
+let deps: Promise<Deps> | undefined;
+
+export async function handler(): Promise<HousekeepingResult> {
   deps ??= createDeps(processConfig());
   return runHousekeeping(await deps);
 }

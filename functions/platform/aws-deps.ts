@@ -122,6 +122,25 @@ export async function buildEcsSandbox(config: Config): Promise<Sandbox> {
   return createEcsSandbox(config);
 }
 
+/**
+ * The ECS sandbox's run objects that sessions which never closed left, deleted (housekeeping:
+ * adapters/aws/run-object-sweep.ts). It needs the bucket only, not the sandbox's settings: the
+ * housekeeping function starts no task.
+ */
+export async function sweepEcsRunObjects(config: Config, now: Date): Promise<number> {
+  assertMode(config, 'aws', 'The sweep of ECS run objects');
+  const bucket = config.bundleBucket;
+  if (!bucket) return 0;
+  const { S3Client } = await import('@aws-sdk/client-s3');
+  const { sweepRunObjects } = await LAZY_MODULES.runObjectSweep();
+  const client = new S3Client({ region: config.awsRegion });
+  try {
+    return await sweepRunObjects({ bucket, s3: async () => client }, now);
+  } finally {
+    client.destroy();
+  }
+}
+
 /** EventBridge Scheduler, built on first use: only the schedules Lambda changes timetables. */
 export function createEventBridgeScheduler(config: Config): Scheduler {
   return lazyPort<Scheduler>()(

@@ -18,6 +18,7 @@ import {
   createEventBridgeScheduler,
   createS3Bundles,
   createStripePayments,
+  sweepEcsRunObjects,
 } from './aws-deps.ts';
 import { type Config, withProviderSecret } from './config.ts';
 import { LAZY_MODULES } from './lazy-modules.ts';
@@ -165,6 +166,9 @@ export function createSandbox(config: Config): Sandbox {
       instance ??= build();
       return (await (await instance).prepare?.()) ?? 0;
     },
+    // Only ECS keeps runs' objects outside the session (a local session's directory goes with it);
+    // the sweep needs the bucket alone, not the sandbox (housekeeping has no sandbox settings).
+    sweep: (now) => (kind === 'ecs' ? sweepEcsRunObjects(config, now) : Promise.resolve(0)),
   };
 }
 

@@ -27,6 +27,8 @@ export const LAZY_MODULES = {
   s3BundleStore: () => import('../adapters/aws/s3-bundle-store.ts'),
   aiSdkGateway: () => import('../adapters/llm/ai-sdk-gateway.ts'),
   ecsSandbox: () => import('../adapters/aws/ecs-sandbox.ts'),
+  /** Housekeeping's sweep of the ECS sandbox's run objects: an S3 listing, no sandbox settings. */
+  runObjectSweep: () => import('../adapters/aws/run-object-sweep.ts'),
   stripePayments: () => import('../adapters/aws/stripe-payments.ts'),
   ecsServiceRunner: () => import('../adapters/aws/ecs-service-runner.ts'),
   eventBridgeScheduler: () => import('../adapters/aws/eventbridge-scheduler.ts'),
@@ -67,6 +69,8 @@ export const LAZY_GROUPS = {
   secretJson: ['secretJson'],
   /** The S3 bundle store: modules with read-write bundle access, and the sandbox's. */
   bundles: ['s3BundleStore'],
+  /** The sweep of the ECS sandbox's run objects: housekeeping (`runObjects: 'sweep'`). */
+  runObjects: ['runObjectSweep'],
   /** The Vercel AI SDK gateway: modules that call models. */
   llm: ['aiSdkGateway'],
   /** The ECS sandbox: modules that run user code. */

@@ -152,6 +152,13 @@ export interface Sandbox {
    * to the pool's floor); resolves to how many it started. The pool function calls it every minute (jobs/sandbox-pool.ts).
    */
   prepare?(): Promise<number>;
+  /**
+   * Deletes what sessions that never closed left where the adapter keeps runs' objects (the ECS
+   * sandbox's run manifests, claims and results, secret values among them): every such object no
+   * session can still need at `now`. Resolves to how many it deleted. Housekeeping calls it
+   * (jobs/housekeeping.ts).
+   */
+  sweep?(now: Date): Promise<number>;
 }
 
 /** The sandbox cannot run (bwrap missing and no opt-out, ECS misconfigured): 500, logged loudly. */

@@ -280,6 +280,28 @@ export class SandboxCluster extends Construct {
   }
 
   /**
+   * What housekeeping's sweep of the run objects sessions never closed left needs
+   * (functions/adapters/aws/run-object-sweep.ts): listing the versions under the run prefixes, and
+   * deleting them. No read of a run's inputs, no write, no task.
+   */
+  grantSweep(fn: PlatformFunction): void {
+    const prefixes = [SANDBOX_INPUTS_PREFIX, SANDBOX_RESULTS_PREFIX];
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucketVersions'],
+        resources: [this.bundleBucket.arn],
+        conditions: { StringLike: { 's3:prefix': prefixes.map((p) => `${p}*`) } },
+      }),
+    );
+    this.grantObjects(
+      fn,
+      prefixes,
+      ['s3:DeleteObject', 's3:DeleteObjectVersion'],
+      'Run object keys are made from the run id at run time; housekeeping deletes, under the sandbox-inputs/ and sandbox-results/ prefixes only, what sessions that never closed left.',
+    );
+  }
+
+  /**
    * What the warm runner pool's refill needs (functions/jobs/sandbox-pool.ts): the same variables
    * and task start as grantRun, and the pool's own objects (a runner's program, its pool manifest
    * and the GET URLs of its claims, which it signs), nothing else of the bucket: no run's inputs,

@@ -471,6 +471,26 @@ describe('stateless stack: least privilege', () => {
     // The warm pool's refill signs its runners' claim URLs: the pool's prefix, no other run object.
     const poolRefill = roleOf((stateless.warmPool as WarmPoolRefill).function);
     assert.deepEqual([...(byRole.get(poolRefill) ?? [])], ['sandbox-inputs/pool/']);
+    // Housekeeping deletes what sessions that never closed left, and may read nothing of it.
+    const housekeeping = roleOf(stateless.billing.housekeepingFunction);
+    let listings = 0;
+    for (const [, policy] of resourcesOfType('AWS::IAM::Policy')) {
+      if (!(policy.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === housekeeping)) continue;
+      for (const st of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+        const on = JSON.stringify(st.Resource);
+        if (on.includes('/sandbox-'))
+          assert.deepEqual(actionsOf(st).sort(), ['s3:DeleteObject', 's3:DeleteObjectVersion']);
+        else if (on === bucket) {
+          // The bucket itself: its versions under the run prefixes listed, nothing else.
+          assert.deepEqual(actionsOf(st), ['s3:ListBucketVersions']);
+          listings++;
+          assert.deepEqual(st.Condition, {
+            StringLike: { 's3:prefix': ['sandbox-inputs/*', 'sandbox-results/*'] },
+          });
+        }
+      }
+    }
+    assert.equal(listings, 1, 'housekeeping lists the run objects’ versions');
     for (const [role, prefixes] of byRole) {
       const allowed = runPaths.has(role)
         ? ['bundles/', 'sandbox-inputs/', 'sandbox-results/']
@@ -478,7 +498,9 @@ describe('stateless stack: least privilege', () => {
           ? ['bundles/', 'service-programs/']
           : role === poolRefill
             ? ['sandbox-inputs/pool/']
-            : ['bundles/'];
+            : role === housekeeping
+              ? ['bundles/', 'sandbox-inputs/', 'sandbox-results/', '(whole bucket)']
+              : ['bundles/'];
       assert.deepEqual(
         [...prefixes].filter((p) => !allowed.includes(p)),
         [],

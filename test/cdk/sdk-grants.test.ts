@@ -58,6 +58,8 @@ const ACTIONS: Record<string, string[]> = {
   ],
   // Authorised per key as DeleteObject (DeleteObjectVersion for a version, which the sandbox deletes).
   's3:DeleteObjects': ['s3:DeleteObject', 's3:DeleteObjectVersion'],
+  // Listing a bucket's versions is the bucket's s3:ListBucketVersions.
+  's3:ListObjectVersions': ['s3:ListBucketVersions'],
   // Each returned secret is also checked against GetSecretValue.
   'secretsmanager:BatchGetSecretValue': [
     'secretsmanager:BatchGetSecretValue',

@@ -127,7 +127,7 @@ export async function stageRun(
  * with the bucket's lifecycle rule (docs/sandbox-aws.md), and never masks the run's outcome.
  */
 export async function deleteRunObjects(
-  ctx: SessionContext,
+  ctx: Pick<SessionContext, 'bucket' | 's3'>,
   objects: { Key: string; VersionId?: string }[],
 ): Promise<void> {
   for (let i = 0; i < objects.length; i += DELETE_BATCH) {
