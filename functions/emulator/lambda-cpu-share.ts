@@ -59,17 +59,9 @@ export function openCpuShares(): CpuShares {
     throw new Error(
       'PLATFORM_EMULATOR_LAMBDA_CPU=share needs a CPU cgroup hierarchy (cgroup v2 with the cpu controller, or v1 mounted at /sys/fs/cgroup/cpu); none was found',
     );
-  // Groups a host that was killed left behind are empty: removed (a non-empty one stays).
+  // Groups a host that was killed left behind are empty: removed (one still in use stays).
   for (const name of readdirSync(hierarchy.root)) {
-    if (!name.startsWith('agenthost-lambda-')) continue;
-    const dir = join(hierarchy.root, name);
-    try {
-      for (const child of readdirSync(dir, { withFileTypes: true }))
-        if (child.isDirectory()) rmdirSync(join(dir, child.name));
-      rmdirSync(dir);
-    } catch {
-      // Still in use (another host's), or not ours to remove.
-    }
+    if (name.startsWith('agenthost-lambda-')) removeHostGroups(join(hierarchy.root, name));
   }
   const parent = join(hierarchy.root, `agenthost-lambda-${process.pid}`);
   try {
@@ -104,14 +96,21 @@ export function openCpuShares(): CpuShares {
         },
       };
     },
-    close() {
-      try {
-        for (const child of readdirSync(parent, { withFileTypes: true }))
-          if (child.isDirectory()) rmdirSync(join(parent, child.name));
-        rmdirSync(parent);
-      } catch {
-        // A process still running in one of them: left for the next host's start to remove.
-      }
-    },
+    // A process still running in one of them: left for the next host's start to remove.
+    close: () => removeHostGroups(parent),
   };
+}
+
+/**
+ * A host's group and its instances' groups, removed; nothing if one is still in use (the kernel
+ * removes no group with a process in it) or not ours to remove.
+ */
+function removeHostGroups(parent: string): void {
+  try {
+    for (const child of readdirSync(parent, { withFileTypes: true }))
+      if (child.isDirectory()) rmdirSync(join(parent, child.name));
+    rmdirSync(parent);
+  } catch {
+    // Left for the next host's start.
+  }
 }
