@@ -4,19 +4,21 @@ import type { OperationId, ResourceModule, RouteDef } from '../functions/platfor
  * The REST API's resources and methods, from the route table (docs/http.md, "How AWS does the
  * same"). A path whose routes, its own and every one below it, all belong to one module is one
  * resource with an `ANY` method to that module's function, and, when routes lie below it, a greedy
- * `{proxy+}` child with another: the function matches the request again (edge/route-matcher.ts)
+ * `{proxy+}` child with another (where the path has a variable child, that child instead, each
+ * of its children collapsed the same way): the function matches the request again (edge/route-matcher.ts)
  * and answers its routes, 405 with `Allow`, the preflight or 404 as the edge function would. A path
  * shared by several modules keeps a method per route, to its module's function, and an `ANY` to
  * the `edge` function for every other method. The root is shared.
  *
  * Why: one method per route and an `ANY` on every resource made 222 of the stateless stack's
  * resources (CloudFormation allows 500 a stack, and the stack held 469 with every option on);
- * this tree makes about 106 (issue 58, point 4). The resources that remain keep their paths, so
- * their logical ids do not change and an existing deployment updates in place (a resource moved or
- * renamed would be created beside the old one first, and API Gateway refuses two resources of one
- * path). What it changes: a path deeper than a one-module subtree's routes reaches that module's
- * function, which answers 404 with the rate-limit headers, where API Gateway's own 404 answered
- * before.
+ * this tree makes far fewer (issue 58, point 4). The resources that remain keep their paths, so
+ * their logical ids do not change, and a greedy child is added only where no variable child was:
+ * CloudFormation creates an update's new resources before it deletes the old ones, and API Gateway
+ * refuses two resources of one path, or two variable children of one resource, so an existing
+ * deployment updates in place. What it changes: a path deeper than a one-module subtree's routes
+ * reaches that module's function, which answers 404 with the rate-limit headers, where API
+ * Gateway's own 404 answered before.
  */
 
 /** One method of the API: on `path`, for `method` (or ANY), integrated with `target`'s function. */
@@ -62,8 +64,14 @@ export function apiMethods(routes: readonly [OperationId, RouteDef][]): ApiMetho
     const [only] = node.modules;
     if (!isRoot && only && node.modules.size === 1) {
       out.push({ path, method: 'ANY', target: only });
-      if (node.children.size > 0)
+      // A greedy child never goes beside a variable one, even one this tree drops: CloudFormation
+      // creates an update's new resources before it deletes the old, and API Gateway refuses a
+      // second variable child of one resource. Such a path keeps its children, each collapsed.
+      if ([...node.children.keys()].some((segment) => segment.startsWith('{'))) {
+        for (const [segment, child] of node.children) visit(child, `${path}/${segment}`, false);
+      } else if (node.children.size > 0) {
         out.push({ path: `${path}/${GREEDY_SEGMENT}`, method: 'ANY', target: only });
+      }
       return;
     }
     for (const [operationId, route] of node.routes) {

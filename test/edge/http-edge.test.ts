@@ -173,6 +173,30 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     assert.equal(unrouted.headers?.['Retry-After'], '60');
   });
 
+  it('a module’s function answers 404, not 500, for another function’s route that a greedy resource gave it', async () => {
+    // On AWS `/tasks/{task_id}/{proxy+}` takes `POST /tasks/a/b/c`, which has the agent call's shape
+    // (lib/api-resource-tree.ts); the tasks function serves no agent call.
+    p.clock.set('2026-05-01T15:00:00Z');
+    const account = await p.createAccount('edge-greedy', 'free');
+    const tasks = createModuleHandler('tasks', taskOperations, async () => p.deps);
+    const res = await tasks({
+      resource: '/tasks/{task_id}/{proxy+}',
+      path: '/tasks/a/b/c',
+      httpMethod: 'POST',
+      headers: { Authorization: `Bearer ${account.key}`, 'Content-Type': 'application/json' },
+      multiValueHeaders: {},
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      pathParameters: { task_id: 'a', proxy: 'b/c' },
+      stageVariables: null,
+      body: '{}',
+      isBase64Encoded: false,
+      requestContext: { requestId: 'r', identity: { sourceIp: '127.0.0.98' } },
+    } as unknown as APIGatewayProxyEvent);
+    assert.equal(res.statusCode, 404, res.body);
+    assert.equal(JSON.parse(res.body).error.code, 'NOT_FOUND');
+  });
+
   it('answers a CORS preflight for an allowed origin, and gives an unlisted origin nothing to read', async () => {
     p.clock.set('2026-05-01T12:00:00Z');
     const preflight = await fetch(`${p.url}/tasks`, {

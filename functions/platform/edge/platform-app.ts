@@ -55,10 +55,15 @@ export function createPlatformApp(
       if (context.refusal) await refuseCounted(scope, context.refusal);
       const found = matcher.match(method, url.pathname);
       template = found.template;
-      if (found.match) {
-        const operation = operations[found.match.id];
-        if (!operation) throw new Error(`${found.match.id} is served by another function`);
+      const operation = found.match ? operations[found.match.id] : undefined;
+      if (found.match && operation) {
         return await serveRoute(scope, found.match, operation, request, url, context, keylessReads);
+      }
+      if (found.match) {
+        // A route of another function's, reached here only by a path API Gateway gave this one
+        // (a greedy resource: `POST /tasks/a/b/c` has the agent call's shape, and `tasks` is no
+        // org): no route of this function's, so the 404 a path outside the table gets, as locally.
+        template = undefined;
       }
       if (!template) {
         const fallback = options.fallback?.(request, url.pathname);
