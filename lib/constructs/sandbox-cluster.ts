@@ -21,6 +21,7 @@ import { containerProgramFile } from '../container-programs.ts';
 import type { PlatformFunction, SharedResource } from './platform-function.ts';
 import { SandboxDnsFirewall } from './sandbox-dns-firewall.ts';
 import { bindToAccount, SANDBOX_ENDPOINT_ACTIONS } from './sandbox-endpoint-policy.ts';
+import { grantBucketObjects, grantRunObjectSweep, SANDBOX_OBJECT_ACTIONS } from './sandbox-object-grants.ts';
 
 /** The default sandbox image on ECR Public, pulled through this account's ECR cache. */
 export const SANDBOX_IMAGE = { repository: 'docker/library/node', tag: '24-bookworm-slim' } as const;
@@ -285,20 +286,7 @@ export class SandboxCluster extends Construct {
    * deleting them. No read of a run's inputs, no write, no task.
    */
   grantSweep(fn: PlatformFunction): void {
-    const prefixes = [SANDBOX_INPUTS_PREFIX, SANDBOX_RESULTS_PREFIX];
-    fn.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:ListBucketVersions'],
-        resources: [this.bundleBucket.arn],
-        conditions: { StringLike: { 's3:prefix': prefixes.map((p) => `${p}*`) } },
-      }),
-    );
-    this.grantObjects(
-      fn,
-      prefixes,
-      ['s3:DeleteObject', 's3:DeleteObjectVersion'],
-      'Run object keys are made from the run id at run time; housekeeping deletes, under the sandbox-inputs/ and sandbox-results/ prefixes only, what sessions that never closed left.',
-    );
+    grantRunObjectSweep(fn, this.bundleBucket.arn);
   }
 
   /**
@@ -381,27 +369,10 @@ export class SandboxCluster extends Construct {
     return tasks;
   }
 
-  /** `actions` on the bucket's objects under `prefixes`, with cdk-nag's wildcard acknowledged. */
+  /** `actions` on the bucket's objects under `prefixes` (sandbox-object-grants.ts). */
   private grantObjects(fn: PlatformFunction, prefixes: string[], actions: string[], reason: string): void {
-    const objects = prefixes.map((prefix) => `${this.bundleBucket.arn}/${prefix}*`);
-    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: objects }));
-    acknowledge(
-      fn.role,
-      objects.map((o) => ({
-        id: `AwsSolutions-IAM5[Resource::${cdkNagName(Stack.of(this).resolve(o))}]`,
-        reason,
-      })),
-    );
+    grantBucketObjects(fn, this.bundleBucket.arn, prefixes, actions, reason);
   }
 }
 
-/**
- * The calls function on the run objects: staging inputs and signing the runner's GETs, signing its
- * result PUT and reading it, and deleting the exact versions at the end of the session.
- */
-export const SANDBOX_OBJECT_ACTIONS = [
-  's3:GetObject',
-  's3:PutObject',
-  's3:DeleteObject',
-  's3:DeleteObjectVersion',
-];
+export { SANDBOX_OBJECT_ACTIONS } from './sandbox-object-grants.ts';

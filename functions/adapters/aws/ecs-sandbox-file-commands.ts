@@ -4,6 +4,8 @@
  * through its command and result objects. Each refuses a symbolic link where a file or directory
  * is named, and says why on stderr (the session's SandboxPathError).
  */
+import { type ExecResult, SandboxUnavailableError } from '../../ports/sandbox.ts';
+import { SandboxPathError } from '../../shared/sandbox-conventions.ts';
 import { shellQuote } from '../../shared/shell-quote.ts';
 
 /** listFiles returns at most this many paths (as the local adapter). */
@@ -32,4 +34,31 @@ export function listedFiles(stdout: string): string[] {
     .map((p) => (p.startsWith('./') ? p.slice(2) : p))
     .sort();
   return found.slice(0, MAX_LISTED_FILES);
+}
+
+/**
+ * A file operation's command, as its caller sees it: the run's deadline is the sandbox's failure;
+ * any other failure is a SandboxPathError (the managed loop shows it to the model).
+ */
+export function fileOpOutcome(what: string, path: string, r: ExecResult): ExecResult {
+  if (r.timedOut) {
+    throw new SandboxUnavailableError(
+      `ECS sandbox: ${what} ${JSON.stringify(path)} reached the run's deadline`,
+    );
+  }
+  if (r.exitCode !== 0) {
+    const why = r.stderrTail.trim().split('\n').at(-1) || `exit status ${r.exitCode ?? r.signal}`;
+    throw new SandboxPathError(`${what} ${JSON.stringify(path)}: ${why}`);
+  }
+  return r;
+}
+
+/** The bytes readFileCommand printed as base64; an output cut at the limit is refused, not cut. */
+export function readFileContent(path: string, r: ExecResult): Buffer {
+  if (r.stdoutTruncated) {
+    throw new SandboxPathError(
+      `readFile ${JSON.stringify(path)}: the file is too large to read from the ECS sandbox`,
+    );
+  }
+  return Buffer.from(r.stdout.trim(), 'base64');
 }

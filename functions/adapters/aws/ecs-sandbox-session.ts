@@ -19,9 +19,11 @@ import {
 } from '../../ports/sandbox.ts';
 import { SANDBOX_WORK_DIR, SandboxPathError } from '../../shared/sandbox-conventions.ts';
 import {
+  fileOpOutcome,
   listedFiles,
   listFilesCommand,
   readFileCommand,
+  readFileContent,
   writeFileCommand,
 } from './ecs-sandbox-file-commands.ts';
 import type { SessionContext } from './ecs-sandbox-options.ts';
@@ -311,28 +313,13 @@ export class EcsSession implements SandboxSession {
       if (this.spec.deadlineMs <= started) return Promise.resolve(timedOutResult(0, ''));
       return this.run(command, stdin, this.spec.deadlineMs, started);
     });
-    if (r.timedOut) {
-      throw new SandboxUnavailableError(
-        `ECS sandbox: ${what} ${JSON.stringify(path)} reached the run's deadline`,
-      );
-    }
-    if (r.exitCode !== 0) {
-      const why = r.stderrTail.trim().split('\n').at(-1) || `exit status ${r.exitCode ?? r.signal}`;
-      throw new SandboxPathError(`${what} ${JSON.stringify(path)}: ${why}`);
-    }
-    return r;
+    return fileOpOutcome(what, path, r);
   }
 
   /** A regular file (not a symbolic link) of the working directory, read in the task as base64. */
   async readFile(path: string): Promise<Buffer> {
     const rel = checkedPath(path);
-    const r = await this.fileOp('readFile', path, readFileCommand(rel));
-    if (r.stdoutTruncated) {
-      throw new SandboxPathError(
-        `readFile ${JSON.stringify(path)}: the file is too large to read from the ECS sandbox`,
-      );
-    }
-    return Buffer.from(r.stdout.trim(), 'base64');
+    return readFileContent(path, await this.fileOp('readFile', path, readFileCommand(rel)));
   }
 
   /**
