@@ -228,13 +228,16 @@ async function acquireRunner(
 ): Promise<ClaimedRunner> {
   const released = await claimReleased(warm, binding, size, busyUntil, deadlineMs);
   if (released) return released;
+  // Why the last start was refused: the reason the run gives if it runs out of time waiting, which
+  // a slow store can make happen at the time check rather than at a refusal.
+  let lastRefusal: CapacityReason | undefined;
   for (;;) {
     const claimed = await warm.pool.claim(binding, size, busyUntil);
     if (claimed) return claimed;
     // Too little time left to start a runner: only one that frees up can still serve this run.
     if (!timeToStartTask(ctx, deadlineMs)) {
       if (deadlineMs - Date.now() < ctx.capacityPollMs + CAPACITY_WAIT_MARGIN_MS) {
-        throw capacityError('start', warm.pool.ceiling, ctx.taskStartMs);
+        throw capacityError(lastRefusal ?? 'start', warm.pool.ceiling, ctx.taskStartMs);
       }
       await sleep(ctx.capacityPollMs);
       continue;
@@ -249,6 +252,7 @@ async function acquireRunner(
       }
       reason = refused.kind;
     }
+    lastRefusal = reason;
     // Idle runners of other pairs hold slots and vCPUs that this run needs now: the longest idle goes.
     const evicted = reason === 'capacity' ? undefined : await warm.pool.evict(binding, size);
     if (evicted) {
