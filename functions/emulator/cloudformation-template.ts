@@ -41,6 +41,12 @@ function shortId(seed: string, length = 17): string {
   return createHash('sha256').update(seed).digest('hex').slice(0, length);
 }
 
+/** A KMS key's id, as KMS makes them (a UUID), stable for the key's physical name. */
+function kmsKeyId(physical: string): string {
+  const h = shortId(`kms/${physical}`, 32);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 export class TemplateResolver {
   private readonly stacks: StackTemplate[];
   private readonly account: EmulatedAccount;
@@ -198,6 +204,8 @@ export class TemplateResolver {
         return this.arn('ecs', `task-definition/${physical}:1`);
       case 'AWS::SQS::Queue':
         return `https://sqs.${this.account.region}.amazonaws.com/${this.account.accountId}/${physical}`;
+      case 'AWS::KMS::Key':
+        return kmsKeyId(physical);
       case 'AWS::EC2::Subnet':
         return `subnet-${shortId(physical)}`;
       case 'AWS::EC2::SecurityGroup':
@@ -233,6 +241,10 @@ export class TemplateResolver {
         return this.ref(stack, logicalId, where);
       case 'AWS::Scheduler::ScheduleGroup.Arn':
         return this.arn('scheduler', `schedule-group/${physical}`);
+      case 'AWS::KMS::Key.Arn':
+        return this.arn('kms', `key/${kmsKeyId(physical)}`);
+      case 'AWS::KMS::Key.KeyId':
+        return kmsKeyId(physical);
       case 'AWS::ECS::Cluster.Arn':
         return this.arn('ecs', `cluster/${physical}`);
       case 'AWS::Logs::LogGroup.Arn':

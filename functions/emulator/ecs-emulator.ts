@@ -5,6 +5,12 @@ import { shellQuote } from '../shared/shell-quote.ts';
 import { AwsJsonServer, type JsonOperation } from './aws-json-server.ts';
 import type { TemplateResolver } from './cloudformation-template.ts';
 import {
+  EnvironmentFileError,
+  type EnvironmentFileLocation,
+  environmentFileLocation,
+  readEnvironmentFiles,
+} from './ecs-environment-files.ts';
+import {
   type CapacityProviderName,
   EcsTaskLedger,
   type FargateQuotas,
@@ -21,7 +27,9 @@ import { waitForTaskStart } from './task-start-delay.ts';
  * (RunTask, DescribeTasks, StopTask) and those an operator's script reads the account with
  * (ListClusters, ListTasks; ecs-task-ledger.ts, which also keeps the account's Fargate vCPU quotas
  * that RunTask answers past as ECS does). A task runs its task definition's one container as written in
- * the template (its EntryPoint and Command, its environment with RunTask's overrides) under
+ * the template (its EntryPoint and Command, its environment with RunTask's overrides, and the
+ * env files those name, read from the S3 emulator as ECS's agent reads them with the execution
+ * role: ecs-environment-files.ts) under
  * bubblewrap instead of Fargate: the same program, the runner the ECS sandbox uploads, in a
  * namespace of its own whose only way out is the listed host ports (the S3 emulator's, which the
  * runner's presigned URLs name). Task definitions registered over the wire are not supported:
@@ -83,6 +91,8 @@ export interface EcsEmulatorOptions {
   taskStartMs?: number;
   /** The account's Fargate vCPU quotas (default 6 each, a new account's). */
   quotas?: FargateQuotas;
+  /** Reads an env file's object (bucket, key) for a task's start, as the execution role would. */
+  readObject?: (bucket: string, key: string) => Promise<string>;
   log?: (line: string) => void;
 }
 
@@ -177,13 +187,18 @@ export class EcsEmulator {
     const overrides = (body.overrides ?? {}) as {
       cpu?: string;
       memory?: string;
-      containerOverrides?: { name?: string; environment?: { name: string; value: string }[] }[];
+      containerOverrides?: {
+        name?: string;
+        environment?: { name: string; value: string }[];
+        environmentFiles?: { type?: string; value?: string }[];
+      }[];
     };
     // The task's size: the overrides' where given, else the definition's (ECS's taskOverride).
     const size = fargateSize(overrides.cpu ?? definition.cpu, overrides.memory ?? definition.memory);
     const clusterArn = this.ledger.useCluster(body.cluster);
     const clusterName = clusterArn.split('/').pop() as string;
     const containerOverride = (overrides.containerOverrides ?? []).find((o) => o.name === container.Name);
+    const envFiles = (containerOverride?.environmentFiles ?? []).map(environmentFileLocation);
     const env: Record<string, string> = {};
     for (const e of container.Environment ?? []) env[e.Name] = e.Value;
     for (const e of containerOverride?.environment ?? []) env[e.name] = e.value;
@@ -225,22 +240,29 @@ export class EcsEmulator {
         describe: () => this.describe(task),
         forget: () => this.tasks.delete(task.taskArn),
       });
-      const run = this.start(task, command, env).finally(() => this.running.delete(run));
+      const run = this.start(task, command, env, envFiles).finally(() => this.running.delete(run));
       this.running.add(run);
       tasks.push(this.describe(task));
     }
     return { tasks, failures };
   }
 
-  private async start(task: EmulatedTask, command: string, env: Record<string, string>) {
+  private async start(
+    task: EmulatedTask,
+    command: string,
+    env: Record<string, string>,
+    envFiles: EnvironmentFileLocation[],
+  ) {
     let session: SandboxSession | undefined;
     try {
       // Stopped while still starting: no container ran, as StopTask on a PENDING Fargate task.
       if (!(await waitForTaskStart(this.options.taskStartMs ?? 0, task.abort.signal))) return;
+      // The env files' variables, under those set directly (which win, as on ECS).
+      const fromFiles = await readEnvironmentFiles(envFiles, this.options.readObject);
       session = await this.options.sandbox.openSession({
         runId: `ecs-${task.taskArn.split('/').pop()}`,
         workspaceId: 'ecs-emulator',
-        env,
+        env: { ...fromFiles, ...env },
         network: 'egress',
         hostLoopbackPorts: this.options.hostPorts,
         limits: { ...DEFAULT_SANDBOX_LIMITS, memoryBytes: task.size.memory * 1024 * 1024 },
@@ -261,7 +283,10 @@ export class EcsEmulator {
       task.stoppedReason ??= 'Essential container in task exited';
     } catch (err) {
       task.stopCode = 'TaskFailedToStart';
-      task.stoppedReason = `The task could not start: ${String((err as Error).message ?? err)}`;
+      task.stoppedReason =
+        err instanceof EnvironmentFileError
+          ? err.message
+          : `The task could not start: ${String((err as Error).message ?? err)}`;
       this.options.log?.(`[ecs] ${task.stoppedReason}`);
     } finally {
       await session?.close().catch(() => undefined);

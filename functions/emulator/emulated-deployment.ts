@@ -2,6 +2,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECSClient } from '@aws-sdk/client-ecs';
+import { S3Client } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { removeStaleRuns } from '../adapters/local/bwrap/run-dir.ts';
 import { BwrapSandbox } from '../adapters/local/bwrap/sandboxes.ts';
@@ -16,6 +17,7 @@ import { dynamoDbEngineFor } from './deployment-dynamodb.ts';
 import { DeploymentMeter, type FargateReader } from './deployment-meter.ts';
 import { DYNAMODB_LOCAL_CREDENTIALS, freeLoopbackPort } from './dynamodb-local.ts';
 import { EcsEmulator } from './ecs-emulator.ts';
+import { objectReader } from './ecs-environment-files.ts';
 import { EcsServiceEmulator } from './ecs-service-emulator.ts';
 import { Elbv2Emulator } from './elbv2-emulator.ts';
 import { type EmulatedEndpoints, removeEndpointsFile, writeEndpointsFile } from './emulated-endpoints.ts';
@@ -147,6 +149,13 @@ export async function startEmulatedDeployment(
       buckets,
       credentials,
       region,
+      // The templates' KMS keys (the sandbox's run inputs are written under one).
+      kmsKeys: resolver
+        .resourcesOfType('AWS::KMS::Key')
+        .flatMap(({ stack, logicalId }) => [
+          String(resolver.resolve(stack, { 'Fn::GetAtt': [logicalId, 'Arn'] }, logicalId)),
+          String(resolver.resolve(stack, { Ref: logicalId }, logicalId)),
+        ]),
       onRequest: (method, path, query) => meter.s3Request(method, path, query),
     });
     s3ForMeter = s3;
@@ -206,7 +215,11 @@ export async function startEmulatedDeployment(
 
     // ECS: a sandbox task runs its task definition's container under bubblewrap, able to reach
     // only the S3 emulator (where its presigned URLs point), as the Fargate task reaches only S3.
+    // Its env files are read from the S3 emulator, signed as the execution role's reads are.
+    const envFileReader = new S3Client({ endpoint: s3Endpoint, region, credentials, forcePathStyle: true });
+    closers.push(async () => envFileReader.destroy());
     const ecs = new EcsEmulator({
+      readObject: objectReader(envFileReader),
       resolver,
       sandbox: new BwrapSandbox({ runsDir: join(root, 'tasks'), outbound: false }),
       hostPorts: [Number(new URL(s3Endpoint).port)],

@@ -43,6 +43,11 @@ export interface S3EmulatorOptions {
   credentials: S3Credentials;
   /** The region signatures must be scoped to (default us-east-1). */
   region?: string;
+  /**
+   * The account's KMS keys (their ARNs and ids): a write under SSE-KMS must name one of them, as S3
+   * refuses a key KMS does not have (KMS.NotFoundException). Without the list, any key is taken.
+   */
+  kmsKeys?: string[];
   /** Each request S3 served (for the deployment's meter: S3 bills by request class). */
   onRequest?: (method: string, path: string, query: string) => void;
 }
@@ -81,6 +86,17 @@ export class S3Emulator {
         this.options.credentials,
         region,
       );
+      const refusedKey = refused ? undefined : this.unknownKmsKey(req.headers);
+      if (refusedKey) {
+        req.resume();
+        const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>KMS.NotFoundException</Code><Message>Invalid keyId ${escapeXml(refusedKey)}</Message></Error>`;
+        res.writeHead(400, {
+          'content-type': 'application/xml',
+          'x-amz-error-code': 'KMS.NotFoundException',
+        });
+        res.end(body);
+        return;
+      }
       if (!refused) {
         const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s);
         this.options.onRequest?.(req.method ?? 'GET', path, query);
@@ -128,6 +144,15 @@ export class S3Emulator {
     this.server = server;
     const address = server.address() as AddressInfo;
     return `http://${address.address}:${address.port}`;
+  }
+
+  /** The KMS key a write names under SSE-KMS when the account has no such key, else undefined. */
+  private unknownKmsKey(headers: import('node:http').IncomingHttpHeaders): string | undefined {
+    if (headers['x-amz-server-side-encryption'] !== 'aws:kms' || !this.options.kmsKeys) return undefined;
+    const key = headers['x-amz-server-side-encryption-aws-kms-key-id'];
+    // No key named: S3 uses the account's AWS managed key (aws/s3).
+    if (typeof key !== 'string' || key === '') return undefined;
+    return this.options.kmsKeys.includes(key) ? undefined : key;
   }
 
   /**

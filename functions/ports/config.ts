@@ -246,6 +246,7 @@ export const DEPLOYMENT_SETTINGS = {
           'sandboxSubnets',
           'sandboxSecurityGroups',
           'sandboxRunnerFile',
+          'sandboxInputsKey',
         ],
         needs: ['bundleBucket', 'awsRegion'],
       },

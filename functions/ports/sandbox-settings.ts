@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { csv, int, text } from './setting-types.ts';
+import { arn, csv, int, text } from './setting-types.ts';
 
 /**
  * The sandbox's settings, part of the platform's one settings schema (config.ts, as
@@ -29,6 +29,12 @@ export const sandboxSettings = {
   sandboxSecurityGroups: text().transform(csv),
   /** The ECS sandbox's bundled runner (in the function's asset; set by the stack). */
   sandboxRunnerFile: text(),
+  /**
+   * The ECS sandbox's customer-managed KMS key (its ARN; set by the stack): run manifests, claims
+   * and commands, which carry a run's secret values, are written under it (docs/sandbox-aws.md,
+   * "Who can read a run's secrets").
+   */
+  sandboxInputsKey: arn(),
   // The ECS sandbox's warm runners (docs/sandbox-aws.md, "Warm runners"; set by the stack from CDK
   // context): idle unbound runners kept ready, and the most runners in all. Without a maximum every
   // run starts its own task.

@@ -57,6 +57,7 @@ export const ENV = {
   sandboxSubnets: 'PLATFORM_SANDBOX_SUBNETS',
   sandboxSecurityGroups: 'PLATFORM_SANDBOX_SECURITY_GROUPS',
   sandboxRunnerFile: 'PLATFORM_SANDBOX_RUNNER_FILE',
+  sandboxInputsKey: 'PLATFORM_SANDBOX_INPUTS_KEY',
   sandboxPoolMin: 'PLATFORM_SANDBOX_POOL_MIN',
   sandboxPoolMax: 'PLATFORM_SANDBOX_POOL_MAX',
   sandboxIdleMinMs: 'PLATFORM_SANDBOX_IDLE_MIN_MS',

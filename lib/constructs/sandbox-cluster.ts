@@ -3,8 +3,10 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { TASK_ENV_FILE } from '../../functions/adapters/aws/ecs-sandbox-env-file.ts';
 import { WARM_POOL_SIZE } from '../../functions/adapters/aws/ecs-sandbox-options.ts';
 import {
   SANDBOX_INPUTS_PREFIX,
@@ -67,6 +69,12 @@ export class SandboxCluster extends Construct {
   readonly cluster: ecs.Cluster;
   readonly taskDefinition: ecs.FargateTaskDefinition;
   readonly executionRole: iam.Role;
+  /**
+   * The key a run's inputs are written under (manifests, claims, commands, env files: they carry
+   * its secret values). Only the roles that run sandboxes, and the execution role (the env file
+   * alone), are granted its use: a principal that may read the bucket cannot decrypt them.
+   */
+  readonly inputsKey: kms.Key;
   readonly securityGroup: ec2.SecurityGroup;
   readonly logGroup: logs.LogGroup;
   private readonly bundleBucket: SharedResource;
@@ -122,6 +130,14 @@ export class SandboxCluster extends Construct {
           `${props.bundleBucket.arn}/${BUNDLE_KEY_PREFIX}*.zip`,
           `arn:${stack.partition}:s3:::prod-${stack.region}-starport-layer-bucket/*`,
         ],
+      }),
+    );
+    // ECS's agent asks where the bucket is before it reads a task's env file (the execution role).
+    s3.addToPolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.AnyPrincipal()],
+        actions: ['s3:GetBucketLocation'],
+        resources: [props.bundleBucket.arn],
       }),
     );
     s3.addToPolicy(
@@ -181,6 +197,26 @@ export class SandboxCluster extends Construct {
       description: 'agenthost sandbox: pulls the image and writes the log group; never reaches user code',
     });
 
+    this.inputsKey = new kms.Key(this, 'RunInputsKey', {
+      description: "agenthost sandbox: run manifests, claims and commands (a run's secret values)",
+      enableKeyRotation: true,
+      // What it encrypts lives minutes (the session's close, or housekeeping's sweep, deletes it).
+      pendingWindow: Duration.days(7),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // The task's env file, and nothing else of the bucket: it holds the manifest's URL, which
+    // RunTask's overrides must not carry (functions/adapters/aws/ecs-sandbox-env-file.ts).
+    this.executionRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [`${props.bundleBucket.arn}/${SANDBOX_INPUTS_PREFIX}*/${TASK_ENV_FILE}`],
+      }),
+    );
+    this.executionRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetBucketLocation'], resources: [props.bundleBucket.arn] }),
+    );
+    this.inputsKey.grantDecrypt(this.executionRole);
+
     // The default runner's size (a quarter vCPU, 1 GiB): RunTask overrides it for agents that declare
     // another (functions/adapters/aws/fargate-size.ts), so the two must agree.
     this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
@@ -231,6 +267,11 @@ export class SandboxCluster extends Construct {
         reason:
           'ecr:GetAuthorizationToken, which the execution role needs to pull the sandbox image, has no resource-level permissions; IAM accepts only Resource "*" for it.',
       },
+      {
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(`${props.bundleBucket.arn}/${SANDBOX_INPUTS_PREFIX}*/${TASK_ENV_FILE}`))}]`,
+        reason:
+          "A task's env file is named from its run or runner id at run time; the grant covers only files named task.env under sandbox-inputs/.",
+      },
     ]);
   }
 
@@ -278,6 +319,7 @@ export class SandboxCluster extends Construct {
       SANDBOX_OBJECT_ACTIONS,
       'Run object keys are made from the run id at run time; the grant covers only the sandbox-inputs/ and sandbox-results/ prefixes of the bundle bucket (the runner reaches them through URLs this role presigns).',
     );
+    this.grantInputsKey(fn);
   }
 
   /**
@@ -303,6 +345,16 @@ export class SandboxCluster extends Construct {
       ['s3:GetObject', 's3:PutObject'],
       "Runner ids are made when a runner starts; the grant covers only the warm runners' prefix (sandbox-inputs/pool/) of the bundle bucket (a runner reads its program, manifest and claims through URLs this role presigns).",
     );
+    this.grantInputsKey(fn);
+  }
+
+  /**
+   * Writing a run's inputs under the key, and reading them: a presigned GET of an SSE-KMS object is
+   * decrypted with the signer's permissions, so the role that signs a runner's URLs needs Decrypt.
+   */
+  private grantInputsKey(fn: PlatformFunction): void {
+    fn.function.addEnvironment(ENV.sandboxInputsKey, this.inputsKey.keyArn);
+    this.inputsKey.grant(fn.role, 'kms:GenerateDataKey', 'kms:Decrypt');
   }
 
   /**

@@ -33,6 +33,7 @@ import {
 } from '../../functions/ports/sandbox.ts';
 import { buildContainerProgram } from '../../lib/container-programs.ts';
 import { type PresignedObjectStore, startPresignedObjectStore } from '../helpers/presigned-object-store.ts';
+import { taskEnvironment } from '../helpers/task-environment.ts';
 
 const ecsMock = mockClient(ECSClient);
 const s3Mock = mockClient(S3Client);
@@ -40,6 +41,7 @@ const s3Mock = mockClient(S3Client);
 const TASK_ARN = 'arn:aws:ecs:eu-west-1:123456789012:task/agenthost-sandbox/0123456789abcdef';
 const TASK_DEFINITION = 'arn:aws:ecs:eu-west-1:123456789012:task-definition/AgenthostSandbox:7';
 const SECRET = 'sk-live-very-secret-value';
+const INPUTS_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0b7e0000-0000-4000-8000-000000000001';
 
 /** The runner as the stack bundles it into the run paths' assets (lib/container-programs.ts). */
 const RUNNER = buildContainerProgram('sandbox-runner');
@@ -70,6 +72,7 @@ function sandbox(
     describeMs: 1,
     maxExecs: 4,
     runnerSource: RUNNER,
+    inputsKey: INPUTS_KEY,
     // No start to wait for: a mocked RunTask answers at once (the refusal below sets its own).
     taskStartMs: 0,
     ...extra,
@@ -193,11 +196,8 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
         containerOverrides: [
           {
             name: 'runner',
-            environment: [
-              {
-                name: SANDBOX_MANIFEST_ENV,
-                value: 'https://signed.example/GET/sandbox-inputs/req-0b7e/run.json',
-              },
+            environmentFiles: [
+              { type: 's3', value: 'arn:aws:s3:::agenthost-bundles/sandbox-inputs/req-0b7e/task.env' },
             ],
           },
         ],
@@ -207,10 +207,27 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
         { key: 'agenthost:workspace-id', value: 'ws-42' },
       ],
     });
-    // Secrets and inputs travel in S3 objects, never in the ECS API (DescribeTasks, CloudTrail).
+    // Secrets and inputs travel in S3 objects, never in the ECS API (DescribeTasks, CloudTrail):
+    // not even a URL that reaches them. The env file RunTask names holds the manifest's URL.
     const runInput = JSON.stringify(runs[0]?.args[0].input);
     assert.ok(!runInput.includes(SECRET));
     assert.ok(!runInput.includes('{"q":1}'));
+    assert.ok(!runInput.includes('https://'), runInput);
+    const envFile = s3Mock
+      .commandCalls(PutObjectCommand)
+      .find((c) => c.args[0].input.Key === 'sandbox-inputs/req-0b7e/task.env')?.args[0].input;
+    assert.equal(
+      String(envFile?.Body),
+      `${SANDBOX_MANIFEST_ENV}=https://signed.example/GET/sandbox-inputs/req-0b7e/run.json\n`,
+    );
+    // Every input is written under the sandbox's KMS key, with a Bucket Key (few KMS requests).
+    for (const { args } of s3Mock.commandCalls(PutObjectCommand)) {
+      assert.deepEqual(
+        [args[0].input.ServerSideEncryption, args[0].input.SSEKMSKeyId, args[0].input.BucketKeyEnabled],
+        ['aws:kms', INPUTS_KEY, true],
+        String(args[0].input.Key),
+      );
+    }
 
     const { first: c1, ...manifest } = manifestUploaded();
     assert.ok(manifest.deadlineMs > Date.now());
@@ -297,6 +314,7 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
         'sandbox-inputs/req-0b7e/files/0',
         'sandbox-inputs/req-0b7e/run.json',
         'sandbox-inputs/req-0b7e/runner.cjs',
+        'sandbox-inputs/req-0b7e/task.env',
         resultKey(1),
         resultKey(2),
         resultKey(3),
@@ -574,13 +592,14 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
     assert.deepEqual(commandsUploaded(), [], 'neither a command object nor a stop');
     // An own task still gets its StopTask (it exits by itself; this makes sure).
     assert.equal(ecsMock.commandCalls(StopTaskCommand).length, 1);
-    // What the run wrote to S3: its inputs and manifest only, every one deleted at close.
+    // What the run wrote to S3: its inputs, manifest and env file only, every one deleted at close.
     const written = s3Mock.commandCalls(PutObjectCommand).map((c) => String(c.args[0].input.Key));
     assert.deepEqual(written.sort(), [
       'sandbox-inputs/req-0b7e/bundle.tar.gz',
       'sandbox-inputs/req-0b7e/files/0',
       'sandbox-inputs/req-0b7e/run.json',
       'sandbox-inputs/req-0b7e/runner.cjs',
+      'sandbox-inputs/req-0b7e/task.env',
     ]);
   });
 
@@ -631,7 +650,7 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
   test('createEcsSandbox names every missing setting', () => {
     assert.throws(
       () => createEcsSandbox({ awsRegion: 'eu-west-1', bundleBucket: 'b', sandboxCluster: 'c' }),
-      /PLATFORM_SANDBOX_TASK_DEFINITION, PLATFORM_SANDBOX_SUBNETS, PLATFORM_SANDBOX_SECURITY_GROUPS, PLATFORM_SANDBOX_RUNNER_FILE not set/,
+      /PLATFORM_SANDBOX_TASK_DEFINITION, PLATFORM_SANDBOX_SUBNETS, PLATFORM_SANDBOX_SECURITY_GROUPS, PLATFORM_SANDBOX_RUNNER_FILE, PLATFORM_SANDBOX_INPUTS_KEY not set/,
     );
     const complete = {
       awsRegion: 'eu-west-1',
@@ -640,6 +659,7 @@ describe('EcsSandbox: one long-lived Fargate task per session', () => {
       sandboxTaskDefinition: TASK_DEFINITION,
       sandboxSubnets: 'subnet-a, subnet-b',
       sandboxSecurityGroups: ['sg-1'],
+      sandboxInputsKey: INPUTS_KEY,
     };
     assert.throws(
       () => createEcsSandbox({ ...complete, sandboxRunnerFile: '/nonexistent/sandbox-runner.cjs' }),
@@ -974,9 +994,9 @@ describe('the runner (the bootstrap and the bundled runner) against a loopback S
       // Deletion is asserted by the unit tests; here the runner must still see the stop command.
       s3Mock.on(DeleteObjectsCommand).resolves({});
       ecsMock.on(RunTaskCommand).callsFake((input) => {
-        const env = input.overrides.containerOverrides[0].environment[0];
+        const env = taskEnvironment(input, (key) => objects.get(key));
         child = spawn(process.execPath, ['-e', RUNNER_BOOTSTRAP], {
-          env: { [env.name]: env.value, PATH: process.env.PATH ?? '' },
+          env: { ...env, PATH: process.env.PATH ?? '' },
           stdio: 'ignore',
         });
         child.on('exit', (code) => {

@@ -106,6 +106,7 @@ describe('sandbox runners by demand: the ceiling, the quota, sizes and Spot', ()
       describeMs: 2000,
       maxExecs: 200,
       runnerSource: 'module.exports = {}',
+      inputsKey: '',
       spot: options.spot ?? false,
       capacityPollMs: 100,
       taskStartMs: options.taskStartMs ?? 0,

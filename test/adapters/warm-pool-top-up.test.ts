@@ -20,6 +20,7 @@ import {
 } from '../../functions/emulator/dynamodb-local.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
+import { taskEnvironment } from '../helpers/task-environment.ts';
 
 /**
  * EcsSandbox.prepare (issue 35, point 2): what housekeeping calls on its schedule to keep the warm
@@ -99,9 +100,10 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
     for (const input of runs) {
       assert.equal(input.startedBy, 'agenthost-warm-pool');
       assert.equal(input.networkConfiguration?.awsvpcConfiguration?.assignPublicIp, 'DISABLED');
-      const env = input.overrides?.containerOverrides?.[0]?.environment?.[0];
-      assert.equal(env?.name, SANDBOX_MANIFEST_ENV);
-      const key = String(env?.value).replace('https://signed.example/GET/', '');
+      // The pool manifest's URL reaches every claim: RunTask names only the env file holding it.
+      assert.ok(!JSON.stringify(input).includes('https://'), JSON.stringify(input));
+      const url = taskEnvironment(input, (k) => objects.get(k))[SANDBOX_MANIFEST_ENV];
+      const key = String(url).replace('https://signed.example/GET/', '');
       const manifest = JSON.parse(objects.get(key) ?? '{}') as PoolManifest;
       assert.equal(manifest.v, 3);
       assert.equal(manifest.claims.length, 5);
@@ -154,8 +156,9 @@ describe('EcsSandbox.prepare: the warm runner pool topped up to its floor', () =
     );
     assert.equal(await sandbox(now + 20 * 60_000).prepare(), 2);
     const key = String(
-      ecsMock.commandCalls(RunTaskCommand)[0]?.args[0].input.overrides?.containerOverrides?.[0]
-        ?.environment?.[0]?.value,
+      taskEnvironment(ecsMock.commandCalls(RunTaskCommand)[0]?.args[0].input, (k) => objects.get(k))[
+        SANDBOX_MANIFEST_ENV
+      ],
     ).replace('https://signed.example/GET/', '');
     const manifest = JSON.parse(objects.get(key) ?? '{}') as PoolManifest;
     assert.ok(manifest.expiresAtMs <= now + 18 * 60_000 + 1000, 'two minutes before the credentials end');

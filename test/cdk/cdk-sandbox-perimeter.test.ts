@@ -337,3 +337,116 @@ describe('the bundle bucket’s policy: a run’s inputs are read through a VPC 
     assert.equal(await read('sandbox-results/run-1/exec-1.json', {}), 'Allowed');
   });
 });
+
+describe('the run inputs’ KMS key: its use granted to the roles that run sandboxes only (issue 58, point 2)', () => {
+  const template = stateless();
+  const keys = Object.entries(template.findResources('AWS::KMS::Key') as Record<string, Resource>);
+  const [keyId, key] = keys.find(([id]) => id.includes('RunInputsKey')) ?? [];
+  const mentionsKey = (value: unknown) => keyId !== undefined && JSON.stringify(value).includes(`"${keyId}"`);
+  const roleRef = (value: unknown) => (value as { Ref?: string }).Ref;
+  const functions = Object.values(
+    template.findResources('AWS::Lambda::Function') as Record<string, Resource>,
+  );
+  /** The roles of the functions the stack gives the sandbox (they start tasks and sign their URLs). */
+  const runRoles = new Set(
+    functions
+      .filter((f) => {
+        const vars = (f.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
+          ?.Variables;
+        return vars?.PLATFORM_SANDBOX_CLUSTER !== undefined;
+      })
+      .map((f) => (f.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]),
+  );
+  const executionRole = Object.keys(template.findResources('AWS::IAM::Role')).find((id) =>
+    /SandboxExecutionRole/.test(id),
+  );
+  /** Role → the KMS actions its policies allow on the key. */
+  const grants = new Map<string, Set<string>>();
+  for (const policy of Object.values(
+    template.findResources('AWS::IAM::Policy') as Record<string, Resource>,
+  )) {
+    const doc = policy.Properties.PolicyDocument as {
+      Statement: { Action: string | string[]; Resource: unknown }[];
+    };
+    for (const statement of doc.Statement) {
+      if (!mentionsKey(statement.Resource)) continue;
+      for (const role of (policy.Properties.Roles as unknown[]).map(roleRef)) {
+        const set = grants.get(String(role)) ?? new Set<string>();
+        for (const a of [statement.Action].flat()) set.add(a);
+        grants.set(String(role), set);
+      }
+    }
+  }
+
+  test('a key of the app, rotated; its policy names no principal but the account (IAM decides)', () => {
+    assert.ok(key, `a RunInputsKey among ${keys.map(([id]) => id).join(', ')}`);
+    assert.equal(key.Properties.EnableKeyRotation, true);
+    const statements = (key.Properties.KeyPolicy as { Statement: { Principal: unknown }[] }).Statement;
+    for (const s of statements) assert.match(JSON.stringify(s.Principal), /:root"/);
+  });
+
+  test('only the run roles may write and read under it, and the execution role only decrypt (its env file)', () => {
+    assert.ok(runRoles.size >= 2, 'the calls path and the pool refill run sandboxes');
+    assert.ok(executionRole);
+    assert.deepEqual([...grants.keys()].sort(), [...runRoles, executionRole].sort());
+    for (const role of runRoles)
+      assert.deepEqual([...(grants.get(role) ?? [])].sort(), ['kms:Decrypt', 'kms:GenerateDataKey']);
+    assert.deepEqual([...(grants.get(executionRole) ?? [])], ['kms:Decrypt']);
+    for (const f of functions) {
+      const vars = (f.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
+        ?.Variables;
+      if (vars?.PLATFORM_SANDBOX_CLUSTER === undefined) continue;
+      assert.deepEqual(vars.PLATFORM_SANDBOX_INPUTS_KEY, { 'Fn::GetAtt': [keyId, 'Arn'] });
+    }
+  });
+
+  test('the execution role reads the task’s env file and nothing else of the bucket', () => {
+    const s3Statements = Object.values(template.findResources('AWS::IAM::Policy') as Record<string, Resource>)
+      .filter((p) => (p.Properties.Roles as unknown[]).map(roleRef).includes(executionRole))
+      .flatMap(
+        (p) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
+            .Statement,
+      )
+      .filter((s) => [s.Action].flat().some((a) => a.startsWith('s3:')));
+    const objects = s3Statements.filter((s) => [s.Action].flat().includes('s3:GetObject'));
+    assert.equal(objects.length, 1);
+    assert.match(JSON.stringify(objects[0]?.Resource), /\/sandbox-inputs\/\*\/task\.env"/);
+  });
+
+  test('AWS’s ReadOnlyAccess cannot decrypt a manifest; a run role can', async () => {
+    const keyArn = `arn:aws:kms:${REGION}:${OURS}:key/0b7e0000-0000-4000-8000-000000000001`;
+    const keyPolicy = resolve(key?.Properties.KeyPolicy);
+    const decrypt = async (statement: { Action: string | string[] }) => {
+      const result = await runSimulation(
+        {
+          request: {
+            principal: `arn:aws:iam::${OURS}:role/Someone`,
+            action: 'kms:Decrypt',
+            resource: { resource: keyArn, accountId: OURS },
+            contextVariables: { 'aws:PrincipalAccount': OURS, 'aws:ResourceAccount': OURS },
+          },
+          identityPolicies: [
+            {
+              name: 'own',
+              policy: {
+                Version: '2012-10-17',
+                Statement: [{ Effect: 'Allow', Resource: '*', ...statement }],
+              },
+            },
+          ],
+          serviceControlPolicies: [],
+          resourceControlPolicies: [],
+          resourcePolicy: keyPolicy as never,
+          vpcEndpointPolicies: [],
+        },
+        {},
+      );
+      if (result.resultType !== 'single') assert.fail(JSON.stringify(result));
+      return result.overallResult;
+    };
+    // ReadOnlyAccess's KMS actions.
+    assert.notEqual(await decrypt({ Action: ['kms:Describe*', 'kms:Get*', 'kms:List*'] }), 'Allowed');
+    assert.equal(await decrypt({ Action: ['kms:Decrypt', 'kms:GenerateDataKey'] }), 'Allowed');
+  });
+});

@@ -255,7 +255,8 @@ describe('stateless stack: API generated from the route table', () => {
     // (222 resources); 366 since a one-module subtree of the API is one resource, and its greedy
     // child where no variable child was (api-resource-tree.ts: 122 resources); 368 with WAF and
     // X-Ray. Issue 58, point 4 asks for at most 300 a stack: the rest is for a nested stack.
-    assert.ok(count <= 366, `the stateless stack has ${count} resources`);
+    // 367 with the run inputs' KMS key (issue 58, point 2).
+    assert.ok(count <= 367, `the stateless stack has ${count} resources`);
   });
 
   test("every route reaches its module's function, as API Gateway matches the template's resources", () => {
@@ -508,6 +509,21 @@ describe('stateless stack: least privilege', () => {
       }
     }
     assert.equal(listings, 1, 'housekeeping lists the run objects’ versions');
+    // The sandbox's execution role reads a task's env file, and finds the bucket for that; nothing
+    // else (docs/sandbox-aws.md, "Who can read a run's secrets").
+    const executionRole = stateless.getLogicalId(stateless.sandbox.executionRole.node.defaultChild as never);
+    const executionS3 = resourcesOfType('AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === executionRole))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+      .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+    assert.deepEqual(
+      executionS3.map((st) => [actionsOf(st), JSON.stringify(st.Resource).replace(bucket, '<bucket>')]),
+      [
+        [['s3:GetObject'], '{"Fn::Join":["",[<bucket>,"/sandbox-inputs/*/task.env"]]}'],
+        [['s3:GetBucketLocation'], '<bucket>'],
+      ],
+    );
+    byRole.delete(executionRole);
     for (const [role, prefixes] of byRole) {
       const allowed = runPaths.has(role)
         ? ['bundles/', 'sandbox-inputs/', 'sandbox-results/']
@@ -758,6 +774,8 @@ describe('stateless stack: sandbox cluster (docs/sandbox-aws.md)', () => {
           ['s3:GetObject'],
           ['sandbox-inputs', '/bundles/*.tar.gz', '/bundles/*.zip', 'starport-layer-bucket'],
         ],
+        // ECS's agent finds the bucket before it reads a task's env file (the execution role).
+        [['s3:GetBucketLocation'], null],
         [['s3:PutObject'], ['sandbox-results']],
       ],
     );

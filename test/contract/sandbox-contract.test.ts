@@ -17,6 +17,7 @@ import { BwrapSandbox, UnisolatedSandbox } from '../../functions/adapters/local/
 import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
 import { TemplateResolver } from '../../functions/emulator/cloudformation-template.ts';
 import { EcsEmulator } from '../../functions/emulator/ecs-emulator.ts';
+import { objectReader } from '../../functions/emulator/ecs-environment-files.ts';
 import { buildContainerProgram } from '../../lib/container-programs.ts';
 import { S3_EMULATOR_CREDENTIALS, startEmulatedS3 } from '../helpers/emulated-aws.ts';
 import { processesWith } from '../helpers/process.ts';
@@ -95,15 +96,6 @@ sandboxContract('ECS (emulated: the ECS emulator running the runner under bubble
     ACCOUNT,
   );
   const tasksDir = join(dir, 'tasks');
-  const ecs = new EcsEmulator({
-    resolver,
-    sandbox: new BwrapSandbox({ runsDir: tasksDir }),
-    hostPorts: [Number(new URL(s3Endpoint).port)],
-    ...ACCOUNT,
-  });
-  const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
-  // The emulator's task sandboxes (not .pasta, where pasta's pid files stay).
-  const taskDirs = async () => (await readdir(tasksDir).catch(() => [])).filter((d) => !d.startsWith('.'));
   const s3Client = new S3Client({
     region: REGION,
     endpoint: s3Endpoint,
@@ -111,6 +103,17 @@ sandboxContract('ECS (emulated: the ECS emulator running the runner under bubble
     credentials: S3_EMULATOR_CREDENTIALS,
     requestChecksumCalculation: 'WHEN_REQUIRED',
   });
+  const ecs = new EcsEmulator({
+    resolver,
+    sandbox: new BwrapSandbox({ runsDir: tasksDir }),
+    hostPorts: [Number(new URL(s3Endpoint).port)],
+    ...ACCOUNT,
+    // The task's env file, read as the execution role reads it.
+    readObject: objectReader(s3Client),
+  });
+  const ecsEndpoint = await ecs.listen(0, '127.0.0.1');
+  // The emulator's task sandboxes (not .pasta, where pasta's pid files stay).
+  const taskDirs = async () => (await readdir(tasksDir).catch(() => [])).filter((d) => !d.startsWith('.'));
   // The S3 emulator makes objects visible only once whole, as S3 does (s3-emulator.ts).
   const ecsClient = new ECSClient({
     region: REGION,

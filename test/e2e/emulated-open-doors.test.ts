@@ -60,6 +60,8 @@ for (const port of ports) {
   for (const bucket of buckets) {
     await attempt('list a bucket', port, '/' + bucket + '?list-type=2');
     await attempt('read another run', port, '/' + bucket + '/' + victimKey);
+    // The env file beside it holds the URL of the victim's (or its runner's) manifest.
+    await attempt('read another run’s env file', port, '/' + bucket + '/' + victimKey.replace(/[^/]+$/, 'task.env'));
     await attempt('write the bundle bucket', port, '/' + bucket + '/bundles/planted-by-tenant.tgz', { method: 'PUT', body: 'planted' });
   }
 }
@@ -96,7 +98,7 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
     );
   });
 
-  it('a sandboxed tool reaches neither the bucket listing, nor another tenant’s running run manifest, nor the bundle bucket; the secret is not on disk in clear', async () => {
+  it('a sandboxed tool reaches neither the bucket listing, nor another tenant’s running run manifest (or claim) and env file, nor the bundle bucket; the secret is not on disk in clear', async () => {
     // The victim: another account's tool, running (it sleeps) with a secret in its run manifest.
     const victim = await d.createAccount('victim');
     const put = await d.request('PUT', `/workspaces/${victim.workspaceId}/secrets`, {
@@ -174,6 +176,7 @@ describe('the emulated deployment’s doors, tried as a hostile tenant', () => {
       routes: string[];
     };
     assert.ok((report.attempts ?? []).length > 0, `the tool found a port to try: ${res.text}`);
+    assert.ok(report.attempts.some((a) => a.what === 'read another run’s env file'));
     for (const a of report.attempts) {
       assert.equal(a.status, 403, `${a.what} on port ${a.port}: ${JSON.stringify(a)}`);
       assert.match(String(a.body), /<Code>AccessDenied<\/Code>/);

@@ -22,6 +22,7 @@ import { S3_EMULATOR_CREDENTIALS, startEmulatedS3 } from '../helpers/emulated-aw
  */
 
 const BUCKET = 'auth-bundles';
+const KMS_KEY = 'arn:aws:kms:us-east-1:000000000000:key/0b7e0000-0000-4000-8000-000000000002';
 const REGION = 'us-east-1';
 
 const errorCode = (text: string) => /<Code>([^<]+)<\/Code>/.exec(text)?.[1];
@@ -43,7 +44,7 @@ describe('the S3 emulator answers only signed requests', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agenthost-s3-auth-'));
-    ({ s3, endpoint } = await startEmulatedS3(dir, BUCKET));
+    ({ s3, endpoint } = await startEmulatedS3(dir, BUCKET, [KMS_KEY]));
     owner = clientWith(S3_EMULATOR_CREDENTIALS);
     await owner.send(
       new PutObjectCommand({ Bucket: BUCKET, Key: 'runs/other/run.json', Body: '{"secret":"s3cr3t"}' }),
@@ -116,6 +117,43 @@ describe('the S3 emulator answers only signed requests', () => {
     assert.equal(deleted.Errors?.length ?? 0, 0);
     const buckets = await owner.send(new ListBucketsCommand({}));
     assert.ok(buckets.Buckets?.some((b) => b.Name === BUCKET));
+  });
+
+  it('a write under SSE-KMS must name a key the account has (KMS.NotFoundException), and reads back through a presigned URL', async () => {
+    const sse = { ServerSideEncryption: 'aws:kms' as const, BucketKeyEnabled: true };
+    await owner.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'runs/kms/run.json',
+        Body: 'sealed',
+        ...sse,
+        SSEKMSKeyId: KMS_KEY,
+      }),
+    );
+    const url = await getSignedUrl(
+      owner,
+      new GetObjectCommand({ Bucket: BUCKET, Key: 'runs/kms/run.json' }),
+      {
+        expiresIn: 60,
+      },
+    );
+    assert.equal(await (await fetch(url)).text(), 'sealed');
+    await assert.rejects(
+      owner.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: 'runs/kms/other.json',
+          Body: 'x',
+          ...sse,
+          SSEKMSKeyId: KMS_KEY.replace('0002', '0003'),
+        }),
+      ),
+      (err: Error & { $metadata?: { httpStatusCode?: number } }) =>
+        err.name === 'KMS.NotFoundException' && err.$metadata?.httpStatusCode === 400,
+    );
+    await owner.send(
+      new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'runs/kms/run.json' }] } }),
+    );
   });
 
   it('a presigned URL works for its own object and method only', async () => {

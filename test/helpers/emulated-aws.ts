@@ -14,6 +14,7 @@ export const S3_EMULATOR_CREDENTIALS = newEmulatorCredentials();
 export async function startEmulatedS3(
   dir: string,
   bucket: string,
+  kmsKeys?: string[],
 ): Promise<{ s3: S3Emulator; endpoint: string }> {
   const s3 = new S3Emulator({
     directory: join(dir, 's3'),
@@ -21,6 +22,7 @@ export async function startEmulatedS3(
     port: await freeLoopbackPort(),
     buckets: [bucket],
     credentials: S3_EMULATOR_CREDENTIALS,
+    ...(kmsKeys ? { kmsKeys } : {}),
   });
   return { s3, endpoint: await s3.listen() };
 }

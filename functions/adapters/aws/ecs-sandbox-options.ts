@@ -52,6 +52,11 @@ export interface EcsSandboxOptions {
    * `runner.cjs`, which the task's bootstrap downloads and runs.
    */
   runnerSource: string;
+  /**
+   * The customer-managed KMS key (ARN) a run's inputs are written under (ecs-sandbox-staging.ts,
+   * putRunObject). @default '' (the bucket's own encryption: tests of the adapter alone)
+   */
+  inputsKey?: string;
   /** Warm runners (docs/sandbox-aws.md, "Warm runners"); without them every run starts its own task. */
   warm?: WarmRunners;
   /**

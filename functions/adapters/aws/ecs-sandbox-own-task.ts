@@ -14,7 +14,8 @@ import type { FargateSize } from './fargate-size.ts';
 export async function startOwnTask(
   ctx: SessionContext,
   spec: SessionSpec,
-  url: string,
+  /** The S3 ARN of the run's env file, which holds its manifest's URL (ecs-sandbox-env-file.ts). */
+  envFile: string,
   size: FargateSize,
   onTask: (taskArn: string) => void,
 ): Promise<void> {
@@ -24,7 +25,7 @@ export async function startOwnTask(
   for (let attempt = 1; ; attempt++) {
     if (!timeToStartTask(ctx, spec.deadlineMs)) throw capacityError('start', undefined, ctx.taskStartMs);
     const token = attempt === 1 ? spec.runId : `${spec.runId.slice(0, 56)}-try${attempt}`;
-    const { taskArn, refused } = await runSandboxTask(ctx, spec, url, size, token);
+    const { taskArn, refused } = await runSandboxTask(ctx, spec, envFile, size, token);
     if (taskArn) onTask(taskArn);
     if (!refused) return;
     if (taskArn || refused.kind === 'other') return failStart(refused.why);

@@ -30,16 +30,16 @@ import type { SessionContext } from './ecs-sandbox-options.ts';
 import { startOwnTask } from './ecs-sandbox-own-task.ts';
 import { checkedPath } from './ecs-sandbox-paths.ts';
 import { readRunResult, timedOutResult, toExecResult } from './ecs-sandbox-results.ts';
-import { deleteRunObjects, sandboxInputKey, sandboxResultKey, stageRun } from './ecs-sandbox-staging.ts';
+import {
+  deleteRunObjects,
+  putRunObject,
+  sandboxInputKey,
+  sandboxResultKey,
+  stageRun,
+} from './ecs-sandbox-staging.ts';
 import { describeSandboxTask, exitedIdle, stoppedTaskResult, stopSandboxTask } from './ecs-sandbox-task.ts';
 import { capacityError, leaseWarmRunner, timeToStartTask, type WarmLease } from './ecs-sandbox-warm.ts';
 import { fargateSize } from './fargate-size.ts';
-
-/**
- * The S3 client and presigner are loaded on first use: lib/lambda-bundling.ts leaves them out of
- * the bundles of modules without read-write bundle access, so no static import may name them.
- */
-const s3Sdk = () => import('@aws-sdk/client-s3');
 
 export class EcsSession implements SandboxSession {
   readonly workDir = SANDBOX_WORK_DIR;
@@ -223,7 +223,7 @@ export class EcsSession implements SandboxSession {
       throw capacityError('start', undefined, this.ctx.taskStartMs);
     }
     // A warm runner gets the manifest in its claim and has its runner already.
-    const { manifest, url } = await stageRun(this.ctx, this.spec, this.files, put, {
+    const { manifest, envFile } = await stageRun(this.ctx, this.spec, this.files, put, {
       forClaim: claimed,
       first,
     });
@@ -241,7 +241,7 @@ export class EcsSession implements SandboxSession {
       this.taskArn = this.lease.taskArn;
       return;
     }
-    await startOwnTask(this.ctx, this.spec, url, size, (arn) => {
+    await startOwnTask(this.ctx, this.spec, envFile, size, (arn) => {
       this.taskArn = arn;
     });
   }
@@ -293,11 +293,7 @@ export class EcsSession implements SandboxSession {
   }
 
   private async put(key: string, body: Buffer, contentType: string, deleteAtClose = true): Promise<void> {
-    const { PutObjectCommand } = await s3Sdk();
-    const s3 = await this.ctx.s3();
-    const out = await s3.send(
-      new PutObjectCommand({ Bucket: this.ctx.bucket, Key: key, Body: body, ContentType: contentType }),
-    );
+    const out = await putRunObject(this.ctx, key, body, contentType);
     if (deleteAtClose)
       this.objects.push({ Key: key, ...(out.VersionId ? { VersionId: out.VersionId } : {}) });
   }

@@ -9,6 +9,7 @@ import type { ExecCommand, RunManifest } from '../../containers/sandbox-protocol
 import { isAgentBundleKey } from '../../ports/bundle-store.ts';
 import type { SessionSpec } from '../../ports/sandbox.ts';
 import { SANDBOX_WORK_DIR } from '../../shared/sandbox-conventions.ts';
+import { TASK_ENV_FILE, writeTaskEnvFile } from './ecs-sandbox-env-file.ts';
 import type { Presign, SessionContext } from './ecs-sandbox-options.ts';
 
 /** Where a run's inputs (manifest, bundle, files) are staged; the calls function may write here. */
@@ -39,10 +40,43 @@ export function sandboxResultKey(runId: string, n: number): string {
 }
 
 /**
- * Uploads a run's inputs (the runner, the bundle, the files staged so far, which it clears) and
- * its manifest, and returns the manifest and its presigned GET URL: the task's only override.
+ * PutObject of one of the sandbox's run objects. A run's inputs (`sandbox-inputs/`: manifests,
+ * claims, commands, the task's env file) carry its secret values, so they are written under the
+ * sandbox's customer-managed KMS key (`inputsKey`), which only the roles that run sandboxes may
+ * use: a principal that may read the bucket (AWS's ReadOnlyAccess) cannot decrypt them. With an S3
+ * Bucket Key, S3 asks KMS for a data key once in a while, not once an object (docs/sandbox-aws.md,
+ * "Who can read a run's secrets"). Results keep the bucket's SSE-S3: the runner's presigned PUT
+ * would otherwise have to sign the encryption headers too.
+ */
+export async function putRunObject(
+  ctx: Pick<SessionContext, 'bucket' | 's3' | 'inputsKey'>,
+  key: string,
+  body: Buffer,
+  contentType: string,
+): Promise<{ VersionId?: string | undefined }> {
+  const { PutObjectCommand } = await s3Sdk();
+  const encrypted =
+    ctx.inputsKey && key.startsWith(SANDBOX_INPUTS_PREFIX)
+      ? { ServerSideEncryption: 'aws:kms' as const, SSEKMSKeyId: ctx.inputsKey, BucketKeyEnabled: true }
+      : {};
+  const s3 = await ctx.s3();
+  return s3.send(
+    new PutObjectCommand({
+      Bucket: ctx.bucket,
+      Key: key,
+      Body: body,
+      ContentType: contentType,
+      ...encrypted,
+    }),
+  );
+}
+
+/**
+ * Uploads a run's inputs (the runner, the bundle, the files staged so far, which it clears), its
+ * manifest and the env file holding the manifest's presigned GET URL, and returns the manifest and
+ * the env file's S3 ARN: the task's only override (ecs-sandbox-env-file.ts).
  * `forClaim`: for a warm runner, which gets the manifest itself in its claim and runs its own
- * runner already, neither the runner nor the manifest is uploaded (and the URL is empty).
+ * runner already, neither the runner, the manifest nor an env file is uploaded (envFile is empty).
  * `first`: the command that starts the run, carried in the manifest (no exec-1.json).
  */
 export async function stageRun(
@@ -51,7 +85,7 @@ export async function stageRun(
   files: Map<string, Buffer>,
   put: (key: string, body: Buffer, contentType: string) => Promise<void>,
   { forClaim = false, first }: { forClaim?: boolean; first?: ExecCommand | undefined } = {},
-): Promise<{ manifest: RunManifest; url: string }> {
+): Promise<{ manifest: RunManifest; envFile: string }> {
   const inputKey = (name: string) => sandboxInputKey(spec.runId, name);
   const deadlineMs = spec.deadlineMs;
   const ttl = Math.min(MAX_URL_TTL_SECONDS, Math.max(60, Math.ceil((deadlineMs - Date.now()) / 1000) + 60));
@@ -116,10 +150,11 @@ export async function stageRun(
       diskBytes: spec.limits.diskBytes,
     },
   };
-  if (forClaim) return { manifest, url: '' };
+  if (forClaim) return { manifest, envFile: '' };
   const manifestKey = inputKey('run.json');
   await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
-  return { manifest, url: await ctx.presign('GET', manifestKey, ttl) };
+  const url = await ctx.presign('GET', manifestKey, ttl);
+  return { manifest, envFile: await writeTaskEnvFile(ctx, put, inputKey(TASK_ENV_FILE), url) };
 }
 
 /**

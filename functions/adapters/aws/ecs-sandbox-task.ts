@@ -1,6 +1,7 @@
 /**
  * The Fargate task of an ECS sandbox session (functions/adapters/aws/ecs-sandbox.ts): its RunTask
- * (the one override is the run manifest's URL), the DescribeTasks and StopTask the session's
+ * (the one override is the S3 object of the env file that holds the run manifest's URL:
+ * ecs-sandbox-env-file.ts), the DescribeTasks and StopTask the session's
  * polling and close send, and what a task that stopped without a result means for the exec.
  */
 import {
@@ -11,7 +12,6 @@ import {
   StopTaskCommand,
   type Task,
 } from '@aws-sdk/client-ecs';
-import { SANDBOX_MANIFEST_ENV } from '../../containers/sandbox-protocol.ts';
 import { type ExecResult, SandboxUnavailableError, type SessionSpec } from '../../ports/sandbox.ts';
 import type { SessionContext } from './ecs-sandbox-options.ts';
 import { DEFAULT_RUNNER_SIZE, type FargateSize } from './fargate-size.ts';
@@ -21,7 +21,8 @@ export const SANDBOX_CONTAINER_NAME = 'runner';
 
 /**
  * RunTask of the sandbox task definition, in the sandbox's subnets with no public IP: its overrides
- * are the manifest's URL (a run's, or a warm runner's pool manifest) and, when it is not the task
+ * are the env file (its S3 ARN) holding the manifest's URL (a run's, or a warm runner's pool
+ * manifest), never the URL itself (ecs-sandbox-env-file.ts) and, when it is not the task
  * definition's own (DEFAULT_RUNNER_SIZE), the task's size. On Fargate Spot (`spot`) through the
  * cluster's FARGATE_SPOT capacity provider, else on-demand Fargate.
  */
@@ -30,7 +31,8 @@ export function sandboxTaskInput(
   task: {
     clientToken: string;
     startedBy: string;
-    manifestUrl: string;
+    /** The S3 ARN of the task's env file (writeTaskEnvFile). */
+    envFile: string;
     tags: { key: string; value: string }[];
     size?: FargateSize | undefined;
     spot?: boolean;
@@ -59,7 +61,7 @@ export function sandboxTaskInput(
       containerOverrides: [
         {
           name: SANDBOX_CONTAINER_NAME,
-          environment: [{ name: SANDBOX_MANIFEST_ENV, value: task.manifestUrl }],
+          environmentFiles: [{ type: 's3', value: task.envFile }],
         },
       ],
       ...(ownSize ? { cpu: String(size.cpu), memory: String(size.memory) } : {}),
@@ -128,7 +130,8 @@ export async function startSandboxTask(
 export async function runSandboxTask(
   ctx: SessionContext,
   spec: SessionSpec,
-  manifestUrl: string,
+  /** The S3 ARN of the run's env file (writeTaskEnvFile). */
+  envFile: string,
   size?: FargateSize,
   /** RunTask's idempotency token: the run id, or one of its own for each new try after a refusal. */
   clientToken = spec.runId,
@@ -136,7 +139,7 @@ export async function runSandboxTask(
   const input = sandboxTaskInput(ctx, {
     clientToken,
     startedBy: spec.runId,
-    manifestUrl,
+    envFile,
     size,
     tags: [
       { key: 'agenthost:run-id', value: spec.runId },

@@ -23,6 +23,7 @@ import {
   type SandboxCapacityReason,
   SandboxUnavailableError,
 } from '../../ports/sandbox.ts';
+import { TASK_ENV_FILE, writeTaskEnvFile } from './ecs-sandbox-env-file.ts';
 import type { SessionContext, WarmRunners } from './ecs-sandbox-options.ts';
 import { WARM_POOL_PREFIX } from './ecs-sandbox-staging.ts';
 import { sandboxTaskInput, startSandboxTask, stopSandboxTask, type TaskRefusal } from './ecs-sandbox-task.ts';
@@ -165,12 +166,19 @@ async function startRunner(
     };
     const manifestKey = poolKey(runnerId, 'pool.json');
     await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
-    const manifestUrl = await ctx.presign('GET', manifestKey, ttl);
+    // The pool manifest's URL reaches every claim the runner will read: RunTask names only the
+    // env file that holds it (ecs-sandbox-env-file.ts).
+    const envFile = await writeTaskEnvFile(
+      ctx,
+      put,
+      poolKey(runnerId, TASK_ENV_FILE),
+      await ctx.presign('GET', manifestKey, ttl),
+    );
     const input = (spot: boolean, clientToken: string) =>
       sandboxTaskInput(ctx, {
         clientToken,
         startedBy: 'agenthost-warm-pool',
-        manifestUrl,
+        envFile,
         size,
         spot,
         tags: [{ key: 'agenthost:runner-id', value: runnerId }],

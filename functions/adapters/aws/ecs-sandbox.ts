@@ -22,7 +22,7 @@ import {
 } from './ecs-sandbox-options.ts';
 import { safeRelativePath } from './ecs-sandbox-paths.ts';
 import { EcsSession } from './ecs-sandbox-session.ts';
-import { createS3Presigner } from './ecs-sandbox-staging.ts';
+import { createS3Presigner, putRunObject } from './ecs-sandbox-staging.ts';
 import { topUpPool } from './ecs-sandbox-warm.ts';
 import { IDLE_WAIT_BOUNDS } from './runner-idle-wait.ts';
 import { WarmRunnerPool } from './warm-runner-pool.ts';
@@ -56,6 +56,8 @@ export interface EcsSandboxConfig {
   sandboxSecurityGroups?: string[] | string | undefined;
   /** The bundled runner's file (PLATFORM_SANDBOX_RUNNER_FILE: in the function's own asset). */
   sandboxRunnerFile?: string | undefined;
+  /** The KMS key a run's inputs are written under (PLATFORM_SANDBOX_INPUTS_KEY). */
+  sandboxInputsKey?: string | undefined;
   /** Warm runners: the pool's floor and ceiling (PLATFORM_SANDBOX_POOL_MIN, _MAX), and its table. */
   sandboxPoolMin?: number | undefined;
   sandboxPoolMax?: number | undefined;
@@ -120,6 +122,7 @@ export function createEcsSandbox(config: EcsSandboxConfig): EcsSandbox {
     bucket: config.bundleBucket as string,
     region: config.awsRegion as string,
     runnerSource: readRunner(config.sandboxRunnerFile as string),
+    inputsKey: config.sandboxInputsKey as string,
     warm: warmRunners(config),
     spot: config.sandboxSpot ?? false,
     ...(config.sandboxTaskStartMs !== undefined ? { taskStartMs: config.sandboxTaskStartMs } : {}),
@@ -183,6 +186,7 @@ export class EcsSandbox implements Sandbox {
       describeMs: options.describeMs ?? 2000,
       maxExecs: options.maxExecs ?? 200,
       runnerSource: options.runnerSource,
+      inputsKey: options.inputsKey ?? '',
       spot: options.spot ?? false,
       capacityPollMs: options.capacityPollMs ?? 1000,
       taskStartMs: options.taskStartMs ?? FARGATE_TASK_START_MS,
@@ -200,13 +204,11 @@ export class EcsSandbox implements Sandbox {
   /** Tops the warm runner pool up to its floor (docs/sandbox-aws.md, "Warm runners"). */
   async prepare(): Promise<number> {
     if (!this.warm) return 0;
+    const ctx = this.context();
     const put = async (key: string, body: Buffer, contentType: string) => {
-      const { PutObjectCommand } = await s3Sdk();
-      await (await this.s3()).send(
-        new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: body, ContentType: contentType }),
-      );
+      await putRunObject(ctx, key, body, contentType);
     };
-    return topUpPool(this.context(), this.warm, put);
+    return topUpPool(ctx, this.warm, put);
   }
 
   private context(): SessionContext {
