@@ -1,8 +1,8 @@
-import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Fn, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import { Construct } from 'constructs';
 import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
 import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
@@ -183,8 +183,20 @@ export class StatelessStack extends Stack {
     });
     this.functions = functions;
 
+    // Room to grow (issue 58, point 4; docs/deploy.md, "Stacks"): what has no name a deployment's
+    // data or users depend on lives in nested stacks of this one, each far from CloudFormation's
+    // 500 resources a stack: the sandbox (its VPC, cluster, key and the pool's refill), and the
+    // operator's alarms, dashboard and housekeeping job. Construct ids inside them are kept, so
+    // logical ids are too.
+    const sandboxStack = new NestedStack(this, 'SandboxStack', {
+      description: 'agenthost sandbox: the VPC, cluster and key of tool runs, and the warm pool refill',
+    });
+    const operationsStack = new NestedStack(this, 'OperationsStack', {
+      description: "agenthost operations: the operator's alarms and dashboard, and the housekeeping job",
+    });
+
     // Tool runs: Fargate tasks that the run paths start (docs/sandbox-aws.md).
-    this.sandbox = new SandboxCluster(this, 'Sandbox', {
+    this.sandbox = new SandboxCluster(sandboxStack, 'Sandbox', {
       bundleBucket,
       pool: props.sandboxPool ?? WARM_POOL_SIZE,
       ...(props.sandboxAzs !== undefined ? { maxAzs: props.sandboxAzs } : {}),
@@ -195,7 +207,7 @@ export class StatelessStack extends Stack {
     const pool = props.sandboxPool ?? WARM_POOL_SIZE;
     this.warmPool =
       pool.max > 0 && pool.min > 0
-        ? new WarmPoolRefill(this, 'WarmPool', {
+        ? new WarmPoolRefill(sandboxStack, 'WarmPool', {
             sandbox: this.sandbox,
             table,
             bundleBucket,
@@ -226,6 +238,8 @@ export class StatelessStack extends Stack {
       table,
       bundleBucket,
       secretsPrefix: props.secretsPrefix,
+      // Its secret (the operator's Stripe keys) stays here; the housekeeping job is the operator's.
+      jobScope: new Construct(operationsStack, 'Billing'),
     });
     // Housekeeping deletes the run objects of sessions that never closed (docs/sandbox-aws.md;
     // JOB_ACCESS.housekeeping.runObjects).
@@ -258,7 +272,7 @@ export class StatelessStack extends Stack {
     addGatewayResponses(this.api);
 
     // Alarms and a dashboard for the operator (docs/deploy.md, "What to watch").
-    this.operations = new Operations(this, 'Operations', {
+    this.operations = new Operations(operationsStack, 'Operations', {
       api: this.api,
       functions: {
         ...Object.fromEntries(MODULES.map((m) => [m, functions[m].function])),

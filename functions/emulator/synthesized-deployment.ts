@@ -5,6 +5,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CfnTemplate, StackTemplate } from './cloudformation-template.ts';
+import { assemblyNestedTemplates, foldNestedStacks } from './nested-stacks.ts';
 
 /**
  * The cloud assembly `cdk synth` writes (templates and one asset folder per Lambda), produced by
@@ -59,13 +60,18 @@ function readAssembly(directory: string, reused: boolean): SynthesizedDeployment
   const manifest = JSON.parse(readFileSync(join(directory, 'manifest.json'), 'utf8')) as {
     artifacts: Record<string, { type: string; properties?: { templateFile?: string } }>;
   };
+  // Each stack with its nested stacks folded in, as CloudFormation deploys them (nested-stacks.ts).
+  const nested = assemblyNestedTemplates(directory);
   const stacks: StackTemplate[] = Object.entries(manifest.artifacts)
     .filter(([, a]) => a.type === 'aws:cloudformation:stack' && a.properties?.templateFile)
     .map(([stackName, a]) => ({
       stackName,
-      template: JSON.parse(
-        readFileSync(join(directory, a.properties?.templateFile as string), 'utf8'),
-      ) as CfnTemplate,
+      template: foldNestedStacks(
+        JSON.parse(
+          readFileSync(join(directory, a.properties?.templateFile as string), 'utf8'),
+        ) as CfnTemplate,
+        nested,
+      ),
     }));
   return {
     directory,

@@ -12,6 +12,11 @@ export interface BillingJobsProps {
   table: SharedResource;
   bundleBucket: SharedResource;
   secretsPrefix: string;
+  /**
+   * Where the housekeeping job and its schedule are made (a construct of the operations' nested
+   * stack, named like this one so the logical ids stay: lib/stateless-stack.ts). @default this
+   */
+  jobScope?: Construct;
 }
 
 /**
@@ -41,7 +46,8 @@ export class BillingJobs extends Construct {
           'Stripe issues and rolls these keys in its dashboard; the operator pastes the new ones here (docs/billing.md). A Secrets Manager rotation function cannot create Stripe keys.',
       },
     ]);
-    this.housekeepingFunction = new PlatformFunction(this, 'Housekeeping', {
+    const jobs = props.jobScope ?? this;
+    this.housekeepingFunction = new PlatformFunction(jobs, 'Housekeeping', {
       entry: `${PROJECT_ROOT}/functions/jobs/housekeeping.ts`,
       access: JOB_ACCESS.housekeeping,
       table: props.table,
@@ -49,7 +55,7 @@ export class BillingJobs extends Construct {
       secretsPrefix: props.secretsPrefix,
       functionProps: { timeout: Duration.seconds(120) },
     });
-    const rule = new events.Rule(this, 'Every5Minutes', {
+    const rule = new events.Rule(jobs, 'Every5Minutes', {
       description: 'agenthost housekeeping: refund paid calls never completed, delete purged bundles',
       schedule: events.Schedule.rate(Duration.minutes(5)),
       targets: [new targets.LambdaFunction(this.housekeepingFunction.function, { retryAttempts: 2 })],

@@ -362,7 +362,6 @@ export class SandboxCluster extends Construct {
    * tagging and the execution role's pass; returns the ARN pattern of the cluster's tasks.
    */
   private grantTaskStart(fn: PlatformFunction): string {
-    const stack = Stack.of(this);
     fn.function.addEnvironment(ENV.sandboxCluster, this.cluster.clusterName);
     fn.function.addEnvironment(ENV.sandboxTaskDefinition, this.taskDefinition.taskDefinitionArn);
     fn.function.addEnvironment(
@@ -387,10 +386,13 @@ export class SandboxCluster extends Construct {
       }
     }
 
-    const tasks = stack.formatArn({
+    // Every task of the account and region, narrowed by the ecs:cluster conditions (tagging, by
+    // RunTask's own: this task definition in this cluster): an ARN naming the cluster would carry a
+    // reference to the sandbox's nested stack, which cdk-nag's finding ids cannot be written for.
+    const tasks = Stack.of(fn).formatArn({
       service: 'ecs',
       resource: 'task',
-      resourceName: `${this.cluster.clusterName}/*`,
+      resourceName: '*',
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
     const allow = (statement: iam.PolicyStatementProps) =>
@@ -413,9 +415,9 @@ export class SandboxCluster extends Construct {
     });
     acknowledge(fn.role, [
       {
-        id: `AwsSolutions-IAM5[Resource::${cdkNagName(stack.resolve(tasks))}]`,
+        id: `AwsSolutions-IAM5[Resource::${cdkNagName(Stack.of(fn).resolve(tasks))}]`,
         reason:
-          'Task ids are made by ECS at RunTask; DescribeTasks, StopTask and the tagging at RunTask are limited to the tasks of the sandbox cluster (and ecs:cluster conditions).',
+          'Task ids are made by ECS at RunTask; DescribeTasks and StopTask are limited to the tasks of the sandbox cluster by ecs:cluster conditions, and tagging to a RunTask, itself limited to the sandbox task definition in that cluster.',
       },
     ]);
     return tasks;

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import type { PlatformFunction } from '../../lib/constructs/platform-function.ts';
+import { foldedTemplate } from '../helpers/folded-template.ts';
 
 // test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
 process.env.CDK_VALIDATION = 'false';
@@ -27,7 +27,7 @@ describe('stateless stack: the memory of the functions that wait on a model or a
   test('calls, mcp, schedule-runs and schedule-fire: 384 MB; no function above 512 MB', () => {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const { stateless } = addAgenthostStacks(app);
-    const resources = Template.fromStack(stateless).toJSON().Resources as Record<
+    const resources = foldedTemplate(stateless).toJSON().Resources as Record<
       string,
       { Type: string; Properties: { MemorySize?: number } }
     >;

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { foldedTemplate } from '../helpers/folded-template.ts';
 
 // CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
 // synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
@@ -32,7 +32,7 @@ after(() => {
 describe('stateless stack: the MCP function’s allowed hosts', () => {
   test('gives the names to the mcp function alone, beside its public URL', () => {
     const { stateless } = addAgenthostStacks(app(), { allowedHosts: 'mcp.example.com,api.example.org' });
-    const resources = Template.fromStack(stateless).toJSON().Resources as Record<
+    const resources = foldedTemplate(stateless).toJSON().Resources as Record<
       string,
       { Properties: { Environment: { Variables: Record<string, unknown> } } }
     >;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { foldedTemplate } from '../helpers/folded-template.ts';
 
 // test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
 process.env.CDK_VALIDATION = 'false';
@@ -22,7 +22,7 @@ after(() => rmSync(outdir, { recursive: true, force: true }));
 function stageThrottle(apiThrottle?: { rps?: number; burst?: number }) {
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   const { stateless } = addAgenthostStacks(app, apiThrottle ? { apiThrottle } : {});
-  const stages = Object.values(Template.fromStack(stateless).findResources('AWS::ApiGateway::Stage')) as {
+  const stages = Object.values(foldedTemplate(stateless).findResources('AWS::ApiGateway::Stage')) as {
     Properties: { MethodSettings?: Record<string, unknown>[] };
   }[];
   assert.equal(stages.length, 1);

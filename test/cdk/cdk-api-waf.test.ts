@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { WAF_MANAGED_GROUPS, WAF_RATE_PER_ADDRESS } from '../../lib/constructs/api-waf.ts';
+import { foldedTemplate } from '../helpers/folded-template.ts';
 
 /**
  * `-c waf=on` (issue 58, point 3): an AWS WAF web ACL with AWS's managed rule groups and a
@@ -25,7 +25,7 @@ function synthesized(waf?: string) {
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   const { stateless } = addAgenthostStacks(app, waf ? { waf } : {});
   app.synth(); // runs cdk-nag: an unacknowledged finding throws
-  return Template.fromStack(stateless);
+  return foldedTemplate(stateless);
 }
 
 describe('stateless stack: -c waf=on puts a web ACL in front of the API stage', () => {

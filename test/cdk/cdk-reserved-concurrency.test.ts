@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { type AgenthostAppOptions, addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import type { PlatformFunction } from '../../lib/constructs/platform-function.ts';
+import { foldedTemplate } from '../helpers/folded-template.ts';
 
 // test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
 process.env.CDK_VALIDATION = 'false';
@@ -25,7 +25,7 @@ after(() => rmSync(outdir, { recursive: true, force: true }));
 function reserved(given?: AgenthostAppOptions['reservedConcurrency']) {
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   const { stateless } = addAgenthostStacks(app, given ? { reservedConcurrency: given } : {});
-  const resources = Template.fromStack(stateless).toJSON().Resources as Record<
+  const resources = foldedTemplate(stateless).toJSON().Resources as Record<
     string,
     { Type: string; Properties: { ReservedConcurrentExecutions?: number } }
   >;

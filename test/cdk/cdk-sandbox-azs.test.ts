@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { foldedTemplate } from '../helpers/folded-template.ts';
 
 // test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
 process.env.CDK_VALIDATION = 'false';
@@ -29,7 +29,7 @@ interface Endpoint {
 function sandboxNetwork(options: Parameters<typeof addAgenthostStacks>[1]) {
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   const { stateless } = addAgenthostStacks(app, options);
-  const template = Template.fromStack(stateless);
+  const template = foldedTemplate(stateless);
   const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')) as Endpoint[];
   const interfaces = endpoints.filter((e) => e.Properties.VpcEndpointType === 'Interface');
   return {

@@ -21,6 +21,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { SANDBOX_ENDPOINT_ACTIONS } from '../../lib/constructs/sandbox-endpoint-policy.ts';
+import { foldedTemplate } from '../helpers/folded-template.ts';
 
 // test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
 process.env.CDK_VALIDATION = 'false';
@@ -53,7 +54,7 @@ function resolve(value: unknown): unknown {
 function stateless(context: Record<string, string> = {}) {
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   const { stateless } = addAgenthostStacks(app, context);
-  return Template.fromStack(stateless);
+  return foldedTemplate(stateless);
 }
 
 type Resource = { Properties: Record<string, unknown> };

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { assemblyNestedTemplates, foldNestedStacks } from '../../functions/emulator/nested-stacks.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/platform-function.ts';
 
@@ -62,7 +63,15 @@ function synth(context: Record<string, string>): {
   return {
     status: run.status,
     stderr: run.stderr,
-    ...(existsSync(file) ? { template: JSON.parse(readFileSync(file, 'utf8')) } : {}),
+    // With its nested stacks folded in: the sandbox's and the operations' functions are there.
+    ...(existsSync(file)
+      ? {
+          template: foldNestedStacks(
+            JSON.parse(readFileSync(file, 'utf8')),
+            assemblyNestedTemplates(outdir),
+          ) as never,
+        }
+      : {}),
   };
 }
 
