@@ -33,16 +33,10 @@
  * BENCH_SHAPES (comma-separated names) runs some shapes only (the idle baseline always runs).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { App } from 'aws-cdk-lib';
 import type { MeterSnapshot } from '../functions/emulator/deployment-meter.ts';
 import { readEndpointsFile } from '../functions/emulator/emulated-endpoints.ts';
 import { readMeter, resetMeter } from '../functions/emulator/meter-endpoint.ts';
-import { standingResources } from '../functions/emulator/standing-resources.ts';
-import { addAgenthostStacks } from '../lib/agenthost-app.ts';
 import { bundleOf } from '../test/helpers/bundles.ts';
 import { type Deployment, startDeployment } from '../test/helpers/deployment.ts';
 import { start as startFakeLlm } from '../test/helpers/fake-llm-providers.ts';
@@ -56,6 +50,7 @@ import {
 } from './aws-cost-pricing.ts';
 import { AWS_PRICES, PRICES_CHECKED } from './aws-prices.ts';
 import { machineLine, writeReport } from './report.ts';
+import { standingResourcesOf } from './synthesized-standing.ts';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const TASK_START_MS = env('BENCH_TASK_START_MS', 20_000);
@@ -233,7 +228,7 @@ try {
     });
 
   const idleMonths = (['production defaults', '-c stage=dev'] as const).map((context) => {
-    const standing = standingOf(context === '-c stage=dev' ? { stage: 'dev' } : {});
+    const standing = standingResourcesOf(context === '-c stage=dev' ? { stage: 'dev' } : {});
     const month = idleMonth(standing, idleRate, AWS_PRICES, {
       perSecond: poolPerSecond(idle.snapshot),
       measuredFloor: idle.snapshot.standing.warmPoolFloor.tasks,
@@ -405,23 +400,4 @@ async function together(
 /** Sandbox tasks not yet stopped (the meter asks ECS before it answers). */
 async function openTasks(endpoint: string): Promise<number> {
   return (await readMeter(endpoint)).fargateOpenTasks;
-}
-
-/** The standing resources of the stacks synthesized with `context` (bundling skipped: templates only). */
-function standingOf(context: { stage?: string }) {
-  const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cost-synth-'));
-  try {
-    process.env.CDK_VALIDATION = 'false';
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const { stateful, stateless } = addAgenthostStacks(app, context);
-    const assembly = app.synth();
-    return standingResources(
-      [stateful, stateless].map((s) => ({
-        stackName: s.stackName,
-        template: assembly.getStackArtifact(s.artifactId).template,
-      })),
-    );
-  } finally {
-    rmSync(outdir, { recursive: true, force: true });
-  }
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { idleMonth, perMillionCalls, priceSnapshot, standingMonth } from '../../bench/aws-cost-pricing.ts';
 import { AWS_PRICES } from '../../bench/aws-prices.ts';
+import { standingResourcesOf } from '../../bench/synthesized-standing.ts';
 import type { MeterSnapshot } from '../../functions/emulator/deployment-meter.ts';
 import type { StandingResources } from '../../functions/emulator/standing-resources.ts';
 
@@ -139,5 +140,16 @@ describe('the cost bench’s arithmetic', () => {
       pool,
     );
     close(one.items['metered s3'] ?? 0, (1e-6 + 2e-6) * seconds, 'half the runners’ reads');
+  });
+});
+
+describe('the standing resources the idle month prices, as synthesized', () => {
+  it('counts the nested stacks’ resources too: the sandbox’s endpoints and key are in one', () => {
+    const production = standingResourcesOf({});
+    // Three interface endpoints (ECR API, ECR Docker, Logs) in each of two zones; one in a stage.
+    assert.equal(production.interfaceEndpointAzHours, 6);
+    assert.equal(production.kmsKeys, 1, 'the run inputs’ key');
+    assert.ok(production.alarms > 20, 'the operations’ alarms');
+    assert.equal(standingResourcesOf({ stage: 'dev' }).interfaceEndpointAzHours, 3);
   });
 });
