@@ -1,8 +1,8 @@
-/** Every command group of the CLI, one file each (docs/cli.md is generated from their help). */
+/** Every command group of the CLI: a file, or a directory (<group>/index.ts) whose commands have a file each (docs/cli.md is generated from their help). */
 import type { Command } from 'commander';
 import type { CliRuntime } from '../cli-runtime.ts';
 import { registerAccounts } from './accounts.ts';
-import { registerAgents } from './agents.ts';
+import { registerAgents } from './agents/index.ts';
 import { registerAuth } from './auth.ts';
 import { registerBilling } from './billing.ts';
 import { registerCall } from './call.ts';
@@ -16,9 +16,9 @@ import { registerSchedules } from './schedules/index.ts';
 import { registerSecrets } from './secrets.ts';
 import { registerServices } from './services/index.ts';
 import { registerStart } from './start.ts';
-import { registerTasks } from './tasks.ts';
+import { registerTasks } from './tasks/index.ts';
 import { registerUsage } from './usage.ts';
-import { registerWorkspaces } from './workspaces.ts';
+import { registerWorkspaces } from './workspaces/index.ts';
 
 export function registerCommands(program: Command, cli: CliRuntime): void {
   registerStart(program, cli);

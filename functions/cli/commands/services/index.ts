@@ -10,7 +10,7 @@ import type { CliRuntime } from '../../cli-runtime.ts';
 import { type LogFlags, showLogs } from '../../log-follow.ts';
 import { noteMore, type PageFlags, pageOptions, readPages } from '../../paging.ts';
 import { asService, findService } from '../../service-record.ts';
-import { logOptions } from '../agents.ts';
+import { logOptions } from '../agents/agent-view.ts';
 import { registerServiceDeploy } from './deploy.ts';
 import { serviceColumns, settle, showService, type WaitFlags, waitOptions } from './service-view.ts';
 import { registerServiceUpdate } from './update.ts';
