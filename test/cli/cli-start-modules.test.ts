@@ -49,7 +49,9 @@ describe('the CLI loads only what a command runs', () => {
         /\/node_modules\/(zod|tar)\/|\/functions\/(platform|ports)\/config\.ts$/.test(u),
       );
       assert.deepEqual(heavy.slice(0, 3), [], `${heavy.length} such modules`);
-      assert.ok(loaded.length < 150, `${loaded.length} modules`);
+      // The command tree is one file a command (functions/cli/commands/<group>/), about 60 small
+      // modules; zod alone would add 95.
+      assert.ok(loaded.length < 200, `${loaded.length} modules`);
     });
   }
 });

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { printList } from '../../cli-output.ts';
 import type { CliRuntime } from '../../cli-runtime.ts';
 import { noteMore, type PageFlags, pageOptions, readPages } from '../../paging.ts';
-import { invitationColumns } from '../invitations.ts';
+import { invitationColumns } from '../invitations/invitation-view.ts';
 import { findWorkspace } from './workspace-ref.ts';
 
 export function registerWorkspaceInvitations(workspaces: Command, cli: CliRuntime): void {
