@@ -16,14 +16,18 @@ import {
 import { SANDBOX_CONTAINER_NAME } from '../../functions/adapters/aws/ecs-sandbox-task.ts';
 import { DEFAULT_RUNNER_SIZE } from '../../functions/adapters/aws/fargate-size.ts';
 import { RUNNER_BOOTSTRAP } from '../../functions/containers/sandbox-protocol.ts';
-import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { containerProgramFile } from '../container-programs.ts';
 import type { PlatformFunction, SharedResource } from './platform-function.ts';
 import { SandboxDnsFirewall } from './sandbox-dns-firewall.ts';
-import { bindToAccount, SANDBOX_ENDPOINT_ACTIONS } from './sandbox-endpoint-policy.ts';
-import { grantBucketObjects, grantRunObjectSweep, SANDBOX_OBJECT_ACTIONS } from './sandbox-object-grants.ts';
+import { admitRunObjectsOnly, bindToAccount, SANDBOX_ENDPOINT_ACTIONS } from './sandbox-endpoint-policy.ts';
+import {
+  grantBucketObjects,
+  grantEnvFileRead,
+  grantRunObjectSweep,
+  SANDBOX_OBJECT_ACTIONS,
+} from './sandbox-object-grants.ts';
 
 /** The default sandbox image on ECR Public, pulled through this account's ECR cache. */
 export const SANDBOX_IMAGE = { repository: 'docker/library/node', tag: '24-bookworm-slim' } as const;
@@ -112,41 +116,12 @@ export class SandboxCluster extends Construct {
     const subnets = { subnets: this.vpc.isolatedSubnets };
     if (props.dnsFirewall ?? true) new SandboxDnsFirewall(this, 'DnsFirewall', { vpc: this.vpc });
 
-    // The runner's GET and PUT (presigned by the calls function) and the image layers, nothing else.
-    // The GETs: a run's inputs, and the agent's bundle where the bundle store keeps it (an agent
-    // version's archive, `bundles/…/<version>.tar.gz|.zip`; never a payload, which is `.json`),
-    // read in place rather than copied for every run (docs/sandbox-aws.md).
+    // The runner's objects and the image layers, nothing else (sandbox-endpoint-policy.ts).
     const s3 = this.vpc.addGatewayEndpoint('S3', {
       service: ec2.GatewayVpcEndpointAwsService.S3,
       subnets: [subnets],
     });
-    s3.addToPolicy(
-      new iam.PolicyStatement({
-        principals: [new iam.AnyPrincipal()],
-        actions: ['s3:GetObject'],
-        resources: [
-          `${props.bundleBucket.arn}/${SANDBOX_INPUTS_PREFIX}*`,
-          `${props.bundleBucket.arn}/${BUNDLE_KEY_PREFIX}*.tar.gz`,
-          `${props.bundleBucket.arn}/${BUNDLE_KEY_PREFIX}*.zip`,
-          `arn:${stack.partition}:s3:::prod-${stack.region}-starport-layer-bucket/*`,
-        ],
-      }),
-    );
-    // ECS's agent asks where the bucket is before it reads a task's env file (the execution role).
-    s3.addToPolicy(
-      new iam.PolicyStatement({
-        principals: [new iam.AnyPrincipal()],
-        actions: ['s3:GetBucketLocation'],
-        resources: [props.bundleBucket.arn],
-      }),
-    );
-    s3.addToPolicy(
-      new iam.PolicyStatement({
-        principals: [new iam.AnyPrincipal()],
-        actions: ['s3:PutObject'],
-        resources: [`${props.bundleBucket.arn}/${SANDBOX_RESULTS_PREFIX}*`],
-      }),
-    );
+    admitRunObjectsOnly(s3, props.bundleBucket.arn);
     this.securityGroup = new ec2.SecurityGroup(this, 'TaskSecurityGroup', {
       vpc: this.vpc,
       description: 'agenthost sandbox tasks: no ingress; HTTPS out, which only reaches the VPC endpoints',
@@ -204,17 +179,8 @@ export class SandboxCluster extends Construct {
       pendingWindow: Duration.days(7),
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    // The task's env file, and nothing else of the bucket: it holds the manifest's URL, which
-    // RunTask's overrides must not carry (functions/adapters/aws/ecs-sandbox-env-file.ts).
-    this.executionRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:GetObject'],
-        resources: [`${props.bundleBucket.arn}/${SANDBOX_INPUTS_PREFIX}*/${TASK_ENV_FILE}`],
-      }),
-    );
-    this.executionRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['s3:GetBucketLocation'], resources: [props.bundleBucket.arn] }),
-    );
+    // The task's env file, and nothing else of the bucket (sandbox-object-grants.ts).
+    grantEnvFileRead(this.executionRole, props.bundleBucket.arn);
     this.inputsKey.grantDecrypt(this.executionRole);
 
     // The default runner's size (a quarter vCPU, 1 GiB): RunTask overrides it for agents that declare

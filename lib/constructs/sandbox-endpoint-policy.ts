@@ -1,6 +1,11 @@
 import { Stack } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import {
+  SANDBOX_INPUTS_PREFIX,
+  SANDBOX_RESULTS_PREFIX,
+} from '../../functions/adapters/aws/ecs-sandbox-staging.ts';
+import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
 
 /**
  * What Fargate's agent does through each interface endpoint of the sandbox VPC, with the task's
@@ -60,3 +65,40 @@ export function bindToAccount(endpoint: ec2.InterfaceVpcEndpoint, actions: reado
 
 /** Actions IAM takes only with Resource "*": they name no resource, so none has an account. */
 const NO_RESOURCE_ACTIONS = new Set(['ecr:GetAuthorizationToken']);
+
+/**
+ * The S3 gateway endpoint's policy: the runner's GET and PUT (presigned by the calls function) and
+ * the image layers, nothing else. The GETs: a run's inputs, and the agent's bundle where the bundle
+ * store keeps it (an agent version's archive, `bundles/…/<version>.tar.gz|.zip`; never a payload,
+ * which is `.json`), read in place rather than copied for every run (docs/sandbox-aws.md).
+ */
+export function admitRunObjectsOnly(s3: ec2.GatewayVpcEndpoint, bucketArn: string): void {
+  const stack = Stack.of(s3);
+  s3.addToPolicy(
+    new iam.PolicyStatement({
+      principals: [new iam.AnyPrincipal()],
+      actions: ['s3:GetObject'],
+      resources: [
+        `${bucketArn}/${SANDBOX_INPUTS_PREFIX}*`,
+        `${bucketArn}/${BUNDLE_KEY_PREFIX}*.tar.gz`,
+        `${bucketArn}/${BUNDLE_KEY_PREFIX}*.zip`,
+        `arn:${stack.partition}:s3:::prod-${stack.region}-starport-layer-bucket/*`,
+      ],
+    }),
+  );
+  // ECS's agent asks where the bucket is before it reads a task's env file (the execution role).
+  s3.addToPolicy(
+    new iam.PolicyStatement({
+      principals: [new iam.AnyPrincipal()],
+      actions: ['s3:GetBucketLocation'],
+      resources: [bucketArn],
+    }),
+  );
+  s3.addToPolicy(
+    new iam.PolicyStatement({
+      principals: [new iam.AnyPrincipal()],
+      actions: ['s3:PutObject'],
+      resources: [`${bucketArn}/${SANDBOX_RESULTS_PREFIX}*`],
+    }),
+  );
+}

@@ -1,5 +1,6 @@
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { TASK_ENV_FILE } from '../../functions/adapters/aws/ecs-sandbox-env-file.ts';
 import {
   SANDBOX_INPUTS_PREFIX,
   SANDBOX_RESULTS_PREFIX,
@@ -62,5 +63,22 @@ export function grantRunObjectSweep(fn: PlatformFunction, bucketArn: string): vo
     prefixes,
     ['s3:DeleteObject', 's3:DeleteObjectVersion'],
     'Run object keys are made from the run id at run time; housekeeping deletes, under the sandbox-inputs/ and sandbox-results/ prefixes only, what sessions that never closed left.',
+  );
+}
+
+/**
+ * The task execution role on the bucket: a task's env file (which holds its manifest's URL:
+ * functions/adapters/aws/ecs-sandbox-env-file.ts) and the bucket's location, which ECS's agent asks
+ * first; nothing else of the bucket.
+ */
+export function grantEnvFileRead(role: iam.IRole, bucketArn: string): void {
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['s3:GetObject'],
+      resources: [`${bucketArn}/${SANDBOX_INPUTS_PREFIX}*/${TASK_ENV_FILE}`],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['s3:GetBucketLocation'], resources: [bucketArn] }),
   );
 }

@@ -17,7 +17,7 @@ import {
   SandboxUnavailableError,
   type SessionSpec,
 } from '../../ports/sandbox.ts';
-import { SANDBOX_WORK_DIR, SandboxPathError } from '../../shared/sandbox-conventions.ts';
+import { SANDBOX_WORK_DIR } from '../../shared/sandbox-conventions.ts';
 import {
   fileOpOutcome,
   listedFiles,
