@@ -187,7 +187,7 @@ describe('the installed CLI (npm run cli:pack, npm install -g)', () => {
     assert.deepEqual(JSON.parse(called.stdout), { text: 'Blue light scatters most.' });
   });
 
-  it('starts the platform from the clone, and stops it on SIGTERM', async () => {
+  it('starts the platform from the clone, and stops it on SIGTERM', async (t) => {
     const dataDir = join(home, 'data');
     const child = spawn(join(prefix, 'bin', 'agenthost'), ['start'], {
       cwd: work,
@@ -195,11 +195,16 @@ describe('the installed CLI (npm run cli:pack, npm install -g)', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const done = collect(child);
+    // A failed step must not leave the platform running: the file would never end.
+    t.after(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
     });
-    const url = await waitFor('the platform’s URL', () => /listening on (http:\S+)/.exec(out)?.[1], 20_000);
+    // A bound, not a pace: the first start on a loaded machine reads the compile cache cold.
+    const url = await waitFor('the platform’s URL', () => /listening on (http:\S+)/.exec(out)?.[1], 60_000);
     const health = await fetch(`${url}/health`);
     assert.equal(health.status, 200);
     child.kill('SIGTERM');

@@ -1,15 +1,19 @@
-/** Every command group of the CLI: a file, or a directory (<group>/index.ts) whose commands have a file each (docs/cli.md is generated from their help). */
+/**
+ * Every command of the CLI: a top-level command is a file; a group is a directory whose index.ts
+ * makes the group and whose commands have a file each (docs/cli.md is generated from their help).
+ */
 import type { Command } from 'commander';
 import type { CliRuntime } from '../cli-runtime.ts';
 import { registerAccounts } from './accounts.ts';
 import { registerAgents } from './agents/index.ts';
-import { registerAuth } from './auth.ts';
 import { registerBilling } from './billing/index.ts';
 import { registerCall } from './call.ts';
 import { registerCompletion } from './completion.ts';
 import { registerInit } from './init.ts';
 import { registerInvitations } from './invitations/index.ts';
 import { registerKeys } from './keys/index.ts';
+import { registerLogin } from './login.ts';
+import { registerLogout } from './logout.ts';
 import { registerPublish } from './publish.ts';
 import { registerRun } from './run.ts';
 import { registerSchedules } from './schedules/index.ts';
@@ -18,12 +22,15 @@ import { registerServices } from './services/index.ts';
 import { registerStart } from './start.ts';
 import { registerTasks } from './tasks/index.ts';
 import { registerUsage } from './usage.ts';
+import { registerWhoami } from './whoami.ts';
 import { registerWorkspaces } from './workspaces/index.ts';
 
 export function registerCommands(program: Command, cli: CliRuntime): void {
   registerStart(program, cli);
   registerAccounts(program, cli);
-  registerAuth(program, cli);
+  registerLogin(program, cli);
+  registerLogout(program, cli);
+  registerWhoami(program, cli);
   registerInit(program, cli);
   registerRun(program, cli);
   registerPublish(program, cli);
