@@ -31,7 +31,7 @@ import { parseManifest } from '../functions/core/agents/manifest.ts';
 import { publishVersion } from '../functions/core/agents/publish.ts';
 import type { AuthContext } from '../functions/core/api-keys/api-keys.ts';
 import { scheduleKeys } from '../functions/core/schedules/schedule-record.ts';
-import { runKeys } from '../functions/core/schedules/schedule-run-record.ts';
+import { type RunRecord, runFromItem, runKeys } from '../functions/core/schedules/schedule-run-record.ts';
 import { createSchedule } from '../functions/core/schedules/schedules.ts';
 import { startScheduleLoop } from '../functions/jobs/local-schedule-loop.ts';
 import { parseConfig } from '../functions/platform/config.ts';
@@ -170,14 +170,14 @@ async function burst(anthropicUrl: string, shape: Shape): Promise<{ burst: Burst
     await loop.idle();
     stalls.disable();
     await loop.stop();
-    const runs: { started_at: string; finished_at: string; status: string; scheduled_time: string }[] = [];
+    const runs: RunRecord[] = [];
     for (const id of ids)
-      runs.push(...((await queryAll(deps.store, { pk: runKeys.ofSchedule(id) })) as never[]));
+      runs.push(...(await queryAll(deps.store, { pk: runKeys.ofSchedule(id) })).map(runFromItem));
     const delays = runs.map((r) => Date.parse(r.started_at) - slotAt).sort((a, b) => a - b);
     const allDone = Math.max(...runs.map((r) => Date.parse(r.finished_at))) - slotAt;
     const failed = runs.filter((r) => r.status !== 'success').length;
     const wrongSlot = runs.filter((r) => r.scheduled_time !== slotIso).length;
-    const once = new Set(runs.map((r) => (r as unknown as { schedule_id: string }).schedule_id)).size;
+    const once = new Set(runs.map((r) => r.schedule_id)).size;
     let claimed = 0;
     for (const id of ids) {
       const claim = await deps.store.get(scheduleKeys.slot(id, slotIso));
@@ -196,9 +196,7 @@ async function burst(anthropicUrl: string, shape: Shape): Promise<{ burst: Burst
     process.stdout.write(
       `  ${runs.length}/${SCHEDULES} runs (${failed} failed, ${wrongSlot} for another slot); all claimed ${claimed} ms after the slot; fire delay p50 ${result.p50} ms, p99 ${result.p99} ms, max ${result.max} ms; model requested p99 ${result.modelP99} ms; longest event-loop stall ${result.stall} ms; all finished ${allDone} ms after the slot\n`,
     );
-    const errors = new Set(
-      runs.filter((r) => r.status !== 'success').map((r) => (r as unknown as { error: string }).error),
-    );
+    const errors = new Set(runs.filter((r) => r.status !== 'success').map((r) => r.error));
     if (errors.size > 0) process.stdout.write(`  failures: ${[...errors].slice(0, 3).join('; ')}\n`);
     if (runs.length !== SCHEDULES || once !== SCHEDULES || failed > 0 || wrongSlot > 0)
       throw new Error('not every schedule ran exactly once, successfully, for its slot');

@@ -6,8 +6,16 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { CallOptions } from '../../sdk/src/call.ts';
+import type { JsonBody } from '../../sdk/src/operation-types.ts';
 import { CliError, EXIT } from './cli-errors.ts';
 import { type PackResult, packDirectory } from './pack.ts';
+
+/** The publish body as the SDK types it: a directory's is sent as written, and the platform checks it. */
+export type PublishBody = JsonBody<'publishAgent'>;
+
+/** The model provider as the SDK types it: --provider is sent as given, and the platform checks it. */
+export type Provider = NonNullable<CallOptions['provider']>;
 
 export type AgentDir =
   | { kind: 'agent'; body: Record<string, unknown> }

@@ -13,7 +13,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../core/agents/manifest.ts';
 import { parsePublishBody } from '../core/agents/publish.ts';
 import type { LogLevel } from '../shared/logger.ts';
-import { type AgentDir, packAgentBundle, readAgentDir } from './agent-dir.ts';
+import {
+  type AgentDir,
+  type Provider,
+  type PublishBody,
+  packAgentBundle,
+  readAgentDir,
+} from './agent-dir.ts';
 import { callResultJson } from './call-result-json.ts';
 import type { CliContext, Client } from './cli-context.ts';
 import { CliError, EXIT } from './cli-errors.ts';
@@ -29,7 +35,7 @@ export interface RunFlags {
   file?: string[];
   secretsFile?: string;
   skill?: string[];
-  provider?: string;
+  provider?: Provider;
   model?: string;
   timeout?: string;
 }
@@ -52,11 +58,11 @@ export async function runAgentDir(
     const { client } = platform;
     const skills: string[] = [];
     for (const skill of run.skills) {
-      const published = await client.agents.publish(skill as never);
+      const published = await client.agents.publish(skill);
       skills.push(`${published.org}/${published.name}@${published.version}`);
     }
     // Published as it is; only the secrets bypass is implied (a publish-time rule, not a run's).
-    let agent = await client.agents.publish(run.body as never, { allow_no_secrets: 'true' } as never);
+    let agent = await client.agents.publish(run.body as PublishBody, { allow_no_secrets: 'true' });
     const packed = await packAgentBundle(dir, run.manifest);
     if (packed) agent = await client.agents.uploadBundle(agent.id, packed.data);
     const workspace = await personalWorkspace(client);
@@ -67,7 +73,7 @@ export async function runAgentDir(
     try {
       const result = await client.agents.call(ref, run.input, {
         ...(flags.file?.length ? { files: flags.file } : {}),
-        ...(flags.provider ? { provider: flags.provider as never } : {}),
+        ...(flags.provider ? { provider: flags.provider } : {}),
         ...(flags.model ? { model: flags.model } : {}),
         ...(skills.length ? { skills } : {}),
         ...(run.timeoutMs !== undefined ? { timeoutMs: run.timeoutMs } : {}),

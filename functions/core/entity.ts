@@ -49,6 +49,11 @@ export interface Entity<S extends z.ZodObject, K, A extends unknown[] = []>
   fromItem(item: Item): z.output<S>;
   /** Parses a record stored inside another item (`where` names that item in the error). */
   parse(value: unknown, where: ItemKey): z.output<S>;
+  /**
+   * The record as one attribute value, to store inside another item (`parse` reads it back): its
+   * fields without placement, an undefined field left out as the stores leave it out.
+   */
+  embed(record: z.output<S>): { [attr: string]: AttrValue };
 }
 
 export function defineEntity<S extends z.ZodObject, K, A extends unknown[] = []>(
@@ -66,6 +71,11 @@ export function defineEntity<S extends z.ZodObject, K, A extends unknown[] = []>
     },
     parse(value, where) {
       return parseStored(definition.name, definition.schema, value, where);
+    },
+    embed(record) {
+      const value: { [attr: string]: AttrValue } = {};
+      for (const [attr, v] of Object.entries(attributes(record))) if (v !== undefined) value[attr] = v;
+      return value;
     },
   };
 }

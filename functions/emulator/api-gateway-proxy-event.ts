@@ -4,7 +4,7 @@
  * their single- and multi-value forms, a binary body base64-encoded, the request context).
  */
 import type { IncomingMessage } from 'node:http';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayEventIdentity, APIGatewayProxyEvent } from 'aws-lambda';
 import { clientKeyed } from '../shared/client-keyed.ts';
 import type { Route } from './api-gateway-definition.ts';
 
@@ -55,6 +55,8 @@ export function proxyEvent(
     isBase64Encoded: binary,
     requestContext: {
       accountId: '000000000000',
+      // Absent on a route without an authorizer, as here; the type has it as undefined.
+      authorizer: undefined,
       apiId: api.apiId,
       domainName: String(req.headers.host ?? ''),
       httpMethod: method,
@@ -65,8 +67,29 @@ export function proxyEvent(
       resourceId: match.route.path,
       resourcePath: match.route.path,
       stage: api.stageName,
-      identity: { sourceIp: req.socket.remoteAddress ?? '', userAgent: req.headers['user-agent'] ?? null },
-    } as unknown as APIGatewayProxyEvent['requestContext'],
+      identity: callerIdentity(req.socket.remoteAddress ?? '', req.headers['user-agent'] ?? null),
+    },
+  };
+}
+
+/** The caller as a keyless, unauthorized REST request's event names it: its address and agent, the rest null. */
+function callerIdentity(sourceIp: string, userAgent: string | null): APIGatewayEventIdentity {
+  return {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp,
+    user: null,
+    userAgent,
+    userArn: null,
   };
 }
 

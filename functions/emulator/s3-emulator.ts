@@ -5,7 +5,6 @@ import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import S3rver from '@20minutes/s3rver';
 import { type S3Credentials, verifyS3Request } from './s3-request-signature.ts';
 
@@ -67,8 +66,7 @@ export class S3Emulator {
       allowMismatchedSignatures: true,
       configureBuckets: options.buckets.map((name) => ({ name })),
     });
-    const store = (this.s3rver as unknown as { store: { putContent: PutContent } }).store;
-    store.putContent = writeWhole;
+    this.s3rver.store.putContent = writeWhole;
     // s3rver looks the key up in its own account registry after our check: it must know the pair.
     const { DUMMY_ACCOUNT } = require('@20minutes/s3rver/lib/models/account') as {
       DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void };
@@ -162,19 +160,7 @@ export class S3Emulator {
    * deployed bucket is versioned; the emulated bucket keeps one version of each object.
    */
   private async listVersions(bucket: string, params: URLSearchParams): Promise<string> {
-    const store = (
-      this.s3rver as unknown as {
-        store: {
-          listObjects(
-            bucket: string,
-            options: { prefix?: string; startAfter?: string; maxKeys?: number },
-          ): Promise<{
-            objects: { key: string; size: number; lastModifiedDate: Date; metadata: { etag?: string } }[];
-            isTruncated: boolean;
-          }>;
-        };
-      }
-    ).store;
+    const store = this.s3rver.store;
     const prefix = params.get('prefix') ?? '';
     const maxKeys = Math.min(1000, Number(params.get('max-keys') ?? 1000) || 1000);
     const keyMarker = params.get('key-marker') ?? '';
@@ -216,8 +202,7 @@ export class S3Emulator {
       });
     }
     // What s3rver's own server does on close: its logger lets go of the process.
-    const logger = (this.s3rver as unknown as { logger: { exceptions: { unhandle(): void }; close(): void } })
-      .logger;
+    const logger = this.s3rver.logger;
     logger.exceptions.unhandle();
     logger.close();
   }
@@ -232,7 +217,7 @@ const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charC
 const notSignedElement = (headers: string[] | undefined) =>
   headers ? `<HeadersNotSigned>${escapeXml(headers.join(', '))}</HeadersNotSigned>` : '';
 
-type PutContent = (objectPath: string, content: Buffer | Readable) => Promise<[number, string]>;
+type PutContent = S3rver['store']['putContent'];
 
 /** s3rver's putContent, made atomic: the whole object is written beside its file, then renamed over it. */
 const writeWhole: PutContent = async (objectPath, content) => {

@@ -40,7 +40,7 @@ export const operations: Operations<'calls'> = {
           { logger: deps.logger },
         )
       : await callAgent(deps, auth, request);
-    return answer instanceof StreamReply ? answer : new Reply(answer.body as never, answer.headers);
+    return answer instanceof StreamReply ? answer : new Reply(answer.body, answer.headers);
   },
 };
 

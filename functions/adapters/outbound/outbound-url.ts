@@ -1,9 +1,9 @@
-import type { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
  * Checks for outbound URLs given by users (alert webhooks), per the design's security rule:
@@ -256,7 +256,7 @@ type LookupCallback = (
 ) => void;
 
 /** A `lookup` for `net.connect` that answers only with the addresses already checked. */
-function pinnedLookup(addresses: string[]) {
+function pinnedLookup(addresses: string[]): LookupFunction {
   const pinned: LookupAddress[] = addresses.map((a) => ({
     address: a,
     family: isIP(a.split('%')[0]!) === 6 ? 6 : 4,
@@ -318,7 +318,7 @@ export async function safeFetch(
       method: init.method ?? 'GET',
       headers,
       agent: false, // a fresh connection each time: no pooled socket from another lookup
-      lookup: pinnedLookup(check.addresses) as unknown as typeof dnsLookup,
+      lookup: pinnedLookup(check.addresses),
     });
     function onAbort() {
       fail(abortError(signal, timeoutMs));

@@ -1,6 +1,7 @@
 /** `agenthost call org/agent[@vN][/endpoint]`: one agent call, its data on stdout. */
 import { stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
+import type { Provider } from '../agent-dir.ts';
 import { resolveAgentRef } from '../agent-ref.ts';
 import { callResultJson } from '../call-result-json.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
@@ -15,7 +16,7 @@ interface CallFlags {
   inputFile?: string;
   file?: string[];
   metadata?: string;
-  provider?: string;
+  provider?: Provider;
   model?: string;
   /** --skills' value, or false for --no-skills. */
   skills?: string | false;
@@ -94,7 +95,7 @@ export function registerCall(program: Command, cli: CliRuntime): void {
         const skills = typeof flags.skills === 'string' ? flags.skills : undefined;
         const options = {
           ...(flags.file?.length ? { files: flags.file } : {}),
-          ...(flags.provider ? { provider: flags.provider as never } : {}),
+          ...(flags.provider ? { provider: flags.provider } : {}),
           ...(flags.model ? { model: flags.model } : {}),
           ...(skills ? { skills: splitList(skills) } : {}),
           ...(flags.skillsOnly ? { skillsOnly: splitList(flags.skillsOnly) } : {}),

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { packAgentBundle, readAgentDir } from '../agent-dir.ts';
+import { type PublishBody, packAgentBundle, readAgentDir } from '../agent-dir.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
 import { printRecord } from '../cli-output.ts';
 import type { CliRuntime } from '../cli-runtime.ts';
@@ -37,13 +37,10 @@ export function registerPublish(program: Command, cli: CliRuntime): void {
         const client = await ctx.client();
         const chosen = (await ctx.resolve()).workspace;
         ctx.note(`publishing ${dir} …`);
-        let agent = await client.agents.publish(
-          body as never,
-          {
-            ...(chosen ? { workspace_id: chosen } : {}),
-            ...(opts.allowNoSecrets ? { allow_no_secrets: 'true' } : {}),
-          } as never,
-        );
+        let agent = await client.agents.publish(body as PublishBody, {
+          ...(chosen ? { workspace_id: chosen } : {}),
+          ...(opts.allowNoSecrets ? { allow_no_secrets: 'true' } : {}),
+        });
         const ref = `${agent.org}/${agent.name}@${agent.version}`;
         for (const w of agent.warnings ?? [])
           ctx.note(`warning ${w.code}${w.field ? ` (${w.field})` : ''}: ${w.message}`);

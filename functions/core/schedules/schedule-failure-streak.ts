@@ -3,8 +3,11 @@ import type { Item } from '../../ports/store.ts';
 import { scheduleEventItem } from './schedule-events.ts';
 import { computeNext, mutateSchedule, type Schedule } from './schedule-record.ts';
 
-/** The spec's schedule.failure_streak payload (spec "Events"). */
-export interface FailureStreakAlert {
+/**
+ * The spec's schedule.failure_streak payload (spec "Events"). A type, not an interface: a type's
+ * object literal is a Record<string, unknown>, which the Notifier's payload is.
+ */
+export type FailureStreakAlert = {
   event: 'schedule.failure_streak';
   schedule_id: string;
   workspace_id: string;
@@ -15,7 +18,7 @@ export interface FailureStreakAlert {
   last_error: string;
   /** Present and true only on a test alert. */
   test?: true;
-}
+};
 
 export function failureStreakAlert(
   s: Schedule,
@@ -99,7 +102,7 @@ export async function applyRunOutcome(
         .enqueue({
           url: s.alert_webhook_url,
           label: `schedule.failure_streak ${s.id}`,
-          payload: failureStreakAlert(next, failures, a.threshold, a.autoDisabled, lastError) as never,
+          payload: failureStreakAlert(next, failures, a.threshold, a.autoDisabled, lastError),
         })
         .catch((err) => {
           deps.logger.error('failure alert not queued', { schedule_id: s.id, error: String(err) });

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { Item } from '../../ports/store.ts';
 import { defineEntity } from '../entity.ts';
+import type { OutcomeCodec } from '../idempotency/idempotent.ts';
 import { payloadRefSchema } from '../payloads/payload-store.ts';
 import { sortSuffix } from '../sort-suffix.ts';
 import { HISTORY_DAYS } from './schedule-events.ts';
@@ -64,6 +65,12 @@ export const runEntity = defineEntity({
     ttl: runExpiresAtMs(record) / 1000,
   }),
 });
+
+/** A run's record kept inside another item (a webhook's idempotency record), as stored: output_ref and all. */
+export const runCodec: OutcomeCodec<RunRecord> = {
+  encode: (record) => runEntity.embed(record),
+  decode: (stored, where) => runEntity.parse(stored, where),
+};
 
 export function runOf(record: RunRecord, deduplicated = false): Run {
   return {

@@ -1,17 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { invalidInput, PlatformError, parseJsonBody } from '../../shared/errors.ts';
 import { hashApiKey, hashesEqual } from '../api-keys/api-key-secret.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { MAX_CALL_SECONDS } from '../calls/deadline.ts';
+import { idempotent } from '../idempotency/idempotent.ts';
 import { loadStoredSchedule, scheduleKeys } from './schedule-record.ts';
 import { answeredRun } from './schedule-run-output.ts';
-import { runEntity, runOf } from './schedule-run-record.ts';
+import { runCodec, runOf } from './schedule-run-record.ts';
 import { executeRun, type Run, type RunRecord } from './schedule-runs.ts';
 import type { ScheduleTriggerInput } from './schedule-schemas.ts';
 import { loadSchedule } from './schedules.ts';
-
 import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from './webhook-limits.ts';
 
 /** A hash compared against for unknown schedules, so every refusal costs the same. */
@@ -32,8 +31,6 @@ export function webhookInput(inputData: Record<string, unknown>, body: Buffer): 
   }
   return { ...inputData, data: value };
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * POST /webhooks/{schedule_id}/{webhook_secret}: the secret is the credential (hashed, compared in
@@ -67,37 +64,20 @@ export async function triggerWebhook(
       { field: 'header.idempotency-key', message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
     ]);
   }
-  const idemKey = scheduleKeys.idempotency(s.id, createHash('sha256').update(key).digest('hex'));
-  const now = deps.clock.now();
-  const runId = randomUUID();
-  const leaseUntil = now.getTime() + (MAX_CALL_SECONDS + 30) * 1000;
-  try {
-    await deps.store.put(
-      {
-        ...idemKey,
-        run_id: runId,
-        state: 'running',
-        lease_until: leaseUntil,
-        ttl: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_WINDOW_SECONDS,
-      },
-      { condition: cond.notExists() },
-    );
-  } catch (err) {
-    if (!(err instanceof ConditionFailedError)) throw err;
-    return answer(deps, await awaitFirstRun(deps, idemKey), true);
-  }
-  let record: RunRecord;
-  try {
-    record = await executeRun(deps, s, input, 'webhook', { runId });
-  } catch (err) {
-    // Not recorded at all (recordFinishedRun): a retry is told at once, not after the lease.
-    await deps.store.update(idemKey, { set: { state: 'failed' } }).catch(() => undefined);
-    throw err;
-  }
-  // The record as stored: a large output stays behind its reference (schedule-run-output.ts), so
-  // this item stays small and a retry answers the same output.
-  await deps.store.update(idemKey, { set: { state: 'done', run: record as never } });
-  return answer(deps, record);
+  // The record as stored keeps a large output behind its reference (schedule-run-output.ts), so the
+  // key's item stays small and a repeat answers the same output.
+  const { outcome, repeated } = await idempotent(
+    deps,
+    {
+      key: scheduleKeys.idempotency(s.id, createHash('sha256').update(key).digest('hex')),
+      windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
+      leaseMs: (MAX_CALL_SECONDS + 30) * 1000,
+    },
+    // A run that throws was not recorded at all (recordFinishedRun): a repeat is told at once.
+    (runId) => executeRun(deps, s, input, 'webhook', { runId }),
+    runCodec,
+  );
+  return answer(deps, outcome, repeated);
 }
 
 /** A run as answered: its stored output read back, or linked when too large (schedule-run-output.ts). */
@@ -125,23 +105,6 @@ export async function webhookSchedule(deps: CoreDeps, scheduleId: string, secret
     throw notFound();
   }
   return stored.schedule;
-}
-
-/** Waits for the run that first claimed the key (polling, with backoff), up to its lease. */
-async function awaitFirstRun(deps: CoreDeps, key: { pk: string; sk: string }): Promise<RunRecord> {
-  let wait = 20;
-  for (;;) {
-    const item = await deps.store.get(key);
-    if (item?.state === 'done' && item.run) return runEntity.parse(item.run, key);
-    if (!item || item.state === 'failed' || deps.clock.now().getTime() > Number(item.lease_until)) {
-      throw new PlatformError(
-        'CONFLICT',
-        'The first request with this idempotency-key did not finish; retry with a new key',
-      );
-    }
-    await sleep(wait);
-    wait = Math.min(wait * 2, 500);
-  }
 }
 
 /** POST .../trigger: runs now, synchronously (owners only); `input_data` given replaces the schedule's. */

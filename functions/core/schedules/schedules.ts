@@ -358,7 +358,7 @@ export async function sendTestAlert(
   const result = await deps.notifier.deliver({
     url: s.alert_webhook_url,
     label: `schedule.failure_streak test ${s.id}`,
-    payload: payload as never,
+    payload,
   });
   if (!result.delivered) {
     await appendScheduleEvent(deps, id, 'alert_failed', `Test alert not delivered: ${result.error}`);

@@ -28,8 +28,11 @@ export const HEALTHY_PERIOD_MS = 60_000;
 export const RESTART_BACKOFF_MS = 1000;
 export const RESTART_BACKOFF_CAP_MS = 30_000;
 
-/** The crash-loop alert (spec: "payload shape: not shown"; ours, docs/services.md). */
-export interface CrashLoopAlert {
+/**
+ * The crash-loop alert (spec: "payload shape: not shown"; ours, docs/services.md). A type, not an
+ * interface, so that it is a Record<string, unknown>, the Notifier's payload.
+ */
+export type CrashLoopAlert = {
   event: 'service.crash_loop';
   severity: 'warning' | 'critical';
   service_id: string;
@@ -40,7 +43,7 @@ export interface CrashLoopAlert {
   max_restart_failures: number;
   paused: boolean;
   last_error: string;
-}
+};
 
 /**
  * The service's entrypoint, where one is named: the deploy-time override, then the manifest's
@@ -192,7 +195,7 @@ async function sendAlert(deps: CoreDeps, s: Service, severity: 'warning' | 'crit
     .enqueue({
       url: s.alert_webhook_url,
       label: `service.crash_loop ${severity} ${s.id}`,
-      payload: alertOf(s, severity) as never,
+      payload: alertOf(s, severity),
     })
     .catch((err) => deps.logger.error('service alert not queued', { service_id: s.id, error: String(err) }));
 }

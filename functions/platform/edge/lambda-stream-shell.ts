@@ -25,9 +25,11 @@ interface LambdaRuntimeGlobal {
 /**
  * Lambda's runtime global, inside Lambda's Node.js runtime (and the emulator's). Elsewhere the AWS
  * SDK may define an `awslambda` object of its own (@aws/lambda-invoke-store), without these.
+ * @types/aws-lambda declares the global as always there: read as what may be, then checked.
  */
 function lambdaRuntime(): LambdaRuntimeGlobal | undefined {
-  const global = (globalThis as unknown as { awslambda?: Partial<LambdaRuntimeGlobal> }).awslambda;
+  const global: { streamifyResponse?: unknown; HttpResponseStream?: { from?: unknown } } | undefined =
+    globalThis.awslambda;
   return typeof global?.streamifyResponse === 'function' &&
     typeof global.HttpResponseStream?.from === 'function'
     ? (global as LambdaRuntimeGlobal)

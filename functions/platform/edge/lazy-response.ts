@@ -19,7 +19,8 @@ export interface ResponseParts {
   body: string | Uint8Array | null;
 }
 
-interface Lazy {
+/** A Response as `prototype` makes one: it is a Response (its prototype's members forward to one). */
+interface Lazy extends Response {
   [parts]: ResponseParts;
   [built]?: Response;
 }
@@ -54,14 +55,14 @@ export function lazyResponse(
   status: number,
   headers: Record<string, string>,
 ): Response {
-  const response = Object.create(prototype) as Lazy;
+  const response: Lazy = Object.create(prototype);
   response[parts] = { status, headers, body };
-  return response as unknown as Response;
+  return response;
 }
 
 /** The parts of a response made by lazyResponse and not built since; undefined for any other. */
 export function responseParts(response: Response): ResponseParts | undefined {
-  const lazy = response as unknown as Partial<Lazy>;
+  const lazy: Partial<Lazy> = response;
   return lazy[parts] && !lazy[built] ? lazy[parts] : undefined;
 }
 

@@ -22,7 +22,8 @@ const headerCache = Symbol('headers');
 const bodyCache = Symbol('body');
 const built = Symbol('built');
 
-interface LazyRequest {
+/** A Request as `requestPrototype` makes one: it is a Request (its prototype's members answer or forward). */
+interface LazyRequest extends Request {
   [incoming]: IncomingMessage;
   [target]: URL;
   [verb]: string;
@@ -47,7 +48,8 @@ function headersOf(req: IncomingMessage): Headers {
 const source = Symbol('source');
 const full = Symbol('full');
 
-interface LazyHeaders {
+/** Headers as `headersPrototype` makes them: they are Headers (its prototype's members answer or forward). */
+interface LazyHeaders extends Headers {
   [source]: IncomingMessage;
   [full]?: Headers;
 }
@@ -87,9 +89,9 @@ forwardMethods(
 );
 
 function lazyHeaders(req: IncomingMessage): Headers {
-  const headers = Object.create(headersPrototype) as LazyHeaders;
+  const headers: LazyHeaders = Object.create(headersPrototype);
   headers[source] = req;
-  return headers as unknown as Headers;
+  return headers;
 }
 
 function bodyOf(self: LazyRequest): ReadableStream<Uint8Array> | null {
@@ -152,11 +154,11 @@ forwardMethods(requestPrototype, ['arrayBuffer', 'blob', 'bytes', 'clone', 'form
 
 /** Node's request as a Fetch API Request (see requestPrototype). */
 export function toFetchRequest(req: IncomingMessage, url: URL, method: string): Request {
-  const request = Object.create(requestPrototype) as LazyRequest;
+  const request: LazyRequest = Object.create(requestPrototype);
   request[incoming] = req;
   request[target] = url;
   request[verb] = method;
-  return request as unknown as Request;
+  return request;
 }
 
 /** Whether a request has a body to read (declared, or chunked). */

@@ -36,8 +36,16 @@ export interface OperationInput<R extends RouteDef> {
 }
 
 type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
-  ? z.input<R['success']['schema']>
+  ? BeforeMetadata<z.input<R['success']['schema']>>
   : undefined;
+
+/**
+ * A body as its operation answers it: answer-mapping.ts adds `metadata.request_id` to every JSON
+ * answer, so a schema that lists it (the call's envelope) does not ask the operation for it.
+ */
+type BeforeMetadata<B> = B extends { metadata: infer M }
+  ? Omit<B, 'metadata'> & { metadata: Omit<M, 'request_id'> }
+  : B;
 type Result<R extends RouteDef> = R['protocol'] extends string
   ? ProtocolReply | StreamReply
   : Body<R> | Reply<Body<R>> | HtmlReply | StreamReply;

@@ -6,5 +6,7 @@ export const parsedUrl = Symbol('parsedUrl');
 
 /** The request's URL as an object: the one its shell parsed, else parsed from `request.url`. */
 export function requestUrlOf(request: Request): URL {
-  return (request as unknown as { [parsedUrl]?: URL })[parsedUrl] ?? new URL(request.url);
+  // `in` narrows the Request to one with the key; its value is checked rather than asserted.
+  const parsed = parsedUrl in request ? request[parsedUrl] : undefined;
+  return parsed instanceof URL ? parsed : new URL(request.url);
 }

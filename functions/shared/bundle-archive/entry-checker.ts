@@ -4,7 +4,6 @@
  * twice, and the entry and size limits. The same checker serves both archive formats.
  */
 
-import type { Readable } from 'node:stream';
 import type { BundleLimits } from '../bundle-limits.ts';
 import { describeBytes, quote, unprocessable } from './refusal.ts';
 
@@ -21,8 +20,17 @@ export interface CheckedEntry {
   target?: string;
 }
 
+/**
+ * A file entry's bytes, to read once: Node's Readable for a zip entry, node-tar's entry (a Minipass
+ * stream, not a Readable) for a tar one. What a visitor may use of either.
+ */
+export interface EntryContent extends AsyncIterable<Buffer> {
+  pipe<W extends NodeJS.WritableStream>(destination: W): W;
+  on(event: 'error', listener: (err: unknown) => void): this;
+}
+
 /** Without a visitor (inspection), contents are skipped unread. */
-export type Visit = ((entry: CheckedEntry, content: Readable | undefined) => Promise<void>) | undefined;
+export type Visit = ((entry: CheckedEntry, content: EntryContent | undefined) => Promise<void>) | undefined;
 
 /** Normalises an entry path, or refuses it. */
 export function normalisePath(raw: string, what: string): string {

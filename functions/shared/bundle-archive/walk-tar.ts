@@ -3,7 +3,6 @@
  * parser, each entry through the EntryChecker before its content is handed to the visitor.
  */
 
-import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import type { BundleLimits } from '../bundle-limits.ts';
@@ -91,7 +90,7 @@ export async function walkTar(
       if (visit && checked.kind === 'file') {
         reading.add(entry);
         entry.on('end', () => reading.delete(entry));
-        pending.push(visit(checked, entry as unknown as Readable).catch(fail));
+        pending.push(visit(checked, entry).catch(fail));
       } else {
         entry.resume();
         if (visit) pending.push(visit(checked, undefined).catch(fail));

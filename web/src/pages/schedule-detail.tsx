@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'preact/hooks';
+import type { JsonValue } from '../../../sdk/src/generated/openapi.ts';
 import { ApiError } from '../api-error.tsx';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { JsonView } from '../components/json-view.tsx';
@@ -87,6 +88,8 @@ export function ScheduleDetail({ id }: { id: string }) {
   );
 }
 
+type JsonObject = { [key: string]: JsonValue };
+
 function ScheduleActions({ schedule: s, refresh }: { schedule: Schedule; refresh: () => Promise<unknown> }) {
   const { client, workspaceId } = useSession();
   const [otherInput, setOtherInput] = useState('');
@@ -96,8 +99,8 @@ function ScheduleActions({ schedule: s, refresh }: { schedule: Schedule; refresh
     onSuccess: refresh,
   });
   const trigger = useMutation({
-    mutationFn: (input_data: Record<string, unknown> | undefined) =>
-      client.schedules.trigger(workspaceId, s.id, input_data ? { input_data: input_data as never } : {}),
+    mutationFn: (input_data: JsonObject | undefined) =>
+      client.schedules.trigger(workspaceId, s.id, input_data ? { input_data } : {}),
     onSettled: refresh,
   });
   const testAlert = useMutation({
@@ -111,7 +114,8 @@ function ScheduleActions({ schedule: s, refresh }: { schedule: Schedule; refresh
       const value: unknown = JSON.parse(otherInput);
       if (typeof value !== 'object' || value === null || Array.isArray(value))
         return setInputProblem('The input must be a JSON object.');
-      trigger.mutate(value as Record<string, unknown>);
+      // JSON.parse's object, not an array: a JSON object.
+      trigger.mutate(value as JsonObject);
     } catch (err) {
       setInputProblem(`The input is not valid JSON: ${(err as Error).message}`);
     }

@@ -139,7 +139,8 @@ export class BwrapSession extends BaseSession implements SandboxSession {
       }
       child.kill('SIGKILL');
     };
-    const pipes = child.stdio as unknown as (Readable | Writable | null)[];
+    // Node types a ChildProcess's stdio as its first five; bwrap's block and info fds lie past them.
+    const pipes: readonly (Readable | Writable | null | undefined)[] = child.stdio;
     const pipe = (fd: number) => {
       const p = pipes[fd];
       p?.on('error', () => {});
