@@ -340,13 +340,13 @@ async function main(): Promise<void> {
     '|---|---|---|',
     ...rows.map((r) => r[0]),
     '',
-    `Keyless connections (issue 32): ${KEYLESS_CONNECTIONS} raw connections from ${KEYLESS_ADDRESSES} loopback addresses (under the per-address cap, so the bodies' own bounds are measured) to \`/health\` (1 MiB declared), \`/health\` chunked and a webhook with a wrong secret, each writing 1 MB of body and never finishing, held while ${TASKS_SAMPLES} authenticated \`GET /tasks\` run one at a time from another address. The p50 before and under the load are measured in the same run on the same platform; on a shared 2-core machine the ratio, not the milliseconds, is the figure. Targets: RSS rise ≤ 100 MB, p50 within 2×.`,
+    `Keyless connections: ${KEYLESS_CONNECTIONS} raw connections from ${KEYLESS_ADDRESSES} loopback addresses (under the per-address cap, so the bodies' own bounds are measured) to \`/health\` (1 MiB declared), \`/health\` chunked and a webhook with a wrong secret, each writing 1 MB of body and never finishing, held while ${TASKS_SAMPLES} authenticated \`GET /tasks\` run one at a time from another address. The p50 before and under the load are measured in the same run on the same platform; on a shared 2-core machine the ratio, not the milliseconds, is the figure. Targets: RSS rise ≤ 100 MB, p50 within 2×.`,
     '',
     '| Code | RSS rise (answers) | GET /tasks p50 idle | p50 under load | ratio |',
     '|---|---|---|---|---|',
     ...rows.map((r) => r[1]),
   ].join('\n');
-  await writeReport('body-memory', 'Request body memory (issue 13)', table);
+  await writeReport('body-memory', 'Request body memory', table);
 }
 
 await main();

@@ -363,7 +363,7 @@ async function main(): Promise<void> {
       '',
       `Peak RSS of each gateway's processes at concurrency ${RSS_LEVEL} (${CALLS} calls per repeat): ${names.map((n, i) => `${n} ${fmt(rssMb[i] as number, 0)} MB`).join(', ')}; agenthost ÷ Portkey ${fmt(rssRatio)}.`,
       '',
-      'Issue 16 targets:',
+      'Targets:',
       '',
       `- At concurrency 16, agenthost's throughput at least 1.5× Portkey's: ${verdict(c16.speedup >= 1.5)} (${fmt(c16.speedup)}×).`,
       `- At concurrency 16, agenthost's CPU per call at most 1.0 ms: ${verdict((c16.cpu[0] as number) <= 1)} (${fmt(c16.cpu[0] as number)} ms).`,

@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     ...rows,
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport('flood', 'One account flooding beside another tenant (issue 58)', table);
+  await writeReport('flood', 'One account flooding beside another tenant', table);
 }
 
 await main();

@@ -102,11 +102,7 @@ async function main(): Promise<void> {
     `The other tenant's p50 beside the puller, against its p50 alone: ${f(ratio('without the rate'))}× without the rate, ${f(ratio('with the rate'))}× with it.`,
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport(
-    'read-rate',
-    'A free account pulling large pages beside another tenant (issue 56)',
-    table,
-  );
+  await writeReport('read-rate', 'A free account pulling large pages beside another tenant', table);
 }
 
 await main();

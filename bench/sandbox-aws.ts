@@ -92,11 +92,7 @@ try {
     ...rows,
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport(
-    'sandbox-aws',
-    'Sandboxed runs on AWS at the cloud’s timing: warm runners (issue 35)',
-    table,
-  );
+  await writeReport('sandbox-aws', 'Sandboxed runs on AWS at the cloud’s timing: warm runners', table);
 } finally {
   await d.close();
 }

@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       `Target: the platform adds at most ${TARGET_MS} ms at p50: ${addedP50 <= TARGET_MS ? 'met' : '**not met**'} (${fmt(addedP50)} ms).`,
     ].join('\n');
     process.stdout.write(`${table}\n`);
-    await writeReport('first-byte', 'Streamed calls: time to the first byte (issue 35)', table);
+    await writeReport('first-byte', 'Streamed calls: time to the first byte', table);
   } finally {
     await dispatcher.close();
     for (const child of children.reverse()) await stop(child);

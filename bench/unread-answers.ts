@@ -196,7 +196,7 @@ async function main(): Promise<void> {
     '|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
-  await writeReport('unread-answers', 'Answers a client does not read (issue 56)', table);
+  await writeReport('unread-answers', 'Answers a client does not read', table);
 }
 
 await main();
