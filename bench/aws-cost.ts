@@ -1,5 +1,5 @@
 /**
- * `npm run bench:aws-cost` (issue 57, point 1): what the AWS deployment costs, measured on the
+ * `npm run bench:aws-cost`: what the AWS deployment costs, measured on the
  * emulated deployment and priced with the dated list prices of bench/aws-prices.ts. Every emulated
  * ECS task takes BENCH_TASK_START_MS (default 20000, Fargate's quickest) to start; the model is the
  * loopback fake (test/helpers/fake-llm-providers.ts) answering after 1 s. The deployment's meter

@@ -28,7 +28,7 @@ import { machineLine, writeReport } from './report.ts';
 
 const PARALLEL = 12;
 const MB = 1024 * 1024;
-/** The largest file a call carries (4.4 MB since issue 33, 25 MB before), less the multipart framing. */
+/** The largest file a call carries (4.4 MB: what AWS's event budget leaves), less the multipart framing. */
 const UPLOAD_BYTES = MAX_FILE_BYTES - 16 * 1024;
 const uploadMb = (UPLOAD_BYTES / 1e6).toFixed(1);
 const KEY = 'ahk_bench_body_memory_owner_key_0123456789';
@@ -208,8 +208,8 @@ async function tasksP50(port: number, agent: Agent): Promise<number> {
 async function keylessLoad(
   port: number,
 ): Promise<{ sockets: Socket[]; statuses: Map<string, number>; settled: Promise<unknown> }> {
-  // Within the default body limit (1 MiB) and 1 KiB short of it: before issue 32 such a body was
-  // buffered as it came, and held until Node's 300 s request timeout.
+  // Within the default body limit (1 MiB) and 1 KiB short of it: a body the server buffered as it
+  // came would be held until Node's 300 s request timeout.
   const mb = Buffer.alloc(MB - 1024, 0x20);
   const chunked = Buffer.concat([Buffer.from(`${MB.toString(16)}\r\n`), mb]);
   const statuses = new Map<string, number>();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench:lambda-init` (issue 16, point 5): what a Lambda cold start reads and how long it
+ * `npm run bench:lambda-init`: what a Lambda cold start reads and how long it
  * takes to import, for the handlers that serve agent calls against the tasks handler, side by side
  * in one run.
  *
