@@ -1,5 +1,5 @@
 /**
- * `npm run bench:aws-cost` (issue 57, point 1): what the AWS deployment costs, measured on the
+ * `npm run bench:aws-cost`: what the AWS deployment costs, measured on the
  * emulated deployment and priced with the dated list prices of bench/aws-prices.ts. Every emulated
  * ECS task takes BENCH_TASK_START_MS (default 20000, Fargate's quickest) to start; the model is the
  * loopback fake (test/helpers/fake-llm-providers.ts) answering after 1 s. The deployment's meter
@@ -285,7 +285,7 @@ try {
     });
 
   const table = [
-    `${machineLine()}. Emulated deployment (its template: the warm pool's defaults, services on), every ECS task starting in ${TASK_START_MS} ms, each Lambda instance held to its memory's share of a vCPU, the model answering in ${MODEL_MS} ms; priced with the us-east-1 list prices of bench/aws-prices.ts (checked ${PRICES_CHECKED}). Took ${((Date.now() - started) / 60_000).toFixed(0)} min.`,
+    `${machineLine()}. Emulated deployment (its template: the warm pool's defaults, services on), every ECS task starting in ${TASK_START_MS} ms, each Lambda instance held to its memory's share of a vCPU, the model answering in ${MODEL_MS} ms; priced with the us-east-1 list prices of bench/aws-prices.ts checked ${PRICES_CHECKED}. Took ${((Date.now() - started) / 60_000).toFixed(0)} min.`,
     '',
     '| shape | measured | Lambda | API Gateway | DynamoDB | Fargate | S3 | per million calls | target |',
     '| --- | --- | --: | --: | --: | --: | --: | --: | --- |',
@@ -316,7 +316,7 @@ try {
       : []),
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport('aws-cost', 'AWS cost (issue 57)', table, `aws-cost-${LABEL}`);
+  await writeReport('aws-cost', 'AWS cost: a call, a tool, an idle month', table, `aws-cost-${LABEL}`);
 } finally {
   await d.close();
   await fake.close();

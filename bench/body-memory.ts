@@ -28,7 +28,7 @@ import { machineLine, writeReport } from './report.ts';
 
 const PARALLEL = 12;
 const MB = 1024 * 1024;
-/** The largest file a call carries (4.4 MB since issue 33, 25 MB before), less the multipart framing. */
+/** The largest file a call carries (4.4 MB: what AWS's event budget leaves), less the multipart framing. */
 const UPLOAD_BYTES = MAX_FILE_BYTES - 16 * 1024;
 const uploadMb = (UPLOAD_BYTES / 1e6).toFixed(1);
 const KEY = 'ahk_bench_body_memory_owner_key_0123456789';
@@ -208,8 +208,8 @@ async function tasksP50(port: number, agent: Agent): Promise<number> {
 async function keylessLoad(
   port: number,
 ): Promise<{ sockets: Socket[]; statuses: Map<string, number>; settled: Promise<unknown> }> {
-  // Within the default body limit (1 MiB) and 1 KiB short of it: before issue 32 such a body was
-  // buffered as it came, and held until Node's 300 s request timeout.
+  // Within the default body limit (1 MiB) and 1 KiB short of it: a body the server buffered as it
+  // came would be held until Node's 300 s request timeout.
   const mb = Buffer.alloc(MB - 1024, 0x20);
   const chunked = Buffer.concat([Buffer.from(`${MB.toString(16)}\r\n`), mb]);
   const statuses = new Map<string, number>();
@@ -340,13 +340,13 @@ async function main(): Promise<void> {
     '|---|---|---|',
     ...rows.map((r) => r[0]),
     '',
-    `Keyless connections (issue 32): ${KEYLESS_CONNECTIONS} raw connections from ${KEYLESS_ADDRESSES} loopback addresses (under the per-address cap, so the bodies' own bounds are measured) to \`/health\` (1 MiB declared), \`/health\` chunked and a webhook with a wrong secret, each writing 1 MB of body and never finishing, held while ${TASKS_SAMPLES} authenticated \`GET /tasks\` run one at a time from another address. The p50 before and under the load are measured in the same run on the same platform; on a shared 2-core machine the ratio, not the milliseconds, is the figure. Targets: RSS rise ≤ 100 MB, p50 within 2×.`,
+    `Keyless connections: ${KEYLESS_CONNECTIONS} raw connections from ${KEYLESS_ADDRESSES} loopback addresses (under the per-address cap, so the bodies' own bounds are measured) to \`/health\` (1 MiB declared), \`/health\` chunked and a webhook with a wrong secret, each writing 1 MB of body and never finishing, held while ${TASKS_SAMPLES} authenticated \`GET /tasks\` run one at a time from another address. The p50 before and under the load are measured in the same run on the same platform; on a shared 2-core machine the ratio, not the milliseconds, is the figure. Targets: RSS rise ≤ 100 MB, p50 within 2×.`,
     '',
     '| Code | RSS rise (answers) | GET /tasks p50 idle | p50 under load | ratio |',
     '|---|---|---|---|---|',
     ...rows.map((r) => r[1]),
   ].join('\n');
-  await writeReport('body-memory', 'Request body memory (issue 13)', table);
+  await writeReport('body-memory', 'Request body memory', table);
 }
 
 await main();

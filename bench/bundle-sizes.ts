@@ -20,23 +20,19 @@ import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-acce
 /**
  * Per-handler budget, on the whole asset: a Lambda's cold start grows with the code it must read,
  * parse and evaluate, and what a cold start leaves to a dynamic import() the first requests load.
- * 540 KB: code splitting (lib/lambda-bundling.ts) costs about 30 KB per handler in chunk glue,
- * and in exchange a cold start reads about a third of the asset. 545 KB since issue 34: every
- * handler now serves the one Fetch API edge the local platform serves (functions/platform/edge/),
- * matching its request against the route table and reading its body itself, about 3 KB more than
- * the middy chain it replaced. 555 KB since issue 36: the trace route with its schema in the route
- * table every handler carries, the call route's traceparent header, and the OpenTelemetry settings
- * in the shared config (about 5 KB); the tracer itself only in the handlers that run calls. 570 KB
- * since issue 56: a description for every operation and the streamed answer's events as a schema
- * in the route table every handler carries (about 6 KB), the per-account request rate's admission
- * and Accept's negotiation in the edge every handler serves (about 3 KB), and the call's log lines
- * kept in outline (about 1 KB): every handler grew by about 10 KB. The table's descriptions serve
- * /openapi.json alone; leaving them out of the other handlers is the next cut.
+ * 570 KB is what every handler carries: the store's DynamoDB client with the SDK core, zod, the
+ * route table with every operation's schemas and description (and the streamed answer's events as
+ * a schema), the Fetch API edge the local platform serves too (functions/platform/edge/: the
+ * route matched, the body read, the request rate's admission, Accept's negotiation), and the
+ * OpenTelemetry settings of the shared config; plus code splitting's chunk glue (about 30 KB a
+ * handler, lib/lambda-bundling.ts), in exchange for which a cold start reads about a third of the
+ * asset. The table's descriptions serve /openapi.json alone; leaving them out of the other
+ * handlers is the next cut.
  */
 export const BUDGET_BYTES = 570 * 1024;
 
 /**
- * What any handler's cold start may read, exceptions none (issue 16, point 5): the entry chunk and
+ * What any handler's cold start may read, exceptions none: the entry chunk and
  * the chunks it imports statically. What only some requests need (a model provider's package, the
  * sandbox's clients, ajv for users' schemas) is left to a dynamic import() and does not count.
  */
@@ -47,7 +43,7 @@ export const LOAD_BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number
   'agent-authoring': {
     bytes: 555 * 1024,
     reason:
-      'publish, patch and fork each check the users’ JSON Schemas in the manifest (ajv with re2js, about 290 KB), inside the manifest parser’s synchronous zod schema; the SKILL.md reader (yaml) and the archive readers (tar, yauzl) are imported by the routes that need them. Like every handler it also reads the route table, whose schemas now type every body of /openapi.json (about 10 KB more since issue 17), and since issue 33 the count of a request body as Lambda’s event carries it (about 1 KB), which took it past 520 KB; since issue 34 every handler serves the one Fetch API edge (functions/platform/edge/: the route matched again, the body read and the answer built by the function itself, about 3 KB), which took it past 524 KB; since issue 36 the trace route’s schema in the route table and the OpenTelemetry settings in the shared config (about 4 KB), which took it past 528 KB; since issue 56 the operations’ descriptions in the route table, the request rate’s admission and the manifest’s loop.secrets_in_sandbox (about 11 KB), past 546 KB',
+      'publish, patch and fork each check the users’ JSON Schemas in the manifest (ajv with re2js, about 290 KB), inside the manifest parser’s synchronous zod schema; the SKILL.md reader (yaml) and the archive readers (tar, yauzl) are imported by the routes that need them. Like every handler it also reads the route table, whose schemas type every body of /openapi.json and describe every operation, and the Fetch API edge (functions/platform/edge/: the route matched, the body read and counted as Lambda’s event carries it, the request rate’s admission, the answer built by the function itself)',
   },
 };
 
@@ -66,27 +62,27 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
   openapi: {
     bytes: 575 * 1024,
     reason:
-      'serves /openapi.json, built from the route table with every schema and description, so it carries the most of the table’s text of any handler; since issue 35 the call route also documents its Server-Sent Events answer (about 1 KB), which took it past 545 KB, and since issue 36 the trace route (about 5 KB, as every handler), past 550 KB; since issue 56 a description for every operation and the streamed events as a schema (about 10 KB, as every handler), past 563 KB',
+      'serves /openapi.json, built from the route table with every schema and description, so it carries the most of the table’s text of any handler: a description for every operation, the call route’s Server-Sent Events answer and its events as a schema, the trace route',
   },
   agents: {
     bytes: 575 * 1024,
     reason:
-      'reads agent records and their logs, and since issue 36 serves a call’s trace: its reading and who-sees-what (core/traces/trace-read.ts and the stored form it parses, about 3 KB), which took it past 555 KB; since issue 56 what every handler carries more (about 10 KB: the operations’ descriptions, the request rate), past 569 KB',
+      'reads agent records and their logs, and serves a call’s trace: its reading and who-sees-what (core/traces/trace-read.ts and the stored form it parses, about 3 KB), on top of what every handler carries',
   },
   calls: {
     bytes: 2920 * 1024,
     reason:
-      'the agent-call route: the Vercel AI SDK with its four provider packages (about 600 KB; a call imports its provider’s alone, on that provider’s first call), the SDK’s own zod, bundled from zod’s CommonJS build (about 600 KB with its locales; kept apart from the platform’s zod so that the cold start does not read it, see lib/lambda-bundling.ts), for sandboxed runs the ECS and S3 clients (about 330 KB), and ajv with re2js, the linear-time engine for users’ schema patterns (about 290 KB; a backtracking pattern froze every tenant); each loads on its first use, so the cold start reads about 240 KB (the "at load" column); since issue 35 the ECS sandbox claims warm runners (the pool and its claims, about 7 KB, loaded with the sandbox), which took it past 2800 KB; since issue 36 the OpenTelemetry SDK (its tracer, about 55 KB, loaded with a call’s first span) and its OTLP exporters with the signed X-Ray transport (loaded only when export is configured), which took it past 2820 KB; since issue 57 runners by demand (the pool’s ceiling slots, the idle wait that follows a pair’s traffic, Fargate sizes, the wait for capacity) and the store asking DynamoDB what each request consumed, which took it past 2900 KB',
+      'the agent-call route: the Vercel AI SDK with its four provider packages (about 600 KB; a call imports its provider’s alone, on that provider’s first call), the SDK’s own zod, bundled from zod’s CommonJS build (about 600 KB with its locales; kept apart from the platform’s zod so that the cold start does not read it, see lib/lambda-bundling.ts), for sandboxed runs the ECS and S3 clients (about 330 KB), and ajv with re2js, the linear-time engine for users’ schema patterns (about 290 KB; a backtracking pattern froze every tenant); each loads on its first use, so the cold start reads about 240 KB (the "at load" column). With the sandbox load its warm runners and runners by demand (the pool and its claims, its ceiling slots, the idle wait that follows a pair’s traffic, Fargate sizes, the wait for capacity); with a call’s first span the OpenTelemetry SDK (its tracer, about 55 KB), and only when export is configured its OTLP exporters with the signed X-Ray transport',
   },
   schedules: {
     bytes: 660 * 1024,
     reason:
-      'schedule records keep EventBridge Scheduler in step on every change, so this module carries the Scheduler client (about 60 KB with its share of the SDK core) besides the cron parser (croner) and the outbound URL checks for alert webhooks, and the zod schemas that check the items it reads (schedules, their runs and timeline, agent versions: about 3 KB); plus the route table every handler carries, which documents every body of /openapi.json since issue 17 (about 10 KB), and since issue 33 the reading back of runs’ outputs stored apart and the pages bounded by size (about 3 KB); since issue 36 the trace route and the OpenTelemetry settings every handler carries (about 5 KB), which took it past 640 KB; since issue 56 the operations’ descriptions and the request rate every handler carries (about 10 KB), past 650 KB',
+      'schedule records keep EventBridge Scheduler in step on every change, so this module carries the Scheduler client (about 60 KB with its share of the SDK core) besides the cron parser (croner) and the outbound URL checks for alert webhooks, the zod schemas that check the items it reads (schedules, their runs and timeline, agent versions: about 3 KB), and the reading back of runs’ outputs stored apart with the pages bounded by size (about 3 KB), on top of what every handler carries',
   },
   secrets: {
     bytes: 595 * 1024,
     reason:
-      'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler shares; it sat just under 500 KB before the service settings joined the shared config, the route table every handler carries grew about 10 KB when it came to type every body of /openapi.json (issue 17), and the shared code a little more since (the store retrying within a call’s deadline, issue 32, took it past 560 KB by 11 bytes; the trace route in the route table and the OpenTelemetry settings, issue 36, past 570 KB; the operations’ descriptions and the request rate, issue 56, past 585 KB)',
+      'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler carries',
   },
   billing: {
     bytes: 850 * 1024,
@@ -96,27 +92,27 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
   housekeeping: {
     bytes: 710 * 1024,
     reason:
-      'deletes the bundles of purged agent versions, so it carries the S3 client (about 155 KB); it runs on a five-minute schedule, never behind API Gateway; the store asking DynamoDB what each request consumed (issue 57) took it past 700 KB',
+      'deletes the bundles of purged agent versions, so it carries the S3 client (about 155 KB) beside the store’s DynamoDB client, which asks DynamoDB what each request consumed; it runs on a five-minute schedule, never behind API Gateway',
   },
   'sandbox-pool': {
     bytes: 840 * 1024,
     reason:
-      'keeps the ECS sandbox’s warm runner pool at its floor (issue 35): it starts runner tasks and uploads their program and manifest, so it carries the ECS and S3 clients and the presigner (about 330 KB) besides the store’s DynamoDB client; it runs every minute from an EventBridge rule, never behind API Gateway',
+      'keeps the ECS sandbox’s warm runner pool at its floor: it starts runner tasks and uploads their program and manifest, so it carries the ECS and S3 clients and the presigner (about 330 KB) besides the store’s DynamoDB client; it runs every minute from an EventBridge rule, never behind API Gateway',
   },
   services: {
     bytes: 1010 * 1024,
     reason:
-      'deploys always-on services on AWS: the ECS, Elastic Load Balancing v2, Application Auto Scaling and CloudWatch Logs clients (about 400 KB together) are inherent to deploy, restart, pause, delete and logs; the capacity error and the metered store of issue 57 took it past 1000 KB',
+      'deploys always-on services on AWS: the ECS, Elastic Load Balancing v2, Application Auto Scaling and CloudWatch Logs clients (about 400 KB together) are inherent to deploy, restart, pause, delete and logs',
   },
   'service-events': {
     bytes: 1070 * 1024,
     reason:
-      'supervises services from ECS task state changes: a pause goes through the same ECS, load balancer and scaling clients as `services`; it is invoked by EventBridge, not behind API Gateway; since issue 36 a restart is a span (the OpenTelemetry SDK and its exporters, about 60 KB, loaded with the first span)',
+      'supervises services from ECS task state changes: a pause goes through the same ECS, load balancer and scaling clients as `services`; it is invoked by EventBridge, not behind API Gateway; a restart is a span (the OpenTelemetry SDK and its exporters, about 60 KB, loaded with the first span)',
   },
   'schedule-runs': {
     bytes: 3130 * 1024,
     reason:
-      'the schedule trigger and webhook routes run agents synchronously through the same call path as `calls`, so they carry the same SDKs, plus the Lambda client that queues alerts; since issue 35 the warm runners of the ECS sandbox too (about 7 KB, loaded with the sandbox), which took it past 3000 KB; since issue 36 the OpenTelemetry SDK and its exporters as in `calls` (about 65 KB); since issue 56 what the call path and every handler carry more (provider errors told by kind, the stream’s redaction and token meter, the operations’ descriptions: about 27 KB), past 3100 KB',
+      'the schedule trigger and webhook routes run agents synchronously through the same call path as `calls`, so they carry the same SDKs (the ECS sandbox’s warm runners, the OpenTelemetry SDK and its exporters, provider errors told by kind, the stream’s redaction and token meter), plus the Lambda client that queues alerts',
   },
   mcp: {
     bytes: 3000 * 1024,
@@ -126,12 +122,12 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
   'schedule-fire': {
     bytes: 3080 * 1024,
     reason:
-      'runs scheduled slots through the same call path as `calls` (not behind API Gateway: no cold-start cost to a caller), with the OpenTelemetry SDK and its exporters since issue 36',
+      'runs scheduled slots through the same call path as `calls`, with the OpenTelemetry SDK and its exporters (not behind API Gateway: no cold-start cost to a caller)',
   },
   'agent-authoring': {
     bytes: 1345 * 1024,
     reason:
-      'publish, patch, upload and fork: the manifest validators (ajv for users’ JSON Schemas with re2js, its linear-time pattern engine, yaml for SKILL.md), the archive readers (tar, yauzl) and the S3 client are inherent to these routes; they serve authors publishing, not calls (yaml and the archive readers load with the routes that use them). Issue 32 added about 5 KB to every handler (the invitation routes in the route table, the store’s retry of DynamoDB conflicts and throttling), which took this one past 1,300 KB; issue 36 about 5 KB more (the trace route, the OpenTelemetry settings), past 1,320 KB; issue 56 about 11 KB more (the operations’ descriptions, the request rate, the manifest’s loop.secrets_in_sandbox), past 1,331 KB',
+      'publish, patch, upload and fork: the manifest validators (ajv for users’ JSON Schemas with re2js, its linear-time pattern engine, yaml for SKILL.md), the archive readers (tar, yauzl) and the S3 client are inherent to these routes; they serve authors publishing, not calls (yaml and the archive readers load with the routes that use them)',
   },
 };
 

@@ -24,7 +24,7 @@ export type Round = {
 /**
  * The checkout against BENCH_BASELINE_DIR: per round, each platform's median of each figure, and
  * their ratio; the table gives the median of the rounds' ratios, with each round's beside it, and
- * whether the checkout is within 5% of the baseline on each (issue 34, point 7).
+ * whether the checkout is within 5% of the baseline on each.
  */
 export function baselineComparison(
   rounds: Round[],

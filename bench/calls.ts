@@ -1,5 +1,5 @@
 /**
- * `npm run bench:calls`: the gateway bench (issue 16): what the call gateway adds on top of the
+ * `npm run bench:calls`: the gateway bench: what the call gateway adds on top of the
  * model call, against a peer gateway and the floor for one Node hop, side by side in one run.
  *
  * A zero-delay fake model speaking the OpenAI wire format runs in its own process
@@ -49,7 +49,7 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const WARMUP = 300;
 /**
  * BENCH_TRACES_OFF=1: the baseline is this checkout with PLATFORM_TRACES=off (docs/traces.md), so
- * what recording every call's spans costs is measured side by side (issue 36).
+ * what recording every call's spans costs is measured side by side.
  */
 const TRACES_OFF = process.env.BENCH_TRACES_OFF === '1';
 /** What the table calls the BENCH_BASELINE_DIR checkout (BENCH_BASELINE_NAME, for an A/B of a variant). */
@@ -59,7 +59,7 @@ const BASELINE_NAME = process.env.BENCH_BASELINE_NAME ?? (TRACES_OFF ? 'traces o
  * Against traces off, each round begins with the traced and untraced platforms (and a second traced
  * one, AGAIN) loaded at the same time, WINDOW_LEVEL calls in flight each, and their CPU per call
  * read over the same BENCH_WINDOWS windows of BENCH_WINDOW_MS (bench/same-windows.ts): the table's
- * figure for what tracing costs (issue 36), where the repeats one after the other spread too far.
+ * figure for what tracing costs, where the repeats one after the other spread too far.
  */
 const WINDOW_LEVEL = 16;
 const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 4);
@@ -363,7 +363,7 @@ async function main(): Promise<void> {
       '',
       `Peak RSS of each gateway's processes at concurrency ${RSS_LEVEL} (${CALLS} calls per repeat): ${names.map((n, i) => `${n} ${fmt(rssMb[i] as number, 0)} MB`).join(', ')}; agenthost ÷ Portkey ${fmt(rssRatio)}.`,
       '',
-      'Issue 16 targets:',
+      'Targets:',
       '',
       `- At concurrency 16, agenthost's throughput at least 1.5× Portkey's: ${verdict(c16.speedup >= 1.5)} (${fmt(c16.speedup)}×).`,
       `- At concurrency 16, agenthost's CPU per call at most 1.0 ms: ${verdict((c16.cpu[0] as number) <= 1)} (${fmt(c16.cpu[0] as number)} ms).`,

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:flood`: one account flooding the API at concurrency 64 for 15 s, against another
- * tenant's latency (issue 58, point 3: target, the other tenant's p50 within 2× of its p50 alone),
+ * tenant's latency (target: the other tenant's p50 within 2× of its p50 alone),
  * without the per-account request rate and with it, side by side in one run on the two platforms of
  * bench/neighbour-load.ts (`npm start`'s local mode).
  *
@@ -24,7 +24,7 @@ import { machineLine, median, quantile, writeReport } from './report.ts';
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 15_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 64);
-/** Issue 58's target: the other tenant's p50 beside the flood within this factor of its p50 alone. */
+/** The target: the other tenant's p50 beside the flood within this factor of its p50 alone. */
 const TARGET_RATIO = 2;
 
 interface Round {
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     ...rows,
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport('flood', 'One account flooding beside another tenant (issue 58)', table);
+  await writeReport('flood', 'One account flooding beside another tenant', table);
 }
 
 await main();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench:lambda-init` (issue 16, point 5): what a Lambda cold start reads and how long it
+ * `npm run bench:lambda-init`: what a Lambda cold start reads and how long it
  * takes to import, for the handlers that serve agent calls against the tasks handler, side by side
  * in one run.
  *
@@ -249,7 +249,7 @@ async function main(): Promise<void> {
       '',
       `A fresh Node's import of an empty module, in the same rotation: ${median(floor).toFixed(1)} ms (Node's own start-up is not in any figure above).`,
       '',
-      'Issue 16 targets (point 5):',
+      'Targets:',
       '',
       `- The calls handler's import time at most ${RATIO_TARGET}× the tasks handler's: ${ratio <= RATIO_TARGET ? 'met' : '**not met**'} (${ratio.toFixed(2)}×; calls reads ${kb(calls.loadBytes)} KB at import).`,
       `- Every handler's entry chunk under ${ENTRY_TARGET_KB} KB: ${overEntry.length === 0 ? 'met by the handlers above (every handler: the "entry KB" column of the bundle table)' : `**not met** (${overEntry.join(', ')})`}.`,

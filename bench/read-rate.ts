@@ -1,6 +1,6 @@
 /**
  * `npm run bench:read-rate`: what one account pulling large list pages does to another tenant's
- * latency, without the per-account request rate and with it (issue 56, point 6; docs/http.md,
+ * latency, without the per-account request rate and with it (docs/http.md,
  * "Request rate"), side by side in one run, on the two platforms of bench/neighbour-load.ts.
  *
  * On each, a workspace of the light tenant holds 120 tasks of 50,000-character descriptions, so a
@@ -102,11 +102,7 @@ async function main(): Promise<void> {
     `The other tenant's p50 beside the puller, against its p50 alone: ${f(ratio('without the rate'))}× without the rate, ${f(ratio('with the rate'))}× with it.`,
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport(
-    'read-rate',
-    'A free account pulling large pages beside another tenant (issue 56)',
-    table,
-  );
+  await writeReport('read-rate', 'A free account pulling large pages beside another tenant', table);
 }
 
 await main();

@@ -1,10 +1,10 @@
 /**
  * `npm run bench:sandbox-aws`: tool calls on the emulated AWS deployment at the cloud's timing
- * (issue 35, point 2). Every emulated ECS task takes BENCH_TASK_START_MS (default 20000, Fargate's
- * quickest) to start (PLATFORM_EMULATOR_TASK_START_MS), and the deployment runs its default warm
- * runner pool (floor 2, ceiling 10). Two accounts each publish a tool agent whose command is
- * `cat`; each calls it once (the cold start: no runner is warm yet) and the bench waits one task
- * start for the pool's refill to come up. Then:
+ * (docs/sandbox-aws.md, "Warm runners"). Every emulated ECS task takes BENCH_TASK_START_MS (default
+ * 20000, Fargate's quickest) to start (PLATFORM_EMULATOR_TASK_START_MS), and the deployment runs
+ * its default warm runner pool (floor 2, ceiling 10). Two accounts each publish a tool agent whose
+ * command is `cat`; each calls it once (the cold start: no runner is warm yet) and the bench waits
+ * one task start for the pool's refill to come up. Then:
  *  - sequential calls of the two workspaces, alternating (BENCH_CALLS, default 20): p50 and max;
  *  - 12 calls at concurrency 4 by one workspace: p50 and max.
  * The targets (p50 at most 1.5 s and every call at most 3 s alternating; p50 at most 3 s at
@@ -92,11 +92,7 @@ try {
     ...rows,
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport(
-    'sandbox-aws',
-    'Sandboxed runs on AWS at the cloud’s timing: warm runners (issue 35)',
-    table,
-  );
+  await writeReport('sandbox-aws', 'Sandboxed runs on AWS at the cloud’s timing: warm runners', table);
 } finally {
   await d.close();
 }

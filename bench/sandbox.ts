@@ -1,5 +1,5 @@
 /**
- * `npm run bench:sandbox`: what a sandboxed run costs on the local host (issue 16, point 3).
+ * `npm run bench:sandbox`: what a sandboxed run costs on the local host.
  *
  * The local platform runs in this process (SQLite, bubblewrap), with a tool agent whose command is
  * `cat` (it echoes the call's JSON input), twice side by side in one run:
@@ -8,7 +8,7 @@
  *  - `in-process`: the platform forks bwrap itself with the former chain (prlimit, bash), as
  *    before the spawner (BwrapSandbox's `spawner: 'in-process'`).
  * Once warm, this process gets a ballast of touched memory that brings it to BENCH_PLATFORM_MB
- * (default 300) resident, as large as the platform in service (229-340 MB in issue 16): fork() copies the
+ * (default 300) resident, as large as the platform in service (docs/sandbox.md): fork() copies the
  * caller's page tables, so what a spawn costs depends on that size.
  *
  * Per repeat, for each mode (the order rotated): the call through the API (`POST /bench/cat/v1/run`)

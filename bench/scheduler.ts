@@ -16,7 +16,7 @@
  * creator and version lookups and the in-flight marker), so a run queued behind others is late.
  * Reports the last claim, fire delay p50, p99 and max (start minus slot), when the calls asked the
  * model, the time until every slot has run, the longest event-loop stall, medians over the
- * repeats, and whether the target of issue 16 (p99 within 1 s) is met.
+ * repeats, and whether the target (p99 within 1 s) is met.
  */
 
 import { spawn } from 'node:child_process';
@@ -45,7 +45,7 @@ const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 1000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /** Seconds between the start of set-up and the shared slot: room to create the schedules. */
 const LEAD_SECONDS = Number(process.env.BENCH_LEAD_SECONDS ?? 8);
-/** Issue 16, point 4: every schedule starts within this of its slot, at p99. */
+/** The target: every schedule starts within this of its slot, at p99. */
 const TARGET_P99_MS = 1000;
 
 interface Shape {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:first-byte` (issue 35, point 6): the time to a streamed call's first byte of
+ * `npm run bench:first-byte`: the time to a streamed call's first byte of
  * text through the platform (`npm start`, a prompt agent, `Accept: text/event-stream`, until the
  * first `event: delta` arrives), against the model's own first byte (the same streamed request sent
  * straight to the model, until its first piece of text arrives), side by side in one run. The model
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       `Target: the platform adds at most ${TARGET_MS} ms at p50: ${addedP50 <= TARGET_MS ? 'met' : '**not met**'} (${fmt(addedP50)} ms).`,
     ].join('\n');
     process.stdout.write(`${table}\n`);
-    await writeReport('first-byte', 'Streamed calls: time to the first byte (issue 35)', table);
+    await writeReport('first-byte', 'Streamed calls: time to the first byte', table);
   } finally {
     await dispatcher.close();
     for (const child of children.reverse()) await stop(child);

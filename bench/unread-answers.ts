@@ -1,6 +1,6 @@
 /**
  * `npm run bench:unread-answers`: what answers their clients never read cost the local platform
- * (issue 56, point 3).
+ * (docs/http.md, "Answers a client does not read").
  *
  * Starts the platform (`agenthost start`, SQLite) as a subprocess, gives its owner a page of tasks
  * of about 5.9 MB (GET /tasks), and measures, on the same platform in one run:
@@ -196,7 +196,7 @@ async function main(): Promise<void> {
     '|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
-  await writeReport('unread-answers', 'Answers a client does not read (issue 56)', table);
+  await writeReport('unread-answers', 'Answers a client does not read', table);
 }
 
 await main();

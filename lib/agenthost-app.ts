@@ -221,7 +221,7 @@ export function addAgenthostStacks(app: App, options: AgenthostAppOptions = {}):
 
   // cdk-nag 3 is a CDK policy-validation plugin (no longer an Aspect): it runs at synthesis and
   // fails it on any finding, error or warning, that is not acknowledged where it arises. Two packs:
-  // AwsSolutions, and Serverless (failure destinations, dead-letter queues, tracing: issue 58).
+  // AwsSolutions, and Serverless (failure destinations, dead-letter queues, tracing).
   Validations.of(app).addPlugins(
     new AwsSolutionsChecks(app, { verbose: true }),
     new ServerlessChecks(app, { verbose: true }),

@@ -10,10 +10,10 @@ import type { OperationId, ResourceModule, RouteDef } from '../functions/platfor
  * shared by several modules keeps a method per route, to its module's function, and an `ANY` to
  * the `edge` function for every other method. The root is shared.
  *
- * Why: one method per route and an `ANY` on every resource made 222 of the stateless stack's
- * resources (CloudFormation allows 500 a stack, and the stack held 469 with every option on);
- * this tree makes far fewer (issue 58, point 4). The resources that remain keep their paths, so
- * their logical ids do not change, and a greedy child is added only where no variable child was:
+ * Why: one method per route and an `ANY` on every resource would make 222 of the stateless stack's
+ * resources (CloudFormation allows 500 a stack); this tree makes far fewer (docs/http.md). The
+ * resources that remain keep their paths, so their logical ids do not change, and a greedy child
+ * is added only where no variable child was:
  * CloudFormation creates an update's new resources before it deletes the old ones, and API Gateway
  * refuses two resources of one path, or two variable children of one resource, so an existing
  * deployment updates in place. What it changes: a path deeper than a one-module subtree's routes

@@ -103,7 +103,7 @@ function runsAgents(module: ResourceModule): boolean {
 /**
  * Modules whose integration streams (ResponseTransferMode STREAM): the call route and POST /mcp,
  * whose streamed calls may run MAX_CALL_SECONDS. A streamed call behind a buffered integration
- * would be cut by API Gateway at callTimeout while it ran on, holding its slot (issue 57, point 5).
+ * would be cut by API Gateway at callTimeout while it ran on, holding its slot.
  */
 function streams(module: ResourceModule): boolean {
   return module === 'calls' || module === 'mcp';

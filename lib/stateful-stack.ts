@@ -112,7 +112,7 @@ export class StatefulStack extends Stack {
     // presigns; the platform itself never reads them back. So a read that came through no VPC
     // endpoint is refused whoever signed it: a principal with broad S3 read (AWS's ReadOnlyAccess),
     // or a presigned URL leaked from a RunTask override (DescribeTasks, CloudTrail) and used from
-    // the internet (issue 58, point 2; docs/sandbox-aws.md).
+    // the internet (docs/sandbox-aws.md).
     this.bundleBucket.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'RunInputsOnlyThroughAnEndpoint',

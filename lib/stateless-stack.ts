@@ -183,7 +183,7 @@ export class StatelessStack extends Stack {
     });
     this.functions = functions;
 
-    // Room to grow (issue 58, point 4; docs/deploy.md, "Stacks"): what has no name a deployment's
+    // Room to grow (docs/deploy.md, "Stacks"): what has no name a deployment's
     // data or users depend on lives in nested stacks of this one, each far from CloudFormation's
     // 500 resources a stack: the sandbox (its VPC, cluster, key and the pool's refill), and the
     // operator's alarms, dashboard and housekeeping job. Construct ids inside them are kept, so
@@ -331,7 +331,7 @@ export class StatelessStack extends Stack {
       {
         id: 'AwsSolutions-APIG4',
         reason:
-          'Callers authenticate with agenthost bearer API keys, which the functions verify against the hashed keys in the table (functions/platform/http-handler.ts) before any operation; the routes the route table marks auth "none" (health, the OpenAPI document, the public agent directory) are public by design. API Gateway authorizers (IAM, Cognito) cannot verify these keys.',
+          'Callers authenticate with agenthost bearer API keys, which the functions verify against the hashed keys in the table (functions/platform/edge/authentication.ts) before any operation; the routes the route table marks auth "none" (health, the OpenAPI document, the public agent directory) are public by design. API Gateway authorizers (IAM, Cognito) cannot verify these keys.',
       },
       {
         id: 'AwsSolutions-COG4',

@@ -134,10 +134,10 @@ modules each time it starts, which is most of a short command's time (0.8 s of
 - A command loads only what it runs: the command tree names its choices (tiers, roles, task
   statuses, usage groups) from small modules of names (\`core/*/…-names.ts\`, \`ports/tiers.ts\`), and
   what a command needs of the platform's schemas (zod), the settings or tar is imported inside its
-  action. \`agenthost --help\` or \`tasks list\` loads 110 modules instead of 225 (zod alone was 95),
-  and takes 0.38 s of CPU instead of 0.63 (measured side by side, 2026-11-25); the CLI's tests
-  (\`test/cli/\`, 73 tests, 350 or so CLI starts) went from 418 s of CPU and 228 s to 306 s and
-  167 s.
+  action. \`agenthost --help\` or \`tasks list\` loads 110 modules where loading them all at the top
+  would load 225 (zod alone is 95), and takes 0.38 s of CPU instead of 0.63, measured side by side;
+  for the CLI's tests (\`test/cli/\`, 73 tests, 350 or so CLI starts) that is 306 s of CPU and 167 s
+  instead of 418 s and 228 s.
 
 ## Exit codes
 

@@ -2,7 +2,7 @@ import type { FargateProviderUsage } from './fargate-usage.ts';
 import type { StandingResources } from './standing-resources.ts';
 
 /**
- * What the emulated deployment used, in the units AWS bills (issue 57: cost measured, not
+ * What the emulated deployment used, in the units AWS bills (cost measured, not
  * guessed). One meter per emulated deployment: the emulators record into it as they serve, the
  * cost bench (bench/aws-cost.ts) snapshots and resets it over its loopback endpoint
  * (meter-endpoint.ts) and prices the snapshot (bench/aws-cost-pricing.ts); a test reads it too.

@@ -8,10 +8,9 @@ import { promisify } from 'node:util';
 
 /*
  * The loopback launcher (dynamodb-local-loopback.java) compiled once per version of its source,
- * into a directory under the system's temp dir. Run in Java's source-file mode it was compiled on
- * every start, which was most of a start's cost: 7.1 s of CPU against 2.3 s compiled ahead and run
- * with the JVM flags below (docs/performance.md, "The test suite's time"), and the tests start the
- * engine about two dozen times.
+ * into a directory under the system's temp dir. Run in Java's source-file mode it would be compiled
+ * on every start, most of a start's CPU, and the tests start the engine about two dozen times
+ * (docs/contributing.md, "How long the tests take").
  */
 
 const SOURCE = fileURLToPath(new URL('./dynamodb-local-loopback.java', import.meta.url));

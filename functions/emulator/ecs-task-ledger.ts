@@ -11,7 +11,7 @@ import { AwsWireError } from './emulator-http.ts';
  * the vCPUs of the Fargate tasks an account runs at once in a Region, on-demand and Spot counted
  * apart. A task holds its vCPUs from the moment it is placed (PROVISIONING and PENDING, its ENI and
  * image pull, as much as RUNNING) until it has STOPPED; a task asked to stop still holds them while
- * its containers exit. A new account's on-demand quota is about 6 (issue 57); the emulated
+ * its containers exit. A new account's on-demand quota is about 6; the emulated
  * deployment's is PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA (docs/deploy.md).
  *
  * Stopped tasks stay listable and describable for an hour after they stopped, then are forgotten:
@@ -33,7 +33,7 @@ export type CapacityProviderName = 'FARGATE' | 'FARGATE_SPOT';
  */
 export const VCPU_LIMIT_REASON = 'You’ve reached the limit on the number of vCPUs you can run concurrently';
 
-/** A new account's Fargate vCPU quota, on-demand and Spot alike (issue 57). */
+/** A new account's Fargate vCPU quota, on-demand and Spot alike. */
 export const DEFAULT_FARGATE_VCPU_QUOTA = 6;
 
 /** How long a stopped task stays in ListTasks and DescribeTasks (ECS: at least an hour). */

@@ -13,7 +13,7 @@ import { PlatformError } from '../shared/errors.ts';
  * JSON fits, 3.4 MB of quotes does not. The local server counts every body the same way against
  * the same budget (EVENT_BODY_BYTES, shared/byte-limits.ts; carried-body-meter.ts), so a body
  * accepted on `npm start` is accepted on AWS and a body refused on one is refused on the other,
- * with the same 413 (issue 33, problem 8). Routes with smaller limits (1 MiB for platform JSON)
+ * with the same 413. Routes with smaller limits (1 MiB for platform JSON)
  * keep them, in raw bytes.
  */
 

@@ -19,7 +19,7 @@ import { routes } from './routes.ts';
  * The stream is pulled, not pushed: an event waits until the shell has written the ones before it
  * to the client's socket (STREAM_BUFFER_BYTES queued at most), and the engine awaits each event it
  * reports, so a client that stops reading stops the model's stream too (the AI SDK reads the
- * vendor's answer only as asked), instead of the events piling up in memory (issue 56).
+ * vendor's answer only as asked), instead of the events piling up in memory.
  */
 
 /** Bytes of events queued for the shell before the engine waits for the client to read them. */

@@ -3,9 +3,9 @@ import { INLINE_OUTPUT_BYTES } from '../core/payloads/output-answer.ts';
 import { PlatformError } from '../shared/errors.ts';
 
 /*
- * What the local server's answers hold while their clients do not read them (issue 56): a
- * connection whose client stops reading keeps every byte written to it in the process, and 250
- * such connections asking for a 6 MB page of tasks took the server from 135 MB to 1.7 GB. So
+ * What the local server's answers hold while their clients do not read them: a connection whose
+ * client stops reading keeps every byte written to it in the process, so a few hundred such
+ * connections asking for a large page would hold gigabytes (bench:unread-answers). So
  * (docs/http.md, "Answers a client does not read"):
  *
  * - a large answer is written a slice at a time, the next once the connection has taken the last

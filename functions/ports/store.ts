@@ -185,7 +185,7 @@ export const STORE_BUSY_WAIT_SECONDS = 1;
  * Thrown when the store kept refusing a request for contention (a conflicting transaction) or
  * throughput (throttling) past the adapter's retry budget, a few seconds. Nothing was written and
  * no condition was judged, so it is a retryable 503 with Retry-After, never a failed condition
- * (issue 58: a call does not hold its slot and its Lambda through a throttling episode).
+ * (a call does not hold its slot and its Lambda through a throttling episode).
  */
 export class StoreBusyError extends PlatformError {
   override name = 'StoreBusyError';

@@ -1,8 +1,8 @@
 /**
  * Sizes of what the platform stores, in bytes as they are stored (UTF-8), checked where a value
- * enters (docs/limits.md). A limit in characters let a value through that DynamoDB, which counts
- * bytes against its 400 KB item, then refused with a retryable 500 on AWS only: 199,000 `€` are
- * 199,000 characters and 597,000 bytes (issue 33). Each limit leaves the item it is stored in well
+ * enters (docs/limits.md). A limit in characters would let a value through that DynamoDB, which
+ * counts bytes against its 400 KB item, then refuses with a retryable 500 on AWS only: 199,000 `€`
+ * are 199,000 characters and 597,000 bytes. Each limit leaves the item it is stored in well
  * under 400 KB with the record's other fields beside it.
  */
 

@@ -45,13 +45,13 @@ export const PLATFORM_RUNTIME = lambda.Runtime.NODEJS_24_X;
 /**
  * The memory of the functions that run agents (calls, mcp, schedule-runs, schedule-fire): most of
  * their billed time is spent waiting on a model or a sandbox, and Lambda bills that wait at the
- * configured memory. Measured (npm run bench:aws-cost, docs/performance.md "AWS cost"), with each
- * emulated instance held to the CPU Lambda gives its memory (a vCPU at 1,769 MB: 22% at 384 MB,
- * 29% at 512; functions/emulator/lambda-cpu-share.ts): a prompt call with a 1 s model took 1.15 s at 384 MB
- * and 1.14 s at 512 (its CPU work is a few tens of milliseconds), so 384 MB bills 25% less for
- * the same wait ($13.95 a million calls against $15.77). The calls function's peak resident set
- * was 197 MB over prompt calls, a 40 s streamed call, an agent calling another and tool calls, and
- * the large-values e2e passes at 384 MB. Lower is not measured: at 256 MB (14% of a vCPU) a call's
+ * configured memory. Decided on measured cost (npm run bench:aws-cost; the figures:
+ * docs/performance.md, "AWS cost"), with each emulated instance held to the CPU Lambda gives its
+ * memory (a vCPU at 1,769 MB: 22% at 384 MB, 29% at 512; functions/emulator/lambda-cpu-share.ts):
+ * a prompt call's CPU work is a few tens of milliseconds, so at 384 MB it takes about as long as
+ * at 512 and bills a quarter less for the same wait. The calls function's peak resident set over
+ * every shape of the bench (prompt calls, a long streamed call, an agent calling another, tool
+ * calls) is about half of 384 MB, and the large-values e2e passes at 384 MB. Lower is not measured: at 256 MB (14% of a vCPU) a call's
  * CPU work would take half as long again, and a large value has less room above that peak.
  */
 export const AGENT_RUNNER_MEMORY_MB = 384;

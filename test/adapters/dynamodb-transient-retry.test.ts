@@ -138,7 +138,7 @@ describe('DynamoDbStore: conflicts and throttling are retried, never a failed co
     assert.equal(docMock.commandCalls(TransactWriteCommand).length, 1);
   });
 
-  it('gives up at the fixed budget even when the call it is made for has longer (issue 58)', async () => {
+  it('gives up at the fixed budget even when the call it is made for has longer', async () => {
     docMock.reset();
     const clearsAt = Date.now() + 1.6 * BUDGET_MS;
     docMock.on(TransactWriteCommand).callsFake(() => {

@@ -7,7 +7,7 @@ import {
 } from '../../functions/adapters/aws/fargate-size.ts';
 
 /**
- * A runner's size (issue 57, point 2): the smallest Fargate size that fits what its agent declares,
+ * A runner's size: the smallest Fargate size that fits what its agent declares,
  * the default (a quarter vCPU, 1 GiB) where it declares nothing, and only Fargate's own combinations.
  */
 

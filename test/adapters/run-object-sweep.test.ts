@@ -9,7 +9,7 @@ import type { S3Emulator } from '../../functions/emulator/s3-emulator.ts';
 import { S3_EMULATOR_CREDENTIALS, startEmulatedS3 } from '../helpers/emulated-aws.ts';
 
 /**
- * Housekeeping's sweep of the ECS sandbox's run objects (issue 58, point 2): what sessions that
+ * Housekeeping's sweep of the ECS sandbox's run objects: what sessions that
  * never closed left (a run manifest or a warm runner's claim holds the run's secret values) is
  * deleted once older than any session may live, every version of it; what a session still running
  * wrote, and the bucket's other objects, stay. Against the emulated deployment's S3 (s3rver behind

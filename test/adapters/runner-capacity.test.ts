@@ -19,7 +19,7 @@ import { SandboxCapacityError } from '../../functions/ports/sandbox.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
 
 /**
- * Runners by demand (issue 57, point 2) in the adapter: every task a run starts counts against the
+ * Runners by demand (docs/sandbox-aws.md) in the adapter: every task a run starts counts against the
  * pool's ceiling; past it, or past the account's Fargate vCPU quota (RunTask's failure as ECS words
  * it), a run stops an idle runner of another pair to make room, or waits within its deadline and
  * then fails with a SandboxCapacityError naming the cause (503 with Retry-After at the edge); each

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { IDLE_WAIT_BOUNDS, idleWaitMs } from '../../functions/adapters/aws/runner-idle-wait.ts';
 
 /**
- * How long a bound warm runner waits for its pair's next run (issue 57, point 2): a pair called
+ * How long a bound warm runner waits for its pair's next run: a pair called
  * once keeps it 60 s, one called steadily twice its gap between calls, never more than 10 minutes.
  */
 

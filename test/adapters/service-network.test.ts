@@ -21,7 +21,7 @@ import { publishAlwaysOn } from '../helpers/services.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * From the other side of the network boundary (docs/security.md, point 7 of issue 13): user code
+ * From the other side of the network boundary (docs/security.md): user code
  * with outbound network (an always-on service, an orchestrator's run) must not reach what the
  * host keeps on its loopback: the platform's own port, another service's gateway or app, a model
  * endpoint. Only the ports the operator lists (PLATFORM_SANDBOX_HOST_PORTS) are reachable, and

@@ -9,10 +9,10 @@ import {
 } from '../../functions/shared/byte-limits.ts';
 
 /**
- * A service at the limits of its settings fits ECS's task definition (64 KiB; issue 33, problem
- * 5): every split of MAX_SERVICE_SETTINGS_BYTES between env and secrets, with the longest names,
- * 100 variables, a long deployment prefix and signed URLs as long as temporary credentials make
- * them. Without the joint limit, a full env and 100 long secret names came to 90 KB.
+ * A service at the limits of its settings fits ECS's task definition (64 KiB): every split of
+ * MAX_SERVICE_SETTINGS_BYTES between env and secrets, with the longest names, 100 variables, a long
+ * deployment prefix and signed URLs as long as temporary credentials make them. Without the joint
+ * limit, a full env and 100 long secret names came to 90 KB.
  */
 
 const ECS_TASK_DEFINITION_BYTES = 64 * 1024;

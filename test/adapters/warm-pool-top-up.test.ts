@@ -23,7 +23,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-loca
 import { taskEnvironment } from '../helpers/task-environment.ts';
 
 /**
- * EcsSandbox.prepare (issue 35, point 2): what housekeeping calls on its schedule to keep the warm
+ * EcsSandbox.prepare: what housekeeping calls on its schedule to keep the warm
  * runner pool at its floor while no run comes; and a session's claim of a runner, its release, and
  * its handover when the runner it claimed had already gone. ECS and S3 are the SDK's own mocks
  * (control planes with no local engine); the pool's records are on DynamoDB Local.

@@ -15,7 +15,7 @@ import {
 import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
 
 /**
- * The warm runner pool's records (issue 35, point 2) on DynamoDB Local, the engine the deployment's
+ * The warm runner pool's records on DynamoDB Local, the engine the deployment's
  * table runs on: a claim is atomic (runs racing for the same runners each get a different one, or
  * none), a runner bound to one workspace and agent version is never claimed for another, a runner
  * near the end of its idle time is not claimed, and the pool's deficit keeps the floor within the

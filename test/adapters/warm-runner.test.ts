@@ -17,7 +17,7 @@ import { buildContainerProgram } from '../../lib/container-programs.ts';
 import { type PresignedObjectStore, startPresignedObjectStore } from '../helpers/presigned-object-store.ts';
 
 /**
- * A warm runner (issue 35, point 2; functions/containers/warm-runner.ts), the bootstrap and the
+ * A warm runner (functions/containers/warm-runner.ts), the bootstrap and the
  * bundled runner as a task runs them, against a loopback S3 stand-in: it serves the runs of the
  * one workspace and agent version its first claim binds it to, each after a reset, so a run sees
  * no file and no process an earlier run left; it refuses a claim of any other pair, and exits when

@@ -11,9 +11,9 @@ import { runCli } from '../helpers/process.ts';
 import { publishAlwaysOn } from '../helpers/services.ts';
 
 /**
- * An always-on agent is a service, not something to call (issue 32, point 4): its app listens and
- * never answers a call, so a call ran until the 300 s cap (504) or, when the app exited, a 500,
- * and was counted. Now a call is refused at once with 422 naming the deploy command, counting
+ * An always-on agent is a service, not something to call: its app listens and never answers a
+ * call, so run as a call it would hold a sandbox until the 300 s cap (504), or answer 500 when the
+ * app exited, and be counted. A call is refused at once with 422 naming the deploy command, counting
  * nothing; MCP does not offer it as a tool; `agenthost publish` prints the deploy command.
  */
 

@@ -269,8 +269,8 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
   });
 
   it('a streamed paid call is charged once it sent any output, however it ends; refunded when it sent none', async () => {
-    // Issue 56, point 2, from the caller's side: reading the text and hanging up before the result
-    // (or letting the call fail after it) must not make a paid agent free.
+    // From the caller's side: reading the text and hanging up before the result (or letting the
+    // call fail after it) must not make a paid agent free (docs/billing.md, "The caller gone").
     const c = await createAccount(p.deps, { org: 'streambuyer', tier: 'pro' });
     await topUp(c.api_key, 500);
     fake.reset();
@@ -427,7 +427,7 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
   });
 
   it('a paid managed loop whose caller reads a step and hangs up is charged: a step can carry the answer', async () => {
-    // Review of issue 56, point 2: a caller's input can have the model answer through the tool it
+    // A caller's input can have the model answer through the tool it
     // calls ("list_files if yes, read_file if not"); reading that step and leaving before the
     // result must not make the paid agent free.
     const published = await p.request('POST', '/agents?allow_no_secrets=true', {

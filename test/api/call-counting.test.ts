@@ -5,7 +5,7 @@ import { bundleOf } from '../helpers/bundles.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /**
- * What a call counts (issue 32, point 7), as a caller sees it over HTTP: a sandboxed call counts 1
+ * What a call counts, as a caller sees it over HTTP: a sandboxed call counts 1
  * against the daily calls (X-RateLimit-Remaining drops, GET /usage agrees) as well as 1 against
  * the sandbox runs; a call refused for its input counts against neither; a run stopped at its
  * deadline records the compute it used.

@@ -209,7 +209,7 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     assert.ok(!missing.text.includes(SECRET));
   });
 
-  it('redacts a secret returned in its encoded forms from the response and the logs (issue 13, point 8)', async () => {
+  it('redacts a secret returned in its encoded forms from the response and the logs', async () => {
     const id = await publishTool(
       'leaker',
       `const t = process.env.API_TOKEN, b = Buffer.from(t), forms = { raw: t, b64: b.toString('base64'), b64url: b.toString('base64url'), hex: b.toString('hex'), url: encodeURIComponent(t), blob: Buffer.from('xy' + t + 'z').toString('base64') }; console.error(JSON.stringify(forms)); console.log(JSON.stringify(forms));`,

@@ -14,7 +14,7 @@ import { BACKENDS, type TestPlatform } from '../helpers/platform.ts';
 import { startRunsPlatform } from '../helpers/schedules.ts';
 
 /**
- * Large values (issue 33, problems 2 and 3) on both stores, through the local server: a run's
+ * Large values (docs/limits.md) on both stores, through the local server: a run's
  * output over 64 KiB is stored in the bundle store behind a reference in its record, read back by
  * the routes, and swept with the record; a run's record and its in-flight marker never fail apart;
  * an output too large to answer inline is answered with a download URL the local server serves

@@ -178,7 +178,7 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
     assert.ok(!text.includes(SECRET));
   });
 
-  it('gives the loop’s sandbox the declared secrets only when its manifest says so, as publishing says (issue 56)', async () => {
+  it('gives the loop’s sandbox the declared secrets only when its manifest says so, as publishing says', async () => {
     // A member may call the workspace's agents but not read its secret values (docs/roles.md); the
     // member steers the model, and the model the loop's bash.
     const m = await createAccount(p.deps, { org: 'loopmember', tier: 'pro' });

@@ -4,7 +4,7 @@ import { createAccount } from '../../functions/core/accounts/account.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /**
- * A manifest's `sandbox` (issue 57, point 2): the vCPUs and memory its runs need, which the AWS
+ * A manifest's `sandbox`: the vCPUs and memory its runs need, which the AWS
  * sandbox rounds up to the smallest Fargate size. Only Fargate's vCPU steps, and within the
  * publishing account's tier (Free 1 vCPU and 2 GiB): an author cannot publish, nor fork into, a
  * size their tier does not allow; the field belongs to the version (PATCH cannot change it).

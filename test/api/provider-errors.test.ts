@@ -13,11 +13,11 @@ import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platfo
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * A provider's error must not carry a server-only prompt to the caller (issue 56, point 11): the
- * attacker is the caller of a public agent whose template they may not read, and the provider's
- * error quotes a piece of the prompt, with its whitespace changed (so removing the exact prompt,
- * as the platform used to, finds nothing). The caller's error, plain, streamed and over MCP, is a
- * fixed message naming the provider's error type; the provider's words go to the owner's log.
+ * A provider's error must not carry a server-only prompt to the caller: the attacker is the caller
+ * of a public agent whose template they may not read, and the provider's error quotes a piece of
+ * the prompt, with its whitespace changed (so removing the exact prompt would find nothing). The
+ * caller's error, plain, streamed and over MCP, is a fixed message naming the provider's error
+ * type; the provider's words go to the owner's log.
  */
 
 const TEMPLATE =

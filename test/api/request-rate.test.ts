@@ -12,8 +12,8 @@ import {
 
 /**
  * Each account's request rate (docs/http.md, "Request rate"), from the side of the tenant whose
- * neighbour pulls large pages (issue 56: one free account pulling 6 MB pages four at a time took
- * another tenant's p50 from 3.8 ms to 285 ms): the heavy account is refused with 429 once its
+ * neighbour pulls large pages (without the rate, one free account pulling 6 MB pages four at a time
+ * slowed another tenant's requests many times over): the heavy account is refused with 429 once its
  * answers' bytes have spent its minute, and the other account is not.
  */
 

@@ -9,7 +9,7 @@ import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platfo
 import { leakyToolScript, secretForms } from '../helpers/secret-forms.ts';
 
 /**
- * Issue 56, point 1: a public agent that declares required_secrets runs on its caller's own secrets,
+ * A public agent that declares required_secrets runs on its caller's own secrets,
  * and whatever its code writes reaches its author's logs. Redaction cannot be the boundary (a value
  * reversed, spaced, base32'd or listed as characters passes it): what a stranger's call produced is
  * the caller's, and the author reads of it only its outline (docs/logs.md, "Whose lines").

@@ -8,7 +8,7 @@ import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platfo
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * Streamed calls (issue 35, point 3): `Accept: text/event-stream` on the call route, on the local
+ * Streamed calls: `Accept: text/event-stream` on the call route, on the local
  * platform over real HTTP, against fake providers that stream in the vendors' own wire formats.
  */
 
@@ -209,7 +209,7 @@ describe('streamed calls (Accept: text/event-stream)', () => {
   });
 
   it('redacts a workspace secret from a managed loop’s streamed words, split or whole, and from its error event', async () => {
-    // Issue 56, point 5: a member's streamed call must not show a secret its result redacts.
+    // A member's streamed call must not show a secret its result redacts.
     const secret = 'open sesame: 4242/zz+Q?ü';
     const put = await p.request('PUT', `/workspaces/${workspace}/secrets`, {
       key,
@@ -250,8 +250,8 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     }
     assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}').data, { note: '[REDACTED]' });
 
-    // A provider error quoting what it was sent: its words never reach the error event (issue 56,
-    // point 11: a fixed message), and the owner's log line has them with the secret redacted.
+    // A provider error quoting what it was sent: its words never reach the error event (a fixed
+    // message), and the owner's log line has them with the secret redacted.
     fake.enqueue({ status: 400, errorMessage: `cannot read tool result "${secret}"` });
     const failed = await stream('keeper', {});
     assert.equal(failed.status, 200);

@@ -12,7 +12,7 @@ import { publishPromptAgent, publishWithFiles } from '../helpers/publish.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * Exporting traces (issue 36, point 4): with the standard OTEL_* variables the platform's spans go
+ * Exporting traces: with the standard OTEL_* variables the platform's spans go
  * to an OTLP receiver on loopback, in protobuf or JSON, the same spans it stores; with none, or
  * OTEL_TRACES_EXPORTER=none, nothing is sent; a collector that never answers neither fails nor
  * holds up a call, and the spans it cost are counted as dropped.

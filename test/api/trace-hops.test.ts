@@ -8,7 +8,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { publishWithFiles } from '../helpers/publish.ts';
 
 /**
- * Traces across sandboxed code (issue 36, points 1 and 2) on the local platform: a sub-call that
+ * Traces across sandboxed code on the local platform: a sub-call that
  * passes on the sandbox's TRACEPARENT, or none, or another trace's; a deadline's open spans;
  * secrets in commands' spans; and a tracer that cannot load.
  */
@@ -113,7 +113,7 @@ console.log(JSON.stringify({ status: r.status, leaf_request: body.metadata.reque
     const leaf = spans.find((s) => s.name === 'call hops/leaf/v1');
     assert.equal(leaf?.parent_span_id, sandbox.span_id);
     assert.equal(leaf?.request_id, res.data.leaf_request);
-    // The command itself hangs under the tool call that ran it (issue 56, point 15).
+    // The command itself hangs under the tool call that ran it.
     const tool = spans.find(
       (s) => s.name === 'execute_tool bash' && s.request_id === res.metadata.request_id,
     );

@@ -9,7 +9,7 @@ import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platfo
 import { publishPromptAgent } from '../helpers/publish.ts';
 
 /**
- * Traces of calls (issue 36, points 1 to 3) on the local platform over real HTTP: the trace id in
+ * Traces of calls on the local platform over real HTTP: the trace id in
  * every answer, the caller's traceparent honoured, the spans of a prompt agent's call, and who may
  * read them.
  */

@@ -4,7 +4,7 @@ import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-ll
 import { type ApiResponse, errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /**
- * Issue 13, point 5, from the attacker's side: every way of referring to an agent or skill (the
+ * Visibility, from the attacker's side: every way of referring to an agent or skill (the
  * call path, X-Platform-Skills, X-Platform-Skills-Only, default_skills at publish and at call time,
  * manifest dependencies, fork, service and schedule deploys) goes through one visibility check.
  * Another workspace's private agent or skill is 403 FORBIDDEN (docs/roles.md), and a private

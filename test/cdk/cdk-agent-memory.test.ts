@@ -14,10 +14,10 @@ process.env.CDK_VALIDATION = 'false';
 
 /**
  * The functions that run agents wait on a model or a sandbox for most of what they are billed, at
- * their configured memory (issue 57, point 4). They get what their measured work needs: the calls
- * function's peak resident set was 197 MB (npm run bench:aws-cost, docs/performance.md), so
- * 384 MB, not 1 GB (measured with Lambda's CPU share of it: platform-function.ts); no function gets
- * more than the others' 512 MB.
+ * their configured memory. They get what their measured work needs: the calls function's peak
+ * resident set is about half of 384 MB over every shape of the cost bench (npm run bench:aws-cost;
+ * the figure: docs/performance.md, "AWS cost"), so 384 MB, not 1 GB (measured with Lambda's CPU
+ * share of it: platform-function.ts); no function gets more than the others' 512 MB.
  */
 
 const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-memory-'));

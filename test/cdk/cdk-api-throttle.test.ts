@@ -11,7 +11,7 @@ import { foldedTemplate } from '../helpers/folded-template.ts';
 process.env.CDK_VALIDATION = 'false';
 
 /**
- * The API stage's throttle (issue 58, point 3): one ceiling for every account together, which an
+ * The API stage's throttle: one ceiling for every account together, which an
  * infra team sizes to its account's Lambda concurrency (`-c apiThrottleRps=N -c apiThrottleBurst=N`;
  * docs/deploy.md, "Context values"); 100 a second with bursts of 200 unless told.
  */

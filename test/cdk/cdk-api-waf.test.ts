@@ -9,7 +9,7 @@ import { WAF_MANAGED_GROUPS, WAF_RATE_PER_ADDRESS } from '../../lib/constructs/a
 import { foldedTemplate } from '../helpers/folded-template.ts';
 
 /**
- * `-c waf=on` (issue 58, point 3): an AWS WAF web ACL with AWS's managed rule groups and a
+ * `-c waf=on`: an AWS WAF web ACL with AWS's managed rule groups and a
  * rate-based rule per source address in front of the API stage, so that what it refuses costs no
  * function and no table write. Synthesized with cdk-nag's checks on, which fail the synthesis on
  * any finding not acknowledged: with the web ACL, the stage's "no WAF" finding (APIG3) is met,

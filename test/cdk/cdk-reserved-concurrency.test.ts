@@ -13,7 +13,7 @@ import { foldedTemplate } from '../helpers/folded-template.ts';
 process.env.CDK_VALIDATION = 'false';
 
 /**
- * Reserved concurrency of the functions that run agents (issue 58, point 3): context an infra team
+ * Reserved concurrency of the functions that run agents: context an infra team
  * sets once it knows its account's Lambda quota (`-c callsConcurrency=N -c mcpConcurrency=N
  * -c scheduleFireConcurrency=N`), none by default, since a new account's quota may leave nothing to
  * reserve (Lambda keeps 100 unreserved) and the stack would then fail to deploy.

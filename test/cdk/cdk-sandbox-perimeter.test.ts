@@ -1,5 +1,5 @@
 /**
- * Issue 58, point 1: the sandbox reaches only its own objects. Tried from the other side, on the
+ * The sandbox reaches only its own objects. Tried from the other side, on the
  * synthesized templates: a sandboxed command that brought keys of another account sends what it
  * holds through each interface endpoint of the sandbox VPC, to its own account's log groups and
  * registries, and the endpoint's policy (as AWS would evaluate it: @cloud-copilot/iam-simulate, an
@@ -268,7 +268,7 @@ describe('the sandbox VPC’s DNS Firewall: the names a task needs, NXDOMAIN for
   });
 });
 
-describe('the bundle bucket’s policy: a run’s inputs are read through a VPC endpoint only (issue 58, point 2)', () => {
+describe('the bundle bucket’s policy: a run’s inputs are read through a VPC endpoint only', () => {
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   const { stateful } = addAgenthostStacks(app);
   const template = Template.fromStack(stateful);
@@ -339,7 +339,7 @@ describe('the bundle bucket’s policy: a run’s inputs are read through a VPC 
   });
 });
 
-describe('the run inputs’ KMS key: its use granted to the roles that run sandboxes only (issue 58, point 2)', () => {
+describe('the run inputs’ KMS key: its use granted to the roles that run sandboxes only', () => {
   const template = stateless();
   const keys = Object.entries(template.findResources('AWS::KMS::Key') as Record<string, Resource>);
   const [keyId, key] = keys.find(([id]) => id.includes('RunInputsKey')) ?? [];

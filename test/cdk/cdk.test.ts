@@ -224,7 +224,7 @@ describe('stateless stack: API generated from the route table', () => {
     }
     // An existing deployment updates in place: CloudFormation creates an update's new resources
     // before it deletes the old ones, so a greedy child never goes where a variable child was,
-    // with one method per route and an ANY on every prefix (the tree before issue 58).
+    // with one method per route and an ANY on every prefix (the tree of earlier builds).
     const before = new Set(
       routeList.flatMap(([, r]) => {
         const segments = r.path.split('/').filter(Boolean);
@@ -250,12 +250,12 @@ describe('stateless stack: API generated from the route table', () => {
     }
   });
 
-  test('no stack holds more than 300 of CloudFormation’s 500 resources, with every option on (issue 58, point 4)', () => {
-    // 467 in one stack by issue 58, point 1; 366 since a one-module subtree of the API is one
-    // resource (api-resource-tree.ts); 369 with the run inputs' key, WAF and X-Ray. The sandbox
-    // (its VPC, cluster, key and the pool's refill) and the operations (alarms, dashboard,
-    // housekeeping) are nested stacks since: the parent keeps what has a name users or data depend
-    // on (the API, the functions the schedules target, the services' load balancer, the secrets).
+  test('no stack holds more than 300 of CloudFormation’s 500 resources, with every option on', () => {
+    // Room to grow (docs/deploy.md, "Stacks"): a one-module subtree of the API is one resource
+    // (api-resource-tree.ts), and the sandbox (its VPC, cluster, key and the pool's refill) and the
+    // operations (alarms, dashboard, housekeeping) are nested stacks: the parent keeps what has a
+    // name users or data depend on (the API, the functions the schedules target, the services' load
+    // balancer, the secrets).
     const everything = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const stacks = addAgenthostStacks(everything, { services: SERVICES, waf: 'on', tracing: 'xray' });
     const count = (stack: Stack) => Object.keys(Template.fromStack(stack).toJSON().Resources).length;
@@ -1575,7 +1575,7 @@ describe('cdk-nag AwsSolutions and Serverless', () => {
   }
 });
 
-describe('stateless stack: no failed event vanishes (cdk-nag Serverless, issue 58)', () => {
+describe('stateless stack: no failed event vanishes (cdk-nag Serverless)', () => {
   const services = stateless.services as ServiceHosting;
   const queue = { 'Fn::GetAtt': [logicalIdOf(stateless.schedules.deadLetters), 'Arn'] };
 
@@ -1853,9 +1853,9 @@ describe('agent-call timeout (deploy-time setting)', () => {
     const integration = (m: CfnResourceJson) =>
       m.Properties.Integration as { TimeoutInMillis: number; ResponseTransferMode?: string; Uri: unknown };
     const streamed = methods.filter((m) => integration(m).ResponseTransferMode === 'STREAM');
-    // The call route and POST /mcp (a tool call with a progress token is a streamed call: issue 57,
-    // point 5): their integrations stream (a streamed call runs up to 300 s), through Lambda's
-    // response-streaming invocation.
+    // The call route and POST /mcp (a tool call with a progress token is a streamed call): their
+    // integrations stream (a streamed call runs up to 300 s), through Lambda's response-streaming
+    // invocation.
     assert.deepEqual(
       streamed.map((m) => /(Calls|Mcp)Function/.exec(JSON.stringify(integration(m).Uri))?.[1]).sort(),
       ['Calls', 'Calls', 'Calls', 'Calls', 'Mcp'],

@@ -10,7 +10,7 @@ import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-ll
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /**
- * The CLI's account and workspace administration (issue 18, point 5) as its users run it, against
+ * The CLI's account and workspace administration as its users run it, against
  * the local platform: its command tree in this process (helpers/cli-in-process.ts says why not a
  * subprocess each). secrets, keys, workspaces (and `use`), tasks, usage and
  * billing: each command's human and --json output with real values, and the failures with their

@@ -8,7 +8,7 @@ import { runCli } from '../helpers/process.ts';
 
 /**
  * Strings others set reach the CLI user's terminal: a workspace name, a tool's stderr in the logs,
- * a message the CLI relays. Their control characters must arrive escaped (issue 32): raw, an ESC
+ * a message the CLI relays. Their control characters must arrive escaped: raw, an ESC
  * sequence retitles or clears the terminal, CR overwrites the line printed, BEL rings.
  */
 

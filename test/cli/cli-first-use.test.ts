@@ -11,7 +11,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { runCli } from '../helpers/process.ts';
 
 /**
- * What a new user meets in the CLI's output (issue 32): error lines that name their code, call
+ * What a new user meets in the CLI's output: error lines that name their code, call
  * --json with the answer's headers, next steps that run when copied, a tool call's log line, and a
  * sign-in hint that names the key file of the data dir in use.
  */

@@ -16,7 +16,7 @@ import { runCli, spawnCli } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * `agenthost init` and `agenthost run` (issue 18): every type init writes publishes and answers as
+ * `agenthost init` and `agenthost run`: every type init writes publishes and answers as
  * written (prompt and agent through the fake LLM, tool in the bubblewrap sandbox, the service
  * deployed, the skill published and attached), and `run` gives the same answer from the directory
  * without publishing, with the platform's input validation and secrets rule. Each command by the
@@ -224,7 +224,7 @@ describe('agenthost init and run', () => {
   it('tool: publishes and runs in the sandbox; run packs and runs the same bundle', async () => {
     await init('tool', 'counter');
     // It declares no secrets: the platform refuses it until the author says it needs none, and the
-    // one line names the flag that says so (issue 18 point 6).
+    // one line names the flag that says so.
     const refused = await runCliInProcess(['publish', dirOf('counter')], platformEnv());
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(

@@ -15,7 +15,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * The CLI as a user installs it (issue 56 point 12): `npm run cli:pack`'s tarball installed with
+ * The CLI as a user installs it: `npm run cli:pack`'s tarball installed with
  * `npm install -g --prefix` into a temporary prefix, offline, and run from a directory outside the
  * clone, both on the machine's own Node (20 on the project's machines: it runs no TypeScript) and on
  * the pinned one. Its help and version, commands against a platform, init's next steps run as

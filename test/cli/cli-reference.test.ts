@@ -21,7 +21,7 @@ describe('docs/cli.md', () => {
     assert.equal(committed, cliReference(pkg.version), 'docs/cli.md is stale: run npm run cli:docs');
   });
 
-  // Issue 18 point 7: the reference lists every command with an example. A command added without
+  // The reference lists every command with an example. A command added without
   // one fails here, not in a reader's hands.
   it('shows an example of running it in the help of every leaf command', () => {
     const leaves = leafCommands();

@@ -13,7 +13,7 @@ import { startRunsPlatform } from '../helpers/schedules.ts';
 /**
  * `agenthost schedules …` as its users run it: the CLI's command tree (in this process:
  * helpers/cli-in-process.ts says why not a subprocess each) against the local platform, a prompt
- * agent on the fake LLM, alerts and webhooks on loopback only (issue 18, point 5).
+ * agent on the fake LLM, alerts and webhooks on loopback only.
  */
 
 type Schedule = {

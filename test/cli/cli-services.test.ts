@@ -13,7 +13,7 @@ import { waitFor } from '../helpers/wait-for.ts';
 /**
  * `agenthost services …` as its users run it: the CLI as a subprocess against the local platform,
  * deploying real always-on apps in the sandbox (bubblewrap), reached through their gateway URLs on
- * loopback (issue 18, point 5).
+ * loopback.
  */
 
 const TOKEN = 'cli-svc-token-5e6f7a8b9c';

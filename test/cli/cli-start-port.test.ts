@@ -1,5 +1,5 @@
 /**
- * `npm start` on a port something else listens on (issue 56): it stops before it creates the owner
+ * `npm start` on a port something else listens on: it stops before it creates the owner
  * account or prints a key, says CONFLICT, and prints a command that, run as printed, starts the
  * platform on a free port with the same data dir.
  */

@@ -19,7 +19,7 @@ import { runCli, runCliOnTerminal, spawnCli } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * The CLI as its users run it against the local platform (issue 18). Each command's success, its
+ * The CLI as its users run it against the local platform. Each command's success, its
  * --json, and the failures a person must be able to act on (one line, the code, the fix; documented
  * exit codes; no stack trace). The process itself (its version, usage mistakes, an unreachable
  * platform, keys from flags, variables and profiles, a terminal, --stream, logs --follow) as a

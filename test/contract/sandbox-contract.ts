@@ -170,8 +170,8 @@ export function sandboxContract(label: string, open: () => Promise<SandboxFixtur
       assert.equal((await session.exec('cat kept.txt')).stdout, 'kept\n');
     });
 
-    // Issue 33: the spawner once released a child's stdin before it was written out, so stdin
-    // and the set-up data (bwrap's options: the env, secrets included) were cut at about 143 KiB.
+    // A spawner that released a child's stdin before it was written out would cut stdin and the
+    // set-up data (bwrap's options: the env, secrets included) at about 143 KiB.
     it('stdin of 5 MB and 64 KiB env values arrive whole', async () => {
       const big = (n: number, seed: string) => seed.repeat(Math.ceil(n / seed.length)).slice(0, n);
       const env = {

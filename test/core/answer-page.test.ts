@@ -1,5 +1,5 @@
 /**
- * List pages bounded by size as well as count (issue 33, problem 3's lists): on AWS an answer over
+ * List pages bounded by size as well as count: on AWS an answer over
  * a Lambda response's 6 MB is a 502. sizedPage (functions/core/payloads/answer-page.ts) on its
  * own, with a small budget; test/e2e/large-values.test.ts lists real schedules at the real budget
  * on both deployments.

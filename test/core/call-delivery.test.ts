@@ -5,7 +5,7 @@ import { CallReport } from '../../functions/core/calls/call-report.ts';
 import { PlatformError } from '../../functions/shared/errors.ts';
 
 // What a streamed call sent decides whether its failure is refunded (docs/billing.md, "The caller
-// gone"): CallReport.delivering notes it. Review of issue 56, point 2.
+// gone"): CallReport.delivering notes it.
 
 /** A report of a streamed call, and the events that reached its stream. */
 function streamedReport(signal = new AbortController().signal) {

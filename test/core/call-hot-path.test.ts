@@ -1,9 +1,10 @@
 /**
  * The work one successful prompt-agent call does through the local platform, where the gateway
- * bench's profile found waste (docs/performance.md, issue 16): how many store operations it makes,
- * counted through the Store port (a counting proxy around the deps' store), so a change that adds a
- * read to the call path, or reads again what an earlier step of the same call already has, fails
- * here; that the model is not reached through the global fetch; and that no abort is made.
+ * bench's profile found waste (docs/performance.md, "Call gateway overhead"): how many store
+ * operations it makes, counted through the Store port (a counting proxy around the deps' store), so
+ * a change that adds a read to the call path, or reads again what an earlier step of the same call
+ * already has, fails here; that the model is not reached through the global fetch; and that no
+ * abort is made.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -1,6 +1,5 @@
 /**
- * A long log line keeps its start and its end with a marker (issue 33, problem 7): a 300 KB line
- * was kept locally as one 4,000-character slice of its middle with no marker, and whole on AWS.
+ * A long log line keeps its start and its end with a marker, alike locally and on AWS (docs/logs.md).
  * The cutter (functions/shared/log-line-cutter.ts) is what both the local service host's log pump
  * and the ECS app launcher run; here on its own and through the local log pump.
  */

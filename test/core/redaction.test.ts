@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { redactSecrets } from '../../functions/shared/redact-secrets.ts';
 
-// Issue 13, point 8: user code that prints a secret encoded (base64, base64url, hex, URL
+// User code that prints a secret encoded (base64, base64url, hex, URL
 // encoding), alone or inside a longer encoded blob, does not get it past redaction.
 
 const SECRET = 'sk_live_Zx9/+q?w&=ü';

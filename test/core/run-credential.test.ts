@@ -15,7 +15,7 @@ import {
 import { BACKENDS, errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /**
- * Issue 13, point 1, from the attacker's side: an orchestrator run's PLATFORM_SERVICE_KEY is a run
+ * From the attacker's side: an orchestrator run's PLATFORM_SERVICE_KEY is a run
  * credential, not an account key. It authenticates only calls to the dependencies its manifest
  * declares, while its run lasts; every other authenticated route of the route table answers 401,
  * and the caller's account is left as it was.

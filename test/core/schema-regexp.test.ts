@@ -4,7 +4,7 @@ import { createAccount } from '../../functions/core/accounts/account.ts';
 import { compileInputValidator } from '../../functions/core/agents/user-schema.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
-// Issue 13, point 4: a user's JSON Schema pattern is matched on a linear-time engine (RE2), so a
+// A user's JSON Schema pattern is matched on a linear-time engine (RE2), so a
 // catastrophic-backtracking pattern cannot hold the shared event loop; patterns RE2 cannot run
 // (backreferences, lookaround) are refused at publish with a 400 naming the field.
 

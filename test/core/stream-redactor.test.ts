@@ -5,7 +5,7 @@ import { redactedEvents } from '../../functions/core/calls/redacted-events.ts';
 import { redactSecrets } from '../../functions/shared/redact-secrets.ts';
 import { StreamRedactor } from '../../functions/shared/stream-redactor.ts';
 
-// Issue 56, point 5: a streamed answer's pieces redacted so that what they add up to is the
+// A streamed answer's pieces redacted so that what they add up to is the
 // redaction of the whole text, a secret split across two pieces included.
 
 /** The text cut at `cuts` (positions, in any order), pushed piece by piece; what came out, whole. */

@@ -1,6 +1,6 @@
 /**
  * A call's trace as its log line stores it (functions/core/traces/trace-record.ts): compact, so
- * that the bytes it adds to each call stay few (issue 36, point 5), and read back exactly as it was
+ * that the bytes it adds to each call stay few (docs/traces.md, "Cost"), and read back exactly as it was
  * recorded. Here the encoding on its own; the API tests read traces through the route.
  */
 import assert from 'node:assert/strict';

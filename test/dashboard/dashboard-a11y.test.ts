@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { seedDashboardDemo } from '../../scripts/dashboard-demo-data.ts';
 import { type DashboardHarness, startDashboard } from '../helpers/dashboard.ts';
 
-/** WCAG 2.1 A and AA: what the "keyboard accessible, light and dark" is measured against. */
+/** WCAG 2.1 A and AA: what "keyboard accessible, light and dark" is measured against. */
 const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 /**

@@ -31,7 +31,7 @@ const OUTLINE = 'outline (another author’s agent: timing and outcome only)';
 const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 /**
- * A call's trace in Chromium (issue 36, point 3), over calls made in the page: alpha's managed
+ * A call's trace in Chromium, over calls made in the page: alpha's managed
  * loop runs a command in its sandbox and calls beta's public agent (shown in outline), and the
  * playground's "View trace" opens the waterfall, whose rows, nesting and bars are checked against
  * the API's answer for the same call; a log line's Trace link opens the same page; a failed call's

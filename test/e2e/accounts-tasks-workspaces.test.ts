@@ -258,7 +258,7 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(secret.status, 403);
       assert.equal(errorOf(secret).code, 'FORBIDDEN');
     });
-    it('withdraws a removed owner’s invitations, bounds workspaces by tier and pages the inbox (issue 56)', async () => {
+    it('withdraws a removed owner’s invitations, bounds workspaces by tier and pages the inbox', async () => {
       const original = await d.createAccount(`wd-original-${kind}`, 'free');
       const attacker = await d.createAccount(`wd-attacker-${kind}`, 'free');
       const second = await d.createAccount(`wd-second-${kind}`, 'free');
@@ -310,7 +310,7 @@ for (const kind of DEPLOYMENTS) {
       assert.deepEqual(made, [201, 201, 201, 403]);
     });
 
-    it('refuses a free account whose large pages spent its request units, not another tenant (issue 56); past its rate, no write', async (t) => {
+    it('refuses a free account whose large pages spent its request units, not another tenant; past its rate, no write', async (t) => {
       const heavy = await d.createAccount(`rate-heavy-${kind}`, 'free');
       const light = await d.createAccount(`rate-light-${kind}`, 'free');
       for (let i = 0; i < 20; i++) {

@@ -14,7 +14,7 @@ import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-ll
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * The platform's own request ids on AWS (issue 57, point 4): the emulated deployment's functions
+ * The platform's own request ids on AWS: the emulated deployment's functions
  * mint `req_<UUID v7>` as the local server does, instead of reporting API Gateway's random id, so a
  * call's record is found from its id alone and its trace line needs no index entry of its own
  * (GSI2: two write units in the record's transaction). API Gateway's id (its access log's, the
@@ -117,7 +117,7 @@ describe('request ids and writes of a call on AWS (emulated deployment)', { time
       const writes = meter.writes.slice(from, released + 1);
       const units = writes.reduce((sum, w) => sum + w.units, 0);
       perCall.push(units);
-      // What a prompt call writes, in write units (issue 57's cost figures read the same meter).
+      // What a prompt call writes, in write units (the cost bench reads the same meter).
       console.log(
         `call ${n}: ${units} write units in ${writes.map((w) => `${w.operation} ${w.units}`).join(', ')}; its line ${JSON.stringify(record.byPlace)}`,
       );

@@ -117,7 +117,7 @@ for (const kind of DEPLOYMENTS) {
     });
 
     it('charges a streamed paid call whose caller hangs up after the first delta; refunds one that left before any', async () => {
-      // Issue 56, point 2, from the caller's side: on the emulated deployment the client going away
+      // From the caller's side: on the emulated deployment the client going away
       // reaches the calls Lambda as API Gateway closing its response stream.
       const buyer = await d.createAccount(`streamer-${kind}`, 'pro');
       const balance = async () =>

@@ -21,10 +21,9 @@ import { lambdaBytes, sameText } from '../helpers/large-values.ts';
 import type { ApiResponse } from '../helpers/platform.ts';
 
 /**
- * Large values on both deployments (issue 33), each sent to `npm start` and to the emulated AWS
- * deployment with the same expectations. Problem 1: a 5 MB call input, a ~300 KB schedule
- * input_data and three 64 KiB secrets reach a tool whole (it prints their SHA-256). Problems 2
- * and 3: a schedule run with a ~600 KB
+ * Large values on both deployments (docs/limits.md), each sent to `npm start` and to the emulated
+ * AWS deployment with the same expectations. A 5 MB call input, a ~300 KB schedule input_data and
+ * three 64 KiB secrets reach a tool whole (it prints their SHA-256). A schedule run with a ~600 KB
  * output (trigger, and a webhook with an idempotency key and its retry) is answered, listed with
  * the same bytes and never called interrupted; a tool output of quotes too large for a Lambda
  * response is answered with a download URL serving its exact JSON; one just under the bound inline.

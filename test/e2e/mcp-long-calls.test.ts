@@ -9,11 +9,11 @@ import { connectMcp, postMcpAs } from '../helpers/mcp-client.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * A long MCP tool call on both deployments (issue 57, point 5). A `tools/call` with a progress
- * token is a streamed call, given a streamed call's deadline (up to 300 s); on AWS the `/mcp`
- * route's integration was buffered, so a 40 s call got API Gateway's 504 at 29 s, left no call
- * record, and its function, killed at 34 s, left its concurrency slot held until the lease's
- * expiry, about 5.5 minutes. The route now streams on AWS as the call route does: the call runs its
+ * A long MCP tool call on both deployments. A `tools/call` with a progress token is a streamed
+ * call, given a streamed call's deadline (up to 300 s); behind a buffered integration on AWS a
+ * 40 s call would get API Gateway's 504 at 29 s and leave no call record, and its function, killed
+ * at 34 s, would leave its concurrency slot held until the lease's expiry, about 5.5 minutes. The
+ * route streams on AWS as the call route does: the call runs its
  * 40 s, its progress arrives as it runs, it is recorded, and right after it the account's whole
  * concurrency is usable at once. A client that leaves such a call's stream ends the call (its
  * record says so at once, not when the model would have finished) and frees its slot. Real time,

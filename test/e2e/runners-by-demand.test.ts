@@ -12,7 +12,7 @@ import { publishWithFiles } from '../helpers/publish.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * Runners by demand on the emulated deployment (issue 57, point 2), on an account with 4 vCPUs of
+ * Runners by demand on the emulated deployment, on an account with 4 vCPUs of
  * Fargate (PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA) and the pool's default ceiling of 10 tasks:
  * twelve tools of two workspaces, called one after another and then all at once, each answer 200
  * or 503 with Retry-After (never a 500), and the account never runs more than its quota nor the
@@ -136,7 +136,7 @@ describe('sandbox runners by demand on the emulated deployment', { timeout: 300_
     );
     // All at once on this 2-core machine under the rest of the suite, a run that got its runner late
     // can pass the buffered call's 28 s: the platform's own TIMEOUT, retryable, never a 500. It is
-    // counted and bounded below, not taken for a refusal (issue 57's note: an early 503 instead is next).
+    // counted and bounded below, not taken for a refusal (an early 503 instead would be the next step).
     if (res.status === 504 && options.timeoutAllowed) {
       assert.equal(res.body.error.code, 'TIMEOUT', res.text);
       return 504;

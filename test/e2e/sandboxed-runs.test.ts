@@ -90,7 +90,7 @@ for (const kind of DEPLOYMENTS) {
     });
 
     if (kind === 'emulated') {
-      it("shows an operator's script with the AWS SDK the sandbox's ECS tasks, their size and capacity provider, within the account's quota (issue 57)", async () => {
+      it("shows an operator's script with the AWS SDK the sandbox's ECS tasks, their size and capacity provider, within the account's quota", async () => {
         // As a script pointed at the deployment's ECS (the endpoints file names it) would read it.
         const endpoints = readEndpointsFile(d.dataDir);
         assert.ok(endpoints?.ecsEndpoint);
@@ -106,7 +106,7 @@ for (const kind of DEPLOYMENTS) {
           const tasks = await listFargateTasks(ecs);
           assert.ok(tasks.length > 0, 'its task is listed');
           for (const t of tasks) {
-            // The default runner's size (issue 57): no agent here declares another.
+            // The default runner's size: no agent here declares another.
             assert.equal(t.cpu, String(DEFAULT_RUNNER_SIZE.cpu), t.taskArn);
             assert.equal(t.memory, String(DEFAULT_RUNNER_SIZE.memory), t.taskArn);
             // The floor's runners on Spot (sandboxSpot's default), a run's own on demand.
@@ -205,7 +205,7 @@ if (input.phase === 'leave') {
       assert.ok(err.code.length > 0);
     });
 
-    it('keeps a stranger’s call’s stderr from the public tool’s author, in every form, and shows the author its own (issue 56)', async () => {
+    it('keeps a stranger’s call’s stderr from the public tool’s author, in every form, and shows the author its own', async () => {
       const id = await publish(
         {
           name: 'leaky',
@@ -247,7 +247,7 @@ if (input.phase === 'leave') {
         assert.ok(text.includes(form), `the author's own call shows its stderr whole (${name})`);
     });
 
-    it('gives a loop’s bash the declared secret only when the manifest says so, for a member who calls it (issue 56)', async () => {
+    it('gives a loop’s bash the declared secret only when the manifest says so, for a member who calls it', async () => {
       const member = await d.createAccount(`loop-member-${kind}`);
       await joinWorkspace(d.request, ws, d.ownerKey, { key: member.key, id: member.accountId });
       const printed = async (name: string, loop: Record<string, unknown>) => {
@@ -320,7 +320,7 @@ if (input.phase === 'leave') {
       assert.match(said, /\b3\b/, `the tool ran in the sandbox and answered: ${said}`);
     });
     it('reports a loop’s command that fails as failed to the model, in the trace and in the log', async () => {
-      // Issue 56, point 15: the sandbox's exit status (the ECS runner's on the emulated deployment)
+      // The sandbox's exit status (the ECS runner's on the emulated deployment)
       // is the tool call's outcome everywhere, and the command's exec span hangs under that call.
       const id = await publish(
         {

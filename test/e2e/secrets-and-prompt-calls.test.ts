@@ -131,7 +131,7 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(published.status, 201, published.text);
       const caller = await d.createAccount(`caller-${kind}`, 'free');
       // The provider's error quotes a piece of the server-only template, its whitespace changed:
-      // the caller gets a fixed message and the vendor's error type (issue 56, point 11).
+      // the caller gets a fixed message and the vendor's error type.
       const quoting = { status: 500, errorMessage: 'cannot process "velvet\n kumquat  at noon"' };
       fake.enqueue(quoting);
       const failed = await d.request('POST', '/local/greeter/v1/run', {

@@ -161,7 +161,7 @@ for (const kind of DEPLOYMENTS) {
         },
         wait,
       );
-      // A 300 KiB line is kept as its first and last 8 KiB around a marker, alike on both (issue 33).
+      // A 300 KiB line is kept as its first and last 8 KiB around a marker, alike on both.
       const long = await waitFor(
         'the long line in the logs',
         async () => {

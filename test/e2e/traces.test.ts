@@ -9,7 +9,7 @@ import {
 } from '../helpers/fake-llm-providers.ts';
 
 /**
- * One trace across three hops and two accounts (issue 36, point 6), on both deployments: alpha's
+ * One trace across three hops and two accounts, on both deployments: alpha's
  * managed loop `planner` calls beta's public managed loop `middle`, which calls beta's public tool
  * `leaf`. The tree, its attributes and what each account sees of it are read back through
  * GET /agents/{id}/calls/{request_id}/trace from each side.

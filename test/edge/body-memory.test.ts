@@ -46,7 +46,7 @@ function post(
 /** The linger of this suite's platform (PLATFORM_LINGER_MS): short, so its tests wait less than the default 5 s. */
 const LINGER_MS = 2_000;
 
-describe('request bodies: refused before reading, bounded in memory (issue 13, point 3)', () => {
+describe('request bodies: refused before reading, bounded in memory', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
   let owner: { key: string };
@@ -121,12 +121,12 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
   }
 
   it('a chunked JSON call body (no declared length) over the limit is 413 DOCUMENT_TOO_LARGE, not 400', async () => {
-    // Issue 17, point 2: the call route once answered 400 here while every other route said 413.
+    // The call route answers 413 here as every other route does, not 400.
     const res = await chunkedJson('/bodyco/reader/v1/run', 'text', 7 * MB);
     assert.equal(res.status, 413, res.why);
     const error = (JSON.parse(res.text) as { error: { code: string; message: string } }).error;
     assert.equal(error.code, 'DOCUMENT_TOO_LARGE');
-    // The call route's limit is AWS's event budget, counted as carried (issue 33, problem 8).
+    // The call route's limit is AWS's event budget, counted as carried.
     assert.match(error.message, /6,225,920 bytes as it is carried/);
   });
 
@@ -318,10 +318,10 @@ describe('request bodies: refused before reading, bounded in memory (issue 13, p
     });
   });
 
-  // The issue's bound: twelve parallel unauthenticated 99 MB POSTs raise RSS by under 50 MB. Before
-  // the fix each was read whole (with several copies) before the key was checked: the rise was
-  // about 900 MB (docs/performance.md). After it nothing of the bodies is kept (the rise measured is
-  // under 1 MB), so the bound has a margin of 50x over what is measured and 18x under the old rise.
+  // The bound: twelve parallel unauthenticated 99 MB POSTs raise RSS by under 50 MB. Each read whole
+  // (with several copies) before the key was checked, they would raise it by hundreds of MB; with
+  // the key checked first nothing of the bodies is kept (docs/performance.md, "Request body
+  // memory"), so the bound has a wide margin either way.
   // The client's one 99 MB buffer is allocated before the baseline and shared by all twelve requests.
   it('twelve parallel unauthenticated 99 MB POSTs raise RSS by under 50 MB', async () => {
     const big = Buffer.alloc(99 * MB, 0x20);

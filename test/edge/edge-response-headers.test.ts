@@ -8,7 +8,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /*
  * The headers of every answer (functions/platform/edge/response-headers.ts) are built from what the
- * request's units counted: building them reads, and never writes (issue 34, point 2). A request no
+ * request's units counted: building them reads, and never writes. A request no
  * unit counted shows no rate limit rather than being counted while its answer is built.
  */
 

@@ -68,7 +68,7 @@ describe('the buffered Lambda shell', () => {
     ]);
     assert.equal(seen.header, 'one, two');
     assert.equal(Buffer.from(seen.body, 'base64').toString('hex'), '000102ff');
-    // The platform's own id (time-ordered, as locally), API Gateway's kept beside it (issue 57).
+    // The platform's own id (time-ordered, as locally), API Gateway's kept beside it.
     const { requestId, ...context } = seen.context;
     assert.ok(requestIdTime(requestId) !== undefined, `${requestId} is minted by the platform`);
     assert.deepEqual(context, { gatewayRequestId: 'abc', address: '127.0.0.7', bodyBuffered: true });

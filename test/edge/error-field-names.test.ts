@@ -8,7 +8,7 @@ import { fastNotifier } from '../helpers/schedules.ts';
 import { publishAlwaysOn } from '../helpers/services.ts';
 
 /*
- * Issue 17, point 2: a 400 INVALID_INPUT names the field the client sent (`body.<path>`,
+ * A 400 INVALID_INPUT names the field the client sent (`body.<path>`,
  * `query.<name>`), never a neighbour, a parent or a field it did not send. Driven by the route
  * table: for every route with a JSON body, every field its zod schema declares (and the nested
  * objects and array elements of the valid body) is sent wrong on its own, from a wrong type to a
@@ -232,7 +232,7 @@ const fillPath = (template: string, ids: Record<string, string>) =>
 
 // ---------------------------------------------------------------------------------------------
 
-describe('400 INVALID_INPUT names exactly the field that was sent (issue 17, point 2)', () => {
+describe('400 INVALID_INPUT names exactly the field that was sent', () => {
   let p: TestPlatform;
   let key: string;
   let org: string;

@@ -10,7 +10,7 @@ import { EVENT_BODY_BYTES, MAX_BINARY_BODY_BYTES } from '../../functions/shared/
 /**
  * The local server's count of a body (CarriedBodyMeter, as it reads) and the handler's count of
  * AWS's event (eventBodyCarriedBytes) agree with what the event's JSON takes, which is what Lambda
- * counts (issue 33, problem 8).
+ * counts.
  */
 
 /** What a text body takes inside the event's JSON. */

@@ -39,7 +39,7 @@ function rawRequest(
   });
 }
 
-describe('hostile input: no request stops the process (issue 13, point 2)', () => {
+describe('hostile input: no request stops the process', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
   let owner: { key: string; ws: string };

@@ -1,6 +1,6 @@
 /**
- * The lingering close's drain is shared out (issue 32, point 2): every refused upload that never
- * finishes is a stream of buffers the garbage collector frees late, so a flood of them cost the
+ * The lingering close's drain is shared out: every refused upload that never finishes is a stream
+ * of buffers the garbage collector frees late, so a flood of them drained whole would cost the
  * platform over 100 MB. The full drain (DRAIN_BYTES) goes to FULL_DRAINS_AT_ONCE connections at a
  * time; a refusal past them reads at most SHORT_DRAIN_BYTES more. Measured on the server's own
  * sockets (bytes read after the answer), from the side of a client that uploads and never stops.

@@ -6,7 +6,7 @@ import { errorAnswer } from '../../functions/platform/edge/error-mapping.ts';
 import type { SandboxSession } from '../../functions/ports/sandbox.ts';
 
 /**
- * A run for which no sandbox could start in time (issue 57, point 2: past the platform's ceiling
+ * A run for which no sandbox could start in time (past the platform's ceiling
  * of sandboxes or its cloud account's Fargate quota) answers 503 SERVICE_UNAVAILABLE with
  * Retry-After and a message naming the cause, never a 500: the session's error as the ECS adapter
  * raises it, through the run's session as core opens it, to the answer the edge builds.

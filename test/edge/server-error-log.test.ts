@@ -1,9 +1,8 @@
 /**
- * Each 5xx the platform answers leaves its operator one log line at the default level (issue 32,
- * point 10): a 504 after a call's deadline and a 502 from a provider used to leave none, and a
- * service gateway's 502 none either. Tried from the operator's side: the platform as `agenthost
- * start` runs it, its log read as it writes it; the service gateway of the local host with the
- * log the platform gives it.
+ * Each 5xx the platform answers leaves its operator one log line at the default level: a 504 after
+ * a call's deadline, a 502 from a provider and a service gateway's 502 among them. Tried from the
+ * operator's side: the platform as `agenthost start` runs it, its log read as it writes it; the
+ * service gateway of the local host with the log the platform gives it.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -209,7 +208,7 @@ createServer((req) => req.socket.destroy()).listen(Number(process.env.PORT));
 });
 
 describe('the operator line on AWS', () => {
-  it('names API Gateway’s own id beside the platform’s, so the access log’s line is found (issue 57)', async () => {
+  it('names API Gateway’s own id beside the platform’s, so the access log’s line is found', async () => {
     const lines: { msg: string; fields?: Record<string, unknown> }[] = [];
     const record = (msg: string, fields?: Record<string, unknown>) => void lines.push({ msg, fields });
     const logger = { debug: record, info: record, warn: record, error: record };

@@ -10,7 +10,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * Answers a client does not read (issue 56, point 3; docs/http.md "Answers a client does not
+ * Answers a client does not read (docs/http.md "Answers a client does not
  * read"), from the attacking client's side over raw loopback sockets that read an answer's first
  * bytes and then nothing: large pages left unread are bounded per address and in all, a
  * connection that reads nothing is closed after the write timeout, a streamed call's model stream

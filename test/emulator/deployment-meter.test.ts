@@ -1,5 +1,5 @@
 /**
- * The emulated deployment's meter (issue 57, point 1): a known sequence of requests gives the
+ * The emulated deployment's meter: a known sequence of requests gives the
  * known counts. DynamoDB through the platform's own store adapter against DynamoDB Local behind the
  * metering pass-through (the request units DynamoDB reports, every request asking for them); S3
  * through the SDK against the S3 emulator (requests by price class, bytes stored); Lambda through

@@ -29,7 +29,7 @@ import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * The emulated ECS keeps the account's limits and shows its tasks (issue 57, point 3), driven
+ * The emulated ECS keeps the account's limits and shows its tasks, driven
  * from outside with the AWS SDK's own ECS client as an operator's script would: RunTask past the
  * Fargate vCPU quota (on-demand and Spot apart, pending tasks and services' tasks counted) answers
  * ECS's placement failure; ListClusters, ListTasks (filters, desired status, pages) and

@@ -12,7 +12,7 @@ import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * RunTask's `environmentFiles` on the emulated ECS (issue 58, point 2): the sandbox's RunTask names
+ * RunTask's `environmentFiles` on the emulated ECS: the sandbox's RunTask names
  * an env file, never the manifest's URL, so the emulated task must get the file's variables as
  * ECS's agent gives them, and fail to start, as on ECS, when the file cannot be read.
  */

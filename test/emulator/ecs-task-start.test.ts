@@ -22,7 +22,7 @@ import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
- * PLATFORM_EMULATOR_TASK_START_MS (issue 35, point 1): an emulated ECS task, from RunTask or from a
+ * PLATFORM_EMULATOR_TASK_START_MS: an emulated ECS task, from RunTask or from a
  * service, waits that long before its container runs, as a Fargate task takes 20 to 60 s on AWS;
  * StopTask while it waits ends it without its container ever running. Driven through the AWS SDK's
  * own ECS client. The delay here is short (the suite waits on it); the end-to-end and bench runs

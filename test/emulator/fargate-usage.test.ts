@@ -5,7 +5,7 @@ import { EcsTaskLedger, type LedgerTask } from '../../functions/emulator/ecs-tas
 import { fargateUsage } from '../../functions/emulator/fargate-usage.ts';
 
 /**
- * Fargate usage as AWS bills it (issue 57, point 1's Fargate side), from DescribeTasks' answers:
+ * Fargate usage as AWS bills it (the cost bench's Fargate side), from DescribeTasks' answers:
  * from the image pull's start to the task's stop, rounded up to the second, at least a minute, by
  * capacity provider, within a window; and the emulated account keeps its stopped tasks listable for
  * the hour ECS promises, so that usage can be read after the fact. In memory: the answers are built

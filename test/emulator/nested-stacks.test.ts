@@ -4,8 +4,8 @@ import type { CfnTemplate } from '../../functions/emulator/cloudformation-templa
 import { foldNestedStacks } from '../../functions/emulator/nested-stacks.ts';
 
 /**
- * Nested stacks folded into their parent as CloudFormation resolves them (issue 58, point 4: the
- * sandbox and the operations are nested stacks of the stateless stack): parameters in, outputs
+ * Nested stacks folded into their parent as CloudFormation resolves them (the sandbox and the
+ * operations are nested stacks of the stateless stack): parameters in, outputs
  * out, one nested stack's output passed to another through the parent.
  */
 

@@ -9,9 +9,9 @@ import { startTestPlatform, type TestPlatform } from './platform.ts';
 /**
  * Debian's Chromium headless shell (package chromium-headless-shell; `.ci/run` and `npm test`'s
  * pretest install it): the same Blink and V8 as the browser, in the headless mode Playwright itself
- * uses for headless runs, without the whole browser's own UI and services. The dashboard's tests
- * took 106 s on it where the full browser (`chromium --headless`) took 186, four files at a time on
- * two cores (measured 2026-11-25).
+ * uses for headless runs, without the whole browser's own UI and services, which the dashboard's
+ * tests would spend much of their time on with the full browser (`chromium --headless`) on two
+ * cores.
  */
 export const CHROMIUM = '/usr/bin/chromium-headless-shell';
 

@@ -1,5 +1,5 @@
 /**
- * Large values compared and measured as the large-values tests need (issue 33): by digest and
+ * Large values compared and measured as the large-values tests need: by digest and
  * length, so a failure does not print megabytes, and by the bytes Lambda counts.
  */
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
  * A secret value written in forms that redaction (functions/shared/redact-secrets.ts: the value, hex,
  * URL encoding, base64 and base64url) cannot know: reversed, spaced, as a list of characters, in
- * base32, XOR-ed, and split in two. Issue 56: a boundary that does not depend on redaction keeps
+ * base32, XOR-ed, and split in two. A boundary that does not depend on redaction keeps
  * every one of them from whoever must not read the value.
  */
 export function secretForms(value: string) {

@@ -112,7 +112,7 @@ describe('the data dir is its owner’s alone', () => {
   it('a data dir an older version left readable by everyone is made its owner’s at start, and says so', {
     timeout: 90_000,
   }, async (t) => {
-    // What versions before issue 56 left, and more: every directory 755, every file 644.
+    // What earlier versions left, and more: every directory 755, every file 644.
     for (const [path, mode] of await modes(dataDir)) {
       if (path === IDENTITY || path.startsWith(`${IDENTITY}/`)) continue;
       await chmod(join(dataDir, path), mode | (mode & 0o100 ? 0o055 : 0o044));

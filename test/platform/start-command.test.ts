@@ -1,8 +1,8 @@
 /**
  * The ways the platform ships to start (`npm start`, `npm run start:emulated`) run node with V8's
  * young generation bounded to 16 MB semi-spaces. Node's default lets each grow to 64 MB, which at
- * concurrency 64 was most of the platform's RSS; the bound cut peak RSS by about 40% at the same
- * CPU per call, measured side by side (docs/performance.md, item 10). The bin keeps a plain
+ * concurrency 64 was most of the platform's RSS; the bound takes much of it off at the same CPU per
+ * call (docs/performance.md, "Call gateway overhead", item 10). The bin keeps a plain
  * `#!/usr/bin/env node`: a flag in a shebang needs `env -S`, which BusyBox lacks, and the CLI must
  * run everywhere. Each command is run as it ships, with `--help` so nothing is started; a hook in
  * NODE_OPTIONS reports the flags node got.

@@ -1,5 +1,5 @@
-// bench/same-windows.ts and its rows in bench/calls-baseline.ts: the measure behind issue 36's
-// figure, what tracing costs in CPU per call, read over the same windows for every platform.
+// bench/same-windows.ts and its rows in bench/calls-baseline.ts: the measure behind the traces
+// target's figure, what tracing costs in CPU per call, read over the same windows for every platform.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { baselineComparison, type Measure, type Round } from '../../bench/calls-baseline.ts';

@@ -1,9 +1,9 @@
 /**
- * The README's TypeScript snippet, run as a new user following the README would (issue 32, point
- * 10): saved in the repository root and started with the command the README gives, from a shell
- * whose `node` is the machine's own (Node 20 here, which cannot run a `.ts` file by itself: `node
- * call.ts` failed with ERR_UNKNOWN_FILE_EXTENSION), against a platform with the word-count example
- * published as the README publishes it.
+ * The README's TypeScript snippet, run as a new user following the README would: saved in the
+ * repository root and started with the command the README gives, from a shell whose `node` is the
+ * machine's own (Node 20 here, which cannot run a `.ts` file by itself: `node call.ts` failed with
+ * ERR_UNKNOWN_FILE_EXTENSION), against a platform with the word-count example published as the
+ * README publishes it.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -10,7 +10,7 @@ import {
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
-/** `agents.stream` (issue 35, point 5): the SDK reading a streamed call against the local platform. */
+/** `agents.stream`: the SDK reading a streamed call against the local platform. */
 
 describe('the SDK’s agents.stream', () => {
   let p: TestPlatform;

@@ -63,7 +63,7 @@ export interface RetryPolicy {
  * soon; throttling needs longer, which the doubling gives. Three seconds bound what any request,
  * a call's too, spends waiting on the store: a streamed call has up to 300 s, and retrying that
  * long through a throttling episode would hold its concurrency slot and its Lambda, and add its
- * own retries to the throttled table, for every tenant at once (issue 58). The client is told to
+ * own retries to the throttled table, for every tenant at once. The client is told to
  * come back instead (503, Retry-After).
  */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {

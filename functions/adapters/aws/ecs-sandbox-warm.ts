@@ -69,10 +69,11 @@ export const CAPACITY_RETRY_AFTER_SECONDS: Record<SandboxCapacityReason, number>
 type CapacityReason = SandboxCapacityReason;
 /**
  * How long a run whose pair has a runner busy with an earlier run waits for it to be released
- * before starting a task of its own: a tool called every second finds its runner still finishing the
- * last call (a warm run is about a second), and a new task would take Fargate's start (20 to 60 s),
- * so that every call of a steady pair started a task, up to the ceiling, and most failed (the cost
- * bench's steady tool, issue 57). A longer run's caller waits this much more before its task starts.
+ * before starting a task of its own: a tool called every second finds its runner still finishing
+ * the last call (a warm run is about a second), and a new task would take Fargate's start (20 to
+ * 60 s), so that every call of a steady pair would start a task, up to the ceiling, and most would
+ * fail (the cost bench's steady tool: docs/performance.md, "AWS cost"). A longer run's caller waits
+ * this much more before its task starts.
  */
 export const PAIR_RELEASE_WAIT_MS = 2000;
 /** How often a run waiting for its pair's runner looks for it (a pool query each time). */

@@ -17,7 +17,7 @@ export const RUN_OBJECT_MAX_AGE_MS = 15 * 60_000;
  * Deletes every version (and delete marker) of the sandbox's run objects (`sandbox-inputs/`,
  * `sandbox-results/`) older at `now` than RUN_OBJECT_MAX_AGE_MS: what a session that never closed
  * left, its secret values among it, within minutes rather than at the one-day lifecycle rule
- * (issue 58, point 2; docs/sandbox-aws.md). Versions, not keys: the bucket is versioned, and
+ * (docs/sandbox-aws.md). Versions, not keys: the bucket is versioned, and
  * deleting a key would only hide its content behind a delete marker. Resolves to how many versions
  * it asked S3 to delete (a failed batch is left for the next sweep and the lifecycle rule).
  */

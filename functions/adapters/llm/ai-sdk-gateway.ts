@@ -98,10 +98,10 @@ export class AiSdkGateway implements LlmGateway {
    * goes to the SDK's provider as the same bytes (sdk-offline-fetch.ts), so it is reported as the
    * SDK reports it. A shape the templates cannot hold goes through the SDK whole.
    *
-   * Why not the SDK on every call: in the gateway bench the provider layer and its fetch cost about
-   * 0.7 ms of CPU per call, more than a third of the platform's (docs/performance.md, "Call gateway
-   * overhead"); rebuilding the same request and validating the answer with zod on every call is
-   * most of it.
+   * Why not the SDK on every call: with the provider layer and its fetch on every call the gateway
+   * bench's CPU target is out of reach (docs/performance.md, "Call gateway overhead", item 8);
+   * rebuilding the same request and validating the answer with zod on every call is most of what
+   * they cost.
    */
   async generate(request: LlmRequest): Promise<LlmResult> {
     if (request.onText && !request.outputSchema)
@@ -137,8 +137,8 @@ export class AiSdkGateway implements LlmGateway {
    * One model call through the provider's own `doGenerate` (the AI SDK's LanguageModelV4
    * interface: the provider builds the vendor's request, sends it and reads the answer), not
    * through `generateText`. A prompt call is one step with no tools, so generateText's step loop,
-   * telemetry dispatch, callbacks, signal merging and output cloning do nothing for it, and an A/B
-   * in the gateway bench measured them at about a sixth of the platform's CPU per call. What
+   * telemetry dispatch, callbacks, signal merging and output cloning do nothing for it but cost CPU
+   * on every call (docs/performance.md, "Call gateway overhead", item 6). What
    * generateText would add is done here and in toResult: the instructions as a system message,
    * the JSON response format for structured output, and the answer parsed as generateText parses
    * it (only after a stop or a non-empty answer).

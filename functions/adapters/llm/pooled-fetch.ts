@@ -58,9 +58,9 @@ export function createPooledFetch(send: PooledTransport = createPooledTransport(
 }
 
 /**
- * The pooled client itself: one keep-alive undici pool, the answer read whole (and decoded).
- * The platform's own prompt-call client (direct-prompt-call.ts) sends through it with no Request,
- * Response or Headers objects at all; the fetch above wraps it for the AI SDK.
+ * The pooled client itself: one keep-alive undici pool, the answer read whole (and decoded). The
+ * platform's own prompt-call client (AiSdkGateway.generate, ai-sdk-gateway.ts) sends through it
+ * with no Request, Response or Headers objects at all; the fetch above wraps it for the AI SDK.
  */
 export function createPooledTransport(): PooledTransport {
   // As the global fetch does: redirects followed (a custom base URL behind a proxy may answer 307),

@@ -2,8 +2,8 @@
  * What the AI SDK throws when a provider fails, as the port's errors: an abort, or an LlmError that
  * keeps apart what a caller may see (the kind of failure, the HTTP status, the vendor's error type)
  * and the vendor's own words, which only the agent's logs get. The words can quote the request: a
- * vendor that refuses a prompt may cite a piece of it, and the old cleaning (the exact prompt
- * removed) missed every fragment, so a server-only template reached its callers (issue 56).
+ * vendor that refuses a prompt may cite a piece of it, and removing the exact prompt from them would
+ * miss every fragment, so a server-only template would reach its callers.
  */
 import { APICallError } from 'ai';
 import {

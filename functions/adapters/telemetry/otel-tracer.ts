@@ -6,8 +6,8 @@
  *
  * Why not the SDK's own Tracer: the platform keeps every call's spans (sampled always), and side by
  * side in `npm run bench:calls` the SDK's spans (their context objects, attribute cleaning, limits
- * and self-metrics, then the conversion back to what core stores) cost about 40 µs a call, most of
- * what tracing cost in all; these cost a few. What leaves the platform is unchanged: the SDK's
+ * and self-metrics, then the conversion back to what core stores) were most of what tracing cost
+ * in all, many times what these cost (docs/traces.md, "Cost"). What leaves the platform is unchanged: the SDK's
  * processor, exporter, resource and wire format.
  */
 import { randomFillSync } from 'node:crypto';

@@ -27,7 +27,8 @@ export interface TierLimits {
  * Free and Pro are the spec's numbers. The spec gives Team only service limits and Enterprise
  * "custom"; the other Team and Enterprise values are our defaults (docs/decisions.md). The spec
  * shows no limit of workspaces, invitations or requests a minute: ours bound what one account may
- * make and take (issue 56: a free account made 2,000 workspaces and 2,000 invitations in 10 s).
+ * make and take (without them one free account could make 2,000 workspaces and 2,000 invitations
+ * in 10 s: docs/limits.md).
  */
 export const TIER_LIMITS: Record<Tier, TierLimits> = {
   free: {

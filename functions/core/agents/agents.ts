@@ -177,7 +177,7 @@ export async function agentLogs(deps: CoreDeps, auth: AuthContext, agentId: stri
 /**
  * A stored line's message as its owners read it. A call's engine lines are written as their owners
  * may see them (whole for their own workspace's calls, else their outline: core/calls/call-report.ts)
- * and say so (`content`); one written before that (issue 56) may hold a stranger's output, and
+ * and say so (`content`); one written by an earlier build may hold a stranger's output, and
  * whose call it was is not on it: only its size is shown. A call's own line (its outcome) never
  * held any: it is keyed by its request id, or, written by an earlier build, begins with it, which
  * no engine line does (they begin with the platform's words or a tool's name and its arguments).

@@ -60,8 +60,8 @@ export async function chargeCall(deps: CoreDeps, call: CallContext): Promise<num
  * A billed call that failed with `code` on the platform's side is not billed either way: refunded
  * now, or, if this write fails, left pending for reconciliation to refund (no record settles it).
  * Unless some of the agent's output reached the caller first (a streamed call's delta): then the
- * caller has the agent's work, and its charge stands however the call ended (issue 56: a caller
- * that hung up after the text, or chose a deadline that cut it, got a paid answer free).
+ * caller has the agent's work, and its charge stands however the call ended (else a caller that
+ * hung up after the text, or chose a deadline that cut it, would get a paid answer free).
  */
 export async function refundIfOwed(deps: CoreDeps, report: CallReport, code: string): Promise<void> {
   if (report.billed <= 0 || report.delivered || !REFUNDED_ON.includes(code)) return;

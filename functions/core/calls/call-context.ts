@@ -91,7 +91,7 @@ export interface CallStream {
 /**
  * What an engine reports while it runs (redacted like logs by whoever sends them on). Each report
  * resolves once the caller has taken it: an engine awaits it before reading more of its model's
- * stream, so a caller that stops reading pauses the model instead of piling up events (issue 56).
+ * stream, so a caller that stops reading pauses the model instead of piling up events.
  */
 export interface CallEvents {
   /** Text as the model writes it (a prompt agent's answer; a managed loop's final answer). */

@@ -72,7 +72,7 @@ export class CallReport {
   /**
    * A streamed call's slot is held until its answer has been delivered or its client is gone, not
    * only until the call ends: its last events may still wait for the client, and a client that
-   * does not read must not hold more streams than its concurrency (issue 56). The host runs the
+   * does not read must not hold more streams than its concurrency. The host runs the
    * release (`onDelivered`), after the record has been written.
    */
   holdSlotUntilDelivered(onDelivered: (run: () => Promise<void>) => void): void {

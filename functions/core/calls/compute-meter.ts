@@ -4,7 +4,7 @@ import type { SandboxSession } from '../../ports/sandbox.ts';
  * The sandbox time a call's run has used so far: every finished command's duration, and a command
  * still running counted up to now. A call that ends at its deadline answers 504 before its engine
  * has the killed command's duration, so its record takes the compute from here instead: a run that
- * timed out used its compute as much as one that finished (issue 32).
+ * timed out used its compute as much as one that finished.
  */
 export class ComputeMeter {
   private finishedMs = 0;

@@ -107,7 +107,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     fileTypePolicy(agent),
   );
   report.onEnd(cleanup);
-  // Checked before admission: a call refused for its input counts against no quota (issue 32).
+  // Checked before admission: a call refused for its input counts against no quota.
   const warnings = await validateInput(agent, input);
   requirePromptValues(agent, input, files.length > 0);
   // Sub-calls made with a run's service key do not count against the caller's quotas.
@@ -149,7 +149,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   });
   report.ran(result);
   // Too large to answer inline: stored and answered as a download link. A failure to store it is
-  // the call's failure, recorded as such, never a success the caller cannot read (issue 33).
+  // the call's failure, recorded as such, never a success the caller cannot read.
   const answer = request.wholeOutput
     ? { data: result.data, warnings: [] }
     : await answerCallOutput(deps, request.requestId, result.data);
@@ -242,7 +242,7 @@ async function resolveCallable(deps: CoreDeps, auth: AuthContext, req: CallReque
     throw new PlatformError('NOT_FOUND', `${ref} is a skill: skills are attached to calls, not called`);
   }
   if (agent.manifest.run_mode === 'always_on') {
-    // Run as a call it would start an app that never answers, until the deadline (issue 32).
+    // Run as a call it would start an app that never answers, until the deadline.
     throw new PlatformError(
       'UNPROCESSABLE',
       `${ref} is an always-on agent: it runs as a service with a URL of its own and is not called; deploy it with \`agenthost services deploy ${req.org}/${req.agent}\` (POST /workspaces/{workspace_id}/services) and send requests to the service’s URL`,

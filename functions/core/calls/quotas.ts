@@ -50,7 +50,7 @@ export const PAID_DAILY_CAP = 100_000;
  * Admits a call: a free concurrency slot taken with a conditional create (TTL at the deadline plus
  * a grace period, so a process that dies mid-call frees it by itself), then today's counter +1
  * under `calls < limit` (and, for a sandboxed run, which is a call as well, the day's calls too:
- * spec "Limits", issue 32). A slot someone else holds only moves the search to the next slot; a
+ * spec "Limits"). A slot someone else holds only moves the search to the next slot; a
  * call a counter refuses gives back what it took. Exact under races: 2Q racing calls against a
  * quota of Q admit Q; C slots never hold more than C calls.
  *
@@ -219,7 +219,7 @@ function quotaExceeded(
   return new PlatformError(
     'RATE_LIMITED',
     `Daily quota of ${limit} ${what} for the ${auth.tier} tier is used up; it resets at ${new Date(reset * 1000).toISOString()}`,
-    // Which quota refused: the response's X-RateLimit-* headers describe that one (http-handler.ts).
+    // Which quota refused: the response's X-RateLimit-* headers describe that one (edge/response-headers.ts).
     { suggested_wait_time: wait, limit, reset, quota: kind === 'llm' ? 'calls' : kind },
   );
 }

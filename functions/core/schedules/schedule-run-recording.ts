@@ -16,9 +16,9 @@ export const UNRECORDED_OUTPUT_ERROR =
  * as an error saying so, still replacing the marker (conditioned on it, so a first write that did
  * land after all is never doubled): the caller is told what the history says, and the run is not
  * called interrupted later. Only when that fails too does this throw (the caller answers 500), and
- * the marker left behind is recorded as interrupted: the platform did fail. Before issue 33 the
- * failure was only logged: the caller had a success the history never showed, and housekeeping
- * later called the run interrupted.
+ * the marker left behind is recorded as interrupted: the platform did fail. Were the failure only
+ * logged, the caller would have a success the history never showed, and housekeeping would later
+ * call the run interrupted.
  *
  * Returns the record as stored (its output possibly behind `output_ref`).
  */

@@ -26,8 +26,8 @@ export class ClientGone extends Error {
 
 /**
  * A body whose declared length is at most this stays in memory instead of going to a file: a
- * temporary file costs five system calls and a directory entry per call (about a sixth of the
- * platform's CPU per prompt call in the gateway bench), and 64 KiB per request in flight is
+ * temporary file costs five system calls and a directory entry per call (docs/performance.md,
+ * "Call gateway overhead", item 1), and 64 KiB per request in flight is
  * nothing next to what a request already holds.
  */
 export const IN_MEMORY_BODY_BYTES = 64 * 1024;

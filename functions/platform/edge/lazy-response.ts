@@ -2,8 +2,8 @@
  * A Response that is built only if someone needs more of it than its status, headers and body as
  * given. Every JSON answer of the API is one (answer-mapping.ts, error-mapping.ts), and the shells
  * write it from those parts directly (`responseParts`): a real Response, its Headers and its body
- * stream cost about 16 µs and a dozen objects per answer, which, held for a call's duration, the
- * garbage collector promotes and collects late (the gateway bench measured 0.4 ms of CPU a call).
+ * stream are a dozen objects per answer, which, held for a call's duration, the garbage collector
+ * promotes and collects late (docs/performance.md, "Against another checkout, side by side").
  * Anything else (a test reading `.json()`, `.body`) gets the real Response, built once. The same
  * technique as @hono/node-server's Response.
  */

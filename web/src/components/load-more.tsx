@@ -11,7 +11,7 @@ export interface CursorPage<T> {
 }
 
 /**
- * A long list read a page at a time (issue 19: long lists paginated): the first page on load, the
+ * A long list read a page at a time (long lists paginated): the first page on load, the
  * next on "Load more". For the API's offset lists (`limit`, `offset`, `total`).
  */
 export function useOffsetList<T>(

@@ -7,7 +7,7 @@ import { useSession } from '../session.tsx';
 import { AuthorUsage } from './usage-author.tsx';
 import { CallerUsage } from './usage-caller.tsx';
 
-/** The range shown first: the last 30 days (issue 19), today included. */
+/** The range shown first: the last 30 days, today included. */
 const DEFAULT_DAYS = 30;
 
 /**

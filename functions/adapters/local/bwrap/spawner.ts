@@ -59,7 +59,7 @@ export class RemoteChild extends EventEmitter {
           // Not destroyed at its end: a destroy releases the spawner's end of the pipe, which drops
           // whatever the spawner has not yet written into it (a child reads its stdin at its own
           // pace, 64 KiB of pipe at a time). Auto-destroyed, every stdin, and bwrap's options with
-          // the session's env on fd 3, was cut at about 143 KiB (issue 33). Ended, the spawner
+          // the session's env on fd 3, would be cut at about 143 KiB. Ended, the spawner
           // writes all of it and then closes the pipe; only an explicit destroy (a kill) releases.
           autoDestroy: false,
           write: (chunk: Buffer, _encoding, callback) => {
