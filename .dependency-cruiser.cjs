@@ -70,11 +70,25 @@ module.exports = {
       to: { path: '^functions/(http|jobs|cli|local-platform)/' },
     },
     {
+      name: 'edge-is-deployment-neutral',
+      severity: 'error',
+      comment:
+        "The edge (functions/edge/) is one Fetch API app for every host: it never reaches a host's sockets (node:http, node:net), Lambda's types, the hosts themselves (local-platform, the Lambda shells in http), the jobs or the CLI.",
+      from: { path: '^functions/edge/' },
+      to: {
+        path: [
+          '^(node:)?(http|https|http2|net|tls)$',
+          '(^|/)(@types/)?aws-lambda(/|$)',
+          '^functions/(http|jobs|cli|local-platform)/',
+        ],
+      },
+    },
+    {
       name: 'entry-points-never-import-the-local-composition',
       severity: 'error',
       comment:
         'http and jobs are served by the local platform and by Lambda alike; neither knows the local composition.',
-      from: { path: '^functions/(http|jobs|core|adapters|ports|shared|containers)/' },
+      from: { path: '^functions/(edge|http|jobs|core|adapters|ports|shared|containers)/' },
       to: { path: '^functions/local-platform/' },
     },
   ],

@@ -67,7 +67,7 @@ function send(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', answered);
         // A refusal by header (no key, a declared size over the limit) is answered before the body
-        // is read, and the connection is closed a while after (functions/platform/lingering-close.ts):
+        // is read, and the connection is closed a while after (functions/local-platform/lingering-close.ts):
         // the upload still being written then fails, and the answer may end with that error.
         res.on('error', answered);
         res.on('close', answered);

@@ -22,7 +22,7 @@ import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-acce
  * parse and evaluate, and what a cold start leaves to a dynamic import() the first requests load.
  * 570 KB is what every handler carries: the store's DynamoDB client with the SDK core, zod, the
  * route table with every operation's schemas and description (and the streamed answer's events as
- * a schema), the Fetch API edge the local platform serves too (functions/platform/edge/: the
+ * a schema), the Fetch API edge the local platform serves too (functions/edge/: the
  * route matched, the body read, the request rate's admission, Accept's negotiation), and the
  * OpenTelemetry settings of the shared config; plus code splitting's chunk glue (about 30 KB a
  * handler, lib/lambda-bundling.ts), in exchange for which a cold start reads about a third of the
@@ -43,7 +43,7 @@ export const LOAD_BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number
   'agent-authoring': {
     bytes: 555 * 1024,
     reason:
-      'publish, patch and fork each check the users’ JSON Schemas in the manifest (ajv with re2js, about 290 KB), inside the manifest parser’s synchronous zod schema; the SKILL.md reader (yaml) and the archive readers (tar, yauzl) are imported by the routes that need them. Like every handler it also reads the route table, whose schemas type every body of /openapi.json and describe every operation, and the Fetch API edge (functions/platform/edge/: the route matched, the body read and counted as Lambda’s event carries it, the request rate’s admission, the answer built by the function itself)',
+      'publish, patch and fork each check the users’ JSON Schemas in the manifest (ajv with re2js, about 290 KB), inside the manifest parser’s synchronous zod schema; the SKILL.md reader (yaml) and the archive readers (tar, yauzl) are imported by the routes that need them. Like every handler it also reads the route table, whose schemas type every body of /openapi.json and describe every operation, and the Fetch API edge (functions/edge/: the route matched, the body read and counted as Lambda’s event carries it, the request rate’s admission, the answer built by the function itself)',
   },
 };
 

@@ -1,6 +1,6 @@
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import { errorEnvelope } from '../functions/platform/error-answer.ts';
-import { eventBodyTooLarge } from '../functions/platform/event-body-budget.ts';
+import { errorEnvelope } from '../functions/edge/error-answer.ts';
+import { eventBodyTooLarge } from '../functions/edge/event-body-budget.ts';
 import { ERROR_CODES, type ErrorCode } from '../functions/shared/errors.ts';
 
 /**
@@ -71,7 +71,7 @@ export function addGatewayResponses(api: apigateway.RestApi): void {
 
 /**
  * The envelope as an API Gateway template. An answer of API Gateway's own reached no function,
- * which would have minted the platform's id (edge/lambda-shell.ts): it reports API Gateway's id
+ * which would have minted the platform's id (http/lambda-shell.ts): it reports API Gateway's id
  * (its access log's) with the platform's `req_` prefix, so the field has one shape.
  */
 export function gatewayErrorBody(code: ErrorCode, message: string, waitSeconds?: number): string {

@@ -4,7 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { WARM_POOL_SIZE } from '../functions/adapters/aws/ecs-sandbox-options.ts';
-import { binaryMediaTypes } from '../functions/platform/binary-media-types.ts';
+import { binaryMediaTypes } from '../functions/edge/binary-media-types.ts';
 import { MODULES, type ResourceModule, routeList } from '../functions/platform/routes.ts';
 import { acknowledge } from './acknowledge.ts';
 import { apiMethods } from './api-resource-tree.ts';
@@ -331,7 +331,7 @@ export class StatelessStack extends Stack {
       {
         id: 'AwsSolutions-APIG4',
         reason:
-          'Callers authenticate with agenthost bearer API keys, which the functions verify against the hashed keys in the table (functions/platform/edge/authentication.ts) before any operation; the routes the route table marks auth "none" (health, the OpenAPI document, the public agent directory) are public by design. API Gateway authorizers (IAM, Cognito) cannot verify these keys.',
+          'Callers authenticate with agenthost bearer API keys, which the functions verify against the hashed keys in the table (functions/edge/authentication.ts) before any operation; the routes the route table marks auth "none" (health, the OpenAPI document, the public agent directory) are public by design. API Gateway authorizers (IAM, Cognito) cannot verify these keys.',
       },
       {
         id: 'AwsSolutions-COG4',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { processAlive } from '../platform/process-alive.ts';
+import { processAlive } from '../shared/process-alive.ts';
 
 /**
  * Where a running emulated deployment can be reached, written to <PLATFORM_DATA_DIR>/aws/endpoints.json

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 
 /*
  * Reading a Node request's body whole within a limit, as the emulated API Gateway and the other
- * stand-ins read theirs (the platform's own edge reads Fetch API bodies: platform/edge/body-reading.ts). Reading stops at the first
+ * stand-ins read theirs (the platform's own edge reads Fetch API bodies: edge/body-reading.ts). Reading stops at the first
  * byte past the limit; a client that disconnects mid-body is 'aborted' (nobody is left to answer).
  * No memory is reserved ahead of the bytes the client actually sends (a declared length alone
  * must not reserve memory).

@@ -1,7 +1,7 @@
 import { forkAgent, patchAgent, publishAgent, uploadBundle } from '../core/agents/authoring.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 /**
  * The author-facing writes: publish, patch, upload, fork. A module of its own because they need

@@ -1,8 +1,8 @@
 import { agentLogs, deleteAgent, deleteCheck, getAgent, listAgents } from '../core/agents/agents.ts';
 import { readCallTrace } from '../core/traces/trace-read.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'agents'> = {
   listAgents: ({ deps, auth, query }) => listAgents(deps, auth, query),

@@ -1,7 +1,7 @@
 import { createApiKey, deleteApiKey, listApiKeys } from '../core/api-keys/api-keys.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'api-keys'> = {
   listApiKeys: async ({ deps, auth }) => ({ api_keys: await listApiKeys(deps, auth.accountId) }),

@@ -6,10 +6,10 @@ import {
   localCheckoutPage,
   stripeWebhook,
 } from '../core/billing/billing.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import { HtmlReply } from '../edge/operation-replies.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
-import { HtmlReply } from '../platform/operation-replies.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'billing'> = {
   getBalance: ({ deps, auth }) => billingBalance(deps, auth),

@@ -1,11 +1,11 @@
 import type { CallHttpRequest } from '../core/calls/call-context.ts';
 import { callAgent } from '../core/calls/gateway.ts';
-import type { Operations } from '../platform/edge/operations.ts';
-import { createStreamedModuleHandler } from '../platform/edge/streamed-module-handler.ts';
+import { Reply, StreamReply } from '../edge/operation-replies.ts';
+import type { Operations } from '../edge/operations.ts';
+import { streamedCall, wantsEventStream } from '../edge/streamed-call.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
-import { Reply, StreamReply } from '../platform/operation-replies.ts';
 import { routes } from '../platform/routes.ts';
-import { streamedCall, wantsEventStream } from '../platform/streamed-call.ts';
+import { createStreamedModuleHandler } from './streamed-module-handler.ts';
 
 export const operations: Operations<'calls'> = {
   callAgent: async ({

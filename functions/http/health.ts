@@ -1,6 +1,6 @@
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'health'> = {
   health: async () => ({ status: 'ok' as const }),

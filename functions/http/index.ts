@@ -1,5 +1,5 @@
-import type { AnyOperation } from '../platform/edge/operations.ts';
-import type { CredentialChecks } from '../platform/keyless-bodies.ts';
+import type { CredentialChecks } from '../edge/keyless-bodies.ts';
+import type { AnyOperation } from '../edge/operations.ts';
 import type { OperationId } from '../platform/routes.ts';
 import { operations as agentAuthoring } from './agent-authoring.ts';
 import { operations as agents } from './agents.ts';

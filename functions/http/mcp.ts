@@ -1,8 +1,8 @@
+import { ProtocolReply, StreamReply } from '../edge/operation-replies.ts';
+import type { Operations } from '../edge/operations.ts';
 import { assertAllowedHost } from '../platform/allowed-hosts.ts';
-import type { Operations } from '../platform/edge/operations.ts';
-import { createStreamedModuleHandler } from '../platform/edge/streamed-module-handler.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
-import { ProtocolReply, StreamReply } from '../platform/operation-replies.ts';
+import { createStreamedModuleHandler } from './streamed-module-handler.ts';
 
 export const operations: Operations<'mcp'> = {
   mcpPost: async ({ deps, auth, query, body, requestId, gatewayRequestId, header }) => {

@@ -1,7 +1,7 @@
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { buildOpenApi } from '../platform/openapi.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 let cached: Record<string, unknown> | undefined;
 

@@ -3,9 +3,9 @@ import {
   listPublicAgents,
   publicAgentDetails,
 } from '../core/agents/public-directory.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'public'> = {
   listPublicAgents: ({ deps, query }) => listPublicAgents(deps, query),

@@ -1,8 +1,8 @@
 import { triggerSchedule, triggerWebhook, webhookSchedule } from '../core/schedules/schedule-triggers.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
-import type { CredentialChecks } from '../platform/keyless-bodies.ts';
+import type { CredentialChecks } from '../edge/keyless-bodies.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 /** The schedule routes that run agents (and so carry the call engines): trigger and the webhook. */
 export const operations: Operations<'schedule-runs'> = {

@@ -7,9 +7,9 @@ import {
   sendTestAlert,
   updateSchedule,
 } from '../core/schedules/schedules.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'schedules'> = {
   listSchedules: ({ deps, auth, params, query }) => listSchedules(deps, auth, params.workspace_id, query),

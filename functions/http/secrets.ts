@@ -1,7 +1,7 @@
 import { deleteSecret, listSecrets, putSecret } from '../core/secrets/secrets.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'secrets'> = {
   listSecrets: async ({ deps, auth, params }) => ({

@@ -8,9 +8,9 @@ import {
   restartService,
   serviceLogs,
 } from '../core/services/services.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'services'> = {
   listServices: ({ deps, auth, params, query }) => listServices(deps, auth, params.workspace_id, query),

@@ -1,7 +1,7 @@
 import { completeTask, createTask, deleteTask, getTask, listTasks, updateTask } from '../core/tasks/tasks.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'tasks'> = {
   createTask: ({ deps, auth, body }) => createTask(deps, auth, body),

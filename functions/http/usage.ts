@@ -10,9 +10,9 @@ import {
   usageTenants,
   usageTimeseries,
 } from '../core/usage/usage.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'usage'> = {
   usageSummary: ({ deps, auth, query }) => usageSummary(deps, auth, query),

@@ -7,9 +7,9 @@ import {
   revokeInvitation,
 } from '../core/workspaces/invitations.ts';
 import { createWorkspace, listMembers, listWorkspaces, removeMember } from '../core/workspaces/workspaces.ts';
-import { createModuleHandler } from '../platform/edge/module-handler.ts';
-import type { Operations } from '../platform/edge/operations.ts';
+import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
+import { createModuleHandler } from './module-handler.ts';
 
 export const operations: Operations<'workspaces'> = {
   listWorkspaces: async ({ deps, auth }) => ({ workspaces: await listWorkspaces(deps, auth) }),

@@ -2,14 +2,14 @@ import type { Server } from 'node:http';
 import type { Server as NetServer } from 'node:net';
 import { SqliteAnswerFirst } from '../adapters/local/sqlite-answer-first.ts';
 import { SqliteStore } from '../adapters/local/sqlite-store.ts';
+import type { FetchHandler } from '../edge/edge-context.ts';
+import { createPlatformApp } from '../edge/platform-app.ts';
 import { allCredentialChecks, allOperations } from '../http/index.ts';
 import type { DashboardAssets } from '../platform/dashboard-assets.ts';
 import type { Deps } from '../platform/deps.ts';
-import type { FetchHandler } from '../platform/edge/edge-context.ts';
-import { NodeShell, type NodeShellOptions } from '../platform/edge/node-shell.ts';
-import { createPlatformApp } from '../platform/edge/platform-app.ts';
 import { sharedDownload } from '../platform/local-downloads.ts';
-import type { UnreadAnswers } from '../platform/unread-answers.ts';
+import { NodeShell, type NodeShellOptions } from './node-shell.ts';
+import type { UnreadAnswers } from './unread-answers.ts';
 
 /**
  * The local platform's HTTP server: the platform's app with every module's operations (the same

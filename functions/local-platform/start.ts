@@ -38,7 +38,7 @@ export async function startLocalPlatform(config: Config): Promise<void> {
     }
   }
   // Request temporaries of a platform process that was killed mid-request.
-  const { removeOrphanTempFiles } = await import('../platform/temp-files.ts');
+  const { removeOrphanTempFiles } = await import('../edge/temp-files.ts');
   await removeOrphanTempFiles();
   if (config.sandbox === 'bubblewrap') {
     const { removeStaleRuns } = await import('../adapters/local/bwrap/run-dir.ts');

@@ -12,7 +12,7 @@ import {
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { processAlive } from './process-alive.ts';
+import { processAlive } from '../shared/process-alive.ts';
 
 /**
  * A data dir has one platform (`agenthost start`, local or emulated): two would both supervise

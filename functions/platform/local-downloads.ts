@@ -1,9 +1,9 @@
 import type { SharedRead } from '../adapters/local/file-bundle-store.ts';
 import { DOWNLOADS_PATH } from '../adapters/local/signed-downloads.ts';
+import { errorEnvelope } from '../edge/error-answer.ts';
 import type { BundleStore } from '../ports/bundle-store.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { newRequestId } from '../shared/request-ids.ts';
-import { errorEnvelope } from './error-answer.ts';
 
 /** A bundle store that serves its own shared links (the file store; S3 serves the AWS ones). */
 interface ServesSharedLinks {

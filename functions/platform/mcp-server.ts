@@ -12,11 +12,11 @@ import type { CallEvents, CallResponse } from '../core/calls/call-context.ts';
 import { listAgentTools, resolveAgentTool } from '../core/mcp/agent-tools.ts';
 import { callAgentTool } from '../core/mcp/call-agent-tool.ts';
 import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
+import { acceptsMediaType } from '../edge/accept-negotiation.ts';
+import { errorEnvelope } from '../edge/error-answer.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { newRequestId } from '../shared/request-ids.ts';
 import type { Deps } from './deps.ts';
-import { acceptsMediaType } from './edge/accept-negotiation.ts';
-import { errorEnvelope } from './error-answer.ts';
 
 /*
  * POST /mcp through the official MCP SDK (docs/mcp.md): a stateless Streamable HTTP server

@@ -1,6 +1,6 @@
 import * as z from 'zod';
+import { errorEnvelopeSchema, metadataSchema } from '../edge/envelope.ts';
 import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
-import { errorEnvelopeSchema, metadataSchema } from './envelope.ts';
 import { jsonValueRefs, multipartFilesSchema, RESPONSE_HEADERS, SCHEMA_COMPONENTS } from './openapi-parts.ts';
 import { type RouteDef, routeList } from './routes.ts';
 

@@ -115,7 +115,7 @@ const settings = {
   headersTimeoutMs: int(100, 600_000).default(10_000),
   requestTimeoutMs: int(100, 3_600_000).default(30_000),
   // How long a connection refused before its body was read stays open after its answer, so the
-  // client reads the answer before the close (functions/platform/lingering-close.ts).
+  // client reads the answer before the close (functions/local-platform/lingering-close.ts).
   lingerMs: int(100, 60_000).default(5_000),
   // Answers a client does not read (docs/http.md "Answers a client does not read"): a connection
   // that takes nothing of its answer for this long is closed; bytes of answers waiting for their

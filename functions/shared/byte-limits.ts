@@ -32,7 +32,7 @@ export const SERVICE_SECRET_BYTES = 512;
 /*
  * A request body, on both deployments, is held to what AWS can carry to a function: a Lambda
  * event of 6 MiB, less room for the rest of the event, with the body counted as the event carries
- * it (platform/event-body-budget.ts counts it).
+ * it (edge/event-body-budget.ts counts it).
  */
 /** Lambda's synchronous invocation payload: the whole event. */
 export const LAMBDA_EVENT_BYTES = 6 * 1024 * 1024;

@@ -5,7 +5,7 @@ import * as crypto from 'node:crypto';
  * time in milliseconds, the rest random. Ids made one after another sort one after another, so an
  * index keyed by them grows at its end: the embedded store finds a call's trace by its request id
  * (GSI2), and with random ids each call's entry went to a page of its own in the index, written
- * with the commit (docs/traces.md, "Cost"). Minted on AWS too (edge/lambda-shell.ts): there the
+ * with the commit (docs/traces.md, "Cost"). Minted on AWS too (http/lambda-shell.ts): there the
  * time it carries finds the call's record, so the line needs no index entry (a write less).
  */
 export function newRequestId(): string {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { INLINE_OUTPUT_BYTES, OUTPUT_AS_URL } from '../../functions/core/payloads/output-answer.ts';
-import { errorEnvelope } from '../../functions/platform/error-answer.ts';
-import { eventBodyTooLarge } from '../../functions/platform/event-body-budget.ts';
+import { errorEnvelope } from '../../functions/edge/error-answer.ts';
+import { eventBodyTooLarge } from '../../functions/edge/event-body-budget.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../functions/ports/sandbox.ts';
 import {
   EVENT_BODY_BYTES,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acceptsMediaType, preferredMediaType } from '../../functions/platform/edge/accept-negotiation.ts';
+import { acceptsMediaType, preferredMediaType } from '../../functions/edge/accept-negotiation.ts';
 
 /** Accept negotiation (RFC 9110 §12.5.1) between the call route's two answers, JSON the default. */
 

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
-import { IN_MEMORY_BODY_BYTES } from '../../functions/platform/edge/body-reading.ts';
-import { DRAIN_BYTES } from '../../functions/platform/lingering-close.ts';
+import { IN_MEMORY_BODY_BYTES } from '../../functions/edge/body-reading.ts';
+import { DRAIN_BYTES } from '../../functions/local-platform/lingering-close.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
@@ -158,7 +158,7 @@ describe('request bodies: refused before reading, bounded in memory', () => {
   // Most HTTP libraries send a request's whole body before they read its answer. The server answers
   // a refusal as soon as the headers arrive; it once closed the connection at once, with the body
   // unread, which resets it: such a client's upload failed ("connection reset", EPIPE) and its
-  // answer was lost. The connection now lingers (functions/platform/lingering-close.ts).
+  // answer was lost. The connection now lingers (functions/local-platform/lingering-close.ts).
   it('a refused client that sends its whole body before reading gets its answer, not a reset', async () => {
     const u = new URL(p.url);
     for (const [headers, status] of [

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { authenticate } from '../../functions/core/api-keys/api-keys.ts';
+import { responseHeaders } from '../../functions/edge/response-headers.ts';
 import type { Deps } from '../../functions/platform/deps.ts';
-import { responseHeaders } from '../../functions/platform/edge/response-headers.ts';
 import type { Store } from '../../functions/ports/store.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /*
- * The headers of every answer (functions/platform/edge/response-headers.ts) are built from what the
+ * The headers of every answer (functions/edge/response-headers.ts) are built from what the
  * request's units counted: building them reads, and never writes. A request no
  * unit counted shows no rate limit rather than being counted while its answer is built.
  */

@@ -3,15 +3,15 @@ import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { FetchHandler } from '../../functions/platform/edge/edge-context.ts';
-import { lambdaShell } from '../../functions/platform/edge/lambda-shell.ts';
-import { lambdaStreamShell, PRELUDE_DELIMITER } from '../../functions/platform/edge/lambda-stream-shell.ts';
-import { NodeShell } from '../../functions/platform/edge/node-shell.ts';
+import type { FetchHandler } from '../../functions/edge/edge-context.ts';
+import { lambdaShell } from '../../functions/http/lambda-shell.ts';
+import { lambdaStreamShell, PRELUDE_DELIMITER } from '../../functions/http/lambda-stream-shell.ts';
+import { NodeShell } from '../../functions/local-platform/node-shell.ts';
 import { requestIdTime } from '../../functions/shared/request-ids.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /*
- * The three shells of the one edge contract (functions/platform/edge/edge-context.ts), each over a
+ * The three shells of the one edge contract (functions/edge/edge-context.ts), each over a
  * small FetchHandler of the test's own: what reaches the handler of what the transport carried, and
  * what the transport carries of the handler's Response.
  */

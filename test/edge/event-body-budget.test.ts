@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { carriedAsBase64 } from '../../functions/platform/binary-media-types.ts';
-import { CarriedBodyMeter, declaredOverEventBudget } from '../../functions/platform/carried-body-meter.ts';
-import { eventBodyCarriedBytes } from '../../functions/platform/event-body-budget.ts';
+import { carriedAsBase64 } from '../../functions/edge/binary-media-types.ts';
+import { CarriedBodyMeter, declaredOverEventBudget } from '../../functions/edge/carried-body-meter.ts';
+import { eventBodyCarriedBytes } from '../../functions/edge/event-body-budget.ts';
 import { EVENT_BODY_BYTES, MAX_BINARY_BODY_BYTES } from '../../functions/shared/byte-limits.ts';
 
 /**

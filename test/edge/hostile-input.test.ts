@@ -4,7 +4,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { webhookInput } from '../../functions/core/schedules/schedule-triggers.ts';
 import { operations as callOperations } from '../../functions/http/calls.ts';
-import { createModuleHandler } from '../../functions/platform/edge/module-handler.ts';
+import { createModuleHandler } from '../../functions/http/module-handler.ts';
 import { PlatformError, parseJsonBody } from '../../functions/shared/errors.ts';
 import { MAX_JSON_DEPTH } from '../../functions/shared/json-depth.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';

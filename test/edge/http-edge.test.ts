@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { TIER_LIMITS } from '../../functions/core/accounts/tiers.ts';
 import { operations as edgeOperations } from '../../functions/http/edge.ts';
+import { createModuleHandler } from '../../functions/http/module-handler.ts';
 import { operations as taskOperations } from '../../functions/http/tasks.ts';
-import { createModuleHandler } from '../../functions/platform/edge/module-handler.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 

@@ -15,7 +15,7 @@ import {
   FULL_DRAINS_AT_ONCE,
   LingeringClose,
   SHORT_DRAIN_BYTES,
-} from '../../functions/platform/lingering-close.ts';
+} from '../../functions/local-platform/lingering-close.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /** What the server has read of a refused connection since its answer, by the order of refusal. */

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { CallResponse } from '../../functions/core/calls/call-context.ts';
+import { StreamReply } from '../../functions/edge/operation-replies.ts';
+import { streamedCall } from '../../functions/edge/streamed-call.ts';
 import { buildOpenApi } from '../../functions/platform/openapi.ts';
-import { StreamReply } from '../../functions/platform/operation-replies.ts';
 import { routeList } from '../../functions/platform/routes.ts';
-import { streamedCall } from '../../functions/platform/streamed-call.ts';
 import { ERROR_CODES, PlatformError } from '../../functions/shared/errors.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { capacityError } from '../../functions/adapters/aws/ecs-sandbox-warm.ts';
 import { answeringCapacity } from '../../functions/core/calls/sandbox-capacity.ts';
-import { errorAnswer } from '../../functions/platform/edge/error-mapping.ts';
+import { errorAnswer } from '../../functions/edge/error-mapping.ts';
 import type { SandboxSession } from '../../functions/ports/sandbox.ts';
 
 /**

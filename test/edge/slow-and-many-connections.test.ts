@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { OVER_CAP_GRACE_MS } from '../../functions/platform/connection-guard.ts';
 import {
   IGNORED_KEYLESS_BODY_BYTES,
   KEYLESS_BODY_READS_PER_ADDRESS,
-} from '../../functions/platform/keyless-bodies.ts';
+} from '../../functions/edge/keyless-bodies.ts';
+import { OVER_CAP_GRACE_MS } from '../../functions/local-platform/connection-guard.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';

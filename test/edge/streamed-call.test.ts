@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CallResponse } from '../../functions/core/calls/call-context.ts';
-import { StreamReply } from '../../functions/platform/operation-replies.ts';
-import {
-  STREAM_BUFFER_BYTES,
-  streamedCall,
-  wantsEventStream,
-} from '../../functions/platform/streamed-call.ts';
+import { StreamReply } from '../../functions/edge/operation-replies.ts';
+import { STREAM_BUFFER_BYTES, streamedCall, wantsEventStream } from '../../functions/edge/streamed-call.ts';
 import { PlatformError } from '../../functions/shared/errors.ts';
 
-/** A streamed call's answer (functions/platform/streamed-call.ts), with its heartbeat shortened. */
+/** A streamed call's answer (functions/edge/streamed-call.ts), with its heartbeat shortened. */
 
 const body: CallResponse = {
   body: { data: { ok: true }, warnings: [], metadata: { processing_time_ms: 1, version: 'v1' } },

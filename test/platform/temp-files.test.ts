@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { removeOrphanTempFiles, tempPrefix } from '../../functions/platform/temp-files.ts';
+import { removeOrphanTempFiles, tempPrefix } from '../../functions/edge/temp-files.ts';
 
 describe('request temporaries of a killed platform', () => {
   const dirs: string[] = [];

@@ -3,7 +3,7 @@ import type { SqliteStore } from './sqlite-store.ts';
 
 /**
  * When the local platform's answer may go out before the work it handed to waitUntil: the
- * embedded store's rule, offered to the Node shell (functions/platform/edge/node-shell.ts,
+ * embedded store's rule, offered to the Node shell (functions/local-platform/node-shell.ts,
  * `earlyAnswers`) by the local composition. Without it the Node shell, like a Lambda, sends an
  * answer once that work is done.
  *

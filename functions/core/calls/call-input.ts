@@ -117,7 +117,7 @@ async function parseMultipart(
     ]);
   }
   // Named for this process, so a later start can remove it if the process dies mid-request
-  // (functions/platform/temp-files.ts).
+  // (functions/edge/temp-files.ts).
   const dir = await mkdtemp(join(tmpdir(), `agenthost-call-${process.pid}-`));
   const cleanup = () => rm(dir, { recursive: true, force: true });
   try {

@@ -6,7 +6,7 @@ import { EVENT_BODY_BYTES, MAX_BINARY_BODY_BYTES } from '../../shared/byte-limit
  * A whole call body, on both deployments, is held to what AWS carries to a function: 6,225,920
  * bytes as the event carries it (JSON with its escaping, multipart as base64). Raw bytes never
  * count more than that, so this is also the raw limit; the local server and the handler count the
- * carried size (platform/event-body-budget.ts). docs/decisions.md "Request sizes" says why not 25 MB.
+ * carried size (edge/event-body-budget.ts). docs/decisions.md "Request sizes" says why not 25 MB.
  */
 export const MAX_CALL_BODY_BYTES = EVENT_BODY_BYTES;
 /** A file travels in a multipart body, so it can be at most the largest binary body (4,669,440 bytes). */

@@ -4,7 +4,7 @@
  */
 
 import { CALL_BODY, callEnvelopeSchema, callHeaders, callParams } from '../../core/calls/call-schemas.ts';
-import { CALL_STREAM_EVENTS } from '../call-stream-events.ts';
+import { CALL_STREAM_EVENTS } from '../../edge/call-stream-events.ts';
 import { route } from './route-def.ts';
 
 export const callRoutes = {

@@ -84,7 +84,7 @@ export interface RouteDef {
     contentType?: 'text/html';
     /**
      * The route also answers as Server-Sent Events when the client prefers them (`Accept`; the call
-     * route: platform/streamed-call.ts): documented as that type too, each event's `data:` line one
+     * route: edge/streamed-call.ts): documented as that type too, each event's `data:` line one
      * of `events`.
      */
     eventStream?: { description: string; events: readonly StreamEventDoc[] };

@@ -3,9 +3,9 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PlatformError } from '../../shared/errors.ts';
-import type { CarriedBodyMeter } from '../carried-body-meter.ts';
-import { tempPrefix } from '../temp-files.ts';
+import type { PlatformError } from '../shared/errors.ts';
+import type { CarriedBodyMeter } from './carried-body-meter.ts';
+import { tempPrefix } from './temp-files.ts';
 
 /*
  * Reading a request's body from its Fetch API stream, within a route's limit: reading stops at the

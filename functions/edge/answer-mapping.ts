@@ -1,8 +1,8 @@
-import { logServerError } from '../../shared/server-error-log.ts';
-import { preflightHeaders } from '../cors.ts';
-import { HtmlReply, PreflightReply, ProtocolReply, Reply, StreamReply } from '../operation-replies.ts';
+import { logServerError } from '../shared/server-error-log.ts';
+import { preflightHeaders } from './cors.ts';
 import type { RequestScope } from './edge-context.ts';
 import { lazyResponse } from './lazy-response.ts';
+import { HtmlReply, PreflightReply, ProtocolReply, Reply, StreamReply } from './operation-replies.ts';
 import { responseHeaders } from './response-headers.ts';
 
 /*

@@ -1,4 +1,4 @@
-import { admitAccountRequest, chargeAnswerBytes } from '../../core/usage/account-request-rate.ts';
+import { admitAccountRequest, chargeAnswerBytes } from '../core/usage/account-request-rate.ts';
 import type { RequestScope } from './edge-context.ts';
 import { responseParts } from './lazy-response.ts';
 

@@ -1,4 +1,4 @@
-import { routeList } from './routes.ts';
+import { routeList } from '../platform/routes.ts';
 
 /*
  * The API's binary media types: the bodies API Gateway hands a function base64-encoded. The stack

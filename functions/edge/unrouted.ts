@@ -1,8 +1,8 @@
-import { PlatformError } from '../../shared/errors.ts';
-import { PreflightReply } from '../operation-replies.ts';
+import { PlatformError } from '../shared/errors.ts';
 import { admitAddress } from './address-admission.ts';
 import { tryAuthenticate } from './authentication.ts';
 import type { RequestScope } from './edge-context.ts';
+import { PreflightReply } from './operation-replies.ts';
 
 /*
  * A request no route takes (API Gateway sends every other method of every path of the API to the

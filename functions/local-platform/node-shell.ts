@@ -1,15 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
-import { PlatformError } from '../../shared/errors.ts';
-import { newRequestId } from '../../shared/request-ids.ts';
-import { ConnectionGuard, edgeServerOptions } from '../connection-guard.ts';
-import type { Deps } from '../deps.ts';
-import { errorEnvelope } from '../error-answer.ts';
-import { LingeringClose } from '../lingering-close.ts';
-import { UnreadAnswers } from '../unread-answers.ts';
-import type { FetchHandler } from './edge-context.ts';
-import { lazyResponse, responseParts } from './lazy-response.ts';
+import type { FetchHandler } from '../edge/edge-context.ts';
+import { errorEnvelope } from '../edge/error-answer.ts';
+import { lazyResponse, responseParts } from '../edge/lazy-response.ts';
+import type { Deps } from '../platform/deps.ts';
+import { PlatformError } from '../shared/errors.ts';
+import { newRequestId } from '../shared/request-ids.ts';
+import { ConnectionGuard, edgeServerOptions } from './connection-guard.ts';
+import { LingeringClose } from './lingering-close.ts';
 import { answerBytes, hasBody, toFetchRequest, writeResponse } from './node-request.ts';
+import { UnreadAnswers } from './unread-answers.ts';
 
 /*
  * The Node shell: Node's HTTP server serving one FetchHandler. What it does is about connections

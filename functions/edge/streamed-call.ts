@@ -1,11 +1,11 @@
 import type { CallEvents, CallResponse, CallStream } from '../core/calls/call-context.ts';
+import { routes } from '../platform/routes.ts';
 import { PlatformError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { logServerError } from '../shared/server-error-log.ts';
-import { preferredMediaType } from './edge/accept-negotiation.ts';
+import { preferredMediaType } from './accept-negotiation.ts';
 import { errorEnvelope, toPlatformError } from './error-answer.ts';
 import { StreamReply } from './operation-replies.ts';
-import { routes } from './routes.ts';
 
 /*
  * A call answered as Server-Sent Events (docs/calls.md, "Streamed calls"), for a caller that sends

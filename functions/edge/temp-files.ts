@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processAlive } from './process-alive.ts';
+import { processAlive } from '../shared/process-alive.ts';
 
 /**
  * The temporary files a request leaves in the system's temporary directory while it runs (a

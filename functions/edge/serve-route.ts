@@ -1,14 +1,14 @@
 import { rm } from 'node:fs/promises';
-import { bodyTooLarge } from '../../shared/errors.ts';
-import { bodySizing } from '../carried-body-meter.ts';
-import { IGNORED_KEYLESS_BODY_BYTES } from '../keyless-bodies.ts';
-import { parseInput } from '../operation-input.ts';
+import { bodyTooLarge } from '../shared/errors.ts';
 import { admitAccount, chargeAnswer } from './account-admission.ts';
 import { type KeylessReads, refuseCounted } from './address-admission.ts';
 import { answer } from './answer-mapping.ts';
 import { authenticateKey } from './authentication.ts';
 import { BodyOverLimit, drainBody, type ReadBody, readBody, spoolBody } from './body-reading.ts';
+import { bodySizing } from './carried-body-meter.ts';
 import type { EdgeContext, RequestScope } from './edge-context.ts';
+import { IGNORED_KEYLESS_BODY_BYTES } from './keyless-bodies.ts';
+import { parseInput } from './operation-input.ts';
 import type { AnyOperation } from './operations.ts';
 import type { RouteMatch } from './route-matcher.ts';
 

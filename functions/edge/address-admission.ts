@@ -1,12 +1,12 @@
-import { addressLimited, countAddressRequest } from '../../core/usage/address-rate-limit.ts';
-import type { PlatformError } from '../../shared/errors.ts';
+import { addressLimited, countAddressRequest } from '../core/usage/address-rate-limit.ts';
+import type { PlatformError } from '../shared/errors.ts';
+import type { RequestScope } from './edge-context.ts';
 import {
   type CredentialChecks,
   KEYLESS_BODY_READS_PER_ADDRESS,
   keylessReadsRefusal,
-} from '../keyless-bodies.ts';
-import { PerAddressCount } from '../per-address-count.ts';
-import type { RequestScope } from './edge-context.ts';
+} from './keyless-bodies.ts';
+import { PerAddressCount } from './per-address-count.ts';
 
 /*
  * The rate limit of requests no API key vouches for (docs/decisions.md, "Reading bodies"): each

@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
+import type { RouteDef } from '../platform/routes.ts';
 import { clientKeyed } from '../shared/client-keyed.ts';
 import { type FieldIssue, invalidInput, PlatformError, parseJsonBody } from '../shared/errors.ts';
-import type { ReadBody } from './edge/body-reading.ts';
-import type { RouteDef } from './routes.ts';
+import type { ReadBody } from './body-reading.ts';
 
 /** The body of a route with `binaryBody`. */
 export interface BinaryBody {

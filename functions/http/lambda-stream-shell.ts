@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { FetchHandler } from './edge-context.ts';
+import type { FetchHandler } from '../edge/edge-context.ts';
 import { edgeContext, toRequest } from './lambda-shell.ts';
 
 /*

@@ -1,6 +1,6 @@
-import { type RateLimitState, rateLimitHeaders, rateLimitState } from '../../core/usage/daily-usage.ts';
-import type { PlatformError } from '../../shared/errors.ts';
-import { corsHeaders } from '../cors.ts';
+import { type RateLimitState, rateLimitHeaders, rateLimitState } from '../core/usage/daily-usage.ts';
+import type { PlatformError } from '../shared/errors.ts';
+import { corsHeaders } from './cors.ts';
 import type { RequestScope } from './edge-context.ts';
 
 /*

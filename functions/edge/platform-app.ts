@@ -1,11 +1,11 @@
-import type { Deps } from '../deps.ts';
-import type { CredentialChecks } from '../keyless-bodies.ts';
-import type { OperationId } from '../routes.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { OperationId } from '../platform/routes.ts';
 import { countIfUncounted, KeylessReads, refuseCounted } from './address-admission.ts';
 import { answer } from './answer-mapping.ts';
 import { ClientGone } from './body-reading.ts';
 import type { AfterAnswer, EdgeContext, FetchHandler, RequestScope } from './edge-context.ts';
 import { errorAnswer } from './error-mapping.ts';
+import type { CredentialChecks } from './keyless-bodies.ts';
 import type { AnyOperation } from './operations.ts';
 import { requestUrlOf } from './request-url.ts';
 import { RouteMatcher } from './route-matcher.ts';

@@ -1,4 +1,3 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { EVENT_BODY_BYTES } from '../shared/byte-limits.ts';
 import { PlatformError } from '../shared/errors.ts';
 
@@ -17,12 +16,18 @@ import { PlatformError } from '../shared/errors.ts';
  * keep them, in raw bytes.
  */
 
+/** What of an API Gateway proxy event's fields this counts (the edge names no Lambda type). */
+export interface CarriedEventBody {
+  body: string | null;
+  isBase64Encoded: boolean;
+}
+
 /**
  * An event's body counted as it is carried: AWS's event as API Gateway made it (the local server's
  * large bodies are not in the event, and it counted them as it read them). A body that fits for
  * certain answers its length, uncounted.
  */
-export function eventBodyCarriedBytes(event: APIGatewayProxyEvent): number {
+export function eventBodyCarriedBytes(event: CarriedEventBody): number {
   const body = event.body;
   if (!body) return 0;
   // base64 text is ASCII: one byte a character.

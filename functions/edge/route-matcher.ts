@@ -1,4 +1,4 @@
-import { type OperationId, type RouteDef, routeList } from '../routes.ts';
+import { type OperationId, type RouteDef, routeList } from '../platform/routes.ts';
 
 /*
  * The route table as the edge matches it: a request's method and path to its route and path

@@ -2,9 +2,9 @@ import type { Server, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { countAddressRequest } from '../core/usage/address-rate-limit.ts';
+import { PerAddressCount } from '../edge/per-address-count.ts';
+import type { Deps } from '../platform/deps.ts';
 import { PlatformError } from '../shared/errors.ts';
-import type { Deps } from './deps.ts';
-import { PerAddressCount } from './per-address-count.ts';
 
 /** An over-cap connection is closed this long after it opened, answered or not. */
 export const OVER_CAP_GRACE_MS = 1_000;

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fetchRequest } from '../edge/fetch-request.ts';
+import { forwardGetters, forwardMethods } from '../edge/lazy-members.ts';
+import { distinctHeaders, responseParts } from '../edge/lazy-response.ts';
+import { parsedUrl as target } from '../edge/request-url.ts';
 import {
   ANSWER_SLICE_BYTES,
   type AnswerWriter,
   SMALL_ANSWER_BYTES,
   type UnreadAnswers,
-} from '../unread-answers.ts';
-import { fetchRequest } from './fetch-request.ts';
-import { forwardGetters, forwardMethods } from './lazy-members.ts';
-import { distinctHeaders, responseParts } from './lazy-response.ts';
-import { parsedUrl as target } from './request-url.ts';
+} from './unread-answers.ts';
 
 /*
  * Node's request and response as the Fetch API's, for the Node shell (node-shell.ts): the request's

@@ -1,6 +1,6 @@
+import type { Deps } from '../platform/deps.ts';
+import type { OperationId } from '../platform/routes.ts';
 import { PlatformError } from '../shared/errors.ts';
-import type { Deps } from './deps.ts';
-import type { OperationId } from './routes.ts';
 
 /*
  * How the edge bounds, on both deployments, the bodies of requests no API key vouches for (docs/decisions.md

@@ -1,7 +1,7 @@
-import { authenticate } from '../../core/api-keys/api-keys.ts';
-import { addressLimited, countAddressRequest } from '../../core/usage/address-rate-limit.ts';
-import type { Deps } from '../../platform/deps.ts';
-import { PlatformError } from '../../shared/errors.ts';
+import { authenticate } from '../core/api-keys/api-keys.ts';
+import { addressLimited, countAddressRequest } from '../core/usage/address-rate-limit.ts';
+import type { Deps } from '../platform/deps.ts';
+import { PlatformError } from '../shared/errors.ts';
 import type { RequestScope } from './edge-context.ts';
 
 /*

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import type { AuthContext } from '../../core/api-keys/api-keys.ts';
-import type { Deps } from '../deps.ts';
-import type { BinaryBody, StreamBody } from '../operation-input.ts';
-import type { HtmlReply, ProtocolReply, Reply, StreamReply } from '../operation-replies.ts';
-import type { OperationId, ResourceModule, RouteDef, Routes } from '../routes.ts';
+import type { AuthContext } from '../core/api-keys/api-keys.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { OperationId, ResourceModule, RouteDef, Routes } from '../platform/routes.ts';
+import type { BinaryBody, StreamBody } from './operation-input.ts';
+import type { HtmlReply, ProtocolReply, Reply, StreamReply } from './operation-replies.ts';
 
 /*
  * What the edge hands an operation of functions/http/<module>.ts, and what it may answer: typed by

@@ -6,8 +6,8 @@
  */
 import * as z from 'zod';
 import { callEnvelopeSchema } from '../core/calls/call-schemas.ts';
+import type { StreamEventDoc } from '../platform/routes/route-def.ts';
 import { errorEnvelopeSchema } from './envelope.ts';
-import type { StreamEventDoc } from './routes/route-def.ts';
 
 export const CALL_STREAM_EVENTS: readonly StreamEventDoc[] = [
   {

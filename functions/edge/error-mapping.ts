@@ -1,7 +1,7 @@
-import { PlatformError } from '../../shared/errors.ts';
-import { logServerError } from '../../shared/server-error-log.ts';
-import { errorEnvelope, errorHeaders, toPlatformError } from '../error-answer.ts';
+import { PlatformError } from '../shared/errors.ts';
+import { logServerError } from '../shared/server-error-log.ts';
 import type { RequestScope } from './edge-context.ts';
+import { errorEnvelope, errorHeaders, toPlatformError } from './error-answer.ts';
 import { lazyResponse } from './lazy-response.ts';
 import { refusingQuota, responseHeaders } from './response-headers.ts';
 

@@ -1,8 +1,8 @@
-import type { Deps } from '../deps.ts';
-import type { OperationId, ResourceModule } from '../routes.ts';
+import type { AnyOperation, Operations } from '../edge/operations.ts';
+import { createPlatformApp } from '../edge/platform-app.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { OperationId, ResourceModule } from '../platform/routes.ts';
 import { lambdaStreamShell, type StreamedApiHandler } from './lambda-stream-shell.ts';
-import type { AnyOperation, Operations } from './operations.ts';
-import { createPlatformApp } from './platform-app.ts';
 
 /**
  * The Lambda handler of a resource module whose method's integration streams (the call route and

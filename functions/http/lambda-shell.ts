@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { newRequestId } from '../../shared/request-ids.ts';
-import { carriedAsBase64 } from '../binary-media-types.ts';
-import type { EdgeContext, FetchHandler } from './edge-context.ts';
-import { fetchRequest } from './fetch-request.ts';
-import { distinctHeaders, responseParts } from './lazy-response.ts';
+import { carriedAsBase64 } from '../edge/binary-media-types.ts';
+import type { EdgeContext, FetchHandler } from '../edge/edge-context.ts';
+import { fetchRequest } from '../edge/fetch-request.ts';
+import { distinctHeaders, responseParts } from '../edge/lazy-response.ts';
+import { newRequestId } from '../shared/request-ids.ts';
 
 /*
  * The buffered Lambda shell: an API Gateway REST proxy event as a Fetch API Request, and the

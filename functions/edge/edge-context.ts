@@ -1,8 +1,8 @@
-import type { AuthContext } from '../../core/api-keys/api-keys.ts';
-import type { AddressAdmission } from '../../core/usage/address-rate-limit.ts';
-import type { PlatformError } from '../../shared/errors.ts';
-import type { Deps } from '../deps.ts';
-import type { OperationId, RouteDef } from '../routes.ts';
+import type { AuthContext } from '../core/api-keys/api-keys.ts';
+import type { AddressAdmission } from '../core/usage/address-rate-limit.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { OperationId, RouteDef } from '../platform/routes.ts';
+import type { PlatformError } from '../shared/errors.ts';
 
 /*
  * The one contract of the HTTP edge (docs/architecture.md, "Request path"): every route is served

@@ -1,9 +1,9 @@
-import type { Deps } from '../deps.ts';
-import type { CredentialChecks } from '../keyless-bodies.ts';
-import type { OperationId, ResourceModule } from '../routes.ts';
+import type { CredentialChecks } from '../edge/keyless-bodies.ts';
+import type { AnyOperation, Operations } from '../edge/operations.ts';
+import { createPlatformApp } from '../edge/platform-app.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { OperationId, ResourceModule } from '../platform/routes.ts';
 import { type ApiHandler, lambdaShell } from './lambda-shell.ts';
-import type { AnyOperation, Operations } from './operations.ts';
-import { createPlatformApp } from './platform-app.ts';
 
 /**
  * The Lambda handler of one API resource module (functions/http/<module>.ts): the platform's app
