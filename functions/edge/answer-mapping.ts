@@ -1,38 +1,24 @@
 import { logServerError } from '../shared/server-error-log.ts';
-import { preflightHeaders } from './cors.ts';
+import { jsonBody } from './answers.ts';
 import type { RequestScope } from './edge-context.ts';
-import { lazyResponse } from './lazy-response.ts';
-import { HtmlReply, PreflightReply, ProtocolReply, Reply, StreamReply } from './operation-replies.ts';
+import { lazyResponse, responseParts } from './lazy-response.ts';
 import { responseHeaders } from './response-headers.ts';
 
 /*
- * The one place an operation's result becomes an answer: its route's success status, the JSON
- * body with `metadata.request_id` (a route marked `document` is sent as is), and the headers of
- * every answer. The other shapes an operation may return are in operation-replies.ts.
+ * The one place an operation's result becomes an answer. An operation returns its route's body
+ * (sent as JSON with the route's success status and `metadata.request_id`) or a Response it built
+ * (answers.ts). Either way the headers every answer carries (content type, no caching, the request
+ * id, CORS, the rate limits: response-headers.ts) are added here, after the operation, where the
+ * answer has not set its own; and a server error it answers is logged as error-mapping.ts logs one.
  */
 
 export async function answer(
   scope: RequestScope,
   result: unknown,
-  request: { method: string; path: string; header: (name: string) => string | undefined },
+  request: { method: string; path: string },
 ): Promise<Response> {
-  const status = scope.route?.def.success.status ?? 200;
-  if (result instanceof PreflightReply) {
-    return lazyResponse(null, 204, {
-      ...(await responseHeaders(scope)),
-      Allow: result.methods.join(', '),
-      ...preflightHeaders(
-        scope.deps.config.corsOrigins,
-        scope.origin,
-        result.methods,
-        request.header('access-control-request-headers'),
-      ),
-    });
-  }
-  if (result instanceof ProtocolReply) {
-    // The protocol's own headers win, whatever their case (Content-Type, content-type).
-    const own = new Set(Object.keys(result.headers).map((k) => k.toLowerCase()));
-    const common = Object.entries(await responseHeaders(scope)).filter(([k]) => !own.has(k.toLowerCase()));
+  const common = await responseHeaders(scope);
+  if (result instanceof Response) {
     logServerError(scope.deps.logger, {
       requestId: scope.requestId,
       gatewayRequestId: scope.gatewayRequestId,
@@ -41,37 +27,25 @@ export async function answer(
       status: result.status,
       code: undefined,
     });
-    return lazyResponse(result.body, result.status, { ...Object.fromEntries(common), ...result.headers });
+    return withHeaders(result, common);
   }
-  if (result instanceof StreamReply) {
-    return new Response(result.stream, {
-      status: 200,
-      headers: {
-        ...(await responseHeaders(scope)),
-        ...result.headers,
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-cache',
-        // Proxies that buffer answers (nginx) pass this one on as it is written.
-        'X-Accel-Buffering': 'no',
-      },
-    });
-  }
-  if (result instanceof HtmlReply) {
-    return lazyResponse(result.html, status, {
-      ...(await responseHeaders(scope)),
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
-    });
-  }
-  const body = result instanceof Reply ? result.body : result;
-  const headers = { ...(await responseHeaders(scope)), ...(result instanceof Reply ? result.headers : {}) };
-  if (status === 204) return lazyResponse(null, status, headers);
-  const json = JSON.stringify(scope.route?.def.document ? body : withMetadata(body, scope.requestId));
-  return lazyResponse(json ?? null, status, headers);
+  const status = scope.route?.def.success.status ?? 200;
+  if (status === 204) return lazyResponse(null, status, common);
+  return lazyResponse(jsonBody(result, scope.requestId, scope.route?.def.document), status, common);
 }
 
-function withMetadata(body: unknown, requestId: string): unknown {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-  const existing = (body as { metadata?: Record<string, unknown> }).metadata;
-  return { ...body, metadata: { ...(existing ?? {}), request_id: requestId } };
+/** `response` with each of `common` it does not set itself, whatever the case of its own names. */
+function withHeaders(response: Response, common: Record<string, string>): Response {
+  const parts = responseParts(response);
+  if (parts) {
+    const own = new Set(Object.keys(parts.headers).map((name) => name.toLowerCase()));
+    const added: Record<string, string> = {};
+    for (const name in common) if (!own.has(name.toLowerCase())) added[name] = common[name] as string;
+    parts.headers = { ...added, ...parts.headers };
+    return response;
+  }
+  // A Response an operation built is its own: its headers may be added to.
+  for (const name in common)
+    if (!response.headers.has(name)) response.headers.set(name, common[name] as string);
+  return response;
 }

@@ -1,4 +1,5 @@
 import { PlatformError } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
 import { logServerError } from '../shared/server-error-log.ts';
 import type { RequestScope } from './edge-context.ts';
 import { errorEnvelope, errorHeaders, toPlatformError } from './error-answer.ts';
@@ -22,15 +23,11 @@ export async function errorAnswer(
   error: unknown,
   request: { method: string; path: string },
 ): Promise<Response> {
-  const err = toPlatformError(error, scope.requestId);
-  logServerError(scope.deps?.logger, {
+  const err = mappedError(scope.deps?.logger, error, {
     requestId: scope.requestId,
     gatewayRequestId: scope.gatewayRequestId,
     method: request.method,
     route: scope.route?.def.path ?? request.path,
-    status: err.status,
-    code: err.code,
-    ...(error instanceof PlatformError ? {} : { cause: error }),
   });
   const headers = await responseHeaders(scope, refusingQuota(err));
   if (
@@ -44,4 +41,23 @@ export async function errorAnswer(
     ...headers,
     ...errorHeaders(err),
   });
+}
+
+/**
+ * An error as every answer states it, plain or streamed (streamed-call.ts ends its stream with it):
+ * its PlatformError, and for a server error one operator line with the unexpected cause.
+ */
+export function mappedError(
+  logger: Logger | undefined,
+  error: unknown,
+  at: { requestId: string; gatewayRequestId?: string | undefined; method: string; route: string },
+): PlatformError {
+  const err = toPlatformError(error, at.requestId);
+  logServerError(logger, {
+    ...at,
+    status: err.status,
+    code: err.code,
+    ...(error instanceof PlatformError ? {} : { cause: error }),
+  });
+  return err;
 }

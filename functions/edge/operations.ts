@@ -3,7 +3,6 @@ import type { AuthContext } from '../core/api-keys/api-keys.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { OperationId, ResourceModule, RouteDef, Routes } from '../platform/routes.ts';
 import type { BinaryBody, StreamBody } from './operation-input.ts';
-import type { HtmlReply, ProtocolReply, Reply, StreamReply } from './operation-replies.ts';
 
 /*
  * What the edge hands an operation of functions/http/<module>.ts, and what it may answer: typed by
@@ -46,9 +45,8 @@ type Body<R extends RouteDef> = R['success']['schema'] extends z.ZodType
 type BeforeMetadata<B> = B extends { metadata: infer M }
   ? Omit<B, 'metadata'> & { metadata: Omit<M, 'request_id'> }
   : B;
-type Result<R extends RouteDef> = R['protocol'] extends string
-  ? ProtocolReply | StreamReply
-  : Body<R> | Reply<Body<R>> | HtmlReply | StreamReply;
+/** The route's body (sent as its JSON with the route's status), or an answer built whole (answers.ts). */
+type Result<R extends RouteDef> = R['protocol'] extends string ? Response : Body<R> | Response;
 
 /** The operations a resource module implements: one per route of that module, typed by the route. */
 export type Operations<M extends ResourceModule> = {

@@ -72,10 +72,15 @@ export function createPlatformApp(
       const header = (name: string) => request.headers.get(name) ?? undefined;
       const preflight = await unrouted(
         scope,
-        { method, path: url.pathname, authorization: header('authorization') },
+        {
+          method,
+          path: url.pathname,
+          authorization: header('authorization'),
+          requestedHeaders: header('access-control-request-headers'),
+        },
         template ? matcher.methodsOf(template) : undefined,
       );
-      return await answer(scope, preflight, { method, path: template ?? url.pathname, header });
+      return await answer(scope, preflight, { method, path: template ?? url.pathname });
     } catch (err) {
       // Nobody is left to read an answer; the shell drops the connection.
       if (err instanceof ClientGone) return new Response(null, { status: 400 });

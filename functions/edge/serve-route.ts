@@ -79,7 +79,7 @@ export async function serveRoute(
       waitUntil: scope.waitUntil,
       onDelivered: scope.onDelivered,
     });
-    const response = await answer(scope, result, { method: request.method, path: route.path, header });
+    const response = await answer(scope, result, { method: request.method, path: route.path });
     chargeAnswer(scope, response);
     return response;
   } finally {

@@ -1,11 +1,10 @@
 import type { CallEvents, CallResponse, CallStream } from '../core/calls/call-context.ts';
 import { routes } from '../platform/routes.ts';
-import { PlatformError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
-import { logServerError } from '../shared/server-error-log.ts';
 import { preferredMediaType } from './accept-negotiation.ts';
-import { errorEnvelope, toPlatformError } from './error-answer.ts';
-import { StreamReply } from './operation-replies.ts';
+import { sseAnswer } from './answers.ts';
+import { errorEnvelope } from './error-answer.ts';
+import { mappedError } from './error-mapping.ts';
 
 /*
  * A call answered as Server-Sent Events (docs/calls.md, "Streamed calls"), for a caller that sends
@@ -47,14 +46,14 @@ function event(name: string, data: unknown): Uint8Array {
 }
 
 /**
- * Runs `call` (given the stream to open and the caller's signal) and answers it: a StreamReply once
+ * Runs `call` (given the stream to open and the caller's signal) and answers it: the event stream once
  * the call opened its stream, else the call's own answer or its error (thrown).
  */
 export function streamedCall(
   requestId: string,
   call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
   { heartbeatMs = HEARTBEAT_MS, logger }: { heartbeatMs?: number; logger?: Logger } = {},
-): Promise<CallResponse | StreamReply> {
+): Promise<CallResponse | Response> {
   const gone = new AbortController();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
@@ -112,7 +111,7 @@ export function streamedCall(
           if ((controller.desiredSize ?? 0) > 0) void send(encoder.encode(': keep-alive\n\n'));
         }, heartbeatMs);
         heartbeat.unref();
-        resolve(new StreamReply(body, headers));
+        resolve(sseAnswer(body, headers));
         return {
           delta: (text) => send(event('delta', { text })),
           step: (step) => send(event('step', step)),
@@ -127,15 +126,11 @@ export function streamedCall(
       },
       (error: unknown) => {
         if (!opened) return reject(error);
-        const failure = toPlatformError(error, requestId);
-        // As the edge logs an error answer (error-mapping.ts): a server error, with its cause.
-        logServerError(logger, {
+        // The same error path as a plain answer's (error-mapping.ts), its envelope sent as the last event.
+        const failure = mappedError(logger, error, {
           requestId,
           method: 'POST',
           route: routes.callAgent.path,
-          status: failure.status,
-          code: failure.code,
-          ...(error instanceof PlatformError ? {} : { cause: error }),
         });
         finish(event('error', errorEnvelope(failure, requestId)));
       },

@@ -6,7 +6,7 @@ import {
   localCheckoutPage,
   stripeWebhook,
 } from '../core/billing/billing.ts';
-import { HtmlReply } from '../edge/operation-replies.ts';
+import { htmlAnswer } from '../edge/answers.ts';
 import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { createModuleHandler } from './module-handler.ts';
@@ -17,14 +17,13 @@ export const operations: Operations<'billing'> = {
   listTransactions: ({ deps, auth, query }) => listTransactions(deps, auth, query),
   listBillingHistory: ({ deps, auth, query }) => listTransactions(deps, auth, query),
   paymentWebhook: ({ deps, body, header }) => stripeWebhook(deps, body.data, header('stripe-signature')),
-  localCheckoutPage: async ({ deps, params }) =>
-    new HtmlReply(await localCheckoutPage(deps, params.session_id)),
+  localCheckoutPage: async ({ deps, params }) => htmlAnswer(await localCheckoutPage(deps, params.session_id)),
   confirmLocalCheckout: async ({ deps, params, header }) => {
     const confirmed = await confirmLocalCheckout(deps, params.session_id);
     // The checkout page's form posts here from a browser: it gets the page back, now paid, with
     // its link back to the dashboard, not a JSON body to stare at. API clients send no form.
     const formPost = /^application\/x-www-form-urlencoded\b/i.test(header('content-type') ?? '');
-    return formPost ? new HtmlReply(await localCheckoutPage(deps, params.session_id)) : confirmed;
+    return formPost ? htmlAnswer(await localCheckoutPage(deps, params.session_id)) : confirmed;
   },
 };
 

@@ -1,6 +1,6 @@
 import type { CallHttpRequest } from '../core/calls/call-context.ts';
 import { callAgent } from '../core/calls/gateway.ts';
-import { Reply, StreamReply } from '../edge/operation-replies.ts';
+import { jsonAnswer } from '../edge/answers.ts';
 import type { Operations } from '../edge/operations.ts';
 import { streamedCall, wantsEventStream } from '../edge/streamed-call.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
@@ -40,7 +40,9 @@ export const operations: Operations<'calls'> = {
           { logger: deps.logger },
         )
       : await callAgent(deps, auth, request);
-    return answer instanceof StreamReply ? answer : new Reply(answer.body, answer.headers);
+    return answer instanceof Response
+      ? answer
+      : jsonAnswer(answer.body, requestId, { headers: answer.headers });
   },
 };
 

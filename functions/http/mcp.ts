@@ -1,4 +1,4 @@
-import { ProtocolReply, StreamReply } from '../edge/operation-replies.ts';
+import { protocolAnswer, sseAnswer } from '../edge/answers.ts';
 import type { Operations } from '../edge/operations.ts';
 import { assertAllowedHost } from '../platform/allowed-hosts.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
@@ -17,8 +17,8 @@ export const operations: Operations<'mcp'> = {
       publicRefs: query.public,
     });
     // A tool call that asked for progress is answered as the SDK's SSE stream, sent as it comes.
-    if (typeof answer.body !== 'string') return new StreamReply(answer.body);
-    return new ProtocolReply(answer.status, answer.headers, answer.body);
+    if (typeof answer.body !== 'string') return sseAnswer(answer.body);
+    return protocolAnswer(answer.status, answer.headers, answer.body);
   },
 };
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CallResponse } from '../../functions/core/calls/call-context.ts';
-import { StreamReply } from '../../functions/edge/operation-replies.ts';
 import { STREAM_BUFFER_BYTES, streamedCall, wantsEventStream } from '../../functions/edge/streamed-call.ts';
 import { PlatformError } from '../../functions/shared/errors.ts';
 
@@ -11,7 +10,7 @@ const body: CallResponse = {
   body: { data: { ok: true }, warnings: [], metadata: { processing_time_ms: 1, version: 'v1' } },
   headers: {},
 };
-const text = (reply: StreamReply) => new Response(reply.stream).text();
+const text = (reply: CallResponse | Response) => (reply as Response).text();
 
 describe('a streamed call', () => {
   it('is asked for with Accept: text/event-stream, preferred to JSON (RFC 9110; test/edge/accept-negotiation.test.ts)', () => {
@@ -38,7 +37,8 @@ describe('a streamed call', () => {
       }
       return body;
     });
-    assert.ok(reply instanceof StreamReply);
+    assert.ok(reply instanceof Response);
+    assert.equal(reply.headers.get('content-type'), 'text/event-stream; charset=utf-8');
     const turns = async () => {
       for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
     };
@@ -48,7 +48,7 @@ describe('a streamed call', () => {
     assert.ok(sent > 0 && sent <= bound, `${sent} events went out unread (at most ${bound})`);
     const before = sent;
     // The client reads a little: the engine goes on by about as much, no further.
-    const reader = reply.stream.getReader();
+    const reader = (reply.body as ReadableStream<Uint8Array>).getReader();
     let read = 0;
     while (read < 8 * piece.length) read += (await reader.read()).value?.byteLength ?? 0;
     await turns();
@@ -76,8 +76,9 @@ describe('a streamed call', () => {
       },
       { heartbeatMs: 30 },
     );
-    assert.ok(reply instanceof StreamReply);
-    const reader = reply.stream.getReader();
+    assert.ok(reply instanceof Response);
+    assert.equal(reply.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    const reader = (reply.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     let sent = '';
     for (;;) {
@@ -113,7 +114,7 @@ describe('a streamed call', () => {
       stream.open({});
       throw new Error('secret internals');
     });
-    const sent = await text(reply as StreamReply);
+    const sent = await text(reply);
     assert.match(sent, /^event: error\ndata: /);
     assert.ok(!sent.includes('secret internals'), sent);
     const envelope = JSON.parse(sent.split('data: ')[1] as string);
@@ -132,7 +133,7 @@ describe('a streamed call', () => {
         }),
       );
     });
-    await (reply as StreamReply).stream.cancel();
+    await (reply as Response).body?.cancel();
     assert.equal(aborted, true);
   });
 });

@@ -98,8 +98,8 @@ export interface RouteDef {
   document?: true;
   /**
    * The answer is a protocol's own (MCP's JSON-RPC over Streamable HTTP): status, headers and body
-   * as the operation's ProtocolReply gives them (202 for notifications, JSON-RPC errors, no
-   * metadata.request_id). What fails before the operation runs (the key, the body's size, the
+   * as the operation's protocol answer gives them (protocolAnswer, edge/answers.ts: 202 for
+   * notifications, JSON-RPC errors, no metadata.request_id). What fails before the operation runs (the key, the body's size, the
    * query) still answers the platform's error envelope.
    */
   protocol?: 'mcp';
