@@ -8,6 +8,7 @@ import { allCredentialChecks, allOperations } from '../http/index.ts';
 import type { DashboardAssets } from '../platform/dashboard-assets.ts';
 import type { Deps } from '../platform/deps.ts';
 import { sharedDownload } from '../platform/local-downloads.ts';
+import { type InMemoryFetch, inMemoryShell } from './in-memory-shell.ts';
 import { NodeShell, type NodeShellOptions } from './node-shell.ts';
 import type { UnreadAnswers } from './unread-answers.ts';
 
@@ -21,6 +22,8 @@ export class LocalServer {
   readonly server: Server;
   /** Bytes of answers their clients have not read yet (the tests' view of them). */
   readonly unread: UnreadAnswers;
+  /** The same app in memory: a Request in, its Response out, no socket (in-memory-shell.ts). */
+  readonly fetch: InMemoryFetch;
   private readonly deps: Deps;
   private readonly shell: NodeShell;
 
@@ -36,7 +39,14 @@ export class LocalServer {
       const download = context.refusal ? undefined : await sharedDownload(deps.bundles, request);
       return download ?? api(request, context, after);
     };
-    this.shell = new NodeShell(app, deps, shellOptions(deps));
+    const transport = shellOptions(deps);
+    this.shell = new NodeShell(app, deps, transport);
+    this.fetch = inMemoryShell(app, {
+      // Until the server listens: where relative URLs point and what orchestrator runs would call.
+      base: deps.config.publicUrl ?? 'http://127.0.0.1/',
+      ...(transport.around ? { around: transport.around } : {}),
+      logger: deps.logger,
+    });
     this.server = this.shell.server;
     this.unread = this.shell.unread;
   }

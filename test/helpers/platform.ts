@@ -10,6 +10,7 @@ import {
   DYNAMODB_LOCAL_CREDENTIALS,
   DYNAMODB_LOCAL_REGION,
 } from '../../functions/emulator/dynamodb-local.ts';
+import type { InMemoryFetch } from '../../functions/local-platform/in-memory-shell.ts';
 import { LocalServer } from '../../functions/local-platform/local-server.ts';
 import { ADMIN_KEY_FILE, bootstrapOwner } from '../../functions/platform/bootstrap.ts';
 import { parseConfig, type Tier } from '../../functions/platform/config.ts';
@@ -20,6 +21,9 @@ import { createLogger } from '../../functions/shared/logger.ts';
 import { type Faults, injectFaults } from './dynamodb-faults.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { FakeClock } from './fake-clock.ts';
+
+/** Where an in-memory platform's requests point: a name no socket answers (RFC 2606's `.test`). */
+const IN_MEMORY_BASE = 'http://agenthost.test';
 
 export interface ApiResponse<T = Record<string, unknown>> {
   status: number;
@@ -36,7 +40,10 @@ export interface RequestOptions {
 }
 
 export interface TestPlatform {
+  /** The server's URL; with `inMemory`, the base relative requests resolve against (no server). */
   url: string;
+  /** The app called in memory, no socket (functions/local-platform/in-memory-shell.ts). */
+  fetch: InMemoryFetch;
   deps: Deps;
   clock: FakeClock;
   dataDir: string;
@@ -74,7 +81,15 @@ export async function startTestPlatform(
   backend: Backend = 'sqlite',
   overrides: DepsOverrides = {},
   /** A dashboard build to serve instead of web/dist's (test/dashboard/dashboard.test.ts builds its own). */
-  options: { dashboardDir?: string } = {},
+  options: {
+    dashboardDir?: string;
+    /**
+     * The app called in memory only: no server is opened, `request` and `fetch` call the app with
+     * a Request. For tests of the API that need no socket (no sandbox calling the platform back,
+     * no client of its URL).
+     */
+    inMemory?: boolean;
+  } = {},
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-test-'));
   let dynamo: DynamoDbLocal | undefined;
@@ -129,12 +144,12 @@ export async function startTestPlatform(
   const ownerKey = config.bootstrapApiKey ?? (await readFile(join(dataDir, ADMIN_KEY_FILE), 'utf8')).trim();
   // The dashboard as `npm start` serves it, when it is built.
   const server = new LocalServer(deps, { dashboard: DashboardAssets.load(options.dashboardDir) });
-  const url = await server.listen(0, '127.0.0.1');
-
-  const request = requester(url, ownerKey);
+  const url = options.inMemory ? IN_MEMORY_BASE : await server.listen(0, '127.0.0.1');
+  const request = requester(url, ownerKey, options.inMemory ? server.fetch : fetch);
 
   return {
     url,
+    fetch: server.fetch,
     deps,
     clock,
     dataDir,
@@ -148,7 +163,7 @@ export async function startTestPlatform(
     },
     unreadBytes: () => server.unread.bytes,
     async close() {
-      await server.close();
+      if (!options.inMemory) await server.close();
       await deps.serviceRunner.close();
       await deps.notifier.drain();
       await deps.store.close();
@@ -160,7 +175,7 @@ export async function startTestPlatform(
 }
 
 /** HTTP requests to `url` with `ownerKey` unless the options name another key (or `key: null`). */
-export function requester(url: string, ownerKey: string) {
+export function requester(url: string, ownerKey: string, send: InMemoryFetch = fetch) {
   return async <T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -175,7 +190,7 @@ export function requester(url: string, ownerKey: string) {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${url}${path}`, { method, headers, body });
+    const res = await send(`${url}${path}`, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = {};
     if (text) {
