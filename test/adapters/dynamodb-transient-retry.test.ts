@@ -273,6 +273,8 @@ describe('what a client sees while DynamoDB keeps refusing writes (over HTTP)', 
     p = await startTestPlatform(
       { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.baseUrls.anthropic },
       'dynamodb-faults',
+      {},
+      { inMemory: true },
     );
   });
   after(async () => {

@@ -22,7 +22,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
   describe(`API keys (end to end over HTTP, ${backend} store)`, () => {
     let p: TestPlatform;
     before(async () => {
-      p = await startTestPlatform({}, backend);
+      p = await startTestPlatform({}, backend, {}, { inMemory: true });
     });
     after(() => p.close());
 

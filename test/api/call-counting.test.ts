@@ -65,7 +65,7 @@ describe('what a call counts against the quotas and in usage', () => {
   };
 
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     caller = await p.createAccount('countco', 'pro');
     await publishTool('adder', `${readStdin} console.log(JSON.stringify({ sum: input.a + input.b }));`, {
       input_schema: {

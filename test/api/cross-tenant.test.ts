@@ -163,7 +163,7 @@ describe('cross-tenant matrix', () => {
     await writeFile(join(dir, 'index.js'), 'console.log("{}")\n');
     bundle = (await packDirectory(dir)).data;
     await rm(dir, { recursive: true, force: true });
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     const ca = await createAccount(p.deps, { org: 'tenant-alpha', tier: 'pro' });
     const cb = await createAccount(p.deps, { org: 'tenant-bravo', tier: 'pro' });
     const cm = await createAccount(p.deps, { org: 'tenant-member', tier: 'pro' });

@@ -94,7 +94,7 @@ describe('GET /agents/{id}/logs, over HTTP', () => {
   const logsOf = (query = '') => p.request<Page>('GET', `/agents/${id}/logs${query}`, { key: owner.key });
 
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     const o = await createAccount(p.deps, { org: 'logco', tier: 'pro' });
     owner = { key: o.api_key };
     // A tool agent made of the sandbox's own programs: `cat` echoes its input; a missing file fails.

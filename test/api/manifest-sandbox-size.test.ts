@@ -24,7 +24,7 @@ describe('the manifest’s sandbox size', () => {
   });
 
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     free = (await createAccount(p.deps, { org: 'size-free', tier: 'free' })).api_key;
     pro = (await createAccount(p.deps, { org: 'size-pro', tier: 'pro' })).api_key;
   });

@@ -24,7 +24,7 @@ for (const backend of BACKENDS) {
   describe(`the per-account request rate (${backend} store)`, () => {
     let p: TestPlatform;
     before(async () => {
-      p = await startTestPlatform({}, backend);
+      p = await startTestPlatform({}, backend, {}, { inMemory: true });
     });
     after(() => p.close());
 

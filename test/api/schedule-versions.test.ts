@@ -32,7 +32,7 @@ describe('schedules follow new versions (auto_update) within the publishing work
     ).body.events;
 
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     const o = await createAccount(p.deps, { org: 'verco', tier: 'pro' });
     const x = await createAccount(p.deps, { org: 'elsewhere', tier: 'pro' });
     owner = { key: o.api_key, ws: o.workspace_id };
@@ -104,7 +104,7 @@ describe('schedules follow new versions (auto_update) within the publishing work
 
 describe('delete-check names the schedules that run a version', () => {
   it('lists them, and deleting that version then needs force=true', async () => {
-    const p = await startTestPlatform();
+    const p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     try {
       const o = await createAccount(p.deps, { org: 'delco', tier: 'pro' });
       const pub = await p.request<{ id: string }>('POST', '/agents', {

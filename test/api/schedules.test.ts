@@ -22,7 +22,7 @@ describe('schedules: records and endpoints (end to end over HTTP)', () => {
     p.request<Schedule>('POST', path(), { key, body });
 
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     p.clock.set('2026-03-07T12:00:00Z');
     const o = await createAccount(p.deps, { org: 'sched', tier: 'pro' });
     const m = await createAccount(p.deps, { org: 'sched-member', tier: 'pro' });

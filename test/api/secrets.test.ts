@@ -23,7 +23,7 @@ describe('workspace secrets (end to end over HTTP, local vault)', () => {
   };
 
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     const o = await createAccount(p.deps, { org: 'vault-owner', tier: 'pro' });
     const m = await createAccount(p.deps, { org: 'vault-member', tier: 'pro' });
     owner = { key: o.api_key, id: o.account.id, ws: o.workspace_id };

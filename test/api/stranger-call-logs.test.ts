@@ -49,10 +49,15 @@ describe("an agent's author reads none of a stranger's call's output in its logs
 
   before(async () => {
     fake = await startFakeLlm();
-    p = await startTestPlatform({
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
-    });
+    p = await startTestPlatform(
+      {
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     const a = await createAccount(p.deps, { org: 'authorco', tier: 'pro' });
     const c = await createAccount(p.deps, { org: 'callerco', tier: 'pro' });
     author = { key: a.api_key, ws: a.workspace_id };

@@ -32,6 +32,7 @@ describe('a call trace found through its record', () => {
       { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
       'sqlite',
       { clock: systemClock },
+      { inMemory: true },
     );
     const a = await createAccount(p.deps, { org: 'finder', tier: 'pro' });
     const agentId = await publishPromptAgent(p, a.api_key, {

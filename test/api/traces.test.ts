@@ -34,7 +34,12 @@ describe('call traces', () => {
 
   before(async () => {
     fake = await startFakeLlm();
-    p = await startTestPlatform({ OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai });
+    p = await startTestPlatform(
+      { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     const a = await createAccount(p.deps, { org: 'tracer', tier: 'pro' });
     const agentId = await publishPromptAgent(p, a.api_key, {
       is_public: true,

@@ -104,7 +104,7 @@ for (const backend of BACKENDS) {
     };
 
     before(async () => {
-      p = await startTestPlatform({}, backend);
+      p = await startTestPlatform({}, backend, {}, { inMemory: true });
       p.clock.set(NOW);
       maker = await p.createAccount('maker');
       other = await p.createAccount('other');

@@ -48,10 +48,15 @@ describe('visibility: another workspace’s private agents and skills, however t
   before(async () => {
     fake = await startFakeLlm();
     fake.setResponder(() => ({ text: 'ok' }));
-    p = await startTestPlatform({
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
-    });
+    p = await startTestPlatform(
+      {
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     const v = await p.createAccount('secretco', 'pro');
     const m = await p.createAccount('mallory', 'pro');
     victim = { key: v.key, ws: v.workspaceId };

@@ -17,7 +17,7 @@ for (const backend of BACKENDS) {
   describe(`workspaces and members (end to end over HTTP, ${backend} store)`, () => {
     let p: TestPlatform;
     before(async () => {
-      p = await startTestPlatform({}, backend);
+      p = await startTestPlatform({}, backend, {}, { inMemory: true });
     });
     after(() => p.close());
 

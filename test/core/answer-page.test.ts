@@ -124,7 +124,7 @@ for (const backend of BACKENDS) {
   describe(`tasks listed by size as well as count (${backend} store)`, () => {
     let p: TestPlatform;
     before(async () => {
-      p = await startTestPlatform({}, backend);
+      p = await startTestPlatform({}, backend, {}, { inMemory: true });
     });
     after(() => p?.close());
 
@@ -164,7 +164,7 @@ for (const backend of BACKENDS) {
   describe(`agents listed by size as well as count (${backend} store)`, () => {
     let p: TestPlatform;
     before(async () => {
-      p = await startTestPlatform({}, backend);
+      p = await startTestPlatform({}, backend, {}, { inMemory: true });
     });
     after(() => p?.close());
 

@@ -34,7 +34,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
   describe(`credit ledger (${backend} store)`, () => {
     let p: TestPlatform;
     before(async () => {
-      p = await startTestPlatform({}, backend);
+      p = await startTestPlatform({}, backend, {}, { inMemory: true });
     });
     after(() => p.close());
 
@@ -117,7 +117,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
 describe('credit ledger: random interleavings (fast-check)', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
   });
   after(() => p.close());
 

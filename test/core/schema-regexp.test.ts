@@ -29,10 +29,15 @@ describe("users' JSON Schema patterns run in linear time", () => {
   let other: string;
 
   before(async () => {
-    p = await startTestPlatform({
-      OPENAI_API_KEY: 'sk-openai-test',
-      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
-    });
+    p = await startTestPlatform(
+      {
+        OPENAI_API_KEY: 'sk-openai-test',
+        OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     attacker = (await createAccount(p.deps, { org: 'regexattacker', tier: 'pro' })).api_key;
     other = (await createAccount(p.deps, { org: 'regexbystander', tier: 'pro' })).api_key;
     const published = await p.request('POST', '/agents', { key: attacker, body: agent('evil', EVIL) });

@@ -31,7 +31,7 @@ function recording(store: Store, writes: string[]): Store {
 describe('the headers of every answer', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
   });
   after(() => p.close());
 

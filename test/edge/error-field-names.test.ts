@@ -258,7 +258,7 @@ describe('400 INVALID_INPUT names exactly the field that was sent', () => {
   }
 
   before(async () => {
-    p = await startTestPlatform({}, 'sqlite', { notifier: fastNotifier() });
+    p = await startTestPlatform({}, 'sqlite', { notifier: fastNotifier() }, { inMemory: true });
     org = 'fieldnames';
     const owner = await p.createAccount(org, 'pro');
     key = owner.key;

@@ -9,7 +9,7 @@ import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platfo
 describe('platform behaviour (end to end over HTTP)', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
   });
   after(() => p.close());
 

@@ -69,7 +69,7 @@ describe('an AWS deployment calls models with the keys from the secret', () => {
     });
     secrets.on(BatchGetSecretValueCommand).resolves({ SecretValues: [], Errors: [] });
     // As the stack configures the calls function: the ARN, no key.
-    p = await startTestPlatform({ PLATFORM_LLM_SECRET_ARN: SECRET_ARN }, 'dynamodb');
+    p = await startTestPlatform({ PLATFORM_LLM_SECRET_ARN: SECRET_ARN }, 'dynamodb', {}, { inMemory: true });
   });
   after(async () => {
     await p.close();
