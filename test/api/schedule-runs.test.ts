@@ -49,7 +49,7 @@ for (const backend of BACKENDS) {
     before(async () => {
       fake = await startFakeLlm();
       receiver = await startAlertReceiver();
-      p = await startRunsPlatform(fake, backend);
+      p = await startRunsPlatform(fake, backend, {}, { inMemory: true });
       const o = await createAccount(p.deps, { org: 'runco', tier: 'pro' });
       const m = await createAccount(p.deps, { org: 'runco-member', tier: 'pro' });
       owner = { key: o.api_key, ws: o.workspace_id };
@@ -462,7 +462,7 @@ describe('scheduled runs get only the secrets their agent declares', () => {
     const { join } = await import('node:path');
     const { packDirectory } = await import('../../functions/cli/pack.ts');
     const { startTestPlatform } = await import('../helpers/platform.ts');
-    const p = await startTestPlatform();
+    const p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     try {
       const o = await createAccount(p.deps, { org: 'secretco', tier: 'pro' });
       const key = o.api_key;

@@ -30,7 +30,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
 
     before(async () => {
       fake = await startFakeLlm();
-      p = await startRunsPlatform(fake, backend);
+      p = await startRunsPlatform(fake, backend, {}, { inMemory: true });
       const o = await createAccount(p.deps, { org: 'hookco', tier: 'pro' });
       owner = { key: o.api_key, ws: o.workspace_id };
       const published = await p.request<{ id: string }>('POST', '/agents', {
@@ -201,7 +201,7 @@ for (const backend of BACKENDS_WITH_FAULTS) {
           body: { agent: 'hookco/echo', type: 'webhook' },
         },
       );
-      const path = new URL(created.body.webhook_url).pathname;
+      const path = new URL(created.body.webhook_url, 'http://x').pathname;
       await p.request('DELETE', `/workspaces/${owner.ws}/schedules/${created.body.id}`, { key: owner.key });
       assert.equal((await post(path, '{}')).status, 404);
     });

@@ -19,6 +19,8 @@ export async function startRunsPlatform(
   fake: FakeLlmProviders,
   backend: Backend = 'sqlite',
   env: Record<string, string> = {},
+  /** startTestPlatform's options (`inMemory`: the app called without a server). */
+  options: { inMemory?: boolean } = {},
 ): Promise<TestPlatform> {
   return startTestPlatform(
     {
@@ -30,5 +32,6 @@ export async function startRunsPlatform(
     },
     backend,
     { notifier: fastNotifier(backend === 'sqlite' ? 'local' : 'aws'), scheduler: new LocalScheduler() },
+    options,
   );
 }

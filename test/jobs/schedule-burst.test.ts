@@ -89,7 +89,7 @@ describe('a burst of due schedules on the local loop', () => {
 
   before(async () => {
     fake = await startFakeLlm({ record: false });
-    p = await startRunsPlatform(fake);
+    p = await startRunsPlatform(fake, 'sqlite', {}, { inMemory: true });
     const o = await createAccount(p.deps, { org: 'burstco', tier: 'pro' });
     owner = { key: o.api_key, ws: o.workspace_id, accountId: o.account.id };
     const published = await p.request('POST', '/agents', {

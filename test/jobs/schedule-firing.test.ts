@@ -65,7 +65,7 @@ describe('local firing: the in-process loop over the stored schedules', () => {
   before(async () => {
     fake = await startFakeLlm({ record: false });
     fake.setResponder(() => ({ text: 'tick' }));
-    p = await startRunsPlatform(fake);
+    p = await startRunsPlatform(fake, 'sqlite', {}, { inMemory: true });
     const o = await createAccount(p.deps, { org: 'cronco', tier: 'pro' });
     owner = { key: o.api_key, ws: o.workspace_id };
     const published = await p.request('POST', '/agents', {
@@ -215,7 +215,7 @@ describe('local firing on the real clock', () => {
   it('fires a due slot within a second of its time, and survives a restart of the loop', async (t) => {
     const fake = await startFakeLlm({ record: false });
     fake.setResponder(() => ({ text: 'now' }));
-    const p = await startRunsPlatform(fake);
+    const p = await startRunsPlatform(fake, 'sqlite', {}, { inMemory: true });
     let offset = 0;
     (p.deps as { clock: { now(): Date } }).clock = { now: () => new Date(Date.now() + offset) };
     try {
@@ -382,7 +382,7 @@ describe('EventBridge Scheduler adapter (aws-sdk-client-mock)', () => {
 describe('local firing: a run longer than the interval', () => {
   it('does not skip the slot that came due while the previous run was still going', async () => {
     const fake = await startFakeLlm({ record: false });
-    const p = await startRunsPlatform(fake);
+    const p = await startRunsPlatform(fake, 'sqlite', {}, { inMemory: true });
     try {
       const o = await createAccount(p.deps, { org: 'slowco', tier: 'pro' });
       await p.request('POST', '/agents', {
