@@ -78,6 +78,8 @@ describe('agent registry (end to end over HTTP)', () => {
       body,
     });
 
+  // On a socket: in memory, 2 of 12 concurrent publishes answered 409 in a run (the requests land at once,
+  // without a socket's spacing), where this test wants every one to get its own version.
   before(async () => {
     p = await startTestPlatform();
     const o = await createAccount(p.deps, { org: 'reg-owner', tier: 'pro' });
@@ -678,7 +680,7 @@ describe('bundles of purged versions', () => {
     const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const p = await startTestPlatform();
+    const p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     try {
       const o = await createAccount(p.deps, { org: 'purgeco', tier: 'pro' });
       const pub = await p.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {

@@ -15,7 +15,7 @@ type Checkout = { session_id: string; checkout_url: string; credits: number; amo
 describe('billing with local payments: checkout page, confirm, balance, transactions', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
   });
   after(() => p.close());
 
@@ -35,7 +35,7 @@ describe('billing with local payments: checkout page, confirm, balance, transact
     assert.equal(co.status, 201, co.text);
     assert.equal(co.body.amount_cents, 1000);
     const path = new URL(co.body.checkout_url).pathname;
-    const page = await fetch(`${p.url}${path}`);
+    const page = await p.fetch(path);
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type') ?? '', /text\/html/);
     assert.match(await page.text(), /Top up 1,000 credits[\s\S]*Confirm payment/);
@@ -76,10 +76,10 @@ describe('billing with local payments: checkout page, confirm, balance, transact
       body: { credits: 700 },
     });
     const path = new URL(co.body.checkout_url).pathname;
-    const open = await (await fetch(`${p.url}${path}`)).text();
+    const open = await (await p.fetch(path)).text();
     assert.match(open, /href="\/#\/billing\/cancelled"/, 'a way back without paying');
     // What a browser sends for the page's <form method="post">: a form body (here empty).
-    const posted = await fetch(`${p.url}${path}/confirm`, {
+    const posted = await p.fetch(`${path}/confirm`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: p.url },
       body: '',
@@ -109,12 +109,17 @@ describe('billing with Stripe (the SDK against a loopback server speaking Stripe
 
   before(async () => {
     fake = await startFakeStripe();
-    p = await startTestPlatform({
-      PLATFORM_PAYMENTS: 'stripe',
-      STRIPE_SECRET_KEY: fake.secretKey,
-      STRIPE_WEBHOOK_SECRET: fake.webhookSecret,
-      STRIPE_API_BASE: fake.apiBase,
-    });
+    p = await startTestPlatform(
+      {
+        PLATFORM_PAYMENTS: 'stripe',
+        STRIPE_SECRET_KEY: fake.secretKey,
+        STRIPE_WEBHOOK_SECRET: fake.webhookSecret,
+        STRIPE_API_BASE: fake.apiBase,
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
   });
   after(async () => {
     await p.close();
@@ -189,6 +194,8 @@ describe('paid agents: charge before the run, 402 without credits, refunds, earn
   let p: TestPlatform;
   let fake: FakeLlmProviders;
   let author: { key: string; ws: string };
+  // On a socket: a streamed paid call the client hangs up on is recorded as a timeout there; in
+  // memory (an aborted Request) it was recorded as a success.
   before(async () => {
     fake = await startFakeLlm();
     p = await startTestPlatform({

@@ -44,6 +44,8 @@ describe('calling agents (end to end over HTTP, fake providers on loopback)', ()
     options: { key?: string; headers?: Record<string, string> } = {},
   ) => p.request<Envelope>('POST', path, { key: options.key ?? owner.key, body, headers: options.headers });
 
+  // On a socket: in memory, refusing an oversized multipart body (413) made undici's FormData body
+  // stream throw (ReadableStream is already closed).
   before(async () => {
     fake = await startFakeLlm();
     p = await startTestPlatform({
@@ -474,7 +476,12 @@ describe('quotas and concurrency (exact under races)', () => {
   let fake: FakeLlmProviders;
   before(async () => {
     fake = await startFakeLlm({ record: false });
-    p = await startTestPlatform({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrls.openai });
+    p = await startTestPlatform(
+      { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrls.openai },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
   });
   after(async () => {
     await p.close();

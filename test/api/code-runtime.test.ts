@@ -48,7 +48,7 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
   const readStdin = `const chunks = []; for await (const c of process.stdin) chunks.push(c); const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');`;
 
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     const o = await createAccount(p.deps, { org: 'toolco', tier: 'pro' });
     owner = { key: o.api_key, id: o.account.id, ws: o.workspace_id };
   });
@@ -97,7 +97,7 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
     form.append('files[]', new Blob(['alpha'], { type: 'text/plain' }), 'a.txt');
     form.append('files[]', new Blob(['{"b":1}'], { type: 'application/json' }), 'b.json');
     form.append('metadata', JSON.stringify({ purpose: 'test' }));
-    const res = await fetch(`${p.url}/toolco/files/v1/run`, {
+    const res = await p.fetch(`/toolco/files/v1/run`, {
       method: 'POST',
       headers: { authorization: `Bearer ${owner.key}` },
       body: form,
@@ -131,7 +131,7 @@ describe('tool agents (code_runtime) in the sandbox, end to end over HTTP', () =
       const form = new FormData();
       for (const [type, filename] of parts)
         form.append('files[]', new Blob([Buffer.from([0, 1, 2, 255])], { type }), filename);
-      return fetch(`${p.url}/toolco/${name}/v1/run`, {
+      return p.fetch(`/toolco/${name}/v1/run`, {
         method: 'POST',
         headers: { authorization: `Bearer ${owner.key}` },
         body: form,

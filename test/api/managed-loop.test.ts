@@ -63,10 +63,15 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
 
   before(async () => {
     fake = await startFakeLlm();
-    p = await startTestPlatform({
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
-    });
+    p = await startTestPlatform(
+      {
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     const o = await createAccount(p.deps, { org: 'loopco', tier: 'pro' });
     owner = { key: o.api_key, id: o.account.id, ws: o.workspace_id };
     await p.request('PUT', `/workspaces/${owner.ws}/secrets`, {
@@ -330,7 +335,7 @@ describe('agents (managed_loop) end to end over HTTP, with a scripted Anthropic 
       use('submit_result', { done: true }),
     );
     const started = Date.now();
-    const streamed = await fetch(`${p.url}/loopco/failing-tools/v1/run`, {
+    const streamed = await p.fetch(`/loopco/failing-tools/v1/run`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${owner.key}`,

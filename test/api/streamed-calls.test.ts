@@ -48,6 +48,8 @@ describe('streamed calls (Accept: text/event-stream)', () => {
       timeoutMs,
     );
 
+  // On a socket: a client hanging up on a sandboxed tool's stream is seen there; in memory (an aborted
+  // Request) the sleeper's run was not ended within 15 s.
   before(async () => {
     fake = await startFakeLlm();
     p = await startTestPlatform({

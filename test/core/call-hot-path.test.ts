@@ -55,7 +55,12 @@ describe('the work of one prompt call', () => {
 
   before(async () => {
     fake = await startFakeLlm();
-    p = await startTestPlatform({ OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai });
+    p = await startTestPlatform(
+      { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     key = (await createAccount(p.deps, { org: 'opsco', tier: 'pro' })).api_key;
     const published = await p.request('POST', '/agents', {
       key,
