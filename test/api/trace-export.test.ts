@@ -52,6 +52,7 @@ describe('trace export over OTLP', () => {
       },
       'sqlite',
       clock ? { clock } : {},
+      { inMemory: true },
     );
     closers.push(() => p.close());
     const a = await createAccount(p.deps, { org: 'exp', tier: 'pro' });

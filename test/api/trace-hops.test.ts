@@ -238,6 +238,7 @@ describe('a tracer that cannot load', () => {
       { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
       'sqlite',
       { tracer: broken },
+      { inMemory: true },
     );
     try {
       const a = await createAccount(p.deps, { org: 'untraced', tier: 'pro' });

@@ -179,7 +179,7 @@ describe('the Node shell', () => {
   let url: string;
   let seen: { method: string; address: string; read: boolean }[] = [];
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     const app: FetchHandler = async (request, context) => {
       const path = new URL(request.url).pathname;
       const read = path === '/read';

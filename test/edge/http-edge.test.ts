@@ -29,7 +29,12 @@ function rateLimit(res: { headers: Headers }) {
 describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform({ [ENV.corsOrigins]: ALLOWED_ORIGIN, [ENV.addressRateLimit]: '5' });
+    p = await startTestPlatform(
+      { [ENV.corsOrigins]: ALLOWED_ORIGIN, [ENV.addressRateLimit]: '5' },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
   });
   after(() => p.close());
 
@@ -199,7 +204,7 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
 
   it('answers a CORS preflight for an allowed origin, and gives an unlisted origin nothing to read', async () => {
     p.clock.set('2026-05-01T12:00:00Z');
-    const preflight = await fetch(`${p.url}/tasks`, {
+    const preflight = await p.fetch(`/tasks`, {
       method: 'OPTIONS',
       headers: {
         origin: ALLOWED_ORIGIN,
@@ -216,7 +221,7 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     ]);
     assert.equal(preflight.headers.get('access-control-allow-headers'), 'authorization, content-type');
 
-    const other = await fetch(`${p.url}/tasks`, {
+    const other = await p.fetch(`/tasks`, {
       method: 'OPTIONS',
       headers: { origin: 'http://evil.localhost', 'access-control-request-method': 'GET' },
     });
@@ -236,7 +241,7 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
     const getOther = await p.request('GET', '/tasks', { headers: { origin: 'http://evil.localhost' } });
     assert.equal(getOther.headers.get('access-control-allow-origin'), null);
 
-    const unknownPath = await fetch(`${p.url}/no/such/route`, { method: 'OPTIONS' });
+    const unknownPath = await p.fetch(`/no/such/route`, { method: 'OPTIONS' });
     assert.equal(unknownPath.status, 404);
   });
 });
@@ -244,12 +249,12 @@ describe('HTTP edge: rate-limit headers, 405, CORS, the per-address limit', () =
 describe('HTTP edge: CORS is off unless origins are configured', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
   });
   after(() => p.close());
 
   it('sends no CORS headers to any origin by default', async () => {
-    const preflight = await fetch(`${p.url}/tasks`, {
+    const preflight = await p.fetch(`/tasks`, {
       method: 'OPTIONS',
       headers: { origin: 'http://app.localhost:3000', 'access-control-request-method': 'GET' },
     });

@@ -23,7 +23,7 @@ const QUERIES = [
 describe('query keys named like Object.prototype members', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform();
+    p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
   });
   after(() => p.close());
 

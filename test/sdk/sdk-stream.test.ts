@@ -19,12 +19,17 @@ describe('the SDK’s agents.stream', () => {
 
   before(async () => {
     fake = await startFakeLlm();
-    p = await startTestPlatform({
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
-    });
+    p = await startTestPlatform(
+      {
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     const key = (await createAccount(p.deps, { org: 'sdkstream', tier: 'pro' })).api_key;
-    client = createClient({ baseUrl: p.url, apiKey: key, retry: false });
+    client = createClient({ baseUrl: p.url, apiKey: key, retry: false, fetch: p.fetch });
     await client.agents.publish({
       name: 'teller',
       description: 'Tells.',
