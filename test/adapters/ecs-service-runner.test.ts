@@ -401,7 +401,7 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
   const stops: string[] = [];
   before(async () => {
     receiver = await startAlertReceiver();
-    p = await startTestPlatform({}, 'sqlite', { notifier: fastNotifier() });
+    p = await startTestPlatform({}, 'sqlite', { notifier: fastNotifier() }, { inMemory: true });
   });
   after(async () => {
     await p.close();
@@ -856,6 +856,8 @@ describe('deploying a service through the API on an AWS deployment', () => {
         PLATFORM_SERVICES_IMAGE: 'public.ecr.aws/docker/library/node:24-bookworm-slim',
       },
       'dynamodb',
+      {},
+      { inMemory: true },
     );
   });
   after(async () => {
@@ -936,7 +938,7 @@ describe('deploying a service through the API on an AWS deployment', () => {
 
 describe('an AWS deployment without the services settings', () => {
   it('refuses a deploy with 422, naming what is not set, and records nothing', async () => {
-    const p = await startTestPlatform({}, 'dynamodb');
+    const p = await startTestPlatform({}, 'dynamodb', {}, { inMemory: true });
     try {
       const o = await p.createAccount('ecsnone', 'pro');
       const res = await p.request('POST', `/workspaces/${o.workspaceId}/services`, {

@@ -46,6 +46,7 @@ describe('service processes end with the service', () => {
       { PLATFORM_SERVICE_BACKOFF_MS: '50', PLATFORM_SERVICE_START_TIMEOUT_MS: '8000' },
       'sqlite',
       { notifier: fastNotifier() },
+      { inMemory: true },
     );
     const o = await createAccount(p.deps, { org: 'lifeco', tier: 'pro' });
     owner = { key: o.api_key, ws: o.workspace_id };

@@ -182,7 +182,7 @@ describe('run credentials: the route table', () => {
       routeList.filter(([, r]) => r.acceptsRunCredential).map(([id]) => id),
       ['callAgent'],
     );
-    const p = await startTestPlatform();
+    const p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
     try {
       const doc = await p.request<{ paths: Record<string, Record<string, Record<string, unknown>>> }>(
         'GET',
@@ -213,6 +213,8 @@ for (const backend of BACKENDS) {
       p = await startTestPlatform(
         { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.baseUrls.anthropic },
         backend,
+        {},
+        { inMemory: true },
       );
       const mallory = await p.createAccount('mallory', 'pro');
       await publishLeaf(p, mallory.key);
