@@ -484,14 +484,19 @@ describe('the SDKâ€™s billing against Stripe (a loopback server speaking Stripeâ
 
   before(async () => {
     stripe = await startFakeStripe();
-    p = await startTestPlatform({
-      PLATFORM_PAYMENTS: 'stripe',
-      STRIPE_SECRET_KEY: stripe.secretKey,
-      STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
-      STRIPE_API_BASE: stripe.apiBase,
-    });
+    p = await startTestPlatform(
+      {
+        PLATFORM_PAYMENTS: 'stripe',
+        STRIPE_SECRET_KEY: stripe.secretKey,
+        STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+        STRIPE_API_BASE: stripe.apiBase,
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     const account = await createAccount(p.deps, { org: 'sdkstripe', tier: 'pro' });
-    client = createClient({ baseUrl: p.url, apiKey: account.api_key, retry: false });
+    client = createClient({ baseUrl: p.url, apiKey: account.api_key, retry: false, fetch: p.fetch });
     client.api.use(conformance(problems));
   });
   after(async () => {
@@ -513,7 +518,7 @@ describe('the SDKâ€™s billing against Stripe (a loopback server speaking Stripeâ
     assert.equal((await client.billing.balance()).balance_credits, 0);
     // Stripe, not the SDK, calls the webhook.
     const event = stripe.completedEvent('evt_sdk_1', checkout.session_id);
-    const hook = await fetch(`${p.url}/billing/webhook`, {
+    const hook = await p.fetch('/billing/webhook', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'stripe-signature': stripe.signed(event) },
       body: event,
