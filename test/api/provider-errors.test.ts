@@ -74,10 +74,15 @@ describe('provider errors: the caller gets a fixed message, the owner the provid
 
   before(async () => {
     fake = await startFakeLlm();
-    p = await startTestPlatform({
-      ANTHROPIC_API_KEY: 'sk-ant-test-key',
-      ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
-    });
+    p = await startTestPlatform(
+      {
+        ANTHROPIC_API_KEY: 'sk-ant-test-key',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
     const o = await createAccount(p.deps, { org: 'vault', tier: 'pro' });
     const s = await createAccount(p.deps, { org: 'curious', tier: 'pro' });
     stranger = s.api_key;
@@ -138,7 +143,7 @@ describe('provider errors: the caller gets a fixed message, the owner the provid
 
   it('ends a streamed call with an error event that quotes nothing, before and during the answer', async () => {
     const stream = () =>
-      fetch(`${p.url}/vault/oracle/v1/run`, {
+      p.fetch('/vault/oracle/v1/run', {
         method: 'POST',
         headers: {
           authorization: `Bearer ${stranger}`,
@@ -180,7 +185,7 @@ describe('provider errors: the caller gets a fixed message, the owner the provid
 
   it('answers an MCP tool call with an error result that quotes nothing', async () => {
     fake.setResponder((c) => ({ status: 400, errorMessage: quotingError(c) }));
-    const client = await connectMcp(p.url, stranger, '?public=vault/oracle');
+    const client = await connectMcp(p.url, stranger, '?public=vault/oracle', p.fetch);
     clients.push(client);
     const result = await client.callTool({
       name: 'vault__oracle',

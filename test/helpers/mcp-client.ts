@@ -4,12 +4,19 @@ import { request as undiciRequest } from 'undici';
 
 /**
  * The MCP SDK's own client on the platform's POST /mcp, configured as an MCP host would be: the
- * URL (with its ?public= selection) and an Authorization header.
+ * URL (with its ?public= selection) and an Authorization header; `fetch`, what sends its requests
+ * (the in-memory platform's `fetch`; the global fetch unless given).
  */
-export async function connectMcp(baseUrl: string, key: string | null, query = ''): Promise<Client> {
+export async function connectMcp(
+  baseUrl: string,
+  key: string | null,
+  query = '',
+  fetch?: (url: string | URL, init?: RequestInit) => Promise<Response>,
+): Promise<Client> {
   const client = new Client({ name: 'agenthost-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp${query}`), {
     requestInit: key === null ? {} : { headers: { Authorization: `Bearer ${key}` } },
+    ...(fetch ? { fetch } : {}),
   });
   await client.connect(transport);
   return client;
