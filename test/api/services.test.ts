@@ -468,6 +468,7 @@ describe('service supervision: the healthy period, and a restart of the platform
       { PLATFORM_SERVICE_BACKOFF_MS: '20', PLATFORM_SERVICE_HEALTHY_MS: '300' },
       'sqlite',
       { notifier: fastNotifier() },
+      { inMemory: true },
     );
     try {
       const o = await createAccount(p.deps, { org: 'healco', tier: 'pro' });
