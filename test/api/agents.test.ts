@@ -78,8 +78,9 @@ describe('agent registry (end to end over HTTP)', () => {
       body,
     });
 
-  // On a socket: in memory, 2 of 12 concurrent publishes answered 409 in a run (the requests land at once,
-  // without a socket's spacing), where this test wants every one to get its own version.
+  // On a socket: in memory, 2 of the 12 concurrent publishes below answer 409 (twice in two runs):
+  // the 12 land at once and publish.ts tries 10 times (MAX_PUBLISH_ATTEMPTS), one winner a round;
+  // a socket spaces them out. This test wants every one to get its own version.
   before(async () => {
     p = await startTestPlatform();
     const o = await createAccount(p.deps, { org: 'reg-owner', tier: 'pro' });
