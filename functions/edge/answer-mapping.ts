@@ -44,8 +44,16 @@ function withHeaders(response: Response, common: Record<string, string>): Respon
     parts.headers = { ...added, ...parts.headers };
     return response;
   }
-  // A Response an operation built is its own: its headers may be added to.
-  for (const name in common)
-    if (!response.headers.has(name)) response.headers.set(name, common[name] as string);
-  return response;
+  const missing = Object.keys(common).filter((name) => !response.headers.has(name));
+  if (missing.length === 0) return response;
+  try {
+    // A Response an operation built is its own: its headers may be added to.
+    for (const name of missing) response.headers.set(name, common[name] as string);
+    return response;
+  } catch {
+    // Headers the Fetch API made immutable (Response.redirect, a fetch's answer): a copy takes them.
+    const headers = new Headers(response.headers);
+    for (const name of missing) headers.set(name, common[name] as string);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
 }

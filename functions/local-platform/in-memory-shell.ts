@@ -7,8 +7,9 @@ import { newRequestId } from '../shared/request-ids.ts';
  * app and not the transport calls, so that it opens no server. It keeps the shells' contract
  * (edge-context.ts): a request id minted per request, the client's address, work handed to
  * waitUntil seen through before the answer is returned (as a Lambda does, and as the Node shell
- * does where it may not answer first), and the onDelivered work run once the answer's body has
- * been read whole or cancelled. What is about sockets (a connection's cap, lingering closes,
+ * does where it may not answer first), the onDelivered work run once the answer's body has been
+ * read whole or cancelled, and a client's abort (its Request's signal) cancelling the answer's
+ * body as a hang-up on a socket does. What is about sockets (a connection's cap, lingering closes,
  * unread answers) is the Node shell's alone and is tested there (test/edge/).
  */
 
@@ -52,23 +53,41 @@ export function inMemoryShell(app: FetchHandler, options: InMemoryOptions): InMe
       return response;
     };
     const response = await (options.around ? options.around(handle) : handle());
-    if (delivered.length === 0) return response;
-    const release = () => settle([...delivered.map((run) => run()), ...held.splice(0)]);
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await settle([...delivered.map((run) => run()), ...held.splice(0)]);
+    };
     if (!response.body) {
       await release();
       return response;
     }
-    // Delivered once the reader has had the last byte, or has gone (a cancel).
+    // A client's abort reaches the app as a socket's hang-up does: its answer's body is cancelled
+    // (a streamed call stops). Delivered once the reader has had the last byte, or has gone.
     const reader = response.body.getReader();
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    const hangUp = () => {
+      void reader.cancel(request.signal.reason).catch(() => undefined);
+      controller.error(request.signal.reason);
+      void release();
+    };
     const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
+      start(c) {
+        controller = c;
+        if (request.signal.aborted) hangUp();
+        else request.signal.addEventListener('abort', hangUp, { once: true });
+      },
+      async pull(c) {
         const { done, value } = await reader.read();
         if (done) {
-          controller.close();
+          request.signal.removeEventListener('abort', hangUp);
+          c.close();
           await release();
-        } else controller.enqueue(value);
+        } else c.enqueue(value);
       },
       async cancel(reason) {
+        request.signal.removeEventListener('abort', hangUp);
         await reader.cancel(reason);
         await release();
       },

@@ -99,6 +99,16 @@ describe('answer mapping', () => {
     assert.equal(await res.text(), 'data: x\n\n');
   });
 
+  it('a Response whose headers the Fetch API made immutable gets the others on a copy', async () => {
+    const scope = scopeOf('forkAgent');
+    const redirect = Response.redirect('https://app.example/next', 303);
+    assert.throws(() => redirect.headers.set('x-probe', '1'), TypeError, 'the headers are immutable');
+    const res = await answer(scope, redirect, at);
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get('location'), 'https://app.example/next');
+    assert.equal(res.headers.get('x-request-id'), scope.requestId);
+  });
+
   it('a 5xx answer leaves one operator line naming the route’s template; others none', async () => {
     const lines = (id: string) =>
       platform.logs

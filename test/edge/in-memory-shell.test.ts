@@ -56,7 +56,12 @@ describe('the app in memory', () => {
       );
       afterAnswer.onDelivered?.(async () => void steps.push('delivered'));
       return new Response(
-        new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('hi')), c.close()) }),
+        new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode('hi'));
+            c.close();
+          },
+        }),
       );
     };
     const send = inMemoryShell(app, { base: 'http://agenthost.test', logger });
@@ -79,5 +84,29 @@ describe('the app in memory', () => {
     const streamed = await send('/stream');
     await streamed.body?.cancel();
     assert.deepEqual(steps, ['delivered /empty', 'delivered /stream']);
+  });
+});
+
+describe('a client that aborts, in memory', () => {
+  it('cancels the answer’s body as a hang-up on a socket does, and runs onDelivered', async () => {
+    const steps: string[] = [];
+    const app: FetchHandler = async (_request, _context, afterAnswer) => {
+      afterAnswer.onDelivered?.(async () => void steps.push('delivered'));
+      return new Response(
+        new ReadableStream({
+          pull: (c) => c.enqueue(new Uint8Array(8)),
+          cancel: () => void steps.push('cancelled'),
+        }),
+      );
+    };
+    const send = inMemoryShell(app, { base: 'http://agenthost.test', logger });
+    const client = new AbortController();
+    const response = await send('/stream', { signal: client.signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    client.abort();
+    await assert.rejects(reader.read());
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(steps.sort(), ['cancelled', 'delivered']);
   });
 });
