@@ -11,6 +11,13 @@ import { ownAccount } from '../own-account.ts';
 import { readSecretInput } from '../secret-input.ts';
 
 export function registerAuth(program: Command, cli: CliRuntime): void {
+  registerLogin(program, cli);
+  registerLogout(program, cli);
+  registerWhoami(program, cli);
+}
+
+/** `login`: checks a key against the platform, then saves it and the URL in a profile. */
+function registerLogin(program: Command, cli: CliRuntime): void {
   program
     .command('login')
     .description(
@@ -59,7 +66,10 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
         ]);
       }),
     );
+}
 
+/** `logout`: removes the profile's key from the config file. */
+function registerLogout(program: Command, cli: CliRuntime): void {
   program
     .command('logout')
     .description(
@@ -80,7 +90,10 @@ export function registerAuth(program: Command, cli: CliRuntime): void {
         ctx.note(`removed the key of profile ${name} from ${ctx.configPath}`);
       }),
     );
+}
 
+/** `whoami`: the account behind the key, its workspaces and the quotas left today. */
+function registerWhoami(program: Command, cli: CliRuntime): void {
   program
     .command('whoami')
     .description('Show the account behind the key: org, tier, workspaces and the quotas left today')

@@ -13,6 +13,7 @@ import {
   readdirSync,
   realpathSync,
   symlinkSync,
+  type WriteStream,
 } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -26,6 +27,27 @@ import { walk } from './walk.ts';
 
 const tooBig = (limits: BundleLimits) =>
   unprocessable(`The code bundle expands to more than ${describeBytes(limits.maxUncompressedBytes)}.`);
+
+/**
+ * Writes a tar entry's content to its file. node-tar's entries are Minipass streams that yield
+ * exactly the header's size, which the checker has counted: piped, and the file closed if the entry
+ * is destroyed.
+ */
+function writeTarEntry(content: Readable | undefined, out: WriteStream): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const bail = (err: unknown) => {
+      out.destroy();
+      reject(err);
+    };
+    out.on('close', resolve).on('error', bail);
+    if (!content) {
+      out.end();
+      return;
+    }
+    content.on('error', bail);
+    content.pipe(out);
+  });
+}
 
 /**
  * Extracts a bundle into `destDir` (created if missing; it must be empty). The bundle is inspected
@@ -107,21 +129,7 @@ export async function extractBundle(
         });
         await pipeline(content ?? Readable.from([]), cap, out);
       } else {
-        // node-tar's entries are Minipass streams that yield exactly the header's size, which the
-        // checker has counted: pipe them, and close the file if the entry is destroyed.
-        await new Promise<void>((resolve, reject) => {
-          const bail = (err: unknown) => {
-            out.destroy();
-            reject(err);
-          };
-          out.on('close', resolve).on('error', bail);
-          if (!content) {
-            out.end();
-            return;
-          }
-          content.on('error', bail);
-          content.pipe(out);
-        });
+        await writeTarEntry(content, out);
       }
     });
     checker.finish();

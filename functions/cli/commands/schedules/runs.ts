@@ -18,6 +18,13 @@ type ScheduleEvent = { event_id: string; type: string; message: string; at: stri
 
 /** Adds trigger, runs and events to the `schedules` command. */
 export function registerScheduleRuns(schedules: Command, cli: CliRuntime): void {
+  registerTrigger(schedules, cli);
+  registerRuns(schedules, cli);
+  registerEvents(schedules, cli);
+}
+
+/** `schedules trigger`: runs a schedule now. */
+function registerTrigger(schedules: Command, cli: CliRuntime): void {
   inputOptions(
     schedules
       .command('trigger')
@@ -46,7 +53,10 @@ export function registerScheduleRuns(schedules: Command, cli: CliRuntime): void 
         return run.status === 'success' ? EXIT.ok : EXIT.server;
       }),
     );
+}
 
+/** `schedules runs`: a schedule's runs, newest first. */
+function registerRuns(schedules: Command, cli: CliRuntime): void {
   pageOptions(
     schedules
       .command('runs')
@@ -83,7 +93,10 @@ export function registerScheduleRuns(schedules: Command, cli: CliRuntime): void 
         noteMore(ctx, flags, items.length, total);
       }),
     );
+}
 
+/** `schedules events`: a schedule's timeline, newest first. */
+function registerEvents(schedules: Command, cli: CliRuntime): void {
   pageOptions(
     schedules
       .command('events')
