@@ -20,8 +20,8 @@ export interface PromptAnswer extends LlmResponseFacts {
  * reason, usage. Anything else (a refusal, tool calls, server tools, continuation, a shape the
  * reader does not know, a field of the wrong type) gives `undefined`, and the caller hands the
  * same bytes to the SDK's provider to read (direct-prompt-call.ts): so an answer is either read
- * here exactly as the SDK reads it (test/adapters/direct-prompt-call.test.ts compares the two on every
- * case) or read by the SDK.
+ * here exactly as the SDK reads it (test/adapters/direct-prompt-answers.test.ts compares the two on
+ * every case) or read by the SDK.
  *
  * Each mapping mirrors the provider package's own (the functions named in each reader), at the
  * versions in package.json; the comparison test fails if an upgrade changes one.
