@@ -21,7 +21,7 @@ export interface StreamBody {
   contentType: string | undefined;
 }
 
-/** A request's raw parts, as the edge read them (edge/route-chain.ts). */
+/** A request's raw parts, as the edge read them (edge/serve-route.ts). */
 export interface RawInput {
   params: Record<string, string>;
   query: URLSearchParams;

@@ -1,4 +1,4 @@
-/** What an operation may answer besides its JSON body: the shapes the response unit (http-handler.ts) sends. */
+/** What an operation may answer besides its JSON body: the shapes the edge sends (edge/answer-mapping.ts). */
 /** An operation's answer with extra response headers (Deprecation, Sunset, Link …). */
 export class Reply<T> {
   readonly body: T;

@@ -46,7 +46,7 @@ describe('inspectBundle: accepted bundles', () => {
       '',
     ]) {
       const result = await inspectBundle(goodTarGz, type);
-      // package.json, src/, src/index.js, src/util.js, bin/, bin/run.sh, lib
+      // package.json, src/ and its two files, bin/ and its script, the link lib
       assert.deepEqual(
         result,
         { ok: true, format: 'tar.gz', entries: 7, uncompressedBytes: FILE_BYTES, sha256: sha256(goodTarGz) },

@@ -1,6 +1,7 @@
 /**
  * How a prompt call's request reaches the model's vendor when the platform sends it itself
- * (functions/adapters/llm/direct-prompt-call.ts): one POST of a JSON body, the answer read whole.
+ * (`generate` in functions/adapters/llm/ai-sdk-gateway.ts): one POST of a JSON body, the answer read
+ * whole.
  * Two implementations: undici's pooled request API on the local platform (pooled-fetch.ts), the
  * runtime's global fetch in a Lambda (below), which keeps undici out of the bundle.
  */
@@ -21,7 +22,7 @@ export interface ModelAnswer {
  * Sends the request and reads the whole answer. Rejects as fetch would: with the signal's reason
  * (an AbortError) when aborted, and with `TypeError('fetch failed', { cause })` when the vendor
  * cannot be reached or the answer cannot be read, so the AI SDK reports a replayed failure as it
- * reports its own (direct-prompt-call.ts hands failures to the SDK to report).
+ * reports its own (ai-sdk-gateway.ts hands failures to the SDK to report).
  */
 export type ModelTransport = (
   url: string,

@@ -59,7 +59,7 @@ export function createPooledFetch(send: PooledTransport = createPooledTransport(
 
 /**
  * The pooled client itself: one keep-alive undici pool, the answer read whole (and decoded).
- * The platform's own prompt-call client (direct-prompt-call.ts) sends through it with no Request,
+ * The platform's own prompt calls (`generate` in ai-sdk-gateway.ts) send through it with no Request,
  * Response or Headers objects at all; the fetch above wraps it for the AI SDK.
  */
 export function createPooledTransport(): PooledTransport {

@@ -19,7 +19,7 @@ export interface PromptAnswer extends LlmResponseFacts {
  * answers a prompt call gets: text (and reasoning, which a prompt call does not return), a finish
  * reason, usage. Anything else (a refusal, tool calls, server tools, continuation, a shape the
  * reader does not know, a field of the wrong type) gives `undefined`, and the caller hands the
- * same bytes to the SDK's provider to read (direct-prompt-call.ts): so an answer is either read
+ * same bytes to the SDK's provider to read (ai-sdk-gateway.ts, `generate`): so an answer is either read
  * here exactly as the SDK reads it (test/adapters/direct-prompt-answers.test.ts compares the two on
  * every case) or read by the SDK.
  *

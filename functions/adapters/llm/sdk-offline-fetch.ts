@@ -27,7 +27,7 @@ class Captured extends Error {}
 /**
  * A `fetch` for a second instance of each AI SDK provider that never reaches the network: within
  * `offline(exchange, fn)` it records the provider's request or hands the provider an answer
- * already received. This lets the platform send prompt calls itself (direct-prompt-call.ts)
+ * already received. This lets the platform send prompt calls itself (ai-sdk-gateway.ts, `generate`)
  * while the SDK stays the one that builds each vendor's request (once per model and shape) and
  * reads every answer the platform's own readers do not (errors, refusals, unknown shapes), so
  * that what a caller sees is what the SDK would have made of the same bytes.

@@ -228,7 +228,8 @@ function quotaExceeded(
   return new PlatformError(
     'RATE_LIMITED',
     `Daily quota of ${limit} ${what} for the ${auth.tier} tier is used up; it resets at ${new Date(reset * 1000).toISOString()}`,
-    // Which quota refused: the response's X-RateLimit-* headers describe that one (http-handler.ts).
+    // Which quota refused: the response's X-RateLimit-* headers describe that one
+    // (functions/platform/edge/response-headers.ts).
     { suggested_wait_time: wait, limit, reset, quota: kind === 'llm' ? 'calls' : kind },
   );
 }
