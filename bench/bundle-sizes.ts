@@ -332,7 +332,7 @@ What keeps them small:
   other than environment variables (Lambda passes the role's credentials there) with the STS/SSO
   clients they use, and the local adapters (SQLite, file vault, file bundles) that only
   \`PLATFORM_MODE=local\` imports. Modules without Secrets Manager access also leave out its client.
-  Each is reached only through a dynamic \`import()\`; the bench and \`test/cdk/cdk.test.ts\` fail if one
+  Each is reached only through a dynamic \`import()\`; the bench and \`test/cdk/handler-bundles.test.ts\` fail if one
   is ever imported statically, since that would fail at load.
 - No source map: Node would read and parse it at start-up with \`--enable-source-maps\`. The output is
   deterministic, so a position in a logged stack trace can be mapped by bundling the same commit

@@ -113,6 +113,53 @@ function commitOf(dir: string): string {
   return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
 }
 
+/** The median of the per-repeat ratios of `a` to `b`. */
+const ratio = (a: number[], b: number[]) => median(a.map((x, r) => x / (b[r] as number)));
+
+/**
+ * Per level, over the repeats: each gateway's added p50, calls per second and CPU per call (medians),
+ * and agenthost's speed-up over Portkey; as the report's table rows and as progress lines.
+ */
+function levelSummaries(results: Map<number, Map<string, Measure[]>>, names: string[]) {
+  const rows: string[] = [];
+  const lines: string[] = [];
+  const at = (c: number, name: string) => (results.get(c) as Map<string, Measure[]>).get(name) as Measure[];
+  const added = (c: number, name: string) =>
+    at(c, name).map((m, r) => m.p50 - (at(c, 'direct')[r] as Measure).p50);
+  const summary = new Map<
+    number,
+    { addedP50: number[]; perSecond: number[]; cpu: number[]; speedup: number }
+  >();
+  for (const c of LEVELS) {
+    const addedP50 = names.map((n) => median(added(c, n)));
+    const perSecond = names.map((n) => median(at(c, n).map((m) => m.perSecond)));
+    const cpu = names.map((n) => median(at(c, n).map((m) => m.cpuMsPerCall)));
+    const speedup = ratio(
+      at(c, 'agenthost').map((m) => m.perSecond),
+      at(c, 'Portkey').map((m) => m.perSecond),
+    );
+    const cpuRatio = ratio(
+      at(c, 'agenthost').map((m) => m.cpuMsPerCall),
+      at(c, 'Portkey').map((m) => m.cpuMsPerCall),
+    );
+    summary.set(c, { addedP50, perSecond, cpu, speedup });
+    const directP50 = median(at(c, 'direct').map((m) => m.p50));
+    rows.push(
+      `| ${c} | ${fmt(directP50)} | ${addedP50.map((x) => fmt(x)).join(' | ')} | ${perSecond.map((x) => Math.round(x)).join(' | ')} | ${cpu.map((x) => fmt(x)).join(' / ')} | ${fmt(speedup)} | ${fmt(cpuRatio)} |`,
+    );
+    lines.push(
+      `concurrency ${c}: direct p50 ${fmt(directP50)} ms; ${names
+        .map(
+          (n, i) =>
+            `${n} added p50 ${fmt(addedP50[i] as number)} ms (p99 ${fmt(median(at(c, n).map((m) => m.p99)))} ms), ${Math.round(perSecond[i] as number)}/s, ${fmt(cpu[i] as number)} CPU ms/call`,
+        )
+        .join('; ')}`,
+    );
+  }
+  return { rows, lines, summary };
+}
+
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the bench's rounds, one measurement after the other over the processes it started and stops in its finally
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dataDirs: string[] = [];
@@ -277,42 +324,7 @@ async function main(): Promise<void> {
       }
     }
 
-    const rows: string[] = [];
-    const lines: string[] = [];
-    const at = (c: number, name: string) => (results.get(c) as Map<string, Measure[]>).get(name) as Measure[];
-    const added = (c: number, name: string) =>
-      at(c, name).map((m, r) => m.p50 - (at(c, 'direct')[r] as Measure).p50);
-    const ratio = (a: number[], b: number[]) => median(a.map((x, r) => x / (b[r] as number)));
-    const summary = new Map<
-      number,
-      { addedP50: number[]; perSecond: number[]; cpu: number[]; speedup: number }
-    >();
-    for (const c of LEVELS) {
-      const addedP50 = names.map((n) => median(added(c, n)));
-      const perSecond = names.map((n) => median(at(c, n).map((m) => m.perSecond)));
-      const cpu = names.map((n) => median(at(c, n).map((m) => m.cpuMsPerCall)));
-      const speedup = ratio(
-        at(c, 'agenthost').map((m) => m.perSecond),
-        at(c, 'Portkey').map((m) => m.perSecond),
-      );
-      const cpuRatio = ratio(
-        at(c, 'agenthost').map((m) => m.cpuMsPerCall),
-        at(c, 'Portkey').map((m) => m.cpuMsPerCall),
-      );
-      summary.set(c, { addedP50, perSecond, cpu, speedup });
-      const directP50 = median(at(c, 'direct').map((m) => m.p50));
-      rows.push(
-        `| ${c} | ${fmt(directP50)} | ${addedP50.map((x) => fmt(x)).join(' | ')} | ${perSecond.map((x) => Math.round(x)).join(' | ')} | ${cpu.map((x) => fmt(x)).join(' / ')} | ${fmt(speedup)} | ${fmt(cpuRatio)} |`,
-      );
-      lines.push(
-        `concurrency ${c}: direct p50 ${fmt(directP50)} ms; ${names
-          .map(
-            (n, i) =>
-              `${n} added p50 ${fmt(addedP50[i] as number)} ms (p99 ${fmt(median(at(c, n).map((m) => m.p99)))} ms), ${Math.round(perSecond[i] as number)}/s, ${fmt(cpu[i] as number)} CPU ms/call`,
-          )
-          .join('; ')}`,
-      );
-    }
+    const { rows, lines, summary } = levelSummaries(results, names);
     const rssMb = names.map((n) => median(rss.get(n) as number[]));
     const rssRatio = ratio(rss.get('agenthost') as number[], rss.get('Portkey') as number[]);
     const seconds = (performance.now() - t0) / 1000;

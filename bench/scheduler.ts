@@ -74,6 +74,7 @@ interface Burst {
   allDone: number;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one burst's measurement, its phases sharing the platform it started and stops
 async function burst(anthropicUrl: string, shape: Shape): Promise<{ burst: Burst; concurrency: number }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agenthost-bench-sched-'));
   // The next whole minute, LEAD_SECONDS from now on the shifted clock.

@@ -46,6 +46,7 @@ async function firstByte(
   return at;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the bench's script, one measurement after the other over the processes it started and stops in its finally
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-fb-'));

@@ -22,7 +22,7 @@ const REQUIRE_BANNER =
 
 /**
  * Left out of every bundle. Each is reached only through a dynamic `import()` that a Lambda never
- * executes (bench/bundle-sizes.ts and test/cdk/cdk.test.ts fail the build if one is ever imported
+ * executes (bench/bundle-sizes.ts and test/cdk/handler-bundles.test.ts fail the build if one is ever imported
  * statically, which would break at load):
  * - the SDK's credential providers other than environment variables: Lambda always puts the
  *   role's credentials in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, the first
@@ -158,7 +158,7 @@ function externalsOf(access: ModuleAccess): string[] {
  * only at the first model call. As separate files (CommonJS, resolved as `require()` would), the
  * SDK's zod stays in the LLM chunks and the handler keeps only the zod it uses. The two copies
  * never meet: the gateway hands the SDK JSON Schemas (`jsonSchema()`), never a zod schema.
- * test/cdk/cdk.test.ts fails if zod's ES build is shared with the SDK again (a new subpath the SDK
+ * test/cdk/handler-bundles.test.ts fails if zod's ES build is shared with the SDK again (a new subpath the SDK
  * imports would have to be listed here).
  */
 const requireResolve = createRequire(import.meta.url).resolve;

@@ -153,7 +153,7 @@ export function moduleAccess(module: string): ModuleAccess {
  * The DynamoDB actions the Store adapter (functions/adapters/aws/dynamodb-store.ts) needs: Get,
  * Put, Update, Delete, Query, and TransactWriteItems, which IAM authorises per item as
  * Put/Update/Delete/ConditionCheckItem. No Scan (listing is always a Query), no Batch*, no streams.
- * test/cdk/cdk.test.ts checks this list against the commands the adapter sends.
+ * test/cdk/cdk-least-privilege.test.ts checks this list against the commands the adapter sends.
  */
 export const TABLE_ACTIONS = [
   'dynamodb:GetItem',

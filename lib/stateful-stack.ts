@@ -31,6 +31,7 @@ export class StatefulStack extends Stack {
   readonly bundleBucket: s3.Bucket;
   readonly exportNames: StatefulExports;
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: the stack's resources and the grants between them, made in one place (helpers would take most of its fields)
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     // Server access logs delivered under a bucket policy, not the legacy log-delivery ACL.

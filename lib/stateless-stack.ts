@@ -110,6 +110,7 @@ export class StatelessStack extends Stack {
   readonly operations: Operations;
   readonly dashboard: DashboardSite;
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: the stack's composition: its constructs and what each is given of the others, in one place
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const stageName = props.stageName ?? 'prod';

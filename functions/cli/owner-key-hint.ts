@@ -11,8 +11,8 @@ import { join, resolve } from 'node:path';
 import { ENV } from '../shared/env-names.ts';
 
 // The platform's names (platform/bootstrap.ts, emulator/emulated-deployment.ts), not imported:
-// those modules load the store and the emulator, a second on every CLI error. test/cli-first-use
-// writes the files where those modules say, so a rename there fails it.
+// those modules load the store and the emulator, a second on every CLI error.
+// test/cli/cli-first-use.test.ts writes the files where those modules say, so a rename there fails it.
 const ADMIN_KEY_FILE = 'admin-api-key';
 
 export function signInHint(env: NodeJS.ProcessEnv, url: string | undefined): string {

@@ -30,7 +30,7 @@ import { servePool } from './warm-runner.ts';
  * process group killed at the command's killAtMs and at the latest RUNNER_DEADLINE_MARGIN_MS
  * before the deadline. A failure before the first command (download, archive) is reported as the
  * first command's result. Its own log lines (the task's log group) never hold the command's output
- * or inputs. test/adapters/ecs-sandbox.test.ts runs it against a loopback S3 stand-in.
+ * or inputs. test/adapters/ecs-sandbox-runner.test.ts runs it against a loopback S3 stand-in.
  */
 
 const PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

@@ -109,6 +109,7 @@ export class ApiGatewayEmulator {
     });
   }
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: one request through API Gateway's stages in their order (throttle, resource match, authorizer, integration)
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     const started = Date.now();

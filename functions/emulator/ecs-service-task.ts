@@ -54,6 +54,44 @@ async function containerEnv(host: ServiceTaskHost, c: ContainerDefinition): Prom
   return env;
 }
 
+/** A container of the task definition as the task's init runs it (ecs-task-init.ts). */
+async function initContainer(host: ServiceTaskHost, c: ContainerDefinition): Promise<InitContainer> {
+  const hc = c.healthCheck;
+  return {
+    name: c.name,
+    command: [...(c.entryPoint ?? []), ...(c.command ?? [])],
+    env: await containerEnv(host, c),
+    essential: c.essential !== false,
+    dependsOn: c.dependsOn ?? [],
+    ...(hc
+      ? {
+          healthCheck: {
+            command: hc.command,
+            intervalMs: Math.min((hc.interval ?? 30) * 1000, MAX_HEALTH_INTERVAL_MS),
+            timeoutMs: (hc.timeout ?? 5) * 1000,
+            retries: hc.retries ?? 3,
+            startPeriodMs: (hc.startPeriod ?? 0) * 1000,
+          },
+        }
+      : {}),
+  };
+}
+
+/** What the task's init is given: its containers, the environment they share, how to stop. */
+function initSpec(containers: InitContainer[], workDir: string): InitSpec {
+  return {
+    containers,
+    baseEnv: {
+      PATH: `${SANDBOX_NODE_DIR}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: workDir,
+      LANG: 'C.UTF-8',
+      TMPDIR: '/tmp',
+    },
+    stopTimeoutMs: STOP_TIMEOUT_MS,
+    stopFile: STOP_FILE,
+  };
+}
+
 export async function runServiceTask(host: ServiceTaskHost, task: ServiceTask): Promise<void> {
   const def = task.definition;
   const containers = def.containerDefinitions;
@@ -63,27 +101,7 @@ export async function runServiceTask(host: ServiceTaskHost, task: ServiceTask): 
     // Stopped while still provisioning: it ends without its containers ever starting.
     if (!(await waitForTaskStart(host.options.taskStartMs ?? 0, task.abort.signal))) return;
     const initContainers: InitContainer[] = [];
-    for (const c of containers) {
-      const hc = c.healthCheck;
-      initContainers.push({
-        name: c.name,
-        command: [...(c.entryPoint ?? []), ...(c.command ?? [])],
-        env: await containerEnv(host, c),
-        essential: c.essential !== false,
-        dependsOn: c.dependsOn ?? [],
-        ...(hc
-          ? {
-              healthCheck: {
-                command: hc.command,
-                intervalMs: Math.min((hc.interval ?? 30) * 1000, MAX_HEALTH_INTERVAL_MS),
-                timeoutMs: (hc.timeout ?? 5) * 1000,
-                retries: hc.retries ?? 3,
-                startPeriodMs: (hc.startPeriod ?? 0) * 1000,
-              },
-            }
-          : {}),
-      });
-    }
+    for (const c of containers) initContainers.push(await initContainer(host, c));
     if (published !== undefined) task.hostPort = await host.options.freePort();
     task.session = await host.options.sandbox.openSession({
       runId: `ecs-svc-${task.id}`,
@@ -103,17 +121,7 @@ export async function runServiceTask(host: ServiceTaskHost, task: ServiceTask): 
     if (task.desiredStatus === 'STOPPED') return;
     task.lastStatus = 'PENDING';
     host.emit(task);
-    const spec: InitSpec = {
-      containers: initContainers,
-      baseEnv: {
-        PATH: `${SANDBOX_NODE_DIR}:/usr/local/bin:/usr/bin:/bin`,
-        HOME: task.session.workDir,
-        LANG: 'C.UTF-8',
-        TMPDIR: '/tmp',
-      },
-      stopTimeoutMs: STOP_TIMEOUT_MS,
-      stopFile: STOP_FILE,
-    };
+    const spec = initSpec(initContainers, task.session.workDir);
     const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
       if (stream === 'stderr') {
         for (const line of chunk.toString('utf8').split('\n'))

@@ -44,6 +44,7 @@ export interface InitSpec {
 
 const report = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the task's init process: its containers' starts, health checks and stop share one state
 async function main(): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);

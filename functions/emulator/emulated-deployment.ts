@@ -3,33 +3,27 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECSClient } from '@aws-sdk/client-ecs';
 import { S3Client } from '@aws-sdk/client-s3';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { removeStaleRuns } from '../adapters/local/bwrap/run-dir.ts';
 import { BwrapSandbox } from '../adapters/local/bwrap/sandboxes.ts';
 import { ADMIN_KEY_FILE, type BootstrapResult, bootstrapOwner } from '../platform/bootstrap.ts';
 import type { Config } from '../platform/config.ts';
 import { ENV } from '../shared/env-names.ts';
 import { ApiGatewayEmulator } from './api-gateway-emulator.ts';
-import { ApplicationAutoScalingEmulator } from './application-auto-scaling-emulator.ts';
 import { TemplateResolver } from './cloudformation-template.ts';
-import { CloudWatchLogsEmulator } from './cloudwatch-logs-emulator.ts';
 import { dynamoDbEngineFor } from './deployment-dynamodb.ts';
 import { DeploymentMeter, type FargateReader } from './deployment-meter.ts';
 import { DYNAMODB_LOCAL_CREDENTIALS, freeLoopbackPort } from './dynamodb-local.ts';
 import { EcsEmulator } from './ecs-emulator.ts';
 import { objectReader } from './ecs-environment-files.ts';
-import { EcsServiceEmulator } from './ecs-service-emulator.ts';
-import { Elbv2Emulator } from './elbv2-emulator.ts';
 import { type EmulatedEndpoints, removeEndpointsFile, writeEndpointsFile } from './emulated-endpoints.ts';
+import { startServiceHosting } from './emulated-service-hosting.ts';
 import { emulatedTableDeps } from './emulated-table-deps.ts';
-import { EventPatternRules } from './event-pattern-rules.ts';
 import { fargateReader } from './fargate-meter.ts';
 import { LambdaApiEmulator } from './lambda-api-emulator.ts';
 import { openCpuShares } from './lambda-cpu-share.ts';
 import { LambdaHost } from './lambda-host.ts';
-import { LoadBalancerFront } from './load-balancer-front.ts';
 import { MeterEndpoint } from './meter-endpoint.ts';
-import { newEmulatorCredentials, S3Emulator } from './s3-emulator.ts';
+import { newEmulatorCredentials, type S3Credentials, S3Emulator } from './s3-emulator.ts';
 import { startScheduledRules } from './scheduled-rules.ts';
 import { SchedulerEmulator } from './scheduler-emulator.ts';
 import { SecretsManagerEmulator } from './secrets-manager-emulator.ts';
@@ -90,6 +84,7 @@ export interface EmulatorOptions {
   progress?: (line: string) => void;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the composition root of the emulated deployment: each stand-in starts in dependency order and registers its closer (service hosting is in emulated-service-hosting.ts)
 export async function startEmulatedDeployment(
   config: Config,
   options: EmulatorOptions = {},
@@ -135,29 +130,10 @@ export async function startEmulatedDeployment(
     const [tableName] = await createTablesFromTemplate(resolver, dynamo);
     if (!tableName) throw new Error('The templates define no DynamoDB table');
 
-    const buckets = resolver
-      .resourcesOfType('AWS::S3::Bucket')
-      .map(({ stack, logicalId }) => resolver.physicalName(stack, logicalId));
-    await mkdir(join(root, 's3'), { recursive: true });
     // The functions' key pair (their role's credentials on Lambda): new at each start, held only by
     // this process and the functions it runs; S3 answers nothing else.
     const credentials = newEmulatorCredentials();
-    const s3 = new S3Emulator({
-      directory: join(root, 's3'),
-      host: '127.0.0.1',
-      port: await freeLoopbackPort(),
-      buckets,
-      credentials,
-      region,
-      // The templates' KMS keys (the sandbox's run inputs are written under one).
-      kmsKeys: resolver
-        .resourcesOfType('AWS::KMS::Key')
-        .flatMap(({ stack, logicalId }) => [
-          String(resolver.resolve(stack, { 'Fn::GetAtt': [logicalId, 'Arn'] }, logicalId)),
-          String(resolver.resolve(stack, { Ref: logicalId }, logicalId)),
-        ]),
-      onRequest: (method, path, query) => meter.s3Request(method, path, query),
-    });
+    const s3 = await s3FromTemplates(resolver, join(root, 's3'), credentials, meter);
     s3ForMeter = s3;
     const s3Endpoint = await s3.listen();
     closers.push(() => s3.close());
@@ -238,59 +214,20 @@ export async function startEmulatedDeployment(
     closers.push(async () => ecsClient.destroy());
     readFargate = fargateReader(ecsClient);
 
-    // Always-on services: the load balancer (its API, and its listener as a plain-HTTP loopback
-    // front routing by Host), the services' log group, the scaling targets, the task state change
-    // rule (to the service-events function), and ECS services whose tasks run their containers
-    // in one sandbox each.
-    const elb = new Elbv2Emulator(resolver, EMULATED_ACCOUNT);
-    const elbEndpoint = await elb.listen(0, '127.0.0.1');
-    closers.push(() => elb.close());
-    const [listenerArn] = elb.listenerArns();
-    const front = listenerArn ? new LoadBalancerFront(elb, listenerArn) : undefined;
-    const frontPort = front ? await front.listen(0, '127.0.0.1') : undefined;
-    if (front) closers.push(() => front.close());
-    const cloudWatchLogs = new CloudWatchLogsEmulator(
-      resolver
-        .resourcesOfType('AWS::Logs::LogGroup')
-        .map(({ stack, logicalId }) => resolver.physicalName(stack, logicalId)),
-    );
-    const logsEndpoint = await cloudWatchLogs.listen(0, '127.0.0.1');
-    closers.push(() => cloudWatchLogs.close());
-    const taskEvents = new EventPatternRules(
+    // Always-on services (emulated-service-hosting.ts).
+    const { elbEndpoint, logsEndpoint, scalingEndpoint, frontPort } = await startServiceHosting({
       resolver,
-      (arn, event) => lambdaApi.invokeAsync(arn, event),
-      log,
-      EMULATED_ACCOUNT,
-    );
-    const secretsClient = new SecretsManagerClient({ endpoint: secretsEndpoint, region, credentials });
-    closers.push(async () => secretsClient.destroy());
-    const ecsServices = new EcsServiceEmulator({
-      sandbox: new BwrapSandbox({ runsDir: join(root, 'service-tasks') }),
-      hostPorts: [Number(new URL(s3Endpoint).port)],
-      ...EMULATED_ACCOUNT,
+      account: EMULATED_ACCOUNT,
+      root,
+      ecs,
+      lambdaApi,
+      s3Endpoint,
+      secretsEndpoint,
+      credentials,
       taskStartMs: config.emulatorTaskStartMs,
-      ledger: ecs.ledger,
-      freePort: freeLoopbackPort,
-      secretValue: async (valueFrom) => {
-        const out = await secretsClient.send(new GetSecretValueCommand({ SecretId: valueFrom }));
-        if (out.SecretString === undefined) throw new Error('the secret has no string value');
-        return out.SecretString;
-      },
-      putLogLine: (group, stream, line) => cloudWatchLogs.putLine(group, stream, line),
-      registerTarget: (group, id, port) => elb.registerTarget(group, id, port),
-      deregisterTarget: (group, id) => elb.deregisterTarget(group, id),
-      taskStateChange: (detail, resources) =>
-        taskEvents.put({ source: 'aws.ecs', 'detail-type': 'ECS Task State Change', detail, resources }),
+      closers,
       log,
     });
-    ecs.addOperations(ecsServices.operations());
-    closers.push(() => ecsServices.close());
-    const scaling = new ApplicationAutoScalingEmulator({
-      ...EMULATED_ACCOUNT,
-      applyBounds: (target) => ecsServices.applyBounds(target),
-    });
-    const scalingEndpoint = await scaling.listen(0, '127.0.0.1');
-    closers.push(() => scaling.close());
 
     const awsEndpoints: Record<string, string> = {
       AWS_ENDPOINT_URL_ECS: ecsEndpoint,
@@ -346,19 +283,7 @@ export async function startEmulatedDeployment(
       schedulerEndpoint,
       ecsEndpoint,
     };
-    // The owner account, as `npm start` creates it, in the emulated table.
-    const deps = await emulatedTableDeps(config, endpoints);
-    let boot: BootstrapResult;
-    try {
-      boot = await bootstrapOwner(deps);
-    } finally {
-      await deps.store.close();
-    }
-    if (boot.generatedKey) {
-      const file = emulatedAdminKeyFile(config.dataDir);
-      await writeFile(file, `${boot.generatedKey}\n`, { mode: 0o600 });
-      await chmod(file, 0o600);
-    }
+    const boot = await bootstrapEmulatedOwner(config, endpoints);
     // The meter, for the cost bench.
     const meterEndpoint = new MeterEndpoint(meter);
     endpoints.meterEndpoint = await meterEndpoint.listen();
@@ -372,4 +297,55 @@ export async function startEmulatedDeployment(
     await close();
     throw err;
   }
+}
+
+/**
+ * The owner account, as `npm start` creates it, in the emulated table; a key made for it is
+ * written to the emulated deployment's key file (emulatedAdminKeyFile).
+ */
+async function bootstrapEmulatedOwner(
+  config: Config,
+  endpoints: EmulatedEndpoints,
+): Promise<BootstrapResult> {
+  const deps = await emulatedTableDeps(config, endpoints);
+  let boot: BootstrapResult;
+  try {
+    boot = await bootstrapOwner(deps);
+  } finally {
+    await deps.store.close();
+  }
+  if (boot.generatedKey) {
+    const file = emulatedAdminKeyFile(config.dataDir);
+    await writeFile(file, `${boot.generatedKey}\n`, { mode: 0o600 });
+    await chmod(file, 0o600);
+  }
+  return boot;
+}
+
+/** The S3 emulator with the templates' buckets and KMS keys, counting each request on the meter. */
+async function s3FromTemplates(
+  resolver: TemplateResolver,
+  directory: string,
+  credentials: S3Credentials,
+  meter: DeploymentMeter,
+): Promise<S3Emulator> {
+  await mkdir(directory, { recursive: true });
+  return new S3Emulator({
+    directory,
+    host: '127.0.0.1',
+    port: await freeLoopbackPort(),
+    buckets: resolver
+      .resourcesOfType('AWS::S3::Bucket')
+      .map(({ stack, logicalId }) => resolver.physicalName(stack, logicalId)),
+    credentials,
+    region: EMULATED_ACCOUNT.region,
+    // The templates' KMS keys (the sandbox's run inputs are written under one).
+    kmsKeys: resolver
+      .resourcesOfType('AWS::KMS::Key')
+      .flatMap(({ stack, logicalId }) => [
+        String(resolver.resolve(stack, { 'Fn::GetAtt': [logicalId, 'Arn'] }, logicalId)),
+        String(resolver.resolve(stack, { Ref: logicalId }, logicalId)),
+      ]),
+    onRequest: (method, path, query) => meter.s3Request(method, path, query),
+  });
 }

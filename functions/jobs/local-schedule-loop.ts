@@ -29,6 +29,27 @@ export interface ScheduleLoop {
   stop(): Promise<void>;
 }
 
+/** A claimed slot's run, queued with its account's bound on runs at once. */
+async function queued(slot: string, schedule: Schedule, lookups: RunLookups): Promise<Queued> {
+  // The slot was claimed when next_run_at moved past it (advanceDueSchedules).
+  const spec: RunSpec = {
+    schedule,
+    input: schedule.input_data,
+    trigger: 'cron',
+    options: { scheduledTime: slot, lookups },
+  };
+  // The creator's tier bounds the account's runs at once; a run whose creator is gone fails
+  // at its start (it needs no call slot).
+  const tier = await lookups.auth(schedule).then(
+    (auth) => auth.tier,
+    () => undefined,
+  );
+  const accountLimit = tier
+    ? Math.max(1, Math.floor(TIER_LIMITS[tier].concurrentRequests * ACCOUNT_SHARE))
+    : 1;
+  return { spec, account: schedule.created_by, accountLimit };
+}
+
 /**
  * The local cron engine: an in-process timer over the stored schedule records (the due index,
  * GSI2, ordered by next run time). It sleeps until the earliest next run, then for each page of
@@ -39,6 +60,7 @@ export interface ScheduleLoop {
  * account and membership lookups among its runs. State lives in the store, so a restart resumes
  * where it left off.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the loop's closures (pump, pass, arm, tick) share its queue, timer and in-flight state
 export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}): ScheduleLoop {
   const timers = options.timers ?? true;
   const concurrency = deps.config.schedulerConcurrency;
@@ -87,26 +109,6 @@ export function startScheduleLoop(deps: Deps, options: { timers?: boolean } = {}
         });
       inFlight.add(p);
     });
-  };
-
-  const queued = async (slot: string, schedule: Schedule, lookups: RunLookups): Promise<Queued> => {
-    // The slot was claimed when next_run_at moved past it (advanceDueSchedules).
-    const spec: RunSpec = {
-      schedule,
-      input: schedule.input_data,
-      trigger: 'cron',
-      options: { scheduledTime: slot, lookups },
-    };
-    // The creator's tier bounds the account's runs at once; a run whose creator is gone fails
-    // at its start (it needs no call slot).
-    const tier = await lookups.auth(schedule).then(
-      (auth) => auth.tier,
-      () => undefined,
-    );
-    const accountLimit = tier
-      ? Math.max(1, Math.floor(TIER_LIMITS[tier].concurrentRequests * ACCOUNT_SHARE))
-      : 1;
-    return { spec, account: schedule.created_by, accountLimit };
   };
 
   const pass = async () => {

@@ -10,6 +10,7 @@ import { LocalServer } from './local-server.ts';
 import { reservePort } from './port-reservation.ts';
 
 /** `npm start`: the whole platform in one process, until SIGINT or SIGTERM. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the local platform's composition root: each part starts in dependency order and registers its stop
 export async function startLocalPlatform(config: Config): Promise<void> {
   if (config.mode !== 'local') {
     throw new Error(

@@ -177,6 +177,7 @@ export class DashboardSite extends Construct {
   /** `https://<distribution domain>/`: the dashboard, and the API under the same origin. */
   readonly url: string;
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: the construct's resources and the grants between them, made in one place (helpers would take most of its fields)
   constructor(scope: Construct, id: string, props: DashboardSiteProps) {
     super(scope, id);
     // Server access logs delivered under a bucket policy, not the legacy log-delivery ACL.

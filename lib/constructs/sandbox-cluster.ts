@@ -86,6 +86,7 @@ export class SandboxCluster extends Construct {
   private readonly spot: boolean;
   private readonly idleMinSeconds: number | undefined;
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: the construct's resources and the grants between them, made in one place (helpers would take most of its fields)
   constructor(scope: Construct, id: string, props: SandboxClusterProps) {
     super(scope, id);
     const stack = Stack.of(this);

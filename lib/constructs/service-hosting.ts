@@ -56,6 +56,7 @@ export class ServiceHosting extends Construct {
   readonly eventsFunction: PlatformFunction;
   private readonly props: ServiceHostingProps;
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: the construct's resources and the grants between them, made in one place (helpers would take most of its fields)
   constructor(scope: Construct, id: string, props: ServiceHostingProps) {
     super(scope, id);
     this.props = props;
@@ -227,6 +228,7 @@ export class ServiceHosting extends Construct {
    * and svc-* target groups, the scaling targets, PassRole of the execution role to ECS tasks
    * only, and reading the services' log group.
    */
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: the managing function's grants, one statement each, whose resources are built from the same names
   grantManage(fn: PlatformFunction): void {
     const stack = Stack.of(this);
     const allow = (actions: string[], resources: string[], conditions?: Record<string, unknown>) =>

@@ -1,23 +1,23 @@
+/**
+ * The ECS service runner (functions/adapters/aws/ecs-service-runner.ts) against mocked AWS clients:
+ * what it sends to start, restart, pause and remove a service and to read its logs; a deploy through
+ * the API on an AWS deployment, with and without the services settings. Supervision by task state
+ * events: ecs-service-events.test.ts; the task programs: ecs-service-task-programs.test.ts.
+ */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import {
-  ApplicationAutoScalingClient,
   DeregisterScalableTargetCommand,
   RegisterScalableTargetCommand,
 } from '@aws-sdk/client-application-auto-scaling';
-import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
+import { FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import {
   CreateServiceCommand,
   DeleteServiceCommand,
   DescribeServicesCommand,
-  ECSClient,
   RegisterTaskDefinitionCommand,
   UpdateServiceCommand,
 } from '@aws-sdk/client-ecs';
@@ -28,135 +28,34 @@ import {
   DeleteTargetGroupCommand,
   DescribeRulesCommand,
   DescribeTargetGroupsCommand,
-  ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { ZipFile } from 'yazl';
 import { rulePriority } from '../../functions/adapters/aws/ecs-service-load-balancing.ts';
 import { launcherKey } from '../../functions/adapters/aws/ecs-service-names.ts';
-import type { ServicePresign } from '../../functions/adapters/aws/ecs-service-options.ts';
-import { EcsServiceRunner } from '../../functions/adapters/aws/ecs-service-runner.ts';
 import { packDirectory } from '../../functions/cli/pack.ts';
+import { SERVICE_APP_BOOTSTRAP } from '../../functions/containers/service-protocol.ts';
+import { SERVICE_BUNDLE_URL_SECONDS } from '../../functions/ports/service-runner.ts';
 import {
-  GATEWAY_PORT_ENV,
-  LAUNCH_FAILED_EXIT,
-  NO_ENTRYPOINT_EXIT,
-  PORT_CONFLICT_EXIT,
-  SERVICE_APP_BOOTSTRAP,
-} from '../../functions/containers/service-protocol.ts';
-import { createAccount } from '../../functions/core/accounts/account.ts';
-import { serviceEventKeys } from '../../functions/core/services/service-events.ts';
-import {
-  loadStoredService,
-  type Service,
-  serviceItem,
-} from '../../functions/core/services/service-record.ts';
-import { handleTaskEvent } from '../../functions/jobs/service-events.ts';
-import { SERVICE_BUNDLE_URL_SECONDS, type ServiceLaunch } from '../../functions/ports/service-runner.ts';
-import { buildContainerProgram } from '../../lib/container-programs.ts';
-import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
+  bucket,
+  cwl,
+  ecs,
+  elb,
+  GATEWAY,
+  LAUNCHER,
+  LISTENER,
+  launch,
+  runner,
+  SERVICE_ID,
+  scaling,
+  TG_ARN,
+  WS,
+} from '../helpers/ecs-service-bench.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { fastNotifier } from '../helpers/schedules.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
-const ecs = mockClient(ECSClient);
-const elb = mockClient(ElasticLoadBalancingV2Client);
-const scaling = mockClient(ApplicationAutoScalingClient);
-const cwl = mockClient(CloudWatchLogsClient);
-
-const SERVICE_ID = '3f6c1d2e-8a9b-4c7d-9e0f-1a2b3c4d5e6f';
-const WS = '9e6d5062-83a1-47e9-9897-ec3a89db0394';
-const LISTENER = 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/app/svc/abc/def';
-const TG_ARN =
-  'arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/svc-3f6c1d2e8a9b4c7d9e0f1a2b3c4d/0123';
-
-/** The task programs as the stack bundles them into the services functions' assets. */
-const GATEWAY = buildContainerProgram('service-gateway');
-const LAUNCHER = buildContainerProgram('service-app-launcher');
-
-/**
- * A loopback stand-in for the bundle bucket: PUT stores an object, GET answers it (404 when
- * missing). Presigned URLs point here, with the method and lifetime in the query for assertions.
- */
-class BucketStandIn {
-  readonly objects = new Map<string, Buffer>();
-  readonly requests: { method: string; key: string }[] = [];
-  private server: Server | undefined;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const key = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname.slice(1));
-      this.requests.push({ method: req.method ?? '', key });
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (req.method === 'PUT') {
-          this.objects.set(key, Buffer.concat(chunks));
-          res.end();
-          return;
-        }
-        const body = this.objects.get(key);
-        res.writeHead(body ? 200 : 404);
-        res.end(body ?? 'NoSuchKey');
-      });
-    });
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  presign: ServicePresign = async (method, key, ttl) =>
-    `${this.url}/${key.split('/').map(encodeURIComponent).join('/')}?method=${method}&ttl=${ttl}`;
-
-  async close(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise((r) => this.server?.close(r));
-  }
-}
-
-const bucket = new BucketStandIn();
 before(() => bucket.start());
 after(() => bucket.close());
-
-const runner = () =>
-  new EcsServiceRunner({
-    ecs: new ECSClient({ region: 'eu-west-1' }),
-    elb: new ElasticLoadBalancingV2Client({ region: 'eu-west-1' }),
-    autoscaling: new ApplicationAutoScalingClient({ region: 'eu-west-1' }),
-    logs: new CloudWatchLogsClient({ region: 'eu-west-1' }),
-    cluster: 'agenthost-services',
-    subnets: ['subnet-a', 'subnet-b'],
-    securityGroups: ['sg-tasks'],
-    executionRoleArn: 'arn:aws:iam::123456789012:role/svc-exec',
-    listenerArn: LISTENER,
-    vpcId: 'vpc-1',
-    domain: 'services.example.com',
-    logGroup: 'agenthost-services',
-    region: 'eu-west-1',
-    image: 'public.ecr.aws/docker/library/node:24-bookworm-slim',
-    secretsPrefix: 'agenthost',
-    account: '123456789012',
-    gatewaySource: GATEWAY,
-    launcherSource: LAUNCHER,
-    bucket: 'agenthost-bundles',
-    presign: bucket.presign,
-  });
-
-const launch: ServiceLaunch = {
-  serviceId: SERVICE_ID,
-  name: 'web',
-  workspaceId: WS,
-  bundle: { data: Buffer.alloc(0), format: 'tar.gz' },
-  bundleUrl: 'https://bucket.s3.eu-west-1.amazonaws.com/bundles/x.tar.gz?X-Amz-Signature=abc',
-  command: null,
-  env: { GREETING: 'hi', PLATFORM_SERVICE_ID: SERVICE_ID },
-  secretNames: ['APP_TOKEN'],
-  secrets: {},
-  http: true,
-  instances: { min: 2, max: 3 },
-};
 
 describe('ECS service runner (aws-sdk-client-mock)', () => {
   beforeEach(() => {
@@ -392,432 +291,6 @@ describe('ECS service runner (aws-sdk-client-mock)', () => {
     assert.deepEqual(spread.at(0)?.message, 'line 29500');
     assert.deepEqual(spread.at(-1)?.message, 'line 29999');
     assert.ok(cwl.commandCalls(FilterLogEventsCommand).length <= 6, 'windows of 1, 4 and 16 minutes');
-  });
-});
-
-describe('ECS task state change events drive supervision (jobs/service-events.ts)', () => {
-  let p: TestPlatform;
-  let receiver: AlertReceiver;
-  const stops: string[] = [];
-  before(async () => {
-    receiver = await startAlertReceiver();
-    p = await startTestPlatform({}, 'sqlite', { notifier: fastNotifier() }, { inMemory: true });
-  });
-  after(async () => {
-    await p.close();
-    await receiver.close();
-  });
-
-  const event = (detail: Record<string, unknown>) => ({
-    'detail-type': 'ECS Task State Change',
-    detail: { group: `service:svc-${SERVICE_ID}`, clusterArn: 'arn:cluster', ...detail },
-  });
-
-  it('ready on RUNNING+HEALTHY; a crash counts, warns at half, pauses at the maximum (desired count 0)', async () => {
-    const o = await createAccount(p.deps, { org: 'ecsev', tier: 'pro' });
-    const now = new Date().toISOString();
-    const s: Service = {
-      id: SERVICE_ID,
-      workspace_id: o.workspace_id,
-      name: 'web',
-      agent: 'ecsev/web',
-      agent_version: 'v1',
-      auto_update: true,
-      state: 'provisioning',
-      paused_reason: null,
-      crash_loop: false,
-      health_status: 'starting',
-      restart_count: 0,
-      consecutive_restart_failures: 0,
-      max_restart_failures: 4,
-      crash_warning_sent: false,
-      min_instances: 1,
-      max_instances: 1,
-      url: 'https://web-x.services.example.com',
-      command: null,
-      http: true,
-      env: {},
-      extra_secrets: [],
-      secrets: [],
-      alert_webhook_url: receiver.url,
-      last_error: null,
-      deployed_at: now,
-      last_restart_at: null,
-      created_by: o.account.id,
-      created_at: now,
-      updated_at: now,
-    };
-    await p.deps.store.put(serviceItem(s, 1, null));
-    const deps = {
-      ...p.deps,
-      serviceRunner: {
-        ...p.deps.serviceRunner,
-        kind: 'ecs' as const,
-        stop: async (id: string) => void stops.push(id),
-      },
-    };
-    assert.equal(
-      await handleTaskEvent(deps, event({ lastStatus: 'RUNNING', healthStatus: 'HEALTHY' })),
-      'ready',
-    );
-    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.state, 'running');
-    // A deployment replacing a task is not a crash.
-    assert.equal(
-      await handleTaskEvent(
-        deps,
-        event({
-          lastStatus: 'STOPPED',
-          stopCode: 'ServiceSchedulerInitiated',
-          containers: [{ name: 'app', exitCode: 0 }],
-        }),
-      ),
-      'ignored',
-    );
-    // Nor is the app's exit by the stop's SIGTERM (143: the launcher passes it on to the app).
-    assert.equal(
-      await handleTaskEvent(
-        deps,
-        event({
-          lastStatus: 'STOPPED',
-          stopCode: 'ServiceSchedulerInitiated',
-          stoppedReason: 'Scaling activity initiated by (deployment ecs-svc/1234567890)',
-          containers: [
-            { name: 'gateway', exitCode: 0 },
-            { name: 'app', exitCode: 143 },
-          ],
-        }),
-      ),
-      'ignored',
-    );
-    const crash = event({
-      lastStatus: 'STOPPED',
-      stopCode: 'EssentialContainerExited',
-      startedAt: '2026-11-22T01:00:00Z',
-      stoppedAt: '2026-11-22T01:00:05Z',
-      containers: [
-        { name: 'gateway', exitCode: 0 },
-        { name: 'app', exitCode: 1 },
-      ],
-    });
-    assert.equal(await handleTaskEvent(deps, crash), 'crash');
-    assert.equal(await handleTaskEvent(deps, crash), 'crash');
-    assert.equal(await handleTaskEvent(deps, crash), 'crash');
-    const conflict = event({
-      lastStatus: 'STOPPED',
-      stopCode: 'EssentialContainerExited',
-      containers: [{ name: 'app', exitCode: 98 }],
-    });
-    assert.equal(await handleTaskEvent(deps, conflict), 'paused');
-    assert.deepEqual(stops, [SERVICE_ID]);
-    const after = (await loadStoredService(p.deps, SERVICE_ID))?.service;
-    assert.equal(after?.state, 'paused');
-    assert.equal(after?.crash_loop, true);
-    assert.match(String(after?.last_error), /8080/);
-    const alerts = await receiver.waitFor(2);
-    assert.deepEqual(
-      alerts.map((a) => a.body.severity),
-      ['warning', 'critical'],
-    );
-    // A task that had stayed up past the healthy period starts a new streak.
-    await p.deps.store.put(
-      serviceItem({ ...s, state: 'running', consecutive_restart_failures: 3 }, 50, null),
-    );
-    await handleTaskEvent(
-      deps,
-      event({
-        lastStatus: 'STOPPED',
-        startedAt: '2026-11-22T00:00:00Z',
-        stoppedAt: '2026-11-22T02:00:00Z',
-        containers: [{ name: 'app', exitCode: 1 }],
-      }),
-    );
-    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.consecutive_restart_failures, 1);
-  });
-
-  it('a late report of a task created before the latest launch changes nothing (an owner restarted it meanwhile)', async () => {
-    const stored = await loadStoredService(p.deps, SERVICE_ID);
-    assert.ok(stored);
-    // The owner's restart of a crash-looped service: provisioning, the counter cleared, launched at L.
-    const launchedAt = '2026-11-22T03:00:00.000Z';
-    const resumed = {
-      ...stored.service,
-      state: 'provisioning' as const,
-      health_status: 'starting' as const,
-      paused_reason: null,
-      crash_loop: false,
-      consecutive_restart_failures: 0,
-    };
-    await p.deps.store.put(serviceItem(resumed, 100, null, launchedAt));
-    stops.length = 0;
-    const deps = {
-      ...p.deps,
-      serviceRunner: { ...p.deps.serviceRunner, stop: async (id: string) => void stops.push(id) },
-    };
-    const timeline = async () =>
-      (await p.deps.store.query({ pk: serviceEventKeys.ofService(SERVICE_ID), limit: 1000 })).items.length;
-    const eventsBefore = await timeline();
-    const crashOf = (createdAt: string) =>
-      event({
-        lastStatus: 'STOPPED',
-        stopCode: 'EssentialContainerExited',
-        createdAt,
-        startedAt: createdAt,
-        stoppedAt: '2026-11-22T03:00:20Z',
-        containers: [{ name: 'app', exitCode: 1 }],
-      });
-    // The crash-looped launch's last task, created a second before the restart, reported after it.
-    assert.equal(await handleTaskEvent(deps, crashOf('2026-11-22T02:59:59.000Z')), 'ignored');
-    assert.equal(
-      await handleTaskEvent(
-        deps,
-        event({ lastStatus: 'RUNNING', healthStatus: 'HEALTHY', createdAt: '2026-11-22T02:59:59.000Z' }),
-      ),
-      'ready',
-    );
-    let now = (await loadStoredService(p.deps, SERVICE_ID))?.service;
-    assert.equal(now?.consecutive_restart_failures, 0, 'an earlier launch counts no failure');
-    assert.equal(now?.state, 'provisioning', 'nor makes this launch ready');
-    assert.equal(now?.restart_count, resumed.restart_count);
-    assert.deepEqual(stops, [], 'the resumed service is not stopped');
-    assert.equal(await timeline(), eventsBefore, 'no timeline entry');
-    // This launch's task (created after L): its reports count.
-    assert.equal(
-      await handleTaskEvent(
-        deps,
-        event({ lastStatus: 'RUNNING', healthStatus: 'HEALTHY', createdAt: '2026-11-22T03:00:01.000Z' }),
-      ),
-      'ready',
-    );
-    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.state, 'running');
-    assert.equal(await handleTaskEvent(deps, crashOf('2026-11-22T03:00:01.000Z')), 'crash');
-    now = (await loadStoredService(p.deps, SERVICE_ID))?.service;
-    assert.equal(now?.consecutive_restart_failures, 1);
-    assert.equal(now?.restart_count, resumed.restart_count + 1);
-  });
-});
-
-describe('the task programs, bundled as shipped, run here as the task definition starts them', () => {
-  const SECRET = 'task-secret-0123456789';
-  const dirs: string[] = [];
-  after(async () => {
-    for (const d of dirs) await rm(d, { recursive: true, force: true });
-  });
-  const tempDir = async (prefix: string) => {
-    const d = await mkdtemp(join(tmpdir(), prefix));
-    dirs.push(d);
-    return d;
-  };
-  const free = async () => {
-    const s = createServer().listen(0, '127.0.0.1');
-    await once(s, 'listening');
-    const port = (s.address() as AddressInfo).port;
-    s.close();
-    return port;
-  };
-  const zipOf = async (files: Record<string, string>) => {
-    const zip = new ZipFile();
-    for (const [name, text] of Object.entries(files)) zip.addBuffer(Buffer.from(text), name);
-    zip.end();
-    const chunks: Buffer[] = [];
-    for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
-  };
-  const tarOf = async (files: Record<string, string>) => {
-    const dir = await tempDir('agenthost-ecs-src-');
-    for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-    return (await packDirectory(dir)).data;
-  };
-
-  /**
-   * Starts the service through the runner (mocked ECS, the loopback bucket) and returns its two
-   * containers' commands and environments from the registered task definition, with the bundle
-   * stored in the bucket under `bundleKey`.
-   */
-  async function taskOf(bundle: Buffer, format: 'tar.gz' | 'zip', over: Partial<ServiceLaunch> = {}) {
-    ecs.reset();
-    elb.reset();
-    scaling.reset();
-    ecs.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:1' } });
-    ecs.on(DescribeServicesCommand).resolves({ services: [] });
-    elb.on(CreateTargetGroupCommand).resolves({ TargetGroups: [{ TargetGroupArn: TG_ARN }] });
-    elb.on(DescribeRulesCommand).resolves({ Rules: [] });
-    const bundleKey = `bundles/test/${Math.random().toString(36).slice(2)}.${format}`;
-    bucket.objects.set(bundleKey, bundle);
-    await runner().start({
-      ...launch,
-      bundle: { data: Buffer.alloc(0), format },
-      bundleUrl: await bucket.presign('GET', bundleKey, SERVICE_BUNDLE_URL_SECONDS),
-      ...over,
-    });
-    const td = ecs.commandCalls(RegisterTaskDefinitionCommand)[0]?.args[0].input;
-    const [gateway, app] = td?.containerDefinitions ?? [];
-    const envOf = (c: typeof gateway) =>
-      Object.fromEntries((c?.environment ?? []).map((e) => [e.name as string, e.value as string]));
-    return {
-      gateway: { command: gateway?.command as string[], env: envOf(gateway) },
-      app: { command: app?.command as string[], env: envOf(app) },
-    };
-  }
-
-  /** Runs a container's command (`node -e …`) on this host; ECS would add the secret values. */
-  function runContainer(command: string[], env: Record<string, string>) {
-    assert.equal(command[0], 'node');
-    const child = spawn(process.execPath, command.slice(1), {
-      env: { PATH: process.env.PATH, ...env },
-      stdio: 'pipe',
-    });
-    let output = '';
-    child.stdout.on('data', (c) => {
-      output += c;
-    });
-    child.stderr.on('data', (c) => {
-      output += c;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    return { child, output: () => output, exited };
-  }
-
-  const withTimeout = <T>(p: Promise<T>, ms = 30_000) =>
-    Promise.race([
-      p,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms)),
-    ]);
-
-  it('tar.gz: the gateway answers /health 503 then 200 and proxies; the app is found, started and its secrets redacted, encoded too', async (t) => {
-    const task = await taskOf(
-      await tarOf({
-        'server.mjs': [
-          "import { createServer } from 'node:http';",
-          "console.log('token is ' + process.env.APP_TOKEN);",
-          "console.log('b64 ' + Buffer.from('x:' + process.env.APP_TOKEN).toString('base64'));",
-          "console.log('hex ' + Buffer.from(process.env.APP_TOKEN).toString('hex'));",
-          "console.log('launcher vars: ' + Object.keys(process.env).filter((k) => k.startsWith('AGENTHOST_')).join(','));",
-          "setTimeout(() => createServer((q, r) => r.end(JSON.stringify({ via: 'app', path: q.url, greeting: process.env.GREETING }))).listen(Number(process.env.PORT), '127.0.0.1'), 500);",
-        ].join('\n'),
-      }),
-      'tar.gz',
-    );
-    const [gatewayPort, appPort] = [await free(), await free()];
-    const gateway = runContainer(task.gateway.command, {
-      ...task.gateway.env,
-      PLATFORM_HTTP_PORT: String(appPort),
-      [GATEWAY_PORT_ENV]: String(gatewayPort),
-    });
-    const app = runContainer(task.app.command, {
-      ...task.app.env,
-      PORT: String(appPort),
-      PLATFORM_HTTP_PORT: String(appPort),
-      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
-      APP_TOKEN: SECRET,
-    });
-    try {
-      let sawStarting = false;
-      let body = '';
-      for (let i = 0; i < 300; i++) {
-        const r = await fetch(`http://127.0.0.1:${gatewayPort}/health`).catch(() => undefined);
-        if (r?.status === 503) sawStarting = true;
-        if (r?.status === 200) {
-          body = await (await fetch(`http://127.0.0.1:${gatewayPort}/hello?x=1`)).text();
-          break;
-        }
-        await new Promise((res) => setTimeout(res, 50));
-      }
-      t.diagnostic(`app output: ${app.output().trim().replace(/\n/g, ' | ')}`);
-      assert.ok(sawStarting, 'the gateway said 503 before the app listened');
-      assert.deepEqual(JSON.parse(body), { via: 'app', path: '/hello?x=1', greeting: 'hi' });
-      const out = app.output();
-      assert.match(out, /\[platform\] starting: node server\.mjs/);
-      assert.match(out, /token is \[REDACTED\]/);
-      assert.match(out, /hex \[REDACTED\]/);
-      assert.ok(!out.includes(SECRET), 'no plain secret');
-      assert.ok(!out.includes(Buffer.from(SECRET).toString('hex')), 'no hex secret');
-      assert.ok(
-        !Buffer.from(out.match(/b64 (\S+)/)?.[1] ?? '', 'base64')
-          .toString()
-          .includes(SECRET),
-      );
-      assert.match(out, /launcher vars: \n/, 'the launcher’s variables are not the app’s');
-      // The task fetched the launcher and the bundle through the presigned URLs.
-      assert.ok(bucket.requests.some((r) => r.method === 'GET' && r.key === launcherKey(LAUNCHER)));
-    } finally {
-      // SIGTERM, as ECS stops a task: the launcher passes it on to the app's process group.
-      gateway.child.kill();
-      app.child.kill();
-      assert.equal(await withTimeout(app.exited, 10_000), 143, 'the launcher exits with the app');
-      await withTimeout(gateway.exited, 10_000);
-    }
-  });
-
-  it('zip: unpacked with the same extraction, the auto-scan finds index.js, and the app’s exit status is the task’s', async () => {
-    const task = await taskOf(
-      await zipOf({
-        'lib/value.txt': '42',
-        'index.js': [
-          "const v = require('node:fs').readFileSync('lib/value.txt', 'utf8');",
-          "console.error('value ' + v + ' and ' + encodeURIComponent(process.env.APP_TOKEN));",
-          'process.exit(3);',
-        ].join('\n'),
-      }),
-      'zip',
-      { http: false },
-    );
-    const app = runContainer(task.app.command, {
-      ...task.app.env,
-      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
-      APP_TOKEN: `${SECRET}/?&`,
-    });
-    assert.equal(await withTimeout(app.exited), 3, app.output());
-    assert.match(app.output(), /\[platform\] starting: node index\.js/);
-    assert.match(app.output(), /value 42 and \[REDACTED\]/);
-  });
-
-  it('an app that fails on port 8080 ends the task with the port-conflict status; so does a gateway whose port is taken', async () => {
-    const task = await taskOf(
-      await tarOf({
-        'app.js':
-          "console.error('Error: listen EADDRINUSE: address already in use 0.0.0.0:8080'); process.exit(1);",
-      }),
-      'tar.gz',
-    );
-    const app = runContainer(task.app.command, {
-      ...task.app.env,
-      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
-    });
-    assert.equal(await withTimeout(app.exited), PORT_CONFLICT_EXIT, app.output());
-    assert.match(app.output(), /port 8080 belongs to the service gateway/);
-
-    const taken = createServer().listen(0, '127.0.0.1');
-    await once(taken, 'listening');
-    try {
-      const gateway = runContainer(task.gateway.command, {
-        ...task.gateway.env,
-        [GATEWAY_PORT_ENV]: String((taken.address() as AddressInfo).port),
-      });
-      assert.equal(await withTimeout(gateway.exited), PORT_CONFLICT_EXIT, gateway.output());
-      assert.match(gateway.output(), /port 8080 is taken/);
-    } finally {
-      taken.close();
-    }
-  });
-
-  it('no entrypoint is its own status; a launcher that cannot be downloaded says so', async () => {
-    const task = await taskOf(await tarOf({ 'README.md': 'nothing to run' }), 'tar.gz', { command: null });
-    const app = runContainer(task.app.command, {
-      ...task.app.env,
-      AGENTHOST_APP_DIR: join(await tempDir('agenthost-ecs-app-'), 'app'),
-    });
-    assert.equal(await withTimeout(app.exited), NO_ENTRYPOINT_EXIT, app.output());
-    assert.match(app.output(), /\[platform\] no entrypoint: .*main\.py/);
-
-    const missing = runContainer(task.app.command, {
-      ...task.app.env,
-      AGENTHOST_LAUNCHER_URL: `${bucket.url}/service-programs/missing.cjs`,
-    });
-    assert.equal(await withTimeout(missing.exited), LAUNCH_FAILED_EXIT, missing.output());
-    assert.match(
-      missing.output(),
-      /\[platform\] the launcher could not start: launcher download failed with HTTP 404/,
-    );
   });
 });
 

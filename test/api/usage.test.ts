@@ -1,207 +1,42 @@
+/**
+ * The usage API, caller side (GET /usage and its timeseries, breakdown, tenants, logs and compute), on
+ * call records seeded at chosen times (test/helpers/usage-platform.ts); the author side is in
+ * author-usage.test.ts.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type CallRecord, writeCallRecord } from '../../functions/core/usage/call-records.ts';
+import type { CallRecord } from '../../functions/core/usage/call-records.ts';
 import { incrementDailyCalls } from '../../functions/core/usage/daily-usage.ts';
-import { joinWorkspace } from '../helpers/membership.ts';
+import { type ApiResponse, BACKENDS, errorOf, type TestPlatform } from '../helpers/platform.ts';
 import {
-  type ApiResponse,
-  BACKENDS,
-  errorOf,
-  startTestPlatform,
-  type TestPlatform,
-} from '../helpers/platform.ts';
-
-type Stats = {
-  calls: number;
-  successes: number;
-  errors: number;
-  timeouts: number;
-  errors_by_code: Record<string, number>;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  avg_duration_ms: number | null;
-  p95_duration_ms: number | null;
-};
-type Summary = {
-  from: string;
-  to: string;
-  totals: Stats;
-  quota: { tier: string; limit: number; used: number; remaining: number; reset: number; reset_at: string };
-};
-type AuthorSummary = { from: string; to: string; workspaces: string[]; callers: number; totals: Stats };
-type Timeseries = { from: string; to: string; granularity: string; buckets: (Stats & { start: string })[] };
-type Breakdown = { group_by: string; groups: (Stats & { key: string })[] };
-type Tenants = { tenants: (Stats & { tenant: string })[] };
-type Logs = { from: string; to: string; logs: Record<string, unknown>[]; next_cursor: string | null };
-type Compute = {
-  sandbox_calls: number;
-  compute_ms: number;
-  compute_hours: number;
-  agents: { agent: string; sandbox_calls: number; compute_ms: number }[];
-};
-
-const NOW = '2026-06-15T12:00:00.000Z';
+  type Account,
+  type Breakdown,
+  byKey,
+  type Compute,
+  type Logs,
+  NOW,
+  type Summary,
+  startUsagePlatform,
+  type Tenants,
+  type Timeseries,
+  type UsagePlatform,
+} from '../helpers/usage-platform.ts';
 
 for (const backend of BACKENDS) {
   describe(`Usage API (end to end over HTTP, ${backend} store)`, () => {
     let p: TestPlatform;
-    type Account = { key: string; accountId: string; workspaceId: string };
-    let maker: Account; // author: agents maker/summarize (personal workspace) and maker-team/translate
-    let other: Account; // author of other/echo
-    let alice: Account; // caller
-    let bob: Account; // caller
-    let pager: Account; // caller with many calls, for paging
-    let teamWs: string;
-    const seeded: CallRecord[] = [];
-    let n = 0;
-
-    const get = <T = Record<string, unknown>>(path: string, who: Account) =>
-      p.request<T>('GET', path, { key: who.key });
-    const ok = async <T>(path: string, who: Account): Promise<T> => {
-      const res = await get<T>(path, who);
-      assert.equal(res.status, 200, `${path}: ${res.text.slice(0, 400)}`);
-      return res.body;
-    };
-    const byKey = (groups: { key: string; calls: number }[]) =>
-      Object.fromEntries(groups.map((g) => [g.key, g.calls]));
-
-    const seed = async (
-      caller: Account,
-      at: string,
-      agent: { org: string; name: string; ws: string },
-      more: Partial<CallRecord> & { compute_ms?: number } = {},
-    ) => {
-      n++;
-      const status = more.status ?? 'success';
-      const record: CallRecord = {
-        request_id: `req_${String(n).padStart(4, '0')}`,
-        at: new Date(at).toISOString(),
-        caller_account_id: caller.accountId,
-        caller_key_id: `key-of-${caller.accountId}`,
-        tenant: null,
-        agent_id: `${agent.org}-${agent.name}-id`,
-        org: agent.org,
-        agent: agent.name,
-        version: 'v1',
-        workspace_id: agent.ws,
-        endpoint: 'run',
-        status,
-        error_code: null,
-        http_status: status === 'success' ? 200 : status === 'timeout' ? 504 : 500,
-        duration_ms: 100,
-        provider: 'openai',
-        model: 'gpt-4o',
-        input_tokens: 0,
-        output_tokens: 0,
-        total_tokens: 0,
-        ...more,
-      };
-      record.total_tokens = record.input_tokens + record.output_tokens;
-      await writeCallRecord(p.deps, record);
-      seeded.push(record);
-      return record;
-    };
+    let maker: Account;
+    let other: Account;
+    let alice: Account;
+    let bob: Account;
+    let pager: Account;
+    let seeded: CallRecord[];
+    let seed: UsagePlatform['seed'];
+    let get: UsagePlatform['get'];
+    let ok: UsagePlatform['ok'];
 
     before(async () => {
-      p = await startTestPlatform({}, backend, {}, { inMemory: true });
-      p.clock.set(NOW);
-      maker = await p.createAccount('maker');
-      other = await p.createAccount('other');
-      alice = await p.createAccount('alice');
-      bob = await p.createAccount('bob');
-      pager = await p.createAccount('pager');
-      const team = await p.request<{ id: string }>('POST', '/workspaces', {
-        key: maker.key,
-        body: { name: 'Maker team', slug: 'maker-team' },
-      });
-      assert.equal(team.status, 201);
-      teamWs = team.body.id;
-      // bob is a member (not an owner) of the team workspace.
-      await joinWorkspace(p.request, teamWs, maker.key, { key: bob.key, id: bob.accountId });
-
-      const summarize = { org: 'maker', name: 'summarize', ws: maker.workspaceId };
-      const translate = { org: 'maker-team', name: 'translate', ws: teamWs };
-      const echo = { org: 'other', name: 'echo', ws: other.workspaceId };
-
-      // alice: 8 calls, 7 of them in the default range (the last 7 days).
-      await seed(alice, '2026-06-15T10:15:00Z', summarize, {
-        version: 'v2',
-        tenant: 'acme',
-        input_tokens: 100,
-        output_tokens: 50,
-        duration_ms: 200,
-      });
-      await seed(alice, '2026-06-15T10:45:00Z', summarize, {
-        version: 'v2',
-        tenant: 'acme',
-        status: 'error',
-        error_code: 'LLM_ERROR',
-        http_status: 502,
-        input_tokens: 10,
-        duration_ms: 400,
-      });
-      await seed(alice, '2026-06-15T08:05:00Z', translate, {
-        tenant: 'globex',
-        provider: 'anthropic',
-        model: 'claude-sonnet',
-        input_tokens: 300,
-        output_tokens: 100,
-        duration_ms: 1000,
-      });
-      await seed(alice, '2026-06-14T09:00:00Z', summarize, {
-        status: 'timeout',
-        error_code: 'TIMEOUT',
-        duration_ms: 300_000,
-      });
-      await seed(alice, '2026-06-12T23:59:59.999Z', echo, {
-        provider: null,
-        model: null,
-        duration_ms: 50,
-        compute_ms: 1200,
-      });
-      await seed(alice, '2026-06-10T00:00:00.000Z', summarize, {
-        endpoint: 'summarize',
-        tenant: 'acme',
-        input_tokens: 20,
-        output_tokens: 20,
-        duration_ms: 100,
-      });
-      await seed(alice, '2026-06-01T12:00:00Z', summarize, {
-        tenant: 'acme',
-        input_tokens: 1,
-        duration_ms: 10,
-      });
-      await seed(alice, '2026-06-15T11:59:59Z', translate, {
-        tenant: 'globex',
-        provider: null,
-        model: null,
-        input_tokens: 40,
-        output_tokens: 10,
-        duration_ms: 500,
-        compute_ms: 3000,
-      });
-      // bob: 2 calls; maker calls its own agent once.
-      await seed(bob, '2026-06-15T09:30:00Z', summarize, {
-        version: 'v2',
-        model: 'gpt-4o-mini',
-        input_tokens: 5,
-        output_tokens: 5,
-        duration_ms: 30,
-      });
-      await seed(bob, '2026-06-13T15:00:00Z', translate, {
-        tenant: 'bob-t',
-        status: 'error',
-        error_code: 'INVALID_INPUT',
-        http_status: 400,
-        duration_ms: 5,
-      });
-      await seed(maker, '2026-06-14T20:00:00Z', summarize, { version: 'v2', duration_ms: 70 });
-      // pager: 23 calls, three of them at the same instant (the request id breaks the tie).
-      for (let i = 0; i < 20; i++) {
-        await seed(pager, new Date(Date.parse(NOW) - (i + 1) * 3_600_000).toISOString(), echo);
-      }
-      for (let i = 0; i < 3; i++) await seed(pager, '2026-06-14T00:00:00Z', translate);
+      ({ p, maker, other, alice, bob, pager, seeded, seed, get, ok } = await startUsagePlatform(backend));
     });
     after(() => p.close());
 
@@ -542,101 +377,6 @@ for (const backend of BACKENDS) {
         { calls: none.sandbox_calls, ms: none.compute_ms, agents: none.agents },
         { calls: 0, ms: 0, agents: [] },
       );
-    });
-
-    it('GET /author-usage…: calls to the agents of owned workspaces, from every caller', async () => {
-      const summary = await ok<AuthorSummary>('/author-usage', maker);
-      assert.deepEqual([...summary.workspaces].sort(), [maker.workspaceId, teamWs].sort());
-      // alice 6 (not other/echo, not June 1), bob 2, maker 1, pager 3 (translate)
-      assert.equal(summary.totals.calls, 12);
-      assert.equal(summary.callers, 4);
-
-      const callers = await ok<Breakdown>('/author-usage/breakdown?group_by=caller', maker);
-      assert.deepEqual(byKey(callers.groups), {
-        [alice.accountId]: 6,
-        [bob.accountId]: 2,
-        [maker.accountId]: 1,
-        [pager.accountId]: 3,
-      });
-      const agents = await ok<Breakdown>('/author-usage/breakdown', maker);
-      assert.deepEqual(byKey(agents.groups), { 'maker/summarize': 6, 'maker-team/translate': 6 });
-
-      const team = await ok<AuthorSummary>(`/author-usage?workspace_id=${teamWs}`, maker);
-      assert.deepEqual(team.workspaces, [teamWs]);
-      assert.equal(team.totals.calls, 6);
-
-      const series = await ok<Timeseries>('/author-usage/timeseries?granularity=day', maker);
-      assert.equal(series.buckets.length, 8);
-      assert.deepEqual(
-        series.buckets.map((b) => b.calls),
-        [0, 0, 1, 0, 0, 1, 5, 5],
-      );
-
-      const echo = await ok<AuthorSummary>('/author-usage', other);
-      // alice's call to other/echo, and pager's 20 hourly calls.
-      assert.equal(echo.totals.calls, 21);
-      assert.equal(echo.callers, 2);
-    });
-
-    it('GET /author-usage/logs: callers by account id only, never their key ids; paged across workspaces', async () => {
-      const expected = seeded
-        .filter(
-          (r) =>
-            (r.workspace_id === maker.workspaceId || r.workspace_id === teamWs) &&
-            r.at >= '2026-06-08T12:00:00.000Z',
-        )
-        .map((r) => `${r.at}#${r.request_id}`)
-        .sort()
-        .reverse();
-      const seen: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const page: Logs = await ok<Logs>(
-          `/author-usage/logs?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-          maker,
-        );
-        for (const entry of page.logs) {
-          assert.ok(!('caller_key_id' in entry), 'no key id of the caller');
-          assert.equal(typeof entry.caller_account_id, 'string');
-        }
-        seen.push(...page.logs.map((l) => `${l.at}#${l.request_id}`));
-        cursor = page.next_cursor;
-      } while (cursor);
-      assert.deepEqual(seen, expected);
-      assert.ok(!JSON.stringify(seen).includes('key-of-'));
-      // The author's records filter by how the call ended too.
-      const everything = await ok<Logs>('/author-usage/logs?limit=200', maker);
-      assert.equal(everything.next_cursor, null, 'one page holds them all');
-      const failed = await ok<Logs>('/author-usage/logs?limit=200&status=failed', maker);
-      assert.deepEqual(
-        failed.logs.map((l) => l.request_id),
-        everything.logs
-          .filter((l) => (l as { status: string }).status !== 'success')
-          .map((l) => l.request_id),
-      );
-      assert.ok(failed.logs.length > 0);
-    });
-
-    it('author side: another workspace answers 404 to a non-member and 403 to a member who is not an owner', async () => {
-      for (const path of [
-        `/author-usage?workspace_id=${teamWs}`,
-        `/author-usage/timeseries?workspace_id=${teamWs}`,
-        `/author-usage/breakdown?workspace_id=${teamWs}&group_by=caller`,
-        `/author-usage/logs?workspace_id=${teamWs}`,
-      ]) {
-        const stranger = await get(path, other);
-        assert.equal(stranger.status, 404, path);
-        assert.equal(errorOf(stranger).code, 'NOT_FOUND');
-        const member = await get(path, bob);
-        assert.equal(member.status, 403, path);
-        assert.equal(errorOf(member).code, 'FORBIDDEN');
-      }
-      const missing = await get('/author-usage?workspace_id=00000000-0000-4000-8000-000000000000', maker);
-      assert.equal(missing.status, 404);
-      // Without workspace_id, bob's author view covers only what bob owns (his personal workspace).
-      const own = await ok<AuthorSummary>('/author-usage', bob);
-      assert.deepEqual(own.workspaces, [bob.workspaceId]);
-      assert.equal(own.totals.calls, 0);
     });
 
     it('bad queries answer 400 INVALID_INPUT naming the field', async () => {

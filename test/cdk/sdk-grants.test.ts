@@ -23,7 +23,7 @@ process.env.CDK_VALIDATION = 'false';
  * imported from, and each command's IAM actions must be among the actions its role is granted.
  * A command added to an adapter without its grant fails here instead of on the first deploy.
  *
- * Resource scoping (which table, prefix or secret) is checked by test/cdk/cdk.test.ts; this test is
+ * Resource scoping (which table, prefix or secret) is checked by test/cdk/cdk-least-privilege.test.ts; this test is
  * about actions. The DynamoDB store is built by every Lambda, so what a module may send to it
  * follows its declared table access (`none`: the module never calls it).
  */

@@ -19,7 +19,8 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
  * that check every command's output ran hundreds of them: cli-admin's 141 cost 130 s of CPU, and
  * with cli.test.ts, cli-init-run and cli-schedules, about 300 s, the most of npm test's two cores for
  * its first minutes. The process itself (its start, exit code, signals, what it loads) is checked
- * in cli.test.ts, cli-start-modules.test.ts and cli-installed.test.ts, which keep subprocesses.
+ * in cli.test.ts, cli-calls.test.ts (a terminal), cli-agents.test.ts (logs --follow),
+ * cli-start-modules.test.ts and cli-installed.test.ts, which keep subprocesses.
  * Not for what needs a process of its own: another working directory, a signal (a service's run,
  * logs --follow stopped), a terminal, or `start`.
  */

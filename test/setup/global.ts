@@ -5,7 +5,7 @@
  *
  * - DynamoDB Local, in memory: each test process makes its own tables on it
  *   (test/helpers/dynamodb-local.ts), so files share the engine and never a table. A file run
- *   alone (`node --test test/x.test.ts`) starts an engine of its own as before.
+ *   alone (`node --test test/<dir>/<file>.test.ts`) starts an engine of its own as before.
  * - The synthesized assembly every emulated deployment of the end-to-end tests runs from
  *   (test/helpers/deployment.ts): synthesized here once, before any test file's clock runs. Left
  *   to the first starts, each of the files starting at once synthesized its own copy (every

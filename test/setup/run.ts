@@ -31,6 +31,14 @@ const START_FIRST = [
   'test/cli/',
   'test/dashboard/dashboard-a11y.test.ts',
   'test/cdk/cdk.test.ts',
+  // cdk.test.ts's parts, longest first (each synthesizes the stacks itself; handler-bundles builds
+  // every handler with esbuild).
+  'test/cdk/handler-bundles.test.ts',
+  'test/cdk/cdk-dashboard.test.ts',
+  'test/cdk/cdk-schedules-and-services.test.ts',
+  'test/cdk/cdk-api.test.ts',
+  'test/cdk/cdk-sandbox-cluster.test.ts',
+  'test/cdk/cdk-least-privilege.test.ts',
   'test/contract/',
   'test/dashboard/',
   'test/cdk/',

@@ -105,6 +105,40 @@ type Started =
   | { claimed?: undefined; refused?: 'ceiling' | TaskRefusal };
 
 /**
+ * Puts a new runner's code and its pool manifest (the code's URL, its claim slots' URLs, each for
+ * `ttl` seconds, and its times); answers the manifest's key.
+ */
+async function putPoolManifest(
+  ctx: SessionContext,
+  warm: WarmRunners,
+  put: Put,
+  runner: { runnerId: string; ttl: number; firstClaimByMs: number; expiresAtMs: number },
+): Promise<string> {
+  const { runnerId, ttl, firstClaimByMs, expiresAtMs } = runner;
+  const runnerKey = poolKey(runnerId, 'runner.cjs');
+  await put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript');
+  const manifest: PoolManifest = {
+    v: 3,
+    runnerId,
+    runner: { url: await ctx.presign('GET', runnerKey, ttl) },
+    claims: await Promise.all(
+      Array.from({ length: warm.claimSlots }, async (_, i) => ({
+        url: await ctx.presign('GET', claimKey(runnerId, i + 1), ttl),
+      })),
+    ),
+    idleMs: warm.idleMs,
+    firstClaimByMs,
+    expiresAtMs,
+    pollMs: [ctx.pollMs, ctx.maxPollMs],
+    claimPollMs: CLAIM_POLL_MS,
+    scratchDirs: ['/tmp'],
+  };
+  const manifestKey = poolKey(runnerId, 'pool.json');
+  await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
+  return manifestKey;
+}
+
+/**
  * Starts a runner task with its pool manifest, in a slot of the pool taken first: unbound and
  * idle, or (`claimFor`) already busy with its first claim slot taken by that pair's run. Answers
  * why none started: the ceiling, ECS's refusal, or (nothing) an unbound runner not worth starting.
@@ -147,26 +181,7 @@ async function startRunner(
   if (!reserved) return { refused: 'ceiling' };
   try {
     const ttl = Math.max(60, Math.ceil((expiresAtMs - started) / 1000) + 60);
-    const runnerKey = poolKey(runnerId, 'runner.cjs');
-    await put(runnerKey, Buffer.from(ctx.runnerSource), 'application/javascript');
-    const manifest: PoolManifest = {
-      v: 3,
-      runnerId,
-      runner: { url: await ctx.presign('GET', runnerKey, ttl) },
-      claims: await Promise.all(
-        Array.from({ length: warm.claimSlots }, async (_, i) => ({
-          url: await ctx.presign('GET', claimKey(runnerId, i + 1), ttl),
-        })),
-      ),
-      idleMs: warm.idleMs,
-      firstClaimByMs,
-      expiresAtMs,
-      pollMs: [ctx.pollMs, ctx.maxPollMs],
-      claimPollMs: CLAIM_POLL_MS,
-      scratchDirs: ['/tmp'],
-    };
-    const manifestKey = poolKey(runnerId, 'pool.json');
-    await put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json');
+    const manifestKey = await putPoolManifest(ctx, warm, put, { runnerId, ttl, firstClaimByMs, expiresAtMs });
     // The pool manifest's URL reaches every claim the runner will read: RunTask names only the
     // env file that holds it (ecs-sandbox-env-file.ts).
     const envFile = await writeTaskEnvFile(

@@ -166,6 +166,7 @@ export class ServiceInstance {
     await new Promise<void>((r) => server.close(() => r()));
   }
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: one run of the service's process: its start, health wait and exit share the run's state
   private async runOnce(launch: ServiceLaunch, gen: number): Promise<void> {
     const controller = new AbortController();
     let finish!: () => void;

@@ -30,6 +30,34 @@ interface CallFlags {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** Refuses a --file that is missing or not a file before the call is sent. */
+async function checkFiles(paths: string[]): Promise<void> {
+  for (const path of paths) {
+    const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
+      throw new CliError(`cannot read --file ${path}: ${err.code ?? err.message}`, EXIT.usage);
+    });
+    if (!st.isFile()) throw new CliError(`--file ${path} is not a file`, EXIT.usage);
+  }
+}
+
+/** The SDK call's options from the command's flags (only those given). */
+function callOptions(flags: CallFlags) {
+  // commander's --no-skills makes `skills` false; a string is --skills' value.
+  const skills = typeof flags.skills === 'string' ? flags.skills : undefined;
+  const timeout = flags.timeout;
+  return {
+    ...(flags.file?.length ? { files: flags.file } : {}),
+    ...(flags.provider ? { provider: flags.provider } : {}),
+    ...(flags.model ? { model: flags.model } : {}),
+    ...(skills ? { skills: splitList(skills) } : {}),
+    ...(flags.skillsOnly ? { skillsOnly: splitList(flags.skillsOnly) } : {}),
+    ...(flags.skills === false ? { noSkills: true } : {}),
+    ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
+    ...(flags.tenant ? { tenant: flags.tenant } : {}),
+    ...(flags.maxHops !== undefined ? { maxHops: flags.maxHops } : {}),
+  };
+}
+
 export function registerCall(program: Command, cli: CliRuntime): void {
   // --skills and --no-skills set one value (the last wins); seeing both is a contradiction to refuse.
   const skillFlags = new Set<string>();
@@ -79,31 +107,13 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           if (!flags.file?.length) throw new CliError('--metadata goes with --file', EXIT.usage);
           input = parseJsonOption('--metadata', flags.metadata);
         }
-        const timeout = flags.timeout;
         if (skillFlags.has('skills') && skillFlags.has('no-skills'))
           throw new CliError('--skills and --no-skills contradict each other: give one', EXIT.usage);
-        for (const path of flags.file ?? []) {
-          const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
-            throw new CliError(`cannot read --file ${path}: ${err.code ?? err.message}`, EXIT.usage);
-          });
-          if (!st.isFile()) throw new CliError(`--file ${path} is not a file`, EXIT.usage);
-        }
+        await checkFiles(flags.file ?? []);
         const client = await ctx.client();
         const address = await resolveAgentRef(client, ref);
         const fullRef = `${address.org}/${address.agent}@${address.version}${address.endpoint ? `/${address.endpoint}` : ''}`;
-        // commander's --no-skills makes `skills` false; a string is --skills' value.
-        const skills = typeof flags.skills === 'string' ? flags.skills : undefined;
-        const options = {
-          ...(flags.file?.length ? { files: flags.file } : {}),
-          ...(flags.provider ? { provider: flags.provider } : {}),
-          ...(flags.model ? { model: flags.model } : {}),
-          ...(skills ? { skills: splitList(skills) } : {}),
-          ...(flags.skillsOnly ? { skillsOnly: splitList(flags.skillsOnly) } : {}),
-          ...(flags.skills === false ? { noSkills: true } : {}),
-          ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
-          ...(flags.tenant ? { tenant: flags.tenant } : {}),
-          ...(flags.maxHops !== undefined ? { maxHops: flags.maxHops } : {}),
-        };
+        const options = callOptions(flags);
         const streaming = !ctx.json && (flags.stream ?? ctx.io.stdout.isTTY === true);
         let result: Awaited<ReturnType<typeof client.agents.call>> | undefined;
         let streamed = '';

@@ -75,7 +75,37 @@ export function checkRules(
     }
   }
 
-  // supported_providers
+  checkProviders(m, add, type, engine);
+
+  checkSecrets(m, add, type, opts);
+
+  // price and download
+  if (typeof m.price_credits === 'number' && m.price_credits > 0 && m.allow_local_download === true) {
+    add(
+      'allow_local_download',
+      'must be false for paid agents (price_credits > 0): paid agents are server-only',
+      ['price_credits'],
+    );
+  }
+
+  // prompt_template placeholders
+  if (typeof m.prompt_template === 'string' && isRecord(m.input_schema)) {
+    const props = schemaProperties(m.input_schema);
+    for (const p of placeholders(m.prompt_template)) {
+      if (!props.has(p))
+        add('prompt_template', `{{${p}}} is not a property of input_schema`, ['input_schema']);
+    }
+  }
+
+  checkCustomTools(add, tools, engine, failed);
+
+  if (orchestration) checkOrchestration(m, add, { orchestration, dependencies, tools, engine, failed });
+}
+
+type Engine = ReturnType<typeof deriveEngine> | undefined;
+
+/** supported_providers and default_models. */
+function checkProviders(m: Record<string, unknown>, add: AddIssue, type: unknown, engine: Engine) {
   const providers = Array.isArray(m.supported_providers) ? m.supported_providers : [];
   const anthropicOnly = type === 'agent' || engine === 'managed_loop';
   const seenProviders = new Set<unknown>();
@@ -116,8 +146,10 @@ export function checkRules(
       }
     }
   }
+}
 
-  // secrets
+/** required_secrets and optional_secrets. */
+function checkSecrets(m: Record<string, unknown>, add: AddIssue, type: unknown, opts: RuleOptions) {
   const required = Array.isArray(m.required_secrets) ? m.required_secrets : [];
   for (const list of ['required_secrets', 'optional_secrets'] as const) {
     const names = Array.isArray(m[list]) ? (m[list] as unknown[]) : [];
@@ -142,26 +174,18 @@ export function checkRules(
       `must be declared (non-empty) for ${type} types; if it needs none, publish with allow_no_secrets=true`,
     );
   }
+}
 
-  // price and download
-  if (typeof m.price_credits === 'number' && m.price_credits > 0 && m.allow_local_download === true) {
-    add(
-      'allow_local_download',
-      'must be false for paid agents (price_credits > 0): paid agents are server-only',
-      ['price_credits'],
-    );
-  }
-
-  // prompt_template placeholders
-  if (typeof m.prompt_template === 'string' && isRecord(m.input_schema)) {
-    const props = schemaProperties(m.input_schema);
-    for (const p of placeholders(m.prompt_template)) {
-      if (!props.has(p))
-        add('prompt_template', `{{${p}}} is not a property of input_schema`, ['input_schema']);
-    }
-  }
-
-  // custom_tools (a list the field schema refused says nothing about the engine's use of it)
+/**
+ * custom_tools: their names and placeholders (a list the field schema refused says nothing about
+ * the engine's use of it).
+ */
+function checkCustomTools(
+  add: AddIssue,
+  tools: unknown[],
+  engine: Engine,
+  failed: (field: string) => boolean,
+) {
   if (tools.length > 0 && engine && engine !== 'managed_loop' && !failed('custom_tools')) {
     add('custom_tools', 'are used only by managed-loop agents (type agent or a loop object)');
   }
@@ -194,41 +218,52 @@ export function checkRules(
       }
     }
   });
+}
 
-  // orchestration
-  if (orchestration) {
-    const seenIds = new Map<string, number>();
-    dependencies.forEach((d, i) => {
-      if (!isRecord(d) || typeof d.id !== 'string') return;
-      const first = seenIds.get(d.id);
-      if (first !== undefined)
-        add(`manifest.dependencies.${i}.id`, `duplicates manifest.dependencies.${first}.id`);
-      else seenIds.set(d.id, i);
-    });
-    const { max_hops: maxHops, min_required_hops: minHops } = orchestration;
-    if (dependencies.length > 0 && typeof maxHops === 'number' && maxHops < 1) {
-      add('manifest.max_hops', 'must be at least 1 when dependencies are declared');
-    }
-    if (typeof minHops === 'number' && typeof maxHops === 'number' && minHops > maxHops) {
-      add('manifest.min_required_hops', 'must not exceed max_hops');
-    }
-    const visibility = orchestration.visibility;
-    if (
-      typeof visibility === 'string' &&
-      typeof m.is_public === 'boolean' &&
-      (visibility === 'public') !== m.is_public
-    ) {
-      add('manifest.visibility', `${visibility} contradicts is_public: ${m.is_public}`, ['is_public']);
-    }
-    if (dependencies.length > 0 && engine && engine !== 'managed_loop') {
-      add(
-        'manifest.dependencies',
-        'only managed-loop agents (type agent or a loop object) may declare dependencies',
-      );
-    } else if (dependencies.length > 0 && engine === 'managed_loop' && !failed('custom_tools')) {
-      // Tools the field schema refused cannot be matched: their own issues say what is wrong.
-      checkDependencyTools(dependencies, tools, add);
-    }
+/** manifest (orchestration): dependencies, hops, visibility, and the dependencies' tools. */
+function checkOrchestration(
+  m: Record<string, unknown>,
+  add: AddIssue,
+  o: {
+    orchestration: Record<string, unknown>;
+    dependencies: unknown[];
+    tools: unknown[];
+    engine: Engine;
+    failed: (field: string) => boolean;
+  },
+) {
+  const { orchestration, dependencies, tools, engine, failed } = o;
+  const seenIds = new Map<string, number>();
+  dependencies.forEach((d, i) => {
+    if (!isRecord(d) || typeof d.id !== 'string') return;
+    const first = seenIds.get(d.id);
+    if (first !== undefined)
+      add(`manifest.dependencies.${i}.id`, `duplicates manifest.dependencies.${first}.id`);
+    else seenIds.set(d.id, i);
+  });
+  const { max_hops: maxHops, min_required_hops: minHops } = orchestration;
+  if (dependencies.length > 0 && typeof maxHops === 'number' && maxHops < 1) {
+    add('manifest.max_hops', 'must be at least 1 when dependencies are declared');
+  }
+  if (typeof minHops === 'number' && typeof maxHops === 'number' && minHops > maxHops) {
+    add('manifest.min_required_hops', 'must not exceed max_hops');
+  }
+  const visibility = orchestration.visibility;
+  if (
+    typeof visibility === 'string' &&
+    typeof m.is_public === 'boolean' &&
+    (visibility === 'public') !== m.is_public
+  ) {
+    add('manifest.visibility', `${visibility} contradicts is_public: ${m.is_public}`, ['is_public']);
+  }
+  if (dependencies.length > 0 && engine && engine !== 'managed_loop') {
+    add(
+      'manifest.dependencies',
+      'only managed-loop agents (type agent or a loop object) may declare dependencies',
+    );
+  } else if (dependencies.length > 0 && engine === 'managed_loop' && !failed('custom_tools')) {
+    // Tools the field schema refused cannot be matched: their own issues say what is wrong.
+    checkDependencyTools(dependencies, tools, add);
   }
 }
 

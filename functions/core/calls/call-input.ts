@@ -131,6 +131,36 @@ async function parseMultipart(
   }
 }
 
+/** Why a file part is refused before it is read (its part's name or its type), if it is. */
+function refusedFilePart(
+  name: string,
+  filename: string | undefined,
+  type: string,
+  types: FileTypePolicy,
+): PlatformError | undefined {
+  if (name !== 'file' && name !== 'files[]')
+    return invalidInput([{ field: `body.${name}`, message: 'files go in a part named file or files[]' }]);
+  if (types.accepts(type)) return undefined;
+  return new PlatformError('UNSUPPORTED_TYPE', `${filename || name} has the unsupported type ${type}`, {
+    fields: [
+      {
+        field: `body.${name}`,
+        message: `must be ${types.described}, got ${type}`,
+      },
+    ],
+  });
+}
+
+function fileTooLarge(name: string, filename: string | undefined): PlatformError {
+  return new PlatformError(
+    'DOCUMENT_TOO_LARGE',
+    `${filename || name} is over the ${MAX_FILE_BYTES}-byte limit for a file`,
+    {
+      fields: [{ field: `body.${name}`, message: `must be at most ${MAX_FILE_BYTES} bytes` }],
+    },
+  );
+}
+
 function streamParts(
   bb: busboy.Busboy,
   source: Readable,
@@ -150,34 +180,12 @@ function streamParts(
     invalidInput([{ field: 'body', message: `is not valid multipart/form-data (${err.message})` }]);
   bb.on('file', (name, stream, info) => {
     const type = info.mimeType.toLowerCase();
-    if (name !== 'file' && name !== 'files[]') {
-      fail(invalidInput([{ field: `body.${name}`, message: 'files go in a part named file or files[]' }]));
-    } else if (!types.accepts(type)) {
-      fail(
-        new PlatformError('UNSUPPORTED_TYPE', `${info.filename || name} has the unsupported type ${type}`, {
-          fields: [
-            {
-              field: `body.${name}`,
-              message: `must be ${types.described}, got ${type}`,
-            },
-          ],
-        }),
-      );
-    }
+    const refused = refusedFilePart(name, info.filename, type, types);
+    if (refused) fail(refused);
     // A body that ends mid-file errors the file stream too ("Unexpected end of form"); without a
     // listener that error is unhandled and stops the process.
     stream.on('error', (err: Error) => fail(broken(err)));
-    stream.on('limit', () =>
-      fail(
-        new PlatformError(
-          'DOCUMENT_TOO_LARGE',
-          `${info.filename || name} is over the ${MAX_FILE_BYTES}-byte limit for a file`,
-          {
-            fields: [{ field: `body.${name}`, message: `must be at most ${MAX_FILE_BYTES} bytes` }],
-          },
-        ),
-      ),
-    );
+    stream.on('limit', () => fail(fileTooLarge(name, info.filename)));
     if (failure) {
       stream.resume();
       return;

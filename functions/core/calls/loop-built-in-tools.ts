@@ -50,6 +50,41 @@ function stringArg(
   return v;
 }
 
+/** write_file: a text file of at most MAX_WRITE_BYTES, written in the working directory. */
+function writeFileTool(state: LoopState): LlmTool {
+  return {
+    name: 'write_file',
+    description:
+      'Writes a text file (creating directories, replacing an existing file); the path is relative to the working directory.',
+    inputSchema: {
+      type: 'object',
+      properties: { path: { type: 'string' }, content: { type: 'string' } },
+      required: ['path', 'content'],
+    },
+    execute: async (args) => {
+      const path = stringArg(state, 'write_file', args, 'path', true)!;
+      const content = stringArg(state, 'write_file', args, 'content', true)!;
+      const bytes = Buffer.byteLength(content);
+      if (bytes > MAX_WRITE_BYTES) {
+        throw refusal(
+          state,
+          `write_file ${JSON.stringify(path)} → refused: ${bytes} bytes`,
+          `The content is over ${MAX_WRITE_BYTES} bytes`,
+          `write_file → refused: ${bytes} bytes`,
+        );
+      }
+      try {
+        await state.session.writeFile(path, content);
+      } catch (err) {
+        log(state, 'error', 'write_file', JSON.stringify(path), 'refused');
+        throw fileError(err, path, 'write');
+      }
+      log(state, 'info', 'write_file', JSON.stringify(path), `${bytes} bytes`);
+      return `Wrote ${bytes} bytes to ${path}`;
+    },
+  };
+}
+
 export function builtInTools(state: LoopState, outputSchema: Record<string, unknown> | undefined): LlmTool[] {
   const { session } = state;
   const submitSchema =
@@ -95,37 +130,7 @@ export function builtInTools(state: LoopState, outputSchema: Record<string, unkn
           : text;
       },
     },
-    {
-      name: 'write_file',
-      description:
-        'Writes a text file (creating directories, replacing an existing file); the path is relative to the working directory.',
-      inputSchema: {
-        type: 'object',
-        properties: { path: { type: 'string' }, content: { type: 'string' } },
-        required: ['path', 'content'],
-      },
-      execute: async (args) => {
-        const path = stringArg(state, 'write_file', args, 'path', true)!;
-        const content = stringArg(state, 'write_file', args, 'content', true)!;
-        const bytes = Buffer.byteLength(content);
-        if (bytes > MAX_WRITE_BYTES) {
-          throw refusal(
-            state,
-            `write_file ${JSON.stringify(path)} → refused: ${bytes} bytes`,
-            `The content is over ${MAX_WRITE_BYTES} bytes`,
-            `write_file → refused: ${bytes} bytes`,
-          );
-        }
-        try {
-          await session.writeFile(path, content);
-        } catch (err) {
-          log(state, 'error', 'write_file', JSON.stringify(path), 'refused');
-          throw fileError(err, path, 'write');
-        }
-        log(state, 'info', 'write_file', JSON.stringify(path), `${bytes} bytes`);
-        return `Wrote ${bytes} bytes to ${path}`;
-      },
-    },
+    writeFileTool(state),
     {
       name: 'list_files',
       description:

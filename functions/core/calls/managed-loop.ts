@@ -17,6 +17,37 @@ import { redactedEvents } from './redacted-events.ts';
 import { openRunSession, type PlacedFile } from './sandbox-run.ts';
 
 /**
+ * The tools the model is offered: the built-in ones (no bash in strict mode) and the manifest's,
+ * each traced, and reported on a streamed call (`events`), which names the sub-agent a
+ * dependency's tool calls.
+ */
+function offeredTools(
+  call: CallContext,
+  state: LoopState,
+  options: {
+    strict: boolean;
+    outputSchema: Record<string, unknown> | undefined;
+    events: Parameters<typeof reportingSteps>[1] | undefined;
+  },
+) {
+  const m = call.agent.manifest;
+  const tools = [
+    ...builtInTools(state, options.outputSchema).filter((t) => !(options.strict && t.name === 'bash')),
+    ...m.custom_tools.map((t) => customTool(state, t)),
+  ];
+  const agents = new Map<string, string>();
+  for (const t of m.custom_tools) {
+    const dependency = state.callDependency && matchingDependency(t.command, state.dependencies);
+    if (dependency) agents.set(t.name, dependency.id);
+  }
+  return tracedTools(
+    call.trace,
+    options.events ? reportingSteps(tools, options.events, agents) : tools,
+    agents,
+  );
+}
+
+/**
  * The managed_loop engine: an LLM tool-use loop (LlmGateway.runToolLoop) whose tools run in one
  * sandbox session for the whole call: the agent's bundle unpacked, the call's files under input/,
  * the declared secrets only with loop.secrets_in_sandbox, no network. Built-in tools bash,
@@ -81,21 +112,7 @@ export async function runManagedLoop(
     state.requireSubCall =
       strict && (m.manifest?.dependencies.length ?? 0) > 0 ? run.extras?.subCalls : undefined;
     const outputSchema = m.output_schema as Record<string, unknown> | undefined;
-    const tools = [
-      ...builtInTools(state, outputSchema).filter((t) => !(strict && t.name === 'bash')),
-      ...m.custom_tools.map((t) => customTool(state, t)),
-    ];
-    // A streamed call reports each tool call, and names the sub-agent a dependency's tool calls.
-    const agents = new Map<string, string>();
-    for (const t of m.custom_tools) {
-      const dependency = state.callDependency && matchingDependency(t.command, state.dependencies);
-      if (dependency) agents.set(t.name, dependency.id);
-    }
-    const offered = tracedTools(
-      call.trace,
-      streamed ? reportingSteps(tools, streamed.events, agents) : tools,
-      agents,
-    );
+    const offered = offeredTools(call, state, { strict, outputSchema, events: streamed?.events });
     const skillWarnings: Warning[] = [];
     const skills = await skillTexts(deps, agent, run.options, skillWarnings);
     const system = [

@@ -46,6 +46,23 @@ export interface Admission {
 /** Paid calls bypass the tier's daily limit but count against this abuse cap (spec "Limits"). */
 export const PAID_DAILY_CAP = 100_000;
 
+/** One more call on a daily counter, refused (by `name`) at its limit; the counter lives to `reset`. */
+const countOp = (name: string, c: { key: ItemKey; limit: number }, reset: number): TransactOp => ({
+  name,
+  update: c.key,
+  spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
+  condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', c.limit)),
+});
+
+/** A count given back. */
+const uncountOp = (c: { key: ItemKey }): TransactOp => ({ update: c.key, spec: { add: { calls: -1 } } });
+
+/** A call's records put, then `ops`. */
+const withRecords = (items: Item[], ops: TransactOp[]): TransactOp[] => [
+  ...items.map((item) => ({ put: item })),
+  ...ops,
+];
+
 /**
  * Admits a call: a free concurrency slot taken with a conditional create (TTL at the deadline plus
  * a grace period, so a process that dies mid-call frees it by itself), then today's counter +1
@@ -75,13 +92,6 @@ export async function admitCall(
   const day = utcDay(now);
   const own = dailyCounter(auth, kind, day);
   const calls = dailyCounter(auth, 'llm', day);
-  const count = (name: string, c: { key: ItemKey; limit: number }): TransactOp => ({
-    name,
-    update: c.key,
-    spec: { add: { calls: 1 }, set: { ttl: reset + COUNTER_GRACE_SECONDS } },
-    condition: cond.or(cond.attrNotExists('calls'), cond.lt('calls', c.limit)),
-  });
-  const uncount = (c: { key: ItemKey }): TransactOp => ({ update: c.key, spec: { add: { calls: -1 } } });
   const id = randomUUID();
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   // Slots this process's calls hold are tried last (held-slots.ts).
@@ -116,8 +126,8 @@ export async function admitCall(
           put: { ...slotKey, lease_id: id, ttl },
           condition: cond.or(cond.notExists(), cond.eq('lease_id', id)),
         },
-        count('counter', own),
-        ...(kind === 'sandbox' ? [count('calls', calls)] : []),
+        countOp('counter', own, reset),
+        ...(kind === 'sandbox' ? [countOp('calls', calls, reset)] : []),
       ]);
     } catch (err) {
       // The store failed part way (past its retries): whether the counters were applied is not
@@ -132,7 +142,7 @@ export async function admitCall(
       throw quotaExceeded(auth, own.limit, reset, now, kind);
     }
     if (failed === 'calls') {
-      await giveBack([uncount(own)]);
+      await giveBack([uncountOp(own)]);
       throw quotaExceeded(auth, calls.limit, reset, now);
     }
     // A slot whose lease expired and that another call took since is not this call's to free: the
@@ -141,27 +151,26 @@ export async function admitCall(
       if (releasing) return;
       await deps.store.writeEach([freeSlot()]);
     };
-    const records = (items: Item[], ops: TransactOp[]) => [...items.map((item) => ({ put: item })), ...ops];
     return {
       finish: async (items, ops = [], keepSlot = false) => {
         if (ops.length === 0) {
           // Nothing to settle: the records, then the slot's release, each on its own.
-          const writes = [...records(items, []), ...(keepSlot || releasing ? [] : [freeSlot()])];
+          const writes = [...withRecords(items, []), ...(keepSlot || releasing ? [] : [freeSlot()])];
           if (writes.length > 0) await deps.store.writeEach(writes);
           return;
         }
         // A settlement (a charge) is written in one transaction with the records: never one
         // without the other. The slot goes with them.
         if (keepSlot || releasing) {
-          await deps.store.transactWrite(records(items, ops));
+          await deps.store.transactWrite(withRecords(items, ops));
           return;
         }
         try {
-          await deps.store.transactWrite([freeSlot(), ...records(items, ops)]);
+          await deps.store.transactWrite([freeSlot(), ...withRecords(items, ops)]);
         } catch (err) {
           if (!(err instanceof TransactionCanceledError)) throw err;
           // The lease expired and another call holds the slot now: write the records alone.
-          await deps.store.transactWrite(records(items, ops));
+          await deps.store.transactWrite(withRecords(items, ops));
         }
       },
       release,

@@ -260,36 +260,10 @@ export function supervisionHooks(
           // current launch's record is not its to change.
           stale = ofEarlierLaunch(stored, exit.taskCreatedAt);
           if (stale) return undefined;
-          // A process that had stayed up for the healthy period starts a new streak (in AWS there
-          // is no timer between events: the task's uptime says it).
-          const fresh = exit.uptimeMs >= healthyMs;
-          const failures = (fresh ? 0 : s.consecutive_restart_failures) + 1;
-          if (fresh) s = { ...s, crash_warning_sent: false };
-          const next: Service = {
-            ...s,
-            consecutive_restart_failures: failures,
-            restart_count: s.restart_count + 1,
-            last_error: exit.reason,
-            health_status: 'unhealthy',
-            updated_at: now,
-          };
-          alert = undefined;
-          if (exit.fatal || failures >= s.max_restart_failures) {
-            next.state = 'paused';
-            next.paused_reason = 'crash_loop';
-            next.crash_loop = true;
-            next.health_status = 'stopped';
-            alert = 'critical';
-            decision = { restart: false, delayMs: 0 };
-          } else {
-            if (failures >= Math.ceil(s.max_restart_failures / 2) && !s.crash_warning_sent) {
-              next.crash_warning_sent = true;
-              alert = 'warning';
-            }
-            next.last_restart_at = now;
-            decision = { restart: true, delayMs: restartDelay(failures, baseMs) };
-          }
-          return next;
+          const after = afterExit(s, exit, now, { healthyMs, baseMs });
+          alert = after.alert;
+          decision = after.decision;
+          return after.next;
         },
         {
           // In the record's transaction: a reader never sees the paused state without its entry.
@@ -319,6 +293,49 @@ export function supervisionHooks(
       );
     },
   };
+}
+
+/**
+ * A service's record after its process exited (a restart failure more; paused at the maximum,
+ * else restarted after a backoff), the alert that exit raises, and what the host does next.
+ */
+function afterExit(
+  s: Service,
+  exit: ServiceExit,
+  now: string,
+  timing: { healthyMs: number; baseMs: number },
+): {
+  next: Service;
+  alert: 'warning' | 'critical' | undefined;
+  decision: { restart: boolean; delayMs: number };
+} {
+  // A process that had stayed up for the healthy period starts a new streak (in AWS there is no
+  // timer between events: the task's uptime says it).
+  const fresh = exit.uptimeMs >= timing.healthyMs;
+  const failures = (fresh ? 0 : s.consecutive_restart_failures) + 1;
+  if (fresh) s = { ...s, crash_warning_sent: false };
+  const next: Service = {
+    ...s,
+    consecutive_restart_failures: failures,
+    restart_count: s.restart_count + 1,
+    last_error: exit.reason,
+    health_status: 'unhealthy',
+    updated_at: now,
+  };
+  if (exit.fatal || failures >= s.max_restart_failures) {
+    next.state = 'paused';
+    next.paused_reason = 'crash_loop';
+    next.crash_loop = true;
+    next.health_status = 'stopped';
+    return { next, alert: 'critical', decision: { restart: false, delayMs: 0 } };
+  }
+  let alert: 'warning' | undefined;
+  if (failures >= Math.ceil(s.max_restart_failures / 2) && !s.crash_warning_sent) {
+    next.crash_warning_sent = true;
+    alert = 'warning';
+  }
+  next.last_restart_at = now;
+  return { next, alert, decision: { restart: true, delayMs: restartDelay(failures, timing.baseMs) } };
 }
 
 /** The timeline entries of a process's exit: crashed, then a warning, and paused or restarting. */

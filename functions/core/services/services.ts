@@ -4,6 +4,7 @@ import { cond, queryAll, TransactionCanceledError } from '../../ports/store.ts';
 import { invalidInput, notFound, PlatformError } from '../../shared/errors.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import { findVersion } from '../agents/agent-lookup.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
 import { checkAlertUrlField, resolveAgentRef } from '../agents/agent-ref.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { type LogReader, readLogPage, storeLogReader } from '../logs/log-page.ts';
@@ -27,6 +28,47 @@ import {
 import { fromServiceItem, type Service, serviceItem, serviceKeys } from './service-record.ts';
 import type { ServiceDeployInput, ServiceListQuery, ServicePatchInput } from './service-schemas.ts';
 import { launchService, mutateService } from './service-supervision.ts';
+
+/** A deployed service's first record: provisioning, no restarts yet. */
+function newService(
+  auth: AuthContext,
+  workspaceId: string,
+  input: ServiceDeployInput,
+  from: { agent: AgentVersion; pinned: boolean; max: number; secrets: string[]; now: string },
+): Service {
+  const { agent, pinned, max, secrets, now } = from;
+  return {
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    name: input.name ?? agent.name,
+    agent: `${agent.org}/${agent.name}`,
+    agent_version: agent.version,
+    auto_update: input.auto_update ?? !pinned,
+    state: 'provisioning',
+    paused_reason: null,
+    crash_loop: false,
+    health_status: 'starting',
+    restart_count: 0,
+    consecutive_restart_failures: 0,
+    max_restart_failures: input.max_restart_failures,
+    crash_warning_sent: false,
+    min_instances: input.min_instances,
+    max_instances: max,
+    url: null,
+    command: input.command ?? null,
+    http: input.http,
+    env: input.env,
+    extra_secrets: [...new Set(input.secrets)].sort(),
+    secrets,
+    alert_webhook_url: input.alert_webhook_url ?? null,
+    last_error: null,
+    deployed_at: now,
+    last_restart_at: null,
+    created_by: auth.accountId,
+    created_at: now,
+    updated_at: now,
+  };
+}
 
 /**
  * POST .../services: deploy (owners; Pro 5 services of up to 3 instances, Team 20 of 10, Free
@@ -67,38 +109,13 @@ export async function deployService(
   );
   if (tooLarge.length > 0) throw invalidInput(tooLarge);
   await checkSecretsExist(deps, workspaceId, secrets);
-  const now = deps.clock.now().toISOString();
-  const service: Service = {
-    id: randomUUID(),
-    workspace_id: workspaceId,
-    name: input.name ?? agent.name,
-    agent: `${agent.org}/${agent.name}`,
-    agent_version: agent.version,
-    auto_update: input.auto_update ?? !pinned,
-    state: 'provisioning',
-    paused_reason: null,
-    crash_loop: false,
-    health_status: 'starting',
-    restart_count: 0,
-    consecutive_restart_failures: 0,
-    max_restart_failures: input.max_restart_failures,
-    crash_warning_sent: false,
-    min_instances: input.min_instances,
-    max_instances: max,
-    url: null,
-    command: input.command ?? null,
-    http: input.http,
-    env: input.env,
-    extra_secrets: [...new Set(input.secrets)].sort(),
+  const service = newService(auth, workspaceId, input, {
+    agent,
+    pinned,
+    max,
     secrets,
-    alert_webhook_url: input.alert_webhook_url ?? null,
-    last_error: null,
-    deployed_at: now,
-    last_restart_at: null,
-    created_by: auth.accountId,
-    created_at: now,
-    updated_at: now,
-  };
+    now: deps.clock.now().toISOString(),
+  });
   try {
     await deps.store.transactWrite([
       { put: serviceItem(service, 1, null), condition: cond.notExists() },

@@ -13,12 +13,13 @@ import {
   readdirSync,
   realpathSync,
   symlinkSync,
+  type WriteStream,
 } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BUNDLE_LIMITS, type BundleLimits } from '../bundle-limits.ts';
-import { type CheckedEntry, EntryChecker, parentOf } from './entry-checker.ts';
+import { type CheckedEntry, EntryChecker, type EntryContent, parentOf } from './entry-checker.ts';
 import type { BundleArchiveFormat } from './format.ts';
 import { inspectBundle } from './inspect.ts';
 import { BundleExtractionError, describeBytes, quote, Refusal, unprocessable } from './refusal.ts';
@@ -26,6 +27,27 @@ import { walk } from './walk.ts';
 
 const tooBig = (limits: BundleLimits) =>
   unprocessable(`The code bundle expands to more than ${describeBytes(limits.maxUncompressedBytes)}.`);
+
+/**
+ * Writes a tar entry's content to its file. node-tar's entries are Minipass streams that yield
+ * exactly the header's size, which the checker has counted: piped, and the file closed if the entry
+ * is destroyed.
+ */
+function writeTarEntry(content: EntryContent | undefined, out: WriteStream): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const bail = (err: unknown) => {
+      out.destroy();
+      reject(err);
+    };
+    out.on('close', resolve).on('error', bail);
+    if (!content) {
+      out.end();
+      return;
+    }
+    content.on('error', bail);
+    content.pipe(out);
+  });
+}
 
 /**
  * Extracts a bundle into `destDir` (created if missing; it must be empty). The bundle is inspected
@@ -107,21 +129,7 @@ export async function extractBundle(
         });
         await pipeline(content ?? Readable.from([]), cap, out);
       } else {
-        // node-tar's entries are Minipass streams that yield exactly the header's size, which the
-        // checker has counted: pipe them, and close the file if the entry is destroyed.
-        await new Promise<void>((resolve, reject) => {
-          const bail = (err: unknown) => {
-            out.destroy();
-            reject(err);
-          };
-          out.on('close', resolve).on('error', bail);
-          if (!content) {
-            out.end();
-            return;
-          }
-          content.on('error', bail);
-          content.pipe(out);
-        });
+        await writeTarEntry(content, out);
       }
     });
     checker.finish();

@@ -24,6 +24,7 @@ const POLL_PAGES = 5;
  * the newest page first, then every `intervalMs` a poll with `since` the newest line seen (less a
  * look-back for late writes), each line shown once. "Load older lines" pages back from the first.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one component: its polling, paging and rendering share the component's hooks
 export function LiveLogs({ fetchPage, intervalMs = 2000 }: { fetchPage: FetchLogPage; intervalMs?: number }) {
   const [lines, setLines] = useState<LogLine[]>([]);
   const [loaded, setLoaded] = useState(false);

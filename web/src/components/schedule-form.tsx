@@ -114,6 +114,7 @@ function changeBody(f: Fields, s: Schedule): ScheduleChange {
  * fields that differ). The cron expression shows its next five runs in the chosen zone as it is
  * typed. The API's refusal (code and message) stays under the form.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one form component: its fields' state and the cron preview share the component's hooks
 export function ScheduleForm(
   props:
     | { schedule?: undefined; onCreate: (body: ScheduleCreate) => Promise<unknown> }

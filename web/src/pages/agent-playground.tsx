@@ -54,6 +54,7 @@ interface Outcome {
  * writes it, and a managed loop's tool calls as they end, before the envelope. Either answer, the
  * envelope or the error, links to the call's trace.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one page component: its form, stream and answer share the component's hooks
 export function AgentPlayground({ agent }: { agent: Agent }) {
   const { client } = useSession();
   const queryClient = useQueryClient();

@@ -69,6 +69,7 @@ export class BwrapSession extends BaseSession implements SandboxSession {
     });
   }
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: one command's process: its spawn, timers and output limits share the command's state
   private async execOnce(command: string, options: ExecOptions): Promise<ExecResult> {
     this.assertNotClosed();
     const started = Date.now();

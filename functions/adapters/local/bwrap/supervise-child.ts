@@ -53,6 +53,7 @@ export function notRun(timedOut: boolean): ExecResult {
   };
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the child's output, timers, disk check and exit share one set of state closures
 export function superviseChild(
   session: Supervisable,
   child: SandboxChild,
