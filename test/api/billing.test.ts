@@ -188,6 +188,40 @@ describe('billing with Stripe (the SDK against a loopback server speaking Stripe
       'forged, tampered and unsigned: 400; replayed event: acknowledged, nothing landed; balance 2500 after one payment',
     );
   });
+
+  it('lands the credits on Stripe’s retry of an event whose landing failed', async () => {
+    const b = await createAccount(p.deps, { org: 'stripe-retry', tier: 'pro' });
+    const co = await p.request<Checkout>('POST', '/billing/checkout', {
+      key: b.api_key,
+      body: { credits: 700 },
+    });
+    assert.equal(co.status, 201, co.text);
+    const payload = fake.completedEvent('evt_retry', co.body.session_id, 'paid');
+    const post = () =>
+      p.request<{ duplicate: boolean; landed: boolean }>('POST', '/billing/webhook', {
+        key: null,
+        rawBody: payload,
+        headers: { 'content-type': 'application/json', 'stripe-signature': fake.signed(payload) },
+      });
+    // The store fails the landing's transaction once, as a throttled or unreachable table does.
+    const store = p.deps.store;
+    const transactWrite = store.transactWrite.bind(store);
+    store.transactWrite = async () => {
+      store.transactWrite = transactWrite;
+      throw new Error('the table is unreachable');
+    };
+    const failed = await post();
+    assert.equal(failed.status, 500, 'Stripe retries an event answered with a 5xx');
+    const retried = await post();
+    assert.equal(retried.status, 200, retried.text);
+    assert.deepEqual([retried.body.duplicate, retried.body.landed], [false, true]);
+    const balance = await p.request<{ balance_credits: number }>('GET', '/billing/balance', {
+      key: b.api_key,
+    });
+    assert.equal(balance.body.balance_credits, 700);
+    const again = await post();
+    assert.deepEqual([again.body.duplicate, again.body.landed], [true, false]);
+  });
 });
 
 describe('paid agents: charge before the run, 402 without credits, refunds, earnings, limits', () => {

@@ -110,8 +110,16 @@ export async function stripeWebhook(deps: CoreDeps, rawBody: Buffer, signature: 
     throw err;
   }
   if (!event.paid || !event.sessionId) return { received: true, duplicate: false, landed: false };
-  const { landed } = await landCheckout(deps, event.sessionId);
-  return { received: true, duplicate: false, landed };
+  try {
+    const { landed } = await landCheckout(deps, event.sessionId);
+    return { received: true, duplicate: false, landed };
+  } catch (err) {
+    // Credits that did not land must land on Stripe's retry of this event: the event id is let go,
+    // so the retry is not a duplicate. The ledger's reference (the session id) keeps a landing
+    // that did happen from happening twice.
+    await deps.store.delete(stripeEventKey(event.eventId)).catch(() => undefined);
+    throw err;
+  }
 }
 
 function localOnly(deps: CoreDeps): void {
