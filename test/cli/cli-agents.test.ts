@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCliInProcess } from '../helpers/cli-in-process.ts';
@@ -21,15 +21,13 @@ describe('the CLI against the local platform', () => {
   let alpha: CliPlatform['alpha'];
   let bravo: CliPlatform['bravo'];
   let envOf: CliPlatform['envOf'];
+  let platform: CliPlatform | undefined;
 
   before(async () => {
-    ({ p, fake, home, alpha, bravo, envOf } = await startCliPlatform());
+    platform = await startCliPlatform();
+    ({ p, fake, home, alpha, bravo, envOf } = platform);
   });
-  after(async () => {
-    await p?.close();
-    await fake?.close();
-    await rm(home, { recursive: true, force: true });
-  });
+  after(() => platform?.close());
 
   it('logs in with a key from stdin into a 0600 config file, and whoami shows the account', async () => {
     const env = { XDG_CONFIG_HOME: join(home, 'cfg'), HOME: home };

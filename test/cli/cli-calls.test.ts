@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeAgentDir } from '../helpers/agent-dir.ts';
@@ -22,15 +22,13 @@ describe('the CLI against the local platform', () => {
   let alpha: CliPlatform['alpha'];
   let bravo: CliPlatform['bravo'];
   let envOf: CliPlatform['envOf'];
+  let platform: CliPlatform | undefined;
 
   before(async () => {
-    ({ p, fake, home, alpha, bravo, envOf } = await startCliPlatform());
+    platform = await startCliPlatform();
+    ({ p, fake, home, alpha, bravo, envOf } = platform);
   });
-  after(async () => {
-    await p?.close();
-    await fake?.close();
-    await rm(home, { recursive: true, force: true });
-  });
+  after(() => platform?.close());
 
   it('calls an agent: data on stdout, the envelope with --json, the newest version without @vN', async () => {
     fake.enqueue({ text: 'Hello, Ada!' });

@@ -4,7 +4,7 @@
  * accounts, and alpha's public prompt agent alpha/greet published twice (v1, v2) with the CLI.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeAgentDir } from './agent-dir.ts';
@@ -23,6 +23,8 @@ export interface CliPlatform {
   bravo: Account;
   /** The environment of a CLI run against the platform with `key`, and no config file. */
   envOf: (key: string) => Record<string, string>;
+  /** Stops the platform and the fake providers and removes `home`. */
+  close(): Promise<void>;
 }
 
 export async function startCliPlatform(): Promise<CliPlatform> {
@@ -56,5 +58,10 @@ export async function startCliPlatform(): Promise<CliPlatform> {
     const res = await runCliInProcess(['publish', dir], envOf(alpha.key));
     assert.equal(res.code, 0, res.stderr);
   }
-  return { p, fake, home, alpha, bravo, envOf };
+  const close = async () => {
+    await p.close();
+    await fake.close();
+    await rm(home, { recursive: true, force: true });
+  };
+  return { p, fake, home, alpha, bravo, envOf, close };
 }
