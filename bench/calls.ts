@@ -18,19 +18,22 @@
  * the median of the per-repeat ratios, with a line per issue-16 target. Results go to
  * docs/performance.md.
  *
- * BENCH_BASELINE_DIR=<checkout> also runs that checkout's platform as a fourth gateway ("agenthost
- * before"), so a change to the call path is measured against the code before it in the same run.
+ * BENCH_BASELINE=<commit> (checked out for the run) or BENCH_BASELINE_DIR=<checkout> also runs that
+ * commit's platform as a fourth gateway ("agenthost before"; bench/baseline-checkout.ts), so a
+ * change to the call path is measured against the code before it, or against a named commit
+ * across many changes, in the same run.
  * BENCH_TRACES_OFF=1 makes the fourth this checkout with tracing off, and each round begins with the
  * two, and a second traced platform, measured over the same windows (WINDOW_LEVEL): the repeats
  * that follow meet the two warm (about 30,000 calls each), where before they began after 300.
  */
 
-import { type ChildProcess, execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { type BaselineCheckout, baselineCheckout, commitOf } from './baseline-checkout.ts';
 import { benchDispatcher, benchPlatformEnv, callAgent, publishAgent } from './bench-agent.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { baselineComparison, type Measure, type Round } from './calls-baseline.ts';
@@ -109,10 +112,6 @@ async function peakRss(target: Target): Promise<number> {
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
 /** The short commit a checkout is at (its working tree may differ: the bench says what it ran). */
-function commitOf(dir: string): string {
-  return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-}
-
 /** The median of the per-repeat ratios of `a` to `b`. */
 const ratio = (a: number[], b: number[]) => median(a.map((x, r) => x / (b[r] as number)));
 
@@ -164,6 +163,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dataDirs: string[] = [];
   const dispatcher = benchDispatcher(128);
+  let baseline: BaselineCheckout | undefined;
   try {
     const fake = await startProcess([join(ROOT, 'bench', 'fake-llm-process.ts'), 'openai'], {}, true);
     children.push(fake.child);
@@ -172,7 +172,8 @@ async function main(): Promise<void> {
     const profile = process.env.BENCH_PROFILE
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
       : [];
-    const baselineDir = process.env.BENCH_BASELINE_DIR ?? (TRACES_OFF ? ROOT : undefined);
+    baseline = baselineCheckout();
+    const baselineDir = baseline?.dir ?? (TRACES_OFF ? ROOT : undefined);
     const startPlatform = async (root: string, flags: string[], env: Record<string, string> = {}) => {
       const dir = await mkdtemp(join(tmpdir(), 'agenthost-bench-'));
       dataDirs.push(dir);
@@ -367,7 +368,7 @@ async function main(): Promise<void> {
     const c16 = summary.get(16) as { cpu: number[]; speedup: number };
     const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
     const table = [
-      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`${baselineDir ? `BENCH_BASELINE_DIR=<checkout of ${commitOf(baselineDir)}> ` : ''}npm run bench:calls\` (${repeats} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s)${baselineDir ? `; "${BASELINE_NAME}" is commit ${commitOf(baselineDir)}, this checkout is ${commitOf(ROOT)}` : ''}. Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
+      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`${baselineDir ? `BENCH_BASELINE=${commitOf(baselineDir)} ` : ''}npm run bench:calls\` (${repeats} repeats of ${CALLS} calls per gateway and level after ${WARMUP} warm-up calls each, ${fmt(seconds, 0)} s)${baselineDir ? `; "${BASELINE_NAME}" is commit ${commitOf(baselineDir)}, this checkout is ${commitOf(ROOT)}` : ''}. Medians over the repeats; the ÷ columns are medians of the per-repeat ratios.`,
       '',
       `| concurrency | direct p50 ms | added p50 ms: ${names.join(' | ')} | calls/s: ${names.join(' | ')} | CPU ms per call: ${names.join(' / ')} | agenthost ÷ Portkey calls/s | agenthost ÷ Portkey CPU/call |`,
       `| ---: | ---: | ${names.map(() => '---:').join(' | ')} | ${names.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`,
@@ -387,6 +388,7 @@ async function main(): Promise<void> {
     await dispatcher.close();
     for (const child of children.reverse()) await stop(child);
     for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
+    baseline?.close();
   }
 }
 

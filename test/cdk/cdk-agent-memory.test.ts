@@ -3,14 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { App } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import type { PlatformFunction } from '../../lib/constructs/platform-function.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * The functions that run agents wait on a model or a sandbox for most of what they are billed, at
@@ -25,7 +22,7 @@ after(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('stateless stack: the memory of the functions that wait on a model or a sandbox', () => {
   test('calls, mcp, schedule-runs and schedule-fire: 384 MB; no function above 512 MB', () => {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = templatesApp(outdir);
     const { stateless } = addAgenthostStacks(app);
     const resources = foldedTemplate(stateless).toJSON().Resources as Record<
       string,

@@ -3,15 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { App } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
-// synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * On AWS, POST /mcp answers under the API's own URL (PLATFORM_PUBLIC_URL, set on every function)
@@ -23,7 +19,7 @@ const dirs: string[] = [];
 const app = () => {
   const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-hosts-'));
   dirs.push(outdir);
-  return new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  return templatesApp(outdir);
 };
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -3,12 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { App } from 'aws-cdk-lib';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * The API stage's throttle: one ceiling for every account together, which an
@@ -20,7 +17,7 @@ const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-throttle-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
 
 function stageThrottle(apiThrottle?: { rps?: number; burst?: number }) {
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir);
   const { stateless } = addAgenthostStacks(app, apiThrottle ? { apiThrottle } : {});
   const stages = Object.values(foldedTemplate(stateless).findResources('AWS::ApiGateway::Stage')) as {
     Properties: { MethodSettings?: Record<string, unknown>[] };

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { App } from 'aws-cdk-lib';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { WAF_MANAGED_GROUPS, WAF_RATE_PER_ADDRESS } from '../../lib/constructs/api-waf.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * `-c waf=on`: an AWS WAF web ACL with AWS's managed rule groups and a
@@ -22,7 +22,7 @@ after(() => rmSync(outdir, { recursive: true, force: true }));
 type Resource = { Properties: Record<string, unknown> };
 
 function synthesized(waf?: string) {
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir);
   const { stateless } = addAgenthostStacks(app, waf ? { waf } : {});
   app.synth(); // runs cdk-nag: an unacknowledged finding throws
   return foldedTemplate(stateless);

@@ -14,9 +14,6 @@ import { ERROR_CODES } from '../../functions/shared/errors.ts';
 import { apiMethods, GREEDY_SEGMENT } from '../../lib/api-resource-tree.ts';
 import { type CfnResourceJson, synthesizeStacks } from '../helpers/synthesized-stacks.ts';
 
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
-
 const {
   outdir,
   stateful,

@@ -18,9 +18,6 @@ import { routeList } from '../../functions/platform/routes.ts';
 import { dashboardPaths, ROOT_TO_PAGE_CODE } from '../../lib/constructs/dashboard-site.ts';
 import { type CfnResourceJson, synthesizeStacks } from '../helpers/synthesized-stacks.ts';
 
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
-
 const { outdir, stateless, statelessTemplate, statelessJson, resourcesOfType } = synthesizeStacks();
 after(() => rmSync(outdir, { recursive: true, force: true }));
 

@@ -25,9 +25,6 @@ import {
 } from '../../lib/module-access.ts';
 import { type CfnResourceJson, synthesizeStacks } from '../helpers/synthesized-stacks.ts';
 
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
-
 const {
   outdir,
   stateful,

@@ -3,14 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { App } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { type AgenthostAppOptions, addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import type { PlatformFunction } from '../../lib/constructs/platform-function.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * Reserved concurrency of the functions that run agents: context an infra team
@@ -23,7 +20,7 @@ const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-reserved-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
 
 function reserved(given?: AgenthostAppOptions['reservedConcurrency']) {
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir);
   const { stateless } = addAgenthostStacks(app, given ? { reservedConcurrency: given } : {});
   const resources = foldedTemplate(stateless).toJSON().Resources as Record<
     string,

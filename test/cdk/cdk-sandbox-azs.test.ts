@@ -6,9 +6,7 @@ import { after, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * The sandbox VPC's availability zones (`-c sandboxAzs=…`; docs/deploy.md, "Context values"): each
@@ -27,7 +25,7 @@ interface Endpoint {
 }
 
 function sandboxNetwork(options: Parameters<typeof addAgenthostStacks>[1]) {
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir);
   const { stateless } = addAgenthostStacks(app, options);
   const template = foldedTemplate(stateless);
   const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')) as Endpoint[];

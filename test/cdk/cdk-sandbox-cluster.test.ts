@@ -13,9 +13,6 @@ import type { ServiceHosting } from '../../lib/constructs/service-hosting.ts';
 import { MODULE_ACCESS } from '../../lib/module-access.ts';
 import { type CfnResourceJson, synthesizeStacks } from '../helpers/synthesized-stacks.ts';
 
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
-
 const { outdir, stateless, statelessTemplate, statelessJson, resourcesOfType, functionLogicalId } =
   synthesizeStacks();
 after(() => rmSync(outdir, { recursive: true, force: true }));

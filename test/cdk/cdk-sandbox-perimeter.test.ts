@@ -17,14 +17,11 @@ import { after, describe, test } from 'node:test';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { SANDBOX_ENDPOINT_ACTIONS } from '../../lib/constructs/sandbox-endpoint-policy.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-perimeter-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
@@ -52,7 +49,7 @@ function resolve(value: unknown): unknown {
 }
 
 function stateless(context: Record<string, string> = {}) {
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir);
   const { stateless } = addAgenthostStacks(app, context);
   return foldedTemplate(stateless);
 }
@@ -269,7 +266,7 @@ describe('the sandbox VPC’s DNS Firewall: the names a task needs, NXDOMAIN for
 });
 
 describe('the bundle bucket’s policy: a run’s inputs are read through a VPC endpoint only', () => {
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir);
   const { stateful } = addAgenthostStacks(app);
   const template = Template.fromStack(stateful);
   const bucketId = stateful.getLogicalId(stateful.bundleBucket.node.defaultChild as never);

@@ -9,10 +9,7 @@ import { ENV } from '../../functions/shared/env-names.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import type { WarmPoolRefill } from '../../lib/constructs/warm-pool-refill.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
-// synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * The sandbox's warm runner pool is sized from CDK context (`-c sandboxPoolMin=… -c
@@ -26,7 +23,7 @@ after(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('stateless stack: the warm runner pool’s size', () => {
   test('reaches the four functions that run sandboxes and the pool’s refill, and no other', () => {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = templatesApp(outdir);
     const { stateless } = addAgenthostStacks(app, { sandboxPool: { min: 3, max: 7 } });
     const resources = foldedTemplate(stateless).toJSON().Resources as Record<
       string,
@@ -58,7 +55,7 @@ describe('stateless stack: the warm runner pool’s size', () => {
   });
 
   test('is refilled every minute by a function that may start sandbox tasks and touch the pool’s objects, nothing more', () => {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = templatesApp(outdir);
     const { stateless } = addAgenthostStacks(app);
     const template = foldedTemplate(stateless);
     const refill = stateless.warmPool as WarmPoolRefill;
@@ -100,7 +97,7 @@ describe('stateless stack: the warm runner pool’s size', () => {
   });
 
   test('has no refill when it is off (sandboxPoolMax=0)', () => {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = templatesApp(outdir);
     const { stateless } = addAgenthostStacks(app, { sandboxPool: { max: 0 } });
     assert.equal(stateless.warmPool, undefined);
     const rules = foldedTemplate(stateless).findResources('AWS::Events::Rule', {
@@ -110,7 +107,7 @@ describe('stateless stack: the warm runner pool’s size', () => {
   });
 
   test('by default (sandboxSpot on): the cluster has FARGATE_SPOT among its capacity providers, and the runners’ starters know it', () => {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = templatesApp(outdir);
     const { stateless } = addAgenthostStacks(app, { sandboxIdleMinSeconds: 30 });
     const template = foldedTemplate(stateless);
     const cluster = stateless.getLogicalId(stateless.sandbox.cluster.node.defaultChild as never);
@@ -132,7 +129,7 @@ describe('stateless stack: the warm runner pool’s size', () => {
   });
 
   test('sandboxSpot=off: no capacity providers, no Spot; anything but on or off fails the synthesis', () => {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = templatesApp(outdir);
     const { stateless } = addAgenthostStacks(app, { sandboxSpot: 'off' });
     const template = foldedTemplate(stateless);
     assert.deepEqual(template.findResources('AWS::ECS::ClusterCapacityProviderAssociations'), {});
@@ -159,7 +156,7 @@ describe('stateless stack: the warm runner pool’s size', () => {
 
   test('a named stage: no floor and so no refill, no alarm per function, unless told; production keeps both', () => {
     const synth = (options: Parameters<typeof addAgenthostStacks>[1]) => {
-      const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+      const app = templatesApp(outdir);
       const { stateless } = addAgenthostStacks(app, options);
       const template = foldedTemplate(stateless);
       return {

@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
@@ -16,10 +15,12 @@ import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import type { ServiceHosting } from '../../lib/constructs/service-hosting.ts';
 import { MODULE_ACCESS } from '../../lib/module-access.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-import { type CfnResourceJson, SERVICES, synthesizeStacks } from '../helpers/synthesized-stacks.ts';
-
-// test/cdk/cdk.test.ts synthesizes with CloudFormation's validation on; this file needs the templates only.
-process.env.CDK_VALIDATION = 'false';
+import {
+  type CfnResourceJson,
+  SERVICES,
+  synthesizeStacks,
+  templatesApp,
+} from '../helpers/synthesized-stacks.ts';
 
 const { outdir, stateless, statelessTemplate, statelessJson, resourcesOfType, functionLogicalId } =
   synthesizeStacks();
@@ -252,10 +253,7 @@ describe('stateless stack: service hosting (docs/services.md)', () => {
   });
 
   test('without a domain and certificate no hosting is built, and the services function has no service settings', () => {
-    const other = new App({
-      outdir: mkdtempSync(join(tmpdir(), 'agenthost-cdk-s-')),
-      context: { 'aws:cdk:bundling-stacks': [] },
-    });
+    const other = templatesApp(mkdtempSync(join(tmpdir(), 'agenthost-cdk-s-')));
     const stacks = addAgenthostStacks(other);
     assert.equal(stacks.stateless.services, undefined);
     const template = foldedTemplate(stacks.stateless);

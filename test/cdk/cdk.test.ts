@@ -23,7 +23,12 @@ import { MODULES } from '../../functions/platform/routes.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import type { ServiceHosting } from '../../lib/constructs/service-hosting.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-import { type CfnResourceJson, SERVICES, synthesizeStacks } from '../helpers/synthesized-stacks.ts';
+import {
+  type CfnResourceJson,
+  SERVICES,
+  synthesizeStacks,
+  templatesApp,
+} from '../helpers/synthesized-stacks.ts';
 
 // One synthesis for the whole file, templates only: bundling is skipped. The assets themselves
 // (every Lambda's bundle, the dashboard's build) are tested as `cdk synth` writes them, in
@@ -40,7 +45,7 @@ const {
   platformFunctions,
   logicalIdOf,
   functionLogicalId,
-} = synthesizeStacks();
+} = synthesizeStacks({ validation: true });
 after(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('stateful stack: the single table', () => {
@@ -221,7 +226,7 @@ describe('deployability', () => {
     // (its VPC, cluster, key and the pool's refill) and the operations (alarms, dashboard,
     // housekeeping) are nested stacks: the parent keeps what has a name users or data depend
     // on (the API, the functions the schedules target, the services' load balancer, the secrets).
-    const everything = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const everything = templatesApp(outdir);
     const stacks = addAgenthostStacks(everything, { services: SERVICES, waf: 'on', tracing: 'xray' });
     const count = (stack: Stack) => Object.keys(Template.fromStack(stack).toJSON().Resources).length;
     const nested = stacks.stateless.node.findAll().filter((c): c is NestedStack => c instanceof NestedStack);
@@ -456,10 +461,7 @@ describe('agent-call timeout (deploy-time setting)', () => {
 
   test('takes up to 300 s from the callTimeoutSeconds setting, and refuses values out of range', () => {
     // Bundling is skipped for this second synthesis: only the template matters here.
-    const other = new App({
-      outdir: mkdtempSync(join(tmpdir(), 'agenthost-cdk-t-')),
-      context: { 'aws:cdk:bundling-stacks': [] },
-    });
+    const other = templatesApp(mkdtempSync(join(tmpdir(), 'agenthost-cdk-t-')));
     const stacks = addAgenthostStacks(other, { callTimeoutSeconds: 300 });
     const template = foldedTemplate(stacks.stateless);
     const methods = callsMethods(template);

@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { App } from 'aws-cdk-lib';
 import { build } from 'esbuild';
 import { MODULES } from '../../functions/platform/routes.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
@@ -11,10 +10,7 @@ import { type PlatformFunction, PROJECT_ROOT } from '../../lib/constructs/platfo
 import { esbuildBuildOptions } from '../../lib/lambda-bundling.ts';
 import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../../lib/module-access.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
-
-// CDK validates every synthesized template with its CloudFormation engine (about 4 s of CPU a
-// synthesis); test/cdk/cdk.test.ts synthesizes the same stacks with it on, so this file does not.
-process.env.CDK_VALIDATION = 'false';
+import { templatesApp } from '../helpers/synthesized-stacks.ts';
 
 /**
  * Every AWS SDK command a function can send has an IAM grant in the synthesized template. For each
@@ -140,7 +136,7 @@ after(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('every AWS SDK command a function can send is granted to its role', () => {
   // Grants only: no bundling needed to read the template.
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir);
   const { stateless } = addAgenthostStacks(app, {
     services: {
       domain: 'services.example.com',

@@ -2,8 +2,9 @@
  * The stacks `cdk synth` makes, with always-on services on (a domain and a certificate), synthesized
  * in a temporary directory with bundling skipped (templates only), for the tests of what the CDK
  * app defines (test/cdk/cdk*.test.ts): the stacks, their templates (the stateless one with its
- * nested stacks folded in, folded-template.ts) and lookups into them. CloudFormation's validation
- * runs unless CDK_VALIDATION=false (test/cdk/cdk.test.ts keeps it; the others need the templates only).
+ * nested stacks folded in, folded-template.ts) and lookups into them. CDK's CloudFormation
+ * validation (about 4 s of CPU a synthesis) runs only when asked for: test/cdk/cdk.test.ts asks, the
+ * others need the templates only.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,10 +29,33 @@ export interface CfnResourceJson {
   UpdateReplacePolicy?: string;
 }
 
-/** Synthesizes the stacks once; the caller removes `outdir` when its tests are done. */
-export function synthesizeStacks() {
+/** An app for templates: bundling skipped, and CloudFormation's validation off unless asked for. */
+export function templatesApp(outdir: string, { validation = false }: { validation?: boolean } = {}): App {
+  return new App({
+    outdir,
+    context: { 'aws:cdk:bundling-stacks': [] },
+    builtinCloudFormationValidation: validation,
+  });
+}
+
+/**
+ * The stacks synthesized once a process: the test files of test/cdk/ share processes under npm test
+ * (test/setup/shared-processes.ts), and those that read the default stacks read the same synthesis.
+ * Nothing may change what it returns. Each caller removes `outdir` when its tests are done (the
+ * first removal ends it; rmSync with force minds no later one).
+ */
+export function synthesizeStacks(options: { validation?: boolean } = {}) {
+  const key = options.validation === true;
+  const made = synthesized.get(key) ?? synthesizeNow(options);
+  synthesized.set(key, made);
+  return made;
+}
+
+const synthesized = new Map<boolean, ReturnType<typeof synthesizeNow>>();
+
+function synthesizeNow(options: { validation?: boolean }) {
   const outdir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-'));
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templatesApp(outdir, options);
   const { stateful, stateless } = addAgenthostStacks(app, { services: SERVICES });
   const statefulTemplate = Template.fromStack(stateful);
   const statelessTemplate = foldedTemplate(stateless);

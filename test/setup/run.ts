@@ -13,10 +13,12 @@
  *
  * `npm test -- <file or glob>…` runs only those files, in the same way.
  */
-import { globSync } from 'node:fs';
-import { join } from 'node:path';
+import { globSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { type RunOptions, run } from 'node:test';
 import { spec } from 'node:test/reporters';
+import { groupIntoProcesses } from './shared-processes.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const PATTERNS = ['test/**/*.test.ts', 'functions/**/*.test.ts'];
@@ -42,6 +44,12 @@ const START_FIRST = [
   'test/contract/',
   'test/dashboard/',
   'test/cdk/',
+  // The groups of unit files that share a process (test/setup/shared-processes.ts): each runs a
+  // dozen files one after another, longer than any file left.
+  'test/api/',
+  'test/adapters/',
+  'test/edge/',
+  'test/core/',
 ];
 
 /** A file's place: the index of the first START_FIRST entry it matches, else after all of them. */
@@ -66,8 +74,12 @@ if (import.meta.main) {
   // The CLI's start compiles its modules once into this cache; every CLI process of the run reads it.
   process.env.NODE_COMPILE_CACHE ??= join(ROOT, 'node_modules', '.cache', 'node-compile-cache');
   // `globalSetupPath` is run()'s form of --test-global-setup (Node 24); @types/node does not list it yet.
+  // The groups' entry files, this run's own (another run of this checkout may be writing its own).
+  const groupsDir = mkdtempSync(join(tmpdir(), 'agenthost-test-groups-'));
+  process.on('exit', () => rmSync(groupsDir, { recursive: true, force: true }));
+  const entries = groupIntoProcesses(files, ROOT, groupsDir);
   const options: RunOptions & { globalSetupPath: string } = {
-    files: files.map((f) => join(ROOT, f)),
+    files: entries.map((f) => resolve(ROOT, f)),
     cwd: ROOT,
     concurrency: 5,
     timeout: 120_000,
