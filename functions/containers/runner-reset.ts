@@ -11,12 +11,17 @@ import { SANDBOX_RUN_UID } from './sandbox-protocol.ts';
  *
  * As root (on Fargate: the runner starts as root and runs commands as SANDBOX_RUN_UID), the kill is
  * `kill -9 -1` run as that user: the kernel signals every process of the user but the killer in
- * one pass under its task list lock, so a process that forks meanwhile cannot slip past it. Not as
- * root (the emulated deployment's task, under bubblewrap, where commands share the runner's user),
- * it kills every process of its PID namespace but itself and its ancestors, and only when that
- * namespace is the task's own (its pid 1 is bubblewrap, never a host's or a container's init):
- * elsewhere (the runner started by hand or by a test on a host) that would be every process of
- * the user, so it leaves the escaped processes alone and says so in its log.
+ * one pass under its task list lock, so a process that forks meanwhile cannot slip past it. That
+ * signal reaches every process of the user in the PID namespace, so it is sent only when the
+ * namespace is the task's own: it holds nothing but the runner, its ancestors, its descendants and
+ * processes of the run's user (a Fargate container). On a host (the runner started by hand or by a
+ * test as root) the namespace also holds the kernel's threads and everyone else's processes, and
+ * the user may be a person's (uid 1000 is the first account of most machines): there the reset
+ * leaves the escaped processes alone and says so in its log, rather than kill a stranger's.
+ * Not as root (the emulated deployment's task, under bubblewrap, where commands share the runner's
+ * user), it kills every process of its PID namespace but itself and its ancestors, and only when
+ * that namespace is the task's own (its pid 1 is bubblewrap, never a host's or a container's
+ * init), for the same reason.
  */
 
 interface ProcessInfo {
@@ -65,6 +70,27 @@ function inOwnSandboxNamespace(): boolean {
   }
 }
 
+/**
+ * True when every process of this PID namespace is the runner, one of its ancestors, one of its
+ * descendants or a process of the run's user (which a run may have left, reparented to pid 1): a
+ * namespace made for the task. The host's namespace fails at once (the kernel's threads are
+ * children of kthreadd, pid 2, and run as root).
+ */
+function onlyTaskProcesses(self: number, runUid: number): boolean {
+  const all = livingProcesses();
+  const parentOf = new Map(all.map((p) => [p.pid, p.ppid]));
+  const lineage = new Set<number>([self]);
+  for (let p = parentOf.get(self); p !== undefined && p > 0; p = parentOf.get(p)) lineage.add(p);
+  const descendsFromSelf = (pid: number): boolean => {
+    for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 0 && hops < 4096; hops++) {
+      if (p === self) return true;
+      p = parentOf.get(p);
+    }
+    return false;
+  };
+  return all.every((p) => lineage.has(p.pid) || p.uid === runUid || descendsFromSelf(p.pid));
+}
+
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** Kills the run's processes; true when none is left. */
@@ -75,8 +101,8 @@ function killRunProcesses(log: (msg: string, extra?: Record<string, unknown>) =>
   for (let p = readProcess(self); p && p.ppid > 0; p = readProcess(p.ppid)) spared.add(p.ppid);
   const targets = (): ProcessInfo[] =>
     livingProcesses().filter((p) => (asRoot ? p.uid === SANDBOX_RUN_UID : !spared.has(p.pid)));
-  if (!asRoot && !inOwnSandboxNamespace()) {
-    log('reset: not root and not in a PID namespace of its own; escaped processes are left alone');
+  if (asRoot ? !onlyTaskProcesses(self, SANDBOX_RUN_UID) : !inOwnSandboxNamespace()) {
+    log('reset: not in a PID namespace of its own; escaped processes are left alone');
     return true;
   }
   for (let round = 0; round < 20; round++) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +12,7 @@ import {
   type RunManifest,
   type RunnerClaim,
   SANDBOX_MANIFEST_ENV,
+  SANDBOX_RUN_UID,
 } from '../../functions/containers/sandbox-protocol.ts';
 import { buildContainerProgram } from '../../lib/container-programs.ts';
 import { type PresignedObjectStore, startPresignedObjectStore } from '../helpers/presigned-object-store.ts';
@@ -49,7 +50,10 @@ describe('a warm runner against a loopback S3 stand-in', () => {
   const limits = { cpuSeconds: 30, processes: 256, outputBytes: 4096, diskBytes: 10 * 1024 * 1024 };
 
   /** Starts a warm runner `name` whose claim k is read from pool/<name>/claim-<k>.json. */
-  function startWarmRunner(name: string, options: { idleMs?: number; slots?: number } = {}) {
+  function startWarmRunner(
+    name: string,
+    options: { idleMs?: number; slots?: number; hostNamespace?: boolean } = {},
+  ) {
     const scratch = join(root, `${name}-scratch`);
     mkdirSync(scratch, { recursive: true });
     chmodSync(scratch, 0o1777);
@@ -67,7 +71,14 @@ describe('a warm runner against a loopback S3 stand-in', () => {
     };
     objects.set(`inputs/${name}/runner.cjs`, Buffer.from(RUNNER));
     objects.set(`inputs/${name}/pool.json`, Buffer.from(JSON.stringify(manifest)));
-    const child = spawn(process.execPath, ['-e', RUNNER_BOOTSTRAP], {
+    // As root, the runner starts in a PID namespace of its own, as a Fargate container's is (its
+    // /proc shows that namespace alone); `hostNamespace` starts it beside the host's processes.
+    const ownNamespace = asRoot && !options.hostNamespace;
+    const argv = [process.execPath, '-e', RUNNER_BOOTSTRAP];
+    const [file, ...args] = ownNamespace
+      ? ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', ...argv]
+      : argv;
+    const child = spawn(file as string, args, {
       env: { [SANDBOX_MANIFEST_ENV]: `${base}/inputs/${name}/pool.json`, PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -158,6 +169,35 @@ describe('a warm runner against a loopback S3 stand-in', () => {
       assert.ok(!runner.logs().includes('secret-1'), 'the runner logs no output');
     } finally {
       if (!asRoot && leftPid > 0) process.kill(leftPid, 'SIGKILL');
+      runner.child.kill('SIGKILL');
+    }
+  });
+
+  test('on a host, the reset kills no process of the run user that is not its own: a bystander of uid 1000 lives on', async () => {
+    // uid 1000 is the first account of most machines: a person's session, or another test's
+    // sandboxed commands. Not root, the bystander is of the test's own user, which commands share.
+    const bystander = spawn('sleep', ['300'], {
+      stdio: 'ignore',
+      detached: true,
+      ...(asRoot ? { uid: SANDBOX_RUN_UID, gid: SANDBOX_RUN_UID } : {}),
+    });
+    const runner = startWarmRunner('host', { hostNamespace: true });
+    let leftPid = 0;
+    try {
+      claim('host', 1, 'host-r1', mine, runner.scratch, [
+        'setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!',
+      ]);
+      const first = await resultOf('host-r1', 1, runner.logs);
+      leftPid = Number(String(first.stdout).trim());
+      assert.ok(leftPid > 0, String(first.stdout));
+      claim('host', 2, 'host-r2', mine, runner.scratch, ['echo second']);
+      assert.equal((await resultOf('host-r2', 1, runner.logs)).stdout, 'second\n');
+      assert.match(runner.logs(), /escaped processes are left alone/);
+      const state = (pid: number) => /^State:\s*(\S)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      assert.equal(state(bystander.pid as number), 'S', 'the bystander is alive');
+    } finally {
+      bystander.kill('SIGKILL');
+      if (leftPid > 0) process.kill(leftPid, 'SIGKILL');
       runner.child.kill('SIGKILL');
     }
   });
