@@ -12,9 +12,10 @@
  * The files are image/png, so the prompt agent does not inline them: what is measured is the body's
  * reading and parsing, not what an agent then does with a file.
  *
- * BENCH_BASELINE_DIR=<checkout> runs the same bursts against another checkout's platform too (the
- * code before a change, e.g. `git archive <commit> | tar -x -C <dir>` with node_modules linked), so
- * both figures come from one run on one machine. Results go to docs/performance.md.
+ * BENCH_BASELINE=<commit> (checked out for the run) or BENCH_BASELINE_DIR=<checkout>
+ * (bench/baseline-checkout.ts) runs the same bursts against that commit's platform too (the code
+ * before a change: the "before" row, BENCH_BASELINE_LABEL naming it, the commit otherwise), so both
+ * figures come from one run on one machine. Results go to docs/performance.md.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -22,6 +23,7 @@ import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { MAX_FILE_BYTES } from '../functions/core/calls/call-limits.ts';
+import { baselineCheckout, commitOf } from './baseline-checkout.ts';
 import { startBenchPlatform, stopBenchPlatform } from './bench-platform.ts';
 import { checkDescriptors } from './proc-stats.ts';
 import { machineLine, writeReport } from './report.ts';
@@ -326,15 +328,22 @@ async function row(label: string, root: string): Promise<[string, string]> {
 }
 
 async function main(): Promise<void> {
-  const baselineDir = process.env.BENCH_BASELINE_DIR;
   // 1,500 client sockets and as many on the server: each needs a descriptor.
   await checkDescriptors(KEYLESS_CONNECTIONS + 200);
+  const baseline = baselineCheckout();
   const rows: [string, string][] = [];
-  if (baselineDir)
-    rows.push(await row(`before (${process.env.BENCH_BASELINE_LABEL ?? baselineDir})`, baselineDir));
-  rows.push(await row('after (this checkout)', HERE));
+  try {
+    if (baseline)
+      rows.push(await row(`before (${process.env.BENCH_BASELINE_LABEL ?? baseline.commit})`, baseline.dir));
+    rows.push(await row('after (this checkout)', HERE));
+  } finally {
+    baseline?.close();
+  }
+  const commits = baseline
+    ? ` "before" is commit ${baseline.commit}, this checkout is ${commitOf(HERE)}.`
+    : '';
   const table = [
-    `${machineLine()}. Rise of the platform process's RSS (peak during the burst minus the RSS before it).`,
+    `${machineLine()}.${commits} Rise of the platform process's RSS (peak during the burst minus the RSS before it).`,
     '',
     `| Code | ${PARALLEL} × unauthenticated 99 MB POST (bound < 50 MB) | ${PARALLEL} × authenticated ${uploadMb} MB file upload (bound < 150 MB) |`,
     '|---|---|---|',

@@ -12,12 +12,12 @@
  * Per repeat, in an order rotated per repeat after one uncounted run of each (the page cache, and
  * each Node's code cache for the CLI, which the CLI keeps per user: here a temporary one), each
  * command is one fresh process, run by `sh`, which then reads its own /proc/<pid>/stat: the
- * children's CPU time (cutime + cstime) is the command's user plus system time. Medians over the
- * repeats. Results go to docs/performance.md.
+ * children's CPU time (cutime + cstime) is the command's user plus system time (commandCpu,
+ * bench/proc-stats.ts). Medians over the repeats. Results go to docs/performance.md.
  *
  *   npm run bench:cli-start              BENCH_REPEATS=n (default 15); --no-write to only print
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -26,13 +26,13 @@ import { packCli } from '../scripts/cli-pack.ts';
 import { machineNode } from '../test/helpers/machine-node.ts';
 import { startProcess, stop } from './bench-process.ts';
 import { platformStartArgs } from './platform-command.ts';
+import { commandCpu } from './proc-stats.ts';
 import { machineLine, median, writeReport } from './report.ts';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 15);
 /** The issue's target: a command of the installed CLI starts (and here ends) within 0.5 s. */
 const TARGET_MS = 500;
 const root = fileURLToPath(new URL('..', import.meta.url));
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 const home = mkdtempSync(join(tmpdir(), 'agenthost-bench-cli-'));
 /** A timed command's stderr, shown if it fails. */
@@ -48,24 +48,11 @@ interface Row {
   cpu: number[];
 }
 
-/** Runs `argv` through sh with `env`; answers its wall time and its CPU time, in ms. */
+/** Runs `argv` with `env`; answers its wall time and its CPU time, in ms (bench/proc-stats.ts, commandCpu). */
 async function timed(argv: string[], env: Record<string, string>): Promise<{ wall: number; cpu: number }> {
-  // sh waits for the command, then reads its own stat: fields 16 and 17, the waited children's time.
-  const script = `"$@" >/dev/null 2>'${errors}'; code=$?; cat /proc/$$/stat; echo " exit $code"`;
-  const started = performance.now();
-  const child = spawn('sh', ['-c', script, 'sh', ...argv], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const wall = performance.now() - started;
-  const exit = /exit (\d+)/.exec(out)?.[1];
-  if (code !== 0 || exit !== '0')
-    throw new Error(`${argv.join(' ')} exited ${exit}: ${readFileSync(errors, 'utf8')}`);
-  const fields = out.slice(out.lastIndexOf(')') + 2).split(' ');
-  const cpu = ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
-  return { wall, cpu };
+  const t = await commandCpu(argv, { env, stderr: errors });
+  if (t.exit !== 0) throw new Error(`${argv.join(' ')} exited ${t.exit}: ${readFileSync(errors, 'utf8')}`);
+  return { wall: t.wallMs, cpu: t.cpuMs };
 }
 
 const started = Date.now();

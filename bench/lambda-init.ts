@@ -14,10 +14,12 @@
  * entry and the chunks it imports statically, read from the files), the median import time, and
  * the median of the per-repeat ratios to the tasks handler. Results go to docs/performance.md.
  *
- * With BENCH_BASELINE_DIR=<another checkout> (its node_modules linked), that checkout's tasks and
- * calls are synthesized too and measured in the same rotation: the "(before)" rows.
+ * With BENCH_BASELINE=<commit> (checked out for the run) or BENCH_BASELINE_DIR=<another checkout>
+ * (its node_modules linked; bench/baseline-checkout.ts), that commit's tasks and calls are
+ * synthesized too and measured in the same rotation: the "(before)" rows.
  *
  *   npm run bench:lambda-init                 BENCH_REPEATS=n (default 7); --no-write to only print
+ *   BENCH_BASELINE=<commit> npm run bench:lambda-init
  */
 import { execFile } from 'node:child_process';
 import {
@@ -32,12 +34,15 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { App } from 'aws-cdk-lib';
 import { addAgenthostStacks } from '../lib/agenthost-app.ts';
+import { type BaselineCheckout, baselineCheckout, commitOf } from './baseline-checkout.ts';
 import { machineLine, median, writeReport } from './report.ts';
 
 const execFileAsync = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 7);
 /** The issue's targets: calls ÷ tasks, and every entry chunk. */
 const RATIO_TARGET = 1.5;
@@ -192,15 +197,16 @@ const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 async function main(): Promise<void> {
   const began = Date.now();
   const bare = mkdtempSync(join(tmpdir(), 'agenthost-init-bare-'));
+  let baseline: BaselineCheckout | undefined;
   try {
     for (let dir = bare; dirname(dir) !== dir; dir = dirname(dir)) {
       if (existsSync(join(dir, 'node_modules'))) throw new Error(`${dir} has node_modules: not as on Lambda`);
     }
+    baseline = baselineCheckout();
     const names = Object.keys(MODULE_OF) as FunctionName[];
     const handlers = synthesize((app) => addAgenthostStacks(app), names, bare, '');
-    const baseline = process.env.BENCH_BASELINE_DIR;
     if (baseline) {
-      const lib = (await import(join(baseline, 'lib', 'agenthost-app.ts'))) as {
+      const lib = (await import(join(baseline.dir, 'lib', 'agenthost-app.ts'))) as {
         addAgenthostStacks: (app: App) => unknown;
       };
       handlers.push(
@@ -239,7 +245,7 @@ async function main(): Promise<void> {
       .map((h) => h.label);
     const seconds = Math.round((Date.now() - began) / 1000);
     const table = [
-      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`npm run bench:lambda-init\` (${REPEATS} repeats, handlers in an order rotated per repeat after one uncounted import of each, one fresh process per import, ${seconds} s). Medians over the repeats; "÷ tasks" is the median of the per-repeat ratios to the same checkout's tasks handler${baseline ? '; "(before)": the checkout in BENCH_BASELINE_DIR, in the same rotation' : ''}.`,
+      `${machineLine()}; run ${new Date().toISOString().slice(0, 10)}; \`npm run bench:lambda-init\` (${REPEATS} repeats, handlers in an order rotated per repeat after one uncounted import of each, one fresh process per import, ${seconds} s). Medians over the repeats; "÷ tasks" is the median of the per-repeat ratios to the same checkout's tasks handler${baseline ? `; "(before)": commit ${baseline.commit}, in the same rotation (this checkout is ${commitOf(ROOT)})` : ''}.`,
       '',
       '| handler | entry KB | read at import KB | import ms | ÷ tasks | then a first OpenAI call’s imports ms |',
       '| --- | ---: | ---: | ---: | ---: | ---: |',
@@ -258,6 +264,7 @@ async function main(): Promise<void> {
     await writeReport('lambda-init', 'Lambda cold start: import time', table);
   } finally {
     rmSync(bare, { recursive: true, force: true });
+    baseline?.close();
   }
 }
 

@@ -6,9 +6,9 @@
  *
  * Each repeat runs `npm test -- <files>` in each checkout, in an order rotated per repeat, through
  * `sh`, which then reads its own /proc/<pid>/stat: the waited children's user plus system time is
- * the whole run's (npm, the runner, every test process and what each started and reaped). Medians
- * over the repeats, and the median of the per-repeat ratios. A run that fails is reported, not
- * counted.
+ * the whole run's (npm, the runner, every test process and what each started and reaped; commandCpu,
+ * bench/proc-stats.ts). Medians over the repeats, and the median of the per-repeat ratios. A run
+ * that fails is reported, not counted.
  *
  *   BENCH_BASELINE=<commit> npm run bench:test-cpu [-- <file or glob>…]
  *   (or BENCH_BASELINE_DIR=<checkout>; bench/baseline-checkout.ts); BENCH_REPEATS=n (default 3);
@@ -16,18 +16,17 @@
  *
  * Without files it runs the files that share processes (test/setup/shared-processes.ts).
  */
-import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SHARED_DIRS } from '../test/setup/shared-processes.ts';
 import { baselineCheckout, commitOf } from './baseline-checkout.ts';
+import { commandCpu } from './proc-stats.ts';
 import { machineLine, median, writeReport } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const baseline = baselineCheckout();
 if (!baseline || !existsSync(join(baseline.dir, 'node_modules'))) {
   process.stderr.write(
@@ -45,26 +44,13 @@ interface Checkout {
   wall: number[];
 }
 
-/** `npm test -- globs` in `dir`, through sh: its CPU and wall time in seconds, and its output. */
+/** `npm test -- globs` in `dir`: its CPU and wall time in seconds (commandCpu, bench/proc-stats.ts), and its output. */
 async function timedRun(dir: string): Promise<{ cpu: number; wall: number; ok: boolean; output: string }> {
   const log = join(mkdtempSync(join(tmpdir(), 'agenthost-bench-test-cpu-')), 'npm-test.log');
-  const script = `npm test -- "$@" >'${log}' 2>&1; code=$?; cat /proc/$$/stat; echo " exit $code"`;
-  const started = performance.now();
-  const child = spawn('sh', ['-c', script, 'sh', ...globs], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  await new Promise((r) => child.once('exit', r));
-  const wall = (performance.now() - started) / 1000;
-  const fields = out.slice(out.lastIndexOf(')') + 2).split(' ');
-  const cpu = (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
+  const t = await commandCpu(['npm', 'test', '--', ...globs], { cwd: dir, stdout: log, stderr: log });
   const output = readFileSync(log, 'utf8');
   rmSync(dirname(log), { recursive: true, force: true });
-  return { cpu, wall, ok: /exit 0\b/.test(out), output };
+  return { cpu: t.cpuMs / 1000, wall: t.wallMs / 1000, ok: t.exit === 0, output };
 }
 
 const checkouts: Checkout[] = [

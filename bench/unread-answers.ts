@@ -12,15 +12,17 @@
  *    throughout and its peak taken.
  * Targets: RSS peak within 200 MB of idle, the other client's p50 within 2x of idle.
  *
- * BENCH_BASELINE_DIR=<checkout> runs the same against another checkout's platform too (the code
- * before a change: `git archive <commit> | tar -x -C <dir>` with node_modules linked), so both
- * rows come from one run on one machine. Results go to docs/performance.md.
+ * BENCH_BASELINE=<commit> (checked out for the run) or BENCH_BASELINE_DIR=<checkout>
+ * (bench/baseline-checkout.ts) runs the same against that commit's platform too (the code before a
+ * change: the "before" row, BENCH_BASELINE_LABEL naming it, the commit otherwise), so both rows
+ * come from one run on one machine. Results go to docs/performance.md.
  */
 
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { baselineCheckout, commitOf } from './baseline-checkout.ts';
 import { startBenchPlatform, stopBenchPlatform } from './bench-platform.ts';
 import { checkDescriptors } from './proc-stats.ts';
 import { machineLine, quantile, writeReport } from './report.ts';
@@ -184,13 +186,20 @@ async function row(label: string, root: string): Promise<string> {
 
 async function main(): Promise<void> {
   await checkDescriptors(UNREAD * 2 + 200);
+  const baseline = baselineCheckout();
   const rows: string[] = [];
-  const baselineDir = process.env.BENCH_BASELINE_DIR;
-  if (baselineDir)
-    rows.push(await row(`before (${process.env.BENCH_BASELINE_LABEL ?? baselineDir})`, baselineDir));
-  rows.push(await row('after (this checkout)', HERE));
+  try {
+    if (baseline)
+      rows.push(await row(`before (${process.env.BENCH_BASELINE_LABEL ?? baseline.commit})`, baseline.dir));
+    rows.push(await row('after (this checkout)', HERE));
+  } finally {
+    baseline?.close();
+  }
+  const commits = baseline
+    ? ` "before" is commit ${baseline.commit}, this checkout is ${commitOf(HERE)}.`
+    : '';
   const table = [
-    `${machineLine()}. ${UNREAD} connections from ${ADDRESSES.join(' and ')} ask for a page of tasks of about 5.9 MB and read its first bytes only, held while ${SAMPLES} \`GET /health\` of another client (${OTHER_CLIENT}) run one at a time; its p50 without them is measured just before, on the same platform. The platform's RSS is sampled every 20 ms; the rise is its peak minus the idle RSS. Targets: rise ≤ ${RSS_BOUND_MB} MB, p50 within 2×.`,
+    `${machineLine()}.${commits} ${UNREAD} connections from ${ADDRESSES.join(' and ')} ask for a page of tasks of about 5.9 MB and read its first bytes only, held while ${SAMPLES} \`GET /health\` of another client (${OTHER_CLIENT}) run one at a time; its p50 without them is measured just before, on the same platform. The platform's RSS is sampled every 20 ms; the rise is its peak minus the idle RSS. Targets: rise ≤ ${RSS_BOUND_MB} MB, p50 within 2×.`,
     '',
     '| Code | RSS idle | RSS peak | rise | other client p50 idle | p50 with the unread answers | ratio | the 500 answers |',
     '|---|---|---|---|---|---|---|---|',
