@@ -7,13 +7,14 @@
  *   npm run bundle-sizes            measure, rewrite the table in docs/performance.md
  *   npm run bundle-sizes -- --check measure only, leave the docs alone (--no-write too)
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build, version as esbuildVersion, type Metafile } from 'esbuild';
+import { version as esbuildVersion, type Metafile } from 'esbuild';
 import { MODULES, type ResourceModule } from '../functions/platform/routes.ts';
 import { PROJECT_ROOT } from '../lib/constructs/platform-function.ts';
+import { cachedBuildSync } from '../lib/esbuild-cache.ts';
 import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET, LAMBDA_HANDLER_FILE } from '../lib/lambda-bundling.ts';
 import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-access.ts';
 
@@ -164,49 +165,45 @@ export interface BundleSize {
 }
 
 export async function measureBundles(): Promise<BundleSize[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'agenthost-bundles-'));
-  try {
-    const sizes: BundleSize[] = [];
-    const handlers: [HandlerName, string, ModuleAccess][] = [
-      ...MODULES.map((m): [HandlerName, string, ModuleAccess] => [
-        m,
-        join('http', `${m}.ts`),
-        MODULE_ACCESS[m],
-      ]),
-      ...Object.entries(JOB_ACCESS).map(([j, access]): [HandlerName, string, ModuleAccess] => [
-        j as HandlerName,
-        join('jobs', `${j}.ts`),
-        access,
-      ]),
-    ];
-    for (const [module, file, access] of handlers) {
-      const entry = join(PROJECT_ROOT, 'functions', file);
-      const result = await build({
-        ...esbuildBuildOptions(access, entry, join(dir, module)),
-        absWorkingDir: PROJECT_ROOT,
-        metafile: true,
-        logLevel: 'warning',
-      });
-      const outputs = Object.values(result.metafile.outputs);
-      if (outputs.length === 0) throw new Error(`esbuild produced no output for ${module}`);
-      const atStart = loadedAtStart(result.metafile);
-      sizes.push({
-        module,
-        bytes: outputs.reduce((sum, o) => sum + o.bytes, 0),
-        entryBytes: atStart[0]?.bytes ?? 0,
-        loadBytes: atStart.reduce((sum, o) => sum + o.bytes, 0),
-        largest: largestContributors(outputs),
-        staticExternals: atStart.flatMap((o) =>
-          o.imports
-            .filter((i) => i.external && !isBuiltin(i.path) && i.kind !== 'dynamic-import')
-            .map((i) => i.path),
-        ),
-      });
-    }
-    return sizes;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  // Where esbuild is told the asset goes: its chunks' names are relative to it; nothing is written.
+  const dir = join(tmpdir(), 'agenthost-bundles');
+  const sizes: BundleSize[] = [];
+  const handlers: [HandlerName, string, ModuleAccess][] = [
+    ...MODULES.map((m): [HandlerName, string, ModuleAccess] => [
+      m,
+      join('http', `${m}.ts`),
+      MODULE_ACCESS[m],
+    ]),
+    ...Object.entries(JOB_ACCESS).map(([j, access]): [HandlerName, string, ModuleAccess] => [
+      j as HandlerName,
+      join('jobs', `${j}.ts`),
+      access,
+    ]),
+  ];
+  for (const [module, file, access] of handlers) {
+    const entry = join(PROJECT_ROOT, 'functions', file);
+    const result = cachedBuildSync({
+      ...esbuildBuildOptions(access, entry, join(dir, module)),
+      absWorkingDir: PROJECT_ROOT,
+      logLevel: 'warning',
+    });
+    const outputs = Object.values(result.metafile.outputs);
+    if (outputs.length === 0) throw new Error(`esbuild produced no output for ${module}`);
+    const atStart = loadedAtStart(result.metafile);
+    sizes.push({
+      module,
+      bytes: outputs.reduce((sum, o) => sum + o.bytes, 0),
+      entryBytes: atStart[0]?.bytes ?? 0,
+      loadBytes: atStart.reduce((sum, o) => sum + o.bytes, 0),
+      largest: largestContributors(outputs),
+      staticExternals: atStart.flatMap((o) =>
+        o.imports
+          .filter((i) => i.external && !isBuiltin(i.path) && i.kind !== 'dynamic-import')
+          .map((i) => i.path),
+      ),
+    });
   }
+  return sizes;
 }
 
 /**

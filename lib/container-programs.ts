@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
+import { cachedBuildSync } from './esbuild-cache.ts';
 import type { ModuleAccess } from './module-access.ts';
 
 const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,7 +36,7 @@ export function containerProgramsOf(access: ModuleAccess): ContainerProgram[] {
 export const containerProgramFile = (name: ContainerProgram) => `containers/${name}.cjs`;
 
 export function buildContainerProgram(name: ContainerProgram): string {
-  const result = buildSync({
+  const result = cachedBuildSync({
     entryPoints: [join(PROJECT_ROOT, CONTAINER_PROGRAMS[name])],
     absWorkingDir: PROJECT_ROOT,
     bundle: true,
@@ -47,7 +47,7 @@ export function buildContainerProgram(name: ContainerProgram): string {
     write: false,
     logLevel: 'warning',
   });
-  const [out] = result.outputFiles;
+  const [out] = result.files;
   if (!out) throw new Error(`esbuild produced nothing for ${name}`);
-  return out.text;
+  return Buffer.from(out.contents).toString('utf8');
 }

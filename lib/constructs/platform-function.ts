@@ -14,12 +14,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { buildSync } from 'esbuild';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
 import { BUNDLE_KEY_PREFIX } from '../../functions/ports/bundle-store.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { buildContainerProgram, containerProgramFile, containerProgramsOf } from '../container-programs.ts';
+import { cachedBuildSync, writeBuild } from '../esbuild-cache.ts';
 import { esbuildBuildOptions, LAMBDA_ESBUILD_TARGET } from '../lambda-bundling.ts';
 import {
   BUNDLE_READ_ACTIONS,
@@ -95,7 +95,7 @@ export interface PlatformFunctionProps {
 
 /**
  * Bundles one handler with esbuild (the local devDependency, never Docker) into the asset
- * directory. Its fields are data on purpose: CDK caches staged assets by the JSON of the bundling
+ * directory, reusing an earlier identical build while its inputs are unchanged (lib/esbuild-cache.ts). Its fields are data on purpose: CDK caches staged assets by the JSON of the bundling
  * options, so the entry and the access must be in it (with only a function, every handler got
  * the first one's bundle).
  */
@@ -109,11 +109,13 @@ class EsbuildBundling implements ILocalBundling {
   }
 
   tryBundle(outputDir: string): boolean {
-    buildSync({
-      ...esbuildBuildOptions(this.access, join(PROJECT_ROOT, this.entry), outputDir),
-      absWorkingDir: PROJECT_ROOT,
-      logLevel: 'warning',
-    });
+    writeBuild(
+      cachedBuildSync({
+        ...esbuildBuildOptions(this.access, join(PROJECT_ROOT, this.entry), outputDir),
+        absWorkingDir: PROJECT_ROOT,
+        logLevel: 'warning',
+      }),
+    );
     // The programs the function hands to ECS tasks (the sandbox runner, the service programs).
     for (const program of containerProgramsOf(this.access)) {
       const file = join(outputDir, containerProgramFile(program));

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { build } from 'esbuild';
 import { loadedAtStart } from '../../bench/bundle-sizes.ts';
 import { MODULES, type ResourceModule } from '../../functions/platform/routes.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/platform-function.ts';
+import { cachedBuildSync } from '../../lib/esbuild-cache.ts';
 import { esbuildBuildOptions } from '../../lib/lambda-bundling.ts';
 import { MODULE_ACCESS } from '../../lib/module-access.ts';
 
@@ -23,15 +23,14 @@ describe('bundles', () => {
     builds.set(module, built);
     return built;
   };
-  const buildOnce = (module: ResourceModule) =>
-    build({
+  // Through the construct's cache (lib/esbuild-cache.ts): the build a synthesis deploys.
+  const buildOnce = async (module: ResourceModule) =>
+    cachedBuildSync({
       ...esbuildBuildOptions(
         MODULE_ACCESS[module],
         join(PROJECT_ROOT, 'functions/http', `${module}.ts`),
         'out',
       ),
-      write: false,
-      metafile: true,
       logLevel: 'silent',
       absWorkingDir: PROJECT_ROOT,
     });

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { build } from 'esbuild';
 import { MODULES } from '../../functions/platform/routes.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
 import { type PlatformFunction, PROJECT_ROOT } from '../../lib/constructs/platform-function.ts';
+import { cachedBuildSync } from '../../lib/esbuild-cache.ts';
 import { esbuildBuildOptions } from '../../lib/lambda-bundling.ts';
 import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../../lib/module-access.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
@@ -118,13 +118,10 @@ function commandActions(file: string): string[] {
   return [...new Set(actions)];
 }
 
-/** Our source files in the function's bundle, every chunk included. */
+/** Our source files in the function's bundle as deployed (lib/esbuild-cache.ts), every chunk included. */
 async function bundledSources(entry: string, access: ModuleAccess): Promise<string[]> {
-  const result = await build({
+  const result = cachedBuildSync({
     ...esbuildBuildOptions(access, join(PROJECT_ROOT, entry), 'out'),
-    write: false,
-    metafile: true,
-    minify: false,
     logLevel: 'silent',
     absWorkingDir: PROJECT_ROOT,
   });
