@@ -13,7 +13,7 @@ const sdk = fileURLToPath(new URL('..', import.meta.url));
 const root = resolve(sdk, '..');
 const destination = resolve(process.argv[2] ?? '.');
 rmSync(resolve(sdk, 'dist'), { recursive: true, force: true });
-execFileSync(resolve(root, 'node_modules/.bin/tsc'), ['-p', resolve(sdk, 'tsconfig.build.json')], {
+execFileSync(resolve(root, 'node_modules/typescript/bin/tsc'), ['-p', resolve(sdk, 'tsconfig.build.json')], {
   stdio: 'inherit',
 });
 const out = execFileSync('npm', ['pack', sdk, '--pack-destination', destination, '--json'], {

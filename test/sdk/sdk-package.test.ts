@@ -104,7 +104,7 @@ const client = createClient({ baseUrl: 'http://127.0.0.1:1' });
 export const task = client.tasks.create({ title: 'typed', priority: 'high' });
 `,
     );
-    const tsc = join(ROOT, 'node_modules/.bin/tsc');
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     execFileSync(tsc, ['-p', 'tsconfig.json'], { cwd: app, encoding: 'utf8' });
     await writeFile(
       join(app, 'right.ts'),
