@@ -197,7 +197,8 @@ describe('the runner (the bootstrap and the bundled runner) against a loopback S
       // command 3.5 s to start and print on a loaded machine (2 s left 0.5 s, which flaked).
       deadlineMs: Date.now() + 5000,
     });
-    assert.equal(result.timedOut, true);
+    // The whole result on failure: a SIGKILL without timedOut was another process's kill.
+    assert.equal(result.timedOut, true, JSON.stringify(result));
     assert.equal(result.signal, 'SIGKILL');
     assert.equal(result.exitCode, null);
     assert.equal(result.stdout, 'started\n');

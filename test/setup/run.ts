@@ -45,7 +45,11 @@ const START_FIRST = [
   'test/dashboard/',
   'test/cdk/',
   // The groups of unit files that share a process (test/setup/shared-processes.ts): each runs a
-  // dozen files one after another, longer than any file left.
+  // dozen files one after another, longer than any file left. The SDK's and the project's first:
+  // each holds files of several seconds (the packed SDK installed, the README's snippet run), and
+  // left to name order they ran last, alone, while the other core stood idle.
+  'test/sdk/',
+  'test/project/',
   'test/api/',
   'test/adapters/',
   'test/edge/',
