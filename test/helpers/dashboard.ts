@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
@@ -33,17 +34,60 @@ export async function signIn(page: Page, key: string): Promise<void> {
 }
 
 /**
- * The dashboard as the tests drive it: a build of web/ made now (so the source as it is is
- * tested), the local platform serving it with its OpenAI provider pointed at the fake model, and
- * headless Chromium. Its clock is set to now, so the browser's day and the platform's agree.
- * Everything stays on loopback.
+ * One build of web/ and one Chromium a process. The dashboard's files share a process
+ * (test/setup/shared-processes.ts), and each of them built the dashboard (about 0.8 CPU-s) and
+ * launched a browser of its own (about a CPU-second with its helper processes). The build is made
+ * at the first harness, so the source as it is is tested, and removed when the process exits.
+ */
+let build: Promise<string> | undefined;
+function sharedBuild(): Promise<string> {
+  build ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-dashboard-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    await buildDashboard(dir);
+    return dir;
+  })();
+  return build;
+}
+
+/**
+ * The browser, held by the harnesses open: a harness closes every context when it closes, so a
+ * file meets no page or storage of another, and the browser closes a second after the last
+ * harness unless the next file's harness takes it first (a group's files start one after another).
+ */
+let browser: Promise<Browser> | undefined;
+let holders = 0;
+let closing: NodeJS.Timeout | undefined;
+function holdBrowser(): Promise<Browser> {
+  holders++;
+  clearTimeout(closing);
+  browser ??= chromium.launch({
+    executablePath: CHROMIUM,
+    // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
+    // page is ours, served from loopback.
+    args: ['--no-sandbox'],
+  });
+  return browser;
+}
+async function releaseBrowser(held: Browser): Promise<void> {
+  await Promise.all(held.contexts().map((c) => c.close()));
+  if (--holders > 0) return;
+  closing = setTimeout(() => {
+    browser = undefined;
+    void held.close();
+  }, 1000);
+}
+
+/**
+ * The dashboard as the tests drive it: the process's build of web/ (above), the local platform
+ * serving it with its OpenAI provider pointed at the fake model, and headless Chromium. Its clock
+ * is set to now, so the browser's day and the platform's agree. Everything stays on loopback.
  */
 export async function startDashboard(
   /** More of the platform's environment; a function of the fake model for its other vendors' URLs. */
   env: Record<string, string> | ((fake: FakeLlmProviders) => Record<string, string>) = {},
 ): Promise<DashboardHarness> {
-  const buildDir = await mkdtemp(join(tmpdir(), 'agenthost-dashboard-'));
-  await buildDashboard(buildDir);
+  const buildDir = await sharedBuild();
   const fake = await startFakeLlm();
   const p = await startTestPlatform(
     {
@@ -56,12 +100,7 @@ export async function startDashboard(
     { dashboardDir: buildDir },
   );
   p.clock.set(new Date());
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
-    // page is ours, served from loopback.
-    args: ['--no-sandbox'],
-  });
+  const browser = await holdBrowser();
   const open = async (options?: BrowserContextOptions) => {
     const context = await browser.newContext(options);
     const page = await context.newPage();
@@ -81,10 +120,9 @@ export async function startDashboard(
       return page;
     },
     close: async () => {
-      await browser.close();
+      await releaseBrowser(browser);
       await p.close();
       await fake.close();
-      await rm(buildDir, { recursive: true, force: true });
     },
   };
 }

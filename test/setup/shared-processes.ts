@@ -29,6 +29,8 @@ export const SHARED_DIRS = [
   'test/sdk/',
   'test/project/',
   'test/cdk/',
+  // One build of the dashboard and one Chromium for all of them (test/helpers/dashboard.ts).
+  'test/dashboard/',
 ];
 
 /** Whether `file` is one of those directories'. */
