@@ -10,7 +10,8 @@ import { assemblyNestedTemplates, foldNestedStacks } from './nested-stacks.ts';
 /**
  * The cloud assembly `cdk synth` writes (templates and one asset folder per Lambda), produced by
  * the project's own CDK app (bin/cdk-app.ts) in a child process, exactly as `npm run synth` and
- * `cdk deploy` produce it. Synthesis bundles every function (about a minute on two cores), so an
+ * `cdk deploy` produce it. Synthesis bundles every function (about a minute on two cores the first
+ * time, about 10 s when lib/esbuild-cache.ts has the bundles), so an
  * assembly is reused while no source file, the lock file or the CDK context has changed since it
  * was written.
  */
@@ -138,7 +139,7 @@ export async function synthesize(
   const marker = join(directory, FINGERPRINT_FILE);
   if (existsSync(marker) && readFileSync(marker, 'utf8') === print) return readAssembly(directory, true);
 
-  progress('Synthesizing the CDK app (bundles every Lambda; about a minute)…');
+  progress('Synthesizing the CDK app (bundles every Lambda, or reuses their builds; up to a minute)…');
   // Written beside the target and renamed into place, so starts that share an assembly directory
   // (the tests do) never read a half-written one.
   const staging = `${directory}.staging-${process.pid}-${Date.now()}`;
