@@ -12,7 +12,7 @@ import { type BuildOptions, buildSync, type Metafile, version } from 'esbuild';
  * what a test reads is what the construct deploys.
  *
  * A build is reused only when esbuild's version, its options (all but where it writes), the
- * lockfile and tsconfig.json are the same and every input its metafile lists has the same content
+ * lockfile, package.json and tsconfig.json are the same and every input its metafile lists has the same content
  * (sha-256). Resolution also reads what the metafile does not list (packages' package.json, which
  * files exist): in node_modules those change with the lockfile, and the platform's own imports name
  * their files whole (`./x.ts`, as Node's type stripping requires), so a new file cannot take an
@@ -24,6 +24,10 @@ import { type BuildOptions, buildSync, type Metafile, version } from 'esbuild';
 const ENTRY_FORMAT = 1;
 /** Stands for the build's outdir in a stored metafile's output paths (each build writes elsewhere). */
 const OUTDIR = '<outdir>';
+/** How close to a build's start an input's time must not be for the build to be stored. */
+const MTIME_MARGIN_MS = 2000;
+/** A lock this old with no pid in it was left by a process that died taking it. */
+const PIDLESS_LOCK_MS = 10_000;
 /** How long a process waits for another that is building the same entry. */
 const LOCK_WAIT_MS = 120_000;
 
@@ -35,6 +39,8 @@ export interface CachedBuild {
 
 interface Entry {
   format: number;
+  /** This entry's own: read again after its files, it tells a reader the entry was not replaced meanwhile. */
+  id: string;
   /** Each input's path (relative to absWorkingDir, as in the metafile) and its content's sha-256. */
   inputs: Record<string, string>;
   /** The metafile, its output paths relative to the outdir under OUTDIR. */
@@ -66,6 +72,8 @@ function keyOf(options: Options): string {
       JSON.stringify({ ENTRY_FORMAT, version, rest }),
       sha256(readOrEmpty(join(cwd, 'package-lock.json'))),
       sha256(readOrEmpty(join(cwd, 'tsconfig.json'))),
+      // Its `type`, `imports` and `sideEffects` change what esbuild makes of the platform's own files.
+      sha256(readOrEmpty(join(cwd, 'package.json'))),
     ].join('\n'),
   ).slice(0, 32);
 }
@@ -113,20 +121,24 @@ function load(dir: string, options: Options): CachedBuild | undefined {
     entry = JSON.parse(readFileSync(join(dir, 'entry.json'), 'utf8')) as Entry;
     if (!unchanged(entry, options.absWorkingDir)) return undefined;
     const out = outdirOf(options);
-    return {
-      files: entry.files.map((name, i) => ({
-        path: out ? join(out.abs, name) : name,
-        contents: readFileSync(join(dir, 'files', String(i))),
-      })),
-      metafile: out ? movedOutputs(entry.metafile, OUTDIR, out.rel) : entry.metafile,
-    };
+    const files = entry.files.map((name, i) => ({
+      path: out ? join(out.abs, name) : name,
+      contents: readFileSync(join(dir, 'files', String(i))),
+    }));
+    const after = JSON.parse(readFileSync(join(dir, 'entry.json'), 'utf8')) as Entry;
+    if (after.id !== entry.id) return undefined;
+    return { files, metafile: out ? movedOutputs(entry.metafile, OUTDIR, out.rel) : entry.metafile };
   } catch {
     // Missing, or replaced while read: build.
     return undefined;
   }
 }
 
-/** Stores a build begun at `startedMs`, unless an input changed since (its output may be of the old content). */
+/**
+ * Stores a build begun at `startedMs`, unless an input was written since or just before (its
+ * output may be of the old content). A file put in place with an old time (`cp -p`, `rsync -t`)
+ * while esbuild read it is not seen: such a copy during a build is the one case this misses.
+ */
 function store(dir: string, options: Options, built: CachedBuild, startedMs: number): void {
   const cwd = options.absWorkingDir;
   const inputs: Record<string, string> = {};
@@ -135,16 +147,19 @@ function store(dir: string, options: Options, built: CachedBuild, startedMs: num
       inputs[path] = '';
       continue;
     }
+    // Hashed first, then its time looked at: a write after the look changes the time, one before
+    // it the hash. Some filesystems keep times to the second, hence the margin.
+    inputs[path] = sha256(readOrEmpty(join(cwd, path)));
     try {
-      if (statSync(join(cwd, path)).mtimeMs >= startedMs) return;
+      if (statSync(join(cwd, path)).mtimeMs >= startedMs - MTIME_MARGIN_MS) return;
     } catch {
       return;
     }
-    inputs[path] = sha256(readOrEmpty(join(cwd, path)));
   }
   const out = outdirOf(options);
   const entry: Entry = {
     format: ENTRY_FORMAT,
+    id: `${process.pid}-${Date.now()}-${Math.random()}`,
     inputs,
     metafile: out ? movedOutputs(built.metafile, out.rel, OUTDIR) : built.metafile,
     files: built.files.map((f) => (out ? slash(relative(out.abs, f.path)) : f.path)),
@@ -184,15 +199,24 @@ function lock(lockDir: string): boolean {
   while (Date.now() < until) {
     try {
       mkdirSync(lockDir);
-      writeFileSync(join(lockDir, 'pid'), String(process.pid));
-      return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(readOrEmpty(join(lockDir, 'pid')).toString());
+      const ageMs = Date.now() - (statSync(lockDir, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      // A holder that died left its lock: take it over. A lock with no pid yet is being taken,
+      // unless it has been so for long (its taker died between the two steps).
+      if (holder > 0 ? !alive(holder) : ageMs > PIDLESS_LOCK_MS)
+        rmSync(lockDir, { recursive: true, force: true });
+      else pause(50);
+      continue;
     }
-    const holder = Number(readOrEmpty(join(lockDir, 'pid')).toString());
-    // A holder that died left its lock: take it over (a lock with no pid yet is being taken).
-    if (holder > 0 && !alive(holder)) rmSync(lockDir, { recursive: true, force: true });
-    else pause(50);
+    try {
+      writeFileSync(join(lockDir, 'pid'), String(process.pid));
+    } catch (err) {
+      rmSync(lockDir, { recursive: true, force: true });
+      throw err;
+    }
+    return true;
   }
   return false;
 }

@@ -13,8 +13,7 @@ import { SANDBOX_RUN_UID } from './sandbox-protocol.ts';
  * `kill -9 -1` run as that user: the kernel signals every process of the user but the killer in
  * one pass under its task list lock, so a process that forks meanwhile cannot slip past it. That
  * signal reaches every process of the user in the PID namespace, so it is sent only when the
- * namespace is the task's own: it holds nothing but the runner, its ancestors, its descendants and
- * processes of the run's user (a Fargate container). On a host (the runner started by hand or by a
+ * namespace is the task's own (onlyTaskProcesses: a Fargate container). On a host (the runner started by hand or by a
  * test as root) the namespace also holds the kernel's threads and everyone else's processes, and
  * the user may be a person's (uid 1000 is the first account of most machines): there the reset
  * leaves the escaped processes alone and says so in its log, rather than kill a stranger's.
@@ -71,16 +70,20 @@ function inOwnSandboxNamespace(): boolean {
 }
 
 /**
- * True when every process of this PID namespace is the runner, one of its ancestors, one of its
- * descendants or a process of the run's user (which a run may have left, reparented to pid 1): a
- * namespace made for the task. The host's namespace fails at once (the kernel's threads are
- * children of kthreadd, pid 2, and run as root).
+ * True in a namespace made for the task: its pid 1 is the runner or one of its ancestors (the
+ * task's init), none of those runs as the run's user, and every other process is one of the
+ * runner's descendants or a process of the run's user (which a run may have left, reparented to
+ * pid 1). The host's namespace fails at once (the kernel's threads are children of kthreadd, pid
+ * 2, and run as root); so does a container the runner was started into (`docker exec`: its parent
+ * is outside, so pid 1 is not its ancestor) or from a shell of the run's user (`sudo`).
  */
 function onlyTaskProcesses(self: number, runUid: number): boolean {
   const all = livingProcesses();
   const parentOf = new Map(all.map((p) => [p.pid, p.ppid]));
+  const uidOf = new Map(all.map((p) => [p.pid, p.uid]));
   const lineage = new Set<number>([self]);
   for (let p = parentOf.get(self); p !== undefined && p > 0; p = parentOf.get(p)) lineage.add(p);
+  if (!lineage.has(1) || [...lineage].some((pid) => uidOf.get(pid) === runUid)) return false;
   const descendsFromSelf = (pid: number): boolean => {
     for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 0 && hops < 4096; hops++) {
       if (p === self) return true;

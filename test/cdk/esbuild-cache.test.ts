@@ -34,6 +34,9 @@ describe('a cached esbuild build', () => {
   writeFileSync(join(root, 'src', 'b.ts'), "export const b = 'first';\n");
   writeFileSync(join(root, 'src', 'c.ts'), "export const c = 'lazy';\n");
   writeFileSync(join(root, 'package-lock.json'), '{"lockfileVersion":3}');
+  // Written a minute ago: a build is stored only when no input was written just before it.
+  const aMinuteAgo = () => new Date(Date.now() - 60_000);
+  for (const f of ['a.ts', 'b.ts', 'c.ts']) utimesSync(join(root, 'src', f), aMinuteAgo(), aMinuteAgo());
   const text = (files: { path: string; contents: Uint8Array }[]) =>
     files.map((f) => Buffer.from(f.contents).toString('utf8')).join('\n');
   const entries = () => readdirSync(cacheDir).filter((n) => !n.endsWith('.lock'));
@@ -73,7 +76,7 @@ describe('a cached esbuild build', () => {
   test('builds again when an input, an option or the lockfile changes', () => {
     markStored();
     writeFileSync(join(root, 'src', 'c.ts'), "export const c = 'changed lazy chunk';\n");
-    utimesSync(join(root, 'src', 'c.ts'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    utimesSync(join(root, 'src', 'c.ts'), aMinuteAgo(), aMinuteAgo());
     assert.match(text(cachedBuildSync(options('out/three')).files), /changed lazy chunk/);
     markStored();
     assert.doesNotMatch(
@@ -95,7 +98,7 @@ describe('a cached esbuild build', () => {
   });
 
   test('takes over a lock a dead process left', () => {
-    utimesSync(join(root, 'src', 'b.ts'), new Date(), new Date(Date.now() - 60_000));
+    utimesSync(join(root, 'src', 'b.ts'), aMinuteAgo(), aMinuteAgo());
     cachedBuildSync(options('out/five'));
     const [key] = entries();
     assert.ok(key);
@@ -104,6 +107,12 @@ describe('a cached esbuild build', () => {
     // A pid above the kernel's largest: no process has it.
     writeFileSync(join(cacheDir, `${key}.lock`, 'pid'), '4194305');
     assert.match(text(cachedBuildSync(options('out/six')).files), /second/);
+    assert.deepEqual(entries(), [key], 'built and stored under the lock');
+    // A lock with no pid, long past: its taker died between making it and writing its pid.
+    rmSync(join(cacheDir, key), { recursive: true, force: true });
+    mkdirSync(join(cacheDir, `${key}.lock`));
+    utimesSync(join(cacheDir, `${key}.lock`), aMinuteAgo(), aMinuteAgo());
+    assert.match(text(cachedBuildSync(options('out/seven')).files), /second/);
     assert.deepEqual(entries(), [key], 'built and stored under the lock');
   });
 });

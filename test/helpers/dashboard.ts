@@ -46,7 +46,11 @@ function sharedBuild(): Promise<string> {
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     await buildDashboard(dir);
     return dir;
-  })();
+  })().catch((err: unknown) => {
+    // A failed build fails its file; the next file tries again.
+    build = undefined;
+    throw err;
+  });
   return build;
 }
 
@@ -58,24 +62,37 @@ function sharedBuild(): Promise<string> {
 let browser: Promise<Browser> | undefined;
 let holders = 0;
 let closing: NodeJS.Timeout | undefined;
-function holdBrowser(): Promise<Browser> {
-  holders++;
+async function holdBrowser(): Promise<Browser> {
   clearTimeout(closing);
-  browser ??= chromium.launch({
-    executablePath: CHROMIUM,
-    // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
-    // page is ours, served from loopback.
-    args: ['--no-sandbox'],
-  });
-  return browser;
+  const held = await browser;
+  // One that crashed or was closed is launched again, so that a file's failure stays its own.
+  if (!held?.isConnected()) {
+    browser = chromium.launch({
+      executablePath: CHROMIUM,
+      // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
+      // page is ours, served from loopback.
+      args: ['--no-sandbox'],
+    });
+    browser.catch(() => {
+      browser = undefined;
+    });
+  }
+  const launched = await (browser as Promise<Browser>);
+  holders++;
+  return launched;
 }
 async function releaseBrowser(held: Browser): Promise<void> {
-  await Promise.all(held.contexts().map((c) => c.close()));
-  if (--holders > 0) return;
-  closing = setTimeout(() => {
-    browser = undefined;
-    void held.close();
-  }, 1000);
+  holders--;
+  try {
+    await Promise.all(held.contexts().map((c) => c.close()));
+  } finally {
+    if (holders === 0) {
+      closing = setTimeout(() => {
+        browser = undefined;
+        void held.close();
+      }, 1000);
+    }
+  }
 }
 
 /**
@@ -87,20 +104,32 @@ export async function startDashboard(
   /** More of the platform's environment; a function of the fake model for its other vendors' URLs. */
   env: Record<string, string> | ((fake: FakeLlmProviders) => Record<string, string>) = {},
 ): Promise<DashboardHarness> {
-  const buildDir = await sharedBuild();
-  const fake = await startFakeLlm();
-  const p = await startTestPlatform(
-    {
-      OPENAI_API_KEY: 'sk-openai-test',
-      OPENAI_BASE_URL: fake.baseUrls.openai,
-      ...(typeof env === 'function' ? env(fake) : env),
-    },
-    'sqlite',
-    {},
-    { dashboardDir: buildDir },
-  );
-  p.clock.set(new Date());
+  // Taken first, within the second the last file's browser waits for the next.
   const browser = await holdBrowser();
+  let fake: FakeLlmProviders | undefined;
+  let p: TestPlatform;
+  try {
+    const buildDir = await sharedBuild();
+    fake = await startFakeLlm();
+    const fakeLlm = fake;
+    p = await startTestPlatform(
+      {
+        OPENAI_API_KEY: 'sk-openai-test',
+        OPENAI_BASE_URL: fakeLlm.baseUrls.openai,
+        ...(typeof env === 'function' ? env(fakeLlm) : env),
+      },
+      'sqlite',
+      {},
+      { dashboardDir: buildDir },
+    );
+  } catch (err) {
+    // Given back, so that the process can still end when its files are done.
+    await releaseBrowser(browser);
+    await fake?.close();
+    throw err;
+  }
+  p.clock.set(new Date());
+  const fakeLlm = fake;
   const open = async (options?: BrowserContextOptions) => {
     const context = await browser.newContext(options);
     const page = await context.newPage();
@@ -120,9 +149,12 @@ export async function startDashboard(
       return page;
     },
     close: async () => {
-      await releaseBrowser(browser);
-      await p.close();
-      await fake.close();
+      try {
+        await releaseBrowser(browser);
+      } finally {
+        await p.close();
+        await fakeLlm.close();
+      }
     },
   };
 }
