@@ -72,3 +72,26 @@ export function baselineCheckout(
   }
   return { dir, commit, close };
 }
+
+/**
+ * A bench's "before" and "after" rows: `row` run on the baseline the environment names (labelled
+ * with BENCH_BASELINE_LABEL, else its commit), then on this checkout, the baseline removed after.
+ * `commits` is the sentence the table says them in (empty without a baseline).
+ */
+export async function beforeAndAfter<T>(
+  row: (label: string, dir: string) => Promise<T>,
+): Promise<{ rows: T[]; commits: string }> {
+  const baseline = baselineCheckout();
+  const rows: T[] = [];
+  try {
+    if (baseline)
+      rows.push(await row(`before (${process.env.BENCH_BASELINE_LABEL ?? baseline.commit})`, baseline.dir));
+    rows.push(await row('after (this checkout)', ROOT));
+  } finally {
+    baseline?.close();
+  }
+  const commits = baseline
+    ? ` "before" is commit ${baseline.commit}, this checkout is ${commitOf(ROOT)}.`
+    : '';
+  return { rows, commits };
+}

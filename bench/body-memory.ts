@@ -21,9 +21,8 @@
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { MAX_FILE_BYTES } from '../functions/core/calls/call-limits.ts';
-import { baselineCheckout, commitOf } from './baseline-checkout.ts';
+import { beforeAndAfter } from './baseline-checkout.ts';
 import { startBenchPlatform, stopBenchPlatform } from './bench-platform.ts';
 import { checkDescriptors } from './proc-stats.ts';
 import { machineLine, writeReport } from './report.ts';
@@ -34,7 +33,6 @@ const MB = 1024 * 1024;
 const UPLOAD_BYTES = MAX_FILE_BYTES - 16 * 1024;
 const uploadMb = (UPLOAD_BYTES / 1e6).toFixed(1);
 const KEY = 'ahk_bench_body_memory_owner_key_0123456789';
-const HERE = fileURLToPath(new URL('..', import.meta.url));
 
 const startPlatform = (root: string) =>
   startBenchPlatform(root, {
@@ -330,18 +328,7 @@ async function row(label: string, root: string): Promise<[string, string]> {
 async function main(): Promise<void> {
   // 1,500 client sockets and as many on the server: each needs a descriptor.
   await checkDescriptors(KEYLESS_CONNECTIONS + 200);
-  const baseline = baselineCheckout();
-  const rows: [string, string][] = [];
-  try {
-    if (baseline)
-      rows.push(await row(`before (${process.env.BENCH_BASELINE_LABEL ?? baseline.commit})`, baseline.dir));
-    rows.push(await row('after (this checkout)', HERE));
-  } finally {
-    baseline?.close();
-  }
-  const commits = baseline
-    ? ` "before" is commit ${baseline.commit}, this checkout is ${commitOf(HERE)}.`
-    : '';
+  const { rows, commits } = await beforeAndAfter(row);
   const table = [
     `${machineLine()}.${commits} Rise of the platform process's RSS (peak during the burst minus the RSS before it).`,
     '',

@@ -21,14 +21,12 @@
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { baselineCheckout, commitOf } from './baseline-checkout.ts';
+import { beforeAndAfter } from './baseline-checkout.ts';
 import { startBenchPlatform, stopBenchPlatform } from './bench-platform.ts';
 import { checkDescriptors } from './proc-stats.ts';
 import { machineLine, quantile, writeReport } from './report.ts';
 
 const KEY = 'ahk_bench_unread_answers_owner_key_0123456789';
-const HERE = fileURLToPath(new URL('..', import.meta.url));
 /** The page: 40 descriptions of 50,000 `€` (3 bytes each), about 5.9 MB of JSON. */
 const TASKS = 40;
 const DESCRIPTION = '€'.repeat(50_000);
@@ -186,18 +184,7 @@ async function row(label: string, root: string): Promise<string> {
 
 async function main(): Promise<void> {
   await checkDescriptors(UNREAD * 2 + 200);
-  const baseline = baselineCheckout();
-  const rows: string[] = [];
-  try {
-    if (baseline)
-      rows.push(await row(`before (${process.env.BENCH_BASELINE_LABEL ?? baseline.commit})`, baseline.dir));
-    rows.push(await row('after (this checkout)', HERE));
-  } finally {
-    baseline?.close();
-  }
-  const commits = baseline
-    ? ` "before" is commit ${baseline.commit}, this checkout is ${commitOf(HERE)}.`
-    : '';
+  const { rows, commits } = await beforeAndAfter(row);
   const table = [
     `${machineLine()}.${commits} ${UNREAD} connections from ${ADDRESSES.join(' and ')} ask for a page of tasks of about 5.9 MB and read its first bytes only, held while ${SAMPLES} \`GET /health\` of another client (${OTHER_CLIENT}) run one at a time; its p50 without them is measured just before, on the same platform. The platform's RSS is sampled every 20 ms; the rise is its peak minus the idle RSS. Targets: rise ≤ ${RSS_BOUND_MB} MB, p50 within 2×.`,
     '',

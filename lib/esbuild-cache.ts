@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type BuildOptions, buildSync, type Metafile, version } from 'esbuild';
+import { processAlive } from '../functions/shared/process-alive.ts';
 
 /**
  * An esbuild build kept on disk and reused while every file it read is unchanged. One synthesis
@@ -181,15 +182,6 @@ function store(dir: string, options: Options, built: CachedBuild, startedMs: num
 
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Takes the entry's lock (a directory: mkdir is atomic), waiting while another living process
  * holds it. False when the wait ran out: the caller builds anyway, unlocked.
@@ -205,7 +197,7 @@ function lock(lockDir: string): boolean {
       const ageMs = Date.now() - (statSync(lockDir, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
       // A holder that died left its lock: take it over. A lock with no pid yet is being taken,
       // unless it has been so for long (its taker died between the two steps).
-      if (holder > 0 ? !alive(holder) : ageMs > PIDLESS_LOCK_MS)
+      if (holder > 0 ? !processAlive(holder) : ageMs > PIDLESS_LOCK_MS)
         rmSync(lockDir, { recursive: true, force: true });
       else pause(50);
       continue;
