@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCliInProcess } from '../helpers/cli-in-process.ts';
 import { joinWorkspace } from '../helpers/membership.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { runCli, spawnCli } from '../helpers/process.ts';
+import { spawnCli } from '../helpers/process.ts';
 import { fastNotifier } from '../helpers/schedules.ts';
 import { publishAlwaysOn } from '../helpers/services.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -77,7 +78,9 @@ describe('agenthost services against the local platform, with real apps', () => 
     AGENTHOST_API_KEY: key,
     XDG_CONFIG_HOME: join(home, 'none'),
   });
-  const cli = (args: string[], key = alpha.key) => runCli(args, envOf(key));
+  // In this process (test/helpers/cli-in-process.ts): the process itself is checked where it matters
+  // (logs --follow below, stopped by a signal, keeps a subprocess).
+  const cli = (args: string[], key = alpha.key) => runCliInProcess(args, envOf(key));
   const json = async <T>(args: string[], key = alpha.key): Promise<T> => {
     const res = await cli([...args, '--json'], key);
     assert.equal(res.code, 0, `${args.join(' ')}: ${res.stderr}`);
