@@ -15,7 +15,7 @@ import type { CpuShareGroup, CpuShares } from './lambda-cpu-share.ts';
  * instance, as Lambda does, and fails with "Task timed out".
  */
 
-const RUNTIME = join(dirname(fileURLToPath(import.meta.url)), 'lambda-runtime.ts');
+const RUNTIME = join(dirname(fileURLToPath(import.meta.url)), 'lambda-runtime.mjs');
 
 /** Lambda's limit on a synchronous request and its response (6 MB). */
 export const SYNC_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;

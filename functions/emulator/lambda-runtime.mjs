@@ -6,6 +6,10 @@
  * IPC and answers with the handler's result or its error. Imports nothing of the project: the
  * function sees only its own asset, as on Lambda.
  *
+ * JavaScript, not TypeScript, as Lambda's own runtime is: a `.ts` file here made every instance
+ * load Node's type stripper before the handler (about 0.08 CPU-s a cold start, a cost no Lambda
+ * instance has, counted in its INIT phase); the types are in JSDoc instead.
+ *
  * Response streaming (InvokeWithResponseStream, for API Gateway's STREAM integrations): as Lambda's
  * Node runtime does, the `awslambda` global offers `streamifyResponse`, which marks a handler as
  * streaming, and `HttpResponseStream.from`, which writes the HTTP prelude (status, headers as JSON)
@@ -21,39 +25,36 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 
-interface InvokeMessage {
-  id: number;
-  event: unknown;
-  /** Stream the response (InvokeWithResponseStream). */
-  stream?: true;
-  context: {
-    awsRequestId: string;
-    deadlineMs: number;
-    functionName: string;
-    invokedFunctionArn: string;
-    memoryLimitInMB: string;
-  };
-}
+/**
+ * @typedef {object} InvokeMessage
+ * @property {number} id
+ * @property {unknown} event
+ * @property {true} [stream] Stream the response (InvokeWithResponseStream).
+ * @property {{ awsRequestId: string, deadlineMs: number, functionName: string, invokedFunctionArn: string, memoryLimitInMB: string }} context
+ */
 
-const [assetDir, handlerSpec] = process.argv.slice(2) as [string, string];
+const [assetDir, handlerSpec] = /** @type {[string, string]} */ (process.argv.slice(2));
 const dot = handlerSpec.lastIndexOf('.');
 const file = handlerSpec.slice(0, dot);
 const exportName = handlerSpec.slice(dot + 1);
 
-const send = (message: unknown) =>
-  new Promise<void>((resolve) => {
+/** @param {unknown} message @returns {Promise<void>} */
+const send = (message) =>
+  new Promise((resolve) => {
     process.send?.(message, undefined, {}, () => resolve());
   });
 
 const STREAMING = Symbol('streaming');
-type Handler = ((event: unknown, second: unknown, context?: unknown) => unknown) & { [STREAMING]?: true };
-(globalThis as Record<string, unknown>).awslambda = {
-  streamifyResponse(handler: Handler): Handler {
+/** @typedef {((event: unknown, second: unknown, context?: unknown) => unknown) & { [STREAMING]?: true }} Handler */
+/** @type {Record<string, unknown>} */ (globalThis).awslambda = {
+  /** @param {Handler} handler @returns {Handler} */
+  streamifyResponse(handler) {
     handler[STREAMING] = true;
     return handler;
   },
   HttpResponseStream: {
-    from(stream: Writable, prelude: unknown): Writable {
+    /** @param {Writable} stream @param {unknown} prelude @returns {Writable} */
+    from(stream, prelude) {
       stream.write(Buffer.from(JSON.stringify(prelude)));
       stream.write(new Uint8Array(8));
       return stream;
@@ -61,13 +62,16 @@ type Handler = ((event: unknown, second: unknown, context?: unknown) => unknown)
   },
 };
 
-/** Streams in progress, by invocation id: the host may end one (the client went away). */
-const responseStreams = new Map<number, Writable>();
+/** Streams in progress, by invocation id: the host may end one (the client went away). @type {Map<number, Writable>} */
+const responseStreams = new Map();
 
-/** The response stream of a streaming handler: each chunk to the host, or kept for a buffered answer. */
-function responseStream(message: InvokeMessage, kept: Buffer[]): Writable {
+/**
+ * The response stream of a streaming handler: each chunk to the host, or kept for a buffered answer.
+ * @param {InvokeMessage} message @param {Buffer[]} kept @returns {Writable}
+ */
+function responseStream(message, kept) {
   const out = new Writable({
-    write(chunk: Buffer, _encoding, done) {
+    write(chunk, _encoding, done) {
       if (message.stream) send({ id: message.id, chunk }).then(() => done());
       else {
         kept.push(chunk);
@@ -80,15 +84,17 @@ function responseStream(message: InvokeMessage, kept: Buffer[]): Writable {
   return out;
 }
 
-async function main(): Promise<void> {
+/** @returns {Promise<void>} */
+async function main() {
   const path = ['.mjs', '.js', '.cjs'].map((ext) => join(assetDir, `${file}${ext}`)).find(existsSync);
   if (!path) throw new Error(`Runtime.ImportModuleError: Cannot find module '${file}'`);
-  const mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
-  const handler = mod[exportName];
+  /** @type {Record<string, unknown>} */
+  const mod = await import(pathToFileURL(path).href);
+  const handler = /** @type {Handler} */ (mod[exportName]);
   if (typeof handler !== 'function') {
     throw new Error(`Runtime.HandlerNotFound: ${file}.${exportName} is undefined or not exported`);
   }
-  process.on('message', (message: InvokeMessage | { abort: number }) => {
+  process.on('message', (/** @type {InvokeMessage | { abort: number }} */ message) => {
     if ('abort' in message) {
       responseStreams.get(message.abort)?.destroy(new Error('The client closed the connection'));
       return;
@@ -101,13 +107,14 @@ async function main(): Promise<void> {
       callbackWaitsForEmptyEventLoop: true,
       getRemainingTimeInMillis: () => Math.max(0, message.context.deadlineMs - Date.now()),
     };
-    const streaming = (handler as Handler)[STREAMING] === true;
-    const kept: Buffer[] = [];
+    const streaming = handler[STREAMING] === true;
+    /** @type {Buffer[]} */
+    const kept = [];
     Promise.resolve()
       .then(() =>
         streaming
-          ? (handler as Handler)(message.event, responseStream(message, kept), context)
-          : (handler as Handler)(message.event, context),
+          ? handler(message.event, responseStream(message, kept), context)
+          : handler(message.event, context),
       )
       .then(
         (result) =>
@@ -116,7 +123,7 @@ async function main(): Promise<void> {
             result: streaming && !message.stream ? Buffer.concat(kept).toString('utf8') : (result ?? null),
             maxRssKb: process.resourceUsage().maxRSS,
           }),
-        (err: unknown) => {
+        (/** @type {unknown} */ err) => {
           const e = err instanceof Error ? err : new Error(String(err));
           // What Lambda logs and reports for an unhandled error.
           console.error(JSON.stringify({ errorType: e.name, errorMessage: e.message, stack: e.stack }));
@@ -131,7 +138,7 @@ async function main(): Promise<void> {
   await send({ ready: true, maxRssKb: process.resourceUsage().maxRSS });
 }
 
-main().catch(async (err: unknown) => {
+main().catch(async (/** @type {unknown} */ err) => {
   const e = err instanceof Error ? err : new Error(String(err));
   console.error(JSON.stringify({ errorType: e.name, errorMessage: e.message, stack: e.stack }));
   await send({ initError: { errorType: e.name, errorMessage: e.message } });
