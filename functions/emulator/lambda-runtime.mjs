@@ -1,3 +1,4 @@
+// @ts-check: type-checked with the project (tsconfig.json allows JavaScript; this line opts it in).
 /**
  * The runtime inside one emulated Lambda instance (a child process of the emulator, forked by
  * lambda-host.ts with the function's asset as its working directory and the template's
