@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
+import { keepBucketConfigs } from './s3-bucket-configs.ts';
 import { type S3Credentials, verifyS3Request } from './s3-request-signature.ts';
 
 export type { S3Credentials } from './s3-request-signature.ts';
@@ -67,6 +68,7 @@ export class S3Emulator {
       configureBuckets: options.buckets.map((name) => ({ name })),
     });
     this.s3rver.store.putContent = writeWhole;
+    keepBucketConfigs(this.s3rver.store);
     // s3rver looks the key up in its own account registry after our check: it must know the pair.
     const { DUMMY_ACCOUNT } = require('@20minutes/s3rver/lib/models/account') as {
       DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void };

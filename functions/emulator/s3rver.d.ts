@@ -24,7 +24,8 @@ declare module '@20minutes/s3rver' {
 
   /**
    * The instance's filesystem store, an internal the emulator reaches into (the version is pinned
-   * exactly in package.json): it replaces putContent, and lists objects for ListObjectVersions.
+   * exactly in package.json): it replaces putContent, keeps the buckets' configurations
+   * (s3-bucket-configs.ts), and lists objects for ListObjectVersions.
    */
   interface FilesystemStore {
     putContent: (objectPath: string, content: Buffer | Readable) => Promise<[number, string]>;
@@ -32,6 +33,12 @@ declare module '@20minutes/s3rver' {
       bucket: string,
       options: { prefix?: string; startAfter?: string; maxKeys?: number },
     ): Promise<{ objects: StoredObject[]; isTruncated: boolean }>;
+    /** A bucket's (key undefined) or an object's configuration: cors, website, acl, tagging. */
+    getSubresource(bucket: string, key: string | undefined, type: string): Promise<unknown>;
+    putSubresource(bucket: string, key: string | undefined, resource: { type: string }): Promise<void>;
+    deleteSubresource(bucket: string, key: string | undefined, type: string): Promise<void>;
+    putBucket(bucket: string): Promise<void>;
+    deleteBucket(bucket: string): Promise<void>;
   }
 
   export default class S3rver {
