@@ -16,14 +16,25 @@ export function tempPrefix(kind: 'body'): string {
 
 const OWNED = /^agenthost-(?:body|call)-(\d+)-/;
 
-/** Removes what dead processes left; returns how many entries it removed. */
-export async function removeOrphanTempFiles(dir = tmpdir()): Promise<number> {
+/**
+ * Removes what dead processes left; returns how many entries it removed. An entry that cannot be
+ * removed (another user's, in a shared temporary directory: its sticky bit keeps it theirs) is left
+ * as it is: a leftover never keeps the platform from starting.
+ */
+export async function removeOrphanTempFiles(
+  dir = tmpdir(),
+  remove: (path: string) => Promise<void> = (path) => rm(path, { recursive: true, force: true }),
+): Promise<number> {
   let removed = 0;
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     const pid = Number(OWNED.exec(name)?.[1]);
     if (!pid || processAlive(pid)) continue;
-    await rm(join(dir, name), { recursive: true, force: true });
-    removed++;
+    try {
+      await remove(join(dir, name));
+      removed++;
+    } catch {
+      // Not ours to remove: the next entries are still swept.
+    }
   }
   return removed;
 }

@@ -34,6 +34,28 @@ describe('request temporaries (edge unit)', () => {
     assert.equal(existsSync(orphan), false);
   });
 
+  it('leaves an entry it cannot remove and sweeps the others, without throwing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agenthost-temp-edge-'));
+    dirs.push(dir);
+    const gone = Number(
+      spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout,
+    );
+    const theirs = join(dir, `agenthost-body-${gone}-theirs`);
+    const ours = join(dir, `agenthost-call-${gone}-ours`);
+    await writeFile(theirs, 'another user’s body');
+    await writeFile(ours, 'a body');
+    // What rm meets in a shared /tmp for another user's file (EPERM: the sticky bit), which root,
+    // running the tests, never meets.
+    const remove = async (path: string) => {
+      if (path === theirs)
+        throw Object.assign(new Error(`EPERM: operation not permitted, unlink '${path}'`), { code: 'EPERM' });
+      await rm(path, { force: true });
+    };
+    assert.equal(await removeOrphanTempFiles(dir, remove), 1);
+    assert.equal(existsSync(ours), false);
+    assert.equal(existsSync(theirs), true);
+  });
+
   it('finds nothing to remove in a directory that does not exist', async () => {
     assert.equal(await removeOrphanTempFiles(join(tmpdir(), 'agenthost-no-such-dir-edge')), 0);
   });
