@@ -49,10 +49,9 @@ export interface Registry {
 }
 
 export async function startRegistry(): Promise<Registry> {
-  // On a socket: in memory, 2 of the 12 concurrent publishes of agents.test.ts answer 409 (twice in
-  // two runs): the 12 land at once and publish.ts tries 10 times (MAX_PUBLISH_ATTEMPTS), one winner
-  // a round; a socket spaces them out. That test wants every one to get its own version.
-  const p = await startTestPlatform();
+  // In memory: no test of the registry's needs a socket. Its 12 concurrent publishes
+  // (agents.test.ts) then land in one turn, the race publish.ts's backoff is for.
+  const p = await startTestPlatform({}, 'sqlite', {}, { inMemory: true });
   const o = await createAccount(p.deps, { org: 'reg-owner', tier: 'pro' });
   const m = await createAccount(p.deps, { org: 'reg-member', tier: 'pro' });
   const x = await createAccount(p.deps, { org: 'reg-outsider', tier: 'pro' });
