@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { ConditionFailedError, TransactionCanceledError } from '../ports/store.ts';
 
 /**
@@ -17,6 +18,15 @@ export function lostRevisionRace(err: unknown): boolean {
     (err instanceof TransactionCanceledError && err.conditionFailed(REVISION_OP))
   );
 }
+
+/**
+ * A `backoff` for writers that race: a wait drawn at random from a window that doubles each
+ * attempt (10 ms, 20 ms, … up to 250 ms). Writers that lost together otherwise retry together, and
+ * only one of them wins each round: twelve publishes of one agent landing at once left two without
+ * a version after ten tries.
+ */
+export const spreadRetries = (attempt: number): Promise<void> =>
+  delay(Math.random() * Math.min(250, 10 * 2 ** attempt));
 
 export interface RevisionUpdate<S, D> {
   /** Tries at most this many times. */

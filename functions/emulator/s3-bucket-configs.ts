@@ -9,48 +9,46 @@ import type { FilesystemStore } from '@20minutes/s3rver';
  * An object's own subresources (its ACL) are read as before.
  */
 export function keepBucketConfigs(store: FilesystemStore): void {
-  const kept = new Map<string, Promise<unknown>>();
-  const id = (bucket: string, type: string) => `${bucket}\u0000${type}`;
-  const forgetBucket = (bucket: string) => {
-    for (const key of kept.keys()) if (key.startsWith(`${bucket}\u0000`)) kept.delete(key);
-  };
+  // Each bucket's configurations by type, each the read that found it.
+  const kept = new Map<string, Map<string, Promise<unknown>>>();
   const { getSubresource, putSubresource, deleteSubresource, putBucket, deleteBucket } = store;
+  // Forgotten once the change is written: a read that began before it and ends after it was kept
+  // under the entry this removes, so it cannot outlive the change.
+  const forgetting = async <T>(write: Promise<T>, bucket: string, type?: string): Promise<T> => {
+    try {
+      return await write;
+    } finally {
+      if (type === undefined) kept.delete(bucket);
+      else kept.get(bucket)?.delete(type);
+    }
+  };
   store.getSubresource = (bucket, key, type) => {
     if (key !== undefined) return getSubresource.call(store, bucket, key, type);
-    let config = kept.get(id(bucket, type));
+    let types = kept.get(bucket);
+    if (!types) {
+      types = new Map();
+      kept.set(bucket, types);
+    }
+    let config = types.get(type);
     if (!config) {
-      config = getSubresource.call(store, bucket, key, type);
-      kept.set(id(bucket, type), config);
+      const read = getSubresource.call(store, bucket, key, type);
+      types.set(type, read);
       // A failed read is not kept: the next request reads again.
-      config.catch(() => kept.delete(id(bucket, type)));
+      read.catch(() => {
+        if (kept.get(bucket)?.get(type) === read) kept.get(bucket)?.delete(type);
+      });
+      config = read;
     }
     return config;
   };
-  store.putSubresource = async (bucket, key, resource) => {
-    if (key === undefined) kept.delete(id(bucket, resource.type));
-    try {
-      return await putSubresource.call(store, bucket, key, resource);
-    } finally {
-      if (key === undefined) kept.delete(id(bucket, resource.type));
-    }
+  store.putSubresource = (bucket, key, resource) => {
+    const write = putSubresource.call(store, bucket, key, resource);
+    return key === undefined ? forgetting(write, bucket, resource.type) : write;
   };
-  store.deleteSubresource = async (bucket, key, type) => {
-    if (key === undefined) kept.delete(id(bucket, type));
-    try {
-      return await deleteSubresource.call(store, bucket, key, type);
-    } finally {
-      if (key === undefined) kept.delete(id(bucket, type));
-    }
+  store.deleteSubresource = (bucket, key, type) => {
+    const write = deleteSubresource.call(store, bucket, key, type);
+    return key === undefined ? forgetting(write, bucket, type) : write;
   };
-  store.putBucket = async (bucket) => {
-    forgetBucket(bucket);
-    return putBucket.call(store, bucket);
-  };
-  store.deleteBucket = async (bucket) => {
-    try {
-      return await deleteBucket.call(store, bucket);
-    } finally {
-      forgetBucket(bucket);
-    }
-  };
+  store.putBucket = (bucket) => forgetting(putBucket.call(store, bucket), bucket);
+  store.deleteBucket = (bucket) => forgetting(deleteBucket.call(store, bucket), bucket);
 }

@@ -62,24 +62,31 @@ function sharedBuild(): Promise<string> {
 let browser: Promise<Browser> | undefined;
 let holders = 0;
 let closing: NodeJS.Timeout | undefined;
+/** Launches the browser as `browser`, forgotten if its launch fails. */
+function launchBrowser(): Promise<Browser> {
+  const launching = chromium.launch({
+    executablePath: CHROMIUM,
+    // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
+    // page is ours, served from loopback.
+    args: ['--no-sandbox'],
+  });
+  browser = launching;
+  launching.catch(() => {
+    if (browser === launching) browser = undefined;
+  });
+  return launching;
+}
 async function holdBrowser(): Promise<Browser> {
   clearTimeout(closing);
-  const held = await browser;
-  // One that crashed or was closed is launched again, so that a file's failure stays its own.
-  if (!held?.isConnected()) {
-    browser = chromium.launch({
-      executablePath: CHROMIUM,
-      // Chromium's own sandbox needs user namespaces it may not get as root in a container; the
-      // page is ours, served from loopback.
-      args: ['--no-sandbox'],
-    });
-    browser.catch(() => {
-      browser = undefined;
-    });
-  }
-  const launched = await (browser as Promise<Browser>);
+  // Taken or launched before any await, so that two harnesses opening at once share one launch.
+  const current = browser ?? launchBrowser();
+  let held = await current;
+  // One that crashed or was closed is launched again (once, by whoever finds it first), so that
+  // a file's failure stays its own.
+  if (!held.isConnected())
+    held = await (browser === current ? launchBrowser() : (browser ?? launchBrowser()));
   holders++;
-  return launched;
+  return held;
 }
 async function releaseBrowser(held: Browser): Promise<void> {
   holders--;

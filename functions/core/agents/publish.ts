@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, TransactionCanceledError, type TransactOp } from '../../ports/store.ts';
 import { type FieldIssue, invalidInput, PlatformError } from '../../shared/errors.ts';
 import { isRecord } from '../../shared/is-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { updateWithRevision } from '../revision.ts';
+import { spreadRetries, updateWithRevision } from '../revision.ts';
 import { followNewVersion } from '../schedules/schedule-version-tracking.ts';
 import { followNewVersionServices } from '../services/service-versions.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
@@ -226,10 +225,8 @@ export async function publishVersion(
     },
     // Someone else published meanwhile (the head's condition failed): take the next number.
     lostRace: (err) => err instanceof TransactionCanceledError,
-    // After a wait drawn at random from a window that doubles each round: publishes that land
-    // together (a CI matrix publishing one agent) otherwise retry together, and only one of them
-    // wins each round, so the twelfth of twelve ran out of attempts and answered 409.
-    backoff: (attempt) => delay(Math.random() * Math.min(250, 10 * 2 ** attempt)),
+    // Publishes that land together (a CI matrix publishing one agent) spread their retries out.
+    backoff: spreadRetries,
   });
   if (outcome.status !== 'written') {
     throw new PlatformError('CONFLICT', 'Too many concurrent publishes of this agent; try again');

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond, queryAll } from '../../ports/store.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { sizedSlice } from '../payloads/answer-page.ts';
-import { updateWithRevision } from '../revision.ts';
+import { spreadRetries, updateWithRevision } from '../revision.ts';
 import { requireMembership } from '../workspaces/authorize.ts';
 import { readTask, taskEntity, taskKeys } from './task-record.ts';
 import type { Task, TaskCreateInput, TaskListQuery, TaskUpdateInput } from './task-schemas.ts';
@@ -107,7 +106,7 @@ export async function updateTask(
       });
     },
     // Another writer won this round: back off a little, with jitter, and re-read.
-    backoff: (attempt) => delay(Math.random() * 5 * (attempt + 1)),
+    backoff: spreadRetries,
   });
   if (outcome.status === 'written') return outcome.decision;
   throw outcome.status === 'contended'
