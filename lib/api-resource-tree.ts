@@ -78,9 +78,40 @@ export function apiMethods(routes: readonly [OperationId, RouteDef][]): ApiMetho
       out.push({ path, method: route.method, target: route.module, operationId });
     }
     out.push({ path, method: 'ANY', target: 'edge' });
-    for (const [segment, child] of node.children)
+    for (const [segment, child] of node.children) {
+      if (reachedThroughVariable(node, segment, child)) continue;
       visit(child, `${path === '/' ? '' : path}/${segment}`, false);
+    }
   };
   visit(root, '/', true);
   return out;
+}
+
+/**
+ * Whether a literal child needs no resources of its own: its routes, and every one below it, are of
+ * the one module whose subtree its variable sibling is, and that sibling's resources match every
+ * path of the child's routes (a path of as many segments, or a greedy child), so API Gateway sends
+ * them to the same function, which matches them again (`/runs/{run_id}` under `/{org}/{agent}`, to
+ * the calls function). Dropping resources is an update API Gateway takes in place (unlike adding
+ * a second variable child), and the stack's resources stay under their cap (docs/http.md).
+ */
+function reachedThroughVariable(parent: Node, segment: string, child: Node): boolean {
+  if (segment.startsWith('{')) return false;
+  const variable = [...parent.children].find(([s]) => s.startsWith('{'))?.[1];
+  const [module] = child.modules;
+  if (!variable || child.modules.size !== 1 || variable.modules.size !== 1 || !variable.modules.has(module!))
+    return false;
+  return depth(child) <= reach(variable);
+}
+
+/** How many segments the deepest route of a subtree has, counting its own. */
+function depth(node: Node): number {
+  return 1 + Math.max(0, ...[...node.children.values()].map(depth));
+}
+
+/** How many segments of any value a one-module subtree's resources match (Infinity with a greedy child). */
+function reach(node: Node): number {
+  const variable = [...node.children].find(([s]) => s.startsWith('{'))?.[1];
+  if (variable) return 1 + reach(variable);
+  return node.children.size > 0 ? Number.POSITIVE_INFINITY : 1;
 }

@@ -1,4 +1,4 @@
-import type { CallEvents, CallResponse, CallStream } from '../core/calls/call-context.ts';
+import type { CallEvents, CallResponse } from '../core/calls/call-context.ts';
 import { routes } from '../platform/routes.ts';
 import type { Logger } from '../shared/logger.ts';
 import { preferredMediaType } from './accept-negotiation.ts';
@@ -38,6 +38,11 @@ export function wantsEventStream(accept: string | undefined): boolean {
   return preferredMediaType(accept, CALL_ANSWER_TYPES) === CALL_ANSWER_TYPES[1];
 }
 
+/** The stream a streamed call opens: its events always go to the client (a CallStream). */
+export interface EventStream {
+  open(headers: Record<string, string>): CallEvents;
+}
+
 const encoder = new TextEncoder();
 
 /** One SSE event: its name and its data as one JSON line. */
@@ -51,7 +56,7 @@ function event(name: string, data: unknown): Uint8Array {
  */
 export function streamedCall(
   requestId: string,
-  call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
+  call: (stream: EventStream, signal: AbortSignal) => Promise<CallResponse>,
   { heartbeatMs = HEARTBEAT_MS, logger }: { heartbeatMs?: number; logger?: Logger } = {},
 ): Promise<CallResponse | Response> {
   const gone = new AbortController();
@@ -103,7 +108,7 @@ export function streamedCall(
   );
   return new Promise((resolve, reject) => {
     let opened = false;
-    const stream: CallStream = {
+    const stream: EventStream = {
       open(headers): CallEvents {
         opened = true;
         // A stream its client is not reading needs no keep-alive (nor a comment queued behind it).

@@ -69,23 +69,35 @@ export async function answerStreamed(
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), route.timeoutMs);
   });
+  // The function ended its stream: the answer is whole, and the client has it at once, while the
+  // invocation may run on (its work after the answer, until its handler returns, within its own
+  // timeout), which the gateway no longer waits for.
+  let streamEnded!: () => void;
+  const ended = new Promise<'ended'>((resolve) => {
+    streamEnded = () => resolve('ended');
+  });
+  const invocation = invoke(route.functionArn, event, requestId, {
+    onChunk,
+    onEnd: streamEnded,
+    signal: gone.signal,
+  });
   let outcome: unknown;
   try {
-    outcome = await Promise.race([
-      invoke(route.functionArn, event, requestId, { onChunk, signal: gone.signal }),
-      timeout,
-    ]);
+    outcome = await Promise.race([invocation, timeout, ended]);
   } catch (err) {
     outcome = err;
   } finally {
     clearTimeout(timer);
   }
+  // A failure after the answer is whole is the function's own (its log says it), not the client's.
+  if (outcome === 'ended') invocation.catch(() => undefined);
   const started = head === undefined;
   if (outcome === 'timeout') {
     gone.abort();
     if (!started) return failed('INTEGRATION_TIMEOUT', 'Endpoint request timed out');
     return void res.destroy();
   }
+  if (outcome === 'ended' && started && !malformed) return void res.end();
   if (outcome instanceof Error || malformed || !started) {
     if (!started)
       return failed('DEFAULT_5XX', outcome instanceof Error ? outcome.message : 'no response prelude');

@@ -74,6 +74,7 @@ interface Instance {
     resolve: (v: unknown) => void;
     reject: (e: Error) => void;
     onChunk?: ((chunk: Uint8Array) => void) | undefined;
+    onEnd?: (() => void) | undefined;
   };
 }
 
@@ -83,6 +84,11 @@ interface Instance {
  */
 export interface ResponseStreamSink {
   onChunk(chunk: Uint8Array): void;
+  /**
+   * The handler ended its response stream: the answer is whole, while the invocation may run on
+   * until its handler returns (work after the answer, within the function's timeout).
+   */
+  onEnd?: (() => void) | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -194,6 +200,7 @@ class FunctionPool {
         const pending = instance.pending;
         if (!pending || pending.id !== message.id) return;
         if (message.chunk) return pending.onChunk?.(message.chunk as Uint8Array);
+        if (message.streamEnd) return pending.onEnd?.();
         instance.pending = undefined;
         if (message.error) {
           const e = message.error as { errorType: string; errorMessage: string };
@@ -260,7 +267,7 @@ class FunctionPool {
           () =>
             new Promise<unknown>((resolve, reject) => {
               const id = ++this.nextId;
-              instance.pending = { id, resolve, reject, onChunk: stream?.onChunk };
+              instance.pending = { id, resolve, reject, onChunk: stream?.onChunk, onEnd: stream?.onEnd };
               instance.sentAt = performance.now();
               stream?.signal?.addEventListener(
                 'abort',

@@ -79,6 +79,12 @@ function responseStream(message, kept) {
         done();
       }
     },
+    // The handler ended its stream: the client's answer is whole, though the invocation may go on
+    // (work after the answer, which Lambda runs until the handler returns).
+    final(done) {
+      if (message.stream) send({ id: message.id, streamEnd: true }).then(() => done());
+      else done();
+    },
   });
   responseStreams.set(message.id, out);
   out.once('close', () => responseStreams.delete(message.id));

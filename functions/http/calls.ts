@@ -1,7 +1,10 @@
 import type { CallHttpRequest } from '../core/calls/call-context.ts';
 import { callAgent } from '../core/calls/gateway.ts';
+import { getRun, listRuns } from '../core/runs/call-run-reads.ts';
 import { jsonAnswer } from '../edge/answers.ts';
+import { asyncCall } from '../edge/async-call.ts';
 import type { Operations } from '../edge/operations.ts';
+import { prefersAsync } from '../edge/prefer-header.ts';
 import { streamedCall, wantsEventStream } from '../edge/streamed-call.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { routes } from '../platform/routes.ts';
@@ -32,6 +35,17 @@ export const operations: Operations<'calls'> = {
       // For the call's exported span alone (OpenTelemetry's HTTP server conventions).
       http: deps.tracer.exporting ? httpRequest(deps.config.publicUrl, path) : undefined,
     };
+    // `Prefer: respond-async`: 202 with the call's run once it is admitted (docs/runs.md). A run
+    // credential's sub-call is part of its orchestrator's run and is answered as it waits.
+    if (prefersAsync(header('prefer')) && !auth.service) {
+      const answer = await asyncCall(deps, { requestId, onDelivered }, (stream, signal) =>
+        // Nobody waits on the answer: the call's record is written before the run ends.
+        callAgent(deps, auth, { ...request, waitUntil: undefined, onDelivered: undefined, stream, signal }),
+      );
+      return answer instanceof Response
+        ? answer
+        : jsonAnswer(answer.body, requestId, { headers: answer.headers });
+    }
     // An Accept that prefers text/event-stream: the call as Server-Sent Events (docs/calls.md, "Streamed calls").
     const answer = wantsEventStream(header('accept'))
       ? await streamedCall(
@@ -44,6 +58,8 @@ export const operations: Operations<'calls'> = {
       ? answer
       : jsonAnswer(answer.body, requestId, { headers: answer.headers });
   },
+  listRuns: ({ deps, auth, query }) => listRuns(deps, auth, query),
+  getRun: ({ deps, auth, params }) => getRun(deps, auth, params.run_id),
 };
 
 /** The call route's request as its span says it: the client's scheme is the public URL's. */

@@ -110,6 +110,13 @@ export const RESPONSE_HEADERS = {
       type: 'string',
     }),
     'X-Trace-Id': header('The call’s trace id (metadata.trace_id; docs/traces.md)', { type: 'string' }),
+    Location: header('The run: GET it for its status and, once it ended, its result (docs/runs.md)', {
+      type: 'string',
+    }),
+    'Preference-Applied': header('The preference applied (RFC 7240): respond-async', {
+      type: 'string',
+      enum: ['respond-async'],
+    }),
     'WWW-Authenticate': header(
       'How to authenticate: the API key as a bearer token',
       { type: 'string', enum: ['Bearer realm="agenthost"'] },
@@ -130,5 +137,7 @@ export const RESPONSE_HEADERS = {
     Sunset: ref('Sunset'),
     Link: ref('Link'),
     'X-Trace-Id': ref('X-Trace-Id'),
+    Location: ref('Location'),
+    'Preference-Applied': ref('Preference-Applied'),
   },
 };

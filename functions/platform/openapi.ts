@@ -17,9 +17,9 @@ const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
  * own schema (not an allOf beside it, which additionalProperties: false would refuse), unless the
  * body declares a richer metadata itself (the call envelope).
  */
-function successSchema(route: RouteDef): JsonObject | undefined {
-  if (!route.success.schema) return undefined;
-  const base = toSchema(route.success.schema, 'output');
+function successSchema(route: RouteDef, schema = route.success.schema): JsonObject | undefined {
+  if (!schema) return undefined;
+  const base = toSchema(schema, 'output');
   if (base.type !== 'object' || route.document) return base;
   const properties = (base.properties ?? {}) as JsonObject;
   if (properties.metadata) return base;
@@ -174,6 +174,18 @@ function successResponse(route: RouteDef): JsonObject {
   };
 }
 
+/** The 202 a route answers for `Prefer: respond-async` (route-def.ts `accepted`). */
+function acceptedResponse(route: RouteDef, accepted: NonNullable<RouteDef['accepted']>): JsonObject {
+  return {
+    description: accepted.description,
+    headers: {
+      ...RESPONSE_HEADERS.common,
+      ...Object.fromEntries(accepted.headers.map((h) => [h, RESPONSE_HEADERS.success[h]])),
+    },
+    content: { 'application/json': { schema: successSchema(route, accepted.schema) } },
+  };
+}
+
 /**
  * A Server-Sent Events answer: OpenAPI 3.1 has no schema for a stream's items (3.2's itemSchema),
  * so, as the vendors' own documents do, the schema is what each event's `data:` line holds, one of
@@ -237,7 +249,11 @@ export function buildOpenApi(options: { serverUrl?: string | undefined } = {}): 
       ...(route.acceptsRunCredential ? { 'x-accepts-run-credential': true } : {}),
       ...(params.length > 0 ? { parameters: params } : {}),
       ...(body ? { requestBody: body } : {}),
-      responses: { [String(route.success.status)]: successResponse(route), ...errorResponses(route) },
+      responses: {
+        [String(route.success.status)]: successResponse(route),
+        ...(route.accepted ? { '202': acceptedResponse(route, route.accepted) } : {}),
+        ...errorResponses(route),
+      },
     };
   }
   return {

@@ -6,6 +6,7 @@ import { mcpRoutes } from './routes/mcp.ts';
 import { platformRoutes } from './routes/platform.ts';
 import { publicRoutes } from './routes/public.ts';
 import type { RouteDef } from './routes/route-def.ts';
+import { runRoutes } from './routes/runs.ts';
 import { scheduleRoutes } from './routes/schedules.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { serviceRoutes } from './routes/services.ts';
@@ -32,6 +33,7 @@ export const routes = {
   ...agentRoutes,
   ...publicRoutes,
   ...callRoutes,
+  ...runRoutes,
   ...mcpRoutes,
   ...usageRoutes,
   ...scheduleRoutes,

@@ -8,6 +8,9 @@ export type CallEnvelope =
 /** What one event of a streamed call holds, its `data:` line (docs/calls.md, "Streamed calls"). */
 export type CallStreamData =
   paths['/{org}/{agent}/{version}/{endpoint}']['post']['responses'][200]['content']['text/event-stream'];
+/** A call started with `Prefer: respond-async`: its run, answered 202 (docs/runs.md). */
+export type RunStarted =
+  paths['/{org}/{agent}/{version}/{endpoint}']['post']['responses'][202]['content']['application/json'];
 type CallHeaders = NonNullable<paths['/{org}/{agent}/{version}/{endpoint}']['post']['parameters']['header']>;
 
 export interface CallOptions {
@@ -231,8 +234,9 @@ export async function sendCall(
 /**
  * The call's JSON envelope. The route also answers as Server-Sent Events (typed as their events'
  * data in the OpenAPI document's types: CallStreamData), but only to a caller that prefers them by
- * its `Accept`, which this call is not: an answer it reads as JSON is the envelope.
+ * its `Accept`, which this call is not; and 202 with a run (RunStarted), but only to a caller that
+ * sends `Prefer: respond-async`, which this call does not: an answer it reads as JSON is the envelope.
  */
-function jsonAnswer(answer: CallEnvelope | CallStreamData): CallEnvelope {
+function jsonAnswer(answer: CallEnvelope | CallStreamData | RunStarted): CallEnvelope {
   return answer as CallEnvelope;
 }

@@ -70,6 +70,8 @@ function sweepRequests(ids: VictimIds): SweepRequest[] {
         .replace('{invitation_id}', randomUUID())
         // A call's trace: the credential is refused before any lookup, so any request id stands for one.
         .replace('{request_id}', `req_${randomUUID()}`)
+        // A run: refused before any lookup too.
+        .replace('{run_id}', randomUUID())
         // The call route, aimed at the victim's own (private) agent: not a declared dependency.
         .replace('{org}/{agent}/{version}/{endpoint}', 'victim/v-tool/v1/run');
       assert.ok(!path.includes('{'), `no id to fill ${r.path} with`);

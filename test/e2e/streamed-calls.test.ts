@@ -24,13 +24,19 @@ describe('streamed calls', { concurrency: 2 }, () => {
       let d: Deployment;
       let fake: FakeLlmProviders;
 
-      const stream = (body: unknown, signal?: AbortSignal, accept = 'text/event-stream') =>
+      const stream = (
+        body: unknown,
+        signal?: AbortSignal,
+        accept = 'text/event-stream',
+        headers: Record<string, string> = {},
+      ) =>
         fetch(`${d.url}/${org}/teller/v1/run`, {
           method: 'POST',
           headers: {
             authorization: `Bearer ${key}`,
             'content-type': 'application/json',
             accept,
+            ...headers,
           },
           body: JSON.stringify(body),
           ...(signal ? { signal } : {}),
@@ -243,6 +249,41 @@ describe('streamed calls', { concurrency: 2 }, () => {
         ]);
         assert.equal(outcome, 'disconnected', 'the model request was cut when the caller went away');
       });
+
+      it('answers a call sent with Prefer: respond-async 202 before the model answers; its run ends with the plain answer, read by its caller alone', async () => {
+        fake.enqueue({ text: 'later', delayMs: 1_500 });
+        const started = await stream({ topic: 'x' }, undefined, 'application/json', {
+          prefer: 'respond-async',
+        });
+        assert.equal(started.status, 202);
+        const run = (await started.json()) as { run_id: string; status: string };
+        assert.equal(run.status, 'running');
+        assert.ok(started.headers.get('location')?.endsWith(`/runs/${run.run_id}`));
+        // The model has not answered yet: the 202 did not wait for it, and the connection is gone.
+        assert.equal(await settledWithin(fake.calls[0]?.settled, 0), false);
+        const ended = await waitFor('the run to end', async () => {
+          const read = await d.request<{
+            status: string;
+            result: { status: number; body: { data: unknown } } | null;
+          }>('GET', `/runs/${run.run_id}`, { key });
+          return read.body.result ? read.body : undefined;
+        });
+        assert.equal(ended.status, 'succeeded');
+        assert.equal(ended.result?.status, 200);
+        assert.deepEqual(ended.result?.body.data, { text: 'later' });
+        const stranger = await d.createAccount(`${org}-other`, 'pro');
+        const read = await d.request('GET', `/runs/${run.run_id}`, { key: stranger.key });
+        assert.equal(read.status, 404, read.text);
+      });
     });
   }
 });
+
+/** Whether `promise` settles within `ms`. */
+async function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promise<boolean> {
+  if (!promise) return false;
+  return Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), ms)),
+  ]);
+}

@@ -11,6 +11,43 @@ const doc = buildOpenApi() as {
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(ajv);
 
+/** The JSON schema /openapi.json documents for an answer, or what is wrong (its status undocumented). */
+function documented(schemaPath: string, method: string, status: number): { problem?: string; schema?: Json } {
+  const op = doc.paths[schemaPath]?.[method.toLowerCase()];
+  const response = op?.responses[String(status)] as
+    | { content?: Record<string, { schema: Json }> }
+    | undefined;
+  if (!response) return { problem: `${method} ${schemaPath}: ${status} not documented` };
+  const schema = response.content?.['application/json']?.schema;
+  return schema ? { schema } : {};
+}
+
+function validated(
+  schemaPath: string,
+  method: string,
+  status: number,
+  schema: Json,
+  body: unknown,
+): string[] {
+  const validate = ajv.compile({ ...schema, components: doc.components });
+  return validate(body) ? [] : [`${method} ${schemaPath} ${status}: ${ajv.errorsText(validate.errors)}`];
+}
+
+/**
+ * What is wrong with an answer by the schema /openapi.json documents for its operation (the
+ * route's template, `schemaPath`) and status: nothing (empty) when it conforms.
+ */
+export function documentProblems(
+  schemaPath: string,
+  method: string,
+  status: number,
+  body: unknown,
+): string[] {
+  const { problem, schema } = documented(schemaPath, method, status);
+  if (problem) return [problem];
+  return schema ? validated(schemaPath, method, status, schema, body) : [];
+}
+
 /**
  * An openapi-fetch middleware that checks every answer the SDK receives against the schema
  * /openapi.json documents for that operation and status, adding each mismatch to `problems`: the
@@ -19,19 +56,11 @@ addFormats.default(ajv);
 export function conformance(problems: string[]): Middleware {
   return {
     async onResponse({ schemaPath, request, response }) {
-      const op = doc.paths[schemaPath]?.[request.method.toLowerCase()];
-      const documented = op?.responses[String(response.status)] as
-        | { content?: Record<string, { schema: Json }> }
-        | undefined;
-      if (!documented)
-        return void problems.push(`${request.method} ${schemaPath}: ${response.status} not documented`);
-      const schema = documented.content?.['application/json']?.schema;
+      const { problem, schema } = documented(schemaPath, request.method, response.status);
+      if (problem) return void problems.push(problem);
       if (!schema) return;
-      const validate = ajv.compile({ ...schema, components: doc.components });
-      if (!validate(await response.clone().json()))
-        problems.push(
-          `${request.method} ${schemaPath} ${response.status}: ${ajv.errorsText(validate.errors)}`,
-        );
+      const body: unknown = await response.clone().json();
+      problems.push(...validated(schemaPath, request.method, response.status, schema, body));
     },
   };
 }

@@ -31,6 +31,7 @@ export const RESERVED_SLUGS = new Set([
   'openapi.json',
   'platform',
   'public',
+  'runs',
   'schedules',
   'services',
   'settings',

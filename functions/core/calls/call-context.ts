@@ -82,10 +82,16 @@ export interface CallHttpRequest {
   scheme: string;
 }
 
-/** Where a streamed call's events go, from the moment the call runs. */
+/**
+ * Where a streamed call's events go, from the moment the call runs; or where a run started without
+ * waiting (`Prefer: respond-async`) is answered from, which takes no events (docs/runs.md).
+ */
 export interface CallStream {
-  /** `headers`: the answer's own (a deprecated version's Deprecation, Sunset and Link). */
-  open(headers: Record<string, string>): CallEvents;
+  /**
+   * `headers`: the answer's own (a deprecated version's Deprecation, Sunset and Link, X-Trace-Id);
+   * `call`: the call as it is about to run. Undefined: the engine reports nothing as it goes.
+   */
+  open(headers: Record<string, string>, call: CallContext): CallEvents | undefined;
 }
 
 /**

@@ -29,6 +29,12 @@ export const callEnvelopeSchema = z.object({
  * /openapi.json: call-headers.ts, deadline.ts and the engines read them by name.
  */
 export const callHeaders = z.object({
+  Prefer: z
+    .string()
+    .optional()
+    .describe(
+      '`respond-async` (RFC 7240): answer 202 with the call’s run once it is admitted and charged, instead of waiting for its output (docs/runs.md). Other preferences are ignored',
+    ),
   'X-Platform-Max-Hops': z
     .string()
     .regex(/^[1-9][0-9]{0,2}$/)

@@ -135,7 +135,10 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);
-  const opened = request.stream?.open(call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers);
+  const opened = request.stream?.open(
+    call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers,
+    call,
+  );
   const result = await runWithinDeadline(deps, call, {
     input,
     files,

@@ -4,6 +4,7 @@
  */
 
 import { CALL_BODY, callEnvelopeSchema, callHeaders, callParams } from '../../core/calls/call-schemas.ts';
+import { runSchema } from '../../core/runs/call-run-schemas.ts';
 import { CALL_STREAM_EVENTS } from '../../edge/call-stream-events.ts';
 import { route } from './route-def.ts';
 
@@ -16,7 +17,7 @@ export const callRoutes = {
     acceptsRunCredential: true,
     summary: 'Call an agent: a JSON object matching its input_schema, or multipart/form-data with files',
     description:
-      'Runs the agent version’s endpoint with the body as its input (checked against its input_schema) and answers its output in the success envelope, or, when the client prefers text/event-stream, as Server-Sent Events. Counts against the daily quota and concurrency, may cost credits, and is recorded with its trace (docs/calls.md). The one route a run credential may use, within its run’s dependencies, hops, deadline and budget.',
+      'Runs the agent version’s endpoint with the body as its input (checked against its input_schema) and answers its output in the success envelope, or, when the client prefers text/event-stream, as Server-Sent Events, or, with `Prefer: respond-async`, 202 with a run to read the answer from later (docs/runs.md). Counts against the daily quota and concurrency, may cost credits, and is recorded with its trace (docs/calls.md). The one route a run credential may use, within its run’s dependencies, hops, deadline and budget.',
     tag: 'Calls',
     params: callParams,
     binaryBody: CALL_BODY,
@@ -30,6 +31,12 @@ export const callRoutes = {
       'SERVICE_UNAVAILABLE',
       'TIMEOUT',
     ],
+    accepted: {
+      schema: runSchema,
+      description:
+        'With `Prefer: respond-async` (RFC 7240), once the call is admitted and charged: its run, still running, with a Location to read it from (GET /runs/{run_id}) and Preference-Applied. The call runs on whether the client stays or not, and its run ends with exactly the answer the plain call would have had. Refusals before it runs are the ordinary answers (docs/runs.md).',
+      headers: ['Location', 'Preference-Applied', 'X-Trace-Id'],
+    },
     success: {
       status: 200,
       schema: callEnvelopeSchema,

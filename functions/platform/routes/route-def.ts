@@ -92,6 +92,15 @@ export interface RouteDef {
     headers?: ('Deprecation' | 'Sunset' | 'Link' | 'X-Trace-Id')[];
   };
   /**
+   * The route also answers 202 Accepted, when the client sends `Prefer: respond-async` (RFC 7240):
+   * the call route's run (docs/runs.md), documented as a second success.
+   */
+  accepted?: {
+    schema: z.ZodType;
+    description: string;
+    headers: ('Location' | 'Preference-Applied' | 'X-Trace-Id')[];
+  };
+  /**
    * The body is a document served exactly as it is (/openapi.json), not an API object: no
    * metadata.request_id is added (the request id is in X-Request-Id), so it validates as served.
    */

@@ -635,9 +635,49 @@ export interface paths {
         put?: never;
         /**
          * Call an agent: a JSON object matching its input_schema, or multipart/form-data with files
-         * @description Runs the agent version’s endpoint with the body as its input (checked against its input_schema) and answers its output in the success envelope, or, when the client prefers text/event-stream, as Server-Sent Events. Counts against the daily quota and concurrency, may cost credits, and is recorded with its trace (docs/calls.md). The one route a run credential may use, within its run’s dependencies, hops, deadline and budget.
+         * @description Runs the agent version’s endpoint with the body as its input (checked against its input_schema) and answers its output in the success envelope, or, when the client prefers text/event-stream, as Server-Sent Events, or, with `Prefer: respond-async`, 202 with a run to read the answer from later (docs/runs.md). Counts against the daily quota and concurrency, may cost credits, and is recorded with its trace (docs/calls.md). The one route a run credential may use, within its run’s dependencies, hops, deadline and budget.
          */
         post: operations["callAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller’s runs, newest first, paged by cursor
+         * @description The runs the calling account started with `Prefer: respond-async`, newest first, one page at a time with `cursor`; `status` and `agent` narrow them (docs/runs.md). Runs are kept as long as call records, 90 days.
+         */
+        get: operations["listRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a run: its status, timing and, once it ended, the plain call’s answer
+         * @description A run the calling account started (any other account’s is 404): its status, its timing and, once it ended, `result`, the status and body the plain call would have answered (docs/runs.md).
+         */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1322,6 +1362,10 @@ export interface components {
         Link: string;
         /** @description The call’s trace id (metadata.trace_id; docs/traces.md) */
         "X-Trace-Id": string;
+        /** @description The run: GET it for its status and, once it ended, its result (docs/runs.md) */
+        Location: string;
+        /** @description The preference applied (RFC 7240): respond-async */
+        "Preference-Applied": "respond-async";
         /** @description How to authenticate: the API key as a bearer token */
         "WWW-Authenticate": "Bearer realm=\"agenthost\"";
     };
@@ -7953,6 +7997,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `respond-async` (RFC 7240): answer 202 with the call’s run once it is admitted and charged, instead of waiting for its output (docs/runs.md). Other preferences are ignored */
+                Prefer?: string;
                 /** @description Maximum call-chain depth for orchestrators, 1 to 999 */
                 "X-Platform-Max-Hops"?: string;
                 /** @description Tenant id recorded with the call for usage attribution */
@@ -8075,6 +8121,57 @@ export interface operations {
                             request_id: string;
                             trace_id?: string;
                         };
+                    };
+                };
+            };
+            /** @description With `Prefer: respond-async` (RFC 7240), once the call is admitted and charged: its run, still running, with a Location to read it from (GET /runs/{run_id}) and Preference-Applied. The call runs on whether the client stays or not, and its run ends with exactly the answer the plain call would have had. Refusals before it runs are the ordinary answers (docs/runs.md). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "X-Trace-Id": components["headers"]["X-Trace-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The run’s id (a UUID v7) */
+                        run_id: string;
+                        /**
+                         * @description queued and running while it has not ended; then succeeded, failed, timed_out or cancelled
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+                        /** @description org/name/version */
+                        agent: string;
+                        agent_id: string;
+                        endpoint: string;
+                        /** @description The request that started it: its call record, log line and trace */
+                        request_id: string;
+                        /** @description Its trace (docs/traces.md); null when tracing is off */
+                        trace_id: string | null;
+                        /** @description When its call was received */
+                        created_at: string;
+                        /** @description When it began to run, after admission */
+                        started_at: string | null;
+                        ended_at: string | null;
+                        /** @description When it is stopped as timed out if it has not ended */
+                        deadline_at: string;
+                        /** @description From created_at to ended_at */
+                        duration_ms: number | null;
+                        /** @description Once it ended: the plain call’s answer; null before */
+                        result: {
+                            /** @description The HTTP status the plain call answers */
+                            status: number;
+                            /** @description Exactly the body the plain call answers: the success envelope ({data, warnings, metadata}), or the error envelope */
+                            body: {
+                                [key: string]: components["schemas"]["JsonValue"];
+                            };
+                        } | null;
+                        metadata: components["schemas"]["Metadata"];
                     };
                 };
             };
@@ -8311,6 +8408,343 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page, to read the next (older) page */
+                cursor?: string;
+                /** @description Only runs in this status */
+                status?: "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+                /** @description Only runs of this agent (org/name) or version (org/name/version) */
+                agent?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Newest first */
+                        runs: {
+                            /** @description The run’s id (a UUID v7) */
+                            run_id: string;
+                            /**
+                             * @description queued and running while it has not ended; then succeeded, failed, timed_out or cancelled
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+                            /** @description org/name/version */
+                            agent: string;
+                            agent_id: string;
+                            endpoint: string;
+                            /** @description The request that started it: its call record, log line and trace */
+                            request_id: string;
+                            /** @description Its trace (docs/traces.md); null when tracing is off */
+                            trace_id: string | null;
+                            /** @description When its call was received */
+                            created_at: string;
+                            /** @description When it began to run, after admission */
+                            started_at: string | null;
+                            ended_at: string | null;
+                            /** @description When it is stopped as timed out if it has not ended */
+                            deadline_at: string;
+                            /** @description From created_at to ended_at */
+                            duration_ms: number | null;
+                            /** @description Once it ended: the plain call’s answer; null before */
+                            result: {
+                                /** @description The HTTP status the plain call answers */
+                                status: number;
+                                /** @description Exactly the body the plain call answers: the success envelope ({data, warnings, metadata}), or the error envelope */
+                                body: {
+                                    [key: string]: components["schemas"]["JsonValue"];
+                                };
+                            } | null;
+                        }[];
+                        /** @description Pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
+                        metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description Invalid input (error.details.fields names each offending field) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error (retryable) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The run’s id (a UUID v7) */
+                        run_id: string;
+                        /**
+                         * @description queued and running while it has not ended; then succeeded, failed, timed_out or cancelled
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+                        /** @description org/name/version */
+                        agent: string;
+                        agent_id: string;
+                        endpoint: string;
+                        /** @description The request that started it: its call record, log line and trace */
+                        request_id: string;
+                        /** @description Its trace (docs/traces.md); null when tracing is off */
+                        trace_id: string | null;
+                        /** @description When its call was received */
+                        created_at: string;
+                        /** @description When it began to run, after admission */
+                        started_at: string | null;
+                        ended_at: string | null;
+                        /** @description When it is stopped as timed out if it has not ended */
+                        deadline_at: string;
+                        /** @description From created_at to ended_at */
+                        duration_ms: number | null;
+                        /** @description Once it ended: the plain call’s answer; null before */
+                        result: {
+                            /** @description The HTTP status the plain call answers */
+                            status: number;
+                            /** @description Exactly the body the plain call answers: the success envelope ({data, warnings, metadata}), or the error envelope */
+                            body: {
+                                [key: string]: components["schemas"]["JsonValue"];
+                            };
+                        } | null;
+                        metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description Invalid input (error.details.fields names each offending field) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description Not found (also for resources of workspaces the caller is not a member of) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error (retryable) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };

@@ -128,6 +128,12 @@ export function createResources(api: Client<paths>) {
   const downloadPublicAgent = method('downloadPublicAgent', async (org: string, agent: string, version: string) =>
     unwrap(await api.GET('/public/agents/{org}/{agent}/{version}/download', { params: { path: { org, agent, version } } })),
   );
+  const listRuns = method('listRuns', async (query: Query<'listRuns'> = {}) =>
+    unwrap(await api.GET('/runs', { params: { query } })),
+  );
+  const getRun = method('getRun', async (run_id: string) =>
+    unwrap(await api.GET('/runs/{run_id}', { params: { path: { run_id } } })),
+  );
   const mcpPost = method('mcpPost', async (body: JsonBody<'mcpPost'>, query: Query<'mcpPost'> = {}) =>
     unwrap(await api.POST('/mcp', { params: { query }, body })),
   );
@@ -356,6 +362,16 @@ export function createResources(api: Client<paths>) {
       get: publicAgentDetails,
       /** Everything needed to run a source-available agent locally */
       download: downloadPublicAgent,
+    },
+    runs: {
+      /** List the caller’s runs, newest first, paged by cursor */
+      list: listRuns,
+      /** Every item of runs.list, following next_cursor. */
+      iterate: helper('listRuns', (query: Omit<Query<'listRuns'>, 'cursor'> = {}) =>
+        cursorItems('runs', (cursor) => listRuns({ ...query, ...(cursor ? { cursor } : {}) })),
+      ),
+      /** Get a run: its status, timing and, once it ended, the plain call’s answer */
+      get: getRun,
     },
     mcp: {
       /** MCP (Streamable HTTP, stateless): the agents of the caller’s workspaces, and the public agents named in ?public=, as tools */

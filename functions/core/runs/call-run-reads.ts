@@ -1,0 +1,130 @@
+import type { CoreDeps } from '../../ports/core-deps.ts';
+import { ERROR_CODES, PlatformError } from '../../shared/errors.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import { answerStoredOutput, OUTPUT_AS_URL, outputAsUrlWarning } from '../payloads/output-answer.ts';
+import { type CallRunRecord, callRunEntity, callRunKeys } from './call-run-record.ts';
+import type { RunDocument, RunList, RunListQuery } from './call-run-schemas.ts';
+
+/*
+ * GET /runs/{run_id} and GET /runs: the caller's own runs, read under its account (a run of
+ * another account is not there to find: 404), each as the run document (docs/runs.md).
+ */
+
+/**
+ * A run still running this long past its deadline was interrupted: the process that ran it stopped
+ * (a restart of `npm start`, a Lambda that failed) before it could end it. Its record is answered as
+ * failed; a paid call's charge is refunded by the ledger's reconciliation, as any interrupted call's.
+ */
+export const INTERRUPTED_AFTER_MS = 60_000;
+
+/** Runs a list request reads at most, filters and all, before it answers a shorter page. */
+const MAX_SCANNED = 1000;
+
+export async function getRun(deps: CoreDeps, auth: AuthContext, runId: string): Promise<RunDocument> {
+  const item = await deps.store.get({ pk: callRunKeys.ofAccount(auth.accountId), sk: callRunKeys.sk(runId) });
+  if (!item) throw new PlatformError('NOT_FOUND', `Run ${runId} not found`);
+  return runDocument(deps, callRunEntity.fromItem(item));
+}
+
+export async function listRuns(deps: CoreDeps, auth: AuthContext, query: RunListQuery): Promise<RunList> {
+  const runs: RunDocument[] = [];
+  let scanned = 0;
+  let cursor: string | undefined;
+  let more = true;
+  const pk = callRunKeys.ofAccount(auth.accountId);
+  const sk = query.cursor ? { lt: callRunKeys.sk(query.cursor) } : { beginsWith: callRunKeys.sk('') };
+  while (more && runs.length <= query.limit && scanned < MAX_SCANNED) {
+    const page = await deps.store.query({
+      pk,
+      sk,
+      reverse: true,
+      limit: query.limit + 1,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const item of page.items) {
+      scanned++;
+      const record = callRunEntity.fromItem(item);
+      if (query.agent && record.agent !== query.agent && !record.agent.startsWith(`${query.agent}/`))
+        continue;
+      const run = await runDocument(deps, record, false);
+      if (query.status && run.status !== query.status) continue;
+      runs.push(run);
+      if (runs.length > query.limit) break;
+    }
+    cursor = page.cursor;
+    more = cursor !== undefined;
+  }
+  const page = runs.slice(0, query.limit);
+  const last = page.at(-1);
+  // More may follow when a run past the page was seen, or the scan stopped before the partition's end.
+  const next = last && (runs.length > query.limit || more) ? last.run_id : null;
+  return { runs: await Promise.all(page.map((run) => withOutput(deps, run))), next_cursor: next };
+}
+
+/** A stored run as answered; `output`: its stored output read back (or linked) too. */
+async function runDocument(deps: CoreDeps, record: CallRunRecord, output = true): Promise<RunDocument> {
+  const run = describeRun(interrupted(deps, record) ?? record);
+  return output ? withOutput(deps, run) : run;
+}
+
+/** A run as its document says it, its stored output not read (`output_ref` still beside it). */
+export function describeRun(
+  record: CallRunRecord,
+): RunDocument & { output_ref?: CallRunRecord['output_ref'] } {
+  return {
+    run_id: record.run_id,
+    status: record.status,
+    agent: record.agent,
+    agent_id: record.agent_id,
+    endpoint: record.endpoint,
+    request_id: record.request_id,
+    trace_id: record.trace_id,
+    created_at: record.created_at,
+    started_at: record.started_at,
+    ended_at: record.ended_at,
+    deadline_at: record.deadline_at,
+    duration_ms:
+      record.ended_at === null ? null : Date.parse(record.ended_at) - Date.parse(record.created_at),
+    result:
+      record.result_status === null || record.result_body === null
+        ? null
+        : { status: record.result_status, body: record.result_body },
+    ...(record.output_ref ? { output_ref: record.output_ref } : {}),
+  };
+}
+
+/** The run with a stored output in its body: read back, or as a download link when too large to answer. */
+async function withOutput(
+  deps: CoreDeps,
+  run: RunDocument & { output_ref?: CallRunRecord['output_ref'] },
+): Promise<RunDocument> {
+  const { output_ref: ref, ...rest } = run;
+  if (!ref || !rest.result) return rest;
+  const { output, linked } = await answerStoredOutput(deps, ref);
+  const body = rest.result.body as { warnings?: unknown[] };
+  const warnings = [...(body.warnings ?? []).filter((w) => (w as { code?: string }).code !== OUTPUT_AS_URL)];
+  if (linked) warnings.push(outputAsUrlWarning(output as Parameters<typeof outputAsUrlWarning>[0]));
+  return { ...rest, result: { ...rest.result, body: { ...rest.result.body, data: output, warnings } } };
+}
+
+/** A running run well past its deadline, as it is answered: failed, interrupted. Undefined otherwise. */
+function interrupted(deps: CoreDeps, record: CallRunRecord): CallRunRecord | undefined {
+  if (record.status !== 'running' && record.status !== 'queued') return undefined;
+  const due = Date.parse(record.deadline_at) + INTERRUPTED_AFTER_MS;
+  if (deps.clock.now().getTime() < due) return undefined;
+  const code = 'SERVICE_UNAVAILABLE';
+  return {
+    ...record,
+    status: 'failed',
+    ended_at: new Date(due).toISOString(),
+    result_status: ERROR_CODES[code].status,
+    result_body: {
+      error: {
+        code,
+        message: `Run ${record.run_id} was interrupted: the platform stopped while it ran; a paid call’s credits are refunded`,
+        is_retryable: ERROR_CODES[code].retryable,
+      },
+      metadata: { request_id: record.request_id, ...(record.trace_id ? { trace_id: record.trace_id } : {}) },
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import * as z from 'zod';
+import { intParam } from '../../shared/query-params.ts';
+import { RUN_STATUSES } from './call-run-record.ts';
+
+/** The run routes' inputs and answers (functions/platform/routes/runs.ts; docs/runs.md). */
+
+export const runIdParams = z.strictObject({ run_id: z.string().min(1).max(100) });
+
+export const runListQuery = z.strictObject({
+  limit: intParam(1, 100).default(20),
+  cursor: z
+    .string()
+    .regex(/^[0-9a-f-]{36}$/, 'must be a next_cursor of an earlier page')
+    .optional()
+    .describe('next_cursor of the previous page, to read the next (older) page'),
+  status: z.enum(RUN_STATUSES).optional().describe('Only runs in this status'),
+  agent: z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9-]{0,38}\/[a-z0-9][a-z0-9-]{0,63}(\/v[1-9][0-9]{0,5})?$/,
+      'must be org/name or org/name/version',
+    )
+    .optional()
+    .describe('Only runs of this agent (org/name) or version (org/name/version)'),
+});
+
+export const runSchema = z.object({
+  run_id: z.string().describe('The run’s id (a UUID v7)'),
+  status: z
+    .enum(RUN_STATUSES)
+    .describe('queued and running while it has not ended; then succeeded, failed, timed_out or cancelled'),
+  agent: z.string().describe('org/name/version'),
+  agent_id: z.string(),
+  endpoint: z.string(),
+  request_id: z.string().describe('The request that started it: its call record, log line and trace'),
+  trace_id: z.string().nullable().describe('Its trace (docs/traces.md); null when tracing is off'),
+  created_at: z.string().describe('When its call was received'),
+  started_at: z.string().nullable().describe('When it began to run, after admission'),
+  ended_at: z.string().nullable(),
+  deadline_at: z.string().describe('When it is stopped as timed out if it has not ended'),
+  duration_ms: z.number().int().nullable().describe('From created_at to ended_at'),
+  result: z
+    .object({
+      status: z.number().int().describe('The HTTP status the plain call answers'),
+      body: z
+        .record(z.string(), z.unknown())
+        .describe(
+          'Exactly the body the plain call answers: the success envelope ({data, warnings, metadata}), or the error envelope',
+        ),
+    })
+    .nullable()
+    .describe('Once it ended: the plain call’s answer; null before'),
+});
+
+export const runListSchema = z.object({
+  runs: z.array(runSchema).describe('Newest first'),
+  next_cursor: z.string().nullable().describe('Pass as cursor for the next page; null on the last page'),
+});
+
+export type RunDocument = z.infer<typeof runSchema>;
+export type RunListQuery = z.infer<typeof runListQuery>;
+export type RunList = z.infer<typeof runListSchema>;

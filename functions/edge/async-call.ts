@@ -1,0 +1,106 @@
+import type { CallResponse, CallStream } from '../core/calls/call-context.ts';
+import { describeRun } from '../core/runs/call-run-reads.ts';
+import type { CallRunRecord } from '../core/runs/call-run-record.ts';
+import { endRun, newRunId, openRun, type RunEnding } from '../core/runs/call-runs.ts';
+import { routes } from '../platform/routes.ts';
+import type { CoreDeps } from '../ports/core-deps.ts';
+import { jsonAnswer } from './answers.ts';
+import { errorEnvelope } from './error-answer.ts';
+import { mappedError } from './error-mapping.ts';
+import { RESPOND_ASYNC } from './prefer-header.ts';
+
+/*
+ * A call started without waiting (`Prefer: respond-async`, RFC 7240; docs/runs.md). It goes through
+ * every step of a plain call up to the moment a streamed call would open its stream (admitted,
+ * charged, about to run): whatever refuses it before is the ordinary answer. There its run is
+ * written, and the caller is answered 202 with the run, a Location to it and Preference-Applied,
+ * while the call runs on. When it ends, its run ends with exactly the answer the plain call would
+ * have had. The client going away stops nothing: nobody waits on the answer.
+ *
+ * The host sees the run through as work after the answer (`onDelivered`): the Node shell after it
+ * has written the 202, a Lambda until its handler returns, within its timeout, which is the call's
+ * streamed deadline (PLATFORM_MAX_STREAMED_CALL_SECONDS) and more.
+ */
+
+export interface AsyncCallHost {
+  requestId: string;
+  /**
+   * The host's AfterAnswer.onDelivered: sees the run through after the 202. A host without it (an
+   * app called in memory) leaves the run to go on in its process unwatched.
+   */
+  onDelivered?: ((run: () => Promise<unknown>) => void) | undefined;
+}
+
+/**
+ * Runs `call` (given the stream it opens once it runs, and its signal) as a run, and answers it: 202
+ * once it opened, else the call's own answer or its error (thrown).
+ */
+export function asyncCall(
+  deps: CoreDeps,
+  host: AsyncCallHost,
+  call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
+): Promise<CallResponse | Response> {
+  const { requestId } = host;
+  // Aborted only when the run's record could not be written: the call then stops as its caller gone.
+  const stopped = new AbortController();
+  const runId = newRunId();
+  return new Promise((resolve, reject) => {
+    let opening: Promise<CallRunRecord> | undefined;
+    const stream: CallStream = {
+      open(headers, context) {
+        opening = openRun(deps, context, runId);
+        opening.then(
+          (record) => {
+            const location = `${deps.config.publicUrl ?? ''}/runs/${runId}`;
+            const answerHeaders = { ...headers, Location: location, 'Preference-Applied': RESPOND_ASYNC };
+            resolve(jsonAnswer(describeRun(record), requestId, { status: 202, headers: answerHeaders }));
+            host.onDelivered?.(() => ended);
+          },
+          (error: unknown) => {
+            stopped.abort();
+            reject(error);
+          },
+        );
+        return undefined;
+      },
+    };
+    const ended = call(stream, stopped.signal).then(
+      async (result) => {
+        if (!opening) return resolve(result);
+        const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
+        await end(deps, runId, opening, { status: 'succeeded', http: 200, body });
+      },
+      async (error: unknown) => {
+        if (!opening) return reject(error);
+        // The same error path as a plain answer's (error-mapping.ts): its envelope is the run's result.
+        const failure = mappedError(deps.logger, error, {
+          requestId,
+          method: 'POST',
+          route: routes.callAgent.path,
+        });
+        const status = failure.code === 'TIMEOUT' ? 'timed_out' : 'failed';
+        await end(deps, runId, opening, {
+          status,
+          http: failure.status,
+          body: errorEnvelope(failure, requestId),
+        });
+      },
+    );
+  });
+}
+
+/** Ends the run once it was written; never throws (nobody is left to answer). */
+async function end(
+  deps: CoreDeps,
+  runId: string,
+  opening: Promise<CallRunRecord>,
+  ending: RunEnding,
+): Promise<void> {
+  try {
+    const record = await opening.catch(() => undefined);
+    if (record) await endRun(deps, record, ending);
+  } catch (err) {
+    // Left running, the run is answered as interrupted once well past its deadline (call-run-reads.ts).
+    deps.logger.error('run not ended', { run_id: runId, error: String(err) });
+  }
+}

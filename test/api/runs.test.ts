@@ -1,0 +1,271 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createAccount } from '../../functions/core/accounts/account.ts';
+import { callRunEntity } from '../../functions/core/runs/call-run-record.ts';
+import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { documentProblems } from '../helpers/openapi-conformance.ts';
+import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+/**
+ * Runs: a call sent with `Prefer: respond-async` answers 202 once it is admitted, and its run is
+ * read back from GET /runs/{run_id} and GET /runs by its caller alone (docs/runs.md). In memory:
+ * the app's own answers, no socket needed.
+ */
+
+/** A call's answer body: the success or the error envelope. */
+type Envelope = {
+  data?: unknown;
+  warnings?: unknown[];
+  metadata: Record<string, unknown>;
+  error?: { code: string; message: string };
+};
+
+type RunDoc = {
+  run_id: string;
+  status: string;
+  agent: string;
+  request_id: string;
+  trace_id: string | null;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  duration_ms: number | null;
+  result: { status: number; body: Envelope } | null;
+};
+
+describe('runs (Prefer: respond-async)', () => {
+  let p: TestPlatform;
+  let fake: FakeLlmProviders;
+  let key: string;
+  let accountId: string;
+  let otherKey: string;
+
+  const call = (body: unknown, headers: Record<string, string> = {}, as = key) =>
+    p.request<RunDoc & { metadata: Record<string, unknown> }>('POST', '/runco/echo/v1/run', {
+      key: as,
+      body,
+      headers: { prefer: 'respond-async', ...headers },
+    });
+  const getRun = (id: string, as = key) => p.request<RunDoc>('GET', `/runs/${id}`, { key: as });
+  const ended = (id: string) =>
+    waitFor(`run ${id} to end`, async () => {
+      const run = (await getRun(id)).body;
+      return run.ended_at ? run : undefined;
+    });
+  /** A model answer held until `release` is called. */
+  const held = () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    fake.setResponder(async () => {
+      await gate;
+      return { text: 'held answer' };
+    });
+    return release;
+  };
+
+  before(async () => {
+    fake = await startFakeLlm();
+    p = await startTestPlatform(
+      { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
+      'sqlite',
+      {},
+      { inMemory: true },
+    );
+    const owner = await createAccount(p.deps, { org: 'runco', tier: 'pro' });
+    key = owner.api_key;
+    accountId = owner.account.id;
+    otherKey = (await createAccount(p.deps, { org: 'otherco', tier: 'pro' })).api_key;
+    const published = await p.request('POST', '/agents', {
+      key,
+      body: {
+        name: 'echo',
+        description: 'Echoes.',
+        supported_providers: ['openai'],
+        prompt_template: 'Say {{text}}',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+  });
+  after(async () => {
+    await p?.close();
+    await fake?.close();
+  });
+  beforeEach(() => fake.reset());
+
+  it('answers 202 with the run, a Location and Preference-Applied while it runs, and ends it with exactly the plain call’s body', async () => {
+    const release = held();
+    const started = await call({ text: 'hi' });
+    assert.equal(started.status, 202, started.text);
+    const run = started.body;
+    assert.equal(run.status, 'running');
+    assert.equal(run.result, null);
+    assert.equal(run.agent, 'runco/echo/v1');
+    assert.equal(started.headers.get('location'), `/runs/${run.run_id}`);
+    assert.equal(started.headers.get('preference-applied'), 'respond-async');
+    assert.equal(started.headers.get('x-trace-id'), run.trace_id);
+    assert.equal(run.request_id, started.body.metadata.request_id);
+    // Still running: the 202 did not wait for the model.
+    assert.equal((await getRun(run.run_id)).body.status, 'running');
+    release();
+    const done = await ended(run.run_id);
+    // As /openapi.json documents them: the 202, a run that ended, and a page of runs.
+    const page = await p.request('GET', '/runs?limit=5', { key });
+    assert.deepEqual(
+      [
+        ...documentProblems('/{org}/{agent}/{version}/{endpoint}', 'POST', 202, started.body),
+        ...documentProblems('/runs/{run_id}', 'GET', 200, (await getRun(run.run_id)).body),
+        ...documentProblems('/runs', 'GET', 200, page.body),
+      ],
+      [],
+    );
+    assert.equal(done.status, 'succeeded');
+    assert.equal(done.result?.status, 200);
+    assert.ok(done.duration_ms !== null && done.duration_ms >= 0);
+
+    const plain = await p.request<Envelope>('POST', '/runco/echo/v1/run', {
+      key,
+      body: { text: 'hi' },
+    });
+    assert.equal(plain.status, 200, plain.text);
+    assert.ok(done.result);
+    const body = done.result.body;
+    assert.deepEqual(Object.keys(body).sort(), Object.keys(plain.body).sort());
+    assert.deepEqual(body.data, plain.body.data);
+    assert.deepEqual(body.warnings, plain.body.warnings);
+    assert.deepEqual(Object.keys(body.metadata).sort(), Object.keys(plain.body.metadata).sort());
+    assert.equal(body.metadata.request_id, run.request_id);
+    assert.equal(body.metadata.trace_id, run.trace_id);
+  });
+
+  it('refuses before it runs with the ordinary answer, and starts no run', async () => {
+    const before = (await p.request<{ runs: RunDoc[] }>('GET', '/runs', { key })).body.runs.length;
+    const refused = await call({ nope: 1 });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(errorOf(refused).code, 'INVALID_INPUT');
+    assert.equal(refused.headers.get('preference-applied'), null);
+    const after = (await p.request<{ runs: RunDoc[] }>('GET', '/runs', { key })).body.runs.length;
+    assert.equal(after, before);
+    assert.equal(fake.calls.length, 0);
+  });
+
+  it('ends a run whose call fails with the plain call’s error envelope and status', async () => {
+    fake.enqueue({ status: 500, errorMessage: 'the model is down' });
+    const started = await call({ text: 'fail' });
+    assert.equal(started.status, 202, started.text);
+    const done = await ended(started.body.run_id);
+    assert.equal(done.status, 'failed');
+    assert.equal(done.result?.status, 502);
+    assert.equal(done.result?.body.error?.code, 'LLM_ERROR');
+    assert.equal(done.result?.body.metadata.request_id, done.request_id);
+  });
+
+  it('counts the run’s call once against the daily quota, with one call record', async () => {
+    const quota = async () =>
+      (await p.request<{ quota: { used: number } }>('GET', '/usage', { key })).body.quota.used;
+    const used = await quota();
+    const started = await call({ text: 'count' });
+    assert.equal(started.status, 202, started.text);
+    const done = await ended(started.body.run_id);
+    assert.equal(await quota(), used + 1);
+    const logs = await p.request<{ logs: { request_id: string }[] }>('GET', '/usage/logs', { key });
+    assert.equal(logs.body.logs.filter((l) => l.request_id === done.request_id).length, 1);
+  });
+
+  it('is read by its caller alone: another account gets 404 and does not see it in its list', async () => {
+    const started = await call({ text: 'mine' });
+    const id = started.body.run_id;
+    await ended(id);
+    const stranger = await getRun(id, otherKey);
+    assert.equal(stranger.status, 404, stranger.text);
+    assert.equal(errorOf(stranger).code, 'NOT_FOUND');
+    assert.doesNotMatch(stranger.text, /runco|mine/);
+    const list = await p.request<{ runs: RunDoc[] }>('GET', '/runs', { key: otherKey });
+    assert.equal(list.status, 200, list.text);
+    assert.ok(!list.body.runs.some((r) => r.run_id === id));
+    const anonymous = await p.request('GET', `/runs/${id}`, { key: null });
+    assert.equal(anonymous.status, 401);
+  });
+
+  it('lists the caller’s runs newest first, page by page, narrowed by status and agent', async () => {
+    const ids: string[] = [];
+    for (const text of ['a', 'b', 'c']) {
+      const started = await call({ text });
+      ids.push(started.body.run_id);
+      await ended(started.body.run_id);
+    }
+    const first = await p.request<{ runs: RunDoc[]; next_cursor: string | null }>('GET', '/runs?limit=2', {
+      key,
+    });
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(
+      first.body.runs.map((r) => r.run_id),
+      [ids[2], ids[1]],
+    );
+    assert.equal(first.body.next_cursor, ids[1]);
+    const second = await p.request<{ runs: RunDoc[] }>(
+      'GET',
+      `/runs?limit=2&cursor=${first.body.next_cursor}`,
+      {
+        key,
+      },
+    );
+    assert.equal(second.body.runs[0]?.run_id, ids[0]);
+    const failed = await p.request<{ runs: RunDoc[] }>('GET', '/runs?status=failed', { key });
+    assert.ok(failed.body.runs.length >= 1);
+    assert.ok(failed.body.runs.every((r) => r.status === 'failed'));
+    const none = await p.request<{ runs: RunDoc[] }>('GET', '/runs?agent=runco/other', { key });
+    assert.deepEqual(none.body.runs, []);
+    const echo = await p.request<{ runs: RunDoc[] }>('GET', '/runs?agent=runco/echo/v1&limit=100', { key });
+    assert.ok(echo.body.runs.length >= 3);
+    const bad = await p.request('GET', '/runs?cursor=nope&status=sleeping', { key });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(errorOf(bad).fields.sort(), ['query.cursor', 'query.status']);
+  });
+
+  it('answers a run left running well past its deadline (its process gone) as failed, interrupted', async () => {
+    const now = p.clock.now().getTime();
+    const runId = '01900000-0000-7000-8000-000000000001';
+    await p.deps.store.put(
+      callRunEntity.toItem({
+        run_id: runId,
+        account_id: accountId,
+        key_id: 'key',
+        agent_id: 'agent',
+        agent: 'runco/echo/v1',
+        workspace_id: 'ws',
+        endpoint: 'run',
+        status: 'running',
+        request_id: 'req_gone',
+        trace_id: null,
+        created_at: new Date(now - 600_000).toISOString(),
+        started_at: new Date(now - 600_000).toISOString(),
+        ended_at: null,
+        deadline_at: new Date(now - 300_000).toISOString(),
+        result_status: null,
+        result_body: null,
+      }),
+    );
+    const run = (await getRun(runId)).body;
+    assert.equal(run.status, 'failed');
+    assert.equal(run.result?.status, 503);
+    assert.match(run.result?.body.error?.message ?? '', /interrupted/);
+  });
+
+  it('ignores other preferences, and answers a plain call when respond-async is not among them', async () => {
+    const plain = await call({ text: 'x' }, { prefer: 'return=minimal, wait=5' });
+    assert.equal(plain.status, 200, plain.text);
+    assert.equal(plain.headers.get('preference-applied'), null);
+    // Named among others, in any case; and over an Accept that prefers a stream of events.
+    const both = await call(
+      { text: 'y' },
+      { prefer: 'wait=10; foo="a,b", RESPOND-ASYNC', accept: 'text/event-stream' },
+    );
+    assert.equal(both.status, 202, both.text);
+    assert.match(both.headers.get('content-type') ?? '', /^application\/json/);
+    await ended(both.body.run_id);
+  });
+});
