@@ -1,7 +1,8 @@
 import type { CallResponse, CallStream } from '../core/calls/call-context.ts';
 import { describeRun } from '../core/runs/call-run-reads.ts';
-import type { CallRunRecord } from '../core/runs/call-run-record.ts';
+import { type CallRunRecord, runExpiresAtMs } from '../core/runs/call-run-record.ts';
 import { endRun, newRunId, openRun, type RunEnding } from '../core/runs/call-runs.ts';
+import { RunEventLog } from '../core/runs/run-event-log.ts';
 import { routes } from '../platform/routes.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
 import { jsonAnswer } from './answers.ts';
@@ -46,9 +47,11 @@ export function asyncCall(
   const runId = newRunId();
   return new Promise((resolve, reject) => {
     let opening: Promise<CallRunRecord> | undefined;
+    let log!: RunEventLog;
     const stream: CallStream = {
       open(headers, context) {
         opening = openRun(deps, context, runId);
+        log = new RunEventLog(deps, runId, runExpiresAtMs({ created_at: context.at }));
         opening.then(
           (record) => {
             const location = `${deps.config.publicUrl ?? ''}/runs/${runId}`;
@@ -61,14 +64,15 @@ export function asyncCall(
             reject(error);
           },
         );
-        return undefined;
+        // What a streamed call would send its client goes to the run's events (docs/runs.md).
+        return log.events();
       },
     };
     const ended = call(stream, stopped.signal).then(
       async (result) => {
         if (!opening) return resolve(result);
         const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
-        await end(deps, runId, opening, { status: 'succeeded', http: 200, body });
+        await end(deps, runId, opening, log, { status: 'succeeded', http: 200, body });
       },
       async (error: unknown) => {
         if (!opening) return reject(error);
@@ -79,11 +83,8 @@ export function asyncCall(
           route: routes.callAgent.path,
         });
         const status = failure.code === 'TIMEOUT' ? 'timed_out' : 'failed';
-        await end(deps, runId, opening, {
-          status,
-          http: failure.status,
-          body: errorEnvelope(failure, requestId),
-        });
+        const body = errorEnvelope(failure, requestId);
+        await end(deps, runId, opening, log, { status, http: failure.status, body });
       },
     );
   });
@@ -94,11 +95,15 @@ async function end(
   deps: CoreDeps,
   runId: string,
   opening: Promise<CallRunRecord>,
+  log: RunEventLog,
   ending: RunEnding,
 ): Promise<void> {
   try {
     const record = await opening.catch(() => undefined);
-    if (record) await endRun(deps, record, ending);
+    if (!record) return;
+    // The last event before the run's end: a reader that sees the run ended has its last event too.
+    await log.end(ending.status === 'succeeded' ? 'result' : 'error', ending.body);
+    await endRun(deps, record, ending);
   } catch (err) {
     // Left running, the run is answered as interrupted once well past its deadline (call-run-reads.ts).
     deps.logger.error('run not ended', { run_id: runId, error: String(err) });

@@ -1,13 +1,16 @@
 import type { CallHttpRequest } from '../core/calls/call-context.ts';
 import { callAgent } from '../core/calls/gateway.ts';
 import { getRun, listRuns } from '../core/runs/call-run-reads.ts';
-import { jsonAnswer } from '../edge/answers.ts';
+import { readRunEvents } from '../core/runs/run-event-reads.ts';
+import { jsonAnswer, sseAnswer } from '../edge/answers.ts';
 import { asyncCall } from '../edge/async-call.ts';
 import type { Operations } from '../edge/operations.ts';
 import { prefersAsync } from '../edge/prefer-header.ts';
+import { followRunEvents } from '../edge/run-event-stream.ts';
 import { streamedCall, wantsEventStream } from '../edge/streamed-call.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { routes } from '../platform/routes.ts';
+import { invalidInput } from '../shared/errors.ts';
 import { createStreamedModuleHandler } from './streamed-module-handler.ts';
 
 export const operations: Operations<'calls'> = {
@@ -60,7 +63,26 @@ export const operations: Operations<'calls'> = {
   },
   listRuns: ({ deps, auth, query }) => listRuns(deps, auth, query),
   getRun: ({ deps, auth, params }) => getRun(deps, auth, params.run_id),
+  getRunEvents: async ({ deps, auth, params, query, header }) => {
+    const after = lastEventId(header('last-event-id')) ?? query.after ?? 0;
+    const read = (from: number) => readRunEvents(deps, auth, params.run_id, from, query.limit);
+    // Read before answering: a run that is not the caller's is the ordinary 404, whatever the Accept.
+    const first = await read(after);
+    if (wantsEventStream(header('accept')))
+      return sseAnswer(followRunEvents(read, after, first, { logger: deps.logger }));
+    return { events: first.events, ended: first.ended, next_after: first.events.at(-1)?.id ?? after };
+  },
 };
+
+/** SSE's Last-Event-ID as an event number (the route's headers schema documents its form). */
+function lastEventId(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,10}$/.test(value.trim()))
+    throw invalidInput([
+      { field: 'header.last-event-id', message: 'must be the id of an event of this run' },
+    ]);
+  return Number(value.trim());
+}
 
 /** The call route's request as its span says it: the client's scheme is the public URL's. */
 function httpRequest(publicUrl: string | undefined, path: string): CallHttpRequest {

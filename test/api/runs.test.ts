@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { callRunEntity } from '../../functions/core/runs/call-run-record.ts';
+import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { documentProblems } from '../helpers/openapi-conformance.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -12,6 +13,13 @@ import { waitFor } from '../helpers/wait-for.ts';
  * read back from GET /runs/{run_id} and GET /runs by its caller alone (docs/runs.md). In memory:
  * the app's own answers, no socket needed.
  */
+
+type EventList = {
+  events: { id: number; event: string; data: Record<string, unknown>; at: string }[];
+  ended: boolean;
+  next_after: number;
+  metadata?: unknown;
+};
 
 /** A call's answer body: the success or the error envelope. */
 type Envelope = {
@@ -253,6 +261,75 @@ describe('runs (Prefer: respond-async)', () => {
     assert.equal(run.status, 'failed');
     assert.equal(run.result?.status, 503);
     assert.match(run.result?.body.error?.message ?? '', /interrupted/);
+  });
+
+  it('logs the events a streamed call would send, read as JSON from the start or after an id', async () => {
+    fake.enqueue({ text: 'one two three', chunks: ['one ', 'two ', 'three'], chunkDelayMs: 300 });
+    const started = await call({ text: 'story' });
+    assert.equal(started.status, 202, started.text);
+    const done = await ended(started.body.run_id);
+    const all = await p.request<EventList>('GET', `/runs/${done.run_id}/events`, { key });
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(documentProblems('/runs/{run_id}/events', 'GET', 200, all.body), []);
+    const { events } = all.body;
+    assert.deepEqual(
+      events.map((e) => e.id),
+      events.map((_, i) => i + 1),
+    );
+    assert.equal(events.at(-1)?.event, 'result');
+    assert.deepEqual(events.at(-1)?.data, done.result?.body);
+    const deltas = events.filter((e) => e.event === 'delta');
+    assert.ok(deltas.length >= 2, 'text apart in time is logged apart');
+    assert.equal(deltas.map((e) => e.data.text).join(''), 'one two three');
+    assert.equal(all.body.ended, true);
+    assert.equal(all.body.next_after, events.length);
+    const rest = await p.request<EventList>('GET', `/runs/${done.run_id}/events?after=1`, { key });
+    assert.deepEqual(rest.body.events, events.slice(1));
+    const none = await p.request<EventList>('GET', `/runs/${done.run_id}/events?after=${events.length}`, {
+      key,
+    });
+    assert.deepEqual(none.body, {
+      events: [],
+      ended: true,
+      next_after: events.length,
+      metadata: none.body.metadata,
+    });
+    const stranger = await p.request('GET', `/runs/${done.run_id}/events`, { key: otherKey });
+    assert.equal(stranger.status, 404, stranger.text);
+  });
+
+  it('follows the events as SSE while the run goes on; a client that lost them resumes with Last-Event-ID, and gets each once', async () => {
+    fake.enqueue({ text: 'alpha beta gamma', chunks: ['alpha ', 'beta ', 'gamma'], chunkDelayMs: 400 });
+    const started = await call({ text: 'follow' });
+    assert.equal(started.status, 202, started.text);
+    const id = started.body.run_id;
+    const follow = (headers: Record<string, string> = {}) =>
+      p.fetch(`/runs/${id}/events`, {
+        headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...headers },
+      });
+    // The first delta, then the client goes away.
+    const first = await follow();
+    assert.equal(first.status, 200);
+    assert.match(first.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const head = await readEventStream(first, Date.now(), (e) => e.event === 'delta');
+    const seen = head.events.at(-1);
+    assert.equal(seen?.event, 'delta');
+    // Back, after the event it saw: the rest, to the run's last event, and the stream ends.
+    const tail = await readEventStream(await follow({ 'last-event-id': seen?.id ?? '' }), Date.now());
+    const ids = [...head.events, ...tail.events].map((e) => Number(e.id));
+    assert.deepEqual(
+      ids,
+      ids.map((_, i) => i + 1),
+      'every event once, in order',
+    );
+    assert.equal(tail.events.at(-1)?.event, 'result');
+    const text = [...head.events, ...tail.events]
+      .filter((e) => e.event === 'delta')
+      .map((e) => (JSON.parse(e.data) as { text: string }).text)
+      .join('');
+    assert.equal(text, 'alpha beta gamma');
+    const bad = await follow({ 'last-event-id': 'yesterday' });
+    assert.equal(bad.status, 400);
   });
 
   it('ignores other preferences, and answers a plain call when respond-async is not among them', async () => {

@@ -250,8 +250,8 @@ describe('streamed calls', { concurrency: 2 }, () => {
         assert.equal(outcome, 'disconnected', 'the model request was cut when the caller went away');
       });
 
-      it('answers a call sent with Prefer: respond-async 202 before the model answers; its run ends with the plain answer, read by its caller alone', async () => {
-        fake.enqueue({ text: 'later', delayMs: 1_500 });
+      it('answers a call sent with Prefer: respond-async 202 before the model answers; its events are followed, resumed with Last-Event-ID, and its run ends with the plain answer, read by its caller alone', async () => {
+        fake.enqueue({ text: 'later on', chunks: ['later ', 'on'], chunkDelayMs: 1_500 });
         const started = await stream({ topic: 'x' }, undefined, 'application/json', {
           prefer: 'respond-async',
         });
@@ -261,19 +261,34 @@ describe('streamed calls', { concurrency: 2 }, () => {
         assert.ok(started.headers.get('location')?.endsWith(`/runs/${run.run_id}`));
         // The model has not answered yet: the 202 did not wait for it, and the connection is gone.
         assert.equal(await settledWithin(fake.calls[0]?.settled, 0), false);
-        const ended = await waitFor('the run to end', async () => {
-          const read = await d.request<{
-            status: string;
-            result: { status: number; body: { data: unknown } } | null;
-          }>('GET', `/runs/${run.run_id}`, { key });
-          return read.body.result ? read.body : undefined;
-        });
-        assert.equal(ended.status, 'succeeded');
-        assert.equal(ended.result?.status, 200);
-        assert.deepEqual(ended.result?.body.data, { text: 'later' });
+        const follow = (lastEventId?: string) =>
+          fetch(`${d.url}/runs/${run.run_id}/events`, {
+            headers: {
+              authorization: `Bearer ${key}`,
+              accept: 'text/event-stream',
+              ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+            },
+          });
+        // The first piece as it is logged; the client goes away, and comes back after it.
+        const head = await readEventStream(await follow(), Date.now(), (e) => e.event === 'delta');
+        const tail = await readEventStream(await follow(head.events.at(-1)?.id), Date.now());
+        const events = [...head.events, ...tail.events];
+        assert.deepEqual(
+          events.map((e) => Number(e.id)),
+          events.map((_, i) => i + 1),
+        );
+        assert.equal(events.at(-1)?.event, 'result');
+        const read = await d.request<{
+          status: string;
+          result: { status: number; body: { data: unknown } } | null;
+        }>('GET', `/runs/${run.run_id}`, { key });
+        assert.equal(read.body.status, 'succeeded');
+        assert.equal(read.body.result?.status, 200);
+        assert.deepEqual(read.body.result?.body.data, { text: 'later on' });
+        assert.deepEqual(JSON.parse(events.at(-1)?.data ?? '{}'), read.body.result?.body);
         const stranger = await d.createAccount(`${org}-other`, 'pro');
-        const read = await d.request('GET', `/runs/${run.run_id}`, { key: stranger.key });
-        assert.equal(read.status, 404, read.text);
+        const denied = await d.request('GET', `/runs/${run.run_id}/events`, { key: stranger.key });
+        assert.equal(denied.status, 404, denied.text);
       });
     });
   }

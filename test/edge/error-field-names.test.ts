@@ -125,6 +125,8 @@ describe('400 INVALID_INPUT names exactly the field that was sent', () => {
     const task = await p.request<{ id: string }>('POST', '/tasks', { key, body: { title: 'A task' } });
     assert.equal(task.status, 201, task.text);
     ids.task_id = task.body.id;
+    // A run's id: its query is judged before the run is looked up.
+    ids.run_id = '01900000-0000-7000-8000-00000000f1e1';
 
     const ws = `/workspaces/${ids.workspace_id}`;
     fixtures = {

@@ -2,6 +2,8 @@ import { createParser } from 'eventsource-parser';
 
 /** One Server-Sent Event as a client reads it, with when it arrived (ms since the request began). */
 export interface ReadEvent {
+  /** Its `id:` field, when it has one (a run's events: the number to resume after). */
+  id?: string | undefined;
   event: string;
   data: string;
   at: number;
@@ -22,7 +24,7 @@ export async function readEventStream(
   let stop = false;
   const parser = createParser({
     onEvent: (m) => {
-      const e = { event: m.event ?? 'message', data: m.data, at: Date.now() - startedAt };
+      const e = { id: m.id, event: m.event ?? 'message', data: m.data, at: Date.now() - startedAt };
       events.push(e);
       if (onEvent?.(e)) stop = true;
     },

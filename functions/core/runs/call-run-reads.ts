@@ -21,9 +21,18 @@ export const INTERRUPTED_AFTER_MS = 60_000;
 const MAX_SCANNED = 1000;
 
 export async function getRun(deps: CoreDeps, auth: AuthContext, runId: string): Promise<RunDocument> {
+  return withOutput(deps, describeRun(await findRun(deps, auth, runId)));
+}
+
+/**
+ * The caller's run as it is now (one left running past its deadline: failed, interrupted), its
+ * stored output not read; 404 for a run of any other account, as for one that does not exist.
+ */
+export async function findRun(deps: CoreDeps, auth: AuthContext, runId: string): Promise<CallRunRecord> {
   const item = await deps.store.get({ pk: callRunKeys.ofAccount(auth.accountId), sk: callRunKeys.sk(runId) });
   if (!item) throw new PlatformError('NOT_FOUND', `Run ${runId} not found`);
-  return runDocument(deps, callRunEntity.fromItem(item));
+  const record = callRunEntity.fromItem(item);
+  return interrupted(deps, record) ?? record;
 }
 
 export async function listRuns(deps: CoreDeps, auth: AuthContext, query: RunListQuery): Promise<RunList> {
@@ -46,7 +55,7 @@ export async function listRuns(deps: CoreDeps, auth: AuthContext, query: RunList
       const record = callRunEntity.fromItem(item);
       if (query.agent && record.agent !== query.agent && !record.agent.startsWith(`${query.agent}/`))
         continue;
-      const run = await runDocument(deps, record, false);
+      const run = describeRun(interrupted(deps, record) ?? record);
       if (query.status && run.status !== query.status) continue;
       runs.push(run);
       if (runs.length > query.limit) break;
@@ -59,12 +68,6 @@ export async function listRuns(deps: CoreDeps, auth: AuthContext, query: RunList
   // More may follow when a run past the page was seen, or the scan stopped before the partition's end.
   const next = last && (runs.length > query.limit || more) ? last.run_id : null;
   return { runs: await Promise.all(page.map((run) => withOutput(deps, run))), next_cursor: next };
-}
-
-/** A stored run as answered; `output`: its stored output read back (or linked) too. */
-async function runDocument(deps: CoreDeps, record: CallRunRecord, output = true): Promise<RunDocument> {
-  const run = describeRun(interrupted(deps, record) ?? record);
-  return output ? withOutput(deps, run) : run;
 }
 
 /** A run as its document says it, its stored output not read (`output_ref` still beside it). */

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { intParam } from '../../shared/query-params.ts';
 import { RUN_STATUSES } from './call-run-record.ts';
+import { RUN_EVENT_NAMES } from './run-event-record.ts';
 
 /** The run routes' inputs and answers (functions/platform/routes/runs.ts; docs/runs.md). */
 
@@ -57,6 +58,28 @@ export const runListSchema = z.object({
   next_cursor: z.string().nullable().describe('Pass as cursor for the next page; null on the last page'),
 });
 
+export const runEventsQuery = z.strictObject({
+  after: intParam(0, 1_000_000_000)
+    .optional()
+    .describe('Only the events after this id (the SSE `Last-Event-ID` header says the same, and wins)'),
+  limit: intParam(1, 500).default(500),
+});
+
+export const runEventSchema = z.object({
+  id: z.number().int().describe('Its number in the run, from 1: the SSE event id'),
+  event: z.enum(RUN_EVENT_NAMES).describe('As a streamed call’s: delta, step, then result or error'),
+  data: z.record(z.string(), z.unknown()).describe('As a streamed call’s event of that name holds'),
+  at: z.string(),
+});
+
+export const runEventListSchema = z.object({
+  events: z.array(runEventSchema).describe('In order'),
+  ended: z.boolean().describe('The run ended and its last event is among these or before them'),
+  next_after: z.number().int().describe('Pass as after to read on: the last id here, or after'),
+});
+
 export type RunDocument = z.infer<typeof runSchema>;
+export type RunEventView = z.infer<typeof runEventSchema>;
+export type RunEventList = z.infer<typeof runEventListSchema>;
 export type RunListQuery = z.infer<typeof runListQuery>;
 export type RunList = z.infer<typeof runListSchema>;

@@ -4,7 +4,16 @@
  * Spread into the route table in functions/platform/routes.ts, whose order they keep.
  */
 
-import { runIdParams, runListQuery, runListSchema, runSchema } from '../../core/runs/call-run-schemas.ts';
+import * as z from 'zod';
+import {
+  runEventListSchema,
+  runEventsQuery,
+  runIdParams,
+  runListQuery,
+  runListSchema,
+  runSchema,
+} from '../../core/runs/call-run-schemas.ts';
+import { CALL_STREAM_EVENTS } from '../../edge/call-stream-events.ts';
 import { route } from './route-def.ts';
 
 export const runRoutes = {
@@ -31,5 +40,34 @@ export const runRoutes = {
     tag: 'Runs',
     params: runIdParams,
     success: { status: 200, schema: runSchema, description: 'The run' },
+  }),
+  getRunEvents: route({
+    method: 'GET',
+    path: '/runs/{run_id}/events',
+    module: 'calls',
+    auth: 'api-key',
+    summary: 'A run’s events: a streamed call’s, from the start or after the last one read',
+    description:
+      'The events a streamed call of the run would have sent, in order, each numbered from 1: `delta` as the model writes, `step` for each tool or sub-agent call, and last `result` or `error` (the run’s result body). As JSON, a page after `after`; as Server-Sent Events when the client prefers them by its Accept, followed live until the run’s last event, each with its number as its `id:`, so a client that lost the connection resumes with `Last-Event-ID` (docs/runs.md).',
+    tag: 'Runs',
+    params: runIdParams,
+    query: runEventsQuery,
+    headers: z.object({
+      'Last-Event-ID': z
+        .string()
+        .regex(/^[0-9]{1,10}$/)
+        .optional()
+        .describe('The id of the last event read: only the events after it (SSE’s reconnection)'),
+    }),
+    success: {
+      status: 200,
+      schema: runEventListSchema,
+      description: 'The events after `after`, and whether the run has ended',
+      eventStream: {
+        description:
+          'When the client’s Accept prefers text/event-stream: the events as Server-Sent Events, each with `id:` its number, as they are logged, until the last (`result` or `error`); a comment line after 15 s with nothing sent; the stream ends after 280 s even if the run has not, and the client reconnects with Last-Event-ID.',
+        events: CALL_STREAM_EVENTS,
+      },
+    },
   }),
 } as const;

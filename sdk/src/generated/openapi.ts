@@ -684,6 +684,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run’s events: a streamed call’s, from the start or after the last one read
+         * @description The events a streamed call of the run would have sent, in order, each numbered from 1: `delta` as the model writes, `step` for each tool or sub-agent call, and last `result` or `error` (the run’s result body). As JSON, a page after `after`; as Server-Sent Events when the client prefers them by its Accept, followed live until the run’s last event, each with its number as its `id:`, so a client that lost the connection resumes with `Last-Event-ID` (docs/runs.md).
+         */
+        get: operations["getRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -8635,6 +8655,217 @@ export interface operations {
                             };
                         } | null;
                         metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description Invalid input (error.details.fields names each offending field) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description Not found (also for resources of workspaces the caller is not a member of) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error (retryable) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getRunEvents: {
+        parameters: {
+            query?: {
+                /** @description Only the events after this id (the SSE `Last-Event-ID` header says the same, and wins) */
+                after?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description The id of the last event read: only the events after it (SSE’s reconnection) */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events after `after`, and whether the run has ended */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description In order */
+                        events: {
+                            /** @description Its number in the run, from 1: the SSE event id */
+                            id: number;
+                            /**
+                             * @description As a streamed call’s: delta, step, then result or error
+                             * @enum {string}
+                             */
+                            event: "delta" | "step" | "result" | "error";
+                            /** @description As a streamed call’s event of that name holds */
+                            data: {
+                                [key: string]: components["schemas"]["JsonValue"];
+                            };
+                            at: string;
+                        }[];
+                        /** @description The run ended and its last event is among these or before them */
+                        ended: boolean;
+                        /** @description Pass as after to read on: the last id here, or after */
+                        next_after: number;
+                        metadata: components["schemas"]["Metadata"];
+                    };
+                    "text/event-stream": {
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        kind: "tool" | "agent";
+                        /** @description The tool’s name, or the called agent’s org/name/version */
+                        name: string;
+                        /** @enum {string} */
+                        outcome: "ok" | "error";
+                        duration_ms: number;
+                    } | {
+                        /** @description The agent’s output; when too large to answer inline (docs/calls.md, "Large outputs"), a download link instead: {output_url, output_bytes, output_sha256, expires_at}, with the warning OUTPUT_AS_URL */
+                        data: {
+                            [key: string]: components["schemas"]["JsonValue"];
+                        };
+                        warnings: {
+                            code: string;
+                            field?: string;
+                            message: string;
+                        }[];
+                        metadata: {
+                            request_id: string;
+                            processing_time_ms: number;
+                            version: string;
+                            trace_id?: string;
+                        };
+                    } | {
+                        error: {
+                            code: string;
+                            message: string;
+                            is_retryable: boolean;
+                            suggested_wait_time?: number;
+                            details?: {
+                                fields?: {
+                                    field: string;
+                                    message: string;
+                                }[];
+                            } & {
+                                [key: string]: components["schemas"]["JsonValue"];
+                            };
+                        };
+                        metadata: {
+                            request_id: string;
+                            trace_id?: string;
+                        };
                     };
                 };
             };

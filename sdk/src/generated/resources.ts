@@ -134,6 +134,9 @@ export function createResources(api: Client<paths>) {
   const getRun = method('getRun', async (run_id: string) =>
     unwrap(await api.GET('/runs/{run_id}', { params: { path: { run_id } } })),
   );
+  const getRunEvents = method('getRunEvents', async (run_id: string, query: Query<'getRunEvents'> = {}, headers: Header<'getRunEvents'> = {}) =>
+    unwrap(await api.GET('/runs/{run_id}/events', { params: { path: { run_id }, query, header: headers } })),
+  );
   const mcpPost = method('mcpPost', async (body: JsonBody<'mcpPost'>, query: Query<'mcpPost'> = {}) =>
     unwrap(await api.POST('/mcp', { params: { query }, body })),
   );
@@ -372,6 +375,8 @@ export function createResources(api: Client<paths>) {
       ),
       /** Get a run: its status, timing and, once it ended, the plain call’s answer */
       get: getRun,
+      /** A run’s events: a streamed call’s, from the start or after the last one read */
+      events: getRunEvents,
     },
     mcp: {
       /** MCP (Streamable HTTP, stateless): the agents of the caller’s workspaces, and the public agents named in ?public=, as tools */
