@@ -2,6 +2,7 @@ import type { CallResponse, CallStream } from '../core/calls/call-context.ts';
 import { describeRun } from '../core/runs/call-run-reads.ts';
 import { type CallRunRecord, runExpiresAtMs } from '../core/runs/call-run-record.ts';
 import { endRun, newRunId, openRun, type RunEnding } from '../core/runs/call-runs.ts';
+import { CANCELLED, watchCancel } from '../core/runs/run-cancel.ts';
 import { RunEventLog } from '../core/runs/run-event-log.ts';
 import { routes } from '../platform/routes.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
@@ -42,8 +43,10 @@ export function asyncCall(
   call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
 ): Promise<CallResponse | Response> {
   const { requestId } = host;
-  // Aborted only when the run's record could not be written: the call then stops as its caller gone.
+  // Aborted when its caller cancels the run (CANCELLED), or when the run's record could not be
+  // written: the call then stops as its caller gone.
   const stopped = new AbortController();
+  let unwatch: (() => void) | undefined;
   const runId = newRunId();
   return new Promise((resolve, reject) => {
     let opening: Promise<CallRunRecord> | undefined;
@@ -58,6 +61,7 @@ export function asyncCall(
             const answerHeaders = { ...headers, Location: location, 'Preference-Applied': RESPOND_ASYNC };
             resolve(jsonAnswer(describeRun(record), requestId, { status: 202, headers: answerHeaders }));
             host.onDelivered?.(() => ended);
+            unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
           },
           (error: unknown) => {
             stopped.abort();
@@ -68,25 +72,32 @@ export function asyncCall(
         return log.events();
       },
     };
-    const ended = call(stream, stopped.signal).then(
-      async (result) => {
-        if (!opening) return resolve(result);
-        const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
-        await end(deps, runId, opening, log, { status: 'succeeded', http: 200, body });
-      },
-      async (error: unknown) => {
-        if (!opening) return reject(error);
-        // The same error path as a plain answer's (error-mapping.ts): its envelope is the run's result.
-        const failure = mappedError(deps.logger, error, {
-          requestId,
-          method: 'POST',
-          route: routes.callAgent.path,
-        });
-        const status = failure.code === 'TIMEOUT' ? 'timed_out' : 'failed';
-        const body = errorEnvelope(failure, requestId);
-        await end(deps, runId, opening, log, { status, http: failure.status, body });
-      },
-    );
+    const ended = call(stream, stopped.signal)
+      .finally(() => unwatch?.())
+      .then(
+        async (result) => {
+          if (!opening) return resolve(result);
+          const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
+          await end(deps, runId, opening, log, { status: 'succeeded', http: 200, body });
+        },
+        async (error: unknown) => {
+          if (!opening) return reject(error);
+          // The same error path as a plain answer's (error-mapping.ts): its envelope is the run's result.
+          const failure = mappedError(deps.logger, error, {
+            requestId,
+            method: 'POST',
+            route: routes.callAgent.path,
+          });
+          const status =
+            stopped.signal.reason === CANCELLED
+              ? 'cancelled'
+              : failure.code === 'TIMEOUT'
+                ? 'timed_out'
+                : 'failed';
+          const body = errorEnvelope(failure, requestId);
+          await end(deps, runId, opening, log, { status, http: failure.status, body });
+        },
+      );
   });
 }
 

@@ -30,8 +30,8 @@ export interface SynthesizedDeployment {
 
 /**
  * Everything synthesis reads: the sources (path, size, modification time) of the functions, the
- * CDK app and the dashboard (web/, built into its asset at synthesis; not its own build output),
- * the lock file and the context.
+ * CDK app and the dashboard (web/, built into its asset at synthesis with the SDK's client, sdk/;
+ * not their build output), the lock file and the context.
  */
 export function fingerprint(context: Record<string, unknown>, root = PROJECT_ROOT): string {
   const hash = createHash('sha256');
@@ -49,7 +49,8 @@ export function fingerprint(context: Record<string, unknown>, root = PROJECT_ROO
       }
     }
   };
-  for (const dir of ['functions', 'lib', 'bin', 'web']) walk(join(root, dir));
+  // sdk/: the dashboard is built with the SDK's client (web/src/api-client.ts).
+  for (const dir of ['functions', 'lib', 'bin', 'web', 'sdk']) walk(join(root, dir));
   for (const file of ['package-lock.json', 'cdk.json']) {
     hash.update(readFileSync(join(root, file)));
   }

@@ -1,6 +1,7 @@
 import type { CallHttpRequest } from '../core/calls/call-context.ts';
 import { callAgent } from '../core/calls/gateway.ts';
-import { getRun, listRuns } from '../core/runs/call-run-reads.ts';
+import { describeRun, getRun, listRuns } from '../core/runs/call-run-reads.ts';
+import { cancelRun } from '../core/runs/run-cancel.ts';
 import { readRunEvents } from '../core/runs/run-event-reads.ts';
 import { jsonAnswer, sseAnswer } from '../edge/answers.ts';
 import { asyncCall } from '../edge/async-call.ts';
@@ -63,6 +64,11 @@ export const operations: Operations<'calls'> = {
   },
   listRuns: ({ deps, auth, query }) => listRuns(deps, auth, query),
   getRun: ({ deps, auth, params }) => getRun(deps, auth, params.run_id),
+  cancelRun: async ({ deps, auth, params, requestId }) => {
+    const { run, ended } = await cancelRun(deps, auth, params.run_id);
+    // Ended: the run as GET answers it; still stopping: 202 with the cancel under way.
+    return ended ? getRun(deps, auth, run.run_id) : jsonAnswer(describeRun(run), requestId, { status: 202 });
+  },
   getRunEvents: async ({ deps, auth, params, query, header }) => {
     const after = lastEventId(header('last-event-id')) ?? query.after ?? 0;
     const read = (from: number) => readRunEvents(deps, auth, params.run_id, from, query.limit);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { callRunEntity } from '../../functions/core/runs/call-run-record.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
@@ -7,6 +9,8 @@ import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-ll
 import { documentProblems } from '../helpers/openapi-conformance.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+
+const run = promisify(execFile);
 
 /**
  * Runs: a call sent with `Prefer: respond-async` answers 202 once it is admitted, and its run is
@@ -26,7 +30,7 @@ type Envelope = {
   data?: unknown;
   warnings?: unknown[];
   metadata: Record<string, unknown>;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; details?: Record<string, unknown> };
 };
 
 type RunDoc = {
@@ -39,6 +43,7 @@ type RunDoc = {
   started_at: string | null;
   ended_at: string | null;
   duration_ms: number | null;
+  cancel_requested_at: string | null;
   result: { status: number; body: Envelope } | null;
 };
 
@@ -73,6 +78,16 @@ describe('runs (Prefer: respond-async)', () => {
     });
     return release;
   };
+
+  /** The `sleep 37` processes running on this machine (the sandboxed command of the sleeper tool). */
+  const sleepers = async () => {
+    const { stdout } = await run('ps', ['-eo', 'args']).catch(() => ({ stdout: '' }));
+    return stdout.split('\n').filter((line) => line.trim() === 'sleep 37').length;
+  };
+
+  /** The caller's concurrency slots held now. */
+  const leasesHeld = async () =>
+    (await p.deps.store.query({ pk: `ACCOUNT#${accountId}`, sk: { beginsWith: 'LEASE#' } })).items.length;
 
   before(async () => {
     fake = await startFakeLlm();
@@ -255,6 +270,7 @@ describe('runs (Prefer: respond-async)', () => {
         deadline_at: new Date(now - 300_000).toISOString(),
         result_status: null,
         result_body: null,
+        cancel_requested_at: null,
       }),
     );
     const run = (await getRun(runId)).body;
@@ -330,6 +346,73 @@ describe('runs (Prefer: respond-async)', () => {
     assert.equal(text, 'alpha beta gamma');
     const bad = await follow({ 'last-event-id': 'yesterday' });
     assert.equal(bad.status, 400);
+  });
+
+  it('cancels a running run: its model request is cut, its slot released, and it ends cancelled with its call record; a second cancel answers the same', async () => {
+    held();
+    const started = await call({ text: 'cancel me' });
+    assert.equal(started.status, 202, started.text);
+    const id = started.body.run_id;
+    await waitFor('the model request', () => fake.calls[0]);
+    assert.equal(await leasesHeld(), 1);
+    const stranger = await p.request('POST', `/runs/${id}/cancel`, { key: otherKey });
+    assert.equal(stranger.status, 404, stranger.text);
+    assert.equal((await getRun(id)).body.status, 'running', 'another account’s cancel changed nothing');
+
+    const cancelled = await p.request<RunDoc>('POST', `/runs/${id}/cancel`, { key });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.body.status, 'cancelled');
+    assert.ok(cancelled.body.cancel_requested_at);
+    assert.equal(cancelled.body.result?.status, 504);
+    assert.deepEqual(cancelled.body.result?.body.error?.details, { reason: 'cancelled' });
+    assert.deepEqual(documentProblems('/runs/{run_id}/cancel', 'POST', 200, cancelled.body), []);
+    assert.equal(await fake.calls[0]?.settled, 'disconnected', 'the model request was cut');
+    assert.equal(await leasesHeld(), 0, 'its concurrency slot is free');
+    const logs = await p.request<{ logs: { request_id: string; status: string }[] }>('GET', '/usage/logs', {
+      key,
+    });
+    assert.equal(logs.body.logs.find((l) => l.request_id === cancelled.body.request_id)?.status, 'timeout');
+    const again = await p.request<RunDoc>('POST', `/runs/${id}/cancel`, { key });
+    assert.equal(again.status, 200);
+    assert.deepEqual({ ...again.body, metadata: null }, { ...cancelled.body, metadata: null });
+    const events = await p.request<EventList>('GET', `/runs/${id}/events`, { key });
+    assert.equal(events.body.events.at(-1)?.event, 'error');
+  });
+
+  it('cancels a run in the middle of its sandboxed command: the command is killed, nothing is left running', async () => {
+    const published = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key,
+      body: {
+        name: 'sleeper',
+        type: 'tool',
+        description: 'Sleeps.',
+        supported_providers: ['any'],
+        required_secrets: [],
+        runtime: { command: 'sleep 37' },
+      },
+    });
+    assert.equal(published.status, 201, published.text);
+    const started = await p.request<RunDoc>('POST', '/runco/sleeper/v1/run', {
+      key,
+      body: {},
+      headers: { prefer: 'respond-async' },
+    });
+    assert.equal(started.status, 202, started.text);
+    await waitFor('the command to run', async () => ((await sleepers()) > 0 ? true : undefined));
+    const cancelled = await p.request<RunDoc>('POST', `/runs/${started.body.run_id}/cancel`, { key });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.body.status, 'cancelled');
+    await waitFor('the command to be gone', async () => ((await sleepers()) === 0 ? true : undefined), 5_000);
+    assert.equal(await leasesHeld(), 0);
+  });
+
+  it('refuses to cancel a run that ended otherwise: 409, the run unchanged', async () => {
+    const started = await call({ text: 'done' });
+    const done = await ended(started.body.run_id);
+    const refused = await p.request('POST', `/runs/${done.run_id}/cancel`, { key });
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(errorOf(refused).code, 'CONFLICT');
+    assert.equal((await getRun(done.run_id)).body.status, 'succeeded');
   });
 
   it('ignores other preferences, and answers a plain call when respond-async is not among them', async () => {

@@ -61,10 +61,10 @@ describe('the synthesized assembly swap (starts sharing one assembly directory)'
 });
 
 describe('the assembly’s fingerprint (when a shared assembly is synthesized again)', () => {
-  test('changes with the dashboard’s source, which synthesis builds, and not with its build output', () => {
+  test('changes with the dashboard’s source and the SDK it is built with, which synthesis builds, and not with its build output', () => {
     const root = mkdtempSync(join(tmpdir(), 'assembly-print-'));
     try {
-      for (const dir of ['functions', 'lib', 'bin', 'web/src', 'web/dist'])
+      for (const dir of ['functions', 'lib', 'bin', 'web/src', 'web/dist', 'sdk/src'])
         mkdirSync(join(root, dir), { recursive: true });
       writeFileSync(join(root, 'package-lock.json'), '{}');
       writeFileSync(join(root, 'cdk.json'), '{}');
@@ -78,7 +78,11 @@ describe('the assembly’s fingerprint (when a shared assembly is synthesized ag
       const afterWeb = fingerprint({}, root);
       assert.notEqual(afterWeb, before, 'a dashboard source changed');
       writeFileSync(join(root, 'functions', 'handler.ts'), 'export const a = 22;');
-      assert.notEqual(fingerprint({}, root), afterWeb, 'a function source changed');
+      const afterFunction = fingerprint({}, root);
+      assert.notEqual(afterFunction, afterWeb, 'a function source changed');
+      // The dashboard is built with the SDK's client: a change of the SDK is one of the dashboard.
+      writeFileSync(join(root, 'sdk', 'src', 'client.ts'), 'export const createClient = () => 2;');
+      assert.notEqual(fingerprint({}, root), afterFunction, 'an SDK source changed');
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -290,6 +290,24 @@ describe('streamed calls', { concurrency: 2 }, () => {
         const denied = await d.request('GET', `/runs/${run.run_id}/events`, { key: stranger.key });
         assert.equal(denied.status, 404, denied.text);
       });
+
+      it('cancels a run from another request (on the emulated deployment, another Lambda instance): its model request is cut and it ends cancelled', async () => {
+        fake.enqueue({ text: 'never', delayMs: 60_000 });
+        const started = await stream({ topic: 'x' }, undefined, 'application/json', {
+          prefer: 'respond-async',
+        });
+        assert.equal(started.status, 202);
+        const { run_id } = (await started.json()) as { run_id: string };
+        await waitFor('the model request', () => fake.calls[0]);
+        const cancel = await d.request<{ status: string }>('POST', `/runs/${run_id}/cancel`, { key });
+        assert.ok(cancel.status === 200 || cancel.status === 202, cancel.text);
+        const ended = await waitFor('the run to end cancelled', async () => {
+          const read = await d.request<{ status: string }>('GET', `/runs/${run_id}`, { key });
+          return read.body.status === 'running' ? undefined : read.body;
+        });
+        assert.equal(ended.status, 'cancelled');
+        assert.equal(await fake.calls[0]?.settled, 'disconnected');
+      });
     });
   }
 });

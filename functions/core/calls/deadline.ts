@@ -83,6 +83,9 @@ export function callDeadline(
 /** The abort reason of a call whose caller hung up (a streamed call's client went away). */
 export const CALLER_GONE = 'caller-gone';
 
+/** The abort reason of a call whose run its caller cancelled (POST /runs/{run_id}/cancel). */
+export const CANCELLED = 'cancelled';
+
 /** Resolves with the work, or rejects with 504 TIMEOUT the moment the deadline's signal fires. */
 export function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -94,7 +97,12 @@ export function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<
             new PlatformError('TIMEOUT', 'The caller closed the connection before the call ended', {
               reason: 'caller_gone',
             })
-          : new PlatformError('TIMEOUT', 'The call exceeded its deadline'),
+          : signal.reason === CANCELLED
+            ? // Nor for one its caller cancelled: likewise, said in its details (docs/runs.md).
+              new PlatformError('TIMEOUT', 'The caller cancelled the run before it ended', {
+                reason: 'cancelled',
+              })
+            : new PlatformError('TIMEOUT', 'The call exceeded its deadline'),
       );
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });

@@ -27,7 +27,7 @@ import { CallReport } from './call-report.ts';
 import { callTime } from './call-time.ts';
 import { CallVault } from './call-vault.ts';
 import { runCodeRuntime } from './code-runtime.ts';
-import { CALLER_GONE, callDeadline, raceDeadline } from './deadline.ts';
+import { CALLER_GONE, CANCELLED, callDeadline, raceDeadline } from './deadline.ts';
 import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { checkSubCall, orchestrationFor } from './orchestration.ts';
@@ -311,8 +311,10 @@ async function runWithinDeadline(
   const timer = setTimeout(() => controller.abort(), call.deadline.remainingMs());
   // A caller gone ends the call as its deadline would, recorded as such (docs/calls.md).
   const gone = call.request.signal;
-  const hangUp = () => controller.abort(CALLER_GONE);
+  // Its run cancelled, or its caller gone: either ends it now (a cancel says so in its record).
+  const hangUp = () => controller.abort(gone?.reason === CANCELLED ? CANCELLED : CALLER_GONE);
   gone?.addEventListener('abort', hangUp, { once: true });
+  if (gone?.aborted) hangUp();
   let finished = false;
   try {
     const outcome = await raceDeadline(

@@ -88,6 +88,7 @@ export function describeRun(
     deadline_at: record.deadline_at,
     duration_ms:
       record.ended_at === null ? null : Date.parse(record.ended_at) - Date.parse(record.created_at),
+    cancel_requested_at: record.cancel_requested_at,
     result:
       record.result_status === null || record.result_body === null
         ? null

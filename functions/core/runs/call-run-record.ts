@@ -50,6 +50,8 @@ const callRunRecordSchema = z.object({
    */
   result_body: z.record(z.string(), z.unknown()).nullable(),
   output_ref: payloadRefSchema.optional(),
+  /** When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never. */
+  cancel_requested_at: z.string().nullable().default(null),
 });
 
 export type CallRunRecord = z.output<typeof callRunRecordSchema>;

@@ -40,6 +40,10 @@ export const runSchema = z.object({
   ended_at: z.string().nullable(),
   deadline_at: z.string().describe('When it is stopped as timed out if it has not ended'),
   duration_ms: z.number().int().nullable().describe('From created_at to ended_at'),
+  cancel_requested_at: z
+    .string()
+    .nullable()
+    .describe('When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never'),
   result: z
     .object({
       status: z.number().int().describe('The HTTP status the plain call answers'),

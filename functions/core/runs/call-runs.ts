@@ -1,9 +1,15 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { ConditionFailedError, cond } from '../../ports/store.ts';
+import { type AttrValue, ConditionFailedError, cond } from '../../ports/store.ts';
 import { builtUuidV7 } from '../../shared/request-ids.ts';
 import type { CallContext } from '../calls/call-context.ts';
 import { ITEM_PAYLOAD_BYTES, jsonOf, payloadKey, storePayload } from '../payloads/payload-store.ts';
-import { type CallRunRecord, callRunEntity, type RunStatus, runExpiresAtMs } from './call-run-record.ts';
+import {
+  type CallRunRecord,
+  callRunEntity,
+  callRunKeys,
+  type RunStatus,
+  runExpiresAtMs,
+} from './call-run-record.ts';
 
 /*
  * A run's life as its record tells it (docs/runs.md): written `running` once its call is admitted,
@@ -37,6 +43,7 @@ export async function openRun(deps: CoreDeps, call: CallContext, runId: string):
     deadline_at: new Date(call.deadline.platformMs()).toISOString(),
     result_status: null,
     result_body: null,
+    cancel_requested_at: null,
   };
   await deps.store.put(callRunEntity.toItem(record), { condition: cond.notExists() });
   return record;
@@ -55,16 +62,17 @@ export interface RunEnding {
  */
 export async function endRun(deps: CoreDeps, record: CallRunRecord, ending: RunEnding): Promise<boolean> {
   const { body, ref } = await withStoredData(deps, record, ending.body);
-  const ended: CallRunRecord = {
-    ...record,
+  // An update of the ending's fields alone: what another writer set meanwhile (a cancel's mark) stays.
+  const set: Record<string, AttrValue> = {
     status: ending.status,
     ended_at: deps.clock.now().toISOString(),
     result_status: ending.http,
-    result_body: body,
-    ...(ref ? { output_ref: ref } : {}),
+    result_body: body as { [key: string]: AttrValue },
   };
+  if (ref) set.output_ref = ref;
+  const key = { pk: callRunKeys.ofAccount(record.account_id), sk: callRunKeys.sk(record.run_id) };
   try {
-    await deps.store.put(callRunEntity.toItem(ended), { condition: cond.eq('status', 'running') });
+    await deps.store.update(key, { set }, { condition: cond.eq('status', 'running') });
     return true;
   } catch (err) {
     if (err instanceof ConditionFailedError) return false;

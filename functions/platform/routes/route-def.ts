@@ -92,8 +92,8 @@ export interface RouteDef {
     headers?: ('Deprecation' | 'Sunset' | 'Link' | 'X-Trace-Id')[];
   };
   /**
-   * The route also answers 202 Accepted, when the client sends `Prefer: respond-async` (RFC 7240):
-   * the call route's run (docs/runs.md), documented as a second success.
+   * The route also answers 202 Accepted, documented as a second success: the call route when the
+   * client sends `Prefer: respond-async` (RFC 7240), a cancel not yet done (docs/runs.md).
    */
   accepted?: {
     schema: z.ZodType;

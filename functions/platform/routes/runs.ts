@@ -70,4 +70,22 @@ export const runRoutes = {
       },
     },
   }),
+  cancelRun: route({
+    method: 'POST',
+    path: '/runs/{run_id}/cancel',
+    module: 'calls',
+    auth: 'api-key',
+    summary: 'Cancel a run: it stops, with everything it started, and ends cancelled',
+    description:
+      'Stops the caller’s run as a call is stopped when its caller goes away: its model request, its sandbox command and its sub-calls end, its concurrency slot is released, and it ends `cancelled`, its call record saying what it used (docs/runs.md). Answers the run once it has ended (200), or, if it has not within a few seconds, the run with `cancel_requested_at` set (202). A run already cancelled answers the same again; one that ended otherwise is 409.',
+    tag: 'Runs',
+    params: runIdParams,
+    errors: ['CONFLICT'],
+    accepted: {
+      schema: runSchema,
+      description: 'The cancel is under way: the run, still running, with cancel_requested_at set',
+      headers: [],
+    },
+    success: { status: 200, schema: runSchema, description: 'The run, ended cancelled' },
+  }),
 } as const;

@@ -704,6 +704,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run: it stops, with everything it started, and ends cancelled
+         * @description Stops the caller’s run as a call is stopped when its caller goes away: its model request, its sandbox command and its sub-calls end, its concurrency slot is released, and it ends `cancelled`, its call record saying what it used (docs/runs.md). Answers the run once it has ended (200), or, if it has not within a few seconds, the run with `cancel_requested_at` set (202). A run already cancelled answers the same again; one that ended otherwise is 409.
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -8182,6 +8202,8 @@ export interface operations {
                         deadline_at: string;
                         /** @description From created_at to ended_at */
                         duration_ms: number | null;
+                        /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
+                        cancel_requested_at: string | null;
                         /** @description Once it ended: the plain call’s answer; null before */
                         result: {
                             /** @description The HTTP status the plain call answers */
@@ -8488,6 +8510,8 @@ export interface operations {
                             deadline_at: string;
                             /** @description From created_at to ended_at */
                             duration_ms: number | null;
+                            /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
+                            cancel_requested_at: string | null;
                             /** @description Once it ended: the plain call’s answer; null before */
                             result: {
                                 /** @description The HTTP status the plain call answers */
@@ -8645,6 +8669,8 @@ export interface operations {
                         deadline_at: string;
                         /** @description From created_at to ended_at */
                         duration_ms: number | null;
+                        /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
+                        cancel_requested_at: string | null;
                         /** @description Once it ended: the plain call’s answer; null before */
                         result: {
                             /** @description The HTTP status the plain call answers */
@@ -8920,6 +8946,248 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error (retryable) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run, ended cancelled */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The run’s id (a UUID v7) */
+                        run_id: string;
+                        /**
+                         * @description queued and running while it has not ended; then succeeded, failed, timed_out or cancelled
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+                        /** @description org/name/version */
+                        agent: string;
+                        agent_id: string;
+                        endpoint: string;
+                        /** @description The request that started it: its call record, log line and trace */
+                        request_id: string;
+                        /** @description Its trace (docs/traces.md); null when tracing is off */
+                        trace_id: string | null;
+                        /** @description When its call was received */
+                        created_at: string;
+                        /** @description When it began to run, after admission */
+                        started_at: string | null;
+                        ended_at: string | null;
+                        /** @description When it is stopped as timed out if it has not ended */
+                        deadline_at: string;
+                        /** @description From created_at to ended_at */
+                        duration_ms: number | null;
+                        /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
+                        cancel_requested_at: string | null;
+                        /** @description Once it ended: the plain call’s answer; null before */
+                        result: {
+                            /** @description The HTTP status the plain call answers */
+                            status: number;
+                            /** @description Exactly the body the plain call answers: the success envelope ({data, warnings, metadata}), or the error envelope */
+                            body: {
+                                [key: string]: components["schemas"]["JsonValue"];
+                            };
+                        } | null;
+                        metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description The cancel is under way: the run, still running, with cancel_requested_at set */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The run’s id (a UUID v7) */
+                        run_id: string;
+                        /**
+                         * @description queued and running while it has not ended; then succeeded, failed, timed_out or cancelled
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+                        /** @description org/name/version */
+                        agent: string;
+                        agent_id: string;
+                        endpoint: string;
+                        /** @description The request that started it: its call record, log line and trace */
+                        request_id: string;
+                        /** @description Its trace (docs/traces.md); null when tracing is off */
+                        trace_id: string | null;
+                        /** @description When its call was received */
+                        created_at: string;
+                        /** @description When it began to run, after admission */
+                        started_at: string | null;
+                        ended_at: string | null;
+                        /** @description When it is stopped as timed out if it has not ended */
+                        deadline_at: string;
+                        /** @description From created_at to ended_at */
+                        duration_ms: number | null;
+                        /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
+                        cancel_requested_at: string | null;
+                        /** @description Once it ended: the plain call’s answer; null before */
+                        result: {
+                            /** @description The HTTP status the plain call answers */
+                            status: number;
+                            /** @description Exactly the body the plain call answers: the success envelope ({data, warnings, metadata}), or the error envelope */
+                            body: {
+                                [key: string]: components["schemas"]["JsonValue"];
+                            };
+                        } | null;
+                        metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description Invalid input (error.details.fields names each offending field) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description Not found (also for resources of workspaces the caller is not a member of) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with the current state (it already exists, or something depends on it) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "CONFLICT";
                         };
                     };
                 };

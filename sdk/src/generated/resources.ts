@@ -137,6 +137,9 @@ export function createResources(api: Client<paths>) {
   const getRunEvents = method('getRunEvents', async (run_id: string, query: Query<'getRunEvents'> = {}, headers: Header<'getRunEvents'> = {}) =>
     unwrap(await api.GET('/runs/{run_id}/events', { params: { path: { run_id }, query, header: headers } })),
   );
+  const cancelRun = method('cancelRun', async (run_id: string) =>
+    unwrap(await api.POST('/runs/{run_id}/cancel', { params: { path: { run_id } } })),
+  );
   const mcpPost = method('mcpPost', async (body: JsonBody<'mcpPost'>, query: Query<'mcpPost'> = {}) =>
     unwrap(await api.POST('/mcp', { params: { query }, body })),
   );
@@ -377,6 +380,8 @@ export function createResources(api: Client<paths>) {
       get: getRun,
       /** A run’s events: a streamed call’s, from the start or after the last one read */
       events: getRunEvents,
+      /** Cancel a run: it stops, with everything it started, and ends cancelled */
+      cancel: cancelRun,
     },
     mcp: {
       /** MCP (Streamable HTTP, stateless): the agents of the caller’s workspaces, and the public agents named in ?public=, as tools */
