@@ -208,7 +208,8 @@ export async function sendCall(
   ref: string,
   input: object,
   options: CallOptions,
-  stream = false,
+  /** `stream`: as Server-Sent Events; `run`: started without waiting (`Prefer: respond-async`). */
+  as: 'json' | 'stream' | 'run' = 'json',
 ) {
   const { org, agent, version, endpoint } = parseAgentRef(ref);
   const form = options.files?.length
@@ -220,7 +221,8 @@ export async function sendCall(
       body: (form ? {} : input) as Record<string, JsonValue>,
       ...(form ? { bodySerializer: () => form } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(stream ? { parseAs: 'stream' as const, headers: { Accept: 'text/event-stream' } } : {}),
+      ...(as === 'stream' ? { parseAs: 'stream' as const, headers: { Accept: 'text/event-stream' } } : {}),
+      ...(as === 'run' ? { headers: { Prefer: 'respond-async' } } : {}),
     });
   const named = options.endpoint ?? endpoint;
   let result = await post(named ?? DEFAULT_ENDPOINT);

@@ -4,6 +4,7 @@ import type { JsonValue, paths } from './generated/openapi.ts';
 import { createResources } from './generated/resources.ts';
 import { helper, method } from './operations.ts';
 import { type RetryOptions, retryingFetch } from './retry.ts';
+import { type FollowOptions, followRun, type Run, startRun, type WaitOptions, waitForRun } from './runs.ts';
 import { type StreamEvent, streamAgent } from './stream.ts';
 
 export interface ClientOptions {
@@ -59,9 +60,34 @@ export function createClient(options: ClientOptions) {
       streamAgent<In, Out>(api, ref, input, callOptions),
   );
 
+  const start = helper(
+    'callAgent',
+    <In extends object = Record<string, JsonValue>>(
+      ref: string | AgentRef<In, unknown>,
+      input: In,
+      callOptions?: CallOptions,
+    ): Promise<Run> => startRun<In>(api, ref, input, callOptions),
+  );
+  const wait = helper('getRun', (runId: string, waitOptions?: WaitOptions) =>
+    waitForRun(resources.runs.get, runId, waitOptions),
+  );
+  const follow = helper('getRunEvents', (runId: string, followOptions?: FollowOptions) =>
+    followRun(api, runId, followOptions),
+  );
+
   return {
     api,
     ...resources,
+    runs: {
+      ...resources.runs,
+      /** Reads the run until it has ended (every intervalMs, 1 s by default); the ended run. */
+      wait,
+      /**
+       * The run's events as they are logged, to its last (`result` or `error`): `for await (const e
+       * of client.runs.follow(id))`. A dropped connection is opened again after the last event read.
+       */
+      follow,
+    },
     agents: {
       ...resources.agents,
       /**
@@ -79,6 +105,11 @@ export function createClient(options: ClientOptions) {
        * loop early hangs up, which stops the call.
        */
       stream,
+      /**
+       * Starts `ref` without waiting (`Prefer: respond-async`): the run, once the call is admitted
+       * and charged; `runs.wait` or `runs.follow` for its answer (docs/runs.md).
+       */
+      start,
     },
   };
 }

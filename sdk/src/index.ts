@@ -15,4 +15,5 @@ export { contentTypeOf, type FileInput } from './files.ts';
 export type { components, JsonValue, operations, paths } from './generated/openapi.ts';
 export { cursorPages, offsetPages } from './paginate.ts';
 export type { RetryOptions } from './retry.ts';
+export type { FollowedEvent, FollowOptions, Run, RunEvent, WaitOptions } from './runs.ts';
 export type { StreamEvent } from './stream.ts';

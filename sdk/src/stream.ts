@@ -36,7 +36,7 @@ export async function* streamAgent<
   input: In,
   options: CallOptions = {},
 ): AsyncGenerator<StreamEvent<Out>, void, undefined> {
-  const result = await sendCall(api, refText(ref), input, options, true);
+  const result = await sendCall(api, refText(ref), input, options, 'stream');
   const body = unwrap(result) as unknown;
   const headers = result.response.headers;
   if (!headers.get('content-type')?.startsWith('text/event-stream')) {

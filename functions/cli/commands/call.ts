@@ -26,6 +26,8 @@ interface CallFlags {
   maxHops?: number;
   /** --stream (true), --no-stream (false), or neither: stream when stdout is a terminal. */
   stream?: boolean;
+  /** Start the call as a run and print its id (docs/runs.md). */
+  async?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -58,6 +60,20 @@ function callOptions(flags: CallFlags) {
   };
 }
 
+/** What `agenthost call --help` adds after the options. */
+const CALL_HELP = [
+  '',
+  'Examples:',
+  '  agenthost call acme/summarise@v2 --input \'{"text":"…"}\'',
+  '  agenthost call acme/ocr --file scan.png --metadata \'{"lang":"en"}\'',
+  'Warnings go to stderr; a failure prints its error code and exits non-zero (docs/cli.md).',
+  'On a terminal the answer is printed as it is written, and a managed loop’s tool calls are',
+  'noted on stderr as they end; its result (JSON) follows the model’s last words.',
+  '--json prints the final envelope only.',
+  '--async starts the call and prints its run’s id at once: `agenthost runs follow ID` for its',
+  'answer, `agenthost runs cancel ID` to stop it (docs/runs.md).',
+].join('\n');
+
 export function registerCall(program: Command, cli: CliRuntime): void {
   // --skills and --no-skills set one value (the last wins); seeing both is a contradiction to refuse.
   const skillFlags = new Set<string>();
@@ -87,19 +103,13 @@ export function registerCall(program: Command, cli: CliRuntime): void {
     .option('--max-hops <n>', 'the deepest call chain the agent may start', intArg(1, 100))
     .option('--stream', 'print the answer as the model writes it (the default when stdout is a terminal)')
     .option('--no-stream', 'wait for the whole answer, then print it')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Examples:',
-        '  agenthost call acme/summarise@v2 --input \'{"text":"…"}\'',
-        '  agenthost call acme/ocr --file scan.png --metadata \'{"lang":"en"}\'',
-        'Warnings go to stderr; a failure prints its error code and exits non-zero (docs/cli.md).',
-        'On a terminal the answer is printed as it is written, and a managed loop’s tool calls are',
-        'noted on stderr as they end; its result (JSON) follows the model’s last words.',
-        '--json prints the final envelope only.',
-      ].join('\n'),
+    .addOption(
+      new Option(
+        '--async',
+        'start the call without waiting: print its run’s id (the run with --json)',
+      ).conflicts('stream'),
     )
+    .addHelpText('after', CALL_HELP)
     .action(
       cli.action(async (ctx, ref: string, flags: CallFlags) => {
         let input = (await readInputOption(ctx, flags)) ?? {};
@@ -114,6 +124,13 @@ export function registerCall(program: Command, cli: CliRuntime): void {
         const address = await resolveAgentRef(client, ref);
         const fullRef = `${address.org}/${address.agent}@${address.version}${address.endpoint ? `/${address.endpoint}` : ''}`;
         const options = callOptions(flags);
+        if (flags.async) {
+          const run = await client.agents.start(fullRef, input, options);
+          if (ctx.json) printJson(ctx, run);
+          else ctx.out(run.run_id);
+          ctx.note(`started run ${run.run_id}: agenthost runs follow ${run.run_id}`);
+          return;
+        }
         const streaming = !ctx.json && (flags.stream ?? ctx.io.stdout.isTTY === true);
         let result: Awaited<ReturnType<typeof client.agents.call>> | undefined;
         let streamed = '';

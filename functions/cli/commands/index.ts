@@ -16,6 +16,7 @@ import { registerLogin } from './login.ts';
 import { registerLogout } from './logout.ts';
 import { registerPublish } from './publish.ts';
 import { registerRun } from './run.ts';
+import { registerRuns } from './runs/index.ts';
 import { registerSchedules } from './schedules/index.ts';
 import { registerSecrets } from './secrets/index.ts';
 import { registerServices } from './services/index.ts';
@@ -35,6 +36,7 @@ export function registerCommands(program: Command, cli: CliRuntime): void {
   registerRun(program, cli);
   registerPublish(program, cli);
   registerCall(program, cli);
+  registerRuns(program, cli);
   registerAgents(program, cli);
   registerSchedules(program, cli);
   registerServices(program, cli);

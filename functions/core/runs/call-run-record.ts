@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { defineEntity } from '../entity.ts';
 import { payloadRefSchema } from '../payloads/payload-store.ts';
 import { CALL_RECORD_RETENTION_DAYS } from '../usage/call-record-retention.ts';
+import { RUN_STATUSES, type RunStatus } from './run-names.ts';
 
 /*
  * A run: an agent call started with `Prefer: respond-async` (docs/runs.md), answered 202 once it is
@@ -11,8 +12,7 @@ import { CALL_RECORD_RETENTION_DAYS } from '../usage/call-record-retention.ts';
  * which is the 404 the spec asks for, with no index to leak through.
  */
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+export { RUN_STATUSES, type RunStatus } from './run-names.ts';
 
 /** The statuses a run ends in. */
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set([
