@@ -230,6 +230,55 @@ describe('dashboard: served at / and used in Chromium', () => {
     await page.context().close();
   });
 
+  it('shows a run’s answer as the model writes it, then its result; lists it; cancels a running one', async () => {
+    const start = async () => {
+      const res = await p.request<{ run_id: string }>('POST', '/dash/greet/v1/run', {
+        key: user.key,
+        body: { who: 'a run' },
+        headers: { prefer: 'respond-async' },
+      });
+      assert.equal(res.status, 202, res.text);
+      return res.body.run_id;
+    };
+    fake.enqueue({ text: 'one two three', chunks: ['one ', 'two ', 'three'], chunkDelayMs: 2_500 });
+    const id = await start();
+    const page = await harness.signedIn(user.key, `#/runs/${id}`);
+    const text = page.getByTestId('run-text');
+    // The first words show while the run is still running: followed live, not read at its end.
+    await text.filter({ hasText: /^one/ }).waitFor();
+    assert.equal(await page.getByTestId('run-status').textContent(), 'running');
+    await page.getByTestId('run-result').waitFor({ timeout: 20_000 });
+    assert.equal(await text.textContent(), 'one two three');
+    assert.equal(await page.getByTestId('run-status').textContent(), 'succeeded');
+    assert.match((await page.getByTestId('run-result').textContent()) ?? '', /"text": "one two three"/);
+    await page.getByRole('link', { name: '← Runs' }).click();
+    const row = page.getByTestId('runs').locator('tbody tr').first();
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /dash\/greet\/v1\s*succeeded/);
+
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    fake.setResponder(async () => {
+      await gate;
+      return { text: 'late' };
+    });
+    try {
+      const held = await start();
+      await page.goto(`${p.url}/#/runs/${held}`);
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await page
+        .getByTestId('run-status')
+        .filter({ hasText: /^cancelled$/ })
+        .waitFor();
+    } finally {
+      release();
+      fake.setResponder(undefined);
+    }
+    await page.context().close();
+  });
+
   it('fits a phone’s width and follows a dark colour scheme', async () => {
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, colorScheme: 'dark' });
     const page = await context.newPage();

@@ -5,6 +5,7 @@ import { ApiKeys } from './pages/api-keys.tsx';
 import { Billing } from './pages/billing.tsx';
 import { Directory } from './pages/directory.tsx';
 import { Overview } from './pages/overview.tsx';
+import { Runs } from './pages/runs.tsx';
 import { Schedules } from './pages/schedules.tsx';
 import { Secrets } from './pages/secrets.tsx';
 import { Services } from './pages/services.tsx';
@@ -26,6 +27,7 @@ export const PAGES: Page[] = [
   { path: '/directory', title: 'Directory', component: Directory },
   { path: '/schedules', title: 'Schedules', component: Schedules },
   { path: '/services', title: 'Services', component: Services },
+  { path: '/runs', title: 'Runs', component: Runs },
   { path: '/tasks', title: 'Tasks', component: Tasks },
   { path: '/usage', title: 'Usage', component: Usage },
   { path: '/billing', title: 'Billing', component: Billing },
