@@ -21,16 +21,16 @@ import { JOB_ACCESS, MODULE_ACCESS, type ModuleAccess } from '../lib/module-acce
 /**
  * Per-handler budget, on the whole asset: a Lambda's cold start grows with the code it must read,
  * parse and evaluate, and what a cold start leaves to a dynamic import() the first requests load.
- * 570 KB is what every handler carries: the store's DynamoDB client with the SDK core, zod, the
- * route table with every operation's schemas and description (and the streamed answer's events as
- * a schema), the Fetch API edge the local platform serves too (functions/edge/: the
+ * 580 KB is what every handler carries: the store's DynamoDB client with the SDK core, zod, the
+ * route table with every operation's schemas and description (and the streamed answers' events as
+ * a schema: a call's, and a run's, whose routes and run document came with docs/runs.md), the Fetch API edge the local platform serves too (functions/edge/: the
  * route matched, the body read, the request rate's admission, Accept's negotiation), and the
  * OpenTelemetry settings of the shared config; plus code splitting's chunk glue (about 30 KB a
  * handler, lib/lambda-bundling.ts), in exchange for which a cold start reads about a third of the
  * asset. The table's descriptions serve /openapi.json alone; leaving them out of the other
  * handlers is the next cut.
  */
-export const BUDGET_BYTES = 570 * 1024;
+export const BUDGET_BYTES = 580 * 1024;
 
 /**
  * What any handler's cold start may read, exceptions none: the entry chunk and
@@ -42,7 +42,7 @@ export const LOAD_BUDGET_BYTES = 500 * 1024;
 /** The handlers whose cold start may read more, each with its reason. */
 export const LOAD_BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; reason: string }>> = {
   'agent-authoring': {
-    bytes: 555 * 1024,
+    bytes: 560 * 1024,
     reason:
       'publish, patch and fork each check the users’ JSON Schemas in the manifest (ajv with re2js, about 290 KB), inside the manifest parser’s synchronous zod schema; the SKILL.md reader (yaml) and the archive readers (tar, yauzl) are imported by the routes that need them. Like every handler it also reads the route table, whose schemas type every body of /openapi.json and describe every operation, and the Fetch API edge (functions/edge/: the route matched, the body read and counted as Lambda’s event carries it, the request rate’s admission, the answer built by the function itself)',
   },
@@ -61,27 +61,27 @@ export type HandlerName = ResourceModule | keyof typeof JOB_ACCESS;
 
 export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; reason: string }>> = {
   openapi: {
-    bytes: 575 * 1024,
+    bytes: 585 * 1024,
     reason:
       'serves /openapi.json, built from the route table with every schema and description, so it carries the most of the table’s text of any handler: a description for every operation, the call route’s Server-Sent Events answer and its events as a schema, the trace route',
   },
   agents: {
-    bytes: 575 * 1024,
+    bytes: 585 * 1024,
     reason:
       'reads agent records and their logs, and serves a call’s trace: its reading and who-sees-what (core/traces/trace-read.ts and the stored form it parses, about 3 KB), on top of what every handler carries',
   },
   calls: {
-    bytes: 2920 * 1024,
+    bytes: 2935 * 1024,
     reason:
-      'the agent-call route: the Vercel AI SDK with its four provider packages (about 600 KB; a call imports its provider’s alone, on that provider’s first call), the SDK’s own zod, bundled from zod’s CommonJS build (about 600 KB with its locales; kept apart from the platform’s zod so that the cold start does not read it, see lib/lambda-bundling.ts), for sandboxed runs the ECS and S3 clients (about 330 KB), and ajv with re2js, the linear-time engine for users’ schema patterns (about 290 KB; a backtracking pattern froze every tenant); each loads on its first use, so the cold start reads about 240 KB (the "at load" column). With the sandbox load its warm runners and runners by demand (the pool and its claims, its ceiling slots, the idle wait that follows a pair’s traffic, Fargate sizes, the wait for capacity); with a call’s first span the OpenTelemetry SDK (its tracer, about 55 KB), and only when export is configured its OTLP exporters with the signed X-Ray transport',
+      'the agent-call route: the Vercel AI SDK with its four provider packages (about 600 KB; a call imports its provider’s alone, on that provider’s first call), the SDK’s own zod, bundled from zod’s CommonJS build (about 600 KB with its locales; kept apart from the platform’s zod so that the cold start does not read it, see lib/lambda-bundling.ts), for sandboxed runs the ECS and S3 clients (about 330 KB), and ajv with re2js, the linear-time engine for users’ schema patterns (about 290 KB; a backtracking pattern froze every tenant); each loads on its first use; and the runs that outlive their request (edge/async-call.ts, core/runs/: their record, events, follower and cancel, about 6 KB), so the cold start reads about 240 KB (the "at load" column). With the sandbox load its warm runners and runners by demand (the pool and its claims, its ceiling slots, the idle wait that follows a pair’s traffic, Fargate sizes, the wait for capacity); with a call’s first span the OpenTelemetry SDK (its tracer, about 55 KB), and only when export is configured its OTLP exporters with the signed X-Ray transport',
   },
   schedules: {
-    bytes: 660 * 1024,
+    bytes: 670 * 1024,
     reason:
       'schedule records keep EventBridge Scheduler in step on every change, so this module carries the Scheduler client (about 60 KB with its share of the SDK core) besides the cron parser (croner) and the outbound URL checks for alert webhooks, the zod schemas that check the items it reads (schedules, their runs and timeline, agent versions: about 3 KB), and the reading back of runs’ outputs stored apart with the pages bounded by size (about 3 KB), on top of what every handler carries',
   },
   secrets: {
-    bytes: 595 * 1024,
+    bytes: 605 * 1024,
     reason:
       'writes secret values to Secrets Manager, so it carries that client (about 30 KB) on top of what every handler carries',
   },
@@ -316,7 +316,7 @@ npm run bundle-sizes
 
 It rewrites the table below and exits non-zero if a handler is over budget.
 
-Targets: **at most 570 KB per handler** (500 KB before code splitting, which adds about 30 KB of
+Targets: **at most 580 KB per handler** (500 KB before code splitting, which adds about 30 KB of
 chunk glue per handler), and **at most 500 KB read at load** by every handler. A Lambda cold start reads, parses and evaluates the whole
 bundle before the first request is served, so init time grows with bundle size; it is paid on
 every new container (scale-out, deploys, idle recycling), which for an API means user-visible

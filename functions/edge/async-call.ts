@@ -1,4 +1,5 @@
 import type { CallResponse, CallStream } from '../core/calls/call-context.ts';
+import { spreadRetries } from '../core/revision.ts';
 import { describeRun } from '../core/runs/call-run-reads.ts';
 import { type CallRunRecord, runExpiresAtMs } from '../core/runs/call-run-record.ts';
 import { endRun, newRunId, openRun, type RunEnding } from '../core/runs/call-runs.ts';
@@ -43,80 +44,76 @@ export function asyncCall(
   call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
 ): Promise<CallResponse | Response> {
   const { requestId } = host;
-  // Aborted when its caller cancels the run (CANCELLED), or when the run's record could not be
-  // written: the call then stops as its caller gone.
+  // Aborted when its caller cancels the run (CANCELLED).
   const stopped = new AbortController();
-  let unwatch: (() => void) | undefined;
   const runId = newRunId();
   return new Promise((resolve, reject) => {
-    let opening: Promise<CallRunRecord> | undefined;
-    let log!: RunEventLog;
+    let opened: { record: CallRunRecord; log: RunEventLog; unwatch: () => void } | undefined;
     const stream: CallStream = {
-      open(headers, context) {
-        opening = openRun(deps, context, runId);
-        log = new RunEventLog(deps, runId, runExpiresAtMs({ created_at: context.at }));
-        opening.then(
-          (record) => {
-            const location = `${deps.config.publicUrl ?? ''}/runs/${runId}`;
-            const answerHeaders = { ...headers, Location: location, 'Preference-Applied': RESPOND_ASYNC };
-            resolve(jsonAnswer(describeRun(record), requestId, { status: 202, headers: answerHeaders }));
-            host.onDelivered?.(() => ended);
-            unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
-          },
-          (error: unknown) => {
-            stopped.abort();
-            reject(error);
-          },
-        );
+      // The engine starts once the run is written, not before: a run that could not be written
+      // fails its call before anything runs, refunded, and answered as that failure.
+      async open(headers, context) {
+        const record = await openRun(deps, context, runId);
+        const log = new RunEventLog(deps, runId, runExpiresAtMs(record));
+        const unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
+        opened = { record, log, unwatch };
+        const location = `${deps.config.publicUrl ?? ''}/runs/${runId}`;
+        const answerHeaders = { ...headers, Location: location, 'Preference-Applied': RESPOND_ASYNC };
+        resolve(jsonAnswer(describeRun(record), requestId, { status: 202, headers: answerHeaders }));
+        host.onDelivered?.(() => ended);
         // What a streamed call would send its client goes to the run's events (docs/runs.md).
         return log.events();
       },
     };
-    const ended = call(stream, stopped.signal)
-      .finally(() => unwatch?.())
-      .then(
-        async (result) => {
-          if (!opening) return resolve(result);
-          const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
-          await end(deps, runId, opening, log, { status: 'succeeded', http: 200, body });
-        },
-        async (error: unknown) => {
-          if (!opening) return reject(error);
-          // The same error path as a plain answer's (error-mapping.ts): its envelope is the run's result.
-          const failure = mappedError(deps.logger, error, {
-            requestId,
-            method: 'POST',
-            route: routes.callAgent.path,
-          });
-          const status =
-            stopped.signal.reason === CANCELLED
-              ? 'cancelled'
-              : failure.code === 'TIMEOUT'
-                ? 'timed_out'
-                : 'failed';
-          const body = errorEnvelope(failure, requestId);
-          await end(deps, runId, opening, log, { status, http: failure.status, body });
-        },
-      );
+    const ended = call(stream, stopped.signal).then(
+      async (result) => {
+        if (!opened) return resolve(result);
+        const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
+        await end(deps, opened, { status: 'succeeded', http: 200, body });
+      },
+      async (error: unknown) => {
+        if (!opened) return reject(error);
+        // The same error path as a plain answer's (error-mapping.ts): its envelope is the run's result.
+        const failure = mappedError(deps.logger, error, {
+          requestId,
+          method: 'POST',
+          route: routes.callAgent.path,
+        });
+        const status =
+          stopped.signal.reason === CANCELLED
+            ? 'cancelled'
+            : failure.code === 'TIMEOUT'
+              ? 'timed_out'
+              : 'failed';
+        const body = errorEnvelope(failure, requestId);
+        await end(deps, opened, { status, http: failure.status, body });
+      },
+    );
   });
 }
 
-/** Ends the run once it was written; never throws (nobody is left to answer). */
+/** Tries to write a run's end this many times before leaving it to be read as interrupted. */
+const END_ATTEMPTS = 5;
+
+/** Ends the opened run; never throws (nobody is left to answer). */
 async function end(
   deps: CoreDeps,
-  runId: string,
-  opening: Promise<CallRunRecord>,
-  log: RunEventLog,
+  { record, log, unwatch }: { record: CallRunRecord; log: RunEventLog; unwatch: () => void },
   ending: RunEnding,
 ): Promise<void> {
-  try {
-    const record = await opening.catch(() => undefined);
-    if (!record) return;
-    // The last event before the run's end: a reader that sees the run ended has its last event too.
-    await log.end(ending.status === 'succeeded' ? 'result' : 'error', ending.body);
-    await endRun(deps, record, ending);
-  } catch (err) {
-    // Left running, the run is answered as interrupted once well past its deadline (call-run-reads.ts).
-    deps.logger.error('run not ended', { run_id: runId, error: String(err) });
+  unwatch();
+  // Its events before its end: a reader that sees the run ended finds them all.
+  await log.end();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await endRun(deps, record, ending);
+      return;
+    } catch (err) {
+      if (attempt + 1 >= END_ATTEMPTS) {
+        // Left running, the run is answered as interrupted once well past its deadline.
+        return deps.logger.error('run not ended', { run_id: record.run_id, error: String(err) });
+      }
+      await spreadRetries(attempt + 3);
+    }
   }
 }

@@ -13,9 +13,11 @@ import type { JsonValue, paths } from './generated/openapi.ts';
 /** A run as GET /runs/{run_id} answers it. */
 export type Run = paths['/runs/{run_id}']['get']['responses'][200]['content']['application/json'];
 
+/** A page of a run's events, as JSON. */
+type RunEventPage = paths['/runs/{run_id}/events']['get']['responses'][200]['content']['application/json'];
+
 /** One of a run's events: a streamed call's (`delta`, `step`, last `result` or `error`), numbered from 1. */
-export type RunEvent =
-  paths['/runs/{run_id}/events']['get']['responses'][200]['content']['application/json']['events'][number];
+export type RunEvent = RunEventPage['events'][number];
 
 /** Starts `ref` as a run (`Prefer: respond-async`): the run, still running, once it was admitted. */
 export async function startRun<In extends object = Record<string, JsonValue>>(
@@ -115,9 +117,18 @@ export async function* followRun(
       await reader.cancel().catch(() => undefined);
     }
     signal?.throwIfAborted();
-    // Closed before the run's last event: open it again after the last one read, at once the
-    // first time and after a pause when the last opening brought nothing.
-    if (!progressed) await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
-    else attempt = -1;
+    if (!progressed) {
+      // Closed with nothing new: the run may have ended before the event read last (a reader
+      // that asked for the events after its last one), which the JSON answer says.
+      const page = unwrap(
+        await api.GET('/runs/{run_id}/events', {
+          params: { path: { run_id: runId }, query: { after: last, limit: 1 } },
+          ...(signal ? { signal } : {}),
+        }),
+      ) as RunEventPage;
+      if (page.ended && page.events.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
+    } else attempt = -1;
+    // Closed before the run's last event: opened again after the last one read.
   }
 }

@@ -16,6 +16,7 @@ describe('the SDK’s runs', () => {
   let p: TestPlatform;
   let fake: FakeLlmProviders;
   let client: AgentHostClient;
+  let apiKey: string;
   const problems: string[] = [];
 
   before(async () => {
@@ -26,7 +27,7 @@ describe('the SDK’s runs', () => {
       {},
       { inMemory: true },
     );
-    const apiKey = (await createAccount(p.deps, { org: 'sdkruns', tier: 'pro' })).api_key;
+    apiKey = (await createAccount(p.deps, { org: 'sdkruns', tier: 'pro' })).api_key;
     client = createClient({ baseUrl: p.url, apiKey, retry: false, fetch: (request) => p.fetch(request) });
     client.api.use(conformance(problems));
     const published = await p.request('POST', '/agents', {
@@ -100,5 +101,33 @@ describe('the SDK’s runs', () => {
       (err) => err instanceof AgentHostError && err.code === 'INVALID_INPUT',
     );
     assert.deepEqual(problems, []);
+  });
+
+  it('follows from after a run’s last event (a client that read it all) to an end at once, not reopening it', async () => {
+    fake.enqueue({ text: 'the end' });
+    const run = await client.agents.start('sdkruns/teller@v1', { topic: 'x' });
+    const events = [];
+    for await (const e of client.runs.follow(run.run_id)) events.push(e);
+    assert.equal(events.at(-1)?.event, 'result');
+    const last = events.length;
+    let opened = 0;
+    const counting = createClient({
+      baseUrl: p.url,
+      apiKey,
+      retry: false,
+      fetch: (request) => {
+        if (request.url.includes('/events')) opened++;
+        return p.fetch(request);
+      },
+    });
+    const signal = AbortSignal.timeout(6_000);
+    const later = [];
+    let outcome = 'ended';
+    try {
+      for await (const e of counting.runs.follow(run.run_id, { after: last, signal })) later.push(e);
+    } catch (err) {
+      outcome = `still following after 6 s, the stream opened ${opened} times (${String(err)})`;
+    }
+    assert.deepEqual({ outcome, later }, { outcome: 'ended', later: [] });
   });
 });

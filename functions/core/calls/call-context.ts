@@ -89,9 +89,13 @@ export interface CallHttpRequest {
 export interface CallStream {
   /**
    * `headers`: the answer's own (a deprecated version's Deprecation, Sunset and Link, X-Trace-Id);
-   * `call`: the call as it is about to run. Undefined: the engine reports nothing as it goes.
+   * `call`: the call as it is about to run. Undefined: the engine reports nothing as it goes. A
+   * promise: the call runs once it settles, and fails (before it runs) if it rejects.
    */
-  open(headers: Record<string, string>, call: CallContext): CallEvents | undefined;
+  open(
+    headers: Record<string, string>,
+    call: CallContext,
+  ): CallEvents | undefined | Promise<CallEvents | undefined>;
 }
 
 /**

@@ -135,10 +135,12 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);
-  const opened = request.stream?.open(
+  const opening = request.stream?.open(
     call.trace ? { ...headers, ...traceHeaders(call.trace) } : headers,
     call,
   );
+  // A run's stream opens once its record is written (edge/async-call.ts); a streamed call's at once.
+  const opened = opening instanceof Promise ? await opening : opening;
   const result = await runWithinDeadline(deps, call, {
     input,
     files,

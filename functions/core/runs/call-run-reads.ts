@@ -31,43 +31,61 @@ export async function getRun(deps: CoreDeps, auth: AuthContext, runId: string): 
 export async function findRun(deps: CoreDeps, auth: AuthContext, runId: string): Promise<CallRunRecord> {
   const item = await deps.store.get({ pk: callRunKeys.ofAccount(auth.accountId), sk: callRunKeys.sk(runId) });
   if (!item) throw new PlatformError('NOT_FOUND', `Run ${runId} not found`);
-  const record = callRunEntity.fromItem(item);
-  return interrupted(deps, record) ?? record;
+  return seen(deps, callRunEntity.fromItem(item));
 }
 
 export async function listRuns(deps: CoreDeps, auth: AuthContext, query: RunListQuery): Promise<RunList> {
   const runs: RunDocument[] = [];
+  const filtered = query.status !== undefined || query.agent !== undefined;
   let scanned = 0;
+  /** The id of the last run looked at: where a page that stopped short goes on from. */
+  let lastSeen: string | undefined;
   let cursor: string | undefined;
   let more = true;
   const pk = callRunKeys.ofAccount(auth.accountId);
   const sk = query.cursor ? { lt: callRunKeys.sk(query.cursor) } : { beginsWith: callRunKeys.sk('') };
-  while (more && runs.length <= query.limit && scanned < MAX_SCANNED) {
+  while (more && runs.length < query.limit && scanned < MAX_SCANNED) {
     const page = await deps.store.query({
       pk,
       sk,
       reverse: true,
-      limit: query.limit + 1,
+      // Filtered, most runs read may be skipped: read them by the hundred, not by the page's size.
+      limit: filtered ? SCAN_PAGE : query.limit,
       ...(cursor ? { cursor } : {}),
     });
-    for (const item of page.items) {
-      scanned++;
-      const record = callRunEntity.fromItem(item);
-      if (query.agent && record.agent !== query.agent && !record.agent.startsWith(`${query.agent}/`))
-        continue;
-      const run = describeRun(interrupted(deps, record) ?? record);
-      if (query.status && run.status !== query.status) continue;
-      runs.push(run);
-      if (runs.length > query.limit) break;
-    }
     cursor = page.cursor;
     more = cursor !== undefined;
+    for (const [i, item] of page.items.entries()) {
+      scanned++;
+      const record = callRunEntity.fromItem(item);
+      lastSeen = record.run_id;
+      if (runs.length < query.limit && matches(deps, record, query))
+        runs.push(describeRun(seen(deps, record)));
+      if (runs.length === query.limit) {
+        // Full: more follow if this page or the partition has more.
+        more = more || i < page.items.length - 1;
+        break;
+      }
+    }
   }
-  const page = runs.slice(0, query.limit);
-  const last = page.at(-1);
-  // More may follow when a run past the page was seen, or the scan stopped before the partition's end.
-  const next = last && (runs.length > query.limit || more) ? last.run_id : null;
-  return { runs: await Promise.all(page.map((run) => withOutput(deps, run))), next_cursor: next };
+  // More may follow: a page that filled, or a scan that stopped before the partition's end, goes on
+  // after the last run it looked at (which is the page's last one when it filled).
+  const next = more && lastSeen ? lastSeen : null;
+  return { runs: await Promise.all(runs.map((run) => withOutput(deps, run))), next_cursor: next };
+}
+
+/** Runs a filtered list reads a store page. */
+const SCAN_PAGE = 100;
+
+function matches(deps: CoreDeps, record: CallRunRecord, query: RunListQuery): boolean {
+  if (query.agent && record.agent !== query.agent && !record.agent.startsWith(`${query.agent}/`))
+    return false;
+  return !query.status || seen(deps, record).status === query.status;
+}
+
+/** The run as it is answered now: an interrupted one as it ended (interrupted, below). */
+function seen(deps: CoreDeps, record: CallRunRecord): CallRunRecord {
+  return interrupted(deps, record) ?? record;
 }
 
 /** A run as its document says it, its stored output not read (`output_ref` still beside it). */
@@ -116,17 +134,20 @@ function interrupted(deps: CoreDeps, record: CallRunRecord): CallRunRecord | und
   if (record.status !== 'running' && record.status !== 'queued') return undefined;
   const due = Date.parse(record.deadline_at) + INTERRUPTED_AFTER_MS;
   if (deps.clock.now().getTime() < due) return undefined;
-  const code = 'SERVICE_UNAVAILABLE';
+  // One its caller had asked to cancel is cancelled, as the cancel said it would be.
+  const cancelled = record.cancel_requested_at !== null;
+  const code = cancelled ? 'TIMEOUT' : 'SERVICE_UNAVAILABLE';
   return {
     ...record,
-    status: 'failed',
+    status: cancelled ? 'cancelled' : 'failed',
     ended_at: new Date(due).toISOString(),
     result_status: ERROR_CODES[code].status,
     result_body: {
       error: {
         code,
-        message: `Run ${record.run_id} was interrupted: the platform stopped while it ran; a paid call’s credits are refunded`,
+        message: `Run ${record.run_id} was interrupted: the platform stopped while it ran; its call record (GET /usage/logs, by its request_id) says what it used and was charged`,
         is_retryable: ERROR_CODES[code].retryable,
+        ...(cancelled ? { details: { reason: 'cancelled' } } : {}),
       },
       metadata: { request_id: record.request_id, ...(record.trace_id ? { trace_id: record.trace_id } : {}) },
     },

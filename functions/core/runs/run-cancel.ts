@@ -27,8 +27,8 @@ export { CANCELLED } from '../calls/deadline.ts';
 const watchers = new Map<string, () => void>();
 
 /**
- * Marks the caller's run to be cancelled; the run as it is then. A run already cancelled answers
- * as it did (a second cancel is the first's answer); one that ended otherwise is 409.
+ * Marks the caller's run to be cancelled; the run as it is then. A run whose cancel was asked
+ * before answers as it is (a second cancel is the first's answer); one that ended otherwise is 409.
  */
 export async function requestCancel(
   deps: CoreDeps,
@@ -36,7 +36,9 @@ export async function requestCancel(
   runId: string,
 ): Promise<CallRunRecord> {
   const run = await findRun(deps, auth, runId);
-  if (run.status === 'cancelled' || (run.cancel_requested_at && !ENDED_STATUSES.has(run.status))) return run;
+  // Asked before: answered as then, however the run ended (one that ended as the first cancel
+  // landed ended as it ended, and a second cancel says the same).
+  if (run.cancel_requested_at || run.status === 'cancelled') return run;
   if (ENDED_STATUSES.has(run.status)) throw endedConflict(run);
   const marked: CallRunRecord = { ...run, cancel_requested_at: deps.clock.now().toISOString() };
   try {

@@ -7,7 +7,7 @@ import { type RunEventName, runEventEntity } from './run-event-record.ts';
  * The writer of a run's events (run-event-record.ts), as the engine reports them. A model's text
  * comes a few characters at a time: it is gathered and written as one `delta` every DELTA_MS, or
  * once DELTA_BYTES have gathered, so a run's log holds tens of items, not thousands. A step, and
- * the run's last event, first write the text gathered before them: the log keeps the order of what
+ * the run's end, first write the text gathered before them: the log keeps the order of what
  * happened. Writes go one at a time, in order; a write that fails is logged and the run goes on
  * (its result is in its record whatever its events say).
  */
@@ -17,7 +17,7 @@ export const DELTA_MS = 250;
 /** Text gathered past this many bytes is written at once. */
 export const DELTA_BYTES = 8 * 1024;
 /**
- * The most events a run's log holds (its last always among them): past it, text is no longer
+ * The most events a run's log holds: past it, text is no longer
  * written as deltas; the result has it all. Gathered every DELTA_MS, a run of 300 s writes at most
  * 1,200 deltas.
  */
@@ -48,10 +48,14 @@ export class RunEventLog {
     };
   }
 
-  /** Writes the run's last event (`result` or `error`, the answer's body), after all before it. */
-  async end(event: 'result' | 'error', body: Record<string, unknown>): Promise<void> {
+  /**
+   * Writes what was gathered and waits for every write: called before the run's end is written,
+   * so a reader that sees the run ended finds all its events. Its last event (`result` or
+   * `error`) is not logged: readers make it from the run's record (run-event-reads.ts), which holds
+   * the answer whatever its size, so it can never disagree with it.
+   */
+  async end(): Promise<void> {
     this.flush();
-    this.append(event, body);
     await this.written;
   }
 

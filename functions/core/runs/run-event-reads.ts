@@ -1,9 +1,9 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { findRun } from './call-run-reads.ts';
+import { findRun, getRun } from './call-run-reads.ts';
 import { ENDED_STATUSES } from './call-run-record.ts';
 import type { RunEventView } from './call-run-schemas.ts';
-import { FINAL_EVENTS, runEventEntity, runEventKeys } from './run-event-record.ts';
+import { runEventEntity, runEventKeys } from './run-event-record.ts';
 
 /*
  * GET /runs/{run_id}/events: a run's events after a given one (docs/runs.md, "Following a run"),
@@ -21,9 +21,11 @@ export interface RunEventsRead {
 }
 
 /**
- * The caller's run's events after `after` (0: from the first), at most `limit`. A run that ended
- * without its last event in the log (interrupted: its process stopped) gets one made from its
- * result, numbered after the others, so a reader always ends on `result` or `error`.
+ * The caller's run's events after `after` (0: from the first), at most `limit`. The log holds what
+ * the run reported as it ran (`delta`, `step`); its last event (`result` or `error`) is made from
+ * its record once it has ended, numbered after the last logged one: the same id and data for every
+ * reader, whatever it asked for, and the same body as GET /runs/{run_id} (a large output read back
+ * from where it is kept). A run interrupted before it could end gets one too (call-run-reads.ts).
  */
 export async function readRunEvents(
   deps: CoreDeps,
@@ -32,7 +34,7 @@ export async function readRunEvents(
   after: number,
   limit = MAX_EVENTS_PER_READ,
 ): Promise<RunEventsRead> {
-  // The run first: its status is read before its events, so an ended run's last events are there.
+  // The run first: an ended run wrote every event of its log before its end, so they are all there.
   const run = await findRun(deps, auth, runId);
   const page = await deps.store.query({
     pk: runEventKeys.ofRun(runId),
@@ -43,29 +45,26 @@ export async function readRunEvents(
     const { seq, event, data, at } = runEventEntity.fromItem(item);
     return { id: seq, event, data, at };
   });
-  const last = events.at(-1);
-  if (last && FINAL_EVENTS.has(last.event)) return { events, ended: true };
-  if (!ENDED_STATUSES.has(run.status) || page.cursor) return { events, ended: false };
-  // Ended: its last event is in the log, before `after` or among these; or it is not (the run was
-  // interrupted, or that write failed), and one is made from its record, numbered after the rest.
-  const logged = last ?? (await lastLogged(deps, runId));
-  if (logged && FINAL_EVENTS.has(logged.event) && logged.id <= Math.max(after, last?.id ?? 0))
-    return { events, ended: true };
-  if (run.result_body === null || events.length >= limit) return { events, ended: false };
+  if (!ENDED_STATUSES.has(run.status) || page.cursor || run.result_body === null)
+    return { events, ended: false };
+  const lastId = events.at(-1)?.id ?? (await lastLoggedId(deps, runId));
+  const finalId = lastId + 1;
+  // Read past it already (a reader resuming after the last event): nothing more will come.
+  if (after >= finalId) return { events, ended: true };
+  if (events.length >= limit) return { events, ended: false };
+  const { result } = await getRun(deps, auth, runId);
   events.push({
-    id: Math.max(after, logged?.id ?? 0) + 1,
+    id: finalId,
     event: run.status === 'succeeded' ? 'result' : 'error',
-    data: run.result_body,
+    data: result?.body ?? run.result_body,
     at: run.ended_at ?? deps.clock.now().toISOString(),
   });
   return { events, ended: true };
 }
 
-/** The run's last logged event, if any. */
-async function lastLogged(deps: CoreDeps, runId: string): Promise<RunEventView | undefined> {
+/** The id of the run's last logged event, 0 when it logged none. */
+async function lastLoggedId(deps: CoreDeps, runId: string): Promise<number> {
   const page = await deps.store.query({ pk: runEventKeys.ofRun(runId), reverse: true, limit: 1 });
   const item = page.items[0];
-  if (!item) return undefined;
-  const { seq, event, data, at } = runEventEntity.fromItem(item);
-  return { id: seq, event, data, at };
+  return item ? runEventEntity.fromItem(item).seq : 0;
 }

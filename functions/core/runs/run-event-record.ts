@@ -6,14 +6,12 @@ import { defineEntity } from '../entity.ts';
  * client, kept so that the run's caller reads them from the start, or from after the last one it
  * saw (`Last-Event-ID`), while the run goes on and after it ended. Numbered from 1 in the order
  * they happened; the number is the event's SSE id. One writer a run (the process running it), so
- * the numbers are its own counter's, each item written with `notExists`.
+ * the numbers are its own counter's, each item written with `notExists`. The log holds `delta`
+ * and `step`; the last event, `result` or `error`, is made from the run's record by its readers.
  */
 
 export const RUN_EVENT_NAMES = ['delta', 'step', 'result', 'error'] as const;
 export type RunEventName = (typeof RUN_EVENT_NAMES)[number];
-
-/** The events a run ends with: one of them is its last. */
-export const FINAL_EVENTS: ReadonlySet<RunEventName> = new Set(['result', 'error']);
 
 const runEventSchema = z.object({
   run_id: z.string(),
