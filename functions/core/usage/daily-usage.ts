@@ -1,5 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { ItemKey } from '../../ports/store.ts';
+import { isoDay } from '../../shared/iso-time.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 
@@ -24,7 +25,7 @@ export const dailyCounterKeys = {
 
 /** The UTC day an instant falls in, as YYYY-MM-DD: the daily quota's period. */
 export function utcDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
+  return isoDay(at);
 }
 
 /** Unix seconds of the next UTC midnight after `at`: when the daily quota resets. */
