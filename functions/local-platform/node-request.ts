@@ -73,7 +73,11 @@ const headersPrototype: object = Object.create(Headers.prototype, {
   get: {
     value(this: LazyHeaders, name: string): string | null {
       if (this[full]) return this[full].get(name);
-      const value = this[source].headers[name.toLowerCase()];
+      const headers = this[source].headers;
+      // The edge asks in lower case, as Node keeps them: the name as given first, lowered only
+      // when that finds no header's value (a name of another case, an absent header).
+      let value = headers[name];
+      if (typeof value !== 'string') value = headers[name.toLowerCase()];
       if (value === undefined) return null;
       return Array.isArray(value) ? value.join(', ') : value;
     },
@@ -81,7 +85,8 @@ const headersPrototype: object = Object.create(Headers.prototype, {
   has: {
     value(this: LazyHeaders, name: string): boolean {
       if (this[full]) return this[full].has(name);
-      return this[source].headers[name.toLowerCase()] !== undefined;
+      const headers = this[source].headers;
+      return typeof headers[name] === 'string' || headers[name.toLowerCase()] !== undefined;
     },
   },
 });
