@@ -30,8 +30,8 @@ export function utcDay(at: Date): string {
 
 /** Unix seconds of the next UTC midnight after `at`: when the daily quota resets. */
 export function nextUtcMidnight(at: Date): number {
-  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1));
-  return d.getTime() / 1000;
+  // A UTC day is 86,400 s in JavaScript's time (no leap seconds): the next multiple of it.
+  return (Math.floor(at.getTime() / 86_400_000) + 1) * 86_400;
 }
 
 /** Counter items outlive their day by two days (for reporting), then expire. */
