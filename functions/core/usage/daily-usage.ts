@@ -1,5 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import type { ItemKey } from '../../ports/store.ts';
+import { type ItemKey, SHARED } from '../../ports/store.ts';
 import { isoDay } from '../../shared/iso-time.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
@@ -38,7 +38,7 @@ export function nextUtcMidnight(at: Date): number {
 const COUNTER_GRACE_SECONDS = 2 * 86_400;
 
 export async function readDailyCalls(deps: CoreDeps, accountId: string): Promise<number> {
-  const item = await deps.store.get(dailyCounterKeys.calls(accountId, utcDay(deps.clock.now())));
+  const item = await deps.store.get(dailyCounterKeys.calls(accountId, utcDay(deps.clock.now())), SHARED);
   return typeof item?.calls === 'number' ? item.calls : 0;
 }
 
