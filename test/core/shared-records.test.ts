@@ -1,11 +1,13 @@
 /**
  * What is kept for items read shared (deep-frozen: ports/store.ts, ReadOptions): an entity's
- * record of such an item is parsed once and shared, frozen (core/entity.ts); an item that is not
- * frozen is parsed as before, each reader getting its own record.
+ * record of such an item is parsed once and shared, frozen (core/entity.ts), and a schema's
+ * validator is found by the schema object (core/agents/user-schema.ts); an item or schema that is
+ * not frozen is parsed or looked up as before, each reader getting its own record.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
+import { compileInputValidator } from '../../functions/core/agents/user-schema.ts';
 import { defineEntity } from '../../functions/core/entity.ts';
 import { deepFreeze } from '../../functions/shared/deep-freeze.ts';
 
@@ -35,5 +37,15 @@ describe('records and validators of shared items', () => {
     assert.ok(!Object.isFrozen(first));
     first.tags.push('b');
     assert.deepEqual(second.tags, ['a']);
+  });
+
+  it('finds a shared schema’s validator by the object, the same as its text finds', () => {
+    const text = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+    const shared = deepFreeze(structuredClone(text));
+    const validate = compileInputValidator(shared);
+    assert.equal(compileInputValidator(shared), validate);
+    assert.equal(compileInputValidator(structuredClone(text)), validate);
+    assert.equal(validate({ text: 'hi' }), true);
+    assert.equal(validate({ text: 1 }), false);
   });
 });
