@@ -1,5 +1,6 @@
 import type * as z from 'zod';
 import type { AttrValue, Item, ItemKey } from '../ports/store.ts';
+import { deepFreeze } from '../shared/deep-freeze.ts';
 
 /**
  * The entity model over the Store port (docs/data-model.md): each entity declares its key shapes,
@@ -59,18 +60,29 @@ export interface Entity<S extends z.ZodObject, K, A extends unknown[] = []>
 export function defineEntity<S extends z.ZodObject, K, A extends unknown[] = []>(
   definition: EntityDefinition<S, K, A>,
 ): Entity<S, K, A> {
+  // The records of items read shared (frozen: ports/store.ts, ReadOptions), parsed once each.
+  const sharedRecords = new WeakMap<Item, z.output<S>>();
   return {
     ...definition,
     toItem(record, ...context) {
       return { ...attributes(record), ...definition.locate(record, ...context) };
     },
     fromItem(item) {
+      // An item read shared is the same frozen object for every reader of its key until the row
+      // changes: so is its record, frozen too (a call reads its key, account and version so).
+      const shared = Object.isFrozen(item);
+      if (shared) {
+        const known = sharedRecords.get(item);
+        if (known) return known;
+      }
       // The other attributes copied, rather than the item copied and the placement deleted: a
       // delete turns the copy into a dictionary, which the schema's parse then reads slowly, and
       // this runs for every record a call reads.
       const rest: Record<string, unknown> = {};
       for (const attr in item) if (!PLACEMENT.has(attr)) rest[attr] = item[attr];
-      return this.parse(rest, item);
+      const record = this.parse(rest, item);
+      if (shared) sharedRecords.set(item, deepFreeze(record));
+      return record;
     },
     parse(value, where) {
       return parseStored(definition.name, definition.schema, value, where);

@@ -5,10 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PlatformError } from '../shared/errors.ts';
 import type { CarriedBodyMeter } from './carried-body-meter.ts';
+import { readHostBody } from './host-body.ts';
 import { tempPrefix } from './temp-files.ts';
 
 /*
- * Reading a request's body from its Fetch API stream, within a route's limit: reading stops at the
+ * Reading a request's body from its Fetch API stream (or its host's own reading, where the host
+ * offers one and the body stays in memory: host-body.ts), within a route's limit: reading stops at the
  * first byte past it, and what is left is never read (the Node shell closes such a connection
  * after the answer: node-shell.ts). Every body is counted as AWS's Lambda event would carry it
  * (carried-body-meter.ts), so the same bodies fit on both deployments.
@@ -86,10 +88,42 @@ async function eachChunk(
 /** A dropped body past its bound (drainBody's caller answers it). */
 export class BodyOverLimit extends Error {}
 
+/**
+ * As eachChunk, for a `take` that holds or drops each chunk at once: through the host's own
+ * reading where the request offers it (host-body.ts), else from its stream. The same checks in
+ * the same order: the first chunk past the bounds stops the reading, and the rest is left unread.
+ */
+async function eachChunkAtOnce(
+  request: Request,
+  bounds: BodyBounds | { limit: number },
+  take: (chunk: Buffer) => void,
+): Promise<void> {
+  let size = 0;
+  let refusal: unknown;
+  const reading = readHostBody(request, (chunk) => {
+    size += chunk.length;
+    if ('meter' in bounds && !bounds.meter.add(chunk)) refusal = bounds.refusal('too-large-event');
+    else if (size > bounds.limit)
+      refusal = 'refusal' in bounds ? bounds.refusal('too-large') : new BodyOverLimit();
+    else {
+      take(chunk);
+      return true;
+    }
+    return false;
+  });
+  if (!reading) return eachChunk(request, bounds, take);
+  try {
+    await reading;
+  } catch {
+    throw new ClientGone();
+  }
+  if (refusal !== undefined) throw refusal;
+}
+
 /** The body in one Buffer. */
 export async function readBody(request: Request, bounds: BodyBounds): Promise<Buffer> {
   const parts: Buffer[] = [];
-  await eachChunk(request, bounds, (chunk) => void parts.push(chunk));
+  await eachChunkAtOnce(request, bounds, (chunk) => void parts.push(chunk));
   return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
 }
 
@@ -98,7 +132,7 @@ export async function readBody(request: Request, bounds: BodyBounds): Promise<Bu
  * its next request; throws BodyOverLimit at the first byte past `limit`.
  */
 export async function drainBody(request: Request, limit: number): Promise<void> {
-  await eachChunk(request, { limit }, () => undefined);
+  await eachChunkAtOnce(request, { limit }, () => undefined);
 }
 
 /**

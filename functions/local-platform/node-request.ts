@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fetchRequest } from '../edge/fetch-request.ts';
+import { hostBody } from '../edge/host-body.ts';
 import { forwardGetters, forwardMethods } from '../edge/lazy-members.ts';
 import { distinctHeaders, responseParts } from '../edge/lazy-response.ts';
 import { parsedUrl as target } from '../edge/request-url.ts';
@@ -13,7 +14,9 @@ import {
 /*
  * Node's request and response as the Fetch API's, for the Node shell (node-shell.ts): the request's
  * body is a stream read only when someone reads it, and left unread (not destroyed) when its reader
- * stops, so the shell can still answer and close the connection cleanly (lingering-close.ts).
+ * stops, so the shell can still answer and close the connection cleanly (lingering-close.ts). A
+ * body read whole into memory is read without the stream, straight from Node's request, with the
+ * same rules (edge/host-body.ts).
  */
 
 const incoming = Symbol('incoming');
@@ -70,7 +73,11 @@ const headersPrototype: object = Object.create(Headers.prototype, {
   get: {
     value(this: LazyHeaders, name: string): string | null {
       if (this[full]) return this[full].get(name);
-      const value = this[source].headers[name.toLowerCase()];
+      const headers = this[source].headers;
+      // The edge asks in lower case, as Node keeps them: the name as given first, lowered only
+      // when that finds no header's value (a name of another case, an absent header).
+      let value = headers[name];
+      if (typeof value !== 'string') value = headers[name.toLowerCase()];
       if (value === undefined) return null;
       return Array.isArray(value) ? value.join(', ') : value;
     },
@@ -78,7 +85,8 @@ const headersPrototype: object = Object.create(Headers.prototype, {
   has: {
     value(this: LazyHeaders, name: string): boolean {
       if (this[full]) return this[full].has(name);
-      return this[source].headers[name.toLowerCase()] !== undefined;
+      const headers = this[source].headers;
+      return typeof headers[name] === 'string' || headers[name.toLowerCase()] !== undefined;
     },
   },
 });
@@ -135,6 +143,14 @@ const requestPrototype: object = Object.create(Request.prototype, {
   body: {
     get(this: LazyRequest) {
       return bodyOf(this);
+    },
+  },
+  [hostBody]: {
+    value(this: LazyRequest, take: (chunk: Buffer) => boolean): Promise<boolean> | undefined {
+      if (this[bodyCache] !== undefined) return undefined;
+      // Its chunks go to `take`: no stream is left to read them from.
+      this[bodyCache] = null;
+      return hasBody(this[incoming]) ? readIncoming(this[incoming], take) : Promise.resolve(true);
     },
   },
 });
@@ -212,6 +228,48 @@ function incomingBody(req: IncomingMessage): ReadableStream<Uint8Array> {
     },
     { highWaterMark: 0 },
   );
+}
+
+/**
+ * The body handed to `take` a chunk at a time as Node parses it (the request's host reading:
+ * edge/host-body.ts), as incomingBody's stream would give it, without the stream: resolves true at
+ * its end, false once `take` answers false, which leaves the rest unread (not destroyed), and
+ * rejects when the client goes away before its end.
+ */
+function readIncoming(req: IncomingMessage, take: (chunk: Buffer) => boolean): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      req.pause();
+    };
+    const onData = (chunk: Buffer) => {
+      let more: boolean;
+      try {
+        more = take(chunk);
+      } catch (err) {
+        more = false;
+        reject(err);
+      }
+      if (more) return;
+      stop();
+      resolve(false);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(true);
+    };
+    const onError = (err: Error) => {
+      stop();
+      reject(err);
+    };
+    const onClose = () => {
+      stop();
+      if (req.complete) resolve(true);
+      else reject(new Error('aborted'));
+    };
+    req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
+    req.resume();
+  });
 }
 
 /**

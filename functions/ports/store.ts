@@ -102,8 +102,22 @@ export type TransactOp = { name?: string } & (
 /** The most operations one transaction holds (DynamoDB's TransactWriteItems). */
 export const MAX_TRANSACTION_OPS = 100;
 
+/** How a point read's item may be handed over. */
+export interface ReadOptions {
+  /**
+   * The caller only reads the item (or copies it) and never changes it: the store may hand it the
+   * same frozen object it handed earlier readers of the key as it is, not one parsed anew for each
+   * (the embedded store's row cache keeps it: a call reads its API key, account, membership and
+   * agent version, the same as the call before). Another store hands over its own copy as ever.
+   */
+  shared?: boolean;
+}
+
+/** A shared read's options (one object for every such read). */
+export const SHARED: ReadOptions = Object.freeze({ shared: true });
+
 export interface Store {
-  get(key: ItemKey): Promise<Item | undefined>;
+  get(key: ItemKey, options?: ReadOptions): Promise<Item | undefined>;
   put(item: Item, options?: WriteOptions): Promise<void>;
   /** Returns the item as it is after the update. */
   update(key: ItemKey, spec: UpdateSpec, options?: WriteOptions): Promise<Item>;

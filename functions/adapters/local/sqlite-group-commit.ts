@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SqliteRowCache } from './sqlite-row-cache.ts';
 
 /**
@@ -12,10 +12,21 @@ export class SqliteGroupCommit {
   private answered = 0;
   private readonly db: DatabaseSync;
   private readonly cache: SqliteRowCache;
+  /**
+   * The statements every commit runs, prepared once: `exec` parses its SQL each time it runs, and
+   * a call's writes run these several times. The rare ones (a rollback) stay `exec`.
+   */
+  private readonly sql: Record<'begin' | 'commit' | 'savepoint' | 'release', StatementSync>;
 
   constructor(db: DatabaseSync, cache: SqliteRowCache) {
     this.db = db;
     this.cache = cache;
+    this.sql = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      savepoint: db.prepare('SAVEPOINT w'),
+      release: db.prepare('RELEASE w'),
+    };
   }
 
   /**
@@ -69,10 +80,10 @@ export class SqliteGroupCommit {
     try {
       this.begin();
       for (const w of batch) {
-        this.db.exec('SAVEPOINT w');
+        this.sql.savepoint.run();
         try {
           outcomes.push({ ok: true, value: w.fn() });
-          this.db.exec('RELEASE w');
+          this.sql.release.run();
           this.cache.endWrite(true);
         } catch (error) {
           this.cache.endWrite(false);
@@ -99,12 +110,12 @@ export class SqliteGroupCommit {
 
   /** Takes the write lock; commits by other connections until then are seen by the cache. */
   private begin(): void {
-    this.db.exec('BEGIN IMMEDIATE');
+    this.sql.begin.run();
     this.cache.sync();
   }
 
   private commit(): void {
-    this.db.exec('COMMIT');
+    this.sql.commit.run();
     this.cache.endTransaction(true);
   }
 

@@ -1,8 +1,11 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { ItemKey } from '../../ports/store.ts';
+import type { Item, ItemKey } from '../../ports/store.ts';
 
-/** What the cache knows of a key: the stored row (its JSON body and ttl), or that there is none. */
-export type CachedRow = { body: string; ttl: number | null } | null;
+/**
+ * What the cache knows of a key: the stored row (its JSON body and ttl, and once a shared read has
+ * parsed it, the frozen item it gave: SqliteStore.get), or that there is none.
+ */
+export type CachedRow = { body: string; ttl: number | null; shared?: Item } | null;
 
 /**
  * The rows the embedded store has read or written lately, so a point read of a key it already
@@ -109,7 +112,7 @@ export class SqliteRowCache {
     this.forget(k); // re-inserted last: the map's order is the age order
     if (row === UNKEPT || (row && row.body.length > MAX_ROW_BYTES)) return;
     this.rows.set(k, row);
-    this.bytes += row?.body.length ?? 0;
+    this.bytes += rowBytes(row);
     while (this.rows.size > this.maxRows || this.bytes > this.maxBytes)
       this.forget(this.rows.keys().next().value as string);
   }
@@ -118,7 +121,19 @@ export class SqliteRowCache {
     const row = this.rows.get(k);
     if (row === undefined) return;
     this.rows.delete(k);
-    this.bytes -= row?.body.length ?? 0;
+    this.bytes -= rowBytes(row);
+  }
+
+  /**
+   * A shared read parsed `row`, which the cache holds under `key`, into `item`: kept with it, and
+   * counted as its body's bytes once more. A row the cache no longer holds keeps nothing.
+   */
+  share(key: ItemKey, row: NonNullable<CachedRow>, item: Item): void {
+    const k = cacheKey(key);
+    if (this.rows.get(k) !== row || row.shared) return;
+    row.shared = item;
+    this.bytes += row.body.length;
+    while (this.bytes > this.maxBytes) this.forget(this.rows.keys().next().value as string);
   }
 
   private version(): number {
@@ -134,4 +149,9 @@ const MAX_ROW_BYTES = 64 * 1024;
 
 function cacheKey(key: ItemKey): string {
   return `${key.pk}\u0000${key.sk}`;
+}
+
+/** What a row counts against the cache's bytes: its body, twice once a shared read parsed it. */
+function rowBytes(row: CachedRow): number {
+  return row ? (row.shared ? 2 * row.body.length : row.body.length) : 0;
 }

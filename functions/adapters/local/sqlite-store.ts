@@ -8,12 +8,14 @@ import {
   type ItemKey,
   type QueryPage,
   type QuerySpec,
+  type ReadOptions,
   type Store,
   TransactionCanceledError,
   type TransactOp,
   type UpdateSpec,
   type WriteOptions,
 } from '../../ports/store.ts';
+import { deepFreeze } from '../../shared/deep-freeze.ts';
 import { evaluateCondition, validateEach, validateTransaction } from '../store-semantics.ts';
 import { decodeCursor, encodeCursor } from './sqlite-cursor.ts';
 import { openStoreDatabase } from './sqlite-database.ts';
@@ -66,9 +68,9 @@ export class SqliteStore implements Store {
     this.sweepTimer.unref();
   }
 
-  async get(key: ItemKey): Promise<Item | undefined> {
+  async get(key: ItemKey, options?: ReadOptions): Promise<Item | undefined> {
     this.commits.beforeRead();
-    return this.read(key);
+    return this.read(key, false, options?.shared === true);
   }
 
   async put(item: Item, options: WriteOptions = {}): Promise<void> {
@@ -248,7 +250,7 @@ export class SqliteStore implements Store {
    * A point read, through the row cache (sqlite-row-cache.ts); an expired item counts as absent.
    * Inside a write transaction the cache is already in sync (SqliteGroupCommit syncs it) and is not filled.
    */
-  private read(key: ItemKey, inTransaction = false): Item | undefined {
+  private read(key: ItemKey, inTransaction = false, shared = false): Item | undefined {
     // Outside a transaction, other connections' commits are looked for before the cache is used:
     // before every read, or, within a request's window (asOneRequest), as the request started and
     // then after each read the cache cannot answer (below).
@@ -267,7 +269,12 @@ export class SqliteStore implements Store {
       if (windowed ? !this.cache.sync() : !inTransaction) this.cache.remember(key, row);
     }
     if (row === null || (row.ttl !== null && row.ttl <= this.nowSeconds())) return undefined;
-    return JSON.parse(row.body) as Item;
+    if (!shared) return JSON.parse(row.body) as Item;
+    // A reader that never changes the item is given the one the row's last shared read parsed.
+    if (row.shared) return row.shared;
+    const item = deepFreeze(JSON.parse(row.body) as Item);
+    this.cache.share(key, row, item);
+    return item;
   }
 
   private inRequestWindow(): boolean {

@@ -1,4 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { type ReadOptions, SHARED } from '../../ports/store.ts';
 import { agentKeys } from './agent-keys.ts';
 import { type AgentVersion, fromItem, parseVersion, statusOf, versionString } from './agent-record.ts';
 
@@ -16,17 +17,23 @@ export async function resolveSkillRef(deps: CoreDeps, ref: string): Promise<Agen
   return found && !found.deleted_at && found.manifest.type === 'skill' ? found : undefined;
 }
 
+/**
+ * The version `org/name/version`. `read` shared: the caller never changes the version it is given
+ * (its manifest is then the frozen object every such reader shares: ports/store.ts, ReadOptions).
+ */
 export async function findVersion(
   deps: CoreDeps,
   org: string,
   name: string,
   version: string,
+  read?: ReadOptions,
 ): Promise<AgentVersion | undefined> {
   const n = parseVersion(version);
   if (n === undefined) return undefined;
-  const ref = await deps.store.get(agentKeys.versionRef(org, name, n));
+  // Only its agent id is read: shared whoever asks.
+  const ref = await deps.store.get(agentKeys.versionRef(org, name, n), SHARED);
   if (!ref) return undefined;
-  const item = await deps.store.get(agentKeys.version(String(ref.agent_id)));
+  const item = await deps.store.get(agentKeys.version(String(ref.agent_id)), read);
   return item ? fromItem(item) : undefined;
 }
 

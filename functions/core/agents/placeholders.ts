@@ -7,9 +7,43 @@ import { shellQuote } from '../../shared/shell-quote.ts';
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
+/** The last text split at its placeholders, and its distinct names (see `split`). */
+let lastText: string | undefined;
+let lastPieces: readonly string[] = [''];
+let lastNames: readonly string[] = [];
+
+/**
+ * `text` split at its placeholders: literal, name, literal, …, literal. The last text's are kept: a
+ * call of a prompt agent reads its template twice (its input checked, then its prompt rendered),
+ * the template every call of that agent shares.
+ */
+function split(text: string): void {
+  if (text === lastText) return;
+  const pieces: string[] = [];
+  let at = 0;
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    pieces.push(text.slice(at, m.index), m[1] as string);
+    at = m.index + m[0].length;
+  }
+  pieces.push(text.slice(at));
+  lastPieces = Object.freeze(pieces);
+  lastNames = Object.freeze([...new Set(pieces.filter((_, i) => i % 2 === 1))]);
+  lastText = text;
+}
+
 /** The distinct `{{name}}` placeholders of a template or command, in order of appearance. */
-export function placeholders(text: string): string[] {
-  return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
+export function placeholders(text: string): readonly string[] {
+  split(text);
+  return lastNames;
+}
+
+/** `text` with each `{{name}}` replaced by what `fill` gives for its name. */
+export function fillPlaceholders(text: string, fill: (name: string) => string): string {
+  split(text);
+  const pieces = lastPieces;
+  let out = pieces[0] as string;
+  for (let i = 1; i < pieces.length; i += 2) out += fill(pieces[i] as string) + (pieces[i + 1] as string);
+  return out;
 }
 
 /**

@@ -125,12 +125,21 @@ export function compileJsonSchema(schema: Record<string, unknown>): SchemaCompil
   return { ok: true, validate };
 }
 
+/** The validators of schemas read shared, by the schema object (gone with it). */
+const validatorsOfShared = new WeakMap<object, ValidateFunction>();
+
 /**
  * The cached validator for an agent's input (or output) schema; equal schemas give the same
  * function. Throws on a schema that does not compile (a published manifest's schemas always do).
  */
 export function compileInputValidator(schema: Record<string, unknown>): ValidateFunction {
+  // A schema read shared (deep-frozen: ports/store.ts, ReadOptions) is the same object for every
+  // call of its agent version: its validator is found by the object, with no JSON text made of it.
+  const frozen = Object.isFrozen(schema);
+  const known = frozen ? validatorsOfShared.get(schema) : undefined;
+  if (known) return known;
   const result = compileJsonSchema(schema);
   if (!result.ok) throw new Error(`Invalid JSON Schema: ${result.errors.join('; ')}`);
+  if (frozen) validatorsOfShared.set(schema, result.validate);
   return result.validate;
 }

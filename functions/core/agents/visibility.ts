@@ -1,4 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { SHARED } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { memberKeys } from '../workspaces/member-record.ts';
 import type { AgentVersion } from './agent-record.ts';
@@ -22,7 +23,9 @@ export async function isVisible(deps: CoreDeps, thing: AgentVersion, viewer: Vie
   if (thing.manifest.is_public) return true;
   if (viewer.workspaceId !== undefined && viewer.workspaceId === thing.workspace_id) return true;
   if (viewer.accountId === undefined) return false;
-  return (await deps.store.get(memberKeys.member(thing.workspace_id, viewer.accountId))) !== undefined;
+  return (
+    (await deps.store.get(memberKeys.member(thing.workspace_id, viewer.accountId), SHARED)) !== undefined
+  );
 }
 
 /**

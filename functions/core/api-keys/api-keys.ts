@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import type { Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import { cond, type Item, queryAll, TransactionCanceledError } from '../../ports/store.ts';
+import { cond, type Item, queryAll, SHARED, TransactionCanceledError } from '../../ports/store.ts';
 import { notFound, PlatformError } from '../../shared/errors.ts';
 import { accountEntity } from '../accounts/account.ts';
 import { accountKeys } from '../accounts/account-keys.ts';
@@ -159,10 +159,11 @@ export async function authenticate(
       serviceKeyHash: hash,
     };
   }
-  const keyItem = await deps.store.get(apiKeyKeys.byHash(hash));
+  // Read shared (never changed here: parsed into a record of its own): every request reads these.
+  const keyItem = await deps.store.get(apiKeyKeys.byHash(hash), SHARED);
   const key = keyItem && apiKeyLookupEntity.fromItem(keyItem);
   if (!key || !hashesEqual(key.hash, hash)) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
-  const accountItem = await deps.store.get(accountKeys.account(key.account_id));
+  const accountItem = await deps.store.get(accountKeys.account(key.account_id), SHARED);
   if (!accountItem) throw new PlatformError('UNAUTHORIZED', 'Invalid API key');
   return authContextOf(accountItem, key.id, key.agent);
 }

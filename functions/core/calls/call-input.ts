@@ -49,9 +49,12 @@ export async function parseCallBody(
   types: FileTypePolicy,
 ): Promise<CallInput> {
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
-  if (type === 'multipart/form-data') return parseMultipart(source, contentType as string, types);
-  const data = Buffer.isBuffer(body) ? body : await readAll(source, MAX_CALL_BODY_BYTES);
+  if (type === 'multipart/form-data') {
+    const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
+    return parseMultipart(source, contentType as string, types);
+  }
+  // Bytes already (every JSON call body read into memory) are parsed as they are: no stream of them.
+  const data = Buffer.isBuffer(body) ? body : await readAll(body, MAX_CALL_BODY_BYTES);
   if (data.length > 0 && type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
     throw new PlatformError(
       'UNSUPPORTED_TYPE',

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
+import { isoString, parseIsoTime } from '../../shared/iso-time.ts';
 import { agentKeys } from '../agents/agent-keys.ts';
 import { type InterruptedCallFields, settleOp } from '../billing/ledger.ts';
 import { ROOT_OUTCOME, recordedRootValue } from '../traces/trace-from-record.ts';
@@ -217,7 +218,7 @@ async function writeRecord(deps: CoreDeps, report: CallReport, keepSlot: boolean
   const settle = report.billed > 0 ? [settleOp(requestId)] : [];
   // Log lines carry the time they are written (the call's end), not its start: a reader following
   // the log (`agenthost logs --follow`) then sees a long call's lines after the ones already shown.
-  const written = deps.clock.now().toISOString();
+  const written = isoString(deps.clock.now());
   // The call's own line is keyed by its request id: one line a call, found from its record
   // (trace-record.ts, "Where a trace is").
   const log: Item = {
@@ -229,7 +230,7 @@ async function writeRecord(deps: CoreDeps, report: CallReport, keepSlot: boolean
       ? `call ${requestId} succeeded in ${duration} ms${engineSummary(engine)}`
       : `call ${requestId} failed with ${outcome.code} after ${duration} ms`,
     request_id: requestId,
-    ttl: Math.floor(Date.parse(call.at) / 1000) + 30 * 86_400,
+    ttl: Math.floor(parseIsoTime(call.at) / 1000) + 30 * 86_400,
   };
   // On AWS, API Gateway's own id beside the platform's: its access log knows the request by it.
   if (call.request.gatewayRequestId) log.gateway_request_id = call.request.gatewayRequestId;

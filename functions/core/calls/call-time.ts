@@ -1,4 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { isoString, parseIsoTime } from '../../shared/iso-time.ts';
 import { requestIdTime } from '../../shared/request-ids.ts';
 
 /**
@@ -18,13 +19,13 @@ const ARRIVAL_WINDOW_MS = 60_000;
 export function callTime(deps: CoreDeps, requestId: string): string {
   const now = deps.clock.now();
   const minted = requestIdTime(requestId);
-  if (minted === undefined) return now.toISOString();
+  if (minted === undefined) return isoString(now);
   const before = now.getTime() - minted;
-  return before >= 0 && before <= ARRIVAL_WINDOW_MS ? new Date(minted).toISOString() : now.toISOString();
+  return before >= 0 && before <= ARRIVAL_WINDOW_MS ? isoString(new Date(minted)) : isoString(now);
 }
 
 /** Whether a call's time is its request id's: its record can be found from the id (callTime). */
 export function timedByRequestId(at: string, requestId: string): boolean {
   const minted = requestIdTime(requestId);
-  return minted !== undefined && Date.parse(at) === minted;
+  return minted !== undefined && parseIsoTime(at) === minted;
 }

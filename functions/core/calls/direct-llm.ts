@@ -12,7 +12,7 @@ import { jsonTooDeep } from '../../shared/json-depth.ts';
 import { resolveSkillRef } from '../agents/agent-lookup.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
-import { placeholders } from '../agents/placeholders.ts';
+import { fillPlaceholders, placeholders } from '../agents/placeholders.ts';
 import { DEFAULT_MODELS } from '../agents/providers.ts';
 import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
@@ -82,9 +82,10 @@ export function chooseModel(
  */
 export function renderTemplate(template: string, input: Record<string, unknown>): string {
   requireTemplateValues(template, input);
-  return template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_m, name: string) => {
+  return fillPlaceholders(template, (name) => {
     const v = input[name];
-    return typeof v === 'string' ? v : JSON.stringify(v);
+    // As String.replace writes what its replacer returns: undefined as "undefined".
+    return typeof v === 'string' ? v : String(JSON.stringify(v));
   });
 }
 

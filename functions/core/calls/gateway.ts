@@ -1,4 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import { SHARED } from '../../ports/store.ts';
 import { withStoreDeadline } from '../../ports/store-deadline.ts';
 import { type FieldIssue, invalidInput, markTraced, PlatformError } from '../../shared/errors.ts';
 import { findLatest, findVersion, newestCallableAfter } from '../agents/agent-lookup.ts';
@@ -232,7 +233,8 @@ function quotaKind(call: CallContext): 'paid' | 'sandbox' | 'llm' {
 /** The version to run, if the caller may run it: 404 for anything unknown, 403 for a private agent of another workspace. */
 async function resolveCallable(deps: CoreDeps, auth: AuthContext, req: CallRequest): Promise<AgentVersion> {
   const ref = `${req.org}/${req.agent}/${req.version}`;
-  const agent = await findVersion(deps, req.org, req.agent, req.version);
+  // Read shared: a call only reads its version (every call of it reads the same one).
+  const agent = await findVersion(deps, req.org, req.agent, req.version, SHARED);
   if (!agent || agent.deleted_at) throw new PlatformError('NOT_FOUND', `Agent ${ref} not found`);
   await requireVisible(deps, agent, { accountId: auth.accountId }, { ref });
   const status = statusOf(agent, deps.clock.now());

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { Item } from '../../ports/store.ts';
+import { parseIsoTime } from '../../shared/iso-time.ts';
 import { defineEntity } from '../entity.ts';
 import { CALL_RECORD_RETENTION_DAYS } from './call-record-retention.ts';
 import { callLogEntrySchema } from './usage-schemas.ts';
@@ -39,7 +40,7 @@ export const callRecordEntity = defineEntity({
       sk,
       gsi1pk: callRecordKeys.authorPk(record.workspace_id),
       gsi1sk: sk,
-      ttl: Math.floor(Date.parse(record.at) / 1000) + CALL_RECORD_RETENTION_DAYS * 86_400,
+      ttl: Math.floor(parseIsoTime(record.at) / 1000) + CALL_RECORD_RETENTION_DAYS * 86_400,
     };
   },
 });

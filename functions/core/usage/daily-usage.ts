@@ -1,5 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import type { ItemKey } from '../../ports/store.ts';
+import { type ItemKey, SHARED } from '../../ports/store.ts';
+import { isoDay } from '../../shared/iso-time.ts';
 import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 
@@ -24,20 +25,20 @@ export const dailyCounterKeys = {
 
 /** The UTC day an instant falls in, as YYYY-MM-DD: the daily quota's period. */
 export function utcDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
+  return isoDay(at);
 }
 
 /** Unix seconds of the next UTC midnight after `at`: when the daily quota resets. */
 export function nextUtcMidnight(at: Date): number {
-  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1));
-  return d.getTime() / 1000;
+  // A UTC day is 86,400 s in JavaScript's time (no leap seconds): the next multiple of it.
+  return (Math.floor(at.getTime() / 86_400_000) + 1) * 86_400;
 }
 
 /** Counter items outlive their day by two days (for reporting), then expire. */
 const COUNTER_GRACE_SECONDS = 2 * 86_400;
 
 export async function readDailyCalls(deps: CoreDeps, accountId: string): Promise<number> {
-  const item = await deps.store.get(dailyCounterKeys.calls(accountId, utcDay(deps.clock.now())));
+  const item = await deps.store.get(dailyCounterKeys.calls(accountId, utcDay(deps.clock.now())), SHARED);
   return typeof item?.calls === 'number' ? item.calls : 0;
 }
 
