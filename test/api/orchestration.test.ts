@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { callRecordKeys, fromCallRecordItem } from '../../functions/core/usage/call-records.ts';
 import { dailyCounterKeys, utcDay } from '../../functions/core/usage/daily-usage.ts';
@@ -10,6 +12,9 @@ import {
   start as startFakeLlm,
 } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+const run = promisify(execFile);
 
 const use = (name: string, input: unknown): FakeLlmResponse => ({ toolCalls: [{ name, input }] });
 
@@ -320,5 +325,68 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     );
     assert.match(line?.message ?? '', /^call_dep → orch\/broken-leaf@v1 failed with [A-Z_]+$/);
     assert.equal(line?.level, 'error');
+  });
+
+  it('cancels a run in the middle of its sub-agent call: the dependency’s command is killed and its call recorded as its caller gone', async () => {
+    for (const body of [
+      {
+        name: 'slow-leaf',
+        type: 'tool',
+        description: 'slow leaf',
+        supported_providers: ['any'],
+        runtime: { command: 'sleep 41' },
+      },
+      {
+        name: 'waiter',
+        type: 'agent',
+        description: 'Waiter: calls the slow leaf.',
+        supported_providers: ['anthropic'],
+        required_secrets: [],
+        custom_tools: [
+          { name: 'call_slow', description: 'calls orch/slow-leaf', command: 'call orch/slow-leaf' },
+        ],
+        manifest: {
+          manifest_version: 1,
+          dependencies: [{ id: 'orch/slow-leaf', version: 'v1' }],
+          max_hops: 1,
+          timeout_ms: 60_000,
+          orchestration_mode: 'flexible',
+        },
+      },
+    ]) {
+      const res = await p.request('POST', '/agents?allow_no_secrets=true', { key: owner.key, body });
+      assert.equal(res.status, 201, res.text);
+    }
+    fake.setResponder((call) =>
+      call.toolResults?.length ? use('submit_result', { late: true }) : use('call_slow', {}),
+    );
+    const sleeping = async () => {
+      const { stdout } = await run('ps', ['-eo', 'args']).catch(() => ({ stdout: '' }));
+      return stdout.split('\n').filter((line) => line.trim() === 'sleep 41').length;
+    };
+    const started = await p.request<{ run_id: string }>('POST', '/orch/waiter/v1/run', {
+      key: owner.key,
+      body: {},
+      headers: { prefer: 'respond-async' },
+    });
+    assert.equal(started.status, 202, started.text);
+    await waitFor('the dependency’s command to run', async () => ((await sleeping()) > 0 ? true : undefined));
+    const cancelled = await p.request<{ status: string }>('POST', `/runs/${started.body.run_id}/cancel`, {
+      key: owner.key,
+    });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.body.status, 'cancelled');
+    await waitFor(
+      'the dependency’s command to be gone',
+      async () => ((await sleeping()) === 0 ? true : undefined),
+      10_000,
+    );
+    const leaf = await waitFor('the dependency’s call record', async () => {
+      const records = (await queryAll(p.deps.store, { pk: callRecordKeys.callerPk(owner.id) })).map(
+        fromCallRecordItem,
+      );
+      return records.find((r) => r.agent === 'slow-leaf');
+    });
+    assert.equal(leaf.status, 'timeout', 'the sub-call ended as its caller gone');
   });
 });

@@ -187,6 +187,8 @@ export interface RunExtras {
   callDependency?: (
     dependency: { id: string; version: string },
     input: Record<string, unknown>,
+    /** The orchestrator's run's signal: the sub-call ends when the run does (its deadline, a cancel). */
+    signal?: AbortSignal,
   ) => Promise<string>;
 }
 

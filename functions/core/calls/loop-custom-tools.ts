@@ -41,7 +41,10 @@ export function customTool(state: LoopState, t: CustomTool): LlmTool {
       const dependency = matchingDependency(t.command, state.dependencies);
       if (dependency && state.callDependency) {
         log(state, 'info', t.name, undefined, `calls ${dependency.id}@${dependency.version}`);
-        const answer = redactSecrets(await state.callDependency(dependency, record(args)), state.secrets);
+        const answer = redactSecrets(
+          await state.callDependency(dependency, record(args), state.signal),
+          state.secrets,
+        );
         const failed = subCallError(answer);
         if (failed)
           log(

@@ -85,6 +85,7 @@ export async function orchestrationFor(
   const callDependency = async (
     dependency: { id: string; version: string },
     input: Record<string, unknown>,
+    signal?: AbortSignal,
   ) => {
     const subAuth = await authenticate(deps, `Bearer ${issued.key}`, { acceptRunCredential: true });
     const [org, name] = dependency.id.split('/') as [string, string];
@@ -101,6 +102,9 @@ export async function orchestrationFor(
         requestId: newRequestId(),
         // Under the span of the tool call that made it (the loop's tool span).
         traceParent: call.trace?.parentHere(),
+        // The orchestrator's run ending (its deadline, its caller gone, a cancel) ends this call
+        // as its caller gone, as a sub-call over HTTP ends when its request is cut.
+        signal,
       });
       return JSON.stringify({ data: result.body.data, warnings: result.body.warnings });
     } catch (err) {
