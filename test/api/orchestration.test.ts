@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { callRecordKeys, fromCallRecordItem } from '../../functions/core/usage/call-records.ts';
 import { dailyCounterKeys, utcDay } from '../../functions/core/usage/daily-usage.ts';
@@ -12,9 +10,8 @@ import {
   start as startFakeLlm,
 } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { runningCommands } from '../helpers/running-commands.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-
-const run = promisify(execFile);
 
 const use = (name: string, input: unknown): FakeLlmResponse => ({ toolCalls: [{ name, input }] });
 
@@ -360,17 +357,15 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     fake.setResponder((call) =>
       call.toolResults?.length ? use('submit_result', { late: true }) : use('call_slow', {}),
     );
-    const sleeping = async () => {
-      const { stdout } = await run('ps', ['-eo', 'args']).catch(() => ({ stdout: '' }));
-      return stdout.split('\n').filter((line) => line.trim() === 'sleep 41').length;
-    };
     const started = await p.request<{ run_id: string }>('POST', '/orch/waiter/v1/run', {
       key: owner.key,
       body: {},
       headers: { prefer: 'respond-async' },
     });
     assert.equal(started.status, 202, started.text);
-    await waitFor('the dependency’s command to run', async () => ((await sleeping()) > 0 ? true : undefined));
+    await waitFor('the dependency’s command to run', async () =>
+      (await runningCommands('sleep 41')) > 0 ? true : undefined,
+    );
     const cancelled = await p.request<{ status: string }>('POST', `/runs/${started.body.run_id}/cancel`, {
       key: owner.key,
     });
@@ -378,7 +373,7 @@ describe('orchestration: service keys, hop limits and sub-calls', () => {
     assert.equal(cancelled.body.status, 'cancelled');
     await waitFor(
       'the dependency’s command to be gone',
-      async () => ((await sleeping()) === 0 ? true : undefined),
+      async () => ((await runningCommands('sleep 41')) === 0 ? true : undefined),
       10_000,
     );
     const leaf = await waitFor('the dependency’s call record', async () => {

@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { callRunEntity } from '../../functions/core/runs/call-run-record.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { documentProblems } from '../helpers/openapi-conformance.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { runningCommands } from '../helpers/running-commands.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-
-const run = promisify(execFile);
 
 /**
  * Runs: a call sent with `Prefer: respond-async` answers 202 once it is admitted, and its run is
@@ -77,12 +74,6 @@ describe('runs (Prefer: respond-async)', () => {
       return { text: 'held answer' };
     });
     return release;
-  };
-
-  /** The `sleep 37` processes running on this machine (the sandboxed command of the sleeper tool). */
-  const sleepers = async () => {
-    const { stdout } = await run('ps', ['-eo', 'args']).catch(() => ({ stdout: '' }));
-    return stdout.split('\n').filter((line) => line.trim() === 'sleep 37').length;
   };
 
   /** The caller's concurrency slots held now. */
@@ -398,11 +389,17 @@ describe('runs (Prefer: respond-async)', () => {
       headers: { prefer: 'respond-async' },
     });
     assert.equal(started.status, 202, started.text);
-    await waitFor('the command to run', async () => ((await sleepers()) > 0 ? true : undefined));
+    await waitFor('the command to run', async () =>
+      (await runningCommands('sleep 37')) > 0 ? true : undefined,
+    );
     const cancelled = await p.request<RunDoc>('POST', `/runs/${started.body.run_id}/cancel`, { key });
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.equal(cancelled.body.status, 'cancelled');
-    await waitFor('the command to be gone', async () => ((await sleepers()) === 0 ? true : undefined), 5_000);
+    await waitFor(
+      'the command to be gone',
+      async () => ((await runningCommands('sleep 37')) === 0 ? true : undefined),
+      5_000,
+    );
     assert.equal(await leasesHeld(), 0);
   });
 
