@@ -1,13 +1,25 @@
 /**
- * The Notifier port: outbound alert webhooks (schedule failure streaks, test alerts). Deliveries
- * are POSTs of a JSON payload to a user-given URL, checked when sent (adapters/outbound/outbound-url.ts).
+ * The Notifier port: outbound webhooks to user-given URLs (schedule failure streaks, test alerts, a
+ * run's completion webhook). Deliveries are POSTs of a JSON payload, the URL checked again when
+ * sent (adapters/outbound/outbound-url.ts).
  */
 export interface AlertDelivery {
   url: string;
+  /** Sent as `JSON.stringify(payload)`: a signature in `headers` is made over exactly that text. */
   payload: Record<string, unknown>;
   /** Names the delivery in logs (never the URL's query, which may hold a token). */
   label: string;
+  /**
+   * Headers sent with it beside its content type (a run webhook's signature). A signature, never a
+   * secret: a delivery travels through queues and logs a secret must not (an AWS async invoke).
+   */
+  headers?: Record<string, string>;
+  /** Attempts in all, first included; the sender's own number when absent, at most MAX_DELIVERY_ATTEMPTS. */
+  attempts?: number;
 }
+
+/** The most attempts a delivery may ask for: the delivery function's timeout is set for them. */
+export const MAX_DELIVERY_ATTEMPTS = 5;
 
 export interface DeliveryResult {
   delivered: boolean;

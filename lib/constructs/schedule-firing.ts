@@ -58,11 +58,11 @@ export class ScheduleFiring extends Construct {
       ...common,
       entry: `${PROJECT_ROOT}/functions/jobs/alert-delivery.ts`,
       access: JOB_ACCESS['alert-delivery'],
-      // Three attempts of at most 5 s each, with 1 s and 4 s between them, inside one invocation; an
-      // invocation that failed (a crash, the store unreachable) goes to the dead-letter queue with
-      // its error rather than vanish (cdk-nag Serverless-LambdaAsyncFailureDestination).
+      // An alert's 3 attempts or a run webhook's 5 (docs/runs.md), 5 s each at most, 1, 4, 16, 30 s
+      // (±20%) apart, in one invocation: about 86 s at most. One that failed (a crash) goes to the
+      // dead-letter queue with its error (cdk-nag Serverless-LambdaAsyncFailureDestination).
       functionProps: {
-        timeout: Duration.seconds(30),
+        timeout: Duration.seconds(120),
         memorySize: 256,
         retryAttempts: 0,
         onFailure: new destinations.SqsDestination(this.deadLetters),

@@ -1,4 +1,4 @@
-import type { AlertDelivery, DeliveryResult } from '../../ports/notifier.ts';
+import { type AlertDelivery, type DeliveryResult, MAX_DELIVERY_ATTEMPTS } from '../../ports/notifier.ts';
 import { OutboundRequestError, type PlatformMode, type Resolver, safeFetch } from './outbound-url.ts';
 
 export interface DeliveryPolicy {
@@ -7,7 +7,7 @@ export interface DeliveryPolicy {
   attempts?: number;
   /** Per-attempt timeout (default 5 s). */
   timeoutMs?: number;
-  /** Waits before the 2nd, 3rd, ... attempt (default 1 s, then 4 s). */
+  /** Waits before the 2nd, 3rd, ... attempt (default 1 s, 4 s, 16 s, then 30 s), each ±20%. */
   backoffMs?: number[];
   resolve?: Resolver;
   sleep?: (ms: number) => Promise<void>;
@@ -15,7 +15,18 @@ export interface DeliveryPolicy {
 
 export const ALERT_ATTEMPTS = 3;
 export const ALERT_TIMEOUT_MS = 5000;
-export const ALERT_BACKOFF_MS = [1000, 4000];
+/**
+ * An alert's three attempts wait the first two; a run webhook's five (docs/runs.md) all four: about
+ * 51 s of waits and 25 s of attempts at most, which the delivery function's timeout covers
+ * (lib/constructs/schedule-firing.ts).
+ */
+export const ALERT_BACKOFF_MS = [1000, 4000, 16_000, 30_000];
+
+/**
+ * Each wait moved by up to a fifth either way, so the deliveries of many runs that failed together
+ * (a receiver down) do not come back at the same instants.
+ */
+const jittered = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -26,20 +37,25 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * address is final. Never throws.
  */
 export async function deliverAlert(delivery: AlertDelivery, policy: DeliveryPolicy): Promise<DeliveryResult> {
-  const attempts = policy.attempts ?? ALERT_ATTEMPTS;
+  const attempts = Math.min(delivery.attempts ?? policy.attempts ?? ALERT_ATTEMPTS, MAX_DELIVERY_ATTEMPTS);
   const backoff = policy.backoffMs ?? ALERT_BACKOFF_MS;
   const sleep = policy.sleep ?? defaultSleep;
   const body = JSON.stringify(delivery.payload);
   let status: number | null = null;
   let error: string | null = null;
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    if (attempt > 1) await sleep(backoff[Math.min(attempt - 2, backoff.length - 1)] ?? 1000);
+    if (attempt > 1) await sleep(jittered(backoff[Math.min(attempt - 2, backoff.length - 1)] ?? 1000));
     try {
       const res = await safeFetch(
         delivery.url,
         {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'user-agent': 'agenthost-alerts/1' },
+          // The delivery's own headers cannot replace its content type (its signature signs a JSON body).
+          headers: {
+            'user-agent': 'agenthost-alerts/1',
+            ...delivery.headers,
+            'content-type': 'application/json',
+          },
           body,
         },
         {
