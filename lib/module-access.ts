@@ -77,7 +77,8 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   health: { table: 'none', secrets: 'none', bundles: 'none' },
   // Builds the document from the route table alone.
   openapi: { table: 'none', secrets: 'none', bundles: 'none' },
-  'api-keys': { table: 'read-write', secrets: 'none', bundles: 'none' },
+  // Keys live in the table; the runs' webhook signing secret in Secrets Manager (made, never read).
+  'api-keys': { table: 'read-write', secrets: 'write', bundles: 'none' },
   tasks: { table: 'read-write', secrets: 'none', bundles: 'none' },
   workspaces: { table: 'read-write', secrets: 'none', bundles: 'none' },
   // Listings live in the table, values in Secrets Manager (putSecret, deleteSecret).
@@ -93,7 +94,16 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // call goes to the LLM providers over HTTPS; the sandbox engines read the declared secrets.
   // A code agent's run reads its own bundle; an output too large to answer inline is stored
   // under bundles/payloads/ and answered with a signed URL (core/payloads/output-answer.ts).
-  calls: { table: 'read-write', secrets: 'read', bundles: 'read-write', llm: true, sandbox: true },
+  // A run's completion webhook is signed here (the account's signing secret, read) and queued to
+  // the alert-delivery Lambda, which sends it.
+  calls: {
+    table: 'read-write',
+    secrets: 'read',
+    bundles: 'read-write',
+    llm: true,
+    sandbox: true,
+    alerts: 'queue',
+  },
   // Schedule records, timelines, run history, test alerts (sent from here); keeps the
   // EventBridge schedules in step with each record. Reads runs' outputs stored apart (over 64 KiB).
   schedules: { table: 'read-write', secrets: 'none', bundles: 'read', scheduler: 'manage', alerts: 'send' },

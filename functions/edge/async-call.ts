@@ -5,6 +5,7 @@ import { type CallRunRecord, runExpiresAtMs } from '../core/runs/call-run-record
 import { endRun, newRunId, openRun, type RunEnding } from '../core/runs/call-runs.ts';
 import { CANCELLED, watchCancel } from '../core/runs/run-cancel.ts';
 import { RunEventLog } from '../core/runs/run-event-log.ts';
+import { sendRunWebhook } from '../core/runs/run-webhook.ts';
 import { routes } from '../platform/routes.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
 import { jsonAnswer } from './answers.ts';
@@ -32,6 +33,8 @@ export interface AsyncCallHost {
    * app called in memory) leaves the run to go on in its process unwatched.
    */
   onDelivered?: ((run: () => Promise<unknown>) => void) | undefined;
+  /** Its completion webhook (X-Platform-Webhook), already checked (core/runs/run-webhook.ts); null without one. */
+  webhookUrl?: string | null;
 }
 
 /**
@@ -53,7 +56,7 @@ export function asyncCall(
       // The engine starts once the run is written, not before: a run that could not be written
       // fails its call before anything runs, refunded, and answered as that failure.
       async open(headers, context) {
-        const record = await openRun(deps, context, runId);
+        const record = await openRun(deps, context, runId, host.webhookUrl ?? null);
         const log = new RunEventLog(deps, runId, runExpiresAtMs(record));
         const unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
         opened = { record, log, unwatch };
@@ -95,7 +98,7 @@ export function asyncCall(
 /** Tries to write a run's end this many times before leaving it to be read as interrupted. */
 const END_ATTEMPTS = 5;
 
-/** Ends the opened run; never throws (nobody is left to answer). */
+/** Ends the opened run and sends its webhook; never throws (nobody is left to answer). */
 async function end(
   deps: CoreDeps,
   { record, log, unwatch }: { record: CallRunRecord; log: RunEventLog; unwatch: () => void },
@@ -106,7 +109,8 @@ async function end(
   await log.end();
   for (let attempt = 0; ; attempt++) {
     try {
-      await endRun(deps, record, ending);
+      // Ended here and nowhere else (a run ends once): its webhook goes now, after its end is written.
+      if (await endRun(deps, record, ending)) await sendRunWebhook(deps, record);
       return;
     } catch (err) {
       if (attempt + 1 >= END_ATTEMPTS) {

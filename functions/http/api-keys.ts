@@ -1,4 +1,5 @@
 import { createApiKey, deleteApiKey, listApiKeys } from '../core/api-keys/api-keys.ts';
+import { rotateWebhookSecret } from '../core/runs/webhook-secret.ts';
 import type { Operations } from '../edge/operations.ts';
 import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { createModuleHandler } from './module-handler.ts';
@@ -10,6 +11,7 @@ export const operations: Operations<'api-keys'> = {
     await deleteApiKey(deps, auth.accountId, params.id);
     return undefined;
   },
+  rotateWebhookSecret: ({ deps, auth }) => rotateWebhookSecret(deps, auth.accountId),
 };
 
 export const handler = createModuleHandler('api-keys', operations, lambdaDeps);

@@ -3,6 +3,7 @@ import { callAgent } from '../core/calls/gateway.ts';
 import { describeRun, getRun, listRuns } from '../core/runs/call-run-reads.ts';
 import { cancelRun } from '../core/runs/run-cancel.ts';
 import { readRunEvents } from '../core/runs/run-event-reads.ts';
+import { checkRunWebhook, WEBHOOK_HEADER } from '../core/runs/run-webhook.ts';
 import { jsonAnswer, sseAnswer } from '../edge/answers.ts';
 import { asyncCall } from '../edge/async-call.ts';
 import type { Operations } from '../edge/operations.ts';
@@ -41,8 +42,20 @@ export const operations: Operations<'calls'> = {
     };
     // `Prefer: respond-async`: 202 with the call's run once it is admitted (docs/runs.md). A run
     // credential's sub-call is part of its orchestrator's run and is answered as it waits.
-    if (prefersAsync(header('prefer')) && !auth.service) {
-      const answer = await asyncCall(deps, { requestId, onDelivered }, (stream, signal) =>
+    const runs = prefersAsync(header('prefer')) && !auth.service;
+    const webhook = header(WEBHOOK_HEADER.toLowerCase());
+    if (webhook !== undefined && !runs)
+      throw invalidInput([
+        {
+          field: `header.${WEBHOOK_HEADER.toLowerCase()}`,
+          message:
+            'a completion webhook is a run’s: send it with Prefer: respond-async (a sub-call is never a run)',
+        },
+      ]);
+    if (runs) {
+      // Checked before anything is admitted or charged: a refused webhook starts no run.
+      const webhookUrl = webhook === undefined ? null : await checkRunWebhook(deps, auth.accountId, webhook);
+      const answer = await asyncCall(deps, { requestId, onDelivered, webhookUrl }, (stream, signal) =>
         // Nobody waits on the answer: the call's record is written before the run ends.
         callAgent(deps, auth, { ...request, waitUntil: undefined, onDelivered: undefined, stream, signal }),
       );

@@ -13,8 +13,8 @@ export interface Logger {
 }
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
-/** API keys (ahk_) and run credentials (ahr_). */
-const API_KEY_PATTERN = /(ah[kr]_)[A-Za-z0-9_-]{8,}/g;
+/** API keys (ahk_), run credentials (ahr_) and run webhooks' signing secrets (whsec_). */
+const API_KEY_PATTERN = /(ah[kr]_|whsec_)[A-Za-z0-9_-]{8,}/g;
 
 export function redact(text: string): string {
   return text.replace(API_KEY_PATTERN, '$1[REDACTED]');

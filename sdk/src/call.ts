@@ -30,6 +30,11 @@ export interface CallOptions {
   maxHops?: number;
   /** X-Platform-Tenant: recorded with the call for usage attribution. */
   tenant?: string;
+  /**
+   * X-Platform-Webhook, with `agents.start` only: a URL the run's document is POSTed to once it
+   * ended, signed with the account's webhook signing secret (check it with verifyWebhook).
+   */
+  webhook?: string;
   /** X-Platform-Skills: skill refs added to the agent's defaults. */
   skills?: string[];
   /** X-Platform-Skills-Only: only these skills, ignoring the defaults. */
@@ -128,6 +133,7 @@ export function callHeaders(options: CallOptions): CallHeaders {
   if (deadlines.length > 0) h['X-Platform-Deadline-Ms'] = String(Math.floor(Math.min(...deadlines)));
   if (options.maxHops !== undefined) h['X-Platform-Max-Hops'] = String(options.maxHops);
   if (options.tenant !== undefined) h['X-Platform-Tenant'] = options.tenant;
+  if (options.webhook !== undefined) h['X-Platform-Webhook'] = options.webhook;
   if (options.skills) h['X-Platform-Skills'] = options.skills.join(',');
   if (options.skillsOnly) h['X-Platform-Skills-Only'] = options.skillsOnly.join(',');
   if (options.noSkills !== undefined) h['X-Platform-No-Skills'] = options.noSkills ? 'true' : 'false';

@@ -17,3 +17,4 @@ export { cursorPages, offsetPages } from './paginate.ts';
 export type { RetryOptions } from './retry.ts';
 export type { FollowedEvent, FollowOptions, Run, RunEvent, WaitOptions } from './runs.ts';
 export type { StreamEvent } from './stream.ts';
+export { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook, WEBHOOK_SIGNATURE_HEADER } from './webhooks.ts';

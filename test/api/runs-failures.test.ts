@@ -113,6 +113,7 @@ describe('runs when things go wrong', () => {
         result_status: null,
         result_body: null,
         cancel_requested_at: null,
+        webhook_url: null,
       }),
     );
     for (let seq = 1; seq <= deltas; seq++)
@@ -289,6 +290,7 @@ describe('runs when things go wrong', () => {
         result_status: null,
         result_body: null,
         cancel_requested_at: null,
+        webhook_url: null,
       }),
     );
     const cancel = await p.request<RunDoc>('POST', `/runs/${runId}/cancel`, { key });
@@ -332,6 +334,7 @@ describe('runs when things go wrong', () => {
           result_status: 200,
           result_body: { data: {}, warnings: [], metadata: {} },
           cancel_requested_at: null,
+          webhook_url: null,
         }),
       );
     }

@@ -262,6 +262,7 @@ describe('runs (Prefer: respond-async)', () => {
         result_status: null,
         result_body: null,
         cancel_requested_at: null,
+        webhook_url: null,
       }),
     );
     const run = (await getRun(runId)).body;

@@ -35,6 +35,13 @@ export const callHeaders = z.object({
     .describe(
       '`respond-async` (RFC 7240): answer 202 with the call’s run once it is admitted and charged, instead of waiting for its output (docs/runs.md). Other preferences are ignored',
     ),
+  'X-Platform-Webhook': z
+    .string()
+    .max(2048)
+    .optional()
+    .describe(
+      'With `Prefer: respond-async`: a URL to POST the run’s document to once it ended, signed in X-Platform-Signature with the account’s webhook signing secret (POST /account/webhook-secret) and retried with backoff; refused (400) without respond-async, without a signing secret, or at an address the platform may not reach (docs/runs.md, "Told when it ends")',
+    ),
   'X-Platform-Max-Hops': z
     .string()
     .regex(/^[1-9][0-9]{0,2}$/)

@@ -1,7 +1,12 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { ERROR_CODES, PlatformError } from '../../shared/errors.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import { answerStoredOutput, OUTPUT_AS_URL, outputAsUrlWarning } from '../payloads/output-answer.ts';
+import {
+  answerStoredOutput,
+  OUTPUT_AS_URL,
+  outputAsUrlWarning,
+  outputLink,
+} from '../payloads/output-answer.ts';
 import { type CallRunRecord, callRunEntity, callRunKeys } from './call-run-record.ts';
 import type { RunDocument, RunList, RunListQuery } from './call-run-schemas.ts';
 
@@ -107,6 +112,7 @@ export function describeRun(
     duration_ms:
       record.ended_at === null ? null : Date.parse(record.ended_at) - Date.parse(record.created_at),
     cancel_requested_at: record.cancel_requested_at,
+    webhook: record.webhook_url === null ? null : { url: withoutQuery(record.webhook_url) },
     result:
       record.result_status === null || record.result_body === null
         ? null
@@ -115,14 +121,37 @@ export function describeRun(
   };
 }
 
+/** A webhook URL as a run's document shows it: its query and fragment, which may hold a token, cut. */
+function withoutQuery(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
+
+/**
+ * An ended run's document as its completion webhook sends it: as GET answers it, but with a stored
+ * output over `inlineBytes` linked (a delivery travels as one asynchronous invocation on AWS, whose
+ * payload is bounded far below an answer's).
+ */
+export async function endedRunDocument(
+  deps: CoreDeps,
+  record: CallRunRecord,
+  inlineBytes: number,
+): Promise<RunDocument> {
+  return withOutput(deps, describeRun(record), inlineBytes);
+}
+
 /** The run with a stored output in its body: read back, or as a download link when too large to answer. */
 async function withOutput(
   deps: CoreDeps,
   run: RunDocument & { output_ref?: CallRunRecord['output_ref'] },
+  inlineBytes = Number.POSITIVE_INFINITY,
 ): Promise<RunDocument> {
   const { output_ref: ref, ...rest } = run;
   if (!ref || !rest.result) return rest;
-  const { output, linked } = await answerStoredOutput(deps, ref);
+  const { output, linked } =
+    ref.bytes > inlineBytes
+      ? { output: await outputLink(deps, ref), linked: true }
+      : await answerStoredOutput(deps, ref);
   const body = rest.result.body as { warnings?: unknown[] };
   const warnings = [...(body.warnings ?? []).filter((w) => (w as { code?: string }).code !== OUTPUT_AS_URL)];
   if (linked) warnings.push(outputAsUrlWarning(output as Parameters<typeof outputAsUrlWarning>[0]));

@@ -52,6 +52,11 @@ const callRunRecordSchema = z.object({
   output_ref: payloadRefSchema.optional(),
   /** When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never. */
   cancel_requested_at: z.string().nullable().default(null),
+  /**
+   * Where its completion webhook goes (X-Platform-Webhook), its query kept: it may hold the
+   * receiver's token, and is only ever answered without it (describeRun). Null without one.
+   */
+  webhook_url: z.string().nullable().default(null),
 });
 
 export type CallRunRecord = z.output<typeof callRunRecordSchema>;

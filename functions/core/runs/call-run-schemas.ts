@@ -44,6 +44,14 @@ export const runSchema = z.object({
     .string()
     .nullable()
     .describe('When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never'),
+  webhook: z
+    .object({
+      url: z.string().describe('Where it goes, without its query (which may hold the receiver’s token)'),
+    })
+    .nullable()
+    .describe(
+      'Its completion webhook (X-Platform-Webhook): one signed POST of this document once it ended; null without one',
+    ),
   result: z
     .object({
       status: z.number().int().describe('The HTTP status the plain call answers'),
@@ -80,6 +88,15 @@ export const runEventListSchema = z.object({
   events: z.array(runEventSchema).describe('In order'),
   ended: z.boolean().describe('The run ended and its last event is among these or before them'),
   next_after: z.number().int().describe('Pass as after to read on: the last id here, or after'),
+});
+
+export const webhookSecretSchema = z.object({
+  secret: z
+    .string()
+    .describe(
+      'whsec_ and 43 base64url characters: the key of the HMAC-SHA256 in X-Platform-Signature. Shown here only: store it now',
+    ),
+  created_at: z.string(),
 });
 
 export type RunDocument = z.infer<typeof runSchema>;

@@ -23,8 +23,13 @@ export function newRunId(): string {
   return builtUuidV7();
 }
 
-/** Writes the run of `call` as running; its id is `runId`. */
-export async function openRun(deps: CoreDeps, call: CallContext, runId: string): Promise<CallRunRecord> {
+/** Writes the run of `call` as running; its id is `runId`, its completion webhook `webhookUrl`. */
+export async function openRun(
+  deps: CoreDeps,
+  call: CallContext,
+  runId: string,
+  webhookUrl: string | null = null,
+): Promise<CallRunRecord> {
   const { auth, agent } = call;
   const record: CallRunRecord = {
     run_id: runId,
@@ -44,6 +49,7 @@ export async function openRun(deps: CoreDeps, call: CallContext, runId: string):
     result_status: null,
     result_body: null,
     cancel_requested_at: null,
+    webhook_url: webhookUrl,
   };
   await deps.store.put(callRunEntity.toItem(record), { condition: cond.notExists() });
   return record;

@@ -1,6 +1,7 @@
 /*
  * The run routes: a call started with `Prefer: respond-async`, read back (docs/runs.md). Served by
- * the calls module, whose function runs the calls themselves.
+ * the calls module, whose function runs the calls themselves; but the signing secret of runs'
+ * completion webhooks, served with the account's other credentials (API keys) by the api-keys module.
  * Spread into the route table in functions/platform/routes.ts, whose order they keep.
  */
 
@@ -12,6 +13,7 @@ import {
   runListQuery,
   runListSchema,
   runSchema,
+  webhookSecretSchema,
 } from '../../core/runs/call-run-schemas.ts';
 import { CALL_STREAM_EVENTS } from '../../edge/call-stream-events.ts';
 import { route } from './route-def.ts';
@@ -87,5 +89,16 @@ export const runRoutes = {
       headers: [],
     },
     success: { status: 200, schema: runSchema, description: 'The run, ended cancelled' },
+  }),
+  rotateWebhookSecret: route({
+    method: 'POST',
+    path: '/account/webhook-secret',
+    module: 'api-keys',
+    auth: 'api-key',
+    summary: 'Make the account’s webhook signing secret, replacing the last; shown once, in this response',
+    description:
+      'The key runs’ completion webhooks are signed with (X-Platform-Signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, Stripe’s scheme). Kept encrypted in the vault and never shown again: store it now. Making another replaces it at once, for every webhook signed from then on (docs/runs.md, "Told when it ends").',
+    tag: 'Runs',
+    success: { status: 201, schema: webhookSecretSchema, description: 'The new secret' },
   }),
 } as const;

@@ -724,6 +724,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make the account’s webhook signing secret, replacing the last; shown once, in this response
+         * @description The key runs’ completion webhooks are signed with (X-Platform-Signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, Stripe’s scheme). Kept encrypted in the vault and never shown again: store it now. Making another replaces it at once, for every webhook signed from then on (docs/runs.md, "Told when it ends").
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -8039,6 +8059,8 @@ export interface operations {
             header?: {
                 /** @description `respond-async` (RFC 7240): answer 202 with the call’s run once it is admitted and charged, instead of waiting for its output (docs/runs.md). Other preferences are ignored */
                 Prefer?: string;
+                /** @description With `Prefer: respond-async`: a URL to POST the run’s document to once it ended, signed in X-Platform-Signature with the account’s webhook signing secret (POST /account/webhook-secret) and retried with backoff; refused (400) without respond-async, without a signing secret, or at an address the platform may not reach (docs/runs.md, "Told when it ends") */
+                "X-Platform-Webhook"?: string;
                 /** @description Maximum call-chain depth for orchestrators, 1 to 999 */
                 "X-Platform-Max-Hops"?: string;
                 /** @description Tenant id recorded with the call for usage attribution */
@@ -8204,6 +8226,11 @@ export interface operations {
                         duration_ms: number | null;
                         /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
                         cancel_requested_at: string | null;
+                        /** @description Its completion webhook (X-Platform-Webhook): one signed POST of this document once it ended; null without one */
+                        webhook: {
+                            /** @description Where it goes, without its query (which may hold the receiver’s token) */
+                            url: string;
+                        } | null;
                         /** @description Once it ended: the plain call’s answer; null before */
                         result: {
                             /** @description The HTTP status the plain call answers */
@@ -8512,6 +8539,11 @@ export interface operations {
                             duration_ms: number | null;
                             /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
                             cancel_requested_at: string | null;
+                            /** @description Its completion webhook (X-Platform-Webhook): one signed POST of this document once it ended; null without one */
+                            webhook: {
+                                /** @description Where it goes, without its query (which may hold the receiver’s token) */
+                                url: string;
+                            } | null;
                             /** @description Once it ended: the plain call’s answer; null before */
                             result: {
                                 /** @description The HTTP status the plain call answers */
@@ -8671,6 +8703,11 @@ export interface operations {
                         duration_ms: number | null;
                         /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
                         cancel_requested_at: string | null;
+                        /** @description Its completion webhook (X-Platform-Webhook): one signed POST of this document once it ended; null without one */
+                        webhook: {
+                            /** @description Where it goes, without its query (which may hold the receiver’s token) */
+                            url: string;
+                        } | null;
                         /** @description Once it ended: the plain call’s answer; null before */
                         result: {
                             /** @description The HTTP status the plain call answers */
@@ -9056,6 +9093,11 @@ export interface operations {
                         duration_ms: number | null;
                         /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
                         cancel_requested_at: string | null;
+                        /** @description Its completion webhook (X-Platform-Webhook): one signed POST of this document once it ended; null without one */
+                        webhook: {
+                            /** @description Where it goes, without its query (which may hold the receiver’s token) */
+                            url: string;
+                        } | null;
                         /** @description Once it ended: the plain call’s answer; null before */
                         result: {
                             /** @description The HTTP status the plain call answers */
@@ -9106,6 +9148,11 @@ export interface operations {
                         duration_ms: number | null;
                         /** @description When its caller asked for it to be cancelled (POST /runs/{run_id}/cancel); null if never */
                         cancel_requested_at: string | null;
+                        /** @description Its completion webhook (X-Platform-Webhook): one signed POST of this document once it ended; null without one */
+                        webhook: {
+                            /** @description Where it goes, without its query (which may hold the receiver’s token) */
+                            url: string;
+                        } | null;
                         /** @description Once it ended: the plain call’s answer; null before */
                         result: {
                             /** @description The HTTP status the plain call answers */
@@ -9188,6 +9235,110 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "CONFLICT";
+                        };
+                    };
+                };
+            };
+            /** @description Daily quota, concurrency limit or the account's request units a minute (error.details.quota "requests") reached; retry after error.suggested_wait_time seconds (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error (retryable) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description Retry after error.suggested_wait_time seconds (Retry-After), nothing having changed: the data store stayed busy through a few seconds of retries (error.details.cause "store_busy"), or (a run) no sandbox could be started within its deadline, the platform's ceiling of sandboxes or its cloud account's quota reached (error.details.cause) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whsec_ and 43 base64url characters: the key of the HMAC-SHA256 in X-Platform-Signature. Shown here only: store it now */
+                        secret: string;
+                        created_at: string;
+                        metadata: components["schemas"]["Metadata"];
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
                         };
                     };
                 };

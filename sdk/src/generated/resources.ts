@@ -140,6 +140,9 @@ export function createResources(api: Client<paths>) {
   const cancelRun = method('cancelRun', async (run_id: string) =>
     unwrap(await api.POST('/runs/{run_id}/cancel', { params: { path: { run_id } } })),
   );
+  const rotateWebhookSecret = method('rotateWebhookSecret', async () =>
+    unwrap(await api.POST('/account/webhook-secret')),
+  );
   const mcpPost = method('mcpPost', async (body: JsonBody<'mcpPost'>, query: Query<'mcpPost'> = {}) =>
     unwrap(await api.POST('/mcp', { params: { query }, body })),
   );
@@ -382,6 +385,8 @@ export function createResources(api: Client<paths>) {
       events: getRunEvents,
       /** Cancel a run: it stops, with everything it started, and ends cancelled */
       cancel: cancelRun,
+      /** Make the account’s webhook signing secret, replacing the last; shown once, in this response */
+      rotateWebhookSecret,
     },
     mcp: {
       /** MCP (Streamable HTTP, stateless): the agents of the caller’s workspaces, and the public agents named in ?public=, as tools */
