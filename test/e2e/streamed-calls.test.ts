@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { verifyWebhook } from '../../sdk/src/webhooks.ts';
+import { startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
@@ -12,6 +14,8 @@ import { waitFor } from '../helpers/wait-for.ts';
  * with its response stream, the prelude and eight NUL bytes on the wire), so the events arrive as
  * the model writes, a streamed call outlasts API Gateway's 29 s for buffered answers, and a client
  * that hangs up stops the model request. The model is a loopback fake streaming OpenAI's format.
+ * A run's completion webhook goes to a loopback receiver locally; the emulated deployment keeps
+ * AWS's outbound rules, so there the same URL is refused at admission.
  */
 
 /** The emulated ECS's task start: shorter than Fargate's quickest, to keep the suite short. */
@@ -307,6 +311,42 @@ describe('streamed calls', { concurrency: 2 }, () => {
         });
         assert.equal(ended.status, 'cancelled');
         assert.equal(await fake.calls[0]?.settled, 'disconnected');
+      });
+
+      it('makes a webhook signing secret shown once, and announces a run’s end to a loopback receiver, signed (local); on AWS a loopback webhook is refused before anything runs', async () => {
+        const made = await d.request<{ secret: string }>('POST', '/account/webhook-secret', { key });
+        assert.equal(made.status, 201, made.text);
+        const secret = made.body.secret;
+        assert.match(secret, /^whsec_/);
+        const receiver = await startAlertReceiver();
+        try {
+          const started = await stream({ topic: 'x' }, undefined, 'application/json', {
+            prefer: 'respond-async',
+            'x-platform-webhook': `${receiver.url}?token=t1`,
+          });
+          if (kind === 'emulated') {
+            // AWS's outbound rules: no loopback (and no http) for a user's URL; no run started.
+            assert.equal(started.status, 400);
+            const refused = (await started.json()) as { error: { code: string; message: string } };
+            assert.equal(refused.error.code, 'INVALID_INPUT');
+            assert.match(refused.error.message, /x-platform-webhook/);
+            return;
+          }
+          assert.equal(started.status, 202);
+          const { run_id } = (await started.json()) as { run_id: string };
+          const [delivery] = await receiver.waitFor(1, 30_000);
+          assert.ok(delivery);
+          assert.equal(delivery.path, '/hooks/alerts?token=t1');
+          const signature = String(delivery.headers['x-platform-signature']);
+          assert.equal(await verifyWebhook(secret, signature, delivery.raw), true);
+          assert.equal(await verifyWebhook(`${secret}x`, signature, delivery.raw), false);
+          const read = await d.request<Record<string, unknown>>('GET', `/runs/${run_id}`, { key });
+          const { metadata: _answer, ...document } = read.body;
+          assert.deepEqual(delivery.body, document);
+          assert.ok(!d.output().includes(secret), 'the signing secret was logged');
+        } finally {
+          await receiver.close();
+        }
       });
     });
   }
