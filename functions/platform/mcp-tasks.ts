@@ -18,7 +18,7 @@ import { runToolResult } from './mcp-results.ts';
  * tasks/list and tasks/cancel reads (or marks) the run's record, under the caller's account, so
  * another account's task is not found, as another account's run is 404.
  *
- * The SDK's server answers those four requests itself from a TaskStore (shared/protocol.ts): this
+ * The SDK's server (its Protocol class) answers those four requests itself from a TaskStore: this
  * is one, built for the request's caller. What the SDK would otherwise do through it (create a task,
  * store its result, set its status) is the run's own: a run is written once its call is admitted and
  * ended by whoever ran it, and the only status a client sets is `cancelled`, which cancels the run.
