@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { issueServiceKey } from '../../functions/core/calls/service-keys.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
-import { connectMcp, toolErrorOf } from '../helpers/mcp-client.ts';
+import { connectMcp, postMcpAs, toolErrorOf } from '../helpers/mcp-client.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -251,6 +251,39 @@ describe('POST /mcp: tool calls as tasks, over runs', () => {
     // Untouched: still the caller's, and it ends as it would.
     await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.equal((await getRun(task.taskId)).status, 'succeeded');
+  });
+
+  it('answers a task with a progress token as JSON (its progress is its run’s events), and refuses a cursor not its own', async () => {
+    fake.setResponder(() => ({ text: 'quick' }));
+    const res = await postMcpAs(
+      p.url,
+      alpha.key,
+      {},
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: {
+          name: 'task-alpha__summarise',
+          arguments: summariseArgs,
+          task: {},
+          _meta: { progressToken: 'p9' },
+        },
+      },
+    );
+    assert.equal(res.status, 200, res.body);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    const { task } = JSON.parse(res.body).result as { task: { taskId: string; status: string } };
+    assert.equal(task.status, 'working');
+    const client = await connect(alpha.key);
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    assert.deepEqual(result.structuredContent, { text: 'quick' });
+
+    await assert.rejects(client.experimental.tasks.listTasks('not-a-cursor'), (err) => {
+      assert.ok(err instanceof McpError, String(err));
+      assert.equal(err.code, ErrorCode.InvalidParams);
+      return true;
+    });
   });
 
   it('answers a call refused before it runs as a JSON-RPC error carrying the platform’s error, starting no run', async () => {
