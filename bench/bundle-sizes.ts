@@ -123,7 +123,7 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
   mcp: {
     bytes: 3000 * 1024,
     reason:
-      'POST /mcp: a tool call is an agent call through the same call path as `calls`, so it carries the same SDKs, plus the MCP SDK (about 70 KB; its zod is the CommonJS build the AI SDK already brings); the SDK and the call path load with the first MCP request, so the cold start reads less than the calls Lambda’s',
+      'POST /mcp: a tool call is an agent call through the same call path as `calls`, so it carries the same SDKs, plus the MCP SDK (about 70 KB; its zod is the CommonJS build the AI SDK already brings) and, for tool calls made tasks, the runs they start and read (edge/async-call.ts, core/runs/ reads and cancel, platform/mcp-tasks.ts: about 9 KB); the SDK and the call path load with the first MCP request, so the cold start reads less than the calls Lambda’s',
   },
   'schedule-fire': {
     bytes: 3080 * 1024,

@@ -37,15 +37,40 @@ export interface AsyncCallHost {
   webhookUrl?: string | null;
 }
 
+/** A run once opened: its record as written, and the headers the call's answer carries. */
+export interface StartedRun {
+  record: CallRunRecord;
+  /** A deprecated version's Deprecation, Sunset and Link, and X-Trace-Id. */
+  headers: Record<string, string>;
+}
+
 /**
  * Runs `call` (given the stream it opens once it runs, and its signal) as a run, and answers it: 202
  * once it opened, else the call's own answer or its error (thrown).
  */
-export function asyncCall(
+export async function asyncCall(
   deps: CoreDeps,
   host: AsyncCallHost,
   call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
 ): Promise<CallResponse | Response> {
+  const started = await startRun(deps, host, call);
+  if ('result' in started) return started.result;
+  const { record, headers } = started;
+  const location = `${deps.config.publicUrl ?? ''}/runs/${record.run_id}`;
+  const answerHeaders = { ...headers, Location: location, 'Preference-Applied': RESPOND_ASYNC };
+  return jsonAnswer(describeRun(record), host.requestId, { status: 202, headers: answerHeaders });
+}
+
+/**
+ * Starts `call` as a run: resolves with the run once it is written and the call about to run (the
+ * host then sees it through: onDelivered), else with the call's own answer, or rejects with its
+ * error (a refusal: no run). What the call route's 202 and an MCP task (docs/mcp.md) are made from.
+ */
+export function startRun(
+  deps: CoreDeps,
+  host: AsyncCallHost,
+  call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
+): Promise<StartedRun | { result: CallResponse }> {
   const { requestId } = host;
   // Aborted when its caller cancels the run (CANCELLED).
   const stopped = new AbortController();
@@ -60,9 +85,7 @@ export function asyncCall(
         const log = new RunEventLog(deps, runId, runExpiresAtMs(record));
         const unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
         opened = { record, log, unwatch };
-        const location = `${deps.config.publicUrl ?? ''}/runs/${runId}`;
-        const answerHeaders = { ...headers, Location: location, 'Preference-Applied': RESPOND_ASYNC };
-        resolve(jsonAnswer(describeRun(record), requestId, { status: 202, headers: answerHeaders }));
+        resolve({ record, headers });
         host.onDelivered?.(() => ended);
         // What a streamed call would send its client goes to the run's events (docs/runs.md).
         return log.events();
@@ -70,7 +93,7 @@ export function asyncCall(
     };
     const ended = call(stream, stopped.signal).then(
       async (result) => {
-        if (!opened) return resolve(result);
+        if (!opened) return resolve({ result });
         const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
         await end(deps, opened, { status: 'succeeded', http: 200, body });
       },

@@ -5,7 +5,7 @@ import { lambdaDeps } from '../platform/lambda-deps.ts';
 import { createStreamedModuleHandler } from './streamed-module-handler.ts';
 
 export const operations: Operations<'mcp'> = {
-  mcpPost: async ({ deps, auth, query, body, requestId, gatewayRequestId, header }) => {
+  mcpPost: async ({ deps, auth, query, body, requestId, gatewayRequestId, header, onDelivered }) => {
     assertAllowedHost(deps.config, header('host'), header('origin'));
     // The MCP SDK loads with the first MCP request, not at the Lambda's cold start.
     const { serveMcp } = await import('../platform/mcp-server.ts');
@@ -15,6 +15,7 @@ export const operations: Operations<'mcp'> = {
       requestId,
       gatewayRequestId,
       publicRefs: query.public,
+      onDelivered,
     });
     // A tool call that asked for progress is answered as the SDK's SSE stream, sent as it comes.
     if (typeof answer.body !== 'string') return sseAnswer(answer.body);

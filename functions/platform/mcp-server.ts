@@ -2,21 +2,23 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
-  type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentVersion } from '../core/agents/agent-record.ts';
 import type { AuthContext } from '../core/api-keys/api-keys.ts';
-import type { CallEvents, CallResponse } from '../core/calls/call-context.ts';
+import type { CallEvents } from '../core/calls/call-context.ts';
 import { listAgentTools, resolveAgentTool } from '../core/mcp/agent-tools.ts';
 import { callAgentTool } from '../core/mcp/call-agent-tool.ts';
 import { MAX_MCP_BODY_BYTES } from '../core/mcp/mcp-schemas.ts';
 import { acceptsMediaType } from '../edge/accept-negotiation.ts';
+import { startRun } from '../edge/async-call.ts';
 import { errorEnvelope } from '../edge/error-answer.ts';
-import { PlatformError } from '../shared/errors.ts';
 import { newRequestId } from '../shared/request-ids.ts';
 import type { Deps } from './deps.ts';
+import { asPlatformError, JsonRpcError, protocolError, toolError, toolResult } from './mcp-results.ts';
+import { createdTask, runTaskStore, TASK_POLL_MS } from './mcp-tasks.ts';
 
 /*
  * POST /mcp through the official MCP SDK (docs/mcp.md): a stateless Streamable HTTP server
@@ -36,6 +38,11 @@ export interface McpRequest {
   /** API Gateway's id of the HTTP request, on AWS: its tool calls' log lines keep it (its access log's). */
   gatewayRequestId?: string | undefined;
   publicRefs: readonly string[];
+  /**
+   * The shell's AfterAnswer.onDelivered: sees a task's run through after the answer (docs/mcp.md,
+   * "Tasks"), as it does a run of the call route.
+   */
+  onDelivered?: ((run: () => Promise<unknown>) => void) | undefined;
 }
 
 export interface McpAnswer {
@@ -54,7 +61,16 @@ const INSTRUCTIONS =
 export async function serveMcp(deps: Deps, auth: AuthContext, request: McpRequest): Promise<McpAnswer> {
   const server = new Server(
     { name: 'agenthost', version: '0.1.0' },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        // Tool calls as tasks, which are runs: read, listed and cancelled through the runs store.
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      instructions: INSTRUCTIONS,
+      taskStore: runTaskStore(deps, auth),
+      defaultTaskPollInterval: TASK_POLL_MS,
+    },
   );
   let callsStarted = 0;
   const streamed = wantsProgress(request.body, request.header('accept'));
@@ -78,6 +94,7 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
     // Not one of the caller's tools (whether the agent exists or is another workspace's private
     // one is not told): a protocol error, as MCP has it for an unknown tool.
     if (!agent) throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    if (params.task) return startTask(deps, auth, agent, { ...request, requestId }, params.arguments);
     try {
       const token = params._meta?.progressToken;
       const result = await callAgentTool(deps, auth, agent, {
@@ -137,6 +154,43 @@ export async function serveMcp(deps: Deps, auth: AuthContext, request: McpReques
 }
 
 /**
+ * A tool call made a task (docs/mcp.md, "Tasks"): its agent call started as a run, as the call
+ * route's `Prefer: respond-async` starts one (edge/async-call.ts), and answered with the task that
+ * run is once it is admitted, charged and written. A refusal before that starts nothing and is a
+ * JSON-RPC error carrying the platform's error envelope: there is no task to read it from.
+ */
+async function startTask(
+  deps: Deps,
+  auth: AuthContext,
+  agent: AgentVersion,
+  request: McpRequest,
+  args: Record<string, unknown> | undefined,
+) {
+  const { requestId } = request;
+  let started: Awaited<ReturnType<typeof startRun>>;
+  try {
+    started = await startRun(deps, { requestId, onDelivered: request.onDelivered }, (stream, signal) =>
+      callAgentTool(deps, auth, agent, {
+        arguments: args,
+        headers: request.header,
+        requestId,
+        gatewayRequestId: request.gatewayRequestId,
+        stream,
+        signal,
+      }),
+    );
+  } catch (err) {
+    const error = asPlatformError(deps, err, requestId);
+    const code = error.status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidParams;
+    throw new JsonRpcError(code, error.message, errorEnvelope(error, requestId));
+  }
+  // A call answers only once it has run, and a call that runs opens its run first.
+  if ('result' in started)
+    throw protocolError(deps, new Error('A task’s call ended without its run'), requestId);
+  return { task: createdTask(deps, started.record) };
+}
+
+/**
  * Whether the request holds a tool call that asks for progress (`params._meta.progressToken`)
  * from a client that reads SSE: then the answer is a stream, which carries the progress.
  */
@@ -148,9 +202,12 @@ function wantsProgress(body: Buffer, accept: string | undefined): boolean {
   } catch {
     return false;
   }
+  // A task's progress is its run's events (docs/mcp.md, "Tasks"): its answer is the task, as JSON.
   return (Array.isArray(parsed) ? parsed : [parsed]).some(
-    (m: { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null) =>
-      m?.method === 'tools/call' && m.params?._meta?.progressToken !== undefined,
+    (m: { method?: unknown; params?: { _meta?: { progressToken?: unknown }; task?: unknown } } | null) =>
+      m?.method === 'tools/call' &&
+      m.params?._meta?.progressToken !== undefined &&
+      m.params.task === undefined,
   );
 }
 
@@ -172,79 +229,4 @@ function progressEvents(
     delta: (text) => notify(text),
     step: (s) => notify(`${s.kind} ${s.name}: ${s.outcome} (${s.duration_ms} ms)`),
   };
-}
-
-/** The agent's answer: its data as structured content, and as JSON text for clients that read only text. */
-function toolResult(result: CallResponse, requestId: string): CallToolResult {
-  const { data, warnings, metadata } = result.body;
-  // Deprecation, Sunset and Link of a deprecated version, as the HTTP call answers them (its
-  // X-Trace-Id is the metadata's trace_id, as in the HTTP envelope).
-  const deprecation = Object.entries(result.headers).filter(([name]) => DEPRECATION_HEADERS.has(name));
-  return {
-    content: [{ type: 'text', text: JSON.stringify(data) }],
-    structuredContent: data,
-    _meta: {
-      'agenthost/call': {
-        request_id: requestId,
-        version: metadata.version,
-        processing_time_ms: metadata.processing_time_ms,
-        ...(metadata.trace_id !== undefined ? { trace_id: metadata.trace_id } : {}),
-        warnings,
-        ...(deprecation.length > 0 ? { headers: Object.fromEntries(deprecation) } : {}),
-      },
-    },
-  };
-}
-
-/** The headers a call of a deprecated version answers with (core/calls/gateway.ts, deprecationHeaders). */
-const DEPRECATION_HEADERS = new Set(['Deprecation', 'Sunset', 'Link']);
-
-/**
- * The call failed (quota, credits, input, deadline, the model…): a tool result with isError, so
- * the model sees why, whose text is the platform's error envelope as the HTTP route answers it.
- * No structuredContent: a client checks that against the tool's outputSchema, which an error
- * does not match.
- */
-function toolError(deps: Deps, err: unknown, requestId: string): CallToolResult {
-  const error = asPlatformError(deps, err, requestId);
-  return {
-    content: [{ type: 'text', text: JSON.stringify(errorEnvelope(error, requestId)) }],
-    isError: true,
-  };
-}
-
-/**
- * A JSON-RPC error as the SDK's server answers a handler's: its code, data and message as they are.
- * Not an McpError, whose message is already `MCP error <code>: …`: the server sends that message,
- * and the SDK's client prefixes it again (`MCP error -32602: MCP error -32602: Unknown tool: …`).
- */
-class JsonRpcError extends Error {
-  readonly code: number;
-  readonly data: unknown;
-  constructor(code: number, message: string, data?: unknown) {
-    super(message);
-    this.code = code;
-    this.data = data;
-  }
-}
-
-/** A failure outside a call (listing, resolving a tool) as a JSON-RPC error that says nothing internal. */
-function protocolError(deps: Deps, err: unknown, requestId: string): JsonRpcError {
-  const error = asPlatformError(deps, err, requestId);
-  return new JsonRpcError(ErrorCode.InternalError, error.message, errorEnvelope(error, requestId).error);
-}
-
-/** A PlatformError as it is; anything else logged, and answered as INTERNAL_ERROR without its details. */
-function asPlatformError(deps: Deps, err: unknown, requestId: string): PlatformError {
-  if (err instanceof PlatformError) return err;
-  deps.logger.error('unhandled error', {
-    request_id: requestId,
-    operation: 'mcpPost',
-    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-    stack: err instanceof Error ? err.stack : undefined,
-  });
-  return new PlatformError(
-    'INTERNAL_ERROR',
-    `Internal error; quote request id ${requestId} when reporting it`,
-  );
 }

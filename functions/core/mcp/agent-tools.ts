@@ -27,6 +27,8 @@ export interface AgentTool {
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
   outputSchema?: JsonSchema & { type: 'object' };
+  /** Every tool may be called as a task: its call then runs as a run (docs/mcp.md, "Tasks"). */
+  execution: { taskSupport: 'optional' };
 }
 
 /** The tools of the caller: their workspaces' agents, then the public ones named, by tool name. */
@@ -102,6 +104,7 @@ function toolOf(agent: AgentVersion): AgentTool {
     description: input ? m.description : `${m.description}\n\n${NO_SCHEMA_NOTE}`,
     inputSchema: input ?? schemaWithoutInputSchema(agent),
     ...(output ? { outputSchema: output } : {}),
+    execution: { taskSupport: 'optional' },
   };
 }
 

@@ -1,7 +1,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import type { CallEvents, CallResponse } from '../calls/call-context.ts';
+import type { CallEvents, CallResponse, CallStream } from '../calls/call-context.ts';
 import { callAgent } from '../calls/gateway.ts';
 
 /**
@@ -21,11 +21,17 @@ export function callAgentTool(
     gatewayRequestId?: string | undefined;
     /** The call's events, for a client that asked for progress (docs/mcp.md). */
     events?: CallEvents | undefined;
-    /** Aborted when the streamed call's client is gone: the call ends at once. */
+    /**
+     * Where the call opens once it runs, instead of `events`: a run's, for a tool call made a task
+     * (edge/async-call.ts startRun; docs/mcp.md, "Tasks").
+     */
+    stream?: CallStream | undefined;
+    /** Aborted when the streamed call's client is gone, or its run is cancelled: the call ends at once. */
     signal?: AbortSignal | undefined;
   },
 ): Promise<CallResponse> {
-  const events = call.events;
+  const { events } = call;
+  const stream: CallStream | undefined = call.stream ?? (events ? { open: () => events } : undefined);
   return callAgent(deps, auth, {
     org: agent.org,
     agent: agent.name,
@@ -36,6 +42,6 @@ export function callAgentTool(
     headers: call.headers,
     requestId: call.requestId,
     gatewayRequestId: call.gatewayRequestId,
-    ...(events ? { stream: { open: () => events }, signal: call.signal } : {}),
+    ...(stream ? { stream, signal: call.signal } : {}),
   });
 }
