@@ -83,7 +83,7 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
   'api-keys': {
     bytes: 605 * 1024,
     reason:
-      'makes the account’s webhook signing secret for runs’ completion webhooks (POST /account/webhook-secret), a value kept in Secrets Manager, so it carries that client (about 30 KB) on top of what every handler carries, as `secrets` does',
+      'makes the account’s webhook signing secret for runs’ completion webhooks (POST /api-keys/webhook-secret), a value kept in Secrets Manager, so it carries that client (about 30 KB) on top of what every handler carries, as `secrets` does',
   },
   secrets: {
     bytes: 605 * 1024,
@@ -121,9 +121,9 @@ export const BUDGET_EXCEPTIONS: Partial<Record<HandlerName, { bytes: number; rea
       'the schedule trigger and webhook routes run agents synchronously through the same call path as `calls`, so they carry the same SDKs (the ECS sandbox’s warm runners, the OpenTelemetry SDK and its exporters, provider errors told by kind, the stream’s redaction and token meter), plus the Lambda client that queues alerts',
   },
   mcp: {
-    bytes: 3000 * 1024,
+    bytes: 3010 * 1024,
     reason:
-      'POST /mcp: a tool call is an agent call through the same call path as `calls`, so it carries the same SDKs, plus the MCP SDK (about 70 KB; its zod is the CommonJS build the AI SDK already brings) and, for tool calls made tasks, the runs they start and read (edge/async-call.ts, core/runs/ reads and cancel, platform/mcp-tasks.ts: about 9 KB); the SDK and the call path load with the first MCP request, so the cold start reads less than the calls Lambda’s',
+      'POST /mcp: a tool call is an agent call through the same call path as `calls`, so it carries the same SDKs, plus the MCP SDK (about 70 KB; its zod is the CommonJS build the AI SDK already brings) and, for tool calls made tasks, the runs they start and read (edge/async-call.ts, core/runs/ reads and cancel, platform/mcp-tasks.ts: about 9 KB; the run’s ending, which names a completion webhook on the call route, about 3 KB more); the SDK and the call path load with the first MCP request, so the cold start reads less than the calls Lambda’s',
   },
   'schedule-fire': {
     bytes: 3080 * 1024,

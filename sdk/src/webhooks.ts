@@ -2,7 +2,7 @@
  * Checking a run's completion webhook (docs/runs.md, "Told when it ends") on the receiving side.
  * The platform signs each delivery as Stripe signs its events: the header
  * `X-Platform-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with the
- * account's webhook signing secret (`whsec_…`, POST /account/webhook-secret). Web Crypto, not
+ * account's webhook signing secret (`whsec_…`, POST /api-keys/webhook-secret). Web Crypto, not
  * node:crypto, so the package still runs in a browser's bundle (the dashboard's).
  */
 

@@ -44,7 +44,7 @@ describe('run webhooks', () => {
   const runCount = async () =>
     (await p.request<{ runs: RunDoc[] }>('GET', '/runs', { key })).body.runs.length;
   const rotate = async (as = key) => {
-    const made = await p.request<{ secret: string; created_at: string }>('POST', '/account/webhook-secret', {
+    const made = await p.request<{ secret: string; created_at: string }>('POST', '/api-keys/webhook-secret', {
       key: as,
     });
     assert.equal(made.status, 201, made.text);
@@ -84,8 +84,8 @@ describe('run webhooks', () => {
 
   it('makes a signing secret shown once, whsec_ and 256 random bits, a new one each time', async () => {
     assert.match(secret, /^whsec_[A-Za-z0-9_-]{43}$/);
-    const made = await p.request('POST', '/account/webhook-secret', { key });
-    assert.deepEqual(documentProblems('/account/webhook-secret', 'POST', 201, made.body), []);
+    const made = await p.request('POST', '/api-keys/webhook-secret', { key });
+    assert.deepEqual(documentProblems('/api-keys/webhook-secret', 'POST', 201, made.body), []);
     const next = made.body.secret as string;
     assert.notEqual(next, secret);
     secret = next;
@@ -173,7 +173,7 @@ describe('run webhooks', () => {
       headers: { prefer: 'respond-async', 'x-platform-webhook': receiver.url },
     });
     assert.equal(unsigned.status, 400, unsigned.text);
-    assert.match(errorOf(unsigned).message, /POST \/account\/webhook-secret/);
+    assert.match(errorOf(unsigned).message, /POST \/api-keys\/webhook-secret/);
     assert.equal(await runCount(), runs);
     assert.equal(receiver.received.length, 0);
   });
@@ -250,7 +250,7 @@ describe('run webhooks in AWS mode', () => {
 
   it('refuses a loopback, private or link-local webhook (400) and starts no run', async () => {
     const key = (await createAccount(p.deps, { org: 'awshooks', tier: 'pro' })).api_key;
-    assert.equal((await p.request('POST', '/account/webhook-secret', { key })).status, 201);
+    assert.equal((await p.request('POST', '/api-keys/webhook-secret', { key })).status, 201);
     const published = await p.request('POST', '/agents', {
       key,
       body: {

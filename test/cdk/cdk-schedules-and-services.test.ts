@@ -162,6 +162,8 @@ describe('stateless stack: schedule firing (docs/schedules.md)', () => {
     assert.deepEqual(
       invokers,
       [
+        // A run's completion webhook (docs/runs.md, "Told when it ends"), sent as an alert is.
+        logicalId(stateless.functions.calls.role),
         logicalId(stateless.functions['schedule-runs'].role),
         logicalId(firing.fireFunction.role),
         logicalId((stateless.services as ServiceHosting).eventsFunction.role),
@@ -253,7 +255,9 @@ describe('stateless stack: service hosting (docs/services.md)', () => {
   });
 
   test('without a domain and certificate no hosting is built, and the services function has no service settings', () => {
-    const other = templatesApp(mkdtempSync(join(tmpdir(), 'agenthost-cdk-s-')));
+    const otherDir = mkdtempSync(join(tmpdir(), 'agenthost-cdk-s-'));
+    after(() => rmSync(otherDir, { recursive: true, force: true }));
+    const other = templatesApp(otherDir);
     const stacks = addAgenthostStacks(other);
     assert.equal(stacks.stateless.services, undefined);
     const template = foldedTemplate(stacks.stateless);

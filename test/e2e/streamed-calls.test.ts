@@ -314,7 +314,7 @@ describe('streamed calls', { concurrency: 2 }, () => {
       });
 
       it('makes a webhook signing secret shown once, and announces a run’s end to a loopback receiver, signed (local); on AWS a loopback webhook is refused before anything runs', async () => {
-        const made = await d.request<{ secret: string }>('POST', '/account/webhook-secret', { key });
+        const made = await d.request<{ secret: string }>('POST', '/api-keys/webhook-secret', { key });
         assert.equal(made.status, 201, made.text);
         const secret = made.body.secret;
         assert.match(secret, /^whsec_/);

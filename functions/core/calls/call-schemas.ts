@@ -40,7 +40,7 @@ export const callHeaders = z.object({
     .max(2048)
     .optional()
     .describe(
-      'With `Prefer: respond-async`: a URL to POST the run’s document to once it ended, signed in X-Platform-Signature with the account’s webhook signing secret (POST /account/webhook-secret) and retried with backoff; refused (400) without respond-async, without a signing secret, or at an address the platform may not reach (docs/runs.md, "Told when it ends")',
+      'With `Prefer: respond-async`: a URL to POST the run’s document to once it ended, signed in X-Platform-Signature with the account’s webhook signing secret (POST /api-keys/webhook-secret) and retried with backoff; refused (400) without respond-async, without a signing secret, or at an address the platform may not reach (docs/runs.md, "Told when it ends")',
     ),
   'X-Platform-Max-Hops': z
     .string()

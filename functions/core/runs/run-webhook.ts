@@ -42,7 +42,7 @@ export async function checkRunWebhook(deps: CoreDeps, accountId: string, url: st
   if (!checked.ok) throw refuse(`the completion webhook is refused: ${checked.reason}`);
   if ((await readWebhookSecret(deps, accountId)) === undefined)
     throw refuse(
-      'the account has no webhook signing secret to sign it with: make one with POST /account/webhook-secret',
+      'the account has no webhook signing secret to sign it with: make one with POST /api-keys/webhook-secret',
     );
   return url;
 }

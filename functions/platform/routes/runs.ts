@@ -92,7 +92,7 @@ export const runRoutes = {
   }),
   rotateWebhookSecret: route({
     method: 'POST',
-    path: '/account/webhook-secret',
+    path: '/api-keys/webhook-secret',
     module: 'api-keys',
     auth: 'api-key',
     summary: 'Make the account’s webhook signing secret, replacing the last; shown once, in this response',

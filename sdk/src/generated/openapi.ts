@@ -724,7 +724,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/account/webhook-secret": {
+    "/api-keys/webhook-secret": {
         parameters: {
             query?: never;
             header?: never;
@@ -8059,7 +8059,7 @@ export interface operations {
             header?: {
                 /** @description `respond-async` (RFC 7240): answer 202 with the call’s run once it is admitted and charged, instead of waiting for its output (docs/runs.md). Other preferences are ignored */
                 Prefer?: string;
-                /** @description With `Prefer: respond-async`: a URL to POST the run’s document to once it ended, signed in X-Platform-Signature with the account’s webhook signing secret (POST /account/webhook-secret) and retried with backoff; refused (400) without respond-async, without a signing secret, or at an address the platform may not reach (docs/runs.md, "Told when it ends") */
+                /** @description With `Prefer: respond-async`: a URL to POST the run’s document to once it ended, signed in X-Platform-Signature with the account’s webhook signing secret (POST /api-keys/webhook-secret) and retried with backoff; refused (400) without respond-async, without a signing secret, or at an address the platform may not reach (docs/runs.md, "Told when it ends") */
                 "X-Platform-Webhook"?: string;
                 /** @description Maximum call-chain depth for orchestrators, 1 to 999 */
                 "X-Platform-Max-Hops"?: string;

@@ -141,7 +141,7 @@ export function createResources(api: Client<paths>) {
     unwrap(await api.POST('/runs/{run_id}/cancel', { params: { path: { run_id } } })),
   );
   const rotateWebhookSecret = method('rotateWebhookSecret', async () =>
-    unwrap(await api.POST('/account/webhook-secret')),
+    unwrap(await api.POST('/api-keys/webhook-secret')),
   );
   const mcpPost = method('mcpPost', async (body: JsonBody<'mcpPost'>, query: Query<'mcpPost'> = {}) =>
     unwrap(await api.POST('/mcp', { params: { query }, body })),
