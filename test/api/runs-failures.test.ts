@@ -309,6 +309,37 @@ describe('runs when things go wrong', () => {
     }
   });
 
+  it('keeps a caller’s run from the agent’s author: 404 on the run, its events and its cancel, and not in the author’s list', async () => {
+    // The author of a public agent sees a stranger's call of it as its traces allow (in outline);
+    // the run, its body and its events are the caller's alone (docs/runs.md).
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    fake.setResponder(async () => {
+      await gate;
+      return { text: 'the buyer’s answer' };
+    });
+    const started = await call({ text: 'private words' }, buyerKey, '/rrev/paid/v1/run');
+    assert.equal(started.status, 202, started.text);
+    const id = started.body.run_id;
+    for (const [method, path] of [
+      ['GET', `/runs/${id}`],
+      ['GET', `/runs/${id}/events`],
+      ['POST', `/runs/${id}/cancel`],
+    ] as const) {
+      const tried = await p.request(method, path, { key });
+      assert.equal(tried.status, 404, `${method} ${path} as the author: ${tried.text}`);
+      assert.doesNotMatch(tried.text, /private words|rrevbuyer/);
+    }
+    const list = await p.request<{ runs: RunDoc[] }>('GET', '/runs', { key });
+    assert.ok(!list.body.runs.some((r) => r.run_id === id), 'the author lists the buyer’s run');
+    assert.equal((await getRun(id, buyerKey)).body.status, 'running', 'the author’s cancel changed nothing');
+    release();
+    const done = await ended(id, buyerKey);
+    assert.equal(done.status, 'succeeded');
+  });
+
   it('lists, page after page, a run a filter matches behind 1,000 that it does not, in few store reads', async () => {
     const acct = await createAccount(p.deps, { org: 'rrevlist', tier: 'pro' });
     const now = p.clock.now().getTime();
