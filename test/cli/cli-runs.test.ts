@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { verifyWebhook } from '../../sdk/src/webhooks.ts';
+import { startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { runCliInProcess } from '../helpers/cli-in-process.ts';
 import { type CliPlatform, startCliPlatform } from '../helpers/cli-platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
  * The CLI's runs (docs/runs.md): `call --async` starts one and prints its id; `runs list`, `get`,
- * `follow` and `cancel` read, follow and stop it, each failure with its exit code.
+ * `follow` and `cancel` read, follow and stop it, each failure with its exit code; `runs
+ * webhook-secret` makes the secret a run's completion webhook (`call --async --webhook`) is signed with.
  */
 
 describe('the CLI’s runs', () => {
@@ -88,6 +91,57 @@ describe('the CLI’s runs', () => {
     } finally {
       release();
       fake.setResponder(undefined);
+    }
+  });
+
+  it('makes the webhook signing secret once; a run started with --webhook is POSTed there signed with it', async () => {
+    const receiver = await startAlertReceiver();
+    try {
+      const refused = await cli([
+        'call',
+        'cli-alpha/greet',
+        '--input',
+        '{"who":"Cy"}',
+        '--webhook',
+        receiver.url,
+      ]);
+      assert.equal(refused.code, 2, 'a webhook without --async is a usage error');
+      assert.match(refused.stderr, /--webhook goes with --async/);
+
+      const made = await cli(['runs', 'webhook-secret', '--json']);
+      assert.equal(made.code, 0, made.stderr);
+      const { secret } = JSON.parse(made.stdout) as { secret: string };
+      assert.match(secret, /^whsec_/);
+      assert.match(made.stderr, /shown once/);
+
+      platform!.fake.enqueue({ text: 'Hello, Cy!' });
+      const started = await cli([
+        'call',
+        'cli-alpha/greet',
+        '--input',
+        '{"who":"Cy"}',
+        '--async',
+        '--webhook',
+        receiver.url,
+      ]);
+      assert.equal(started.code, 0, started.stderr);
+      const id = started.stdout.trim();
+      const [delivery] = await receiver.waitFor(1);
+      assert.equal(delivery?.body.run_id, id);
+      assert.equal(delivery?.body.status, 'succeeded');
+      const signature = delivery?.headers['x-platform-signature'] as string;
+      // The platform's clock is the test's fixed one: the signature's time is checked against it.
+      const signedAt = Date.parse(delivery?.body.ended_at as string);
+      assert.ok(
+        await verifyWebhook(secret, signature, delivery?.raw ?? '', 300, signedAt),
+        'signed with the printed secret',
+      );
+      assert.equal(await verifyWebhook(`${secret}x`, signature, delivery?.raw ?? '', 300, signedAt), false);
+
+      const shown = await cli(['runs', 'get', id, '--json']);
+      assert.doesNotMatch(shown.stdout, /whsec_/);
+    } finally {
+      await receiver.close();
     }
   });
 });

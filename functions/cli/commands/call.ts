@@ -1,7 +1,5 @@
 /** `agenthost call org/agent[@vN][/endpoint]`: one agent call, its data on stdout. */
-import { stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import type { Provider } from '../agent-dir.ts';
 import { resolveAgentRef } from '../agent-ref.ts';
 import { callResultJson } from '../call-result-json.ts';
 import { CliError, EXIT } from '../cli-errors.ts';
@@ -10,55 +8,7 @@ import type { CliRuntime } from '../cli-runtime.ts';
 import { readInputOption } from '../input-option.ts';
 import { parseJsonOption } from '../json-option.ts';
 import { intArg, seconds } from '../option-parsers.ts';
-
-interface CallFlags {
-  input?: string;
-  inputFile?: string;
-  file?: string[];
-  metadata?: string;
-  provider?: Provider;
-  model?: string;
-  /** --skills' value, or false for --no-skills. */
-  skills?: string | false;
-  skillsOnly?: string;
-  timeout?: number;
-  tenant?: string;
-  maxHops?: number;
-  /** --stream (true), --no-stream (false), or neither: stream when stdout is a terminal. */
-  stream?: boolean;
-  /** Start the call as a run and print its id (docs/runs.md). */
-  async?: boolean;
-}
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-/** Refuses a --file that is missing or not a file before the call is sent. */
-async function checkFiles(paths: string[]): Promise<void> {
-  for (const path of paths) {
-    const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
-      throw new CliError(`cannot read --file ${path}: ${err.code ?? err.message}`, EXIT.usage);
-    });
-    if (!st.isFile()) throw new CliError(`--file ${path} is not a file`, EXIT.usage);
-  }
-}
-
-/** The SDK call's options from the command's flags (only those given). */
-function callOptions(flags: CallFlags) {
-  // commander's --no-skills makes `skills` false; a string is --skills' value.
-  const skills = typeof flags.skills === 'string' ? flags.skills : undefined;
-  const timeout = flags.timeout;
-  return {
-    ...(flags.file?.length ? { files: flags.file } : {}),
-    ...(flags.provider ? { provider: flags.provider } : {}),
-    ...(flags.model ? { model: flags.model } : {}),
-    ...(skills ? { skills: splitList(skills) } : {}),
-    ...(flags.skillsOnly ? { skillsOnly: splitList(flags.skillsOnly) } : {}),
-    ...(flags.skills === false ? { noSkills: true } : {}),
-    ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
-    ...(flags.tenant ? { tenant: flags.tenant } : {}),
-    ...(flags.maxHops !== undefined ? { maxHops: flags.maxHops } : {}),
-  };
-}
+import { type CallFlags, callOptions, checkFiles, collect } from './call-flags.ts';
 
 /** What `agenthost call --help` adds after the options. */
 const CALL_HELP = [
@@ -71,7 +21,8 @@ const CALL_HELP = [
   'noted on stderr as they end; its result (JSON) follows the model’s last words.',
   '--json prints the final envelope only.',
   '--async starts the call and prints its run’s id at once: `agenthost runs follow ID` for its',
-  'answer, `agenthost runs cancel ID` to stop it (docs/runs.md).',
+  'answer, `agenthost runs cancel ID` to stop it (docs/runs.md). --webhook URL has the run’s',
+  'document POSTed there when it ends, signed with the secret `agenthost runs webhook-secret` makes.',
 ].join('\n');
 
 export function registerCall(program: Command, cli: CliRuntime): void {
@@ -109,6 +60,7 @@ export function registerCall(program: Command, cli: CliRuntime): void {
         'start the call without waiting: print its run’s id (the run with --json)',
       ).conflicts('stream'),
     )
+    .option('--webhook <url>', 'with --async: POST the run’s document to this URL when it ends, signed')
     .addHelpText('after', CALL_HELP)
     .action(
       cli.action(async (ctx, ref: string, flags: CallFlags) => {
@@ -117,6 +69,8 @@ export function registerCall(program: Command, cli: CliRuntime): void {
           if (!flags.file?.length) throw new CliError('--metadata goes with --file', EXIT.usage);
           input = parseJsonOption('--metadata', flags.metadata);
         }
+        if (flags.webhook !== undefined && !flags.async)
+          throw new CliError('--webhook goes with --async: a run is told when it ends', EXIT.usage);
         if (skillFlags.has('skills') && skillFlags.has('no-skills'))
           throw new CliError('--skills and --no-skills contradict each other: give one', EXIT.usage);
         await checkFiles(flags.file ?? []);
@@ -165,11 +119,4 @@ function isStreamedText(data: unknown, streamed: string): boolean {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
   const keys = Object.keys(data);
   return keys.length === 1 && keys[0] === 'text' && (data as { text: unknown }).text === streamed;
-}
-
-function splitList(value: string): string[] {
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }
