@@ -42,6 +42,9 @@ const START_FIRST = [
   'test/cdk/cdk-sandbox-cluster.test.ts',
   'test/cdk/cdk-least-privilege.test.ts',
   'test/contract/',
+  // Each starts the platform as a process (npm start, a crash and a restart, a second one on the
+  // same data dir): ten seconds or so apiece, which left to name order ran last, a core idle.
+  'test/platform/',
   'test/dashboard/',
   'test/cdk/',
   // The groups of unit files that share a process (test/setup/shared-processes.ts): each runs a
