@@ -6,6 +6,7 @@ import { runEventEntity } from '../../functions/core/runs/run-event-record.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { type ApiResponse, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { putStrandedRun } from '../helpers/stranded-run.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /*
@@ -94,28 +95,14 @@ describe('runs when things go wrong', () => {
   /** A run record left `running` by a process that went away, with `deltas` logged deltas. */
   const interruptedRun = async (runId: string, deltas: number) => {
     const now = p.clock.now().getTime();
-    await p.deps.store.put(
-      callRunEntity.toItem({
-        run_id: runId,
-        account_id: accountId,
-        key_id: 'key',
-        agent_id: 'agent',
-        agent: 'rrev/echo/v1',
-        workspace_id: 'ws',
-        endpoint: 'run',
-        status: 'running',
-        request_id: 'req_gone',
-        trace_id: null,
-        created_at: new Date(now - 600_000).toISOString(),
-        started_at: new Date(now - 600_000).toISOString(),
-        ended_at: null,
-        deadline_at: new Date(now - 300_000).toISOString(),
-        result_status: null,
-        result_body: null,
-        cancel_requested_at: null,
-        webhook_url: null,
-      }),
-    );
+    await putStrandedRun(p.deps.store, {
+      runId,
+      accountId,
+      agent: 'rrev/echo/v1',
+      requestId: 'req_gone',
+      startedMs: now - 600_000,
+      deadlineMs: now - 300_000,
+    });
     for (let seq = 1; seq <= deltas; seq++)
       await p.deps.store.put(
         runEventEntity.toItem({
@@ -271,28 +258,14 @@ describe('runs when things go wrong', () => {
   it('ends cancelled a run whose cancel was accepted though its process was gone; a second cancel answers the same', async () => {
     const runId = '01900000-0000-7000-8000-0000000000f5';
     const now = p.clock.now().getTime();
-    await p.deps.store.put(
-      callRunEntity.toItem({
-        run_id: runId,
-        account_id: accountId,
-        key_id: 'key',
-        agent_id: 'agent',
-        agent: 'rrev/echo/v1',
-        workspace_id: 'ws',
-        endpoint: 'run',
-        status: 'running',
-        request_id: 'req_gone5',
-        trace_id: null,
-        created_at: new Date(now - 10_000).toISOString(),
-        started_at: new Date(now - 10_000).toISOString(),
-        ended_at: null,
-        deadline_at: new Date(now + 20_000).toISOString(),
-        result_status: null,
-        result_body: null,
-        cancel_requested_at: null,
-        webhook_url: null,
-      }),
-    );
+    await putStrandedRun(p.deps.store, {
+      runId,
+      accountId,
+      agent: 'rrev/echo/v1',
+      requestId: 'req_gone5',
+      startedMs: now - 10_000,
+      deadlineMs: now + 20_000,
+    });
     const cancel = await p.request<RunDoc>('POST', `/runs/${runId}/cancel`, { key });
     assert.equal(cancel.status, 202, cancel.text);
     p.clock.advance(20_000 + 61_000);

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
-import { callRunEntity } from '../../functions/core/runs/call-run-record.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { documentProblems } from '../helpers/openapi-conformance.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { runningCommands } from '../helpers/running-commands.ts';
+import { putStrandedRun } from '../helpers/stranded-run.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -243,28 +243,14 @@ describe('runs (Prefer: respond-async)', () => {
   it('answers a run left running well past its deadline (its process gone) as failed, interrupted', async () => {
     const now = p.clock.now().getTime();
     const runId = '01900000-0000-7000-8000-000000000001';
-    await p.deps.store.put(
-      callRunEntity.toItem({
-        run_id: runId,
-        account_id: accountId,
-        key_id: 'key',
-        agent_id: 'agent',
-        agent: 'runco/echo/v1',
-        workspace_id: 'ws',
-        endpoint: 'run',
-        status: 'running',
-        request_id: 'req_gone',
-        trace_id: null,
-        created_at: new Date(now - 600_000).toISOString(),
-        started_at: new Date(now - 600_000).toISOString(),
-        ended_at: null,
-        deadline_at: new Date(now - 300_000).toISOString(),
-        result_status: null,
-        result_body: null,
-        cancel_requested_at: null,
-        webhook_url: null,
-      }),
-    );
+    await putStrandedRun(p.deps.store, {
+      runId,
+      accountId,
+      agent: 'runco/echo/v1',
+      requestId: 'req_gone',
+      startedMs: now - 600_000,
+      deadlineMs: now - 300_000,
+    });
     const run = (await getRun(runId)).body;
     assert.equal(run.status, 'failed');
     assert.equal(run.result?.status, 503);
