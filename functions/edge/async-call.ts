@@ -1,4 +1,4 @@
-import type { CallResponse, CallStream } from '../core/calls/call-context.ts';
+import type { CallContext, CallResponse, CallStream } from '../core/calls/call-context.ts';
 import { spreadRetries } from '../core/revision.ts';
 import { describeRun } from '../core/runs/call-run-reads.ts';
 import { type CallRunRecord, runExpiresAtMs } from '../core/runs/call-run-record.ts';
@@ -8,6 +8,7 @@ import { RunEventLog } from '../core/runs/run-event-log.ts';
 import { sendRunWebhook } from '../core/runs/run-webhook.ts';
 import { routes } from '../platform/routes.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
+import type { RunSteps } from '../ports/run-steps.ts';
 import { jsonAnswer } from './answers.ts';
 import { errorEnvelope } from './error-answer.ts';
 import { mappedError } from './error-mapping.ts';
@@ -51,7 +52,7 @@ export interface StartedRun {
 export async function asyncCall(
   deps: CoreDeps,
   host: AsyncCallHost,
-  call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
+  call: RunCall,
 ): Promise<CallResponse | Response> {
   const started = await startRun(deps, host, call);
   if ('result' in started) return started.result;
@@ -61,37 +62,74 @@ export async function asyncCall(
   return jsonAnswer(describeRun(record), host.requestId, { status: 202, headers: answerHeaders });
 }
 
+/** A call to run as a run: given the stream it opens once it runs, its signal, and its steps. */
+export type RunCall = (
+  stream: CallStream,
+  signal: AbortSignal,
+  steps: RunSteps | undefined,
+) => Promise<CallResponse>;
+
+/** A run's steps are kept this long at least: past the longest deadline a run may have. */
+export const RUN_STEPS_KEPT_MS = 2 * 86_400_000;
+
 /**
  * Starts `call` as a run: resolves with the run once it is written and the call about to run (the
  * host then sees it through: onDelivered), else with the call's own answer, or rejects with its
  * error (a refusal: no run). What the call route's 202 and an MCP task (docs/mcp.md) are made from.
  */
-export function startRun(
+export async function startRun(
   deps: CoreDeps,
   host: AsyncCallHost,
-  call: (stream: CallStream, signal: AbortSignal) => Promise<CallResponse>,
+  call: RunCall,
+): Promise<StartedRun | { result: CallResponse }> {
+  const runId = newRunId();
+  // Recorded where the platform carries runs on after a restart (docs/runs.md, "Carried on").
+  const steps = await deps.runRecorder?.steps(runId, deps.clock.now().getTime() + RUN_STEPS_KEPT_MS);
+  return runThrough(deps, host, call, steps, {
+    async open(context) {
+      const record = await openRun(deps, context, runId, host.webhookUrl ?? null);
+      return { record, log: new RunEventLog(deps, runId, runExpiresAtMs(record)) };
+    },
+  });
+}
+
+/** How a run's stream opens: its record (written now, or there already) and its events' log. */
+export interface RunOpening {
+  open(call: CallContext): Promise<{ record: CallRunRecord; log: RunEventLog }>;
+}
+
+/**
+ * Runs `call` as the run `opening` opens, to its end: the run written (or found), its cancel
+ * watched, its events logged, its end written with the call's answer and its webhook sent. Resolves
+ * as startRun does; what a run carried on by another process runs through too (run-resume.ts).
+ */
+export function runThrough(
+  deps: CoreDeps,
+  host: AsyncCallHost,
+  call: RunCall,
+  steps: RunSteps | undefined,
+  opening: RunOpening,
 ): Promise<StartedRun | { result: CallResponse }> {
   const { requestId } = host;
   // Aborted when its caller cancels the run (CANCELLED).
   const stopped = new AbortController();
-  const runId = newRunId();
   return new Promise((resolve, reject) => {
-    let opened: { record: CallRunRecord; log: RunEventLog; unwatch: () => void } | undefined;
+    let opened: OpenedRun | undefined;
     const stream: CallStream = {
       // The engine starts once the run is written, not before: a run that could not be written
       // fails its call before anything runs, refunded, and answered as that failure.
       async open(headers, context) {
-        const record = await openRun(deps, context, runId, host.webhookUrl ?? null);
-        const log = new RunEventLog(deps, runId, runExpiresAtMs(record));
+        const { record, log } = await opening.open(context);
         const unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
         opened = { record, log, unwatch };
+        await deps.runRecorder?.opened(record);
         resolve({ record, headers });
         host.onDelivered?.(() => ended);
         // What a streamed call would send its client goes to the run's events (docs/runs.md).
         return log.events();
       },
     };
-    const ended = call(stream, stopped.signal).then(
+    const ended = call(stream, stopped.signal, steps).then(
       async (result) => {
         if (!opened) return resolve({ result });
         const body = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
@@ -118,15 +156,17 @@ export function startRun(
   });
 }
 
+interface OpenedRun {
+  record: CallRunRecord;
+  log: RunEventLog;
+  unwatch: () => void;
+}
+
 /** Tries to write a run's end this many times before leaving it to be read as interrupted. */
 const END_ATTEMPTS = 5;
 
 /** Ends the opened run and sends its webhook; never throws (nobody is left to answer). */
-async function end(
-  deps: CoreDeps,
-  { record, log, unwatch }: { record: CallRunRecord; log: RunEventLog; unwatch: () => void },
-  ending: RunEnding,
-): Promise<void> {
+async function end(deps: CoreDeps, { record, log, unwatch }: OpenedRun, ending: RunEnding): Promise<void> {
   unwatch();
   // Its events before its end: a reader that sees the run ended finds them all.
   await log.end();
@@ -134,6 +174,10 @@ async function end(
     try {
       // Ended here and nowhere else (a run ends once): its webhook goes now, after its end is written.
       if (await endRun(deps, record, ending)) await sendRunWebhook(deps, record);
+      // None left to carry on; an entry not deleted expires by itself.
+      await deps.runRecorder?.ended(record).catch((err: unknown) => {
+        deps.logger.warn('open run entry not deleted', { run_id: record.run_id, error: String(err) });
+      });
       return;
     } catch (err) {
       if (attempt + 1 >= END_ATTEMPTS) {

@@ -55,9 +55,16 @@ export const operations: Operations<'calls'> = {
     if (runs) {
       // Checked before anything is admitted or charged: a refused webhook starts no run.
       const webhookUrl = webhook === undefined ? null : await checkRunWebhook(deps, auth.accountId, webhook);
-      const answer = await asyncCall(deps, { requestId, onDelivered, webhookUrl }, (stream, signal) =>
+      const answer = await asyncCall(deps, { requestId, onDelivered, webhookUrl }, (stream, signal, steps) =>
         // Nobody waits on the answer: the call's record is written before the run ends.
-        callAgent(deps, auth, { ...request, waitUntil: undefined, onDelivered: undefined, stream, signal }),
+        callAgent(deps, auth, {
+          ...request,
+          waitUntil: undefined,
+          onDelivered: undefined,
+          stream,
+          signal,
+          steps,
+        }),
       );
       return answer instanceof Response
         ? answer

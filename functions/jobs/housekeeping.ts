@@ -15,14 +15,15 @@ import { createDeps, type Deps } from '../platform/deps.ts';
  *
  * `afterRestart`: the local platform at start, holding its data dir's lock (data-dir-lock.ts), so
  * nothing in flight can still be running: every marker and pending charge is settled now, not
- * after its deadline and the grace. AWS never passes it: there many Lambdas run at once.
+ * after its deadline and the grace, but the charges of the runs it carries on (`carriedOn`, their
+ * request ids: edge/run-resume.ts). AWS never passes it: there many Lambdas run at once.
  */
 export async function runHousekeeping(
   deps: Deps,
-  options: { afterRestart?: boolean } = {},
+  options: { afterRestart?: boolean; carriedOn?: ReadonlySet<string> } = {},
 ): Promise<HousekeepingResult> {
   const all = options.afterRestart === true;
-  const { refunded } = await reconcileCharges(deps, { all });
+  const { refunded } = await reconcileCharges(deps, { all, carriedOn: options.carriedOn });
   const { interrupted } = await reconcileInterruptedRuns(deps, { all });
   const { purged } = await purgeDeletedBundles(deps);
   const { swept } = await sweepDuePayloads(deps);

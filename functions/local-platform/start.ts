@@ -87,9 +87,15 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   // At start, holding the data dir's lock, no other platform runs here: every run and paid call
   // still in flight was cut off when the last one stopped, and is recorded so now, not after its
   // deadline.
+  // Runs the last process left open are carried on first, from their steps (docs/runs.md,
+  // "Carried on"): their charges are theirs to settle, not the housekeeping's to refund.
+  const { resumeRuns } = await import('../edge/run-resume.ts');
+  const carried = await resumeRuns(deps);
+  if (carried.resumed.length > 0) out(`Runs: ${carried.resumed.length} carried on`);
+  const carriedOn = new Set(carried.resumed.map((r) => r.request_id));
   const { runHousekeeping } = await import('../jobs/housekeeping.ts');
   const reconcile = (afterRestart = false) =>
-    runHousekeeping(deps, { afterRestart }).catch((err) =>
+    runHousekeeping(deps, afterRestart ? { afterRestart, carriedOn } : {}).catch((err) =>
       deps.logger.error('housekeeping failed', { error: String(err) }),
     );
   await reconcile(true);

@@ -34,7 +34,6 @@ import {
   LocalScheduler,
 } from './local-deps.ts';
 import { createTracer } from './tracer-deps.ts';
-
 /**
  * The composition root: builds the dependency set from the configuration, picking the local
  * deployment's adapters (local-deps.ts) or the AWS deployment's (aws-deps.ts) by mode, with the
@@ -108,6 +107,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       tracer,
     };
     if (config.mode === 'local') {
+      // Runs keep their steps in the store, so that a restarted platform carries them on
+      // (docs/runs.md, "Carried on"); on AWS that is the durable engine's.
+      const { storeRunRecorder } = await LAZY_MODULES.storeRunRecorder();
+      deps.runRecorder = storeRunRecorder(deps);
       // The host reports crashes, readiness and logs to the supervisor, which decides.
       const { bindLocalSupervision } = await LAZY_MODULES.localSupervision();
       bindLocalSupervision(deps);

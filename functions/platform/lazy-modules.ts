@@ -20,6 +20,8 @@ export const LAZY_MODULES = {
   pooledFetch: () => import('../adapters/llm/pooled-fetch.ts'),
   /** The local wiring of services to core's supervisor. */
   localSupervision: () => import('./local-supervision.ts'),
+  /** The store's recorder of runs' steps, which the local platform carries runs on with. */
+  storeRunRecorder: () => import('../core/runs/recorded-steps.ts'),
   dynamodbStore: () => import('../adapters/aws/dynamodb-store.ts'),
   s3Presign: () => import('../adapters/aws/s3-presign.ts'),
   secretsManagerVault: () => import('../adapters/aws/secrets-manager-vault.ts'),
@@ -60,6 +62,7 @@ export const LAZY_GROUPS = {
     'localPayments',
     'pooledFetch',
     'localSupervision',
+    'storeRunRecorder',
   ],
   /** In every AWS bundle: the store, and bundle URL signing (no S3 client). */
   aws: ['dynamodbStore', 's3Presign'],

@@ -169,7 +169,7 @@ async function startTask(
   const { requestId } = request;
   let started: Awaited<ReturnType<typeof startRun>>;
   try {
-    started = await startRun(deps, { requestId, onDelivered: request.onDelivered }, (stream, signal) =>
+    started = await startRun(deps, { requestId, onDelivered: request.onDelivered }, (stream, signal, steps) =>
       callAgentTool(deps, auth, agent, {
         arguments: args,
         headers: request.header,
@@ -177,6 +177,7 @@ async function startTask(
         gatewayRequestId: request.gatewayRequestId,
         stream,
         signal,
+        steps,
       }),
     );
   } catch (err) {

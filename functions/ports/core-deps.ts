@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { LlmGateway } from './llm-gateway.ts';
 import type { Notifier } from './notifier.ts';
 import type { Payments } from './payments.ts';
+import type { RunRecorder } from './run-steps.ts';
 import type { Sandbox } from './sandbox.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { SecretVault } from './secret-vault.ts';
@@ -31,4 +32,9 @@ export interface CoreDeps {
   logger: Logger;
   /** Spans of every call (docs/traces.md); offTracer when tracing is off. */
   tracer: Tracer;
+  /**
+   * Where runs keep their steps so that another process carries them on (docs/runs.md, "Long
+   * runs"): the store, on the local platform. Absent: a run ends with the process that runs it.
+   */
+  runRecorder?: RunRecorder | undefined;
 }

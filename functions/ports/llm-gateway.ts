@@ -1,3 +1,5 @@
+import type { RunSteps } from './run-steps.ts';
+
 /**
  * The LlmGateway port: one model call, whatever the vendor. The adapter
  * (functions/adapters/llm/ai-sdk-gateway.ts) speaks to Anthropic, OpenAI, Google and Ollama through
@@ -144,9 +146,14 @@ export interface LlmTool {
   inputSchema: Record<string, unknown>;
   /**
    * Runs the tool and returns the text the model sees as its result. A thrown error is not fatal:
-   * its message goes back to the model as a tool error (is_error) and the loop goes on.
+   * its message goes back to the model as a tool error (is_error) and the loop goes on. `call`:
+   * the model's id of this call of the tool (the same on a replay: it is in the model's answer).
    */
-  execute(args: unknown): Promise<string>;
+  execute(args: unknown, call?: LlmToolCallInfo): Promise<string>;
+}
+
+export interface LlmToolCallInfo {
+  toolCallId: string;
 }
 
 export interface LlmToolLoopRequest {
@@ -164,6 +171,11 @@ export interface LlmToolLoopRequest {
   signal: AbortSignal;
   /** Told of each model request of the loop once it answered (its span: core/traces/model-spans.ts). */
   onModelCall?: ((call: LlmModelCall) => void) | undefined;
+  /**
+   * The run's steps (ports/run-steps.ts): each model request is the step `model-<turn>`, and a
+   * replayed loop is answered the recorded ones without a request (and without onModelCall).
+   */
+  steps?: RunSteps | undefined;
 }
 
 /** One model request of a tool loop: when it ran and what it used. */

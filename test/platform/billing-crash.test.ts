@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { runCli, startPlatformProcess } from '../helpers/process.ts';
+import { buyCredits, processApi } from '../helpers/process-api.ts';
 
 /**
  * The platform as its own process, killed with SIGKILL in the middle of a paid call (after the
@@ -37,25 +38,7 @@ describe('billing across a crash: a killed paid call is refunded once, a complet
     let platform = await startPlatformProcess(env);
     // A failed assertion must not leave the platform (and this test) running.
     t.after(() => platform.stop('SIGKILL'));
-    const api = async (
-      method: string,
-      path: string,
-      key: string | null,
-      body?: unknown,
-      headers: Record<string, string> = {},
-    ) => {
-      const res = await fetch(`${platform.url}${path}`, {
-        method,
-        headers: {
-          ...(key ? { authorization: `Bearer ${key}` } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...headers,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : {} };
-    };
+    const api = processApi(() => platform.url);
     // An author with a paid agent (another account), the owner as the buyer.
     const created = await runCli(['accounts', 'create', '--org', 'seller', '--tier', 'pro', '--json'], env);
     assert.equal(created.code, 0, created.stderr);
@@ -69,8 +52,7 @@ describe('billing across a crash: a killed paid call is refunded once, a complet
       price_credits: 7,
     });
     assert.equal(published.status, 201, JSON.stringify(published.body));
-    const co = await api('POST', '/billing/checkout', ownerKey, { credits: 500 });
-    await api('POST', `${new URL(co.body.checkout_url).pathname}/confirm`, null);
+    await buyCredits(api, ownerKey, 500);
     const balance = async () =>
       (await api('GET', '/billing/balance', ownerKey)).body.balance_credits as number;
     assert.equal(await balance(), 500);

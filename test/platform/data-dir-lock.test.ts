@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { generateApiKey } from '../../functions/core/api-keys/api-key-secret.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { CLI, runCli, startPlatformProcess } from '../helpers/process.ts';
+import { buyCredits, processApi } from '../helpers/process-api.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -185,18 +186,7 @@ describe('the lock holds whatever is done to its file', () => {
     };
     const first = await startPlatformProcess(env);
     t.after(() => first.stop('SIGKILL'));
-    const api = async (method: string, path: string, key: string | null, body?: unknown) => {
-      const res = await fetch(`${first.url}${path}`, {
-        method,
-        headers: {
-          ...(key ? { authorization: `Bearer ${key}` } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : {} };
-    };
+    const api = processApi(() => first.url);
     const seller = await runCli(['accounts', 'create', '--org', 'seller', '--tier', 'pro', '--json'], env);
     assert.equal(seller.code, 0, seller.stderr);
     const sellerKey = JSON.parse(seller.stdout).api_key as string;
@@ -209,8 +199,7 @@ describe('the lock holds whatever is done to its file', () => {
       price_credits: 7,
     });
     assert.equal(published.status, 201, JSON.stringify(published.body));
-    const checkout = await api('POST', '/billing/checkout', ownerKey, { credits: 500 });
-    await api('POST', `${new URL(checkout.body.checkout_url).pathname}/confirm`, null);
+    await buyCredits(api, ownerKey, 500);
 
     // A paid call in flight on the first platform: charged, the model still answering.
     let answer!: () => void;

@@ -35,6 +35,7 @@ import { readPromptAnswer } from './prompt-answer-readers.ts';
 import { fillTemplate, PromptRequestTemplates } from './prompt-request-templates.ts';
 import { providerError } from './provider-errors.ts';
 import { createFactory, type ModelFactory, type ModelV4 } from './provider-models.ts';
+import { recordedTurns } from './recorded-turns.ts';
 import { type CapturedRequest, offline, offlineFetch } from './sdk-offline-fetch.ts';
 
 /** The configuration the gateway needs: `config.llm`. */
@@ -230,14 +231,18 @@ export class AiSdkGateway implements LlmGateway {
    * a tool call.
    */
   async runToolLoop(request: LlmToolLoopRequest): Promise<LlmToolLoopResult> {
-    const model = timedTurns(await this.model(request, 'live'), request.onModelCall);
+    // Recorded outside the timing: a replayed turn sent no request, so it has no span.
+    const model = recordedTurns(
+      timedTurns(await this.model(request, 'live'), request.onModelCall),
+      request.steps,
+    );
     if (request.signal.aborted) throw new LlmAbortedError('The LLM request was aborted before it started');
     const tools: ToolSet = {};
     for (const t of request.tools) {
       tools[t.name] = tool({
         description: t.description,
         inputSchema: jsonSchema(t.inputSchema as JSONSchema7),
-        execute: (args: unknown) => t.execute(args),
+        execute: (args: unknown, { toolCallId }) => t.execute(args, { toolCallId }),
       });
     }
     try {

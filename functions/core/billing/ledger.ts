@@ -249,11 +249,12 @@ export async function refund(deps: CoreDeps, requestId: string, reason: string):
  * and the run, or between a failed run and its refund). Its caller got no answer, so it is
  * refunded, once. Settled charges (a record was written with the answer) are never touched.
  * `all`: every pending charge, due or not, for a caller that knows no call is running (the local
- * platform at start, holding its data dir's lock: the calls died with the last one).
+ * platform at start, holding its data dir's lock: the calls died with the last one), but those of
+ * `carriedOn`, the request ids of the runs it carries on (edge/run-resume.ts), which settle them.
  */
 export async function reconcileCharges(
   deps: CoreDeps,
-  options: { all?: boolean } = {},
+  options: { all?: boolean; carriedOn?: ReadonlySet<string> } = {},
 ): Promise<{ refunded: number }> {
   const now = deps.clock.now().getTime();
   const due = await queryAll(deps.store, {
@@ -264,6 +265,7 @@ export async function reconcileCharges(
   let refunded = 0;
   for (const item of due) {
     const requestId = String(item.pk).replace(/^LEDGERREF#charge#/, '');
+    if (options.carriedOn?.has(requestId)) continue;
     if (!(await refund(deps, requestId, 'reconciled: the call never completed'))) continue;
     refunded++;
     // The call's own record was never written: record it as interrupted, so the caller's usage

@@ -6,6 +6,7 @@
  * builds it step by step (gateway.ts); the engines, orchestration and billing steps read it.
  */
 import type { Readable } from 'node:stream';
+import type { RunSteps } from '../../ports/run-steps.ts';
 import type { TraceParent } from '../../ports/tracer.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
@@ -60,6 +61,11 @@ export interface CallRequest {
   stream?: CallStream | undefined;
   /** Aborted when the caller is gone (a streamed call's client hung up): the call ends at once. */
   signal?: AbortSignal | undefined;
+  /**
+   * A run's steps (ports/run-steps.ts; docs/runs.md, "Carried on"): its input, admission, charge
+   * and engine's steps are recorded there, and a replay of the call reads back those it finished.
+   */
+  steps?: RunSteps | undefined;
   /**
    * The span an in-process sub-call hangs under (a managed loop's tool span, when the loop calls a
    * dependency on the platform's side); HTTP callers send a `traceparent` header instead.
@@ -164,6 +170,12 @@ export interface EngineRun extends Pick<CallInput, 'input' | 'files' | 'metadata
   tokens?: TokenMeter | undefined;
   /** A streamed call's events (CallRequest.stream, opened). */
   events?: CallEvents | undefined;
+  /**
+   * A run's steps (ports/run-steps.ts): a managed loop's model requests and tool calls are
+   * recorded there, and a replayed run's finished ones are read back, not run again. Absent: run
+   * once, recorded nowhere.
+   */
+  steps?: RunSteps | undefined;
 }
 
 /**

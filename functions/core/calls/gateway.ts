@@ -31,8 +31,9 @@ import { runCodeRuntime } from './code-runtime.ts';
 import { CALLER_GONE, CANCELLED, callDeadline, raceDeadline } from './deadline.ts';
 import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
-import { checkSubCall, orchestrationFor } from './orchestration.ts';
+import { checkSubCall, isOrchestrator, orchestrationFor } from './orchestration.ts';
 import { admitCall } from './quotas.ts';
+import { recordCallInput, recordedAdmission } from './recorded-call.ts';
 import { countSubCall, requireDeclaredDependency } from './service-keys.ts';
 
 /**
@@ -111,6 +112,11 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   // Checked before admission: a call refused for its input counts against no quota.
   const warnings = await validateInput(agent, input);
   requirePromptValues(agent, input, files.length > 0);
+  // A run's steps (its admission, its charge, its engine's), recorded to be carried on elsewhere.
+  // Its input is not, for a call with files or an orchestrator's (its credential is not kept):
+  // such a run is not carried on (docs/runs.md, "Carried on").
+  const { steps } = request;
+  if (steps && files.length === 0 && !isOrchestrator(agent)) await recordCallInput(steps, request, input);
   // Sub-calls made with a run's service key do not count against the caller's quotas.
   if (!auth.service) {
     const kind = quotaKind(call);
@@ -118,7 +124,9 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     // none of its own: recorded after the fact, no scope needed).
     const admitted = Date.now();
     try {
-      report.admission = await admitCall(deps, auth, call.deadline.platformMs(), kind);
+      report.admission = steps
+        ? await recordedAdmission(deps, steps, auth, call.deadline.platformMs(), kind)
+        : await admitCall(deps, auth, call.deadline.platformMs(), kind);
       admissionSpan(call, admitted, kind);
       if (request.stream && request.onDelivered) report.holdSlotUntilDelivered(request.onDelivered);
     } catch (err) {
@@ -132,7 +140,9 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   if (call.deadline.remainingMs() <= 0)
     throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
   // Charged before it runs (docs/billing.md): 402 and nothing runs without the credits.
-  report.billed = await chargeCall(deps, call);
+  report.billed = steps
+    ? await steps.step('charge', () => chargeCall(deps, call))
+    : await chargeCall(deps, call);
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);
@@ -152,6 +162,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     tokens: report.tokens,
     // What reaches the caller decides whether a failed call is refunded (call-billing.ts).
     events: opened && report.delivering(opened),
+    steps,
   });
   report.ran(result);
   // Too large to answer inline: stored and answered as a download link. A failure to store it is
@@ -339,6 +350,17 @@ async function runWithinDeadline(
 
 async function runEngine(deps: CoreDeps, call: CallContext, run: EngineRun): Promise<EngineOutcome> {
   const engine = call.agent.manifest.execution_engine;
+  // A managed loop's model requests and tool calls are its steps; another engine's whole run is one:
+  // a replay answers its outcome, with no second model request or command.
+  if (engine === 'managed_loop') return runManagedLoop(deps, call, run);
+  return run.steps
+    ? run.steps.step('engine', () => runOneShot(deps, call, run))
+    : runOneShot(deps, call, run);
+}
+
+/** An engine whose run is one model request or one command. */
+async function runOneShot(deps: CoreDeps, call: CallContext, run: EngineRun): Promise<EngineOutcome> {
+  const engine = call.agent.manifest.execution_engine;
   if (engine === 'direct_llm') {
     const r = await runDirectLlm(deps, call, run);
     return { ...r, computeMs: 0, logs: [] };
@@ -352,7 +374,6 @@ async function runEngine(deps: CoreDeps, call: CallContext, run: EngineRun): Pro
       usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
     };
   }
-  if (engine === 'managed_loop') return runManagedLoop(deps, call, run);
   throw new PlatformError(
     'UNPROCESSABLE',
     `${call.agent.org}/${call.agent.name} runs on the ${engine} engine, which this platform build does not run yet`,

@@ -1,5 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { LlmToolLoopResult } from '../../ports/llm-gateway.ts';
+import type { RunSteps } from '../../ports/run-steps.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
@@ -13,17 +14,19 @@ import { customTool, matchingDependency } from './loop-custom-tools.ts';
 import { loopFailure, loopResult, type ManagedLoopResult } from './loop-result.ts';
 import type { LoopState } from './loop-state.ts';
 import { reportingSteps } from './loop-steps.ts';
+import { recordedTools } from './recorded-tools.ts';
 import { redactedEvents } from './redacted-events.ts';
 import { openRunSession, type PlacedFile } from './sandbox-run.ts';
 
 /**
  * The tools the model is offered: the built-in ones (no bash in strict mode) and the manifest's,
- * each traced, and reported on a streamed call (`events`), which names the sub-agent a
- * dependency's tool calls.
+ * each traced, reported on a streamed call (`events`), which names the sub-agent a dependency's
+ * tool calls, and recorded as the run's steps (`steps`).
  */
 function offeredTools(
   call: CallContext,
   state: LoopState,
+  steps: RunSteps | undefined,
   options: {
     strict: boolean;
     outputSchema: Record<string, unknown> | undefined;
@@ -40,11 +43,13 @@ function offeredTools(
     const dependency = state.callDependency && matchingDependency(t.command, state.dependencies);
     if (dependency) agents.set(t.name, dependency.id);
   }
-  return tracedTools(
+  const traced = tracedTools(
     call.trace,
     options.events ? reportingSteps(tools, options.events, agents) : tools,
     agents,
   );
+  // Recorded outermost: a replayed call is neither run, traced nor reported again.
+  return recordedTools(traced, state, steps);
 }
 
 /**
@@ -112,7 +117,7 @@ export async function runManagedLoop(
     state.requireSubCall =
       strict && (m.manifest?.dependencies.length ?? 0) > 0 ? run.extras?.subCalls : undefined;
     const outputSchema = m.output_schema as Record<string, unknown> | undefined;
-    const offered = offeredTools(call, state, { strict, outputSchema, events: streamed?.events });
+    const offered = offeredTools(call, state, run.steps, { strict, outputSchema, events: streamed?.events });
     const skillWarnings: Warning[] = [];
     const skills = await skillTexts(deps, agent, run.options, skillWarnings);
     const system = [
@@ -131,6 +136,7 @@ export async function runManagedLoop(
         submitTool: SUBMIT_TOOL,
         signal: runSignal,
         onModelCall: modelCallRecorder(call.trace, provider, model),
+        steps: run.steps,
       });
     } catch (err) {
       throw loopFailure(state, err, { callSignal: run.signal, tier: call.auth.tier });

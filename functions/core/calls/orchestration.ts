@@ -52,6 +52,12 @@ export type CallAgent = (deps: CoreDeps, auth: AuthContext, req: CallRequest) =>
  * strict when it or its parent is. The key and the platform's URL go in its environment, and the
  * run gets network to reach the platform. The key is deleted when the run ends.
  */
+/** Whether the agent's runs orchestrate others: a sandboxed agent with dependencies. */
+export function isOrchestrator(agent: AgentVersion): boolean {
+  const section = agent.manifest.manifest;
+  return !!section && section.dependencies.length > 0 && agent.manifest.execution_engine !== 'direct_llm';
+}
+
 export async function orchestrationFor(
   deps: CoreDeps,
   call: CallContext,
@@ -59,7 +65,7 @@ export async function orchestrationFor(
 ): Promise<{ extras: RunExtras; revoke: () => Promise<void> } | undefined> {
   const { auth, agent } = call;
   const section = agent.manifest.manifest;
-  if (!section || section.dependencies.length === 0 || agent.manifest.execution_engine === 'direct_llm') {
+  if (!section || !isOrchestrator(agent)) {
     return auth.service?.strict ? { extras: { strict: true }, revoke: async () => undefined } : undefined;
   }
   const header = call.request.headers('x-platform-max-hops');

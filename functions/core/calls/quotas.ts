@@ -31,7 +31,15 @@ const concurrencySlotKey = (accountId: string, n: number): ItemKey => ({
   sk: `LEASE#${n}`,
 });
 
+/** The concurrency slot an admitted call holds: which, and under which lease. */
+export interface SlotLease {
+  slot: number;
+  lease_id: string;
+}
+
 export interface Admission {
+  /** The slot it holds (what a run's replay holds again: resumedAdmission). */
+  lease: SlotLease;
   /**
    * Writes `items` (the call's records) and releases the concurrency slot: each on its own after
    * the records, or, with `ops` (a charge to settle), in one transaction with them and the ops; with
@@ -96,25 +104,13 @@ export async function admitCall(
   const ttl = Math.ceil(deadlineMs / 1000) + LEASE_GRACE_SECONDS;
   // Slots this process's calls hold are tried last (held-slots.ts).
   for (const slot of heldSlots.order(auth.accountId, limits.concurrentRequests)) {
-    const slotKey = concurrencySlotKey(auth.accountId, slot);
-    let releasing = false;
-    // The slot freed by expiring it now, if this call's lease still holds it.
-    const freeSlot = (): TransactOp => {
-      releasing = true;
-      heldSlots.release(auth.accountId, slot);
-      return {
-        name: 'release',
-        update: slotKey,
-        spec: { set: { ttl: Math.floor(deps.clock.now().getTime() / 1000) }, remove: ['lease_id'] },
-        condition: cond.eq('lease_id', id),
-      };
-    };
+    const held = heldLease(deps, auth.accountId, { slot, lease_id: id });
     // Given back, best effort, when the call is not admitted after all: the slot (its release is
     // conditional on this lease, so it is safe whether or not the put was applied) and what was
     // counted. One that fails leaves the lease to expire, never the caller a 500 for it.
     const giveBack = (counted: TransactOp[]) =>
       Promise.allSettled([
-        deps.store.writeEach([freeSlot()]),
+        deps.store.writeEach([held.freeSlot()]),
         ...counted.map((op) => deps.store.writeEach([op])),
       ]);
     let failed: string | undefined;
@@ -123,7 +119,7 @@ export async function admitCall(
         // This lease's own put, retried after a lost answer, holds: not a slot someone else holds.
         {
           name: 'slot',
-          put: { ...slotKey, lease_id: id, ttl },
+          put: { ...concurrencySlotKey(auth.accountId, slot), lease_id: id, ttl },
           condition: cond.or(cond.notExists(), cond.eq('lease_id', id)),
         },
         countOp('counter', own, reset),
@@ -145,36 +141,7 @@ export async function admitCall(
       await giveBack([uncountOp(own)]);
       throw quotaExceeded(auth, calls.limit, reset, now);
     }
-    // A slot whose lease expired and that another call took since is not this call's to free: the
-    // release's condition fails, and that is all (writeEach answers 'release' and wrote nothing).
-    const release = async () => {
-      if (releasing) return;
-      await deps.store.writeEach([freeSlot()]);
-    };
-    return {
-      finish: async (items, ops = [], keepSlot = false) => {
-        if (ops.length === 0) {
-          // Nothing to settle: the records, then the slot's release, each on its own.
-          const writes = [...withRecords(items, []), ...(keepSlot || releasing ? [] : [freeSlot()])];
-          if (writes.length > 0) await deps.store.writeEach(writes);
-          return;
-        }
-        // A settlement (a charge) is written in one transaction with the records: never one
-        // without the other. The slot goes with them.
-        if (keepSlot || releasing) {
-          await deps.store.transactWrite(withRecords(items, ops));
-          return;
-        }
-        try {
-          await deps.store.transactWrite([freeSlot(), ...withRecords(items, ops)]);
-        } catch (err) {
-          if (!(err instanceof TransactionCanceledError)) throw err;
-          // The lease expired and another call holds the slot now: write the records alone.
-          await deps.store.transactWrite(withRecords(items, ops));
-        }
-      },
-      release,
-    };
+    return held.admission;
   }
   // Every slot is held. A used-up day says so first: retrying in a second would not help.
   await refuseUsedUpDay(deps, auth, kind, now, reset);
@@ -183,6 +150,64 @@ export async function admitCall(
     `All ${limits.concurrentRequests} concurrent requests of the ${auth.tier} tier are in use; retry when one finishes`,
     { suggested_wait_time: 1, limit: limits.concurrentRequests, quota: 'concurrency' },
   );
+}
+
+/**
+ * The admission of a run carried on by another process (edge/run-resume.ts): the slot its
+ * first process took, under the same lease, which expires with the run's deadline as it did.
+ */
+export function resumedAdmission(deps: CoreDeps, auth: AuthContext, lease: SlotLease): Admission {
+  heldSlots.hold(auth.accountId, lease.slot);
+  return heldLease(deps, auth.accountId, lease).admission;
+}
+
+/** A lease's slot: freeing it (once), and the admission that writes the call's records beside it. */
+function heldLease(
+  deps: CoreDeps,
+  accountId: string,
+  lease: SlotLease,
+): { admission: Admission; freeSlot: () => TransactOp } {
+  const slotKey = concurrencySlotKey(accountId, lease.slot);
+  let releasing = false;
+  // The slot freed by expiring it now, if this call's lease still holds it.
+  const freeSlot = (): TransactOp => {
+    releasing = true;
+    heldSlots.release(accountId, lease.slot);
+    return {
+      name: 'release',
+      update: slotKey,
+      spec: { set: { ttl: Math.floor(deps.clock.now().getTime() / 1000) }, remove: ['lease_id'] },
+      condition: cond.eq('lease_id', lease.lease_id),
+    };
+  };
+  // A slot whose lease expired and that another call took since is not this call's to free: the
+  // release's condition fails, and that is all (writeEach answers 'release' and wrote nothing).
+  const release = async () => {
+    if (releasing) return;
+    await deps.store.writeEach([freeSlot()]);
+  };
+  const finish: Admission['finish'] = async (items, ops = [], keepSlot = false) => {
+    if (ops.length === 0) {
+      // Nothing to settle: the records, then the slot's release, each on its own.
+      const writes = [...withRecords(items, []), ...(keepSlot || releasing ? [] : [freeSlot()])];
+      if (writes.length > 0) await deps.store.writeEach(writes);
+      return;
+    }
+    // A settlement (a charge) is written in one transaction with the records: never one
+    // without the other. The slot goes with them.
+    if (keepSlot || releasing) {
+      await deps.store.transactWrite(withRecords(items, ops));
+      return;
+    }
+    try {
+      await deps.store.transactWrite([freeSlot(), ...withRecords(items, ops)]);
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledError)) throw err;
+      // The lease expired and another call holds the slot now: write the records alone.
+      await deps.store.transactWrite(withRecords(items, ops));
+    }
+  };
+  return { freeSlot, admission: { lease, finish, release } };
 }
 
 /** The day's counter a call of `kind` counts against, and its limit. */

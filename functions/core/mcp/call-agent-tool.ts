@@ -1,4 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { RunSteps } from '../../ports/run-steps.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import type { CallEvents, CallResponse, CallStream } from '../calls/call-context.ts';
@@ -28,6 +29,8 @@ export function callAgentTool(
     stream?: CallStream | undefined;
     /** Aborted when the streamed call's client is gone, or its run is cancelled: the call ends at once. */
     signal?: AbortSignal | undefined;
+    /** A task's run's steps (CallRequest.steps). */
+    steps?: RunSteps | undefined;
   },
 ): Promise<CallResponse> {
   const { events } = call;
@@ -42,6 +45,6 @@ export function callAgentTool(
     headers: call.headers,
     requestId: call.requestId,
     gatewayRequestId: call.gatewayRequestId,
-    ...(stream ? { stream, signal: call.signal } : {}),
+    ...(stream ? { stream, signal: call.signal, steps: call.steps } : {}),
   });
 }

@@ -27,7 +27,7 @@ export const payloadRefSchema = z.object({
 });
 export type PayloadRef = z.output<typeof payloadRefSchema>;
 
-export type PayloadKind = 'run-outputs' | 'call-outputs';
+export type PayloadKind = 'run-outputs' | 'call-outputs' | 'run-steps';
 
 /** `bundles/payloads/<kind>/<id>/…/<id>.json`; ids are UUIDs or request ids (bundle-key safe). */
 export function payloadKey(kind: PayloadKind, ...ids: string[]): string {

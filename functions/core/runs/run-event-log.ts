@@ -1,7 +1,7 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { cond } from '../../ports/store.ts';
 import type { CallEvents, CallStep } from '../calls/call-context.ts';
-import { type RunEventName, runEventEntity } from './run-event-record.ts';
+import { type RunEventName, runEventEntity, runEventKeys } from './run-event-record.ts';
 
 /*
  * The writer of a run's events (run-event-record.ts), as the engine reports them. A model's text
@@ -34,10 +34,21 @@ export class RunEventLog {
   /** The writes so far, one after another. */
   private written: Promise<void> = Promise.resolve();
 
-  constructor(deps: CoreDeps, runId: string, expiresMs: number) {
+  constructor(deps: CoreDeps, runId: string, expiresMs: number, after = 0) {
     this.deps = deps;
     this.runId = runId;
     this.expiresMs = expiresMs;
+    this.seq = after;
+  }
+
+  /**
+   * The log of a run carried on by another process (edge/run-resume.ts): numbered on after the
+   * events its first process wrote, so none is written twice and none is lost to a reader.
+   */
+  static async continued(deps: CoreDeps, runId: string, expiresMs: number): Promise<RunEventLog> {
+    const page = await deps.store.query({ pk: runEventKeys.ofRun(runId), reverse: true, limit: 1 });
+    const last = page.items[0];
+    return new RunEventLog(deps, runId, expiresMs, last ? runEventEntity.fromItem(last).seq : 0);
   }
 
   /** The engine's reports, written to the log. */

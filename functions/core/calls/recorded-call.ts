@@ -1,0 +1,62 @@
+import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { RunSteps } from '../../ports/run-steps.ts';
+import type { AuthContext } from '../api-keys/api-keys.ts';
+import type { CallRequest } from './call-context.ts';
+import { type Admission, admitCall, resumedAdmission } from './quotas.ts';
+
+/*
+ * The steps of a call that is a run (ports/run-steps.ts), before its engine's: what a replay of
+ * the call (edge/run-resume.ts) must find as the first process left it rather than do again. Its
+ * input, with the call's own headers, to call again with; its admission, whose slot it holds
+ * again under the same lease, without counting the call twice; its charge, not taken twice.
+ */
+
+/** The step that holds a run's input; a call with files records none, and is not carried on. */
+export const CALL_INPUT_STEP = 'input';
+
+/** The headers a call reads (X-Platform-*, traceparent), as a replay sends them again. */
+const CALL_HEADERS = [
+  'x-platform-provider',
+  'x-platform-model',
+  'x-platform-skills',
+  'x-platform-skills-only',
+  'x-platform-no-skills',
+  'x-platform-max-hops',
+  'x-platform-tenant',
+];
+
+export interface RecordedCallInput {
+  input: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** Records the call's input and headers as the run's input step. */
+export async function recordCallInput(
+  steps: RunSteps,
+  request: CallRequest,
+  input: Record<string, unknown>,
+): Promise<void> {
+  await steps.step<RecordedCallInput>(CALL_INPUT_STEP, async () => {
+    const headers: Record<string, string> = {};
+    for (const name of CALL_HEADERS) {
+      const value = request.headers(name);
+      if (value !== undefined) headers[name] = value;
+    }
+    return { input, headers };
+  });
+}
+
+/** admitCall as the run's step `admission`: a replay holds the slot its first process took. */
+export async function recordedAdmission(
+  deps: CoreDeps,
+  steps: RunSteps,
+  auth: AuthContext,
+  ...args: Parameters<typeof admitCall> extends [unknown, unknown, ...infer R] ? R : never
+): Promise<Admission> {
+  let admitted: Admission | undefined;
+  const lease = await steps.step('admission', async () => {
+    admitted = await admitCall(deps, auth, ...args);
+    return admitted.lease;
+  });
+  return admitted ?? resumedAdmission(deps, auth, lease);
+}

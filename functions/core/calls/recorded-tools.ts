@@ -1,0 +1,77 @@
+import type { LlmTool } from '../../ports/llm-gateway.ts';
+import type { RunSteps } from '../../ports/run-steps.ts';
+import type { LoopState } from './loop-state.ts';
+
+/*
+ * A managed loop's tool calls as a run's steps (ports/run-steps.ts): each call is the step
+ * `tool-<the model's id of the call>`, recorded with what it answered the model (its text, or its
+ * error's message) and with the loop's state as it left it. A replayed loop gets each finished
+ * call's answer without running it (no sandbox command, no sub-agent call, no step event: they
+ * happened) and its state back: the compute time, the tool-call log and the submitted result its
+ * end reads.
+ *
+ * A turn's calls may run side by side: each records the state when it ended, numbered, and a
+ * replay keeps the latest, which holds every call that had ended by then.
+ */
+
+/** The loop's state a tool call leaves, as its step records it. */
+interface RecordedState {
+  /** The order in which the run's tool calls ended. */
+  seq: number;
+  computeMs: number;
+  logs: LoopState['logs'];
+  omittedLogs: number;
+  submitted: LoopState['submitted'];
+}
+
+interface RecordedCall {
+  text?: string;
+  /** The message of the error the call threw: the model saw it as the tool's error. */
+  error?: string;
+  state: RecordedState;
+}
+
+/** `tools`, each call of them a step of the run's `steps`, read back into `state` on a replay. */
+export function recordedTools(tools: LlmTool[], state: LoopState, steps: RunSteps | undefined): LlmTool[] {
+  if (!steps) return tools;
+  let ended = 0;
+  let restored = -1;
+  const snapshot = (): RecordedState => ({
+    seq: ended++,
+    computeMs: state.computeMs,
+    logs: [...state.logs],
+    omittedLogs: state.omittedLogs,
+    submitted: state.submitted,
+  });
+  return tools.map((tool) => ({
+    ...tool,
+    execute: async (args, call) => {
+      // A call without the model's id cannot be named the same on a replay: it runs unrecorded.
+      if (!call) return tool.execute(args);
+      let ran = false;
+      const outcome = await steps.step<RecordedCall>(`tool-${call.toolCallId}`, async () => {
+        ran = true;
+        try {
+          const text = await tool.execute(args, call);
+          return { text, state: snapshot() };
+        } catch (err) {
+          return { error: err instanceof Error ? err.message : String(err), state: snapshot() };
+        }
+      });
+      // Only a replayed call's state is read back: a call that ran left its state itself, and
+      // the calls beside it may have gone on since.
+      if (!ran && outcome.state.seq > restored) {
+        restored = outcome.state.seq;
+        ended = Math.max(ended, restored + 1);
+        Object.assign(state, {
+          computeMs: outcome.state.computeMs,
+          logs: [...outcome.state.logs],
+          omittedLogs: outcome.state.omittedLogs,
+          submitted: outcome.state.submitted,
+        });
+      }
+      if (outcome.error !== undefined) throw new Error(outcome.error);
+      return outcome.text ?? '';
+    },
+  }));
+}
