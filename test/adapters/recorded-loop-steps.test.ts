@@ -62,7 +62,7 @@ describe('a tool loop recorded as steps, and replayed from them', () => {
       provider: 'anthropic',
       model: 'claude-test',
       prompt: 'Work.',
-      tools: recordedTools([tool('slow', 40), tool('fails', 5), tool('submit_result', 1)], state, steps),
+      tools: recordedTools([tool('slow', 40), tool('fails', 5), tool('submit_result', 1)], state, { steps }),
       maxTurns: 5,
       submitTool: 'submit_result',
       signal: new AbortController().signal,

@@ -31,7 +31,7 @@ import { runCodeRuntime } from './code-runtime.ts';
 import { CALLER_GONE, CANCELLED, callDeadline, raceDeadline } from './deadline.ts';
 import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
-import { checkSubCall, isOrchestrator, orchestrationFor } from './orchestration.ts';
+import { checkSubCall, orchestrationFor } from './orchestration.ts';
 import { admitCall } from './quotas.ts';
 import { recordCallInput, recordedAdmission } from './recorded-call.ts';
 import { countSubCall, requireDeclaredDependency } from './service-keys.ts';
@@ -113,10 +113,9 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   const warnings = await validateInput(agent, input);
   requirePromptValues(agent, input, files.length > 0);
   // A run's steps (its admission, its charge, its engine's), recorded to be carried on elsewhere.
-  // Its input is not, for a call with files or an orchestrator's (its credential is not kept):
-  // such a run is not carried on (docs/runs.md, "Carried on").
+  // Its input is not for a call with files: such a run is not carried on (docs/runs.md, "Carried on").
   const { steps } = request;
-  if (steps && files.length === 0 && !isOrchestrator(agent)) await recordCallInput(steps, request, input);
+  if (steps && files.length === 0) await recordCallInput(steps, request, input);
   // Sub-calls made with a run's service key do not count against the caller's quotas.
   if (!auth.service) {
     const kind = quotaKind(call);

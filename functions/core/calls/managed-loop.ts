@@ -1,6 +1,6 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { LlmToolLoopResult } from '../../ports/llm-gateway.ts';
-import type { RunSteps } from '../../ports/run-steps.ts';
+import type { SandboxSession } from '../../ports/sandbox.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 import type { Warning } from '../agents/manifest.ts';
@@ -14,9 +14,10 @@ import { customTool, matchingDependency } from './loop-custom-tools.ts';
 import { loopFailure, loopResult, type ManagedLoopResult } from './loop-result.ts';
 import type { LoopState } from './loop-state.ts';
 import { reportingSteps } from './loop-steps.ts';
-import { recordedTools } from './recorded-tools.ts';
+import { recordedTools, type ToolRecording } from './recorded-tools.ts';
 import { redactedEvents } from './redacted-events.ts';
 import { openRunSession, type PlacedFile } from './sandbox-run.ts';
+import { workdirSnapshots } from './workdir-snapshots.ts';
 
 /**
  * The tools the model is offered: the built-in ones (no bash in strict mode) and the manifest's,
@@ -26,7 +27,7 @@ import { openRunSession, type PlacedFile } from './sandbox-run.ts';
 function offeredTools(
   call: CallContext,
   state: LoopState,
-  steps: RunSteps | undefined,
+  recording: ToolRecording | undefined,
   options: {
     strict: boolean;
     outputSchema: Record<string, unknown> | undefined;
@@ -49,7 +50,7 @@ function offeredTools(
     agents,
   );
   // Recorded outermost: a replayed call is neither run, traced nor reported again.
-  return recordedTools(traced, state, steps);
+  return recordedTools(traced, state, recording);
 }
 
 /**
@@ -82,7 +83,7 @@ export async function runManagedLoop(
   const maxTurns = Math.min(Math.max(1, m.loop?.max_turns ?? DEFAULT_MAX_TURNS), MAX_TURNS_LIMIT);
   // The caller steers the model, and the model every command in the sandbox: the declared secrets
   // are checked (400 MISSING_SECRETS) and redacted, but go in only when the manifest says so.
-  const { session, secrets, runDeadline, placed } = await openRunSession(
+  const { session, platformSession, secrets, runDeadline, placed } = await openRunSession(
     deps,
     call,
     run,
@@ -90,10 +91,8 @@ export async function runManagedLoop(
   );
   // What a streamed call sends is redacted as its result is (loopResult).
   const streamed = run.events && redactedEvents(run.events, secrets);
-  const runSignal = AbortSignal.any([
-    run.signal,
-    AbortSignal.timeout(Math.max(0, runDeadline.remainingMs())),
-  ]);
+  const deadlineSignal = AbortSignal.timeout(Math.max(0, runDeadline.remainingMs()));
+  const runSignal = AbortSignal.any([run.signal, deadlineSignal]);
   const state: LoopState = {
     session,
     secrets,
@@ -117,7 +116,8 @@ export async function runManagedLoop(
     state.requireSubCall =
       strict && (m.manifest?.dependencies.length ?? 0) > 0 ? run.extras?.subCalls : undefined;
     const outputSchema = m.output_schema as Record<string, unknown> | undefined;
-    const offered = offeredTools(call, state, run.steps, { strict, outputSchema, events: streamed?.events });
+    const recording = toolRecording(deps, run, platformSession);
+    const offered = offeredTools(call, state, recording, { strict, outputSchema, events: streamed?.events });
     const skillWarnings: Warning[] = [];
     const skills = await skillTexts(deps, agent, run.options, skillWarnings);
     const system = [
@@ -158,6 +158,15 @@ export async function runManagedLoop(
   } finally {
     await session.close();
   }
+}
+
+/** A run's tool calls recorded as its steps, with its working directory (none for a plain call). */
+function toolRecording(
+  deps: CoreDeps,
+  run: EngineRun,
+  platformSession: SandboxSession,
+): ToolRecording | undefined {
+  return run.steps && { steps: run.steps, workdir: workdirSnapshots(platformSession, deps.logger) };
 }
 
 /** The prompt: the template filled with the input (and, for file calls, the files and metadata), or the input as JSON. */

@@ -12,7 +12,7 @@ import type { AgentVersion } from '../agents/agent-record.ts';
 import { type AuthContext, authenticate } from '../api-keys/api-keys.ts';
 import type { CallContext, CallRequest, CallResponse, RunExtras } from './call-context.ts';
 import { Deadline } from './deadline.ts';
-import { issueServiceKey, type ServiceContext } from './service-keys.ts';
+import { issueServiceKey, recordedServiceKey, type ServiceContext } from './service-keys.ts';
 
 /**
  * A call made with a run's PLATFORM_SERVICE_KEY (a sub-call of an orchestrator): the callee must
@@ -87,7 +87,11 @@ export async function orchestrationFor(
     strict: auth.service?.strict === true || section.orchestration_mode === 'strict',
     ...(call.trace ? { trace_id: call.trace.traceId, span_id: call.trace.root.context.spanId } : {}),
   };
-  const issued = await issueServiceKey(deps, auth.accountId, context);
+  // A run's credential is its step: carried on, it keeps what the first one used (service-keys.ts).
+  const { steps } = call.request;
+  const issued = steps
+    ? await recordedServiceKey(deps, steps, auth.accountId, context)
+    : await issueServiceKey(deps, auth.accountId, context);
   const callDependency = async (
     dependency: { id: string; version: string },
     input: Record<string, unknown>,

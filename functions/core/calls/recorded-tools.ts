@@ -1,6 +1,8 @@
 import type { LlmTool } from '../../ports/llm-gateway.ts';
 import type { RunSteps } from '../../ports/run-steps.ts';
+import { SUBMIT_TOOL } from './loop-built-in-tools.ts';
 import type { LoopState } from './loop-state.ts';
+import type { WorkdirSnapshots } from './workdir-snapshots.ts';
 
 /*
  * A managed loop's tool calls as a run's steps (ports/run-steps.ts): each call is the step
@@ -11,8 +13,19 @@ import type { LoopState } from './loop-state.ts';
  * end reads.
  *
  * A turn's calls may run side by side: each records the state when it ended, numbered, and a
- * replay keeps the latest, which holds every call that had ended by then.
+ * replay keeps the latest, which holds every call that had ended by then. So with the working
+ * directory (workdir-snapshots.ts): each call that may have written records it, and a replay puts
+ * the latest back before its first call that runs.
  */
+
+/** Tools that write nothing in the working directory: no snapshot after them. */
+const READ_ONLY_TOOLS = new Set(['read_file', 'list_files', SUBMIT_TOOL]);
+
+/** Where a loop's tool calls are recorded: the run's steps, and its working directory's snapshots. */
+export interface ToolRecording {
+  steps: RunSteps;
+  workdir?: WorkdirSnapshots | undefined;
+}
 
 /** The loop's state a tool call leaves, as its step records it. */
 interface RecordedState {
@@ -29,14 +42,28 @@ interface RecordedCall {
   /** The message of the error the call threw: the model saw it as the tool's error. */
   error?: string;
   state: RecordedState;
+  /** The working directory's files changed so far (workdir-snapshots.ts), after a call that may write. */
+  workdir?: string;
 }
 
 /** `tools`, each call of them a step of the run's `steps`, read back into `state` on a replay. */
-export function recordedTools(tools: LlmTool[], state: LoopState, steps: RunSteps | undefined): LlmTool[] {
-  if (!steps) return tools;
+export function recordedTools(
+  tools: LlmTool[],
+  state: LoopState,
+  recording: ToolRecording | undefined,
+): LlmTool[] {
+  if (!recording) return tools;
+  const { steps, workdir } = recording;
   let ended = 0;
   let restored = -1;
-  const snapshot = (): RecordedState => ({
+  // The latest snapshot a replayed call recorded, put back once, before the first call that runs.
+  let snapshot: { seq: number; data: string } | undefined;
+  let putBack: Promise<void> | undefined;
+  const putBackOnce = () => {
+    putBack ??= snapshot && workdir ? workdir.restore(snapshot.data) : Promise.resolve();
+    return putBack;
+  };
+  const stateNow = (): RecordedState => ({
     seq: ended++,
     computeMs: state.computeMs,
     logs: [...state.logs],
@@ -51,13 +78,19 @@ export function recordedTools(tools: LlmTool[], state: LoopState, steps: RunStep
       let ran = false;
       const outcome = await steps.step<RecordedCall>(`tool-${call.toolCallId}`, async () => {
         ran = true;
+        await putBackOnce();
+        let ending: Pick<RecordedCall, 'text' | 'error'>;
         try {
-          const text = await tool.execute(args, call);
-          return { text, state: snapshot() };
+          ending = { text: await tool.execute(args, call) };
         } catch (err) {
-          return { error: err instanceof Error ? err.message : String(err), state: snapshot() };
+          ending = { error: err instanceof Error ? err.message : String(err) };
         }
+        const state = stateNow();
+        const files = workdir && !READ_ONLY_TOOLS.has(tool.name) ? await workdir.take() : undefined;
+        return { ...ending, state, ...(files === undefined ? {} : { workdir: files }) };
       });
+      if (!ran && outcome.workdir !== undefined && outcome.state.seq > (snapshot?.seq ?? -1))
+        snapshot = { seq: outcome.state.seq, data: outcome.workdir };
       // Only a replayed call's state is read back: a call that ran left its state itself, and
       // the calls beside it may have gone on since.
       if (!ran && outcome.state.seq > restored) {

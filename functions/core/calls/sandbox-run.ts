@@ -47,6 +47,11 @@ export interface PlacedFile {
 
 export interface RunSession {
   session: SandboxSession;
+  /**
+   * The same session for the platform's own commands (a loop's working directory recorded:
+   * workdir-snapshots.ts): neither the run's compute time nor its trace. Closed with `session`.
+   */
+  platformSession: SandboxSession;
   /** The injected secret values (for redaction). */
   secrets: Record<string, string>;
   placed: PlacedFile[];
@@ -115,12 +120,14 @@ export async function openRunSession(
     const serviceKey = run.extras?.env?.PLATFORM_SERVICE_KEY;
     const redacted = serviceKey ? { ...secrets, PLATFORM_SERVICE_KEY: serviceKey } : secrets;
     // A loop's command's program is named only on the agent's own workspace's calls (sandbox-spans.ts).
+    const platformSession = answeringCapacity(opened);
     const withSpans = traced
-      ? tracedSession(answeringCapacity(opened), traced, redacted, secretsWs === agent.workspace_id)
-      : answeringCapacity(opened);
+      ? tracedSession(platformSession, traced, redacted, secretsWs === agent.workspace_id)
+      : platformSession;
     const session = run.meter ? run.meter.meter(withSpans) : withSpans;
     return {
       session,
+      platformSession,
       secrets: redacted,
       placed,
       runDeadline,

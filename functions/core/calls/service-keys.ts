@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../ports/core-deps.ts';
+import type { RunSteps } from '../../ports/run-steps.ts';
 import { ConditionFailedError, cond } from '../../ports/store.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { apiKeyKeys } from '../api-keys/api-key-items.ts';
@@ -44,7 +45,9 @@ export async function issueServiceKey(
   deps: CoreDeps,
   accountId: string,
   context: ServiceContext,
-): Promise<{ key: string; subCalls: () => Promise<number>; revoke: () => Promise<void> }> {
+  /** What the run's calls have used of it so far: a run carried on keeps its previous credential's. */
+  used: { sub_calls?: number; credits_spent?: number } = {},
+): Promise<IssuedServiceKey> {
   const key = generateRunKey();
   const hash = hashApiKey(key);
   const itemKey = apiKeyKeys.runCredential(hash);
@@ -56,13 +59,51 @@ export async function issueServiceKey(
     agent: context.orchestrator.split('/')[1] ?? null,
     created_at: deps.clock.now().toISOString(),
     service: { ...context },
+    ...used,
     ttl: Math.ceil(context.deadline_ms / 1000) + 60,
   });
   return {
     key,
+    hash,
     subCalls: async () => Number((await deps.store.get(itemKey))?.sub_calls ?? 0),
     revoke: async () => void (await deps.store.delete(itemKey)),
   };
+}
+
+export interface IssuedServiceKey {
+  key: string;
+  /** Its SHA-256: all that is kept of it. */
+  hash: string;
+  subCalls: () => Promise<number>;
+  revoke: () => Promise<void>;
+}
+
+/**
+ * The credential of a run's orchestration as its step `credential` (ports/run-steps.ts): the key
+ * itself is never recorded, only its hash. A replay issues a new key that carries what the previous
+ * one had used (its sub-calls, its downstream budget spent) and revokes that one: a run carried on
+ * cannot spend its budget twice, and a key its first process handed out reaches nothing any more.
+ */
+export async function recordedServiceKey(
+  deps: CoreDeps,
+  steps: RunSteps,
+  accountId: string,
+  context: ServiceContext,
+): Promise<IssuedServiceKey> {
+  let issued: IssuedServiceKey | undefined;
+  const recorded = await steps.step('credential', async () => {
+    issued = await issueServiceKey(deps, accountId, context);
+    return { hash: issued.hash };
+  });
+  if (issued) return issued;
+  const previous = apiKeyKeys.runCredential(recorded.hash);
+  const item = await deps.store.get(previous);
+  const carried = await issueServiceKey(deps, accountId, context, {
+    sub_calls: Number(item?.sub_calls ?? 0),
+    credits_spent: Number(item?.credits_spent ?? 0),
+  });
+  await deps.store.delete(previous);
+  return carried;
 }
 
 /**

@@ -1,0 +1,65 @@
+import type { SandboxSession } from '../../ports/sandbox.ts';
+import type { Logger } from '../../shared/logger.ts';
+
+/*
+ * A managed loop's working directory across a replay (docs/runs.md, "Carried on"). A replayed tool
+ * call is not run again, so what it wrote would be missing from the new process's sandbox: after
+ * each call that may have written (every tool but the ones that only read), the files changed since
+ * the run's session opened are recorded with the call's step, as a gzipped tar; a replay puts the
+ * last recorded one back before its first live tool call. Extracted with their time set to now,
+ * they count as changed in the new session too, so each snapshot holds all the run's changes so
+ * far. A file deleted is not recorded as deleted.
+ */
+
+/** The archive's name in the working directory, while it is written and read (and left out of itself). */
+const ARCHIVE = '.agenthost-workdir.tgz';
+/** A larger snapshot is not recorded: a replay puts back the one before it. */
+export const MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024;
+
+export interface WorkdirSnapshots {
+  /** The files changed since the session opened, as base64; undefined when none could be taken. */
+  take(): Promise<string | undefined>;
+  /** Puts a snapshot back (its files written over what is there). */
+  restore(snapshot: string): Promise<void>;
+}
+
+export function workdirSnapshots(session: SandboxSession, logger: Logger): WorkdirSnapshots {
+  // A second early (what the session's opening wrote in that second comes too: harmless).
+  const since = Math.floor(Date.now() / 1000) - 1;
+  return {
+    // A snapshot that cannot be taken (the run stopped meanwhile) leaves the call's files
+    // unrecorded, never the call failed for it.
+    take: () =>
+      takeSnapshot(session, since, logger).catch((err: unknown) => {
+        logger.warn('working directory not recorded', { error: String(err) });
+        return undefined;
+      }),
+    async restore(snapshot) {
+      await session.writeFile(ARCHIVE, Buffer.from(snapshot, 'base64'));
+      const put = await session.exec(`tar -xzmf ${ARCHIVE} && rm -f -- ${ARCHIVE}`);
+      if (put.exitCode !== 0)
+        logger.warn('working directory not put back', { exit: put.exitCode, stderr: put.stderrTail });
+    },
+  };
+}
+
+async function takeSnapshot(
+  session: SandboxSession,
+  since: number,
+  logger: Logger,
+): Promise<string | undefined> {
+  const made = await session.exec(
+    `find . -type f -newermt @${since} ! -path ./${ARCHIVE} -print0 | tar -czf ${ARCHIVE} --null -T -`,
+  );
+  if (made.exitCode !== 0) {
+    logger.warn('working directory not recorded', { exit: made.exitCode, stderr: made.stderrTail });
+    return undefined;
+  }
+  const data = await session.readFile(ARCHIVE);
+  await session.exec(`rm -f -- ${ARCHIVE}`);
+  if (data.length > MAX_SNAPSHOT_BYTES) {
+    logger.warn('working directory too large to record', { bytes: data.length });
+    return undefined;
+  }
+  return data.toString('base64');
+}
