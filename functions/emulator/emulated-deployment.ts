@@ -249,6 +249,7 @@ export async function startEmulatedDeployment(
       sandboxIdleMinMs: config.sandboxIdleMinMs,
       sandboxTaskStartMs: config.emulatorTaskStartMs,
       servicesPort: frontPort,
+      loopbackPorts: config.emulatorLoopbackPorts,
       credentials,
     });
     lambdas = new LambdaHost(

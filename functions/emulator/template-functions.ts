@@ -29,6 +29,8 @@ export function lambdaFunctions(
     /** The emulated ECS's task start (PLATFORM_EMULATOR_TASK_START_MS), for the same functions. */
     sandboxTaskStartMs: number | undefined;
     servicesPort: number | undefined;
+    /** PLATFORM_EMULATOR_LOOPBACK_PORTS: a test's receivers, which the sending functions may reach. */
+    loopbackPorts: readonly number[];
     credentials: S3Credentials;
   },
 ): EmulatedFunction[] {
@@ -68,6 +70,11 @@ export function lambdaFunctions(
     if (ENV.servicesDomain in environment && options.servicesPort !== undefined) {
       environment[ENV.servicesUrlScheme] = 'http';
       environment[ENV.servicesUrlPort] = String(options.servicesPort);
+    }
+    // A test's alert and webhook receivers listen on loopback, which AWS's outbound rules refuse:
+    // the functions that check and send to users' URLs may reach those ports (outbound-url.ts).
+    if (options.loopbackPorts.length > 0 && ENV.mode in environment) {
+      environment[ENV.emulatorLoopbackPorts] = options.loopbackPorts.join(',');
     }
     const memoryMb = Number(p.MemorySize ?? 128);
     const architecture = (p.Architectures as string[] | undefined)?.[0] === 'arm64' ? 'arm64' : 'x86_64';

@@ -16,7 +16,7 @@ export async function handler(event: AlertDelivery): Promise<DeliveryResult> {
     logger.error('alert delivery event malformed; dropped');
     return { delivered: false, attempts: 0, status: null, error: 'malformed event' };
   }
-  const result = await sendAlertNow(config.mode, event);
+  const result = await sendAlertNow(config, event);
   const fields = { label: event.label, attempts: result.attempts, status: result.status };
   if (result.delivered) logger.info('alert delivered', fields);
   else logger.warn('alert not delivered', { ...fields, error: result.error });

@@ -12,18 +12,26 @@ export const ALERT_SENDER_MODULES = {
   outboundUrl: () => import('../adapters/outbound/outbound-url.ts'),
 } as const;
 
+/** The settings the outbound rules read. */
+export type OutboundConfig = Pick<Config, 'mode' | 'emulatorLoopbackPorts'>;
+
+/** The outbound rules of this deployment: its mode's, and the emulated deployment's receivers. */
+export function outboundRules(config: OutboundConfig) {
+  return { mode: config.mode, loopbackPorts: config.emulatorLoopbackPorts };
+}
+
 /**
  * Sends one alert now, with the delivery adapter's timeout, retries and send-time URL check:
  * what the alert-delivery Lambda and an AWS notifier's test alerts do.
  */
-export async function sendAlertNow(mode: Config['mode'], delivery: AlertDelivery): Promise<DeliveryResult> {
+export async function sendAlertNow(config: OutboundConfig, delivery: AlertDelivery): Promise<DeliveryResult> {
   const { deliverAlert } = await ALERT_SENDER_MODULES.alertDelivery();
-  return deliverAlert(delivery, { mode });
+  return deliverAlert(delivery, outboundRules(config));
 }
 
 /** Checks an alert URL as a delivery would (an AWS notifier's check, when a schedule is saved). */
-export async function checkAlertUrl(mode: Config['mode'], url: string): Promise<AlertUrlCheck> {
+export async function checkAlertUrl(config: OutboundConfig, url: string): Promise<AlertUrlCheck> {
   const { checkOutboundUrl } = await ALERT_SENDER_MODULES.outboundUrl();
-  const checked = await checkOutboundUrl(url, { mode });
+  const checked = await checkOutboundUrl(url, outboundRules(config));
   return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };
 }

@@ -11,7 +11,7 @@ import type { ServiceRunner } from '../ports/service-runner.ts';
 import type { Store } from '../ports/store.ts';
 import { ENV } from '../shared/env-names.ts';
 import { PlatformError } from '../shared/errors.ts';
-import { checkAlertUrl, sendAlertNow } from './alert-sender.ts';
+import { checkAlertUrl, outboundRules, sendAlertNow } from './alert-sender.ts';
 import { assertMode } from './config.ts';
 import { LAZY_MODULES } from './lazy-modules.ts';
 import { lazyPort } from './lazy-port.ts';
@@ -172,14 +172,14 @@ export function createAwsNotifier(config: Config): Notifier {
       return new LambdaNotifier({
         client: new LambdaClient({ region: config.awsRegion }),
         functionName: config.alertsFunction,
-        policy: { mode: 'aws' },
+        policy: outboundRules(config),
       });
     },
     ['enqueue'],
     {
       // Sending and checking need no Lambda client (test alerts, saving a schedule).
-      deliver: (delivery) => sendAlertNow('aws', delivery),
-      checkUrl: (url) => checkAlertUrl('aws', url),
+      deliver: (delivery) => sendAlertNow(config, delivery),
+      checkUrl: (url) => checkAlertUrl(config, url),
       drain: async () => undefined,
     },
   );

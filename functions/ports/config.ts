@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import * as z from 'zod';
 import { ENV, type Setting } from '../shared/env-names.ts';
 import { sandboxSettings } from './sandbox-settings.ts';
-import { arn, csv, int, text, url } from './setting-types.ts';
+import { arn, csv, int, portList, text, url } from './setting-types.ts';
 import { TIERS } from './tiers.ts';
 import { traceSettings } from './trace-settings.ts';
 
@@ -58,6 +58,11 @@ const settings = {
   // account's; Spot's is on-demand's unless set.
   emulatorFargateVcpuQuota: int(0, 1_000_000).default(6),
   emulatorFargateSpotVcpuQuota: int(0, 1_000_000).optional(),
+  // npm run start:emulated: loopback ports where a test's receivers of alerts and run webhooks
+  // listen. The emulated functions may send to them, over http, though AWS's outbound rules refuse
+  // loopback (docs/deploy.md). No synthesized function carries it (test/cdk), so a real deployment
+  // keeps those rules whole.
+  emulatorLoopbackPorts: portList(),
   // npm run start:emulated: a DynamoDB Local already running (http://127.0.0.1:8000) to keep the
   // deployment's table on, instead of starting one of its own; the table is named for the data dir,
   // so several emulated deployments share one engine (docs/deploy.md).

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { arn, csv, int, text } from './setting-types.ts';
+import { arn, csv, int, portList, text } from './setting-types.ts';
 
 /**
  * The sandbox's settings, part of the platform's one settings schema (config.ts, as
@@ -13,15 +13,7 @@ export const sandboxSettings = {
   // Host loopback TCP ports that sandboxes with outbound network (always-on services,
   // orchestrators) may reach at the same port on their own 127.0.0.1 (docs/sandbox.md). Nothing
   // else on the host's loopback is reachable from a sandbox.
-  sandboxHostPorts: z
-    .string()
-    .regex(/^\s*\d{1,5}\s*(,\s*\d{1,5}\s*)*$/, 'must be a comma-separated list of TCP ports, e.g. 5432,6379')
-    .refine(
-      (v) => v.split(',').every((p) => Number(p) >= 1 && Number(p) <= 65535),
-      'every port must be 1-65535',
-    )
-    .optional()
-    .transform((v) => csv(v).map(Number)),
+  sandboxHostPorts: portList(),
   // The ECS sandbox (set by the stack on the calls function).
   sandboxCluster: text(),
   sandboxTaskDefinition: text(),

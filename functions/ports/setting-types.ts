@@ -12,6 +12,18 @@ export const text = () => z.string().min(1).optional();
 export const url = () => z.url().optional();
 export const arn = () => z.string().min(1).max(2048).optional();
 
+/** An optional comma-separated list of TCP ports (`5432,6379`), as numbers. */
+export const portList = () =>
+  z
+    .string()
+    .regex(/^\s*\d{1,5}\s*(,\s*\d{1,5}\s*)*$/, 'must be a comma-separated list of TCP ports, e.g. 5432,6379')
+    .refine(
+      (v) => v.split(',').every((p) => Number(p) >= 1 && Number(p) <= 65535),
+      'every port must be 1-65535',
+    )
+    .optional()
+    .transform((v) => csv(v).map(Number));
+
 /** A comma-separated list, its items trimmed, empty ones left out. */
 export function csv(value: string | undefined): string[] {
   return (value ?? '')

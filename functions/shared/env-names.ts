@@ -18,6 +18,7 @@ export const ENV = {
   emulatorLambdaCpu: 'PLATFORM_EMULATOR_LAMBDA_CPU',
   emulatorFargateVcpuQuota: 'PLATFORM_EMULATOR_FARGATE_VCPU_QUOTA',
   emulatorFargateSpotVcpuQuota: 'PLATFORM_EMULATOR_FARGATE_SPOT_VCPU_QUOTA',
+  emulatorLoopbackPorts: 'PLATFORM_EMULATOR_LOOPBACK_PORTS',
   emulatorDynamodbEndpoint: 'PLATFORM_EMULATOR_DYNAMODB_ENDPOINT',
   dynamodbEndpoint: 'PLATFORM_DYNAMODB_ENDPOINT',
   awsRegion: 'AWS_REGION',

@@ -135,6 +135,27 @@ describe('checkOutboundUrl', () => {
     await refused('https://[2001:db8::1]/', 'aws', /documentation|reserved/);
   });
 
+  it('allows the emulated deployment’s loopback receivers in aws mode, on their ports alone', async () => {
+    const receivers = { mode: 'aws' as const, loopbackPorts: [8911], resolve };
+    for (const url of ['http://127.0.0.1:8911/hook', 'https://127.0.0.1:8911/', 'http://[::1]:8911/']) {
+      assert.equal((await checkOutboundUrl(url, receivers)).ok, true, url);
+    }
+    // Any other port, any address that is not loopback on the port, and the metadata address: refused.
+    for (const [url, why] of [
+      ['http://127.0.0.1:8912/', /scheme http/],
+      ['https://127.0.0.1:8912/', /loopback/],
+      ['https://127.0.0.1/', /loopback/],
+      ['http://10.1.2.3:8911/', /not loopback/],
+      ['http://169.254.169.254:8911/', /link-local|metadata/],
+      ['http://mixed.example.com:8911/', /not loopback/],
+      ['http://hooks.example.com:8911/', /not loopback/],
+    ] as const) {
+      const r = await checkOutboundUrl(url, receivers);
+      assert.equal(r.ok, false, url);
+      assert.match(r.ok ? '' : r.reason, why, url);
+    }
+  });
+
   it('refuses a name with one public and one private address in aws mode', async () => {
     await refused('https://mixed.example.com/', 'aws', /10\.0\.0\.5 is private/);
   });

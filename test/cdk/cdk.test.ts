@@ -169,6 +169,16 @@ describe('stateless stack: functions', () => {
     statelessTemplate.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: Match.anyValue() });
   });
 
+  test('no function carries an emulator setting (PLATFORM_EMULATOR_*): the emulator adds them to its own copies', () => {
+    // PLATFORM_EMULATOR_LOOPBACK_PORTS lets a function send to loopback ports: a test's receivers,
+    // never a real deployment's (functions/emulator/template-functions.ts).
+    for (const [id, fn] of functions) {
+      const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      const emulator = Object.keys(env).filter((name) => name.startsWith('PLATFORM_EMULATOR_'));
+      assert.deepEqual(emulator, [], id);
+    }
+  });
+
   test('function roles carry no AWS managed policies', () => {
     for (const module of MODULES) {
       const role =

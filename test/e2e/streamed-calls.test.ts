@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { verifyWebhook } from '../../sdk/src/webhooks.ts';
-import { startAlertReceiver } from '../helpers/alert-receiver.ts';
+import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
@@ -14,8 +14,9 @@ import { waitFor } from '../helpers/wait-for.ts';
  * with its response stream, the prelude and eight NUL bytes on the wire), so the events arrive as
  * the model writes, a streamed call outlasts API Gateway's 29 s for buffered answers, and a client
  * that hangs up stops the model request. The model is a loopback fake streaming OpenAI's format.
- * A run's completion webhook goes to a loopback receiver locally; the emulated deployment keeps
- * AWS's outbound rules, so there the same URL is refused at admission.
+ * A run's completion webhook goes to a loopback receiver on both: the emulated deployment keeps
+ * AWS's outbound rules but for the receiver's port (PLATFORM_EMULATOR_LOOPBACK_PORTS), so there
+ * a loopback URL on any other port is refused at admission.
  */
 
 /** The emulated ECS's task start: shorter than Fargate's quickest, to keep the suite short. */
@@ -27,6 +28,7 @@ describe('streamed calls', { concurrency: 2 }, () => {
     describe(`${kind} deployment`, { concurrency: 1, timeout: 180_000 }, () => {
       let d: Deployment;
       let fake: FakeLlmProviders;
+      let receiver: AlertReceiver;
 
       const stream = (
         body: unknown,
@@ -50,11 +52,18 @@ describe('streamed calls', { concurrency: 2 }, () => {
 
       before(async () => {
         fake = await startFakeLlm();
+        receiver = await startAlertReceiver();
         d = await startDeployment(kind, {
           OPENAI_API_KEY: 'sk-openai-test',
           OPENAI_BASE_URL: fake.baseUrls.openai,
-          // The emulated ECS takes a Fargate-like start (point 2's warm runners take it out of a call).
-          ...(kind === 'emulated' ? { PLATFORM_EMULATOR_TASK_START_MS: String(TASK_START_MS) } : {}),
+          // The emulated ECS takes a Fargate-like start (point 2's warm runners take it out of a call),
+          // and its functions may reach the test's webhook receiver on loopback.
+          ...(kind === 'emulated'
+            ? {
+                PLATFORM_EMULATOR_TASK_START_MS: String(TASK_START_MS),
+                PLATFORM_EMULATOR_LOOPBACK_PORTS: new URL(receiver.url).port,
+              }
+            : {}),
         });
         key = (await d.createAccount(org, 'pro')).key;
         const published = await d.request('POST', '/agents', {
@@ -85,6 +94,7 @@ describe('streamed calls', { concurrency: 2 }, () => {
       after(async () => {
         await d?.close();
         await fake?.close();
+        await receiver?.close();
       });
       beforeEach(() => fake.reset());
 
@@ -313,25 +323,30 @@ describe('streamed calls', { concurrency: 2 }, () => {
         assert.equal(await fake.calls[0]?.settled, 'disconnected');
       });
 
-      it('makes a webhook signing secret shown once, and announces a run’s end to a loopback receiver, signed (local); on AWS a loopback webhook is refused before anything runs', async () => {
+      it('makes a webhook signing secret shown once, and announces a run’s end to a loopback receiver, signed; on AWS a loopback webhook elsewhere is refused before anything runs', async () => {
         const made = await d.request<{ secret: string }>('POST', '/api-keys/webhook-secret', { key });
         assert.equal(made.status, 201, made.text);
         const secret = made.body.secret;
         assert.match(secret, /^whsec_/);
-        const receiver = await startAlertReceiver();
-        try {
+        if (kind === 'emulated') {
+          // AWS's outbound rules: no loopback (and no http) for a user's URL but the test's
+          // receiver's; no run started.
+          const elsewhere = new URL(receiver.url);
+          elsewhere.port = String(Number(elsewhere.port) === 65535 ? 65534 : Number(elsewhere.port) + 1);
+          const started = await stream({ topic: 'x' }, undefined, 'application/json', {
+            prefer: 'respond-async',
+            'x-platform-webhook': elsewhere.href,
+          });
+          assert.equal(started.status, 400);
+          const refused = (await started.json()) as { error: { code: string; message: string } };
+          assert.equal(refused.error.code, 'INVALID_INPUT');
+          assert.match(refused.error.message, /x-platform-webhook/);
+        }
+        {
           const started = await stream({ topic: 'x' }, undefined, 'application/json', {
             prefer: 'respond-async',
             'x-platform-webhook': `${receiver.url}?token=t1`,
           });
-          if (kind === 'emulated') {
-            // AWS's outbound rules: no loopback (and no http) for a user's URL; no run started.
-            assert.equal(started.status, 400);
-            const refused = (await started.json()) as { error: { code: string; message: string } };
-            assert.equal(refused.error.code, 'INVALID_INPUT');
-            assert.match(refused.error.message, /x-platform-webhook/);
-            return;
-          }
           assert.equal(started.status, 202);
           const { run_id } = (await started.json()) as { run_id: string };
           const [delivery] = await receiver.waitFor(1, 30_000);
@@ -344,8 +359,6 @@ describe('streamed calls', { concurrency: 2 }, () => {
           const { metadata: _answer, ...document } = read.body;
           assert.deepEqual(delivery.body, document);
           assert.ok(!d.output().includes(secret), 'the signing secret was logged');
-        } finally {
-          await receiver.close();
         }
       });
     });

@@ -37,6 +37,7 @@ export class LambdaNotifier implements Notifier {
   async checkUrl(url: string): Promise<AlertUrlCheck> {
     const checked = await checkOutboundUrl(url, {
       mode: this.policy.mode,
+      loopbackPorts: this.policy.loopbackPorts,
       ...(this.policy.resolve ? { resolve: this.policy.resolve } : {}),
     });
     return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };

@@ -3,6 +3,8 @@ import { OutboundRequestError, type PlatformMode, type Resolver, safeFetch } fro
 
 export interface DeliveryPolicy {
   mode: PlatformMode;
+  /** The emulated deployment's loopback receivers (OutboundUrlOptions.loopbackPorts). */
+  loopbackPorts?: readonly number[] | undefined;
   /** Attempts in all, first one included (default 3). */
   attempts?: number;
   /** Per-attempt timeout (default 5 s). */
@@ -60,6 +62,7 @@ export async function deliverAlert(delivery: AlertDelivery, policy: DeliveryPoli
         },
         {
           mode: policy.mode,
+          loopbackPorts: policy.loopbackPorts,
           timeoutMs: policy.timeoutMs ?? ALERT_TIMEOUT_MS,
           maxResponseBytes: 4096,
           ...(policy.resolve ? { resolve: policy.resolve } : {}),

@@ -35,6 +35,13 @@ export type Resolver = (host: string) => Promise<string[]>;
 
 export interface OutboundUrlOptions {
   mode: PlatformMode;
+  /**
+   * The emulated deployment's receivers (PLATFORM_EMULATOR_LOOPBACK_PORTS, docs/deploy.md): in AWS
+   * mode, a URL on one of these ports whose every address is loopback is allowed, over http too.
+   * The emulator sets it for the functions it runs; no synthesized function carries it
+   * (test/cdk), so a real deployment keeps AWS's rules whole.
+   */
+  loopbackPorts?: readonly number[] | undefined;
   /** Resolves a host name to addresses; defaults to the system resolver (`dns.lookup`, all). */
   resolve?: Resolver;
 }
@@ -182,7 +189,8 @@ export async function checkOutboundUrl(url: string, options: OutboundUrlOptions)
   } catch {
     return { ok: false, reason: 'not a valid URL' };
   }
-  const allowed = options.mode === 'aws' ? ['https:'] : ['https:', 'http:'];
+  const receiver = emulatedReceiver(parsed, options);
+  const allowed = options.mode === 'aws' && !receiver ? ['https:'] : ['https:', 'http:'];
   if (!allowed.includes(parsed.protocol)) {
     return {
       ok: false,
@@ -207,10 +215,19 @@ export async function checkOutboundUrl(url: string, options: OutboundUrlOptions)
     if (addresses.length === 0) return { ok: false, reason: `host ${parsed.hostname} has no addresses` };
   }
   for (const address of addresses) {
-    const reason = refusedAddressReason(address, options.mode);
+    // An emulated receiver's loopback address is taken by local mode's rules: loopback only.
+    const reason = refusedAddressReason(address, receiver ? 'local' : options.mode);
     if (reason !== null) return { ok: false, reason };
+    if (receiver && findings(address).every((f) => f.label !== 'loopback'))
+      return { ok: false, reason: `address ${address} is not loopback` };
   }
   return { ok: true, url: parsed, addresses: [...addresses] };
+}
+
+/** Whether `url` names one of the emulated deployment's loopback receivers (a port of `loopbackPorts`). */
+function emulatedReceiver(url: URL, options: OutboundUrlOptions): boolean {
+  if (!options.loopbackPorts?.length || url.port === '') return false;
+  return options.loopbackPorts.includes(Number(url.port));
 }
 
 export type OutboundErrorKind = 'refused' | 'redirect' | 'timeout' | 'aborted' | 'network';
