@@ -146,6 +146,35 @@ for (const kind of DEPLOYMENTS) {
       assert.equal(fake.calls.length, 0);
     });
 
+    it('runs a tool call made a task as a run (on AWS through the mcp function), polled to its result; another account finds no such task', async () => {
+      const client = await connect(d.ownerKey);
+      await client.listTools(); // the SDK's client learns which tools may be tasks
+      fake.setResponder(() => ({ text: 'task summary', delayMs: 300 }));
+      let taskId = '';
+      let final: Record<string, unknown> | undefined;
+      const kinds: string[] = [];
+      for await (const m of client.experimental.tasks.callToolStream({
+        name: 'local__summarise',
+        arguments: { text: 'A long text.' },
+      })) {
+        kinds.push(m.type);
+        if (m.type === 'taskCreated') taskId = m.task.taskId;
+        if (m.type === 'result') final = m.result;
+      }
+      assert.equal(kinds[0], 'taskCreated');
+      assert.equal(kinds.at(-1), 'result');
+      assert.deepEqual(final?.structuredContent, { text: 'task summary' });
+      // The task is the caller's run.
+      const run = await d.request<{ status: string }>('GET', `/runs/${taskId}`);
+      assert.equal(run.body.status, 'succeeded', run.text);
+      const stranger = await connect(other.key);
+      await assert.rejects(
+        stranger.experimental.tasks.getTask(taskId),
+        (err: unknown) => err instanceof McpError && /not found/i.test(err.message),
+      );
+      assert.equal((await d.request('GET', `/runs/${taskId}`, { key: other.key })).status, 404);
+    });
+
     it('answers 401 with a bearer challenge without a key, 403 to a foreign Host or Origin, 405 for GET', async () => {
       await assert.rejects(connectMcp(d.url, null), (err: unknown) => {
         assert.ok(err instanceof StreamableHTTPError && err.code === 401, String(err));
