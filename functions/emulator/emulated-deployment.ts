@@ -167,6 +167,11 @@ export async function startEmulatedDeployment(
         return lambdas.invoke(name, payload);
       },
       hasFunction: (name) => lambdas?.find(name) !== undefined,
+      // Durable functions (the template's DurableConfig) run durable executions (durable-executions.ts).
+      durableConfig: (name) => {
+        const seconds = lambdas?.find(name)?.durableTimeoutSeconds;
+        return seconds ? { timeoutSeconds: seconds } : undefined;
+      },
       asyncConfig: (name) => {
         const fn = lambdas?.find(name);
         return fn ? asyncConfigs.get(fn.name) : undefined;

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { handleDurableExecutionApi } from './durable-execution-api.ts';
+import { DurableExecutions } from './durable-executions.ts';
+import { DurableInvocations } from './durable-invocations.ts';
 import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
 import {
   type AsyncFailureRecord,
@@ -7,6 +10,12 @@ import {
   type AsyncInvocationSettings,
 } from './lambda-async-invocations.ts';
 import { FunctionNotFoundError, functionError, functionErrorHeaders } from './lambda-function-errors.ts';
+
+/** A request header's single value. */
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
 
 /*
  * A stand-in for the Lambda Invoke API on loopback (restJson1: POST
@@ -22,6 +31,13 @@ export interface LambdaApiEmulatorOptions extends AsyncInvocationSettings {
   region?: string;
   accountId?: string;
   now?: () => Date;
+  /**
+   * A durable function's DurableConfig (its execution timeout), undefined for any other: its
+   * invocations start durable executions (durable-executions.ts), invoked until they end.
+   */
+  durableConfig?: (functionName: string) => { timeoutSeconds: number } | undefined;
+  /** The pause before invoking a durable execution again after a failed invocation. */
+  durableRetryDelayMs?: number;
 }
 
 /** Lambda's payload quotas: 6 MB synchronous (request and response), 1 MB asynchronous. */
@@ -43,6 +59,8 @@ export class LambdaApiEmulator {
   private readonly now: () => Date;
   private readonly server: EmulatorServer;
   private readonly queue: AsyncInvocationQueue;
+  readonly executions = new DurableExecutions();
+  private readonly durable: DurableInvocations;
 
   constructor(options: LambdaApiEmulatorOptions) {
     this.options = options;
@@ -54,6 +72,12 @@ export class LambdaApiEmulator {
       now: this.now,
       functionArn: (name) => this.functionArn(name),
       notFound: (name) => this.notFound(name),
+    });
+    this.durable = new DurableInvocations({
+      executions: this.executions,
+      invoke: (name, payload) => options.invoke(name, payload),
+      retryDelayMs: options.durableRetryDelayMs,
+      logger: options.logger,
     });
     this.server = new EmulatorServer(
       (req, res) => this.handle(req, res),
@@ -76,6 +100,7 @@ export class LambdaApiEmulator {
   /** Stops serving; events still waiting for a retry are dropped (logged), running ones are awaited. */
   async close(): Promise<void> {
     this.queue.stop();
+    await this.durable.close();
     await this.server.close();
     await this.queue.settle();
   }
@@ -110,6 +135,7 @@ export class LambdaApiEmulator {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://lambda');
+    if (await handleDurableExecutionApi(this.executions, req, res, url)) return;
     const match = PATH.exec(url.pathname);
     if (req.method !== 'POST' || !match) {
       throw userError('UnknownOperationException', 404, 'The operation is not supported by this emulator.');
@@ -144,6 +170,14 @@ export class LambdaApiEmulator {
       if (this.options.hasFunction && !this.options.hasFunction(functionName))
         throw this.notFound(functionName);
       sendJson(res, 204, undefined);
+      return;
+    }
+    const durable = this.options.durableConfig?.(functionName);
+    if (durable) {
+      await this.invokeDurable(res, functionName, qualifier ?? rawName, type, payload, {
+        name: header(req, 'x-amz-durable-execution-name'),
+        timeoutSeconds: durable.timeoutSeconds,
+      });
       return;
     }
     if (type === 'Event') {
@@ -182,6 +216,49 @@ export class LambdaApiEmulator {
     res.end(text);
   }
 
+  /**
+   * An invocation of a durable function: starts its execution (or finds the one of that name), and
+   * answers at once for an Event, or once it ended for a RequestResponse (its result, or its error
+   * as a function error), as Lambda does for executions that fit a synchronous invocation.
+   */
+  private async invokeDurable(
+    res: ServerResponse,
+    functionName: string,
+    qualified: string,
+    type: string,
+    payload: unknown,
+    options: { name: string | undefined; timeoutSeconds: number },
+  ): Promise<void> {
+    const qualifier = qualified.includes(':') ? qualified.split(':').at(-1) : qualified;
+    const { execution, started } = this.executions.start(
+      `${this.functionArn(functionName)}:${qualifier}`,
+      functionName,
+      payload,
+      options,
+    );
+    const ended = started ? this.durable.begin(execution) : Promise.resolve();
+    const headers = { 'x-amz-durable-execution-arn': execution.arn };
+    if (type === 'Event') return sendJson(res, 202, undefined, headers);
+    await ended;
+    const ending = execution.ending;
+    if (ending?.status === 'SUCCEEDED') {
+      res.writeHead(200, { 'content-type': 'application/json', ...headers });
+      res.end(ending.result ?? 'null');
+      return;
+    }
+    sendJson(
+      res,
+      200,
+      {
+        errorType:
+          ending?.status === 'FAILED' ? (ending.error?.ErrorType ?? 'Error') : (ending?.status ?? 'Error'),
+        errorMessage:
+          ending?.status === 'FAILED' ? (ending.error?.ErrorMessage ?? '') : 'The execution did not succeed',
+      },
+      { ...functionErrorHeaders, ...headers },
+    );
+  }
+
   private parsePayload(raw: Buffer): unknown {
     // Lambda hands a function invoked without a payload an empty object.
     if (raw.length === 0) return {};
@@ -217,7 +294,8 @@ export class LambdaApiEmulator {
         'The derived qualifier from the function name does not match the specified qualifier.',
       );
     }
-    if (qualifier !== undefined && qualifier !== '$LATEST') {
+    // Durable functions are invoked by a version or an alias (all the same code here).
+    if (qualifier !== undefined && qualifier !== '$LATEST' && !this.options.durableConfig?.(name)) {
       throw this.notFound(`${name}:${qualifier}`);
     }
     return name;

@@ -38,6 +38,8 @@ export interface EmulatedFunction {
   environment: Record<string, string>;
   /** Most instances at once (reserved concurrency, or the emulator's cap). */
   maxInstances: number;
+  /** A durable function's DurableConfig.ExecutionTimeout (seconds); absent for any other. */
+  durableTimeoutSeconds?: number | undefined;
 }
 
 /** A failed invocation, as Lambda reports it (`errorType`, `errorMessage`). */

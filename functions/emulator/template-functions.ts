@@ -89,6 +89,7 @@ export function lambdaFunctions(
       architecture,
       maxInstances:
         p.ReservedConcurrentExecutions !== undefined ? Number(p.ReservedConcurrentExecutions) : 16,
+      durableTimeoutSeconds: (p.DurableConfig as { ExecutionTimeout?: number } | undefined)?.ExecutionTimeout,
       logName: shortName(logicalId),
       environment: {
         // What Lambda's runtime puts in every function's environment.
