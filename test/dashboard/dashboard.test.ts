@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { DASHBOARD_CSP } from '../../functions/platform/dashboard-headers.ts';
+import { startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { type DashboardHarness, signIn, startDashboard } from '../helpers/dashboard.ts';
 import type { FakeLlmProviders } from '../helpers/fake-llm-providers.ts';
 import { errorOf, type TestPlatform } from '../helpers/platform.ts';
@@ -241,8 +242,19 @@ describe('dashboard: served at / and used in Chromium', () => {
       return res.body.run_id;
     };
     fake.enqueue({ text: 'one two three', chunks: ['one ', 'two ', 'three'], chunkDelayMs: 2_500 });
-    const id = await start();
+    // Told when it ends: the run names its webhook, shown without its query (the receiver's token).
+    const secret = await p.request('POST', '/api-keys/webhook-secret', { key: user.key });
+    assert.equal(secret.status, 201, secret.text);
+    const receiver = await startAlertReceiver();
+    const started = await p.request<{ run_id: string }>('POST', '/dash/greet/v1/run', {
+      key: user.key,
+      body: { who: 'a run' },
+      headers: { prefer: 'respond-async', 'x-platform-webhook': `${receiver.url}?token=t0ken` },
+    });
+    assert.equal(started.status, 202, started.text);
+    const id = started.body.run_id;
     const page = await harness.signedIn(user.key, `#/runs/${id}`);
+    assert.equal(await page.getByTestId('run-webhook').textContent(), receiver.url);
     const text = page.getByTestId('run-text');
     // The first words show while the run is still running: followed live, not read at its end.
     await text.filter({ hasText: /^one/ }).waitFor();
@@ -256,6 +268,8 @@ describe('dashboard: served at / and used in Chromium', () => {
     const row = page.getByTestId('runs').locator('tbody tr').first();
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /dash\/greet\/v1\s*succeeded/);
+    await receiver.waitFor(1, 10_000);
+    await receiver.close();
 
     let release!: () => void;
     const gate = new Promise<void>((resolve) => {

@@ -64,6 +64,8 @@ export function RunDetail({ runId }: { runId: string }) {
             </dd>
             <dt>Trace</dt>
             <dd>{r.trace_id ? <a href={callTraceHref(r.agent_id, r.request_id)}>View trace</a> : '—'}</dd>
+            <dt>Webhook</dt>
+            <dd data-testid="run-webhook">{r.webhook ? <code>{r.webhook.url}</code> : '—'}</dd>
           </dl>
           {error !== null && <ApiError error={error} title="Could not cancel the run" />}
           {r.ended_at === null && (
