@@ -18,6 +18,10 @@ export function storeRunRecorder(deps: CoreDeps): RunRecorder {
     },
     async ended(run) {
       await deps.store.delete({ pk: openRunKeys.all(), sk: openRunKeys.sk(run.run_id) });
+      // Its steps hold its input, its model's answers and its tools' results: once it has ended
+      // nothing carries it on, so they go now, not with their expiry (large ones: the sweep's).
+      const steps = await queryAll(deps.store, { pk: runStepKeys.ofRun(run.run_id) });
+      await Promise.all(steps.map((item) => deps.store.delete({ pk: item.pk, sk: item.sk })));
     },
     async unended() {
       const items = await queryAll(deps.store, { pk: openRunKeys.all() });
