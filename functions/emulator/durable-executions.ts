@@ -76,6 +76,22 @@ export interface DurableExecution {
 const PAGE = 1000;
 
 const seconds = (ms: number) => ms / 1000;
+const iso = (s: number | undefined) => (s === undefined ? undefined : new Date(s * 1000).toISOString());
+
+/** An operation with its timestamps as ISO strings, as an invocation's event carries them. */
+function withIsoTimes(op: WireOperation): Record<string, unknown> {
+  return {
+    ...op,
+    StartTimestamp: iso(op.StartTimestamp),
+    ...(op.EndTimestamp !== undefined ? { EndTimestamp: iso(op.EndTimestamp) } : {}),
+    ...(op.StepDetails
+      ? { StepDetails: { ...op.StepDetails, NextAttemptTimestamp: iso(op.StepDetails.NextAttemptTimestamp) } }
+      : {}),
+    ...(op.WaitDetails
+      ? { WaitDetails: { ScheduledEndTimestamp: iso(op.WaitDetails.ScheduledEndTimestamp) } }
+      : {}),
+  };
+}
 
 export class DurableExecutions {
   private readonly byArn = new Map<string, DurableExecution>();
@@ -132,7 +148,9 @@ export class DurableExecutions {
 
   /** What an invocation of the execution is given: its ARN, its token and its first page of operations. */
   invocationInput(execution: DurableExecution, updatedIds: string[] = []): Record<string, unknown> {
-    const all = [...execution.operations.values()];
+    // The invocation's event is JSON the SDK reads itself: its timestamps as ISO strings (the API's
+    // answers carry epoch seconds, which the AWS SDK's client turns into dates).
+    const all = [...execution.operations.values()].map(withIsoTimes);
     return {
       DurableExecutionArn: execution.arn,
       CheckpointToken: execution.token,
@@ -144,7 +162,10 @@ export class DurableExecutions {
     };
   }
 
-  /** CheckpointDurableExecution: applies `updates` in order; answers the new token and what changed. */
+  /**
+   * CheckpointDurableExecution: applies `updates` in order; answers the new token and what changed,
+   * the service's own changes since (a wait over, a retry due) included.
+   */
   checkpoint(
     arn: string,
     token: string,
@@ -155,6 +176,10 @@ export class DurableExecutions {
     for (const update of updates) {
       const op = this.apply(execution, update);
       changed.set(op.Id, op);
+    }
+    for (const id of this.due(execution, this.now()).updatedIds) {
+      const op = execution.operations.get(id);
+      if (op) changed.set(id, op);
     }
     execution.token = randomUUID();
     return { CheckpointToken: execution.token, NewExecutionState: { Operations: [...changed.values()] } };

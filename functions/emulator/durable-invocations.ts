@@ -27,7 +27,7 @@ export interface DurableInvocationOptions {
 
 export class DurableInvocations {
   private readonly options: DurableInvocationOptions;
-  private readonly running = new Set<Promise<void>>();
+  private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
 
   constructor(options: DurableInvocationOptions) {
@@ -36,15 +36,20 @@ export class DurableInvocations {
 
   /** Runs the execution to its end in the background; `settled` waits for it. */
   begin(execution: DurableExecution): Promise<void> {
-    const run = this.run(execution).finally(() => this.running.delete(run));
-    this.running.add(run);
+    const run = this.run(execution).finally(() => this.running.delete(execution.arn));
+    this.running.set(execution.arn, run);
     return run;
+  }
+
+  /** Resolves when the execution has ended (at once if it is not running here). */
+  ended(execution: DurableExecution): Promise<void> {
+    return this.running.get(execution.arn) ?? Promise.resolve();
   }
 
   /** Stops invoking (an invocation in flight is let finish); resolves when none is running. */
   async close(): Promise<void> {
     this.stopped = true;
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running.values()]);
   }
 
   private async run(execution: DurableExecution): Promise<void> {

@@ -174,7 +174,15 @@ export class LambdaApiEmulator {
     }
     const durable = this.options.durableConfig?.(functionName);
     if (durable) {
-      await this.invokeDurable(res, functionName, qualifier ?? rawName, type, payload, {
+      const version = qualifier ?? FUNCTION_NAME.exec(rawName)?.groups?.qualifier;
+      if (version === undefined) {
+        throw userError(
+          'InvalidParameterValueException',
+          400,
+          'A durable function is invoked by a version or an alias: qualify its name or ARN.',
+        );
+      }
+      await this.invokeDurable(res, functionName, version, type, payload, {
         name: header(req, 'x-amz-durable-execution-name'),
         timeoutSeconds: durable.timeoutSeconds,
       });
@@ -224,19 +232,18 @@ export class LambdaApiEmulator {
   private async invokeDurable(
     res: ServerResponse,
     functionName: string,
-    qualified: string,
+    qualifier: string,
     type: string,
     payload: unknown,
     options: { name: string | undefined; timeoutSeconds: number },
   ): Promise<void> {
-    const qualifier = qualified.includes(':') ? qualified.split(':').at(-1) : qualified;
     const { execution, started } = this.executions.start(
       `${this.functionArn(functionName)}:${qualifier}`,
       functionName,
       payload,
       options,
     );
-    const ended = started ? this.durable.begin(execution) : Promise.resolve();
+    const ended = started ? this.durable.begin(execution) : this.durable.ended(execution);
     const headers = { 'x-amz-durable-execution-arn': execution.arn };
     if (type === 'Event') return sendJson(res, 202, undefined, headers);
     await ended;

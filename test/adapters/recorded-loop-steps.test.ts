@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { AiSdkGateway, type LlmProvidersConfig } from '../../functions/adapters/llm/ai-sdk-gateway.ts';
 import type { LoopState } from '../../functions/core/calls/loop-state.ts';
 import { recordedTools } from '../../functions/core/calls/recorded-tools.ts';
+import type { WorkdirSnapshots } from '../../functions/core/calls/workdir-snapshots.ts';
 import type { LlmTool, LlmToolLoopRequest } from '../../functions/ports/llm-gateway.ts';
 import type { RunSteps } from '../../functions/ports/run-steps.ts';
 import { type FakeLlmProviders, start } from '../helpers/fake-llm-providers.ts';
@@ -43,7 +44,7 @@ describe('a tool loop recorded as steps, and replayed from them', () => {
   after(() => fake.close());
 
   /** Two tools the model calls side by side, then submit; each call counted and logged. */
-  const loop = (state: LoopState, steps: RunSteps, executed: string[]) => {
+  const loop = (state: LoopState, steps: RunSteps, executed: string[], workdir?: WorkdirSnapshots) => {
     const tool = (name: string, ms: number): LlmTool => ({
       name,
       description: name,
@@ -62,7 +63,10 @@ describe('a tool loop recorded as steps, and replayed from them', () => {
       provider: 'anthropic',
       model: 'claude-test',
       prompt: 'Work.',
-      tools: recordedTools([tool('slow', 40), tool('fails', 5), tool('submit_result', 1)], state, { steps }),
+      tools: recordedTools([tool('slow', 40), tool('fails', 5), tool('submit_result', 1)], state, {
+        steps,
+        workdir,
+      }),
       maxTurns: 5,
       submitTool: 'submit_result',
       signal: new AbortController().signal,
@@ -125,5 +129,48 @@ describe('a tool loop recorded as steps, and replayed from them', () => {
     assert.deepEqual(fake.calls.at(-1)?.toolResults, toolResults);
     assert.deepEqual(resumed.submitted, { answer: 42 });
     assert.equal(resumed.logs.length, 3);
+  });
+
+  it('puts the working directory a replayed call left back before a call of the same turn runs again', async () => {
+    // The first run: each call that may write leaves a snapshot numbered in the order taken.
+    let taken = 0;
+    const restored: string[] = [];
+    const workdir: WorkdirSnapshots = {
+      take: async () => `snapshot-${++taken}`,
+      restore: async (snapshot) => void restored.push(snapshot),
+    };
+    const record = new Map<string, string>();
+    const ran: string[] = [];
+    script();
+    await loop(freshState(), mapSteps(record, ran), [], workdir);
+    // Cut while the slow call of turn 1 ran: the quick one (which failed, and still may have
+    // written) finished and recorded its snapshot; the slow one and all after it did not.
+    const [, slow, quick] = ran;
+    assert.ok(slow && quick && slow !== quick);
+    const cut = new Map([...record].filter(([name]) => name === 'model-0' || name === quick));
+    const quickSnapshot = (JSON.parse(record.get(quick) ?? '{}') as { workdir?: string }).workdir;
+    assert.ok(quickSnapshot);
+    fake.enqueue({ toolCalls: [{ name: 'submit_result', input: { answer: 42 } }] });
+    const executed: string[] = [];
+    const seenByTheSlowCall: string[][] = [];
+    const resumed = freshState();
+    // The slow call runs again, and finds the quick call's files put back first.
+    const tracking: WorkdirSnapshots = {
+      take: workdir.take,
+      restore: async (snapshot) => {
+        restored.push(snapshot);
+      },
+    };
+    const result = await loop(resumed, mapSteps(cut, []), executed, {
+      ...tracking,
+      take: async () => {
+        seenByTheSlowCall.push([...restored]);
+        return tracking.take();
+      },
+    });
+    assert.equal(result.stoppedBy, 'submit');
+    assert.deepEqual(executed.sort(), ['slow', 'submit_result']);
+    assert.deepEqual(restored, [quickSnapshot], 'the quick call’s snapshot, put back once');
+    assert.deepEqual(seenByTheSlowCall[0], [quickSnapshot]);
   });
 });

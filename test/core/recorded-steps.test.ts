@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { apiKeyKeys } from '../../functions/core/api-keys/api-key-items.ts';
+import {
+  recordedServiceKey,
+  type ServiceContext,
+  spendDownstreamBudget,
+} from '../../functions/core/calls/service-keys.ts';
 import { recordedSteps, storeRunRecorder } from '../../functions/core/runs/recorded-steps.ts';
 import { runStepKeys } from '../../functions/core/runs/run-step-record.ts';
 import { queryAll } from '../../functions/ports/store.ts';
@@ -71,5 +77,38 @@ describe('runs’ recorded steps in the store', () => {
     await recorder.ended(run);
     assert.deepEqual(await recorder.unended(), []);
     assert.deepEqual(await queryAll(p.deps.store, { pk: runStepKeys.ofRun(run.run_id) }), []);
+  });
+
+  it('carries an orchestrator’s spent budget over every replay, each time from the key the last one issued', async () => {
+    const runId = '0193a5c2-0000-7000-8000-000000000003';
+    const context: ServiceContext = {
+      run_id: 'req_orchestrated',
+      orchestrator: 'lab/augur/v1',
+      dependencies: ['lab/oracle/v1'],
+      hops_remaining: 1,
+      deadline_ms: Date.now() + 60_000,
+      budget: 10,
+      strict: false,
+    };
+    const spent = async (hash: string) =>
+      Number((await p.deps.store.get(apiKeyKeys.runCredential(hash)))?.credits_spent ?? 0);
+    // Each process that runs the run (the first, then each that carries it on) reads its steps anew.
+    const inProcess = async () =>
+      recordedServiceKey(p.deps, await recordedSteps(p.deps, runId, keep()), 'acct-1', context);
+    const first = await inProcess();
+    await spendDownstreamBudget(p.deps, first.hash, 4, context.budget);
+    // Carried on once: a new key with the 4 spent; the first one revoked.
+    const second = await inProcess();
+    assert.notEqual(second.hash, first.hash);
+    assert.equal(await spent(second.hash), 4);
+    assert.equal(await p.deps.store.get(apiKeyKeys.runCredential(first.hash)), undefined);
+    await spendDownstreamBudget(p.deps, second.hash, 4, context.budget);
+    // Carried on again: from the second key, 8 spent; 4 more would pass the budget of 10.
+    const third = await inProcess();
+    assert.equal(await spent(third.hash), 8);
+    await assert.rejects(
+      spendDownstreamBudget(p.deps, third.hash, 4, context.budget),
+      /per_call_downstream_cap/,
+    );
   });
 });

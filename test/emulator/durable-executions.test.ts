@@ -183,6 +183,13 @@ describe('durable executions: waits, and invocations that get nowhere', () => {
   after(() => emulator.close());
 
   it('invokes a waiting execution again once its wait is over, its steps run once each', async () => {
+    // Lambda runs a durable function only by a version or an alias.
+    await assert.rejects(
+      client().send(
+        new InvokeCommand({ FunctionName: 'waiter', InvocationType: 'Event', Payload: Buffer.from('{}') }),
+      ),
+      /version or an alias/,
+    );
     const ending = await start('waiter');
     assert.equal(ending.status, 'SUCCEEDED', JSON.stringify(ending));
     assert.deepEqual(JSON.parse(ending.status === 'SUCCEEDED' ? (ending.result ?? '') : ''), {

@@ -33,7 +33,7 @@ import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { checkSubCall, orchestrationFor } from './orchestration.ts';
 import { admitCall } from './quotas.ts';
-import { recordCallInput, recordedAdmission } from './recorded-call.ts';
+import { carriedOnWhole, recordCallInput, recordedAdmission, recordedCharge } from './recorded-call.ts';
 import { countSubCall, requireDeclaredDependency } from './service-keys.ts';
 
 /**
@@ -113,9 +113,7 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   const warnings = await validateInput(agent, input);
   requirePromptValues(agent, input, files.length > 0);
   // A run's steps (its admission, its charge, its engine's), recorded to be carried on elsewhere.
-  // Its input is not for a call with files: such a run is not carried on (docs/runs.md, "Carried on").
   const { steps } = request;
-  if (steps && files.length === 0) await recordCallInput(steps, request, input);
   // Sub-calls made with a run's service key do not count against the caller's quotas.
   if (!auth.service) {
     const kind = quotaKind(call);
@@ -139,9 +137,10 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
   if (call.deadline.remainingMs() <= 0)
     throw new PlatformError('TIMEOUT', 'The call’s deadline passed before it could start');
   // Charged before it runs (docs/billing.md): 402 and nothing runs without the credits.
-  report.billed = steps
-    ? await steps.step('charge', () => chargeCall(deps, call))
-    : await chargeCall(deps, call);
+  report.billed = steps ? await recordedCharge(deps, steps, call) : await chargeCall(deps, call);
+  // Its input, once it is admitted and charged (a refused call's is kept nowhere), but for a call
+  // with files or one that cannot be made again: such a run is not carried on (docs/runs.md).
+  if (steps && files.length === 0 && carriedOnWhole(agent)) await recordCallInput(steps, request, input);
   // A streamed call's first byte: everything that refuses a call has passed.
   // A deprecated version's headers: read once, before a streamed answer's head goes out.
   const headers = await deprecationHeaders(deps, agent, request.endpoint);

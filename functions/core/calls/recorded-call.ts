@@ -1,7 +1,10 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { RunSteps } from '../../ports/run-steps.ts';
+import type { AgentVersion } from '../agents/agent-record.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
-import type { CallRequest } from './call-context.ts';
+import { chargeCall } from './call-billing.ts';
+import type { CallContext, CallRequest } from './call-context.ts';
+import { isOrchestrator } from './orchestration.ts';
 import { type Admission, admitCall, resumedAdmission } from './quotas.ts';
 
 /*
@@ -13,6 +16,15 @@ import { type Admission, admitCall, resumedAdmission } from './quotas.ts';
 
 /** The step that holds a run's input; a call with files records none, and is not carried on. */
 export const CALL_INPUT_STEP = 'input';
+
+/**
+ * Whether a run of `agent` can be made again from its steps: not a code tool that orchestrates
+ * (its one command calls its dependencies itself, over HTTP: made again, it would call them again
+ * and its caller pay twice). A managed loop's sub-agent calls are its steps.
+ */
+export function carriedOnWhole(agent: AgentVersion): boolean {
+  return !(isOrchestrator(agent) && agent.manifest.execution_engine !== 'managed_loop');
+}
 
 /** The headers a call reads (X-Platform-*, traceparent), as a replay sends them again. */
 const CALL_HEADERS = [
@@ -46,7 +58,23 @@ export async function recordCallInput(
   });
 }
 
-/** admitCall as the run's step `admission`: a replay holds the slot its first process took. */
+/**
+ * chargeCall as the run's step `charge`. A first process that died after its charge was written
+ * and before its step was leaves the charge's guard: the replay's charge finds it and takes
+ * nothing, and the call is billed what that one took.
+ */
+export function recordedCharge(deps: CoreDeps, steps: RunSteps, call: CallContext): Promise<number> {
+  return steps.step('charge', async () => {
+    const billed = await chargeCall(deps, call);
+    return billed === 0 && call.price > 0 ? call.price : billed;
+  });
+}
+
+/**
+ * admitCall as the run's step `admission`: a replay holds the slot its first process took. A
+ * process that died between its admission and this step's record leaves a second slot taken and the
+ * call counted twice, until that lease expires.
+ */
 export async function recordedAdmission(
   deps: CoreDeps,
   steps: RunSteps,

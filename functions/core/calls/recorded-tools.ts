@@ -59,9 +59,24 @@ export function recordedTools(
   // The latest snapshot a replayed call recorded, put back once, before the first call that runs.
   let snapshot: { seq: number; data: string } | undefined;
   let putBack: Promise<void> | undefined;
-  const putBackOnce = () => {
-    putBack ??= snapshot && workdir ? workdir.restore(snapshot.data) : Promise.resolve();
+  const putBackOnce = async () => {
+    // The AI SDK starts a turn's calls together: the replayed ones among them answer from their
+    // records within a few microtasks, and one of them may hold the latest snapshot. The first
+    // call that runs waits for them (the next turn of the event loop) before it puts one back.
+    if (!putBack) {
+      putBack = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+        snapshot && workdir ? workdir.restore(snapshot.data) : undefined,
+      );
+    }
     return putBack;
+  };
+  // A name the model's ids give each call, once in the run: a provider that repeats an id across
+  // turns gets its later calls numbered (the same on a replay, whose calls come in the same order).
+  const named = new Map<string, number>();
+  const stepName = (toolCallId: string) => {
+    const seen = named.get(toolCallId) ?? 0;
+    named.set(toolCallId, seen + 1);
+    return seen === 0 ? `tool-${toolCallId}` : `tool-${toolCallId}#${seen}`;
   };
   const stateNow = (): RecordedState => ({
     seq: ended++,
@@ -76,7 +91,7 @@ export function recordedTools(
       // A call without the model's id cannot be named the same on a replay: it runs unrecorded.
       if (!call) return tool.execute(args);
       let ran = false;
-      const outcome = await steps.step<RecordedCall>(`tool-${call.toolCallId}`, async () => {
+      const outcome = await steps.step<RecordedCall>(stepName(call.toolCallId), async () => {
         ran = true;
         await putBackOnce();
         let ending: Pick<RecordedCall, 'text' | 'error'>;

@@ -90,13 +90,30 @@ export async function recordedServiceKey(
   accountId: string,
   context: ServiceContext,
 ): Promise<IssuedServiceKey> {
-  let issued: IssuedServiceKey | undefined;
-  const recorded = await steps.step('credential', async () => {
-    issued = await issueServiceKey(deps, accountId, context);
-    return { hash: issued.hash };
-  });
-  if (issued) return issued;
-  const previous = apiKeyKeys.runCredential(recorded.hash);
+  // The first process's key, then each key a replay issued after it (`credential-1`, …): the last
+  // one recorded holds what the run has used so far, however many times it was carried on.
+  let previous: string | undefined;
+  for (let n = 0; ; n++) {
+    let issued: IssuedServiceKey | undefined;
+    const recorded = await steps.step(n === 0 ? 'credential' : `credential-${n}`, async () => {
+      issued = previous
+        ? await carriedServiceKey(deps, accountId, context, previous)
+        : await issueServiceKey(deps, accountId, context);
+      return { hash: issued.hash };
+    });
+    if (issued) return issued;
+    previous = recorded.hash;
+  }
+}
+
+/** A new key carrying what the key `previousHash` used, which is revoked. */
+async function carriedServiceKey(
+  deps: CoreDeps,
+  accountId: string,
+  context: ServiceContext,
+  previousHash: string,
+): Promise<IssuedServiceKey> {
+  const previous = apiKeyKeys.runCredential(previousHash);
   const item = await deps.store.get(previous);
   const carried = await issueServiceKey(deps, accountId, context, {
     sub_calls: Number(item?.sub_calls ?? 0),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { SandboxSession } from '../../ports/sandbox.ts';
 import type { Logger } from '../../shared/logger.ts';
 
@@ -11,8 +12,11 @@ import type { Logger } from '../../shared/logger.ts';
  * far. A file deleted is not recorded as deleted.
  */
 
-/** The archive's name in the working directory, while it is written and read (and left out of itself). */
-const ARCHIVE = '.agenthost-workdir.tgz';
+/**
+ * The archives' names in the working directory while they are written and read, each its own
+ * (calls of one turn run side by side), left out of every snapshot.
+ */
+const ARCHIVE_PREFIX = '.agenthost-workdir-';
 /** A larger snapshot is not recorded: a replay puts back the one before it. */
 export const MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024;
 
@@ -35,8 +39,9 @@ export function workdirSnapshots(session: SandboxSession, logger: Logger): Workd
         return undefined;
       }),
     async restore(snapshot) {
-      await session.writeFile(ARCHIVE, Buffer.from(snapshot, 'base64'));
-      const put = await session.exec(`tar -xzmf ${ARCHIVE} && rm -f -- ${ARCHIVE}`);
+      const archive = `${ARCHIVE_PREFIX}${randomUUID()}.tgz`;
+      await session.writeFile(archive, Buffer.from(snapshot, 'base64'));
+      const put = await session.exec(`tar -xzmf ${archive} && rm -f -- ${archive}`);
       if (put.exitCode !== 0)
         logger.warn('working directory not put back', { exit: put.exitCode, stderr: put.stderrTail });
     },
@@ -48,15 +53,16 @@ async function takeSnapshot(
   since: number,
   logger: Logger,
 ): Promise<string | undefined> {
+  const archive = `${ARCHIVE_PREFIX}${randomUUID()}.tgz`;
   const made = await session.exec(
-    `find . -type f -newermt @${since} ! -path ./${ARCHIVE} -print0 | tar -czf ${ARCHIVE} --null -T -`,
+    `find . -type f -newermt @${since} ! -name '${ARCHIVE_PREFIX}*' -print0 | tar -czf ${archive} --null -T -`,
   );
   if (made.exitCode !== 0) {
     logger.warn('working directory not recorded', { exit: made.exitCode, stderr: made.stderrTail });
     return undefined;
   }
-  const data = await session.readFile(ARCHIVE);
-  await session.exec(`rm -f -- ${ARCHIVE}`);
+  const data = await session.readFile(archive);
+  await session.exec(`rm -f -- ${archive}`);
   if (data.length > MAX_SNAPSHOT_BYTES) {
     logger.warn('working directory too large to record', { bytes: data.length });
     return undefined;
