@@ -28,8 +28,9 @@ export interface WorkdirSnapshots {
 }
 
 export function workdirSnapshots(session: SandboxSession, logger: Logger): WorkdirSnapshots {
-  // A second early (what the session's opening wrote in that second comes too: harmless).
-  const since = Math.floor(Date.now() / 1000) - 1;
+  // To the millisecond (find reads a fraction): the bundle and the input, placed as the session
+  // opened, are there again in any new session and are not recorded.
+  const since = (Date.now() / 1000).toFixed(3);
   return {
     // A snapshot that cannot be taken (the run stopped meanwhile) leaves the call's files
     // unrecorded, never the call failed for it.
@@ -50,22 +51,27 @@ export function workdirSnapshots(session: SandboxSession, logger: Logger): Workd
 
 async function takeSnapshot(
   session: SandboxSession,
-  since: number,
+  since: string,
   logger: Logger,
 ): Promise<string | undefined> {
   const archive = `${ARCHIVE_PREFIX}${randomUUID()}.tgz`;
+  // Its size first, from inside the sandbox: an agent that wrote gigabytes must not have them read
+  // into the platform's memory.
   const made = await session.exec(
-    `find . -type f -newermt @${since} ! -name '${ARCHIVE_PREFIX}*' -print0 | tar -czf ${archive} --null -T -`,
+    `find . -type f -newermt @${since} ! -name '${ARCHIVE_PREFIX}*' -print0 | tar -czf ${archive} --null -T - && wc -c < ${archive}`,
   );
-  if (made.exitCode !== 0) {
+  const bytes = Number(made.stdout.trim());
+  if (made.exitCode !== 0 || !Number.isFinite(bytes)) {
+    await session.exec(`rm -f -- ${archive}`).catch(() => undefined);
     logger.warn('working directory not recorded', { exit: made.exitCode, stderr: made.stderrTail });
+    return undefined;
+  }
+  if (bytes > MAX_SNAPSHOT_BYTES) {
+    await session.exec(`rm -f -- ${archive}`);
+    logger.warn('working directory too large to record', { bytes });
     return undefined;
   }
   const data = await session.readFile(archive);
   await session.exec(`rm -f -- ${archive}`);
-  if (data.length > MAX_SNAPSHOT_BYTES) {
-    logger.warn('working directory too large to record', { bytes: data.length });
-    return undefined;
-  }
   return data.toString('base64');
 }
