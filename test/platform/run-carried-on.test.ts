@@ -221,4 +221,41 @@ describe('a run carried on after the platform was killed', () => {
     assert.equal(JSON.parse(String(second?.content)).error?.code, 'INSUFFICIENT_CREDITS', second?.content);
     assert.equal(await lab.balance(), 498, 'the oracle was paid once');
   });
+
+  it('does not carry on a run whose key was deleted while it ran: the run acts for no credential its caller gave up', {
+    timeout: 60_000,
+  }, async (t) => {
+    fake.reset();
+    const lab = await labPlatform(t, fake);
+    const { api, ownerKey } = lab;
+    const published = await api('POST', '/agents', ownerKey, {
+      name: 'slowpoke',
+      description: 'Answers slowly.',
+      supported_providers: ['anthropic'],
+      prompt_template: 'Answer.',
+    });
+    assert.equal(published.status, 201, JSON.stringify(published.body));
+    const made = await api('POST', '/api-keys', ownerKey, { name: 'runner' });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    fake.setResponder(() => ({ text: 'too late', delayMs: 120_000 }));
+    const started = await api(
+      'POST',
+      '/local/slowpoke/v1/run',
+      made.body.api_key,
+      {},
+      { prefer: 'respond-async' },
+    );
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    await waitFor('the model request', () => (fake.calls.length >= 1 ? true : undefined));
+    const deleted = await api('DELETE', `/api-keys/${made.body.id}`, ownerKey);
+    assert.ok(deleted.status < 300, JSON.stringify(deleted.body));
+
+    // Started again: the run is not made again with the deleted key (it is read as interrupted
+    // once past its deadline, as before), and its model is not asked again.
+    fake.setResponder(() => ({ text: 'made again' }));
+    assert.doesNotMatch(await lab.restart('SIGKILL'), /carried on/);
+    assert.equal(fake.calls.length, 1);
+    const run = await api('GET', `/runs/${started.body.run_id}`, ownerKey);
+    assert.equal(run.body.status, 'running', JSON.stringify(run.body));
+  });
 });
