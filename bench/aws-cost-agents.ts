@@ -37,14 +37,22 @@ export async function setUp(d: Deployment): Promise<void> {
       orchestration_mode: 'flexible',
     },
   });
-  await publishToolAs(d, undefined);
+  await publishCatTool(d, undefined);
 }
 
-async function publishToolAs(d: Deployment, key: string | undefined): Promise<void> {
+/**
+ * Publishes a code tool `name` that echoes its input (`cat`), its bundle uploaded, as the key's
+ * account (the owner's without one): what the cost and the ECS sandbox benches call.
+ */
+export async function publishCatTool(
+  d: Deployment,
+  key: string | undefined,
+  name = 'bench-tool',
+): Promise<void> {
   const res = await d.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
     key,
     body: {
-      name: 'bench-tool',
+      name,
       type: 'tool',
       description: 'Echoes its input.',
       supported_providers: ['any'],
@@ -63,6 +71,6 @@ async function publishToolAs(d: Deployment, key: string | undefined): Promise<vo
 
 export async function publishTool(d: Deployment, org: string): Promise<{ org: string; key: string }> {
   const { key } = await d.createAccount(org);
-  await publishToolAs(d, key);
+  await publishCatTool(d, key);
   return { org, key };
 }

@@ -12,8 +12,8 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bundleOf } from '../test/helpers/bundles.ts';
 import { startDeployment } from '../test/helpers/deployment.ts';
+import { publishCatTool } from './aws-cost-agents.ts';
 import { machineLine, quantile, writeReport } from './report.ts';
 
 const TASK_START_MS = Number(process.env.BENCH_TASK_START_MS ?? 20_000);
@@ -26,24 +26,7 @@ try {
   const workspaces = await Promise.all(
     ['bench-a', 'bench-b'].map(async (org) => {
       const { key } = await d.createAccount(org);
-      const res = await d.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
-        key,
-        body: {
-          name: 'echo',
-          type: 'tool',
-          description: 'Echoes its input.',
-          supported_providers: ['any'],
-          runtime: { command: 'cat' },
-          required_secrets: [],
-        },
-      });
-      assert.equal(res.status, 201, res.text);
-      const up = await d.request('POST', `/agents/${res.body.id}/upload`, {
-        key,
-        rawBody: await bundleOf({ 'README.md': 'echo' }),
-        headers: { 'content-type': 'application/gzip' },
-      });
-      assert.equal(up.status, 200, up.text);
+      await publishCatTool(d, key, 'echo');
       return { org, key };
     }),
   );

@@ -84,10 +84,13 @@ export async function startRun(
 ): Promise<StartedRun | { result: CallResponse }> {
   const runId = newRunId();
   // Recorded where the platform carries runs on after a restart (docs/runs.md, "Carried on").
-  const steps = await deps.runRecorder?.steps(runId, deps.clock.now().getTime() + RUN_STEPS_KEPT_MS);
+  const keepUntilMs = deps.clock.now().getTime() + RUN_STEPS_KEPT_MS;
+  const steps = await deps.runRecorder?.steps(runId, keepUntilMs, { fresh: true });
   return runThrough(deps, host, call, steps, {
     async open(context) {
       const record = await openRun(deps, context, runId, host.webhookUrl ?? null);
+      // A run to carry on if its process goes away.
+      await deps.runRecorder?.opened(record);
       return { record, log: new RunEventLog(deps, runId, runExpiresAtMs(record)) };
     },
   });
@@ -122,7 +125,6 @@ export function runThrough(
         const { record, log } = await opening.open(context);
         const unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
         opened = { record, log, unwatch };
-        await deps.runRecorder?.opened(record);
         resolve({ record, headers });
         host.onDelivered?.(() => ended);
         // What a streamed call would send its client goes to the run's events (docs/runs.md).

@@ -34,8 +34,11 @@ export interface RecordedRun {
  * run whose process goes away is interrupted (docs/runs.md).
  */
 export interface RunRecorder {
-  /** The steps of the run `runId`, those it finished read back; kept until `keepUntilMs` at least. */
-  steps(runId: string, keepUntilMs: number): Promise<RunSteps>;
+  /**
+   * The steps of the run `runId`, those it finished read back (none to read for a run that starts
+   * now: `fresh`); kept until `keepUntilMs` at least.
+   */
+  steps(runId: string, keepUntilMs: number, options?: { fresh?: boolean }): Promise<RunSteps>;
   /** The run is written and running: it is one to carry on if its process goes away. */
   opened(run: RecordedRun): Promise<void>;
   /** The run ended: none to carry on. */

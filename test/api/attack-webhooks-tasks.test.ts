@@ -12,9 +12,9 @@ import { signatureHeader } from '../../functions/core/runs/webhook-signature.ts'
 import { verifyWebhook } from '../../sdk/src/webhooks.ts';
 import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
-import { connectMcp, toolErrorOf } from '../helpers/mcp-client.ts';
+import { connectMcp, startTask, toolErrorOf } from '../helpers/mcp-client.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { startRunsPlatform } from '../helpers/schedules.ts';
+import { ECHO_AGENT, startRunsPlatform } from '../helpers/schedules.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -33,19 +33,6 @@ type RunDoc = {
 };
 
 const SIGNATURE = 'x-platform-signature';
-const ECHO = {
-  name: 'echo',
-  description: 'Echoes.',
-  supported_providers: ['openai'],
-  default_models: { openai: 'gpt-test-mini' },
-  prompt_template: 'Say {{text}}',
-  input_schema: {
-    type: 'object',
-    properties: { text: { type: 'string' } },
-    required: ['text'],
-  },
-};
-
 const runCredential = (p: TestPlatform, accountId: string) =>
   issueServiceKey(p.deps, accountId, {
     run_id: 'req_attack',
@@ -79,7 +66,7 @@ describe('attack: run webhooks', () => {
     p = await startRunsPlatform(fake, 'sqlite', {}, { inMemory: true });
     alpha = await p.createAccount('atk-alpha', 'pro');
     bravo = await p.createAccount('atk-bravo', 'pro');
-    assert.equal((await p.request('POST', '/agents', { key: alpha.key, body: ECHO })).status, 201);
+    assert.equal((await p.request('POST', '/agents', { key: alpha.key, body: ECHO_AGENT })).status, 201);
     const made = await p.request<{ secret: string }>('POST', '/api-keys/webhook-secret', { key: alpha.key });
     assert.equal(made.status, 201, made.text);
     secret = made.body.secret;
@@ -140,7 +127,7 @@ describe('attack: run webhooks', () => {
     // An agent cannot be given it as a required secret (not an env var name).
     const agent = await p.request('POST', '/agents', {
       key: alpha.key,
-      body: { ...ECHO, name: 'thief', required_secrets: ['run-webhook-signing-secret'] },
+      body: { ...ECHO_AGENT, name: 'thief', required_secrets: ['run-webhook-signing-secret'] },
     });
     assert.equal(agent.status, 400, agent.text);
   });
@@ -425,16 +412,6 @@ describe('attack: MCP tasks', () => {
     clients.push(client);
     return client;
   };
-  const startTask = async (client: Client, name: string, args: Record<string, unknown>) => {
-    const created = await client.request(
-      {
-        method: 'tools/call',
-        params: { name, arguments: args, task: { ttl: 60_000 } },
-      },
-      (await import('@modelcontextprotocol/sdk/experimental/tasks/types.js')).CreateTaskResultSchema,
-    );
-    return created.task;
-  };
   const runs = async (key: string) =>
     (await p.request<{ runs: RunDoc[] }>('GET', '/runs', { key })).body.runs;
   const rejectsAsParams = (err: unknown) => {
@@ -448,7 +425,10 @@ describe('attack: MCP tasks', () => {
     p = await startTestPlatform({ OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai });
     alpha = await p.createAccount('atk-task-alpha', 'pro');
     bravo = await p.createAccount('atk-task-bravo', 'pro');
-    const res = await p.request('POST', '/agents?allow_no_secrets=true', { key: alpha.key, body: ECHO });
+    const res = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key: alpha.key,
+      body: ECHO_AGENT,
+    });
     assert.equal(res.status, 201, res.text);
   });
   after(async () => {

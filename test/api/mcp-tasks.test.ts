@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { issueServiceKey } from '../../functions/core/calls/service-keys.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
-import { connectMcp, postMcpAs, toolErrorOf } from '../helpers/mcp-client.ts';
+import { connectMcp, postMcpAs, startTask, toolErrorOf } from '../helpers/mcp-client.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -62,14 +62,6 @@ describe('POST /mcp: tool calls as tasks, over runs', () => {
     return { release, reached };
   };
   /** Starts a task-augmented call of the tool; its CreateTaskResult's task. */
-  const startTask = async (client: Client, name: string, args: Record<string, unknown>) => {
-    const created = await client.request(
-      { method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } },
-      // The SDK's schema for tools/call's task answer.
-      (await import('@modelcontextprotocol/sdk/experimental/tasks/types.js')).CreateTaskResultSchema,
-    );
-    return created.task;
-  };
 
   before(async () => {
     fake = await startFakeLlm();

@@ -7,7 +7,7 @@ import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receive
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { documentProblems } from '../helpers/openapi-conformance.ts';
 import { errorOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { fastNotifier, startRunsPlatform } from '../helpers/schedules.ts';
+import { ECHO_AGENT, fastNotifier, startRunsPlatform } from '../helpers/schedules.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -59,14 +59,7 @@ describe('run webhooks', () => {
     key = (await createAccount(p.deps, { org: 'hooks', tier: 'pro' })).api_key;
     const published = await p.request('POST', '/agents', {
       key,
-      body: {
-        name: 'echo',
-        description: 'Echoes.',
-        supported_providers: ['openai'],
-        default_models: { openai: 'gpt-test-mini' },
-        prompt_template: 'Say {{text}}',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      },
+      body: ECHO_AGENT,
     });
     assert.equal(published.status, 201, published.text);
     secret = await rotate();
@@ -253,14 +246,7 @@ describe('run webhooks in AWS mode', () => {
     assert.equal((await p.request('POST', '/api-keys/webhook-secret', { key })).status, 201);
     const published = await p.request('POST', '/agents', {
       key,
-      body: {
-        name: 'echo',
-        description: 'Echoes.',
-        supported_providers: ['openai'],
-        default_models: { openai: 'gpt-test-mini' },
-        prompt_template: 'Say {{text}}',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      },
+      body: ECHO_AGENT,
     });
     assert.equal(published.status, 201, published.text);
     for (const [url, reason] of [

@@ -22,6 +22,19 @@ export async function connectMcp(
   return client;
 }
 
+/**
+ * A `tools/call` made a task (MCP's tasks, docs/mcp.md): the created task, as the SDK's own schema
+ * for the answer reads it.
+ */
+export async function startTask(client: Client, name: string, args: Record<string, unknown>) {
+  const { CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/experimental/tasks/types.js');
+  const created = await client.request(
+    { method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } },
+    CreateTaskResultSchema,
+  );
+  return created.task;
+}
+
 /** The platform's error envelope in an isError tool result's text. */
 export function toolErrorOf(result: Record<string, unknown>): {
   code: string;

@@ -35,3 +35,13 @@ export async function startRunsPlatform(
     options,
   );
 }
+
+/** A prompt agent on the fake OpenAI that says its `text`: what the runs' webhook tests call. */
+export const ECHO_AGENT = {
+  name: 'echo',
+  description: 'Echoes.',
+  supported_providers: ['openai'],
+  default_models: { openai: 'gpt-test-mini' },
+  prompt_template: 'Say {{text}}',
+  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+};

@@ -79,11 +79,12 @@ export async function recordedAdmission(
   deps: CoreDeps,
   steps: RunSteps,
   auth: AuthContext,
-  ...args: Parameters<typeof admitCall> extends [unknown, unknown, ...infer R] ? R : never
+  deadlineMs: number,
+  kind: 'llm' | 'sandbox' | 'paid',
 ): Promise<Admission> {
   let admitted: Admission | undefined;
   const lease = await steps.step('admission', async () => {
-    admitted = await admitCall(deps, auth, ...args);
+    admitted = await admitCall(deps, auth, deadlineMs, kind);
     return admitted.lease;
   });
   return admitted ?? resumedAdmission(deps, auth, lease);

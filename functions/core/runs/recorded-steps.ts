@@ -12,7 +12,7 @@ import { runStepEntity, runStepKeys } from './run-step-record.ts';
  */
 export function storeRunRecorder(deps: CoreDeps): RunRecorder {
   return {
-    steps: (runId, keepUntilMs) => recordedSteps(deps, runId, keepUntilMs),
+    steps: (runId, keepUntilMs, options) => recordedSteps(deps, runId, keepUntilMs, options),
     async opened(run) {
       await deps.store.put(openRunEntity.toItem(run));
     },
@@ -36,8 +36,13 @@ export function storeRunRecorder(deps: CoreDeps): RunRecorder {
  * the one that carried it on), so a step is written once, with `notExists`: a second writer is a
  * fault, not a race to settle. An outcome over ITEM_PAYLOAD_BYTES of JSON goes to the bundle store.
  */
-export async function recordedSteps(deps: CoreDeps, runId: string, keepUntilMs: number): Promise<RunSteps> {
-  const items = await queryAll(deps.store, { pk: runStepKeys.ofRun(runId) });
+export async function recordedSteps(
+  deps: CoreDeps,
+  runId: string,
+  keepUntilMs: number,
+  { fresh = false }: { fresh?: boolean } = {},
+): Promise<RunSteps> {
+  const items = fresh ? [] : await queryAll(deps.store, { pk: runStepKeys.ofRun(runId) });
   const finished = new Map<string, unknown>();
   await Promise.all(
     items.map(async (item) => {
