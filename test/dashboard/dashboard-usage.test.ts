@@ -44,9 +44,24 @@ describe('dashboard: the Usage page', () => {
   let fake: FakeLlmProviders;
   let seller: Account;
   let buyer: Account;
-  const today = new Date().toISOString().slice(0, 10);
-  const thirtyDaysAgo = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
-  const range = `from=${thirtyDaysAgo}&to=${today}`;
+  // The days as the platform's clock tells them (it stands still: the calls are all of its day),
+  // and the browser's clock set to it: a run that crosses midnight UTC reads the same range.
+  let today = '';
+  let thirtyDaysAgo = '';
+  let range = '';
+  const dayBefore = (days: number) =>
+    new Date(p.clock.now().getTime() - days * 86_400_000).toISOString().slice(0, 10);
+  /** The page at `hash`, signed in with `key`, its browser's clock the platform's. */
+  const usagePage = async (
+    key: string,
+    hash: string,
+    options?: Parameters<DashboardHarness['signedIn']>[2],
+  ) => {
+    const page = await harness.signedIn(key, undefined, options);
+    await page.clock.setFixedTime(p.clock.now());
+    await page.goto(`${p.url}/${hash}`);
+    return page;
+  };
   /** Calls the seller makes to its own free agent: more than one page of records (50). */
   const OWN_CALLS = 52;
 
@@ -65,6 +80,9 @@ describe('dashboard: the Usage page', () => {
   before(async () => {
     harness = await startDashboard();
     ({ p, fake } = harness);
+    today = dayBefore(0);
+    thirtyDaysAgo = dayBefore(29);
+    range = `from=${thirtyDaysAgo}&to=${today}`;
     seller = await p.createAccount('seller', 'pro');
     buyer = await p.createAccount('buyer', 'pro');
     for (const agent of [
@@ -104,7 +122,7 @@ describe('dashboard: the Usage page', () => {
   });
 
   it('shows my calls over the last 30 days: totals, by day, by agent, by tenant, compute, records with Load more', async () => {
-    const page = await harness.signedIn(seller.key, '#/usage');
+    const page = await usagePage(seller.key, '#/usage');
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
     // The default range: the last 30 days, today included.
     assert.equal(await page.getByLabel('From (UTC)').inputValue(), thirtyDaysAgo);
@@ -218,7 +236,7 @@ describe('dashboard: the Usage page', () => {
   });
 
   it('shows the buyer’s paid calls with their credits and tenant', async () => {
-    const page = await harness.signedIn(buyer.key, '#/usage');
+    const page = await usagePage(buyer.key, '#/usage');
     const rows = await rowsOf(page.getByTestId('call-records'));
     const logs = await p.request<{ logs: { status: string; credits: number; tenant: string | null }[] }>(
       'GET',
@@ -238,7 +256,7 @@ describe('dashboard: the Usage page', () => {
   });
 
   it('shows the author’s side: the buyer’s calls to the seller’s agents, by caller, and the earnings', async () => {
-    const page = await harness.signedIn(seller.key, '#/usage');
+    const page = await usagePage(seller.key, '#/usage');
     await page.getByRole('link', { name: 'Calls to my agents' }).click();
     await page.getByRole('heading', { name: 'Totals and earnings' }).waitFor();
     assert.ok(page.url().endsWith('#/usage/author'));
@@ -296,7 +314,7 @@ describe('dashboard: the Usage page', () => {
   });
 
   it('shows the API’s error for a range it refuses, then a chosen range', async () => {
-    const page = await harness.signedIn(seller.key, '#/usage');
+    const page = await usagePage(seller.key, '#/usage');
     await page.getByTestId('usage-totals').waitFor();
     const refused = errorOf(await p.request('GET', '/usage?from=2000-01-01', { key: seller.key }));
     await page.getByLabel('From (UTC)').fill('2000-01-01');
@@ -308,7 +326,7 @@ describe('dashboard: the Usage page', () => {
     assert.ok(text.includes(refused.message), text);
 
     // Yesterday only: no calls, every section says so.
-    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const yesterday = dayBefore(1);
     await page.getByLabel('From (UTC)').fill(yesterday);
     await page.getByLabel('To (UTC)').fill(yesterday);
     await page.getByRole('button', { name: 'Show' }).click();
@@ -324,7 +342,7 @@ describe('dashboard: the Usage page', () => {
 
   it('fits a phone’s width in dark mode', async () => {
     for (const hash of ['#/usage', '#/usage/author']) {
-      const page = await harness.signedIn(seller.key, hash, {
+      const page = await usagePage(seller.key, hash, {
         viewport: { width: 375, height: 740 },
         colorScheme: 'dark',
       });
