@@ -112,8 +112,15 @@ const SERVICES_EXTERNAL = [
 /** Left out of modules that never change EventBridge schedules. */
 const SCHEDULER_EXTERNAL = ['@aws-sdk/client-scheduler', ...lazyImportPaths(lazyGroup('scheduler'))];
 
-/** Left out of modules that never queue alerts: the Lambda client and the notifier that uses it. */
-const ALERTS_QUEUE_EXTERNAL = ['@aws-sdk/client-lambda', ...lazyImportPaths(lazyGroup('alertsQueue'))];
+/** Left out of modules that never queue alerts: the notifier that invokes the alert-delivery Lambda. */
+const ALERTS_QUEUE_EXTERNAL = lazyImportPaths(lazyGroup('alertsQueue'));
+/** The Lambda client: for queued alerts and for runs handed to the run worker. */
+const LAMBDA_CLIENT_EXTERNAL = ['@aws-sdk/client-lambda'];
+/**
+ * Left out of modules that start no runs: the store's recorder of a run's steps and the run
+ * worker's client (docs/runs.md, "Long runs").
+ */
+const RUNS_EXTERNAL = lazyImportPaths(lazyGroup('runs'));
 
 /** Left out of modules that never send or check alerts: the delivery and URL-check code (platform/alert-sender.ts imports them on first use). */
 const ALERTS_SEND_EXTERNAL = lazyImportPaths(ALERT_SENDER_MODULES);
@@ -144,6 +151,8 @@ function externalsOf(access: ModuleAccess): string[] {
     ...(access.llm || access.services ? [] : TRACES_EXTERNAL),
     ...(access.scheduler ? [] : SCHEDULER_EXTERNAL),
     ...(access.alerts === 'queue' ? [] : ALERTS_QUEUE_EXTERNAL),
+    ...(access.alerts === 'queue' || access.runs ? [] : LAMBDA_CLIENT_EXTERNAL),
+    ...(access.runs ? [] : RUNS_EXTERNAL),
     ...(access.alerts ? [] : ALERTS_SEND_EXTERNAL),
   ];
 }

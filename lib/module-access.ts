@@ -57,6 +57,13 @@ export interface ModuleAccess {
    * their versions, delete them, read none: SandboxCluster.grantSweep). Housekeeping only.
    */
   runObjects?: 'sweep';
+  /**
+   * Runs (docs/runs.md, "Long runs"): `hand-over` starts runs and hands them to the run worker (an
+   * asynchronous invoke of its alias, after recording the run's first steps in the table);
+   * `carry` is the run worker itself, a durable function that checkpoints its own executions.
+   * Modules without it leave the recorder and the worker's client out.
+   */
+  runs?: 'hand-over' | 'carry';
 }
 
 /** What a path that runs schedules needs: the call path's access, plus the streak's consequences. */
@@ -103,6 +110,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
     llm: true,
     sandbox: true,
     alerts: 'queue',
+    runs: 'hand-over',
   },
   // Schedule records, timelines, run history, test alerts (sent from here); keeps the
   // EventBridge schedules in step with each record. Reads runs' outputs stored apart (over 64 KiB).
@@ -122,7 +130,15 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   edge: { table: 'read-write', secrets: 'none', bundles: 'none' },
   // MCP: tools/list reads memberships and agent records; tools/call is an agent call, so it needs
   // exactly what `calls` does.
-  mcp: { table: 'read-write', secrets: 'read', bundles: 'read-write', llm: true, sandbox: true },
+  // Its tasks are runs, handed to the run worker like the calls module's.
+  mcp: {
+    table: 'read-write',
+    secrets: 'read',
+    bundles: 'read-write',
+    llm: true,
+    sandbox: true,
+    runs: 'hand-over',
+  },
 };
 
 /**
@@ -140,6 +156,17 @@ export const JOB_ACCESS = {
   // The warm runner pool's refill: the pool's records, and sandbox tasks started with the runner
   // (the sandbox cluster grants it RunTask and the pool's prefix only: grantPoolRefill).
   'sandbox-pool': { table: 'read-write', secrets: 'none', bundles: 'none', sandbox: true },
+  // The run worker: the whole call path (from a run's recorded steps), a run's completion webhook
+  // queued to the alert-delivery Lambda, and its own durable executions' checkpoints.
+  'run-worker': {
+    table: 'read-write',
+    secrets: 'read',
+    bundles: 'read-write',
+    llm: true,
+    sandbox: true,
+    alerts: 'queue',
+    runs: 'carry',
+  },
   'service-events': {
     table: 'read-write',
     secrets: 'none',

@@ -14,6 +14,7 @@ import { DashboardSite } from './constructs/dashboard-site.ts';
 import { LlmProviderKeys } from './constructs/llm-provider-keys.ts';
 import { Operations } from './constructs/operations.ts';
 import { PlatformFunction } from './constructs/platform-function.ts';
+import { RunWorker } from './constructs/run-worker.ts';
 import { SandboxCluster } from './constructs/sandbox-cluster.ts';
 import { ScheduleFiring } from './constructs/schedule-firing.ts';
 import { ServiceHosting } from './constructs/service-hosting.ts';
@@ -104,6 +105,7 @@ export class StatelessStack extends Stack {
    */
   readonly warmPool: WarmPoolRefill | undefined;
   readonly schedules: ScheduleFiring;
+  readonly runs: RunWorker;
   readonly services: ServiceHosting | undefined;
   readonly billing: BillingJobs;
   readonly providerKeys: LlmProviderKeys;
@@ -186,8 +188,8 @@ export class StatelessStack extends Stack {
 
     // Room to grow (docs/deploy.md, "Stacks"): what has no name a deployment's
     // data or users depend on lives in nested stacks of this one, each far from CloudFormation's
-    // 500 resources a stack: the sandbox (its VPC, cluster, key and the pool's refill), and the
-    // operator's alarms, dashboard and housekeeping job. Construct ids inside them are kept, so
+    // 500 resources a stack: the sandbox (its VPC, cluster, key and the pool's refill), the
+    // operator's alarms, dashboard and housekeeping job, and the run worker. Construct ids inside them are kept, so
     // logical ids are too.
     const sandboxStack = new NestedStack(this, 'SandboxStack', {
       description: 'agenthost sandbox: the VPC, cluster and key of tool runs, and the warm pool refill',
@@ -234,6 +236,18 @@ export class StatelessStack extends Stack {
         })
       : undefined;
     if (this.services) this.schedules.grantQueueAlerts(this.services.eventsFunction);
+    // Runs handed over once admitted, run to their end by a durable function (docs/runs.md).
+    const runsStack = new NestedStack(this, 'RunsStack', {
+      description: 'agenthost runs: the run worker, a durable function that runs long runs to their end',
+    });
+    this.runs = new RunWorker(runsStack, 'Runs', {
+      table,
+      bundleBucket,
+      secretsPrefix: props.secretsPrefix,
+      publicUrl,
+    });
+    this.sandbox.grantRun(this.runs.worker);
+    this.schedules.grantQueueAlerts(this.runs.worker);
     // Stripe's keys and the reconciliation of unfinished paid calls (docs/billing.md).
     this.billing = new BillingJobs(this, 'Billing', {
       table,
@@ -248,6 +262,7 @@ export class StatelessStack extends Stack {
     // The model providers' keys, for every function that calls models (docs/deploy.md).
     this.providerKeys = new LlmProviderKeys(this, 'ProviderKeys');
     this.providerKeys.grantRead(this.schedules.fireFunction);
+    this.providerKeys.grantRead(this.runs.worker);
     for (const module of MODULES) {
       const access = moduleAccess(module);
       if (access.llm) this.providerKeys.grantRead(functions[module]);
@@ -257,6 +272,7 @@ export class StatelessStack extends Stack {
       if (access.scheduler === 'manage') this.schedules.grantManage(functions[module]);
       if (access.scheduler === 'remove') this.schedules.grantRemove(functions[module]);
       if (access.alerts === 'queue') this.schedules.grantQueueAlerts(functions[module]);
+      if (access.runs === 'hand-over') this.runs.grantStart(functions[module]);
     }
 
     // The resource tree and its methods (api-resource-tree.ts): a one-module subtree is one
@@ -280,6 +296,7 @@ export class StatelessStack extends Stack {
         'schedule-fire': this.schedules.fireFunction.function,
         'alert-delivery': this.schedules.alertsFunction.function,
         housekeeping: this.billing.housekeepingFunction.function,
+        'run-worker': this.runs.worker.function,
         ...(this.warmPool ? { 'sandbox-pool': this.warmPool.function.function } : {}),
         ...(this.services ? { 'service-events': this.services.eventsFunction.function } : {}),
       },

@@ -1,10 +1,12 @@
 import type { CallContext, CallResponse, CallStream } from '../core/calls/call-context.ts';
+import { recordedInput } from '../core/calls/recorded-call.ts';
 import { spreadRetries } from '../core/revision.ts';
 import { describeRun } from '../core/runs/call-run-reads.ts';
 import { type CallRunRecord, runExpiresAtMs } from '../core/runs/call-run-record.ts';
 import { endRun, newRunId, openRun, type RunEnding } from '../core/runs/call-runs.ts';
 import { CANCELLED, watchCancel } from '../core/runs/run-cancel.ts';
 import { RunEventLog } from '../core/runs/run-event-log.ts';
+import { RunHandedOver } from '../core/runs/run-hand-over.ts';
 import { sendRunWebhook } from '../core/runs/run-webhook.ts';
 import { routes } from '../platform/routes.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
@@ -24,7 +26,9 @@ import { RESPOND_ASYNC } from './prefer-header.ts';
  *
  * The host sees the run through as work after the answer (`onDelivered`): the Node shell after it
  * has written the 202, a Lambda until its handler returns, within its timeout, which is the call's
- * streamed deadline (PLATFORM_MAX_STREAMED_CALL_SECONDS) and more.
+ * streamed deadline (PLATFORM_MAX_STREAMED_CALL_SECONDS) and more. On AWS a run that can be made
+ * again from its steps is handed to the run worker instead, a durable function that runs it past
+ * the Lambda's 15 minutes (docs/runs.md, "Long runs").
  */
 
 export interface AsyncCallHost {
@@ -91,14 +95,38 @@ export async function startRun(
       const record = await openRun(deps, context, runId, host.webhookUrl ?? null);
       // A run to carry on if its process goes away.
       await deps.runRecorder?.opened(record);
-      return { record, log: new RunEventLog(deps, runId, runExpiresAtMs(record)) };
+      const log = new RunEventLog(deps, runId, runExpiresAtMs(record));
+      return { record, log, handedOver: await handOver(deps, record, steps) };
     },
   });
 }
 
-/** How a run's stream opens: its record (written now, or there already) and its events' log. */
+/**
+ * Hands the run to the run worker (ports/run-worker.ts), where there is one and the run can be
+ * made again from its steps (its input recorded: no files, not a code tool that orchestrates):
+ * whether it did. A hand-over that fails leaves the run here, to run within this process's time.
+ */
+async function handOver(
+  deps: CoreDeps,
+  record: CallRunRecord,
+  steps: RunSteps | undefined,
+): Promise<boolean> {
+  if (!deps.runWorker || !steps || !(await recordedInput(steps))) return false;
+  try {
+    await deps.runWorker.start(record);
+    return true;
+  } catch (err) {
+    deps.logger.warn('run not handed over; it runs here', { run_id: record.run_id, error: String(err) });
+    return false;
+  }
+}
+
+/**
+ * How a run's stream opens: its record (written now, or there already), its events' log, and
+ * whether it was handed over to the run worker (then it runs there, not here).
+ */
 export interface RunOpening {
-  open(call: CallContext): Promise<{ record: CallRunRecord; log: RunEventLog }>;
+  open(call: CallContext): Promise<{ record: CallRunRecord; log: RunEventLog; handedOver?: boolean }>;
 }
 
 /**
@@ -122,7 +150,12 @@ export function runThrough(
       // The engine starts once the run is written, not before: a run that could not be written
       // fails its call before anything runs, refunded, and answered as that failure.
       async open(headers, context) {
-        const { record, log } = await opening.open(context);
+        const { record, log, handedOver } = await opening.open(context);
+        if (handedOver) {
+          // Answered as started; the call stops here and the worker runs it (run-hand-over.ts).
+          resolve({ record, headers });
+          throw new RunHandedOver(record.run_id);
+        }
         const unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
         opened = { record, log, unwatch };
         resolve({ record, headers });
@@ -138,6 +171,7 @@ export function runThrough(
         await end(deps, opened, { status: 'succeeded', http: 200, body });
       },
       async (error: unknown) => {
+        if (error instanceof RunHandedOver) return;
         if (!opened) return reject(error);
         // The same error path as a plain answer's (error-mapping.ts): its envelope is the run's result.
         const failure = mappedError(deps.logger, error, {

@@ -3,7 +3,7 @@ import { callRunEntity, callRunKeys, ENDED_STATUSES, runExpiresAtMs } from '../c
 import { RunEventLog } from '../core/runs/run-event-log.ts';
 import { replayedCall } from '../core/runs/run-replay.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
-import type { RecordedRun } from '../ports/run-steps.ts';
+import type { RecordedRun, RunSteps } from '../ports/run-steps.ts';
 import { RUN_STEPS_KEPT_MS, runThrough } from './async-call.ts';
 
 /*
@@ -48,11 +48,41 @@ export async function resumeRuns(
   return out;
 }
 
+/**
+ * The run worker's part (functions/jobs/run-worker.ts): carries on the one run `open`, handed over
+ * by the request that started it, to its end, with the steps that request recorded in the store
+ * and the rest recorded `beyond` it (the durable engine's). Resolves once the run has ended, or
+ * with why it was not carried on (it is then left to be read as interrupted, as above).
+ */
+export async function carryOnRun(
+  deps: CoreDeps,
+  open: RecordedRun,
+  beyond: RunSteps,
+): Promise<{ ended: true } | { left: string }> {
+  let ended: Promise<unknown> | undefined;
+  const outcome = await resumeRun(
+    deps,
+    open,
+    (run) => {
+      ended = run();
+    },
+    beyond,
+  ).catch((err: unknown) => String(err));
+  if (typeof outcome === 'string') {
+    deps.logger.warn('run not carried on', { run_id: open.run_id, why: outcome });
+    await deps.runRecorder?.ended(open).catch(() => undefined);
+    return { left: outcome };
+  }
+  await ended;
+  return { ended: true };
+}
+
 /** Starts the run again: the run once it has, else why not. */
 async function resumeRun(
   deps: CoreDeps,
   open: RecordedRun,
   onDelivered: ((run: () => Promise<unknown>) => void) | undefined,
+  beyond?: RunSteps,
 ): Promise<ResumedRuns['resumed'][number] | string> {
   const item = await deps.store.get({
     pk: callRunKeys.ofAccount(open.account_id),
@@ -63,7 +93,8 @@ async function resumeRun(
   if (ENDED_STATUSES.has(record.status)) return 'ended';
   const recorder = deps.runRecorder;
   if (!recorder) return 'no recorder';
-  const steps = await recorder.steps(record.run_id, deps.clock.now().getTime() + RUN_STEPS_KEPT_MS);
+  const keepUntilMs = deps.clock.now().getTime() + RUN_STEPS_KEPT_MS;
+  const steps = await recorder.steps(record.run_id, keepUntilMs, beyond ? { beyond } : {});
   const replay = await replayedCall(deps, record, steps);
   if (typeof replay === 'string') return replay;
   const { auth, request } = replay;

@@ -206,6 +206,11 @@ export class TemplateResolver {
         return `https://sqs.${this.account.region}.amazonaws.com/${this.account.accountId}/${physical}`;
       case 'AWS::KMS::Key':
         return kmsKeyId(physical);
+      // A version's and an alias's Ref is its qualified ARN; every version here is the same code.
+      case 'AWS::Lambda::Version':
+        return `${this.lambdaArn(stack, r, where)}:1`;
+      case 'AWS::Lambda::Alias':
+        return `${this.lambdaArn(stack, r, where)}:${String(this.resolve(stack, r.Properties?.Name, `${where}.Name`))}`;
       case 'AWS::EC2::Subnet':
         return `subnet-${shortId(physical)}`;
       case 'AWS::EC2::SecurityGroup':
@@ -220,6 +225,12 @@ export class TemplateResolver {
       default:
         return physical;
     }
+  }
+
+  /** The function a version or an alias is of (its FunctionName), as an unqualified ARN. */
+  private lambdaArn(stack: StackTemplate, r: CfnResource, where: string): string {
+    const name = String(this.resolve(stack, r.Properties?.FunctionName, `${where}.FunctionName`));
+    return name.startsWith('arn:') ? name : this.arn('lambda', `function:${name}`);
   }
 
   private getAtt(stack: StackTemplate, logicalId: string, attr: string, where: string): unknown {

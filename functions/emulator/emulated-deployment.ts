@@ -255,6 +255,7 @@ export async function startEmulatedDeployment(
       sandboxTaskStartMs: config.emulatorTaskStartMs,
       servicesPort: frontPort,
       loopbackPorts: config.emulatorLoopbackPorts,
+      durableTimeoutSeconds: config.emulatorDurableTimeoutSeconds,
       credentials,
     });
     lambdas = new LambdaHost(

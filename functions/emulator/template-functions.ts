@@ -31,6 +31,8 @@ export function lambdaFunctions(
     servicesPort: number | undefined;
     /** PLATFORM_EMULATOR_LOOPBACK_PORTS: a test's receivers, which the sending functions may reach. */
     loopbackPorts: readonly number[];
+    /** PLATFORM_EMULATOR_DURABLE_TIMEOUT_SECONDS: the durable functions' invocation timeout, shortened by a test. */
+    durableTimeoutSeconds?: number | undefined;
     credentials: S3Credentials;
   },
 ): EmulatedFunction[] {
@@ -76,6 +78,8 @@ export function lambdaFunctions(
     if (options.loopbackPorts.length > 0 && ENV.mode in environment) {
       environment[ENV.emulatorLoopbackPorts] = options.loopbackPorts.join(',');
     }
+    const durableTimeoutSeconds = (p.DurableConfig as { ExecutionTimeout?: number } | undefined)
+      ?.ExecutionTimeout;
     const memoryMb = Number(p.MemorySize ?? 128);
     const architecture = (p.Architectures as string[] | undefined)?.[0] === 'arm64' ? 'arm64' : 'x86_64';
     const runtime = String(p.Runtime ?? 'nodejs');
@@ -84,12 +88,15 @@ export function lambdaFunctions(
       arn: `arn:aws:lambda:${options.region}:${options.accountId}:function:${name}`,
       assetDir: dir,
       handler: String(p.Handler ?? 'index.handler'),
-      timeoutSeconds: Number(p.Timeout ?? 3),
+      timeoutSeconds:
+        durableTimeoutSeconds !== undefined && options.durableTimeoutSeconds !== undefined
+          ? options.durableTimeoutSeconds
+          : Number(p.Timeout ?? 3),
       memoryMb,
       architecture,
       maxInstances:
         p.ReservedConcurrentExecutions !== undefined ? Number(p.ReservedConcurrentExecutions) : 16,
-      durableTimeoutSeconds: (p.DurableConfig as { ExecutionTimeout?: number } | undefined)?.ExecutionTimeout,
+      durableTimeoutSeconds,
       logName: shortName(logicalId),
       environment: {
         // What Lambda's runtime puts in every function's environment.

@@ -4,6 +4,7 @@ import { type Clock, epochSeconds } from '../ports/clock.ts';
 import { type Config, DEPLOYMENT_SETTINGS } from '../ports/config.ts';
 import type { Notifier } from '../ports/notifier.ts';
 import type { Payments } from '../ports/payments.ts';
+import type { RunWorker } from '../ports/run-worker.ts';
 import type { Sandbox } from '../ports/sandbox.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { SecretVault } from '../ports/secret-vault.ts';
@@ -182,6 +183,19 @@ export function createAwsNotifier(config: Config): Notifier {
       checkUrl: (url) => checkAlertUrl(config, url),
       drain: async () => undefined,
     },
+  );
+}
+
+/** The run worker (ports/run-worker.ts), its Lambda client built on the first hand-over. */
+export function createLambdaRunWorker(config: Config, functionName: string): RunWorker {
+  return lazyPort<RunWorker>()(
+    async () => {
+      const { LambdaClient } = await import('@aws-sdk/client-lambda');
+      const { LambdaRunWorker } = await LAZY_MODULES.lambdaRunWorker();
+      return new LambdaRunWorker({ client: new LambdaClient({ region: config.awsRegion }), functionName });
+    },
+    ['start'],
+    {},
   );
 }
 

@@ -16,6 +16,7 @@ import {
   createAwsVault,
   createEcsServiceRunner,
   createEventBridgeScheduler,
+  createLambdaRunWorker,
   createS3Bundles,
   createStripePayments,
   sweepEcsRunObjects,
@@ -106,6 +107,13 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       logger,
       tracer,
     };
+    if (config.mode === 'aws' && config.runWorkerFunction) {
+      // Runs are handed to the run worker, a durable function, once admitted (docs/runs.md, "Long
+      // runs"): what their request did before is recorded in the store for it to carry on.
+      const { storeRunRecorder } = await LAZY_MODULES.storeRunRecorder();
+      deps.runRecorder = storeRunRecorder(deps);
+      deps.runWorker = createLambdaRunWorker(config, config.runWorkerFunction);
+    }
     if (config.mode === 'local') {
       // Runs keep their steps in the store, so that a restarted platform carries them on
       // (docs/runs.md, "Carried on"); on AWS that is the durable engine's.

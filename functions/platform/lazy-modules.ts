@@ -20,7 +20,10 @@ export const LAZY_MODULES = {
   pooledFetch: () => import('../adapters/llm/pooled-fetch.ts'),
   /** The local wiring of services to core's supervisor. */
   localSupervision: () => import('./local-supervision.ts'),
-  /** The store's recorder of runs' steps, which the local platform carries runs on with. */
+  /**
+   * The store's recorder of runs' steps: what the local platform carries runs on with, and on AWS
+   * what a run's starting request records before it hands the run to the run worker.
+   */
   storeRunRecorder: () => import('../core/runs/recorded-steps.ts'),
   dynamodbStore: () => import('../adapters/aws/dynamodb-store.ts'),
   s3Presign: () => import('../adapters/aws/s3-presign.ts'),
@@ -35,6 +38,8 @@ export const LAZY_MODULES = {
   ecsServiceRunner: () => import('../adapters/aws/ecs-service-runner.ts'),
   eventBridgeScheduler: () => import('../adapters/aws/eventbridge-scheduler.ts'),
   lambdaNotifier: () => import('../adapters/aws/lambda-notifier.ts'),
+  /** The run worker's client: hands runs over (docs/runs.md, "Long runs"). */
+  lambdaRunWorker: () => import('../adapters/aws/lambda-run-worker.ts'),
   /** The OpenTelemetry SDK's tracer (docs/traces.md): every function that runs calls. */
   otelTracer: () => import('../adapters/telemetry/otel-tracer.ts'),
   /** The OTLP exporters, only when the operator configured an endpoint. */
@@ -62,7 +67,6 @@ export const LAZY_GROUPS = {
     'localPayments',
     'pooledFetch',
     'localSupervision',
-    'storeRunRecorder',
   ],
   /** In every AWS bundle: the store, and bundle URL signing (no S3 client). */
   aws: ['dynamodbStore', 's3Presign'],
@@ -86,6 +90,8 @@ export const LAZY_GROUPS = {
   scheduler: ['eventBridgeScheduler'],
   /** The alert-delivery Lambda's client: modules that queue alerts. */
   alertsQueue: ['lambdaNotifier'],
+  /** Runs handed to the run worker, and the steps recorded before: modules that start runs. */
+  runs: ['storeRunRecorder', 'lambdaRunWorker'],
   /** The OpenTelemetry SDK and exporters: modules that run calls or manage services (docs/traces.md). */
   traces: ['otelTracer', 'otlpExport', 'xrayTransport'],
 } as const satisfies Record<string, readonly LazyModule[]>;

@@ -63,6 +63,9 @@ const settings = {
   // loopback (docs/deploy.md). No synthesized function carries it (test/cdk), so a real deployment
   // keeps those rules whole.
   emulatorLoopbackPorts: portList(),
+  // npm run start:emulated: the invocation timeout of the durable functions (the run worker's 900 s),
+  // shortened by a test so that a run outlives the invocation that first ran it (docs/deploy.md).
+  emulatorDurableTimeoutSeconds: int(1, 900).optional(),
   // npm run start:emulated: a DynamoDB Local already running (http://127.0.0.1:8000) to keep the
   // deployment's table on, instead of starting one of its own; the table is named for the data dir,
   // so several emulated deployments share one engine (docs/deploy.md).
@@ -160,6 +163,9 @@ const settings = {
   scheduleRoleArn: arn(),
   scheduleDlqArn: arn(),
   alertsFunction: z.string().min(1).max(256).optional(),
+  // Runs (docs/runs.md, "Long runs"; set by the stack): the run-worker durable function, by its
+  // alias (a durable function is invoked by a version or an alias), which runs a run to its end.
+  runWorkerFunction: z.string().min(1).max(256).optional(),
   // Always-on services (docs/services.md): the first restart backoff (doubling, capped at 30 s),
   // how long an app must stay up for its restart-failure counter to reset, and how long it may
   // take to listen on its port after starting.

@@ -6,6 +6,7 @@ import type { LlmGateway } from './llm-gateway.ts';
 import type { Notifier } from './notifier.ts';
 import type { Payments } from './payments.ts';
 import type { RunRecorder } from './run-steps.ts';
+import type { RunWorker } from './run-worker.ts';
 import type { Sandbox } from './sandbox.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { SecretVault } from './secret-vault.ts';
@@ -37,4 +38,9 @@ export interface CoreDeps {
    * runs"): the store, on the local platform. Absent: a run ends with the process that runs it.
    */
   runRecorder?: RunRecorder | undefined;
+  /**
+   * Where a run is handed over once admitted, to run to its end past the request that started it
+   * (ports/run-worker.ts): the run-worker durable function on AWS. Absent: it runs where it started.
+   */
+  runWorker?: RunWorker | undefined;
 }

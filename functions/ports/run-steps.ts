@@ -36,9 +36,14 @@ export interface RecordedRun {
 export interface RunRecorder {
   /**
    * The steps of the run `runId`, those it finished read back (none to read for a run that starts
-   * now: `fresh`); kept until `keepUntilMs` at least.
+   * now: `fresh`); kept until `keepUntilMs` at least. With `beyond`, the steps not recorded here
+   * are recorded there (the durable engine's), and none is written here.
    */
-  steps(runId: string, keepUntilMs: number, options?: { fresh?: boolean }): Promise<RunSteps>;
+  steps(
+    runId: string,
+    keepUntilMs: number,
+    options?: { fresh?: boolean; beyond?: RunSteps },
+  ): Promise<RunSteps>;
   /** The run is written and running: it is one to carry on if its process goes away. */
   opened(run: RecordedRun): Promise<void>;
   /** The run ended: none to carry on. */

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.ts';
@@ -109,6 +110,7 @@ describe('stateless stack: least privilege', () => {
       roleOf(stateless.functions.mcp),
       roleOf(stateless.functions['schedule-runs']),
       roleOf(stateless.schedules.fireFunction),
+      Stack.of(stateless.runs.worker).getLogicalId(stateless.runs.worker.role.node.defaultChild as never),
     ]);
     // The functions that manage services put and read the service launcher (docs/services.md).
     const serviceManagers = new Set([
@@ -361,6 +363,7 @@ describe('stateless stack: model provider keys (docs/deploy.md)', () => {
       fnId(stateless.functions.mcp),
       fnId(stateless.functions['schedule-runs']),
       fnId(stateless.schedules.fireFunction),
+      Stack.of(stateless.runs.worker).getLogicalId(stateless.runs.worker.function.node.defaultChild as never),
     ]);
     for (const [id, fn] of platformFunctions()) {
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -382,6 +385,7 @@ describe('stateless stack: model provider keys (docs/deploy.md)', () => {
         roleId(stateless.functions.mcp),
         roleId(stateless.functions['schedule-runs']),
         roleId(stateless.schedules.fireFunction),
+        Stack.of(stateless.runs.worker).getLogicalId(stateless.runs.worker.role.node.defaultChild as never),
       ].sort(),
     );
   });

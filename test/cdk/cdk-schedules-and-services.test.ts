@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
@@ -167,6 +168,8 @@ describe('stateless stack: schedule firing (docs/schedules.md)', () => {
         logicalId(stateless.functions['schedule-runs'].role),
         logicalId(firing.fireFunction.role),
         logicalId((stateless.services as ServiceHosting).eventsFunction.role),
+        // The run worker ends the runs it carries on (docs/runs.md, "Long runs").
+        Stack.of(stateless.runs.worker).getLogicalId(stateless.runs.worker.role.node.defaultChild as never),
       ].sort(),
     );
   });

@@ -137,8 +137,11 @@ describe('-c tracing=xray', () => {
   });
 
   test('adds no resource to the stateless stack (CloudFormation’s 500 are near: test/cdk/cdk.test.ts)', () => {
+    // A function version's logical id is a hash of its configuration, the tracing setting in it.
     const types = (t: typeof xray.template) =>
-      Object.entries(t?.Resources ?? {}).map(([id, r]) => `${id} ${r.Type}`);
+      Object.entries(t?.Resources ?? {}).map(
+        ([id, r]) => `${r.Type === 'AWS::Lambda::Version' ? id.replace(/[0-9a-f]{32}$/, '') : id} ${r.Type}`,
+      );
     assert.deepEqual(types(xray.template), types(byDefault.template));
   });
 });

@@ -141,8 +141,8 @@ describe('stateful stack: the bundle bucket', () => {
 describe('stateless stack: functions', () => {
   const functions = platformFunctions();
 
-  test('exactly one function per module, from functions/http/<module>.ts, plus the five jobs', () => {
-    assert.equal(functions.length, MODULES.length + 5);
+  test('exactly one function per module, from functions/http/<module>.ts, plus the six jobs', () => {
+    assert.equal(functions.length, MODULES.length + 6);
     const ids = new Set(MODULES.map(functionLogicalId));
     assert.equal(ids.size, MODULES.length);
     for (const id of ids) assert.equal(statelessJson.Resources[id]?.Type, 'AWS::Lambda::Function', id);
@@ -245,7 +245,7 @@ describe('deployability', () => {
     );
     assert.deepEqual(
       nested.map((n) => n.node.id),
-      ['SandboxStack', 'OperationsStack'],
+      ['SandboxStack', 'OperationsStack', 'RunsStack'],
     );
     for (const [path, n] of Object.entries(counts))
       assert.ok(n <= 300, `${path} has ${n} resources: ${JSON.stringify(counts)}`);

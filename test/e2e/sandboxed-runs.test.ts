@@ -8,6 +8,7 @@ import { DEFAULT_RUNNER_SIZE } from '../../functions/adapters/aws/fargate-size.t
 import type { TraceView } from '../../functions/core/traces/trace-schemas.ts';
 import { readEndpointsFile } from '../../functions/emulator/emulated-endpoints.ts';
 import { listFargateTasks } from '../../functions/emulator/fargate-usage.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { bundleOf } from '../helpers/bundles.ts';
 import { DEPLOYMENTS, type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
@@ -15,6 +16,7 @@ import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-ll
 import { joinWorkspace } from '../helpers/membership.ts';
 import { errorOf } from '../helpers/platform.ts';
 import { leakyToolScript, secretForms } from '../helpers/secret-forms.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 /**
  * User code in the sandbox over HTTP against both deployments: a tool agent (bubblewrap locally;
@@ -22,6 +24,9 @@ import { leakyToolScript, secretForms } from '../helpers/secret-forms.ts';
  * definition's runner under bubblewrap and moves the run through S3) and a managed tool-use loop
  * whose custom tool runs there too, with a workspace secret that must never come back.
  */
+
+/** The run worker's invocation timeout on the emulated deployment (its 900 s, shortened). */
+const WORKER_TIMEOUT_SECONDS = 6;
 
 type Envelope = { data: Record<string, unknown>; warnings: { code: string }[] };
 
@@ -53,6 +58,9 @@ for (const kind of DEPLOYMENTS) {
       d = await startDeployment(kind, {
         ANTHROPIC_API_KEY: 'sk-ant-test',
         ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+        // The run worker's invocations end after 6 s instead of 15 minutes (emulated only): a run
+        // here outlives the invocation that first ran it.
+        [ENV.emulatorDurableTimeoutSeconds]: String(WORKER_TIMEOUT_SECONDS),
       });
       const list = await d.request<{ workspaces: { id: string; slug: string }[] }>('GET', '/workspaces');
       ws = list.body.workspaces.find((w) => w.slug === 'local')?.id as string;
@@ -369,6 +377,61 @@ if (input.phase === 'leave') {
       const line = logs.body.logs.find((l) => l.request_id === requestId && l.message.startsWith('bash '));
       assert.match(line?.message ?? '', / → exit code 4 in \d+ ms$/);
       assert.equal(line?.level, 'error');
+    });
+
+    it('runs a loop started without waiting past the invocation that first ran it (emulated: the run worker timed out), without running its command or sending its first request again', {
+      timeout: 90_000,
+    }, async () => {
+      const made = await d.request('POST', '/agents?allow_no_secrets=true', {
+        body: {
+          name: 'tides',
+          type: 'agent',
+          description: 'Reads the tides for a while.',
+          supported_providers: ['anthropic'],
+          prompt_template: 'Read the tides.',
+          loop: { max_turns: 4 },
+        },
+      });
+      assert.equal(made.status, 201, made.text);
+      // Turn 1 runs a command whose output never comes out the same twice; turn 2's first answer
+      // takes longer than the worker's invocation may (locally it only waits), its second is quick.
+      const command = '(date +%s%N; od -An -N8 -tx8 /dev/urandom) | tr -d " \\n"';
+      let turn2 = 0;
+      fake.setResponder((call) => {
+        const [result] = call.toolResults ?? [];
+        if (!result) return { toolCalls: [{ name: 'bash', input: { command } }] };
+        const submit = { toolCalls: [{ name: 'submit_result', input: { reading: result.content } }] };
+        turn2++;
+        return turn2 === 1 ? { ...submit, delayMs: (WORKER_TIMEOUT_SECONDS + 4) * 1000 } : submit;
+      });
+      const started = await d.request<{ run_id: string }>('POST', '/local/tides/v1/run', {
+        body: {},
+        headers: { prefer: 'respond-async' },
+      });
+      assert.equal(started.status, 202, started.text);
+      const ended = await waitFor(
+        'the run to end',
+        async () => {
+          const run = await d.request<{ status: string; result: { body: Envelope } | null }>(
+            'GET',
+            `/runs/${started.body.run_id}`,
+          );
+          return run.body.status === 'running' ? undefined : run.body;
+        },
+        80_000,
+      );
+      assert.equal(ended.status, 'succeeded', `${JSON.stringify(ended)}\n${d.output().slice(-3000)}`);
+      const first = fake.calls[1]?.toolResults?.[0];
+      assert.ok(first && !first.isError, JSON.stringify(fake.calls[1]?.toolResults));
+      assert.equal(ended.result?.body.data.reading, first.content);
+      // Turn 1's request went once; on the emulated deployment turn 2's went again from the
+      // worker's next invocation, carrying the very output the command printed in the first one.
+      assert.equal(fake.calls.filter((c) => (c.toolResults ?? []).length === 0).length, 1);
+      if (kind === 'emulated') {
+        assert.equal(fake.calls.length, 3, d.output().slice(-3000));
+        assert.equal(await fake.calls[1]?.settled, 'disconnected', 'the first invocation was cut off');
+        assert.equal(fake.calls[2]?.toolResults?.[0]?.content, first.content);
+      } else assert.equal(fake.calls.length, 2);
     });
 
     it('hands out a public agent’s bundle through a download URL that serves its exact bytes', async () => {

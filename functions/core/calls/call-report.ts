@@ -17,6 +17,7 @@ import type { CallBasis, CallEvents, EngineOutcome } from './call-context.ts';
 import { type LineContent, outlineOf } from './call-log-lines.ts';
 import { timedByRequestId } from './call-time.ts';
 import { ComputeMeter } from './compute-meter.ts';
+import { heldSlots } from './held-slots.ts';
 import type { Admission } from './quotas.ts';
 import { TokenMeter } from './token-meter.ts';
 
@@ -43,6 +44,8 @@ export class CallReport {
   content: LineContent = 'outline';
   /** The slot outlives the record: released once the answer is delivered (holdSlotUntilDelivered). */
   private slotKept = false;
+  /** The call's run was handed to the run worker (handOver): its record is the worker's to write. */
+  private handedOver = false;
   /** Settles once the call has ended and its record's write has settled. */
   private readonly ended: Promise<void>;
   private markEnded!: () => void;
@@ -84,6 +87,17 @@ export class CallReport {
       await this.ended;
       await admission.release();
     });
+  }
+
+  /**
+   * The call's run went to the run worker (core/runs/run-hand-over.ts): it writes no record here,
+   * and leaves its slot held (the worker holds it again under the same lease) and its charge
+   * pending (settled with the worker's record). This process only stops ordering its search by it.
+   */
+  handOver(): void {
+    this.handedOver = true;
+    const lease = this.admission?.lease;
+    if (lease) heldSlots.release(this.call.auth.accountId, lease.slot);
   }
 
   /** The engine's run, as the record keeps it. */
@@ -153,7 +167,7 @@ export class CallReport {
       if (this.engine.logs.length > 0 && (await this.call.vault.isAgentWorkspace(deps)))
         this.content = 'whole';
     } finally {
-      const recorded = recordCall(deps, this, this.slotKept);
+      const recorded = this.handedOver ? Promise.resolve() : recordCall(deps, this, this.slotKept);
       void recorded.then(this.markEnded);
       if (waitUntil) waitUntil(recorded);
       else await recorded;

@@ -9,6 +9,7 @@ import { userSchemaValidator } from '../agents/user-schema-validator.ts';
 import { requireVisible } from '../agents/visibility.ts';
 import type { AuthContext } from '../api-keys/api-keys.ts';
 import { answerCallOutput } from '../payloads/output-answer.ts';
+import { RunHandedOver } from '../runs/run-hand-over.ts';
 import { type CallTrace, errorCode } from '../traces/call-trace.ts';
 import { startCallTrace } from '../traces/call-trace-start.ts';
 import { fileTypePolicy } from './accepted-file-types.ts';
@@ -58,6 +59,11 @@ export async function callAgent(deps: CoreDeps, auth: AuthContext, req: CallRequ
     if (trace) traceAnswer(response, trace);
     return response;
   } catch (err) {
+    // Handed to the run worker: what the call took is the worker's to carry on, not to give back.
+    if (err instanceof RunHandedOver) {
+      report.handOver();
+      throw err;
+    }
     const code = report.failed(err);
     await refundIfOwed(deps, report, code);
     if (trace) markTraced(err, trace.traceId);

@@ -59,6 +59,18 @@ export async function recordCallInput(
 }
 
 /**
+ * The run's recorded input, or undefined when it has none (a call with files, a code tool that
+ * orchestrates): read, never written here (a step that throws records nothing).
+ */
+export function recordedInput(steps: RunSteps): Promise<RecordedCallInput | undefined> {
+  return steps
+    .step<RecordedCallInput>(CALL_INPUT_STEP, async () => {
+      throw new Error('no input recorded');
+    })
+    .catch(() => undefined);
+}
+
+/**
  * chargeCall as the run's step `charge`. A first process that died after its charge was written
  * and before its step was leaves the charge's guard: the replay's charge finds it and takes
  * nothing, and the call is billed what that one took.

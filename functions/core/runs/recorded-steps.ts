@@ -1,14 +1,15 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import type { RunRecorder, RunSteps } from '../../ports/run-steps.ts';
 import { cond, queryAll } from '../../ports/store.ts';
-import { ITEM_PAYLOAD_BYTES, loadPayloadJson, payloadKey, storePayload } from '../payloads/payload-store.ts';
 import { openRunEntity, openRunKeys } from './open-run-record.ts';
 import { runStepEntity, runStepKeys } from './run-step-record.ts';
+import { decodeOutcome, encodeOutcome } from './step-outcomes.ts';
 
 /**
  * The platform's own RunRecorder (ports/run-steps.ts), over the store: what the local platform
- * carries runs on with after a restart (edge/run-resume.ts). On AWS that is to be the durable
- * engine's (docs/decisions.md, "Long runs").
+ * carries runs on with after a restart (edge/run-resume.ts). On AWS it holds what the request that
+ * started a run recorded before handing it to the run worker; the worker's own steps are the
+ * durable engine's (docs/decisions.md, "Long runs").
  */
 export function storeRunRecorder(deps: CoreDeps): RunRecorder {
   return {
@@ -30,43 +31,50 @@ export function storeRunRecorder(deps: CoreDeps): RunRecorder {
   };
 }
 
+export interface StepsOptions {
+  /** A run that starts now: none to read back. */
+  fresh?: boolean;
+  /**
+   * Where the steps the store does not hold are recorded instead: the durable engine's, for a run
+   * the run worker carries on (functions/jobs/run-worker.ts). The store then holds only what the
+   * request that started the run recorded before handing it over (its input, admission, charge
+   * and credential), and is not written.
+   */
+  beyond?: RunSteps;
+}
+
 /**
  * A run's steps over the store: those it finished read once, at the start of a (re)play, and each
  * new one written as it finishes. One process runs a run at a time (the one that started it, or
  * the one that carried it on), so a step is written once, with `notExists`: a second writer is a
- * fault, not a race to settle. An outcome over ITEM_PAYLOAD_BYTES of JSON goes to the bundle store.
+ * fault, not a race to settle. A large outcome goes to the bundle store (step-outcomes.ts).
  */
 export async function recordedSteps(
   deps: CoreDeps,
   runId: string,
   keepUntilMs: number,
-  { fresh = false }: { fresh?: boolean } = {},
+  { fresh = false, beyond }: StepsOptions = {},
 ): Promise<RunSteps> {
   const items = fresh ? [] : await queryAll(deps.store, { pk: runStepKeys.ofRun(runId) });
   const finished = new Map<string, unknown>();
   await Promise.all(
     items.map(async (item) => {
       const step = runStepEntity.fromItem(item);
-      const json =
-        step.outcome ?? (step.outcome_ref ? await loadPayloadJson(deps, step.outcome_ref) : 'null');
-      finished.set(step.name, JSON.parse(json));
+      const encoded = step.outcome !== null ? { json: step.outcome } : { ref: step.outcome_ref };
+      finished.set(step.name, await decodeOutcome(deps, encoded));
     }),
   );
   return {
     async step<T>(name: string, fn: () => Promise<T>): Promise<T> {
       if (finished.has(name)) return finished.get(name) as T;
-      const outcome = await fn();
-      // What a replay answers is the outcome through JSON: so does this run, to go on alike.
-      const json = JSON.stringify(outcome ?? null);
-      const large = Buffer.byteLength(json) > ITEM_PAYLOAD_BYTES;
-      const key = payloadKey('run-steps', runId, Buffer.from(name).toString('base64url'));
-      const ref = large ? await storePayload(deps, key, json, keepUntilMs) : undefined;
+      if (beyond) return beyond.step(name, fn);
+      const { json, encoded } = await encodeOutcome(deps, { runId, name, keepUntilMs }, await fn());
       await deps.store.put(
         runStepEntity.toItem({
           run_id: runId,
           name,
-          outcome: large ? null : json,
-          ...(ref ? { outcome_ref: ref } : {}),
+          outcome: encoded.json ?? null,
+          ...(encoded.ref ? { outcome_ref: encoded.ref } : {}),
           expires_ms: keepUntilMs,
         }),
         { condition: cond.notExists() },

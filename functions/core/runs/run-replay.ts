@@ -5,7 +5,7 @@ import { accountKeys } from '../accounts/account-keys.ts';
 import { apiKeyEntity, apiKeyKeys } from '../api-keys/api-key-items.ts';
 import { type AuthContext, authContextOf } from '../api-keys/api-keys.ts';
 import type { CallRequest } from '../calls/call-context.ts';
-import { CALL_INPUT_STEP, type RecordedCallInput } from '../calls/recorded-call.ts';
+import { recordedInput } from '../calls/recorded-call.ts';
 import type { CallRunRecord } from './call-run-record.ts';
 
 /*
@@ -27,12 +27,7 @@ export async function replayedCall(
 ): Promise<{ auth: AuthContext; request: CallRequest } | NotReplayable> {
   const deadlineMs = Date.parse(run.deadline_at);
   if (deadlineMs <= deps.clock.now().getTime()) return 'deadline passed';
-  // Read, never written here: a step that throws records nothing.
-  const recorded = await steps
-    .step<RecordedCallInput>(CALL_INPUT_STEP, async () => {
-      throw new Error('no input recorded');
-    })
-    .catch(() => undefined);
+  const recorded = await recordedInput(steps);
   if (!recorded) return 'no input recorded';
   const keyItem = await deps.store.get(apiKeyKeys.ofAccount(run.account_id, run.key_id));
   const accountItem = keyItem && (await deps.store.get(accountKeys.account(run.account_id)));
