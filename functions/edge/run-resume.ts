@@ -101,7 +101,7 @@ async function resumeRun(
   const started = await runThrough(
     deps,
     { requestId: record.request_id, onDelivered },
-    (stream, signal) => callAgent(deps, auth, { ...request, stream, signal, steps }),
+    (stream, signal) => callAgent(deps, auth, { ...request, run: true, stream, signal, steps }),
     steps,
     {
       // The run is there: its record stays as its first process wrote it, its log goes on.

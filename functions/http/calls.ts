@@ -64,6 +64,7 @@ export const operations: Operations<'calls'> = {
           stream,
           signal,
           steps,
+          run: true,
         }),
       );
       return answer instanceof Response

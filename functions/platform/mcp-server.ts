@@ -178,6 +178,7 @@ async function startTask(
         stream,
         signal,
         steps,
+        run: true,
       }),
     );
   } catch (err) {

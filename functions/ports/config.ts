@@ -137,6 +137,9 @@ const settings = {
   // A streamed call's cap (docs/calls.md, "Streamed calls"): in AWS its integration streams, so it is
   // not held to API Gateway's buffered limit; set by the stack on the calls function.
   maxStreamedCallSeconds: int(1, 300).default(300),
+  // A run's cap (a call started with Prefer: respond-async, or an MCP task; docs/runs.md): the
+  // deployment's bound over the agent's run_timeout_seconds and the caller's tier.
+  maxRunSeconds: int(1, 3600).default(3600),
   ...traceSettings,
   ...sandboxSettings,
   secretsPrefix: z

@@ -39,6 +39,7 @@ export const ENV = {
   maxUnreadBytes: 'PLATFORM_MAX_UNREAD_BYTES',
   maxCallSeconds: 'PLATFORM_MAX_CALL_SECONDS',
   maxStreamedCallSeconds: 'PLATFORM_MAX_STREAMED_CALL_SECONDS',
+  maxRunSeconds: 'PLATFORM_MAX_RUN_SECONDS',
   traces: 'PLATFORM_TRACES',
   tracesExport: 'PLATFORM_TRACES_EXPORT',
   otelTracesExporter: 'OTEL_TRACES_EXPORTER',

@@ -2,7 +2,7 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { MAX_RUN_SECONDS } from '../../functions/core/runs/run-limits.ts';
+import { MAX_RUN_TIMEOUT_SECONDS } from '../../functions/core/agents/manifest-limits.ts';
 import { ENV } from '../../functions/shared/env-names.ts';
 import { acknowledge, cdkNagName } from '../acknowledge.ts';
 import { JOB_ACCESS } from '../module-access.ts';
@@ -30,7 +30,7 @@ const INVOCATION_SECONDS = 900;
  * The run worker (docs/runs.md, "Long runs"): a Lambda durable function
  * (functions/jobs/run-worker.ts) that runs a run to its end once the request that started it
  * handed it over, one durable execution per run. Its execution lasts up to the longest run
- * (MAX_RUN_SECONDS) and an invocation's length more (a replay after the last invocation timed
+ * (MAX_RUN_TIMEOUT_SECONDS) and an invocation's length more (a replay after the last invocation timed
  * out); its steps are checkpointed by Lambda, kept a day after the run ends (a run's record, not
  * its checkpoints, is what its caller reads). It is invoked by its alias, which follows the
  * current version; the functions that start runs may invoke that alias and nothing else of it.
@@ -52,7 +52,7 @@ export class RunWorker extends Construct {
         timeout: Duration.seconds(INVOCATION_SECONDS),
         memorySize: AGENT_RUNNER_MEMORY_MB,
         durableConfig: {
-          executionTimeout: Duration.seconds(MAX_RUN_SECONDS + INVOCATION_SECONDS),
+          executionTimeout: Duration.seconds(MAX_RUN_TIMEOUT_SECONDS + INVOCATION_SECONDS),
           retentionPeriod: Duration.days(1),
         },
       },

@@ -286,6 +286,28 @@ describe('manifest: behaviour fields', () => {
     assert.equal(ok({ ...tool, run_mode: 'always_on', timeout_seconds: 0 }).timeout_seconds, 0);
   });
 
+  it('run_timeout_seconds: 1-3600, absent unless given, refused for always-on agents', () => {
+    const long = ok({ ...prompt, run_timeout_seconds: 3600 });
+    assert.equal(long.run_timeout_seconds, 3600);
+    // Not the request timeout: that stays within the spec's 300 s.
+    assert.equal(long.timeout_seconds, 300);
+    assert.equal('run_timeout_seconds' in ok(prompt), false);
+    assertIssue(
+      { ...prompt, run_timeout_seconds: 3601 },
+      'run_timeout_seconds',
+      'at most 3600 (platform maximum)',
+    );
+    assertIssue({ ...prompt, run_timeout_seconds: 0 }, 'run_timeout_seconds', 'at least 1');
+    assertIssue({ ...prompt, run_timeout_seconds: 90.5 }, 'run_timeout_seconds', 'integer');
+    assertIssue(
+      { ...tool, run_mode: 'always_on', run_timeout_seconds: 600 },
+      'run_timeout_seconds',
+      'not allowed for always-on agents',
+    );
+    // A normalised manifest parses again.
+    assert.deepEqual(ok(long), long);
+  });
+
   it('skills cannot run', () => {
     const skill = { name: 'tone', type: 'skill', description: 'Tone', supported_providers: ['any'] };
     assertIssue({ ...skill, runtime: { command: 'x' } }, 'runtime', 'not allowed for skills');

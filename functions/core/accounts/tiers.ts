@@ -6,6 +6,12 @@ export interface TierLimits {
   concurrentRequests: number;
   sandboxDailyCalls: number;
   sandboxMaxTimeoutSeconds: number;
+  /**
+   * The longest a run (a call started with `Prefer: respond-async`, or an MCP task) of a caller of
+   * this tier may last, whatever its agent's run_timeout_seconds (docs/runs.md, "How long a run
+   * lasts"). Not the request timeout, which the spec caps at 300 s.
+   */
+  runMaxSeconds: number;
   /** The most vCPUs and MiB an agent published by an account of this tier may declare (manifest `sandbox`). */
   sandboxMaxCpu: number;
   sandboxMaxMemoryMb: number;
@@ -28,7 +34,8 @@ export interface TierLimits {
  * "custom"; the other Team and Enterprise values are our defaults (docs/decisions.md). The spec
  * shows no limit of workspaces, invitations or requests a minute: ours bound what one account may
  * make and take (without them one free account could make 2,000 workspaces and 2,000 invitations
- * in 10 s: docs/limits.md).
+ * in 10 s: docs/limits.md). Nor of a run's length: ours lets a paid tier's run last an hour, and a
+ * free one's the 300 s of any call (docs/limits.md, "Runs").
  */
 export const TIER_LIMITS: Record<Tier, TierLimits> = {
   free: {
@@ -38,6 +45,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     concurrentRequests: 10,
     sandboxDailyCalls: 50,
     sandboxMaxTimeoutSeconds: 30,
+    runMaxSeconds: 300,
     scheduling: false,
     services: 0,
     instancesPerService: 0,
@@ -52,6 +60,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     concurrentRequests: 50,
     sandboxDailyCalls: 500,
     sandboxMaxTimeoutSeconds: 300,
+    runMaxSeconds: 3_600,
     scheduling: true,
     services: 5,
     instancesPerService: 3,
@@ -66,6 +75,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     concurrentRequests: 100,
     sandboxDailyCalls: 2_500,
     sandboxMaxTimeoutSeconds: 300,
+    runMaxSeconds: 3_600,
     scheduling: true,
     services: 20,
     instancesPerService: 10,
@@ -80,6 +90,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
     concurrentRequests: 500,
     sandboxDailyCalls: 10_000,
     sandboxMaxTimeoutSeconds: 300,
+    runMaxSeconds: 3_600,
     scheduling: true,
     services: 100,
     instancesPerService: 20,

@@ -7,6 +7,7 @@ import {
   DEFAULT_PER_CALL_DOWNSTREAM_CAP,
   MAX_HOPS_LIMIT,
   MAX_PRICE_CREDITS,
+  MAX_RUN_TIMEOUT_SECONDS,
   MAX_TIMEOUT_MS,
   MAX_TIMEOUT_SECONDS,
   MAX_TURNS_LIMIT,
@@ -159,6 +160,11 @@ export const baseSchema = z.strictObject({
     .regex(ENDPOINT_PATTERN, 'must be 1 to 64 lowercase letters, digits, hyphens and underscores')
     .default('run'),
   timeout_seconds: int(0, MAX_TIMEOUT_SECONDS, ' (platform maximum)').optional(),
+  run_timeout_seconds: int(1, MAX_RUN_TIMEOUT_SECONDS, ' (platform maximum)')
+    .optional()
+    .describe(
+      "How long a run of the agent (a call with Prefer: respond-async, or an MCP task) may last, in seconds; default timeout_seconds, within the caller's tier (docs/runs.md)",
+    ),
   tags: z.array(text(50)).max(20, 'must have at most 20 items').default([]),
   is_public: z.boolean().optional(),
   default_models: z

@@ -7,6 +7,11 @@ export const BUILT_IN_TOOLS = ['bash', 'read_file', 'write_file', 'list_files', 
 
 export const DEFAULT_TIMEOUT_SECONDS = 300;
 export const MAX_TIMEOUT_SECONDS = 300;
+/**
+ * A run's own limit (manifest run_timeout_seconds): a run is not a request, so the spec's 300 s cap
+ * of timeout_seconds is not its; the caller's tier and the deployment bound it further.
+ */
+export const MAX_RUN_TIMEOUT_SECONDS = 3600;
 export const DEFAULT_MAX_TURNS = 25;
 export const MAX_TURNS_LIMIT = 50;
 export const MAX_HOPS_LIMIT = 10;

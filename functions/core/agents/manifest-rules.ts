@@ -74,6 +74,13 @@ export function checkRules(
       add('timeout_seconds', 'must be 0 for always-on agents (they have no request timeout)', ['run_mode']);
     }
   }
+  if (runMode === 'always_on' && m.run_timeout_seconds !== undefined) {
+    add(
+      'run_timeout_seconds',
+      'is not allowed for always-on agents (they are not called, so never run as runs)',
+      ['run_mode'],
+    );
+  }
 
   checkProviders(m, add, type, engine);
 

@@ -49,6 +49,8 @@ function normalise(m: BaseManifest) {
     ...(engine === 'managed_loop' ? { loop: m.loop ?? { max_turns: DEFAULT_MAX_TURNS } } : {}),
     default_endpoint: m.default_endpoint,
     timeout_seconds: m.timeout_seconds ?? (alwaysOn ? 0 : DEFAULT_TIMEOUT_SECONDS),
+    // Absent unless given: a run then lasts timeout_seconds, as the version has it (calls/deadline.ts).
+    ...(m.run_timeout_seconds !== undefined ? { run_timeout_seconds: m.run_timeout_seconds } : {}),
     tags: [...new Set(m.tags)],
     is_public: m.is_public ?? orchestration?.visibility === 'public',
     default_models: m.default_models as Partial<Record<(typeof PROVIDERS)[number], string>>,

@@ -62,6 +62,12 @@ export interface CallRequest {
   /** Aborted when the caller is gone (a streamed call's client hung up): the call ends at once. */
   signal?: AbortSignal | undefined;
   /**
+   * A run (`Prefer: respond-async`, or an MCP task; docs/runs.md): its deadline is a run's, by the
+   * agent's run_timeout_seconds and the caller's tier (deadline.ts callSeconds), not a streamed call's.
+   * Its caller sets it where the run's call is made, a run carried on after a restart included.
+   */
+  run?: boolean | undefined;
+  /**
    * A run's steps (ports/run-steps.ts; docs/runs.md, "Carried on"): its input, admission, charge
    * and engine's steps are recorded there, and a replay of the call reads back those it finished.
    */

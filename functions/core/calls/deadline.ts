@@ -6,8 +6,10 @@
  * by hand), so an instant crosses from one to the other by the time it has left, never as a value.
  */
 import type { Clock } from '../../ports/clock.ts';
+import type { Tier } from '../../ports/config.ts';
 import type { CoreDeps } from '../../ports/core-deps.ts';
 import { invalidInput, PlatformError } from '../../shared/errors.ts';
+import { TIER_LIMITS } from '../accounts/tiers.ts';
 import type { AgentVersion } from '../agents/agent-record.ts';
 
 /** The platform's cap on a call's run time (spec "Limits": maximum 300 s, platform-enforced). */
@@ -50,26 +52,53 @@ export class Deadline {
   }
 }
 
+/** What a call's deadline is counted for: each kind has its own cap. */
+export interface CallKind {
+  /** A streamed call (docs/calls.md, "Streamed calls"): not held to API Gateway's buffered limit. */
+  streamed?: boolean | undefined;
+  /**
+   * A run (Prefer: respond-async, or an MCP task; docs/runs.md): its own limit, which the caller's
+   * tier bounds. Takes precedence over `streamed` (a run opens its events as a streamed call does).
+   */
+  run?: boolean | undefined;
+  /** The caller's tier (AuthContext.tier). */
+  tier: Tier;
+}
+
 /**
- * The earliest of the agent's timeout (manifest timeout_seconds, capped at 300 s, and in AWS at
- * PLATFORM_MAX_CALL_SECONDS, just under API Gateway's buffered integration timeout, or for a streamed
- * call PLATFORM_MAX_STREAMED_CALL_SECONDS; always-on agents, whose
- * timeout is 0, get the cap) and the caller's X-Platform-Deadline-Ms.
+ * How many seconds a call of `agent` may run, before the caller's X-Platform-Deadline-Ms.
+ *
+ * A call: the agent's timeout_seconds, capped at 300 s, and in AWS at PLATFORM_MAX_CALL_SECONDS,
+ * just under API Gateway's buffered integration timeout, or for a streamed call at
+ * PLATFORM_MAX_STREAMED_CALL_SECONDS (always-on agents, whose timeout is 0, get the cap).
+ *
+ * A run: the agent's run_timeout_seconds (else its timeout_seconds), capped by the caller's tier
+ * (TIER_LIMITS runMaxSeconds: an hour for paid tiers) and PLATFORM_MAX_RUN_SECONDS. The spec's 300 s
+ * is the request timeout's; a run is not a request, and a durable engine carries it on.
  */
+export function callSeconds(deps: CoreDeps, agent: AgentVersion, kind: CallKind): number {
+  const { timeout_seconds, run_timeout_seconds } = agent.manifest;
+  if (kind.run) {
+    const cap = Math.min(TIER_LIMITS[kind.tier].runMaxSeconds, deps.config.maxRunSeconds);
+    return Math.min(run_timeout_seconds ?? (timeout_seconds || cap), cap);
+  }
+  // A streamed call's answer is not buffered by API Gateway: its own cap (300 s unless set).
+  const cap = Math.min(
+    MAX_CALL_SECONDS,
+    kind.streamed ? deps.config.maxStreamedCallSeconds : deps.config.maxCallSeconds,
+  );
+  return Math.min(timeout_seconds || cap, cap);
+}
+
+/** The earlier of the call's own time (callSeconds) and the caller's X-Platform-Deadline-Ms. */
 export function callDeadline(
   deps: CoreDeps,
   agent: AgentVersion,
   header: string | undefined,
-  streamed = false,
+  kind: CallKind,
 ): Deadline {
   const now = deps.clock.now().getTime();
-  // A streamed call's answer is not buffered by API Gateway: its own cap (300 s unless set).
-  const cap = Math.min(
-    MAX_CALL_SECONDS,
-    streamed ? deps.config.maxStreamedCallSeconds : deps.config.maxCallSeconds,
-  );
-  const seconds = Math.min(agent.manifest.timeout_seconds || cap, cap);
-  const deadline = Deadline.in(deps.clock, seconds * 1000);
+  const deadline = Deadline.in(deps.clock, callSeconds(deps, agent, kind) * 1000);
   if (header === undefined) return deadline;
   if (!/^\d{1,16}$/.test(header.trim())) {
     throw invalidInput([{ field: 'header.x-platform-deadline-ms', message: 'must be epoch milliseconds' }]);
@@ -78,6 +107,20 @@ export function callDeadline(
   if (callerDeadline <= now)
     throw new PlatformError('TIMEOUT', 'X-Platform-Deadline-Ms is already in the past');
   return deadline.earlier(Deadline.atPlatformTime(deps.clock, callerDeadline));
+}
+
+/**
+ * A run that cannot be carried on whole (a call with files, whose input is not recorded; an agent
+ * that recorded-call.ts carriedOnWhole refuses) runs only where it started, as a streamed call
+ * does: its deadline is held to the streamed call's, counted from when the call began.
+ */
+export function uncarriedRunDeadline(
+  deps: CoreDeps,
+  call: { agent: AgentVersion; auth: { tier: Tier }; startedMs: number; deadline: Deadline },
+): Deadline {
+  const seconds = callSeconds(deps, call.agent, { streamed: true, tier: call.auth.tier });
+  const streamed = Deadline.in(deps.clock, seconds * 1000 - (Date.now() - call.startedMs));
+  return call.deadline.earlier(streamed);
 }
 
 /** The abort reason of a call whose caller hung up (a streamed call's client went away). */

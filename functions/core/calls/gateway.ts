@@ -29,7 +29,7 @@ import { CallReport } from './call-report.ts';
 import { callTime } from './call-time.ts';
 import { CallVault } from './call-vault.ts';
 import { runCodeRuntime } from './code-runtime.ts';
-import { CALLER_GONE, CANCELLED, callDeadline, raceDeadline } from './deadline.ts';
+import { CALLER_GONE, CANCELLED, callDeadline, raceDeadline, uncarriedRunDeadline } from './deadline.ts';
 import { requireTemplateValues, runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 import { checkSubCall, orchestrationFor } from './orchestration.ts';
@@ -115,6 +115,9 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
     fileTypePolicy(agent),
   );
   report.onEnd(cleanup);
+  // A run not carried on keeps a streamed call's cap (docs/runs.md): its files are known only now.
+  if (request.run && (files.length > 0 || !carriedOnWhole(agent)))
+    call.deadline = uncarriedRunDeadline(deps, call);
   // Checked before admission: a call refused for its input counts against no quota.
   const warnings = await validateInput(agent, input);
   requirePromptValues(agent, input, files.length > 0);
@@ -191,12 +194,11 @@ async function runPrepared(deps: CoreDeps, report: CallReport, call: CallContext
 async function prepareCall(deps: CoreDeps, basis: CallBasis): Promise<CallContext> {
   const { auth, agent } = basis;
   requireBundle(agent);
-  let deadline = callDeadline(
-    deps,
-    agent,
-    basis.request.headers('x-platform-deadline-ms'),
-    basis.request.stream !== undefined,
-  );
+  let deadline = callDeadline(deps, agent, basis.request.headers('x-platform-deadline-ms'), {
+    streamed: basis.request.stream !== undefined,
+    run: basis.request.run,
+    tier: auth.tier,
+  });
   if (auth.service) {
     deadline = checkSubCall(deps, auth.service, agent, deadline);
     if (auth.serviceKeyHash) await countSubCall(deps, auth.serviceKeyHash);

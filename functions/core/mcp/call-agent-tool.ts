@@ -31,6 +31,8 @@ export function callAgentTool(
     signal?: AbortSignal | undefined;
     /** A task's run's steps (CallRequest.steps). */
     steps?: RunSteps | undefined;
+    /** A task's call: its deadline is a run's (CallRequest.run). */
+    run?: boolean | undefined;
   },
 ): Promise<CallResponse> {
   const { events } = call;
@@ -45,6 +47,6 @@ export function callAgentTool(
     headers: call.headers,
     requestId: call.requestId,
     gatewayRequestId: call.gatewayRequestId,
-    ...(stream ? { stream, signal: call.signal, steps: call.steps } : {}),
+    ...(stream ? { stream, signal: call.signal, steps: call.steps, run: call.run } : {}),
   });
 }

@@ -5582,6 +5582,8 @@ export interface operations {
                     /** @default run */
                     default_endpoint?: string;
                     timeout_seconds?: number;
+                    /** @description How long a run of the agent (a call with Prefer: respond-async, or an MCP task) may last, in seconds; default timeout_seconds, within the caller's tier (docs/runs.md) */
+                    run_timeout_seconds?: number;
                     /** @default [] */
                     tags?: string[];
                     is_public?: boolean;
@@ -6305,6 +6307,8 @@ export interface operations {
                     /** @default run */
                     default_endpoint?: string;
                     timeout_seconds?: number;
+                    /** @description How long a run of the agent (a call with Prefer: respond-async, or an MCP task) may last, in seconds; default timeout_seconds, within the caller's tier (docs/runs.md) */
+                    run_timeout_seconds?: number;
                     /** @default [] */
                     tags?: string[];
                     is_public?: boolean;
