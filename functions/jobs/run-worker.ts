@@ -22,8 +22,8 @@ let deps: Promise<Deps> | undefined;
 export const handler = withDurableExecution(async (event: RunWorkerEvent, context: DurableContext) => {
   deps ??= createDeps(processConfig());
   const d = await deps;
-  // The store's recorder: what the starting request recorded, and the run's open entry.
-  d.runRecorder ??= storeRunRecorder(d);
+  // The store's recorder: what the starting request recorded (no open entries on AWS: deps.ts).
+  d.runRecorder ??= storeRunRecorder(d, { openEntries: false });
   if (typeof event?.run_id !== 'string' || typeof event.account_id !== 'string') {
     d.logger.error('run worker event malformed; dropped', { event: JSON.stringify(event).slice(0, 200) });
     return { left: 'malformed' };

@@ -111,7 +111,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       // Runs are handed to the run worker, a durable function, once admitted (docs/runs.md, "Long
       // runs"): what their request did before is recorded in the store for it to carry on.
       const { storeRunRecorder } = await LAZY_MODULES.storeRunRecorder();
-      deps.runRecorder = storeRunRecorder(deps);
+      deps.runRecorder = storeRunRecorder(deps, { openEntries: false });
       deps.runWorker = createLambdaRunWorker(config, config.runWorkerFunction);
     }
     if (config.mode === 'local') {

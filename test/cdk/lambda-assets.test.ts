@@ -184,8 +184,8 @@ describe('the synthesized Lambda assets load as Lambda loads them', () => {
     assert.deepEqual(failures, []);
     assert.equal(
       runners,
-      5,
-      'calls, mcp, schedule-runs, schedule-fire and the warm pool’s refill carry the runner',
+      6,
+      'calls, mcp, schedule-runs, schedule-fire, the run worker and the warm pool’s refill carry the runner',
     );
     assert.equal(serviceManagers, 2, 'services and service-events carry the service programs');
   });

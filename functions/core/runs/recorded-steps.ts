@@ -10,15 +10,22 @@ import { decodeOutcome, encodeOutcome } from './step-outcomes.ts';
  * carries runs on with after a restart (edge/run-resume.ts). On AWS it holds what the request that
  * started a run recorded before handing it to the run worker; the worker's own steps are the
  * durable engine's (docs/decisions.md, "Long runs").
+ *
+ * `openEntries`: whether it keeps an entry for each run opened and not ended, which a restarted
+ * local platform reads to find the runs to carry on. On AWS nothing reads them (the durable
+ * engine knows its executions), so none is written: two writes a run less, on one partition.
  */
-export function storeRunRecorder(deps: CoreDeps): RunRecorder {
+export function storeRunRecorder(
+  deps: CoreDeps,
+  { openEntries = true }: { openEntries?: boolean } = {},
+): RunRecorder {
   return {
     steps: (runId, keepUntilMs, options) => recordedSteps(deps, runId, keepUntilMs, options),
     async opened(run) {
-      await deps.store.put(openRunEntity.toItem(run));
+      if (openEntries) await deps.store.put(openRunEntity.toItem(run));
     },
     async ended(run) {
-      await deps.store.delete({ pk: openRunKeys.all(), sk: openRunKeys.sk(run.run_id) });
+      if (openEntries) await deps.store.delete({ pk: openRunKeys.all(), sk: openRunKeys.sk(run.run_id) });
       // Its steps hold its input, its model's answers and its tools' results: once it has ended
       // nothing carries it on, so they go now, not with their expiry (large ones: the sweep's).
       const steps = await queryAll(deps.store, { pk: runStepKeys.ofRun(run.run_id) });
