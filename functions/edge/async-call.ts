@@ -11,6 +11,7 @@ import { sendRunWebhook } from '../core/runs/run-webhook.ts';
 import { routes } from '../platform/routes.ts';
 import type { CoreDeps } from '../ports/core-deps.ts';
 import type { RunSteps } from '../ports/run-steps.ts';
+import { PlatformError } from '../shared/errors.ts';
 import { jsonAnswer } from './answers.ts';
 import { errorEnvelope } from './error-answer.ts';
 import { mappedError } from './error-mapping.ts';
@@ -104,20 +105,22 @@ export async function startRun(
 /**
  * Hands the run to the run worker (ports/run-worker.ts), where there is one and the run can be
  * made again from its steps (its input recorded: no files, not a code tool that orchestrates):
- * whether it did. A hand-over that fails leaves the run here, to run within this process's time.
+ * whether it did (`refused`: it could not be, and the run fails, refunded, its slot freed).
  */
 async function handOver(
   deps: CoreDeps,
   record: CallRunRecord,
   steps: RunSteps | undefined,
-): Promise<boolean> {
+): Promise<boolean | 'refused'> {
   if (!deps.runWorker || !steps || !(await recordedInput(steps))) return false;
   try {
+    // The Lambda client's own retries are in it (throttling, a lost answer).
     await deps.runWorker.start(record);
     return true;
   } catch (err) {
-    deps.logger.warn('run not handed over; it runs here', { run_id: record.run_id, error: String(err) });
-    return false;
+    // Not run here instead: its deadline is a run's, past what this function may live.
+    deps.logger.error('run not handed over', { run_id: record.run_id, error: String(err) });
+    return 'refused';
   }
 }
 
@@ -126,7 +129,9 @@ async function handOver(
  * whether it was handed over to the run worker (then it runs there, not here).
  */
 export interface RunOpening {
-  open(call: CallContext): Promise<{ record: CallRunRecord; log: RunEventLog; handedOver?: boolean }>;
+  open(
+    call: CallContext,
+  ): Promise<{ record: CallRunRecord; log: RunEventLog; handedOver?: boolean | 'refused' }>;
 }
 
 /**
@@ -151,7 +156,7 @@ export function runThrough(
       // fails its call before anything runs, refunded, and answered as that failure.
       async open(headers, context) {
         const { record, log, handedOver } = await opening.open(context);
-        if (handedOver) {
+        if (handedOver === true) {
           // Answered as started; the call stops here and the worker runs it (run-hand-over.ts).
           resolve({ record, headers });
           throw new RunHandedOver(record.run_id);
@@ -159,6 +164,13 @@ export function runThrough(
         const unwatch = watchCancel(deps, record, () => stopped.abort(CANCELLED));
         opened = { record, log, unwatch };
         resolve({ record, headers });
+        if (handedOver === 'refused') {
+          // Answered as started, and ended as failed before anything ran (refunded: nothing went
+          // out), so that it neither holds its slot nor waits for its deadline to be read.
+          throw new PlatformError('INTERNAL_ERROR', 'The run could not be started; try again');
+        }
+        // A cancel asked for before this process took the run (the run worker's, after a hand-over).
+        if (record.cancel_requested_at) stopped.abort(CANCELLED);
         host.onDelivered?.(() => ended);
         // What a streamed call would send its client goes to the run's events (docs/runs.md).
         return log.events();

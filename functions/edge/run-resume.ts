@@ -1,4 +1,5 @@
 import { callAgent } from '../core/calls/gateway.ts';
+import { spreadRetries } from '../core/revision.ts';
 import { callRunEntity, callRunKeys, ENDED_STATUSES, runExpiresAtMs } from '../core/runs/call-run-record.ts';
 import { RunEventLog } from '../core/runs/run-event-log.ts';
 import { replayedCall } from '../core/runs/run-replay.ts';
@@ -60,14 +61,21 @@ export async function carryOnRun(
   beyond: RunSteps,
 ): Promise<{ ended: true } | { left: string }> {
   let ended: Promise<unknown> | undefined;
-  const outcome = await resumeRun(
-    deps,
-    open,
-    (run) => {
-      ended = run();
-    },
-    beyond,
-  ).catch((err: unknown) => String(err));
+  const onDelivered = (run: () => Promise<unknown>) => {
+    ended = run();
+  };
+  let outcome: Awaited<ReturnType<typeof resumeRun>> | undefined;
+  // What throws here is the store or a client failing before the run's engine starts (its steps
+  // so far are the store's: none of the engine's is asked for before the run opens), so the start
+  // is tried again, as the local platform's next start would.
+  for (let attempt = 0; outcome === undefined; attempt++) {
+    outcome = await resumeRun(deps, open, onDelivered, beyond).catch(async (err: unknown) => {
+      if (attempt + 1 >= CARRY_ON_ATTEMPTS) return `not started: ${String(err)}`;
+      deps.logger.warn('run not started yet; trying again', { run_id: open.run_id, error: String(err) });
+      await spreadRetries(attempt + 3);
+      return undefined;
+    });
+  }
   if (typeof outcome === 'string') {
     deps.logger.warn('run not carried on', { run_id: open.run_id, why: outcome });
     await deps.runRecorder?.ended(open).catch(() => undefined);
@@ -76,6 +84,9 @@ export async function carryOnRun(
   await ended;
   return { ended: true };
 }
+
+/** How many times the run worker tries to start a run it was handed before it leaves it. */
+const CARRY_ON_ATTEMPTS = 5;
 
 /** Starts the run again: the run once it has, else why not. */
 async function resumeRun(

@@ -7,14 +7,29 @@
  * durable execution SDK's `context.step`) and the store locally (core/runs/recorded-steps.ts).
  *
  * A step's outcome must survive JSON: what it answers on a replay is its outcome parsed back. A
- * step that throws records nothing, so a replay runs it again: it did not finish.
+ * step that throws is the run's error where it throws. The store records nothing for it, so a
+ * replay runs it again; AWS's engine records its failure, and a replay meets it again, its error
+ * then a plain one (docs/runs.md, "Long runs").
+ *
+ * An engine may know a run's steps by the order in which they are asked for (a durable function
+ * numbers them): every replay must ask for the same steps in the same order, but for those marked
+ * `varies`.
  */
 export interface RunSteps {
   /**
    * Runs `fn` as the step `name` (unique within the run, the same on every replay), or answers
    * the outcome recorded for it.
    */
-  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  step<T>(name: string, fn: () => Promise<T>, options?: StepOptions): Promise<T>;
+}
+
+export interface StepOptions {
+  /**
+   * The step is not asked for the same on every replay (a run credential, issued anew by each
+   * replay: core/calls/service-keys.ts), so it is kept apart from the steps an engine knows by
+   * their order: in the store, on AWS too (core/runs/recorded-steps.ts).
+   */
+  varies?: boolean;
 }
 
 /** Steps that record nothing: a call that waits for its answer runs each step once anyway. */

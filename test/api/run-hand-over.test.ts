@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { carryOnRun } from '../../functions/edge/run-resume.ts';
@@ -27,19 +29,44 @@ type RunDoc = {
   result: { status: number; body: { data?: unknown } } | null;
 };
 
-/** A durable engine's steps, as the test keeps them: each run once, recorded by name. */
-function checkpoints(): RunSteps & { names: string[] } {
-  const done = new Map<string, unknown>();
-  return {
-    names: [],
+/** A step as a durable engine records it: its name, and its outcome or its failure. */
+type Op = { name: string; outcome?: unknown; failed?: string };
+
+/**
+ * A durable engine's steps as AWS's SDK keeps them: numbered by the order they are asked for, a
+ * replay answering each from the record at its place and ending the execution when another step
+ * is asked for there; a failure recorded too. `hangAt`: the invocation stops when that step is
+ * asked for, as one frozen there by its timeout: nothing more of it runs or is written.
+ */
+function durableEngine(ops: Op[] = [], hangAt?: number) {
+  let next = 0;
+  const engine = {
+    ops,
+    hung: false,
     async step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-      if (done.has(name)) return done.get(name) as T;
-      const outcome = JSON.parse(JSON.stringify((await fn()) ?? null)) as T;
-      done.set(name, outcome);
-      this.names.push(name);
-      return outcome;
+      const n = next++;
+      const prior = ops[n];
+      if (prior) {
+        if (prior.name !== name)
+          throw new Error(`NonDeterministicExecutionError: step ${n} was ${prior.name}, not ${name}`);
+        if (prior.failed !== undefined) throw new Error(prior.failed);
+        return prior.outcome as T;
+      }
+      if (n === hangAt) {
+        engine.hung = true;
+        return new Promise<T>(() => {});
+      }
+      try {
+        const outcome = JSON.parse(JSON.stringify((await fn()) ?? null)) as T;
+        ops[n] = { name, outcome };
+        return outcome;
+      } catch (err) {
+        ops[n] = { name, failed: String(err) };
+        throw err;
+      }
     },
   };
+  return engine;
 }
 
 describe('runs handed over to the run worker', () => {
@@ -77,7 +104,12 @@ describe('runs handed over to the run worker', () => {
   before(async () => {
     fake = await startFakeLlm();
     p = await startTestPlatform(
-      { OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: fake.baseUrls.openai },
+      {
+        OPENAI_API_KEY: 'sk-openai-test',
+        OPENAI_BASE_URL: fake.baseUrls.openai,
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
+      },
       'sqlite',
       {},
       { inMemory: true },
@@ -147,11 +179,14 @@ describe('runs handed over to the run worker', () => {
 
     // The worker carries it on: the steps its request recorded are read back, its own are the
     // engine's.
-    const engine = checkpoints();
+    const engine = durableEngine();
     const [open] = handed;
     assert.ok(open);
     assert.deepEqual(await carryOnRun(p.deps, open, engine), { ended: true });
-    assert.deepEqual(engine.names, ['engine']);
+    assert.deepEqual(
+      engine.ops.map((o) => o.name),
+      ['engine'],
+    );
     assert.equal(fake.calls.length, 1, 'one model request');
     const done = (await getRun(run.run_id)).body;
     assert.equal(done.status, 'succeeded', JSON.stringify(done));
@@ -167,7 +202,7 @@ describe('runs handed over to the run worker', () => {
     assert.deepEqual(await queryAll(p.deps.store, { pk: `RUN#${run.run_id}#STEPS` }), []);
     assert.deepEqual(await p.deps.runRecorder?.unended(), []);
     // A second start of the worker (a retried invoke) finds it ended and does nothing more.
-    assert.deepEqual(await carryOnRun(p.deps, open, checkpoints()), { left: 'ended' });
+    assert.deepEqual(await carryOnRun(p.deps, open, durableEngine()), { left: 'ended' });
     assert.equal(fake.calls.length, 1);
   });
 
@@ -191,7 +226,7 @@ describe('runs handed over to the run worker', () => {
     assert.equal(fake.calls.length, 1);
   });
 
-  it('runs a run whose hand-over failed where it started, once', async () => {
+  it('ends a run whose hand-over failed as failed, 500, refunded and its slot freed, with nothing run', async () => {
     refuse = true;
     const before = await balance();
     const started = await start({ text: 'tides' });
@@ -200,16 +235,87 @@ describe('runs handed over to the run worker', () => {
       const read = (await getRun(started.body.run_id)).body;
       return read.status === 'running' ? undefined : read;
     });
-    assert.equal(done.status, 'succeeded', JSON.stringify(done));
-    assert.equal(fake.calls.length, 1);
-    assert.equal(await balance(), before - 5);
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.equal(done.result?.status, 500);
+    assert.equal(fake.calls.length, 0, 'nothing ran');
+    assert.equal(await balance(), before, 'refunded');
+    assert.equal(await leasesHeld(), 0);
     assert.deepEqual(
-      (await records(started.body.request_id)).map((r) => r.status),
-      ['success'],
+      (await records(started.body.request_id)).map((r) => [r.status, r.credits]),
+      [['error', 0]],
     );
     assert.ok(
-      p.logs.some((l) => l.includes('run not handed over; it runs here')),
+      p.logs.some((l) => l.includes('run not handed over')),
       'the failed hand-over is logged',
     );
+  });
+
+  it('carries an orchestrator on past an invocation that stopped mid-run: its credential is issued anew each time without upsetting the engine’s order, and nothing finished is done again', async () => {
+    for (const body of [
+      {
+        name: 'leafy',
+        description: 'A leaf.',
+        supported_providers: ['openai'],
+        prompt_template: 'Leaf {{q}}',
+      },
+      {
+        name: 'boss',
+        type: 'agent',
+        description: 'Calls the leaf.',
+        supported_providers: ['anthropic'],
+        prompt_template: 'Ask the leaf.',
+        custom_tools: [
+          { name: 'call_leaf', description: 'calls handco/leafy', command: 'call handco/leafy' },
+        ],
+        manifest: {
+          manifest_version: 1,
+          dependencies: [{ id: 'handco/leafy', version: 'v1' }],
+          max_hops: 1,
+          timeout_ms: 60_000,
+          orchestration_mode: 'flexible',
+        },
+      },
+    ]) {
+      const res = await p.request('POST', '/agents?allow_no_secrets=true', { key: sellerKey, body });
+      assert.equal(res.status, 201, res.text);
+    }
+    fake.setResponder((call) => {
+      if (call.provider === 'openai') return { text: 'the leaf says hi' };
+      const results = call.toolResults ?? [];
+      if (results.length === 0) return { toolCalls: [{ name: 'call_leaf', input: { q: 'hi' } }] };
+      return { toolCalls: [{ name: 'submit_result', input: { heard: String(results.at(-1)?.content) } }] };
+    });
+    const started = await p.request<RunDoc>('POST', '/handco/boss/v1/run', {
+      key: sellerKey,
+      body: {},
+      headers: { prefer: 'respond-async' },
+    });
+    assert.equal(started.status, 202, started.text);
+    const [open] = handed;
+    assert.ok(open);
+    // The first invocation: the boss's first turn, its sub-call, then it stops before its second
+    // turn (as a function that timed out there) and the run goes on running.
+    const first = durableEngine([], 2);
+    void carryOnRun(p.deps, open, first);
+    await waitFor('the first invocation to stop', async () => (first.hung ? true : undefined));
+    // Its sandbox session went with it (another Lambda's, on AWS): here its directory is removed.
+    await rm(join(p.deps.config.dataDir, 'runs', started.body.request_id), { recursive: true, force: true });
+    assert.equal(
+      (await p.request<RunDoc>('GET', `/runs/${started.body.run_id}`, { key: sellerKey })).body.status,
+      'running',
+    );
+    assert.deepEqual(
+      first.ops.map((o) => o.name.replace(/^tool-.*/, 'tool')),
+      ['model-0', 'tool'],
+    );
+    assert.equal(fake.calls.length, 2, 'the first turn and the sub-call');
+    // The next invocation replays what the first checkpointed and goes on.
+    const second = durableEngine([...first.ops]);
+    assert.deepEqual(await carryOnRun(p.deps, open, second), { ended: true });
+    const done = (await p.request<RunDoc>('GET', `/runs/${started.body.run_id}`, { key: sellerKey })).body;
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.match(JSON.stringify(done.result?.body.data), /the leaf says hi/);
+    assert.equal(fake.calls.length, 3, 'neither the first turn nor the sub-call was made again');
+    assert.equal(fake.calls.filter((c) => c.provider === 'openai').length, 1);
   });
 });

@@ -6,6 +6,8 @@ import {
   type FakeLlmResponse,
   start as startFakeLlm,
 } from '../helpers/fake-llm-providers.ts';
+import { runningCommands } from '../helpers/running-commands.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 /**
  * Orchestration over HTTP against both deployments: managed loops that call their declared
@@ -88,6 +90,56 @@ for (const kind of DEPLOYMENTS) {
       const c = JSON.parse(b.data.got) as { data: { got: string } };
       const leaf = JSON.parse(c.data.got) as { error?: { code: string } };
       assert.equal(leaf.error?.code, 'FORBIDDEN', `the fourth hop is refused: ${c.data.got}`);
+    });
+
+    it('cancels a run in the middle of its sub-agent call (emulated: in the run worker): the dependency’s command stops, the sub-call is recorded as its caller gone', async () => {
+      // A command of this deployment's own, so that no other test's process counts.
+      const command = `sleep ${kind === 'local' ? 79 : 83}`;
+      for (const body of [
+        {
+          name: 'dozer',
+          type: 'tool',
+          description: 'Dozes.',
+          supported_providers: ['any'],
+          runtime: { command },
+        },
+        relay('waiter', 'Waiter: calls the dozer.', 'local/dozer'),
+      ]) {
+        const res = await d.request('POST', '/agents?allow_no_secrets=true', { body });
+        assert.equal(res.status, 201, res.text);
+      }
+      fake.setResponder((call) =>
+        call.toolResults?.length ? use('submit_result', { late: true }) : use('call_dep', {}),
+      );
+      const started = await d.request<{ run_id: string }>('POST', '/local/waiter/v1/run', {
+        body: {},
+        headers: { prefer: 'respond-async' },
+      });
+      assert.equal(started.status, 202, started.text);
+      await waitFor('the dependency’s command to run', async () =>
+        (await runningCommands(command)) > 0 ? true : undefined,
+      );
+      const cancel = await d.request('POST', `/runs/${started.body.run_id}/cancel`);
+      assert.ok(cancel.status === 200 || cancel.status === 202, cancel.text);
+      const ended = await waitFor('the run to end', async () => {
+        const run = await d.request<{ status: string }>('GET', `/runs/${started.body.run_id}`);
+        return run.body.status === 'running' ? undefined : run.body;
+      });
+      assert.equal(ended.status, 'cancelled', JSON.stringify(ended));
+      await waitFor('the dependency’s command to be gone', async () =>
+        (await runningCommands(command)) === 0 ? true : undefined,
+      );
+      const dozer = await waitFor('the sub-call’s record', async () => {
+        const logs = await d.request<{
+          logs: { agent: string; status: string; error_code: string | null }[];
+        }>('GET', '/usage/logs?limit=20');
+        return logs.body.logs.find((l) => l.agent === 'dozer');
+      });
+      assert.equal(
+        dozer.status,
+        'timeout',
+        `the sub-call ended as its caller gone: ${JSON.stringify(dozer)}`,
+      );
     });
 
     it('in strict mode refuses submit_result before a dependency was called, then passes the leaf’s answer', async () => {

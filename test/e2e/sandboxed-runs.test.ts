@@ -15,6 +15,7 @@ import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { joinWorkspace } from '../helpers/membership.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { runningCommands } from '../helpers/running-commands.ts';
 import { leakyToolScript, secretForms } from '../helpers/secret-forms.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -432,6 +433,50 @@ if (input.phase === 'leave') {
         assert.equal(await fake.calls[1]?.settled, 'disconnected', 'the first invocation was cut off');
         assert.equal(fake.calls[2]?.toolResults?.[0]?.content, first.content);
       } else assert.equal(fake.calls.length, 2);
+    });
+
+    it('cancels a run in the middle of its sandboxed command (emulated: run by the run worker): the command stops, the run ends cancelled, its use recorded', async () => {
+      // A command of this deployment's own, so that no other test's process counts.
+      const command = `sleep ${kind === 'local' ? 71 : 73}`;
+      await publish(
+        {
+          name: 'napper',
+          type: 'tool',
+          description: 'Naps.',
+          supported_providers: ['any'],
+          runtime: { command },
+        },
+        { 'README.md': 'Naps.' },
+      );
+      const started = await d.request<{ run_id: string; request_id: string }>(
+        'POST',
+        '/local/napper/v1/run',
+        {
+          body: {},
+          headers: { prefer: 'respond-async' },
+        },
+      );
+      assert.equal(started.status, 202, started.text);
+      await waitFor('the command to run', async () =>
+        (await runningCommands(command)) > 0 ? true : undefined,
+      );
+      const cancel = await d.request<{ status: string }>('POST', `/runs/${started.body.run_id}/cancel`);
+      assert.ok(cancel.status === 200 || cancel.status === 202, cancel.text);
+      const ended = await waitFor('the run to end', async () => {
+        const run = await d.request<{ status: string }>('GET', `/runs/${started.body.run_id}`);
+        return run.body.status === 'running' ? undefined : run.body;
+      });
+      assert.equal(ended.status, 'cancelled', JSON.stringify(ended));
+      await waitFor('the command to be gone', async () =>
+        (await runningCommands(command)) === 0 ? true : undefined,
+      );
+      const logs = await d.request<{ logs: { request_id: string; status: string; compute_ms: number }[] }>(
+        'GET',
+        '/usage/logs?limit=20',
+      );
+      const own = logs.body.logs.filter((l) => l.request_id === started.body.request_id);
+      assert.equal(own.length, 1, JSON.stringify(logs.body.logs));
+      assert.notEqual(own[0]?.status, 'success');
     });
 
     it('hands out a public agent’s bundle through a download URL that serves its exact bytes', async () => {

@@ -59,14 +59,17 @@ export function recordedTools(
   // The latest snapshot a replayed call recorded, put back once, before the first call that runs.
   let snapshot: { seq: number; data: string } | undefined;
   let putBack: Promise<void> | undefined;
+  // Each call, known once it answered from its record (its snapshot taken in) or began to run.
+  const known: Promise<void>[] = [];
   const putBackOnce = async () => {
     // The AI SDK starts a turn's calls together: the replayed ones among them answer from their
-    // records within a few microtasks, and one of them may hold the latest snapshot. The first
-    // call that runs waits for them (the next turn of the event loop) before it puts one back.
+    // records (read from the bundle store, for a large one), and one of them may hold the latest
+    // snapshot. The first call that runs waits for every call started so far (they all are by the
+    // next turn of the event loop) to be known before it puts one back.
     if (!putBack) {
-      putBack = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-        snapshot && workdir ? workdir.restore(snapshot.data) : undefined,
-      );
+      putBack = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => Promise.all(known))
+        .then(() => (snapshot && workdir ? workdir.restore(snapshot.data) : undefined));
     }
     return putBack;
   };
@@ -91,21 +94,35 @@ export function recordedTools(
       // A call without the model's id cannot be named the same on a replay: it runs unrecorded.
       if (!call) return tool.execute(args);
       let ran = false;
-      const outcome = await steps.step<RecordedCall>(stepName(call.toolCallId), async () => {
-        ran = true;
-        await putBackOnce();
-        let ending: Pick<RecordedCall, 'text' | 'error'>;
-        try {
-          ending = { text: await tool.execute(args, call) };
-        } catch (err) {
-          ending = { error: err instanceof Error ? err.message : String(err) };
-        }
-        const state = stateNow();
-        const files = workdir && !READ_ONLY_TOOLS.has(tool.name) ? await workdir.take() : undefined;
-        return { ...ending, state, ...(files === undefined ? {} : { workdir: files }) };
-      });
+      let isKnown!: () => void;
+      known.push(
+        new Promise<void>((resolve) => {
+          isKnown = resolve;
+        }),
+      );
+      const outcome = await steps
+        .step<RecordedCall>(stepName(call.toolCallId), async () => {
+          ran = true;
+          isKnown();
+          await putBackOnce();
+          let ending: Pick<RecordedCall, 'text' | 'error'>;
+          try {
+            ending = { text: await tool.execute(args, call) };
+          } catch (err) {
+            ending = { error: err instanceof Error ? err.message : String(err) };
+          }
+          const state = stateNow();
+          const files = workdir && !READ_ONLY_TOOLS.has(tool.name) ? await workdir.take() : undefined;
+          return { ...ending, state, ...(files === undefined ? {} : { workdir: files }) };
+        })
+        .catch((err: unknown) => {
+          // Known all the same: a call that waits on it must not wait for ever.
+          isKnown();
+          throw err;
+        });
       if (!ran && outcome.workdir !== undefined && outcome.state.seq > (snapshot?.seq ?? -1))
         snapshot = { seq: outcome.state.seq, data: outcome.workdir };
+      isKnown();
       // Only a replayed call's state is read back: a call that ran left its state itself, and
       // the calls beside it may have gone on since.
       if (!ran && outcome.state.seq > restored) {

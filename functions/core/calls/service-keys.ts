@@ -95,12 +95,17 @@ export async function recordedServiceKey(
   let previous: string | undefined;
   for (let n = 0; ; n++) {
     let issued: IssuedServiceKey | undefined;
-    const recorded = await steps.step(n === 0 ? 'credential' : `credential-${n}`, async () => {
-      issued = previous
-        ? await carriedServiceKey(deps, accountId, context, previous)
-        : await issueServiceKey(deps, accountId, context);
-      return { hash: issued.hash };
-    });
+    // `varies`: each replay asks for one more of them than the one before.
+    const recorded = await steps.step(
+      n === 0 ? 'credential' : `credential-${n}`,
+      async () => {
+        issued = previous
+          ? await carriedServiceKey(deps, accountId, context, previous)
+          : await issueServiceKey(deps, accountId, context);
+        return { hash: issued.hash };
+      },
+      { varies: true },
+    );
     if (issued) return issued;
     previous = recorded.hash;
   }

@@ -1,5 +1,5 @@
 import type { CoreDeps } from '../../ports/core-deps.ts';
-import type { RunRecorder, RunSteps } from '../../ports/run-steps.ts';
+import type { RunRecorder, RunSteps, StepOptions } from '../../ports/run-steps.ts';
 import { cond, queryAll } from '../../ports/store.ts';
 import { openRunEntity, openRunKeys } from './open-run-record.ts';
 import { runStepEntity, runStepKeys } from './run-step-record.ts';
@@ -45,7 +45,7 @@ export interface StepsOptions {
    * Where the steps the store does not hold are recorded instead: the durable engine's, for a run
    * the run worker carries on (functions/jobs/run-worker.ts). The store then holds only what the
    * request that started the run recorded before handing it over (its input, admission, charge
-   * and credential), and is not written.
+   * and credential), and the steps that vary from replay to replay (a credential issued anew).
    */
   beyond?: RunSteps;
 }
@@ -72,9 +72,10 @@ export async function recordedSteps(
     }),
   );
   return {
-    async step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    async step<T>(name: string, fn: () => Promise<T>, options?: StepOptions): Promise<T> {
       if (finished.has(name)) return finished.get(name) as T;
-      if (beyond) return beyond.step(name, fn);
+      // A step that varies from replay to replay stays here: `beyond` may know steps by their order.
+      if (beyond && !options?.varies) return beyond.step(name, fn);
       const { json, encoded } = await encodeOutcome(deps, { runId, name, keepUntilMs }, await fn());
       await deps.store.put(
         runStepEntity.toItem({
