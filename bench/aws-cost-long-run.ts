@@ -187,7 +187,7 @@ export function longRunTable(
     );
   }
   return [
-    `${machineLine()}. The emulated deployment of the table above: a run of \`bench-long\` (a prompt agent) handed to the run worker, its caller polling every ${POLL_SECONDS} s; its model streaming its answer for ${LONG_RUN_SECONDS} s (from the 202 to the poll that found it ${seen.long.status}, ${seen.long.seconds.toFixed(1)} s), and answering in ${shortModelSeconds} s (the short run: ${seen.short.status}, ${seen.short.seconds.toFixed(1)} s). Priced with bench/aws-prices.ts (durable functions checked ${AWS_PRICES.lambda.durable.checked}).`,
+    `${machineLine()}. An emulated deployment as the table above's: a run of \`bench-long\` (a prompt agent) handed to the run worker, its caller polling every ${POLL_SECONDS} s; its model streaming its answer for ${LONG_RUN_SECONDS} s (from the 202 to the poll that found it ${seen.long.status}, ${seen.long.seconds.toFixed(1)} s), and answering in ${shortModelSeconds} s (the short run: ${seen.short.status}, ${seen.short.seconds.toFixed(1)} s). Priced with bench/aws-prices.ts, its durable functions' prices checked ${AWS_PRICES.lambda.durable.checked}.`,
     '',
     `| part | metered | the ${LONG_RUN_SECONDS} s run | the short run | an hour of waiting |`,
     '| --- | --- | --: | --: | --: |',

@@ -88,6 +88,8 @@ const SPARSE_TAIL_MINUTES = env('BENCH_SPARSE_TAIL_MINUTES', 12);
 const LABEL = process.env.BENCH_LABEL ?? 'after';
 const ONLY = process.env.BENCH_SHAPES?.split(',').map((s) => s.trim());
 const MODEL_MS = 1000;
+/** After a shape's last answer, before its window is read: its functions' invocations end. */
+const SETTLE_MS = 5000;
 
 const TARGETS: Record<string, number> = { prompt: 15, 'steady tool': 40, 'sparse tools': 300 };
 
@@ -162,6 +164,10 @@ try {
     await resetMeter(meterEndpoint);
     failures = [];
     const { calls, failed } = await run();
+    // The last call's function runs on after its answer (its record, its release) and is metered
+    // when it ends: without this wait a streamed call's 40 s fell outside its window (a run of
+    // 2026-11-29 metered 3 of its 6 write units and none of its Lambda).
+    await sleep(SETTLE_MS);
     results.push({ name, what, calls, failed, failures, snapshot: await readMeter(meterEndpoint) });
     for (const f of new Set(failures)) process.stdout.write(`  failed: ${f}\n`);
   };
