@@ -1,7 +1,8 @@
 /**
  * The agents `npm run bench:aws-cost` (bench/aws-cost.ts) calls: a prompt agent, a loop agent that
- * calls it through its custom tool, and a tool (`cat` in the sandbox), published on the emulated
- * deployment as its owner, or, for the sparse tools, each as another account's.
+ * calls it through its custom tool, a tool (`cat` in the sandbox), and for the long run a prompt
+ * agent whose runs may last the run's seconds, published on the emulated deployment as its owner,
+ * or, for the sparse tools, each as another account's.
  */
 import assert from 'node:assert/strict';
 import { bundleOf } from '../test/helpers/bundles.ts';
@@ -38,6 +39,25 @@ export async function setUp(d: Deployment): Promise<void> {
     },
   });
   await publishCatTool(d, undefined);
+}
+
+/**
+ * The long run's prompt agent, `bench-long`: its runs (`Prefer: respond-async`) may last
+ * `runSeconds` and two minutes more (run_timeout_seconds, up to the platform's hour), where a
+ * plain call of it keeps the 300 s request timeout.
+ */
+export async function publishLongRunAgent(d: Deployment, runSeconds: number): Promise<void> {
+  const res = await d.request<{ id: string }>('POST', '/agents?allow_no_secrets=true', {
+    body: {
+      name: 'bench-long',
+      description: 'Benchmark prompt agent whose model answers slowly.',
+      supported_providers: ['openai'],
+      prompt_template: 'Answer {{text}}',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } } },
+      run_timeout_seconds: Math.min(3600, Math.ceil(runSeconds) + 120),
+    },
+  });
+  assert.equal(res.status, 201, res.text);
 }
 
 /**

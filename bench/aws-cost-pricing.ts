@@ -16,9 +16,29 @@ type Prices = typeof AWS_PRICES;
 
 const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
 
-/** What a snapshot's window cost, per service (S3 storage for the window's share of a month). */
+/**
+ * What a window's durable executions cost, by item: their durable operations, the data their
+ * checkpoints wrote, and the data retained (GB-months; an execution's retention counted when it
+ * ended). Part of Lambda's bill, so `priceSnapshot` adds it to Lambda.
+ */
+export function priceDurable(
+  s: Pick<MeterSnapshot, 'durable'>,
+  prices: Prices = AWS_PRICES,
+): { operations: number; written: number; retained: number; total: number } {
+  const d = s.durable;
+  const p = prices.lambda.durable;
+  const operations = d.operations * p.perOperation;
+  const written = (d.bytesWritten / 1024 ** 3) * p.perGbWritten;
+  const retained = (d.retainedByteSeconds / 1024 ** 3 / (HOURS_PER_MONTH * 3600)) * p.perGbMonthRetained;
+  return { operations, written, retained, total: operations + written + retained };
+}
+
+/**
+ * What a snapshot's window cost, per service (S3 storage for the window's share of a month).
+ * Lambda includes its durable functions' charges (priceDurable).
+ */
 export function priceSnapshot(s: MeterSnapshot, prices: Prices = AWS_PRICES): ServiceCosts {
-  let lambda = 0;
+  let lambda = priceDurable(s, prices).total;
   for (const u of Object.values(s.lambda)) {
     lambda += u.requests * prices.lambda.perRequest + u.gbSeconds * prices.lambda.perGbSecond[u.architecture];
   }
@@ -137,6 +157,13 @@ export function poolPerSecond(s: MeterSnapshot, prices: Prices = AWS_PRICES): Se
     {
       ...s,
       lambda: refill,
+      durable: {
+        executionsStarted: 0,
+        executionsEnded: 0,
+        operations: 0,
+        bytesWritten: 0,
+        retainedByteSeconds: 0,
+      },
       apiGateway: { requests: 0, streamedRequests: 0 },
       s3: { ...s.s3, storedBytes: 0 },
       fargate: {},

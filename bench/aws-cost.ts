@@ -20,6 +20,15 @@
  *    apart (the rate of 50 in 10 minutes), measured until the runners the calls started have
  *    stopped (at most BENCH_SPARSE_TAIL_MINUTES, default 12, after the last call): a sparse call
  *    pays its runner's whole idle wait.
+ *  - long run: one run (`Prefer: respond-async`, answered 202 with its id) of a prompt agent whose
+ *    model streams its answer for BENCH_LONG_RUN_SECONDS (default 60; a piece a second, as the
+ *    streamed shape's), handed to the run worker (a Lambda durable function), its caller polling
+ *    `GET /runs/{id}` every BENCH_LONG_RUN_POLL_SECONDS (default 5) until it is no longer
+ *    running; the same run with the model answering in 1 s (`short run`); then BENCH_RUN_POLLS
+ *    (default 20) polls of the ended run, one after another (`run poll`), the price of a poll.
+ *    Its own table splits a run's cost into the worker's Lambda, its durable functions' charges,
+ *    the polls and the rest, and derives an hour of a run's waiting from the two runs'
+ *    difference, beside a streamed call's hour when the streamed shape ran too.
  *
  * Before each shape's window, a few untimed calls bring up the function instances (and the tool's
  * runner) it needs: the figures are steady state, where cold starts are a tail (on the emulator an
@@ -30,7 +39,9 @@
  * floor, counted from the template). Data transfer, log ingestion and Container Insights metrics
  * are not metered. Runtime: about 25 minutes on 2 cores (the sparse shape's tail is most of it).
  * BENCH_LABEL (`before` or `after`, default `after`) names the docs/performance.md block it writes;
- * BENCH_SHAPES (comma-separated names) runs some shapes only (the idle baseline always runs).
+ * BENCH_SHAPES (comma-separated names) runs some shapes only (the idle baseline always runs), and
+ * then that block is left as it is (only printed): a run of some shapes would replace every row.
+ * The long run's table has a block of its own (`aws-cost-long-run`), written whenever it ran.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MeterSnapshot } from '../functions/emulator/deployment-meter.ts';
@@ -38,7 +49,17 @@ import { readEndpointsFile } from '../functions/emulator/emulated-endpoints.ts';
 import { readMeter, resetMeter } from '../functions/emulator/meter-endpoint.ts';
 import { startDeployment } from '../test/helpers/deployment.ts';
 import { start as startFakeLlm } from '../test/helpers/fake-llm-providers.ts';
-import { publishTool, setUp } from './aws-cost-agents.ts';
+import { publishLongRunAgent, publishTool, setUp } from './aws-cost-agents.ts';
+import {
+  LONG_RUN_SECONDS,
+  type LongRunSeen,
+  longRunAnswer,
+  longRunTable,
+  POLL_SECONDS,
+  RUN_POLLS,
+  runCaller,
+  STREAMED_SECONDS,
+} from './aws-cost-long-run.ts';
 import {
   idleMonth,
   perMillionCalls,
@@ -67,6 +88,8 @@ const SPARSE_TAIL_MINUTES = env('BENCH_SPARSE_TAIL_MINUTES', 12);
 const LABEL = process.env.BENCH_LABEL ?? 'after';
 const ONLY = process.env.BENCH_SHAPES?.split(',').map((s) => s.trim());
 const MODEL_MS = 1000;
+/** After a shape's last answer, before its window is read: its functions' invocations end. */
+const SETTLE_MS = 5000;
 
 const TARGETS: Record<string, number> = { prompt: 15, 'steady tool': 40, 'sparse tools': 300 };
 
@@ -95,7 +118,12 @@ fake.setResponder((call) => {
     return { delayMs: MODEL_MS, toolCalls: [{ name: 'call_dep', input: { text: 'hi' } }] };
   }
   if (call.prompt.includes('stream for 40 s'))
-    return { chunks: Array.from({ length: 40 }, (_, i) => `piece ${i} `), chunkDelayMs: 1000 };
+    return {
+      chunks: Array.from({ length: STREAMED_SECONDS }, (_, i) => `piece ${i} `),
+      chunkDelayMs: 1000,
+    };
+  const long = longRunAnswer(call);
+  if (long) return long;
   return { delayMs: MODEL_MS, text: 'hello' };
 });
 
@@ -136,12 +164,17 @@ try {
     await resetMeter(meterEndpoint);
     failures = [];
     const { calls, failed } = await run();
+    // The last call's function runs on after its answer (its record, its release) and is metered
+    // when it ends: without this wait a streamed call's 40 s fell outside its window (a run of
+    // 2026-11-29 metered 3 of its 6 write units and none of its Lambda).
+    await sleep(SETTLE_MS);
     results.push({ name, what, calls, failed, failures, snapshot: await readMeter(meterEndpoint) });
     for (const f of new Set(failures)) process.stdout.write(`  failed: ${f}\n`);
   };
   const wanted = (name: string) => !ONLY || ONLY.includes(name);
 
   await setUp(d);
+  if (wanted('long run')) await publishLongRunAgent(d, LONG_RUN_SECONDS);
   // The pool's floor comes up on the first refill: wait for it before the idle window.
   await sleep(TASK_START_MS + 65_000);
 
@@ -223,6 +256,39 @@ try {
         return { calls: statuses.length, failed: statuses.filter((s) => s !== 200).length };
       },
     );
+
+  /** The long and short runs as their caller saw them (bench/aws-cost-long-run.ts), and a poll's price. */
+  let longRun: LongRunSeen | undefined;
+  let shortRun: LongRunSeen | undefined;
+  if (wanted('long run')) {
+    const caller = runCaller(d, meterEndpoint, (line) => failures.push(line));
+    await measure(
+      'long run',
+      `one run (\`Prefer: respond-async\`) of a prompt agent, the model answering in ${LONG_RUN_SECONDS} s, polled every ${POLL_SECONDS} s`,
+      async () => {
+        longRun = await caller.longRun();
+        return { calls: 1, failed: longRun?.status === 'succeeded' ? 0 : 1 };
+      },
+      caller.warmUp,
+    );
+    await measure(
+      'short run',
+      `the same run, the model answering in ${MODEL_MS} ms, polled every ${POLL_SECONDS} s`,
+      async () => {
+        shortRun = await caller.shortRun();
+        return { calls: 1, failed: shortRun?.status === 'succeeded' ? 0 : 1 };
+      },
+      caller.warmUp,
+    );
+    const ended = longRun?.runId;
+    if (ended)
+      await measure(
+        'run poll',
+        `${RUN_POLLS} polls (\`GET /runs/{id}\`) of the ended run, one after another`,
+        () => together(RUN_POLLS, 1, () => caller.poll(ended)),
+        () => caller.poll(ended),
+      );
+  }
 
   const idle = results.find((r) => r.name === 'idle') as ShapeResult;
   const idleRate = perSecond(priceSnapshot(idle.snapshot), idle.snapshot.windowSeconds);
@@ -335,7 +401,22 @@ try {
       : []),
   ].join('\n');
   process.stdout.write(`${table}\n`);
-  await writeReport('aws-cost', 'AWS cost: a call, a tool, an idle month', table, `aws-cost-${LABEL}`);
+  // Some shapes only: printed, the doc's table left as it is (it would lose the other rows).
+  if (!ONLY)
+    await writeReport('aws-cost', 'AWS cost: a call, a tool, an idle month', table, `aws-cost-${LABEL}`);
+
+  const shape = (name: string) => results.find((r) => r.name === name);
+  const [long, short, poll] = [shape('long run'), shape('short run'), shape('run poll')];
+  if (long && short && poll && longRun && shortRun) {
+    const longTable = longRunTable(
+      { long, short, poll, streamed: shape('streamed') },
+      idleRate,
+      { long: longRun, short: shortRun },
+      MODEL_MS / 1000,
+    );
+    process.stdout.write(`\n${longTable}\n`);
+    await writeReport('aws-cost', "A long run's waiting", longTable, 'aws-cost-long-run');
+  }
 } finally {
   await d.close();
   await fake.close();

@@ -15,6 +15,22 @@ export const AWS_PRICES = {
     perRequest: 0.2 / 1e6,
     /** Per GB-second (first tier, 6 billion GB-s a month). INIT is billed too since 2025-08-01. */
     perGbSecond: { arm64: 0.0000133334, x86_64: 0.0000166667 },
+    /**
+     * Durable functions (the run worker), on top of its requests and GB-seconds: durable operations
+     * (an execution's start, a step's attempt, a wait…), the checkpoints' data written, and the
+     * data retained during the execution and its retention period after it. No free tier. Checked
+     * 2026-11-29: the page renders these from its price list too; the figures are the ones quoted
+     * from it by a summary of the page (api-evangelist/aws-lambda's transcription, "$8.00/M"
+     * operations) and by The Candid Startup's "AWS Lambda Durable Functions" (2026-01-12: $8.00 a
+     * million operations, $0.25 a GB written, $0.15 a GB-month retained).
+     */
+    durable: {
+      checked: '2026-11-29',
+      source: 'https://aws.amazon.com/lambda/pricing/',
+      perOperation: 8 / 1e6,
+      perGbWritten: 0.25,
+      perGbMonthRetained: 0.15,
+    },
   },
   apiGateway: {
     source: 'https://aws.amazon.com/api-gateway/pricing/',

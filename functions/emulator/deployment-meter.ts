@@ -1,3 +1,4 @@
+import type { DurableUsage } from './durable-executions.ts';
 import type { FargateProviderUsage } from './fargate-usage.ts';
 import type { StandingResources } from './standing-resources.ts';
 
@@ -12,6 +13,10 @@ import type { StandingResources } from './standing-resources.ts';
  *   (billed since August 2025 for managed runtimes); and the most memory an instance held (the
  *   REPORT line's "Max Memory Used", the process's peak resident set), so memory is sized from
  *   measurement.
+ * - Lambda durable functions: durable operations, the bytes of checkpoint payloads written, and
+ *   the byte-seconds they are retained (to the execution's end and its retention period after
+ *   it, counted when it ends), as the emulated Lambda service accepts checkpoints
+ *   (durable-executions.ts says which updates are operations).
  * - API Gateway (REST): requests, every one the gateway answered, its own refusals included.
  * - DynamoDB: the read and write request units DynamoDB reported (ReturnConsumedCapacity on every
  *   request of the adapters; read off the wire by metering-proxy.ts). A failed conditional write
@@ -42,6 +47,8 @@ export interface MeterSnapshot {
   at: number;
   windowSeconds: number;
   lambda: Record<string, LambdaUsage>;
+  /** Lambda durable functions: executions started and ended in the window, and what they used. */
+  durable: DurableUsage;
   apiGateway: { requests: number; streamedRequests: number };
   dynamodb: {
     readRequestUnits: number;
@@ -68,9 +75,18 @@ export type FargateReader = (
   to: number,
 ) => Promise<{ usage: Record<string, FargateProviderUsage>; open: number }>;
 
+const noDurableUsage = (): DurableUsage => ({
+  executionsStarted: 0,
+  executionsEnded: 0,
+  operations: 0,
+  bytesWritten: 0,
+  retainedByteSeconds: 0,
+});
+
 export class DeploymentMeter {
   private since = Date.now();
   private lambdaUsage = new Map<string, LambdaUsage>();
+  private durable = noDurableUsage();
   private api = { requests: 0, streamedRequests: 0 };
   private dynamo = {
     readRequestUnits: 0,
@@ -129,6 +145,11 @@ export class DeploymentMeter {
     u.maxMemoryUsedMb = Math.max(u.maxMemoryUsedMb, fn.maxMemoryUsedMb ?? 0);
   }
 
+  /** What a durable execution used since it was last told (durable-executions.ts). */
+  durableUsage(usage: Partial<DurableUsage>): void {
+    for (const k of Object.keys(this.durable) as (keyof DurableUsage)[]) this.durable[k] += usage[k] ?? 0;
+  }
+
   apiRequest(streamed: boolean): void {
     this.api.requests++;
     if (streamed) this.api.streamedRequests++;
@@ -167,6 +188,7 @@ export class DeploymentMeter {
   reset(): void {
     this.since = this.now();
     this.lambdaUsage = new Map();
+    this.durable = noDurableUsage();
     this.api = { requests: 0, streamedRequests: 0 };
     this.dynamo = {
       readRequestUnits: 0,
@@ -187,6 +209,7 @@ export class DeploymentMeter {
       at,
       windowSeconds: (at - this.since) / 1000,
       lambda: Object.fromEntries([...this.lambdaUsage].map(([k, v]) => [k, { ...v }])),
+      durable: { ...this.durable },
       apiGateway: { ...this.api },
       dynamodb: {
         ...this.dynamo,

@@ -10,6 +10,18 @@ import { AwsWireError } from './emulator-http.ts';
  * finished answers its recorded result on every later invocation, which is what lets an execution
  * outlive the invocation that ran it. The invocations themselves are the emulator's
  * (durable-invocations.ts). Executions live in memory: a restarted emulated deployment has none.
+ *
+ * What Lambda bills a durable execution for (https://aws.amazon.com/lambda/pricing/, "Durable
+ * functions") is told to a usage sink (the deployment's meter) as the checkpoints come:
+ * - durable operations: the execution's start; each attempt of a step that ended (SUCCEED, FAIL,
+ *   or RETRY, which AWS's retries page meters as "1 operation"); and each other operation (a wait,
+ *   a child context, a callback, a chained invoke) once, when it is created. A step's START is not
+ *   one of its own: a step is one operation an attempt, however it was checkpointed.
+ * - data written: the bytes of the payloads persisted (the execution's input, each update's
+ *   Payload and Error).
+ * - data retained: those bytes for as long as they are kept, from their write to the execution's
+ *   end and its function's retention period after it (DurableConfig.RetentionPeriodInDays): told
+ *   when the execution ends, as byte-seconds, since that is when its retention is known.
  */
 
 /** An operation as the wire carries it (Lambda's Operation shape; timestamps as epoch seconds). */
@@ -50,6 +62,21 @@ export interface OperationUpdate {
   ContextOptions?: { ReplayChildren?: boolean };
 }
 
+/** What a durable execution used, in Lambda's billing units (a usage sink adds them up). */
+export interface DurableUsage {
+  executionsStarted: number;
+  executionsEnded: number;
+  operations: number;
+  bytesWritten: number;
+  /** Bytes × seconds kept: until the execution's end, and its retention period after it. */
+  retainedByteSeconds: number;
+}
+
+export type DurableUsageSink = (usage: Partial<DurableUsage>) => void;
+
+/** Lambda's default retention of an ended execution's history (DurableConfig.RetentionPeriodInDays). */
+export const DEFAULT_RETENTION_DAYS = 14;
+
 /** How an execution ended, as its last invocation answered (the SDK's invocation output). */
 export type ExecutionEnding =
   | { status: 'SUCCEEDED'; result?: string }
@@ -70,12 +97,20 @@ export interface DurableExecution {
   /** A result the SDK checkpointed rather than answered (over Lambda's 6 MB answer). */
   checkpointedResult?: string | undefined;
   ending?: ExecutionEnding;
+  /** Its function's retention of its history once it ended, in days. */
+  retentionDays: number;
+  /** The payload bytes it holds, and the byte-seconds they were held up to `heldSinceMs`. */
+  storedBytes: number;
+  retainedByteSeconds: number;
+  heldSinceMs: number;
 }
 
 /** Operations a GetDurableExecutionState page holds at most (the SDK asks for 1,000). */
 const PAGE = 1000;
 
 const seconds = (ms: number) => ms / 1000;
+const bytes = (text: string | undefined) => (text === undefined ? 0 : Buffer.byteLength(text));
+const errorBytes = (error: WireError | undefined) => (error === undefined ? 0 : bytes(JSON.stringify(error)));
 const iso = (s: number | undefined) => (s === undefined ? undefined : new Date(s * 1000).toISOString());
 
 /** An operation with its timestamps as ISO strings, as an invocation's event carries them. */
@@ -96,9 +131,11 @@ function withIsoTimes(op: WireOperation): Record<string, unknown> {
 export class DurableExecutions {
   private readonly byArn = new Map<string, DurableExecution>();
   private readonly now: () => number;
+  private readonly usage: DurableUsageSink | undefined;
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = Date.now, usage?: DurableUsageSink) {
     this.now = now;
+    this.usage = usage;
   }
 
   /**
@@ -109,7 +146,7 @@ export class DurableExecutions {
     functionArn: string,
     functionName: string,
     payload: unknown,
-    options: { name?: string | undefined; timeoutSeconds: number },
+    options: { name?: string | undefined; timeoutSeconds: number; retentionDays?: number | undefined },
   ): { execution: DurableExecution; started: boolean } {
     const name = options.name ?? randomUUID();
     const arn = `${functionArn}/durable-execution/${name}/${randomUUID()}`;
@@ -117,6 +154,7 @@ export class DurableExecutions {
     if (existing) return { execution: existing, started: false };
     const startedMs = this.now();
     const id = randomUUID();
+    const input = JSON.stringify(payload ?? {});
     const execution: DurableExecution = {
       arn,
       functionName,
@@ -132,13 +170,19 @@ export class DurableExecutions {
             Name: name,
             StartTimestamp: seconds(startedMs),
             Status: 'STARTED',
-            ExecutionDetails: { InputPayload: JSON.stringify(payload ?? {}) },
+            ExecutionDetails: { InputPayload: input },
           },
         ],
       ]),
       token: randomUUID(),
+      retentionDays: options.retentionDays ?? DEFAULT_RETENTION_DAYS,
+      storedBytes: 0,
+      retainedByteSeconds: 0,
+      heldSinceMs: startedMs,
     };
     this.byArn.set(arn, execution);
+    this.write(execution, bytes(input));
+    this.usage?.({ executionsStarted: 1, operations: 1, bytesWritten: bytes(input) });
     return { execution, started: true };
   }
 
@@ -173,10 +217,16 @@ export class DurableExecutions {
   ): { CheckpointToken: string; NewExecutionState: { Operations: WireOperation[] } } {
     const execution = this.live(arn, token);
     const changed = new Map<string, WireOperation>();
+    let operations = 0;
+    let written = 0;
     for (const update of updates) {
+      operations += this.billedOperations(execution, update);
       const op = this.apply(execution, update);
       changed.set(op.Id, op);
+      written += bytes(update.Payload) + errorBytes(update.Error);
     }
+    this.write(execution, written);
+    if (operations > 0 || written > 0) this.usage?.({ operations, bytesWritten: written });
     for (const id of this.due(execution, this.now()).updatedIds) {
       const op = execution.operations.get(id);
       if (op) changed.set(id, op);
@@ -209,6 +259,26 @@ export class DurableExecutions {
       root.Status = ending.status;
       root.EndTimestamp = seconds(this.now());
     }
+    // Its payloads are kept from now for its retention period: the byte-seconds it committed to.
+    this.write(execution, 0);
+    const retained = execution.retainedByteSeconds + execution.storedBytes * execution.retentionDays * 86_400;
+    this.usage?.({ executionsEnded: 1, retainedByteSeconds: retained });
+  }
+
+  /** Adds `n` payload bytes to what the execution holds, the bytes held so far counted up to now. */
+  private write(execution: DurableExecution, n: number): void {
+    const now = this.now();
+    execution.retainedByteSeconds +=
+      (execution.storedBytes * Math.max(0, now - execution.heldSinceMs)) / 1000;
+    execution.heldSinceMs = now;
+    execution.storedBytes += n;
+  }
+
+  /** The durable operations an update is billed as (the header above says which). */
+  private billedOperations(execution: DurableExecution, update: OperationUpdate): number {
+    if (update.Type === 'EXECUTION') return 0;
+    if (update.Type === 'STEP') return update.Action === 'START' || update.Action === 'CANCEL' ? 0 : 1;
+    return execution.operations.has(update.Id) ? 0 : 1;
   }
 
   /**

@@ -169,9 +169,12 @@ export async function startEmulatedDeployment(
       hasFunction: (name) => lambdas?.find(name) !== undefined,
       // Durable functions (the template's DurableConfig) run durable executions (durable-executions.ts).
       durableConfig: (name) => {
-        const seconds = lambdas?.find(name)?.durableTimeoutSeconds;
-        return seconds ? { timeoutSeconds: seconds } : undefined;
+        const fn = lambdas?.find(name);
+        const seconds = fn?.durableTimeoutSeconds;
+        return seconds ? { timeoutSeconds: seconds, retentionDays: fn?.durableRetentionDays } : undefined;
       },
+      // What the durable executions used: operations, data written and retained (Lambda's bill).
+      durableUsage: (usage) => meter.durableUsage(usage),
       asyncConfig: (name) => {
         const fn = lambdas?.find(name);
         return fn ? asyncConfigs.get(fn.name) : undefined;

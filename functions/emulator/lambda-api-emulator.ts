@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { handleDurableExecutionApi } from './durable-execution-api.ts';
-import { DurableExecutions } from './durable-executions.ts';
+import { DurableExecutions, type DurableUsageSink } from './durable-executions.ts';
 import { DurableInvocations } from './durable-invocations.ts';
 import { AwsWireError, EmulatorServer, readLimitedBody, sendJson } from './emulator-http.ts';
 import {
@@ -32,10 +32,15 @@ export interface LambdaApiEmulatorOptions extends AsyncInvocationSettings {
   accountId?: string;
   now?: () => Date;
   /**
-   * A durable function's DurableConfig (its execution timeout), undefined for any other: its
-   * invocations start durable executions (durable-executions.ts), invoked until they end.
+   * A durable function's DurableConfig (its execution timeout, and how many days an ended
+   * execution is kept: Lambda's default 14 without it), undefined for any other: its invocations
+   * start durable executions (durable-executions.ts), invoked until they end.
    */
-  durableConfig?: (functionName: string) => { timeoutSeconds: number } | undefined;
+  durableConfig?: (
+    functionName: string,
+  ) => { timeoutSeconds: number; retentionDays?: number | undefined } | undefined;
+  /** Where what the durable executions used goes, in Lambda's billing units (the deployment's meter). */
+  durableUsage?: DurableUsageSink;
   /** The pause before invoking a durable execution again after a failed invocation. */
   durableRetryDelayMs?: number;
 }
@@ -59,11 +64,12 @@ export class LambdaApiEmulator {
   private readonly now: () => Date;
   private readonly server: EmulatorServer;
   private readonly queue: AsyncInvocationQueue;
-  readonly executions = new DurableExecutions();
+  readonly executions: DurableExecutions;
   private readonly durable: DurableInvocations;
 
   constructor(options: LambdaApiEmulatorOptions) {
     this.options = options;
+    this.executions = new DurableExecutions(Date.now, options.durableUsage);
     this.region = options.region ?? 'us-east-1';
     this.accountId = options.accountId ?? '000000000000';
     this.now = options.now ?? (() => new Date());
@@ -185,6 +191,7 @@ export class LambdaApiEmulator {
       await this.invokeDurable(res, functionName, version, type, payload, {
         name: header(req, 'x-amz-durable-execution-name'),
         timeoutSeconds: durable.timeoutSeconds,
+        retentionDays: durable.retentionDays,
       });
       return;
     }
@@ -235,7 +242,7 @@ export class LambdaApiEmulator {
     qualifier: string,
     type: string,
     payload: unknown,
-    options: { name: string | undefined; timeoutSeconds: number },
+    options: { name: string | undefined; timeoutSeconds: number; retentionDays: number | undefined },
   ): Promise<void> {
     const { execution, started } = this.executions.start(
       `${this.functionArn(functionName)}:${qualifier}`,

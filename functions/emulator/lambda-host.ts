@@ -40,6 +40,8 @@ export interface EmulatedFunction {
   maxInstances: number;
   /** A durable function's DurableConfig.ExecutionTimeout (seconds); absent for any other. */
   durableTimeoutSeconds?: number | undefined;
+  /** Its DurableConfig.RetentionPeriodInDays (Lambda's default, 14, when the template says none). */
+  durableRetentionDays?: number | undefined;
 }
 
 /** A failed invocation, as Lambda reports it (`errorType`, `errorMessage`). */

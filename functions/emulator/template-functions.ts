@@ -78,8 +78,10 @@ export function lambdaFunctions(
     if (options.loopbackPorts.length > 0 && ENV.mode in environment) {
       environment[ENV.emulatorLoopbackPorts] = options.loopbackPorts.join(',');
     }
-    const durableTimeoutSeconds = (p.DurableConfig as { ExecutionTimeout?: number } | undefined)
-      ?.ExecutionTimeout;
+    const durableConfig = p.DurableConfig as
+      | { ExecutionTimeout?: number; RetentionPeriodInDays?: number }
+      | undefined;
+    const durableTimeoutSeconds = durableConfig?.ExecutionTimeout;
     const memoryMb = Number(p.MemorySize ?? 128);
     const architecture = (p.Architectures as string[] | undefined)?.[0] === 'arm64' ? 'arm64' : 'x86_64';
     const runtime = String(p.Runtime ?? 'nodejs');
@@ -97,6 +99,7 @@ export function lambdaFunctions(
       maxInstances:
         p.ReservedConcurrentExecutions !== undefined ? Number(p.ReservedConcurrentExecutions) : 16,
       durableTimeoutSeconds,
+      durableRetentionDays: durableConfig?.RetentionPeriodInDays,
       logName: shortName(logicalId),
       environment: {
         // What Lambda's runtime puts in every function's environment.

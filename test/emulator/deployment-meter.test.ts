@@ -4,14 +4,21 @@
  * metering pass-through (the request units DynamoDB reports, every request asking for them); S3
  * through the SDK against the S3 emulator (requests by price class, bytes stored); Lambda through
  * the emulated Lambda service (requests, billed GB-seconds at the configured memory, cold starts,
- * the peak memory). Fargate's figures are ECS's own answers summed (test/emulator/fargate-usage.test.ts).
+ * the peak memory; a durable execution's operations and the data its checkpoints wrote and keep,
+ * checkpointed by AWS's own durable execution SDK). Fargate's figures are ECS's own answers summed (test/emulator/fargate-usage.test.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import {
+  type DurableContext,
+  DurableExecutionApiClient,
+  withDurableExecution,
+} from '@aws/durable-execution-sdk-js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -23,6 +30,7 @@ import {
 import { DynamoDbStore } from '../../functions/adapters/aws/dynamodb-store.ts';
 import { DeploymentMeter } from '../../functions/emulator/deployment-meter.ts';
 import { DYNAMODB_LOCAL_CREDENTIALS, freeLoopbackPort } from '../../functions/emulator/dynamodb-local.ts';
+import { LambdaApiEmulator } from '../../functions/emulator/lambda-api-emulator.ts';
 import { LambdaHost } from '../../functions/emulator/lambda-host.ts';
 import { MeteringProxy } from '../../functions/emulator/metering-proxy.ts';
 import { S3Emulator } from '../../functions/emulator/s3-emulator.ts';
@@ -31,6 +39,7 @@ import { meterDynamoDb } from '../../functions/emulator/wire-metering.ts';
 import { ConditionFailedError, cond } from '../../functions/ports/store.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../helpers/dynamodb-local.ts';
 import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const STANDING: StandingResources = {
   interfaceEndpointAzHours: 0,
@@ -198,5 +207,65 @@ describe('the meter: Lambda invocations as the REPORT line bills them', () => {
     assert.ok(u.billedMs >= 100, `two invocations of at least 50 ms each: ${u.billedMs}`);
     assert.ok(Math.abs(u.gbSeconds - (u.billedMs / 1000) * 0.5) < 1e-9, 'GB-s at 512 MB');
     assert.ok(u.maxMemoryUsedMb >= 40, `the peak includes the 40 MB held: ${u.maxMemoryUsedMb}`);
+  });
+});
+
+describe('the meter: a durable execution’s operations, data written and data retained', () => {
+  let emulator: LambdaApiEmulator;
+  let endpoint = '';
+  const meter = new DeploymentMeter({ standing: STANDING });
+  const credentials = { accessKeyId: 'AKIDEMULATED', secretAccessKey: 'emulated' };
+  const input = { x: 4 };
+  let handler: (e: unknown, c: unknown) => Promise<unknown>;
+
+  before(async () => {
+    emulator = new LambdaApiEmulator({
+      durableConfig: (name) => (name === 'worker' ? { timeoutSeconds: 60, retentionDays: 1 } : undefined),
+      durableRetryDelayMs: 10,
+      durableUsage: (usage) => meter.durableUsage(usage),
+      invoke: async (_name, payload) =>
+        handler(payload, { awsRequestId: 'r', getRemainingTimeInMillis: () => 60_000 }),
+    });
+    endpoint = await emulator.listen(0, '127.0.0.1');
+    const client = new LambdaClient({ region: 'us-east-1', credentials, endpoint });
+    handler = withDurableExecution(
+      async (event: { x: number }, ctx: DurableContext) => {
+        const a = await ctx.step('a', async () => ({ text: 'y'.repeat(100), n: event.x }));
+        await ctx.wait('pause', { seconds: 1 });
+        const b = await ctx.step('b', async () => 'z'.repeat(1000));
+        return { a: a.n, b: b.length };
+      },
+      { durableExecutionClient: new DurableExecutionApiClient(client) },
+    ) as (e: unknown, c: unknown) => Promise<unknown>;
+  });
+  after(() => emulator.close());
+
+  it('counts the start, each step and the wait as operations, the payloads written, and their retention', async () => {
+    meter.reset();
+    const client = new LambdaClient({ region: 'us-east-1', credentials, endpoint });
+    const started = await client.send(
+      new InvokeCommand({
+        FunctionName: 'worker',
+        Qualifier: 'live',
+        InvocationType: 'Event',
+        Payload: Buffer.from(JSON.stringify(input)),
+      }),
+    );
+    const execution = emulator.executions.get(started.DurableExecutionArn ?? '');
+    const ending = await waitFor('the execution to end', () => execution?.ending, 15_000);
+    assert.equal(ending.status, 'SUCCEEDED', JSON.stringify(ending));
+    const d = (await meter.snapshot()).durable;
+    assert.equal(d.executionsStarted, 1);
+    assert.equal(d.executionsEnded, 1);
+    assert.equal(d.operations, 4, 'the execution’s start, step a, the wait, step b');
+    // The input and the two steps' results, as the SDK serialized them (JSON).
+    const written =
+      Buffer.byteLength(JSON.stringify(input)) +
+      Buffer.byteLength(JSON.stringify({ text: 'y'.repeat(100), n: 4 })) +
+      Buffer.byteLength(JSON.stringify('z'.repeat(1000)));
+    assert.equal(d.bytesWritten, written);
+    // Kept a day after the end (the function's retention), plus the seconds the execution lasted.
+    assert.ok(d.retainedByteSeconds >= written * 86_400, `${d.retainedByteSeconds}`);
+    assert.ok(d.retainedByteSeconds < written * (86_400 + 15), `${d.retainedByteSeconds}`);
   });
 });

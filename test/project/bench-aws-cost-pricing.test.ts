@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { idleMonth, perMillionCalls, priceSnapshot, standingMonth } from '../../bench/aws-cost-pricing.ts';
+import {
+  idleMonth,
+  perMillionCalls,
+  priceDurable,
+  priceSnapshot,
+  standingMonth,
+} from '../../bench/aws-cost-pricing.ts';
 import { AWS_PRICES } from '../../bench/aws-prices.ts';
 import { standingResourcesOf } from '../../bench/synthesized-standing.ts';
 import type { MeterSnapshot } from '../../functions/emulator/deployment-meter.ts';
@@ -50,6 +56,14 @@ const snapshot: MeterSnapshot = {
       maxMemoryUsedMb: 90,
     },
   },
+  durable: {
+    executionsStarted: 10,
+    executionsEnded: 10,
+    operations: 50,
+    bytesWritten: 1024 ** 3,
+    // A GB for a month.
+    retainedByteSeconds: 1024 ** 3 * 730 * 3600,
+  },
   apiGateway: { requests: 1000, streamedRequests: 10 },
   dynamodb: {
     readRequestUnits: 4000,
@@ -71,7 +85,15 @@ const snapshot: MeterSnapshot = {
 describe('the cost bench’s arithmetic', () => {
   it('prices each service of a snapshot from the table', () => {
     const c = priceSnapshot(snapshot);
-    close(c.lambda, 1010 * 0.2e-6 + 1000 * 0.0000133334 + 2 * 0.0000166667, 'Lambda, by architecture');
+    const durable = priceDurable(snapshot);
+    close(durable.operations, 50 * 8e-6, 'durable operations');
+    close(durable.written, 0.25, 'a GB written');
+    close(durable.retained, 0.15, 'a GB retained a month');
+    close(
+      c.lambda,
+      1010 * 0.2e-6 + 1000 * 0.0000133334 + 2 * 0.0000166667 + durable.total,
+      'Lambda, by architecture, its durable functions included',
+    );
     close(c.apiGateway, 1000 * 3.5e-6, 'API Gateway');
     close(
       c.dynamodb,
