@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { carryOnRun } from '../../functions/edge/run-resume.ts';
-import type { RecordedRun, RunSteps } from '../../functions/ports/run-steps.ts';
+import type { RecordedRun } from '../../functions/ports/run-steps.ts';
 import { queryAll } from '../../functions/ports/store.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
