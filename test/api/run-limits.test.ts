@@ -61,6 +61,8 @@ describe('how long a run may last', () => {
       {
         OPENAI_API_KEY: 'sk-openai-test',
         OPENAI_BASE_URL: fake.baseUrls.openai,
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
         PLATFORM_MAX_STREAMED_CALL_SECONDS: String(STREAMED_CAP_SECONDS),
       },
       'sqlite',
@@ -165,5 +167,67 @@ describe('how long a run may last', () => {
     const run = await ended(task.taskId, pro.key);
     assert.equal(run.status, 'succeeded');
     assertAbout(secondsLeft(run), 3600, 'deadline_at');
+  });
+  it('a run’s managed loop lives as long as the run, each of its commands within the tier’s sandbox time; a call’s loop within it whole', async () => {
+    const res = await p.request('POST', '/agents?allow_no_secrets=true', {
+      key: pro.key,
+      body: {
+        name: 'looper',
+        type: 'agent',
+        description: 'Loops long.',
+        supported_providers: ['anthropic'],
+        prompt_template: 'Loop.',
+        loop: { max_turns: 3 },
+        run_timeout_seconds: 3600,
+      },
+    });
+    assert.equal(res.status, 201, res.text);
+    // What the loop asks of the sandbox: its session's deadline and each command's time.
+    const seen: { sessionSeconds: number[]; commandSeconds: number[] } = {
+      sessionSeconds: [],
+      commandSeconds: [],
+    };
+    const sandbox = p.deps.sandbox;
+    const openSession = sandbox.openSession.bind(sandbox);
+    sandbox.openSession = async (spec) => {
+      seen.sessionSeconds.push((spec.deadlineMs - Date.now()) / 1000);
+      const session = await openSession(spec);
+      const exec = session.exec.bind(session);
+      session.exec = (command, options) => {
+        seen.commandSeconds.push((options?.timeoutMs ?? 0) / 1000);
+        return exec(command, options);
+      };
+      return session;
+    };
+    try {
+      fake.setResponder((call) =>
+        call.toolResults?.length
+          ? { toolCalls: [{ name: 'submit_result', input: { ok: true } }] }
+          : { toolCalls: [{ name: 'bash', input: { command: 'echo hi' } }] },
+      );
+      const started = await p.request<RunDoc>('POST', '/rlpro/looper/v1/run', {
+        key: pro.key,
+        body: {},
+        headers: { prefer: 'respond-async' },
+      });
+      assert.equal(started.status, 202, started.text);
+      assert.equal((await ended(started.body.run_id, pro.key)).status, 'succeeded');
+      assertAbout(seen.sessionSeconds[0] ?? 0, 3600, 'the run’s session');
+      assert.ok(
+        seen.commandSeconds.length > 0 && seen.commandSeconds.every((s) => s <= 300),
+        String(seen.commandSeconds),
+      );
+      fake.reset();
+      fake.setResponder((call) =>
+        call.toolResults?.length
+          ? { toolCalls: [{ name: 'submit_result', input: { ok: true } }] }
+          : { toolCalls: [{ name: 'bash', input: { command: 'echo hi' } }] },
+      );
+      const called = await p.request('POST', '/rlpro/looper/v1/run', { key: pro.key, body: {} });
+      assert.equal(called.status, 200, called.text);
+      assertAbout(seen.sessionSeconds[1] ?? 0, 300, 'the call’s session');
+    } finally {
+      sandbox.openSession = openSession;
+    }
   });
 });

@@ -23,6 +23,8 @@ export interface LoopState {
   session: SandboxSession;
   secrets: Record<string, string>;
   runDeadline: Deadline;
+  /** The longest one command may run (the tier's sandbox cap: a run's loop outlives it). */
+  commandLimitMs: number;
   signal: AbortSignal;
   computeMs: number;
   logs: CallLogLine[];
@@ -128,7 +130,10 @@ export async function execForModel(
     throw refusal(state, `${tool} → not run: the time limit has passed`, 'The run’s time limit has passed');
   let result: ExecResult;
   try {
-    result = await state.session.exec(command, { timeoutMs: remaining, signal: state.signal });
+    result = await state.session.exec(command, {
+      timeoutMs: Math.min(remaining, state.commandLimitMs),
+      signal: state.signal,
+    });
   } catch (err) {
     log(state, 'error', tool, `${detail} (${(err as Error).message})`, 'could not run');
     throw new Error('The command could not be run in the sandbox');

@@ -83,11 +83,11 @@ export async function runManagedLoop(
   const maxTurns = Math.min(Math.max(1, m.loop?.max_turns ?? DEFAULT_MAX_TURNS), MAX_TURNS_LIMIT);
   // The caller steers the model, and the model every command in the sandbox: the declared secrets
   // are checked (400 MISSING_SECRETS) and redacted, but go in only when the manifest says so.
-  const { session, platformSession, secrets, runDeadline, placed } = await openRunSession(
+  const { session, platformSession, secrets, runDeadline, commandLimitMs, placed } = await openRunSession(
     deps,
     call,
     run,
-    m.loop?.secrets_in_sandbox === true,
+    { inject: m.loop?.secrets_in_sandbox === true, commands: true },
   );
   // What a streamed call sends is redacted as its result is (loopResult).
   const streamed = run.events && redactedEvents(run.events, secrets);
@@ -97,6 +97,7 @@ export async function runManagedLoop(
     session,
     secrets,
     runDeadline,
+    commandLimitMs,
     signal: runSignal,
     computeMs: 0,
     logs: [],

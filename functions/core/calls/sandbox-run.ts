@@ -55,29 +55,36 @@ export interface RunSession {
   /** The injected secret values (for redaction). */
   secrets: Record<string, string>;
   placed: PlacedFile[];
-  /** The earlier of the call's deadline and the tier's sandbox cap. */
+  /** The earlier of the call's deadline and the tier's sandbox cap (a run's loop: its own deadline). */
   runDeadline: Deadline;
+  /** The longest one command may run: the tier's sandbox cap (docs/runs.md, "How long a run lasts"). */
+  commandLimitMs: number;
 }
 
 /**
  * What every sandboxed engine does before running anything: resolve the declared secrets (400
  * MISSING_SECRETS), cap the run by the tier (Free 30 s, others 5 min), fetch the bundle, place the
  * call's files under `input/`, and open the session (a sandbox that cannot run is a clear 500).
+ *
+ * `commands`: the session runs many commands (a managed loop's). A run's loop then lives as long
+ * as the run (up to an hour: docs/runs.md, "How long a run lasts"), each of its commands within the
+ * tier's sandbox cap; a call's loop, and a code tool's one command, within the cap whole.
  */
 export async function openRunSession(
   deps: CoreDeps,
   call: CallContext,
   run: EngineRun,
-  /** Whether the declared secrets go into the session's environment (a managed loop's opt-in). */
-  inject = true,
+  { inject = true, commands = false }: { inject?: boolean; commands?: boolean } = {},
 ): Promise<RunSession> {
   const { auth, agent } = call;
   const { requestId } = call.request;
   const secretsWs = await call.vault.workspaceId(deps);
   const secrets = await runSecrets(deps, secretsWs, agent);
-  const runDeadline = call.deadline.earlier(
-    Deadline.in(deps.clock, TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000),
-  );
+  const commandLimitMs = TIER_LIMITS[auth.tier].sandboxMaxTimeoutSeconds * 1000;
+  const runDeadline =
+    commands && call.request.run
+      ? call.deadline
+      : call.deadline.earlier(Deadline.in(deps.clock, commandLimitMs));
   let bundle: SessionSpec['bundle'];
   if (agent.bundle) {
     const data = await deps.bundles.get(agent.bundle.key);
@@ -131,6 +138,7 @@ export async function openRunSession(
       secrets: redacted,
       placed,
       runDeadline,
+      commandLimitMs,
     };
   } catch (err) {
     traced?.span.end({ error: err instanceof Error ? err.name : 'Error' });
