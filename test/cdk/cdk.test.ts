@@ -4,7 +4,7 @@
  * stack near CloudFormation's resource limit), cdk-nag, failed events, alarms, the settings every
  * function starts with, and the agent-call timeout. By concern elsewhere: the API (cdk-api), least
  * privilege and secrets (cdk-least-privilege), the sandbox cluster (cdk-sandbox-cluster), schedule
- * firing and service hosting (cdk-schedules-and-services), the dashboard (cdk-dashboard), the
+ * firing, service hosting and the run worker (cdk-jobs), the dashboard (cdk-dashboard), the
  * handlers' bundles (handler-bundles).
  */
 import assert from 'node:assert/strict';

@@ -27,7 +27,7 @@ import { waitFor } from '../helpers/wait-for.ts';
  */
 
 /** The run worker's invocation timeout on the emulated deployment (its 900 s, shortened). */
-const WORKER_TIMEOUT_SECONDS = 6;
+const WORKER_TIMEOUT_SECONDS = 5;
 
 type Envelope = { data: Record<string, unknown>; warnings: { code: string }[] };
 
@@ -59,7 +59,7 @@ for (const kind of DEPLOYMENTS) {
       d = await startDeployment(kind, {
         ANTHROPIC_API_KEY: 'sk-ant-test',
         ANTHROPIC_BASE_URL: fake.baseUrls.anthropic,
-        // The run worker's invocations end after 6 s instead of 15 minutes (emulated only): a run
+        // The run worker’s invocations end after 5 s instead of 15 minutes (emulated only): a run
         // here outlives the invocation that first ran it.
         [ENV.emulatorDurableTimeoutSeconds]: String(WORKER_TIMEOUT_SECONDS),
       });
@@ -395,7 +395,7 @@ if (input.phase === 'leave') {
       });
       assert.equal(made.status, 201, made.text);
       // Turn 1 runs a command whose output never comes out the same twice; turn 2's first answer
-      // takes longer than the worker's invocation may (locally it only waits), its second is quick.
+      // takes longer than the worker's invocation may, its second is quick.
       const command = '(date +%s%N; od -An -N8 -tx8 /dev/urandom) | tr -d " \\n"';
       let turn2 = 0;
       fake.setResponder((call) => {
@@ -403,7 +403,10 @@ if (input.phase === 'leave') {
         if (!result) return { toolCalls: [{ name: 'bash', input: { command } }] };
         const submit = { toolCalls: [{ name: 'submit_result', input: { reading: result.content } }] };
         turn2++;
-        return turn2 === 1 ? { ...submit, delayMs: (WORKER_TIMEOUT_SECONDS + 4) * 1000 } : submit;
+        // (Locally nothing cuts the run: no wait is needed.)
+        return turn2 === 1 && kind === 'emulated'
+          ? { ...submit, delayMs: (WORKER_TIMEOUT_SECONDS + 3) * 1000 }
+          : submit;
       });
       const started = await d.request<{ run_id: string }>('POST', '/local/tides/v1/run', {
         body: {},

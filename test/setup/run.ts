@@ -37,7 +37,7 @@ const START_FIRST = [
   // every handler with esbuild).
   'test/cdk/handler-bundles.test.ts',
   'test/cdk/cdk-dashboard.test.ts',
-  'test/cdk/cdk-schedules-and-services.test.ts',
+  'test/cdk/cdk-jobs.test.ts',
   'test/cdk/cdk-api.test.ts',
   'test/cdk/cdk-sandbox-cluster.test.ts',
   'test/cdk/cdk-least-privilege.test.ts',

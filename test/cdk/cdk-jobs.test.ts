@@ -1,6 +1,7 @@
 /**
- * Schedule firing (docs/schedules.md) and always-on service hosting (docs/services.md) on the
- * synthesized stateless stack: their resources, roles and events.
+ * What runs beside the API on the synthesized stateless stack: schedule firing (docs/schedules.md),
+ * always-on service hosting (docs/services.md) and the run worker (docs/runs.md, "Long runs"):
+ * their resources, roles and events. One file, so the stacks are synthesized once for them.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,8 +12,11 @@ import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
+import { MAX_RUN_TIMEOUT_SECONDS } from '../../functions/core/agents/manifest-limits.ts';
 import { MODULES } from '../../functions/platform/routes.ts';
+import { ENV } from '../../functions/shared/env-names.ts';
 import { addAgenthostStacks } from '../../lib/agenthost-app.ts';
+import { RUN_WORKER_ALIAS } from '../../lib/constructs/run-worker.ts';
 import type { ServiceHosting } from '../../lib/constructs/service-hosting.ts';
 import { MODULE_ACCESS } from '../../lib/module-access.ts';
 import { foldedTemplate } from '../helpers/folded-template.ts';
@@ -272,5 +276,75 @@ describe('stateless stack: service hosting (docs/services.md)', () => {
     ] as CfnResourceJson;
     const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     assert.equal(vars.PLATFORM_SERVICES_CLUSTER, undefined);
+  });
+});
+
+type WorkerStatement = { Action: string | string[]; Resource: unknown };
+const idOf = (c: IConstruct) => Stack.of(c).getLogicalId(c.node.defaultChild as never);
+const workerActions = (s: WorkerStatement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+const workerStatementsOfRole = (roleId: string): WorkerStatement[] =>
+  resourcesOfType('AWS::IAM::Policy')
+    .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: WorkerStatement[] }).Statement);
+
+describe('stateless stack: the run worker (docs/runs.md, "Long runs")', () => {
+  const runs = stateless.runs;
+  const worker = statelessJson.Resources[idOf(runs.worker.function)] as CfnResourceJson;
+  const aliasId = idOf(runs.alias);
+
+  test('a durable function: 15-minute invocations, an execution the longest run and an invocation more', () => {
+    assert.equal(worker.Properties.Timeout, 900);
+    assert.deepEqual(worker.Properties.DurableConfig, {
+      ExecutionTimeout: MAX_RUN_TIMEOUT_SECONDS + 900,
+      RetentionPeriodInDays: 1,
+    });
+    const alias = statelessJson.Resources[aliasId] as CfnResourceJson;
+    assert.equal(alias.Type, 'AWS::Lambda::Alias');
+    assert.equal(alias.Properties.Name, RUN_WORKER_ALIAS);
+  });
+
+  test('only the functions that start runs may invoke it, by its alias, which they are given', () => {
+    const aliasRef = JSON.stringify({ Ref: aliasId });
+    const invokers = resourcesOfType('AWS::IAM::Policy')
+      .filter(([, p]) =>
+        (p.Properties.PolicyDocument as { Statement: WorkerStatement[] }).Statement.some(
+          (s) =>
+            workerActions(s).includes('lambda:InvokeFunction') &&
+            JSON.stringify(s.Resource).includes(aliasRef),
+        ),
+      )
+      .flatMap(([, p]) => (p.Properties.Roles as { Ref: string }[]).map((r) => r.Ref))
+      .sort();
+    assert.deepEqual(
+      invokers,
+      [idOf(stateless.functions.calls.role), idOf(stateless.functions.mcp.role)].sort(),
+    );
+    const givenTo = resourcesOfType('AWS::Lambda::Function')
+      .filter(([, fn]) => {
+        const vars = (fn.Properties.Environment as { Variables?: Record<string, unknown> })?.Variables ?? {};
+        return vars[ENV.runWorkerFunction] !== undefined;
+      })
+      .map(([id]) => id)
+      .sort();
+    assert.deepEqual(
+      givenTo,
+      [idOf(stateless.functions.calls.function), idOf(stateless.functions.mcp.function)].sort(),
+    );
+  });
+
+  test('it checkpoints and reads its own executions, and nothing else of Lambda', () => {
+    const lambda = workerStatementsOfRole(idOf(runs.worker.role)).filter((s) =>
+      workerActions(s).some((a) => a.startsWith('lambda:')),
+    );
+    const workerArn = JSON.stringify({ 'Fn::GetAtt': [idOf(runs.worker.function), 'Arn'] });
+    const own = lambda.filter((s) => JSON.stringify(s.Resource).includes(workerArn));
+    assert.deepEqual(own.flatMap(workerActions).sort(), [
+      'lambda:CheckpointDurableExecution',
+      'lambda:GetDurableExecutionState',
+    ]);
+    assert.match(JSON.stringify(own[0]?.Resource), /:\*"/, 'its executions, of any version');
+    // Besides, it queues a run's completion webhook to the alert-delivery function.
+    const others = lambda.filter((s) => !own.includes(s)).flatMap(workerActions);
+    assert.deepEqual(others, ['lambda:InvokeFunction']);
   });
 });
