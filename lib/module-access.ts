@@ -66,6 +66,20 @@ export interface ModuleAccess {
   runs?: 'hand-over' | 'carry';
 }
 
+/**
+ * The call path's access, where a call runs and a run ends (the calls function, the run worker):
+ * records, counters, leases; models; the sandbox and the declared secrets; bundles and stored
+ * outputs; a run's completion webhook queued to the alert-delivery Lambda.
+ */
+const CALL_ACCESS = {
+  table: 'read-write',
+  secrets: 'read',
+  bundles: 'read-write',
+  llm: true,
+  sandbox: true,
+  alerts: 'queue',
+} as const satisfies ModuleAccess;
+
 /** What a path that runs schedules needs: the call path's access, plus the streak's consequences. */
 const SCHEDULED_RUN_ACCESS = {
   table: 'read-write',
@@ -103,15 +117,7 @@ export const MODULE_ACCESS: Record<ResourceModule, ModuleAccess> = {
   // under bundles/payloads/ and answered with a signed URL (core/payloads/output-answer.ts).
   // A run's completion webhook is signed here (the account's signing secret, read) and queued to
   // the alert-delivery Lambda, which sends it.
-  calls: {
-    table: 'read-write',
-    secrets: 'read',
-    bundles: 'read-write',
-    llm: true,
-    sandbox: true,
-    alerts: 'queue',
-    runs: 'hand-over',
-  },
+  calls: { ...CALL_ACCESS, runs: 'hand-over' },
   // Schedule records, timelines, run history, test alerts (sent from here); keeps the
   // EventBridge schedules in step with each record. Reads runs' outputs stored apart (over 64 KiB).
   schedules: { table: 'read-write', secrets: 'none', bundles: 'read', scheduler: 'manage', alerts: 'send' },
@@ -158,15 +164,7 @@ export const JOB_ACCESS = {
   'sandbox-pool': { table: 'read-write', secrets: 'none', bundles: 'none', sandbox: true },
   // The run worker: the whole call path (from a run's recorded steps), a run's completion webhook
   // queued to the alert-delivery Lambda, and its own durable executions' checkpoints.
-  'run-worker': {
-    table: 'read-write',
-    secrets: 'read',
-    bundles: 'read-write',
-    llm: true,
-    sandbox: true,
-    alerts: 'queue',
-    runs: 'carry',
-  },
+  'run-worker': { ...CALL_ACCESS, runs: 'carry' },
   'service-events': {
     table: 'read-write',
     secrets: 'none',
