@@ -128,7 +128,8 @@ export async function startDeployment(
       clearTimeout(timer);
       const shared = engineEnv[ENV.emulatorDynamodbEndpoint];
       if (shared && sharedTable) await dropTable(shared, sharedTable);
-      await rm(dataDir, { recursive: true, force: true });
+      // The platform's sandboxes may still be removing their directories (test/helpers/platform.ts).
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
 }

@@ -169,7 +169,10 @@ export async function startTestPlatform(
       await deps.store.close();
       faultyClient?.destroy();
       await dynamo?.close();
-      await rm(dataDir, { recursive: true, force: true });
+      // A run just cancelled may still be removing its sandbox directory (the bubblewrap spawner
+      // does, in a process of its own): rm retries on ENOTEMPTY instead of failing the file's after
+      // hook, which left the fake providers listening and the test process never exiting.
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
 }

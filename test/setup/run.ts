@@ -90,6 +90,10 @@ if (import.meta.main) {
     cwd: ROOT,
     concurrency: 5,
     timeout: 120_000,
+    // A file whose tests have all ended exits even if it left a handle open (a fake provider still
+    // listening after an after hook failed): that failure is reported, and the run never waits
+    // on the process until CI's own limit.
+    forceExit: true,
     globalSetupPath: join(ROOT, 'test', 'setup', 'global.ts'),
   };
   run(options)
