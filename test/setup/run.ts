@@ -11,14 +11,17 @@
  * third of the run while files waited; with five they are busy to the end (docs/contributing.md,
  * "How long the tests take").
  *
- * `npm test -- <file or glob>…` runs only those files, in the same way.
+ * `npm test -- <file or glob>…` runs only those files, in the same way. `TEST_TIMELINE=<file>`
+ * records each test process's wall and CPU time there and prints the longest at the end
+ * (test/setup/file-timeline.ts).
  */
-import { globSync, mkdtempSync, rmSync } from 'node:fs';
+import { globSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type RunOptions, run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { groupIntoProcesses } from './shared-processes.ts';
+import { TIMELINE_ENV, timelineSummary } from './timeline-summary.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const PATTERNS = ['test/**/*.test.ts', 'functions/**/*.test.ts'];
@@ -90,16 +93,25 @@ if (import.meta.main) {
     cwd: ROOT,
     concurrency: 5,
     timeout: 120_000,
-    // A file whose tests have all ended exits even if it left a handle open (a fake provider still
-    // listening after an after hook failed): that failure is reported, and the run never waits
-    // on the process until CI's own limit.
-    forceExit: true,
+    // Not forceExit: a group of files (test/setup/shared-processes.ts) imports them one after
+    // another, and a file that awaits before it declares its tests (a synthesis) would find its
+    // process gone, its tests silently not run (14 CDK tests were missing from a green run).
     globalSetupPath: join(ROOT, 'test', 'setup', 'global.ts'),
   };
-  run(options)
+  // TEST_TIMELINE=<file>: each test process records its wall and CPU time, summed up at the end.
+  const timeline = process.env[TIMELINE_ENV] ? resolve(process.env[TIMELINE_ENV]) : undefined;
+  if (timeline) {
+    writeFileSync(timeline, '');
+    process.env[TIMELINE_ENV] = timeline;
+    options.execArgv = ['--import', join(ROOT, 'test', 'setup', 'file-timeline.ts')];
+  }
+  const report = run(options)
     .on('test:fail', () => {
       process.exitCode = 1;
     })
-    .compose(spec)
-    .pipe(process.stdout);
+    .compose(spec);
+  report.pipe(process.stdout, { end: false });
+  report.on('end', () => {
+    if (timeline) process.stdout.write(`\n${timelineSummary(timeline, ROOT)}`);
+  });
 }
