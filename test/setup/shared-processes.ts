@@ -97,9 +97,17 @@ export function groupIntoProcesses(files: string[], root: string, dir: string): 
     return Array.from({ length: count }, (_, i) => {
       const part = group.slice(i * size, (i + 1) * size);
       const entry = join(dir, `${file.replaceAll('/', '-').replace(/-$/, '')}-${i + 1}.test.mjs`);
+      // The guard is called in the entry's body, which runs once every file it imports has been
+      // evaluated (their top-level awaits included): every test of the group is declared by then.
+      const guard = pathToFileURL(join(root, 'test', 'setup', 'linger-guard.ts')).href;
       writeFileSync(
         entry,
-        `${part.map((f) => `import ${JSON.stringify(pathToFileURL(join(root, f)).href)};`).join('\n')}\n`,
+        [
+          ...part.map((f) => `import ${JSON.stringify(pathToFileURL(join(root, f)).href)};`),
+          `import { guardAgainstLingering } from ${JSON.stringify(guard)};`,
+          'guardAgainstLingering();',
+          '',
+        ].join('\n'),
       );
       return entry;
     });
