@@ -180,6 +180,10 @@ export function createSandbox(config: Config): Sandbox {
     // Only ECS keeps runs' objects outside the session (a local session's directory goes with it);
     // the sweep needs the bucket alone, not the sandbox (housekeeping has no sandbox settings).
     sweep: (now) => (kind === 'ecs' ? sweepEcsRunObjects(config, now) : Promise.resolve(0)),
+    // Nothing to end if no session was ever opened.
+    close: async () => {
+      if (instance) await (await instance).close?.();
+    },
   };
 }
 

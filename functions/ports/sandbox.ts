@@ -159,6 +159,12 @@ export interface Sandbox {
    * (jobs/housekeeping.ts).
    */
   sweep?(now: Date): Promise<number>;
+  /**
+   * The platform stops: ends every process its sessions still run (a command of a run cut off
+   * by the stop, an always-on service's), where the adapter's processes would otherwise outlive
+   * it (bubblewrap's spawner). A later session starts afresh.
+   */
+  close?(): Promise<void>;
 }
 
 /** The sandbox cannot run (bwrap missing and no opt-out, ECS misconfigured): 500, logged loudly. */

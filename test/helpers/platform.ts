@@ -165,6 +165,8 @@ export async function startTestPlatform(
     async close() {
       if (!options.inMemory) await server.close();
       await deps.serviceRunner.close();
+      // As the platform's process ending would: a command still running (a run cut off) goes too.
+      await deps.sandbox.close?.();
       await deps.notifier.drain();
       await deps.store.close();
       faultyClient?.destroy();

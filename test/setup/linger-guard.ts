@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { after } from 'node:test';
 
 /**
@@ -14,9 +15,21 @@ export function guardAgainstLingering(graceMs = 30_000): void {
       // This timer itself is among them.
       const open = process.getActiveResourcesInfo();
       process.stderr.write(
-        `test process still running ${graceMs / 1000} s after its last test, held by: ${open.join(', ')}\n`,
+        `test process still running ${graceMs / 1000} s after its last test, held by: ${open.join(', ')}\n${children()}`,
       );
       process.exit(1);
     }, graceMs).unref();
   });
+}
+
+/** This process's children, as ps lists them (a pipe held open is often one of theirs). */
+function children(): string {
+  try {
+    const list = execFileSync('ps', ['--ppid', String(process.pid), '-o', 'pid=,etime=,args='], {
+      encoding: 'utf8',
+    });
+    return list.trim() === '' ? '' : `its children:\n${list}`;
+  } catch {
+    return '';
+  }
 }

@@ -20,7 +20,10 @@ export async function runWithinDeadline(
   run: Omit<EngineRun, 'signal'>,
 ): Promise<EngineOutcome> {
   const controller = new AbortController();
+  // Unref'd: a deadline alone does not keep a process alive (a platform stopped inside a process
+  // that goes on, a test's, left a cut-off call's timer holding it for the deadline's 300 s).
   const timer = setTimeout(() => controller.abort(), call.deadline.remainingMs());
+  timer.unref();
   // A caller gone ends the call as its deadline would, recorded as such (docs/calls.md).
   const gone = call.request.signal;
   // Its run cancelled, or its caller gone: either ends it now (a cancel says so in its record).

@@ -101,6 +101,15 @@ export class BwrapSandbox implements Sandbox {
     }
   }
 
+  /**
+   * Ends the spawner, and with it every sandbox it forked (bwrap --die-with-parent): what a
+   * stopped platform's process ending does, for a platform stopped inside a process that goes on
+   * (a test's). The next session forks a new spawner.
+   */
+  async close(): Promise<void> {
+    this.spawner?.stop();
+  }
+
   async openSession(spec: SessionSpec): Promise<SandboxSession> {
     this.version ??= bwrapVersion(this.bwrapPath).catch((err: Error) => {
       this.version = undefined;
