@@ -65,14 +65,22 @@ guardAgainstLingering(60_000);`,
     assert.ok(Date.now() - started < 30_000, 'not held for the guard’s grace');
   });
 
-  it('is called at the end of a group’s entry file, after every file of the group is imported', async () => {
-    const files = ['test/core/answer-page.test.ts', 'test/core/bundle-archive.test.ts'];
-    const [entry] = groupIntoProcesses(files, ROOT, dir);
-    const lines = (await readFile(entry ?? '', 'utf8')).trim().split('\n');
+  it('is called at the end of every entry file, a group’s or a file’s own, after what it imports', async () => {
+    const grouped = ['test/core/answer-page.test.ts', 'test/core/bundle-archive.test.ts'];
+    const alone = 'test/e2e/schedules.test.ts';
+    const entries = groupIntoProcesses([alone, ...grouped], ROOT, dir);
     assert.deepEqual(
-      lines.slice(0, 2),
-      files.map((f) => `import ${JSON.stringify(pathToFileURL(join(ROOT, f)).href)};`),
+      entries.map((e) => e.slice(dir.length + 1)),
+      ['test-e2e-schedules.test.mjs', 'test-core-1.test.mjs'],
     );
-    assert.equal(lines.at(-1), 'guardAgainstLingering();');
+    const importOf = (f: string) => `import ${JSON.stringify(pathToFileURL(join(ROOT, f)).href)};`;
+    for (const [entry, files] of [
+      [entries[0], [alone]],
+      [entries[1], grouped],
+    ] as const) {
+      const lines = (await readFile(entry ?? '', 'utf8')).trim().split('\n');
+      assert.deepEqual(lines.slice(0, files.length), files.map(importOf));
+      assert.equal(lines.at(-1), 'guardAgainstLingering();');
+    }
   });
 });

@@ -67,9 +67,10 @@ export const ALONE: Record<string, string> = {
 const GROUP_SIZE = 12;
 
 /**
- * The files to hand to run(), in the order given: each file that keeps its own process as it is,
- * and for the others an entry file per group (written under `dir`) that imports the group's files,
- * in the place of the group's first file.
+ * The files to hand to run(), in the order given: for each file that keeps its own process an
+ * entry file of its own, and for the others an entry file per group (written under `dir`) that
+ * imports the group's files, in the place of the group's first file. Every entry ends by guarding
+ * its process against outliving its tests (test/setup/linger-guard.ts).
  */
 export function groupIntoProcesses(files: string[], root: string, dir: string): string[] {
   const groups = new Map<string, string[]>();
@@ -87,29 +88,34 @@ export function groupIntoProcesses(files: string[], root: string, dir: string): 
     groups.set(shared, group);
   }
   mkdirSync(dir, { recursive: true });
+  // The guard is called in the entry's body, which runs once every file it imports has been
+  // evaluated (their top-level awaits included): every test of the entry is declared by then.
+  const guard = pathToFileURL(join(root, 'test', 'setup', 'linger-guard.ts')).href;
+  const writeEntry = (name: string, part: string[]) => {
+    const entry = join(dir, `${name}.test.mjs`);
+    writeFileSync(
+      entry,
+      [
+        ...part.map((f) => `import ${JSON.stringify(pathToFileURL(join(root, f)).href)};`),
+        `import { guardAgainstLingering } from ${JSON.stringify(guard)};`,
+        'guardAgainstLingering();',
+        '',
+      ].join('\n'),
+    );
+    return entry;
+  };
   return out.flatMap((file) => {
     const group = groups.get(file);
-    if (!group) return [file];
-    if (group.length === 1) return group;
+    // A file of its own: its entry is named for it (test-e2e-schedules.test.mjs).
+    if (!group) return [writeEntry(file.replaceAll('/', '-').replace(/\.test\.ts$/, ''), [file])];
     // Even groups, none over GROUP_SIZE.
     const count = Math.ceil(group.length / GROUP_SIZE);
     const size = Math.ceil(group.length / count);
-    return Array.from({ length: count }, (_, i) => {
-      const part = group.slice(i * size, (i + 1) * size);
-      const entry = join(dir, `${file.replaceAll('/', '-').replace(/-$/, '')}-${i + 1}.test.mjs`);
-      // The guard is called in the entry's body, which runs once every file it imports has been
-      // evaluated (their top-level awaits included): every test of the group is declared by then.
-      const guard = pathToFileURL(join(root, 'test', 'setup', 'linger-guard.ts')).href;
-      writeFileSync(
-        entry,
-        [
-          ...part.map((f) => `import ${JSON.stringify(pathToFileURL(join(root, f)).href)};`),
-          `import { guardAgainstLingering } from ${JSON.stringify(guard)};`,
-          'guardAgainstLingering();',
-          '',
-        ].join('\n'),
-      );
-      return entry;
-    });
+    return Array.from({ length: count }, (_, i) =>
+      writeEntry(
+        `${file.replaceAll('/', '-').replace(/-$/, '')}-${i + 1}`,
+        group.slice(i * size, (i + 1) * size),
+      ),
+    );
   });
 }
