@@ -6,6 +6,7 @@ import {
   type FakeLlmResponse,
   start as startFakeLlm,
 } from '../helpers/fake-llm-providers.ts';
+import { runEnded } from '../helpers/run-ended.ts';
 import { runningCommands } from '../helpers/running-commands.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -121,10 +122,7 @@ for (const kind of DEPLOYMENTS) {
       );
       const cancel = await d.request('POST', `/runs/${started.body.run_id}/cancel`);
       assert.ok(cancel.status === 200 || cancel.status === 202, cancel.text);
-      const ended = await waitFor('the run to end', async () => {
-        const run = await d.request<{ status: string }>('GET', `/runs/${started.body.run_id}`);
-        return run.body.status === 'running' ? undefined : run.body;
-      });
+      const ended = await runEnded(d.request, started.body.run_id);
       assert.equal(ended.status, 'cancelled', JSON.stringify(ended));
       await waitFor('the dependency’s command to be gone', async () =>
         (await runningCommands(command)) === 0 ? true : undefined,

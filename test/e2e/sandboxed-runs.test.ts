@@ -15,6 +15,7 @@ import { S3_EMULATOR_CREDENTIALS } from '../helpers/emulated-aws.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
 import { joinWorkspace } from '../helpers/membership.ts';
 import { errorOf } from '../helpers/platform.ts';
+import { runEnded } from '../helpers/run-ended.ts';
 import { runningCommands } from '../helpers/running-commands.ts';
 import { leakyToolScript, secretForms } from '../helpers/secret-forms.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -416,19 +417,11 @@ if (input.phase === 'leave') {
         headers: { prefer: 'respond-async' },
       });
       assert.equal(started.status, 202, started.text);
-      const ended = await waitFor(
-        'the run to end',
-        async () => {
-          const run = await d.request<{ status: string; result: { body: Envelope } | null }>(
-            'GET',
-            `/runs/${started.body.run_id}`,
-          );
-          return run.body.status === 'running' ? undefined : run.body;
-        },
-        80_000,
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}\n${d.output().slice(-6000)}`);
-      });
+      const ended = await runEnded<{ status: string; result: { body: Envelope } | null }>(
+        d.request,
+        started.body.run_id,
+        { timeoutMs: 80_000, context: () => d.output().slice(-6000) },
+      );
       assert.equal(ended.status, 'succeeded', `${JSON.stringify(ended)}\n${d.output().slice(-3000)}`);
       const first = fake.calls[1]?.toolResults?.[0];
       assert.ok(first && !first.isError, JSON.stringify(fake.calls[1]?.toolResults));
@@ -470,10 +463,7 @@ if (input.phase === 'leave') {
       );
       const cancel = await d.request<{ status: string }>('POST', `/runs/${started.body.run_id}/cancel`);
       assert.ok(cancel.status === 200 || cancel.status === 202, cancel.text);
-      const ended = await waitFor('the run to end', async () => {
-        const run = await d.request<{ status: string }>('GET', `/runs/${started.body.run_id}`);
-        return run.body.status === 'running' ? undefined : run.body;
-      });
+      const ended = await runEnded(d.request, started.body.run_id);
       assert.equal(ended.status, 'cancelled', JSON.stringify(ended));
       await waitFor('the command to be gone', async () =>
         (await runningCommands(command)) === 0 ? true : undefined,

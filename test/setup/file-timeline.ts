@@ -1,4 +1,5 @@
 import { appendFileSync, readFileSync } from 'node:fs';
+import { statWaitedCpuMs } from '../../bench/proc-stats.ts';
 import { type FileTimeline, TIMELINE_ENV } from './timeline-summary.ts';
 
 /**
@@ -12,17 +13,6 @@ import { type FileTimeline, TIMELINE_ENV } from './timeline-summary.ts';
  * processes import this module: its top level is the recording.
  */
 
-/** Clock ticks of cutime and cstime in /proc/self/stat: Linux counts them in hundredths of a second. */
-function childrenCpuMs(): number {
-  try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // After the command's name: state is field 3 of stat(5), cutime 16 and cstime 17.
-    return (Number(fields[13]) + Number(fields[14])) * 10 || 0;
-  } catch {
-    return 0;
-  }
-}
-
 const out = process.env[TIMELINE_ENV];
 const file = process.argv.slice(1).find((a) => /\.test\.(ts|mjs)$/.test(a));
 if (out && file) {
@@ -34,8 +24,17 @@ if (out && file) {
       startMs,
       endMs: Date.now(),
       selfCpuMs: Math.round((cpu.user + cpu.system) / 1000),
-      childrenCpuMs: childrenCpuMs(),
+      childrenCpuMs: Math.round(statWaitedCpuMs(waitedStat())),
     };
     appendFileSync(out, `${JSON.stringify(line)}\n`);
   });
+}
+
+/** This process's /proc stat line (Linux; empty elsewhere, which counts as no CPU). */
+function waitedStat(): string {
+  try {
+    return readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return '';
+  }
 }
