@@ -67,13 +67,17 @@ export function lambdaStreamShell(app: FetchHandler, finish?: () => Promise<void
       }
     } catch {
       // The body failed or was cancelled: what was written stands, the stream ends below.
-    } finally {
-      if (!out.destroyed)
-        await new Promise<void>((resolve) => {
-          out.once('close', resolve);
-          out.end(resolve);
-        });
     }
+    // The answer ends once the work it left is done (a call's record, its log line with its trace,
+    // the charge of its bytes), as the buffered shell's and the Node shell's do: a client that reads
+    // right after its answer (the call's trace, its usage) finds what the call wrote. Ended first, a
+    // read racing the commit answered 404 for a trace the answer had just named.
+    await Promise.allSettled(work);
+    if (!out.destroyed)
+      await new Promise<void>((resolve) => {
+        out.once('close', resolve);
+        out.end(resolve);
+      });
     work.push(...delivered.map((run) => run()));
     await Promise.allSettled(work);
     await finish?.().catch(() => undefined);

@@ -171,6 +171,30 @@ describe('the streamed Lambda shell', () => {
     assert.equal(out.writableEnded, true);
     assert.equal(finished, true);
   });
+
+  it('ends the answer only once the work it left is done, so a read after the answer finds its writes', async () => {
+    let written = false;
+    const app: FetchHandler = async (_request, _context, afterAnswer) => {
+      // A call's record, committed a little after its answer's last byte was made.
+      afterAnswer.waitUntil(
+        new Promise<void>((resolve) =>
+          setTimeout(() => {
+            written = true;
+            resolve();
+          }, 20),
+        ),
+      );
+      return new Response('{"data":1}', { headers: { 'content-type': 'application/json' } });
+    };
+    const out = new PassThrough();
+    out.resume();
+    let writtenAtEnd: boolean | undefined;
+    out.on('finish', () => {
+      writtenAtEnd = written;
+    });
+    await lambdaStreamShell(app)(event({}), out);
+    assert.equal(writtenAtEnd, true, 'the record was written when the answer ended');
+  });
 });
 
 describe('the Node shell', () => {

@@ -31,6 +31,9 @@ export const SHARED_DIRS = [
   'test/cdk/',
   // One build of the dashboard and one Chromium for all of them (test/helpers/dashboard.ts).
   'test/dashboard/',
+  'test/cli/',
+  'test/contract/',
+  'test/platform/',
 ];
 
 /** Whether `file` is one of those directories'. */
@@ -61,6 +64,12 @@ export const ALONE: Record<string, string> = {
   'test/project/bench-report.test.ts': 'changes process.env',
   'test/sdk/sdk-traceparent.test.ts': 'changes process.env',
   'test/cdk/lambda-assets.test.ts': 'changes process.env',
+  'test/platform/config.test.ts': 'mocks the AWS SDK clients',
+  'test/platform/provider-keys.test.ts': 'mocks the AWS SDK clients',
+  'test/platform/data-dir-lock.test.ts': 'counts its own process’s children',
+  'test/contract/bundle-store-contract.test.ts': 'mocks the AWS SDK clients',
+  'test/contract/dynamodb-store-requests.test.ts': 'mocks the AWS SDK clients',
+  'test/contract/vault-contract.test.ts': 'mocks the AWS SDK clients',
 };
 
 /** At most this many files in one process: their tests run one file after another there. */
