@@ -1,5 +1,6 @@
 import { NO_ENTRYPOINT_EXIT, PORT_CONFLICT_EXIT } from '../containers/service-protocol.ts';
-import { supervisionHooks } from '../core/services/service-supervision.ts';
+import { loadStoredService, ofEarlierLaunch } from '../core/services/service-record.ts';
+import { launchService, supervisionHooks } from '../core/services/service-supervision.ts';
 import { processConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
 
@@ -78,6 +79,15 @@ export async function handleTaskEvent(
   if (decision.stale) return 'ignored';
   if (decision.restart) return 'crash';
   await deps.serviceRunner.stop(id);
+  // The record said paused before this stop reached ECS: an owner who restarted the service in
+  // between (a new launch, its desired count set) had that launch's tasks stopped by it. Started
+  // again, that launch runs as its restart meant (at worst a start more, when the restart's own
+  // came after this stop).
+  const now = await loadStoredService(deps, id);
+  if (now && now.service.state !== 'paused' && ofEarlierLaunch(now, d.createdAt)) {
+    await launchService(deps, now, 'resume');
+    return 'crash';
+  }
   return 'paused';
 }
 

@@ -15,6 +15,7 @@ import { handleTaskEvent } from '../../functions/jobs/service-events.ts';
 import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { SERVICE_ID } from '../helpers/ecs-service-bench.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { publishWithFiles } from '../helpers/publish.ts';
 import { fastNotifier } from '../helpers/schedules.ts';
 
 describe('ECS task state change events drive supervision (jobs/service-events.ts)', () => {
@@ -215,5 +216,75 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
     now = (await loadStoredService(p.deps, SERVICE_ID))?.service;
     assert.equal(now?.consecutive_restart_failures, 1);
     assert.equal(now?.restart_count, resumed.restart_count + 1);
+  });
+
+  it('an owner’s restart that lands between the pause’s record and its stop is started again, not left stopped', async () => {
+    const o = await createAccount(p.deps, { org: 'ecsrace', tier: 'pro' });
+    await publishWithFiles(
+      p,
+      o.api_key,
+      {
+        name: 'web',
+        type: 'tool',
+        description: 'A small HTTP server.',
+        supported_providers: ['any'],
+        runtime: { command: 'node server.mjs' },
+        run_mode: 'always_on',
+        timeout_seconds: 0,
+      },
+      { 'server.mjs': 'process.exit(1);\n' },
+    );
+    const stored = await loadStoredService(p.deps, SERVICE_ID);
+    assert.ok(stored);
+    // One failure short of its maximum, launched at L.
+    const crashing = {
+      ...stored.service,
+      workspace_id: o.workspace_id,
+      agent: 'ecsrace/web',
+      agent_version: 'v1',
+      state: 'running' as const,
+      consecutive_restart_failures: 1,
+      max_restart_failures: 2,
+      alert_webhook_url: null,
+    };
+    await p.deps.store.put(serviceItem(crashing, 200, null, '2026-11-22T04:00:00.000Z'));
+    const calls: string[] = [];
+    const deps = {
+      ...p.deps,
+      serviceRunner: {
+        ...p.deps.serviceRunner,
+        kind: 'ecs' as const,
+        fetchesBundle: true,
+        // The owner sees the service paused and restarts it before the pause's stop reaches ECS.
+        stop: async (id: string) => {
+          const paused = await loadStoredService(p.deps, id);
+          assert.equal(paused?.service.state, 'paused');
+          await p.deps.store.put(
+            serviceItem(
+              { ...crashing, state: 'provisioning', consecutive_restart_failures: 0 },
+              (paused?.rev ?? 0) + 1,
+              null,
+              '2026-11-22T04:00:30.000Z',
+            ),
+          );
+          calls.push(`stop ${id}`);
+        },
+        start: async (launch: { serviceId: string }) => {
+          calls.push(`start ${launch.serviceId}`);
+          return { url: crashing.url ?? 'https://web-x.services.example.com', port: null };
+        },
+      },
+    };
+    const crash = event({
+      lastStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      createdAt: '2026-11-22T04:00:10.000Z',
+      startedAt: '2026-11-22T04:00:10.000Z',
+      stoppedAt: '2026-11-22T04:00:20.000Z',
+      containers: [{ name: 'app', exitCode: 1 }],
+    });
+    assert.equal(await handleTaskEvent(deps, crash), 'crash');
+    assert.deepEqual(calls, [`stop ${SERVICE_ID}`, `start ${SERVICE_ID}`], 'the restart’s launch runs');
+    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.state, 'provisioning');
   });
 });
