@@ -45,6 +45,11 @@ const START_FIRST = [
   'test/cdk/cdk-sandbox-cluster.test.ts',
   'test/cdk/cdk-least-privilege.test.ts',
   'test/contract/',
+  // Files of their own that wait most of their time (the store's retries on the cloud's timing,
+  // the services' task programs): left to name order they ran last, each holding a slot after
+  // the rest had ended.
+  'test/adapters/dynamodb-transient-retry.test.ts',
+  'test/adapters/ecs-service-task-programs.test.ts',
   // Each starts the platform as a process (npm start, a crash and a restart, a second one on the
   // same data dir): ten seconds or so apiece, which left to name order ran last, a core idle.
   'test/platform/',
