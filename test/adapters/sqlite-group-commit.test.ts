@@ -61,6 +61,30 @@ describe('SQLite store: group commit', () => {
     assert.equal((await store.query({ pk: 'ROW' })).items.length, 15);
   });
 
+  it('a write that fails after writing rows is undone alone, though the commit runs without savepoints', async () => {
+    // The group commit runs its writes without a savepoint each: a failed condition throws before
+    // anything is written. This write fails after its first put is written (its second item
+    // cannot be stored), so the commit is made again with savepoints: the first put is undone,
+    // and the writes beside it stand.
+    const before = walCommits(wal);
+    const [first, failing, last] = await Promise.allSettled([
+      store.put({ pk: 'UNDO', sk: 'first' }),
+      store.transactWrite([
+        { put: { pk: 'UNDO', sk: 'written' } },
+        { put: { pk: 'UNDO', sk: 'unstorable', n: 1n as unknown as number } },
+      ]),
+      store.put({ pk: 'UNDO', sk: 'last' }),
+    ]);
+    assert.equal(first?.status, 'fulfilled');
+    assert.equal(failing?.status, 'rejected');
+    assert.equal(last?.status, 'fulfilled');
+    assert.equal(walCommits(wal) - before, 1);
+    assert.deepEqual(
+      (await store.query({ pk: 'UNDO' })).items.map((i) => i.sk),
+      ['first', 'last'],
+    );
+  });
+
   it('a later write in the same commit sees the earlier ones', async () => {
     const [first, second] = await Promise.allSettled([
       store.put({ pk: 'ONCE', sk: 'X', by: 'first' }, { condition: cond.notExists() }),

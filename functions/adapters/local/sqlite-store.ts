@@ -295,9 +295,11 @@ export class SqliteStore implements Store {
 
   /**
    * Writes `item` whole. `current`, when the write read it (a condition, an update), is the item as
-   * stored: if the index columns and the expiry stay as they are, only the body is rewritten. SQLite
-   * rewrites the entries of every index whose columns an UPDATE assigns, even to the same value, so
-   * the upsert would also write a page of the ttl index for a counter whose expiry did not change.
+   * stored: if the index columns and the expiry stay as they are, only the body is rewritten, and
+   * if only the expiry changes (a concurrency slot taken or released), the body and the expiry.
+   * SQLite rewrites the entries of every index whose columns an UPDATE assigns, even to the same
+   * value, so the upsert would also write a page of the ttl index for a counter whose expiry did
+   * not change, and it tries the insert (a look in the key index) before its update.
    *
    * `keep` false (a put without a condition, a blind write: a call's record and log lines) leaves
    * the row out of the row cache: a call's record and log lines are never read back by key (other
@@ -310,13 +312,19 @@ export class SqliteStore implements Store {
     const body = JSON.stringify(item);
     const columns = indexColumns(item);
     const row: CachedRow = { body, ttl: columns[4] };
-    if (current !== undefined && sameColumns(columns, indexColumns(current))) {
-      const { changes } = this.stmt('UPDATE items SET body = ? WHERE pk = ? AND sk = ?').run(
-        body,
-        item.pk,
-        item.sk,
-      );
+    const kept = current !== undefined ? keptColumns(columns, indexColumns(current)) : 'none';
+    if (kept !== 'none') {
+      const { changes } =
+        kept === 'all'
+          ? this.stmt('UPDATE items SET body = ? WHERE pk = ? AND sk = ?').run(body, item.pk, item.sk)
+          : this.stmt('UPDATE items SET ttl = ?, body = ? WHERE pk = ? AND sk = ?').run(
+              columns[4],
+              body,
+              item.pk,
+              item.sk,
+            );
       if (changes === 1) {
+        this.commits.changed();
         if (keep) this.cache.written(item, row);
         else this.cache.writtenUnkept(item);
         return;
@@ -327,12 +335,14 @@ export class SqliteStore implements Store {
        ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
          gsi2pk = excluded.gsi2pk, gsi2sk = excluded.gsi2sk, ttl = excluded.ttl, body = excluded.body`,
     ).run(item.pk, item.sk, ...columns, body);
+    this.commits.changed();
     if (keep) this.cache.written(item, row);
     else this.cache.writtenUnkept(item);
   }
 
   private remove(key: ItemKey): void {
     this.stmt('DELETE FROM items WHERE pk = ? AND sk = ?').run(key.pk, key.sk);
+    this.commits.changed();
     this.cache.written(key, null);
   }
 }
@@ -350,8 +360,11 @@ function indexColumns(item: Item): IndexColumns {
   ];
 }
 
-function sameColumns(a: IndexColumns, b: IndexColumns): boolean {
-  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4];
+/** Which of a row's index columns a write keeps: all of them, all but the expiry, or not those. */
+function keptColumns(next: IndexColumns, stored: IndexColumns): 'all' | 'gsi' | 'none' {
+  if (next[0] !== stored[0] || next[1] !== stored[1] || next[2] !== stored[2] || next[3] !== stored[3])
+    return 'none';
+  return next[4] === stored[4] ? 'all' : 'gsi';
 }
 
 /** A GSI projects an item only when both of its key attributes are strings (as DynamoDB does). */
