@@ -20,9 +20,13 @@ export class SqliteGroupCommit {
    */
   private readonly sql: Record<'begin' | 'commit' | 'savepoint' | 'release', StatementSync>;
 
-  constructor(db: DatabaseSync, cache: SqliteRowCache) {
+  /** Told of each commit (the WAL's checkpointer). */
+  private readonly afterCommit: () => void;
+
+  constructor(db: DatabaseSync, cache: SqliteRowCache, afterCommit: () => void = () => {}) {
     this.db = db;
     this.cache = cache;
+    this.afterCommit = afterCommit;
     this.sql = {
       begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
@@ -152,6 +156,7 @@ export class SqliteGroupCommit {
   private commit(): void {
     this.sql.commit.run();
     this.cache.endTransaction(true);
+    this.afterCommit();
   }
 
   /** A write with no company needs no savepoint: its own transaction rolls back on failure. */

@@ -21,6 +21,7 @@ import { decodeCursor, encodeCursor } from './sqlite-cursor.ts';
 import { openStoreDatabase } from './sqlite-database.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { type CachedRow, SqliteRowCache } from './sqlite-row-cache.ts';
+import { SqliteWalCheckpointer } from './sqlite-wal-checkpointer.ts';
 
 type Row = { body: string };
 type RowWithTtl = { body: string; ttl: number | null };
@@ -48,6 +49,7 @@ export class SqliteStore implements Store {
   /** The request whose reads run now (asOneRequest), with the end of its window. */
   private readonly request = new AsyncLocalStorage<{ until: number }>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly checkpointer: SqliteWalCheckpointer;
 
   constructor(
     path: string,
@@ -56,12 +58,15 @@ export class SqliteStore implements Store {
       sweepIntervalMs?: number;
       /** Where a progress line goes (the one-time move of an earlier version's table). */
       log?: (message: string) => void;
+      /** When the WAL checkpoints move to their worker thread (sqlite-wal-checkpointer.ts). */
+      checkpoints?: { delayMs?: number; startAfterCommits?: number };
     } = {},
   ) {
     this.db = openStoreDatabase(path, options.log);
     this.nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
     this.cache = new SqliteRowCache(this.db);
-    this.commits = new SqliteGroupCommit(this.db, this.cache);
+    this.checkpointer = new SqliteWalCheckpointer(this.db, path, options.checkpoints);
+    this.commits = new SqliteGroupCommit(this.db, this.cache, () => this.checkpointer.committed());
     this.sweepExpired();
     const interval = options.sweepIntervalMs ?? 10 * 60_000;
     this.sweepTimer = setInterval(() => this.sweepExpired(), interval);
@@ -228,6 +233,8 @@ export class SqliteStore implements Store {
     this.sweepTimer = undefined;
     this.commits.flush(); // nothing acknowledged-to-be is dropped
     this.cache.clear(); // a read after close fails, as on the database, rather than answer from memory
+    // Its connection closes first, so the main one, the last, checkpoints and removes the WAL.
+    await this.checkpointer.close();
     if (this.db.isOpen) this.db.close();
   }
 
