@@ -2,7 +2,7 @@ import type { CoreDeps } from '../../ports/core-deps.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import type { CallContext, EngineOutcome, EngineRun } from './call-context.ts';
 import { runCodeRuntime } from './code-runtime.ts';
-import { CALLER_GONE, CANCELLED, raceDeadline } from './deadline.ts';
+import { CALLER_GONE, CANCELLED, raceEnd } from './deadline.ts';
 import { runDirectLlm } from './direct-llm.ts';
 import { runManagedLoop } from './managed-loop.ts';
 
@@ -20,22 +20,28 @@ export async function runWithinDeadline(
   run: Omit<EngineRun, 'signal'>,
 ): Promise<EngineOutcome> {
   const controller = new AbortController();
+  // Each end of the call aborts the engine's signal and ends the race with its reason (raceEnd).
+  let endRace: (reason: unknown) => void = () => {};
+  const abort = (reason?: unknown) => {
+    controller.abort(reason);
+    endRace(controller.signal.reason);
+  };
   // Unref'd: a deadline alone does not keep a process alive (a platform stopped inside a process
   // that goes on, a test's, left a cut-off call's timer holding it for the deadline's 300 s).
-  const timer = setTimeout(() => controller.abort(), call.deadline.remainingMs());
+  const timer = setTimeout(() => abort(), call.deadline.remainingMs());
   timer.unref();
   // A caller gone ends the call as its deadline would, recorded as such (docs/calls.md).
   const gone = call.request.signal;
   // Its run cancelled, or its caller gone: either ends it now (a cancel says so in its record).
-  const hangUp = () => controller.abort(gone?.reason === CANCELLED ? CANCELLED : CALLER_GONE);
+  const hangUp = () => abort(gone?.reason === CANCELLED ? CANCELLED : CALLER_GONE);
   gone?.addEventListener('abort', hangUp, { once: true });
   if (gone?.aborted) hangUp();
   let finished = false;
   try {
-    const outcome = await raceDeadline(
-      runEngine(deps, call, { ...run, signal: controller.signal }),
-      controller.signal,
-    );
+    const race = raceEnd(runEngine(deps, call, { ...run, signal: controller.signal }));
+    endRace = race.end;
+    if (controller.signal.aborted) race.end(controller.signal.reason);
+    const outcome = await race.result;
     finished = true;
     return outcome;
   } finally {
@@ -44,7 +50,7 @@ export async function runWithinDeadline(
     // After a failure, whatever the engine still has in flight (a sub-call, a model request) is
     // cancelled. After success nothing is left to cancel, and an abort is not free (its event and
     // DOMException cost about 100 µs, a tenth of a call's target), so none is made.
-    if (!finished) controller.abort();
+    if (!finished) abort();
   }
 }
 
