@@ -10,7 +10,9 @@ import {
   loadStoredService,
   type Service,
   serviceItem,
+  serviceKeys,
 } from '../../functions/core/services/service-record.ts';
+import { launchService } from '../../functions/core/services/service-supervision.ts';
 import { handleTaskEvent } from '../../functions/jobs/service-events.ts';
 import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { SERVICE_ID } from '../helpers/ecs-service-bench.ts';
@@ -249,6 +251,8 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
     };
     await p.deps.store.put(serviceItem(crashing, 200, null, '2026-11-22T04:00:00.000Z'));
     const calls: string[] = [];
+    // The owner's restart's launch: after every task below was created.
+    const OWNER_RESTART = '2026-11-22T05:00:00.000Z';
     const deps = {
       ...p.deps,
       serviceRunner: {
@@ -264,7 +268,7 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
               { ...crashing, state: 'provisioning', consecutive_restart_failures: 0 },
               (paused?.rev ?? 0) + 1,
               null,
-              '2026-11-22T04:00:30.000Z',
+              OWNER_RESTART,
             ),
           );
           calls.push(`stop ${id}`);
@@ -285,6 +289,52 @@ describe('ECS task state change events drive supervision (jobs/service-events.ts
     });
     assert.equal(await handleTaskEvent(deps, crash), 'crash');
     assert.deepEqual(calls, [`stop ${SERVICE_ID}`, `start ${SERVICE_ID}`], 'the restart’s launch runs');
-    assert.equal((await loadStoredService(p.deps, SERVICE_ID))?.service.state, 'provisioning');
+    const relaunched = await loadStoredService(p.deps, SERVICE_ID);
+    assert.equal(relaunched?.service.state, 'provisioning');
+    // Launched again by the function (its own launch time, the platform's clock), not only the owner's.
+    assert.equal(relaunched?.launchedAt, p.deps.clock.now().toISOString());
+
+    // The same race, with a start that fails: recorded on the service, not thrown (a retry of
+    // the event would find its task an earlier launch's and do nothing).
+    calls.length = 0;
+    await p.deps.store.put(
+      serviceItem(crashing, (relaunched?.rev ?? 0) + 1, null, '2026-11-22T04:01:00.000Z'),
+    );
+    const failing = {
+      ...deps,
+      serviceRunner: {
+        ...deps.serviceRunner,
+        start: async () => {
+          calls.push('start');
+          throw new Error('ECS refused the update');
+        },
+      },
+    };
+    const later = { ...crash, detail: { ...crash.detail, createdAt: '2026-11-22T04:01:10.000Z' } };
+    assert.equal(await handleTaskEvent(failing, later), 'crash');
+    assert.deepEqual(calls, [`stop ${SERVICE_ID}`, 'start']);
+    const failed = (await loadStoredService(p.deps, SERVICE_ID))?.service;
+    assert.equal(failed?.health_status, 'unhealthy');
+    assert.equal(failed?.last_error, 'the runner could not start it');
+  });
+
+  it('a launch of a service whose record is gone (deleted meanwhile) starts nothing', async () => {
+    const stored = await loadStoredService(p.deps, SERVICE_ID);
+    assert.ok(stored);
+    await p.deps.store.delete(serviceKeys.service(SERVICE_ID));
+    const starts: string[] = [];
+    const deps = {
+      ...p.deps,
+      serviceRunner: {
+        ...p.deps.serviceRunner,
+        fetchesBundle: true,
+        start: async (launch: { serviceId: string }) => {
+          starts.push(launch.serviceId);
+          return { url: 'https://web-x.services.example.com', port: null };
+        },
+      },
+    };
+    await launchService(deps, stored, 'resume');
+    assert.deepEqual(starts, [], 'no task, listener or ECS service made again for a deleted service');
   });
 });

@@ -12,7 +12,10 @@
  * process-wide thing (an AWS SDK client class, a global, the timers), changes to process.env, or
  * counts of its own process's (memory, write calls, child processes: the files before it in the
  * group may leave theirs running until the process ends, since a file's top-level `after` runs
- * then). Such a file is listed in ALONE and keeps a process of its own. test/project/shared-processes.test.ts holds the rule against every file.
+ * then). Such a file is listed in ALONE and keeps a process of its own. One write to process.env
+ * is shared knowingly: the placeholder AWS credentials (`??=`) that test/helpers/platform.ts and
+ * test/cli/cli-aws.test.ts give the SDK's default chain for DynamoDB Local, whose values no engine
+ * here reads. test/project/shared-processes.test.ts holds the rule against every file.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

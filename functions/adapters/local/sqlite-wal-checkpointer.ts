@@ -45,7 +45,15 @@ export class SqliteWalCheckpointer {
     if (this.shared !== undefined) {
       Atomics.add(this.shared, 0, 1);
       Atomics.notify(this.shared, 0);
-    } else if (++this.commits === this.startAfter && this.path !== ':memory:') this.start();
+    } else if (++this.commits === this.startAfter && this.path !== ':memory:') {
+      // Called after a commit: a worker that cannot start (threads refused) must not fail the
+      // writes that committed; the connection keeps checkpointing inline.
+      try {
+        this.start();
+      } catch {
+        this.inlineAgain();
+      }
+    }
   }
 
   /** Stops the worker and closes its connection (before the main connection closes). */

@@ -131,7 +131,11 @@ export async function launchService(
   };
   await tracedServiceStart(deps, what, attributes, async () => {
     const launch = await buildLaunch(deps, s);
-    await mutateService(deps, s.id, (r) => r, { launchedAt: deps.clock.now().toISOString() });
+    const launched = await mutateService(deps, s.id, (r) => r, {
+      launchedAt: deps.clock.now().toISOString(),
+    });
+    // The record is gone (deleted meanwhile): nothing is started for it.
+    if (!launched) return;
     const started = await deps.serviceRunner.start(launch, stored.port ? { preferredPort: stored.port } : {});
     await mutateService(deps, s.id, (r) => ({ ...r, url: started.url }), { port: started.port });
   });
