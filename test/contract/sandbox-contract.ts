@@ -18,6 +18,7 @@ import {
   type SessionSpec,
 } from '../../functions/ports/sandbox.ts';
 import { tarGzOf } from '../helpers/bundles.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 export interface SandboxCapabilities {
   kind: Sandbox['kind'];
@@ -338,6 +339,14 @@ export function sandboxContract(label: string, open: () => Promise<SandboxFixtur
         });
         const expected = fx.capabilities.egress === 'own' ? 'connected\nrefused\n' : 'connected\nconnected\n';
         assert.equal(r.stdout, expected, r.stderrTail);
+        // The command's end can reach this process before the listed port's accept does (a
+        // forwarded connection is opened to the host by the network's helper, on its own time).
+        await waitFor(
+          'the listed port’s one connection',
+          () => (listed.accepted() > 0 ? true : undefined),
+          5_000,
+          20,
+        );
         assert.equal(listed.accepted(), 1);
       } finally {
         listed.server.close();
