@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import {
-  type AttrValue,
   type Condition,
   ConditionFailedError,
   type Item,
@@ -20,6 +19,7 @@ import { evaluateCondition, validateEach, validateTransaction } from '../store-s
 import { decodeCursor, encodeCursor } from './sqlite-cursor.ts';
 import { openStoreDatabase } from './sqlite-database.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
+import { indexColumns, keptColumns } from './sqlite-index-columns.ts';
 import { type CachedRow, SqliteRowCache } from './sqlite-row-cache.ts';
 import { SqliteWalCheckpointer } from './sqlite-wal-checkpointer.ts';
 
@@ -352,31 +352,6 @@ export class SqliteStore implements Store {
     this.commits.changed();
     this.cache.written(key, null);
   }
-}
-
-/** The columns an item's indexes hold besides its key: gsi1pk, gsi1sk, gsi2pk, gsi2sk and ttl. */
-type IndexColumns = [string | null, string | null, string | null, string | null, number | null];
-
-function indexColumns(item: Item): IndexColumns {
-  return [
-    indexKey(item.gsi1pk, item.gsi1sk),
-    indexKey(item.gsi1sk, item.gsi1pk),
-    indexKey(item.gsi2pk, item.gsi2sk),
-    indexKey(item.gsi2sk, item.gsi2pk),
-    typeof item.ttl === 'number' ? item.ttl : null,
-  ];
-}
-
-/** Which of a row's index columns a write keeps: all of them, all but the expiry, or not those. */
-function keptColumns(next: IndexColumns, stored: IndexColumns): 'all' | 'gsi' | 'none' {
-  if (next[0] !== stored[0] || next[1] !== stored[1] || next[2] !== stored[2] || next[3] !== stored[3])
-    return 'none';
-  return next[4] === stored[4] ? 'all' : 'gsi';
-}
-
-/** A GSI projects an item only when both of its key attributes are strings (as DynamoDB does). */
-function indexKey(value: AttrValue | undefined, partner: AttrValue | undefined): string | null {
-  return typeof value === 'string' && typeof partner === 'string' ? value : null;
 }
 
 /**
