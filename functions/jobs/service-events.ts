@@ -1,9 +1,9 @@
 import { NO_ENTRYPOINT_EXIT, PORT_CONFLICT_EXIT } from '../containers/service-protocol.ts';
+import { launchService, recordStartFailure } from '../core/services/service-launch.ts';
 import { loadStoredService, ofEarlierLaunch } from '../core/services/service-record.ts';
-import { launchService, mutateService, supervisionHooks } from '../core/services/service-supervision.ts';
+import { supervisionHooks } from '../core/services/service-supervision.ts';
 import { processConfig } from '../platform/config.ts';
 import { createDeps, type Deps } from '../platform/deps.ts';
-import { PlatformError } from '../shared/errors.ts';
 
 /** The parts of an EventBridge "ECS Task State Change" event that supervision reads. */
 export interface EcsTaskStateChange {
@@ -89,11 +89,7 @@ export async function handleTaskEvent(
     // A failure is recorded on the service, as an owner's failed start is (services.ts,
     // startOrRecord), not thrown: the event's retry would find this task an earlier launch's and
     // do nothing.
-    await launchService(deps, now, 'resume').catch(async (err: unknown) => {
-      const message = err instanceof PlatformError ? err.message : 'the runner could not start it';
-      deps.logger.error('service restart after a pause failed', { service_id: id, error: String(err) });
-      await mutateService(deps, id, (s) => ({ ...s, last_error: message, health_status: 'unhealthy' }));
-    });
+    await launchService(deps, now, 'resume').catch((err: unknown) => recordStartFailure(deps, id, err));
     return 'crash';
   }
   return 'paused';

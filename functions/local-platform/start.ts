@@ -116,7 +116,7 @@ export async function startLocalPlatform(config: Config): Promise<void> {
   const loop = startScheduleLoop(deps);
   out('Scheduler: in-process loop started');
   // Always-on services that were running when the platform stopped start again.
-  const { resumeServices } = await import('../core/services/service-supervision.ts');
+  const { resumeServices } = await import('../core/services/service-launch.ts');
   const resumed = await resumeServices(deps);
   if (resumed > 0) out(`Services: ${resumed} resumed`);
 

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { serviceEventKeys } from '../../functions/core/services/service-events.ts';
+import { launchService } from '../../functions/core/services/service-launch.ts';
 import {
   loadStoredService,
   type Service,
   serviceItem,
   serviceKeys,
 } from '../../functions/core/services/service-record.ts';
-import { launchService } from '../../functions/core/services/service-supervision.ts';
 import { handleTaskEvent } from '../../functions/jobs/service-events.ts';
 import { type AlertReceiver, startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { SERVICE_ID } from '../helpers/ecs-service-bench.ts';

@@ -510,7 +510,7 @@ describe('service supervision: the healthy period, and a restart of the platform
 
       // The platform stops (every process with it) and comes back: the service runs again.
       await p.deps.serviceRunner.close();
-      const { resumeServices } = await import('../../functions/core/services/service-supervision.ts');
+      const { resumeServices } = await import('../../functions/core/services/service-launch.ts');
       assert.equal(await resumeServices(p.deps), 1);
       const back = await waitFor('the resumed process', async () => {
         const r = await p.request<Service>('GET', `${base}/${s.body.id}`, { key: o.api_key });

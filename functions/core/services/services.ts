@@ -25,9 +25,10 @@ import {
   serviceEventItem,
   serviceEventKeys,
 } from './service-events.ts';
+import { launchService, recordStartFailure } from './service-launch.ts';
 import { fromServiceItem, type Service, serviceItem, serviceKeys } from './service-record.ts';
 import type { ServiceDeployInput, ServiceListQuery, ServicePatchInput } from './service-schemas.ts';
-import { launchService, mutateService } from './service-supervision.ts';
+import { mutateService } from './service-supervision.ts';
 
 /** A deployed service's first record: provisioning, no restarts yet. */
 function newService(
@@ -166,10 +167,7 @@ export async function startOrRecord(deps: CoreDeps, id: string): Promise<void> {
   try {
     await launchService(deps, stored);
   } catch (err) {
-    const message = err instanceof PlatformError ? err.message : 'the runner could not start it';
-    await mutateService(deps, id, (s) => ({ ...s, last_error: message, health_status: 'unhealthy' }));
-    if (!(err instanceof PlatformError))
-      deps.logger.error('service start failed', { service_id: id, error: String(err) });
+    await recordStartFailure(deps, id, err);
     throw err instanceof PlatformError
       ? err
       : new PlatformError('INTERNAL_ERROR', 'The service could not be started');
