@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, execFile } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { PublishPortTakenError, SandboxUnavailableError } from '../../ports/sandbox.ts';
@@ -131,24 +131,35 @@ export async function attachNetwork(input: {
   await mkdir(pidDir, { recursive: true, mode: 0o700 });
   const pidFile = join(pidDir, `${basename(input.runDir)}-${input.pid}.pid`);
   const args = pastaArgs({ asRoot: input.asRoot, pid: input.pid, pidFile, plan: input.plan });
-  await new Promise<void>((resolve, reject) => {
-    execFile(input.pastaPath, args, { timeout: ATTACH_TIMEOUT_MS, env: {} }, (err, _stdout, stderr) => {
-      if (!err) return resolve();
-      const why = stderr
-        .split('\n')
-        .filter((l) => l.trim() && !l.includes('syslog'))
-        .join('; ');
-      const message = `pasta could not give the sandbox its network: ${why || err.message}`;
-      const taken = input.plan.publish !== undefined && publishBindFailed(why);
-      reject(taken ? new PublishPortTakenError(message) : new SandboxUnavailableError(message));
+  let pid: number | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const launcher = execFile(
+        input.pastaPath,
+        args,
+        { timeout: ATTACH_TIMEOUT_MS, env: {} },
+        (err, _stdout, stderr) => {
+          if (!err) return resolve();
+          const why = stderr
+            .split('\n')
+            .filter((l) => l.trim() && !l.includes('syslog'))
+            .join('; ');
+          const message = `pasta could not give the sandbox its network: ${why || err.message}`;
+          const taken = input.plan.publish !== undefined && publishBindFailed(why);
+          reject(taken ? new PublishPortTakenError(message) : new SandboxUnavailableError(message));
+        },
+      );
+      attaching.set(pidFile, launcher);
     });
-  });
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-  if (Number.isSafeInteger(pid) && pid > 1) running.add(pid);
+    pid = pidIn(pidFile);
+    if (pid !== undefined) running.add(pid);
+  } finally {
+    attaching.delete(pidFile);
+  }
   let closed: Promise<void> | undefined;
   return {
     close: () => {
-      closed ??= endPasta(pidFile).finally(() => running.delete(pid));
+      closed ??= endPasta(pidFile).finally(() => pid !== undefined && running.delete(pid));
       return closed;
     },
   };
@@ -161,7 +172,24 @@ export async function attachNetwork(input: {
  * process leaves them to removeStaleRuns at the next start.
  */
 const running = new Set<number>();
+/**
+ * Attaches under way, by the pid file their daemon writes, with pasta's launcher. A platform that
+ * stops while a sandbox starts (a service's or a runner's, as a deployment closes) ended that
+ * sandbox and exited before the attach settled: the launcher went on to daemonize, or its daemon
+ * had written its pid file but was not yet in `running`, and the daemon outlived the platform,
+ * holding the namespace, until the next start on that data dir (never, for a removed one). On the
+ * way out, the launcher is killed and a daemon already named by its file is ended with the rest.
+ */
+const attaching = new Map<string, ChildProcess>();
 process.once('exit', () => {
+  for (const [pidFile, launcher] of attaching) {
+    launcher.kill('SIGKILL');
+    const pid = pidIn(pidFile);
+    if (pid !== undefined && isPasta(pid)) {
+      running.add(pid);
+      rmSync(pidFile, { force: true });
+    }
+  }
   for (const pid of running) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -171,17 +199,35 @@ process.once('exit', () => {
   }
 });
 
+/** The pid a pid file names (read synchronously: the exit handler reads it too), if any. */
+function pidIn(pidFile: string): number | undefined {
+  let text = '';
+  try {
+    text = readFileSync(pidFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(text.trim());
+  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
+}
+
+/** Whether `pid` is still a pasta (a pid file's pid may since have been reused). */
+function isPasta(pid: number): boolean {
+  try {
+    return PASTA_COMM.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+  } catch {
+    return false;
+  }
+}
+
 /** Ends the pasta daemon named by a pid file, if that pid is still a pasta, and removes the file. */
 async function endPasta(pidFile: string): Promise<void> {
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-  if (Number.isSafeInteger(pid) && pid > 1) {
-    const comm = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
-    if (PASTA_COMM.test(comm)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+  const pid = pidIn(pidFile);
+  if (pid !== undefined && isPasta(pid)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
     }
   }
   await rm(pidFile, { force: true });
