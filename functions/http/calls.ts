@@ -75,7 +75,11 @@ export const operations: Operations<'calls'> = {
     const answer = wantsEventStream(header('accept'))
       ? await streamedCall(
           requestId,
-          (stream, signal) => callAgent(deps, auth, { ...request, stream, signal }),
+          // Its record written before the `result` event, not handed to waitUntil: the event is
+          // the caller's answer, and a caller that reads the call's record or trace on it must find
+          // it (docs/calls.md, "The answer and the record"); on AWS the stream's end, not that
+          // event, waited for the work a Lambda's answer leaves.
+          (stream, signal) => callAgent(deps, auth, { ...request, waitUntil: undefined, stream, signal }),
           { logger: deps.logger },
         )
       : await callAgent(deps, auth, request);

@@ -128,6 +128,52 @@ describe('streamed calls (Accept: text/event-stream)', () => {
     });
   }
 
+  it('sends the result event only once the call’s record is written, so a caller reading it on that event finds it', async () => {
+    // The record's write (its log line, its record, the slot's release) held until the result
+    // event arrives, or a second has passed: a result sent before the write fails the test.
+    const store = p.deps.store;
+    const writeEach = store.writeEach;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let recorded = false;
+    store.writeEach = async (ops) => {
+      if (!ops.some((op) => 'put' in op && 'http_status' in op.put)) return writeEach.call(store, ops);
+      await held;
+      const failed = await writeEach.call(store, ops);
+      recorded = true;
+      return failed;
+    };
+    try {
+      fake.enqueue({ text: 'Hello streamed world', chunks: ['Hello ', 'streamed ', 'world'] });
+      const started = Date.now();
+      const res = await post({ text: 'hi' }, { 'x-platform-provider': 'openai' });
+      assert.equal(res.status, 200);
+      const requestId = res.headers.get('x-request-id');
+      const grace = setTimeout(release, 1000);
+      let recordedAtResult: boolean | undefined;
+      const { events } = await readEventStream(res, started, (e) => {
+        if (e.event === 'result') {
+          recordedAtResult = recorded;
+          release();
+        }
+        return undefined;
+      });
+      clearTimeout(grace);
+      assert.equal(events.at(-1)?.event, 'result');
+      assert.equal(recordedAtResult, true, 'the result event came before the call’s record was written');
+      // Read at once, with no wait: the record the answer promised is there.
+      const page = await p.request<{ logs: { request_id: string; status: string }[] }>('GET', '/usage/logs', {
+        key,
+      });
+      assert.equal(page.body.logs.find((l) => l.request_id === requestId)?.status, 'success');
+    } finally {
+      store.writeEach = writeEach;
+      release();
+    }
+  });
+
   it('refuses before the first byte with the ordinary JSON answers', async () => {
     const invalid = await post({ wrong: 1 });
     assert.equal(invalid.status, 400);
