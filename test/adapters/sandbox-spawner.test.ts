@@ -114,6 +114,49 @@ describe('the spawner process', () => {
     }
   });
 
+  it('carries nothing of the platform’s environment but its compile cache, when it keeps one', async () => {
+    // A platform process of its own, with its compile cache on or off, and a secret in its
+    // environment; it prints the spawner's environment once a command has run through it.
+    const script = join(dir, 'spawner-env.mjs');
+    await writeFile(
+      script,
+      `import { enableCompileCache, getCompileCacheDir } from 'node:module';
+import { readFileSync } from 'node:fs';
+const cache = process.argv[2];
+if (cache) enableCompileCache(cache);
+const { Spawner } = await import(${JSON.stringify(join(import.meta.dirname, '../../functions/adapters/local/bwrap/spawner.ts'))});
+const spawner = new Spawner();
+const child = spawner.spawn('/bin/true', [], { env: {}, stdio: ['ignore', 'ignore', 'ignore'] });
+await new Promise((resolve) => child.once('close', resolve));
+const environ = readFileSync('/proc/' + spawner.pid + '/environ', 'utf8').split('\\0').filter(Boolean);
+process.stdout.write(JSON.stringify({ environ, cache: getCompileCacheDir() }));
+spawner.stop();
+`,
+    );
+    const environOf = (args: string[]) =>
+      new Promise<{ environ: string[]; cache?: string }>((resolve, reject) => {
+        const env: NodeJS.ProcessEnv = { ...process.env, PLATFORM_SECRET_OF_THE_TEST: 'not for the spawner' };
+        delete env.NODE_COMPILE_CACHE;
+        const child = fork(script, args, { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+        let out = '';
+        child.stdout?.on('data', (d) => {
+          out += d;
+        });
+        child.once('error', reject);
+        child.once('exit', (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exited ${code}`)),
+        );
+      });
+    // NODE_CHANNEL_*: what fork() itself gives a child for its IPC channel.
+    const own = (environ: string[]) => environ.filter((v) => !v.startsWith('NODE_CHANNEL_'));
+    const cached = await environOf([join(dir, 'compile-cache')]);
+    assert.ok(cached.cache?.startsWith(join(dir, 'compile-cache')), cached.cache);
+    assert.deepEqual(own(cached.environ), [`NODE_COMPILE_CACHE=${cached.cache}`]);
+    const uncached = await environOf([]);
+    assert.equal(uncached.cache, undefined);
+    assert.deepEqual(own(uncached.environ), []);
+  });
+
   it('killed mid-run: the run fails cleanly, nothing of it is left, and the next exec starts a new spawner', async () => {
     const bwrap = new BwrapSandbox({ runsDir: join(dir, 'runs') });
     const session = await bwrap.openSession(spec());
