@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { PublishPortTakenError, SandboxUnavailableError } from '../../ports/sandbox.ts';
@@ -184,10 +184,16 @@ const attaching = new Map<string, ChildProcess>();
 process.once('exit', () => {
   for (const [pidFile, launcher] of attaching) {
     launcher.kill('SIGKILL');
+    // pasta writes its daemon's pid into the file after forking it: a daemon forked a moment
+    // before the launcher's kill is found by the pid file on its command line instead.
     const pid = pidIn(pidFile);
-    if (pid !== undefined && isPasta(pid)) {
-      running.add(pid);
+    const daemons = pid !== undefined && isPasta(pid) ? [pid] : pastasNaming(pidFile);
+    if (daemons.length === 0) continue;
+    for (const daemon of daemons) running.add(daemon);
+    try {
       rmSync(pidFile, { force: true });
+    } catch {
+      // left to the next start's removeStaleRuns; the daemons below are ended all the same
     }
   }
   for (const pid of running) {
@@ -209,6 +215,22 @@ function pidIn(pidFile: string): number | undefined {
   }
   const pid = Number(text.trim());
   return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
+}
+
+/** The pastas whose command line names `pidFile` (synchronous: the exit handler's). */
+function pastasNaming(pidFile: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    try {
+      if (isPasta(pid) && readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes(pidFile))
+        found.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 /** Whether `pid` is still a pasta (a pid file's pid may since have been reused). */
