@@ -57,9 +57,24 @@ function event(name: string, data: unknown): Uint8Array {
 export function streamedCall(
   requestId: string,
   call: (stream: EventStream, signal: AbortSignal) => Promise<CallResponse>,
-  { heartbeatMs = HEARTBEAT_MS, logger }: { heartbeatMs?: number; logger?: Logger } = {},
+  {
+    heartbeatMs = HEARTBEAT_MS,
+    logger,
+    waitUntil,
+  }: {
+    heartbeatMs?: number;
+    logger?: Logger;
+    /**
+     * The host's waitUntil: a client that hangs up ends the stream at once, and the call it
+     * aborted still has its record to write; handed over then, a Lambda sees it through before it
+     * returns (and freezes), as the Node shell does after the stream's end.
+     */
+    waitUntil?: (work: Promise<unknown>) => void;
+  } = {},
 ): Promise<CallResponse | Response> {
   const gone = new AbortController();
+  /** The call, once started (what a hang-up hands to waitUntil). */
+  let running: Promise<unknown> | undefined;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -102,6 +117,7 @@ export function streamedCall(
         clearInterval(heartbeat);
         wanted();
         gone.abort();
+        if (running) waitUntil?.(running);
       },
     },
     new ByteLengthQueuingStrategy({ highWaterMark: STREAM_BUFFER_BYTES }),
@@ -123,7 +139,9 @@ export function streamedCall(
         };
       },
     };
-    call(stream, gone.signal).then(
+    const started = call(stream, gone.signal);
+    running = started.catch(() => undefined);
+    started.then(
       (result) => {
         const answer = { ...result.body, metadata: { ...result.body.metadata, request_id: requestId } };
         if (opened) finish(event('result', answer));

@@ -80,7 +80,7 @@ export const operations: Operations<'calls'> = {
           // it (docs/calls.md, "The answer and the record"); on AWS the stream's end, not that
           // event, waited for the work a Lambda's answer leaves.
           (stream, signal) => callAgent(deps, auth, { ...request, waitUntil: undefined, stream, signal }),
-          { logger: deps.logger },
+          { logger: deps.logger, waitUntil },
         )
       : await callAgent(deps, auth, request);
     return answer instanceof Response

@@ -129,8 +129,9 @@ describe('streamed calls (Accept: text/event-stream)', () => {
   }
 
   it('sends the result event only once the call’s record is written, so a caller reading it on that event finds it', async () => {
-    // The record's write (its log line, its record, the slot's release) held until the result
-    // event arrives, or a second has passed: a result sent before the write fails the test.
+    // The record's write (its log line and its record; a streamed call's slot goes once it is
+    // delivered) held until the result event arrives, or a second has passed: a result sent
+    // before the write fails the test.
     const store = p.deps.store;
     const writeEach = store.writeEach;
     let release = () => {};

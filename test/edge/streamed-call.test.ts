@@ -136,4 +136,30 @@ describe('a streamed call', () => {
     await (reply as Response).body?.cancel();
     assert.equal(aborted, true);
   });
+
+  it('hands the call it aborted to waitUntil when the client hangs up, so that its record is written before a Lambda returns', async () => {
+    const handed: Promise<unknown>[] = [];
+    let recorded = false;
+    const reply = await streamedCall(
+      'req_6',
+      (stream, signal) => {
+        stream.open({});
+        return new Promise((_, reject) =>
+          signal.addEventListener('abort', () => {
+            // The call's end: its record written after the abort, on its own time.
+            setTimeout(() => {
+              recorded = true;
+              reject(new PlatformError('TIMEOUT', 'gone'));
+            }, 20);
+          }),
+        );
+      },
+      { waitUntil: (work) => void handed.push(work) },
+    );
+    assert.equal(handed.length, 0, 'nothing handed over while the client reads');
+    await (reply as Response).body?.cancel();
+    assert.equal(handed.length, 1);
+    await Promise.all(handed);
+    assert.equal(recorded, true, 'the work handed over settles once the call has ended');
+  });
 });
