@@ -126,15 +126,18 @@ const cache = process.argv[2];
 if (cache) enableCompileCache(cache);
 const { Spawner } = await import(${JSON.stringify(join(import.meta.dirname, '../../functions/adapters/local/bwrap/spawner.ts'))});
 const spawner = new Spawner();
-const child = spawner.spawn('/bin/true', [], { env: {}, stdio: ['ignore', 'ignore', 'ignore'] });
+// A command given no environment: what it sees of the spawner's (nothing, cache or not).
+const child = spawner.spawn('/usr/bin/env', [], { env: {}, stdio: ['ignore', 'out', 'ignore'] });
+let commandEnv = '';
+child.stdio[1].on('data', (d) => { commandEnv += d; });
 await new Promise((resolve) => child.once('close', resolve));
 const environ = readFileSync('/proc/' + spawner.pid + '/environ', 'utf8').split('\\0').filter(Boolean);
-process.stdout.write(JSON.stringify({ environ, cache: getCompileCacheDir() }));
+process.stdout.write(JSON.stringify({ environ, cache: getCompileCacheDir(), commandEnv }));
 spawner.stop();
 `,
     );
     const environOf = (args: string[]) =>
-      new Promise<{ environ: string[]; cache?: string }>((resolve, reject) => {
+      new Promise<{ environ: string[]; cache?: string; commandEnv: string }>((resolve, reject) => {
         const env: NodeJS.ProcessEnv = { ...process.env, PLATFORM_SECRET_OF_THE_TEST: 'not for the spawner' };
         delete env.NODE_COMPILE_CACHE;
         const child = fork(script, args, { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
@@ -152,9 +155,11 @@ spawner.stop();
     const cached = await environOf([join(dir, 'compile-cache')]);
     assert.ok(cached.cache?.startsWith(join(dir, 'compile-cache')), cached.cache);
     assert.deepEqual(own(cached.environ), [`NODE_COMPILE_CACHE=${cached.cache}`]);
+    assert.equal(cached.commandEnv, '', 'a command sees only the environment its exec gives it');
     const uncached = await environOf([]);
     assert.equal(uncached.cache, undefined);
     assert.deepEqual(own(uncached.environ), []);
+    assert.equal(uncached.commandEnv, '');
   });
 
   it('killed mid-run: the run fails cleanly, nothing of it is left, and the next exec starts a new spawner', async () => {

@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { flushCompileCache } from 'node:module';
 import type { Readable, Writable } from 'node:stream';
 import type { FromSpawner, ToSpawner } from './spawner-protocol.ts';
 
@@ -225,3 +226,7 @@ function platformGone(): void {
   }
   process.exit(0);
 }
+
+// Its compiled program written to the platform's compile cache now (when it keeps one: spawner.ts),
+// not at exit, which a spawner killed by SIGKILL never reaches.
+flushCompileCache();

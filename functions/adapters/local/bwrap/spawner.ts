@@ -25,10 +25,12 @@ const SPAWNER_ENTRY = ['./spawner-process.ts', './spawner-process.mjs']
 
 /**
  * The spawner's environment: nothing of the platform's (each child gets the env it is given), but
- * the platform's V8 compile cache when it keeps one (bin/agenthost.ts; npm test's processes), so
- * that a spawner's start reads the stripped and compiled program instead of loading Node's
- * TypeScript stripper: 45 against 135 ms of CPU, paid at the first run after each start of the
- * platform, and by the test suite about 140 times (docs/sandbox.md).
+ * a compile cache when the platform keeps one (bin/agenthost.ts; npm test's processes): the
+ * spawner's own, inside the platform's (Node keys a cache's entries by its version, under the
+ * directory it is given), which it fills as it starts (spawner-process.ts). A spawner's start then
+ * reads its stripped and compiled program instead of loading Node's TypeScript stripper: 45
+ * against 135 ms of CPU, paid at the first run after each start of the platform, and by the test
+ * suite about 140 times (docs/sandbox.md).
  */
 function spawnerEnv(): Record<string, string> {
   const cache = getCompileCacheDir();
