@@ -178,16 +178,16 @@ const running = new Set<number>();
  * sandbox and exited before the attach settled: the launcher went on to daemonize, or its daemon
  * had written its pid file but was not yet in `running`, and the daemon outlived the platform,
  * holding the namespace, until the next start on that data dir (never, for a removed one). On the
- * way out, the launcher is killed and a daemon already named by its file is ended with the rest.
+ * way out, the launcher is killed and any daemon it forked is ended with the rest.
  */
 const attaching = new Map<string, ChildProcess>();
 process.once('exit', () => {
   for (const [pidFile, launcher] of attaching) {
     launcher.kill('SIGKILL');
-    // pasta writes its daemon's pid into the file after forking it: a daemon forked a moment
-    // before the launcher's kill is found by the pid file on its command line instead.
-    const pid = pidIn(pidFile);
-    const daemons = pid !== undefined && isPasta(pid) ? [pid] : pastasNaming(pidFile);
+    // Found by the pid file on their command line, not by the file's content: pasta writes its
+    // daemon's pid there only after forking it, and a daemon forked a moment before the kill is
+    // not named yet.
+    const daemons = pastasNaming(pidFile);
     if (daemons.length === 0) continue;
     for (const daemon of daemons) running.add(daemon);
     try {
