@@ -1,7 +1,13 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib';
+import {
+  compressSync,
+  DASHBOARD_ENCODINGS,
+  type DashboardEncoding,
+  isCompressible,
+  PRECOMPRESSED_SUFFIX,
+} from './dashboard-compression.ts';
 import { DASHBOARD_HEADERS, dashboardFileKind } from './dashboard-headers.ts';
 
 /** Where `npm install` (the `prepare` script, scripts/build-web.ts) writes the dashboard's build. */
@@ -18,17 +24,17 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
   '.woff2': 'font/woff2',
 };
-const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt']);
-
 interface Asset {
   type: string;
   /** Cache-Control and the security headers (dashboard-headers.ts). */
   headers: Readonly<Record<string, string>>;
   identity: Buffer;
   compressible: boolean;
-  /** Made on the first request that accepts them, then kept: most platforms (tests) never serve one. */
-  gzip?: Buffer;
-  br?: Buffer;
+  /**
+   * The compressed forms: the build's (`<file>.br`, `<file>.gz`: dashboard-compression.ts), or made
+   * on the first request that accepts one and then kept, when the build has none.
+   */
+  forms: Partial<Record<DashboardEncoding, Buffer>>;
 }
 
 /**
@@ -47,17 +53,35 @@ export class DashboardAssets {
   }
 
   private constructor(dir: string) {
-    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      const file = join(entry.parentPath, entry.name);
+    const files = new Set(
+      readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => join(entry.parentPath, entry.name)),
+    );
+    const isFormOfAnother = (file: string) =>
+      DASHBOARD_ENCODINGS.some((encoding) => {
+        const suffix = PRECOMPRESSED_SUFFIX[encoding];
+        return file.endsWith(suffix) && files.has(file.slice(0, -suffix.length));
+      });
+    for (const file of files) {
+      if (isFormOfAnother(file)) continue;
       const urlPath = `/${relative(dir, file).split(sep).join('/')}`;
-      const ext = extname(file);
       const identity = readFileSync(file);
+      const compressible = isCompressible(file, identity.length);
+      const forms: Asset['forms'] = {};
+      for (const encoding of compressible ? DASHBOARD_ENCODINGS : []) {
+        const form = `${file}${PRECOMPRESSED_SUFFIX[encoding]}`;
+        // Only a form the build made with this file, not an older one left beside a newer file.
+        if (files.has(form) && statSync(form).mtimeMs >= statSync(file).mtimeMs) {
+          forms[encoding] = readFileSync(form);
+        }
+      }
       this.assets.set(urlPath, {
-        type: TYPES[ext] ?? 'application/octet-stream',
+        type: TYPES[extname(file)] ?? 'application/octet-stream',
         headers: DASHBOARD_HEADERS[dashboardFileKind(urlPath)],
         identity,
-        compressible: COMPRESSIBLE.has(ext) && identity.length > 256,
+        compressible,
+        forms,
       });
     }
     const index = this.assets.get('/index.html');
@@ -74,15 +98,12 @@ export class DashboardAssets {
     if (!asset) return undefined;
     const accepted = request.headers.get('accept-encoding') ?? '';
     let body = asset.identity;
-    let encoding: string | undefined;
-    if (asset.compressible && acceptsEncoding(accepted, 'br')) {
-      asset.br ??= brotliCompressSync(asset.identity, {
-        params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: asset.identity.length },
-      });
-      [body, encoding] = [asset.br, 'br'];
-    } else if (asset.compressible && acceptsEncoding(accepted, 'gzip')) {
-      asset.gzip ??= gzipSync(asset.identity, { level: 9 });
-      [body, encoding] = [asset.gzip, 'gzip'];
+    const encoding = asset.compressible
+      ? DASHBOARD_ENCODINGS.find((coding) => acceptsEncoding(accepted, coding))
+      : undefined;
+    if (encoding) {
+      asset.forms[encoding] ??= compressSync(asset.identity, encoding);
+      body = asset.forms[encoding];
     }
     const headers: Record<string, string> = { 'Content-Type': asset.type, ...asset.headers };
     if (asset.compressible) headers.Vary = 'Accept-Encoding';

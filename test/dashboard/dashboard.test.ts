@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { request } from 'undici';
 import { DASHBOARD_CSP } from '../../functions/platform/dashboard-headers.ts';
 import { startAlertReceiver } from '../helpers/alert-receiver.ts';
 import { type DashboardHarness, signIn, startDashboard } from '../helpers/dashboard.ts';
@@ -83,6 +86,15 @@ describe('dashboard: served at / and used in Chromium', () => {
     assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     assert.equal(asset.headers.get('content-encoding'), 'gzip');
     assert.equal(asset.headers.get('x-content-type-options'), 'nosniff');
+    // The build's own brotli form (scripts/build-web.ts), served as it is: none made per request.
+    // (undici's request, not fetch: fetch would decompress it.)
+    const brotli = await request(`${p.url}${script}`, { headers: { 'accept-encoding': 'br' } });
+    assert.equal(brotli.headers['content-encoding'], 'br');
+    const sent = Buffer.from(await brotli.body.arrayBuffer());
+    assert.ok(
+      sent.equals(readFileSync(join(harness.buildDir, `${script}.br`))),
+      'the build’s form, byte for byte',
+    );
     assert.equal((await fetch(`${p.url}${script}`, { method: 'HEAD' })).status, 200);
 
     // What is not a dashboard file is the API's, as before.

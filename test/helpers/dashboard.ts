@@ -20,6 +20,8 @@ export interface DashboardHarness {
   p: TestPlatform;
   fake: FakeLlmProviders;
   browser: Browser;
+  /** The build of web/ the platform serves (the process's). */
+  buildDir: string;
   /** A fresh browser context (no storage shared with other tests) on the dashboard. */
   open: (options?: BrowserContextOptions) => Promise<Page>;
   /** A fresh context, signed in with `key`, on the page at `hash` (`#/agents`) once it shows. */
@@ -44,7 +46,8 @@ function sharedBuild(): Promise<string> {
   build ??= (async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agenthost-dashboard-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    await buildDashboard(dir);
+    // As the local server's own build (npm's `prepare`): with its compressed forms beside each file.
+    await buildDashboard(dir, { precompress: true });
     return dir;
   })().catch((err: unknown) => {
     // A failed build fails its file; the next file tries again.
@@ -115,8 +118,9 @@ export async function startDashboard(
   const browser = await holdBrowser();
   let fake: FakeLlmProviders | undefined;
   let p: TestPlatform;
+  let buildDir: string;
   try {
-    const buildDir = await sharedBuild();
+    buildDir = await sharedBuild();
     fake = await startFakeLlm();
     const fakeLlm = fake;
     p = await startTestPlatform(
@@ -147,6 +151,7 @@ export async function startDashboard(
     p,
     fake,
     browser,
+    buildDir,
     open,
     signedIn: async (key, hash, options) => {
       const page = await open(options);
