@@ -18,7 +18,6 @@ import {
   type SessionSpec,
 } from '../../functions/ports/sandbox.ts';
 import { tarGzOf } from '../helpers/bundles.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 export interface SandboxCapabilities {
   kind: Sandbox['kind'];
@@ -89,9 +88,15 @@ async function countingServer(): Promise<{ port: number; accepted: () => number;
   return { port: address.port, accepted: () => accepted, server };
 }
 
-/** A shell command that connects to 127.0.0.1:`port` and says whether it could. */
+/**
+ * A shell command that connects to 127.0.0.1:`port` and says whether it reached the counting
+ * server there: "connected" once the server's greeting is read, so the host's end accepted it.
+ * A connect alone can succeed inside the sandbox's own network before its helper (pasta) has
+ * opened the forwarded connection to the host, and a probe that hung up at once could leave the
+ * host with no connection at all.
+ */
 const connectTo = (port: number) =>
-  `if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}' 2>/dev/null; then echo connected; else echo refused; fi`;
+  `if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port} && read -r -t 10 line <&3 && [ "$line" = "hello from the host" ]' 2>/dev/null; then echo connected; else echo refused; fi`;
 
 /** Names of the variables in `env -0` output. */
 const envNames = (stdout: string) =>
@@ -339,14 +344,7 @@ export function sandboxContract(label: string, open: () => Promise<SandboxFixtur
         });
         const expected = fx.capabilities.egress === 'own' ? 'connected\nrefused\n' : 'connected\nconnected\n';
         assert.equal(r.stdout, expected, r.stderrTail);
-        // The command's end can reach this process before the listed port's accept does (a
-        // forwarded connection is opened to the host by the network's helper, on its own time).
-        await waitFor(
-          'the listed port’s one connection',
-          () => (listed.accepted() > 0 ? true : undefined),
-          5_000,
-          20,
-        );
+        // The greeting the command read was written after the accept (connectTo).
         assert.equal(listed.accepted(), 1);
       } finally {
         listed.server.close();
