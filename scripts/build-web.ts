@@ -11,6 +11,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
+import { DEFAULT_DASHBOARD_DIR } from '../functions/platform/dashboard-assets.ts';
 import {
   compress,
   DASHBOARD_ENCODINGS,
@@ -19,7 +20,6 @@ import {
 } from '../functions/platform/dashboard-compression.ts';
 
 export const WEB_ROOT = fileURLToPath(new URL('../web', import.meta.url));
-const DEFAULT_OUT_DIR = join(WEB_ROOT, 'dist');
 
 /**
  * Builds into `outDir` (default web/dist); tests build into a directory of their own.
@@ -36,7 +36,7 @@ export async function buildDashboard(
     logLevel: 'warn',
     ...(outDir ? { build: { outDir, emptyOutDir: true } } : {}),
   });
-  if (options.precompress) await precompress(outDir ?? DEFAULT_OUT_DIR);
+  if (options.precompress) await precompress(outDir ?? DEFAULT_DASHBOARD_DIR);
 }
 
 async function precompress(dir: string): Promise<void> {

@@ -6,6 +6,7 @@ import { type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { eachDeployment } from '../helpers/each-deployment.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { teller } from '../helpers/manifests.ts';
 import { connectMcp, postMcpAs } from '../helpers/mcp-client.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -52,14 +53,7 @@ eachDeployment('a long MCP tool call', { timeout: 240_000 }, (kind) => {
     key = (await d.createAccount(org, 'free')).key;
     const published = await d.request('POST', '/agents', {
       key,
-      body: {
-        name: 'teller',
-        description: 'Tells.',
-        supported_providers: ['openai'],
-        default_models: { openai: 'gpt-test-mini' },
-        prompt_template: 'Tell {{topic}}',
-        input_schema: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
-      },
+      body: teller('openai', 'gpt-test-mini'),
     });
     assert.equal(published.status, 201, published.text);
   });

@@ -7,6 +7,7 @@ import { type Deployment, startDeployment } from '../helpers/deployment.ts';
 import { eachDeployment } from '../helpers/each-deployment.ts';
 import { readEventStream } from '../helpers/event-stream.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { teller } from '../helpers/manifests.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /**
@@ -67,14 +68,7 @@ eachDeployment('streamed calls', { timeout: 180_000 }, (kind) => {
     key = (await d.createAccount(org, 'pro')).key;
     const published = await d.request('POST', '/agents', {
       key,
-      body: {
-        name: 'teller',
-        description: 'Tells.',
-        supported_providers: ['openai'],
-        default_models: { openai: 'gpt-test-mini' },
-        prompt_template: 'Tell {{topic}}',
-        input_schema: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
-      },
+      body: teller('openai', 'gpt-test-mini'),
     });
     assert.equal(published.status, 201, published.text);
     const tool = await d.request('POST', '/agents?allow_no_secrets=true', {

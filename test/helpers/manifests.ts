@@ -1,7 +1,8 @@
 /**
  * Manifests the manifest tests start from (test/core/manifest*.test.ts): a prompt agent, a tool, a
  * managed-loop agent and an orchestrator with one dependency, and assertions on what
- * parseManifest answers for an input.
+ * parseManifest answers for an input; and `teller`, the prompt agent the streamed and long calls'
+ * tests publish.
  */
 import assert from 'node:assert/strict';
 import { type Manifest, parseManifest } from '../../functions/core/agents/manifest.ts';
@@ -23,6 +24,17 @@ export const tool: Input = {
   required_secrets: ['SCRAPER_TOKEN'],
   runtime: { command: 'python main.py' },
 };
+/** A prompt agent that tells about a `topic`, through `provider` (with `defaultModel` when named). */
+export function teller(provider: string, defaultModel?: string) {
+  return {
+    name: 'teller',
+    description: 'Tells.',
+    supported_providers: [provider],
+    ...(defaultModel ? { default_models: { [provider]: defaultModel } } : {}),
+    prompt_template: 'Tell {{topic}}',
+    input_schema: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
+  };
+}
 export const agent: Input = {
   name: 'researcher',
   type: 'agent',

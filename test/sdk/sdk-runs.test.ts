@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../functions/core/accounts/account.ts';
 import { type AgentHostClient, AgentHostError, createClient } from '../../sdk/src/index.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { teller } from '../helpers/manifests.ts';
 import { conformance } from '../helpers/openapi-conformance.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -32,13 +33,7 @@ describe('the SDK’s runs', () => {
     client.api.use(conformance(problems));
     const published = await p.request('POST', '/agents', {
       key: apiKey,
-      body: {
-        name: 'teller',
-        description: 'Tells.',
-        supported_providers: ['openai'],
-        prompt_template: 'Tell {{topic}}',
-        input_schema: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
-      },
+      body: teller('openai'),
     });
     assert.equal(published.status, 201, published.text);
   });

@@ -8,6 +8,7 @@ import {
   type StreamEvent,
 } from '../../sdk/src/index.ts';
 import { type FakeLlmProviders, start as startFakeLlm } from '../helpers/fake-llm-providers.ts';
+import { teller } from '../helpers/manifests.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 /** `agents.stream`: the SDK reading a streamed call against the local platform. */
@@ -30,13 +31,7 @@ describe('the SDK’s agents.stream', () => {
     );
     const key = (await createAccount(p.deps, { org: 'sdkstream', tier: 'pro' })).api_key;
     client = createClient({ baseUrl: p.url, apiKey: key, retry: false, fetch: p.fetch });
-    await client.agents.publish({
-      name: 'teller',
-      description: 'Tells.',
-      supported_providers: ['anthropic'],
-      prompt_template: 'Tell {{topic}}',
-      input_schema: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
-    });
+    await client.agents.publish(teller('anthropic'));
   });
   after(async () => {
     await p?.close();
